@@ -1665,7 +1665,9 @@ class VecBook:
         """Load ``vecbook.toml`` (or ``path``), apply overrides such as ``data_directory=...``."""
         background = bool(settings.pop("background", False))
         progress = settings.pop("progress", None)
-        return cls(config=load_config(path, **settings), background=background, progress=progress)
+        embedder = settings.pop("embedder", None)
+        return cls(config=load_config(path, **settings), background=background, progress=progress,
+                   embedder=embedder)
 
     def __repr__(self) -> str:
         return f"VecBook({str(self.config.data_directory)!r}, state={self._progress['state']!r})"
@@ -2064,6 +2066,7 @@ def build_server(book: VecBook) -> Any:
     from fastmcp import FastMCP
     from fastmcp.exceptions import ToolError
     from fastmcp.server.middleware import Middleware
+    from fastmcp.tools.base import ToolResult
     from pydantic import Field
 
     class StartIndexing(Middleware):
@@ -2084,9 +2087,11 @@ def build_server(book: VecBook) -> Any:
         similarity_score (0-1, as a string), metadata, source, id and citation.
         """
         try:
-            return book.search(query, max_results=max_results, mode=mode, filters=filters).to_dicts()
+            hits = book.search(query, max_results=max_results, mode=mode, filters=filters).to_dicts()
         except VecBookError as exc:
             raise ToolError(str(exc)) from None
+        # Explicit text content, so an empty result reads "[]" rather than nothing.
+        return ToolResult(content=json.dumps(hits, ensure_ascii=False), structured_content={"result": hits})
 
     def reindex() -> dict[str, Any]:
         """Re-read every data file and collection and rebuild the index; returns stats."""

@@ -1,0 +1,61 @@
+"""Shared fixtures: one real model for the whole session, and record folders in tmp_path."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import vecbook  # noqa: E402
+
+SAMPLES = ROOT / "samples"
+DATA = Path(__file__).resolve().parent / "data"
+
+
+@pytest.fixture(scope="session")
+def embedder() -> vecbook.Embedder:
+    """The real all-MiniLM-L6-v2, loaded once: loading costs seconds, tests share it."""
+    model = vecbook.Embedder()
+    model.load()
+    return model
+
+
+@pytest.fixture(scope="session")
+def sample_book(embedder: vecbook.Embedder) -> vecbook.VecBook:
+    """The shipped samples and their SQLite collection, indexed once (read-only use)."""
+    return vecbook.VecBook.from_config(ROOT / "vecbook.toml", embedder=embedder)
+
+
+@pytest.fixture
+def write_files(tmp_path: Path) -> Callable[[dict[str, str | bytes]], Path]:
+    """Create files under tmp_path/data from {relative path: text or bytes}; returns the folder."""
+    root = tmp_path / "data"
+    root.mkdir(exist_ok=True)
+
+    def write(files: dict[str, str | bytes]) -> Path:
+        for rel, content in files.items():
+            path = root / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if isinstance(content, bytes):
+                path.write_bytes(content)
+            else:
+                path.write_text(content, encoding="utf-8", newline="")
+        return root
+
+    return write
+
+
+@pytest.fixture
+def make_book(embedder: vecbook.Embedder) -> Callable[..., vecbook.VecBook]:
+    """Build a VecBook over a folder with the shared model; keyword args are config keys."""
+
+    def make(data_directory: Path, **settings: Any) -> vecbook.VecBook:
+        return vecbook.VecBook(data_directory=data_directory, embedder=embedder, **settings)
+
+    return make
