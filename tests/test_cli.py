@@ -1,0 +1,114 @@
+"""The command line, through main(argv): output formats, exit codes, errors on stderr."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import vecbook
+from conftest import ROOT
+
+CONFIG = str(ROOT / "vecbook.toml")
+
+
+@pytest.fixture(autouse=True)
+def shared_model(embedder: vecbook.Embedder, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each CLI call builds a VecBook; give them the already-loaded model."""
+    original = vecbook.VecBook.__init__
+
+    def init(self: vecbook.VecBook, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("embedder", embedder)
+        original(self, *args, **kwargs)
+
+    monkeypatch.setattr(vecbook.VecBook, "__init__", init)
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = vecbook.main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_search_prints_score_citation_and_text(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, "search", "solo trip to Portugal", "-n", "2", "--config", CONFIG)
+    assert code == 0
+    first = out.splitlines()[0]
+    assert re.match(r" 1\. [01]\.\d{6}  travel\.txt:28-\d+$", first), first
+    assert "Location: Lisbon" in out and "INFO" not in out
+    assert "indexed 65 records" in err
+
+
+def test_search_json_is_an_array_of_contract_hits(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "search", "heating broke", "--json", "-n", "3", "--mode", "semantic",
+                       "--config", CONFIG)
+    hits = json.loads(out)
+    assert code == 0 and len(hits) == 3
+    assert hits[0]["citation"].startswith("journal/2024/03.txt:17-")
+    assert isinstance(hits[0]["similarity_score"], str) and len(hits[0]["similarity_score"]) == 8
+
+
+def test_search_filters_from_the_command_line(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "search", "plans", "--json", "-n", "50", "--filter", "source=messages",
+                       "--filter", "channel__in=family,general", "--config", CONFIG)
+    hits = json.loads(out)
+    assert code == 0 and hits
+    assert all(h["source"] == "messages" and h["metadata"]["channel"] in ("family", "general") for h in hits)
+
+
+def test_data_dir_overrides_the_config(capsys: pytest.CaptureFixture[str], write_files: Any) -> None:
+    root = write_files({"only.txt": "The only note here, about kayaks.\n"})
+    code, out, _ = run(capsys, "search", "boats", "--json", "--data-dir", str(root), "--config", CONFIG)
+    assert code == 0 and [h["id"] for h in json.loads(out) if h["source"] == "files"] == ["only.txt:1"]
+
+
+def test_stats_in_both_formats(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "stats", "--json", "--config", CONFIG)
+    stats = json.loads(out)
+    assert code == 0 and stats["records"] == 65 and stats["files"] == 10
+    code, out, _ = run(capsys, "stats", "--config", CONFIG)
+    assert code == 0 and "records: 65" in out and "index_type: IndexFlatIP" in out
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["search", "", "--config", CONFIG], "query must be a non-empty string"),
+    (["search", "x", "-n", "0", "--config", CONFIG], "max_results must be between 1 and 1000"),
+    (["search", "x", "-n", "5000", "--config", CONFIG], "max_results must be between 1 and 1000"),
+    (["search", "x", "--filter", "nokey", "--config", CONFIG], "--filter needs KEY=VALUE"),
+    (["search", "x", "--filter", "date__soon=1", "--config", CONFIG], "unknown filter operator 'soon'"),
+    (["search", "x", "--filter", "Tags__exists=maybe", "--config", CONFIG], "needs true or false"),
+    (["search", "x", "--config", "/nonexistent/vecbook.toml"], "config file not found"),
+    (["search", "x", "--data-dir", "/nonexistent/dir", "--config", CONFIG], "data directory not found"),
+])
+def test_usage_errors_exit_2_with_a_message_on_stderr(capsys: pytest.CaptureFixture[str], argv: list[str],
+                                                      message: str) -> None:
+    code, out, err = run(capsys, *argv)
+    assert code == 2 and out == ""
+    assert message in err
+
+
+def test_argparse_errors_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(capsys, "search")[0] == 2
+    assert run(capsys, "search", "x", "-n", "many")[0] == 2
+    assert run(capsys, "frobnicate")[0] == 2
+
+
+def test_runtime_errors_exit_1(capsys: pytest.CaptureFixture[str], tmp_path: Path, write_files: Any,
+                               monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.undo()  # this test needs the configured (missing) model, not the shared one
+    root = write_files({"a.txt": "text\n"})
+    config = tmp_path / "broken.toml"
+    config.write_text(f'data_directory = "{root}"\nembedding_model = "{tmp_path}/no-model"\n', encoding="utf-8")
+    code, out, err = run(capsys, "search", "x", "--mode", "semantic", "--config", str(config))
+    assert code == 1 and "semantic search is unavailable" in err and out == ""
+
+
+def test_every_subcommand_has_help(capsys: pytest.CaptureFixture[str]) -> None:
+    for command in ("search", "stats", "serve"):
+        code, out, _ = run(capsys, command, "--help")
+        assert code == 0 and "--config" in out and "--data-dir" in out
+    code, out, _ = run(capsys, "--help")
+    assert all(c in out for c in ("search", "stats", "serve"))

@@ -1,0 +1,349 @@
+"""Configuration: spec defaults, path resolution, precedence and every error a user can see."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+import vecbook
+from vecbook import Config, ConfigError, load_config
+
+
+@pytest.fixture(autouse=True)
+def clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No VECBOOK_* variable from the developer's shell leaks into these tests."""
+    for name in list(os.environ):
+        if name.startswith("VECBOOK_"):
+            monkeypatch.delenv(name)
+
+
+@pytest.fixture
+def config_file(tmp_path: Path) -> Callable[[str], Path]:
+    """Write tmp_path/project/vecbook.toml with the given text; returns its path."""
+
+    def write(text: str) -> Path:
+        folder = tmp_path / "project"
+        folder.mkdir(exist_ok=True)
+        path = folder / "vecbook.toml"
+        path.write_text(text, encoding="utf-8")
+        return path
+
+    return write
+
+
+# -- defaults --
+
+SPEC_DEFAULTS = {
+    "data_directory": Path("data"),
+    "max_results": 10,
+    "embedding_model": "sentence-transformers/all-MiniLM-L6-v2",
+    "similarity_metric": "cosine",
+}
+
+
+@pytest.mark.parametrize("key, value", SPEC_DEFAULTS.items())
+def test_defaults_are_the_spec_defaults(key: str, value: object) -> None:
+    assert getattr(Config(), key) == value
+
+
+@pytest.mark.parametrize("key", [k for k in SPEC_DEFAULTS if k != "data_directory"])
+def test_an_empty_config_file_gives_the_defaults(config_file: Callable[[str], Path], key: str) -> None:
+    config = load_config(config_file(""))
+    assert getattr(config, key) == SPEC_DEFAULTS[key]
+    assert config.collections == ()
+    assert config.config_file == config_file("")
+
+
+def test_default_data_directory_is_beside_the_config_file(
+        config_file: Callable[[str], Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The spec puts vecbook.toml in the project root and data in "data": the project's, not the cwd's."""
+    path = config_file("max_results = 3\n")
+    monkeypatch.chdir(tmp_path)
+    assert load_config(path).data_directory.resolve() == path.parent / "data"
+
+
+def test_config_is_frozen() -> None:
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        Config().max_results = 3  # type: ignore[misc]
+
+
+# -- paths --
+
+
+def test_relative_data_directory_resolves_against_the_config_folder(
+        config_file: Callable[[str], Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = config_file('data_directory = "notes"\ncache_directory = "cache"\n')
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    config = load_config(path)
+    assert config.data_directory == path.parent / "notes"
+    assert config.cache_directory == path.parent / "cache"
+    # the same when the config file itself is named relative to the cwd
+    assert load_config(Path("..") / "project" / "vecbook.toml").data_directory.resolve() == path.parent / "notes"
+
+
+def test_absolute_data_directory_is_kept(config_file: Callable[[str], Path], tmp_path: Path) -> None:
+    target = tmp_path / "abs"
+    assert load_config(config_file(f'data_directory = "{target.as_posix()}"')).data_directory == target
+
+
+def test_relative_data_directory_argument_resolves_against_the_cwd(
+        config_file: Callable[[str], Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    config = load_config(config_file('data_directory = "notes"'), data_directory="cli_notes")
+    assert config.data_directory.resolve() == tmp_path / "cli_notes"
+
+
+# -- precedence: defaults < file < environment < arguments --
+
+
+def test_environment_overrides_file_and_arguments_override_environment(
+        config_file: Callable[[str], Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    path = config_file("max_results = 5\nsimilarity_metric = \"cosine\"\n")
+    assert load_config(path).max_results == 5
+    monkeypatch.setenv("VECBOOK_MAX_RESULTS", "7")
+    monkeypatch.setenv("VECBOOK_SIMILARITY_METRIC", "l2")
+    assert load_config(path).max_results == 7
+    assert load_config(path).similarity_metric == "l2"
+    config = load_config(path, max_results=3, similarity_metric=None)  # None means "not given"
+    assert (config.max_results, config.similarity_metric) == (3, "l2")
+
+
+@pytest.mark.parametrize("name, text, key, value", [
+    ("VECBOOK_STEMMING", "false", "stemming", False),
+    ("VECBOOK_STEMMING", "1", "stemming", True),
+    ("VECBOOK_KEYWORD_WEIGHT", "0.25", "keyword_weight", 0.25),
+    ("VECBOOK_BATCH_SIZE", "16", "batch_size", 16),
+    ("VECBOOK_EMBEDDING_MODEL", "all-MiniLM-L6-v2", "embedding_model", "all-MiniLM-L6-v2"),
+    ("VECBOOK_LOG_LEVEL", "WARN", "log_level", "WARNING"),
+])
+def test_environment_values_take_the_key_type(config_file: Callable[[str], Path], monkeypatch: pytest.MonkeyPatch,
+                                               name: str, text: str, key: str, value: object) -> None:
+    monkeypatch.setenv(name, text)
+    assert getattr(load_config(config_file("")), key) == value
+
+
+def test_environment_data_directory_resolves_against_the_cwd(
+        config_file: Callable[[str], Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("VECBOOK_DATA_DIRECTORY", "env_notes")
+    assert load_config(config_file('data_directory = "x"')).data_directory.resolve() == tmp_path / "env_notes"
+
+
+@pytest.mark.parametrize("name, text, message", [
+    ("VECBOOK_MAX_RESULTS", "ten", "invalid value 'ten' for VECBOOK_MAX_RESULTS"),
+    ("VECBOOK_STEMMING", "yes", "invalid value 'yes' for VECBOOK_STEMMING"),
+    ("VECBOOK_KEYWORD_WEIGHT", "half", "invalid value 'half' for VECBOOK_KEYWORD_WEIGHT"),
+    ("VECBOOK_MAX_RESULTS", "0", "config key 'max_results' in environment must be between 1 and 1000; got 0"),
+    ("VECBOOK_SIMILARITY_METRIC", "dot",
+     "config key 'similarity_metric' in environment must be one of cosine, l2; got 'dot'"),
+])
+def test_bad_environment_values(config_file: Callable[[str], Path], monkeypatch: pytest.MonkeyPatch,
+                                name: str, text: str, message: str) -> None:
+    monkeypatch.setenv(name, text)
+    with pytest.raises(ConfigError) as error:
+        load_config(config_file(""))
+    assert str(error.value) == message
+
+
+# -- errors in the file --
+
+
+def test_unknown_key_names_the_key_and_suggests(config_file: Callable[[str], Path]) -> None:
+    path = config_file("max_result = 5\n")
+    with pytest.raises(ConfigError) as error:
+        load_config(path)
+    assert str(error.value) == f"unknown config key 'max_result' in {path} (did you mean 'max_results'?)"
+
+
+def test_unknown_key_without_a_close_match_has_no_hint(config_file: Callable[[str], Path]) -> None:
+    path = config_file("colour = 'blue'\n")
+    with pytest.raises(ConfigError) as error:
+        load_config(path)
+    assert str(error.value) == f"unknown config key 'colour' in {path}"
+
+
+def test_unknown_table_is_an_unknown_key(config_file: Callable[[str], Path]) -> None:
+    with pytest.raises(ConfigError, match=r"unknown config key 'search' in "):
+        load_config(config_file("[search]\nmode = 'hybrid'\n"))
+
+
+def test_unknown_argument_is_named(config_file: Callable[[str], Path]) -> None:
+    with pytest.raises(ConfigError) as error:
+        load_config(config_file(""), max_reslts=3)
+    assert str(error.value) == "unknown config key 'max_reslts' in arguments (did you mean 'max_results'?)"
+
+
+@pytest.mark.parametrize("line, message", [
+    ('max_results = "10"', "config key 'max_results' in {f} must be int, got '10'"),
+    ("max_results = 5.5", "config key 'max_results' in {f} must be int, got 5.5"),
+    ("max_results = true", "config key 'max_results' in {f} must be int, got True"),
+    ("stemming = 1", "config key 'stemming' in {f} must be bool, got 1"),
+    ('keyword_weight = "a"', "config key 'keyword_weight' in {f} must be int or float, got 'a'"),
+    ("keyword_weight = false", "config key 'keyword_weight' in {f} must be int or float, got False"),
+    ("data_directory = 5", "config key 'data_directory' in {f} must be str, got 5"),
+    ("similarity_metric = ['cosine']", "config key 'similarity_metric' in {f} must be str, got ['cosine']"),
+])
+def test_wrong_types_name_the_key(config_file: Callable[[str], Path], line: str, message: str) -> None:
+    path = config_file(line)
+    with pytest.raises(ConfigError) as error:
+        load_config(path)
+    assert str(error.value) == message.format(f=path)
+
+
+@pytest.mark.parametrize("line, message", [
+    ("max_results = 0", "config key 'max_results' in {f} must be between 1 and 1000; got 0"),
+    ("max_results = 1001", "config key 'max_results' in {f} must be between 1 and 1000; got 1001"),
+    ("max_results = -3", "config key 'max_results' in {f} must be between 1 and 1000; got -3"),
+    ("keyword_weight = 1.5", "config key 'keyword_weight' in {f} must be between 0 and 1; got 1.5"),
+    ("bm25_b = -0.1", "config key 'bm25_b' in {f} must be between 0 and 1; got -0.1"),
+    ("bm25_k1 = 11", "config key 'bm25_k1' in {f} must be between 0 and 10; got 11.0"),
+    ("rrf_k = 0", "config key 'rrf_k' in {f} must be between 1 and 10000; got 0"),
+    ("batch_size = 5000", "config key 'batch_size' in {f} must be between 1 and 4096; got 5000"),
+    ("semantic_wait_seconds = -1", "config key 'semantic_wait_seconds' in {f} must be between 0 and 3600; got -1.0"),
+])
+def test_out_of_range_values(config_file: Callable[[str], Path], line: str, message: str) -> None:
+    path = config_file(line)
+    with pytest.raises(ConfigError) as error:
+        load_config(path)
+    assert str(error.value) == message.format(f=path)
+
+
+@pytest.mark.parametrize("key, value, choices", [
+    ("similarity_metric", "dot", "cosine, l2"),
+    ("similarity_metric", "Cosine", "cosine, l2"),
+    ("search_mode", "fuzzy", "semantic, keyword, hybrid"),
+    ("fusion", "max", "rrf, linear"),
+    ("precision", "float16", "auto, float32, bfloat16"),
+    ("log_level", "VERBOSE", "DEBUG, INFO, WARNING, WARN, ERROR"),
+])
+def test_bad_enum_values(config_file: Callable[[str], Path], key: str, value: str, choices: str) -> None:
+    path = config_file(f'{key} = "{value}"')
+    with pytest.raises(ConfigError) as error:
+        load_config(path)
+    assert str(error.value) == f"config key '{key}' in {path} must be one of {choices}; got {value!r}"
+
+
+@pytest.mark.parametrize("key, value", [
+    ("similarity_metric", "l2"), ("search_mode", "keyword"), ("fusion", "linear"), ("precision", "float32"),
+    ("log_level", "DEBUG"),
+])
+def test_good_enum_values(config_file: Callable[[str], Path], key: str, value: str) -> None:
+    assert getattr(load_config(config_file(f'{key} = "{value}"')), key) == value
+
+
+def test_integers_are_accepted_for_float_keys(config_file: Callable[[str], Path]) -> None:
+    config = load_config(config_file("keyword_weight = 1\nbm25_k1 = 2"))
+    assert (config.keyword_weight, config.bm25_k1) == (1.0, 2.0)
+    assert isinstance(config.keyword_weight, float)
+
+
+def test_invalid_toml_names_the_file(config_file: Callable[[str], Path]) -> None:
+    path = config_file("max_results = \n")
+    with pytest.raises(ConfigError) as error:
+        load_config(path)
+    assert str(error.value).startswith(f"invalid TOML in {path}: ")
+    assert "line 1" in str(error.value)
+
+
+def test_missing_config_file(tmp_path: Path) -> None:
+    path = tmp_path / "nope.toml"
+    with pytest.raises(ConfigError) as error:
+        load_config(path)
+    assert str(error.value) == f"config file not found: {path}"
+
+
+def test_config_path_that_is_a_folder(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"^cannot read config file "):
+        load_config(tmp_path)
+
+
+def test_config_errors_are_vecbook_errors() -> None:
+    assert issubclass(ConfigError, vecbook.VecBookError)
+
+
+# -- [[collections]] --
+
+
+def test_collections_resolve_against_the_config_folder(
+        config_file: Callable[[str], Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = config_file(
+        '[[collections]]\nname = "slack"\ndatabase = "dbs/store.db"\n'
+        '[[collections]]\nname = "mail"\ndatabase = "mail.db"\ntable = "messages"\n'
+        '[[collections]]\nname = "notes_q"\ndatabase = "n.db"\nquery = "SELECT id, content FROM t"\n')
+    monkeypatch.chdir(tmp_path)
+    slack, mail, notes = load_config(path).collections
+    assert slack.database == path.parent / "dbs" / "store.db"
+    assert slack.database_label == "dbs/store.db"
+    assert (slack.table, slack.label) == ("slack_documents", "slack_documents")
+    assert (mail.table, mail.label) == ("messages", "messages")
+    assert (notes.table, notes.query, notes.label) == (None, "SELECT id, content FROM t", "notes_q")
+
+
+@pytest.mark.parametrize("tables, message", [
+    ('[[collections]]\nname = "Slack"\ndatabase = "s.db"',
+     "[[collections]] #1 in {f}: 'name' is required and must match [a-z0-9_]+, got 'Slack'"),
+    ('[[collections]]\nname = "my-chats"\ndatabase = "s.db"',
+     "[[collections]] #1 in {f}: 'name' is required and must match [a-z0-9_]+, got 'my-chats'"),
+    ('[[collections]]\nname = "chats\\n"\ndatabase = "s.db"',
+     "[[collections]] #1 in {f}: 'name' is required and must match [a-z0-9_]+, got 'chats\\n'"),
+    ('[[collections]]\ndatabase = "s.db"',
+     "[[collections]] #1 in {f}: 'name' is required and must match [a-z0-9_]+, got None"),
+    ('[[collections]]\nname = "a"\ndatabase = "a.db"\n[[collections]]\nname = "a"\ndatabase = "b.db"',
+     "[[collections]] #2 in {f}: collection name 'a' is already used"),
+    ('[[collections]]\nname = "files"\ndatabase = "a.db"',
+     "[[collections]] #1 in {f}: collection name 'files' is already used"),
+    ('[[collections]]\nname = "a"',
+     "[[collections]] #1 in {f}: 'database' (a path to a SQLite file) is required"),
+    ('[[collections]]\nname = "a"\ndatabase = "a.db"\ntable = "t"\nquery = "SELECT 1"',
+     "[[collections]] #1 in {f}: give either 'table' or 'query', not both"),
+    ('[[collections]]\nname = "a"\ndatabase = "a.db"\ntabel = "t"',
+     "unknown config key 'tabel' in [[collections]] #1 in {f} (did you mean 'table'?)"),
+    ('[[collections]]\nname = "a"\ndatabase = 3',
+     "config key 'database' in [[collections]] #1 in {f} must be str, got 3"),
+    ('collections = "slack"', "'collections' in {f} must be an array of tables ([[collections]])"),
+    ("collections = [1]", "[[collections]] #1 in {f} must be a table"),
+], ids=["uppercase-name", "dash-name", "newline-name", "missing-name", "duplicate", "reserved-files",
+        "missing-database", "table-and-query", "unknown-key", "non-string", "not-array", "not-table"])
+def test_collection_errors(config_file: Callable[[str], Path], tables: str, message: str) -> None:
+    path = config_file(tables + "\n")
+    with pytest.raises(ConfigError) as error:
+        load_config(path)
+    assert str(error.value) == message.format(f=path)
+
+
+# -- the data directory (checked by VecBook before any model is loaded) --
+
+
+@pytest.mark.parametrize("as_type", [str, Path])
+def test_missing_data_directory_names_the_path(tmp_path: Path, as_type: type) -> None:
+    """VecBook(data_directory=...) takes ``str | Path``; both fail the same clear way."""
+    missing = tmp_path / "no such folder"
+    with pytest.raises(ConfigError) as error:
+        vecbook.VecBook(data_directory=as_type(missing))
+    assert str(error.value) == (f"data directory not found: {missing} (create it, or set data_directory "
+                                "in vecbook.toml or pass --data-dir)")
+
+
+@pytest.mark.parametrize("as_type", [str, Path])
+def test_data_directory_that_is_a_file(tmp_path: Path, as_type: type) -> None:
+    file = tmp_path / "notes.txt"
+    file.write_text("x")
+    with pytest.raises(ConfigError) as error:
+        vecbook.VecBook(data_directory=as_type(file))
+    assert str(error.value) == f"data directory is not a folder: {file}"
+
+
+def test_path_objects_are_accepted_for_path_keys(config_file: Callable[[str], Path], tmp_path: Path) -> None:
+    config = load_config(config_file(""), data_directory=tmp_path / "notes", cache_directory=tmp_path / "c")
+    assert (config.data_directory, config.cache_directory) == (tmp_path / "notes", tmp_path / "c")
+
+
+def test_bad_argument_to_vecbook_is_a_config_error(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"^config key 'max_results' in arguments must be between 1 and 1000"):
+        vecbook.VecBook(data_directory=str(tmp_path), max_results=0)

@@ -1,0 +1,120 @@
+"""Record parsing, table-driven: each tests/data/records/NAME.txt is read with load_file
+(decode_text, then parse_records) and compared with NAME.json beside it.
+
+NAME.json holds {"records": [{"text", "line_number", "end_line", "metadata"}],
+"problems": [{"line", "reason_contains"}]}, both in file order. Inputs whose bytes an
+editor would mangle (CRLF, BOM, invalid UTF-8, trailing spaces) come from make_cases.py.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+import vecbook
+
+CASES_DIR = Path(__file__).resolve().parent / "data" / "records"
+CASES = sorted(path.stem for path in CASES_DIR.glob("*.txt"))
+
+
+def _load_generator():
+    spec = importlib.util.spec_from_file_location("make_cases", CASES_DIR / "make_cases.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_every_case_has_input_and_expectation() -> None:
+    inputs = {path.stem for path in CASES_DIR.glob("*.txt")}
+    expected = {path.stem for path in CASES_DIR.glob("*.json")}
+    assert inputs == expected
+    assert len(inputs) >= 15
+
+
+def test_generated_inputs_are_byte_exact() -> None:
+    """Files from make_cases.py still hold exactly the bytes it writes (no editor touched them)."""
+    for name, data in _load_generator().CASES.items():
+        assert (CASES_DIR / f"{name}.txt").read_bytes() == data, f"rerun make_cases.py: {name}.txt changed"
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_record_case(name: str) -> None:
+    rel = f"{name}.txt"
+    expected = json.loads((CASES_DIR / f"{name}.json").read_text(encoding="utf-8"))
+
+    records, problems = vecbook.load_file(rel, CASES_DIR / rel)
+
+    got = [{"text": r.text, "line_number": r.line_number, "end_line": r.end_line, "metadata": r.metadata}
+           for r in records]
+    assert got == expected["records"]
+    assert [(p.line, p.where) for p in problems] == [(e["line"], rel) for e in expected["problems"]]
+    for problem, want in zip(problems, expected["problems"]):
+        assert want["reason_contains"] in problem.reason
+    for record in records:
+        assert record.file_path == rel
+        assert record.source == "files"
+        assert record.id == f"{rel}:{record.line_number}"
+        assert record.citation == f"{rel}:{record.line_number}-{record.end_line}"
+        assert record.text in record.content  # the embedded unit is the whole record
+
+
+# -- the spec's sentences that a table row cannot say --
+
+
+def test_headers_are_embedded_but_not_in_text() -> None:
+    records, _ = vecbook.parse_records("Author: ana\nTags: work\nBody.\n", "a.txt")
+    assert records[0].text == "Body."
+    assert records[0].content == "Author: ana\nTags: work\nBody."
+    assert records[0].metadata == {"Author": "ana", "Tags": "work"}
+
+
+def test_header_keys_keep_their_spelling_and_values_are_stripped_strings() -> None:
+    records, _ = vecbook.parse_records("due-DATE:   2024-01-02   \nEmpty:\nBody.", "a.txt")
+    assert records[0].metadata == {"due-DATE": "2024-01-02", "Empty": ""}
+
+
+@pytest.mark.parametrize("line", [
+    "Note to self: x",   # key with spaces
+    "http://x",          # no space after the colon
+    "12:30 lunch",       # key starts with a digit
+    "Key:value",         # no space after the colon
+    "  Indented: no",    # header lines start at column 0
+    "Ключ: значение",    # a key is ASCII letters, digits, _ - .
+])
+def test_body_lines_that_look_like_headers(line: str) -> None:
+    records, problems = vecbook.parse_records(f"{line}\nmore", "a.txt")
+    assert problems == []
+    assert records[0].metadata == {}
+    assert records[0].text == f"{line}\nmore"
+
+
+def test_headers_end_at_the_first_line_that_is_not_one() -> None:
+    records, _ = vecbook.parse_records("A: 1\n\nB: 2\nbody", "a.txt")
+    assert records[0].metadata == {"A": "1"}
+    assert records[0].text == "B: 2\nbody"
+
+
+@pytest.mark.parametrize("data, message", [
+    (b"a\n---\n---\nb\n", "f.txt:3: empty record skipped"),
+    (b"Title: t\n", "f.txt:1: record has headers but no text; skipped"),
+    (b"ok\nbad \xff\n", "f.txt:2: bytes that are not UTF-8 were replaced by U+FFFD"),
+])
+def test_warning_messages_name_file_and_line(data: bytes, message: str) -> None:
+    text, problems = vecbook.decode_text(data, "f.txt")
+    problems += vecbook.parse_records(text, "f.txt")[1]
+    assert [str(p) for p in problems] == [message]
+
+
+def test_invalid_utf8_keeps_the_record_and_skipped_records_are_marked() -> None:
+    text, problems = vecbook.decode_text(b"bad \xff\n---\nTitle: t\n", "f.txt")
+    assert [p.skipped for p in problems] == [False]
+    _, parse_problems = vecbook.parse_records(text, "f.txt")
+    assert [p.skipped for p in parse_problems] == [True]
+
+
+def test_decode_drops_only_a_leading_bom() -> None:
+    assert vecbook.decode_text(b"\xef\xbb\xbfhi", "f.txt") == ("hi", [])
+    assert vecbook.decode_text(b"hi \xef\xbb\xbf", "f.txt") == ("hi \ufeff", [])

@@ -1,0 +1,624 @@
+"""SQLite collections: toolbox-store tables, JOIN queries and an iMessage chat.db,
+searched with the files, filtered, reported, and never written to."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import shutil
+import sqlite3
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import vecbook
+
+DATA = Path(__file__).resolve().parent / "data"
+IMESSAGE_DB = DATA / "imessage_chat.db"
+SIDECARS = ("-wal", "-shm", "-journal")
+
+# Messages/threads (personal-search.md schema) as records: thread title and tags come
+# from a JOIN; tags (a JSON array in a TEXT column) are merged as a real list through
+# the `metadata` column, so `tags__contains` matches whole tags.
+CHATS_QUERY = """
+SELECT m.id AS id,
+       m.content AS content,
+       m.role AS role,
+       m.ts AS date,
+       m.thread_id AS thread_id,
+       t.title AS thread_title,
+       json_patch(COALESCE(m.meta, '{}'),
+                  json_object('tags', json(COALESCE(t.tags, '[]')))) AS metadata
+FROM messages AS m
+JOIN threads AS t ON t.thread_id = m.thread_id
+"""
+
+# macOS Messages: `date` counts nanoseconds since 2001-01-01 UTC (seconds before
+# macOS 10.13, hence the CASE); 978307200 is 2001-01-01 as a Unix time.
+IMESSAGE_QUERY = """
+SELECT m.ROWID AS id,
+       m.text AS content,
+       strftime('%Y-%m-%dT%H:%M:%SZ',
+                CASE WHEN m.date > 100000000000 THEN m.date / 1000000000 ELSE m.date END
+                + 978307200, 'unixepoch') AS date,
+       CASE WHEN m.is_from_me = 1 THEN 'me' ELSE h.id END AS sender,
+       COALESCE(NULLIF(c.display_name, ''), c.chat_identifier) AS chat,
+       m.service AS service
+FROM message AS m
+LEFT JOIN handle AS h ON h.ROWID = m.handle_id
+LEFT JOIN chat_message_join AS cm ON cm.message_id = m.ROWID
+LEFT JOIN chat AS c ON c.ROWID = cm.chat_id
+WHERE m.text IS NOT NULL AND m.text <> ''
+"""
+
+# (id, metadata, source, content) of the toolbox-store collection "notes".
+NOTES = [
+    ("n1", {"user": {"name": "ana"}, "channel": "garden", "date": "2024-09-03"}, "slack",
+     "Watered the tomato plants and tied them to bamboo stakes before the storm."),
+    ("n2", {"user": {"name": "ben"}, "channel": "finance", "date": "2024-08-20"}, "slack",
+     "Budget review: cloud spending is down by a third after the reserved instances."),
+    ("n3", {"user": {"name": "ana"}, "channel": "travel", "date": "2024-10-01"}, "discord",
+     "Booked the night train to Lisbon for the October conference."),
+    ("n4", {"user": {"name": "cleo"}, "channel": "garden", "date": "2024-07-15"}, "discord",
+     "The courgettes are taking over the raised bed; pick them small."),
+]
+
+THREADS = [
+    ("t1", "Garden planning", "ana, ben", json.dumps(["garden", "home"]), "2024-09-01"),
+    ("t2", "Quarterly budget", "ben, dana", json.dumps(["work", "finance"]), "2024-08-01"),
+]
+
+# (id, thread_id, role, content, ts, source, channel, meta)
+MESSAGES = [
+    ("m1", "t1", "user", "When should I harvest the tomatoes so they do not split?",
+     "2024-09-05T10:00:00", "chatgpt", "web", json.dumps({"model": "gpt-4o"})),
+    ("m2", "t1", "assistant", "Pick tomatoes when they are fully coloured but still firm; "
+     "uneven watering makes them split.", "2024-09-05T10:00:05", "chatgpt", "web",
+     json.dumps({"model": "gpt-4o"})),
+    ("m3", "t2", "user", "Draft a summary of the quarterly budget for the board.",
+     "2024-08-02T09:00:00", "claude", "desktop", None),
+    ("m4", "t2", "assistant", "Revenue grew 8% while travel costs fell; the board summary "
+     "is attached.", "2024-08-02T09:00:09", "claude", "desktop", json.dumps({"model": "sonnet"})),
+]
+
+FILES = {
+    "garden/tomatoes.txt": "Title: Tomato diary\nAuthor: ana\n\nThe tomatoes on the balcony need "
+                           "watering twice a day in August; the cherry ones ripen first.\n",
+    "work/budget.txt": "Author: dana\n\nBudget meeting notes: freeze hiring until the quarterly "
+                       "numbers are in.\n---\nAuthor: dana\n\nTravel policy: book trains for trips "
+                       "under five hours.\n",
+}
+
+
+# --- helpers ----------------------------------------------------------------
+
+def make_notes_db(path: Path, rows: list[tuple[str, Any, str, Any]] = NOTES, table: str = "notes_documents",
+                  journal: str = "delete") -> Path:
+    """A toolbox-store table: id TEXT PRIMARY KEY, metadata JSON, source TEXT, content TEXT."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with sqlite3.connect(path) as db:
+        db.execute(f"PRAGMA journal_mode = {journal}")
+        db.execute(f"CREATE TABLE {table} (id TEXT PRIMARY KEY, metadata JSON, source TEXT, content TEXT)")
+        db.executemany(f"INSERT INTO {table} VALUES (?, ?, ?, ?)",
+                       [(i, m if isinstance(m, str) or m is None else json.dumps(m), s, c) for i, m, s, c in rows])
+    db.close()
+    return path
+
+
+def make_chats_db(path: Path) -> Path:
+    """The personal-search.md storage model (messages, threads) in SQLite."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with sqlite3.connect(path) as db:
+        db.executescript("""
+            CREATE TABLE threads (thread_id TEXT PRIMARY KEY, title TEXT, participants TEXT,
+                                  tags TEXT, started_at TEXT);
+            CREATE TABLE messages (id TEXT PRIMARY KEY, thread_id TEXT REFERENCES threads(thread_id),
+                                   role TEXT, content TEXT, ts TEXT, source TEXT, channel TEXT, meta JSON);
+        """)
+        db.executemany("INSERT INTO threads VALUES (?, ?, ?, ?, ?)", THREADS)
+        db.executemany("INSERT INTO messages VALUES (?, ?, ?, ?, ?, ?, ?, ?)", MESSAGES)
+    db.close()
+    return path
+
+
+def toml_string(text: str) -> str:
+    """A TOML multi-line literal string (no escapes inside)."""
+    assert "'''" not in text
+    return "'''" + text + "'''"
+
+
+def write_config(folder: Path, collections: list[dict[str, str]], data: str = "data") -> Path:
+    lines = [f'data_directory = "{data}"', "max_results = 10", ""]
+    for collection in collections:
+        lines.append("[[collections]]")
+        for key, value in collection.items():
+            lines.append(f"{key} = {toml_string(value) if key == 'query' else json.dumps(value)}")
+        lines.append("")
+    path = folder / "vecbook.toml"
+    path.write_text("\n".join(lines), encoding="utf-8")
+    return path
+
+
+def write_records(folder: Path, files: dict[str, str] = FILES) -> Path:
+    for rel, text in files.items():
+        (folder / rel).parent.mkdir(parents=True, exist_ok=True)
+        (folder / rel).write_text(text, encoding="utf-8")
+    return folder
+
+
+def fingerprint(path: Path) -> tuple[str | None, int | None, list[str]]:
+    """sha256 and mtime of a database, and which journal files lie beside it."""
+    if not path.exists():
+        return None, None, []
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    return digest, path.stat().st_mtime_ns, [s for s in SIDECARS if Path(f"{path}{s}").exists()]
+
+
+def by_id(results: vecbook.Results) -> dict[str, vecbook.Hit]:
+    return {hit.id: hit for hit in results}
+
+
+def vecbook_warnings(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [r.getMessage() for r in caplog.records if r.name == "vecbook" and r.levelno == logging.WARNING]
+
+
+# --- one book: files + toolbox-store + messages/threads + iMessage --------------
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory: pytest.TempPathFactory, embedder: vecbook.Embedder) -> dict[str, Any]:
+    root = tmp_path_factory.mktemp("sqlite_world")
+    write_records(root / "data")
+    dbs = {
+        "notes": make_notes_db(root / "dbs" / "notes.db"),
+        "chats": make_chats_db(root / "dbs" / "chats.db"),
+        "imessage": Path(shutil.copy(IMESSAGE_DB, root / "dbs" / "chat.db")),
+    }
+    config = write_config(root, [
+        {"name": "notes", "database": "dbs/notes.db"},
+        {"name": "chats", "database": "dbs/chats.db", "query": CHATS_QUERY},
+        {"name": "imessage", "database": "dbs/chat.db", "query": IMESSAGE_QUERY},
+    ])
+    before = {name: fingerprint(path) for name, path in dbs.items()}
+    book = vecbook.VecBook(config=vecbook.load_config(config), embedder=embedder)
+    return {"book": book, "dbs": dbs, "before": before, "root": root}
+
+
+def test_imessage_fixture_is_recent_macos_nanoseconds() -> None:
+    """The chat.db dates are nanoseconds since 2001 (recent macOS), which the query converts."""
+    with sqlite3.connect(f"{IMESSAGE_DB.as_uri()}?mode=ro", uri=True) as db:
+        low, high = db.execute("SELECT MIN(date), MAX(date) FROM message").fetchone()
+    assert 10**17 < low <= high < 10**19
+
+
+def test_stats_count_rows_per_collection(world: dict[str, Any]) -> None:
+    stats = world["book"].stats()
+    assert stats["state"] == "ready"
+    assert stats["sources"] == {"files": 3, "notes": 4, "chats": 4, "imessage": 13}
+    assert stats["collections"]["notes"]["records"] == 4
+    assert stats["collections"]["notes"]["database"] == "dbs/notes.db"
+    assert stats["collections"]["imessage"] == {"database": "dbs/chat.db", "records": 13,
+                                                "skipped_rows": 0, "problems": []}
+
+
+def test_one_ranked_list_mixes_files_and_both_kinds_of_database(world: dict[str, Any]) -> None:
+    results = world["book"].search("watering tomato plants", max_results=6, mode="hybrid")
+    assert {hit.source for hit in results[:4]} >= {"files", "notes", "chats"}
+    scores = [hit.similarity_score for hit in results]
+    assert scores == sorted(scores, reverse=True)
+    hits = by_id(results)
+
+    note = hits["notes:n1"]
+    assert (note.source, note.file_path, note.line_number, note.end_line) == ("notes", "dbs/notes.db", None, None)
+    assert note.citation == "dbs/notes.db#notes_documents:n1"
+    assert note.text == NOTES[0][3]
+    assert note.metadata["user"] == {"name": "ana"} and note.metadata["source"] == "slack"
+
+    chat = hits["chats:m2"]
+    assert (chat.source, chat.file_path, chat.line_number) == ("chats", "dbs/chats.db", None)
+    assert chat.citation == "dbs/chats.db#chats:m2"
+    assert chat.metadata["thread_title"] == "Garden planning"
+    assert chat.metadata["tags"] == ["garden", "home"]
+    assert chat.metadata["model"] == "gpt-4o"
+
+    file_hit = hits["garden/tomatoes.txt:1"]
+    assert (file_hit.source, file_hit.file_path, file_hit.line_number) == ("files", "garden/tomatoes.txt", 1)
+    assert file_hit.citation == "garden/tomatoes.txt:1-4"
+
+    data = note.to_dict()
+    assert data["line_number"] is None and data["id"] == "notes:n1" and isinstance(data["similarity_score"], str)
+
+
+def test_imessage_hit_has_iso_date_sender_and_chat(world: dict[str, Any]) -> None:
+    book = world["book"]
+    top = book.search("grab lunch tomorrow", max_results=3, mode="hybrid", filters={"source": "imessage"})[0]
+    assert top.id == "imessage:3"
+    assert top.text == "Want to grab lunch tomorrow?"
+    assert top.citation == "dbs/chat.db#imessage:3"
+    assert top.file_path == "dbs/chat.db" and top.line_number is None
+    # 771588000000000000 ns after 2001-01-01T00:00:00Z
+    assert top.metadata["date"] == "2025-06-14T10:00:00Z"
+    assert top.metadata["sender"] == "+15551234567"
+    assert top.metadata["chat"] == "+15551234567"
+
+    group = by_id(book.search("count me in", max_results=13, mode="keyword", filters={"source": "imessage"}))
+    assert group["imessage:12"].metadata == {"date": "2025-06-15T09:00:00Z", "sender": "+15559876543",
+                                            "chat": "Weekend Plans", "service": "SMS"}
+    assert group["imessage:12"].text == "Count me in too"
+
+
+def test_imessage_filters_by_sender_and_date(world: dict[str, Any]) -> None:
+    book = world["book"]
+    mine = book.search("plans", max_results=50, filters={"source": "imessage", "sender": "me"})
+    assert {hit.id for hit in mine} == {"imessage:2", "imessage:4", "imessage:7", "imessage:8",
+                                       "imessage:10", "imessage:15"}
+    june15 = book.search("plans", max_results=50, filters={"date__gte": "2025-06-15", "source": "imessage"})
+    assert {hit.id for hit in june15} == {"imessage:5", "imessage:12", "imessage:13", "imessage:15"}
+
+
+@pytest.mark.parametrize(("filters", "expected"), [
+    ({"source": "notes"}, {"notes:n1", "notes:n2", "notes:n3", "notes:n4"}),
+    ({"source__in": ["chats", "notes"], "date__lt": "2024-08-21"}, {"notes:n2", "notes:n4", "chats:m3", "chats:m4"}),
+    ({"metadata.user.name": "ana"}, {"notes:n1", "notes:n3"}),
+    ({"user.name": "cleo"}, {"notes:n4"}),
+    ({"metadata.user.name__in": ["ben", "cleo"], "channel": "garden"}, {"notes:n4"}),
+    ({"metadata.channel": "garden", "date__gte": "2024-09-01"}, {"notes:n1"}),
+    ({"metadata.source": "discord"}, {"notes:n3", "notes:n4"}),  # the row's own `source` column
+    ({"role": "assistant"}, {"chats:m2", "chats:m4"}),
+    ({"thread_title": "Garden planning"}, {"chats:m1", "chats:m2"}),
+    ({"tags__contains": "finance"}, {"chats:m3", "chats:m4"}),
+    ({"tags__contains": "fin"}, set()),  # tags are a list: whole tags only
+    ({"model": "gpt-4o", "source": "chats"}, {"chats:m1", "chats:m2"}),
+    ({"source": "files", "author": "dana"}, {"work/budget.txt:1", "work/budget.txt:5"}),
+])
+def test_filters_on_row_metadata(world: dict[str, Any], filters: dict[str, Any], expected: set[str]) -> None:
+    book = world["book"]
+    # semantic search scores every record, so all matching records come back
+    assert {hit.id for hit in book.search("garden", max_results=100, mode="semantic", filters=filters)} == expected
+    # keyword (and hybrid) hits are a subset: only records sharing a word with the query
+    for mode in ("keyword", "hybrid"):
+        hits = book.search("tomatoes budget train courgettes", max_results=100, mode=mode, filters=filters)
+        assert {hit.id for hit in hits} <= expected, mode
+
+
+def test_source_filter_narrows_a_semantic_search(world: dict[str, Any]) -> None:
+    results = world["book"].search("tomatoes", max_results=2, mode="semantic", filters={"source": "chats"})
+    assert {hit.id for hit in results} == {"chats:m1", "chats:m2"}
+
+
+def test_databases_unchanged_after_load_search_and_reindex(world: dict[str, Any]) -> None:
+    book = world["book"]
+    for mode in ("semantic", "keyword", "hybrid"):
+        book.search("tomatoes", mode=mode, filters={"source__in": ["notes", "chats", "imessage"]})
+    book.reindex()
+    assert book.stats()["sources"]["imessage"] == 13
+    for name, path in world["dbs"].items():
+        assert fingerprint(path) == world["before"][name], name
+        assert world["before"][name][2] == [], name  # no -wal/-shm/-journal next to a DELETE-mode db
+    assert fingerprint(IMESSAGE_DB)[0] == fingerprint(world["dbs"]["imessage"])[0]
+
+
+# --- config -------------------------------------------------------------------
+
+def test_config_paths_resolve_against_the_config_file_and_expand_home(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    (tmp_path / "data").mkdir()
+    config = vecbook.load_config(write_config(tmp_path, [
+        {"name": "notes", "database": "dbs/notes.db"},
+        {"name": "mine", "database": "~/chat.db", "query": "SELECT 1 AS id, 'x' AS content"},
+        {"name": "slack", "database": "dbs/store.db", "table": "slack_messages"},
+    ]))
+    notes, mine, slack = config.collections
+    assert notes.database == tmp_path / "dbs" / "notes.db" and notes.table == "notes_documents"
+    assert notes.label == "notes_documents" and notes.database_label == "dbs/notes.db"
+    assert mine.database == tmp_path / "home" / "chat.db" and mine.label == "mine"
+    assert mine.database_label == "~/chat.db"
+    assert slack.label == "slack_messages"
+
+
+@pytest.mark.parametrize(("collections", "message"), [
+    ([{"database": "a.db"}], "'name' is required"),
+    ([{"name": "Notes", "database": "a.db"}], "[a-z0-9_]+"),
+    ([{"name": "a", "database": "a.db"}, {"name": "a", "database": "b.db"}], "already used"),
+    ([{"name": "a"}], "'database'"),
+    ([{"name": "a", "database": "a.db", "table": "t", "query": "SELECT 1"}], "not both"),
+    ([{"name": "a", "database": "a.db", "tabel": "t"}], "did you mean 'table'"),
+])
+def test_bad_collection_tables_are_config_errors(tmp_path: Path, collections: list[dict[str, str]],
+                                                 message: str) -> None:
+    with pytest.raises(vecbook.ConfigError, match=message.replace("[", r"\[").replace("+", r"\+")):
+        vecbook.load_config(write_config(tmp_path, collections))
+
+
+def test_database_path_with_uri_special_characters(tmp_path: Path) -> None:
+    db = make_notes_db(tmp_path / "my data #1" / "notes?v=2&x%20.db")
+    collection = vecbook.CollectionConfig(name="notes", database=db, database_label="x.db", table="notes_documents")
+    records, problems, skipped = vecbook.load_collection(collection)
+    assert (len(records), problems, skipped) == (4, [], 0)
+
+
+# --- read-only guarantees -------------------------------------------------------
+
+@pytest.fixture
+def notes_db(tmp_path: Path) -> Path:
+    return make_notes_db(tmp_path / "notes.db")
+
+
+@pytest.mark.parametrize("statement", [
+    "INSERT INTO notes_documents VALUES ('x', '{}', 's', 'c')",
+    "UPDATE notes_documents SET content = 'gone'",
+    "DELETE FROM notes_documents",
+    "DROP TABLE notes_documents",
+    "CREATE TABLE evil (x)",
+    "CREATE TEMP TABLE evil (x)",
+    "ATTACH DATABASE ':memory:' AS other",
+    "PRAGMA journal_mode = wal",
+    "PRAGMA query_only = OFF",
+    "VACUUM",
+    "REPLACE INTO notes_documents VALUES ('n1', '{}', 's', 'c')",
+])
+def test_open_readonly_refuses_writes(notes_db: Path, statement: str) -> None:
+    before = fingerprint(notes_db)
+    connection = vecbook.open_readonly(notes_db)
+    try:
+        with pytest.raises(sqlite3.DatabaseError):
+            connection.execute(statement)
+        assert connection.execute("SELECT COUNT(*) FROM notes_documents").fetchone() == (4,)
+    finally:
+        connection.close()
+    assert fingerprint(notes_db) == before
+
+
+def test_open_readonly_layers_each_refuse_writes_alone(notes_db: Path) -> None:
+    """Without the authorizer query_only refuses; without query_only, mode=ro refuses."""
+    connection = vecbook.open_readonly(notes_db)
+    try:
+        connection.set_authorizer(None)
+        with pytest.raises(sqlite3.OperationalError, match="readonly|read-only|query_only"):
+            connection.execute("DELETE FROM notes_documents")
+        connection.execute("PRAGMA query_only = OFF")
+        with pytest.raises(sqlite3.OperationalError, match="readonly"):
+            connection.execute("DELETE FROM notes_documents")
+    finally:
+        connection.close()
+    assert fingerprint(notes_db)[2] == []
+    with sqlite3.connect(notes_db) as db:
+        assert db.execute("SELECT COUNT(*) FROM notes_documents").fetchone() == (4,)
+    db.close()
+
+
+@pytest.mark.parametrize("sql", [
+    "DELETE FROM notes_documents",
+    "SELECT 1; DROP TABLE x",
+    "SELECT 1 AS id, 'a' AS content; SELECT 2",
+    "PRAGMA table_info(notes_documents)",
+    "ATTACH DATABASE 'x.db' AS x",
+    "INSERT INTO t SELECT 1",
+    "",
+    "   ;  ",
+    "SELECT 'unterminated",
+])
+def test_check_select_rejects_anything_but_one_select(sql: str) -> None:
+    with pytest.raises(vecbook.RecordError, match="collection 'c'"):
+        vecbook.check_select(sql, "collection 'c'")
+
+
+@pytest.mark.parametrize(("sql", "expected"), [
+    ("SELECT 1", "SELECT 1"),
+    ("  select id, content from t ;  ", "select id, content from t"),
+    ("WITH x AS (SELECT 1) SELECT * FROM x;", "WITH x AS (SELECT 1) SELECT * FROM x"),
+])
+def test_check_select_accepts_one_select(sql: str, expected: str) -> None:
+    assert vecbook.check_select(sql, "collection 'c'") == expected
+
+
+@pytest.mark.parametrize("sql", [
+    # BUG: a single SELECT whose string literal holds ';' is refused as "more than one statement".
+    "SELECT id, content FROM notes_documents WHERE content NOT LIKE '%;%'",
+    # BUG: a leading SQL comment (natural in a multi-line TOML query) is refused as "not a SELECT".
+    "-- notes from slack\nSELECT id, content FROM notes_documents",
+])
+def test_check_select_accepts_a_single_select_with_comments_or_semicolons_in_strings(sql: str) -> None:
+    assert vecbook.check_select(sql, "collection 'c'").endswith("FROM notes_documents" if "--" in sql else "'%;%'")
+
+
+# --- failures never stop start-up ------------------------------------------------
+
+def _broken_setup(root: Path) -> tuple[list[dict[str, str]], dict[str, Path]]:
+    dbs = root / "dbs"
+    good = make_notes_db(dbs / "good.db", table="good_documents")
+    corrupt = dbs / "corrupt.db"
+    corrupt.write_bytes(os.urandom(8192))
+    bad_json = make_notes_db(dbs / "badjson.db", table="badjson_documents", rows=[
+        ("j1", {"channel": "ok"}, "s", "Compost the coffee grounds with the leaves."),
+        ("j2", "{not json", "s", "Pruned the apple tree in late winter."),
+        ("j3", "[1, 2", "s", "Mulched the strawberries with straw."),
+    ])
+    empty = make_notes_db(dbs / "empty.db", table="empty_documents", rows=[
+        ("e1", {}, "s", "Sowed broad beans along the fence."),
+        ("e2", {}, "s", None),
+        ("e3", {}, "s", ""),
+        ("e4", {}, "s", "   \n  "),
+    ])
+    collections = [
+        {"name": "good", "database": "dbs/good.db"},
+        {"name": "missing_file", "database": "dbs/nope.db"},
+        {"name": "missing_table", "database": "dbs/good.db", "table": "nothing_here"},
+        {"name": "bad_sql", "database": "dbs/good.db", "query": "SELECT id, content FRM good_documents"},
+        {"name": "not_select", "database": "dbs/good.db", "query": "DELETE FROM good_documents"},
+        {"name": "two_statements", "database": "dbs/good.db",
+         "query": "SELECT id, content FROM good_documents; DROP TABLE good_documents"},
+        {"name": "cte_delete", "database": "dbs/good.db",
+         "query": "WITH x AS (SELECT 1) DELETE FROM good_documents"},
+        {"name": "no_content", "database": "dbs/good.db", "query": "SELECT id, source FROM good_documents"},
+        {"name": "corrupt", "database": "dbs/corrupt.db"},
+        {"name": "badjson", "database": "dbs/badjson.db"},
+        {"name": "empty", "database": "dbs/empty.db"},
+    ]
+    return collections, {"good": good, "corrupt": corrupt, "badjson": bad_json, "empty": empty}
+
+
+# collection -> (records kept, text the WARN holds)
+BROKEN = {
+    "missing_file": (0, "not found"),
+    "missing_table": (0, "no such table: nothing_here"),
+    "bad_sql": (0, "syntax error"),
+    "not_select": (0, "must be a SELECT"),
+    "two_statements": (0, "single SQL statement"),
+    "cte_delete": (0, "not authorized"),
+    "no_content": (0, "'id' and a 'content' column"),
+    "corrupt": (0, "not a database"),
+    "badjson": (3, "2 rows have invalid JSON metadata"),
+    "empty": (1, "3 rows with NULL or empty content skipped"),
+}
+
+
+@pytest.fixture(scope="module")
+def broken(tmp_path_factory: pytest.TempPathFactory, embedder: vecbook.Embedder) -> dict[str, Any]:
+    """One book whose collections are mostly broken; log records captured during start-up."""
+    root = tmp_path_factory.mktemp("sqlite_broken")
+    write_records(root / "data")
+    collections, dbs = _broken_setup(root)
+    before = {name: fingerprint(path) for name, path in dbs.items()}
+    captured: list[logging.LogRecord] = []
+    handler = logging.Handler(level=logging.WARNING)
+    handler.emit = captured.append  # type: ignore[method-assign]
+    logger = logging.getLogger("vecbook")
+    logger.addHandler(handler)
+    try:
+        book = vecbook.VecBook(config=vecbook.load_config(write_config(root, collections)), embedder=embedder)
+    finally:
+        logger.removeHandler(handler)
+    warnings = [r.getMessage() for r in captured if r.levelno == logging.WARNING]
+    return {"book": book, "dbs": dbs, "before": before, "warnings": warnings}
+
+
+@pytest.mark.parametrize("name", sorted(BROKEN))
+def test_each_broken_collection_is_a_warn_and_shows_in_stats(broken: dict[str, Any], name: str) -> None:
+    kept, text = BROKEN[name]
+    matching = [w for w in broken["warnings"] if f"collection '{name}'" in w]
+    assert matching, broken["warnings"]
+    assert any(text in w for w in matching), matching
+    entry = broken["book"].stats()["collections"][name]
+    assert entry["records"] == kept
+    assert any(text in p for p in entry["problems"]), entry
+
+
+def test_broken_collections_do_not_stop_start_up(broken: dict[str, Any]) -> None:
+    book = broken["book"]
+    stats = book.stats()
+    assert stats["state"] == "ready"
+    assert stats["sources"]["files"] == 3 and stats["sources"]["good"] == 4
+    assert stats["collections"]["good"]["problems"] == []
+    assert stats["collections"]["empty"]["skipped_rows"] == 3
+    assert book.search("tomato stakes", max_results=1, filters={"source": "good"})[0].id == "good:n1"
+    pruned = book.search("pruned apple tree", max_results=1, mode="keyword")[0]
+    assert pruned.id == "badjson:j2" and pruned.metadata == {"source": "s"}  # kept, without the bad JSON
+    assert book.search("broad beans", max_results=1, mode="keyword")[0].id == "empty:e1"
+
+
+def test_broken_databases_unchanged_after_load_search_and_reindex(broken: dict[str, Any]) -> None:
+    book = broken["book"]
+    book.search("garden", mode="hybrid")
+    book.reindex()
+    assert book.stats()["sources"]["good"] == 4  # DELETE and DROP never ran
+    for name, path in broken["dbs"].items():
+        assert fingerprint(path) == broken["before"][name], name
+        assert fingerprint(path)[2] == [], name
+
+
+@pytest.mark.parametrize("name", sorted(BROKEN))
+def test_load_sources_warns_through_the_vecbook_logger(tmp_path: Path, caplog: pytest.LogCaptureFixture,
+                                                       name: str) -> None:
+    (tmp_path / "data").mkdir()
+    collections, _ = _broken_setup(tmp_path)
+    config = vecbook.load_config(write_config(tmp_path, [c for c in collections if c["name"] == name]))
+    caplog.set_level(logging.WARNING, logger="vecbook")
+    report = vecbook.load_sources(config)
+    assert [w for w in vecbook_warnings(caplog) if f"collection '{name}'" in w and BROKEN[name][1] in w]
+    assert report.collections[name]["records"] == BROKEN[name][0]
+
+
+# --- a database in use by its app -------------------------------------------------
+
+def test_wal_database_with_an_open_write_transaction_loads(tmp_path: Path, embedder: vecbook.Embedder,
+                                                          caplog: pytest.LogCaptureFixture) -> None:
+    (tmp_path / "data").mkdir()
+    db = make_notes_db(tmp_path / "app.db", journal="wal")
+    app = sqlite3.connect(db, isolation_level=None)
+    try:
+        assert app.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+        app.execute("PRAGMA wal_autocheckpoint = 0")
+        # committed but still only in the -wal file
+        app.execute("INSERT INTO notes_documents VALUES ('n5', '{}', 'app', 'Committed: the greenhouse door sticks.')")
+        app.execute("BEGIN IMMEDIATE")
+        app.execute("INSERT INTO notes_documents VALUES ('n6', '{}', 'app', 'Uncommitted: secret draft about bees.')")
+        caplog.set_level(logging.WARNING, logger="vecbook")
+        config = vecbook.load_config(write_config(tmp_path, [{"name": "notes", "database": "app.db"}]))
+        book = vecbook.VecBook(config=config, embedder=embedder)
+        assert book.stats()["collections"]["notes"] == {"database": "app.db", "records": 5, "skipped_rows": 0,
+                                                        "problems": []}
+        assert book.search("greenhouse door", max_results=1, mode="keyword")[0].id == "notes:n5"
+        assert "notes:n6" not in {hit.id for hit in book.search("secret draft about bees", max_results=50)}
+        assert not [w for w in vecbook_warnings(caplog) if "collection 'notes'" in w]
+        app.execute("COMMIT")
+    finally:
+        app.close()
+
+
+def test_delete_mode_database_locked_briefly_is_waited_for(tmp_path: Path) -> None:
+    """An exclusive lock held for a moment is a busy wait, not an error."""
+    db = make_notes_db(tmp_path / "busy.db")
+    app = sqlite3.connect(db, isolation_level=None, check_same_thread=False)
+    app.execute("BEGIN EXCLUSIVE")
+    app.execute("INSERT INTO notes_documents VALUES ('n5', '{}', 'app', 'Written while you waited.')")
+    release = threading.Timer(0.5, lambda: (app.execute("COMMIT"), app.close()))
+    release.start()
+    try:
+        collection = vecbook.CollectionConfig(name="notes", database=db, database_label="busy.db",
+                                              table="notes_documents")
+        records, problems, _ = vecbook.load_collection(collection)
+    finally:
+        release.join()
+    assert problems == []
+    assert len(records) == 5
+
+
+# --- reindex ------------------------------------------------------------------------
+
+def test_reindex_sees_added_and_deleted_rows(tmp_path: Path, embedder: vecbook.Embedder) -> None:
+    write_records(tmp_path / "data", {"a.txt": "A file about kites.\n"})
+    db = make_notes_db(tmp_path / "notes.db")
+    chats = make_chats_db(tmp_path / "chats.db")
+    config = vecbook.load_config(write_config(tmp_path, [
+        {"name": "notes", "database": "notes.db"},
+        {"name": "chats", "database": "chats.db", "query": CHATS_QUERY},
+    ]))
+    book = vecbook.VecBook(config=config, embedder=embedder)
+    assert book.stats()["sources"] == {"files": 1, "notes": 4, "chats": 4}
+    assert book.search("night train Lisbon", max_results=1, mode="keyword")[0].id == "notes:n3"
+
+    with sqlite3.connect(db) as app:
+        app.execute("DELETE FROM notes_documents WHERE id = 'n3'")
+        app.execute("INSERT INTO notes_documents VALUES ('n9', ?, 'slack', 'Ordered a new hive for the bees.')",
+                    (json.dumps({"user": {"name": "dana"}}),))
+    app.close()
+    with sqlite3.connect(chats) as app:
+        app.execute("INSERT INTO messages VALUES ('m5', 't1', 'user', 'Do beans need a trellis?', "
+                    "'2024-09-06', 'chatgpt', 'web', NULL)")
+    app.close()
+
+    stats = book.reindex()
+    assert stats["sources"] == {"files": 1, "notes": 4, "chats": 5}
+    hive = book.search("new hive for the bees", max_results=1, mode="semantic")[0]
+    assert (hive.id, hive.metadata["user"]["name"]) == ("notes:n9", "dana")
+    trellis = book.search("beans trellis", max_results=1, mode="keyword")[0]
+    assert (trellis.id, trellis.metadata["thread_title"]) == ("chats:m5", "Garden planning")
+    everything = book.search("night train Lisbon", max_results=100, mode="hybrid")
+    assert "notes:n3" not in {hit.id for hit in everything}
+    ana = book.search("garden", max_results=100, mode="semantic", filters={"metadata.user.name": "ana"})
+    assert [hit.id for hit in ana] == ["notes:n1"]

