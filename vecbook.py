@@ -72,7 +72,7 @@ MAX_RESULTS_LIMIT = 1000
 # A query is a question, not a document: 10k characters is far past any
 # sensible question and keeps a stray paste from embedding megabytes.
 MAX_QUERY_CHARS = 10_000
-COLLECTION_NAME_RE = re.compile(r"^[a-z0-9_]+$")
+COLLECTION_NAME_RE = re.compile(r"^[a-z0-9_]+\Z")
 
 
 class VecBookError(Exception):
@@ -182,6 +182,7 @@ def load_config(path: str | Path | None = None, **overrides: Any) -> Config:
     if file is not None:
         raw = _read_toml(file)
         collections = _parse_collections(raw.pop("collections", []), file)
+        values["data_directory"] = file.parent / Config.data_directory  # default, beside the file too
         values.update(_check_values(raw, where=str(file), base=file.parent))
     values.update(_check_values(_environment_values(), where="environment", base=Path.cwd()))
     clean = {k: v for k, v in overrides.items() if v is not None}
@@ -235,6 +236,10 @@ def _check_values(raw: dict[str, Any], where: str, base: Path) -> dict[str, Any]
         if key not in _SCALAR_KEYS:
             raise _unknown_key_error(key, where, [*_SCALAR_KEYS, "collections"])
         types, choices = _SCALAR_KEYS[key]
+        if key in _PATH_KEYS and isinstance(value, os.PathLike):
+            value = os.fspath(value)
+        if key == "log_level" and isinstance(value, str):
+            value = value.upper()
         # bool is an int in Python; `max_results = true` is still a type error.
         if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
             names = " or ".join(t.__name__ for t in types)
@@ -1328,6 +1333,7 @@ def discover_files(root: Path) -> tuple[list[tuple[str, Path]], list[Problem], l
         for name in sorted(names):
             path = here / name
             _collect_file(path, root, real_root, files, problems, outside, seen_files)
+    files.sort(key=lambda item: item[0].split("/"))  # a folder's files and subfolders interleave by name
     return files, problems, outside
 
 

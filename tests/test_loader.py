@@ -1,0 +1,218 @@
+"""File discovery and loading: every .txt under the data directory, once, in a stable order;
+whatever cannot be read becomes a Problem (a WARN), never an exception."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+import vecbook
+from vecbook import discover_files, load_directory, load_file
+
+WriteFiles = Callable[[dict[str, "str | bytes"]], Path]
+
+
+def rels(root: Path) -> list[str]:
+    """The relative paths discover_files lists, in its order."""
+    files, _, _ = discover_files(root)
+    return [rel for rel, _ in files]
+
+
+def messages(report: vecbook.LoadReport) -> list[str]:
+    return [str(problem) for problem in report.problems]
+
+
+# -- discovery --
+
+
+def test_discovery_is_recursive_and_sorted(write_files: WriteFiles) -> None:
+    root = write_files({name: "x" for name in ["c.txt", "b.txt", "a/z.txt", "a/x.txt", "a/b/y.txt"]})
+    assert rels(root) == ["a/b/y.txt", "a/x.txt", "a/z.txt", "b.txt", "c.txt"]
+
+
+def test_discovery_finds_nested_folders(write_files: WriteFiles) -> None:
+    root = write_files({"top.txt": "x", "a/b/c/deep.txt": "x", "a/mid.txt": "x"})
+    assert sorted(rels(root)) == ["a/b/c/deep.txt", "a/mid.txt", "top.txt"]
+
+
+def test_records_keep_file_order(write_files: WriteFiles) -> None:
+    root = write_files({"notes.txt": "one\n---\ntwo\n---\nthree\n"})
+    assert [r.text for r in load_directory(root).records] == ["one", "two", "three"]
+
+
+def test_only_txt_files_are_read(write_files: WriteFiles) -> None:
+    root = write_files({
+        "keep.txt": "x", "notes.md": "x", "data.csv": "x", "backup.txt.bak": "x", "noext": "x",
+        "txt": "x", "folder.txt/inner.txt": "x",
+    })
+    assert sorted(rels(root)) == ["folder.txt/inner.txt", "keep.txt"]
+
+
+def test_empty_data_directory(write_files: WriteFiles) -> None:
+    report = load_directory(write_files({}))
+    assert (report.records, report.problems, report.files, report.outside_links) == ([], [], 0, [])
+
+
+def test_empty_and_blank_files_give_no_records_and_no_warnings(write_files: WriteFiles) -> None:
+    report = load_directory(write_files({"empty.txt": "", "blank.txt": "\n  \n\n"}))
+    assert (report.records, report.problems, report.files) == ([], [], 2)
+
+
+@pytest.mark.parametrize("name", ["with space.txt", "ünïcödé/日本語 メモ.txt", "new\nline.txt", "-dash.txt"])
+def test_odd_file_names(write_files: WriteFiles, name: str) -> None:
+    root = write_files({name: "Hello from an odd name.\n"})
+    report = load_directory(root)
+    assert [(r.file_path, r.text) for r in report.records] == [(name, "Hello from an odd name.")]
+    assert report.records[0].citation == f"{name}:1-1"
+    assert report.problems == []
+
+
+def test_relative_root(write_files: WriteFiles, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    write_files({"a/n.txt": "x"})
+    monkeypatch.chdir(tmp_path)
+    report = load_directory(Path("data"))
+    assert [r.file_path for r in report.records] == ["a/n.txt"]
+
+
+# -- symlinks --
+
+
+def test_symlinked_file_and_folder_are_followed(write_files: WriteFiles, tmp_path: Path) -> None:
+    root = write_files({"own.txt": "Own record."})
+    outside = tmp_path / "outside"
+    (outside / "dir").mkdir(parents=True)
+    (outside / "file.txt").write_text("Linked file record.")
+    (outside / "dir" / "inner.txt").write_text("Linked folder record.")
+    (root / "linked.txt").symlink_to(outside / "file.txt")
+    (root / "linkdir").symlink_to(outside / "dir", target_is_directory=True)
+
+    report = load_directory(root)
+
+    assert sorted((r.file_path, r.text) for r in report.records) == [
+        ("linkdir/inner.txt", "Linked folder record."),
+        ("linked.txt", "Linked file record."),
+        ("own.txt", "Own record."),
+    ]
+    assert report.problems == []
+
+
+def test_links_pointing_outside_are_listed(write_files: WriteFiles, tmp_path: Path) -> None:
+    root = write_files({"real/a.txt": "Inside."})
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "b.txt").write_text("Outside.")
+    (root / "out.txt").symlink_to(outside / "b.txt")
+    (root / "outdir").symlink_to(outside, target_is_directory=True)
+    (root / "in.txt").symlink_to(root / "real" / "a.txt")         # inside: followed, not listed
+    (root / "indir").symlink_to(Path("real"), target_is_directory=True)
+
+    report = load_directory(root)
+
+    assert sorted(report.outside_links) == ["out.txt", "outdir"]
+    assert {r.text for r in report.records} == {"Inside.", "Outside."}
+
+
+def test_root_reached_through_a_symlink_has_nothing_outside(write_files: WriteFiles, tmp_path: Path) -> None:
+    real = write_files({"sub/a.txt": "x"})
+    (real / "alias").symlink_to(real / "sub", target_is_directory=True)
+    root = tmp_path / "root_link"
+    root.symlink_to(real, target_is_directory=True)
+    report = load_directory(root)
+    assert report.outside_links == []
+    assert len(report.records) == 1
+
+
+def test_symlink_loop_terminates_and_each_file_is_indexed_once(write_files: WriteFiles) -> None:
+    root = write_files({"top.txt": "Top.", "a/n.txt": "Nested."})
+    (root / "a" / "up").symlink_to(Path(".."), target_is_directory=True)     # a/up -> data
+    (root / "a" / "self").symlink_to(Path("."), target_is_directory=True)    # a/self -> a
+    (root / "loop").symlink_to(root, target_is_directory=True)               # data/loop -> data
+
+    report = load_directory(root)
+
+    assert sorted(r.text for r in report.records) == ["Nested.", "Top."]
+    assert report.files == 2
+    assert report.problems == []
+
+
+def test_a_file_reached_by_several_paths_is_indexed_once(write_files: WriteFiles) -> None:
+    root = write_files({"notes/n.txt": "Only once."})
+    (root / "alias.txt").symlink_to(root / "notes" / "n.txt")
+    os.link(root / "notes" / "n.txt", root / "hard.txt")
+    (root / "again").symlink_to(root / "notes", target_is_directory=True)
+
+    report = load_directory(root)
+
+    assert [r.text for r in report.records] == ["Only once."]
+    assert report.files == 1
+    assert report.problems == []
+
+
+@pytest.mark.parametrize("make_link", [
+    lambda root: (root / "gone.txt").symlink_to(root / "missing.txt"),
+    lambda root: ((root / "gone.txt").symlink_to(root / "other.txt"),
+                  (root / "other.txt").symlink_to(root / "gone.txt")),
+], ids=["dangling", "loop"])
+def test_broken_symlink_is_a_problem_naming_it(write_files: WriteFiles, make_link: Callable[[Path], object]) -> None:
+    root = write_files({"ok.txt": "Still loaded."})
+    make_link(root)
+    report = load_directory(root)
+    assert [r.text for r in report.records] == ["Still loaded."]
+    assert "gone.txt: broken symbolic link skipped" in messages(report)
+
+
+# -- files that cannot be used --
+
+
+def test_binary_file_is_skipped_with_a_problem(write_files: WriteFiles) -> None:
+    root = write_files({"image.txt": b"GIF89a\x00\x01\x02binary", "ok.txt": "Text."})
+    report = load_directory(root)
+    assert [r.file_path for r in report.records] == ["ok.txt"]
+    assert messages(report) == ["image.txt: binary file (it holds NUL bytes) skipped"]
+
+
+def test_unreadable_file(write_files: WriteFiles) -> None:
+    root = write_files({"secret.txt": "Hidden.", "ok.txt": "Text."})
+    secret = root / "secret.txt"
+    secret.chmod(0)
+    try:
+        if os.access(secret, os.R_OK):
+            pytest.skip("running with privileges that read a mode-000 file (root)")
+        report = load_directory(root)
+    finally:
+        secret.chmod(0o644)
+    assert [r.file_path for r in report.records] == ["ok.txt"]
+    assert messages(report) == ["secret.txt: cannot read file: Permission denied"]
+
+
+def test_unreadable_folder(write_files: WriteFiles) -> None:
+    root = write_files({"locked/inner.txt": "Hidden.", "ok.txt": "Text."})
+    locked = root / "locked"
+    locked.chmod(0)
+    try:
+        if os.access(locked, os.R_OK):
+            pytest.skip("running with privileges that read a mode-000 folder (root)")
+        report = load_directory(root)
+    finally:
+        locked.chmod(0o755)
+    assert [r.file_path for r in report.records] == ["ok.txt"]
+    assert messages(report) == ["locked: cannot read folder: Permission denied"]
+
+
+def test_file_that_vanishes_after_discovery(write_files: WriteFiles) -> None:
+    root = write_files({"gone.txt": "Soon deleted."})
+    (rel, path), = discover_files(root)[0]
+    path.unlink()
+    records, problems = load_file(rel, path)
+    assert records == []
+    assert [str(p) for p in problems] == ["gone.txt: cannot read file: No such file or directory"]
+
+
+def test_record_problems_carry_the_relative_path(write_files: WriteFiles) -> None:
+    root = write_files({"sub/bad.txt": "ok\n---\n---\nTitle: only\n"})
+    report = load_directory(root)
+    assert messages(report) == ["sub/bad.txt:3: empty record skipped",
+                                "sub/bad.txt:4: record has headers but no text; skipped"]
