@@ -59,3 +59,57 @@ def make_book(embedder: vecbook.Embedder) -> Callable[..., vecbook.VecBook]:
         return vecbook.VecBook(data_directory=data_directory, embedder=embedder, **settings)
 
     return make
+
+
+class FakeEmbedder(vecbook.Embedder):
+    """Deterministic bag-of-words vectors: fast enough for ranking tests over thousands of records.
+
+    Each word hashes to one of 64 dimensions, so records sharing words are
+    similar; it is no language model, only a stand-in where ranking logic, not
+    meaning, is under test.
+    """
+
+    DIM = 64
+
+    def __init__(self) -> None:
+        super().__init__("fake-bag-of-words")
+        self.precision = "float32"
+
+    def load(self) -> Any:
+        return None
+
+    @property
+    def dimension(self) -> int:
+        return self.DIM
+
+    @property
+    def identity(self) -> str:
+        return "fake-bag-of-words|64"
+
+    def windows(self, text: str) -> tuple[list[str], bool]:
+        return [text], False
+
+    def encode(self, texts: Any) -> Any:
+        import zlib
+
+        import numpy as np
+
+        out = np.zeros((len(texts), self.DIM), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for word in vecbook.tokenize(text, stemming=False):
+                out[row, zlib.crc32(word.encode()) % self.DIM] += 1.0
+            out[row, -1] += 0.01  # no all-zero vectors
+        return out
+
+    def encode_query(self, text: str) -> Any:
+        return self.encode([text])[0]
+
+
+@pytest.fixture
+def fake_book() -> Callable[..., vecbook.VecBook]:
+    """A VecBook over a folder with the fake embedder (no model load, instant embedding)."""
+
+    def make(data_directory: Path, **settings: Any) -> vecbook.VecBook:
+        return vecbook.VecBook(data_directory=data_directory, embedder=FakeEmbedder(), **settings)
+
+    return make

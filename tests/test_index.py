@@ -1,0 +1,96 @@
+"""The indexes: BM25 postings equal rank-bm25's scores; FAISS top-k equals exact subset scoring."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from rank_bm25 import BM25Okapi
+
+import vecbook
+from conftest import SAMPLES
+
+
+def sample_corpus() -> list[list[str]]:
+    records = []
+    for path in sorted(SAMPLES.rglob("*.txt")):
+        records += vecbook.parse_records(path.read_text(encoding="utf-8"), path.name)[0]
+    return [vecbook.tokenize(r.content) for r in records]
+
+
+@pytest.mark.parametrize("k1, b", [(1.5, 0.75), (1.2, 0.75), (0.9, 0.4)])
+def test_keyword_scores_equal_rank_bm25(k1: float, b: float) -> None:
+    corpus = sample_corpus()
+    reference = BM25Okapi(corpus, k1=k1, b=b)
+    index = vecbook.KeywordIndex(corpus, k1=k1, b=b)
+    queries = ["rice kimchi", "the meeting about the outage outage", "Kahneman thinking fast", "zzz unknown",
+               "a", "book book book", "budget holiday 2024"]
+    for query in queries:
+        tokens = vecbook.tokenize(query)
+        np.testing.assert_allclose(index.scores(tokens), reference.get_scores(tokens), rtol=1e-12, atol=1e-12)
+
+
+def test_keyword_scores_stay_below_the_upper_bound() -> None:
+    corpus = sample_corpus()
+    index = vecbook.KeywordIndex(corpus)
+    for doc in corpus[:20]:
+        tokens = doc[:5]
+        assert index.scores(tokens).max() < index.upper_bound(tokens)
+
+
+def test_keyword_index_handles_empty_corpora_and_documents() -> None:
+    assert vecbook.KeywordIndex([]).scores(["x"]).shape == (0,)
+    index = vecbook.KeywordIndex([[], ["apple"], ["apple", "pear"]])
+    scores = index.scores(["pear"])
+    assert scores[0] == 0 and scores[1] == 0 and scores[2] > 0
+
+
+def random_index(metric: str, windows_per_record: list[int], seed: int = 0) -> vecbook.VectorIndex:
+    rng = np.random.default_rng(seed)
+    owners = np.repeat(np.arange(len(windows_per_record)), windows_per_record)
+    vectors = rng.normal(size=(len(owners), 16)).astype(np.float32)
+    return vecbook.VectorIndex(vectors, owners, len(windows_per_record), metric)
+
+
+@pytest.mark.parametrize("metric", ["cosine", "l2"])
+def test_faiss_top_k_equals_exact_scores_with_best_window_per_record(metric: str) -> None:
+    windows = [1, 3, 1, 7, 2, 1, 1, 4, 1, 1] * 5
+    index = random_index(metric, windows)
+    query = np.random.default_rng(1).normal(size=16).astype(np.float32)
+    everything = np.ones(len(windows), dtype=bool)
+    exact_ids, exact_scores = index.scores_within(query, everything)
+    order = np.argsort(-exact_scores, kind="stable")
+    for k in (1, 5, 20, len(windows)):
+        ids, scores = index.top(query, k)
+        assert list(ids) == list(exact_ids[order][:k])
+        np.testing.assert_allclose(scores, exact_scores[order][:k], rtol=1e-5)
+        assert len(set(ids.tolist())) == len(ids)  # one entry per record
+        assert np.all((scores >= 0) & (scores <= 1))
+
+
+def test_masked_top_k_returns_every_match_when_matches_are_rare() -> None:
+    index = random_index("cosine", [1] * 5000)
+    mask = np.zeros(5000, dtype=bool)
+    mask[[17, 4242]] = True
+    ids, _ = index.top(np.ones(16, dtype=np.float32), 10, mask)
+    assert sorted(ids.tolist()) == [17, 4242]
+
+
+def test_records_without_vectors_are_left_out_not_misattributed() -> None:
+    owners = np.array([0, 2, 2])  # record 1 failed to embed
+    vectors = np.eye(3, 4, dtype=np.float32)
+    index = vecbook.VectorIndex(vectors, owners, 3)
+    ids, _ = index.top(np.array([0, 1, 0, 0], dtype=np.float32), 3)
+    assert sorted(ids.tolist()) == [0, 2] and not index.embedded[1]
+
+
+def test_cosine_score_formula() -> None:
+    index = vecbook.VectorIndex(np.array([[1, 0], [0, 1], [-1, 0]], dtype=np.float32), np.arange(3), 3)
+    ids, scores = index.top(np.array([2.0, 0.0], dtype=np.float32), 3)
+    assert ids.tolist() == [0, 1, 2]
+    np.testing.assert_allclose(scores, [1.0, 0.5, 0.0], atol=1e-6)
+
+
+def test_tokenizer_lowercases_drops_stop_words_and_stems() -> None:
+    assert vecbook.tokenize("The Runners were RUNNING to the café!") == ["runner", "were", "run", "café"]
+    assert vecbook.tokenize("The Runners", stemming=False) == ["runners"]
+    assert vecbook.tokenize("id_42 x-ray") == ["id", "42", "x", "rai"]

@@ -1,0 +1,133 @@
+"""Filters (every operator), fusion formulas, and filters applied before the top-k cut."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import vecbook
+
+
+def record(rid: str, source: str = "files", path: str = "a.txt", **metadata: Any) -> vecbook.Record:
+    return vecbook.Record(text=rid, file_path=path, line_number=1, end_line=1, metadata=metadata,
+                          source=source, id=rid, citation=rid, content=rid)
+
+
+RECORDS = [
+    record("r0", path="journal/2024/a.txt", Author="Ana", date="2024-09-01", Priority="2", Tags="work, budget"),
+    record("r1", path="journal/b.txt", author="Ben", date="2024-08-15", priority="10", tags="home"),
+    record("r2", path="notes.txt", author="ana", date="2023-12-31", priority="1.5"),
+    record("r3", source="slack", path="s.db", author="Cy", date="2024-10-02", priority=7,
+           tags=["work", "urgent"], user={"name": "Dee", "team": {"id": 5}}, done=True),
+    record("r4", source="slack", path="s.db", channel="general"),
+]
+
+
+def matching(filters: dict[str, Any]) -> list[str]:
+    mask = vecbook.FilterColumns(RECORDS).mask(vecbook.parse_filters(filters))
+    return [r.id for r, keep in zip(RECORDS, mask) if keep]
+
+
+@pytest.mark.parametrize("filters, expected", [
+    ({"author": "ana"}, ["r0", "r2"]),                        # keys and values match case-insensitively
+    ({"AUTHOR__exact": "ANA"}, ["r0", "r2"]),
+    ({"metadata.author": "Ben"}, ["r1"]),                     # metadata. prefix is a synonym
+    ({"author__ne": "ana"}, ["r1", "r3", "r4"]),              # a missing key is "not equal"
+    ({"priority__gt": 2}, ["r1", "r3"]),                      # numbers compare as numbers: "10" > 2
+    ({"priority__gte": "2"}, ["r0", "r1", "r3"]),
+    ({"priority__lt": 2}, ["r2"]),
+    ({"priority__lte": 1.5}, ["r2"]),
+    ({"date__gte": "2024-09-01"}, ["r0", "r3"]),              # ISO dates compare as strings
+    ({"date__lt": "2024"}, ["r2"]),
+    ({"author__in": ["Ben", "cy"]}, ["r1", "r3"]),
+    ({"tags__contains": "work"}, ["r0", "r3"]),               # substring of a string, member of a list
+    ({"tags__contains": "urg"}, []),                          # list membership is exact
+    ({"author__startswith": "a"}, ["r0", "r2"]),
+    ({"channel__exists": True}, ["r4"]),
+    ({"tags__exists": False}, ["r2", "r4"]),
+    ({"user.name": "dee"}, ["r3"]),                           # nested JSON paths
+    ({"metadata.user.team.id__gte": 5}, ["r3"]),
+    ({"user__contains": "team"}, ["r3"]),                     # a dict contains its keys
+    ({"done": True}, ["r3"]),
+    ({"done": "true"}, ["r3"]),
+    ({"source": "slack"}, ["r3", "r4"]),
+    ({"source__ne": "slack"}, ["r0", "r1", "r2"]),
+    ({"file_path": "journal/*"}, ["r0", "r1"]),               # globs; * crosses folders
+    ({"file_path": "journal/**"}, ["r0", "r1"]),
+    ({"file_path__in": ["notes.txt", "*.db"]}, ["r2", "r3", "r4"]),
+    ({"author": "ana", "date__gte": "2024-01-01"}, ["r0"]),   # conditions combine with AND
+])
+def test_filter_operators(filters: dict[str, Any], expected: list[str]) -> None:
+    assert matching(filters) == expected
+
+
+@pytest.mark.parametrize("filters, message", [
+    ({"date__after": "x"}, "unknown filter operator 'after' in 'date__after' (use one of: exact, ne, gt"),
+    ({"__gt": 1}, "filter '__gt' has no key before the operator"),
+    ({"author__in": "ana"}, "filter 'author__in' needs a list of values, got 'ana'"),
+    ({"author__exists": "yes"}, "filter 'author__exists' needs true or false, got 'yes'"),
+    ({"author": None}, "filter 'author' needs a string or number, got None"),
+    ({"author": {"a": 1}}, "filter 'author' needs a string or number"),
+    ({"priority__gt": float("nan")}, "filter 'priority__gt' needs a string or number"),
+    ({"user..name": "x"}, "filter key 'user..name' has an empty path segment"),
+])
+def test_malformed_filters_are_query_errors_naming_them(filters: dict[str, Any], message: str) -> None:
+    with pytest.raises(vecbook.QueryError) as error:
+        vecbook.parse_filters(filters)
+    assert message in str(error.value)
+
+
+def test_unknown_filter_keys_are_errors_with_a_suggestion() -> None:
+    with pytest.raises(vecbook.QueryError, match="unknown filter key 'athor': no record has it; did you mean "
+                                                 "'author'"):
+        matching({"athor": "ana"})
+
+
+def test_filters_must_be_an_object() -> None:
+    with pytest.raises(vecbook.QueryError, match="filters must be an object"):
+        vecbook.parse_filters(["author=ana"])  # type: ignore[arg-type]
+
+
+def test_rrf_is_normalised_to_one_for_first_in_every_list() -> None:
+    fused = vecbook.rrf_scores([[1, 2, 3], [1, 3]], k=60)
+    assert fused[1] == pytest.approx(1.0)
+    assert fused[3] == pytest.approx((1 / 63 + 1 / 62) / (2 / 61))
+    assert fused[2] == pytest.approx((1 / 62) / (2 / 61))
+    assert all(0 <= v <= 1 for v in fused.values())
+
+
+def test_linear_fusion_weights_min_max_normalised_components() -> None:
+    semantic, keyword = np.array([0.2, 0.6, 0.4]), np.array([10.0, 0.0, 5.0])
+    np.testing.assert_allclose(vecbook.linear_scores(semantic, keyword, 0.3),
+                               [0.3 * 1 + 0.7 * 0, 0.3 * 0 + 0.7 * 1, 0.3 * 0.5 + 0.7 * 0.5])
+    np.testing.assert_allclose(vecbook.minmax(np.array([3.0, 3.0])), [1.0, 1.0])
+    np.testing.assert_allclose(vecbook.minmax(np.array([0.0, 0.0])), [0.0, 0.0])
+
+
+# -- filters are applied before the top-k cut --
+
+@pytest.fixture(scope="module")
+def haystack(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """5,000 records about boats; exactly one has Owner: needle (and it does not mention boats)."""
+    root = tmp_path_factory.mktemp("haystack")
+    blocks = [f"Owner: crew{i % 50}\nSail boat number {i} moored at the harbour, berth {i}." for i in range(4999)]
+    blocks.insert(2500, "Owner: needle\nA sail boat with a red hull and a broken mast.")
+    for part in range(5):
+        (root / f"part{part}.txt").write_text("\n---\n".join(blocks[part * 1000:(part + 1) * 1000]) + "\n",
+                                              encoding="utf-8")
+    return root
+
+
+@pytest.mark.parametrize("mode", vecbook.MODES)
+def test_a_rare_filter_match_is_found_in_every_mode(haystack: Path, fake_book: Any, mode: str) -> None:
+    book = fake_book(haystack)
+    assert book.stats()["records"] == 5000
+    hits = book.search("sail boat harbour", max_results=10, mode=mode, filters={"owner": "needle"})
+    assert [h.metadata["Owner"] for h in hits] == ["needle"]
+    crew = book.search("sail boat harbour", max_results=10, mode=mode, filters={"owner": "crew7"})
+    assert len(crew) == 10 and all(h.metadata["Owner"] == "crew7" for h in crew)
+    few = book.search("sail boat", max_results=500, mode=mode, filters={"owner__in": ["crew7", "needle"]})
+    assert len(few) == 101  # min(max_results, matching records)
