@@ -1405,8 +1405,16 @@ def load_directory(root: Path) -> LoadReport:
 
 
 def open_readonly(database: Path) -> sqlite3.Connection:
-    """Open SQLite so that nothing can write: ``mode=ro``, ``query_only`` and an authorizer."""
+    """Open SQLite so that nothing can write: ``mode=ro``, ``query_only`` and an authorizer.
+
+    A WAL-mode database whose app is not running has no ``-wal`` file, and even
+    a read-only connection would create ``-wal`` and ``-shm`` files beside it;
+    ``immutable=1`` reads it without creating anything. While the app runs
+    those files exist already, and ``mode=ro`` reads consistently beside it.
+    """
     uri = database.resolve().as_uri() + "?mode=ro"
+    if _is_wal(database) and not Path(f"{database}-wal").exists():
+        uri += "&immutable=1"
     connection = sqlite3.connect(uri, uri=True, timeout=SQLITE_BUSY_TIMEOUT_SECONDS, check_same_thread=False)
     connection.execute("PRAGMA query_only = ON")
     allowed = {sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_FUNCTION,
@@ -1415,12 +1423,30 @@ def open_readonly(database: Path) -> sqlite3.Connection:
     return connection
 
 
+# Whitespace and SQL comments that may come before the statement's first keyword.
+_LEADING_SQL_COMMENTS = re.compile(r"(?:\s+|--[^\n]*(?:\n|$)|/\*.*?\*/)*", re.S)
+
+
+def _is_wal(database: Path) -> bool:
+    """Bytes 18-19 of a SQLite header are 2 and 2 in WAL mode."""
+    try:
+        with open(database, "rb") as handle:
+            header = handle.read(20)
+    except OSError:
+        return False
+    return header.startswith(b"SQLite format 3\x00") and header[18:20] == b"\x02\x02"
+
+
 def check_select(sql: str, where: str) -> str:
     """Accept exactly one SELECT (or WITH ... SELECT) statement; return it without a trailing ';'."""
     statement = sql.strip().rstrip(";").strip()
-    if ";" in statement or not sqlite3.complete_statement(statement + ";"):
+    # complete_statement skips quotes and comments: a ';' that already completes a
+    # statement before the end means a second statement follows it.
+    early_end = any(ch == ";" and sqlite3.complete_statement(statement[:i + 1]) for i, ch in enumerate(statement))
+    if early_end or not sqlite3.complete_statement(statement + "\n;"):
         raise RecordError(f"{where}: 'query' must be a single SQL statement")
-    if not re.match(r"(?is)^(select|with)\b", statement):
+    first_keyword = statement[_LEADING_SQL_COMMENTS.match(statement).end():]
+    if not re.match(r"(?is)^(select|with)\b", first_keyword):
         raise RecordError(f"{where}: 'query' must be a SELECT statement")
     return statement
 
@@ -1429,9 +1455,9 @@ def load_collection(collection: CollectionConfig) -> tuple[list[Record], list[Pr
     """Rows of one collection as records; returns (records, problems, rows skipped)."""
     where = f"collection '{collection.name}'"
     label = collection.database_label
-    if not collection.database.is_file():
-        return [], [Problem(label, None, f"{where}: database file not found ({collection.database})")], 0
     try:
+        if not collection.database.is_file():
+            return [], [Problem(label, None, f"{where}: database file not found ({collection.database})")], 0
         if collection.query is not None:
             sql = check_select(collection.query, where)
         else:
@@ -1443,6 +1469,8 @@ def load_collection(collection: CollectionConfig) -> tuple[list[Record], list[Pr
             return _rows_to_records(collection, columns, cursor.fetchall())
         finally:
             connection.close()
+    except OSError as exc:  # e.g. a folder the user may not read (macOS: Full Disk Access)
+        return [], [Problem(label, None, f"{where}: cannot read database: {exc.strerror or exc}")], 0
     except (sqlite3.Error, RecordError) as exc:
         message = str(exc).replace(f"{where}: ", "")
         return [], [Problem(label, None, f"{where}: {message}")], 0
