@@ -839,17 +839,23 @@ def tokenize(text: str, stemming: bool = True) -> list[str]:
 
 
 class KeywordIndex:
-    """BM25Okapi scores (rank-bm25's formula and defaults) answered from numpy postings.
+    """BM25Okapi scores (rank-bm25's term weighting) answered from numpy postings.
 
     rank-bm25's ``get_scores`` loops in Python over every document; here each
     term keeps a postings array of (document, precomputed weight), so a query
-    costs one vectorised add per query term. ``tests/test_index.py`` checks the
-    scores equal ``BM25Okapi.get_scores`` on the same tokens.
+    costs one vectorised add per query term. With ``idf="okapi"`` the scores
+    equal ``BM25Okapi.get_scores`` exactly (``tests/test_index.py`` checks it).
+
+    The default ``idf="lucene"`` is log(1 + (N - n + 0.5) / (n + 0.5)), Lucene's
+    and Wikipedia's smoothed form. rank-bm25's own idf is zero for a term in
+    exactly half the documents and negative above that (rank_bm25 issues #39,
+    #43), so in a folder of two notes a word found in one of them scores
+    nothing. Everything else (k1, b, length normalisation) is BM25Okapi's.
     """
 
     def __init__(self, documents: Sequence[Sequence[str]], k1: float = 1.5, b: float = 0.75,
-                 epsilon: float = 0.25) -> None:
-        self.k1, self.b, self.epsilon = k1, b, epsilon
+                 epsilon: float = 0.25, idf: str = "lucene") -> None:
+        self.k1, self.b, self.epsilon, self.idf_kind = k1, b, epsilon, idf
         self.size = len(documents)
         vocabulary: dict[str, int] = {}
         doc_ids: list[int] = []
@@ -870,11 +876,14 @@ class KeywordIndex:
         n_terms = len(self.vocabulary)
         avgdl = lengths.mean() if self.size and lengths.sum() else 1.0
         df = np.bincount(terms, minlength=n_terms).astype(np.float64)
-        idf = np.log(self.size - df + 0.5) - np.log(df + 0.5)
-        # rank-bm25 floors negative idf (terms in over half the documents) at
-        # epsilon times the mean idf; keep that so scores match it exactly.
-        if n_terms:
-            idf[idf < 0] = self.epsilon * idf.mean()
+        if self.idf_kind == "lucene":
+            idf = np.log1p((self.size - df + 0.5) / (df + 0.5))
+        else:
+            idf = np.log(self.size - df + 0.5) - np.log(df + 0.5)
+            # rank-bm25 floors negative idf (terms in over half the documents)
+            # at epsilon times the mean idf.
+            if n_terms:
+                idf[idf < 0] = self.epsilon * idf.mean()
         self.idf = idf
         norm = self.k1 * (1 - self.b + self.b * lengths / avgdl)
         weights = idf[terms] * tf * (self.k1 + 1) / (tf + norm[docs])

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import math
+from collections import Counter
+
 import numpy as np
 import pytest
 from rank_bm25 import BM25Okapi
@@ -17,16 +20,37 @@ def sample_corpus() -> list[list[str]]:
     return [vecbook.tokenize(r.content) for r in records]
 
 
+QUERIES = ["rice kimchi", "the meeting about the outage outage", "Kahneman thinking fast", "zzz unknown",
+           "a", "book book book", "budget holiday 2024", "work"]
+
+
 @pytest.mark.parametrize("k1, b", [(1.5, 0.75), (1.2, 0.75), (0.9, 0.4)])
 def test_keyword_scores_equal_rank_bm25(k1: float, b: float) -> None:
     corpus = sample_corpus()
     reference = BM25Okapi(corpus, k1=k1, b=b)
-    index = vecbook.KeywordIndex(corpus, k1=k1, b=b)
-    queries = ["rice kimchi", "the meeting about the outage outage", "Kahneman thinking fast", "zzz unknown",
-               "a", "book book book", "budget holiday 2024"]
-    for query in queries:
+    index = vecbook.KeywordIndex(corpus, k1=k1, b=b, idf="okapi")
+    for query in QUERIES:
         tokens = vecbook.tokenize(query)
         np.testing.assert_allclose(index.scores(tokens), reference.get_scores(tokens), rtol=1e-12, atol=1e-12)
+
+
+def test_default_idf_is_rank_bm25_with_lucene_smoothed_idf() -> None:
+    corpus = sample_corpus()
+    reference = BM25Okapi(corpus, k1=1.2, b=0.75)
+    n = len(corpus)
+    reference.idf = {t: math.log(1 + (n - df + 0.5) / (df + 0.5))
+                     for t, df in Counter(t for doc in corpus for t in set(doc)).items()}
+    index = vecbook.KeywordIndex(corpus, k1=1.2, b=0.75)
+    for query in QUERIES:
+        tokens = vecbook.tokenize(query)
+        np.testing.assert_allclose(index.scores(tokens), reference.get_scores(tokens), rtol=1e-12, atol=1e-12)
+
+
+def test_a_word_in_half_the_documents_still_scores() -> None:
+    corpus = [["kayak", "paddle"], ["grocery", "list"]]
+    assert BM25Okapi(corpus).get_scores(["kayak"]).tolist() == [0.0, 0.0]  # rank-bm25 issue #39
+    scores = vecbook.KeywordIndex(corpus).scores(["kayak"])
+    assert scores[0] > 0 and scores[1] == 0
 
 
 def test_keyword_scores_stay_below_the_upper_bound() -> None:
