@@ -527,14 +527,14 @@ class Embedder:
         if self.precision_setting == "bfloat16" or (self.precision_setting == "auto" and native_bf16()):
             self.precision = "bfloat16"
         self._path = path
-        self._hook_forward_timer(model, torch)
+        self._hook_forward_timer(model)
         log.info("loaded model %s (%s, %s) in %.1fs", self.model_name, path, self.precision,
                  time.perf_counter() - started)
         return model
 
-    def _hook_forward_timer(self, model: Any, torch: Any) -> None:
+    def _hook_forward_timer(self, model: Any) -> None:
         """Accumulate time spent in the transformer forward pass, to show the overhead around it."""
-        inner = model[0].auto_model if hasattr(model[0], "auto_model") else model[0]
+        inner = model[0]  # the Transformer module; its __call__ is the forward pass
         starts: list[float] = []
         inner.register_forward_pre_hook(lambda *_: starts.append(time.perf_counter()))
 
@@ -925,15 +925,17 @@ class VectorIndex:
         if metric == "cosine" and len(vectors):
             faiss.normalize_L2(vectors)  # normalise so inner product equals cosine
         self.metric = metric
-        self.vectors = vectors
         self.owners = np.asarray(owners, dtype=np.int64)  # window -> record, non-decreasing
         self.n_records = n_records
         self.embedded = np.zeros(n_records, dtype=bool)
         self.embedded[self.owners] = True
         dim = vectors.shape[1] if vectors.ndim == 2 else 0
         self.index = faiss.IndexFlatIP(dim) if metric == "cosine" else faiss.IndexFlatL2(dim)
+        self.vectors = vectors
         if len(vectors):
             self.index.add(vectors)
+            # A view of FAISS's own copy: exact subset scoring without holding the vectors twice.
+            self.vectors = faiss.rev_swig_ptr(self.index.get_xb(), vectors.size).reshape(vectors.shape)
 
     @property
     def index_type(self) -> str:

