@@ -2228,7 +2228,6 @@ def configure_logging(level: str = "INFO") -> None:
         handler = _StderrHandler()
         handler.setFormatter(_Formatter())
         log.addHandler(handler)
-        log.propagate = False
     log.setLevel(level)
 
 
