@@ -1684,7 +1684,7 @@ class VecBook:
 
     def __init__(self, data_directory: str | Path | None = None, *, config: Config | None = None,
                  background: bool = False, progress: ProgressCallback | None = None,
-                 embedder: Embedder | None = None, **settings: Any) -> None:
+                 embedder: Embedder | None = None, keyword_only: bool = False, **settings: Any) -> None:
         if config is None:
             config = _build_config(None, {"data_directory": data_directory, **settings})
         elif data_directory is not None or settings:
@@ -1695,6 +1695,7 @@ class VecBook:
         self.config = config
         self.embedder = embedder or Embedder(config.embedding_model, config.precision, config.batch_size)
         self._progress_callback = progress
+        self.keyword_only = keyword_only  # skip embedding: keyword search at once, no model load
         self._cond = threading.Condition(threading.RLock())
         self._snapshot: Snapshot | None = None
         self._thread: threading.Thread | None = None
@@ -1781,7 +1782,8 @@ class VecBook:
             self._cond.notify_all()
         vectors, error, cache = None, None, None
         try:
-            vectors, cache = self._embed(report.records)
+            if not self.keyword_only:
+                vectors, cache = self._embed(report.records)
         except VecBookError as exc:
             error = str(exc)
             log.error("semantic search unavailable: %s", error)
@@ -1944,6 +1946,8 @@ class VecBook:
     def _snapshot_for(self, mode: str) -> tuple[Snapshot, str]:
         """The current snapshot, waiting (bounded) for vectors when the mode needs them;
         falls back to keyword mode if they are still being computed."""
+        if self.keyword_only and mode != "keyword":
+            raise QueryError(f"{mode} search needs vectors, and this VecBook was opened with keyword_only=True")
         self.start()
         wait = self.config.semantic_wait_seconds
         with self._cond:
@@ -2328,7 +2332,8 @@ def _cmd_search(args: argparse.Namespace, config: Config) -> int:
     check_query(args.query)
     if args.max_results is not None:
         check_max_results(args.max_results)
-    book = _open_book(config)
+    # A keyword search from the shell needs no vectors: skip loading the model and embedding.
+    book = _open_book(config, keyword_only=(args.mode or config.search_mode) == "keyword")
     hits = book.search(args.query, max_results=args.max_results, mode=args.mode, filters=filters,
                        min_score=args.min_score, fusion=args.fusion, keyword_weight=args.keyword_weight)
     if args.json:

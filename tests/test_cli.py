@@ -112,3 +112,14 @@ def test_every_subcommand_has_help(capsys: pytest.CaptureFixture[str]) -> None:
         assert code == 0 and "--config" in out and "--data-dir" in out
     code, out, _ = run(capsys, "--help")
     assert all(c in out for c in ("search", "stats", "serve"))
+
+
+def test_a_keyword_search_skips_the_model(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.undo()
+
+    def no_model(self: vecbook.Embedder) -> None:
+        raise AssertionError("a keyword search must not load the model")
+
+    monkeypatch.setattr(vecbook.Embedder, "load", no_model)
+    code, out, _ = run(capsys, "search", "Kahneman", "--mode", "keyword", "--json", "--config", CONFIG)
+    assert code == 0 and json.loads(out)[0]["id"] == "reading_notes.txt:22"

