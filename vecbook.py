@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import codecs
+import contextlib
 import dataclasses
 import difflib
 import fnmatch
@@ -35,7 +36,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from functools import lru_cache, partial
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -510,7 +511,7 @@ class Embedder:
         path = resolve_model(self.model_name)
         _prepare_torch_environment()
         try:
-            import torch
+            import torch  # noqa: F401 - fail here, with the install hint, when torch is missing
             from sentence_transformers import SentenceTransformer
         except ImportError as exc:
             raise ModelNotFoundError(
@@ -594,7 +595,7 @@ class Embedder:
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
         context = (torch.autocast("cpu", dtype=torch.bfloat16) if self.precision == "bfloat16"
-                   else _null_context())
+                   else contextlib.nullcontext())
         with torch.inference_mode(), context:
             out = model.encode(list(texts), batch_size=self.batch_size, convert_to_tensor=True,
                                show_progress_bar=False, normalize_embeddings=False)
@@ -610,14 +611,6 @@ def _cached_query_vector(embedder: Embedder, text: str) -> np.ndarray:
     vector = embedder.encode([text])[0]
     vector.flags.writeable = False
     return vector
-
-
-class _null_context:
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *_: Any) -> None:
-        return None
 
 
 class VectorCache:

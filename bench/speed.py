@@ -18,7 +18,6 @@ import json
 import os
 import random
 import shutil
-import statistics
 import subprocess
 import sys
 import time

@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import json
 import os
-import resource
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 from typing import Any
 

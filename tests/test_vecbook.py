@@ -10,7 +10,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
 
 import vecbook
