@@ -59,13 +59,18 @@ SEPARATOR = vecbook.SEPARATOR
 
 # Settings tuned on the train split (809 queries); see the module docstring.
 # None means "VecBook's own default" (``vecbook.Config`` / ``vecbook.FUSION_DEPTH``).
+# Train nDCG@10 (bfloat16 vectors): keyword 0.6949 -> 0.6977 (b 0.75 -> 0.5; k1 0.9-1.5 and
+# b 0.4-0.6 are one plateau, stemming off costs 0.03), hybrid-rrf 0.7171 -> 0.7311 (rrf_k 60 -> 1,
+# falling steadily with k), hybrid-linear 0.7378 -> 0.7425 (keyword_weight 0.5 -> 0.4; 0.34-0.44
+# within 0.003). FUSION_DEPTH: 100 is best of 10-500 (max_results=10) and does not act at
+# max_results=100. Semantic has no knob here.
 TUNED: dict[str, Any] = {
-    "bm25_k1": None,
-    "bm25_b": None,
-    "stemming": None,
-    "rrf_k": None,
-    "keyword_weight": None,
-    "fusion_depth": None,
+    "bm25_k1": 1.2,
+    "bm25_b": 0.5,
+    "stemming": True,
+    "rrf_k": 1,
+    "keyword_weight": 0.4,
+    "fusion_depth": 100,
 }
 KNOBS = tuple(TUNED)
 
@@ -200,30 +205,41 @@ class Progress:
                   file=sys.stderr, flush=True)
 
 
-def build_book(folder: Path, precision: str, settings: dict[str, Any],
-               cache_dir: Path | None) -> tuple[vecbook.VecBook, float]:
+def build_book(folder: Path, precision: str, settings: dict[str, Any], cache_dir: Path | None,
+               keyword_only: bool = False) -> tuple[vecbook.VecBook, float]:
     config = {k: v for k, v in settings.items() if k in ("bm25_k1", "bm25_b", "stemming", "rrf_k",
                                                           "keyword_weight") and v is not None}
     if cache_dir is not None:
         config["cache_directory"] = str(cache_dir)
     print(f"indexing {folder} (precision={precision}) ...", file=sys.stderr, flush=True)
     started = time.perf_counter()
+    if keyword_only:  # nothing to embed: keyword search only
+        config["keyword_only"] = True
     book = vecbook.VecBook(data_directory=str(folder), precision=precision, progress=Progress(precision), **config)
     seconds = time.perf_counter() - started
+    book.index_forward_seconds = book.embedder.forward_seconds  # before queries add to it
     return book, seconds
 
 
-def check_loaded(book: vecbook.VecBook, corpus_ids: set[str]) -> None:
-    """Every corpus document must come back as exactly one record, with its Id header."""
+def check_loaded(book: vecbook.VecBook, corpus: list[dict[str, Any]]) -> None:
+    """Every corpus document must come back as exactly one record: its Id and Title headers,
+    and the abstract as the record text (no body line taken for a header)."""
     stats = book.stats()
     if stats["state"] != "ready":
         raise SystemExit(f"indexing did not finish: {stats['state']} {stats.get('error')}")
     if stats["skipped"] or stats["warnings"]:
         raise SystemExit(f"the loader reported problems: {(stats['skipped'] + stats['warnings'])[:5]}")
     records = book._snapshot.records  # read-only use: the loader's view of the corpus
+    by_id = {doc["_id"]: doc for doc in corpus}
     ids = [r.metadata.get("Id") for r in records]
-    if len(ids) != len(corpus_ids) or set(ids) != corpus_ids:
-        raise SystemExit(f"loaded {len(ids)} records for {len(corpus_ids)} documents; ids do not match")
+    if len(ids) != len(by_id) or set(ids) != set(by_id):
+        raise SystemExit(f"loaded {len(ids)} records for {len(by_id)} documents; ids do not match")
+    for record in records:
+        doc = by_id[record.metadata["Id"]]
+        expected = record_text(doc).split("\n\n", 1)[1].rstrip("\n")
+        if record.text != expected or record.metadata.get("Title") != _one_line(doc.get("title", "")):
+            raise SystemExit(f"{record.citation}: the loader read document {doc['_id']} differently "
+                             f"(metadata keys {sorted(record.metadata)})")
 
 
 def search_kwargs(mode: str, settings: dict[str, Any]) -> dict[str, Any]:
@@ -314,12 +330,27 @@ def effective_settings(args: argparse.Namespace) -> dict[str, Any]:
     return {k: (resolved[k] if settings[k] is None else settings[k]) for k in KNOBS}
 
 
+def code_version() -> str:
+    """The commit of the checkout and whether vecbook.py differs from it (best effort)."""
+    import subprocess
+
+    try:
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
+                                text=True, timeout=10).stdout.strip()
+        dirty = subprocess.run(["git", "diff", "--quiet", "HEAD", "--", "vecbook.py"], cwd=ROOT,
+                               timeout=10).returncode != 0
+    except (OSError, subprocess.SubprocessError):
+        return "(commit unknown)"
+    return f"at commit {commit}{' with local changes' if dirty else ''}" if commit else "(not a git checkout)"
+
+
 def fmt_seconds(seconds: float) -> str:
     return f"{seconds:.1f} s" if seconds < 120 else f"{seconds:.0f} s ({seconds / 60:.1f} min)"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    args.code_version = code_version()  # now: the module was imported from this checkout
     vecbook.configure_logging("INFO" if args.verbose else "WARNING")
     settings = effective_settings(args)
     vecbook.FUSION_DEPTH = int(settings["fusion_depth"])
@@ -337,10 +368,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     folder = workdir / "records"
     try:
         files = write_corpus(corpus, folder)
-        corpus_ids = {doc["_id"] for doc in corpus}
-        book, index_seconds = build_book(folder, args.precision, settings, args.cache_dir)
-        check_loaded(book, corpus_ids)
-        precision = book.embedder.precision
+        keyword_only = set(args.modes) == {"keyword"} and not args.compare_precision
+        book, index_seconds = build_book(folder, args.precision, settings, args.cache_dir, keyword_only)
+        check_loaded(book, corpus)
+        precision = book.embedder.precision if not keyword_only else "none (keyword_only: no vectors)"
         results = []
         for mode in args.modes:
             print(f"running {len(queries)} {args.split} queries: {mode} ...", file=sys.stderr, flush=True)
@@ -350,7 +381,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.compare_precision:
             other_precision = "float32" if precision == "bfloat16" else "bfloat16"
             other_book, other_seconds = build_book(folder, other_precision, settings, args.cache_dir)
-            check_loaded(other_book, corpus_ids)
+            check_loaded(other_book, corpus)
             other_results = []
             for mode in [m for m in MODES if m != "keyword"]:
                 print(f"running {len(queries)} {args.split} queries: {mode} ({other_precision}) ...",
@@ -387,8 +418,10 @@ def report(args: argparse.Namespace, settings: dict[str, Any], book: vecbook.Vec
     cache_note = (f"; vector cache {cache['path']}: {cache['reused']} reused, {cache['embedded']} embedded"
                   if cache else "; no vector cache (cold build)")
     print(f"- Corpus: {stats['records']:,} records in {files} files, loaded by VecBook's .txt loader; "
-          f"indexing (load + BM25 + embedding + FAISS) {fmt_seconds(index_seconds)}, "
-          f"of which model forward {book.embedder.forward_seconds:.0f} s{cache_note}")
+          f"indexing (load + BM25 + embedding + FAISS) {fmt_seconds(index_seconds)}"
+          + (f", of which model forward {book.index_forward_seconds:.0f} s" if book.index_forward_seconds
+             else "") + cache_note)
+    print(f"- Code: vecbook.py {args.code_version}")
     print(f"- Machine: {platform.machine()}, {os.cpu_count()} CPUs, torch {torch.__version__} "
           f"with {torch.get_num_threads()} threads; Python {platform.python_version()}")
     print()
@@ -405,7 +438,7 @@ def report(args: argparse.Namespace, settings: dict[str, Any], book: vecbook.Vec
     print(f"### float32 vs bfloat16 (nDCG@10, {args.split})")
     print()
     print(f"Indexing: {precision} {fmt_seconds(index_seconds)}, {other_precision} {fmt_seconds(other_seconds)}"
-          f" (second build{' from the vector cache' if other_stats.get('cache') else ', cold'}).")
+          f" ({'vectors from the cache' if (other_stats.get('cache') or {}).get('reused') else 'cold build'}).")
     print()
     print("| mode | float32 | bfloat16 | bf16 - fp32 | 95% CI (paired) | queries changed |")
     print("|---|---:|---:|---:|---:|---:|")
