@@ -422,6 +422,8 @@ WINDOW_OVERLAP_TOKENS = 32
 # by its first windows only, with a WARN; the keyword index still sees it all.
 # Without a cap one 50 MB record would take hours to embed.
 MAX_WINDOWS = 64
+# Query vectors kept per embedder: repeated questions (an assistant retrying) skip the model.
+QUERY_CACHE_SIZE = 256
 # WordPiece maps a word of more than 100 characters to one [UNK] token, so no
 # token spans more characters than this; it bounds how much text to tokenize.
 MAX_CHARS_PER_TOKEN = 100
@@ -500,6 +502,9 @@ class Embedder:
         self._lock = threading.Lock()
         self._path: Path | None = None
         self.precision = "float32"
+        # Oldest first; on the instance, so a discarded embedder frees its cache (and model).
+        self._query_cache: dict[str, np.ndarray] = {}
+        self._query_lock = threading.Lock()
 
     def load(self) -> Any:
         """Import torch and load the model once; thread-safe."""
@@ -603,15 +608,16 @@ class Embedder:
         return out.float().cpu().numpy()
 
     def encode_query(self, text: str) -> np.ndarray:
-        """One query vector; repeated queries hit a small cache."""
-        return _cached_query_vector(self, text)
-
-
-@lru_cache(maxsize=256)
-def _cached_query_vector(embedder: Embedder, text: str) -> np.ndarray:
-    vector = embedder.encode([text])[0]
-    vector.flags.writeable = False
-    return vector
+        """One query vector; repeated queries hit a small cache held by this embedder."""
+        vector = self._query_cache.get(text)
+        if vector is None:
+            vector = self.encode([text])[0]
+            vector.flags.writeable = False  # shared by every caller that asks the same question
+            with self._query_lock:  # MCP calls run in threads
+                self._query_cache[text] = vector
+                while len(self._query_cache) > QUERY_CACHE_SIZE:
+                    del self._query_cache[next(iter(self._query_cache))]
+        return vector
 
 
 class VectorCache:
@@ -955,12 +961,19 @@ class VectorIndex:
         if not n_windows or k <= 0:
             return np.zeros(0, dtype=np.int64), np.zeros(0)
         # Extra windows of multi-window records are the only way one record can
-        # take several of the top slots; searching that many more guarantees k records.
-        depth = min(n_windows, k + n_windows - int(self.embedded.sum()))
+        # take several of the top slots; searching that many more guarantees k
+        # records. One window beyond shows whether equal scores run past the cut.
+        depth = min(n_windows, k + n_windows - int(self.embedded.sum()) + 1)
         raw, windows = self.index.search(self._prepare(query), depth)
         windows, raw = windows[0], raw[0]
         keep = windows >= 0
-        return _top_k(*_best_per_record(self.owners[windows[keep]], self._to_score(raw[keep])), k)
+        scores_all = self._to_score(raw[keep])
+        ids, scores = _top_k(*_best_per_record(self.owners[windows[keep]], scores_all), k)
+        if depth < n_windows and len(ids) == k and scores_all[-1] >= scores[-1]:
+            # Equal scores (duplicate records) straddle the search depth and FAISS
+            # picked among them arbitrarily: score all, so _top_k cuts by record order.
+            return _top_k(*self.scores_within(query, self.embedded), k)
+        return ids, scores
 
     def scores_within(self, query: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Exact scores of every embedded record where ``mask`` is true (same numbers as FAISS)."""
@@ -984,11 +997,12 @@ def _best_per_record(owners: np.ndarray, scores: np.ndarray) -> tuple[np.ndarray
 
 
 def _top_k(ids: np.ndarray, scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """The k highest scores, best first (argpartition keeps this O(n))."""
+    """The k highest scores, best first; equal scores go by record order, so ties cut the same every time."""
     if len(ids) > k:
-        part = np.argpartition(-scores, k - 1)[:k]
-        ids, scores = ids[part], scores[part]
-    order = np.argsort(-scores, kind="stable")
+        kth = np.partition(-scores, k - 1)[k - 1]  # argpartition-style O(n) cut, keeping every tie
+        keep = -scores <= kth
+        ids, scores = ids[keep], scores[keep]
+    order = np.lexsort((ids, -scores))[:k]
     return ids[order], scores[order]
 
 
@@ -1230,19 +1244,45 @@ def rrf_scores(rankings: Sequence[Sequence[int]], k: int) -> dict[int, float]:
     return {item: score / best for item, score in fused.items()}
 
 
-def minmax(values: np.ndarray) -> np.ndarray:
-    """Scale to [0, 1]; a constant list maps to 1 (all equally good) unless it is all zero."""
+def minmax(values: np.ndarray, reference: np.ndarray | None = None) -> np.ndarray:
+    """Scale to [0, 1] by the range of `reference` (default: the values), clipping outside it.
+
+    A constant reference maps to 1 (all equally good) unless it is all zero.
+    """
     if not len(values):
         return values
-    low, high = float(values.min()), float(values.max())
+    ref = values if reference is None or not len(reference) else reference
+    low, high = float(ref.min()), float(ref.max())
     if high - low < 1e-12:
-        return np.full(len(values), 1.0 if high > 0 else 0.0)
-    return (values - low) / (high - low)
+        return np.where(values >= high, 1.0 if high > 0 else 0.0, 0.0)
+    return np.clip((values - low) / (high - low), 0.0, 1.0)
 
 
-def linear_scores(semantic: np.ndarray, keyword: np.ndarray, keyword_weight: float) -> np.ndarray:
-    """Weighted sum of min-max normalised component scores; in [0, 1]."""
-    return keyword_weight * minmax(keyword) + (1.0 - keyword_weight) * minmax(semantic)
+def linear_scores(semantic: np.ndarray, keyword: np.ndarray, keyword_weight: float,
+                  core: np.ndarray | None = None) -> np.ndarray:
+    """Weighted sum of min-max normalised component scores; in [0, 1].
+
+    `core` (a boolean mask) picks the candidates whose range sets the scale, so
+    that asking for more results does not change the scores of the first ones.
+    """
+    sem_ref = semantic if core is None else semantic[core]
+    kw_ref = keyword if core is None else keyword[core]
+    return keyword_weight * minmax(keyword, kw_ref) + (1.0 - keyword_weight) * minmax(semantic, sem_ref)
+
+
+def _rrf_within_depth(sem_ids: list[int], kw_ids: list[int], candidates: np.ndarray, rrf_k: int) -> np.ndarray:
+    """RRF over the top FUSION_DEPTH of each list; deeper candidates (k > depth) rank after all of those.
+
+    Counting only the first FUSION_DEPTH ranks keeps a record's score the same
+    whatever max_results is, so asking for more never reorders the first hits.
+    """
+    core = rrf_scores([sem_ids[:FUSION_DEPTH], kw_ids[:FUSION_DEPTH]], rrf_k)
+    deep = rrf_scores([sem_ids, kw_ids], rrf_k)
+    # The lowest score a core record can have, and the highest a deeper one can, both normalised.
+    floor = (rrf_k + 1) / (2 * (rrf_k + FUSION_DEPTH))
+    ceiling = (rrf_k + 1) / (rrf_k + FUSION_DEPTH + 1)
+    return np.array([core[i] if i in core else deep.get(i, 0.0) * floor / ceiling * 0.999
+                     for i in candidates.tolist()])
 
 
 def keyword_top(index: KeywordIndex, tokens: Sequence[str], k: int,
@@ -1278,10 +1318,12 @@ def rank(mode: str, k: int, *, vectors: VectorIndex | None, keywords: KeywordInd
     sem = np.array([semantic.get(int(i), 0.0) for i in candidates])
     kw = kw_all[candidates]
     if fusion == "rrf":
-        fused = rrf_scores([sem_ids.tolist(), kw_ids.tolist()], rrf_k)
-        total = np.array([fused.get(int(i), 0.0) for i in candidates])
+        total = _rrf_within_depth(sem_ids.tolist(), kw_ids.tolist(), candidates, rrf_k)
     else:
-        total = linear_scores(sem, kw, keyword_weight)
+        # Normalise over the top FUSION_DEPTH of each list, whatever k is, so that
+        # max_results=200 orders its first ten exactly as max_results=10 does.
+        core = np.isin(candidates, np.union1d(sem_ids[:FUSION_DEPTH], kw_ids[:FUSION_DEPTH]))
+        total = linear_scores(sem, kw, keyword_weight, core)
     return [Scored(int(i), float(t), semantic.get(int(i)), float(w))
             for i, t, w in zip(candidates, total, kw)]
 

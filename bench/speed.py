@@ -159,7 +159,7 @@ channel = {"channel": "channel42"}
 for name, mode, filters in (("semantic", "semantic", None), ("keyword", "keyword", None),
                             ("hybrid", "hybrid", None), ("hybrid + 1% filter", "hybrid", channel)):
     times = []
-    vecbook._cached_query_vector.cache_clear()  # every query embeds, as distinct questions would
+    book.embedder._query_cache.clear()  # every query embeds, as distinct questions would
     for q in queries:
         t = time.perf_counter()
         book.search(q, mode=mode, filters=filters)

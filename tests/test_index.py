@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from typing import Any
 
 import numpy as np
 import pytest
@@ -91,6 +92,22 @@ def test_faiss_top_k_equals_exact_scores_with_best_window_per_record(metric: str
         assert np.all((scores >= 0) & (scores <= 1))
 
 
+def test_duplicate_records_tie_and_are_cut_by_record_order() -> None:
+    """Forty identical messages ("ok") score the same; which ten come back must not depend on k or FAISS."""
+    rng = np.random.default_rng(3)
+    vectors = rng.normal(size=(200, 16)).astype(np.float32)
+    duplicates = np.arange(30, 190, 4)  # 40 records, interleaved with others
+    vectors[duplicates] = vectors[0]
+    index = vecbook.VectorIndex(vectors, np.arange(200), 200)
+    tied = sorted([0, *duplicates.tolist()])
+    everything_but_one = np.arange(200) != 7
+    for k in (1, 10, 41, 60):
+        for mask in (None, everything_but_one):  # FAISS search, and exact scoring of a filtered subset
+            ids, scores = index.top(vectors[0], k, mask)
+            assert ids[:min(k, 41)].tolist() == tied[:min(k, 41)]
+            assert np.all(np.diff(scores) <= 0)
+
+
 def test_masked_top_k_returns_every_match_when_matches_are_rare() -> None:
     index = random_index("cosine", [1] * 5000)
     mask = np.zeros(5000, dtype=bool)
@@ -118,3 +135,22 @@ def test_tokenizer_lowercases_drops_stop_words_and_stems() -> None:
     assert vecbook.tokenize("The Runners were RUNNING to the café!") == ["runner", "were", "run", "café"]
     assert vecbook.tokenize("The Runners", stemming=False) == ["runners"]
     assert vecbook.tokenize("id_42 x-ray") == ["id", "42", "x", "rai"]
+
+
+def test_query_vectors_are_cached_per_embedder_and_bounded() -> None:
+    class Counting(vecbook.Embedder):
+        calls = 0
+
+        def encode(self, texts: Any) -> np.ndarray:
+            Counting.calls += len(texts)
+            return np.ones((len(texts), 4), dtype=np.float32)
+
+    embedder = Counting("counting")
+    first = embedder.encode_query("where is the boiler manual")
+    assert embedder.encode_query("where is the boiler manual") is first and Counting.calls == 1
+    with pytest.raises(ValueError):
+        first[0] = 2.0  # shared between callers, so read-only
+    for i in range(vecbook.QUERY_CACHE_SIZE + 10):
+        embedder.encode_query(f"question {i}")
+    assert len(embedder._query_cache) == vecbook.QUERY_CACHE_SIZE
+    assert Counting("other").encode_query("where is the boiler manual") is not first  # not shared across models

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 from typing import Any
 
@@ -131,3 +132,27 @@ def test_a_rare_filter_match_is_found_in_every_mode(haystack: Path, fake_book: A
     assert len(crew) == 10 and all(h.metadata["Owner"] == "crew7" for h in crew)
     few = book.search("sail boat", max_results=500, mode=mode, filters={"owner__in": ["crew7", "needle"]})
     assert len(few) == 101  # min(max_results, matching records)
+
+
+# -- asking for more results never reorders the first ones --
+
+@pytest.fixture(scope="module")
+def varied(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """2,000 seeded records of random words, so semantic and keyword ranks disagree deep down."""
+    rng = random.Random(5)
+    words = [f"w{i}" for i in range(300)]
+    root = tmp_path_factory.mktemp("varied")
+    blocks = [" ".join(rng.choice(words) for _ in range(rng.randint(5, 40))) for _ in range(2000)]
+    (root / "words.txt").write_text("\n---\n".join(blocks) + "\n", encoding="utf-8")
+    return root
+
+
+@pytest.mark.parametrize("fusion", ["linear", "rrf"])
+def test_more_results_keep_the_first_hits_and_their_scores(varied: Path, fake_book: Any, fusion: str) -> None:
+    book = fake_book(varied, fusion=fusion)
+    for query in ("w1 w2 w3", "w10 w200", "w7 w8 w9 w150 w299"):
+        few = book.search(query, max_results=10, mode="hybrid")
+        many = book.search(query, max_results=400, mode="hybrid")
+        assert len(many) == 400
+        assert [(h.id, h.similarity_score) for h in many[:10]] == [(h.id, h.similarity_score) for h in few]
+        assert [h.similarity_score for h in many] == sorted((h.similarity_score for h in many), reverse=True)
