@@ -168,7 +168,7 @@ for name, mode, filters in (("semantic", "semantic", None), ("keyword", "keyword
     latency[name] = {"p50": statistics.median(times), "p95": times[int(0.95 * (len(times) - 1))]}
 embed_ms = []
 for q in queries[:50]:
-    t = time.perf_counter(); book.embedder.encode([q + " (uncached)"]); embed_ms.append((time.perf_counter() - t) * 1000)
+    t = time.perf_counter(); book.embedder.encode_query(q + " (uncached)"); embed_ms.append((time.perf_counter() - t) * 1000)
 print(json.dumps({"first_keyword": first_keyword, "first_hybrid": first_hybrid, "latency": latency,
                   "query_embedding_p50": statistics.median(embed_ms),
                   "records": stats["records"], "cache": stats["cache"], "index_seconds": stats["index_seconds"],

@@ -85,8 +85,8 @@ class FakeEmbedder(vecbook.Embedder):
     def identity(self) -> str:
         return "fake-bag-of-words|64"
 
-    def windows(self, text: str) -> tuple[list[str], bool]:
-        return [text], False
+    def windows_many(self, texts: Any) -> list[tuple[list[str], bool]]:
+        return [([text], False) for text in texts]
 
     def encode(self, texts: Any) -> Any:
         import zlib

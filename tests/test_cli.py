@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -70,7 +71,7 @@ def test_stats_in_both_formats(capsys: pytest.CaptureFixture[str]) -> None:
     stats = json.loads(out)
     assert code == 0 and stats["records"] == 65 and stats["files"] == 10
     code, out, _ = run(capsys, "stats", "--config", CONFIG)
-    assert code == 0 and "records: 65" in out and "index_type: IndexFlatIP" in out
+    assert code == 0 and "records: 65" in out and "index_type: IndexScalarQuantizer (float16)" in out
 
 
 @pytest.mark.parametrize("argv, message", [
@@ -123,3 +124,15 @@ def test_a_keyword_search_skips_the_model(capsys: pytest.CaptureFixture[str], mo
     monkeypatch.setattr(vecbook.Embedder, "load", no_model)
     code, out, _ = run(capsys, "search", "Kahneman", "--mode", "keyword", "--json", "--config", CONFIG)
     assert code == 0 and json.loads(out)[0]["id"] == "reading_notes.txt:22"
+
+
+def test_embedding_progress_is_a_bar_on_a_terminal_and_log_lines_otherwise(
+        capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, write_files: Any) -> None:
+    root = write_files({"notes.txt": "Kayak trip on Sunday.\n---\nBoiler service on Monday.\n"})
+    argv = ("search", "kayak", "--data-dir", str(root), "--config", CONFIG)
+    code, _, err = run(capsys, *argv)
+    # The config's SQLite collection is indexed too, so count, do not assume, the total.
+    assert code == 0 and re.search(r"embedded (\d+) of \1 records", err) and "\r" not in err  # lines for a log
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)  # capsys's stream, now "a terminal"
+    code, _, err = run(capsys, *argv)
+    assert code == 0 and re.search(r"\rembedding \[#+\] (\d+)/\1 ", err)

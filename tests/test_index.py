@@ -141,7 +141,7 @@ def test_query_vectors_are_cached_per_embedder_and_bounded() -> None:
     class Counting(vecbook.Embedder):
         calls = 0
 
-        def encode(self, texts: Any) -> np.ndarray:
+        def encode(self, texts: Any, threads: int | None = None) -> np.ndarray:
             Counting.calls += len(texts)
             return np.ones((len(texts), 4), dtype=np.float32)
 

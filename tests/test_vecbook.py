@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 import vecbook
@@ -143,7 +144,7 @@ def test_stats_report_counts_model_and_index(sample_book: vecbook.VecBook) -> No
     stats = sample_book.stats()
     assert stats["files"] == 10 and stats["sources"]["files"] == 49 and stats["sources"]["messages"] == 16
     assert stats["records"] == 65 and stats["skipped"] == []
-    assert stats["metric"] == "cosine" and stats["index_type"] == "IndexFlatIP" and stats["dimensions"] == 384
+    assert stats["metric"] == "cosine" and stats["index_type"] == "IndexScalarQuantizer (float16)" and stats["dimensions"] == 384
     assert stats["state"] == "ready" and stats["index_seconds"] > 0
 
 
@@ -157,7 +158,9 @@ def test_empty_data_directory_gives_empty_results_and_a_warning(tmp_path: Path, 
 def test_l2_metric_uses_an_l2_index_and_ranks_like_cosine(write_files: Any, make_book: Any) -> None:
     root = write_files({"a.txt": "Baking sourdough bread\n---\nFixing a flat bicycle tyre\n---\nTax return due\n"})
     cosine, l2 = make_book(root), make_book(root, similarity_metric="l2")
-    assert l2.stats()["index_type"] == "IndexFlatL2"
+    import faiss
+
+    assert l2.stats()["metric"] == "l2" and l2._snapshot.vectors.index.metric_type == faiss.METRIC_L2
     for query in ("bread", "puncture", "taxes"):
         assert [h.id for h in l2.search(query, mode="semantic")] == [h.id for h in cosine.search(query, mode="semantic")]
         assert 0 < l2.search(query, mode="semantic")[0].similarity_score <= 1
@@ -170,6 +173,11 @@ def test_long_records_are_embedded_in_windows_and_found_by_their_end(write_files
     book = make_book(root)
     pieces, capped = book.embedder.windows(long_record)
     assert len(pieces) > 3 and not capped
+    assert all(piece in long_record for piece in pieces) and pieces[-1].endswith("overnight.")
+    # Indexing splits all records in one tokenizer batch; it must split each exactly as alone.
+    short = "A short note."
+    assert book.embedder.windows_many([short, long_record, short]) == [([short], False), (pieces, False),
+                                                                        ([short], False)]
     assert book.search("sea creature got out of its enclosure", mode="semantic", max_results=1)[0].id == "long.txt:1"
 
 
@@ -234,3 +242,16 @@ def test_a_keyword_only_book_refuses_semantic_search(write_files: Any) -> None:
     assert book.search("kayak", mode="keyword")[0].id == "a.txt:1"
     with pytest.raises(vecbook.QueryError, match="opened with keyword_only=True"):
         book.search("kayak", mode="hybrid")
+
+
+def test_batched_embedding_returns_rows_in_input_order(embedder: vecbook.Embedder,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """Texts are regrouped by length into batches; each row must still be its own text's vector."""
+    texts = ["tea", "A long note about " + "repairing the garden shed roof after the storm, " * 8, "coffee beans",
+             "Meeting moved to Thursday at ten.", "x " * 300, "tea"]
+    monkeypatch.setattr(vecbook, "BATCH_TOKENS", 64)  # several small batches
+    together = embedder.encode(texts)
+    alone = np.vstack([embedder.encode([t]) for t in texts])
+    cosine = (together * alone).sum(1) / np.linalg.norm(together, axis=1) / np.linalg.norm(alone, axis=1)
+    assert together.shape == (6, 384) and np.all(cosine > 0.999)
+    np.testing.assert_allclose(together[0], together[5], atol=1e-5)
