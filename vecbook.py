@@ -1928,8 +1928,10 @@ class VecBook:
 
     def _preload_model(self) -> None:
         try:
+            import faiss  # noqa: F401 - half a second of import, also off the critical path
+
             self.embedder.load()
-        except Exception:  # noqa: BLE001 - reported by the load() that needs the model
+        except Exception:  # noqa: BLE001 - reported where the model or faiss is needed
             pass
 
     def _embed(self, records: Sequence[Record]) -> tuple[VectorIndex, dict[str, Any] | None]:
