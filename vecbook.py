@@ -1928,10 +1928,8 @@ class VecBook:
 
     def _preload_model(self) -> None:
         try:
-            import faiss  # noqa: F401 - half a second of import, also off the critical path
-
             self.embedder.load()
-        except Exception:  # noqa: BLE001 - reported where the model or faiss is needed
+        except Exception:  # noqa: BLE001 - reported by the load() in _embed, which needs the model
             pass
 
     def _embed(self, records: Sequence[Record]) -> tuple[VectorIndex, dict[str, Any] | None]:
