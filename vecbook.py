@@ -423,8 +423,10 @@ WINDOW_OVERLAP_TOKENS = 32
 # by its first windows only, with a WARN; the keyword index still sees it all.
 # Without a cap one 50 MB record would take hours to embed.
 MAX_WINDOWS = 64
-# Padded tokens per embedding batch (batch_size caps the count): 32 windows of 256 tokens.
-BATCH_TOKENS = 8192
+# Padded tokens per embedding batch (batch_size caps the count). Measured on
+# 2 cores against plain encode: 4096 gives 1.01x in float32 and 1.88x in
+# bfloat16; 8192 gives 0.87x and 1.86x (wider float32 batches run slower).
+BATCH_TOKENS = 4096
 # Query vectors kept per embedder: repeated questions (an assistant retrying) skip the model.
 QUERY_CACHE_SIZE = 256
 # WordPiece maps a word of more than 100 characters to one [UNK] token, so no
@@ -674,7 +676,8 @@ class Embedder:
         order = np.argsort(lengths, kind="stable")
         batches: list[list[str]] = [[]]
         for i in order.tolist():
-            if batches[-1] and (len(batches[-1]) + 1) * lengths[i] > BATCH_TOKENS or len(batches[-1]) == self.batch_size:
+            full = (len(batches[-1]) + 1) * lengths[i] > BATCH_TOKENS or len(batches[-1]) == self.batch_size
+            if batches[-1] and full:
                 batches.append([])
             batches[-1].append(texts[i])
         return order, batches
