@@ -166,7 +166,8 @@ def test_l2_metric_uses_an_l2_index_and_ranks_like_cosine(write_files: Any, make
         assert 0 < l2.search(query, mode="semantic")[0].similarity_score <= 1
 
 
-def test_long_records_are_embedded_in_windows_and_found_by_their_end(write_files: Any, make_book: Any) -> None:
+def test_long_records_are_embedded_in_windows_and_found_by_their_end(write_files: Any, make_book: Any,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     filler = " ".join(f"The committee reviewed agenda item number {i} without comment." for i in range(120))
     long_record = filler + " Finally, the octopus escaped from the aquarium tank overnight."
     root = write_files({"long.txt": long_record + "\n---\nA short note about buying groceries.\n"})
@@ -178,6 +179,11 @@ def test_long_records_are_embedded_in_windows_and_found_by_their_end(write_files
     short = "A short note."
     assert book.embedder.windows_many([short, long_record, short]) == [([short], False), (pieces, False),
                                                                         ([short], False)]
+    # Tokenizer batches are bounded in characters; a text never straddles two.
+    monkeypatch.setattr(vecbook, "TOKENIZE_BATCH_CHARS", len(long_record) + 1)
+    twice = book.embedder.windows_many([long_record, short, long_record[::-1], long_record])
+    assert twice[0] == twice[3] == (pieces, False) and twice[1] == ([short], False)
+    assert twice[2] == book.embedder.windows(long_record[::-1])
     assert book.search("sea creature got out of its enclosure", mode="semantic", max_results=1)[0].id == "long.txt:1"
 
 
@@ -255,3 +261,15 @@ def test_batched_embedding_returns_rows_in_input_order(embedder: vecbook.Embedde
     cosine = (together * alone).sum(1) / np.linalg.norm(together, axis=1) / np.linalg.norm(alone, axis=1)
     assert together.shape == (6, 384) and np.all(cosine > 0.999)
     np.testing.assert_allclose(together[0], together[5], atol=1e-5)
+
+
+def test_torch_is_set_up_to_stay_steady_and_bounded_unless_the_user_chose(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("OMP_WAIT_POLICY", "ONEDNN_PRIMITIVE_CACHE_CAPACITY", "LRU_CACHE_CAPACITY", "HF_HUB_OFFLINE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("LRU_CACHE_CAPACITY", "7")
+    vecbook._prepare_torch_environment()
+    import os
+
+    assert os.environ["OMP_WAIT_POLICY"] == "PASSIVE" and os.environ["HF_HUB_OFFLINE"] == "1"
+    assert os.environ["ONEDNN_PRIMITIVE_CACHE_CAPACITY"] == str(vecbook.KERNEL_CACHE_SIZE)
+    assert os.environ["LRU_CACHE_CAPACITY"] == "7"  # the user's own setting wins
