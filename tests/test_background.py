@@ -141,9 +141,9 @@ def test_a_corrupt_or_foreign_cache_is_reported_and_rebuilt(write_files: Any, em
     elif damage == "garbage":
         path.write_bytes(os.urandom(4096))
     else:
-        other = vecbook.VectorCache(cache, "another-model|x|384|float32|254")
+        other = vecbook.embed.VectorCache(cache, "another-model|x|384|float32|254")
         other.path = path
-        other.save({vecbook.VectorCache.key("x"): np.zeros(384, dtype=np.float32)})
+        other.save({vecbook.embed.VectorCache.key("x"): np.zeros(384, dtype=np.float32)})
     caplog.set_level(logging.WARNING, logger="vecbook")
     book, counting = cached_book(root, cache, embedder)
     assert "is unusable" in caplog.text and "will be rebuilt" in caplog.text
@@ -163,7 +163,7 @@ def test_a_crash_while_writing_leaves_the_old_cache_intact(write_files: Any, emb
     def crash(*_: Any) -> None:
         raise KeyboardInterrupt("power cut")
 
-    monkeypatch.setattr(vecbook.os, "replace", crash)
+    monkeypatch.setattr(vecbook.embed.os, "replace", crash)
     with pytest.raises(KeyboardInterrupt):
         cached_book(root, cache, embedder)
     monkeypatch.undo()

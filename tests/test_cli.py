@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -136,3 +137,12 @@ def test_embedding_progress_is_a_bar_on_a_terminal_and_log_lines_otherwise(
     monkeypatch.setattr(sys.stderr, "isatty", lambda: True)  # capsys's stream, now "a terminal"
     code, _, err = run(capsys, *argv)
     assert code == 0 and re.search(r"\rembedding \[#+\] (\d+)/\1 ", err)
+
+
+def test_the_script_runs_from_any_folder_with_the_config_beside_it(tmp_path: Path) -> None:
+    # An MCP client starts `python /abs/path/vecbook.py` from its own folder: the script must
+    # find the vecbook package and, with no ./vecbook.toml, the checkout's own config.
+    out = subprocess.run([sys.executable, str(ROOT / "vecbook.py"), "search", "leftover rice", "--mode", "keyword",
+                          "-n", "1", "--json"], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)[0]["file_path"] == "recipes.txt"

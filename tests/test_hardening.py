@@ -34,7 +34,7 @@ def test_parsing_any_text_never_raises_and_cites_real_lines(text: str) -> None:
         assert lines[record.end_line - 1].strip()
         assert "---" not in record.content.split("\n")
         assert record.text.strip()
-    assert all(isinstance(p, vecbook.Problem) for p in problems)
+    assert all(isinstance(p, vecbook.records.Problem) for p in problems)
 
 
 def expected_records(blocks: list[list[str]]) -> list[tuple[int, str]]:
@@ -45,7 +45,7 @@ def expected_records(blocks: list[list[str]]) -> list[tuple[int, str]]:
         if filled:
             chunk = block[filled[0]:filled[-1] + 1]
             headers = 0
-            while headers < len(chunk) and vecbook.HEADER_RE.match(chunk[headers]):
+            while headers < len(chunk) and vecbook.records.HEADER_RE.match(chunk[headers]):
                 headers += 1
             if any(c.strip() for c in chunk[headers:]):
                 expected.append((line + filled[0], "\n".join(chunk)))
@@ -99,7 +99,7 @@ def test_an_unreadable_folder_is_a_warning(write_files: Any, monkeypatch: pytest
         return real_scandir(path)
 
     monkeypatch.setattr(os, "scandir", scandir)
-    report = vecbook.load_directory(root)
+    report = vecbook.sources.load_directory(root)
     assert [r.id for r in report.records] == ["ok/a.txt:1"]
     assert [str(p) for p in report.problems] == ["locked: cannot read folder: Permission denied"]
 
@@ -114,7 +114,7 @@ def test_an_unreadable_file_is_a_warning(write_files: Any, monkeypatch: pytest.M
         return real(self)
 
     monkeypatch.setattr(Path, "read_bytes", read_bytes)
-    report = vecbook.load_directory(root)
+    report = vecbook.sources.load_directory(root)
     assert [r.id for r in report.records] == ["a.txt:1"]
     assert [str(p) for p in report.problems] == ["b.txt: cannot read file: Permission denied"]
 
@@ -161,7 +161,7 @@ def test_searches_during_repeated_reindexing_see_one_complete_index(tmp_path: Pa
     def searcher() -> None:
         while not stop.is_set():
             try:
-                for mode in vecbook.MODES:
+                for mode in vecbook.config.MODES:
                     hits = book.search("sailing note", max_results=20, mode=mode)
                     generations = {h.metadata["Gen"] for h in hits}
                     if len(generations) != 1:

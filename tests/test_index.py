@@ -18,7 +18,7 @@ def sample_corpus() -> list[list[str]]:
     records = []
     for path in sorted(SAMPLES.rglob("*.txt")):
         records += vecbook.parse_records(path.read_text(encoding="utf-8"), path.name)[0]
-    return [vecbook.tokenize(r.content) for r in records]
+    return [vecbook.index.tokenize(r.content) for r in records]
 
 
 QUERIES = ["rice kimchi", "the meeting about the outage outage", "Kahneman thinking fast", "zzz unknown",
@@ -29,9 +29,9 @@ QUERIES = ["rice kimchi", "the meeting about the outage outage", "Kahneman think
 def test_keyword_scores_equal_rank_bm25(k1: float, b: float) -> None:
     corpus = sample_corpus()
     reference = BM25Okapi(corpus, k1=k1, b=b)
-    index = vecbook.KeywordIndex(corpus, k1=k1, b=b, idf="okapi")
+    index = vecbook.index.KeywordIndex(corpus, k1=k1, b=b, idf="okapi")
     for query in QUERIES:
-        tokens = vecbook.tokenize(query)
+        tokens = vecbook.index.tokenize(query)
         np.testing.assert_allclose(index.scores(tokens), reference.get_scores(tokens), rtol=1e-12, atol=1e-12)
 
 
@@ -41,39 +41,39 @@ def test_default_idf_is_rank_bm25_with_lucene_smoothed_idf() -> None:
     n = len(corpus)
     reference.idf = {t: math.log(1 + (n - df + 0.5) / (df + 0.5))
                      for t, df in Counter(t for doc in corpus for t in set(doc)).items()}
-    index = vecbook.KeywordIndex(corpus, k1=1.2, b=0.75)
+    index = vecbook.index.KeywordIndex(corpus, k1=1.2, b=0.75)
     for query in QUERIES:
-        tokens = vecbook.tokenize(query)
+        tokens = vecbook.index.tokenize(query)
         np.testing.assert_allclose(index.scores(tokens), reference.get_scores(tokens), rtol=1e-12, atol=1e-12)
 
 
 def test_a_word_in_half_the_documents_still_scores() -> None:
     corpus = [["kayak", "paddle"], ["grocery", "list"]]
     assert BM25Okapi(corpus).get_scores(["kayak"]).tolist() == [0.0, 0.0]  # rank-bm25 issue #39
-    scores = vecbook.KeywordIndex(corpus).scores(["kayak"])
+    scores = vecbook.index.KeywordIndex(corpus).scores(["kayak"])
     assert scores[0] > 0 and scores[1] == 0
 
 
 def test_keyword_scores_stay_below_the_upper_bound() -> None:
     corpus = sample_corpus()
-    index = vecbook.KeywordIndex(corpus)
+    index = vecbook.index.KeywordIndex(corpus)
     for doc in corpus[:20]:
         tokens = doc[:5]
         assert index.scores(tokens).max() < index.upper_bound(tokens)
 
 
 def test_keyword_index_handles_empty_corpora_and_documents() -> None:
-    assert vecbook.KeywordIndex([]).scores(["x"]).shape == (0,)
-    index = vecbook.KeywordIndex([[], ["apple"], ["apple", "pear"]])
+    assert vecbook.index.KeywordIndex([]).scores(["x"]).shape == (0,)
+    index = vecbook.index.KeywordIndex([[], ["apple"], ["apple", "pear"]])
     scores = index.scores(["pear"])
     assert scores[0] == 0 and scores[1] == 0 and scores[2] > 0
 
 
-def random_index(metric: str, windows_per_record: list[int], seed: int = 0) -> vecbook.VectorIndex:
+def random_index(metric: str, windows_per_record: list[int], seed: int = 0) -> vecbook.index.VectorIndex:
     rng = np.random.default_rng(seed)
     owners = np.repeat(np.arange(len(windows_per_record)), windows_per_record)
     vectors = rng.normal(size=(len(owners), 16)).astype(np.float32)
-    return vecbook.VectorIndex(vectors, owners, len(windows_per_record), metric)
+    return vecbook.index.VectorIndex(vectors, owners, len(windows_per_record), metric)
 
 
 @pytest.mark.parametrize("metric", ["cosine", "l2"])
@@ -98,7 +98,7 @@ def test_duplicate_records_tie_and_are_cut_by_record_order() -> None:
     vectors = rng.normal(size=(200, 16)).astype(np.float32)
     duplicates = np.arange(30, 190, 4)  # 40 records, interleaved with others
     vectors[duplicates] = vectors[0]
-    index = vecbook.VectorIndex(vectors, np.arange(200), 200)
+    index = vecbook.index.VectorIndex(vectors, np.arange(200), 200)
     tied = sorted([0, *duplicates.tolist()])
     everything_but_one = np.arange(200) != 7
     for k in (1, 10, 41, 60):
@@ -119,22 +119,22 @@ def test_masked_top_k_returns_every_match_when_matches_are_rare() -> None:
 def test_records_without_vectors_are_left_out_not_misattributed() -> None:
     owners = np.array([0, 2, 2])  # record 1 failed to embed
     vectors = np.eye(3, 4, dtype=np.float32)
-    index = vecbook.VectorIndex(vectors, owners, 3)
+    index = vecbook.index.VectorIndex(vectors, owners, 3)
     ids, _ = index.top(np.array([0, 1, 0, 0], dtype=np.float32), 3)
     assert sorted(ids.tolist()) == [0, 2] and not index.embedded[1]
 
 
 def test_cosine_score_formula() -> None:
-    index = vecbook.VectorIndex(np.array([[1, 0], [0, 1], [-1, 0]], dtype=np.float32), np.arange(3), 3)
+    index = vecbook.index.VectorIndex(np.array([[1, 0], [0, 1], [-1, 0]], dtype=np.float32), np.arange(3), 3)
     ids, scores = index.top(np.array([2.0, 0.0], dtype=np.float32), 3)
     assert ids.tolist() == [0, 1, 2]
     np.testing.assert_allclose(scores, [1.0, 0.5, 0.0], atol=1e-6)
 
 
 def test_tokenizer_lowercases_drops_stop_words_and_stems() -> None:
-    assert vecbook.tokenize("The Runners were RUNNING to the café!") == ["runner", "were", "run", "café"]
-    assert vecbook.tokenize("The Runners", stemming=False) == ["runners"]
-    assert vecbook.tokenize("id_42 x-ray") == ["id", "42", "x", "rai"]
+    assert vecbook.index.tokenize("The Runners were RUNNING to the café!") == ["runner", "were", "run", "café"]
+    assert vecbook.index.tokenize("The Runners", stemming=False) == ["runners"]
+    assert vecbook.index.tokenize("id_42 x-ray") == ["id", "42", "x", "rai"]
 
 
 def test_query_vectors_are_cached_per_embedder_and_bounded() -> None:
@@ -150,7 +150,7 @@ def test_query_vectors_are_cached_per_embedder_and_bounded() -> None:
     assert embedder.encode_query("where is the boiler manual") is first and Counting.calls == 1
     with pytest.raises(ValueError):
         first[0] = 2.0  # shared between callers, so read-only
-    for i in range(vecbook.QUERY_CACHE_SIZE + 10):
+    for i in range(vecbook.embed.QUERY_CACHE_SIZE + 10):
         embedder.encode_query(f"question {i}")
-    assert len(embedder._query_cache) == vecbook.QUERY_CACHE_SIZE
+    assert len(embedder._query_cache) == vecbook.embed.QUERY_CACHE_SIZE
     assert Counting("other").encode_query("where is the boiler manual") is not first  # not shared across models

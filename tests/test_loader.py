@@ -10,7 +10,7 @@ from typing import Callable
 import pytest
 
 import vecbook
-from vecbook import discover_files, load_directory, load_file
+from vecbook.sources import discover_files, load_directory, load_file
 
 WriteFiles = Callable[[dict[str, "str | bytes"]], Path]
 
@@ -21,7 +21,7 @@ def rels(root: Path) -> list[str]:
     return [rel for rel, _ in files]
 
 
-def messages(report: vecbook.LoadReport) -> list[str]:
+def messages(report: vecbook.sources.LoadReport) -> list[str]:
     return [str(problem) for problem in report.problems]
 
 

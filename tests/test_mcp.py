@@ -27,7 +27,7 @@ def call(book: vecbook.VecBook, tool: str, args: dict[str, Any]) -> Any:
     from fastmcp import Client
 
     async def run() -> Any:
-        async with Client(vecbook.build_server(book)) as client:
+        async with Client(vecbook.mcp.build_server(book)) as client:
             return await client.call_tool(tool, args, raise_on_error=False)
 
     return asyncio.run(run())
@@ -42,7 +42,7 @@ def test_server_lists_three_described_tools(sample_book: vecbook.VecBook) -> Non
     from fastmcp import Client
 
     async def run() -> Any:
-        async with Client(vecbook.build_server(sample_book)) as client:
+        async with Client(vecbook.mcp.build_server(sample_book)) as client:
             return await client.list_tools()
 
     tools = {t.name: t for t in asyncio.run(run())}
@@ -105,7 +105,7 @@ def test_stats_tool_reports_progress_and_counts(sample_book: vecbook.VecBook) ->
     stats = json.loads(result.content[0].text)
     assert stats["state"] == "ready"
     assert stats["records"] == stats["records_total"] == stats["records_embedded"] > 40
-    assert stats["model"] == vecbook.DEFAULT_MODEL and stats["dimensions"] == 384
+    assert stats["model"] == vecbook.config.DEFAULT_MODEL and stats["dimensions"] == 384
 
 
 # -- a real subprocess over stdio, as an MCP client starts it --

@@ -28,7 +28,7 @@ RECORDS = [
 
 
 def matching(filters: dict[str, Any]) -> list[str]:
-    mask = vecbook.FilterColumns(RECORDS).mask(vecbook.parse_filters(filters))
+    mask = vecbook.rank.FilterColumns(RECORDS).mask(vecbook.rank.parse_filters(filters))
     return [r.id for r, keep in zip(RECORDS, mask) if keep]
 
 
@@ -77,7 +77,7 @@ def test_filter_operators(filters: dict[str, Any], expected: list[str]) -> None:
 ])
 def test_malformed_filters_are_query_errors_naming_them(filters: dict[str, Any], message: str) -> None:
     with pytest.raises(vecbook.QueryError) as error:
-        vecbook.parse_filters(filters)
+        vecbook.rank.parse_filters(filters)
     assert message in str(error.value)
 
 
@@ -89,11 +89,11 @@ def test_unknown_filter_keys_are_errors_with_a_suggestion() -> None:
 
 def test_filters_must_be_an_object() -> None:
     with pytest.raises(vecbook.QueryError, match="filters must be an object"):
-        vecbook.parse_filters(["author=ana"])  # type: ignore[arg-type]
+        vecbook.rank.parse_filters(["author=ana"])  # type: ignore[arg-type]
 
 
 def test_rrf_is_normalised_to_one_for_first_in_every_list() -> None:
-    fused = vecbook.rrf_scores([[1, 2, 3], [1, 3]], k=60)
+    fused = vecbook.rank.rrf_scores([[1, 2, 3], [1, 3]], k=60)
     assert fused[1] == pytest.approx(1.0)
     assert fused[3] == pytest.approx((1 / 63 + 1 / 62) / (2 / 61))
     assert fused[2] == pytest.approx((1 / 62) / (2 / 61))
@@ -102,10 +102,10 @@ def test_rrf_is_normalised_to_one_for_first_in_every_list() -> None:
 
 def test_linear_fusion_weights_min_max_normalised_components() -> None:
     semantic, keyword = np.array([0.2, 0.6, 0.4]), np.array([10.0, 0.0, 5.0])
-    np.testing.assert_allclose(vecbook.linear_scores(semantic, keyword, 0.3),
+    np.testing.assert_allclose(vecbook.rank.linear_scores(semantic, keyword, 0.3),
                                [0.3 * 1 + 0.7 * 0, 0.3 * 0 + 0.7 * 1, 0.3 * 0.5 + 0.7 * 0.5])
-    np.testing.assert_allclose(vecbook.minmax(np.array([3.0, 3.0])), [1.0, 1.0])
-    np.testing.assert_allclose(vecbook.minmax(np.array([0.0, 0.0])), [0.0, 0.0])
+    np.testing.assert_allclose(vecbook.rank.minmax(np.array([3.0, 3.0])), [1.0, 1.0])
+    np.testing.assert_allclose(vecbook.rank.minmax(np.array([0.0, 0.0])), [0.0, 0.0])
 
 
 # -- filters are applied before the top-k cut --
@@ -122,7 +122,7 @@ def haystack(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-@pytest.mark.parametrize("mode", vecbook.MODES)
+@pytest.mark.parametrize("mode", vecbook.config.MODES)
 def test_a_rare_filter_match_is_found_in_every_mode(haystack: Path, fake_book: Any, mode: str) -> None:
     book = fake_book(haystack)
     assert book.stats()["records"] == 5000

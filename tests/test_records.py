@@ -45,7 +45,7 @@ def test_record_case(name: str) -> None:
     rel = f"{name}.txt"
     expected = json.loads((CASES_DIR / f"{name}.json").read_text(encoding="utf-8"))
 
-    records, problems = vecbook.load_file(rel, CASES_DIR / rel)
+    records, problems = vecbook.sources.load_file(rel, CASES_DIR / rel)
 
     got = [{"text": r.text, "line_number": r.line_number, "end_line": r.end_line, "metadata": r.metadata}
            for r in records]
@@ -103,18 +103,18 @@ def test_headers_end_at_the_first_line_that_is_not_one() -> None:
     (b"ok\nbad \xff\n", "f.txt:2: bytes that are not UTF-8 were replaced by U+FFFD"),
 ])
 def test_warning_messages_name_file_and_line(data: bytes, message: str) -> None:
-    text, problems = vecbook.decode_text(data, "f.txt")
+    text, problems = vecbook.records.decode_text(data, "f.txt")
     problems += vecbook.parse_records(text, "f.txt")[1]
     assert [str(p) for p in problems] == [message]
 
 
 def test_invalid_utf8_keeps_the_record_and_skipped_records_are_marked() -> None:
-    text, problems = vecbook.decode_text(b"bad \xff\n---\nTitle: t\n", "f.txt")
+    text, problems = vecbook.records.decode_text(b"bad \xff\n---\nTitle: t\n", "f.txt")
     assert [p.skipped for p in problems] == [False]
     _, parse_problems = vecbook.parse_records(text, "f.txt")
     assert [p.skipped for p in parse_problems] == [True]
 
 
 def test_decode_drops_only_a_leading_bom() -> None:
-    assert vecbook.decode_text(b"\xef\xbb\xbfhi", "f.txt") == ("hi", [])
-    assert vecbook.decode_text(b"hi \xef\xbb\xbf", "f.txt") == ("hi \ufeff", [])
+    assert vecbook.records.decode_text(b"\xef\xbb\xbfhi", "f.txt") == ("hi", [])
+    assert vecbook.records.decode_text(b"hi \xef\xbb\xbf", "f.txt") == ("hi \ufeff", [])

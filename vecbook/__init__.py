@@ -1,0 +1,37 @@
+"""VecBook: local semantic, keyword and hybrid search over your own text records.
+
+Plain ``.txt`` files (records separated by ``---`` lines) and read-only SQLite
+tables are loaded at start-up, embedded with all-MiniLM-L6-v2 into an in-memory
+FAISS index beside a BM25 keyword index, and searched from the shell
+(``python vecbook.py search "..."``), over MCP stdio (``python vecbook.py serve``)
+or from Python (``from vecbook import VecBook``). Every hit cites its file and
+line range.
+
+The package's modules are its sections, in dependency order (each imports only
+the ones before it): config -> records -> embed -> index -> rank -> sources ->
+book (the VecBook facade) -> mcp -> cli. ``import vecbook`` loads the standard
+library and numpy only; torch, sentence-transformers, faiss and fastmcp are
+imported by the functions that use them.
+"""
+
+from .book import Hit, Query, Results, VecBook
+from .cli import main
+from .config import (
+    CollectionConfig,
+    Config,
+    ConfigError,
+    ModelNotFoundError,
+    QueryError,
+    RecordError,
+    VecBookError,
+    __version__,
+    load_config,
+)
+from .embed import Embedder
+from .records import Record, parse_records
+
+__all__ = [
+    "CollectionConfig", "Config", "ConfigError", "Embedder", "Hit", "ModelNotFoundError", "Query",
+    "QueryError", "Record", "RecordError", "Results", "VecBook", "VecBookError", "__version__",
+    "load_config", "main", "parse_records",
+]

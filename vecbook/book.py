@@ -1,0 +1,566 @@
+"""The VecBook facade: builds index snapshots (in the background if asked), searches them, reports stats."""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import threading
+import time
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from .config import (
+    CONFIG_NAME,
+    FUSIONS,
+    MAX_QUERY_CHARS,
+    MAX_RESULTS_LIMIT,
+    MODES,
+    Config,
+    ConfigError,
+    ModelNotFoundError,
+    QueryError,
+    VecBookError,
+    config_without_file,
+    load_config,
+    replace_config,
+)
+from .embed import EMBED_CHUNK, MAX_WINDOWS, Embedder, VectorCache
+from .index import KeywordIndex, VectorIndex, tokenize
+from .rank import FilterColumns, Scored, parse_filters, rank
+from .records import Record
+from .sources import LoadReport, load_sources
+
+log = logging.getLogger("vecbook")  # one logger for the package: hosts and the CLI configure "vecbook"
+
+
+# Log embedding progress at most this often when no progress bar is drawn.
+PROGRESS_LOG_SECONDS = 5.0
+ProgressCallback = Callable[[int, int], None]
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One search result; ``to_dict`` gives the JSON shape every interface shares."""
+
+    text: str
+    file_path: str
+    line_number: int | None
+    end_line: int | None
+    similarity_score: float
+    metadata: dict[str, Any]
+    source: str
+    id: str
+    citation: str
+    semantic_score: float | None = None
+    keyword_score: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict; scores become strings with six decimals, as the spec requires."""
+        data = dataclasses.asdict(self)
+        for key in ("similarity_score", "semantic_score", "keyword_score"):
+            if data[key] is not None:
+                data[key] = f"{data[key]:.6f}"
+        return data
+
+
+class Results(list):  # list[Hit]
+    """A list of hits, best first, with notebook-friendly conversions."""
+
+    def to_dicts(self) -> list[dict[str, Any]]:
+        """The JSON shape of each hit."""
+        return [hit.to_dict() for hit in self]
+
+    def to_pandas(self) -> Any:
+        """A pandas DataFrame, one row per hit, scores as floats (pandas is optional)."""
+        try:
+            import pandas as pd
+        except ImportError:
+            raise VecBookError("to_pandas needs pandas: run `pip install pandas`") from None
+        columns = [f.name for f in dataclasses.fields(Hit)]
+        return pd.DataFrame([dataclasses.asdict(hit) for hit in self], columns=columns)
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """One complete, immutable index generation; searches read one snapshot only."""
+
+    records: list[Record]
+    keywords: KeywordIndex
+    columns: FilterColumns
+    report: LoadReport
+    vectors: VectorIndex | None = None
+    vector_error: str | None = None
+    index_seconds: float = 0.0
+    cache: dict[str, Any] | None = None
+
+
+def check_query(query: Any, name: str = "query") -> str:
+    """A query must be a non-blank string of at most MAX_QUERY_CHARS characters."""
+    if not isinstance(query, str) or not query.strip():
+        raise QueryError(f"{name} must be a non-empty string")
+    if len(query) > MAX_QUERY_CHARS:
+        raise QueryError(f"{name} is {len(query):,} characters long; the limit is {MAX_QUERY_CHARS:,}")
+    return query
+
+
+def check_max_results(value: Any) -> int:
+    """max_results must be an integer from 1 to MAX_RESULTS_LIMIT."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise QueryError(f"max_results must be an integer, got {value!r}")
+    if not 1 <= value <= MAX_RESULTS_LIMIT:
+        raise QueryError(f"max_results must be between 1 and {MAX_RESULTS_LIMIT}, got {value}")
+    return value
+
+
+def _check_choice(name: str, value: str, choices: Sequence[str]) -> str:
+    if value not in choices:
+        raise QueryError(f"{name} must be one of {', '.join(choices)}; got {value!r}")
+    return value
+
+
+def _check_unit(name: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
+        raise QueryError(f"{name} must be a number between 0 and 1, got {value!r}")
+    return float(value)
+
+
+class VecBook:
+    """Local search over a folder of ``.txt`` records and SQLite collections.
+
+    ``VecBook(data_directory="notes")`` indexes at once and blocks until ready;
+    ``background=True`` defers indexing to a thread started by ``start()`` (or
+    the first search), so keyword search works while vectors are computed.
+    """
+
+    def __init__(self, data_directory: str | Path | None = None, *, config: Config | None = None,
+                 background: bool = False, progress: ProgressCallback | None = None,
+                 embedder: Embedder | None = None, keyword_only: bool = False, **settings: Any) -> None:
+        if config is None:
+            config = config_without_file(data_directory=data_directory, **settings)
+        elif data_directory is not None or settings:
+            config = replace_config(config, data_directory=data_directory, **settings)
+        _check_data_directory(config.data_directory)
+        self.config = config
+        self.embedder = embedder or Embedder(config.embedding_model, config.precision, config.batch_size)
+        self._progress_callback = progress
+        self.keyword_only = keyword_only  # skip embedding: keyword search at once, no model load
+        self._cond = threading.Condition(threading.RLock())
+        self._snapshot: Snapshot | None = None
+        self._thread: threading.Thread | None = None
+        self._building = False
+        self._generation = 0
+        self._progress: dict[str, Any] = {"state": "not started", "records_embedded": 0, "records_total": 0,
+                                          "started": None, "finished": None}
+        if not background:
+            self.reindex()
+
+    @classmethod
+    def from_config(cls, path: str | Path | None = None, **settings: Any) -> VecBook:
+        """Load ``vecbook.toml`` (or ``path``), apply overrides such as ``data_directory=...``."""
+        background = bool(settings.pop("background", False))
+        progress = settings.pop("progress", None)
+        embedder = settings.pop("embedder", None)
+        return cls(config=load_config(path, **settings), background=background, progress=progress,
+                   embedder=embedder)
+
+    def __repr__(self) -> str:
+        return f"VecBook({str(self.config.data_directory)!r}, state={self._progress['state']!r})"
+
+    # -- lifecycle --
+
+    def start(self) -> None:
+        """Start indexing in a background thread (once); returns at once."""
+        with self._cond:
+            if self._thread is not None or self._snapshot is not None or self._building:
+                return
+            self._thread = threading.Thread(target=self._background_build, name="vecbook-index", daemon=True)
+            self._thread.start()
+
+    def _background_build(self) -> None:
+        try:
+            self.reindex()
+        except Exception:  # a thread has no caller to raise to: log it and keep serving
+            log.exception("indexing failed")
+
+    def wait_until_ready(self, timeout: float | None = None) -> bool:
+        """Block until vectors are built (or failed); False on timeout."""
+        self.start()
+        with self._cond:
+            return self._cond.wait_for(lambda: self._progress["state"] in ("ready", "failed"), timeout)
+
+    def reindex(self) -> dict[str, Any]:
+        """Re-read every source and rebuild both indexes; searches keep using the old
+        index until the new one is complete. A call made while a rebuild runs
+        waits for that rebuild instead of starting another. Returns ``stats()``."""
+        with self._cond:
+            if self._building:
+                generation = self._generation
+                self._cond.wait_for(lambda: self._generation > generation)
+                return self.stats()
+            self._building = True
+        try:
+            self._build()
+        finally:
+            with self._cond:
+                self._building = False
+                self._generation += 1
+                self._cond.notify_all()
+        return self.stats()
+
+    def _set_progress(self, **values: Any) -> None:
+        with self._cond:
+            self._progress.update(values)
+            self._cond.notify_all()
+
+    def _build(self) -> None:
+        started = time.perf_counter()
+        self._set_progress(state="loading", started=time.time(), finished=None, records_embedded=0, error=None)
+        if not self.keyword_only:
+            # Importing torch and loading the model takes seconds of mostly import work;
+            # start it now so it overlaps reading files and building the keyword index.
+            # Errors surface (again) from the load() in _embed, which waits on its lock.
+            threading.Thread(target=self._preload_model, name="vecbook-model", daemon=True).start()
+        log.info("reading %s", self.config.data_directory)
+        report = load_sources(self.config)
+        if not report.records:
+            log.warning("no records found in %s: searches will return nothing", self.config.data_directory)
+        self._set_progress(state="indexing keywords", records_total=len(report.records))
+        keywords = KeywordIndex([tokenize(r.content, self.config.stemming) for r in report.records],
+                                self.config.bm25_k1, self.config.bm25_b)
+        base = Snapshot(report.records, keywords, FilterColumns(report.records), report)
+        with self._cond:
+            if self._snapshot is None or self._snapshot.vectors is None:
+                self._snapshot = base  # keyword search works from here on
+            self._progress["state"] = "embedding"
+            self._cond.notify_all()
+        vectors, error, cache = None, None, None
+        try:
+            if not self.keyword_only:
+                vectors, cache = self._embed(report.records)
+        except VecBookError as exc:
+            error = str(exc)
+            log.error("semantic search unavailable: %s", error)
+        snapshot = dataclasses.replace(base, vectors=vectors, vector_error=error, cache=cache,
+                                       index_seconds=time.perf_counter() - started)
+        with self._cond:
+            self._snapshot = snapshot
+            self._progress.update(state="failed" if error else "ready", finished=time.time(), error=error)
+            self._cond.notify_all()
+        log.info("indexed %d records from %d files in %.1fs", len(report.records), report.files,
+                 snapshot.index_seconds)
+
+    # -- embedding --
+
+    def _preload_model(self) -> None:
+        try:
+            self.embedder.load()
+        except Exception:  # noqa: BLE001 - reported by the load() in _embed, which needs the model
+            pass
+
+    def _embed(self, records: Sequence[Record]) -> tuple[VectorIndex, dict[str, Any] | None]:
+        """Vectors for every record window, reusing the opt-in cache; identical texts embed once."""
+        self.embedder.load()
+        cache = self._open_cache()
+        owners, texts = self._windows(records, cache)
+        unique: dict[str, list[int]] = {}
+        for window, text in enumerate(texts):
+            unique.setdefault(text, []).append(window)
+        found: dict[str, np.ndarray] = {}
+        if cache is not None:
+            found = {t: cache.entries[k] for t in unique if (k := VectorCache.key(t)) in cache.entries}
+        todo = sorted((t for t in unique if t not in found), key=len)  # similar lengths batch with little padding
+        remaining = np.bincount(owners, minlength=len(records)) if len(owners) else np.zeros(len(records), int)
+        done = self._count_done(remaining, owners, [w for t in found for w in unique[t]])
+        self._report_progress(done, len(records))
+        for start in range(0, len(todo), EMBED_CHUNK):
+            chunk = todo[start:start + EMBED_CHUNK]
+            found.update(self._encode_isolating_failures(chunk, records, owners, unique))
+            done += self._count_done(remaining, owners, [w for t in chunk for w in unique[t]])
+            self._report_progress(done, len(records))
+        keep = np.array([texts[w] in found for w in range(len(texts))], dtype=bool)
+        matrix = np.array([found[t] for t, k in zip(texts, keep) if k], dtype=np.float32).reshape(
+            int(keep.sum()), -1 if keep.any() else self.embedder.dimension)
+        index = VectorIndex(matrix, owners[keep], len(records), self.config.similarity_metric)
+        return index, self._save_cache(cache, found, unique)
+
+    def _windows(self, records: Sequence[Record], cache: VectorCache | None) -> tuple[np.ndarray, list[str]]:
+        """Window texts and, per window, the record it belongs to."""
+        # A record whose whole text is in the cache was embedded as one window
+        # (windows never exceed the model's limit), so a warm start skips the tokenizer.
+        cached = cache.entries if cache is not None else {}
+        whole = [bool(cached) and VectorCache.key(r.content) in cached for r in records]
+        split = iter(self.embedder.windows_many([r.content for r, hit in zip(records, whole) if not hit]))
+        owners: list[int] = []
+        texts: list[str] = []
+        for number, (record, hit) in enumerate(zip(records, whole)):
+            if hit:
+                pieces, capped = [record.content], False
+            else:
+                pieces, capped = next(split)
+            if capped:
+                log.warning("%s: record is longer than %d model windows; only its first part is embedded "
+                            "(the keyword index covers all of it)", record.citation, MAX_WINDOWS)
+            owners.extend([number] * len(pieces))
+            texts.extend(pieces)
+        return np.asarray(owners, dtype=np.int64), texts
+
+    @staticmethod
+    def _count_done(remaining: np.ndarray, owners: np.ndarray, windows: list[int]) -> int:
+        """Mark windows embedded; return how many records just became complete."""
+        if not windows:
+            return 0
+        records = owners[np.asarray(windows, dtype=np.int64)]
+        np.subtract.at(remaining, records, 1)
+        return int(np.count_nonzero(remaining[np.unique(records)] == 0))
+
+    def _encode_isolating_failures(self, chunk: list[str], records: Sequence[Record], owners: np.ndarray,
+                                   unique: dict[str, list[int]]) -> dict[str, np.ndarray]:
+        """Embed a chunk; if it fails, embed text by text so one bad record costs only itself."""
+        try:
+            return dict(zip(chunk, self.embedder.encode(chunk)))
+        except Exception as exc:  # the model may raise anything; the spec says keep going
+            log.warning("embedding a batch failed (%s); retrying its records one by one", exc)
+        vectors: dict[str, np.ndarray] = {}
+        for text in chunk:
+            try:
+                vectors[text] = self.embedder.encode([text])[0]
+            except Exception as exc:
+                record = records[int(owners[unique[text][0]])]
+                log.warning("%s: record could not be embedded (%s); it is found by keyword search only",
+                            record.citation, exc)
+        return vectors
+
+    def _report_progress(self, done: int, total: int) -> None:
+        self._set_progress(records_embedded=done, records_total=total)
+        if self._progress_callback is not None:
+            self._progress_callback(done, total)
+            return
+        now = time.monotonic()
+        if done == total or now - self._progress.get("logged", 0.0) >= PROGRESS_LOG_SECONDS:
+            self._progress["logged"] = now
+            log.info("embedded %d of %d records", done, total)
+
+    def _open_cache(self) -> VectorCache | None:
+        if self.config.cache_directory is None:
+            return None
+        cache = VectorCache(self.config.cache_directory, self.embedder.identity)
+        cache.load()
+        return cache
+
+    @staticmethod
+    def _save_cache(cache: VectorCache | None, found: dict[str, np.ndarray],
+                    unique: dict[str, list[int]]) -> dict[str, Any] | None:
+        if cache is None:
+            return None
+        before = set(cache.entries)
+        keep = {VectorCache.key(t): found[t] for t in unique if t in found}
+        reused = len(before & set(keep))
+        try:
+            if set(keep) != before:  # nothing new and nothing stale: leave the file alone
+                cache.save(keep)
+        except OSError as exc:
+            log.warning("cannot write the vector cache %s (%s); continuing without it", cache.path, exc)
+        return {"path": str(cache.path), "entries": len(keep), "reused": reused,
+                "embedded": len(keep) - reused, "pruned": len(before - set(keep))}
+
+    # -- search --
+
+    def search(self, query: str, max_results: int | None = None, mode: str | None = None,
+               filters: dict[str, Any] | None = None, min_score: float | None = None, *,
+               fusion: str | None = None, keyword_weight: float | None = None, rrf_k: int | None = None,
+               keyword_query: str | None = None) -> Results:
+        """Search records; results are sorted by ``similarity_score`` (ties by id).
+
+        Args:
+            query: natural-language text (also the keyword text unless ``keyword_query`` is given).
+            max_results: 1 to 1000; default from the config.
+            mode: ``semantic``, ``keyword`` or ``hybrid``; default from the config.
+            filters: Django-style metadata filters, applied before the top-k cut.
+            min_score: drop hits whose ``similarity_score`` is below this.
+            fusion, keyword_weight, rrf_k: hybrid fusion settings for this query.
+        """
+        query = check_query(query)
+        keyword_text = check_query(keyword_query, "keyword_query") if keyword_query is not None else query
+        return self._search(query, keyword_text, max_results, mode, filters, min_score, fusion,
+                            keyword_weight, rrf_k)
+
+    def query(self) -> Query:
+        """A fluent query builder: ``vb.query().semantic("...").keyword("...").limit(5).to_list()``."""
+        return Query(self)
+
+    def _search(self, semantic_text: str, keyword_text: str, max_results: int | None, mode: str | None,
+                filters: dict[str, Any] | None, min_score: float | None, fusion: str | None,
+                keyword_weight: float | None, rrf_k: int | None) -> Results:
+        k = check_max_results(self.config.max_results if max_results is None else max_results)
+        mode = _check_choice("mode", mode or self.config.search_mode, MODES)
+        fusion = _check_choice("fusion", fusion or self.config.fusion, FUSIONS)
+        weight = _check_unit("keyword_weight", self.config.keyword_weight if keyword_weight is None
+                             else keyword_weight)
+        floor = None if min_score is None else _check_unit("min_score", min_score)
+        rrf = self.config.rrf_k if rrf_k is None else rrf_k
+        if isinstance(rrf, bool) or not isinstance(rrf, int) or rrf < 1:
+            raise QueryError(f"rrf_k must be a positive integer, got {rrf_k!r}")
+        conditions = parse_filters(filters)
+        snapshot, mode = self._snapshot_for(mode)
+        mask = snapshot.columns.mask(conditions)
+        vector = self.embedder.encode_query(semantic_text) if mode != "keyword" else None
+        scored = rank(mode, k, vectors=snapshot.vectors, keywords=snapshot.keywords, query_vector=vector,
+                      tokens=tokenize(keyword_text, self.config.stemming), mask=mask, fusion=fusion,
+                      rrf_k=rrf, keyword_weight=weight)
+        records = snapshot.records
+        scored.sort(key=lambda s: (-s.score, records[s.index].id))
+        hits = [self._hit(records[s.index], s) for s in scored[:k] if floor is None or s.score >= floor]
+        return Results(hits)
+
+    def _snapshot_for(self, mode: str) -> tuple[Snapshot, str]:
+        """The current snapshot, waiting (bounded) for vectors when the mode needs them;
+        falls back to keyword mode if they are still being computed."""
+        if self.keyword_only and mode != "keyword":
+            raise QueryError(f"{mode} search needs vectors, and this VecBook was opened with keyword_only=True")
+        self.start()
+        wait = self.config.semantic_wait_seconds
+        with self._cond:
+            if not self._cond.wait_for(lambda: self._snapshot is not None, timeout=max(wait, 1.0)):
+                raise VecBookError("the index is still loading; try again in a few seconds")
+            if mode != "keyword":
+                self._cond.wait_for(lambda: self._snapshot is not None and (
+                    self._snapshot.vectors is not None or self._snapshot.vector_error is not None), timeout=wait)
+            snapshot = self._snapshot
+            assert snapshot is not None  # guaranteed by the wait above
+            progress = dict(self._progress)
+        if mode == "keyword" or snapshot.vectors is not None:
+            return snapshot, mode
+        if snapshot.vector_error is not None:
+            raise ModelNotFoundError(f"semantic search is unavailable: {snapshot.vector_error} "
+                                     "(keyword mode still works)")
+        log.warning("vectors are still being computed (%d of %d records); answering %s search from the "
+                    "keyword index", progress["records_embedded"], progress["records_total"], mode)
+        return snapshot, "keyword"
+
+    @staticmethod
+    def _hit(record: Record, scored: Scored) -> Hit:
+        return Hit(text=record.text, file_path=record.file_path, line_number=record.line_number,
+                   end_line=record.end_line, similarity_score=scored.score, metadata=record.metadata,
+                   source=record.source, id=record.id, citation=record.citation,
+                   semantic_score=scored.semantic, keyword_score=scored.keyword)
+
+    # -- stats --
+
+    def stats(self) -> dict[str, Any]:
+        """Counts, problems, model and index facts, and indexing progress."""
+        with self._cond:
+            snapshot, progress = self._snapshot, dict(self._progress)
+        report = snapshot.report if snapshot else LoadReport()
+        vectors = snapshot.vectors if snapshot else None
+        started, finished = progress.get("started"), progress.get("finished")
+        by_source = Counter(r.source for r in report.records)
+        return {
+            "state": progress["state"],
+            "records": len(report.records),
+            "files": report.files,
+            "sources": {"files": by_source.get("files", 0), **{n: by_source.get(n, 0) for n in report.collections}},
+            "records_embedded": progress["records_embedded"],
+            "records_total": progress["records_total"],
+            "elapsed_seconds": round((finished or time.time()) - started, 3) if started else 0.0,
+            "index_seconds": round(snapshot.index_seconds, 3) if snapshot else 0.0,
+            "skipped": [p.to_dict() for p in report.problems if p.skipped],
+            "warnings": [p.to_dict() for p in report.problems if not p.skipped],
+            "collections": report.collections,
+            "outside_links": report.outside_links,
+            "data_directory": str(self.config.data_directory),
+            "model": self.config.embedding_model,
+            "dimensions": int(vectors.vectors.shape[1]) if vectors is not None else None,
+            "precision": self.embedder.precision if vectors is not None else None,
+            "metric": self.config.similarity_metric,
+            "index_type": vectors.index_type if vectors is not None else None,
+            "keyword_index": f"BM25Okapi (k1={self.config.bm25_k1}, b={self.config.bm25_b})",
+            "search_mode": self.config.search_mode,
+            "fusion": self.config.fusion,
+            "cache": snapshot.cache if snapshot else None,
+            "error": progress.get("error"),
+        }
+
+
+def _check_data_directory(path: Path) -> None:
+    if not path.exists():
+        raise ConfigError(f"data directory not found: {path} (create it, or set data_directory in "
+                          f"{CONFIG_NAME} or pass --data-dir)")
+    if not path.is_dir():
+        raise ConfigError(f"data directory is not a folder: {path}")
+
+
+class Query:
+    """Fluent search builder (the toolbox-store interface) over one VecBook."""
+
+    def __init__(self, book: VecBook) -> None:
+        self._book = book
+        self._semantic: str | None = None
+        self._keyword: str | None = None
+        self._hybrid = False
+        self._fusion: str | None = None
+        self._weight: float | None = None
+        self._rrf_k: int | None = None
+        self._filters: dict[str, Any] = {}
+        self._limit: int | None = None
+        self._min_score: float | None = None
+
+    def semantic(self, text: str) -> Query:
+        """Text to embed for semantic similarity."""
+        self._semantic = check_query(text, "semantic text")
+        return self
+
+    def keyword(self, text: str) -> Query:
+        """Text to match with BM25."""
+        self._keyword = check_query(text, "keyword text")
+        return self
+
+    def hybrid(self, method: str = "rrf", keyword_weight: float | None = None, rrf_k: int | None = None) -> Query:
+        """Fuse both: ``method`` is ``rrf`` or ``linear`` (``keyword_weight`` in [0, 1])."""
+        self._hybrid, self._fusion = True, _check_choice("method", method, FUSIONS)
+        self._weight, self._rrf_k = keyword_weight, rrf_k
+        return self
+
+    def filter(self, filters: dict[str, Any]) -> Query:
+        """Add Django-style metadata filters (calls accumulate)."""
+        parse_filters(filters)  # fail here, where the mistake was made
+        self._filters.update(filters)
+        return self
+
+    def limit(self, n: int) -> Query:
+        """Maximum number of hits."""
+        self._limit = check_max_results(n)
+        return self
+
+    def min_score(self, score: float) -> Query:
+        """Drop hits scoring below this."""
+        self._min_score = _check_unit("min_score", score)
+        return self
+
+    def _mode(self) -> str:
+        if self._hybrid or (self._semantic and self._keyword):
+            return "hybrid"
+        if self._semantic:
+            return "semantic"
+        if self._keyword:
+            return "keyword"
+        raise QueryError("the query has no text: call .semantic(...) and/or .keyword(...)")
+
+    def to_list(self) -> Results:
+        """Run the query."""
+        mode = self._mode()
+        semantic = self._semantic or self._keyword or ""
+        keyword = self._keyword or self._semantic or ""
+        return self._book._search(semantic, keyword, self._limit, mode, self._filters or None,
+                                  self._min_score, self._fusion, self._weight, self._rrf_k)
+
+    def to_dicts(self) -> list[dict[str, Any]]:
+        """Run the query; hits as JSON-shaped dicts."""
+        return self.to_list().to_dicts()
+
+    def to_pandas(self) -> Any:
+        """Run the query; hits as a pandas DataFrame."""
+        return self.to_list().to_pandas()

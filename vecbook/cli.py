@@ -1,0 +1,217 @@
+"""The command line: ``search``, ``stats`` and ``serve``, with logging and progress on stderr."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+import time
+from typing import Any, Sequence
+
+from .book import Hit, VecBook, check_max_results, check_query
+from .config import (
+    CONFIG_NAME,
+    FUSIONS,
+    MODES,
+    Config,
+    ConfigError,
+    QueryError,
+    VecBookError,
+    __version__,
+    load_config,
+)
+from .mcp import serve
+from .records import Problem
+
+log = logging.getLogger("vecbook")  # one logger for the package: hosts and the CLI configure "vecbook"
+
+
+# Lines of each hit's text shown by the human-readable search output.
+PREVIEW_LINES = 3
+PREVIEW_WIDTH = 100
+
+
+class _StderrHandler(logging.StreamHandler):
+    """Writes to whatever ``sys.stderr`` is at the time (tests swap it); never stdout."""
+
+    def __init__(self) -> None:
+        super().__init__(sys.stderr)
+
+    @property  # type: ignore[override]
+    def stream(self) -> Any:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, _value: Any) -> None:
+        pass
+
+
+class _Formatter(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        level = "WARN" if record.levelno == logging.WARNING else record.levelname
+        return f"{self.formatTime(record, '%H:%M:%S')} {level} {record.getMessage()}" + (
+            "\n" + self.formatException(record.exc_info) if record.exc_info else "")
+
+
+def configure_logging(level: str = "INFO") -> None:
+    """Send VecBook's log to stderr at ``level`` (once; later calls only change the level)."""
+    if not any(isinstance(h, _StderrHandler) for h in log.handlers):
+        handler = _StderrHandler()
+        handler.setFormatter(_Formatter())
+        log.addHandler(handler)
+    log.setLevel(level)
+
+
+class TerminalProgress:
+    """A one-line progress bar on stderr (used only when stderr is a terminal)."""
+
+    def __init__(self, width: int = 30) -> None:
+        self.width = width
+        self.started = time.monotonic()
+
+    def __call__(self, done: int, total: int) -> None:
+        filled = int(self.width * done / total) if total else self.width
+        rate = done / max(time.monotonic() - self.started, 1e-9)
+        sys.stderr.write(f"\rembedding [{'#' * filled}{'.' * (self.width - filled)}] {done}/{total} "
+                         f"({rate:.0f}/s)")
+        if done >= total:
+            sys.stderr.write("\n")
+        sys.stderr.flush()
+
+
+def parse_filter_argument(text: str) -> tuple[str, Any]:
+    """``KEY[__OP]=VALUE`` from the command line; ``__in`` takes commas, ``__exists`` true/false."""
+    key, sep, value = text.partition("=")
+    if not sep or not key:
+        raise QueryError(f"--filter needs KEY=VALUE, got {text!r}")
+    if key.endswith("__in"):
+        return key, [v.strip() for v in value.split(",")]
+    if key.endswith("__exists"):
+        if value.lower() not in ("true", "false"):
+            raise QueryError(f"--filter {key} needs true or false, got {value!r}")
+        return key, value.lower() == "true"
+    return key, value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``vecbook`` command line: search, stats, serve."""
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--config", metavar="PATH", help=f"config file (default: ./{CONFIG_NAME}, "
+                                                         "else the one beside vecbook.py)")
+    common.add_argument("--data-dir", metavar="DIR", help="folder of .txt records (overrides the config)")
+    common.add_argument("--log-level", choices=("DEBUG", "INFO", "WARNING", "ERROR"), help="stderr log level")
+    parser = argparse.ArgumentParser(
+        prog="vecbook", description="VecBook: local semantic, keyword and hybrid search over your own text records.")
+    parser.add_argument("--version", action="version", version=f"vecbook {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    search = commands.add_parser("search", parents=[common], help="search the records",
+                                 description="Search records; prints hits best first.")
+    search.add_argument("query", help="what to look for")
+    search.add_argument("-n", "--max-results", type=int, metavar="N", help="number of hits (1-1000)")
+    search.add_argument("--mode", choices=MODES, help="semantic, keyword or hybrid (default from config)")
+    search.add_argument("--fusion", choices=FUSIONS, help="hybrid fusion: rrf or linear")
+    search.add_argument("--keyword-weight", type=float, metavar="W", help="linear fusion weight of keywords, 0-1")
+    search.add_argument("--filter", action="append", default=[], metavar="KEY[__OP]=VALUE",
+                        help="metadata filter, repeatable: author=ana, date__gte=2024-01-01, tags__contains=work, "
+                             "channel__in=a,b, file_path='journal/*'")
+    search.add_argument("--min-score", type=float, metavar="S", help="drop hits scoring below S (0-1)")
+    search.add_argument("--json", action="store_true", help="print a JSON array of hits")
+    search.set_defaults(handler=_cmd_search)
+    stats = commands.add_parser("stats", parents=[common], help="index statistics",
+                                description="Index the records and print statistics.")
+    stats.add_argument("--json", action="store_true", help="print JSON")
+    stats.set_defaults(handler=_cmd_stats)
+    serve_cmd = commands.add_parser("serve", parents=[common], help="run the MCP server on stdio",
+                                    description="Run the MCP stdio server (for Claude Desktop, Claude Code...).")
+    serve_cmd.set_defaults(handler=_cmd_serve)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit code (2: usage error, 1: runtime error)."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse exits on --help and usage errors
+        return int(exc.code or 0)
+    configure_logging(args.log_level or "INFO")
+    try:
+        config = load_config(args.config, data_directory=args.data_dir, log_level=args.log_level)
+        configure_logging(config.log_level)
+        return int(args.handler(args, config))
+    except (ConfigError, QueryError) as exc:
+        print(f"vecbook: error: {exc}", file=sys.stderr)
+        return 2
+    except VecBookError as exc:
+        print(f"vecbook: error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("vecbook: interrupted", file=sys.stderr)
+        return 130
+
+
+def _open_book(config: Config, **options: Any) -> VecBook:
+    progress = TerminalProgress() if sys.stderr.isatty() else None
+    return VecBook(config=config, progress=progress, **options)
+
+
+def _cmd_search(args: argparse.Namespace, config: Config) -> int:
+    filters = dict(parse_filter_argument(f) for f in args.filter) or None
+    check_query(args.query)
+    if args.max_results is not None:
+        check_max_results(args.max_results)
+    # A keyword search from the shell needs no vectors: skip loading the model and embedding.
+    book = _open_book(config, keyword_only=(args.mode or config.search_mode) == "keyword")
+    hits = book.search(args.query, max_results=args.max_results, mode=args.mode, filters=filters,
+                       min_score=args.min_score, fusion=args.fusion, keyword_weight=args.keyword_weight)
+    if args.json:
+        print(json.dumps(hits.to_dicts(), indent=2, ensure_ascii=False))
+    else:
+        print(format_hits(hits))
+    return 0
+
+
+def format_hits(hits: Sequence[Hit]) -> str:
+    """Human-readable results: rank, score, citation, metadata, the first lines of text."""
+    if not hits:
+        return "no results"
+    blocks = []
+    for rank_number, hit in enumerate(hits, 1):
+        lines = [f"{rank_number:>2}. {hit.similarity_score:.6f}  {hit.citation}"]
+        if hit.metadata:
+            shown = ", ".join(f"{k}: {v}" for k, v in hit.metadata.items())
+            lines.append("    " + _clip(shown))
+        text_lines = hit.text.splitlines()
+        lines += ["    " + _clip(line) for line in text_lines[:PREVIEW_LINES]]
+        if len(text_lines) > PREVIEW_LINES:
+            lines.append(f"    ... ({len(text_lines) - PREVIEW_LINES} more lines)")
+        blocks.append("\n".join(lines))
+    return "\n\n".join(blocks)
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= PREVIEW_WIDTH else text[: PREVIEW_WIDTH - 3] + "..."
+
+
+def _cmd_stats(args: argparse.Namespace, config: Config) -> int:
+    stats = _open_book(config).stats()
+    if args.json:
+        print(json.dumps(stats, indent=2, ensure_ascii=False))
+        return 0
+    for key, value in stats.items():
+        if isinstance(value, list):
+            print(f"{key}: {len(value)}")
+            for item in value:
+                print(f"  - {Problem(item['file_path'], item['line'], item['reason'])}"
+                      if isinstance(item, dict) else f"  - {item}")
+        elif isinstance(value, dict):
+            print(f"{key}: {json.dumps(value, ensure_ascii=False)}")
+        else:
+            print(f"{key}: {value}")
+    return 0
+
+
+def _cmd_serve(args: argparse.Namespace, config: Config) -> int:
+    serve(VecBook(config=config, background=True))
+    return 0

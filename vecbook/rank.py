@@ -1,0 +1,338 @@
+"""Ranking: metadata filters, score fusion (RRF and linear) and the per-query ranking of candidates.
+The functions are pure (indexes and arrays in, scores out); FilterColumns caches filter columns per index."""
+
+from __future__ import annotations
+
+import difflib
+import fnmatch
+import json
+import math
+import re
+import threading
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+
+from .config import QueryError
+from .index import KeywordIndex, VectorIndex, top_k
+from .records import Record
+
+FILTER_OPERATORS = ("exact", "ne", "gt", "gte", "lt", "lte", "in", "contains", "startswith", "exists")
+# Each retriever contributes this many candidates (or max_results, if larger)
+# to fusion; deeper lists only add tail noise to RRF.
+FUSION_DEPTH = 100
+_MISSING = object()
+_NUMBER_RE = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
+
+
+@dataclass(frozen=True)
+class Condition:
+    """One parsed filter: ``date__gte: "2024-01-01"`` -> field, path, op, value."""
+
+    key: str
+    field: str  # "metadata", "source" or "file_path"
+    path: tuple[str, ...]
+    op: str
+    value: Any
+
+
+def parse_filters(filters: dict[str, Any] | None) -> list[Condition]:
+    """Validate Django-style filters; raise QueryError naming the key at fault."""
+    if filters is None:
+        return []
+    if not isinstance(filters, dict):
+        raise QueryError(f"filters must be an object mapping keys to values, got {type(filters).__name__}")
+    return [_parse_condition(str(key), value) for key, value in filters.items()]
+
+
+def _parse_condition(key: str, value: Any) -> Condition:
+    name, op = key, "exact"
+    if "__" in key:
+        name, op = key.rsplit("__", 1)
+        if op not in FILTER_OPERATORS:
+            raise QueryError(f"unknown filter operator '{op}' in '{key}' (use one of: {', '.join(FILTER_OPERATORS)})")
+    if not name:
+        raise QueryError(f"filter '{key}' has no key before the operator")
+    lowered = name.lower()
+    if lowered.startswith("metadata."):
+        field_name, path = "metadata", tuple(name[len("metadata."):].split("."))
+    elif lowered in ("source", "file_path"):
+        field_name, path = lowered, ()
+    else:
+        field_name, path = "metadata", tuple(name.split("."))
+    if any(not part for part in path):
+        raise QueryError(f"filter key '{key}' has an empty path segment")
+    _check_filter_value(key, op, value)
+    if op == "in":
+        value = list(value)
+    return Condition(key, field_name, path, op, value)
+
+
+def _check_filter_value(key: str, op: str, value: Any) -> None:
+    scalar = (str, int, float, bool)
+    if op == "exists":
+        if not isinstance(value, bool):
+            raise QueryError(f"filter '{key}' needs true or false, got {value!r}")
+    elif op == "in":
+        if not isinstance(value, (list, tuple)) or not all(isinstance(v, scalar) for v in value):
+            raise QueryError(f"filter '{key}' needs a list of values, got {value!r}")
+    elif not isinstance(value, scalar) or (isinstance(value, float) and not math.isfinite(value)):
+        raise QueryError(f"filter '{key}' needs a string or number, got {value!r}")
+
+
+def _as_number(value: Any) -> float | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        return float(value)
+    if isinstance(value, str) and _NUMBER_RE.match(value.strip()):
+        return float(value)
+    return None
+
+
+def _as_text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return value.casefold()
+    if isinstance(value, (dict, list)):
+        return json.dumps(value, sort_keys=True).casefold()
+    return str(value).casefold()
+
+
+def compare_values(a: Any, b: Any) -> int:
+    """-1, 0 or 1: numbers compare as numbers, everything else (ISO dates too) as case-folded text."""
+    na, nb = _as_number(a), _as_number(b)
+    left, right = (na, nb) if na is not None and nb is not None else (_as_text(a), _as_text(b))
+    return (left > right) - (left < right)
+
+
+def value_matches(value: Any, op: str, target: Any, glob: bool = False) -> bool:
+    """Whether one metadata value satisfies ``op target``; ``_MISSING`` means the key is absent."""
+    if value is _MISSING:
+        return op == "ne" or (op == "exists" and not target)
+    if op == "exists":
+        return bool(target)
+    items = value if isinstance(value, list) else [value]
+    if op in ("exact", "ne", "in"):
+        targets = target if op == "in" else [target]
+        found = any(_equal(v, t, glob) for v in items for t in targets)
+        return not found if op == "ne" else found
+    if op == "contains":
+        if isinstance(value, list):
+            return any(_equal(v, target, False) for v in value)
+        if isinstance(value, dict):
+            return _as_text(target) in {_as_text(k) for k in value}
+        return _as_text(target) in _as_text(value)
+    if op == "startswith":
+        return _as_text(value).startswith(_as_text(target))
+    sign = {"gt": (1,), "gte": (0, 1), "lt": (-1,), "lte": (-1, 0)}[op]
+    return any(compare_values(v, target) in sign for v in items)
+
+
+def _equal(value: Any, target: Any, glob: bool) -> bool:
+    if glob:
+        return fnmatch.fnmatchcase(str(value), str(target))
+    return compare_values(value, target) == 0
+
+
+def lookup_metadata(metadata: dict[str, Any], path: tuple[str, ...]) -> Any:
+    """A metadata value by key, case-insensitively; dotted paths walk nested JSON objects."""
+    whole = ".".join(path)
+    for candidate in (whole, None):
+        if candidate is not None:
+            found = _get_casefold(metadata, candidate)
+            if found is not _MISSING or len(path) == 1:
+                return found
+    current: Any = metadata
+    for part in path:
+        if not isinstance(current, dict):
+            return _MISSING
+        current = _get_casefold(current, part)
+        if current is _MISSING:
+            return _MISSING
+    return current
+
+
+def _get_casefold(mapping: dict[str, Any], key: str) -> Any:
+    if key in mapping:
+        return mapping[key]
+    folded = key.casefold()
+    for name, value in mapping.items():
+        if name.casefold() == folded:
+            return value
+    return _MISSING
+
+
+class FilterColumns:
+    """Per-index filter evaluation: each key's values are factorised once, and a
+    predicate is evaluated over distinct values only, then spread with numpy."""
+
+    def __init__(self, records: Sequence[Record]) -> None:
+        self.records = records
+        self.known_keys = {k.casefold() for r in records for k in r.metadata}
+        self._columns: dict[tuple[str, tuple[str, ...]], tuple[np.ndarray, list[Any]]] = {}
+        self._lock = threading.Lock()
+
+    def mask(self, conditions: Sequence[Condition]) -> np.ndarray | None:
+        """Records matching every condition, or None when there are no conditions."""
+        if not conditions:
+            return None
+        result = np.ones(len(self.records), dtype=bool)
+        for condition in conditions:
+            self._check_known(condition)
+            codes, uniques = self._column(condition)
+            glob = condition.field == "file_path" and condition.op in ("exact", "in")
+            verdict = np.array([value_matches(v, condition.op, condition.value, glob) for v in uniques]
+                               + [value_matches(_MISSING, condition.op, condition.value)], dtype=bool)
+            result &= verdict[codes]
+        return result
+
+    def _check_known(self, condition: Condition) -> None:
+        if condition.field != "metadata" or not self.records:
+            return
+        whole, head = ".".join(condition.path).casefold(), condition.path[0].casefold()
+        if whole in self.known_keys or head in self.known_keys:
+            return
+        close = difflib.get_close_matches(whole, sorted(self.known_keys), n=1)
+        hint = f"; did you mean '{close[0]}'?" if close else ""
+        known = ", ".join(sorted(self.known_keys)[:20]) or "none"
+        raise QueryError(f"unknown filter key '{condition.key}': no record has it{hint} (known keys: {known})")
+
+    def _column(self, condition: Condition) -> tuple[np.ndarray, list[Any]]:
+        """Codes per record into a list of distinct values; the last code means 'missing'."""
+        cache_key = (condition.field, tuple(p.casefold() for p in condition.path))
+        with self._lock:
+            if cache_key in self._columns:
+                return self._columns[cache_key]
+        index: dict[str, int] = {}
+        uniques: list[Any] = []
+        raw_codes = []
+        for record in self.records:
+            value = self._value(record, condition)
+            if value is _MISSING:
+                raw_codes.append(-1)
+                continue
+            token = json.dumps(value, sort_keys=True, default=str)
+            if token not in index:
+                index[token] = len(uniques)
+                uniques.append(value)
+            raw_codes.append(index[token])
+        codes = np.asarray(raw_codes, dtype=np.int64)
+        codes[codes < 0] = len(uniques)
+        with self._lock:
+            self._columns[cache_key] = (codes, uniques)
+        return codes, uniques
+
+    @staticmethod
+    def _value(record: Record, condition: Condition) -> Any:
+        if condition.field == "source":
+            return record.source
+        if condition.field == "file_path":
+            return record.file_path
+        return lookup_metadata(record.metadata, condition.path)
+
+
+@dataclass(frozen=True)
+class Scored:
+    """A ranked record index with its fused score and components (None: not computed)."""
+
+    index: int
+    score: float
+    semantic: float | None
+    keyword: float | None
+
+
+def rrf_scores(rankings: Sequence[Sequence[int]], k: int) -> dict[int, float]:
+    """Reciprocal rank fusion, divided by its maximum (first in every list) to lie in [0, 1]."""
+    fused: dict[int, float] = {}
+    for ranking in rankings:
+        for rank, item in enumerate(ranking, 1):
+            fused[item] = fused.get(item, 0.0) + 1.0 / (k + rank)
+    best = len(rankings) / (k + 1)
+    return {item: score / best for item, score in fused.items()}
+
+
+def minmax(values: np.ndarray, reference: np.ndarray | None = None) -> np.ndarray:
+    """Scale to [0, 1] by the range of `reference` (default: the values), clipping outside it.
+
+    A constant reference maps to 1 (all equally good) unless it is all zero.
+    """
+    if not len(values):
+        return values
+    ref = values if reference is None or not len(reference) else reference
+    low, high = float(ref.min()), float(ref.max())
+    if high - low < 1e-12:
+        return np.where(values >= high, 1.0 if high > 0 else 0.0, 0.0)
+    return np.clip((values - low) / (high - low), 0.0, 1.0)
+
+
+def linear_scores(semantic: np.ndarray, keyword: np.ndarray, keyword_weight: float,
+                  core: np.ndarray | None = None) -> np.ndarray:
+    """Weighted sum of min-max normalised component scores; in [0, 1].
+
+    `core` (a boolean mask) picks the candidates whose range sets the scale, so
+    that asking for more results does not change the scores of the first ones.
+    """
+    sem_ref = semantic if core is None else semantic[core]
+    kw_ref = keyword if core is None else keyword[core]
+    return keyword_weight * minmax(keyword, kw_ref) + (1.0 - keyword_weight) * minmax(semantic, sem_ref)
+
+
+def _rrf_within_depth(sem_ids: list[int], kw_ids: list[int], candidates: np.ndarray, rrf_k: int) -> np.ndarray:
+    """RRF over the top FUSION_DEPTH of each list; deeper candidates (k > depth) rank after all of those.
+
+    Counting only the first FUSION_DEPTH ranks keeps a record's score the same
+    whatever max_results is, so asking for more never reorders the first hits.
+    """
+    core = rrf_scores([sem_ids[:FUSION_DEPTH], kw_ids[:FUSION_DEPTH]], rrf_k)
+    deep = rrf_scores([sem_ids, kw_ids], rrf_k)
+    # The lowest score a core record can have, and the highest a deeper one can, both normalised.
+    floor = (rrf_k + 1) / (2 * (rrf_k + FUSION_DEPTH))
+    ceiling = (rrf_k + 1) / (rrf_k + FUSION_DEPTH + 1)
+    return np.array([core[i] if i in core else deep.get(i, 0.0) * floor / ceiling * 0.999
+                     for i in candidates.tolist()])
+
+
+def keyword_top(index: KeywordIndex, tokens: Sequence[str], k: int,
+                mask: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Top keyword matches (indices, scores in [0, 1]) plus all normalised scores."""
+    bound = index.upper_bound(tokens)
+    raw = index.scores(tokens) / bound if bound > 0 else np.zeros(index.size)
+    candidates = raw if mask is None else np.where(mask, raw, 0.0)
+    ids = np.flatnonzero(candidates > 0)
+    top_ids, top_scores = top_k(ids, candidates[ids], k)
+    return top_ids, top_scores, raw
+
+
+def rank(mode: str, k: int, *, vectors: VectorIndex | None, keywords: KeywordIndex,
+         query_vector: np.ndarray | None, tokens: Sequence[str], mask: np.ndarray | None,
+         fusion: str = "rrf", rrf_k: int = 60, keyword_weight: float = 0.5) -> list[Scored]:
+    """Score records for one query; returns candidates (at least the top k), unsorted by id."""
+    if mode == "keyword":
+        ids, scores, _ = keyword_top(keywords, tokens, k, mask)
+        return [Scored(int(i), float(s), None, float(s)) for i, s in zip(ids, scores)]
+    assert vectors is not None and query_vector is not None  # the facade guarantees this
+    if mode == "semantic":
+        ids, scores = vectors.top(query_vector, k, mask)
+        return [Scored(int(i), float(s), float(s), None) for i, s in zip(ids, scores)]
+    depth = max(k, FUSION_DEPTH)
+    sem_ids, _ = vectors.top(query_vector, depth, mask)
+    kw_ids, _, kw_all = keyword_top(keywords, tokens, depth, mask)
+    candidates = np.union1d(sem_ids, kw_ids).astype(np.int64)
+    chosen = np.zeros(vectors.n_records, dtype=bool)
+    chosen[candidates] = True
+    found_ids, found_scores = vectors.scores_within(query_vector, chosen)
+    semantic = dict(zip(found_ids.tolist(), found_scores.tolist()))
+    sem = np.array([semantic.get(int(i), 0.0) for i in candidates])
+    kw = kw_all[candidates]
+    if fusion == "rrf":
+        total = _rrf_within_depth(sem_ids.tolist(), kw_ids.tolist(), candidates, rrf_k)
+    else:
+        # Normalise over the top FUSION_DEPTH of each list, whatever k is, so that
+        # max_results=200 orders its first ten exactly as max_results=10 does.
+        core = np.isin(candidates, np.union1d(sem_ids[:FUSION_DEPTH], kw_ids[:FUSION_DEPTH]))
+        total = linear_scores(sem, kw, keyword_weight, core)
+    return [Scored(int(i), float(t), semantic.get(int(i)), float(w))
+            for i, t, w in zip(candidates, total, kw)]

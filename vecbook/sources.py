@@ -1,0 +1,304 @@
+"""Sources: ``.txt`` files discovered under the data directory and rows of read-only SQLite collections."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import sqlite3
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .config import CollectionConfig, Config, RecordError
+from .records import Problem, Record, decode_text, parse_records
+
+log = logging.getLogger("vecbook")  # one logger for the package: hosts and the CLI configure "vecbook"
+
+
+# How long a read waits for an app that holds a write lock on its database.
+SQLITE_BUSY_TIMEOUT_SECONDS = 5.0
+# Row metadata longer than this is not added to the embedded text: it is
+# usually an id list or a blob of JSON, not words a person searches for.
+MAX_EMBEDDED_METADATA_CHARS = 200
+
+
+@dataclass
+class LoadReport:
+    """Everything read from the sources, plus what went wrong where."""
+
+    records: list[Record] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    files: int = 0
+    outside_links: list[str] = field(default_factory=list)
+    collections: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+def discover_files(root: Path) -> tuple[list[tuple[str, Path]], list[Problem], list[str]]:
+    """All ``.txt`` files under root in sorted order, following symlinks.
+
+    A folder reached twice (a symlink loop) is walked once; a file reached
+    twice is listed once; broken links and unreadable folders become Problems.
+    Returns (relative path, path) pairs, problems, and the relative paths of
+    links that point outside ``root``.
+    """
+    real_root = root.resolve()
+    files: list[tuple[str, Path]] = []
+    problems: list[Problem] = []
+    outside: list[str] = []
+    seen_dirs: set[tuple[int, int]] = set()
+    seen_files: set[tuple[int, int]] = set()
+
+    def on_error(error: OSError) -> None:
+        where = _relative(Path(error.filename or root), root)
+        problems.append(Problem(where, None, f"cannot read folder: {error.strerror}"))
+
+    for folder, dirs, names in os.walk(root, followlinks=True, onerror=on_error):
+        here = Path(folder)
+        identity = _identity(here)
+        if identity is None or identity in seen_dirs:
+            dirs[:] = []
+            continue
+        seen_dirs.add(identity)
+        dirs.sort()
+        for name in [d for d in dirs if (here / d).is_symlink()]:
+            _note_link(here / name, root, real_root, outside)
+        for name in sorted(names):
+            path = here / name
+            _collect_file(path, root, real_root, files, problems, outside, seen_files)
+    files.sort(key=lambda item: item[0].split("/"))  # a folder's files and subfolders interleave by name
+    return files, problems, outside
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    try:
+        info = path.stat()
+    except OSError:
+        return None
+    return info.st_dev, info.st_ino
+
+
+def _relative(path: Path, root: Path) -> str:
+    try:
+        return path.relative_to(root).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def _note_link(path: Path, root: Path, real_root: Path, outside: list[str]) -> None:
+    target = path.resolve()
+    if target != real_root and real_root not in target.parents:
+        outside.append(_relative(path, root))
+
+
+def _collect_file(path: Path, root: Path, real_root: Path, files: list[tuple[str, Path]],
+                  problems: list[Problem], outside: list[str], seen: set[tuple[int, int]]) -> None:
+    rel = _relative(path, root)
+    if path.is_symlink():
+        if not path.exists():
+            problems.append(Problem(rel, None, "broken symbolic link skipped"))
+            return
+        if path.suffix.lower() == ".txt":
+            _note_link(path, root, real_root, outside)
+    if path.suffix.lower() != ".txt":
+        return
+    identity = _identity(path)
+    if identity is None or not path.is_file():
+        return
+    if identity in seen:
+        log.debug("%s is a second path to a file already indexed; skipped", rel)
+        return
+    seen.add(identity)
+    files.append((rel, path))
+
+
+def load_file(rel: str, path: Path) -> tuple[list[Record], list[Problem]]:
+    """Read and parse one record file; any failure is a Problem, never an exception."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        return [], [Problem(rel, None, f"cannot read file: {exc.strerror or exc}")]
+    if b"\x00" in data:
+        return [], [Problem(rel, None, "binary file (it holds NUL bytes) skipped")]
+    text, problems = decode_text(data, rel)
+    records, parse_problems = parse_records(text, rel)
+    return records, problems + parse_problems
+
+
+def load_directory(root: Path) -> LoadReport:
+    """Every record of every ``.txt`` file under root."""
+    report = LoadReport()
+    files, report.problems, report.outside_links = discover_files(root)
+    for rel, path in files:
+        records, problems = load_file(rel, path)
+        report.records.extend(records)
+        report.problems.extend(problems)
+    report.files = len(files)
+    return report
+
+
+def open_readonly(database: Path) -> sqlite3.Connection:
+    """Open SQLite so that nothing can write: ``mode=ro``, ``query_only`` and an authorizer.
+
+    A WAL-mode database whose app is not running has no ``-wal`` file, and even
+    a read-only connection would create ``-wal`` and ``-shm`` files beside it;
+    ``immutable=1`` reads it without creating anything. While the app runs
+    those files exist already, and ``mode=ro`` reads consistently beside it.
+    """
+    uri = database.resolve().as_uri() + "?mode=ro"
+    if _is_wal(database) and not Path(f"{database}-wal").exists():
+        uri += "&immutable=1"
+    connection = sqlite3.connect(uri, uri=True, timeout=SQLITE_BUSY_TIMEOUT_SECONDS, check_same_thread=False)
+    connection.execute("PRAGMA query_only = ON")
+    allowed = {sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_FUNCTION,
+               getattr(sqlite3, "SQLITE_RECURSIVE", 33)}
+    connection.set_authorizer(lambda action, *_: sqlite3.SQLITE_OK if action in allowed else sqlite3.SQLITE_DENY)
+    return connection
+
+
+# Whitespace and SQL comments that may come before the statement's first keyword.
+_LEADING_SQL_COMMENTS = re.compile(r"(?:\s+|--[^\n]*(?:\n|$)|/\*.*?\*/)*", re.S)
+
+
+def _is_wal(database: Path) -> bool:
+    """Bytes 18-19 of a SQLite header are 2 and 2 in WAL mode."""
+    try:
+        with open(database, "rb") as handle:
+            header = handle.read(20)
+    except OSError:
+        return False
+    return header.startswith(b"SQLite format 3\x00") and header[18:20] == b"\x02\x02"
+
+
+def check_select(sql: str, where: str) -> str:
+    """Accept exactly one SELECT (or WITH ... SELECT) statement; return it without a trailing ';'."""
+    statement = sql.strip().rstrip(";").strip()
+    # complete_statement skips quotes and comments: a ';' that already completes a
+    # statement before the end means a second statement follows it.
+    early_end = any(ch == ";" and sqlite3.complete_statement(statement[:i + 1]) for i, ch in enumerate(statement))
+    if early_end or not sqlite3.complete_statement(statement + "\n;"):
+        raise RecordError(f"{where}: 'query' must be a single SQL statement")
+    first_keyword = statement[_LEADING_SQL_COMMENTS.match(statement).end():]
+    if not re.match(r"(?is)^(select|with)\b", first_keyword):
+        raise RecordError(f"{where}: 'query' must be a SELECT statement")
+    return statement
+
+
+def load_collection(collection: CollectionConfig) -> tuple[list[Record], list[Problem], int]:
+    """Rows of one collection as records; returns (records, problems, rows skipped)."""
+    where = f"collection '{collection.name}'"
+    label = collection.database_label
+    try:
+        if not collection.database.is_file():
+            return [], [Problem(label, None, f"{where}: database file not found ({collection.database})")], 0
+        if collection.query is not None:
+            sql = check_select(collection.query, where)
+        else:
+            sql = f'SELECT * FROM "{(collection.table or "").replace(chr(34), chr(34) * 2)}"'
+        connection = open_readonly(collection.database)
+        try:
+            cursor = connection.execute(sql)
+            columns = [d[0] for d in cursor.description]
+            return _rows_to_records(collection, columns, cursor.fetchall())
+        finally:
+            connection.close()
+    except OSError as exc:  # e.g. a folder the user may not read (macOS: Full Disk Access)
+        return [], [Problem(label, None, f"{where}: cannot read database: {exc.strerror or exc}")], 0
+    except (sqlite3.Error, RecordError) as exc:
+        message = str(exc).replace(f"{where}: ", "")
+        return [], [Problem(label, None, f"{where}: {message}")], 0
+
+
+def _rows_to_records(collection: CollectionConfig, columns: list[str],
+                     rows: list[tuple[Any, ...]]) -> tuple[list[Record], list[Problem], int]:
+    where = f"collection '{collection.name}'"
+    lowered = [c.lower() for c in columns]
+    if "id" not in lowered or "content" not in lowered:
+        return [], [Problem(collection.database_label, None,
+                            f"{where}: the rows need an 'id' and a 'content' column (got {', '.join(columns)})")], 0
+    records: list[Record] = []
+    bad_json = empty = duplicate = 0
+    seen: set[str] = set()
+    for row in rows:
+        values = dict(zip(lowered, row))
+        content = values.get("content")
+        if not isinstance(content, str) or not content.strip():
+            empty += 1
+            continue
+        row_id = str(values["id"])
+        if row_id in seen:
+            duplicate += 1
+            continue
+        seen.add(row_id)
+        metadata, ok = _row_metadata(columns, row)
+        bad_json += not ok
+        records.append(_row_record(collection, row_id, content.strip(), metadata))
+    return records, _row_problems(collection, bad_json, empty, duplicate), empty + duplicate
+
+
+def _row_metadata(columns: list[str], row: tuple[Any, ...]) -> tuple[dict[str, Any], bool]:
+    """Extra columns become fields; a JSON ``metadata`` column is merged in (columns win)."""
+    metadata: dict[str, Any] = {}
+    fields: dict[str, Any] = {}
+    ok = True
+    for name, value in zip(columns, row):
+        low = name.lower()
+        if low in ("id", "content") or value is None or isinstance(value, bytes):
+            continue
+        if low == "metadata":
+            try:
+                parsed = json.loads(value) if isinstance(value, str) else value
+            except json.JSONDecodeError:
+                ok = False
+                continue
+            if isinstance(parsed, dict):
+                metadata.update(parsed)
+            elif parsed is not None:
+                metadata["metadata"] = parsed
+        else:
+            fields[name] = value
+    metadata.update(fields)
+    return metadata, ok
+
+
+def _row_record(collection: CollectionConfig, row_id: str, content: str, metadata: dict[str, Any]) -> Record:
+    # Short scalar metadata (sender, date, thread title) is embedded with the
+    # text, as headers are for files, so "what did Ana say about ..." can match.
+    header = [f"{k}: {v}" for k, v in metadata.items()
+              if isinstance(v, (str, int, float)) and not isinstance(v, bool)
+              and len(str(v)) <= MAX_EMBEDDED_METADATA_CHARS]
+    return Record(
+        text=content, file_path=collection.database_label, line_number=None, end_line=None,
+        metadata=metadata, source=collection.name, id=f"{collection.name}:{row_id}",
+        citation=f"{collection.database_label}#{collection.label}:{row_id}",
+        content="\n".join(header + [content]),
+    )
+
+
+def _row_problems(collection: CollectionConfig, bad_json: int, empty: int, duplicate: int) -> list[Problem]:
+    where, label = f"collection '{collection.name}'", collection.database_label
+    problems = []
+    if bad_json:
+        problems.append(Problem(label, None, f"{where}: {bad_json} rows have invalid JSON metadata (kept without it)",
+                                False))
+    if empty:
+        problems.append(Problem(label, None, f"{where}: {empty} rows with NULL or empty content skipped"))
+    if duplicate:
+        problems.append(Problem(label, None, f"{where}: {duplicate} rows with a repeated id skipped"))
+    return problems
+
+
+def load_sources(config: Config) -> LoadReport:
+    """Read the data directory and every collection; never raises for content problems."""
+    report = load_directory(config.data_directory)
+    for collection in config.collections:
+        records, problems, skipped = load_collection(collection)
+        report.records.extend(records)
+        report.problems.extend(problems)
+        report.collections[collection.name] = {
+            "database": collection.database_label, "records": len(records), "skipped_rows": skipped,
+            "problems": [p.reason for p in problems]}
+    for problem in report.problems:
+        log.warning("%s", problem)
+    return report
