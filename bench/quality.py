@@ -331,13 +331,13 @@ def effective_settings(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def code_version() -> str:
-    """The commit of the checkout and whether vecbook.py differs from it (best effort)."""
+    """The commit of the checkout and whether the vecbook code differs from it (best effort)."""
     import subprocess
 
     try:
         commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
                                 text=True, timeout=10).stdout.strip()
-        dirty = subprocess.run(["git", "diff", "--quiet", "HEAD", "--", "vecbook.py"], cwd=ROOT,
+        dirty = subprocess.run(["git", "diff", "--quiet", "HEAD", "--", "vecbook.py", "vecbook"], cwd=ROOT,
                                timeout=10).returncode != 0
     except (OSError, subprocess.SubprocessError):
         return "(commit unknown)"
@@ -421,7 +421,7 @@ def report(args: argparse.Namespace, settings: dict[str, Any], book: vecbook.Vec
           f"indexing (load + BM25 + embedding + FAISS) {fmt_seconds(index_seconds)}"
           + (f", of which model forward {book.index_forward_seconds:.0f} s" if book.index_forward_seconds
              else "") + cache_note)
-    print(f"- Code: vecbook.py {args.code_version}")
+    print(f"- Code: vecbook {args.code_version}")
     print(f"- Machine: {platform.machine()}, {os.cpu_count()} CPUs, torch {torch.__version__} "
           f"with {torch.get_num_threads()} threads; Python {platform.python_version()}")
     print()

@@ -325,8 +325,8 @@ class Embedder:
         vector = self._query_cache.get(text)
         if vector is None:
             # One short sequence is too little work to split: waking a second
-            # thread costs more than it saves (measured here: 9 ms on one
-            # thread, 18 ms on two, and far worse when another process is busy).
+            # thread costs more than it saves (measured here: 7 ms on one
+            # thread, 11 ms on two, and far worse when another process is busy).
             vector = self.encode([text], threads=1)[0]
             vector.flags.writeable = False  # shared by every caller that asks the same question
             with self._query_lock:  # MCP calls run in threads
