@@ -146,3 +146,13 @@ def test_the_script_runs_from_any_folder_with_the_config_beside_it(tmp_path: Pat
                           "-n", "1", "--json"], cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)[0]["file_path"] == "recipes.txt"
+
+
+@pytest.mark.parametrize(("lines", "tail"), [(3, None), (4, "... (1 more line)"), (6, "... (3 more lines)")])
+def test_plain_output_previews_three_lines_and_counts_the_rest(lines: int, tail: str | None) -> None:
+    hit = vecbook.Hit(text="\n".join(f"line {i}" for i in range(1, lines + 1)), file_path="a.txt", line_number=1,
+                      end_line=lines, similarity_score=0.5, metadata={}, source="files", id="a.txt:1",
+                      citation=f"a.txt:1-{lines}")
+    shown = vecbook.cli.format_hits([hit]).splitlines()
+    assert shown[:4] == [" 1. 0.500000  a.txt:1-" + str(lines), "    line 1", "    line 2", "    line 3"]
+    assert (shown[4].strip() if len(shown) > 4 else None) == tail

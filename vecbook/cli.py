@@ -185,7 +185,8 @@ def format_hits(hits: Sequence[Hit]) -> str:
         text_lines = hit.text.splitlines()
         lines += ["    " + _clip(line) for line in text_lines[:PREVIEW_LINES]]
         if len(text_lines) > PREVIEW_LINES:
-            lines.append(f"    ... ({len(text_lines) - PREVIEW_LINES} more lines)")
+            more = len(text_lines) - PREVIEW_LINES
+            lines.append(f"    ... ({more} more line{'s' if more > 1 else ''})")
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks)
 
