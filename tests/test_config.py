@@ -10,6 +10,7 @@ from typing import Callable
 import pytest
 
 import vecbook
+from conftest import ROOT
 from vecbook import Config, ConfigError, load_config
 
 
@@ -97,6 +98,34 @@ def test_relative_data_directory_argument_resolves_against_the_cwd(
     monkeypatch.chdir(tmp_path)
     config = load_config(config_file('data_directory = "notes"'), data_directory="cli_notes")
     assert config.data_directory.resolve() == tmp_path / "cli_notes"
+
+
+# -- which file: --config, else ./vecbook.toml, else the checkout's --
+
+
+def test_without_a_path_the_working_directory_config_wins_over_the_checkouts(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    checkout = load_config()  # what an MCP client started from any folder gets
+    assert checkout.config_file == ROOT / "vecbook.toml"
+    assert [c.name for c in checkout.collections] == ["messages"]
+    (tmp_path / "vecbook.toml").write_text("max_results = 3\n", encoding="utf-8")
+    assert load_config().config_file == tmp_path / "vecbook.toml"
+
+
+def test_a_named_data_folder_does_not_bring_in_the_checkouts_samples(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # `vecbook.py search ... --data-dir ~/notes` must not mix the sample chats into the notes.
+    monkeypatch.chdir(tmp_path)
+    config = load_config(data_directory="notes")
+    assert config.config_file is None and config.collections == ()
+    assert config.data_directory == tmp_path / "notes"
+    monkeypatch.setenv("VECBOOK_DATA_DIRECTORY", "notes")
+    assert load_config().config_file is None
+    # a config in the working directory is the user's own: its collections stay
+    (tmp_path / "vecbook.toml").write_text('[[collections]]\nname = "mine"\ndatabase = "mine.db"\n',
+                                           encoding="utf-8")
+    assert [c.name for c in load_config(data_directory="notes").collections] == ["mine"]
 
 
 # -- precedence: defaults < file < environment < arguments --

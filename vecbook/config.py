@@ -125,9 +125,10 @@ _PATH_KEYS = ("data_directory", "cache_directory")
 _COLLECTION_KEYS = ("name", "database", "table", "query")
 
 
-def find_config_file(start: Path | None = None) -> Path | None:
-    """The default config: ``vecbook.toml`` in the working directory, else beside ``vecbook.py``."""
-    for folder in (start or Path.cwd(), CHECKOUT):
+def find_config_file(start: Path | None = None, beside_script: bool = True) -> Path | None:
+    """The default config: ``vecbook.toml`` in the working directory, else (when
+    ``beside_script``) the checkout's own, beside ``vecbook.py``."""
+    for folder in (start or Path.cwd(), *([CHECKOUT] if beside_script else [])):
         candidate = folder / CONFIG_NAME
         if candidate.is_file():
             return candidate
@@ -143,7 +144,11 @@ def load_config(path: str | Path | None = None, **overrides: Any) -> Config:
         overrides: keys of the config file, e.g. ``data_directory="notes"``;
             relative paths here resolve against the working directory.
     """
-    file = Path(path).expanduser() if path is not None else find_config_file()
+    # The checkout's own config lets an MCP client start the server from any folder; but
+    # when the data folder is named (argument or environment), that config's samples and
+    # their SQLite collection are not what the user asked to search.
+    named = overrides.get("data_directory") is not None or "VECBOOK_DATA_DIRECTORY" in os.environ
+    file = Path(path).expanduser() if path is not None else find_config_file(beside_script=not named)
     values: dict[str, Any] = {}
     collections: tuple[CollectionConfig, ...] = ()
     if file is not None:
