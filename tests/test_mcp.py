@@ -75,6 +75,13 @@ def test_search_takes_mode_and_filters(sample_book: vecbook.VecBook) -> None:
     assert all(h["semantic_score"] is None for h in hits)
 
 
+def test_filters_sent_as_json_text_work_like_an_object(sample_book: vecbook.VecBook) -> None:
+    # The MCP Inspector's --tool-arg (and some assistants) send every argument as a string.
+    as_object = {"query": "coconut", "mode": "keyword", "filters": {"tags__contains": "curry"}}
+    as_text = {**as_object, "filters": json.dumps(as_object["filters"])}
+    assert hits_of(call(sample_book, "search", as_text)) == hits_of(call(sample_book, "search", as_object))
+
+
 @pytest.mark.parametrize("args, message", [
     ({"query": ""}, "query must be a non-empty string"),
     ({"query": "   "}, "query must be a non-empty string"),
@@ -89,7 +96,8 @@ def test_search_takes_mode_and_filters(sample_book: vecbook.VecBook) -> None:
     ({"query": "x", "mode": "fuzzy"}, "mode"),
     ({"query": "x", "filters": {"date__after": "2024"}}, "unknown filter operator 'after'"),
     ({"query": "x", "filters": {"athor": "ana"}}, "unknown filter key 'athor'"),
-    ({"query": "x", "filters": "author=ana"}, "filters"),
+    ({"query": "x", "filters": "author=ana"}, "filters must be a JSON object"),
+    ({"query": "x", "filters": "[1, 2]"}, "filters must be a JSON object"),
     ({}, "query"),
 ])
 def test_malformed_calls_are_tool_errors_and_the_server_keeps_serving(

@@ -8,7 +8,7 @@ import os
 from typing import Any
 
 from .book import VecBook
-from .config import MAX_QUERY_CHARS, MAX_RESULTS_LIMIT, VecBookError, __version__
+from .config import MAX_QUERY_CHARS, MAX_RESULTS_LIMIT, QueryError, VecBookError, __version__
 from .rank import FILTER_OPERATORS
 
 log = logging.getLogger("vecbook")  # one logger for the package: hosts and the CLI configure "vecbook"
@@ -48,7 +48,8 @@ def build_server(book: VecBook) -> Any:
         similarity_score (0-1, as a string), metadata, source, id and citation.
         """
         try:
-            hits = book.search(query, max_results=max_results, mode=mode, filters=filters).to_dicts()
+            hits = book.search(query, max_results=max_results, mode=mode,
+                               filters=filters_argument(filters)).to_dicts()
         except VecBookError as exc:
             raise ToolError(str(exc)) from None
         # Explicit text content, so an empty result reads "[]" rather than nothing.
@@ -77,10 +78,10 @@ def build_server(book: VecBook) -> Any:
         "mode": Annotated[Literal["semantic", "keyword", "hybrid"] | None, Field(
             description="semantic (meaning), keyword (BM25 on exact words, names, ids) or hybrid (both, "
                         "fused); default from the config.")],
-        "filters": Annotated[dict[str, Any] | None, Field(
+        "filters": Annotated[dict[str, Any] | str | None, Field(
             description='Metadata filters, Django style, e.g. {"author": "ana", "date__gte": "2024-01-01", '
-                        '"tags__contains": "work", "file_path": "journal/**", "source": "files"}. Operators: '
-                        + ", ".join(FILTER_OPERATORS) + ".")],
+                        '"tags__contains": "work", "file_path": "journal/**", "source": "files"} (an object, '
+                        'or the same object as JSON text). Operators: ' + ", ".join(FILTER_OPERATORS) + ".")],
         "return": list[dict[str, Any]],
     }
     read_only = {"readOnlyHint": True, "openWorldHint": False}
@@ -89,6 +90,21 @@ def build_server(book: VecBook) -> Any:
                                       "openWorldHint": False})
     server.tool(stats, annotations=read_only)
     return server
+
+
+def filters_argument(value: dict[str, Any] | str | None) -> dict[str, Any] | None:
+    """The ``filters`` tool argument as a dict: clients that send every argument as a
+    string (the MCP Inspector's ``--tool-arg``, some assistants) pass the object as JSON text."""
+    if not isinstance(value, str):
+        return value
+    try:
+        parsed = json.loads(value)
+    except json.JSONDecodeError as exc:
+        raise QueryError(f"filters must be a JSON object such as {{\"author\": \"ana\"}}; "
+                         f"the text given is not JSON ({exc.msg} at column {exc.colno})") from None
+    if not isinstance(parsed, dict):
+        raise QueryError(f"filters must be a JSON object such as {{\"author\": \"ana\"}}, got {value!r}")
+    return parsed
 
 
 def serve(book: VecBook) -> None:
