@@ -87,6 +87,23 @@ def test_unknown_filter_keys_are_errors_with_a_suggestion() -> None:
         matching({"athor": "ana"})
 
 
+def test_an_unknown_key_with_an_operator_is_named_without_it() -> None:
+    with pytest.raises(vecbook.QueryError, match="unknown filter key 'tagz' in 'tagz__contains': no record has it; "
+                                                 "did you mean 'tags'"):
+        matching({"tagz__contains": "work"})
+
+
+@pytest.mark.parametrize("filters", [{"source": "whatsapp"}, {"source__ne": "whatsapp"},
+                                     {"source__in": ["slack", "whatsapp"]}])
+def test_a_source_no_record_comes_from_is_an_error_pointing_to_metadata_source(filters: dict[str, Any]) -> None:
+    # Toolbox-store rows carry a `source` column (e.g. "whatsapp") in their metadata, while the
+    # `source` filter is the collection: a user mixing them up gets told, not an empty result.
+    with pytest.raises(vecbook.QueryError, match=r"no record comes from source 'whatsapp' \(sources: files, slack\); "
+                                                 r".*metadata\.source=whatsapp"):
+        matching(filters)
+    assert matching({"source": "SLACK"}) == ["r3", "r4"]  # names match case-insensitively, like other values
+
+
 def test_filters_must_be_an_object() -> None:
     with pytest.raises(vecbook.QueryError, match="filters must be an object"):
         vecbook.rank.parse_filters(["author=ana"])  # type: ignore[arg-type]

@@ -190,7 +190,13 @@ class FilterColumns:
         return result
 
     def _check_known(self, condition: Condition) -> None:
-        if condition.field != "metadata" or not self.records:
+        """A key no record has, or a source no record comes from, is a typo: say so rather
+        than return nothing."""
+        if not self.records:
+            return
+        if condition.field == "source":
+            self._check_source(condition)
+        if condition.field != "metadata":
             return
         whole, head = ".".join(condition.path).casefold(), condition.path[0].casefold()
         if whole in self.known_keys or head in self.known_keys:
@@ -198,7 +204,21 @@ class FilterColumns:
         close = difflib.get_close_matches(whole, sorted(self.known_keys), n=1)
         hint = f"; did you mean '{close[0]}'?" if close else ""
         known = ", ".join(sorted(self.known_keys)[:20]) or "none"
-        raise QueryError(f"unknown filter key '{condition.key}': no record has it{hint} (known keys: {known})")
+        name = ".".join(condition.path)
+        where = f" in '{condition.key}'" if condition.key != name else ""
+        raise QueryError(f"unknown filter key '{name}'{where}: no record has it{hint} (known keys: {known})")
+
+    def _check_source(self, condition: Condition) -> None:
+        if condition.op not in ("exact", "ne", "in"):
+            return
+        sources = sorted({r.source for r in self.records})
+        wanted = condition.value if condition.op == "in" else [condition.value]
+        unknown = [v for v in wanted if _as_text(v) not in {s.casefold() for s in sources}]
+        if unknown:
+            raise QueryError(
+                f"no record comes from source '{unknown[0]}' (sources: {', '.join(sources)}); 'source' is the "
+                f"collection a record came from: for a metadata field named source, filter on "
+                f"metadata.source={unknown[0]}")
 
     def _column(self, condition: Condition) -> tuple[np.ndarray, list[Any]]:
         """Codes per record into a list of distinct values; the last code means 'missing'."""
