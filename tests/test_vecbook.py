@@ -115,6 +115,9 @@ def test_fluent_builder_matches_search(sample_book: vecbook.VecBook) -> None:
     direct = sample_book.search("planning a holiday abroad", keyword_query="hotel", mode="hybrid",
                                 fusion="linear", keyword_weight=0.3, filters={"source": "files"}, max_results=4)
     assert [h.id for h in built] == [h.id for h in direct] and len(built) == 4
+    # .hybrid() without a method fuses as the config says, like search(mode="hybrid")
+    default = sample_book.query().semantic("budget").hybrid().to_list()
+    assert default.to_dicts() == sample_book.search("budget", mode="hybrid").to_dicts()
     assert sample_book.query().keyword("Kahneman").to_list()[0].semantic_score is None
     assert sample_book.query().semantic("Kahneman").to_list()[0].keyword_score is None
     with pytest.raises(vecbook.QueryError, match="the query has no text"):

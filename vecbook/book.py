@@ -518,9 +518,12 @@ class Query:
         self._keyword = check_query(text, "keyword text")
         return self
 
-    def hybrid(self, method: str = "rrf", keyword_weight: float | None = None, rrf_k: int | None = None) -> Query:
-        """Fuse both: ``method`` is ``rrf`` or ``linear`` (``keyword_weight`` in [0, 1])."""
-        self._hybrid, self._fusion = True, _check_choice("method", method, FUSIONS)
+    def hybrid(self, method: str | None = None, keyword_weight: float | None = None,
+               rrf_k: int | None = None) -> Query:
+        """Fuse both: ``method`` is ``rrf`` or ``linear`` (default: the configured ``fusion``;
+        ``keyword_weight`` in [0, 1])."""
+        self._hybrid = True
+        self._fusion = None if method is None else _check_choice("method", method, FUSIONS)
         self._weight, self._rrf_k = keyword_weight, rrf_k
         return self
 
