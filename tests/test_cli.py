@@ -92,10 +92,17 @@ def test_usage_errors_exit_2_with_a_message_on_stderr(capsys: pytest.CaptureFixt
     assert message in err
 
 
+@pytest.mark.parametrize("level", ["warn", "WARN", "warning", "error"])
+def test_log_level_flag_takes_the_config_spellings(capsys: pytest.CaptureFixture[str], level: str) -> None:
+    code, out, err = run(capsys, "search", "Kahneman", "--mode", "keyword", "--log-level", level, "--config", CONFIG)
+    assert code == 0 and out and "INFO" not in err
+
+
 def test_argparse_errors_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
     assert run(capsys, "search")[0] == 2
     assert run(capsys, "search", "x", "-n", "many")[0] == 2
     assert run(capsys, "frobnicate")[0] == 2
+    assert run(capsys, "search", "x", "--log-level", "loud")[0] == 2
 
 
 def test_runtime_errors_exit_1(capsys: pytest.CaptureFixture[str], tmp_path: Path, write_files: Any,

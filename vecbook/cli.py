@@ -13,6 +13,7 @@ from .book import Hit, VecBook, check_max_results, check_query
 from .config import (
     CONFIG_NAME,
     FUSIONS,
+    LOG_LEVELS,
     MODES,
     Config,
     ConfigError,
@@ -100,7 +101,8 @@ def build_parser() -> argparse.ArgumentParser:
     common.add_argument("--config", metavar="PATH", help=f"config file (default: ./{CONFIG_NAME}, "
                                                          "else the one beside vecbook.py)")
     common.add_argument("--data-dir", metavar="DIR", help="folder of .txt records (overrides the config)")
-    common.add_argument("--log-level", choices=("DEBUG", "INFO", "WARNING", "ERROR"), help="stderr log level")
+    common.add_argument("--log-level", type=str.upper, choices=LOG_LEVELS, metavar="LEVEL",
+                        help="stderr log level: DEBUG, INFO, WARNING (or WARN), ERROR")
     parser = argparse.ArgumentParser(
         prog="vecbook", description="VecBook: local semantic, keyword and hybrid search over your own text records.")
     parser.add_argument("--version", action="version", version=f"vecbook {__version__}")
