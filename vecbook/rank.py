@@ -172,6 +172,7 @@ class FilterColumns:
     def __init__(self, records: Sequence[Record]) -> None:
         self.records = records
         self.known_keys = {k.casefold() for r in records for k in r.metadata}
+        self.known_sources = sorted({r.source for r in records})
         self._columns: dict[tuple[str, tuple[str, ...]], tuple[np.ndarray, list[Any]]] = {}
         self._lock = threading.Lock()
 
@@ -211,7 +212,7 @@ class FilterColumns:
     def _check_source(self, condition: Condition) -> None:
         if condition.op not in ("exact", "ne", "in"):
             return
-        sources = sorted({r.source for r in self.records})
+        sources = self.known_sources
         wanted = condition.value if condition.op == "in" else [condition.value]
         unknown = [v for v in wanted if _as_text(v) not in {s.casefold() for s in sources}]
         if unknown:
