@@ -212,14 +212,14 @@ class FilterColumns:
     def _check_source(self, condition: Condition) -> None:
         if condition.op not in ("exact", "ne", "in"):
             return
-        sources = self.known_sources
+        known = {s.casefold() for s in self.known_sources}
         wanted = condition.value if condition.op == "in" else [condition.value]
-        unknown = [v for v in wanted if _as_text(v) not in {s.casefold() for s in sources}]
+        unknown = [v for v in wanted if _as_text(v) not in known]
         if unknown:
             raise QueryError(
-                f"no record comes from source '{unknown[0]}' (sources: {', '.join(sources)}); 'source' is the "
-                f"collection a record came from: for a metadata field named source, filter on "
-                f"metadata.source={unknown[0]}")
+                f"no record comes from source '{unknown[0]}' (sources: {', '.join(self.known_sources)}); "
+                f"'source' is the collection a record came from: for a metadata field named source, "
+                f"filter on metadata.source={unknown[0]}")
 
     def _column(self, condition: Condition) -> tuple[np.ndarray, list[Any]]:
         """Codes per record into a list of distinct values; the last code means 'missing'."""
