@@ -147,7 +147,8 @@ def load_config(path: str | Path | None = None, **overrides: Any) -> Config:
     # The checkout's own config lets an MCP client start the server from any folder; but
     # when the data folder is named (argument or environment), that config's samples and
     # their SQLite collection are not what the user asked to search.
-    named = overrides.get("data_directory") is not None or "VECBOOK_DATA_DIRECTORY" in os.environ
+    environment = _environment_values()
+    named = overrides.get("data_directory") is not None or "data_directory" in environment
     file = Path(path).expanduser() if path is not None else find_config_file(beside_script=not named)
     values: dict[str, Any] = {}
     collections: tuple[CollectionConfig, ...] = ()
@@ -156,7 +157,7 @@ def load_config(path: str | Path | None = None, **overrides: Any) -> Config:
         collections = _parse_collections(raw.pop("collections", []), file)
         values["data_directory"] = file.parent / Config.data_directory  # default, beside the file too
         values.update(_check_values(raw, where=str(file), base=file.parent))
-    values.update(_check_values(_environment_values(), where="environment", base=Path.cwd()))
+    values.update(_check_values(environment, where="environment", base=Path.cwd()))
     values.update(_check_arguments(overrides))
     return Config(**values, collections=collections, config_file=file)
 
