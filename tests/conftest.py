@@ -112,3 +112,37 @@ def fake_book() -> Callable[..., vecbook.VecBook]:
         return vecbook.VecBook(data_directory=data_directory, embedder=FakeEmbedder(), **settings)
 
     return make
+
+
+EXPORTS = DATA / "exports"
+
+
+def cited_lines(root: Path, record: vecbook.Record) -> list[str]:
+    """The lines a record's citation points at, read back from the export under ``root``
+    (``root`` is the collection's path; zip members are read from the archive)."""
+    import zipfile
+
+    rel = record.file_path.split("/", 1)[1]
+    if "!/" in rel:
+        archive, member = rel.split("!/", 1)
+        data = zipfile.ZipFile(root / archive if root.is_dir() else root).read(member)
+    else:
+        data = (root / rel if root.is_dir() else root).read_bytes()
+    lines = data.decode("utf-8-sig", errors="replace").splitlines()
+    assert record.line_number is not None and record.end_line is not None
+    return lines[record.line_number - 1:record.end_line]
+
+
+def assert_messages_cited(root: Path, record: vecbook.Record) -> None:
+    """Every message of a window is found (as written, or JSON-escaped) in the lines of
+    the file its segment cites, and those lines lie within the record's citation."""
+    import json
+
+    whole = cited_lines(root, record)
+    starts = [s[0] for s in record.segments] + [len(record.content) + 1]
+    for (offset, first, last), end in zip(record.segments, starts[1:]):
+        assert record.line_number <= first <= last <= record.end_line, record.citation
+        said = record.content[offset:end - 1].split(": ", 1)[-1].splitlines()[0][:40]
+        span = "\n".join(whole[first - record.line_number:last - record.line_number + 1])
+        escaped = json.dumps(said, ensure_ascii=False)[1:-1]
+        assert said in span or escaped in span or json.dumps(said)[1:-1] in span, (record.citation, said)

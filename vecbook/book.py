@@ -32,7 +32,7 @@ from .embed import EMBED_CHUNK, MAX_WINDOWS, Embedder, VectorCache
 from .index import KeywordIndex, VectorIndex, tokenize
 from .rank import FilterColumns, Scored, parse_filters, rank
 from .records import Record
-from .sources import LoadReport, load_sources
+from .sources import LoadReport, check_collections, load_sources
 
 log = logging.getLogger("vecbook")  # one logger for the package: hosts and the CLI configure "vecbook"
 
@@ -144,6 +144,7 @@ class VecBook:
         elif data_directory is not None or settings:
             config = replace_config(config, data_directory=data_directory, **settings)
         _check_data_directory(config.data_directory)
+        check_collections(config)
         self.config = config
         self.embedder = embedder or Embedder(config.embedding_model, config.precision, config.batch_size)
         self._progress_callback = progress

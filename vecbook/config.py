@@ -39,6 +39,9 @@ MAX_RESULTS_LIMIT = 1000
 # sensible question and keeps a stray paste from embedding megabytes.
 MAX_QUERY_CHARS = 10_000
 COLLECTION_NAME_RE = re.compile(r"^[a-z0-9_]+\Z")
+# A pause this long in a chat starts a new conversation window: people answer
+# within minutes, and a new topic usually follows a longer silence.
+DEFAULT_WINDOW_GAP_MINUTES = 30.0
 
 
 class VecBookError(Exception):
@@ -63,13 +66,16 @@ class QueryError(VecBookError):
 
 @dataclass(frozen=True)
 class CollectionConfig:
-    """One ``[[collections]]`` table: SQLite rows loaded read-only as records."""
+    """One ``[[collections]]`` table: SQLite rows (``database``) or an export (``path``), read-only."""
 
     name: str
-    database: Path
-    database_label: str  # the path as configured: what citations show
+    database: Path | None = None
+    database_label: str = ""  # the path as configured: what citations show
     table: str | None = None
     query: str | None = None
+    path: Path | None = None  # an export: a file or folder (or a .zip) in its app's own format
+    format: str | None = None  # None: detected from the export's content
+    window_gap_minutes: float = DEFAULT_WINDOW_GAP_MINUTES
 
     @property
     def label(self) -> str:
@@ -122,7 +128,7 @@ _SCALAR_KEYS: dict[str, tuple[tuple[type, ...], tuple[Any, ...] | None]] = {
     "semantic_wait_seconds": ((int, float), None),
 }
 _PATH_KEYS = ("data_directory", "cache_directory")
-_COLLECTION_KEYS = ("name", "database", "table", "query")
+_COLLECTION_KEYS = ("name", "database", "table", "query", "path", "format", "window_gap_minutes")
 
 
 def find_config_file(start: Path | None = None, beside_script: bool = True) -> Path | None:
@@ -264,24 +270,53 @@ def _parse_collections(raw: Any, file: Path) -> tuple[CollectionConfig, ...]:
         where = f"[[collections]] #{number} in {file}"
         if not isinstance(table, dict):
             raise ConfigError(f"{where} must be a table")
-        for key, value in table.items():
-            if key not in _COLLECTION_KEYS:
-                raise _unknown_key_error(key, where, _COLLECTION_KEYS)
-            if not isinstance(value, str):
-                raise ConfigError(f"config key '{key}' in {where} must be str, got {value!r}")
-        name, database = table.get("name"), table.get("database")
-        if not name or not COLLECTION_NAME_RE.match(name):
-            raise ConfigError(f"{where}: 'name' is required and must match [a-z0-9_]+, got {name!r}")
-        if name in seen or name == "files":
-            raise ConfigError(f"{where}: collection name '{name}' is already used")
-        if not database:
-            raise ConfigError(f"{where}: 'database' (a path to a SQLite file) is required")
-        if "table" in table and "query" in table:
-            raise ConfigError(f"{where}: give either 'table' or 'query', not both")
-        seen.add(name)
-        parsed.append(CollectionConfig(
-            name=name, database=file.parent / Path(database).expanduser(), database_label=database,
-            table=table.get("table") or (None if "query" in table else f"{name}_documents"),
-            query=table.get("query"),
-        ))
+        collection = _parse_collection(table, where, file.parent)
+        if collection.name in seen:
+            raise ConfigError(f"{where}: collection name '{collection.name}' is already used")
+        seen.add(collection.name)
+        parsed.append(collection)
     return tuple(parsed)
+
+
+def _parse_collection(table: dict[str, Any], where: str, base: Path) -> CollectionConfig:
+    """One ``[[collections]]`` table: ``name`` and either ``database`` (SQLite) or ``path`` (an export)."""
+    for key, value in table.items():
+        if key not in _COLLECTION_KEYS:
+            raise _unknown_key_error(key, where, _COLLECTION_KEYS)
+        wanted = (int, float) if key == "window_gap_minutes" else (str,)
+        if not isinstance(value, wanted) or isinstance(value, bool):
+            raise ConfigError(f"config key '{key}' in {where} must be "
+                              f"{'a number' if key == 'window_gap_minutes' else 'str'}, got {value!r}")
+    name, database, path = table.get("name"), table.get("database"), table.get("path")
+    if not name or not COLLECTION_NAME_RE.match(name):
+        raise ConfigError(f"{where}: 'name' is required and must match [a-z0-9_]+, got {name!r}")
+    if name == "files":
+        raise ConfigError(f"{where}: collection name 'files' is already used (it names the .txt records)")
+    if bool(database) == bool(path):
+        raise ConfigError(f"{where}: give either 'database' (a SQLite file) or 'path' (an export file or folder)")
+    if path:
+        return _parse_export(table, where, base)
+    if "table" in table and "query" in table:
+        raise ConfigError(f"{where}: give either 'table' or 'query', not both")
+    for key in ("format", "window_gap_minutes"):
+        if key in table:
+            raise ConfigError(f"{where}: '{key}' applies to exports ('path'), not to a SQLite 'database'")
+    return CollectionConfig(
+        name=name, database=base / Path(database).expanduser(), database_label=database,
+        table=table.get("table") or (None if "query" in table else f"{name}_documents"),
+        query=table.get("query"),
+    )
+
+
+def _parse_export(table: dict[str, Any], where: str, base: Path) -> CollectionConfig:
+    for key in ("table", "query"):
+        if key in table:
+            raise ConfigError(f"{where}: '{key}' applies to a SQLite 'database', not to an export ('path')")
+    gap = float(table.get("window_gap_minutes", DEFAULT_WINDOW_GAP_MINUTES))
+    if not 0 < gap <= 7 * 24 * 60:
+        raise ConfigError(f"config key 'window_gap_minutes' in {where} must be between 0 and 10080 "
+                          f"(a week); got {gap!r}")
+    fmt = table.get("format")
+    return CollectionConfig(name=table["name"], path=base / Path(table["path"]).expanduser(),
+                            database_label=table["path"], format=fmt.lower() if fmt else None,
+                            window_gap_minutes=gap)

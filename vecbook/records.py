@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 import codecs
 import re
 from dataclasses import dataclass
@@ -27,6 +28,27 @@ class Record:
     id: str = ""
     citation: str = ""
     content: str = ""  # the whole record, headers included: what is embedded and keyword-indexed
+    # Where ``content`` came from when its lines are not the file's consecutive lines
+    # (an export's messages): (offset in content, first file line, last file line),
+    # sorted by offset; each covers the content up to the next one's offset.
+    segments: tuple[tuple[int, int, int], ...] = ()
+
+    def lines_of(self, start: int, end: int) -> tuple[int, int] | tuple[None, None]:
+        """The file lines holding ``content[start:end]`` (None for SQLite rows)."""
+        if self.line_number is None:
+            return None, None
+        if not self.segments:
+            first = self.line_number + self.content.count("\n", 0, start)
+            return first, first + self.content.count("\n", start, max(start, end - 1))
+        covered = [(a, b) for offset, a, b in self._segments_over(start, end)]
+        return min(a for a, _ in covered), max(b for _, b in covered)
+
+    def _segments_over(self, start: int, end: int) -> list[tuple[int, int, int]]:
+        """The segments overlapping ``[start, end)`` (at least the one holding ``start``)."""
+        offsets = [s[0] for s in self.segments]
+        first = max(bisect.bisect_right(offsets, start) - 1, 0)
+        last = max(bisect.bisect_left(offsets, max(end, start + 1)) - 1, first)
+        return list(self.segments[first:last + 1])
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,5 @@
-"""Sources: ``.txt`` files discovered under the data directory and rows of read-only SQLite collections."""
+"""Sources: ``.txt`` files discovered under the data directory, rows of read-only SQLite collections,
+and exports read in place (``exports/``)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from .config import CollectionConfig, Config, RecordError
+from .exports import detect_format, load_export
 from .records import Problem, Record, decode_text, parse_records
 
 log = logging.getLogger("vecbook")  # one logger for the package: hosts and the CLI configure "vecbook"
@@ -190,7 +192,7 @@ def load_collection(collection: CollectionConfig) -> tuple[list[Record], list[Pr
     where = f"collection '{collection.name}'"
     label = collection.database_label
     try:
-        if not collection.database.is_file():
+        if collection.database is None or not collection.database.is_file():
             return [], [Problem(label, None, f"{where}: database file not found ({collection.database})")], 0
         if collection.query is not None:
             sql = check_select(collection.query, where)
@@ -289,16 +291,27 @@ def _row_problems(collection: CollectionConfig, bad_json: int, empty: int, dupli
     return problems
 
 
+def check_collections(config: Config) -> None:
+    """Fail fast on what no load could fix: an unknown export format, or an export whose
+    format cannot be told (ConfigError listing the formats)."""
+    for collection in config.collections:
+        if collection.path is not None:
+            detect_format(collection)
+
+
 def load_sources(config: Config) -> LoadReport:
     """Read the data directory and every collection; never raises for content problems."""
     report = load_directory(config.data_directory)
     for collection in config.collections:
-        records, problems, skipped = load_collection(collection)
+        if collection.path is not None:
+            records, problems, facts = load_export(collection)
+        else:
+            records, problems, skipped = load_collection(collection)
+            facts = {"database": collection.database_label, "skipped_rows": skipped}
         report.records.extend(records)
         report.problems.extend(problems)
-        report.collections[collection.name] = {
-            "database": collection.database_label, "records": len(records), "skipped_rows": skipped,
-            "problems": [p.reason for p in problems]}
+        report.collections[collection.name] = {**facts, "records": len(records),
+                                               "problems": [p.reason for p in problems]}
     for problem in report.problems:
         log.warning("%s", problem)
     return report

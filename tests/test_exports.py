@@ -1,0 +1,182 @@
+"""Export collections: the reader framework (files, zips, JSON positions, windows, detection)."""
+
+from __future__ import annotations
+
+import json
+import zipfile
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+import vecbook
+from vecbook.config import CollectionConfig
+from vecbook.exports import detect_format, load_export
+from vecbook.exports.base import MAX_WINDOW_WORDS, Export, Message, chat_records
+from vecbook.exports.jsonpos import JsonText, JsonTextError
+
+from conftest import EXPORTS, FakeEmbedder, assert_messages_cited
+
+
+def export_collection(path: Path, name: str = "chats", fmt: str | None = None, gap: float = 30.0) -> CollectionConfig:
+    return CollectionConfig(name=name, path=path, database_label=str(path), format=fmt, window_gap_minutes=gap)
+
+
+# -- JSON positions --
+
+def test_json_elements_carry_the_lines_they_occupy() -> None:
+    text = '{\n  "a": 1,\n  "messages": [\n    {"id": 1},\n    {\n      "id": 2\n    }\n  ]\n}\n'
+    doc = JsonText(text)
+    spans = [(doc.lines(start, end), value) for start, end, value in doc.elements(doc.path(["messages"]))]
+    assert spans == [((4, 4), {"id": 1}), ((5, 7), {"id": 2})]
+
+
+def test_json_on_one_line_cites_line_one() -> None:
+    doc = JsonText('{"messages": [{"id": 1}, {"id": 2}]}')
+    assert [doc.lines(s, e) for s, e, _ in doc.elements(doc.path(["messages"]))] == [(1, 1), (1, 1)]
+
+
+def test_json_missing_key_and_broken_text() -> None:
+    doc = JsonText('{"a": {"b": []}}')
+    assert doc.path(["a", "c"]) is None
+    assert list(doc.elements(doc.path(["a", "b"]))) == []
+    with pytest.raises(JsonTextError, match="line 2"):
+        list(JsonText('{"m": [\n {"id": 1},, ]}').elements(JsonText('{"m": [\n {"id": 1},, ]}').path(["m"])))
+
+
+# -- windows --
+
+def _message(file, minute: int, text: str, author: str = "Ana", line: int = 1) -> Message:
+    when = datetime(2024, 3, 1, 9, 0, tzinfo=timezone.utc) + timedelta(minutes=minute)
+    return Message("general", author, text, file, line, line, when=when, id=f"m{minute}")
+
+
+def test_windows_break_at_a_pause_longer_than_the_gap(tmp_path: Path) -> None:
+    (tmp_path / "x.json").write_text("{}")
+    export = Export("chats", tmp_path, "chats", gap_minutes=30, format_name="test")
+    file = export.files()[0]
+    records = chat_records(export, [_message(file, 0, "hello"), _message(file, 10, "hi", "Bo", 2),
+                                    _message(file, 41, "later", line=3)])
+    assert [r.text for r in records] == ["Ana: hello\nBo: hi", "Ana: later"]
+    first = records[0]
+    assert first.metadata == {"date": "2024-03-01T09:00:00+00:00", "end_date": "2024-03-01T09:10:00+00:00",
+                              "participants": ["Ana", "Bo"], "conversation": "general", "format": "test",
+                              "message_count": 2}
+    assert (first.line_number, first.end_line, first.citation) == (1, 2, "chats/x.json:1-2#m0")
+    assert first.id == "chats:x.json#m0" and first.source == "chats"
+    assert first.lines_of(first.text.index("hi"), len(first.text)) == (2, 2)
+
+
+def test_windows_stay_under_the_model_window_and_a_long_message_stands_alone(tmp_path: Path) -> None:
+    (tmp_path / "x.json").write_text("{}")
+    export = Export("chats", tmp_path, "chats")
+    file = export.files()[0]
+    words = " ".join(["word"] * 90)
+    long = " ".join(["long"] * (MAX_WINDOW_WORDS + 50))
+    records = chat_records(export, [_message(file, i, words, line=i + 1) for i in range(3)]
+                           + [_message(file, 3, long, line=4), _message(file, 4, "after", line=5)])
+    assert [r.metadata["message_count"] for r in records] == [2, 1, 1, 1]
+    assert all(len(r.text.split()) <= MAX_WINDOW_WORDS + 1 for r in records[:2])
+
+
+# -- files and zips --
+
+def test_zip_members_are_cited_inside_the_archive(tmp_path: Path) -> None:
+    with zipfile.ZipFile(tmp_path / "export.zip", "w") as archive:
+        archive.writestr("chan/2024-01-01.json", "[]")
+        archive.writestr("__MACOSX/._junk", "x")
+    export = Export("slack", tmp_path / "export.zip", "export.zip")
+    assert [(f.rel, f.label) for f in export.files()] == [
+        ("export.zip!/chan/2024-01-01.json", "slack/export.zip!/chan/2024-01-01.json")]
+    assert export.files()[0].read_bytes() == b"[]"
+
+
+def test_a_zip_bomb_is_refused_with_a_warning(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(vecbook.exports.base, "MAX_ZIP_TOTAL_BYTES", 1000)
+    with zipfile.ZipFile(tmp_path / "bomb.zip", "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("a.json", b"0" * 5000)
+    export = Export("x", tmp_path / "bomb.zip", "bomb.zip")
+    assert export.files() == []
+    assert "zip archive refused" in str(export.problems[0]) and "bomb.zip" in str(export.problems[0])
+
+
+def test_a_member_lying_about_its_size_stops_at_the_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with zipfile.ZipFile(tmp_path / "a.zip", "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("a.json", b"0" * 5000)
+    export = Export("x", tmp_path / "a.zip", "a.zip")
+    member = export.files()[0]
+    member.size = 10  # as a forged header would claim
+    with pytest.raises(ValueError, match="limit"):
+        member.read_bytes(limit=100)
+
+
+# -- detection and loading --
+
+def test_an_unknown_format_is_a_config_error_listing_the_formats(tmp_path: Path) -> None:
+    with pytest.raises(vecbook.ConfigError, match=r"unknown format 'skype'.*discord"):
+        detect_format(export_collection(tmp_path, fmt="skype"))
+
+
+def test_a_path_no_format_recognises_is_a_config_error(tmp_path: Path) -> None:
+    (tmp_path / "notes.csv").write_text("a,b\n1,2\n")
+    with pytest.raises(vecbook.ConfigError, match=r"cannot tell the format .*no format recognises it.*format ="):
+        detect_format(export_collection(tmp_path))
+
+
+def test_a_missing_export_is_a_warning_not_a_failed_start(tmp_path: Path) -> None:
+    records, problems, _ = load_export(export_collection(tmp_path / "gone"))
+    assert records == [] and "export not found" in str(problems[0])
+
+
+def test_a_truncated_file_keeps_its_whole_messages_and_warns_at_the_break(tmp_path: Path) -> None:
+    good = (EXPORTS / "discord" / "chat-analytics_GC_3A_5M.json").read_text(encoding="utf-8")
+    (tmp_path / "good.json").write_text(good, encoding="utf-8")
+    (tmp_path / "bad.json").write_text(good[: good.index('"woah')], encoding="utf-8")
+    records, problems, facts = load_export(export_collection(tmp_path))
+    counts = sorted((r.file_path, r.metadata["message_count"]) for r in records)
+    assert counts == [("chats/bad.json", 2), ("chats/good.json", 1), ("chats/good.json", 2)]
+    assert len(problems) == 1 and problems[0].where == "chats/bad.json"
+    assert problems[0].line == good[: good.index('"woah')].count("\n") + 1
+
+
+def test_config_reads_export_collections(tmp_path: Path) -> None:
+    (tmp_path / "data").mkdir()
+    (tmp_path / "vecbook.toml").write_text(
+        'data_directory = "data"\n[[collections]]\nname = "dc"\npath = "exports/discord"\n'
+        'format = "Discord"\nwindow_gap_minutes = 10\n')
+    config = vecbook.load_config(tmp_path / "vecbook.toml")
+    (collection,) = config.collections
+    assert (collection.path, collection.format, collection.window_gap_minutes) == (
+        tmp_path / "exports/discord", "discord", 10.0)
+
+
+@pytest.mark.parametrize("table, message", [
+    ('name = "x"\npath = "p"\ndatabase = "d.db"', "either 'database'"),
+    ('name = "x"', "either 'database'"),
+    ('name = "x"\npath = "p"\nquery = "SELECT 1"', "'query' applies to a SQLite"),
+    ('name = "x"\ndatabase = "d.db"\nformat = "slack"', "'format' applies to exports"),
+    ('name = "x"\npath = "p"\nwindow_gap_minutes = 0', "window_gap_minutes"),
+    ('name = "x"\npath = "p"\nformat = 3', "must be str"),
+])
+def test_bad_export_tables_are_config_errors(tmp_path: Path, table: str, message: str) -> None:
+    (tmp_path / "vecbook.toml").write_text(f"[[collections]]\n{table}\n")
+    with pytest.raises(vecbook.ConfigError, match=message):
+        vecbook.load_config(tmp_path / "vecbook.toml")
+
+
+def test_an_export_is_searched_beside_the_notes(tmp_path: Path) -> None:
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "a.txt").write_text("the chiptune tracker manual\n")
+    (tmp_path / "vecbook.toml").write_text(
+        f'data_directory = "notes"\n[[collections]]\nname = "discord"\npath = "{EXPORTS / "discord"}"\n')
+    config = vecbook.load_config(tmp_path / "vecbook.toml")
+    book = vecbook.VecBook(config=config, embedder=FakeEmbedder())
+    hits = book.search("reactions", mode="keyword", filters={"source": "discord"})
+    assert hits[0].citation.startswith("discord/chat-analytics_SV_5A_5M.json:")
+    assert book.stats()["collections"]["discord"]["format"] == "discord"
+    hit = book.search("attachments stickers", mode="keyword")[0]
+    records, _, _ = load_export(export_collection(EXPORTS / "discord", name="discord"))
+    assert_messages_cited(EXPORTS / "discord", next(r for r in records if r.id == hit.id))
+    hits = book.search("nickname", mode="keyword", filters={"participants__contains": "mlomb",
+                                                            "date__gte": "2018-01-01"})
+    assert hits and all("mlomb" in h.metadata["participants"] for h in hits)

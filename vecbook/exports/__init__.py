@@ -1,0 +1,92 @@
+"""Export readers: chat, mail, calendar, note and voice-note exports read in place as collections.
+
+Each format is one module of this package with ``detect(export)`` and ``read(export)``
+(see ``base``); adding a format is one new module and one line in ``FORMATS``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+from types import ModuleType
+from typing import Any
+
+from ..config import CollectionConfig, ConfigError
+from ..records import Problem, Record
+from .base import Export
+
+log = logging.getLogger("vecbook")
+
+# format name -> (module in this package, what it reads): the registry.
+FORMATS: dict[str, tuple[str, str]] = {
+    "discord": ("discord", "DiscordChatExporter JSON"),
+}
+
+
+def reader(format_name: str) -> ModuleType:
+    """The module that reads ``format_name``."""
+    return importlib.import_module(f".{FORMATS[format_name][0]}", __name__)
+
+
+def format_list() -> str:
+    """The formats and what each reads, for error messages."""
+    return "; ".join(f"{name} ({what})" for name, (_, what) in FORMATS.items())
+
+
+def open_export(collection: CollectionConfig) -> Export:
+    """An Export for a ``path`` collection (its format not yet known)."""
+    assert collection.path is not None  # only path collections come here; not input validation
+    return Export(collection.name, collection.path, collection.database_label, collection.window_gap_minutes,
+                  collection.format or "")
+
+
+def detect_format(collection: CollectionConfig) -> str | None:
+    """The configured format, or the one format whose reader recognises the export.
+
+    Returns None when the path does not exist (a WARN at load, like a missing
+    database); raises ConfigError for an unknown format name, or a path that no
+    format, or more than one, recognises.
+    """
+    where = f"collection '{collection.name}'"
+    if collection.format is not None:
+        if collection.format not in FORMATS:
+            raise ConfigError(f"{where}: unknown format '{collection.format}' (formats: {format_list()})")
+        return collection.format
+    if collection.path is None or not collection.path.exists():
+        return None
+    export = open_export(collection)
+    matches = [name for name in FORMATS if _detects(name, export)]
+    if len(matches) == 1:
+        return matches[0]
+    found = f"it looks like {' and '.join(matches)}" if matches else "no format recognises it"
+    raise ConfigError(f"{where}: cannot tell the format of {collection.path}: {found}; set format = \"...\" "
+                      f"in its [[collections]] table (formats: {format_list()})")
+
+
+def _detects(name: str, export: Export) -> bool:
+    try:
+        return bool(reader(name).detect(export))
+    except Exception as exc:  # noqa: BLE001 - a detector must never stop start-up
+        log.debug("format %s: detection failed on %s (%s)", name, export.path, exc)
+        return False
+
+
+def load_export(collection: CollectionConfig) -> tuple[list[Record], list[Problem], dict[str, Any]]:
+    """Records of one export collection, its problems, and facts for ``stats``; never raises
+    for the export's content (a reader's failure is a WARN, the rest of the sources load)."""
+    where = f"collection '{collection.name}'"
+    label = collection.database_label
+    if collection.path is None or not collection.path.exists():
+        return [], [Problem(label, None, f"{where}: export not found ({collection.path})")], {}
+    format_name = detect_format(collection)
+    assert format_name is not None  # the path exists
+    export = open_export(collection)
+    export.format = format_name
+    try:
+        records = list(reader(format_name).read(export))
+    except Exception as exc:  # noqa: BLE001 - a reader bug must not stop start-up
+        log.debug("reader %s failed", format_name, exc_info=True)
+        export.warn(None, None, f"the {format_name} reader failed ({type(exc).__name__}: {exc}); "
+                                f"records read before the failure are lost")
+        records = []
+    return records, export.problems, {"path": label, "format": format_name, "files": len(export.files())}

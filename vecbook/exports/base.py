@@ -1,0 +1,340 @@
+"""What every export reader shares: the export's files (a folder, one file, or a zip read in
+memory), problems reported as WARNs, messages, and conversation windows made into records.
+
+A reader module (one per format family) has two functions:
+
+- ``detect(export: Export) -> bool``: whether the export is in this format, judged from
+  content (file names only narrow the search);
+- ``read(export: Export) -> list[Record]``: the records, reporting bad input with
+  ``export.warn(...)`` and never raising for it.
+
+Chat readers build ``Message`` objects and hand them to ``chat_records``, which cuts
+conversation windows; other readers build records with ``export_record``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import zipfile
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable, Iterable, Iterator, Sequence, TypeVar
+
+from ..records import Problem, Record
+from .jsonpos import JsonTextError
+
+T = TypeVar("T")
+
+# One export file larger than this is skipped with a WARN: exports are read into
+# memory whole (JSON needs it), and nothing a chat app writes for one
+# conversation or one day comes near it.
+MAX_FILE_BYTES = 1 << 30
+# A zip's members may expand to at most this much in all (and no member past
+# MAX_FILE_BYTES). A zip bomb (a few KB that inflate to terabytes) is refused
+# with a WARN before it is read, and the reads themselves stop at the limits, so
+# a member whose header lies about its size cannot slip past.
+MAX_ZIP_TOTAL_BYTES = 4 << 30
+# A conversation window holds at most this many words: all-MiniLM-L6-v2 reads 256
+# word pieces, about 200 English words.
+MAX_WINDOW_WORDS = 200
+# Files never read inside an export: OS litter, not content.
+IGNORED_NAMES = frozenset({".DS_Store", "Thumbs.db", "desktop.ini"})
+
+
+@dataclass
+class ExportFile:
+    """One file of an export: a plain file, or a member of a zip (read in memory)."""
+
+    rel: str  # the path inside the export, "/"-separated; a zip member: "<archive>!/<member>"
+    label: str  # "<collection>/<rel>": the record's file_path
+    size: int
+    _read: Callable[[int], bytes]
+    path: Path | None = None  # the file on disk, when it is not a zip member
+
+    @property
+    def name(self) -> str:
+        """The file's own name, without folders."""
+        return self.rel.rsplit("/", 1)[-1]
+
+    def read_bytes(self, limit: int = MAX_FILE_BYTES) -> bytes:
+        """The whole file; ``OSError`` when unreadable, ``ValueError`` past ``limit`` bytes."""
+        if self.size > limit:
+            raise ValueError(f"{self.size:,} bytes is over the {limit:,}-byte limit for one export file")
+        data = self._read(limit + 1)
+        if len(data) > limit:
+            raise ValueError(f"over the {limit:,}-byte limit for one export file")
+        return data
+
+    def head(self, size: int = 65_536) -> bytes:
+        """The first ``size`` bytes (for detection); empty when unreadable."""
+        try:
+            return self._read(size)[:size]
+        except (OSError, ValueError, zipfile.BadZipFile):
+            return b""
+
+    def read_text(self) -> str:
+        """The file as text: UTF-8 (a BOM dropped), invalid bytes as U+FFFD."""
+        return self.read_bytes().decode("utf-8-sig", errors="replace")
+
+
+class Export:
+    """One export collection being read: its files, its settings, and the problems found."""
+
+    def __init__(self, name: str, path: Path, label: str, gap_minutes: float = 30.0,
+                 format_name: str = "") -> None:
+        self.name = name
+        self.path = path
+        self.label = label
+        self.gap_minutes = gap_minutes
+        self.format = format_name
+        self.problems: list[Problem] = []
+        self._files: list[ExportFile] | None = None
+
+    def warn(self, where: ExportFile | str | None, line: int | None, reason: str, skipped: bool = True) -> None:
+        """Record a problem; the loader logs it as a WARN naming collection, file and line."""
+        label = where.label if isinstance(where, ExportFile) else (where or self.label)
+        self.problems.append(Problem(label, line, f"collection '{self.name}': {reason}", skipped))
+
+    def files(self) -> list[ExportFile]:
+        """Every file of the export, sorted by path: the folder's files (recursively), the
+        file itself, or a zip's members (zips inside a folder are opened too)."""
+        if self._files is None:
+            self._files = list(self._list_files())
+        return self._files
+
+    def read_each(self, files: Iterable[ExportFile], parse: Callable[[ExportFile], Iterable[T]]) -> list[T]:
+        """``parse`` over each file, collecting what it yields; a file that fails (bad JSON,
+        unreadable, too big, an unexpected shape) is a WARN and the others still load."""
+        out: list[T] = []
+        for file in files:
+            try:
+                out.extend(parse(file))
+            except JsonTextError as exc:
+                self.warn(file, exc.line, f"file skipped: {exc}")
+            except OSError as exc:
+                self.warn(file, None, f"cannot read file: {exc.strerror or exc}")
+            except Exception as exc:  # noqa: BLE001 - any shape a reader did not expect is bad input
+                self.warn(file, None, f"file skipped: {type(exc).__name__}: {exc}")
+        return out
+
+    def find(self, predicate: Callable[[ExportFile], bool]) -> list[ExportFile]:
+        """The files for which ``predicate`` is true."""
+        return [f for f in self.files() if predicate(f)]
+
+    def _list_files(self) -> Iterator[ExportFile]:
+        if self.path.is_file():
+            yield from self._expand(self.path, self.path.name)
+            return
+        for folder, dirs, names in os.walk(self.path, followlinks=True):
+            dirs.sort()
+            for name in sorted(names):
+                path = Path(folder, name)
+                rel = path.relative_to(self.path).as_posix()
+                if name not in IGNORED_NAMES:
+                    yield from self._expand(path, rel)
+
+    def _expand(self, path: Path, rel: str) -> Iterator[ExportFile]:
+        """A plain file, or the members of a zip."""
+        if path.suffix.lower() == ".zip":
+            yield from self._zip_members(path, rel)
+            return
+        try:
+            size = path.stat().st_size
+        except OSError as exc:
+            self.warn(self._label(rel), None, f"cannot read file: {exc.strerror or exc}")
+            return
+        yield ExportFile(rel, self._label(rel), size, lambda limit, p=path: _read_file(p, limit), path)
+
+    def _zip_members(self, path: Path, rel: str) -> Iterator[ExportFile]:
+        try:
+            data = path.read_bytes()  # read once, into memory: nothing is extracted to disk
+            archive = zipfile.ZipFile(_BytesReader(data))
+            members = [m for m in archive.infolist() if not m.is_dir()]
+        except (OSError, zipfile.BadZipFile, ValueError) as exc:
+            self.warn(self._label(rel), None, f"cannot read zip archive: {exc}")
+            return
+        total = sum(m.file_size for m in members)
+        if total > MAX_ZIP_TOTAL_BYTES:
+            self.warn(self._label(rel), None, f"zip archive refused: its members expand to {total:,} bytes, "
+                                              f"over the {MAX_ZIP_TOTAL_BYTES:,}-byte limit (a zip bomb?)")
+            return
+        budget = [MAX_ZIP_TOTAL_BYTES]
+        for member in sorted(members, key=lambda m: m.filename):
+            name = member.filename.rsplit("/", 1)[-1]
+            if name in IGNORED_NAMES or member.filename.startswith("__MACOSX/"):
+                continue
+            member_rel = f"{rel}!/{member.filename}"
+            yield ExportFile(member_rel, self._label(member_rel), member.file_size,
+                             lambda limit, m=member: _read_member(archive, m, limit, budget))
+
+    def _label(self, rel: str) -> str:
+        return f"{self.name}/{rel}"
+
+
+class _BytesReader:
+    """A seekable view of bytes for zipfile (io.BytesIO would copy them)."""
+
+    def __init__(self, data: bytes) -> None:
+        self._view = memoryview(data)
+        self._pos = 0
+
+    def seekable(self) -> bool:
+        return True
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        base = {0: 0, 1: self._pos, 2: len(self._view)}[whence]
+        self._pos = max(0, base + offset)
+        return self._pos
+
+    def tell(self) -> int:
+        return self._pos
+
+    def read(self, size: int = -1) -> bytes:
+        end = len(self._view) if size is None or size < 0 else self._pos + size
+        chunk = bytes(self._view[self._pos:end])
+        self._pos += len(chunk)
+        return chunk
+
+
+def _read_file(path: Path, limit: int) -> bytes:
+    with open(path, "rb") as handle:
+        return handle.read(limit)
+
+
+def _read_member(archive: zipfile.ZipFile, member: zipfile.ZipInfo, limit: int, budget: list[int]) -> bytes:
+    """A zip member's bytes, stopping at ``limit`` and at what is left of the archive's budget."""
+    allowed = min(limit, budget[0] + 1)
+    with archive.open(member) as handle:
+        data = handle.read(allowed)
+    budget[0] -= len(data)
+    if budget[0] < 0:
+        raise ValueError(f"the archive expands past the {MAX_ZIP_TOTAL_BYTES:,}-byte limit (a zip bomb?)")
+    return data
+
+
+# -- messages and conversation windows --
+
+
+@dataclass
+class Message:
+    """One chat message as a reader found it, with the file lines it was read from."""
+
+    conversation: str
+    author: str
+    text: str
+    file: ExportFile
+    line: int
+    end_line: int
+    when: datetime | None = None  # for time gaps; aware where the export carries the zone
+    id: str | None = None  # the app's message id, where it has one
+    thread: str | None = None
+    role: str | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)  # format-specific keys for the window
+
+    @property
+    def date(self) -> str | None:
+        """ISO 8601, with the offset where the export carries the zone, as written where not."""
+        return iso(self.when)
+
+    def key(self) -> str:
+        """A stable id: the app's id, else a digest of what the message says and when."""
+        if self.id:
+            return self.id
+        basis = f"{self.conversation}|{self.date}|{self.author}|{self.text}"
+        return hashlib.sha1(basis.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+
+
+def iso(when: datetime | None) -> str | None:
+    """ISO 8601 without microseconds (seconds are what people search by)."""
+    return when.replace(microsecond=0).isoformat() if when is not None else None
+
+
+def from_timestamp(seconds: float, zone: timezone = timezone.utc) -> datetime:
+    """An aware datetime from Unix seconds."""
+    return datetime.fromtimestamp(seconds, zone)
+
+
+def chat_records(export: Export, messages: Iterable[Message]) -> list[Record]:
+    """Conversation windows: consecutive messages of one conversation (and thread) in one
+    file, broken at a pause longer than the collection's gap and before a window passes
+    MAX_WINDOW_WORDS words; a longer single message is a window of its own."""
+    groups: dict[tuple[str, str, str | None], list[Message]] = {}
+    for message in messages:
+        if message.text.strip():
+            groups.setdefault((message.file.rel, message.conversation, message.thread), []).append(message)
+    records = []
+    for group in groups.values():
+        for window in _windows(group, export.gap_minutes * 60.0):
+            records.append(_window_record(export, window))
+    return records
+
+
+def _windows(messages: Sequence[Message], gap_seconds: float) -> Iterator[list[Message]]:
+    window: list[Message] = []
+    words = 0
+    for message in messages:
+        count = len(message.text.split())
+        if window and (words + count > MAX_WINDOW_WORDS or _pause(window[-1], message) > gap_seconds):
+            yield window
+            window, words = [], 0
+        window.append(message)
+        words += count
+    if window:
+        yield window
+
+
+def _pause(before: Message, after: Message) -> float:
+    if before.when is None or after.when is None:
+        return 0.0
+    try:
+        return (after.when - before.when).total_seconds()
+    except TypeError:  # one aware, one naive: no gap can be measured
+        return 0.0
+
+
+def message_line(message: Message) -> str:
+    """``Name: text`` (a message's later lines follow as they are)."""
+    return f"{message.author}: {message.text.strip()}"
+
+
+def _window_record(export: Export, window: list[Message]) -> Record:
+    first, last = window[0], window[-1]
+    parts: list[str] = []
+    segments: list[tuple[int, int, int]] = []
+    offset = 0
+    for message in window:
+        line = message_line(message)
+        segments.append((offset, message.line, message.end_line))
+        parts.append(line)
+        offset += len(line) + 1
+    text = "\n".join(parts)
+    participants = list(dict.fromkeys(m.author for m in window))
+    metadata: dict[str, Any] = {**first.metadata, "date": first.date, "end_date": last.date,
+                                "participants": participants, "conversation": first.conversation}
+    if first.thread is not None:
+        metadata["thread"] = first.thread
+    roles = list(dict.fromkeys(m.role for m in window if m.role))
+    if roles:
+        metadata["role"] = roles if len(roles) > 1 else roles[0]
+    metadata.update(format=export.format, message_count=len(window))
+    metadata = {k: v for k, v in metadata.items() if v is not None}
+    return export_record(export, first.file, text, min(m.line for m in window), max(m.end_line for m in window),
+                         metadata, first.key(), anchor=first.id, segments=tuple(segments))
+
+
+def export_record(export: Export, file: ExportFile, text: str, line: int, end_line: int,
+                  metadata: dict[str, Any], key: str, anchor: str | None = None, content: str | None = None,
+                  segments: tuple[tuple[int, int, int], ...] = ()) -> Record:
+    """A record from an export file: ``id`` is ``<collection>:<file>#<key>`` (stable as long
+    as the item is), ``citation`` is ``<file>:<line>-<end>`` plus ``#<anchor>`` (the app's id)."""
+    citation = f"{file.label}:{line}-{end_line}" + (f"#{anchor}" if anchor else "")
+    return Record(text=text, file_path=file.label, line_number=line, end_line=end_line, metadata=metadata,
+                  source=export.name, id=f"{export.name}:{file.rel}#{key}", citation=citation,
+                  content=text if content is None else content, segments=segments)
+
+
+def clean_text(text: str) -> str:
+    """Trim the text's blank edges and each line's trailing spaces; never rewrites words."""
+    return "\n".join(line.rstrip() for line in text.strip().splitlines())

@@ -1,0 +1,80 @@
+"""Discord: DiscordChatExporter's JSON (one file a channel, DM or group DM)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Iterator
+
+from ..records import Record
+from .base import Export, ExportFile, Message, chat_records, clean_text
+from .jsonpos import JsonText
+
+
+def detect(export: Export) -> bool:
+    """A JSON file holding DiscordChatExporter's ``guild``, ``channel`` and ``messages`` keys."""
+    return any(_looks_like(f.head()) for f in _json_files(export))
+
+
+def _looks_like(head: bytes) -> bool:
+    return b'"guild"' in head and b'"channel"' in head and b'"messages"' in head
+
+
+def _json_files(export: Export) -> list[ExportFile]:
+    return export.find(lambda f: f.name.lower().endswith(".json"))
+
+
+def read(export: Export) -> list[Record]:
+    """Every channel file's messages, windowed."""
+    files = [f for f in _json_files(export) if _looks_like(f.head())]
+    return chat_records(export, export.read_each(files, lambda f: _messages(export, f)))
+
+
+def _messages(export: Export, file: ExportFile) -> Iterator[Message]:
+    doc = JsonText(file.read_text())
+    conversation = _conversation(_object(doc, "guild"), _object(doc, "channel"))
+    start = doc.path(["messages"])
+    if start is None:
+        export.warn(file, None, "no 'messages' array; file skipped")
+        return
+    for begin, end, item in doc.elements(start):
+        line, end_line = doc.lines(begin, end)
+        message = _message(item, conversation, file, line, end_line)
+        if message is not None:
+            yield message
+
+
+def _object(doc: JsonText, key: str) -> dict[str, Any]:
+    at = doc.path([key])
+    value = doc.decode(at)[0] if at is not None else None
+    return value if isinstance(value, dict) else {}
+
+
+def _conversation(guild: dict[str, Any], channel: dict[str, Any]) -> str:
+    name = channel.get("name") or channel.get("id") or "?"
+    server = guild.get("name")
+    return name if not server or server == "Direct Messages" else f"{server} / {name}"
+
+
+def _message(item: Any, conversation: str, file: ExportFile, line: int, end_line: int) -> Message | None:
+    if not isinstance(item, dict) or item.get("type") not in (None, "Default", "Reply"):
+        return None  # joins, pins, renames: the app's notices, not what anyone said
+    author = item.get("author") or {}
+    name = author.get("nickname") or author.get("name") or "?"
+    parts = [item.get("content") or ""]
+    for embed in item.get("embeds") or []:
+        parts += [embed.get(k) or "" for k in ("title", "description")]
+    parts += [f"[attachment: {a.get('fileName') or a.get('url')}]" for a in item.get("attachments") or []]
+    text = clean_text("\n".join(p for p in parts if p))
+    if not text:
+        return None
+    return Message(conversation=conversation, author=name, text=text, file=file, line=line, end_line=end_line,
+                   when=_when(item.get("timestamp")), id=item.get("id"))
+
+
+def _when(value: Any) -> datetime | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        return datetime.fromisoformat(value)
+    except ValueError:
+        return None

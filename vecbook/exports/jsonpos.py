@@ -1,0 +1,112 @@
+"""JSON with positions: walk a JSON text to the arrays that hold messages and get each
+element's value together with the lines it occupies, so a citation can point at them.
+
+Every value is decoded by the standard library's C scanner (``raw_decode``); only the
+path down to the arrays is walked here, so a 100 MB export costs about one ``json.loads``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Iterator, Sequence
+
+_WHITESPACE = " \t\n\r"
+
+
+class JsonTextError(ValueError):
+    """The text is not the JSON shape the reader expected; carries the line at fault."""
+
+    def __init__(self, message: str, line: int) -> None:
+        super().__init__(f"{message} (line {line})")
+        self.line = line
+
+
+class JsonText:
+    """A JSON document kept as text, navigated by position."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self._decoder = json.JSONDecoder()
+        self._cursor = (0, 1)  # (offset, line at offset): lines are counted forward from here
+
+    def line_at(self, offset: int) -> int:
+        """1-based line of the character at ``offset``."""
+        at, line = self._cursor
+        if offset >= at:
+            line += self.text.count("\n", at, offset)
+        else:
+            line -= self.text.count("\n", offset, at)
+        self._cursor = (offset, line)
+        return line
+
+    def lines(self, start: int, end: int) -> tuple[int, int]:
+        """First and last line of the value spanning ``text[start:end]``."""
+        return self.line_at(start), self.line_at(max(start, end - 1))
+
+    def skip_ws(self, index: int) -> int:
+        """The offset of the next non-whitespace character."""
+        text = self.text
+        while index < len(text) and text[index] in _WHITESPACE:
+            index += 1
+        return index
+
+    def decode(self, index: int) -> tuple[Any, int]:
+        """The value starting at (or after whitespace from) ``index``, and the offset after it."""
+        index = self.skip_ws(index)
+        try:
+            return self._decoder.raw_decode(self.text, index)
+        except json.JSONDecodeError as exc:
+            raise JsonTextError(f"invalid JSON: {exc.msg}", exc.lineno) from None
+
+    def elements(self, index: int) -> Iterator[tuple[int, int, Any]]:
+        """(start, end, value) of each element of the array starting at ``index``."""
+        index = self._expect(index, "[")
+        index = self.skip_ws(index)
+        if self.text.startswith("]", index):
+            return
+        while True:
+            start = self.skip_ws(index)
+            value, end = self.decode(start)
+            yield start, end, value
+            index = self.skip_ws(end)
+            if self.text.startswith("]", index):
+                return
+            index = self._expect(index, ",")
+
+    def member(self, index: int, key: str) -> int | None:
+        """Offset of the value of ``key`` in the object starting at ``index`` (None: absent)."""
+        index = self._expect(index, "{")
+        index = self.skip_ws(index)
+        if self.text.startswith("}", index):
+            return None
+        while True:
+            name, index = self.decode(index)
+            if not isinstance(name, str):
+                raise JsonTextError("an object key must be a string", self.line_at(index))
+            index = self.skip_ws(self._expect(index, ":"))
+            if name == key:
+                return index
+            _, index = self.decode(index)
+            index = self.skip_ws(index)
+            if self.text.startswith("}", index):
+                return None
+            index = self._expect(index, ",")
+
+    def path(self, keys: Sequence[str], index: int = 0) -> int | None:
+        """Offset of the value at ``keys`` (object keys, outermost first), or None."""
+        for key in keys:
+            index = self.skip_ws(index)
+            if not self.text.startswith("{", index):
+                return None
+            found = self.member(index, key)
+            if found is None:
+                return None
+            index = found
+        return self.skip_ws(index)
+
+    def _expect(self, index: int, char: str) -> int:
+        index = self.skip_ws(index)
+        if not self.text.startswith(char, index):
+            found = self.text[index:index + 1] or "end of file"
+            raise JsonTextError(f"expected '{char}', found {found!r}", self.line_at(min(index, len(self.text))))
+        return index + 1
