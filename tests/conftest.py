@@ -88,6 +88,9 @@ class FakeEmbedder(vecbook.Embedder):
     def windows_many(self, texts: Any) -> list[tuple[list[str], bool]]:
         return [([text], False) for text in texts]
 
+    def window_spans_many(self, texts: Any) -> list[tuple[list[tuple[int, int]], bool]]:
+        return [([(0, len(text))], False) for text in texts]
+
     def encode(self, texts: Any) -> Any:
         import zlib
 

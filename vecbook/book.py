@@ -28,11 +28,12 @@ from .config import (
     load_config,
     replace_config,
 )
-from .embed import EMBED_CHUNK, MAX_WINDOWS, Embedder, VectorCache
-from .index import KeywordIndex, VectorIndex, tokenize
-from .rank import FilterColumns, Scored, parse_filters, rank
+from .build import Builder, Snapshot
+from .embed import Embedder, VectorCache
+from .index import VectorIndex, tokenize
+from .rank import Scored, parse_filters, rank
 from .records import Record
-from .sources import LoadReport, check_collections, load_sources
+from .sources import LoadReport, check_collections
 
 log = logging.getLogger("vecbook")  # one logger for the package: hosts and the CLI configure "vecbook"
 
@@ -82,20 +83,6 @@ class Results(list):  # list[Hit]
             raise VecBookError("to_pandas needs pandas: run `pip install pandas`") from None
         columns = [f.name for f in dataclasses.fields(Hit)]
         return pd.DataFrame([dataclasses.asdict(hit) for hit in self], columns=columns)
-
-
-@dataclass(frozen=True)
-class Snapshot:
-    """One complete, immutable index generation; searches read one snapshot only."""
-
-    records: list[Record]
-    keywords: KeywordIndex
-    columns: FilterColumns
-    report: LoadReport
-    vectors: VectorIndex | None = None
-    vector_error: str | None = None
-    index_seconds: float = 0.0
-    cache: dict[str, Any] | None = None
 
 
 def check_query(query: Any, name: str = "query") -> str:
@@ -154,6 +141,11 @@ class VecBook:
         self._thread: threading.Thread | None = None
         self._building = False
         self._generation = 0
+        self._requested = self._covered = 0  # reindex requests made, and covered by a finished build
+        self._full_requested = False
+        self._builder = Builder(config, self.embedder)
+        self._cache: VectorCache | None = None
+        self._cache_facts: dict[str, Any] | None = None
         self._progress: dict[str, Any] = {"state": "not started", "records_embedded": 0, "records_total": 0,
                                           "started": None, "finished": None}
         if not background:
@@ -193,21 +185,37 @@ class VecBook:
         with self._cond:
             return self._cond.wait_for(lambda: self._progress["state"] in ("ready", "failed"), timeout)
 
-    def reindex(self) -> dict[str, Any]:
-        """Re-read every source and rebuild both indexes; searches keep using the old
-        index until the new one is complete. A call made while a rebuild runs
-        waits for that rebuild instead of starting another. Returns ``stats()``."""
+    def reindex(self, full: bool = False) -> dict[str, Any]:
+        """Bring the index up to date with the sources; returns ``stats()``.
+
+        Incremental: only files and collections that changed are read again, only
+        new text is embedded (vectors are reused by the hash of their text), and a
+        deleted record is gone from the next snapshot. ``full=True`` forgets all
+        of that and rebuilds from scratch (vectors may still come from the on-disk
+        cache, which holds what this model made of the same text). Searches keep
+        using the old snapshot until the new one is complete. A call made while a
+        build runs waits for it and then for one more build (shared by every call
+        that waited), because the running build may have read a file before the
+        change the caller wants to see.
+        """
         with self._cond:
-            if self._building:
-                generation = self._generation
-                self._cond.wait_for(lambda: self._generation > generation)
+            self._requested += 1
+            ticket = self._requested
+            self._full_requested |= full
+            while self._covered < ticket:
+                if not self._building:
+                    break
+                self._cond.wait()
+            else:
                 return self.stats()
             self._building = True
+            covers, full, self._full_requested = self._requested, self._full_requested, False
         try:
-            self._build()
+            self._build(full)
         finally:
             with self._cond:
                 self._building = False
+                self._covered = covers
                 self._generation += 1
                 self._cond.notify_all()
         return self.stats()
@@ -217,42 +225,69 @@ class VecBook:
             self._progress.update(values)
             self._cond.notify_all()
 
-    def _build(self) -> None:
+    def _build(self, full: bool) -> None:
         started = time.perf_counter()
-        self._set_progress(state="loading", started=time.time(), finished=None, records_embedded=0, error=None)
+        self._set_progress(state="loading" if self._snapshot is None else "updating", started=time.time(),
+                           finished=None, records_embedded=0, error=None)
         if not self.keyword_only:
             # Importing torch and loading the model takes seconds of mostly import work;
             # start it now so it overlaps reading files and building the keyword index.
             # Errors surface (again) from the load() in _embed, which waits on its lock.
             threading.Thread(target=self._preload_model, name="vecbook-model", daemon=True).start()
+        if full:
+            self._builder.reset()
+        previous = self._snapshot
         log.info("reading %s", self.config.data_directory)
-        report = load_sources(self.config)
+        report = self._builder.read()
+        update = {"full": full, "files_read": report.files_read, "collections_read": report.collections_read}
+        if self._unchanged(previous, report, full):
+            self._finish(previous, started, dict(update, changed=False))
+            return
         if not report.records:
             log.warning("no records found in %s: searches will return nothing", self.config.data_directory)
         self._set_progress(state="indexing keywords", records_total=len(report.records))
-        keywords = KeywordIndex([tokenize(r.content, self.config.stemming) for r in report.records],
-                                self.config.bm25_k1, self.config.bm25_b)
-        base = Snapshot(report.records, keywords, FilterColumns(report.records), report)
+        base = self._builder.keyword_snapshot(report)
         with self._cond:
             if self._snapshot is None or self._snapshot.vectors is None:
                 self._snapshot = base  # keyword search works from here on
             self._progress["state"] = "embedding"
             self._cond.notify_all()
-        vectors, error, cache = None, None, None
+        vectors, error, counts = None, None, {}
         try:
             if not self.keyword_only:
-                vectors, cache = self._embed(report.records)
+                vectors, counts = self._embed(base, None if full or previous is None else previous.vectors)
         except VecBookError as exc:
             error = str(exc)
             log.error("semantic search unavailable: %s", error)
-        snapshot = dataclasses.replace(base, vectors=vectors, vector_error=error, cache=cache,
-                                       index_seconds=time.perf_counter() - started)
+        removed = len({r.id for r in previous.records} - {r.id for r in report.records}) if previous else 0
+        update.update(changed=True, records=len(report.records), removed=removed, **counts)
+        snapshot = dataclasses.replace(base, vectors=vectors, vector_error=error,
+                                       cache=self._cache_facts, index_seconds=time.perf_counter() - started)
+        self._finish(snapshot, started, update)
+
+    def _unchanged(self, previous: Snapshot | None, report: LoadReport, full: bool) -> bool:
+        """Nothing was re-read and no file came or went: the current snapshot stands."""
+        if full or previous is None:
+            return False
+        if not self.keyword_only and previous.vectors is None and previous.vector_error is None:
+            return False  # the last build stopped before its vectors
+        return (report.files_read == 0 and report.collections_read == 0
+                and len(report.records) == len(previous.records)
+                and all(a is b for a, b in zip(report.records, previous.records)))
+
+    def _finish(self, snapshot: Snapshot | None, started: float, update: dict[str, Any]) -> None:
+        update["seconds"] = round(time.perf_counter() - started, 3)
+        if snapshot is not None:
+            snapshot = dataclasses.replace(snapshot, update=update)
         with self._cond:
             self._snapshot = snapshot
+            error = snapshot.vector_error if snapshot is not None else None
             self._progress.update(state="failed" if error else "ready", finished=time.time(), error=error)
             self._cond.notify_all()
-        log.info("indexed %d records from %d files in %.1fs", len(report.records), report.files,
-                 snapshot.index_seconds)
+        report = snapshot.report if snapshot is not None else LoadReport()
+        log.info("indexed %s in %.1fs (%d files read, %s embedded, %s reused)", _count_sources(report),
+                 update["seconds"], update["files_read"], update.get("embedded", 0),
+                 update.get("reused", 0) + update.get("from_cache", 0))
 
     # -- embedding --
 
@@ -262,78 +297,13 @@ class VecBook:
         except Exception:  # noqa: BLE001 - reported by the load() in _embed, which needs the model
             pass
 
-    def _embed(self, records: Sequence[Record]) -> tuple[VectorIndex, dict[str, Any] | None]:
-        """Vectors for every record window, reusing the opt-in cache; identical texts embed once."""
+    def _embed(self, snapshot: Snapshot, previous: VectorIndex | None) -> tuple[VectorIndex, dict[str, int]]:
+        """Vectors for every passage window: reused from ``previous`` and the cache, the rest embedded."""
         self.embedder.load()
         cache = self._open_cache()
-        owners, texts = self._windows(records, cache)
-        unique: dict[str, list[int]] = {}
-        for window, text in enumerate(texts):
-            unique.setdefault(text, []).append(window)
-        found: dict[str, np.ndarray] = {}
-        if cache is not None:
-            found = {t: cache.entries[k] for t in unique if (k := VectorCache.key(t)) in cache.entries}
-        todo = sorted((t for t in unique if t not in found), key=len)  # similar lengths batch with little padding
-        remaining = np.bincount(owners, minlength=len(records)) if len(owners) else np.zeros(len(records), int)
-        done = self._count_done(remaining, owners, [w for t in found for w in unique[t]])
-        self._report_progress(done, len(records))
-        for start in range(0, len(todo), EMBED_CHUNK):
-            chunk = todo[start:start + EMBED_CHUNK]
-            found.update(self._encode_isolating_failures(chunk, records, owners, unique))
-            done += self._count_done(remaining, owners, [w for t in chunk for w in unique[t]])
-            self._report_progress(done, len(records))
-        keep = np.array([texts[w] in found for w in range(len(texts))], dtype=bool)
-        matrix = np.array([found[t] for t, k in zip(texts, keep) if k], dtype=np.float32).reshape(
-            int(keep.sum()), -1 if keep.any() else self.embedder.dimension)
-        index = VectorIndex(matrix, owners[keep], len(records), self.config.similarity_metric)
-        return index, self._save_cache(cache, found, unique)
-
-    def _windows(self, records: Sequence[Record], cache: VectorCache | None) -> tuple[np.ndarray, list[str]]:
-        """Window texts and, per window, the record it belongs to."""
-        # A record whose whole text is in the cache was embedded as one window
-        # (windows never exceed the model's limit), so a warm start skips the tokenizer.
-        cached = cache.entries if cache is not None else {}
-        whole = [bool(cached) and VectorCache.key(r.content) in cached for r in records]
-        split = iter(self.embedder.windows_many([r.content for r, hit in zip(records, whole) if not hit]))
-        owners: list[int] = []
-        texts: list[str] = []
-        for number, (record, hit) in enumerate(zip(records, whole)):
-            if hit:
-                pieces, capped = [record.content], False
-            else:
-                pieces, capped = next(split)
-            if capped:
-                log.warning("%s: record is longer than %d model windows; only its first part is embedded "
-                            "(the keyword index covers all of it)", record.citation, MAX_WINDOWS)
-            owners.extend([number] * len(pieces))
-            texts.extend(pieces)
-        return np.asarray(owners, dtype=np.int64), texts
-
-    @staticmethod
-    def _count_done(remaining: np.ndarray, owners: np.ndarray, windows: list[int]) -> int:
-        """Mark windows embedded; return how many records just became complete."""
-        if not windows:
-            return 0
-        records = owners[np.asarray(windows, dtype=np.int64)]
-        np.subtract.at(remaining, records, 1)
-        return int(np.count_nonzero(remaining[np.unique(records)] == 0))
-
-    def _encode_isolating_failures(self, chunk: list[str], records: Sequence[Record], owners: np.ndarray,
-                                   unique: dict[str, list[int]]) -> dict[str, np.ndarray]:
-        """Embed a chunk; if it fails, embed text by text so one bad record costs only itself."""
-        try:
-            return dict(zip(chunk, self.embedder.encode(chunk)))
-        except Exception as exc:  # the model may raise anything; the spec says keep going
-            log.warning("embedding a batch failed (%s); retrying its records one by one", exc)
-        vectors: dict[str, np.ndarray] = {}
-        for text in chunk:
-            try:
-                vectors[text] = self.embedder.encode([text])[0]
-            except Exception as exc:
-                record = records[int(owners[unique[text][0]])]
-                log.warning("%s: record could not be embedded (%s); it is found by keyword search only",
-                            record.citation, exc)
-        return vectors
+        index, counts, live = self._builder.embed(snapshot, previous, cache, self._report_progress)
+        self._save_cache(cache, live)
+        return index, counts
 
     def _report_progress(self, done: int, total: int) -> None:
         self._set_progress(records_embedded=done, records_total=total)
@@ -348,25 +318,25 @@ class VecBook:
     def _open_cache(self) -> VectorCache | None:
         if self.config.cache_directory is None:
             return None
-        cache = VectorCache(self.config.cache_directory, self.embedder.identity)
-        cache.load()
-        return cache
+        if self._cache is None or self._cache.identity != self.embedder.identity:
+            self._cache = VectorCache(self.config.cache_directory, self.embedder.identity)
+            self._cache.load()
+        return self._cache
 
-    @staticmethod
-    def _save_cache(cache: VectorCache | None, found: dict[str, np.ndarray],
-                    unique: dict[str, list[int]]) -> dict[str, Any] | None:
+    def _save_cache(self, cache: VectorCache | None, live: dict[bytes, np.ndarray]) -> None:
+        """Keep exactly the live vectors (which prunes the stale ones), if anything changed."""
         if cache is None:
-            return None
+            self._cache_facts = None
+            return
         before = set(cache.entries)
-        keep = {VectorCache.key(t): found[t] for t in unique if t in found}
-        reused = len(before & set(keep))
+        reused = len(before & set(live))
         try:
-            if set(keep) != before:  # nothing new and nothing stale: leave the file alone
-                cache.save(keep)
+            if set(live) != before:  # nothing new and nothing stale: leave the file alone
+                cache.save(live)
         except OSError as exc:
             log.warning("cannot write the vector cache %s (%s); continuing without it", cache.path, exc)
-        return {"path": str(cache.path), "entries": len(keep), "reused": reused,
-                "embedded": len(keep) - reused, "pruned": len(before - set(keep))}
+        self._cache_facts = {"path": str(cache.path), "entries": len(live), "reused": reused,
+                             "embedded": len(live) - reused, "pruned": len(before - set(live))}
 
     # -- search --
 
@@ -484,6 +454,14 @@ class VecBook:
             "cache": snapshot.cache if snapshot else None,
             "error": progress.get("error"),
         }
+
+
+def _count_sources(report: LoadReport) -> str:
+    """'46 records: 30 from 7 files, 16 from collection messages' for the log."""
+    by_source = Counter(r.source for r in report.records)
+    parts = [f"{by_source.get('files', 0)} from {report.files} files"]
+    parts += [f"{by_source.get(name, 0)} from collection {name}" for name in report.collections]
+    return f"{len(report.records)} records: " + ", ".join(parts)
 
 
 def _check_data_directory(path: Path) -> None:

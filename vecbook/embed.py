@@ -27,9 +27,10 @@ log = logging.getLogger("vecbook")  # one logger for the package: hosts and the 
 
 # Windows overlap so a sentence cut at one window's edge is whole in the next.
 WINDOW_OVERLAP_TOKENS = 32
-# A record longer than this many windows (~14k tokens for MiniLM) is embedded
+# A passage longer than this many windows (~14k tokens for MiniLM) is embedded
 # by its first windows only, with a WARN; the keyword index still sees it all.
-# Without a cap one 50 MB record would take hours to embed.
+# Passages hold at most PASSAGE_WORDS words, so only a passage of giant "words"
+# (base64, minified code) can reach it.
 MAX_WINDOWS = 64
 # Padded tokens per embedding batch (batch_size caps the count). Measured on
 # 2 cores against plain encode: 4096 gives 1.01x in float32 and 1.88x in
@@ -244,10 +245,16 @@ class Embedder:
         return self.windows_many([text])[0]
 
     def windows_many(self, texts: Sequence[str]) -> list[tuple[list[str], bool]]:
-        """``windows`` for many texts, tokenizing the long ones in batches (per-call
-        overhead dominated tokenizing them one by one)."""
+        """``windows`` for many texts."""
+        return [([text[a:b] for a, b in spans], capped)
+                for text, (spans, capped) in zip(texts, self.window_spans_many(texts))]
+
+    def window_spans_many(self, texts: Sequence[str]) -> list[tuple[list[tuple[int, int]], bool]]:
+        """Each text's windows as (start, end) character ranges, and whether it was capped
+        at MAX_WINDOWS; the long texts are tokenized in batches (per-call overhead
+        dominated tokenizing them one by one)."""
         size = self.window_tokens
-        out: list[tuple[list[str], bool]] = [([text], False) for text in texts]
+        out: list[tuple[list[tuple[int, int]], bool]] = [([(0, len(text))], False) for text in texts]
         # Every token covers at least one character, so a text this short is one window.
         long = [i for i, text in enumerate(texts) if len(text) > size]
         stride = size - WINDOW_OVERLAP_TOKENS
@@ -259,19 +266,19 @@ class Embedder:
             for (position, clipped), spans in zip(batch, offsets):
                 if len(spans) > size:
                     i = long[position]
-                    out[i] = self._split(texts[i], clipped, spans, size, stride)
+                    out[i] = self._split(len(texts[i]), len(clipped), spans, size, stride)
         return out
 
     @staticmethod
-    def _split(text: str, clipped: str, spans: Sequence[tuple[int, int]], size: int,
-               stride: int) -> tuple[list[str], bool]:
+    def _split(length: int, clipped: int, spans: Sequence[tuple[int, int]], size: int,
+               stride: int) -> tuple[list[tuple[int, int]], bool]:
         pieces = []
         for start in range(0, len(spans), stride):
             end = min(start + size, len(spans))
-            pieces.append(clipped[spans[start][0]:spans[end - 1][1]])
+            pieces.append((spans[start][0], spans[end - 1][1]))
             if end == len(spans) or len(pieces) == MAX_WINDOWS:
                 break
-        capped = len(pieces) == MAX_WINDOWS and (end < len(spans) or len(clipped) < len(text))
+        capped = len(pieces) == MAX_WINDOWS and (end < len(spans) or clipped < length)
         return pieces, capped
 
     def encode(self, texts: Sequence[str], threads: int | None = None) -> np.ndarray:

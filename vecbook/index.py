@@ -147,8 +147,28 @@ def tokenize(text: str, stemming: bool = True) -> list[str]:
     return [porter_stem(w) for w in words] if stemming else words
 
 
+class Vocabulary:
+    """Keyword terms and their ids. Ids never change and the table only grows, so token
+    ids stored per passage stay valid across rebuilds (unchanged files are not re-tokenized)."""
+
+    def __init__(self) -> None:
+        self.ids: dict[str, int] = {}
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def encode(self, tokens: Sequence[str]) -> np.ndarray:
+        """Token ids of ``tokens``, adding new terms."""
+        ids = self.ids
+        return np.fromiter((ids.setdefault(t, len(ids)) for t in tokens), dtype=np.int32, count=len(tokens))
+
+
 class KeywordIndex:
     """BM25Okapi scores (rank-bm25's term weighting) answered from numpy postings.
+
+    The documents are passages; ``owners`` maps each passage to its record
+    (non-decreasing, at least one passage a record), and a record scores as its
+    best passage. Without ``owners`` every document is a record of its own.
 
     rank-bm25's ``get_scores`` loops in Python over every document; here each
     term keeps a postings array of (document, precomputed weight), so a query
@@ -162,32 +182,38 @@ class KeywordIndex:
     nothing. Everything else (k1, b, length normalisation) is BM25Okapi's.
     """
 
-    def __init__(self, documents: Sequence[Sequence[str]], k1: float = 1.5, b: float = 0.75,
-                 epsilon: float = 0.25, idf: str = "lucene") -> None:
+    def __init__(self, documents: Sequence[Sequence[str]] | Sequence[np.ndarray], k1: float = 1.5,
+                 b: float = 0.75, epsilon: float = 0.25, idf: str = "lucene",
+                 vocabulary: Vocabulary | None = None, owners: np.ndarray | None = None) -> None:
+        """``documents`` are token lists, or token-id arrays of ``vocabulary``."""
         self.k1, self.b, self.epsilon, self.idf_kind = k1, b, epsilon, idf
-        self.size = len(documents)
-        vocabulary: dict[str, int] = {}
-        token_ids: list[int] = []
-        lengths = np.zeros(self.size, dtype=np.int64)
-        for doc, tokens in enumerate(documents):
-            lengths[doc] = len(tokens)
-            token_ids.extend([vocabulary.setdefault(term, len(vocabulary)) for term in tokens])
+        if vocabulary is None:
+            vocabulary = Vocabulary()
+            documents = [vocabulary.encode(list(d)) for d in documents]
         self.vocabulary = vocabulary
+        self.n_passages = len(documents)
+        self.owners = np.arange(self.n_passages) if owners is None else np.asarray(owners, dtype=np.int64)
+        self.size = int(self.owners[-1]) + 1 if len(self.owners) else 0  # records
+        self._starts = np.searchsorted(self.owners, np.arange(self.size))  # each record's first passage
+        lengths = np.fromiter((len(d) for d in documents), dtype=np.int64, count=self.n_passages)
+        token_ids = (np.concatenate([np.asarray(d, dtype=np.int64) for d in documents])
+                     if self.n_passages else np.zeros(0, dtype=np.int64))
         # Count (document, term) pairs in numpy rather than a Counter per document: 5x faster at 100k.
-        n_terms = max(len(vocabulary), 1)
-        pairs = np.repeat(np.arange(self.size, dtype=np.int64), lengths) * n_terms + np.asarray(token_ids, np.int64)
+        self.n_terms = len(vocabulary)
+        width = max(self.n_terms, 1)
+        pairs = np.repeat(np.arange(self.n_passages, dtype=np.int64), lengths) * width + token_ids
         pairs, counts = np.unique(pairs, return_counts=True)
-        self._build_postings((pairs // n_terms).astype(np.int32), pairs % n_terms,
+        self._build_postings((pairs // width).astype(np.int32), pairs % width,
                              counts.astype(np.float64), lengths.astype(np.float64))
 
     def _build_postings(self, docs: np.ndarray, terms: np.ndarray, tf: np.ndarray, lengths: np.ndarray) -> None:
-        n_terms = len(self.vocabulary)
-        avgdl = lengths.mean() if self.size and lengths.sum() else 1.0
+        n_terms = self.n_terms
+        avgdl = lengths.mean() if self.n_passages and lengths.sum() else 1.0
         df = np.bincount(terms, minlength=n_terms).astype(np.float64)
         if self.idf_kind == "lucene":
-            idf = np.log1p((self.size - df + 0.5) / (df + 0.5))
+            idf = np.log1p((self.n_passages - df + 0.5) / (df + 0.5))
         else:
-            idf = np.log(self.size - df + 0.5) - np.log(df + 0.5)
+            idf = np.log(self.n_passages - df + 0.5) - np.log(df + 0.5)
             # rank-bm25 floors negative idf (terms in over half the documents)
             # at epsilon times the mean idf.
             if n_terms:
@@ -200,21 +226,38 @@ class KeywordIndex:
         self.weights = weights[order]
         self.indptr = np.concatenate([[0], np.cumsum(df.astype(np.int64))])
 
+    def _term(self, term: str) -> int | None:
+        """The term's id if this index holds it (the vocabulary may have grown since)."""
+        tid = self.vocabulary.ids.get(term)
+        return tid if tid is not None and tid < self.n_terms else None
+
     def scores(self, tokens: Sequence[str]) -> np.ndarray:
-        """BM25 score of every document for the query tokens (0 where no token occurs)."""
-        total = np.zeros(self.size, dtype=np.float64)
+        """BM25 score of every document (passage) for the query tokens (0 where no token occurs)."""
+        total = np.zeros(self.n_passages, dtype=np.float64)
         for term, repeat in Counter(tokens).items():
-            tid = self.vocabulary.get(term)
+            tid = self._term(term)
             if tid is None:
                 continue
             start, end = self.indptr[tid], self.indptr[tid + 1]
             total[self.doc_ids[start:end]] += repeat * self.weights[start:end]
         return total
 
+    def record_scores(self, tokens: Sequence[str]) -> np.ndarray:
+        """Each record's best passage score."""
+        scores = self.scores(tokens)
+        if self.n_passages == self.size:
+            return scores
+        return np.maximum.reduceat(scores, self._starts) if self.size else scores
+
+    def passages_of(self, record: int) -> range:
+        """The passage numbers of one record."""
+        end = self._starts[record + 1] if record + 1 < self.size else self.n_passages
+        return range(int(self._starts[record]), int(end))
+
     def upper_bound(self, tokens: Sequence[str]) -> float:
         """A score no document can reach: each term's idf times (k1 + 1); used to map scores into [0, 1]."""
-        bound = sum(repeat * self.idf[self.vocabulary[t]] for t, repeat in Counter(tokens).items()
-                    if t in self.vocabulary)
+        bound = sum(repeat * self.idf[tid] for t, repeat in Counter(tokens).items()
+                    if (tid := self._term(t)) is not None)
         return float(bound * (self.k1 + 1))
 
 
@@ -233,7 +276,10 @@ class VectorIndex:
     bfloat16 model output carries (8).
     """
 
-    def __init__(self, vectors: np.ndarray, owners: np.ndarray, n_records: int, metric: str = "cosine") -> None:
+    def __init__(self, vectors: np.ndarray, owners: np.ndarray, n_records: int, metric: str = "cosine",
+                 spans: np.ndarray | None = None, keys: Sequence[bytes] = ()) -> None:
+        """Rows are windows: ``owners`` gives each row's record, ``spans`` its (start, end)
+        in the record's content, ``keys`` the hash of its text (for reuse by the next build)."""
         import faiss
 
         vectors = np.ascontiguousarray(vectors, dtype=np.float32)
@@ -242,6 +288,8 @@ class VectorIndex:
         self.metric = metric
         self.owners = np.asarray(owners, dtype=np.int64)  # window -> record, non-decreasing
         self.n_records = n_records
+        self.spans = np.zeros((len(self.owners), 2), dtype=np.int64) if spans is None else spans
+        self.keys = list(keys)
         self.embedded = np.zeros(n_records, dtype=bool)
         self.embedded[self.owners] = True
         dim = vectors.shape[1] if vectors.ndim == 2 else 0
@@ -305,6 +353,21 @@ class VectorIndex:
             block = self.vectors[windows[part]].astype(np.float32)  # decoded as FAISS decodes them
             raw[part] = block @ q if self.metric == "cosine" else ((block - q) ** 2).sum(axis=1)
         return _best_per_record(self.owners[windows], self._to_score(raw))
+
+
+    def best_rows(self, query: np.ndarray, records: Sequence[int]) -> dict[int, tuple[int, float]]:
+        """For each of ``records``: its best window (row) and that window's score."""
+        rows = np.flatnonzero(np.isin(self.owners, np.asarray(records, dtype=np.int64)))
+        if not len(rows):
+            return {}
+        q = self._prepare(query)[0]
+        block = self.vectors[rows].astype(np.float32)
+        scores = self._to_score(block @ q if self.metric == "cosine" else ((block - q) ** 2).sum(axis=1))
+        best: dict[int, tuple[int, float]] = {}
+        for row, owner, score in zip(rows.tolist(), self.owners[rows].tolist(), scores.tolist()):
+            if owner not in best or score > best[owner][1]:
+                best[owner] = (row, score)
+        return best
 
 
 def _best_per_record(owners: np.ndarray, scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

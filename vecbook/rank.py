@@ -320,7 +320,7 @@ def keyword_top(index: KeywordIndex, tokens: Sequence[str], k: int,
                 mask: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Top keyword matches (indices, scores in [0, 1]) plus all normalised scores."""
     bound = index.upper_bound(tokens)
-    raw = index.scores(tokens) / bound if bound > 0 else np.zeros(index.size)
+    raw = index.record_scores(tokens) / bound if bound > 0 else np.zeros(index.size)
     candidates = raw if mask is None else np.where(mask, raw, 0.0)
     ids = np.flatnonzero(candidates > 0)
     top_ids, top_scores = top_k(ids, candidates[ids], k)

@@ -13,6 +13,12 @@ SEPARATOR = "---"
 # space or the end of the line, so "http://x" and "12:30" stay body text.
 HEADER_RE = re.compile(r"^([A-Za-z][A-Za-z0-9_.\-]*):(?:[ \t]+(.*)|[ \t]*)$")
 REPLACEMENT = "\ufffd"
+# A record longer than this many words is indexed as passages of at most this
+# size, each with its own lines, so that a match deep in a long record scores
+# as a match (BM25 of a whole 4 MB record drowns one sentence in its length)
+# and a snippet can point at it. Most notes, messages and abstracts stay whole.
+PASSAGE_WORDS = 300
+_WORD_RE = re.compile(r"\S+")
 
 
 @dataclass(frozen=True)
@@ -140,3 +146,45 @@ def _parse_block(block: list[str], first: int, file_path: str,
         citation=f"{file_path}:{line_number}-{end_line}",
         content="\n".join(block[top:bottom + 1]),
     ), None
+
+
+def split_passages(content: str, size: int = PASSAGE_WORDS) -> list[tuple[int, int]]:
+    """``content`` as (start, end) character ranges of at most ``size`` words each, cut
+    at line ends where a line fits and between words where one does not; together they
+    cover every word. A text of at most ``size`` words is one passage."""
+    if len(content) <= 2 * size or len(content.split()) <= size:
+        return [(0, len(content))]
+    passages: list[tuple[int, int]] = []
+    start, words = None, 0
+    position = 0
+    for line in content.split("\n"):
+        end = position + len(line)
+        count = len(line.split())
+        if count > size:
+            if start is not None:
+                passages.append((start, position - 1))
+                start, words = None, 0
+            passages.extend(_split_line(line, position, size))
+        elif count:
+            if start is not None and words + count > size:
+                passages.append((start, position - 1))
+                start, words = None, 0
+            start = position if start is None else start
+            words += count
+        position = end + 1
+    if start is not None:
+        passages.append((start, len(content)))
+    return [(a, _trim_end(content, a, b)) for a, b in passages if content[a:b].strip()]
+
+
+def _trim_end(content: str, start: int, end: int) -> int:
+    while end > start and content[end - 1].isspace():
+        end -= 1
+    return end
+
+
+def _split_line(line: str, offset: int, size: int) -> list[tuple[int, int]]:
+    """A line of more than ``size`` words, cut between words."""
+    spans = [(m.start(), m.end()) for m in _WORD_RE.finditer(line)]
+    return [(offset + spans[i][0], offset + spans[min(i + size, len(spans)) - 1][1])
+            for i in range(0, len(spans), size)]

@@ -35,6 +35,42 @@ class LoadReport:
     files: int = 0
     outside_links: list[str] = field(default_factory=list)
     collections: dict[str, dict[str, Any]] = field(default_factory=dict)
+    files_read: int = 0  # files (and collections) actually read this time; the rest were unchanged
+    collections_read: int = 0
+    new_problems: list[Problem] = field(default_factory=list)  # found by this read: logged as WARNs
+
+
+Signature = tuple[Any, ...]
+
+
+@dataclass
+class SourceState:
+    """What the last read found, per file and per collection, with the signature it was
+    read under (size, mtime, inode): an unchanged source is not read again."""
+
+    files: dict[str, tuple[Signature, list[Record], list[Problem]]] = field(default_factory=dict)
+    collections: dict[str, tuple[Signature, list[Record], list[Problem], dict[str, Any]]] = field(
+        default_factory=dict)
+
+
+def file_signature(path: Path) -> Signature | None:
+    """(size, mtime in ns, inode, device): changes whenever the file is written or replaced."""
+    try:
+        info = path.stat()
+    except OSError:
+        return None
+    return info.st_size, info.st_mtime_ns, info.st_ino, info.st_dev
+
+
+def tree_signature(path: Path) -> Signature:
+    """Signatures of every file under ``path`` (or of ``path`` itself and its SQLite WAL)."""
+    if not path.is_dir():
+        return (file_signature(path), file_signature(Path(f"{path}-wal")))
+    found = []
+    for folder, dirs, names in os.walk(path, followlinks=True):
+        dirs.sort()
+        found += [(folder, name, file_signature(Path(folder, name))) for name in sorted(names)]
+    return tuple(found)
 
 
 def discover_files(root: Path) -> tuple[list[tuple[str, Path]], list[Problem], list[str]]:
@@ -128,14 +164,28 @@ def load_file(rel: str, path: Path) -> tuple[list[Record], list[Problem]]:
     return records, problems + parse_problems
 
 
-def load_directory(root: Path) -> LoadReport:
-    """Every record of every ``.txt`` file under root."""
+def load_directory(root: Path, state: SourceState | None = None) -> LoadReport:
+    """Every record of every ``.txt`` file under root; with ``state``, files whose
+    signature is unchanged since the last read are taken from it, and ``state`` is
+    updated to what this read found."""
     report = LoadReport()
     files, report.problems, report.outside_links = discover_files(root)
+    report.new_problems = list(report.problems)
+    before = state.files if state is not None else {}
+    now: dict[str, tuple[Signature, list[Record], list[Problem]]] = {}
     for rel, path in files:
-        records, problems = load_file(rel, path)
-        report.records.extend(records)
-        report.problems.extend(problems)
+        signature = file_signature(path)  # taken before reading: a write during the read shows next time
+        entry = before.get(rel)
+        if entry is None or signature is None or entry[0] != signature:
+            records, problems = load_file(rel, path)
+            entry = (signature, records, problems)
+            report.files_read += 1
+            report.new_problems.extend(problems)
+        now[rel] = entry
+        report.records.extend(entry[1])
+        report.problems.extend(entry[2])
+    if state is not None:
+        state.files = now
     report.files = len(files)
     return report
 
@@ -299,19 +349,38 @@ def check_collections(config: Config) -> None:
             detect_format(collection)
 
 
-def load_sources(config: Config) -> LoadReport:
-    """Read the data directory and every collection; never raises for content problems."""
-    report = load_directory(config.data_directory)
+def load_sources(config: Config, state: SourceState | None = None) -> LoadReport:
+    """Read the data directory and every collection; never raises for content problems.
+
+    With ``state`` (kept by the caller between reads), unchanged files and
+    collections are not read again, and only problems found by this read are
+    logged: a known bad record is not warned about on every rebuild.
+    """
+    report = load_directory(config.data_directory, state)
+    before = state.collections if state is not None else {}
+    now = {}
     for collection in config.collections:
-        if collection.path is not None:
-            records, problems, facts = load_export(collection)
-        else:
-            records, problems, skipped = load_collection(collection)
-            facts = {"database": collection.database_label, "skipped_rows": skipped}
+        signature = tree_signature(collection.path if collection.path is not None else collection.database)
+        entry = before.get(collection.name)
+        if entry is None or entry[0] != signature:
+            entry = (signature, *_load_one_collection(collection))
+            report.collections_read += 1
+            report.new_problems.extend(entry[2])
+        now[collection.name] = entry
+        _, records, problems, facts = entry
         report.records.extend(records)
         report.problems.extend(problems)
         report.collections[collection.name] = {**facts, "records": len(records),
                                                "problems": [p.reason for p in problems]}
-    for problem in report.problems:
+    if state is not None:
+        state.collections = now
+    for problem in report.new_problems:
         log.warning("%s", problem)
     return report
+
+
+def _load_one_collection(collection: CollectionConfig) -> tuple[list[Record], list[Problem], dict[str, Any]]:
+    if collection.path is not None:
+        return load_export(collection)
+    records, problems, skipped = load_collection(collection)
+    return records, problems, {"database": collection.database_label, "skipped_rows": skipped}

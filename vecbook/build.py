@@ -1,0 +1,227 @@
+"""Building index snapshots, incrementally: sources are re-read only where they changed,
+records are cut into passages and tokenized once per distinct text, and vectors are
+reused by the hash of the text they embed (from the index in memory, then the on-disk
+cache) so that only new text meets the model."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from .config import Config
+from .embed import EMBED_CHUNK, MAX_WINDOWS, Embedder, VectorCache
+from .index import KeywordIndex, VectorIndex, Vocabulary, tokenize
+from .rank import FilterColumns
+from .records import Record, split_passages
+from .sources import LoadReport, SourceState, load_sources
+
+log = logging.getLogger("vecbook")  # one logger for the package: hosts and the CLI configure "vecbook"
+
+ProgressCallback = Callable[[int, int], None]
+# Model windows embedded for one record, at most (~2.2M tokens, some 9 MB of English
+# text: minutes of CPU). Past it the rest of the record is found by keyword only,
+# with a WARN; without a bound one 500 MB log file would take a day to embed.
+MAX_RECORD_WINDOWS = 10_000
+
+
+@dataclass
+class Layout:
+    """How one distinct record text is indexed: its passages, their keyword tokens, and
+    (once embedded) the model windows of each passage with the hashes of their text."""
+
+    passages: list[tuple[int, int]]
+    tokens: list[np.ndarray]
+    windows: list[tuple[int, int, int]] | None = None  # (passage number, start, end) in the content
+    keys: list[bytes] | None = None
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """One complete, immutable index generation; searches read one snapshot only."""
+
+    records: list[Record]
+    keywords: KeywordIndex
+    columns: FilterColumns
+    report: LoadReport
+    passages: np.ndarray  # (passages, 2): character ranges in each record's content, by keyword document
+    vectors: VectorIndex | None = None
+    vector_error: str | None = None
+    index_seconds: float = 0.0
+    cache: dict[str, Any] | None = None
+    update: dict[str, Any] = field(default_factory=dict)
+
+    def passage_span(self, passage: int) -> tuple[int, int]:
+        """(start, end) of a passage in its record's content."""
+        return int(self.passages[passage, 0]), int(self.passages[passage, 1])
+
+
+def text_key(text: str) -> bytes:
+    """16 bytes of sha256: what a vector is stored under (collisions are out of reach)."""
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()[:16]
+
+
+class Builder:
+    """The state one VecBook keeps between builds: what each source held, each distinct
+    text's layout, and the keyword vocabulary."""
+
+    def __init__(self, config: Config, embedder: Embedder) -> None:
+        self.config = config
+        self.embedder = embedder
+        self.sources = SourceState()
+        self.vocabulary = Vocabulary()
+        self.layouts: dict[str, Layout] = {}
+        self._lock = threading.Lock()  # one build at a time touches the state
+
+    def reset(self) -> None:
+        """Forget everything read and laid out: the next build starts from scratch."""
+        self.sources = SourceState()
+        self.layouts = {}
+        self.vocabulary = Vocabulary()
+
+    # -- reading and keywords --
+
+    def read(self) -> LoadReport:
+        """Re-read what changed since the last read; the rest comes from the state."""
+        return load_sources(self.config, self.sources)
+
+    def keyword_snapshot(self, report: LoadReport) -> Snapshot:
+        """Passages and the keyword index for ``report``'s records (no vectors yet)."""
+        layouts = [self._layout(r.content) for r in report.records]
+        self.layouts = {r.content: layout for r, layout in zip(report.records, layouts)}  # drop stale texts
+        owners = np.repeat(np.arange(len(layouts)), [len(layout.passages) for layout in layouts])
+        tokens = [t for layout in layouts for t in layout.tokens]
+        passages = np.array([p for layout in layouts for p in layout.passages], dtype=np.int64).reshape(-1, 2)
+        keywords = KeywordIndex(tokens, self.config.bm25_k1, self.config.bm25_b, vocabulary=self.vocabulary,
+                                owners=owners)
+        return Snapshot(report.records, keywords, FilterColumns(report.records), report, passages)
+
+    def _layout(self, content: str) -> Layout:
+        layout = self.layouts.get(content)
+        if layout is None:
+            passages = split_passages(content)
+            layout = Layout(passages, [self.vocabulary.encode(tokenize(content[a:b], self.config.stemming))
+                                       for a, b in passages])
+        return layout
+
+    # -- vectors --
+
+    def embed(self, snapshot: Snapshot, previous: VectorIndex | None, cache: VectorCache | None,
+              progress: ProgressCallback) -> tuple[VectorIndex, dict[str, int], dict[bytes, np.ndarray]]:
+        """The vector index for ``snapshot``: windows of every passage, their vectors taken
+        from ``previous`` (same text, same model), then ``cache``, then the model. Also
+        returns counts (reused, from_cache, embedded) and every live vector by key."""
+        records = snapshot.records
+        layouts = [self.layouts[r.content] for r in records]
+        self._window(records, layouts)
+        keys = [k for layout in layouts for k in (layout.keys or [])]
+        owners = np.repeat(np.arange(len(records)), [len(layout.keys or []) for layout in layouts])
+        spans = np.array([(a, b) for layout in layouts for _, a, b in (layout.windows or [])],
+                         dtype=np.int64).reshape(-1, 2)
+        found, counts = self._known_vectors(keys, previous, cache)
+        texts = {k: records[o].content[a:b] for k, o, (a, b) in zip(keys, owners.tolist(), spans.tolist())
+                 if k not in found}
+        self._embed_missing(texts, found, records, keys, owners, progress)
+        counts["embedded"] = len(texts)
+        keep = np.array([k in found for k in keys], dtype=bool)
+        dim = len(next(iter(found.values()))) if found else self.embedder.dimension
+        matrix = np.array([found[k] for k in keys if k in found], dtype=np.float32).reshape(int(keep.sum()), dim)
+        index = VectorIndex(matrix, owners[keep], len(records), self.config.similarity_metric,
+                            spans=spans[keep], keys=[k for k, kept in zip(keys, keep) if kept])
+        return index, counts, {k: found[k] for k in dict.fromkeys(keys) if k in found}
+
+    def _window(self, records: Sequence[Record], layouts: Sequence[Layout]) -> None:
+        """Model windows for every passage not windowed yet (the tokenizer runs once per text)."""
+        todo = [(record, layout) for record, layout in zip(records, layouts) if layout.windows is None]
+        todo = list({id(layout): (record, layout) for record, layout in todo}.values())
+        # Every passage makes at least one window, so passages past the bound are never embedded.
+        texts = [record.content[a:b] for record, layout in todo for a, b in layout.passages[:MAX_RECORD_WINDOWS]]
+        spans = iter(self.embedder.window_spans_many(texts))
+        for record, layout in todo:
+            windows: list[tuple[int, int, int]] = []
+            for number, (a, b) in enumerate(layout.passages[:MAX_RECORD_WINDOWS]):
+                pieces, capped = next(spans)
+                if capped:
+                    log.warning("%s: a passage is longer than %d model windows; only its first part is "
+                                "embedded (the keyword index covers all of it)", record.citation, MAX_WINDOWS)
+                windows += [(number, a + start, a + end) for start, end in pieces]
+            if len(windows) > MAX_RECORD_WINDOWS or len(layout.passages) > MAX_RECORD_WINDOWS:
+                cut = windows[MAX_RECORD_WINDOWS][1] if len(windows) > MAX_RECORD_WINDOWS else \
+                    layout.passages[MAX_RECORD_WINDOWS][0]
+                line, _ = record.lines_of(cut, cut + 1)
+                log.warning("%s: the record is longer than %d model windows; from line %s on it is found by "
+                            "keyword search only (MAX_RECORD_WINDOWS)", record.citation, MAX_RECORD_WINDOWS, line)
+                windows = windows[:MAX_RECORD_WINDOWS]
+            layout.windows = windows
+            layout.keys = [text_key(record.content[a:b]) for _, a, b in windows]
+
+    @staticmethod
+    def _known_vectors(keys: Sequence[bytes], previous: VectorIndex | None,
+                       cache: VectorCache | None) -> tuple[dict[bytes, np.ndarray], dict[str, int]]:
+        found: dict[bytes, np.ndarray] = {}
+        reused = cached = 0
+        if previous is not None and previous.keys:
+            rows = {k: i for i, k in enumerate(previous.keys)}
+            wanted = [(k, rows[k]) for k in dict.fromkeys(keys) if k in rows]
+            if wanted:
+                vectors = previous.vectors[[row for _, row in wanted]].astype(np.float32)
+                found.update(zip((k for k, _ in wanted), vectors))
+            reused = len(found)
+        if cache is not None:
+            for key in dict.fromkeys(keys):
+                if key not in found and key in cache.entries:
+                    found[key] = cache.entries[key]
+                    cached += 1
+        return found, {"reused": reused, "from_cache": cached}
+
+    def _embed_missing(self, texts: dict[bytes, str], found: dict[bytes, np.ndarray], records: Sequence[Record],
+                       keys: Sequence[bytes], owners: np.ndarray, progress: ProgressCallback) -> None:
+        """Embed the texts no index or cache had, in chunks, reporting records completed."""
+        remaining = np.bincount(owners, minlength=len(records)) if len(owners) else np.zeros(len(records), int)
+        windows_of: dict[bytes, list[int]] = {}
+        for window, key in enumerate(keys):
+            windows_of.setdefault(key, []).append(window)
+        done = _count_done(remaining, owners, [w for k in found for w in windows_of.get(k, [])])
+        progress(done, len(records))
+        todo = sorted(texts, key=lambda k: len(texts[k]))  # similar lengths batch with little padding
+        for start in range(0, len(todo), EMBED_CHUNK):
+            chunk = todo[start:start + EMBED_CHUNK]
+            found.update(self._encode_isolating_failures(chunk, texts, records, owners, windows_of))
+            done += _count_done(remaining, owners, [w for k in chunk for w in windows_of[k]])
+            progress(done, len(records))
+
+    def _encode_isolating_failures(self, chunk: list[bytes], texts: dict[bytes, str], records: Sequence[Record],
+                                   owners: np.ndarray, windows_of: dict[bytes, list[int]]) -> dict[bytes, np.ndarray]:
+        """Embed a chunk; if it fails, embed text by text so one bad record costs only itself."""
+        try:
+            return dict(zip(chunk, self.embedder.encode([texts[k] for k in chunk])))
+        except Exception as exc:  # the model may raise anything; the spec says keep going
+            log.warning("embedding a batch failed (%s); retrying its records one by one", exc)
+        vectors: dict[bytes, np.ndarray] = {}
+        for key in chunk:
+            try:
+                vectors[key] = self.embedder.encode([texts[key]])[0]
+            except Exception as exc:
+                record = records[int(owners[windows_of[key][0]])]
+                log.warning("%s: record could not be embedded (%s); it is found by keyword search only",
+                            record.citation, exc)
+        return vectors
+
+
+def _count_done(remaining: np.ndarray, owners: np.ndarray, windows: list[int]) -> int:
+    """Mark windows embedded; return how many records just became complete."""
+    if not windows:
+        return 0
+    records = owners[np.asarray(windows, dtype=np.int64)]
+    np.subtract.at(remaining, records, 1)
+    return int(np.count_nonzero(remaining[np.unique(records)] == 0))
+
+
+def timed(started: float) -> float:
+    """Seconds since ``started`` (perf_counter), rounded for stats."""
+    return round(time.perf_counter() - started, 3)
