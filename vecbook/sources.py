@@ -63,8 +63,13 @@ def file_signature(path: Path) -> Signature | None:
 
 
 def tree_signature(path: Path) -> Signature:
-    """Signatures of every file under ``path`` (or of ``path`` itself and its SQLite WAL)."""
-    if not path.is_dir():
+    """Signatures of every file under ``path`` (or of ``path`` itself and its SQLite WAL);
+    an unreadable path has none, and is read (and reported) every time."""
+    try:
+        is_folder = path.is_dir()
+    except OSError:
+        return (object(),)  # equal to nothing: read again, so the WARN stays true
+    if not is_folder:
         return (file_signature(path), file_signature(Path(f"{path}-wal")))
     found = []
     for folder, dirs, names in os.walk(path, followlinks=True):
