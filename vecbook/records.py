@@ -12,6 +12,9 @@ SEPARATOR = "---"
 # space or the end of the line, so "http://x" and "12:30" stay body text.
 HEADER_RE = re.compile(r"^([A-Za-z][A-Za-z0-9_.\-]*):(?:[ \t]+(.*)|[ \t]*)$")
 REPLACEMENT = "\ufffd"
+# Headers whose value is a list of names or labels ("Tags: quick, leftovers"): split on
+# commas so that filters match members (tags__in=quick) rather than the whole line.
+LIST_HEADERS = frozenset({"tags", "participants", "aliases", "attendees"})
 
 
 @dataclass(frozen=True)
@@ -98,13 +101,13 @@ def _parse_block(block: list[str], first: int, file_path: str,
     if not filled:
         return None, None if framing else Problem(file_path, first, "empty record skipped")
     top, bottom = filled[0], filled[-1]
-    metadata: dict[str, str] = {}
+    metadata: dict[str, Any] = {}
     body_start = top
     for i in range(top, bottom + 1):
         match = HEADER_RE.match(block[i])
         if not match:
             break
-        metadata[match.group(1)] = (match.group(2) or "").strip()
+        metadata[match.group(1)] = header_value(match.group(1), match.group(2) or "")
         body_start = i + 1
     body = block[body_start:bottom + 1]
     while body and not body[0].strip():
@@ -118,3 +121,11 @@ def _parse_block(block: list[str], first: int, file_path: str,
         citation=f"{file_path}:{line_number}-{end_line}",
         content="\n".join(block[top:bottom + 1]),
     ), None
+
+
+def header_value(key: str, raw: str) -> str | list[str]:
+    """A header's value: stripped text, or for a list header (``Tags``, ``Participants``,
+    ``Aliases``, ``Attendees``, any case) its comma-separated, non-empty, stripped items."""
+    if key.casefold() in LIST_HEADERS:
+        return [item.strip() for item in raw.split(",") if item.strip()]
+    return raw.strip()
