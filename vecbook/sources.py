@@ -289,8 +289,12 @@ def _row_problems(collection: CollectionConfig, bad_json: int, empty: int, dupli
     return problems
 
 
-def load_sources(config: Config) -> LoadReport:
-    """Read the data directory and every collection; never raises for content problems."""
+def load_sources(config: Config, warned: set[str] | None = None) -> LoadReport:
+    """Read the data directory and every collection; never raises for content problems.
+
+    Each problem is logged at WARN; with ``warned`` (the problems logged before, updated
+    here), one met again on a rebuild is logged at DEBUG: the user has seen it already.
+    """
     report = load_directory(config.data_directory)
     for collection in config.collections:
         records, problems, skipped = load_collection(collection)
@@ -300,5 +304,8 @@ def load_sources(config: Config) -> LoadReport:
             "database": collection.database_label, "records": len(records), "skipped_rows": skipped,
             "problems": [p.reason for p in problems]}
     for problem in report.problems:
-        log.warning("%s", problem)
+        message = str(problem)
+        log.log(logging.DEBUG if warned is not None and message in warned else logging.WARNING, "%s", message)
+        if warned is not None:
+            warned.add(message)
     return report
