@@ -65,6 +65,23 @@ def configure_logging(level: str = "INFO") -> None:
     log.setLevel(level)
 
 
+def route_other_loggers() -> None:
+    """Log everything the process logs (FastMCP, the MCP SDK, any library) through VecBook's
+    stderr handler, so ``serve`` writes one format: ``HH:MM:SS LEVEL message``."""
+    import fastmcp  # noqa: F401 - importing it installs its rich handlers, removed below
+
+    ours = next(h for h in log.handlers if isinstance(h, _StderrHandler))
+    fast = logging.getLogger("fastmcp")
+    for handler in fast.handlers[:]:
+        fast.removeHandler(handler)
+    fast.propagate = True
+    fast.setLevel(log.level)  # FastMCP's INFO lines only when VecBook's own are shown
+    root = logging.getLogger()
+    if ours not in root.handlers:
+        root.addHandler(ours)  # other libraries stay at the root's WARNING level
+    log.propagate = False  # "vecbook" has the handler already: no second copy via the root
+
+
 class TerminalProgress:
     """A one-line progress bar on stderr (used only when stderr is a terminal)."""
 
@@ -230,5 +247,6 @@ def _cmd_stats(args: argparse.Namespace, config: Config) -> int:
 
 
 def _cmd_serve(args: argparse.Namespace, config: Config) -> int:
+    route_other_loggers()
     serve(VecBook(config=config, background=True))
     return 0
