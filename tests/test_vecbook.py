@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import vecbook
-from conftest import DATA, ROOT
+from conftest import DATA, ROOT, FakeEmbedder
 
 SAMPLE_QUERIES = json.loads((DATA / "sample_queries.json").read_text(encoding="utf-8"))
 
@@ -278,6 +278,31 @@ def test_a_keyword_only_book_searches_keywords_by_default_and_refuses_semantic_s
             book.search("kayak", mode=mode)
         assert str(error.value) == (f"{mode} search needs vectors, and this VecBook was opened with keyword_only=True "
                                     "(search in mode='keyword', its default, or open it without keyword_only)")
+
+
+@pytest.mark.parametrize("filters, message", [
+    ({"tags__contians": "work"}, "unknown filter operator 'contians' in 'tags__contians'"),
+    ({"priority__gt": "abc"}, "filter 'priority__gt' needs a number or an ISO date"),
+])
+def test_a_bad_filter_is_refused_before_indexing_starts(write_files: Any, fake_book: Any,
+                                                        filters: dict[str, Any], message: str) -> None:
+    book = fake_book(write_files({"a.txt": "Priority: 2\nkayak\n"}), background=True)
+    with pytest.raises(vecbook.QueryError, match=message):
+        book.search("kayak", mode="hybrid", filters=filters)
+    assert book.stats()["state"] == "not started"
+
+
+def test_a_record_too_long_to_embed_whole_warns_once_per_book(write_files: Any,
+                                                               caplog: pytest.LogCaptureFixture) -> None:
+    class Capped(FakeEmbedder):
+        def windows_many(self, texts: Any) -> list[tuple[list[str], bool]]:
+            return [([text], True) for text in texts]  # as if every record passed the window cap
+
+    caplog.set_level(logging.DEBUG, logger="vecbook")
+    book = vecbook.VecBook(data_directory=write_files({"a.txt": "kayak\n"}), embedder=Capped())
+    book.reindex()
+    said = [r.levelname for r in caplog.records if "longer than 64 model windows" in r.getMessage()]
+    assert said == ["WARNING", "DEBUG"]
 
 
 def test_from_config_takes_keyword_only(write_files: Any) -> None:
