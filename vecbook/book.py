@@ -267,8 +267,8 @@ class VecBook:
             self._snapshot = snapshot
             self._progress.update(state="failed" if error else "ready", finished=time.time(), error=error)
             self._cond.notify_all()
-        log.info("indexed %d record%s in %.1fs: %s", len(report.records), "" if len(report.records) == 1 else "s",
-                 snapshot.index_seconds,
+        count = len(report.records)
+        log.info("indexed %d record%s in %.1fs: %s", count, "" if count == 1 else "s", snapshot.index_seconds,
                  _count_by_source(report))
 
     def _warn_once(self, message: str) -> None:
