@@ -41,7 +41,8 @@ def test_search_prints_score_citation_and_text(capsys: pytest.CaptureFixture[str
     first = out.splitlines()[0]
     assert re.match(r" 1\. [01]\.\d{6}  travel\.txt:28-\d+$", first), first
     assert "Location: Lisbon" in out and "INFO" not in out
-    assert "indexed 65 records" in err
+    # Files and collections are counted apart, so a surprise collection is visible.
+    assert re.search(r"indexed 65 records in \d+\.\ds: 49 from 10 files, 16 from collection messages \(", err), err
 
 
 def test_search_json_is_an_array_of_contract_hits(capsys: pytest.CaptureFixture[str]) -> None:
@@ -163,3 +164,39 @@ def test_plain_output_previews_three_lines_and_counts_the_rest(lines: int, tail:
     shown = vecbook.cli.format_hits([hit]).splitlines()
     assert shown[:4] == [" 1. 0.500000  a.txt:1-" + str(lines), "    line 1", "    line 2", "    line 3"]
     assert (shown[4].strip() if len(shown) > 4 else None) == tail
+
+
+@pytest.mark.parametrize("filter_arg, message", [
+    ("tags__contians=work", "unknown filter operator 'contians' in 'tags__contians' (use one of: exact, ne, gt"),
+    ("priority__gt=abc", "filter 'priority__gt' needs a number or an ISO date such as 2024-01-31 or "
+                         "2024-01-31T09:30:00+01:00, got 'abc'"),
+])
+def test_a_bad_filter_fails_before_anything_is_indexed(capsys: pytest.CaptureFixture[str],
+                                                       monkeypatch: pytest.MonkeyPatch, filter_arg: str,
+                                                       message: str) -> None:
+    def no_index(*_args: Any, **_kwargs: Any) -> None:
+        raise AssertionError("a malformed filter must fail before the model loads and records are indexed")
+
+    monkeypatch.setattr(vecbook.VecBook, "__init__", no_index)
+    code, out, err = run(capsys, "search", "x", "--mode", "hybrid", "--filter", filter_arg, "--config", CONFIG)
+    assert code == 2 and out == ""
+    assert err.startswith(f"vecbook: error: {message}")
+
+
+def test_list_headers_filter_by_member_from_the_command_line(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "search", "rice", "--mode", "keyword", "--json", "--filter", "tags__in=quick,leftovers",
+                       "--config", CONFIG)
+    hits = json.loads(out)
+    assert code == 0 and hits[0]["citation"] == "recipes.txt:1-9"
+    assert hits[0]["metadata"]["Tags"] == ["quick", "leftovers", "weeknight"]
+    code, out, _ = run(capsys, "search", "rice", "--mode", "keyword", "-n", "1", "--filter", "tags__in=quick",
+                       "--config", CONFIG)
+    assert "Tags: quick, leftovers, weeknight" in out  # lists read as the header was written
+
+
+def test_min_score_help_says_what_each_mode_compares(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "search", "--help")
+    text = " ".join(out.split())
+    assert code == 0
+    assert "semantic: cosine mapped to 0-1, keyword: BM25 over its upper bound, hybrid: the fused score, " \
+           "relative to this query's other candidates" in text

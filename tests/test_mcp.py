@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import select
 import signal
 import subprocess
@@ -206,6 +207,36 @@ def test_stdio_server_exits_cleanly_on_sigterm(tmp_path: Path) -> None:
     finally:
         if proc.poll() is None:
             proc.kill()
+
+
+def test_serve_writes_every_stderr_line_in_vecbook_log_format(tmp_path: Path) -> None:
+    # FastMCP's own records (its start line, a rejected tool call) go through VecBook's
+    # handler too, instead of rich's wrapped, differently dated lines.
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "n.txt").write_text("Topic: t\nTomatoes need sun.\n---\nTitle: header only\n",
+                                               encoding="utf-8")
+    (tmp_path / "vecbook.toml").write_text('data_directory = "notes"\n', encoding="utf-8")
+    proc = subprocess.Popen([sys.executable, str(ROOT / "vecbook.py"), "serve", "--config", str(tmp_path / "vecbook.toml")],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp_path,
+                            env={**os.environ, "PYTHONUNBUFFERED": "1", "COLUMNS": "60"})
+    try:
+        handshake(proc)
+        send(proc, {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                    "params": {"name": "search", "arguments": {"query": "x", "max_results": -1}}})
+        assert receive(proc, 2)["result"]["isError"]
+        send(proc, {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "reindex", "arguments": {}}})
+        receive(proc, 3, timeout=120)
+        proc.stdin.close()
+        assert proc.wait(timeout=30) == 0
+        lines = proc.stderr.read().decode().splitlines()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert lines and [line for line in lines if not re.match(r"\d\d:\d\d:\d\d (DEBUG|INFO|WARN|ERROR) \S", line)] == []
+    text = "\n".join(lines)
+    assert "INFO Starting MCP server 'vecbook' with transport 'stdio'" in text  # FastMCP's
+    assert "WARN Invalid arguments for tool 'search'" in text                  # FastMCP's
+    assert "WARN n.txt:4: record has headers but no text; skipped" in text     # VecBook's
 
 
 def test_an_empty_result_is_an_empty_json_list(sample_book: vecbook.VecBook) -> None:

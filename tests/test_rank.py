@@ -25,6 +25,12 @@ RECORDS = [
            tags=["work", "urgent"], user={"name": "Dee", "team": {"id": 5}}, done=True),
     record("r4", source="slack", path="s.db", channel="general"),
 ]
+# Lists as `.txt` list headers (Tags, Participants...) and JSON metadata give them.
+LISTS = [
+    record("m0", Participants=["Ana Lopez", "Ben"], tags=["homework", "quick"]),
+    record("m1", Participants=["Anabel"], tags=["work", "c++"]),
+    record("m2", participants="Ana Lopez, Ben"),  # a plain string: substring semantics
+]
 
 
 def matching(filters: dict[str, Any]) -> list[str]:
@@ -63,6 +69,36 @@ def matching(filters: dict[str, Any]) -> list[str]:
 ])
 def test_filter_operators(filters: dict[str, Any], expected: list[str]) -> None:
     assert matching(filters) == expected
+
+
+@pytest.mark.parametrize("filters, expected", [
+    ({"tags__in": ["quick", "leftovers"]}, ["m0"]),          # any member equals any listed value
+    ({"tags": "QUICK"}, ["m0"]),                               # equal: a member equals it
+    ({"participants__contains": "ana"}, ["m0", "m2"]),         # a whole word of a member ("Ana Lopez")
+    ({"participants__contains": "ana lopez"}, ["m0", "m2"]),
+    ({"participants__contains": "anab"}, []),                   # not part of a word ("Anabel")
+    ({"tags__contains": "work"}, ["m1"]),                      # "homework" does not hold the word "work"
+    ({"tags__contains": "c++"}, ["m1"]),
+    ({"participants__startswith": "ben"}, ["m0"]),             # a member starts with it
+    ({"tags__ne": "work"}, ["m0", "m2"]),                      # no member equals it
+])
+def test_list_values_match_member_by_member(filters: dict[str, Any], expected: list[str]) -> None:
+    mask = vecbook.rank.FilterColumns(LISTS).mask(vecbook.rank.parse_filters(filters))
+    assert [r.id for r, keep in zip(LISTS, mask) if keep] == expected
+
+
+@pytest.mark.parametrize("value", [3, -2.5, "10", "1e3", "2024-01-31", "2024-01-31T09:30", "2024-01-31 09:30:15",
+                                   "2024-01-31T09:30:00.5Z", "2024-01-31T09:30:00+01:00", "2024-01-31T09:30+0100"])
+def test_range_filters_take_numbers_and_iso_dates(value: Any) -> None:
+    assert vecbook.rank.parse_filters({"date__gte": value})[0].value == value
+
+
+@pytest.mark.parametrize("value", ["abc", "", "2024-1-5", "31/01/2024", "2024-01-31T9", "2024-01", True])
+def test_any_other_range_value_is_an_error_saying_what_is_accepted(value: Any) -> None:
+    with pytest.raises(vecbook.QueryError) as error:
+        vecbook.rank.parse_filters({"priority__gt": value})
+    assert str(error.value) == ("filter 'priority__gt' needs a number or an ISO date such as 2024-01-31 or "
+                                f"2024-01-31T09:30:00+01:00, got {value!r}")
 
 
 @pytest.mark.parametrize("filters, message", [

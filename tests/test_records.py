@@ -68,7 +68,13 @@ def test_headers_are_embedded_but_not_in_text() -> None:
     records, _ = vecbook.parse_records("Author: ana\nTags: work\nBody.\n", "a.txt")
     assert records[0].text == "Body."
     assert records[0].content == "Author: ana\nTags: work\nBody."
-    assert records[0].metadata == {"Author": "ana", "Tags": "work"}
+    assert records[0].metadata == {"Author": "ana", "Tags": ["work"]}
+
+
+def test_list_headers_are_split_on_commas_and_stay_visible_in_the_embedded_text() -> None:
+    records, _ = vecbook.parse_records("Tags: quick, leftovers\nNote: a, b\nFried rice.", "a.txt")
+    assert records[0].metadata == {"Tags": ["quick", "leftovers"], "Note": "a, b"}
+    assert records[0].content.startswith("Tags: quick, leftovers\n")
 
 
 def test_header_keys_keep_their_spelling_and_values_are_stripped_strings() -> None:

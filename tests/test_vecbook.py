@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import subprocess
 import sys
 import threading
@@ -14,7 +15,7 @@ import numpy as np
 import pytest
 
 import vecbook
-from conftest import DATA, ROOT
+from conftest import DATA, ROOT, FakeEmbedder
 
 SAMPLE_QUERIES = json.loads((DATA / "sample_queries.json").read_text(encoding="utf-8"))
 
@@ -137,6 +138,27 @@ def test_to_dicts_formats_scores_and_to_pandas_is_optional(sample_book: vecbook.
         hits.to_pandas()
 
 
+def test_to_dicts_keeps_scores_as_floats_when_asked(sample_book: vecbook.VecBook) -> None:
+    hits = sample_book.search("recipe", max_results=2)
+    first = hits.to_dicts(scores_as="float")[0]
+    assert first["similarity_score"] == hits[0].similarity_score and isinstance(first["keyword_score"], float)
+    assert sample_book.query().keyword("Kahneman").limit(2).to_dicts(scores_as="float")[0]["semantic_score"] is None
+    with pytest.raises(vecbook.QueryError, match="scores_as must be one of string, float; got 'int'"):
+        hits.to_dicts(scores_as="int")
+
+
+def test_a_query_shows_the_search_it_would_run(sample_book: vecbook.VecBook) -> None:
+    query = sample_book.query().semantic("financial planning").keyword("budget").filter({"tags__contains": "work"})
+    assert repr(query.limit(5)) == ("Query(semantic='financial planning', keyword='budget', mode='hybrid', "
+                                    "fusion='linear', keyword_weight=0.4, filters={'tags__contains': 'work'}, limit=5)")
+    n = sample_book.config.max_results  # an unset limit shows the one the search would use
+    assert repr(sample_book.query().keyword("boiler").min_score(0.2)) == (
+        f"Query(semantic='boiler', keyword='boiler', mode='keyword', filters={{}}, limit={n}, min_score=0.2)")
+    assert repr(sample_book.query().semantic("x").hybrid(method="rrf")) == (
+        f"Query(semantic='x', keyword='x', mode='hybrid', fusion='rrf', rrf_k=60, filters={{}}, limit={n})")
+    assert repr(sample_book.query()) == f"Query(semantic=None, keyword=None, mode=None, filters={{}}, limit={n})"
+
+
 def test_to_pandas_gives_one_row_per_hit(sample_book: vecbook.VecBook) -> None:
     pytest.importorskip("pandas")
     frame = sample_book.query().semantic("recipe").limit(3).to_pandas()
@@ -248,11 +270,65 @@ def test_missing_gt_package_names_what_to_install(monkeypatch: pytest.MonkeyPatc
         vecbook.embed.resolve_model(vecbook.config.DEFAULT_MODEL)
 
 
-def test_a_keyword_only_book_refuses_semantic_search(write_files: Any) -> None:
+def test_a_keyword_only_book_searches_keywords_by_default_and_refuses_semantic_search(write_files: Any) -> None:
     book = vecbook.VecBook(data_directory=write_files({"a.txt": "kayak\n"}), keyword_only=True)
+    assert book.default_mode == "keyword"
+    assert book.search("kayak")[0].id == "a.txt:1"  # the config's default, hybrid, would need vectors
     assert book.search("kayak", mode="keyword")[0].id == "a.txt:1"
-    with pytest.raises(vecbook.QueryError, match="opened with keyword_only=True"):
-        book.search("kayak", mode="hybrid")
+    for mode in ("hybrid", "semantic"):
+        with pytest.raises(vecbook.QueryError) as error:
+            book.search("kayak", mode=mode)
+        assert str(error.value) == (f"{mode} search needs vectors, and this VecBook was opened with keyword_only=True "
+                                    "(search in mode='keyword', its default, or open it without keyword_only)")
+
+
+@pytest.mark.parametrize("filters, message", [
+    ({"tags__contians": "work"}, "unknown filter operator 'contians' in 'tags__contians'"),
+    ({"priority__gt": "abc"}, "filter 'priority__gt' needs a number or an ISO date"),
+])
+def test_a_bad_filter_is_refused_before_indexing_starts(write_files: Any, fake_book: Any,
+                                                        filters: dict[str, Any], message: str) -> None:
+    book = fake_book(write_files({"a.txt": "Priority: 2\nkayak\n"}), background=True)
+    with pytest.raises(vecbook.QueryError, match=message):
+        book.search("kayak", mode="hybrid", filters=filters)
+    assert book.stats()["state"] == "not started"
+
+
+def test_a_record_too_long_to_embed_whole_warns_once_per_book(write_files: Any,
+                                                               caplog: pytest.LogCaptureFixture) -> None:
+    class Capped(FakeEmbedder):
+        def window_spans_many(self, texts: Any) -> list[tuple[list[tuple[int, int]], bool]]:
+            return [([(0, len(text))], True) for text in texts]  # as if every passage passed the window cap
+
+    caplog.set_level(logging.DEBUG, logger="vecbook")
+    root = write_files({"a.txt": "kayak\n"})
+    book = vecbook.VecBook(data_directory=root, embedder=Capped())
+    book.reindex()
+    (root / "b.txt").write_text("canoe\n", encoding="utf-8")  # a rebuild that re-lays out other text only
+    book.reindex()
+    said = [r.getMessage() for r in caplog.records if "longer than 64 model windows" in r.getMessage()]
+    assert [m.split(":")[0] for m in said] == ["a.txt", "b.txt"]
+
+
+def test_from_config_takes_keyword_only(write_files: Any) -> None:
+    book = vecbook.VecBook.from_config(ROOT / "vecbook.toml", data_directory=write_files({"a.txt": "kayak\n"}),
+                                       keyword_only=True)
+    assert book.keyword_only and book.search("kayak")[0].id == "a.txt:1"
+
+
+def test_a_problem_warns_once_and_a_rebuild_of_the_unchanged_file_does_not_repeat_it(
+        write_files: Any, fake_book: Any, caplog: pytest.LogCaptureFixture) -> None:
+    root = write_files({"a.txt": "Title: only a header\n---\nA real note.\n"})
+    caplog.set_level(logging.DEBUG, logger="vecbook")
+    book = fake_book(root)
+    book.reindex()
+    said = [(r.levelname, r.getMessage()) for r in caplog.records if "headers but no text" in r.getMessage()]
+    assert said == [("WARNING", "a.txt:1: record has headers but no text; skipped")]
+    assert book.stats()["skipped"] == [{"file_path": "a.txt", "line": 1,
+                                        "reason": "record has headers but no text; skipped"}]
+    (root / "b.txt").write_text("\n---\n---\nB.\n", encoding="utf-8")  # a new problem warns, on a rebuild too
+    book.reindex()
+    assert ("WARNING", "b.txt:3: empty record skipped") in [(r.levelname, r.getMessage()) for r in caplog.records]
 
 
 def test_batched_embedding_returns_rows_in_input_order(embedder: vecbook.Embedder,

@@ -41,6 +41,8 @@ log = logging.getLogger("vecbook")  # one logger for the package: hosts and the 
 # Log embedding progress at most this often when no progress bar is drawn.
 PROGRESS_LOG_SECONDS = 5.0
 ProgressCallback = Callable[[int, int], None]
+# How to_dict/to_dicts give scores: six-decimal strings (the JSON contract) or floats.
+SCORE_FORMATS = ("string", "float")
 
 
 @dataclass(frozen=True)
@@ -59,11 +61,13 @@ class Hit:
     semantic_score: float | None = None
     keyword_score: float | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready dict; scores become strings with six decimals, as the spec requires."""
+    def to_dict(self, scores_as: str = "string") -> dict[str, Any]:
+        """JSON-ready dict; scores become strings with six decimals, as the spec requires,
+        or stay floats with ``scores_as="float"`` (for sorting and arithmetic in a notebook)."""
+        _check_choice("scores_as", scores_as, SCORE_FORMATS)
         data = dataclasses.asdict(self)
         for key in ("similarity_score", "semantic_score", "keyword_score"):
-            if data[key] is not None:
+            if data[key] is not None and scores_as == "string":
                 data[key] = f"{data[key]:.6f}"
         return data
 
@@ -71,9 +75,10 @@ class Hit:
 class Results(list):  # list[Hit]
     """A list of hits, best first, with notebook-friendly conversions."""
 
-    def to_dicts(self) -> list[dict[str, Any]]:
-        """The JSON shape of each hit."""
-        return [hit.to_dict() for hit in self]
+    def to_dicts(self, scores_as: str = "string") -> list[dict[str, Any]]:
+        """The JSON shape of each hit; ``scores_as="float"`` keeps scores as floats."""
+        _check_choice("scores_as", scores_as, SCORE_FORMATS)
+        return [hit.to_dict(scores_as) for hit in self]
 
     def to_pandas(self) -> Any:
         """A pandas DataFrame, one row per hit, scores as floats (pandas is optional)."""
@@ -157,11 +162,18 @@ class VecBook:
         background = bool(settings.pop("background", False))
         progress = settings.pop("progress", None)
         embedder = settings.pop("embedder", None)
+        keyword_only = bool(settings.pop("keyword_only", False))
         return cls(config=load_config(path, **settings), background=background, progress=progress,
-                   embedder=embedder)
+                   embedder=embedder, keyword_only=keyword_only)
 
     def __repr__(self) -> str:
         return f"VecBook({str(self.config.data_directory)!r}, state={self._progress['state']!r})"
+
+    @property
+    def default_mode(self) -> str:
+        """The mode of a search that names none: the config's ``search_mode``, except that a
+        ``keyword_only`` book has no vectors, so keyword."""
+        return "keyword" if self.keyword_only else self.config.search_mode
 
     # -- lifecycle --
 
@@ -285,9 +297,10 @@ class VecBook:
             self._progress.update(state="failed" if error else "ready", finished=time.time(), error=error)
             self._cond.notify_all()
         report = snapshot.report if snapshot is not None else LoadReport()
-        log.info("indexed %s in %.1fs (%d files read, %s embedded, %s reused)", _count_sources(report),
-                 update["seconds"], update["files_read"], update.get("embedded", 0),
-                 update.get("reused", 0) + update.get("from_cache", 0))
+        count = len(report.records)
+        log.info("indexed %d record%s in %.1fs: %s (%d files read, %d texts embedded, %d reused)", count,
+                 "" if count == 1 else "s", update["seconds"], _count_sources(report), update["files_read"],
+                 update.get("embedded", 0), update.get("reused", 0) + update.get("from_cache", 0))
 
     # -- embedding --
 
@@ -349,9 +362,14 @@ class VecBook:
         Args:
             query: natural-language text (also the keyword text unless ``keyword_query`` is given).
             max_results: 1 to 1000; default from the config.
-            mode: ``semantic``, ``keyword`` or ``hybrid``; default from the config.
+            mode: ``semantic``, ``keyword`` or ``hybrid``; default from the config (``keyword``
+                for a ``keyword_only`` book).
             filters: Django-style metadata filters, applied before the top-k cut.
-            min_score: drop hits whose ``similarity_score`` is below this.
+            min_score: drop hits whose ``similarity_score`` is below this. What it compares
+                against depends on the mode: semantic, the cosine mapped to [0, 1]; keyword,
+                BM25 over its upper bound; hybrid, the fused score, which is relative to the
+                other candidates of the same query (the best hit of a nonsense query can score
+                1.0), so it is no absolute relevance threshold.
             fusion, keyword_weight, rrf_k: hybrid fusion settings for this query.
         """
         query = check_query(query)
@@ -367,7 +385,7 @@ class VecBook:
                 filters: dict[str, Any] | None, min_score: float | None, fusion: str | None,
                 keyword_weight: float | None, rrf_k: int | None) -> Results:
         k = check_max_results(self.config.max_results if max_results is None else max_results)
-        mode = _check_choice("mode", mode or self.config.search_mode, MODES)
+        mode = _check_choice("mode", mode or self.default_mode, MODES)
         fusion = _check_choice("fusion", fusion or self.config.fusion, FUSIONS)
         weight = _check_unit("keyword_weight", self.config.keyword_weight if keyword_weight is None
                              else keyword_weight)
@@ -391,7 +409,8 @@ class VecBook:
         """The current snapshot, waiting (bounded) for vectors when the mode needs them;
         falls back to keyword mode if they are still being computed."""
         if self.keyword_only and mode != "keyword":
-            raise QueryError(f"{mode} search needs vectors, and this VecBook was opened with keyword_only=True")
+            raise QueryError(f"{mode} search needs vectors, and this VecBook was opened with keyword_only=True "
+                             "(search in mode='keyword', its default, or open it without keyword_only)")
         self.start()
         wait = self.config.semantic_wait_seconds
         with self._cond:
@@ -457,11 +476,11 @@ class VecBook:
 
 
 def _count_sources(report: LoadReport) -> str:
-    """'46 records: 30 from 7 files, 16 from collection messages' for the log."""
+    """'30 from 7 files, 16 from collection messages' for the log: collections counted apart."""
     by_source = Counter(r.source for r in report.records)
     parts = [f"{by_source.get('files', 0)} from {report.files} files"]
     parts += [f"{by_source.get(name, 0)} from collection {name}" for name in report.collections]
-    return f"{len(report.records)} records: " + ", ".join(parts)
+    return ", ".join(parts)
 
 
 def _check_data_directory(path: Path) -> None:
@@ -486,6 +505,27 @@ class Query:
         self._filters: dict[str, Any] = {}
         self._limit: int | None = None
         self._min_score: float | None = None
+
+    def __repr__(self) -> str:
+        """The search ``to_list()`` would run, with the book's defaults filled in."""
+        try:
+            mode: str | None = self._mode()
+        except QueryError:
+            mode = None  # no text yet: the query cannot run, but it can still be shown
+        shown: dict[str, Any] = {"semantic": self._semantic or self._keyword,
+                                 "keyword": self._keyword or self._semantic, "mode": mode}
+        if mode == "hybrid":
+            config = self._book.config
+            shown["fusion"] = self._fusion or config.fusion
+            if shown["fusion"] == "linear":
+                shown["keyword_weight"] = config.keyword_weight if self._weight is None else self._weight
+            else:
+                shown["rrf_k"] = config.rrf_k if self._rrf_k is None else self._rrf_k
+        shown["filters"] = self._filters
+        shown["limit"] = self._book.config.max_results if self._limit is None else self._limit
+        if self._min_score is not None:
+            shown["min_score"] = self._min_score
+        return "Query(" + ", ".join(f"{key}={value!r}" for key, value in shown.items()) + ")"
 
     def semantic(self, text: str) -> Query:
         """Text to embed for semantic similarity."""
@@ -518,7 +558,8 @@ class Query:
         return self
 
     def min_score(self, score: float) -> Query:
-        """Drop hits scoring below this."""
+        """Drop hits scoring below this (in hybrid mode a score relative to the query's other
+        candidates, not an absolute relevance: see ``VecBook.search``)."""
         self._min_score = _check_unit("min_score", score)
         return self
 
@@ -539,9 +580,10 @@ class Query:
         return self._book._search(semantic, keyword, self._limit, mode, self._filters or None,
                                   self._min_score, self._fusion, self._weight, self._rrf_k)
 
-    def to_dicts(self) -> list[dict[str, Any]]:
-        """Run the query; hits as JSON-shaped dicts."""
-        return self.to_list().to_dicts()
+    def to_dicts(self, scores_as: str = "string") -> list[dict[str, Any]]:
+        """Run the query; hits as JSON-shaped dicts (``scores_as="float"`` keeps scores as floats)."""
+        _check_choice("scores_as", scores_as, SCORE_FORMATS)  # before the search, not after it
+        return self.to_list().to_dicts(scores_as)
 
     def to_pandas(self) -> Any:
         """Run the query; hits as a pandas DataFrame."""

@@ -23,6 +23,7 @@ from .config import (
     load_config,
 )
 from .mcp import serve
+from .rank import parse_filters
 from .records import Problem
 
 log = logging.getLogger("vecbook")  # one logger for the package: hosts and the CLI configure "vecbook"
@@ -62,6 +63,23 @@ def configure_logging(level: str = "INFO") -> None:
         handler.setFormatter(_Formatter())
         log.addHandler(handler)
     log.setLevel(level)
+
+
+def route_other_loggers() -> None:
+    """Log everything the process logs (FastMCP, the MCP SDK, any library) through VecBook's
+    stderr handler, so ``serve`` writes one format: ``HH:MM:SS LEVEL message``."""
+    import fastmcp  # noqa: F401 - importing it installs its rich handlers, removed below
+
+    ours = next(h for h in log.handlers if isinstance(h, _StderrHandler))
+    fast = logging.getLogger("fastmcp")
+    for handler in fast.handlers[:]:
+        fast.removeHandler(handler)
+    fast.propagate = True
+    fast.setLevel(log.level)  # FastMCP's INFO lines only when VecBook's own are shown
+    root = logging.getLogger()
+    if ours not in root.handlers:
+        root.addHandler(ours)  # other libraries stay at the root's WARNING level
+    log.propagate = False  # "vecbook" has the handler already: no second copy via the root
 
 
 class TerminalProgress:
@@ -117,7 +135,10 @@ def build_parser() -> argparse.ArgumentParser:
     search.add_argument("--filter", action="append", default=[], metavar="KEY[__OP]=VALUE",
                         help="metadata filter, repeatable: author=ana, date__gte=2024-01-01, tags__contains=work, "
                              "channel__in=a,b, file_path='journal/*'")
-    search.add_argument("--min-score", type=float, metavar="S", help="drop hits scoring below S (0-1)")
+    search.add_argument("--min-score", type=float, metavar="S",
+                        help="drop hits scoring below S (0-1); semantic: cosine mapped to 0-1, keyword: BM25 over "
+                             "its upper bound, hybrid: the fused score, relative to this query's other candidates "
+                             "(a nonsense query's best hit may score 1), so not an absolute relevance")
     search.add_argument("--json", action="store_true", help="print a JSON array of hits")
     search.set_defaults(handler=_cmd_search)
     stats = commands.add_parser("stats", parents=[common], help="index statistics",
@@ -160,6 +181,9 @@ def _open_book(config: Config, **options: Any) -> VecBook:
 
 def _cmd_search(args: argparse.Namespace, config: Config) -> int:
     filters = dict(parse_filter_argument(f) for f in args.filter) or None
+    # Check everything that needs no index before building one: loading the model and
+    # indexing take seconds, and a typo in a filter should not cost them.
+    parse_filters(filters)
     check_query(args.query)
     if args.max_results is not None:
         check_max_results(args.max_results)
@@ -182,7 +206,7 @@ def format_hits(hits: Sequence[Hit]) -> str:
     for rank_number, hit in enumerate(hits, 1):
         lines = [f"{rank_number:>2}. {hit.similarity_score:.6f}  {hit.citation}"]
         if hit.metadata:
-            shown = ", ".join(f"{k}: {v}" for k, v in hit.metadata.items())
+            shown = ", ".join(f"{k}: {_shown_value(v)}" for k, v in hit.metadata.items())
             lines.append("    " + _clip(shown))
         text_lines = hit.text.splitlines()
         lines += ["    " + _clip(line) for line in text_lines[:PREVIEW_LINES]]
@@ -191,6 +215,13 @@ def format_hits(hits: Sequence[Hit]) -> str:
             lines.append(f"    ... ({more} more line{'s' if more > 1 else ''})")
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks)
+
+
+def _shown_value(value: Any) -> str:
+    """A metadata value as a person reads it: a list header (``Tags``) as "quick, leftovers"."""
+    if isinstance(value, list) and all(isinstance(item, str) for item in value):
+        return ", ".join(value)
+    return str(value)
 
 
 def _clip(text: str) -> str:
@@ -216,5 +247,6 @@ def _cmd_stats(args: argparse.Namespace, config: Config) -> int:
 
 
 def _cmd_serve(args: argparse.Namespace, config: Config) -> int:
+    route_other_loggers()
     serve(VecBook(config=config, background=True))
     return 0

@@ -45,7 +45,9 @@ def build_server(book: VecBook) -> Any:
         """Search the user's local records (notes, journals, chats, mail, SQLite rows).
 
         Returns hits best first; each has text, file_path, line_number, end_line,
-        similarity_score (0-1, as a string), metadata, source, id and citation.
+        similarity_score (0-1, as a string), metadata, source, id and citation. In hybrid
+        mode similarity_score is relative to the query's other candidates (the best hit of
+        an unrelated query can score 1), so compare hits with each other, not with a fixed bar.
         """
         try:
             hits = book.search(query, max_results=max_results, mode=mode,

@@ -24,6 +24,11 @@ FILTER_OPERATORS = ("exact", "ne", "gt", "gte", "lt", "lte", "in", "contains", "
 FUSION_DEPTH = 100
 _MISSING = object()
 _NUMBER_RE = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
+# What gt/gte/lt/lte accept besides numbers: an ISO-8601 date, optionally with a time and
+# an offset. ISO text sorts chronologically, so such values keep comparing as text; any
+# other text would compare alphabetically, which is never what a range filter means.
+_ISO_DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$")
+_COMPARISONS = ("gt", "gte", "lt", "lte")
 
 
 @dataclass(frozen=True)
@@ -79,6 +84,19 @@ def _check_filter_value(key: str, op: str, value: Any) -> None:
             raise QueryError(f"filter '{key}' needs a list of values, got {value!r}")
     elif not isinstance(value, scalar) or (isinstance(value, float) and not math.isfinite(value)):
         raise QueryError(f"filter '{key}' needs a string or number, got {value!r}")
+    elif op in _COMPARISONS and not _is_comparable(value):
+        raise QueryError(f"filter '{key}' needs a number or an ISO date such as 2024-01-31 or "
+                         f"2024-01-31T09:30:00+01:00, got {value!r}")
+
+
+def _is_comparable(value: Any) -> bool:
+    """A number, or text that is a number or an ISO-8601 date/datetime."""
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, (int, float)):
+        return True
+    text = value.strip()
+    return bool(_NUMBER_RE.match(text) or _ISO_DATE_RE.match(text))
 
 
 def _as_number(value: Any) -> float | None:
@@ -121,14 +139,23 @@ def value_matches(value: Any, op: str, target: Any, glob: bool = False) -> bool:
         return not found if op == "ne" else found
     if op == "contains":
         if isinstance(value, list):
-            return any(_equal(v, target, False) for v in value)
+            return any(_equal(v, target, False) or _has_word(v, target) for v in value)
         if isinstance(value, dict):
             return _as_text(target) in {_as_text(k) for k in value}
         return _as_text(target) in _as_text(value)
     if op == "startswith":
-        return _as_text(value).startswith(_as_text(target))
+        return any(_as_text(v).startswith(_as_text(target)) for v in items)
     sign = {"gt": (1,), "gte": (0, 1), "lt": (-1,), "lte": (-1, 0)}[op]
     return any(compare_values(v, target) in sign for v in items)
+
+
+def _has_word(member: Any, target: Any) -> bool:
+    """Whether a list member holds ``target`` as a whole word: "ana" is in "Ana Lopez",
+    but "work" is not in "homework" (a list holds names and labels, not prose)."""
+    if isinstance(member, (dict, list)):
+        return False
+    word = re.escape(_as_text(target))
+    return re.search(rf"(?<!\w){word}(?!\w)", _as_text(member)) is not None
 
 
 def _equal(value: Any, target: Any, glob: bool) -> bool:

@@ -19,6 +19,9 @@ REPLACEMENT = "\ufffd"
 # and a snippet can point at it. Most notes, messages and abstracts stay whole.
 PASSAGE_WORDS = 300
 _WORD_RE = re.compile(r"\S+")
+# Headers whose value is a list of names or labels ("Tags: quick, leftovers"): split on
+# commas so that filters match members (tags__in=quick) rather than the whole line.
+LIST_HEADERS = frozenset({"tags", "participants", "aliases", "attendees"})
 
 
 @dataclass(frozen=True)
@@ -126,13 +129,13 @@ def _parse_block(block: list[str], first: int, file_path: str,
     if not filled:
         return None, None if framing else Problem(file_path, first, "empty record skipped")
     top, bottom = filled[0], filled[-1]
-    metadata: dict[str, str] = {}
+    metadata: dict[str, Any] = {}
     body_start = top
     for i in range(top, bottom + 1):
         match = HEADER_RE.match(block[i])
         if not match:
             break
-        metadata[match.group(1)] = (match.group(2) or "").strip()
+        metadata[match.group(1)] = header_value(match.group(1), match.group(2) or "")
         body_start = i + 1
     body = block[body_start:bottom + 1]
     while body and not body[0].strip():
@@ -188,3 +191,9 @@ def _split_line(line: str, offset: int, size: int) -> list[tuple[int, int]]:
     spans = [(m.start(), m.end()) for m in _WORD_RE.finditer(line)]
     return [(offset + spans[i][0], offset + spans[min(i + size, len(spans)) - 1][1])
             for i in range(0, len(spans), size)]
+def header_value(key: str, raw: str) -> str | list[str]:
+    """A header's value: stripped text, or for a list header (``Tags``, ``Participants``,
+    ``Aliases``, ``Attendees``, any case) its comma-separated, non-empty, stripped items."""
+    if key.casefold() in LIST_HEADERS:
+        return [item.strip() for item in raw.split(",") if item.strip()]
+    return raw.strip()
