@@ -1,0 +1,217 @@
+"""WhatsApp: the chat export ("Export chat", a ``.txt``, or a ``.zip`` holding ``_chat.txt``
+or ``WhatsApp Chat with X.txt`` beside the media), one file a chat.
+
+Each message starts a line with its date and time, in the phone's locale:
+
+- Android: ``31/12/2023, 13:05 - Ana: text``; iOS: ``[31/12/2023, 13:05:09] Ana: text``;
+- 12- or 24-hour clock (``1:05 PM``, ``1:05\u202fpm``, ``1:05 p. m.``, ``13:05``), seconds or
+  not, ``/`` ``.`` ``-`` between the date's fields, 2- or 4-digit years, the year first
+  (``2023-12-31``) or last;
+- iOS puts an invisible U+200E before attachment and system lines and texts.
+
+Lines that do not start that way continue the message above (their lines are cited).
+
+Day/month order, judged from every date of the file at once (see ``_date_order``): a 4-digit
+first field is a year (year-month-day); a first field past 12 anywhere proves day-first, a
+second field past 12 month-first; otherwise ``.`` separators mean day-first (no locale writes
+month.day), then the reading that keeps the dates in order wins; when nothing decides and
+the two readings differ, day-first is used (most locales write it) with a WARN.
+
+WhatsApp writes local time without a zone: dates are naive. System lines (no ``Name:``
+after the date: encryption notices, "X added Y", subject changes; iOS marks them with
+U+200E) are skipped; attachment lines (``<Media omitted>``, ``<attached: file>``,
+``image omitted``) are kept as written: they name the attachment and keep the replies
+around them readable.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Iterable, Iterator
+
+from ..records import Record
+from .base import Export, ExportFile, Message, chat_records, distinct_ids
+
+# The header that starts a message: optional U+200E/U+200F/BOM, an optional "[", the date
+# (three fields), an optional comma, the time (AM/PM after a space, U+202F or U+00A0, or
+# none), then "]" when it opened with "[", else " - " (an en dash on some phones).
+_DATE = r"(\d{1,4})([./-])(\d{1,2})\3(\d{1,4})\.?"
+_TIME = r"(\d{1,2})[:.](\d{2})(?:[:.](\d{2}))?(?:[ \u202f\u00a0]?([AaPp])\.?[ \u202f\u00a0]?[Mm]\.?)?"
+HEADER = re.compile(r"^[\u200e\u200f\ufeff]*(\[)?" + _DATE + r",?[ \u202f\u00a0]" + _TIME
+                    + r"(?(1)\][ \u202f\u00a0]?|[ \u202f\u00a0][-\u2013][ \u202f\u00a0])", re.M)
+# A chat's name from its file: "WhatsApp Chat with Ana", "WhatsApp Chat - Ana" (iOS zips),
+# "WhatsApp Chat mit Ana" and other languages' one-word "with".
+_NAME = re.compile(r"^WhatsApp[ _]Chat(?: ?- ?| \w+ )(.+)$", re.I)
+# Attachment markers, kept as messages: Android "<Media omitted>", iOS "<attached: x.jpg>",
+# "image omitted", "video omitted", "document omitted", ...
+_ATTACHMENT = re.compile(r"^(?:<[^<>]*>|.* omitted)$", re.I)
+# Notices that come with a sender name (the chat's) but are the app's, not anyone's words.
+_NOTICE = re.compile(r"^Messages (?:and calls )?(?:you send to this \w+ )?(?:are|to this \w+ are) "
+                     r"(?:now )?(?:end-to-end encrypted|secured with end-to-end encryption)", re.I)
+# System lines whose own text holds ": " (a quoted subject), so "Name: " seems to match.
+_SYSTEM_AUTHOR = re.compile(r" (?:changed the subject|changed the group name|created group|"
+                            r"changed this group's (?:subject|name)) ")
+_MARKS = "\u200e\u200f\u202a\u202b\u202c\u202d\u202e\ufeff"
+# How many non-blank lines at the head of a .txt are looked at to recognise a chat.
+_DETECT_LINES = 20
+
+
+def detect(export: Export) -> bool:
+    """A ``.txt`` (plain or in a zip) whose first non-blank line starts with a WhatsApp
+    date and time and that has at least one ``Name: text`` message near the top."""
+    return any(_looks_like(f.head()) for f in _text_files(export))
+
+
+def _looks_like(head: bytes) -> bool:
+    lines = [line for line in head.decode("utf-8-sig", errors="replace").splitlines()[:200]
+             if line.strip()][:_DETECT_LINES]
+    if not lines or not HEADER.match(lines[0]):
+        return False
+    return any((m := HEADER.match(line)) and ": " in line[m.end():] for line in lines)
+
+
+def _text_files(export: Export) -> list[ExportFile]:
+    return export.find(lambda f: f.name.lower().endswith(".txt"))
+
+
+def read(export: Export) -> list[Record]:
+    """Every chat file's messages, windowed."""
+    files = [f for f in _text_files(export) if _looks_like(f.head())]
+    return distinct_ids(chat_records(export, export.read_each(files, lambda f: _messages(export, f))))
+
+
+def conversation_name(file: ExportFile) -> str:
+    """The chat's name from the file name ("WhatsApp Chat with Ana.txt" -> "Ana"); a zip's
+    ``_chat.txt`` is named after the archive; else the file's stem."""
+    name = file.name.rsplit(".", 1)[0]
+    if name.startswith("_") and "!/" in file.rel:  # iOS: "WhatsApp Chat - Ana.zip!/_chat.txt"
+        name = file.rel.split("!/", 1)[0].rsplit("/", 1)[-1].rsplit(".", 1)[0]
+    found = _NAME.match(name)
+    return found.group(1).strip() if found else name
+
+
+@dataclass
+class _Header:
+    """One message's start as found: its place in the text and the date-time fields."""
+
+    start: int
+    end: int
+    date: tuple[int, int, int]
+    date_key: str
+    time: tuple[int, int, int]
+    half: str | None  # "a" or "p" on a 12-hour clock
+
+
+def _messages(export: Export, file: ExportFile) -> Iterator[Message]:
+    text = file.read_text()
+    headers = [_header(m) for m in HEADER.finditer(text)]
+    if not headers:
+        export.warn(file, None, "no WhatsApp message lines found; file skipped")
+        return
+    order = _date_order(export, file, headers)
+    conversation = conversation_name(file)
+    dates: dict[str, tuple[int, int, int] | None] = {}
+    line = text.count("\n", 0, headers[0].start) + 1
+    if text[:headers[0].start].strip(_MARKS + " \t\r\n"):
+        export.warn(file, 1, f"lines 1-{line - 1} come before the first message; skipped")
+    for here, after in zip(headers, headers[1:] + [None]):
+        stop = after.start if after is not None else len(text)
+        body = text[here.end:stop].rstrip()
+        message = _message(export, file, conversation, here, body, line, order, dates)
+        if message is not None:
+            yield message
+        if after is not None:
+            line += text.count("\n", here.start, stop)
+
+
+def _header(match: re.Match[str]) -> _Header:
+    g = match.groups()
+    half = g[8].lower() if g[8] else None
+    return _Header(match.start(), match.end(), (int(g[1]), int(g[3]), int(g[4])), f"{g[1]}{g[2]}{g[3]}{g[2]}{g[4]}",
+                   (int(g[5]), int(g[6]), int(g[7] or 0)), half)
+
+
+def _message(export: Export, file: ExportFile, conversation: str, header: _Header, body: str, line: int,
+             order: str, dates: dict[str, tuple[int, int, int] | None]) -> Message | None:
+    author, sep, said = body.partition(": ")
+    if not sep or "\n" in author or _SYSTEM_AUTHOR.search(author):
+        return None  # a system line: "X added Y", "Messages and calls are end-to-end encrypted"
+    said = said.rstrip()
+    bare = said.lstrip(_MARKS)
+    if not bare or _NOTICE.match(bare) or (bare != said and not _ATTACHMENT.match(bare.split("\n", 1)[0])):
+        return None  # iOS marks its system texts ("X added Y" under the group's name) with U+200E
+    when = _when(header, order, dates)
+    if when is None:
+        export.warn(file, line, f"impossible date or time '{header.date_key}'; message skipped")
+        return None
+    return Message(conversation=conversation, author=author.strip(_MARKS + " ").lstrip("~\u202f "),
+                   text=bare, file=file, line=line, end_line=line + body.count("\n"), when=when)
+
+
+def _when(header: _Header, order: str, dates: dict[str, tuple[int, int, int] | None]) -> datetime | None:
+    if header.date_key not in dates:
+        dates[header.date_key] = _ymd(header.date, order)
+    ymd = dates[header.date_key]
+    hour, minute, second = header.time
+    if header.half is not None:
+        if not 1 <= hour <= 12:
+            return None
+        hour = hour % 12 + (12 if header.half == "p" else 0)
+    if ymd is None:
+        return None
+    try:
+        return datetime(*ymd, hour, minute, second)
+    except ValueError:
+        return None
+
+
+def _ymd(fields: tuple[int, int, int], order: str) -> tuple[int, int, int] | None:
+    """(year, month, day) from the three fields in ``order`` ("ymd", "dmy" or "mdy")."""
+    a, b, c = fields
+    year, month, day = {"ymd": (a, b, c), "dmy": (c, b, a), "mdy": (c, a, b)}[order]
+    if year < 100:
+        year += 2000  # WhatsApp exists since 2009: a 2-digit year is this century
+    try:
+        datetime(year, month, day)
+    except ValueError:
+        return None
+    return year, month, day
+
+
+def _date_order(export: Export, file: ExportFile, headers: list[_Header]) -> str:
+    """"ymd", "dmy" or "mdy" for the whole file (see the module docstring for the rule)."""
+    fields = list(dict.fromkeys((h.date, h.date_key) for h in headers))
+    if all(len(_first(key)) == 4 for _, key in fields):
+        return "ymd"
+    day_first = any(a > 12 for (a, _, _), _ in fields)
+    month_first = any(b > 12 for (_, b, _), _ in fields)
+    if day_first and month_first:
+        export.warn(file, None, "the file mixes day/month and month/day dates; read as day/month", skipped=False)
+        return "dmy"
+    if day_first or month_first:
+        return "dmy" if day_first else "mdy"
+    if all(a == b for (a, b, _), _ in fields) or any("." in key for _, key in fields):
+        return "dmy"
+    in_order = [order for order in ("dmy", "mdy") if _chronological([_ymd(d, order) for d, _ in fields])]
+    if len(in_order) == 1:
+        return in_order[0]
+    export.warn(file, None, "cannot tell day/month from month/day (no date field past 12, both readings "
+                            "in order); dates read as day/month/year", skipped=False)
+    return "dmy"
+
+
+def _first(key: str) -> str:
+    """The first field of a date as written ("2023" of "2023-12-31")."""
+    return re.split(r"[./-]", key, 1)[0]
+
+
+def _chronological(dates: Iterable[tuple[int, int, int] | None]) -> bool:
+    """Whether the dates (first appearance order) never go back, and all exist."""
+    previous = (0, 0, 0)
+    for ymd in dates:
+        if ymd is None or ymd < previous:
+            return False
+        previous = ymd
+    return True
