@@ -21,6 +21,8 @@ log = logging.getLogger("vecbook")
 FORMATS: dict[str, tuple[str, str]] = {
     "discord": ("discord", "DiscordChatExporter JSON"),
     "whatsapp": ("whatsapp", "WhatsApp chat export .txt or .zip"),
+    "messenger": ("messenger", "Facebook Messenger JSON"),
+    "chatgpt": ("chatgpt", "ChatGPT conversations.json"),
 }
 
 

@@ -73,6 +73,23 @@ class JsonText:
                 return
             index = self._expect(index, ",")
 
+    def members(self, index: int) -> Iterator[tuple[str, int, int, Any]]:
+        """(key, start, end, value) of each member of the object starting at ``index``."""
+        index = self.skip_ws(self._expect(index, "{"))
+        if self.text.startswith("}", index):
+            return
+        while True:
+            key, index = self.decode(index)
+            if not isinstance(key, str):
+                raise JsonTextError("an object key must be a string", self.line_at(index))
+            start = self.skip_ws(self._expect(index, ":"))
+            value, end = self.decode(start)
+            yield key, start, end, value
+            index = self.skip_ws(end)
+            if self.text.startswith("}", index):
+                return
+            index = self._expect(index, ",")
+
     def member(self, index: int, key: str) -> int | None:
         """Offset of the value of ``key`` in the object starting at ``index`` (None: absent)."""
         index = self._expect(index, "{")

@@ -1,0 +1,108 @@
+"""Facebook Messenger: the JSON of "Download your information" (``messages/inbox/<thread>/
+message_1.json``, ``message_2.json``... one file a part of a thread).
+
+Facebook writes the text's UTF-8 bytes as if each were a Latin-1 character (``\\u00c3\\u00a9``
+for é); names, titles and messages are repaired where that reading round-trips, and kept as
+they are where it does not (a file already written right). Messages are stored newest
+first: they are windowed oldest first, each keeping its own lines.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterator
+
+from ..records import Record
+from .base import Export, ExportFile, Message, chat_records, clean_text, distinct_ids, from_timestamp
+from .jsonpos import JsonText
+
+# Media a message can carry, each named in the text: (key, label).
+_MEDIA = (("photos", "photo"), ("videos", "video"), ("gifs", "gif"), ("audio_files", "audio"), ("files", "file"))
+
+
+def detect(export: Export) -> bool:
+    """A JSON file with Messenger's ``participants`` and ``messages`` holding ``sender_name``
+    and ``timestamp_ms``."""
+    return any(_looks_like(f.head()) for f in _json_files(export))
+
+
+def _looks_like(head: bytes) -> bool:
+    return b'"participants"' in head and b'"messages"' in head and (
+        b'"sender_name"' in head or b'"thread_path"' in head) and b'"timestamp_ms"' in head
+
+
+def _json_files(export: Export) -> list[ExportFile]:
+    return export.find(lambda f: f.name.lower().endswith(".json"))
+
+
+def read(export: Export) -> list[Record]:
+    """Every thread file's messages, windowed oldest first."""
+    files = [f for f in _json_files(export) if _looks_like(f.head())]
+    return distinct_ids(chat_records(export, export.read_each(files, lambda f: _messages(export, f))))
+
+
+def repair(text: str) -> str:
+    """Facebook's mis-encoded text made right: its characters are UTF-8 bytes read as Latin-1.
+    Text that is not such (ASCII, or already right) comes back unchanged."""
+    if text.isascii():
+        return text
+    try:
+        return text.encode("latin-1").decode("utf-8")
+    except (UnicodeEncodeError, UnicodeDecodeError):
+        return text
+
+
+def _messages(export: Export, file: ExportFile) -> Iterator[Message]:
+    doc = JsonText(file.read_text())
+    title_at, path_at = doc.path(["title"]), doc.path(["thread_path"])
+    title = doc.decode(title_at)[0] if title_at is not None else None
+    thread = doc.decode(path_at)[0] if path_at is not None else None
+    conversation = repair(title) if isinstance(title, str) and title else (thread or file.name)
+    start = doc.path(["messages"])
+    if start is None:
+        export.warn(file, None, "no 'messages' array; file skipped")
+        return
+    found = []
+    for begin, end, item in doc.elements(start):
+        line, end_line = doc.lines(begin, end)
+        message = _message(export, item, conversation, thread, file, line, end_line)
+        if message is not None:
+            found.append(message)
+    found.reverse()  # stored newest first; a conversation reads oldest first
+    yield from found
+
+
+def _message(export: Export, item: Any, conversation: str, thread: Any, file: ExportFile,
+             line: int, end_line: int) -> Message | None:
+    if not isinstance(item, dict):
+        export.warn(file, line, "a message that is not a JSON object; skipped")
+        return None
+    stamp = item.get("timestamp_ms")
+    if not isinstance(stamp, (int, float)) or isinstance(stamp, bool):
+        export.warn(file, line, "a message without 'timestamp_ms'; skipped")
+        return None
+    text = clean_text("\n".join(_parts(item)))
+    if not text:
+        return None  # nothing said: a call log, an unsent message
+    author = repair(item.get("sender_name") or "") or "?"
+    return Message(conversation=conversation, author=author, text=text, file=file, line=line, end_line=end_line,
+                   when=from_timestamp(stamp / 1000.0), thread=thread if isinstance(thread, str) else None)
+
+
+def _parts(item: dict[str, Any]) -> list[str]:
+    """The message's text, its shared link, and its media named by file."""
+    parts = [repair(item["content"])] if isinstance(item.get("content"), str) else []
+    share = item.get("share")
+    if isinstance(share, dict):
+        parts += [repair(share[k]) for k in ("share_text", "link") if isinstance(share.get(k), str)
+                  and repair(share[k]) not in parts]
+    for key, label in _MEDIA:
+        parts += [f"[{label}: {_file_name(m)}]" for m in item.get(key) or [] if isinstance(m, dict)]
+    sticker = item.get("sticker")
+    if isinstance(sticker, dict):
+        parts.append(f"[sticker: {_file_name(sticker)}]")
+    return parts
+
+
+def _file_name(media: dict[str, Any]) -> str:
+    uri = media.get("uri")
+    return uri.rsplit("/", 1)[-1] if isinstance(uri, str) and uri else "?"
