@@ -60,14 +60,17 @@ _DETECT_LINES = 20
 
 def detect(export: Export) -> bool:
     """A ``.txt`` (plain or in a zip) whose first non-blank line starts with a WhatsApp
-    date and time and that has at least one ``Name: text`` message near the top."""
-    return any(_looks_like(f.head()) for f in _text_files(export))
+    date and time and that has a ``Name: text`` message near the top."""
+    return any(_looks_like(f.head(), strict=True) for f in _text_files(export))
 
 
-def _looks_like(head: bytes) -> bool:
+def _looks_like(head: bytes, strict: bool = False) -> bool:
+    """A ``Name: text`` message among the first lines (``strict``: and the first line is a
+    message or system line, as in every export; a file with lines put before is still read
+    when the format is named)."""
     lines = [line for line in head.decode("utf-8-sig", errors="replace").splitlines()[:200]
              if line.strip()][:_DETECT_LINES]
-    if not lines or not HEADER.match(lines[0]):
+    if not lines or (strict and not HEADER.match(lines[0])):
         return False
     return any((m := HEADER.match(line)) and ": " in line[m.end():] for line in lines)
 
