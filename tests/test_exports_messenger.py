@@ -115,6 +115,21 @@ def test_each_part_of_a_thread_is_windowed_oldest_first(tmp_path: Path) -> None:
         assert_messages_cited(tmp_path, record)
 
 
+def test_the_end_to_end_encrypted_chats_json_is_read_too(tmp_path: Path) -> None:
+    doc = {"participants": ["Ana", "Bo"], "threadName": "Ana_40",
+           "messages": [{"senderName": "Bo", "timestamp": 1746073800000, "text": "see you", "type": "text",
+                         "media": [], "reactions": [{"actor": "Ana", "reaction": "❤"}], "isUnsent": False},
+                        {"senderName": "Ana", "timestamp": 1746073791906, "text": "", "type": "media",
+                         "media": [{"uri": "./media/1b2c.jpeg"}], "reactions": [], "isUnsent": False},
+                        {"senderName": "Ana", "timestamp": 1746073700000, "text": "gone", "type": "text",
+                         "media": [], "reactions": [], "isUnsent": True}]}
+    (tmp_path / "Ana_40.json").write_text(json.dumps(doc, indent=1, ensure_ascii=False), encoding="utf-8")
+    assert detect_format(collection(tmp_path)) == "messenger"
+    (record,), problems = load(tmp_path)
+    assert problems == [] and record.text == "Ana: [media: 1b2c.jpeg]\nBo: see you"
+    assert record.metadata["conversation"] == "Ana_40" and record.metadata["date"] == "2025-05-01T04:29:51+00:00"
+
+
 # -- bad input --
 
 def test_bad_messages_are_warnings_naming_the_line(tmp_path: Path) -> None:

@@ -203,8 +203,8 @@ def test_bad_dates_and_stray_lines_are_warnings_naming_the_line(tmp_path: Path) 
     assert [r.text for r in records] == ["Bo: fine"]
     assert problems == [
         "wa/WhatsApp Chat with Ana.txt:1: collection 'wa': lines 1-1 come before the first message; skipped",
-        "wa/WhatsApp Chat with Ana.txt:2: collection 'wa': impossible date or time '31/02/2024'; message skipped",
-        "wa/WhatsApp Chat with Ana.txt:4: collection 'wa': impossible date or time '14/02/2024'; message skipped"]
+        "wa/WhatsApp Chat with Ana.txt:2: collection 'wa': impossible date or time '31/02/2024 10:00'; message skipped",
+        "wa/WhatsApp Chat with Ana.txt:4: collection 'wa': impossible date or time '14/02/2024 25:01'; message skipped"]
 
 
 def test_a_file_that_is_not_a_chat_is_ignored_beside_one_that_is(tmp_path: Path) -> None:

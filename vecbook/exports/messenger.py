@@ -1,10 +1,12 @@
 """Facebook Messenger: the JSON of "Download your information" (``messages/inbox/<thread>/
-message_1.json``, ``message_2.json``... one file a part of a thread).
+message_1.json``, ``message_2.json``... one file a part of a thread), and the newer JSON of
+end-to-end encrypted chats (``senderName``, ``timestamp``, ``text``, ``threadName``).
 
 Facebook writes the text's UTF-8 bytes as if each were a Latin-1 character (``\\u00c3\\u00a9``
 for é); names, titles and messages are repaired where that reading round-trips, and kept as
 they are where it does not (a file already written right). Messages are stored newest
-first: they are windowed oldest first, each keeping its own lines.
+first: they are windowed oldest first, each keeping its own lines. Unsent messages and
+reactions are not read.
 """
 
 from __future__ import annotations
@@ -15,19 +17,23 @@ from ..records import Record
 from .base import Export, ExportFile, Message, chat_records, clean_text, distinct_ids, from_timestamp
 from .jsonpos import JsonText
 
-# Media a message can carry, each named in the text: (key, label).
-_MEDIA = (("photos", "photo"), ("videos", "video"), ("gifs", "gif"), ("audio_files", "audio"), ("files", "file"))
+# A timestamp past this is in milliseconds (this many seconds is the year 5138; as milliseconds, 1973):
+# ``timestamp_ms`` always is, the older files' and the encrypted chats' ``timestamp`` may be either.
+MILLISECONDS_FROM = 100_000_000_000
+# Media a message can carry, each named in the text: (key, label); "media" is the newer files' list.
+_MEDIA = (("photos", "photo"), ("videos", "video"), ("gifs", "gif"), ("audio_files", "audio"), ("files", "file"),
+          ("media", "media"))
 
 
 def detect(export: Export) -> bool:
     """A JSON file with Messenger's ``participants`` and ``messages`` holding ``sender_name``
-    and ``timestamp_ms``."""
+    (``senderName`` in the end-to-end encrypted chats' files)."""
     return any(_looks_like(f.head()) for f in _json_files(export))
 
 
 def _looks_like(head: bytes) -> bool:
     return b'"participants"' in head and b'"messages"' in head and (
-        b'"sender_name"' in head or b'"thread_path"' in head) and b'"timestamp_ms"' in head
+        b'"sender_name"' in head or b'"senderName"' in head)
 
 
 def _json_files(export: Export) -> list[ExportFile]:
@@ -53,9 +59,8 @@ def repair(text: str) -> str:
 
 def _messages(export: Export, file: ExportFile) -> Iterator[Message]:
     doc = JsonText(file.read_text())
-    title_at, path_at = doc.path(["title"]), doc.path(["thread_path"])
-    title = doc.decode(title_at)[0] if title_at is not None else None
-    thread = doc.decode(path_at)[0] if path_at is not None else None
+    title = _value(doc, "title") or _value(doc, "threadName")
+    thread = _value(doc, "thread_path")
     conversation = repair(title) if isinstance(title, str) and title else (thread or file.name)
     start = doc.path(["messages"])
     if start is None:
@@ -67,8 +72,16 @@ def _messages(export: Export, file: ExportFile) -> Iterator[Message]:
         message = _message(export, item, conversation, thread, file, line, end_line)
         if message is not None:
             found.append(message)
-    found.reverse()  # stored newest first; a conversation reads oldest first
+    if found and found[0].when > found[-1].when:  # type: ignore[operator]  # every message has one
+        found.reverse()  # stored newest first; a conversation reads oldest first
     yield from found
+
+
+def _value(doc: JsonText, key: str) -> Any:
+    """A top-level string of the thread file (None when absent or not a string)."""
+    at = doc.path([key])
+    value = doc.decode(at)[0] if at is not None else None
+    return value if isinstance(value, str) else None
 
 
 def _message(export: Export, item: Any, conversation: str, thread: Any, file: ExportFile,
@@ -76,21 +89,22 @@ def _message(export: Export, item: Any, conversation: str, thread: Any, file: Ex
     if not isinstance(item, dict):
         export.warn(file, line, "a message that is not a JSON object; skipped")
         return None
-    stamp = item.get("timestamp_ms")
+    stamp = item.get("timestamp_ms", item.get("timestamp"))
     if not isinstance(stamp, (int, float)) or isinstance(stamp, bool):
         export.warn(file, line, "a message without 'timestamp_ms'; skipped")
         return None
     text = clean_text("\n".join(_parts(item)))
-    if not text:
-        return None  # nothing said: a call log, an unsent message
-    author = repair(item.get("sender_name") or "") or "?"
+    if not text or item.get("is_unsent") or item.get("isUnsent"):
+        return None  # nothing said (a call log), or taken back
+    author = repair(item.get("sender_name") or item.get("senderName") or "") or "?"
     return Message(conversation=conversation, author=author, text=text, file=file, line=line, end_line=end_line,
-                   when=from_timestamp(stamp / 1000.0), thread=thread if isinstance(thread, str) else None)
+                   when=from_timestamp(stamp / 1000.0 if stamp > MILLISECONDS_FROM else stamp), thread=thread if isinstance(thread, str) else None)
 
 
 def _parts(item: dict[str, Any]) -> list[str]:
     """The message's text, its shared link, and its media named by file."""
-    parts = [repair(item["content"])] if isinstance(item.get("content"), str) else []
+    said = item.get("content", item.get("text"))
+    parts = [repair(said)] if isinstance(said, str) else []
     share = item.get("share")
     if isinstance(share, dict):
         parts += [repair(share[k]) for k in ("share_text", "link") if isinstance(share.get(k), str)

@@ -27,7 +27,6 @@ around them readable.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Iterable, Iterator
 
@@ -37,10 +36,13 @@ from .base import Export, ExportFile, Message, chat_records, distinct_ids
 # The header that starts a message: optional U+200E/U+200F/BOM, an optional "[", the date
 # (three fields), an optional comma, the time (AM/PM after a space, U+202F or U+00A0, or
 # none), then "]" when it opened with "[", else " - " (an en dash on some phones).
-_DATE = r"(\d{1,4})([./-])(\d{1,2})\3(\d{1,4})\.?"
-_TIME = r"(\d{1,2})[:.](\d{2})(?:[:.](\d{2}))?(?:[ \u202f\u00a0]?([AaPp])\.?[ \u202f\u00a0]?[Mm]\.?)?"
+# Three groups only ("[", date, time): ``HEADER.split`` cuts a whole file in one C call.
+_DATE = r"(\d{1,4}[./-]\d{1,2}[./-]\d{1,4})\.?"
+_TIME = r"(\d{1,2}[:.]\d{2}(?:[:.]\d{2})?(?:[ \u202f\u00a0]?[AaPp]\.?[ \u202f\u00a0]?[Mm]\.?)?)"
 HEADER = re.compile(r"^[\u200e\u200f\ufeff]*(\[)?" + _DATE + r",?[ \u202f\u00a0]" + _TIME
                     + r"(?(1)\][ \u202f\u00a0]?|[ \u202f\u00a0][-\u2013][ \u202f\u00a0])", re.M)
+_DATE_FIELDS = re.compile(r"(\d+)[./-](\d+)[./-](\d+)")
+_CLOCK = re.compile(r"(\d+)[:.](\d+)(?:[:.](\d+))?\W*([AaPp])?")
 # A chat's name from its file: "WhatsApp Chat with Ana", "WhatsApp Chat - Ana" (iOS zips),
 # "WhatsApp Chat mit Ana" and other languages' one-word "with".
 _NAME = re.compile(r"^WhatsApp[ _]Chat(?: ?- ?| \w+ )(.+)$", re.I)
@@ -95,79 +97,64 @@ def conversation_name(file: ExportFile) -> str:
     return found.group(1).strip() if found else name
 
 
-@dataclass
-class _Header:
-    """One message's start as found: its place in the text and the date-time fields."""
-
-    start: int
-    end: int
-    date: tuple[int, int, int]
-    date_key: str
-    time: tuple[int, int, int]
-    half: str | None  # "a" or "p" on a 12-hour clock
-
-
 def _messages(export: Export, file: ExportFile) -> Iterator[Message]:
-    text = file.read_text()
-    headers = [_header(m) for m in HEADER.finditer(text)]
-    if not headers:
+    # split: [text before the first message, then per message: "[" or None, date, time, body]
+    parts = HEADER.split(file.read_text())
+    if len(parts) == 1:
         export.warn(file, None, "no WhatsApp message lines found; file skipped")
         return
-    order = _date_order(export, file, headers)
+    dates = list(dict.fromkeys(parts[2::4]))
+    order = _date_order(export, file, dates)
+    days = {date: _ymd(_fields(date), order) for date in dates}
+    clocks: dict[str, tuple[int, int, int] | None] = {}
     conversation = conversation_name(file)
-    dates: dict[str, tuple[int, int, int] | None] = {}
-    line = text.count("\n", 0, headers[0].start) + 1
-    if text[:headers[0].start].strip(_MARKS + " \t\r\n"):
+    line = parts[0].count("\n") + 1
+    if parts[0].strip(_MARKS + " \t\r\n"):
         export.warn(file, 1, f"lines 1-{line - 1} come before the first message; skipped")
-    for here, after in zip(headers, headers[1:] + [None]):
-        stop = after.start if after is not None else len(text)
-        body = text[here.end:stop].rstrip()
-        message = _message(export, file, conversation, here, body, line, order, dates)
-        if message is not None:
-            yield message
-        if after is not None:
-            line += text.count("\n", here.start, stop)
+    for index in range(1, len(parts), 4):
+        date, clock, body = parts[index + 1], parts[index + 2], parts[index + 3]
+        said = body.rstrip()
+        author, sep, said = said.partition(": ")
+        if sep and "\n" not in author and not ('"' in author and _SYSTEM_AUTHOR.search(author)):
+            message = _message(export, file, conversation, author, said, line, days[date],
+                               clocks[clock] if clock in clocks else clocks.setdefault(clock, _clock(clock)),
+                               date)
+            if message is not None:
+                yield message
+        line += body.count("\n")
 
 
-def _header(match: re.Match[str]) -> _Header:
-    g = match.groups()
-    half = g[8].lower() if g[8] else None
-    return _Header(match.start(), match.end(), (int(g[1]), int(g[3]), int(g[4])), f"{g[1]}{g[2]}{g[3]}{g[2]}{g[4]}",
-                   (int(g[5]), int(g[6]), int(g[7] or 0)), half)
-
-
-def _message(export: Export, file: ExportFile, conversation: str, header: _Header, body: str, line: int,
-             order: str, dates: dict[str, tuple[int, int, int] | None]) -> Message | None:
-    author, sep, said = body.partition(": ")
-    if not sep or "\n" in author or _SYSTEM_AUTHOR.search(author):
-        return None  # a system line: "X added Y", "Messages and calls are end-to-end encrypted"
-    said = said.rstrip()
+def _message(export: Export, file: ExportFile, conversation: str, author: str, said: str, line: int,
+             day: tuple[int, int, int] | None, clock: tuple[int, int, int] | None, date: str) -> Message | None:
+    """A message from its parts; None for a system line (encryption notices, and iOS's texts marked
+    with U+200E such as "X added Y" under the group's name) or a date that does not exist."""
     bare = said.lstrip(_MARKS)
-    if not bare or _NOTICE.match(bare) or (bare != said and not _ATTACHMENT.match(bare.split("\n", 1)[0])):
-        return None  # iOS marks its system texts ("X added Y" under the group's name) with U+200E
-    when = _when(header, order, dates)
-    if when is None:
-        export.warn(file, line, f"impossible date or time '{header.date_key}'; message skipped")
-        return None
-    return Message(conversation=conversation, author=author.strip(_MARKS + " ").lstrip("~\u202f "),
-                   text=bare, file=file, line=line, end_line=line + body.count("\n"), when=when)
-
-
-def _when(header: _Header, order: str, dates: dict[str, tuple[int, int, int] | None]) -> datetime | None:
-    if header.date_key not in dates:
-        dates[header.date_key] = _ymd(header.date, order)
-    ymd = dates[header.date_key]
-    hour, minute, second = header.time
-    if header.half is not None:
-        if not 1 <= hour <= 12:
-            return None
-        hour = hour % 12 + (12 if header.half == "p" else 0)
-    if ymd is None:
+    if not bare or (bare != said and not _ATTACHMENT.match(bare.split("\n", 1)[0])) or (
+            bare.startswith("Messages") and _NOTICE.match(bare)):
         return None
     try:
-        return datetime(*ymd, hour, minute, second)
-    except ValueError:
+        when = datetime(*day, *clock)  # type: ignore[misc]  # None is caught below
+    except (TypeError, ValueError):
+        export.warn(file, line, f"impossible date or time '{date} {clock}'; message skipped")
         return None
+    return Message(conversation=conversation, author=author.strip(_MARKS + " ").lstrip("~\u202f "),
+                   text=bare, file=file, line=line, end_line=line + said.count("\n"), when=when)
+
+
+def _fields(date: str) -> tuple[int, int, int]:
+    a, b, c = _DATE_FIELDS.match(date).groups()  # type: ignore[union-attr]  # HEADER matched it
+    return int(a), int(b), int(c)
+
+
+def _clock(clock: str) -> tuple[int, int, int] | None:
+    """(hour, minute, second) on a 24-hour clock; None for "13:05 PM" or "0:10 AM"."""
+    hour, minute, second, half = _CLOCK.match(clock).groups()  # type: ignore[union-attr]
+    hour_24 = int(hour)
+    if half is not None:
+        if not 1 <= hour_24 <= 12:
+            return None
+        hour_24 = hour_24 % 12 + (12 if half in "pP" else 0)
+    return hour_24, int(minute), int(second or 0)
 
 
 def _ymd(fields: tuple[int, int, int], order: str) -> tuple[int, int, int] | None:
@@ -183,21 +170,22 @@ def _ymd(fields: tuple[int, int, int], order: str) -> tuple[int, int, int] | Non
     return year, month, day
 
 
-def _date_order(export: Export, file: ExportFile, headers: list[_Header]) -> str:
-    """"ymd", "dmy" or "mdy" for the whole file (see the module docstring for the rule)."""
-    fields = list(dict.fromkeys((h.date, h.date_key) for h in headers))
-    if all(len(_first(key)) == 4 for _, key in fields):
+def _date_order(export: Export, file: ExportFile, dates: list[str]) -> str:
+    """"ymd", "dmy" or "mdy" for the whole file from its dates (as written, in order of first
+    appearance); see the module docstring for the rule."""
+    if all(len(_first(date)) == 4 for date in dates):
         return "ymd"
-    day_first = any(a > 12 for (a, _, _), _ in fields)
-    month_first = any(b > 12 for (_, b, _), _ in fields)
+    fields = [_fields(date) for date in dates]
+    day_first = any(a > 12 for a, _, _ in fields)
+    month_first = any(b > 12 for _, b, _ in fields)
     if day_first and month_first:
         export.warn(file, None, "the file mixes day/month and month/day dates; read as day/month", skipped=False)
         return "dmy"
     if day_first or month_first:
         return "dmy" if day_first else "mdy"
-    if all(a == b for (a, b, _), _ in fields) or any("." in key for _, key in fields):
+    if all(a == b for a, b, _ in fields) or any("." in date for date in dates):
         return "dmy"
-    in_order = [order for order in ("dmy", "mdy") if _chronological([_ymd(d, order) for d, _ in fields])]
+    in_order = [order for order in ("dmy", "mdy") if _chronological([_ymd(f, order) for f in fields])]
     if len(in_order) == 1:
         return in_order[0]
     export.warn(file, None, "cannot tell day/month from month/day (no date field past 12, both readings "
