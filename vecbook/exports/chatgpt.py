@@ -70,12 +70,11 @@ def _branch(conversation: dict[str, Any], mapping: dict[str, Any]) -> list[str]:
     if node not in mapping:
         leaves = [k for k, v in mapping.items() if isinstance(v, dict) and not v.get("children")]
         node = max(leaves, key=lambda k: _time(mapping[k]) or 0.0, default=None)
-    path: list[str] = []
+    path: dict[str, None] = {}  # ordered, and a loop of parents ends the walk
     while isinstance(node, str) and node in mapping and node not in path:
-        path.append(node)
-        parent = mapping[node].get("parent") if isinstance(mapping[node], dict) else None
-        node = parent
-    return path[::-1]
+        path[node] = None
+        node = mapping[node].get("parent") if isinstance(mapping[node], dict) else None
+    return list(path)[::-1]
 
 
 def _message_lines(doc: JsonText, mapping_at: int | None, wanted: dict[str, int]) -> dict[str, tuple[int, int]]:
