@@ -111,29 +111,31 @@ def _messages(export: Export, file: ExportFile) -> Iterator[Message]:
     line = parts[0].count("\n") + 1
     if parts[0].strip(_MARKS + " \t\r\n"):
         export.warn(file, 1, f"lines 1-{line - 1} come before the first message; skipped")
-    for index in range(1, len(parts), 4):
-        date, clock, body = parts[index + 1], parts[index + 2], parts[index + 3]
+    for date, clock, body in zip(parts[2::4], parts[3::4], parts[4::4]):
         said = body.rstrip()
         author, sep, said = said.partition(": ")
         if sep and "\n" not in author and not ('"' in author and _SYSTEM_AUTHOR.search(author)):
-            message = _message(export, file, conversation, author, said, line, days[date],
-                               clocks[clock] if clock in clocks else clocks.setdefault(clock, _clock(clock)),
-                               date)
+            message = _message(export, file, conversation, author, said, line, (date, clock), days, clocks)
             if message is not None:
                 yield message
         line += body.count("\n")
 
 
 def _message(export: Export, file: ExportFile, conversation: str, author: str, said: str, line: int,
-             day: tuple[int, int, int] | None, clock: tuple[int, int, int] | None, date: str) -> Message | None:
-    """A message from its parts; None for a system line (encryption notices, and iOS's texts marked
-    with U+200E such as "X added Y" under the group's name) or a date that does not exist."""
+             written: tuple[str, str], days: dict[str, tuple[int, int, int] | None],
+             clocks: dict[str, tuple[int, int, int] | None]) -> Message | None:
+    """A message from its parts and its date and time as ``written`` (read through the file's
+    caches ``days`` and ``clocks``); None for a system line (encryption notices, and iOS's texts
+    marked with U+200E such as "X added Y" under the group's name) or a date that does not exist."""
     bare = said.lstrip(_MARKS)
     if not bare or (bare != said and not _ATTACHMENT.match(bare.split("\n", 1)[0])) or (
             bare.startswith("Messages") and _NOTICE.match(bare)):
         return None
+    date, clock = written
+    if clock not in clocks:
+        clocks[clock] = _clock(clock)
     try:
-        when = datetime(*day, *clock)  # type: ignore[misc]  # None is caught below
+        when = datetime(*days[date], *clocks[clock])  # type: ignore[misc]  # None is caught below
     except (TypeError, ValueError):
         export.warn(file, line, f"impossible date or time '{date} {clock}'; message skipped")
         return None
