@@ -138,12 +138,15 @@ def test_bad_messages_are_warnings_naming_the_line(tmp_path: Path) -> None:
         '{"sender_name": "Ana", "timestamp_ms": 1700000000000, "content": "fine"},\n'
         '{"sender_name": "Ana", "content": "no time"},\n'
         '"not an object",\n'
-        '{"sender_name": "Bo", "timestamp_ms": 1699999990000}\n'  # nothing said: skipped quietly
+        '{"sender_name": "Bo", "timestamp_ms": 1699999990000},\n'  # nothing said: skipped quietly
+        '{"sender_name": "Bo", "timestamp_ms": 1e30, "content": "far future"}\n'
         ']}\n')
     records, problems = load(tmp_path)
     assert [r.text for r in records] == ["Ana: fine"]
-    assert problems == ["fb/message_1.json:3: collection 'fb': a message without 'timestamp_ms'; skipped",
-                        "fb/message_1.json:4: collection 'fb': a message that is not a JSON object; skipped"]
+    assert problems == [
+        "fb/message_1.json:3: collection 'fb': a message without a valid 'timestamp_ms' (None); skipped",
+        "fb/message_1.json:4: collection 'fb': a message that is not a JSON object; skipped",
+        "fb/message_1.json:6: collection 'fb': a message without a valid 'timestamp_ms' (1e+30); skipped"]
 
 
 def test_a_broken_file_is_a_warning_and_the_others_load(tmp_path: Path) -> None:

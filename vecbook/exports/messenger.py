@@ -11,6 +11,7 @@ reactions are not read.
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any, Iterator
 
 from ..records import Record
@@ -84,21 +85,32 @@ def _value(doc: JsonText, key: str) -> Any:
     return value if isinstance(value, str) else None
 
 
-def _message(export: Export, item: Any, conversation: str, thread: Any, file: ExportFile,
+def _message(export: Export, item: Any, conversation: str, thread: str | None, file: ExportFile,
              line: int, end_line: int) -> Message | None:
     if not isinstance(item, dict):
         export.warn(file, line, "a message that is not a JSON object; skipped")
         return None
     stamp = item.get("timestamp_ms", item.get("timestamp"))
-    if not isinstance(stamp, (int, float)) or isinstance(stamp, bool):
-        export.warn(file, line, "a message without 'timestamp_ms'; skipped")
+    when = _when(stamp)
+    if when is None:
+        export.warn(file, line, f"a message without a valid 'timestamp_ms' ({stamp!r}); skipped")
         return None
     text = clean_text("\n".join(_parts(item)))
     if not text or item.get("is_unsent") or item.get("isUnsent"):
         return None  # nothing said (a call log), or taken back
     author = repair(item.get("sender_name") or item.get("senderName") or "") or "?"
     return Message(conversation=conversation, author=author, text=text, file=file, line=line, end_line=end_line,
-                   when=from_timestamp(stamp / 1000.0 if stamp > MILLISECONDS_FROM else stamp), thread=thread if isinstance(thread, str) else None)
+                   when=when, thread=thread)
+
+
+def _when(stamp: Any) -> datetime | None:
+    """UTC time from Unix milliseconds (or seconds, in older files); None when not a time."""
+    if not isinstance(stamp, (int, float)) or isinstance(stamp, bool):
+        return None
+    try:
+        return from_timestamp(stamp / 1000.0 if stamp > MILLISECONDS_FROM else stamp)
+    except (OverflowError, OSError, ValueError):
+        return None
 
 
 def _parts(item: dict[str, Any]) -> list[str]:

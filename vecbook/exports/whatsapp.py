@@ -195,9 +195,9 @@ def _date_order(export: Export, file: ExportFile, dates: list[str]) -> str:
     return "dmy"
 
 
-def _first(key: str) -> str:
+def _first(date: str) -> str:
     """The first field of a date as written ("2023" of "2023-12-31")."""
-    return re.split(r"[./-]", key, 1)[0]
+    return re.split(r"[./-]", date, 1)[0]
 
 
 def _chronological(dates: Iterable[tuple[int, int, int] | None]) -> bool:
