@@ -132,6 +132,14 @@ def test_without_current_node_the_newest_leaf_s_branch_is_read(tmp_path: Path) -
     assert record.citation == "gpt/conversations.json:1-1#q1"
 
 
+def test_a_turn_without_a_usable_time_is_read_with_the_conversation_s_time(tmp_path: Path) -> None:
+    item = conversation()
+    item["mapping"]["q2"]["message"]["create_time"] = 1e30
+    item["mapping"]["a2"]["message"]["create_time"] = None
+    (record,), problems = load(export(tmp_path, [item]))
+    assert problems == [] and record.metadata["date"] == "2023-11-14T22:13:20+00:00"  # create_time of the chat
+
+
 def test_one_conversation_without_a_mapping_is_a_warning(tmp_path: Path) -> None:
     records, problems = load(export(tmp_path, [{"title": "broken"}, conversation()]))
     assert len(records) == 1

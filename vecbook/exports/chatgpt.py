@@ -10,6 +10,7 @@ cited at the lines of its ``message`` object inside ``mapping``.
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any, Iterator
 
 from ..records import Record
@@ -104,9 +105,8 @@ def _message(node: dict[str, Any], node_id: str, title: str, thread: Any, model:
     text = clean_text(_text(content))
     if not text:
         return None
-    when = _time(node) or conversation.get("create_time")
     return Message(conversation=str(title), author=AUTHORS[role], text=text, file=file, line=line,
-                   end_line=end_line, when=from_timestamp(when) if isinstance(when, (int, float)) else None,
+                   end_line=end_line, when=_when(_time(node)) or _when(conversation.get("create_time")),
                    id=str(message.get("id") or node_id), thread=str(thread) if thread else None, role=role,
                    metadata={"model": model} if model else {})
 
@@ -129,6 +129,16 @@ def _part(part: Any) -> str:
         kind = str(part.get("content_type") or "attachment")
         return "[image]" if "image" in kind else f"[{kind}]"
     return ""
+
+
+def _when(seconds: Any) -> datetime | None:
+    """UTC time from Unix seconds; None when absent or not a time (the turn is still read)."""
+    if not isinstance(seconds, (int, float)) or isinstance(seconds, bool):
+        return None
+    try:
+        return from_timestamp(seconds)
+    except (OverflowError, OSError, ValueError):
+        return None
 
 
 def _time(node: Any) -> float | None:
