@@ -184,12 +184,13 @@ def test_a_pause_longer_than_the_gap_starts_a_new_window(tmp_path: Path) -> None
 
 
 def test_repeated_messages_get_distinct_stable_ids(tmp_path: Path) -> None:
-    text = "14/02/2024, 10:00 - Ana: ok\n14/02/2024, 12:00 - Bo: ok\n" * 2
-    records, _ = load(chat(tmp_path, text.replace("12:00", "10:00", 1) + "14/02/2024, 10:00 - Ana: ok\n"))
-    ids = [r.id for r in records]
-    assert len(set(ids)) == len(ids)
-    again, _ = load(chat(tmp_path, text.replace("12:00", "10:00", 1) + "14/02/2024, 10:00 - Ana: ok\n"))
-    assert [r.id for r in again] == ids
+    long = " ".join(["blah"] * 250)  # a window of its own, so "ok" opens two windows in one minute
+    text = f"14/02/2024, 10:00 - Ana: ok\n14/02/2024, 10:00 - Bo: {long}\n14/02/2024, 10:00 - Ana: ok\n"
+    records, _ = load(chat(tmp_path, text))
+    assert [r.text[:6] for r in records] == ["Ana: o", "Bo: bl", "Ana: o"]
+    assert records[2].id == records[0].id + "~2"
+    again, _ = load(chat(tmp_path, text + "14/02/2024, 18:00 - Bo: later\n"))
+    assert [r.id for r in again[:3]] == [r.id for r in records]
 
 
 # -- bad input --
