@@ -165,6 +165,13 @@ def test_multi_line_messages_cite_all_their_lines_and_attachments_stay(tmp_path:
     assert_messages_cited(zipped, record)
 
 
+def test_windows_line_endings_keep_lines_and_text_clean(tmp_path: Path) -> None:
+    text = "14/02/2024, 10:00 - Ana: two\r\nlines\r\n14/02/2024, 10:01 - Bo: one\r\n"
+    (record,), _ = load(chat(tmp_path, text))
+    assert record.text == "Ana: two\nlines\nBo: one"
+    assert [s[1:] for s in record.segments] == [(1, 2), (3, 3)]
+
+
 def test_system_lines_of_android_are_skipped(tmp_path: Path) -> None:
     text = ("14/02/2024, 10:00 - Ana created group \"Trip: Lisbon\"\n"
             "14/02/2024, 10:00 - Ana added Bo\n"

@@ -139,6 +139,8 @@ def _message(export: Export, file: ExportFile, conversation: str, author: str, s
     except (TypeError, ValueError):
         export.warn(file, line, f"impossible date or time '{date} {clock}'; message skipped")
         return None
+    if "\r" in bare:  # a Windows-made file (or a zip from one): lines end "\r\n"
+        bare = bare.replace("\r\n", "\n")
     return Message(conversation=conversation, author=author.strip(_MARKS + " ").lstrip("~\u202f "),
                    text=bare, file=file, line=line, end_line=line + said.count("\n"), when=when)
 
