@@ -14,6 +14,7 @@ export's two-space indent. ``N`` counts user and assistant turns on the branches
 from __future__ import annotations
 
 import argparse
+import multiprocessing
 import json
 import random
 import resource
@@ -23,7 +24,7 @@ import tempfile
 import time
 import uuid
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -97,6 +98,15 @@ def _text(rng: random.Random, mean: int) -> str:
     return " ".join(words).capitalize() + "."
 
 
+def _in_child(function: Callable[..., Any], *args: Any) -> None:
+    """Run ``function(*args)`` in a child process and wait for it."""
+    child = multiprocessing.get_context("fork").Process(target=function, args=args)
+    child.start()
+    child.join()
+    if child.exitcode:
+        raise SystemExit(f"generating the export failed (exit code {child.exitcode})")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("path", nargs="?", type=Path, help="folder to generate into (default: a temp folder)")
@@ -105,10 +115,13 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as temp:
-        path = generate(args.path or Path(temp) / "chatgpt", args.messages, args.seed)
+        folder = args.path or Path(temp) / "chatgpt"
+        _in_child(generate, folder, args.messages, args.seed)  # its memory is not the reader's peak
+        path = folder / "conversations.json"
         config = CollectionConfig(name="gpt", path=path, database_label=str(path))
         times, cpu, records, problems = [], [], [], []
         for _ in range(args.rounds):
+            records = []  # one round's records alive at a time
             start, start_cpu = time.perf_counter(), time.process_time()
             records, problems, _ = load_export(config)
             times.append(time.perf_counter() - start)

@@ -11,7 +11,7 @@ cited at the lines of its ``message`` object inside ``mapping``.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Iterator
+from typing import Any, Container, Iterator
 
 from ..records import Record
 from .base import Export, ExportFile, Message, chat_records, clean_text, from_timestamp
@@ -52,17 +52,19 @@ def _messages(export: Export, file: ExportFile) -> Iterator[Message]:
         if not isinstance(mapping, dict):
             export.warn(file, line, "a conversation without a 'mapping' object; skipped")
             continue
-        branch = {node_id: n for n, node_id in enumerate(_branch(conversation, mapping))}
-        spans = _message_lines(doc, doc.path(["mapping"], begin), branch)
-        title = conversation.get("title") or "Untitled"
+        branch = _branch(conversation, mapping)
+        title = str(conversation.get("title") or "Untitled")
         thread = conversation.get("conversation_id") or conversation.get("id")
         model = conversation.get("default_model_slug") or _last_model(mapping, branch)
-        for node_id in branch:
+        turns = {node_id: turn for node_id in branch if (turn := _turn(mapping[node_id])) is not None}
+        spans = _message_lines(doc, doc.path(["mapping"], begin), mapping, turns)
+        for node_id, (role, text, when, message_id) in turns.items():
             if node_id in spans:
-                message = _message(mapping[node_id], node_id, title, thread, model, conversation, file,
-                                   *spans[node_id])
-                if message is not None:
-                    yield message
+                yield Message(conversation=title, author=AUTHORS[role], text=text, file=file,
+                              line=spans[node_id][0], end_line=spans[node_id][1],
+                              when=when or _when(conversation.get("create_time")), id=message_id or node_id,
+                              thread=str(thread) if thread else None, role=role,
+                              metadata={"model": model} if model else {})
 
 
 def _branch(conversation: dict[str, Any], mapping: dict[str, Any]) -> list[str]:
@@ -78,22 +80,45 @@ def _branch(conversation: dict[str, Any], mapping: dict[str, Any]) -> list[str]:
     return list(path)[::-1]
 
 
-def _message_lines(doc: JsonText, mapping_at: int | None, wanted: dict[str, int]) -> dict[str, tuple[int, int]]:
-    """The lines of the ``message`` object of each wanted node of ``mapping``."""
+def _message_lines(doc: JsonText, mapping_at: int | None, mapping: dict[str, Any],
+                   wanted: Container[str]) -> dict[str, tuple[int, int]]:
+    """The lines of the ``message`` object of each wanted node of ``mapping`` (the object
+    starting at ``mapping_at``). Each node is found by its key in the text, in the mapping's
+    order, so only the wanted messages are decoded (again); a node id elsewhere (``parent``,
+    ``children``, ``id``) is never followed by ``:``."""
     spans: dict[str, tuple[int, int]] = {}
-    if mapping_at is None:
-        return spans
-    for node_id, start, _, node in doc.members(mapping_at):
-        if node_id in wanted and isinstance(node, dict) and isinstance(node.get("message"), dict):
-            at = doc.path(["message"], start)
-            if at is not None:
-                spans[node_id] = doc.lines(at, doc.decode(at)[1])
+    at = mapping_at
+    for node_id in mapping:
+        if at is None:
+            break
+        if node_id in wanted:
+            at = _key_at(doc, node_id, at)
+            message_at = doc.path(["message"], at) if at is not None else None
+            if message_at is not None:
+                end = doc.decode(message_at)[1]
+                spans[node_id] = doc.lines(message_at, end)
+                at = end
     return spans
 
 
-def _message(node: dict[str, Any], node_id: str, title: str, thread: Any, model: Any,
-             conversation: dict[str, Any], file: ExportFile, line: int, end_line: int) -> Message | None:
-    message = node["message"]
+def _key_at(doc: JsonText, key: str, start: int) -> int | None:
+    """The offset of the value of the object member named ``key``, searching from ``start``."""
+    quoted = f'"{key}"'
+    found = doc.text.find(quoted, start)
+    while found >= 0:
+        after = doc.skip_ws(found + len(quoted))
+        if doc.text.startswith(":", after) and doc.text[found - 1] != "\\":
+            return doc.skip_ws(after + 1)
+        found = doc.text.find(quoted, found + 1)
+    return None
+
+
+def _turn(node: Any) -> tuple[str, str, datetime | None, str | None] | None:
+    """(role, text, time, message id) of a user or assistant turn; None for the rest (system,
+    tool, hidden, custom-instruction context, empty)."""
+    message = node.get("message") if isinstance(node, dict) else None
+    if not isinstance(message, dict):
+        return None
     author = message.get("author") or {}
     role = author.get("role") if isinstance(author, dict) else None
     metadata = message.get("metadata") or {}
@@ -105,10 +130,8 @@ def _message(node: dict[str, Any], node_id: str, title: str, thread: Any, model:
     text = clean_text(_text(content))
     if not text:
         return None
-    return Message(conversation=str(title), author=AUTHORS[role], text=text, file=file, line=line,
-                   end_line=end_line, when=_when(_time(node)) or _when(conversation.get("create_time")),
-                   id=str(message.get("id") or node_id), thread=str(thread) if thread else None, role=role,
-                   metadata={"model": model} if model else {})
+    message_id = message.get("id")
+    return role, text, _when(_time(node)), str(message_id) if message_id else None
 
 
 def _text(content: dict[str, Any]) -> str:
@@ -147,9 +170,9 @@ def _time(node: Any) -> float | None:
     return when if isinstance(when, (int, float)) and not isinstance(when, bool) else None
 
 
-def _last_model(mapping: dict[str, Any], branch: dict[str, int]) -> str | None:
+def _last_model(mapping: dict[str, Any], branch: list[str]) -> str | None:
     """The model of the branch's last assistant turn."""
-    for node_id in reversed(list(branch)):
+    for node_id in reversed(branch):
         message = mapping[node_id].get("message") if isinstance(mapping[node_id], dict) else None
         slug = (message.get("metadata") or {}).get("model_slug") if isinstance(message, dict) else None
         if isinstance(slug, str) and slug:

@@ -11,6 +11,7 @@ import json
 import re
 from typing import Any, Iterator, Sequence
 
+_WHITESPACE = frozenset(" \t\n\r")
 _SPACE = re.compile(r"[ \t\n\r]*")
 
 
@@ -46,6 +47,8 @@ class JsonText:
 
     def skip_ws(self, index: int) -> int:
         """The offset of the next non-whitespace character."""
+        if self.text[index:index + 1] not in _WHITESPACE:  # compact JSON: nothing to skip
+            return index
         # a regex, not a loop over characters: pretty-printed exports indent every key
         return _SPACE.match(self.text, index).end()  # type: ignore[union-attr]  # always matches
 
@@ -69,23 +72,6 @@ class JsonText:
             yield start, end, value
             index = self.skip_ws(end)
             if self.text.startswith("]", index):
-                return
-            index = self._expect(index, ",")
-
-    def members(self, index: int) -> Iterator[tuple[str, int, int, Any]]:
-        """(key, start, end, value) of each member of the object starting at ``index``."""
-        index = self.skip_ws(self._expect(index, "{"))
-        if self.text.startswith("}", index):
-            return
-        while True:
-            key, index = self.decode(index)
-            if not isinstance(key, str):
-                raise JsonTextError("an object key must be a string", self.line_at(index))
-            start = self.skip_ws(self._expect(index, ":"))
-            value, end = self.decode(start)
-            yield key, start, end, value
-            index = self.skip_ws(end)
-            if self.text.startswith("}", index):
                 return
             index = self._expect(index, ",")
 
