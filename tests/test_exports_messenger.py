@@ -149,16 +149,22 @@ def test_bad_messages_are_warnings_naming_the_line(tmp_path: Path) -> None:
         "fb/message_1.json:6: collection 'fb': a message without a valid 'timestamp_ms' (1e+30); skipped"]
 
 
-def test_a_broken_file_is_a_warning_and_the_others_load(tmp_path: Path) -> None:
+def test_a_truncated_file_keeps_its_whole_messages_and_the_others_load(tmp_path: Path) -> None:
     thread(tmp_path, [{"sender_name": "Ana", "timestamp_ms": 1700000000000, "content": "fine"}])
     broken = tmp_path / "inbox/bo_2/message_1.json"
     broken.parent.mkdir(parents=True)
-    good = (tmp_path / "inbox/ana_1/message_1.json").read_text()
-    broken.write_text(good[:good.index('"content"')])
+    thread(tmp_path, [{"sender_name": "Bo", "timestamp_ms": 1700000060000, "content": "newest"},
+                      {"sender_name": "Bo", "timestamp_ms": 1700000000000, "content": "oldest"}],
+           rel="inbox/bo_2/message_1.json")
+    whole = broken.read_text()
+    broken.write_text(whole[:whole.index('"oldest"')])
     records, problems = load(tmp_path)
-    assert [r.text for r in records] == ["Ana: fine"]
-    assert len(problems) == 1 and problems[0].startswith("fb/inbox/bo_2/message_1.json:")
-    assert "file skipped: invalid JSON" in problems[0]
+    assert sorted(r.text for r in records) == ["Ana: fine", "Bo: newest"]
+    line = whole[:whole.index('"oldest"')].count("\n") + 1
+    assert problems == [f"fb/inbox/bo_2/message_1.json:{line}: collection 'fb': rest of the file skipped: "
+                        f"invalid JSON: Expecting value (line {line})"]
+    # the title comes after the messages: lost at the break, the thread's folder names it
+    assert [r.metadata["conversation"] for r in records if r.text == "Bo: newest"] == ["bo_2"]
 
 
 # -- detection --

@@ -16,7 +16,7 @@ from typing import Any, Iterator
 
 from ..records import Record
 from .base import Export, ExportFile, Message, chat_records, clean_text, distinct_ids, from_timestamp
-from .jsonpos import JsonText
+from .jsonpos import JsonText, JsonTextError
 
 # A timestamp past this is in milliseconds (this many seconds is the year 5138; as milliseconds, 1973):
 # ``timestamp_ms`` always is, the older files' and the encrypted chats' ``timestamp`` may be either.
@@ -62,26 +62,34 @@ def _messages(export: Export, file: ExportFile) -> Iterator[Message]:
     doc = JsonText(file.read_text())
     title = _value(doc, "title") or _value(doc, "threadName")
     thread = _value(doc, "thread_path")
-    conversation = repair(title) if isinstance(title, str) and title else (thread or file.name)
+    folder = file.rel.replace("!/", "/").rsplit("/", 2)  # inbox/<thread folder>/message_1.json
+    conversation = repair(title) if title else (thread or (folder[-2] if len(folder) > 1 else file.name))
     start = doc.path(["messages"])
     if start is None:
         export.warn(file, None, "no 'messages' array; file skipped")
         return
     found = []
-    for begin, end, item in doc.elements(start):
-        line, end_line = doc.lines(begin, end)
-        message = _message(export, item, conversation, thread, file, line, end_line)
-        if message is not None:
-            found.append(message)
+    try:
+        for begin, end, item in doc.elements(start):
+            line, end_line = doc.lines(begin, end)
+            message = _message(export, item, conversation, thread, file, line, end_line)
+            if message is not None:
+                found.append(message)
+    except JsonTextError as exc:  # a truncated file: the whole messages before the break still load
+        export.warn(file, exc.line, f"rest of the file skipped: {exc}")
     if found and found[0].when > found[-1].when:  # type: ignore[operator]  # every message has one
         found.reverse()  # stored newest first; a conversation reads oldest first
     yield from found
 
 
 def _value(doc: JsonText, key: str) -> Any:
-    """A top-level string of the thread file (None when absent or not a string)."""
-    at = doc.path([key])
-    value = doc.decode(at)[0] if at is not None else None
+    """A top-level string of the thread file (None when absent, not a string, or past a break
+    in the file: the title comes after the messages, which still load up to the break)."""
+    try:
+        at = doc.path([key])
+        value = doc.decode(at)[0] if at is not None else None
+    except JsonTextError:
+        return None
     return value if isinstance(value, str) else None
 
 
