@@ -20,6 +20,9 @@ log = logging.getLogger("vecbook")
 # format name -> (module in this package, what it reads): the registry.
 FORMATS: dict[str, tuple[str, str]] = {
     "discord": ("discord", "DiscordChatExporter JSON"),
+    "whatsapp": ("whatsapp", "WhatsApp chat export .txt or .zip"),
+    "messenger": ("messenger", "Facebook Messenger JSON"),
+    "chatgpt": ("chatgpt", "ChatGPT conversations.json"),
 }
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import hashlib
 import os
 import zipfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Sequence, TypeVar
@@ -338,3 +338,17 @@ def export_record(export: Export, file: ExportFile, text: str, line: int, end_li
 def clean_text(text: str) -> str:
     """Trim the text's blank edges and each line's trailing spaces; never rewrites words."""
     return "\n".join(line.rstrip() for line in text.strip().splitlines())
+
+
+def distinct_ids(records: list[Record]) -> list[Record]:
+    """The records with a repeated ``id`` made distinct by a ``~2``, ``~3``... suffix, in order.
+
+    Readers whose messages have no ids key windows by a digest of the first message
+    (``Message.key``); two windows opening with the same words by the same person in the
+    same minute would share it. The suffix keeps ids stable as long as the earlier twin is."""
+    seen: dict[str, int] = {}
+    out = []
+    for record in records:
+        count = seen[record.id] = seen.get(record.id, 0) + 1
+        out.append(record if count == 1 else replace(record, id=f"{record.id}~{count}"))
+    return out

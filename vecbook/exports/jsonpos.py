@@ -8,9 +8,11 @@ path down to the arrays is walked here, so a 100 MB export costs about one ``jso
 from __future__ import annotations
 
 import json
+import re
 from typing import Any, Iterator, Sequence
 
-_WHITESPACE = " \t\n\r"
+_WHITESPACE = frozenset(" \t\n\r")
+_SPACE = re.compile(r"[ \t\n\r]*")
 
 
 class JsonTextError(ValueError):
@@ -45,10 +47,10 @@ class JsonText:
 
     def skip_ws(self, index: int) -> int:
         """The offset of the next non-whitespace character."""
-        text = self.text
-        while index < len(text) and text[index] in _WHITESPACE:
-            index += 1
-        return index
+        if self.text[index:index + 1] not in _WHITESPACE:  # compact JSON: nothing to skip
+            return index
+        # a regex, not a loop over characters: pretty-printed exports indent every key
+        return _SPACE.match(self.text, index).end()  # type: ignore[union-attr]  # always matches
 
     def decode(self, index: int) -> tuple[Any, int]:
         """The value starting at (or after whitespace from) ``index``, and the offset after it."""

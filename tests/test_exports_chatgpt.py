@@ -1,0 +1,179 @@
+"""ChatGPT conversations.json: the branch ending at current_node, user and assistant turns
+with roles, hidden/system/tool nodes skipped, message objects cited, the invalid redacted
+sample as a WARN, detection and filters."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import vecbook
+from vecbook.config import CollectionConfig
+from vecbook.exports import detect_format, load_export, reader
+from vecbook.exports.base import Export
+
+from conftest import EXPORTS, FakeEmbedder, assert_messages_cited, cited_lines
+
+CHATGPT = EXPORTS / "chatgpt"
+SAMPLE = CHATGPT / "chatgpt2graph_conversations.json"
+REDACTED = "everything-chatgpt_redacted_template_conversations.json.txt"
+
+
+def collection(path: Path, name: str = "gpt", fmt: str | None = None) -> CollectionConfig:
+    return CollectionConfig(name=name, path=path, database_label=str(path), format=fmt)
+
+
+def load(path: Path, fmt: str | None = None) -> tuple[list[vecbook.Record], list[str]]:
+    records, problems, _ = load_export(collection(path, fmt=fmt))
+    return records, [str(p) for p in problems]
+
+
+def node(node_id: str, parent: str | None, children: list[str], role: str | None = None, parts: list[Any] = (),
+         when: float | None = None, **extra: Any) -> tuple[str, dict]:
+    message = None
+    if role is not None:
+        content = extra.pop("content", {"content_type": "text", "parts": list(parts)})
+        message = {"id": node_id, "author": {"role": role, "name": None, "metadata": {}}, "create_time": when,
+                   "content": content, "metadata": extra.pop("metadata", {}), "recipient": "all"}
+    return node_id, {"id": node_id, "message": message, "parent": parent, "children": children}
+
+
+def conversation() -> dict:
+    """An edited prompt: "q1" was rewritten as "q2"; the user last saw the q2 branch."""
+    t = 1700000000.0
+    mapping = dict([
+        node("root", None, ["sys"]),
+        node("sys", "root", ["ctx"], "system", [""], metadata={"is_visually_hidden_from_conversation": True}),
+        node("ctx", "sys", ["q1", "q2"], "user", content={"content_type": "user_editable_context",
+                                                          "user_profile": "I am a cook"}),
+        node("q1", "ctx", ["a1"], "user", ["how long to boil an egg?"], t),
+        node("a1", "q1", [], "assistant", ["Nine minutes."], t + 5, metadata={"model_slug": "gpt-4"}),
+        node("q2", "ctx", ["a2"], "user", ["how long to boil a soft egg?", {"content_type": "image_asset_pointer",
+                                                                             "asset_pointer": "file-service://x"}],
+             t + 60),
+        node("a2", "q2", ["tool"], "assistant", ["Six minutes,\nthen cold water."], t + 65,
+             metadata={"model_slug": "gpt-4o"}),
+        node("tool", "a2", ["a3"], "tool", ["search results"], t + 66),
+        node("a3", "tool", [], "assistant", ["Or seven for jammy."], t + 70, metadata={"model_slug": "gpt-4o"}),
+    ])
+    return {"title": "Eggs", "create_time": t, "update_time": t + 70, "mapping": mapping, "current_node": "a3",
+            "conversation_id": "conv-1", "id": "conv-1", "default_model_slug": "gpt-4o"}
+
+
+def export(tmp_path: Path, conversations: list[dict], indent: int | None = 2) -> Path:
+    tmp_path.mkdir(exist_ok=True)
+    (tmp_path / "conversations.json").write_text(json.dumps(conversations, indent=indent))
+    return tmp_path
+
+
+# -- the fixture --
+
+def test_the_sample_reads_its_current_branch_as_cited_windows() -> None:
+    records, problems = load(SAMPLE)
+    assert problems == []
+    first = records[0]
+    assert first.citation == ("gpt/chatgpt2graph_conversations.json:58-375"
+                              "#aaa22f3c-c635-4d92-8b01-5e8c4f5a8a8a")
+    assert first.id == "gpt:chatgpt2graph_conversations.json#aaa22f3c-c635-4d92-8b01-5e8c4f5a8a8a"
+    assert first.text.startswith("User: given two random independent variables x,y in U(0,1), what is the "
+                                 "average distance between them?\nChatGPT: To find the average distance")
+    assert first.metadata == {"model": "gpt-4-code-interpreter", "date": "2023-09-21T19:57:53+00:00",
+                              "end_date": "2023-09-21T19:58:55+00:00", "participants": ["User", "ChatGPT"],
+                              "conversation": "Average Distance in U(0,1)",
+                              "thread": "966da5c4-5bb7-4e4d-ab6d-a7316b96266e", "role": ["user", "assistant"],
+                              "format": "chatgpt", "message_count": 6}
+    # the user's turn is its message object, lines 58-75 of the file
+    lines = cited_lines(SAMPLE, first)
+    assert lines[0].strip() == '"message": {' and lines[75 - 58].strip() == "},"
+    assert first.segments[0][1:] == (58, 75)
+    # 45 nodes on the branch: 8 user turns, 12 answers and 11 code cells are read; the root, 2 hidden
+    # system nodes and 11 tool outputs are not
+    assert sum(r.metadata["message_count"] for r in records) == 31
+    assert not any("<<ImageDisplayed>>" in r.text or "Code execution state reset" in r.text for r in records)
+    for record in records:
+        assert_messages_cited(SAMPLE, record)
+    # the night between the two sessions breaks a window (the collection's gap applies)
+    assert [r.metadata["date"][:10] for r in records].count("2023-09-22") == 8
+
+
+def test_the_redacted_template_is_a_warning_naming_file_and_line() -> None:
+    records, problems = load(CHATGPT / REDACTED)
+    assert records == []
+    assert problems == [f"gpt/{REDACTED}:1: collection 'gpt': file skipped: invalid JSON: Expecting value (line 1)"]
+    records, problems = load(CHATGPT)  # the folder: the good file still loads
+    assert len(records) == 14 and len(problems) == 1
+
+
+# -- branches, roles, parts --
+
+def test_the_branch_ending_at_current_node_is_read_and_hidden_turns_are_not(tmp_path: Path) -> None:
+    records, problems = load(export(tmp_path, [conversation()]))
+    assert problems == []
+    (record,) = records
+    assert record.text == ("User: how long to boil a soft egg?\n\n[image]\nChatGPT: Six minutes,\nthen cold water.\n"
+                           "ChatGPT: Or seven for jammy.")
+    assert record.metadata == {"model": "gpt-4o", "date": "2023-11-14T22:14:20+00:00",
+                               "end_date": "2023-11-14T22:14:30+00:00", "participants": ["User", "ChatGPT"],
+                               "conversation": "Eggs", "thread": "conv-1", "role": ["user", "assistant"],
+                               "format": "chatgpt", "message_count": 3}
+    assert record.citation.endswith("#q2") and record.id == "gpt:conversations.json#q2"
+    assert_messages_cited(tmp_path, record)
+
+
+def test_without_current_node_the_newest_leaf_s_branch_is_read(tmp_path: Path) -> None:
+    item = conversation()
+    del item["current_node"]
+    item["mapping"]["a1"]["message"]["create_time"] = 1700000100.0  # after a3
+    (record,), _ = load(export(tmp_path, [item], indent=None))
+    assert record.text == "User: how long to boil an egg?\nChatGPT: Nine minutes."
+    assert record.citation == "gpt/conversations.json:1-1#q1"
+
+
+def test_a_turn_without_a_usable_time_is_read_with_the_conversation_s_time(tmp_path: Path) -> None:
+    item = conversation()
+    item["mapping"]["q2"]["message"]["create_time"] = 1e30
+    item["mapping"]["a2"]["message"]["create_time"] = None
+    (record,), problems = load(export(tmp_path, [item]))
+    assert problems == [] and record.metadata["date"] == "2023-11-14T22:13:20+00:00"  # create_time of the chat
+
+
+def test_one_conversation_without_a_mapping_is_a_warning(tmp_path: Path) -> None:
+    records, problems = load(export(tmp_path, [{"title": "broken"}, conversation()]))
+    assert len(records) == 1
+    assert problems == ["gpt/conversations.json:2: collection 'gpt': a conversation without a 'mapping' object; "
+                        "skipped"]
+
+
+@pytest.mark.parametrize("filters, titles", [
+    ({"role": "user"}, ["Bread", "Eggs"]),  # a window's role lists its turns' roles: any one matches
+    ({"role": "system"}, []), ({"thread": "conv-1"}, ["Eggs"]), ({"conversation": "Bread"}, ["Bread"]),
+    ({"participants__contains": "ChatGPT"}, ["Bread", "Eggs"]), ({"date__gte": "2027-01-01"}, ["Bread"]),
+])
+def test_chatgpt_turns_are_filtered_by_role_thread_and_date(tmp_path: Path, filters: dict,
+                                                            titles: list[str]) -> None:
+    other = conversation()
+    other.update(title="Bread", conversation_id="conv-2", id="conv-2")
+    for item in other["mapping"].values():
+        if item["message"] and item["message"]["create_time"]:
+            item["message"]["create_time"] += 100_000_000  # 2027
+    folder = export(tmp_path / "gpt", [conversation(), other])
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "vecbook.toml").write_text(
+        f'data_directory = "notes"\n[[collections]]\nname = "gpt"\npath = "{folder}"\n')
+    book = vecbook.VecBook(config=vecbook.load_config(tmp_path / "vecbook.toml"), embedder=FakeEmbedder())
+    hits = book.search("soft egg", mode="keyword", filters=filters)
+    assert sorted(h.metadata["conversation"] for h in hits) == titles
+
+
+# -- detection --
+
+def test_chatgpt_is_detected_from_its_fixtures_and_nothing_else() -> None:
+    assert detect_format(collection(CHATGPT)) == "chatgpt"
+    assert detect_format(collection(SAMPLE)) == "chatgpt"
+    detector = reader("chatgpt")
+    for folder in EXPORTS.iterdir():
+        if folder.is_dir() and folder.name != "chatgpt":
+            assert not detector.detect(Export("x", folder, "x")), folder

@@ -1,0 +1,251 @@
+"""WhatsApp chat exports (.txt, .zip): locales' date formats, day/month order, multi-line
+messages, system lines, citations read back, detection and filters."""
+
+from __future__ import annotations
+
+import hashlib
+import zipfile
+from pathlib import Path
+
+import pytest
+
+import vecbook
+from vecbook.config import CollectionConfig
+from vecbook.exports import FORMATS, detect_format, load_export, reader
+from vecbook.exports.base import Export
+
+from conftest import EXPORTS, FakeEmbedder, assert_messages_cited, cited_lines
+
+WHATSAPP = EXPORTS / "whatsapp"
+
+
+def collection(path: Path, name: str = "wa", fmt: str | None = None) -> CollectionConfig:
+    return CollectionConfig(name=name, path=path, database_label=str(path), format=fmt)
+
+
+def load(path: Path, fmt: str | None = None) -> tuple[list[vecbook.Record], list[str]]:
+    records, problems, _ = load_export(collection(path, fmt=fmt))
+    return records, [str(p) for p in problems]
+
+
+def chat(tmp_path: Path, text: str, name: str = "WhatsApp Chat with Ana.txt") -> Path:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8", newline="")
+    return path
+
+
+# -- the fixtures, exactly --
+
+def test_an_android_export_is_one_window_with_each_message_on_its_line() -> None:
+    records, problems = load(WHATSAPP / "chat-analytics_2A_5M.txt")
+    assert problems == []  # 1/1/21 reads the same either way: nothing to warn about
+    (record,) = records
+    assert record.text == ("A: Hi\nB: Whats up?\nA: All good\nB: <media omitted>\n"
+                           "A: This message should be reordered")
+    assert record.metadata == {"date": "2021-01-01T12:00:00", "end_date": "2021-01-01T12:02:00",
+                               "participants": ["A", "B"], "conversation": "chat-analytics_2A_5M",
+                               "format": "whatsapp", "message_count": 5}
+    digest = hashlib.sha1(b"chat-analytics_2A_5M|2021-01-01T12:00:00|A|Hi").hexdigest()[:12]
+    assert record.id == f"wa:chat-analytics_2A_5M.txt#{digest}"
+    assert record.citation == "wa/chat-analytics_2A_5M.txt:1-5"  # no message ids: no anchor
+    assert [s[1:] for s in record.segments] == [(1, 1), (2, 2), (3, 3), (4, 4), (5, 5)]
+
+
+def test_system_lines_are_skipped_and_dotted_dates_are_day_first() -> None:
+    records, problems = load(WHATSAPP / "whatstk_pokemon.txt")
+    assert problems == []
+    first = records[0]
+    assert first.citation == "wa/whatstk_pokemon.txt:3-6"  # lines 1-2: encryption notices
+    assert first.text.startswith("Ash Ketchum: Hey guys!\nBrock: Hey Ash")
+    assert (first.metadata["date"], records[-1].metadata["date"]) == ("2016-08-06T13:23:00", "2016-10-31T12:23:00")
+    assert not any("encrypted" in r.text for r in records)
+
+
+def test_a_zip_export_is_read_in_place_and_named_after_the_archive() -> None:
+    records, problems = load(WHATSAPP / "chat-analytics_4A_11M.zip")
+    (record,) = records
+    assert record.citation == "wa/chat-analytics_4A_11M.zip!/_chat.txt:4-14"
+    assert record.metadata["conversation"] == "chat-analytics_4A_11M"
+    assert record.metadata["participants"] == ["Bob", "Eve", "Alice", "Mallory", "Trent"]
+    assert cited_lines(WHATSAPP / "chat-analytics_4A_11M.zip", record)[0] == "12/9/20, 23:55 - Bob: hello"
+    # 12/9/20 only: both readings are possible and differ, so it says which it chose
+    assert problems == ["wa/chat-analytics_4A_11M.zip!/_chat.txt: collection 'wa': cannot tell day/month from "
+                        "month/day (no date field past 12, both readings in order); dates read as day/month/year"]
+    assert record.metadata["date"] == "2020-09-12T23:55:00"
+
+
+@pytest.mark.parametrize("name, first_date, count", [
+    ("whatstk_lorem.txt", "2020-01-15T02:22:56", 500),  # [15-01-20 02:22:56] Mary: ...
+    ("whatstk_lorem-merge-part1.txt", "2019-10-20T10:16:00", 300),  # 2019-10-20, 10:16 - John: ...
+    ("whatstk_lorem-merge-part2.txt", "2020-06-20T10:16:00", 300),
+])
+def test_other_date_formats_of_the_fixtures(name: str, first_date: str, count: int) -> None:
+    records, problems = load(WHATSAPP / name)
+    assert problems == []
+    assert records[0].metadata["date"] == first_date
+    assert sum(r.metadata["message_count"] for r in records) == count
+    dates = [r.metadata["date"] for r in records]
+    assert dates == sorted(dates)
+
+
+def test_every_fixture_message_is_found_at_its_cited_lines() -> None:
+    records, problems = load(WHATSAPP)
+    assert {r.file_path for r in records} == {f"wa/{p.name}" for p in WHATSAPP.glob("*.txt")} | {
+        "wa/chat-analytics_4A_11M.zip!/_chat.txt"}
+    for record in records:
+        assert_messages_cited(WHATSAPP, record)
+    assert len({r.id for r in records}) == len(records)
+
+
+# -- locales --
+
+@pytest.mark.parametrize("line, date", [
+    ("[31/12/2023, 13:05:09] Ana: hi", "2023-12-31T13:05:09"),  # iOS, 24 h, seconds
+    ("31/12/2023, 13:05 - Ana: hi", "2023-12-31T13:05:00"),  # Android
+    ("12/31/23, 1:05 PM - Ana: hi", "2023-12-31T13:05:00"),  # en-US Android
+    ("[12/31/23, 1:05:09\u202fPM] Ana: hi", "2023-12-31T13:05:09"),  # en-US iOS: U+202F before PM
+    ("\u200e[12/31/23, 12:05:09\u202fAM] Ana: hi", "2023-12-31T00:05:09"),  # U+200E first; 12 AM
+    ("31.12.23, 13:05 - Ana: hi", "2023-12-31T13:05:00"),  # de
+    ("[31.12.23, 13:05:09] Ana: hi", "2023-12-31T13:05:09"),
+    ("31-12-2023 13:05 - Ana: hi", "2023-12-31T13:05:00"),
+    ("2023-12-31, 13:05 - Ana: hi", "2023-12-31T13:05:00"),  # year first
+    ("31/12/2023, 1:05 p. m. - Ana: hi", "2023-12-31T13:05:00"),  # es
+    ("31/12/2023, 1:05\u202fam - Ana: hi", "2023-12-31T01:05:00"),  # en-GB 12 h
+    ("31/12/2023, 13:05 \u2013 Ana: hi", "2023-12-31T13:05:00"),  # an en dash for the hyphen
+])
+def test_a_locale_s_header_gives_the_date_as_written(tmp_path: Path, line: str, date: str) -> None:
+    records, problems = load(chat(tmp_path, line + "\n"))
+    assert problems == []
+    assert [(r.text, r.metadata["date"]) for r in records] == [("Ana: hi", date)]
+
+
+@pytest.mark.parametrize("dates, expected, warning", [
+    (["03/04/23", "13/04/23"], "2023-04-03", None),  # a first field past 12: day-first
+    (["04/03/23", "04/13/23"], "2023-04-03", None),  # a second field past 12: month-first
+    (["12/01/23", "01/02/23"], "2023-01-12", None),  # month-first would go back in time
+    (["03/04/23", "04/04/23"], "2023-04-03", "cannot tell day/month"),  # undecidable: day-first
+    (["13/04/23", "04/13/23"], "2023-04-13", "mixes day/month and month/day"),  # + 04/13: no such day
+])
+def test_day_month_order_is_judged_from_the_whole_file(tmp_path: Path, dates: list[str], expected: str,
+                                                        warning: str | None) -> None:
+    text = "".join(f"{d}, 10:{n:02d} - Ana: message {n}\n" for n, d in enumerate(dates))
+    records, problems = load(chat(tmp_path, text))
+    assert records[0].metadata["date"][:10] == expected
+    assert (warning in problems[0]) if warning else problems == []
+
+
+# -- message shapes --
+
+IOS = ("[14/01/2024, 09:00:00] Family: \u200eMessages and calls are end-to-end encrypted. No one outside "
+       "of this chat, not even WhatsApp, can read or listen to them.\n"
+       "\u200e[14/01/2024, 09:00:01] Family: \u200eAna added Bo\n"
+       "[14/01/2024, 09:01:00] Ana: the recipe:\n"
+       "200 g flour\n"
+       "\n"
+       "3 eggs\n"
+       "\u200e[14/01/2024, 09:02:00] Bo: \u200eimage omitted\n"
+       "\u200e[14/01/2024, 09:03:00] Bo: \u200e<attached: 00000012-PHOTO-2024-01-02.jpg>\n"
+       "[14/01/2024, 09:04:00] Bo: thanks: see you on 13/01\n")
+
+
+def test_multi_line_messages_cite_all_their_lines_and_attachments_stay(tmp_path: Path) -> None:
+    zipped = tmp_path / "WhatsApp Chat - Family.zip"
+    with zipfile.ZipFile(zipped, "w") as archive:
+        archive.writestr("_chat.txt", IOS)
+        archive.writestr("00000012-PHOTO-2024-01-02.jpg", b"\xff\xd8")
+    records, problems = load(zipped)
+    assert problems == []
+    (record,) = records
+    assert record.text == ("Ana: the recipe:\n200 g flour\n\n3 eggs\nBo: image omitted\n"
+                           "Bo: <attached: 00000012-PHOTO-2024-01-02.jpg>\nBo: thanks: see you on 13/01")
+    assert record.metadata["conversation"] == "Family"
+    assert record.citation == "wa/WhatsApp Chat - Family.zip!/_chat.txt:3-9"
+    assert [s[1:] for s in record.segments] == [(3, 6), (7, 7), (8, 8), (9, 9)]
+    assert record.lines_of(record.text.index("3 eggs"), record.text.index("3 eggs") + 6) == (3, 6)
+    assert_messages_cited(zipped, record)
+
+
+def test_windows_line_endings_keep_lines_and_text_clean(tmp_path: Path) -> None:
+    text = "14/02/2024, 10:00 - Ana: two\r\nlines\r\n14/02/2024, 10:01 - Bo: one\r\n"
+    (record,), _ = load(chat(tmp_path, text))
+    assert record.text == "Ana: two\nlines\nBo: one"
+    assert [s[1:] for s in record.segments] == [(1, 2), (3, 3)]
+
+
+def test_system_lines_of_android_are_skipped(tmp_path: Path) -> None:
+    text = ("14/02/2024, 10:00 - Ana created group \"Trip: Lisbon\"\n"
+            "14/02/2024, 10:00 - Ana added Bo\n"
+            "14/02/2024, 10:01 - Ana changed the subject from \"Trip\" to \"Trip: Lisbon\"\n"
+            "14/02/2024, 10:02 - Bo: hello\n"
+            "14/02/2024, 10:03 - Bo left\n")
+    records, _ = load(chat(tmp_path, text))
+    assert [r.text for r in records] == ["Bo: hello"]
+
+
+def test_a_pause_longer_than_the_gap_starts_a_new_window(tmp_path: Path) -> None:
+    text = ("14/02/2024, 10:00 - Ana: one\n14/02/2024, 10:20 - Bo: two\n"
+            "14/02/2024, 11:00 - Ana: three\n")
+    records, _ = load(chat(tmp_path, text))
+    assert [r.text for r in records] == ["Ana: one\nBo: two", "Ana: three"]
+    assert records[0].metadata["conversation"] == "Ana"  # "WhatsApp Chat with Ana.txt"
+
+
+def test_repeated_messages_get_distinct_stable_ids(tmp_path: Path) -> None:
+    long = " ".join(["blah"] * 250)  # a window of its own, so "ok" opens two windows in one minute
+    text = f"14/02/2024, 10:00 - Ana: ok\n14/02/2024, 10:00 - Bo: {long}\n14/02/2024, 10:00 - Ana: ok\n"
+    records, _ = load(chat(tmp_path, text))
+    assert [r.text[:6] for r in records] == ["Ana: o", "Bo: bl", "Ana: o"]
+    assert records[2].id == records[0].id + "~2"
+    again, _ = load(chat(tmp_path, text + "14/02/2024, 18:00 - Bo: later\n"))
+    assert [r.id for r in again[:3]] == [r.id for r in records]
+
+
+# -- bad input --
+
+def test_bad_dates_and_stray_lines_are_warnings_naming_the_line(tmp_path: Path) -> None:
+    text = ("exported by a tool\n"  # not a chat's first line: detection says no, the format is named
+            "31/02/2024, 10:00 - Ana: no such day\n"
+            "14/02/2024, 10:01 - Bo: fine\n"
+            "14/02/2024, 25:01 - Bo: no such hour\n")
+    records, problems = load(chat(tmp_path, text), fmt="whatsapp")
+    assert [r.text for r in records] == ["Bo: fine"]
+    assert problems == [
+        "wa/WhatsApp Chat with Ana.txt:1: collection 'wa': lines 1-1 come before the first message; skipped",
+        "wa/WhatsApp Chat with Ana.txt:2: collection 'wa': impossible date or time '31/02/2024 10:00'; message skipped",
+        "wa/WhatsApp Chat with Ana.txt:4: collection 'wa': impossible date or time '14/02/2024 25:01'; message skipped"]
+
+
+def test_a_file_that_is_not_a_chat_is_ignored_beside_one_that_is(tmp_path: Path) -> None:
+    chat(tmp_path, "14/02/2024, 10:00 - Ana: hello\n")
+    (tmp_path / "notes.txt").write_text("shopping list\n14/02/2024, 10:00 - buy milk\n")
+    records, problems = load(tmp_path)
+    assert [r.text for r in records] == ["Ana: hello"] and problems == []
+
+
+# -- detection --
+
+def test_whatsapp_is_detected_from_each_fixture_and_nothing_else() -> None:
+    for path in [WHATSAPP, *WHATSAPP.iterdir()]:
+        assert detect_format(collection(path)) == "whatsapp", path
+    detector = reader("whatsapp")
+    for folder in EXPORTS.iterdir():
+        if folder.is_dir() and folder.name != "whatsapp":
+            assert not detector.detect(Export("x", folder, "x")), folder
+    assert "whatsapp" in FORMATS
+
+
+# -- search --
+
+def test_whatsapp_windows_are_searched_and_filtered(tmp_path: Path) -> None:
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "a.txt").write_text("nothing about pokemon here\n")
+    (tmp_path / "vecbook.toml").write_text(
+        f'data_directory = "notes"\n[[collections]]\nname = "wa"\npath = "{WHATSAPP}"\n')
+    book = vecbook.VecBook(config=vecbook.load_config(tmp_path / "vecbook.toml"), embedder=FakeEmbedder())
+    hits = book.search("smart pokeball", mode="keyword", filters={"source": "wa"})
+    assert hits[0].citation.startswith("wa/whatstk_pokemon.txt:")
+    hits = book.search("pokeball", mode="keyword", filters={"participants__contains": "Prof. Oak",
+                                                            "date__gte": "2016-10-01"})
+    assert [h.metadata["date"] for h in hits] == ["2016-10-31T11:45:00"]
+    hits = book.search("hello", mode="keyword", filters={"conversation": "chat-analytics_4A_11M"})
+    assert hits and all(h.metadata["conversation"] == "chat-analytics_4A_11M" for h in hits)

@@ -1,0 +1,180 @@
+"""ChatGPT: ``conversations.json`` from "Settings > Data controls > Export data" (a list of
+conversations, each a tree of messages in ``mapping``).
+
+A conversation is read along the branch the user last saw: from ``current_node`` up
+through the parents, then in reading order; edited prompts and regenerated answers left
+on other branches are not read. User and assistant turns are kept (the assistant's code
+cells too); system and tool messages, hidden ones and empty ones are skipped. Each turn is
+cited at the lines of its ``message`` object inside ``mapping``.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Container, Iterator
+
+from ..records import Record
+from .base import Export, ExportFile, Message, chat_records, clean_text, from_timestamp
+from .jsonpos import JsonText
+
+# Who a turn is shown as, by author role; other roles (system, tool) are not turns.
+AUTHORS = {"user": "User", "assistant": "ChatGPT"}
+# Content types that are settings, not turns (custom instructions, memory).
+_CONTEXT_TYPES = frozenset({"user_editable_context", "model_editable_context"})
+
+
+def detect(export: Export) -> bool:
+    """A JSON list of conversations: ``mapping`` trees of nodes with ``parent`` and ``children``."""
+    return any(_looks_like(f.head()) for f in _json_files(export))
+
+
+def _looks_like(head: bytes) -> bool:
+    return (head.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"[") and b'"mapping"' in head
+            and b'"parent"' in head and b'"children"' in head)
+
+
+def _json_files(export: Export) -> list[ExportFile]:
+    # conversations.json; also copies renamed .json.txt (as some share them)
+    return export.find(lambda f: f.name.lower().endswith((".json", ".json.txt")))
+
+
+def read(export: Export) -> list[Record]:
+    """Every conversation's branch, windowed."""
+    files = [f for f in _json_files(export) if _looks_like(f.head())]
+    return chat_records(export, export.read_each(files, lambda f: _messages(export, f)))
+
+
+def _messages(export: Export, file: ExportFile) -> Iterator[Message]:
+    doc = JsonText(file.read_text())
+    for begin, _, conversation in doc.elements(0):
+        line = doc.line_at(begin)
+        mapping = conversation.get("mapping") if isinstance(conversation, dict) else None
+        if not isinstance(mapping, dict):
+            export.warn(file, line, "a conversation without a 'mapping' object; skipped")
+            continue
+        branch = _branch(conversation, mapping)
+        title = str(conversation.get("title") or "Untitled")
+        thread = conversation.get("conversation_id") or conversation.get("id")
+        model = conversation.get("default_model_slug") or _last_model(mapping, branch)
+        turns = {node_id: turn for node_id in branch if (turn := _turn(mapping[node_id])) is not None}
+        spans = _message_lines(doc, doc.path(["mapping"], begin), mapping, turns)
+        for node_id, (role, text, when, message_id) in turns.items():
+            if node_id in spans:
+                yield Message(conversation=title, author=AUTHORS[role], text=text, file=file,
+                              line=spans[node_id][0], end_line=spans[node_id][1],
+                              when=when or _when(conversation.get("create_time")), id=message_id or node_id,
+                              thread=str(thread) if thread else None, role=role,
+                              metadata={"model": model} if model else {})
+
+
+def _branch(conversation: dict[str, Any], mapping: dict[str, Any]) -> list[str]:
+    """The node ids from the root to ``current_node`` (else to the newest leaf), in order."""
+    node = conversation.get("current_node")
+    if node not in mapping:
+        leaves = [k for k, v in mapping.items() if isinstance(v, dict) and not v.get("children")]
+        node = max(leaves, key=lambda k: _time(mapping[k]) or 0.0, default=None)
+    path: dict[str, None] = {}  # ordered, and a loop of parents ends the walk
+    while isinstance(node, str) and node in mapping and node not in path:
+        path[node] = None
+        node = mapping[node].get("parent") if isinstance(mapping[node], dict) else None
+    return list(path)[::-1]
+
+
+def _message_lines(doc: JsonText, mapping_at: int | None, mapping: dict[str, Any],
+                   wanted: Container[str]) -> dict[str, tuple[int, int]]:
+    """The lines of the ``message`` object of each wanted node of ``mapping`` (the object
+    starting at ``mapping_at``). Each node is found by its key in the text, in the mapping's
+    order, so only the wanted messages are decoded (again); a node id elsewhere (``parent``,
+    ``children``, ``id``) is never followed by ``:``."""
+    spans: dict[str, tuple[int, int]] = {}
+    at = mapping_at
+    for node_id in mapping:
+        if at is None:
+            break
+        if node_id in wanted:
+            at = _key_at(doc, node_id, at)
+            message_at = doc.path(["message"], at) if at is not None else None
+            if message_at is not None:
+                end = doc.decode(message_at)[1]
+                spans[node_id] = doc.lines(message_at, end)
+                at = end
+    return spans
+
+
+def _key_at(doc: JsonText, key: str, start: int) -> int | None:
+    """The offset of the value of the object member named ``key``, searching from ``start``."""
+    quoted = f'"{key}"'
+    found = doc.text.find(quoted, start)
+    while found >= 0:
+        after = doc.skip_ws(found + len(quoted))
+        if doc.text.startswith(":", after) and doc.text[found - 1] != "\\":
+            return doc.skip_ws(after + 1)
+        found = doc.text.find(quoted, found + 1)
+    return None
+
+
+def _turn(node: Any) -> tuple[str, str, datetime | None, str | None] | None:
+    """(role, text, time, message id) of a user or assistant turn; None for the rest (system,
+    tool, hidden, custom-instruction context, empty)."""
+    message = node.get("message") if isinstance(node, dict) else None
+    if not isinstance(message, dict):
+        return None
+    author = message.get("author") or {}
+    role = author.get("role") if isinstance(author, dict) else None
+    metadata = message.get("metadata") or {}
+    content = message.get("content") or {}
+    if role not in AUTHORS or not isinstance(content, dict) or content.get("content_type") in _CONTEXT_TYPES:
+        return None
+    if isinstance(metadata, dict) and metadata.get("is_visually_hidden_from_conversation"):
+        return None
+    text = clean_text(_text(content))
+    if not text:
+        return None
+    message_id = message.get("id")
+    return role, text, _when(_time(node)), str(message_id) if message_id else None
+
+
+def _text(content: dict[str, Any]) -> str:
+    """The turn's text: its string parts joined, other parts named ("[image]"), or a code cell."""
+    parts = content.get("parts")
+    if isinstance(parts, list):
+        return "\n\n".join(p for p in (_part(part) for part in parts) if p)
+    text = content.get("text")
+    return text if isinstance(text, str) else ""
+
+
+def _part(part: Any) -> str:
+    if isinstance(part, str):
+        return part
+    if isinstance(part, dict):
+        if isinstance(part.get("text"), str):  # a voice turn's transcript
+            return part["text"]
+        kind = str(part.get("content_type") or "attachment")
+        return "[image]" if "image" in kind else f"[{kind}]"
+    return ""
+
+
+def _when(seconds: Any) -> datetime | None:
+    """UTC time from Unix seconds; None when absent or not a time (the turn is still read)."""
+    if not isinstance(seconds, (int, float)) or isinstance(seconds, bool):
+        return None
+    try:
+        return from_timestamp(seconds)
+    except (OverflowError, OSError, ValueError):
+        return None
+
+
+def _time(node: Any) -> float | None:
+    message = node.get("message") if isinstance(node, dict) else None
+    when = message.get("create_time") if isinstance(message, dict) else None
+    return when if isinstance(when, (int, float)) and not isinstance(when, bool) else None
+
+
+def _last_model(mapping: dict[str, Any], branch: list[str]) -> str | None:
+    """The model of the branch's last assistant turn."""
+    for node_id in reversed(branch):
+        message = mapping[node_id].get("message") if isinstance(mapping[node_id], dict) else None
+        slug = (message.get("metadata") or {}).get("model_slug") if isinstance(message, dict) else None
+        if isinstance(slug, str) and slug:
+            return slug
+    return None

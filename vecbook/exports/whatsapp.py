@@ -1,0 +1,212 @@
+"""WhatsApp: the chat export ("Export chat", a ``.txt``, or a ``.zip`` holding ``_chat.txt``
+or ``WhatsApp Chat with X.txt`` beside the media), one file a chat.
+
+Each message starts a line with its date and time, in the phone's locale:
+
+- Android: ``31/12/2023, 13:05 - Ana: text``; iOS: ``[31/12/2023, 13:05:09] Ana: text``;
+- 12- or 24-hour clock (``1:05 PM``, ``1:05\u202fpm``, ``1:05 p. m.``, ``13:05``), seconds or
+  not, ``/`` ``.`` ``-`` between the date's fields, 2- or 4-digit years, the year first
+  (``2023-12-31``) or last;
+- iOS puts an invisible U+200E before attachment and system lines and texts.
+
+Lines that do not start that way continue the message above (their lines are cited).
+
+Day/month order, judged from every date of the file at once (see ``_date_order``): a 4-digit
+first field is a year (year-month-day); a first field past 12 anywhere proves day-first, a
+second field past 12 month-first; otherwise ``.`` separators mean day-first (no locale writes
+month.day), then the reading that keeps the dates in order wins; when nothing decides and
+the two readings differ, day-first is used (most locales write it) with a WARN.
+
+WhatsApp writes local time without a zone: dates are naive. System lines (no ``Name:``
+after the date: encryption notices, "X added Y", subject changes; iOS marks them with
+U+200E) are skipped; attachment lines (``<Media omitted>``, ``<attached: file>``,
+``image omitted``) are kept as written: they name the attachment and keep the replies
+around them readable.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from typing import Iterable, Iterator
+
+from ..records import Record
+from .base import Export, ExportFile, Message, chat_records, distinct_ids
+
+# The header that starts a message: optional U+200E/U+200F/BOM, an optional "[", the date
+# (three fields), an optional comma, the time (AM/PM after a space, U+202F or U+00A0, or
+# none), then "]" when it opened with "[", else " - " (an en dash on some phones).
+# Three groups only ("[", date, time): ``HEADER.split`` cuts a whole file in one C call.
+_DATE = r"(\d{1,4}[./-]\d{1,2}[./-]\d{1,4})\.?"
+_TIME = r"(\d{1,2}[:.]\d{2}(?:[:.]\d{2})?(?:[ \u202f\u00a0]?[AaPp]\.?[ \u202f\u00a0]?[Mm]\.?)?)"
+HEADER = re.compile(r"^[\u200e\u200f\ufeff]*(\[)?" + _DATE + r",?[ \u202f\u00a0]" + _TIME
+                    + r"(?(1)\][ \u202f\u00a0]?|[ \u202f\u00a0][-\u2013][ \u202f\u00a0])", re.M)
+_DATE_FIELDS = re.compile(r"(\d+)[./-](\d+)[./-](\d+)")
+_CLOCK = re.compile(r"(\d+)[:.](\d+)(?:[:.](\d+))?\W*([AaPp])?")
+# A chat's name from its file: "WhatsApp Chat with Ana", "WhatsApp Chat - Ana" (iOS zips),
+# "WhatsApp Chat mit Ana" and other languages' one-word "with".
+_NAME = re.compile(r"^WhatsApp[ _]Chat(?: ?- ?| \w+ )(.+)$", re.I)
+# Attachment markers, kept as messages: Android "<Media omitted>", iOS "<attached: x.jpg>",
+# "image omitted", "video omitted", "document omitted", ...
+_ATTACHMENT = re.compile(r"^(?:<[^<>]*>|.* omitted)$", re.I)
+# Notices that come with a sender name (the chat's) but are the app's, not anyone's words.
+_NOTICE = re.compile(r"^Messages (?:and calls )?(?:you send to this \w+ )?(?:are|to this \w+ are) "
+                     r"(?:now )?(?:end-to-end encrypted|secured with end-to-end encryption)", re.I)
+# System lines whose own text holds ": " (a quoted subject), so "Name: " seems to match.
+_SYSTEM_AUTHOR = re.compile(r" (?:changed the subject|changed the group name|created group|"
+                            r"changed this group's (?:subject|name)) ")
+_MARKS = "\u200e\u200f\u202a\u202b\u202c\u202d\u202e\ufeff"
+# How many non-blank lines at the head of a .txt are looked at to recognise a chat.
+_DETECT_LINES = 20
+
+
+def detect(export: Export) -> bool:
+    """A ``.txt`` (plain or in a zip) whose first non-blank line starts with a WhatsApp
+    date and time and that has a ``Name: text`` message near the top."""
+    return any(_looks_like(f.head(), strict=True) for f in _text_files(export))
+
+
+def _looks_like(head: bytes, strict: bool = False) -> bool:
+    """A ``Name: text`` message among the first lines (``strict``: and the first line is a
+    message or system line, as in every export; a file with lines put before is still read
+    when the format is named)."""
+    lines = [line for line in head.decode("utf-8-sig", errors="replace").splitlines()[:200]
+             if line.strip()][:_DETECT_LINES]
+    if not lines or (strict and not HEADER.match(lines[0])):
+        return False
+    return any((m := HEADER.match(line)) and ": " in line[m.end():] for line in lines)
+
+
+def _text_files(export: Export) -> list[ExportFile]:
+    return export.find(lambda f: f.name.lower().endswith(".txt"))
+
+
+def read(export: Export) -> list[Record]:
+    """Every chat file's messages, windowed."""
+    files = [f for f in _text_files(export) if _looks_like(f.head())]
+    return distinct_ids(chat_records(export, export.read_each(files, lambda f: _messages(export, f))))
+
+
+def conversation_name(file: ExportFile) -> str:
+    """The chat's name from the file name ("WhatsApp Chat with Ana.txt" -> "Ana"); a zip's
+    ``_chat.txt`` is named after the archive; else the file's stem."""
+    name = file.name.rsplit(".", 1)[0]
+    if name.startswith("_") and "!/" in file.rel:  # iOS: "WhatsApp Chat - Ana.zip!/_chat.txt"
+        name = file.rel.split("!/", 1)[0].rsplit("/", 1)[-1].rsplit(".", 1)[0]
+    found = _NAME.match(name)
+    return found.group(1).strip() if found else name
+
+
+def _messages(export: Export, file: ExportFile) -> Iterator[Message]:
+    # split: [text before the first message, then per message: "[" or None, date, time, body]
+    parts = HEADER.split(file.read_text())
+    if len(parts) == 1:
+        export.warn(file, None, "no WhatsApp message lines found; file skipped")
+        return
+    dates = list(dict.fromkeys(parts[2::4]))
+    order = _date_order(export, file, dates)
+    days = {date: _ymd(_fields(date), order) for date in dates}
+    clocks: dict[str, tuple[int, int, int] | None] = {}
+    conversation = conversation_name(file)
+    line = parts[0].count("\n") + 1
+    if parts[0].strip(_MARKS + " \t\r\n"):
+        export.warn(file, 1, f"lines 1-{line - 1} come before the first message; skipped")
+    for date, clock, body in zip(parts[2::4], parts[3::4], parts[4::4]):
+        said = body.rstrip()
+        author, sep, said = said.partition(": ")
+        if sep and "\n" not in author and not ('"' in author and _SYSTEM_AUTHOR.search(author)):
+            message = _message(export, file, conversation, author, said, line, (date, clock), days, clocks)
+            if message is not None:
+                yield message
+        line += body.count("\n")
+
+
+def _message(export: Export, file: ExportFile, conversation: str, author: str, said: str, line: int,
+             written: tuple[str, str], days: dict[str, tuple[int, int, int] | None],
+             clocks: dict[str, tuple[int, int, int] | None]) -> Message | None:
+    """A message from its parts and its date and time as ``written`` (read through the file's
+    caches ``days`` and ``clocks``); None for a system line (encryption notices, and iOS's texts
+    marked with U+200E such as "X added Y" under the group's name) or a date that does not exist."""
+    bare = said.lstrip(_MARKS)
+    if not bare or (bare != said and not _ATTACHMENT.match(bare.split("\n", 1)[0])) or (
+            bare.startswith("Messages") and _NOTICE.match(bare)):
+        return None
+    date, clock = written
+    if clock not in clocks:
+        clocks[clock] = _clock(clock)
+    try:
+        when = datetime(*days[date], *clocks[clock])  # type: ignore[misc]  # None is caught below
+    except (TypeError, ValueError):
+        export.warn(file, line, f"impossible date or time '{date} {clock}'; message skipped")
+        return None
+    if "\r" in bare:  # a Windows-made file (or a zip from one): lines end "\r\n"
+        bare = bare.replace("\r\n", "\n")
+    return Message(conversation=conversation, author=author.strip(_MARKS + " ").lstrip("~\u202f "),
+                   text=bare, file=file, line=line, end_line=line + said.count("\n"), when=when)
+
+
+def _fields(date: str) -> tuple[int, int, int]:
+    a, b, c = _DATE_FIELDS.match(date).groups()  # type: ignore[union-attr]  # HEADER matched it
+    return int(a), int(b), int(c)
+
+
+def _clock(clock: str) -> tuple[int, int, int] | None:
+    """(hour, minute, second) on a 24-hour clock; None for "13:05 PM" or "0:10 AM"."""
+    hour, minute, second, half = _CLOCK.match(clock).groups()  # type: ignore[union-attr]
+    hour_24 = int(hour)
+    if half is not None:
+        if not 1 <= hour_24 <= 12:
+            return None
+        hour_24 = hour_24 % 12 + (12 if half in "pP" else 0)
+    return hour_24, int(minute), int(second or 0)
+
+
+def _ymd(fields: tuple[int, int, int], order: str) -> tuple[int, int, int] | None:
+    """(year, month, day) from the three fields in ``order`` ("ymd", "dmy" or "mdy")."""
+    a, b, c = fields
+    year, month, day = {"ymd": (a, b, c), "dmy": (c, b, a), "mdy": (c, a, b)}[order]
+    if year < 100:
+        year += 2000  # WhatsApp exists since 2009: a 2-digit year is this century
+    try:
+        datetime(year, month, day)
+    except ValueError:
+        return None
+    return year, month, day
+
+
+def _date_order(export: Export, file: ExportFile, dates: list[str]) -> str:
+    """"ymd", "dmy" or "mdy" for the whole file from its dates (as written, in order of first
+    appearance); see the module docstring for the rule."""
+    if all(len(_first(date)) == 4 for date in dates):
+        return "ymd"
+    fields = [_fields(date) for date in dates]
+    day_first = any(a > 12 for a, _, _ in fields)
+    month_first = any(b > 12 for _, b, _ in fields)
+    if day_first and month_first:
+        export.warn(file, None, "the file mixes day/month and month/day dates; read as day/month", skipped=False)
+        return "dmy"
+    if day_first or month_first:
+        return "dmy" if day_first else "mdy"
+    if all(a == b for a, b, _ in fields) or any("." in date for date in dates):
+        return "dmy"
+    in_order = [order for order in ("dmy", "mdy") if _chronological([_ymd(f, order) for f in fields])]
+    if len(in_order) == 1:
+        return in_order[0]
+    export.warn(file, None, "cannot tell day/month from month/day (no date field past 12, both readings "
+                            "in order); dates read as day/month/year", skipped=False)
+    return "dmy"
+
+
+def _first(date: str) -> str:
+    """The first field of a date as written ("2023" of "2023-12-31")."""
+    return re.split(r"[./-]", date, 1)[0]
+
+
+def _chronological(dates: Iterable[tuple[int, int, int] | None]) -> bool:
+    """Whether the dates (first appearance order) never go back, and all exist."""
+    previous = (0, 0, 0)
+    for ymd in dates:
+        if ymd is None or ymd < previous:
+            return False
+        previous = ymd
+    return True
