@@ -21,6 +21,7 @@ log = logging.getLogger("vecbook")
 FORMATS: dict[str, tuple[str, str]] = {
     "discord": ("discord", "DiscordChatExporter JSON"),
     "ics": ("ics", "iCalendar .ics files"),
+    "markdown": ("markdown", "Markdown notes and Obsidian vaults"),
 }
 
 
