@@ -22,6 +22,7 @@ FORMATS: dict[str, tuple[str, str]] = {
     "discord": ("discord", "DiscordChatExporter JSON"),
     "ics": ("ics", "iCalendar .ics files"),
     "markdown": ("markdown", "Markdown notes and Obsidian vaults"),
+    "superwhisper": ("superwhisper", "SuperWhisper recordings folder (meta.json)"),
 }
 
 
