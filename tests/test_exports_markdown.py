@@ -96,7 +96,8 @@ def test_wikilinks_embeds_and_tags_in_the_fixtures() -> None:
     assert by_note["embedded-files_in-body"].text == "[embed: test-image.png]\n[embed: test-audio.flac]"
     stub, _ = load(VAULTS / "obsidiantools_vault-stub")
     sussudio = next(r for r in stub if r.metadata["note"] == "Sussudio")
-    assert sussudio.metadata["tags"] == ["y1982", "y_1982", "y-1982", "y1982/sep", "y2000/party-over/oops/out-of-time"]
+    assert sussudio.metadata["tags"] == ["y1982", "y_1982", "y-1982", "y1982/sep",
+                                         "y2000/party-over/oops/out-of-time"]
     assert (sussudio.metadata["artist"], sussudio.metadata["year"]) == ("Phil Collins", 1985)
     assert sussudio.metadata["title"] == "Sussudio"  # its "# Sussudio" heading repeats the note name
 

@@ -83,7 +83,8 @@ def test_a_recording_without_datetime_is_dated_by_its_folder_and_bad_ones_warn(t
     assert "date" not in by_id["notes"].metadata
     found = sorted((p.where, p.line, p.reason) for p in problems)
     expected = [
-        ("voice/recordings/1715000000/meta.json", 1, "recording without text ('result' and 'segments' are empty); skipped"),
+        ("voice/recordings/1715000000/meta.json", 1,
+         "recording without text ('result' and 'segments' are empty); skipped"),
         ("voice/recordings/1715100000/meta.json", 2, "file skipped: invalid JSON"),
         ("voice/recordings/notes/meta.json", 1, "recording without a readable 'datetime'; kept undated"),
     ]

@@ -24,6 +24,13 @@ SUFFIXES = (".ics", ".ical", ".icalendar", ".ifb")
 # line's continuation starts with a space, so it never matches.
 _SCAN_RE = re.compile(r"^(?:(BEGIN|END):([A-Za-z-]+)|X-WR-CALNAME(?:;[^:\r\n]*)?:([^\r\n]*))[ \t]*\r?$",
                       re.MULTILINE | re.IGNORECASE)
+# The properties a record uses; the others (DTSTAMP, SEQUENCE, X-..., ATTACH with
+# inline base64) and VALARM blocks are not handed to the library, whose content-line
+# parser walks each line a character at a time. VTIMEZONE blocks are passed whole.
+USED_PROPERTIES = frozenset({"BEGIN", "END", "UID", "SUMMARY", "DESCRIPTION", "LOCATION", "DTSTART", "DTEND",
+                             "DUE", "DURATION", "RRULE", "RDATE", "EXDATE", "RECURRENCE-ID", "STATUS",
+                             "ORGANIZER", "ATTENDEE", "X-WR-CALNAME"})
+_NAME_RE = re.compile(r"([A-Za-z0-9-]+)[;:]")
 # An RDATE/EXDATE list longer than this is cut short in the text ("and 40 more").
 MAX_LISTED_DATES = 12
 _ORDINALS = {1: "first", 2: "second", 3: "third", 4: "fourth", 5: "fifth", -1: "last", -2: "second to last"}
@@ -149,7 +156,7 @@ def _parse_whole(export: Export, file: ExportFile, text: str, spans: list[_Span]
     import icalendar
 
     try:
-        calendars = icalendar.Calendar.from_ical(text, multiple=True)
+        calendars = icalendar.Calendar.from_ical(_used_lines(text), multiple=True)
     except Exception as exc:  # noqa: BLE001 - any parse failure: read the components one by one
         line = _line_of_message(text, str(exc))
         export.warn(file, line, f"the calendar cannot be parsed whole ({exc}); its events are read one by one",
@@ -163,6 +170,31 @@ def _parse_whole(export: Export, file: ExportFile, text: str, spans: list[_Span]
     what = f"BEGIN:{broken.kind} without its END" if broken else "components the parser did not return"
     export.warn(file, where, f"{what}; the file's events are read one by one", skipped=False)
     return None
+
+
+def _used_lines(text: str) -> str:
+    """The text without the properties and VALARM blocks no record uses (a line that is
+    not a ``NAME:value`` line is kept, so the library reports it)."""
+    kept: list[str] = []
+    keep = True
+    zone = alarm = False
+    for line in text.split("\n"):  # "\r" stays on its line; other breaks are inside values
+        if line[:1] in (" ", "\t"):  # a folded line's continuation goes with its line
+            if keep:
+                kept.append(line)
+            continue
+        upper = line[:16].upper()
+        if upper.startswith(("BEGIN:VTIMEZONE", "END:VTIMEZONE")):
+            zone = upper.startswith("BEGIN")
+            keep = True
+        elif upper.startswith(("BEGIN:VALARM", "END:VALARM")):
+            alarm, keep = upper.startswith("BEGIN"), False
+        else:
+            name = _NAME_RE.match(line)
+            keep = zone or (not alarm and (name is None or name.group(1).upper() in USED_PROPERTIES))
+        if keep:
+            kept.append(line)
+    return "\n".join(kept)
 
 
 def _parse_alone(export: Export, file: ExportFile, span: _Span, zones: str) -> Any | None:
