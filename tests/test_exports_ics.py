@@ -259,3 +259,16 @@ def test_calendar_events_are_filtered_by_metadata(tmp_path: Path) -> None:
     hits = book.search("offsite", mode="keyword", filters={"date__gte": "2024-05-02", "conversation": "Team"})
     assert [h.metadata["title"] for h in hits] == ["Offsite notes"]
     assert book.stats()["collections"]["cal"]["format"] == "ics"
+
+
+def test_odd_but_seen_shapes_do_not_break_an_event(tmp_path: Path) -> None:
+    (tmp_path / "odd.ics").write_bytes(
+        "\ufeffBEGIN:VCALENDAR\r\nBEGIN:VEVENT\r\nUID:x\r\nSUMMARY:Day start\\, timed end\r\n"
+        "DTSTART;VALUE=DATE:20240501\r\nDTEND:20240501T170000Z\r\nEND:VEVENT\r\n"
+        "BEGIN:VEVENT\r\nUID:x\r\nSUMMARY:Same UID again\r\nDTSTART:20240502T090000Z\r\nDURATION:PT45M\r\n"
+        "END:VEVENT\r\nEND:VCALENDAR\r\n".encode("utf-8"))
+    records, problems = load(tmp_path)
+    assert problems == []
+    assert records[0].text == "Day start, timed end\nWhen: 2024-05-01 to 2024-05-01 17:00 (UTC)"
+    assert records[1].metadata["end_date"] == "2024-05-02T09:45:00+00:00"
+    assert [r.id for r in records] == ["cal:odd.ics#x", "cal:odd.ics#x~2"]

@@ -264,7 +264,7 @@ def _record(export: Export, file: ExportFile, span: _Span, component: Any, calen
     metadata: dict[str, Any] = {
         "title": summary, "date": _iso(first), "end_date": _iso(end if end is not None else due if start else None),
         "kind": kind,
-        "all_day": True if isinstance(first, date) and not isinstance(first, datetime) else None,
+        "all_day": True if _is_day(first) else None,
         "location": location, "organizer": organizer[0] if organizer else None,
         "participants": [name for name, _ in attendees] or None,
         "emails": [email for _, email in attendees if email] or None,
@@ -349,9 +349,14 @@ def _end(component: Any, start: Any) -> Any:
     duration = _value(component, "DURATION")
     if end is None and start is not None and isinstance(duration, timedelta):
         end = start + duration
-    if isinstance(end, date) and not isinstance(end, datetime) and isinstance(start, date) and end > start:
+    if _is_day(end) and _is_day(start) and end > start:
         end -= timedelta(days=1)
     return end
+
+
+def _is_day(value: Any) -> bool:
+    """A DATE value (an all-day event's), not a DATE-TIME."""
+    return isinstance(value, date) and not isinstance(value, datetime)
 
 
 def _person(address: Any) -> tuple[str, str] | None:
