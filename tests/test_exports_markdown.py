@@ -183,3 +183,17 @@ def test_notes_are_filtered_by_tags_and_dates(tmp_path: Path) -> None:
     hits = book.search("water", mode="keyword", filters={"date__lt": "2023-01-01", "folder__exists": False})
     assert [h.citation for h in hits] == ["vault/Other.md:5-5"]
     assert book.stats()["collections"]["vault"]["format"] == "markdown"
+
+
+def test_a_zipped_vault_with_many_attachments_is_still_notes(tmp_path: Path) -> None:
+    import zipfile
+
+    with zipfile.ZipFile(tmp_path / "vault.zip", "w") as archive:
+        archive.writestr("Vault/Notes/Plan.md", "# Plan\nShip it. #work\n")
+        for number in range(5):
+            archive.writestr(f"Vault/Attachments/photo{number}.png", b"\x89PNG")
+    assert detect_format(collection(tmp_path / "vault.zip")) == "markdown"
+    (record,), problems = load(tmp_path / "vault.zip")
+    assert record.citation == "vault/vault.zip!/Vault/Notes/Plan.md:1-2"
+    assert (record.metadata["folder"], record.metadata["tags"]) == ("Vault/Notes", ["work"])
+    assert cited_lines(tmp_path / "vault.zip", record) == ["# Plan", "Ship it. #work"]

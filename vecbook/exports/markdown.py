@@ -16,6 +16,9 @@ from ..records import Record
 from .base import Export, ExportFile, export_record, iso
 
 SUFFIXES = (".md", ".markdown")
+# A vault's attachments do not count against it when detecting a folder of notes.
+ATTACHMENTS = (".png", ".jpg", ".jpeg", ".gif", ".webp", ".svg", ".pdf", ".mp3", ".m4a", ".wav", ".flac",
+               ".ogg", ".mp4", ".mov", ".webm", ".canvas", ".base", ".excalidraw")
 # Headings that start a record; deeper ones (H4-H6) stay inside their section,
 # which keeps sections long enough to say something.
 MAX_SECTION_LEVEL = 3
@@ -36,7 +39,7 @@ def detect(export: Export) -> bool:
     """An Obsidian vault (a ``.obsidian`` folder), or a folder that is mostly ``.md`` notes."""
     if any(_in_folder(f.rel, ".obsidian") for f in export.files()):
         return True
-    files = [f for f in export.files() if not _hidden(f.rel)]
+    files = [f for f in export.files() if not _hidden(f.rel) and not f.name.lower().endswith(ATTACHMENTS)]
     notes = [f for f in files if _is_note(f)]
     return bool(notes) and 2 * len(notes) >= len(files) and all(b"\0" not in n.head(4096) for n in notes[:5])
 
@@ -83,7 +86,8 @@ def _template_folders(export: Export) -> tuple[str, ...]:
 def _records(export: Export, file: ExportFile) -> Iterator[Record]:
     lines = [line.rstrip("\r") for line in file.read_text().split("\n")]
     note = file.name.rsplit(".", 1)[0]
-    folder = file.rel.replace("!/", "/").rsplit("/", 1)[0] if "/" in file.rel.replace("!/", "/") else ""
+    inside = file.rel.split("!/", 1)[-1]  # a zip member: its path inside the archive
+    folder = inside.rsplit("/", 1)[0] if "/" in inside else ""
     front, body_start = _front_matter(export, file, lines)
     code = _code_lines(lines, body_start)
     metadata: dict[str, Any] = {**_front_metadata(front), "note": note, "folder": folder or None}
