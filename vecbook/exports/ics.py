@@ -258,14 +258,11 @@ def _record(export: Export, file: ExportFile, span: _Span, component: Any, calen
         lines.append("Attendees: " + ", ".join(name for name, _ in attendees))
     text = "\n".join(lines) + (f"\n\n{description}" if description else "")
     uid = _text(component, "UID")
-    candidates = (start, due, _value(component, "RECURRENCE-ID"), *_dates(component, "RDATE"))
-    first = next((d[0] if isinstance(d, tuple) else d for d in candidates
-                  if isinstance(d[0] if isinstance(d, tuple) else d, date)), None)
+    first = _first_date(component, start, due)
     metadata: dict[str, Any] = {
         "title": summary, "date": _iso(first), "end_date": _iso(end if end is not None else due if start else None),
-        "kind": kind,
-        "all_day": True if _is_day(first) else None,
-        "location": location, "organizer": organizer[0] if organizer else None,
+        "kind": kind, "all_day": True if _is_day(first) else None, "location": location,
+        "organizer": organizer[0] if organizer else None,
         "participants": [name for name, _ in attendees] or None,
         "emails": [email for _, email in attendees if email] or None,
         "conversation": calendar, "uid": uid, "status": _text(component, "STATUS"),
@@ -276,6 +273,16 @@ def _record(export: Export, file: ExportFile, span: _Span, component: Any, calen
     key = _key(uid, component, text, keys)
     return export_record(export, file, text, span.line, span.end_line, metadata, key, anchor=uid or None,
                          segments=((0, span.line, span.end_line),))
+
+
+def _first_date(component: Any, start: Any, due: Any) -> Any:
+    """The record's date: DTSTART, else DUE, else the changed occurrence's, else the first RDATE."""
+    candidates = (start, due, _value(component, "RECURRENCE-ID"), *_dates(component, "RDATE"))
+    for value in candidates:
+        value = value[0] if isinstance(value, tuple) else value  # a PERIOD: its start
+        if isinstance(value, date):
+            return value
+    return None
 
 
 def _key(uid: str, component: Any, text: str, keys: dict[str, int]) -> str:
