@@ -23,6 +23,9 @@ FORMATS: dict[str, tuple[str, str]] = {
     "whatsapp": ("whatsapp", "WhatsApp chat export .txt or .zip"),
     "messenger": ("messenger", "Facebook Messenger JSON"),
     "chatgpt": ("chatgpt", "ChatGPT conversations.json"),
+    "ics": ("ics", "iCalendar .ics files"),
+    "markdown": ("markdown", "Markdown notes and Obsidian vaults"),
+    "superwhisper": ("superwhisper", "SuperWhisper recordings folder (meta.json)"),
 }
 
 

@@ -1,0 +1,274 @@
+"""iCalendar exports: one record an event, zones resolved, rules in words, bad lines warned."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import vecbook
+from vecbook.config import CollectionConfig
+from vecbook.exports import FORMATS, detect_format, ics, load_export
+from vecbook.exports.base import Export
+
+from conftest import EXPORTS, FakeEmbedder, cited_lines
+
+pytest.importorskip("icalendar", reason="icalendar is in requirements.txt; the ics reader needs it")
+
+ICS = EXPORTS / "ics"
+
+
+def collection(path: Path, name: str = "cal", fmt: str | None = None) -> CollectionConfig:
+    return CollectionConfig(name=name, path=path, database_label=str(path), format=fmt)
+
+
+def load(path: Path, name: str = "cal") -> tuple[list[vecbook.Record], list[vecbook.records.Problem]]:
+    records, problems, _ = load_export(collection(path, name))
+    return records, problems
+
+
+TEAM = """BEGIN:VCALENDAR\r
+VERSION:2.0\r
+PRODID:-//Hand written//VecBook tests//EN\r
+X-WR-CALNAME:Team\r
+BEGIN:VEVENT\r
+UID:standup-1@example.com\r
+SUMMARY:Weekly standup\r
+DTSTART;TZID=Europe/Paris:20240506T093000\r
+DTEND;TZID=Europe/Paris:20240506T094500\r
+RRULE:FREQ=WEEKLY;BYDAY=MO;UNTIL=20240601T000000Z\r
+EXDATE;TZID=Europe/Paris:20240520T093000\r
+LOCATION:Room 4\\, second floor\r
+ORGANIZER;CN=Cy Park:mailto:cy@example.com\r
+ATTENDEE;CN="Lima, Ana";PARTSTAT=ACCEPTED:mailto:ana@example.com\r
+ATTENDEE:mailto:bo@example.com\r
+STATUS:CONFIRMED\r
+DESCRIPTION:Round the table.\\nBlockers first\\, then plans.\r
+BEGIN:VALARM\r
+ACTION:DISPLAY\r
+TRIGGER:-PT10M\r
+DESCRIPTION:not the event's description\r
+END:VALARM\r
+END:VEVENT\r
+BEGIN:VEVENT\r
+UID:offsite@example.com\r
+SUMMARY:Offsite\r
+DTSTART;VALUE=DATE:20240501\r
+DTEND;VALUE=DATE:20240503\r
+END:VEVENT\r
+BEGIN:VTODO\r
+UID:todo-1@example.com\r
+SUMMARY:Book the venue\r
+DUE;VALUE=DATE:20240420\r
+STATUS:NEEDS-ACTION\r
+END:VTODO\r
+BEGIN:VJOURNAL\r
+UID:journal-1@example.com\r
+DTSTART;VALUE=DATE:20240502\r
+SUMMARY:Offsite notes\r
+DESCRIPTION:We chose the blue plan.\r
+END:VJOURNAL\r
+END:VCALENDAR\r
+"""
+
+
+def test_an_event_is_one_record_with_its_people_place_and_rule(tmp_path: Path) -> None:
+    (tmp_path / "team.ics").write_text(TEAM, encoding="utf-8", newline="")
+    records, problems = load(tmp_path)
+    assert problems == []
+    standup = records[0]
+    assert standup.text == (
+        "Weekly standup\n"
+        "When: 2024-05-06 09:30 to 09:45 (Europe/Paris)\n"
+        "Repeats weekly on Monday until 2024-06-01\n"
+        "Except on: 2024-05-20 09:30 (Europe/Paris)\n"
+        "Where: Room 4, second floor\n"
+        "Organizer: Cy Park\n"
+        "Attendees: Lima, Ana, bo@example.com\n"
+        "\n"
+        "Round the table.\nBlockers first, then plans.")
+    assert standup.metadata == {
+        "title": "Weekly standup", "date": "2024-05-06T09:30:00+02:00", "end_date": "2024-05-06T09:45:00+02:00",
+        "kind": "event", "location": "Room 4, second floor", "organizer": "Cy Park",
+        "participants": ["Lima, Ana", "bo@example.com"], "emails": ["ana@example.com", "bo@example.com"],
+        "conversation": "Team", "uid": "standup-1@example.com", "status": "CONFIRMED",
+        "recurrence": "Repeats weekly on Monday until 2024-06-01", "format": "ics"}
+    assert standup.citation == "cal/team.ics:5-23#standup-1@example.com"
+    assert standup.id == "cal:team.ics#standup-1@example.com"
+    lines = cited_lines(tmp_path, standup)
+    assert lines[0] == "BEGIN:VEVENT" and lines[-1] == "END:VEVENT" and "SUMMARY:Weekly standup" in lines
+    assert standup.lines_of(standup.text.index("Attendees"), len(standup.text)) == (5, 23)
+
+
+def test_all_day_events_to_dos_and_journal_entries(tmp_path: Path) -> None:
+    (tmp_path / "team.ics").write_text(TEAM, encoding="utf-8", newline="")
+    records, _ = load(tmp_path)
+    offsite, todo, journal = records[1:]
+    assert offsite.text == "Offsite\nWhen: 2024-05-01 to 2024-05-02"
+    assert (offsite.metadata["date"], offsite.metadata["end_date"], offsite.metadata["all_day"]) == (
+        "2024-05-01", "2024-05-02", True)  # DTEND is the day after the last day
+    assert todo.text == "Book the venue\nDue: 2024-04-20"
+    assert (todo.metadata["kind"], todo.metadata["date"], todo.metadata["status"]) == ("to-do", "2024-04-20",
+                                                                                       "NEEDS-ACTION")
+    assert journal.text == "Offsite notes\nWhen: 2024-05-02\n\nWe chose the blue plan."
+    assert journal.metadata["kind"] == "journal entry"
+    assert [(r.line_number, r.end_line) for r in records[1:]] == [(24, 29), (30, 35), (36, 41)]
+
+
+@pytest.mark.parametrize("rule, words", [
+    ("FREQ=DAILY;COUNT=5", "Repeats daily 5 times"),
+    ("FREQ=WEEKLY;INTERVAL=2;BYDAY=MO,WE,FR", "Repeats every 2 weeks on Monday, Wednesday and Friday"),
+    ("FREQ=MONTHLY;BYDAY=-1FR", "Repeats monthly on the last Friday"),
+    ("FREQ=MONTHLY;BYMONTHDAY=1,15", "Repeats monthly on day 1 and 15 of the month"),
+    ("FREQ=YEARLY;BYMONTH=3;BYDAY=2SU", "Repeats yearly on the second Sunday in March"),
+])
+def test_recurrence_rules_read_as_words(tmp_path: Path, rule: str, words: str) -> None:
+    (tmp_path / "r.ics").write_text(
+        f"BEGIN:VCALENDAR\nBEGIN:VEVENT\nUID:r\nSUMMARY:x\nDTSTART:20240101T100000Z\nRRULE:{rule}\n"
+        "END:VEVENT\nEND:VCALENDAR\n")
+    (record,), _ = load(tmp_path)
+    assert record.metadata["recurrence"] == words and words in record.text
+
+
+def test_the_fixtures_load_with_zones_resolved() -> None:
+    records, problems = load(ICS)
+    assert problems == []
+    assert len(records) == 180  # every VEVENT and VTODO of the seven files
+    by_title = {r.metadata.get("title"): r for r in records}
+    thunderbird = by_title["event with alarms"]  # its VTIMEZONE is Thunderbird's, its alarms are inside it
+    assert thunderbird.metadata["date"] == "2024-10-23T15:00:00+01:00"
+    assert thunderbird.citation == "cal/icalendar-tests_alarm_thunderbird_future.ics:603-623" \
+                                   "#b9a23b47-f109-4e7a-908c-75e925b27def"
+    assert cited_lines(ICS, thunderbird)[-2:] == ["END:VALARM", "END:VEVENT"]
+    # no VTIMEZONE in the file, but the TZIDs are known zone names
+    missing = by_title["an event with a custom tz name"]
+    assert (missing.metadata["date"], missing.metadata["end_date"]) == (
+        "2014-08-29T08:00:00-04:00", "2014-08-29T08:00:00-07:00")
+    holiday = by_title["Orthodox Christmas"]
+    assert holiday.metadata == {"title": "Orthodox Christmas", "date": "2022-01-07", "end_date": "2022-01-07",
+                                "kind": "event", "all_day": True, "location": "Russia", "conversation": "Holidays",
+                                "uid": "636a0cc1dbfd91667894465@icalendar", "status": "CONFIRMED",
+                                "format": "ics"}
+    keynote = by_title["Keynote: Van Lindberg, PSF Chair"]  # its UID is a folded line
+    assert keynote.text == ("Keynote: Van Lindberg, PSF Chair\nWhen: 2015-09-18 09:30 to 10:30 (UTC)\n"
+                            "Where: PythonAnywhere Room (CC1.3)")
+    assert keynote.metadata["uid"] == "20160417T070217Z-1650@testing-worker-linux-docker-3ee836b9-3394-linux-5"
+    assert keynote.metadata["conversation"] == "pyconuk2015_schedule"
+    for record in records:
+        lines = cited_lines(ICS, record)
+        assert lines[0].startswith("BEGIN:V") and lines[-1].startswith("END:V"), record.citation
+        title = record.metadata.get("title")
+        if title and "," not in title and len(title) < 40:
+            assert any(title in line for line in lines), record.citation
+    assert len({r.id for r in records}) == len(records)
+
+
+def test_rdate_only_events_are_dated_by_their_first_date() -> None:
+    records, _ = load(ICS / "icalendar-tests_rfc_5545_RDATE_example.ics")
+    assert [r.metadata.get("date") for r in records] == [
+        "1997-07-14T12:30:00", "1997-07-14T12:30:00+00:00", "1997-07-14T08:30:00-04:00",
+        "1996-04-03T02:00:00+00:00", "1997-01-01", "1997-01-01"]
+    assert records[3].text == ("(untitled event)\nAlso on: 1996-04-03 02:00 (UTC) to 1996-04-03 04:00 (UTC), "
+                               "1996-04-04 01:00 (UTC) for 3h")
+    assert records[3].citation == "cal/icalendar-tests_rfc_5545_RDATE_example.ics:14-18#3"
+
+
+def test_an_unknown_time_zone_is_floating_time_warned_once_per_file(tmp_path: Path) -> None:
+    event = ("BEGIN:VEVENT\nUID:{0}\nSUMMARY:Call {0}\nDTSTART;TZID=Office Time:20240501T100000\n"
+             "DTEND;TZID=Office Time:20240501T110000\nEND:VEVENT\n")
+    (tmp_path / "office.ics").write_text(f"BEGIN:VCALENDAR\n{event.format('a')}{event.format('b')}END:VCALENDAR\n")
+    records, problems = load(tmp_path)
+    assert [r.metadata["date"] for r in records] == ["2024-05-01T10:00:00", "2024-05-01T10:00:00"]
+    assert records[0].text == "Call a\nWhen: 2024-05-01 10:00 to 11:00"
+    assert [(p.where, p.line, p.skipped) for p in problems] == [("cal/office.ics", 5, False)]
+    assert "unknown time zone 'Office Time'" in problems[0].reason
+    assert "read as floating local time" in problems[0].reason
+
+
+def test_a_bad_line_is_warned_and_the_rest_of_the_event_and_file_load(tmp_path: Path) -> None:
+    (tmp_path / "bad.ics").write_text(
+        "BEGIN:VCALENDAR\nBEGIN:VEVENT\nUID:a\nSUMMARY:Broken date\nDTSTART:2024garbage\nthis line is junk\n"
+        "END:VEVENT\nBEGIN:VEVENT\nUID:b\nSUMMARY:Fine\nDTSTART:20240503T100000Z\nEND:VEVENT\nEND:VCALENDAR\n")
+    records, problems = load(tmp_path)
+    assert [(r.text, r.citation) for r in records] == [
+        ("Broken date", "cal/bad.ics:2-7#a"), ("Fine\nWhen: 2024-05-03 10:00 (UTC)", "cal/bad.ics:8-12#b")]
+    assert [(p.line, p.skipped) for p in problems] == [(5, False), (6, False)]
+    assert "VEVENT line not read (Expected datetime, date, or time. Got: '2024garbage')" in problems[0].reason
+    assert "this line is junk" in problems[1].reason and "the rest of it is kept" in problems[1].reason
+
+
+def test_a_missing_end_or_a_truncated_file_still_yields_its_events(tmp_path: Path) -> None:
+    (tmp_path / "cut.ics").write_text(
+        "BEGIN:VCALENDAR\nX-WR-CALNAME:Trips\nBEGIN:VEVENT\nUID:a\nSUMMARY:No end line\n"
+        "BEGIN:VEVENT\nUID:b\nSUMMARY:Whole\nEND:VEVENT\nBEGIN:VEVENT\nUID:c\nSUMMARY:Cut short\n")
+    records, problems = load(tmp_path)
+    assert [(r.text, r.line_number, r.end_line, r.metadata["conversation"]) for r in records] == [
+        ("No end line", 3, 5, "Trips"), ("Whole", 6, 9, "Trips"), ("Cut short", 10, 12, "Trips")]
+    assert len(problems) == 1 and problems[0].line == 3
+    assert "BEGIN:VEVENT without its END; the file's events are read one by one" in problems[0].reason
+
+
+def test_a_junk_line_outside_the_events_falls_back_to_one_by_one(tmp_path: Path) -> None:
+    (tmp_path / "j.ics").write_text("BEGIN:VCALENDAR\nnot a content line\nBEGIN:VEVENT\nUID:a\nSUMMARY:Kept\n"
+                                    "END:VEVENT\nEND:VCALENDAR\n")
+    records, problems = load(tmp_path)
+    assert [r.text for r in records] == ["Kept"]
+    assert problems[0].line == 2 and "cannot be parsed whole" in problems[0].reason
+
+
+def test_ids_are_stable_and_a_changed_occurrence_has_its_own(tmp_path: Path) -> None:
+    (tmp_path / "m.ics").write_text(
+        "BEGIN:VCALENDAR\nBEGIN:VEVENT\nUID:s\nSUMMARY:Series\nDTSTART:20240101T100000Z\nRRULE:FREQ=DAILY\n"
+        "END:VEVENT\nBEGIN:VEVENT\nUID:s\nRECURRENCE-ID:20240103T100000Z\nSUMMARY:Moved\n"
+        "DTSTART:20240103T120000Z\nEND:VEVENT\nEND:VCALENDAR\n")
+    records, _ = load(tmp_path)
+    assert [r.id for r in records] == ["cal:m.ics#s", "cal:m.ics#s@2024-01-03T10:00:00+00:00"]
+    assert "Changes the occurrence of 2024-01-03 10:00 (UTC)" in records[1].text
+    assert [r.id for r in load(tmp_path)[0]] == [r.id for r in records]
+
+
+def test_without_icalendar_the_calendar_files_are_a_warning(tmp_path: Path,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    (tmp_path / "team.ics").write_text(TEAM)
+    monkeypatch.setitem(sys.modules, "icalendar", None)  # import fails as if not installed
+    records, problems = load(tmp_path)
+    assert records == [] and 'pip install "icalendar>=6"' in problems[0].reason
+
+
+def test_detection_knows_calendars_and_nothing_else() -> None:
+    assert detect_format(collection(ICS)) == "ics"
+    assert detect_format(collection(ICS / "pyconuk2015_schedule.ics")) == "ics"
+    for other in sorted(p for p in EXPORTS.iterdir() if p.is_dir() and p.name != "ics"):
+        export = Export("x", other, str(other))
+        assert not ics.detect(export), other  # no double match with another format's export
+    assert "ics" in FORMATS
+
+
+def test_calendar_events_are_filtered_by_metadata(tmp_path: Path) -> None:
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "a.txt").write_text("unrelated note\n")
+    (tmp_path / "cal").mkdir()
+    (tmp_path / "cal" / "team.ics").write_text(TEAM, encoding="utf-8", newline="")
+    (tmp_path / "vecbook.toml").write_text(
+        f'data_directory = "notes"\n[[collections]]\nname = "cal"\npath = "{tmp_path / "cal"}"\n')
+    book = vecbook.VecBook(config=vecbook.load_config(tmp_path / "vecbook.toml"), embedder=FakeEmbedder())
+    hits = book.search("standup blockers", mode="keyword", filters={"participants__contains": "bo@example.com"})
+    assert [h.metadata["title"] for h in hits] == ["Weekly standup"]
+    hits = book.search("offsite", mode="keyword", filters={"date__gte": "2024-05-02", "conversation": "Team"})
+    assert [h.metadata["title"] for h in hits] == ["Offsite notes"]
+    assert book.stats()["collections"]["cal"]["format"] == "ics"
+
+
+def test_odd_but_seen_shapes_do_not_break_an_event(tmp_path: Path) -> None:
+    (tmp_path / "odd.ics").write_bytes(
+        "\ufeffBEGIN:VCALENDAR\r\nBEGIN:VEVENT\r\nUID:x\r\nSUMMARY:Day start\\, timed end\r\n"
+        "DTSTART;VALUE=DATE:20240501\r\nDTEND:20240501T170000Z\r\nEND:VEVENT\r\n"
+        "BEGIN:VEVENT\r\nUID:x\r\nSUMMARY:Same UID again\r\nDTSTART:20240502T090000Z\r\nDURATION:PT45M\r\n"
+        "END:VEVENT\r\nEND:VCALENDAR\r\n".encode("utf-8"))
+    records, problems = load(tmp_path)
+    assert problems == []
+    assert records[0].text == "Day start, timed end\nWhen: 2024-05-01 to 2024-05-01 17:00 (UTC)"
+    assert records[1].metadata["end_date"] == "2024-05-02T09:45:00+00:00"
+    assert [r.id for r in records] == ["cal:odd.ics#x", "cal:odd.ics#x~2"]

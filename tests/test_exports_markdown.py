@@ -1,0 +1,199 @@
+"""Markdown notes and Obsidian vaults: a record per heading section, front matter as metadata."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import vecbook
+from vecbook.config import CollectionConfig
+from vecbook.exports import detect_format, load_export, markdown
+from vecbook.exports.base import Export
+
+from conftest import EXPORTS, FakeEmbedder, cited_lines
+
+VAULTS = EXPORTS / "obsidian"
+
+TRIP = """---
+tags: travel, japan planning
+aliases: Kyoto trip
+date: 2023-09-12
+created: 2023-09-01T08:30:00
+rating: 4
+done: false
+people:
+  - "[[Steph Ango]]"
+nested:
+  a: 1
+title: ignored
+---
+Packing first. See [[Packing list|the list]].
+
+# Trip
+Arrive in [[Kyoto]] on day one. #kyoto
+Links: https://example.com/page#anchor and `#notatag` and [site](https://x.org/#frag).
+
+## Day one
+Visit [[Fushimi Inari#Gates]] early.
+#### Detail kept inside
+Bring water. #food/snacks
+```python
+# Not a heading
+print("[[not a link]]")  # #not_a_tag
+```
+
+## Empty heading
+
+### Photos
+![[torii.jpg|300]]
+"""
+
+
+def collection(path: Path, name: str = "vault") -> CollectionConfig:
+    return CollectionConfig(name=name, path=path, database_label=str(path))
+
+
+def load(path: Path, name: str = "vault") -> tuple[list[vecbook.Record], list]:
+    records, problems, _ = load_export(collection(path, name))
+    return records, problems
+
+
+def test_sections_carry_their_heading_path_lines_and_front_matter(tmp_path: Path) -> None:
+    (tmp_path / "Travel").mkdir()
+    (tmp_path / "Travel" / "Japan.md").write_text(TRIP, encoding="utf-8")
+    records, problems = load(tmp_path)
+    assert problems == []
+    assert [(r.metadata["title"], r.line_number, r.end_line) for r in records] == [
+        ("Japan", 14, 14), ("Japan > Trip", 16, 18), ("Japan > Trip > Day one", 20, 27),
+        ("Japan > Trip > Empty heading > Photos", 31, 32)]
+    preamble, trip, day, photos = records
+    assert preamble.text == "Packing first. See the list."
+    assert preamble.content == "Japan\nPacking first. See the list."
+    assert day.text == ("## Day one\nVisit Fushimi Inari > Gates early.\n#### Detail kept inside\n"
+                        "Bring water. #food/snacks\n```python\n# Not a heading\n"
+                        "print(\"[[not a link]]\")  # #not_a_tag\n```")
+    assert photos.text == "### Photos\n[embed: torii.jpg]"
+    assert day.metadata == {
+        "aliases": ["Kyoto trip"], "date": "2023-09-12", "created": "2023-09-01T08:30:00", "rating": 4,
+        "done": False, "people": ["Steph Ango"], "note": "Japan", "folder": "Travel",
+        "tags": ["travel", "japan", "planning", "kyoto", "food/snacks"], "format": "markdown",
+        "title": "Japan > Trip > Day one"}
+    assert day.citation == "vault/Travel/Japan.md:20-27"
+    assert day.id == "vault:Travel/Japan.md#Japan > Trip > Day one"
+    assert cited_lines(tmp_path, day)[0] == "## Day one"
+    assert cited_lines(tmp_path, day)[-1] == "```"
+    at = day.content.index("Bring water")
+    assert day.lines_of(at, at + 5) == (23, 23)  # a window inside a long section cites its own line
+    assert day.content.endswith(day.text)
+
+
+def test_wikilinks_embeds_and_tags_in_the_fixtures() -> None:
+    records, _ = load(VAULTS / "obsidiantools_frontmatter-edge-cases")
+    by_note = {r.metadata["note"]: r for r in records}
+    assert by_note["wikilinks_extraction"].text == "A\nB\nsee\ndee\nee\nA"
+    assert by_note["wikilinks_exclude-code"].text.count("[['column_name']]") == 2  # code is left alone
+    assert by_note["embedded-files_in-body"].text == "[embed: test-image.png]\n[embed: test-audio.flac]"
+    stub, _ = load(VAULTS / "obsidiantools_vault-stub")
+    sussudio = next(r for r in stub if r.metadata["note"] == "Sussudio")
+    assert sussudio.metadata["tags"] == ["y1982", "y_1982", "y-1982", "y1982/sep",
+                                         "y2000/party-over/oops/out-of-time"]
+    assert (sussudio.metadata["artist"], sussudio.metadata["year"]) == ("Phil Collins", 1985)
+    assert sussudio.metadata["title"] == "Sussudio"  # its "# Sussudio" heading repeats the note name
+
+
+@pytest.mark.parametrize("note, line, reason", [
+    ("frontmatter_parse-double-curly.md", 2, "invalid front matter (found unhashable key)"),
+    ("invalid-frontmatter_1.md", 6, "invalid front matter (could not find expected ':')"),
+])
+def test_invalid_front_matter_is_warned_and_the_note_kept_as_text(note: str, line: int, reason: str) -> None:
+    records, problems = load(VAULTS / "obsidiantools_frontmatter-edge-cases")
+    problem = next(p for p in problems if p.where == f"vault/{note}")
+    assert (problem.line, problem.skipped) == (line, False)
+    assert reason in problem.reason and "the note is kept as text" in problem.reason
+    kept = next(r for r in records if r.file_path == f"vault/{note}")
+    assert kept.line_number == 1 and kept.text.startswith("---")
+
+
+def test_front_matter_that_is_not_a_mapping_is_warned(tmp_path: Path) -> None:
+    (tmp_path / "list.md").write_text("---\n- a\n- b\n---\nBody text\n")
+    records, problems = load(tmp_path)
+    assert "front matter is not a mapping of keys to values (it is a list)" in problems[0].reason
+    assert problems[0].where == "vault/list.md" and problems[0].line == 2
+    assert records[0].text == "---\n- a\n- b\n---\nBody text"
+
+
+def test_a_note_of_properties_only_is_one_record_of_them() -> None:
+    records, problems = load(VAULTS / "kepano-obsidian-vault")
+    film = next(r for r in records if r.metadata["note"] == "Blade Runner")
+    assert film.citation == "vault/References/Blade Runner.md:2-14"
+    assert film.text.splitlines()[:2] == ["categories:", '  - "Movies"']
+    assert film.metadata["director"] == ["Ridley Scott"] and film.metadata["last"] == "2023-09-14"
+    assert not any(r.file_path.startswith("vault/Templates/") for r in records)  # .obsidian/templates.json
+    assert not any("/.obsidian/" in r.file_path for r in records)
+    assert problems == []
+    daily = next(r for r in records if r.metadata["note"] == "2023-09-12")
+    assert daily.metadata["date"] == "2023-09-12"  # a daily note is dated by its name
+    for record in records:
+        lines = cited_lines(VAULTS / "kepano-obsidian-vault", record)
+        assert lines and lines[-1].strip(), record.citation
+        assert len(lines) == record.text.count("\n") + 1, record.citation
+
+
+def test_hidden_folders_and_a_single_file(tmp_path: Path) -> None:
+    (tmp_path / ".trash").mkdir()
+    (tmp_path / ".trash" / "old.md").write_text("# Old\ngone\n")
+    (tmp_path / ".obsidian").mkdir()
+    (tmp_path / ".obsidian" / "app.json").write_text("{}")
+    (tmp_path / "Kept.md").write_text("# Kept\nstill here\n")
+    records, _ = load(tmp_path)
+    assert [r.citation for r in records] == ["vault/Kept.md:1-2"]
+    assert detect_format(collection(tmp_path / "Kept.md")) == "markdown"
+    assert [r.text for r in load(tmp_path / "Kept.md")[0]] == ["# Kept\nstill here"]
+
+
+def test_ids_stay_when_another_section_is_added(tmp_path: Path) -> None:
+    (tmp_path / "n.md").write_text("# A\none\n## B\ntwo\n")
+    before = [r.id for r in load(tmp_path)[0]]
+    (tmp_path / "n.md").write_text("intro\n# A\none\n## New\nnew\n## B\ntwo\n")
+    after = [r.id for r in load(tmp_path)[0]]
+    assert set(before) <= set(after)
+
+
+def test_detection_knows_vaults_and_nothing_else() -> None:
+    for vault in ("kepano-obsidian-vault", "obsidiantools_frontmatter-edge-cases", "obsidiantools_vault-stub"):
+        assert detect_format(collection(VAULTS / vault)) == "markdown"
+    assert detect_format(collection(VAULTS)) == "markdown"
+    for other in sorted(p for p in EXPORTS.iterdir() if p.is_dir() and p.name != "obsidian"):
+        export = Export("x", other, str(other))
+        assert not markdown.detect(export), other  # no double match with another format's export
+
+
+def test_notes_are_filtered_by_tags_and_dates(tmp_path: Path) -> None:
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "a.txt").write_text("unrelated note\n")
+    (tmp_path / "vault" / "Travel").mkdir(parents=True)
+    (tmp_path / "vault" / "Travel" / "Japan.md").write_text(TRIP, encoding="utf-8")
+    (tmp_path / "vault" / "Other.md").write_text("---\ntags: [work]\ndate: 2020-01-01\n---\nWater the plants.\n")
+    (tmp_path / "vecbook.toml").write_text(
+        f'data_directory = "notes"\n[[collections]]\nname = "vault"\npath = "{tmp_path / "vault"}"\n')
+    book = vecbook.VecBook(config=vecbook.load_config(tmp_path / "vecbook.toml"), embedder=FakeEmbedder())
+    hits = book.search("water", mode="keyword", filters={"tags__contains": "food/snacks"})
+    assert [h.metadata["title"] for h in hits] == ["Japan > Trip > Day one"]
+    hits = book.search("water", mode="keyword", filters={"date__lt": "2023-01-01", "folder__exists": False})
+    assert [h.citation for h in hits] == ["vault/Other.md:5-5"]
+    assert book.stats()["collections"]["vault"]["format"] == "markdown"
+
+
+def test_a_zipped_vault_with_many_attachments_is_still_notes(tmp_path: Path) -> None:
+    import zipfile
+
+    with zipfile.ZipFile(tmp_path / "vault.zip", "w") as archive:
+        archive.writestr("Vault/Notes/Plan.md", "# Plan\nShip it. #work\n")
+        for number in range(5):
+            archive.writestr(f"Vault/Attachments/photo{number}.png", b"\x89PNG")
+    assert detect_format(collection(tmp_path / "vault.zip")) == "markdown"
+    (record,), problems = load(tmp_path / "vault.zip")
+    assert record.citation == "vault/vault.zip!/Vault/Notes/Plan.md:1-2"
+    assert (record.metadata["folder"], record.metadata["tags"]) == ("Vault/Notes", ["work"])
+    assert cited_lines(tmp_path / "vault.zip", record) == ["# Plan", "Ship it. #work"]

@@ -1,0 +1,479 @@
+"""iCalendar (.ics): one record an event, to-do or journal entry, read with the icalendar library.
+
+The library parses; a line scan of the same text finds each component's
+BEGIN..END lines, matched to the parsed components in order (component k of the
+file is the k-th BEGIN:VEVENT/VTODO/VJOURNAL line; a VALARM inside an event is
+part of it). A recurring event is one record whose text says the rule in words.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from datetime import date, datetime, time, timedelta, tzinfo
+from typing import Any, Iterator
+
+from ..records import Record
+from .base import Export, ExportFile, clean_text, export_record, iso
+
+# The components that become records; VALARM, VTIMEZONE and the like do not.
+KINDS = {"VEVENT": "event", "VTODO": "to-do", "VJOURNAL": "journal entry"}
+SUFFIXES = (".ics", ".ical", ".icalendar", ".ifb")
+# Lines that open or close a component, and the calendar's display name; a folded
+# line's continuation starts with a space, so it never matches.
+_SCAN_RE = re.compile(r"^(?:(BEGIN|END):([A-Za-z-]+)|X-WR-CALNAME(?:;[^:\r\n]*)?:([^\r\n]*))[ \t]*\r?$",
+                      re.MULTILINE | re.IGNORECASE)
+# The properties a record uses; the others (DTSTAMP, SEQUENCE, X-..., ATTACH with
+# inline base64) and VALARM blocks are not handed to the library, whose content-line
+# parser walks each line a character at a time. VTIMEZONE blocks are passed whole.
+USED_PROPERTIES = frozenset({"BEGIN", "END", "UID", "SUMMARY", "DESCRIPTION", "LOCATION", "DTSTART", "DTEND",
+                             "DUE", "DURATION", "RRULE", "RDATE", "EXDATE", "RECURRENCE-ID", "STATUS",
+                             "ORGANIZER", "ATTENDEE", "X-WR-CALNAME"})
+_NAME_RE = re.compile(r"([A-Za-z0-9-]+)[;:]")
+# An RDATE/EXDATE list longer than this is cut short in the text ("and 40 more").
+MAX_LISTED_DATES = 12
+_ORDINALS = {1: "first", 2: "second", 3: "third", 4: "fourth", 5: "fifth", -1: "last", -2: "second to last"}
+_DAYS = {"MO": "Monday", "TU": "Tuesday", "WE": "Wednesday", "TH": "Thursday", "FR": "Friday",
+         "SA": "Saturday", "SU": "Sunday"}
+_MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September",
+           "October", "November", "December")
+_FREQUENCIES = {"SECONDLY": ("every second", "seconds"), "MINUTELY": ("every minute", "minutes"),
+                "HOURLY": ("hourly", "hours"), "DAILY": ("daily", "days"), "WEEKLY": ("weekly", "weeks"),
+                "MONTHLY": ("monthly", "months"), "YEARLY": ("yearly", "years")}
+
+
+def detect(export: Export) -> bool:
+    """A calendar file: its text starts with ``BEGIN:VCALENDAR``."""
+    return any(_looks_like(f.head(1024)) for f in _calendar_files(export))
+
+
+def _looks_like(head: bytes) -> bool:
+    return head.lstrip(b"\xef\xbb\xbf \t\r\n")[:15].upper() == b"BEGIN:VCALENDAR"
+
+
+def _calendar_files(export: Export) -> list[ExportFile]:
+    return export.find(lambda f: f.name.lower().endswith(SUFFIXES))
+
+
+def read(export: Export) -> list[Record]:
+    """Every calendar file's events, to-dos and journal entries, one record each."""
+    try:
+        import icalendar  # noqa: F401 - imported here: only calendar collections need it
+    except ImportError:
+        export.warn(None, None, 'icalendar is not available - install it (pip install "icalendar>=6") '
+                                'to read .ics exports; calendar files skipped')
+        return []
+    files = [f for f in _calendar_files(export) if _looks_like(f.head(1024))]
+    return export.read_each(files, lambda f: _records(export, f))
+
+
+# -- the line scan --
+
+
+@dataclass
+class _Span:
+    """One component's place in the file: its kind, lines, text, and calendar's name."""
+
+    kind: str
+    line: int
+    end_line: int
+    text: str
+    calendar: str | None
+    closed: bool
+
+
+def _scan(text: str) -> tuple[list[_Span], str]:
+    """The record components' spans in file order, and the VTIMEZONE blocks' text."""
+    spans: list[_Span] = []
+    zones: list[str] = []
+    open_kind: tuple[str, int, int] | None = None  # (kind, line, offset)
+    zone_start: int | None = None
+    calendar: str | None = None
+    line, pos = 1, 0
+    for match in _SCAN_RE.finditer(text):
+        line += text.count("\n", pos, match.start())
+        pos = match.start()
+        if match.group(3) is not None:
+            calendar = _unescape(match.group(3).strip()) or calendar
+            continue
+        verb, name = match.group(1).upper(), match.group(2).upper()
+        if name == "VCALENDAR" and verb == "BEGIN":
+            calendar = None
+        elif name == "VTIMEZONE":
+            if verb == "BEGIN":
+                zone_start = match.start()
+            elif zone_start is not None:
+                zones.append(text[zone_start:match.end()])
+                zone_start = None
+        elif name in KINDS and verb == "BEGIN":
+            if open_kind is not None:  # a BEGIN while one is open: the open one's END is missing
+                spans.append(_close(text, open_kind, line - 1, match.start(), calendar, False))
+            open_kind = (name, line, match.start())
+        elif name in KINDS and open_kind is not None and name == open_kind[0]:
+            spans.append(_close(text, open_kind, line, match.end(), calendar, True))
+            open_kind = None
+    if open_kind is not None:
+        last = line + text.count("\n", pos)
+        spans.append(_close(text, open_kind, last - (1 if text.endswith("\n") else 0), len(text), calendar, False))
+    return spans, "\r\n".join(zones)
+
+
+def _close(text: str, opened: tuple[str, int, int], end_line: int, stop: int, calendar: str | None,
+           closed: bool) -> _Span:
+    kind, line, start = opened
+    return _Span(kind, line, max(line, end_line), text[start:stop], calendar, closed)
+
+
+def _unescape(value: str) -> str:
+    return re.sub(r"\\([\\;,nN])", lambda m: "\n" if m.group(1) in "nN" else m.group(1), value)
+
+
+# -- parsing, matched to the scan --
+
+
+def _records(export: Export, file: ExportFile) -> Iterator[Record]:
+    text = file.read_text()
+    spans, zones = _scan(text)
+    components = _parse_whole(export, file, text, spans)
+    if components is None:
+        components = [_parse_alone(export, file, span, zones) for span in spans]
+    zone_warned: set[str] = set()
+    keys: dict[str, int] = {}
+    fallback = file.name.rsplit(".", 1)[0]
+    for span, component in zip(spans, components):
+        if component is None:
+            continue
+        _warn_errors(export, file, span, component)
+        record = _record(export, file, span, component, span.calendar or fallback, zone_warned, keys)
+        if record is not None:
+            yield record
+
+
+def _parse_whole(export: Export, file: ExportFile, text: str, spans: list[_Span]) -> list[Any] | None:
+    """The file's components, parsed at once; None when the parse fails or its
+    components do not line up with the scan (then each is parsed on its own)."""
+    import icalendar
+
+    try:
+        calendars = icalendar.Calendar.from_ical(_used_lines(text), multiple=True)
+    except Exception as exc:  # noqa: BLE001 - any parse failure: read the components one by one
+        line = _line_of_message(text, str(exc))
+        export.warn(file, line, f"the calendar cannot be parsed whole ({exc}); its events are read one by one",
+                    skipped=False)
+        return None
+    components = [c for cal in calendars for c in cal.walk() if c.name in KINDS]
+    if len(components) == len(spans) and all(s.closed for s in spans):
+        return components
+    broken = next((s for s in spans if not s.closed), None)
+    where = broken.line if broken else None
+    what = f"BEGIN:{broken.kind} without its END" if broken else "components the parser did not return"
+    export.warn(file, where, f"{what}; the file's events are read one by one", skipped=False)
+    return None
+
+
+def _used_lines(text: str) -> str:
+    """The text without the properties and VALARM blocks no record uses (a line that is
+    not a ``NAME:value`` line is kept, so the library reports it)."""
+    kept: list[str] = []
+    keep = True
+    zone = alarm = False
+    for line in text.split("\n"):  # "\r" stays on its line; other breaks are inside values
+        if line[:1] in (" ", "\t"):  # a folded line's continuation goes with its line
+            if keep:
+                kept.append(line)
+            continue
+        upper = line[:16].upper()
+        if upper.startswith(("BEGIN:VTIMEZONE", "END:VTIMEZONE")):
+            zone = upper.startswith("BEGIN")
+            keep = True
+        elif upper.startswith(("BEGIN:VALARM", "END:VALARM")):
+            alarm, keep = upper.startswith("BEGIN"), False
+        else:
+            name = _NAME_RE.match(line)
+            keep = zone or (not alarm and (name is None or name.group(1).upper() in USED_PROPERTIES))
+        if keep:
+            kept.append(line)
+    return "\n".join(kept)
+
+
+def _parse_alone(export: Export, file: ExportFile, span: _Span, zones: str) -> Any | None:
+    """One component parsed on its own, with the file's time zones before it."""
+    import icalendar
+
+    body = span.text if span.closed else f"{span.text.rstrip()}\r\nEND:{span.kind}"
+    try:
+        calendar = icalendar.Calendar.from_ical(f"BEGIN:VCALENDAR\r\n{zones}\r\n{body}\r\nEND:VCALENDAR\r\n")
+        return next(c for c in calendar.walk() if c.name == span.kind)
+    except Exception as exc:  # noqa: BLE001 - a component the library cannot read is skipped
+        line = _line_of_message(span.text, str(exc))
+        export.warn(file, span.line + (line - 1 if line else 0), f"{span.kind} skipped: {exc}")
+        return None
+
+
+def _warn_errors(export: Export, file: ExportFile, span: _Span, component: Any) -> None:
+    """The lines the library could not read inside a component (the rest of it is kept)."""
+    for name, message in getattr(component, "errors", ()):
+        offset = _line_of_property(span.text, name) if name else _line_of_message(span.text, message)
+        line = span.line + (offset - 1 if offset else 0)
+        export.warn(file, line, f"{span.kind} line not read ({message}); the rest of it is kept", skipped=False)
+
+
+def _line_of_property(text: str, name: str) -> int | None:
+    match = re.search(rf"^{re.escape(name)}[;:]", text, re.MULTILINE | re.IGNORECASE)
+    return text.count("\n", 0, match.start()) + 1 if match else None
+
+
+def _line_of_message(text: str, message: str) -> int | None:
+    """The line a library message quotes (``... parts: 'the line': ...``)."""
+    quoted = re.search(r"'([^'\r\n]{3,})'", message)
+    at = text.find(quoted.group(1)) if quoted else -1
+    return text.count("\n", 0, at) + 1 if at >= 0 else None
+
+
+# -- one record --
+
+
+def _record(export: Export, file: ExportFile, span: _Span, component: Any, calendar: str,
+            zone_warned: set[str], keys: dict[str, int]) -> Record | None:
+    kind = KINDS[span.kind]
+    _warn_unknown_zones(export, file, span, component, zone_warned)
+    summary = _text(component, "SUMMARY")
+    description = _text(component, "DESCRIPTION")
+    location = _text(component, "LOCATION")
+    start, due = _value(component, "DTSTART"), _value(component, "DUE")
+    end = _end(component, start)
+    details = _details(component, start, end, due)
+    if not (summary or description or location or details):
+        export.warn(file, span.line, f"{span.kind} without summary, description or date skipped")
+        return None
+    organizer = _person(component.get("ORGANIZER"))
+    attendees = [p for p in (_person(a) for a in _listed(component.get("ATTENDEE"))) if p]
+    lines = [summary or f"(untitled {kind})", *details]
+    if location:
+        lines.append(f"Where: {location}")
+    if organizer:
+        lines.append(f"Organizer: {organizer[0]}")
+    if attendees:
+        lines.append("Attendees: " + ", ".join(name for name, _ in attendees))
+    text = "\n".join(lines) + (f"\n\n{description}" if description else "")
+    uid = _text(component, "UID")
+    first = _first_date(component, start, due)
+    metadata: dict[str, Any] = {
+        "title": summary, "date": _iso(first), "end_date": _iso(end if end is not None else due if start else None),
+        "kind": kind, "all_day": True if _is_day(first) else None, "location": location,
+        "organizer": organizer[0] if organizer else None,
+        "participants": [name for name, _ in attendees] or None,
+        "emails": [email for _, email in attendees if email] or None,
+        "conversation": calendar, "uid": uid, "status": _text(component, "STATUS"),
+        "recurrence": _rule_words(component.get("RRULE")) if component.get("RRULE") is not None else None,
+        "format": export.format,
+    }
+    metadata = {k: v for k, v in metadata.items() if v is not None and v != ""}
+    key = _key(uid, component, text, keys)
+    return export_record(export, file, text, span.line, span.end_line, metadata, key, anchor=uid or None,
+                         segments=((0, span.line, span.end_line),))
+
+
+def _first_date(component: Any, start: Any, due: Any) -> Any:
+    """The record's date: DTSTART, else DUE, else the changed occurrence's, else the first RDATE."""
+    candidates = (start, due, _value(component, "RECURRENCE-ID"), *_dates(component, "RDATE"))
+    for value in candidates:
+        value = value[0] if isinstance(value, tuple) else value  # a PERIOD: its start
+        if isinstance(value, date):
+            return value
+    return None
+
+
+def _key(uid: str, component: Any, text: str, keys: dict[str, int]) -> str:
+    """The UID (plus RECURRENCE-ID for a changed occurrence); a digest where there is none;
+    a repeat within the file gets a count."""
+    key = uid or hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+    moved = _value(component, "RECURRENCE-ID")
+    if moved is not None:
+        key += f"@{_iso(moved)}"
+    keys[key] = keys.get(key, 0) + 1
+    return key if keys[key] == 1 else f"{key}~{keys[key]}"
+
+
+def _details(component: Any, start: Any, end: Any, due: Any) -> list[str]:
+    """The When/Due/Repeats/Also on/Except lines."""
+    lines = []
+    if start is not None:
+        lines.append(f"When: {_span_words(start, end)}")
+    if due is not None:
+        lines.append(f"Due: {_moment(due)}")
+    moved = _value(component, "RECURRENCE-ID")
+    if moved is not None:
+        lines.append(f"Changes the occurrence of {_moment(moved)}")
+    rule = component.get("RRULE")
+    if rule is not None:
+        lines.append(_rule_words(rule))
+    for name, label in (("RDATE", "Also on"), ("EXDATE", "Except on")):
+        dates = [_moment(v) for v in _dates(component, name)]
+        if dates:
+            more = len(dates) - MAX_LISTED_DATES
+            listed = ", ".join(dates[:MAX_LISTED_DATES]) + (f" and {more} more" if more > 0 else "")
+            lines.append(f"{label}: {listed}")
+    return lines
+
+
+def _text(component: Any, name: str) -> str:
+    value = component.get(name)
+    if isinstance(value, list):
+        value = value[0] if value else None
+    return clean_text(str(value)) if value is not None else ""
+
+
+def _listed(value: Any) -> list[Any]:
+    return [] if value is None else value if isinstance(value, list) else [value]
+
+
+def _value(component: Any, name: str) -> Any:
+    """A date-time property's value, or None when absent or unreadable."""
+    prop = component.get(name)
+    if isinstance(prop, list):
+        prop = prop[0] if prop else None
+    try:
+        return prop.dt if prop is not None else None
+    except Exception:  # noqa: BLE001 - a broken value: reported from component.errors
+        return None
+
+
+def _dates(component: Any, name: str) -> Iterator[Any]:
+    for prop in _listed(component.get(name)):
+        for item in getattr(prop, "dts", ()):
+            try:
+                yield item.dt
+            except Exception:  # noqa: BLE001 - reported from component.errors
+                continue
+
+
+def _end(component: Any, start: Any) -> Any:
+    """The end: DTEND, or DTSTART plus DURATION; an all-day end is its last day (DTEND is
+    the day after)."""
+    end = _value(component, "DTEND")
+    duration = _value(component, "DURATION")
+    if end is None and start is not None and isinstance(duration, timedelta):
+        end = start + duration
+    if _is_day(end) and _is_day(start) and end > start:
+        end -= timedelta(days=1)
+    return end
+
+
+def _is_day(value: Any) -> bool:
+    """A DATE value (an all-day event's), not a DATE-TIME."""
+    return isinstance(value, date) and not isinstance(value, datetime)
+
+
+def _person(address: Any) -> tuple[str, str] | None:
+    """(display name, email) of an ORGANIZER or ATTENDEE: its CN, else the email."""
+    if address is None:
+        return None
+    email = re.sub(r"^mailto:", "", str(address), flags=re.IGNORECASE).strip()
+    name = str(getattr(address, "params", {}).get("CN") or "").strip().strip('"')
+    return (name or email, email) if name or email else None
+
+
+def _warn_unknown_zones(export: Export, file: ExportFile, span: _Span, component: Any, warned: set[str]) -> None:
+    """A TZID that is neither defined in the file nor a known zone name leaves its
+    times floating (local, no offset): said once per file."""
+    for name in ("DTSTART", "DTEND", "DUE", "RECURRENCE-ID"):
+        prop = component.get(name)
+        zone = getattr(prop, "params", {}).get("TZID") if prop is not None else None
+        value = _value(component, name)
+        if zone and isinstance(value, datetime) and value.tzinfo is None and not warned:
+            warned.add(zone)
+            offset = _line_of_property(span.text, name)
+            export.warn(file, span.line + (offset - 1 if offset else 0),
+                        f"unknown time zone '{zone}' (no VTIMEZONE for it and not a known zone name): "
+                        f"its times are read as floating local time", skipped=False)
+
+
+# -- dates and rules in words --
+
+
+def _iso(value: Any) -> str | None:
+    """ISO 8601: a plain date for an all-day value, the offset where the zone is known."""
+    if isinstance(value, datetime):
+        return iso(value)
+    if isinstance(value, date):
+        return value.isoformat()
+    return None
+
+
+def _zone_name(zone: tzinfo | None, when: datetime) -> str:
+    key = getattr(zone, "key", None) or getattr(zone, "_tzid", None)
+    return str(key or when.tzname() or "")
+
+
+def _moment(value: Any) -> str:
+    """A date, date-time (with its zone), time, or period, as people write it."""
+    if isinstance(value, tuple):
+        begin, finish = value
+        if isinstance(finish, timedelta):
+            return f"{_moment(begin)} for {_duration(finish)}"
+        return f"{_moment(begin)} to {_moment(finish)}"
+    if isinstance(value, datetime):
+        zone = _zone_name(value.tzinfo, value) if value.tzinfo else ""
+        return value.strftime("%Y-%m-%d %H:%M") + (f" ({zone})" if zone else "")
+    if isinstance(value, (date, time)):
+        return value.isoformat()
+    return str(value)
+
+
+def _span_words(start: Any, end: Any) -> str:
+    if end is None or end == start:
+        return _moment(start)
+    if (isinstance(start, datetime) and isinstance(end, datetime) and start.date() == end.date()
+            and start.tzinfo == end.tzinfo):
+        zone = _zone_name(start.tzinfo, start) if start.tzinfo else ""
+        return f"{start:%Y-%m-%d %H:%M} to {end:%H:%M}" + (f" ({zone})" if zone else "")
+    return f"{_moment(start)} to {_moment(end)}"
+
+
+def _duration(value: timedelta) -> str:
+    minutes = int(value.total_seconds() // 60)
+    hours, minutes = divmod(minutes, 60)
+    return " ".join(p for p in (f"{hours}h" if hours else "", f"{minutes}min" if minutes else "") if p) or "0min"
+
+
+def _rule_words(rule: Any) -> str:
+    """An RRULE in words: "Repeats weekly on Monday until 2024-06-01"."""
+    if not hasattr(rule, "get") or not rule.get("FREQ"):
+        return f"Repeats ({rule})"
+    first = lambda key: (rule.get(key) or [None])[0]  # noqa: E731 - vRecur holds lists
+    frequency = str(first("FREQ")).upper()
+    every, unit = _FREQUENCIES.get(frequency, (frequency.lower(), frequency.lower()))
+    interval = int(first("INTERVAL") or 1)
+    words = ["Repeats", f"every {interval} {unit}" if interval > 1 else every]
+    days = [_day_words(str(d)) for d in rule.get("BYDAY") or []]
+    if days:
+        words.append("on " + _and(days))
+    month_days = [str(d) for d in rule.get("BYMONTHDAY") or []]
+    if month_days:
+        words.append("on day " + _and(month_days) + " of the month")
+    months = [_MONTHS[int(m) - 1] for m in rule.get("BYMONTH") or [] if str(m).isdigit() and 1 <= int(m) <= 12]
+    if months:
+        words.append("in " + _and(months))
+    if first("COUNT"):
+        words.append(f"{first('COUNT')} times")
+    until = first("UNTIL")
+    if until is not None:
+        words.append(f"until {(until.date() if isinstance(until, datetime) else until).isoformat()}")
+    return " ".join(words)
+
+
+def _day_words(code: str) -> str:
+    match = re.fullmatch(r"([+-]?\d{1,2})?([A-Z]{2})", code.upper())
+    if not match or match.group(2) not in _DAYS:
+        return code
+    day = _DAYS[match.group(2)]
+    if not match.group(1):
+        return day
+    number = int(match.group(1))
+    return f"the {_ORDINALS.get(number, f'{number}th')} {day}"
+
+
+def _and(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]

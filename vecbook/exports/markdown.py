@@ -1,0 +1,283 @@
+"""Markdown notes and Obsidian vaults: one record a heading section (H1-H3).
+
+YAML front matter becomes metadata, inline ``#tags`` join the note's ``tags``,
+wikilinks read as the words they show (``[[Note|alias]]`` as ``alias``), and
+each record cites its section's lines. Folders whose names start with a dot
+(``.obsidian``, ``.trash``, ``.git``) are not notes.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import date, datetime
+from typing import Any, Iterator
+
+from ..records import Record
+from .base import Export, ExportFile, export_record, iso
+
+SUFFIXES = (".md", ".markdown")
+# A vault's attachments do not count against it when detecting a folder of notes.
+ATTACHMENTS = (".png", ".jpg", ".jpeg", ".gif", ".webp", ".svg", ".pdf", ".mp3", ".m4a", ".wav", ".flac",
+               ".ogg", ".mp4", ".mov", ".webm", ".canvas", ".base", ".excalidraw")
+# Headings that start a record; deeper ones (H4-H6) stay inside their section,
+# which keeps sections long enough to say something.
+MAX_SECTION_LEVEL = 3
+# Keys the reader sets itself: front matter cannot overwrite them.
+RESERVED_KEYS = frozenset({"title", "folder", "note", "format", "tags"})
+_HEADING_RE = re.compile(r"^ {0,3}(#{1,%d})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$" % MAX_SECTION_LEVEL)
+_FENCE_RE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_WIKILINK_RE = re.compile(r"(!?)\[\[([^\[\]\n]+?)\]\]")
+_INLINE_CODE_RE = re.compile(r"(`+)(?:(?!\1).)+?\1")
+# A tag: '#' then a letter, at the start of a line or after a space (not inside a
+# word, a URL's fragment or "(#x"), as Obsidian reads them; nested tags (#a/b) stay whole.
+_TAG_RE = re.compile(r"(?<!\S)#([^\W\d_][\w/-]*)")
+_URL_RE = re.compile(r"\b[a-zA-Z][\w+.-]*://\S+|\]\([^)\s]*\)")
+_DAY_RE = re.compile(r"^(\d{4}-\d{2}-\d{2})\b")
+
+
+def detect(export: Export) -> bool:
+    """An Obsidian vault (a ``.obsidian`` folder), or a folder that is mostly ``.md`` notes."""
+    if any(_in_folder(f.rel, ".obsidian") for f in export.files()):
+        return True
+    files = [f for f in export.files() if not _hidden(f.rel) and not f.name.lower().endswith(ATTACHMENTS)]
+    notes = [f for f in files if _is_note(f)]
+    return bool(notes) and 2 * len(notes) >= len(files) and all(b"\0" not in n.head(4096) for n in notes[:5])
+
+
+def _hidden(rel: str) -> bool:
+    return any(part.startswith(".") for part in rel.replace("!/", "/").split("/")[:-1])
+
+
+def _in_folder(rel: str, name: str) -> bool:
+    return name in rel.replace("!/", "/").split("/")[:-1]
+
+
+def _is_note(file: ExportFile) -> bool:
+    return file.name.lower().endswith(SUFFIXES) and not _hidden(file.rel)
+
+
+def read(export: Export) -> list[Record]:
+    """Every note's sections, one record each (the vault's templates folder left out)."""
+    templates = _template_folders(export)
+    notes = export.find(lambda f: _is_note(f) and not f.rel.startswith(templates))
+    return export.read_each(notes, lambda f: _records(export, f))
+
+
+def _template_folders(export: Export) -> tuple[str, ...]:
+    """The folders Obsidian's Templates plugin is set to (``.obsidian/templates.json``):
+    templates hold placeholders such as ``{{date}}``, not notes."""
+    import json
+
+    folders = []
+    for file in export.find(lambda f: f.rel == ".obsidian/templates.json"
+                            or f.rel.endswith(("/.obsidian/templates.json", "!/.obsidian/templates.json"))):
+        try:
+            folder = json.loads(file.read_text()).get("folder")
+        except (OSError, ValueError, AttributeError):
+            continue
+        if isinstance(folder, str) and folder.strip("/"):
+            folders.append(file.rel[: -len(".obsidian/templates.json")] + folder.strip("/") + "/")
+    return tuple(folders)
+
+
+# -- one note --
+
+
+def _records(export: Export, file: ExportFile) -> Iterator[Record]:
+    lines = [line.rstrip("\r") for line in file.read_text().split("\n")]
+    note = file.name.rsplit(".", 1)[0]
+    inside = file.rel.split("!/", 1)[-1]  # a zip member: its path inside the archive
+    folder = inside.rsplit("/", 1)[0] if "/" in inside else ""
+    front, body_start = _front_matter(export, file, lines)
+    code = _code_lines(lines, body_start)
+    metadata: dict[str, Any] = {**_front_metadata(front), "note": note, "folder": folder or None}
+    tags = _front_tags(front) + _inline_tags(lines, body_start, code)
+    if tags:
+        metadata["tags"] = list(dict.fromkeys(tags))
+    if "date" not in metadata:
+        day = metadata.get("created") or (_DAY_RE.match(note).group(1) if _DAY_RE.match(note) else None)
+        if day:
+            metadata["date"] = day
+    metadata["format"] = export.format
+    metadata = {k: v for k, v in metadata.items() if v is not None}
+    seen: dict[str, int] = {}
+    sections = list(_sections(lines, body_start, code, note))
+    if not sections and front and body_start > 2:  # a note that is all properties (a book, a film)
+        last = _last_filled(lines, 1, body_start - 1)
+        sections = [(note, 1, last)] if last is not None else []
+    for title, first, last in sections:
+        record = _section_record(export, file, lines, code, title, first, last, metadata, seen)
+        if record is not None:
+            yield record
+
+
+def _front_matter(export: Export, file: ExportFile, lines: list[str]) -> tuple[dict[str, Any], int]:
+    """The front matter (a mapping) and the index of the first body line; an invalid block
+    is a WARN and stays in the note's text."""
+    import yaml
+
+    if not lines or lines[0].strip() != "---":
+        return {}, 0
+    close = next((i for i in range(1, len(lines)) if lines[i].strip() in ("---", "...")), None)
+    if close is None:
+        return {}, 0
+    # libyaml's loader where PyYAML has it: the pure-Python one costs ~1 ms a note
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    try:
+        data = yaml.load("\n".join(lines[1:close]), Loader=loader)  # noqa: S506 - a safe loader
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = mark.line + 2 if mark is not None else 1
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        export.warn(file, line, f"invalid front matter ({problem}); the note is kept as text", skipped=False)
+        return {}, 0
+    if data is None:
+        return {}, close + 1
+    if not isinstance(data, dict):
+        export.warn(file, 2, f"front matter is not a mapping of keys to values (it is a {type(data).__name__}); "
+                             f"the note is kept as text", skipped=False)
+        return {}, 0
+    return data, close + 1
+
+
+def _front_metadata(front: dict[str, Any]) -> dict[str, Any]:
+    """Scalar values (dates as ISO text) and lists of scalars; nested mappings are left out."""
+    out: dict[str, Any] = {}
+    for key, value in front.items():
+        key = str(key)
+        if key in RESERVED_KEYS:
+            continue
+        if isinstance(value, list):
+            items = [_scalar(v) for v in value]
+            kept = [v for v in items if v is not None]
+            if kept:
+                out[key] = kept
+        elif _scalar(value) is not None:
+            out[key] = _scalar(value)
+    if isinstance(out.get("aliases"), str):
+        out["aliases"] = [out["aliases"]]
+    return out
+
+
+def _scalar(value: Any) -> Any:
+    if isinstance(value, datetime):
+        return iso(value)
+    if isinstance(value, date):
+        return value.isoformat()
+    if isinstance(value, str):
+        return _render_links(value).strip() or None
+    if isinstance(value, (bool, int, float)):
+        return value
+    return None
+
+
+def _front_tags(front: dict[str, Any]) -> list[str]:
+    """``tags`` (or ``tag``): a list, or a string split on commas and spaces; '#' dropped."""
+    value = front.get("tags", front.get("tag"))
+    items = value if isinstance(value, list) else re.split(r"[,\s]+", value) if isinstance(value, str) else []
+    return [str(t).strip().lstrip("#") for t in items if t is not None and str(t).strip().lstrip("#")]
+
+
+def _code_lines(lines: list[str], start: int) -> list[bool]:
+    """Which lines are inside a fenced code block (fence lines included)."""
+    inside: list[bool] = [False] * len(lines)
+    fence: str | None = None
+    for i in range(start, len(lines)):
+        match = _FENCE_RE.match(lines[i])
+        if fence is None and match:
+            fence = match.group(1)
+            inside[i] = True
+        elif fence is not None:
+            inside[i] = True
+            if match and match.group(1)[0] == fence[0] and len(match.group(1)) >= len(fence) \
+                    and not lines[i].strip().strip(fence[0]):
+                fence = None
+    return inside
+
+
+def _inline_tags(lines: list[str], start: int, code: list[bool]) -> list[str]:
+    tags = []
+    for i in range(start, len(lines)):
+        if code[i] or "#" not in lines[i]:
+            continue
+        plain = _URL_RE.sub(" ", _INLINE_CODE_RE.sub(" ", lines[i]))
+        tags += [t.rstrip("/-") for t in _TAG_RE.findall(plain)]
+    return tags
+
+
+def _sections(lines: list[str], start: int, code: list[bool], note: str) -> Iterator[tuple[str, int, int]]:
+    """(heading path, first line index, last non-blank line index) of each section with
+    text besides its heading; code fences never start a section."""
+    path: list[tuple[int, str]] = []
+    title, first, has_heading = note, start, False
+    for i in range(start, len(lines) + 1):
+        match = _HEADING_RE.match(lines[i]) if i < len(lines) and not code[i] else None
+        if i < len(lines) and not match:
+            continue
+        last = _last_filled(lines, first, i)
+        if last is not None and last >= first + has_heading:
+            yield title, first, last
+        if match:
+            level, heading = len(match.group(1)), _render_links((match.group(2) or "").strip())
+            path = [(lv, h) for lv, h in path if lv < level] + [(level, heading)]
+            names = [h for _, h in path if h]
+            if names and path[0] == (1, note):  # "# Note name" repeats the note's own name
+                names = names[1:]
+            title, first, has_heading = " > ".join([note, *names]), i, True
+
+
+def _last_filled(lines: list[str], first: int, stop: int) -> int | None:
+    return next((j for j in range(stop - 1, first - 1, -1) if lines[j].strip()), None)
+
+
+def _section_record(export: Export, file: ExportFile, lines: list[str], code: list[bool], title: str,
+                    first: int, last: int, metadata: dict[str, Any], seen: dict[str, int]) -> Record | None:
+    while first <= last and not lines[first].strip():
+        first += 1
+    if first > last:
+        return None
+    header = title
+    segments = [(0, first + 1, first + 1)]
+    parts = []
+    offset = len(header) + 1
+    for i in range(first, last + 1):
+        line = lines[i].rstrip()
+        if not code[i]:
+            line = _render_links(line)
+        segments.append((offset, i + 1, i + 1))
+        parts.append(line)
+        offset += len(line) + 1
+    text = "\n".join(parts)
+    seen[title] = seen.get(title, 0) + 1
+    key = title if seen[title] == 1 else f"{title}~{seen[title]}"
+    return export_record(export, file, text, first + 1, last + 1, {**metadata, "title": title}, key,
+                         content=f"{header}\n{text}", segments=tuple(segments))
+
+
+# -- wikilinks --
+
+
+def _render_links(line: str) -> str:
+    """Wikilinks as the words they show, outside inline code spans."""
+    if "[[" not in line:
+        return line
+    pieces, end = [], 0
+    for match in _INLINE_CODE_RE.finditer(line):
+        pieces.append(_WIKILINK_RE.sub(_link_words, line[end:match.start()]))
+        pieces.append(match.group(0))
+        end = match.end()
+    pieces.append(_WIKILINK_RE.sub(_link_words, line[end:]))
+    return "".join(pieces)
+
+
+def _link_words(match: re.Match[str]) -> str:
+    """``[[Note|alias]]`` -> alias, ``[[Note#Heading]]`` -> "Note > Heading", ``![[a.png]]`` -> "[embed: a.png]"."""
+    target, _, alias = re.sub(r"\\\|", "|", match.group(2)).partition("|")
+    target, alias = target.strip(), alias.strip()
+    if match.group(1):
+        return f"[embed: {target}]"  # an embed's "alias" is an image size, not words
+    if alias:
+        return alias
+    note, _, heading = target.partition("#")
+    parts = [note.strip()] + [h.strip() for h in heading.split("#") if h.strip() and not h.strip().startswith("^")]
+    return " > ".join(p for p in parts if p) or target
