@@ -1,0 +1,175 @@
+"""Shaping hits for people and assistants: the snippet around the strongest match and the
+query words found in it, folding near-duplicate hits, and the recency blend. Pure
+functions over text, dates and scores; the facade decides when to call them."""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any, Sequence
+
+from .index import STOP_WORDS, TOKEN_RE, porter_stem
+
+# About ±240 characters around the match, as the user's design asks: enough for the
+# sentence that answers, little enough for ten hits to fit an assistant's context.
+SNIPPET_CHARS = 480
+ELLIPSIS = "…"
+# Near-duplicates: word 3-grams ("shingles") of each hit's text (its first
+# DEDUPE_WORDS words), folded when the shingles of the shorter text lie at least
+# DEDUPE_CONTAINMENT in the longer one: a forwarded message under another name, a
+# note copied with a changed line, a mail quoted whole in its reply.
+DEDUPE_SHINGLE = 3
+DEDUPE_WORDS = 2_000
+DEDUPE_CONTAINMENT = 0.8
+# Texts with fewer shingles than this fold only when their words are identical:
+# two short messages share most of their few shingles by chance ("ok see you").
+DEDUPE_MIN_SHINGLES = 8
+# The share of the final score that recency decides when a half-life is given.
+RECENCY_WEIGHT = 0.2
+_DATE_RE = re.compile(r"^\s*(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2}))?)?")
+
+
+@dataclass(frozen=True)
+class Snippet:
+    """A stretch of a record's content: ``text`` is ``content[start:end]``, with ``…`` where cut."""
+
+    text: str
+    start: int
+    end: int
+    matched_terms: list[str]
+
+
+def query_terms(query: str, stemming: bool = True) -> dict[str, str]:
+    """Keyword terms of a query (as the index stems them) mapped to the word the user typed."""
+    terms: dict[str, str] = {}
+    for match in TOKEN_RE.finditer(query):
+        word = match.group(0)
+        lowered = word.lower()
+        if lowered not in STOP_WORDS:
+            terms.setdefault(porter_stem(lowered) if stemming else lowered, word)
+    return terms
+
+
+def make_snippet(content: str, region: tuple[int, int], terms: dict[str, str], stemming: bool = True,
+                 size: int = SNIPPET_CHARS) -> Snippet:
+    """The ``size`` characters of ``content[region]`` holding the most distinct query terms
+    (the earliest such stretch; the region's start when no term occurs), cut between words."""
+    start, end = region
+    matches = _matches(content, start, end, terms, stemming)
+    if matches:
+        start = _best_start(matches, start, end, size)
+    return _cut(content, start, min(end, start + size), region, matches, terms)
+
+
+def _matches(content: str, start: int, end: int, terms: dict[str, str], stemming: bool) -> list[tuple[int, str]]:
+    """(offset, stem) of every query term in ``content[start:end]``."""
+    found = []
+    for match in TOKEN_RE.finditer(content, start, end):
+        word = match.group(0).lower()
+        stem = porter_stem(word) if stemming else word
+        if stem in terms:
+            found.append((match.start(), stem))
+    return found
+
+
+def _best_start(matches: list[tuple[int, str]], start: int, end: int, size: int) -> int:
+    """Where a ``size``-character stretch with the most distinct terms (then most matches) begins,
+    centred on the matches it holds."""
+    best: tuple[int, int] = (-1, -1)
+    chosen = (matches[0][0], matches[0][0])
+    right = 0
+    for left, (position, _) in enumerate(matches):
+        right = max(right, left)
+        while right + 1 < len(matches) and matches[right + 1][0] < position + size:
+            right += 1
+        inside = matches[left:right + 1]
+        score = (len({s for _, s in inside}), len(inside))
+        if score > best:
+            best, chosen = score, (position, inside[-1][0])
+    first, last = chosen
+    slack = max(0, size - (last - first)) // 2
+    return max(start, min(first - slack, end - size))
+
+
+def _cut(content: str, start: int, end: int, region: tuple[int, int], matches: list[tuple[int, str]],
+         terms: dict[str, str]) -> Snippet:
+    """The stretch moved to word boundaries and trimmed, with ``…`` where the region goes on."""
+    if start > region[0]:  # begin at a word, not inside one
+        space = content.find(" ", start, min(end, start + 40))
+        start = space + 1 if space >= 0 else start
+    if end < region[1]:
+        space = content.rfind(" ", max(start, end - 40), end)
+        end = space if space > start else end
+    while start < end and content[start].isspace():
+        start += 1
+    while end > start and content[end - 1].isspace():
+        end -= 1
+    text = (ELLIPSIS if start > region[0] else "") + content[start:end] + (ELLIPSIS if end < region[1] else "")
+    found = {stem for position, stem in matches if start <= position < end}
+    return Snippet(text, start, end, [terms[s] for s in terms if s in found])
+
+
+# -- duplicates --
+
+
+def shingles(text: str) -> frozenset[Any]:
+    """Word 3-grams of a text's first DEDUPE_WORDS words (case and punctuation ignored)."""
+    words = TOKEN_RE.findall(text[: DEDUPE_WORDS * 12].casefold())[:DEDUPE_WORDS]
+    if len(words) < DEDUPE_SHINGLE:
+        return frozenset([tuple(words)])
+    return frozenset(zip(*(words[i:] for i in range(DEDUPE_SHINGLE))))
+
+
+def near_duplicates(a: frozenset[Any], b: frozenset[Any]) -> bool:
+    """Identical words, or (both long enough) the shorter's shingles contained in the longer's."""
+    if a == b:
+        return True
+    small, large = (a, b) if len(a) <= len(b) else (b, a)
+    if len(small) < DEDUPE_MIN_SHINGLES:
+        return False
+    return len(small & large) >= DEDUPE_CONTAINMENT * len(small)
+
+
+def fold(texts: Sequence[str], limit: int) -> list[tuple[int, list[int]]]:
+    """Positions of the first ``limit`` distinct texts (in order) with the positions of the
+    later texts folded into each."""
+    kept: list[tuple[int, list[int], frozenset[Any]]] = []
+    for position, text in enumerate(texts):
+        signature = shingles(text)
+        home = next((k for k in kept if near_duplicates(k[2], signature)), None)
+        if home is not None:
+            home[1].append(position)
+        elif len(kept) < limit:
+            kept.append((position, [], signature))
+    return [(position, folded) for position, folded, _ in kept]
+
+
+# -- recency --
+
+
+def date_days(value: Any) -> float:
+    """Days since 1970-01-01 of an ISO-8601 date or date-time (NaN when it is none)."""
+    if isinstance(value, list):
+        value = value[0] if value else None
+    if not isinstance(value, str):
+        return math.nan
+    match = _DATE_RE.match(value)
+    if not match:
+        return math.nan
+    try:
+        parts = [int(p) if p else 0 for p in match.groups()]
+        moment = datetime(*parts, tzinfo=timezone.utc)  # type: ignore[misc]
+    except ValueError:
+        return math.nan
+    return moment.timestamp() / 86_400.0
+
+
+def recency_blend(score: float, days: float, today: float, half_life: float) -> float:
+    """``(1 - w) * score + w * 0.5 ** (age / half_life)`` with w = RECENCY_WEIGHT; a record
+    without a date keeps its score (it is neither boosted nor penalised)."""
+    if math.isnan(days):
+        return score
+    decay = 0.5 ** (max(0.0, today - days) / half_life)
+    return (1.0 - RECENCY_WEIGHT) * score + RECENCY_WEIGHT * decay
