@@ -18,6 +18,7 @@ import argparse
 import base64
 import json
 import random
+import re
 import statistics
 import subprocess
 import sys
@@ -115,7 +116,7 @@ def _render(rng: random.Random, m: dict) -> str:
     if m["parent"]:
         refs = " ".join(dict.fromkeys([m["root"]["mid"], m["parent"]["mid"]]))
         headers += [f"In-Reply-To: {m['parent']['mid']}", f"References: {refs}"]
-    body = m["body"].replace("\nFrom ", "\n>From ")
+    body = re.sub(r"(?m)^(>*From )", r">\1", m["body"])  # mboxrd: a body line starting "From " is escaped
     kind = rng.random()
     boundary = f"000000000000{rng.getrandbits(48):012x}"
     if kind < 0.35:  # plain text only

@@ -71,6 +71,8 @@ SIGNATURE_TYPES = frozenset({"application/pgp-signature", "application/pkcs7-sig
                              "application/x-pkcs7-signature", "application/pgp-encrypted"})
 # Headers a message has at most once (RFC 5322 3.6); a second one is read too, with a WARN.
 SINGLE_HEADERS = ("from", "to", "cc", "subject", "date", "message-id", "in-reply-to")
+# A Maildir file name ends in ":2," and its flags (";" "!" or "," where ":" is not allowed).
+MAILDIR_INFO = re.compile(r"[:;!,]2,([A-Za-z]*)$")
 MAILDIR_FLAGS = {"D": "draft", "F": "flagged", "P": "passed", "R": "replied", "S": "seen", "T": "trashed"}
 
 
@@ -108,7 +110,7 @@ def _mbox_mails(export: Export, file: ExportFile) -> Iterator[_Mail]:
     conversation = _mbox_name(file)
     for line, data in mbox_messages(file):
         if data.strip():
-            yield from _parse(export, file, data, line, conversation)
+            yield from _parse(export, file, data, line, conversation, cut=not data.endswith(b"\n"))
 
 
 def mbox_messages(file: ExportFile) -> Iterator[tuple[int, bytes]]:
@@ -194,12 +196,13 @@ def _maildir_mails(export: Export, file: ExportFile) -> Iterator[_Mail]:
     elif not _looks_like_mail(data[:8192]):
         return
     conversation = "/".join(f[1:] if f.startswith(".") and len(f) > 1 else f for f in folders) or "INBOX"
+    info = MAILDIR_INFO.search(file.name)
+    flags = [MAILDIR_FLAGS[f] for f in info.group(1) if f in MAILDIR_FLAGS] if info else []
     for mail in _parse(export, file, data, 1, conversation):
-        flags = file.name.rsplit(":2,", 1)[1] if ":2," in file.name else ""
-        mail.metadata["flags"] = [MAILDIR_FLAGS[f] for f in flags if f in MAILDIR_FLAGS] or None
+        mail.metadata["flags"] = flags or None
         # the file's name changes when a client flags it and new/ moves to cur/: the id
         # rests on the folder and the message id instead
-        mail.folder_id, mail.unique = conversation, file.name.split(":2,")[0]
+        mail.folder_id, mail.unique = conversation, file.name[:info.start()] if info else file.name
         yield mail
 
 
@@ -217,14 +220,16 @@ class _Mail:
     text: str
     new_part: str
     message_id: str | None
-    parent: str | None
+    links: list[str]  # the ids of References and In-Reply-To
     key: str
     metadata: dict[str, Any] = field(default_factory=dict)
     folder_id: str | None = None  # Maildir: ids rest on the folder, not on the file's changing name
     unique: str = ""  # Maildir: the file's name without its flags, to tell duplicates apart
 
 
-def _parse(export: Export, file: ExportFile, data: bytes, start: int, conversation: str) -> Iterator[_Mail]:
+def _parse(export: Export, file: ExportFile, data: bytes, start: int, conversation: str,
+           cut: bool = False) -> Iterator[_Mail]:
+    """One message's record data; ``cut``: the file ends inside it (a truncated mbox)."""
     end = start + data.rstrip().count(b"\n")
     if b"\n>From " in data:  # mboxrd escapes body "From " lines: unescape one level
         data = MBOXRD_ESCAPE.sub(rb"\1", data)
@@ -245,11 +250,13 @@ def _parse(export: Export, file: ExportFile, data: bytes, start: int, conversati
     author, to, cc = _addresses(fields, "from"), _addresses(fields, "to"), _addresses(fields, "cc")
     subject = text("subject")
     message_id = _message_id(text("message-id"))
-    parent = (_ids(text("references")) or _ids(text("in-reply-to")) or [None])[0]
+    links = _ids(text("references")) + _ids(text("in-reply-to"))
     texts: list[str] = []
     names: list[str] = []
     damage: set[str] = set() if header_end < len(data) or data.endswith(b"\n\n") else {"no body after the headers"}
     _collect(headers, body, texts, names, damage, 0)
+    if cut:
+        damage.add("the file ends in the middle of its last line")
     if damage:
         warn(None, f"the message is damaged ({', '.join(sorted(damage))}); what could be read is kept")
     parts = [clean_text(t) for t in texts] + ["\n".join(f"[attachment: {n}]" for n in names)]
@@ -262,14 +269,14 @@ def _parse(export: Export, file: ExportFile, data: bytes, start: int, conversati
         "date": iso(date), "author": _person(author[0]) if author else None,
         "participants": list(dict.fromkeys(p for pair in people for p in pair if p)) or None,
         "to": [_person(p) for p in to] or None, "cc": [_person(p) for p in cc] or None,
-        "subject": subject or None, "conversation": conversation, "thread": parent or message_id,
+        "subject": subject or None, "conversation": conversation, "thread": (links or [message_id])[0],
         "tags": _labels(text("x-gmail-labels")), "message_id": message_id,
         "gmail_thread": text("x-gm-thrid") or None,
     }
     key = message_id or hashlib.sha1(f"{metadata['date']}|{metadata['author']}|{subject}|{body_text[:500]}".encode(
         "utf-8", "surrogatepass")).hexdigest()[:12]
     body_line = start + data.count(b"\n", 0, header_end)
-    yield _Mail(file, start, max(end, start), body_line, body_text, _new_part(body_text), message_id, parent, key,
+    yield _Mail(file, start, max(end, start), body_line, body_text, _new_part(body_text), message_id, links, key,
                 metadata)
 
 
@@ -542,10 +549,12 @@ def _new_part(body: str) -> str:
 
 
 class _HtmlText(HTMLParser):
-    """HTML as readable text: block elements on their own lines, scripts and styles dropped."""
+    """HTML as readable text: paragraphs apart, lines and list items on lines of their own,
+    scripts and styles dropped."""
 
-    BLOCKS = frozenset({"p", "div", "br", "li", "tr", "table", "ul", "ol", "blockquote", "pre", "hr", "h1", "h2",
-                        "h3", "h4", "h5", "h6", "section", "article", "header", "footer", "dt", "dd"})
+    PARAGRAPHS = frozenset({"p", "div", "table", "ul", "ol", "blockquote", "pre", "h1", "h2", "h3", "h4", "h5",
+                            "h6", "section", "article", "header", "footer", "dl"})
+    LINES = frozenset({"br", "tr", "hr", "dt", "dd"})
     HIDDEN = frozenset({"script", "style", "head", "title"})
 
     def __init__(self) -> None:
@@ -556,18 +565,20 @@ class _HtmlText(HTMLParser):
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if tag in self.HIDDEN:
             self.hidden += 1
-        elif tag in self.BLOCKS:
+        elif tag in self.PARAGRAPHS:
+            self.parts.append("\n\n")
+        elif tag in self.LINES:
             self.parts.append("\n")
-            if tag == "li":
-                self.parts.append("- ")
+        elif tag == "li":
+            self.parts.append("\n- ")
         elif tag == "td":
             self.parts.append(" ")
 
     def handle_endtag(self, tag: str) -> None:
         if tag in self.HIDDEN:
             self.hidden = max(0, self.hidden - 1)
-        elif tag in self.BLOCKS:
-            self.parts.append("\n")
+        elif tag in self.PARAGRAPHS:
+            self.parts.append("\n\n")
 
     def handle_data(self, data: str) -> None:
         if not self.hidden:
@@ -591,36 +602,46 @@ def html_to_text(html: str) -> str:
 
 def _records(export: Export, mails: Iterable[_Mail]) -> list[Record]:
     mails = list(mails)
-    roots = _thread_roots(mails)
-    records = []
+    _set_threads(mails)
     seen: dict[str, int] = {}
+    return [_record(export, mail, seen) for mail in mails]
+
+
+def _set_threads(mails: list[_Mail]) -> None:
+    """A thread is every message linked by Message-ID, References or In-Reply-To (as
+    notmuch and mutt thread), across the collection, so a reply whose References are
+    wrong or cut still joins its conversation; it is named by its earliest message
+    present (the first References id when the thread's start is not in the mailbox)."""
+    parent: dict[str, str] = {}
+
+    def find(item: str) -> str:
+        root = item
+        while parent.get(root, root) != root:
+            root = parent[root]
+        while item != root:  # compress the path for the next look-up
+            parent[item], item = root, parent[item]
+        return root
+
+    for mail in mails:
+        ids = ([mail.message_id] if mail.message_id else []) + mail.links
+        for other in ids[1:]:
+            first, second = find(ids[0]), find(other)
+            if first != second:
+                parent[second] = first
+    earliest: dict[str, tuple[tuple[bool, str, str], str]] = {}
     for mail in mails:
         if mail.message_id:
-            mail.metadata["thread"] = roots.get(mail.message_id, mail.metadata["thread"])
-        elif mail.parent:
-            mail.metadata["thread"] = roots.get(mail.parent, mail.metadata["thread"])
-        records.append(_record(export, mail, seen))
-    return records
-
-
-def _thread_roots(mails: list[_Mail]) -> dict[str, str]:
-    """Each message id's thread: follow parents (first References id, else In-Reply-To)
-    through the collection to the root, so a reply that names only its parent still joins
-    its conversation; a loop (as in broken mail) settles on its smallest id."""
-    parent = {m.message_id: m.parent for m in mails if m.message_id and m.parent and m.parent != m.message_id}
-    roots: dict[str, str] = {}
-    for start in {m.message_id for m in mails if m.message_id} | {m.parent for m in mails if m.parent}:
-        chain, current = [start], start
-        while current in parent and current not in roots:
-            current = parent[current]
-            if current in chain:  # a loop
-                current = min(chain[chain.index(current):])
-                break
-            chain.append(current)
-        root = roots.get(current, current)
-        for item in chain:
-            roots.setdefault(item, root)
-    return roots
+            root, date = find(mail.message_id), mail.metadata.get("date")
+            rank = (date is None, date or "", mail.message_id)
+            if root not in earliest or rank < earliest[root][0]:
+                earliest[root] = (rank, mail.message_id)
+    for mail in mails:
+        ids = ([mail.message_id] if mail.message_id else []) + mail.links
+        if ids:
+            root = find(ids[0])
+            mail.metadata["thread"] = earliest[root][1] if root in earliest else mail.metadata["thread"]
+        else:
+            mail.metadata["thread"] = mail.key
 
 
 def _record(export: Export, mail: _Mail, seen: dict[str, int]) -> Record:
