@@ -57,13 +57,15 @@ MAIL_HEADERS = re.compile(rb"^(?:from|date|subject|message-id):", re.I | re.M)
 # quote ("On ... wrote:", possibly wrapped; "X writes:", other languages), and an
 # Outlook-style history that is not quoted at all ("-----Original Message-----", or a
 # "From:" line followed by "Sent:"/"Date:"), which runs to the end of the message.
-ATTRIBUTION = re.compile(
-    r"^(?:On\s[^\n]{0,200}(?:\n[^\n]{0,200})?\b(?:wrote|writes)|"
-    r"(?![ \t]*>)[^\n]{0,200}\b(?:wrote|writes|schrieb|a écrit|escribió|scrisse|skrev|kirjoitti|napisał))[ \t]?:[ \t]*\n"
-    r"(?=(?:[ \t]*\n)?[ \t]*>)", re.M | re.I)
+QUOTE_INTRO = re.compile(r"^(?:On\s[^\n]*\n)?(?![ \t]*>)[^\n]*\n(?:[ \t]*\n)?(?=[ \t]*>)", re.M)
+ATTRIBUTION = re.compile(r"^On\s.*\b(?:wrote|writes)\s?:\s*$|"
+                         r"\b(?:wrote|writes|schrieb|a écrit|escribió|scrisse|skrev|kirjoitti|napisał)\s?:\s*$",
+                         re.I | re.S)
 UNQUOTED_HISTORY = re.compile(r"^(?:-{2,}\s*Original Message\s*-{2,}|(?:_{10,}\n)?From:\s[^\n]*\n(?:Sent|Date):\s)",
                               re.M | re.I)
 QUOTED_LINE = re.compile(r"^[ \t]*>[^\n]*(?:\n|$)", re.M)
+MESSAGE_IDS = re.compile(r"<([^<>]+)>")
+BLANK_LINES = re.compile(r"\n{3,}")
 SURROGATES = re.compile("[\udc80-\udcff]")
 LATIN1_NAMES = frozenset({"iso-8859-1", "latin-1", "latin1", "iso_8859-1", "us-ascii", "ascii"})
 # Parts of these types sign or wrap a message; they are not attachments anyone sent.
@@ -312,8 +314,8 @@ class _Warner:
 
 def _header_end(data: bytes) -> int:
     """The offset after the blank line that ends the header block (the end when there is none)."""
-    found = re.search(rb"\r?\n\r?\n", data)
-    return found.end() if found else len(data)
+    ends = [(at, at + len(blank)) for blank in (b"\n\n", b"\n\r\n") if (at := data.find(blank)) >= 0]
+    return min(ends)[1] if ends else len(data)
 
 
 def _text_of(raw: str) -> str:
@@ -348,7 +350,7 @@ def _addresses(fields: dict[str, list[str]], name: str) -> list[tuple[str, str]]
     for value in fields.get(name) or ():
         value = value.replace("\r", " ").replace("\n", " ").strip()
         pairs += _fast_addresses(value) or getaddresses([value])
-    pairs = [(_text_of(n), _text_of(a)) for n, a in pairs]
+    pairs = [(_text_of(n) if n else n, a if a.isascii() else _text_of(a)) for n, a in pairs]
     return [(n, a if "@" in a or not n else "") for n, a in pairs if n or a]
 
 
@@ -392,7 +394,7 @@ def _message_id(value: str) -> str | None:
 
 
 def _ids(value: str) -> list[str]:
-    return [i.strip() for i in re.findall(r"<([^<>]+)>", value or "") if i.strip()]
+    return [i.strip() for i in MESSAGE_IDS.findall(value) if i.strip()] if "<" in value else []
 
 
 def _labels(value: str) -> list[str] | None:
@@ -415,11 +417,10 @@ def _collect(headers: Message, body: bytes, texts: list[str], names: list[str], 
     if kind == "multipart/encrypted":
         texts.append("[encrypted message: not decrypted]")
         return
-    if _is_attachment(headers):
+    if _is_attachment(headers, kind):
         names.append(_filename(headers) or kind)
         return
-    maintype = headers.get_content_maintype()
-    if maintype == "multipart" and depth < MAX_MIME_DEPTH:
+    if kind.startswith("multipart/") and depth < MAX_MIME_DEPTH:
         parts = [_split(p) for p in _multipart(body, headers.get_boundary(), damage)]
         if not parts:
             texts.append(_decode(body, headers))
@@ -481,21 +482,22 @@ def _line_break_before(body: bytes, at: int) -> int:
 
 def _best_alternative(parts: list[tuple[Message, bytes, int]]) -> tuple[Message, bytes, int]:
     """text/plain, else HTML, else a nested multipart, else the last (the richest, by the MIME rule)."""
+    kinds = [part[0].get_content_type() for part in parts]
     for wanted in ("text/plain", "text/html"):
-        for part in parts:
-            if part[0].get_content_type() == wanted and not _is_attachment(part[0]):
+        for part, kind in zip(parts, kinds):
+            if kind == wanted and not _is_attachment(part[0], kind):
                 return part
-    for part in parts:
-        if part[0].get_content_maintype() == "multipart":
+    for part, kind in zip(parts, kinds):
+        if kind.startswith("multipart/"):
             return part
     return parts[-1]
 
 
-def _is_attachment(part: Message) -> bool:
-    disposition = (part.get("content-disposition") or "").split(";", 1)[0].strip().lower()
-    if disposition == "attachment":
+def _is_attachment(part: Message, kind: str) -> bool:
+    disposition = part.get("content-disposition")
+    if disposition and disposition.split(";", 1)[0].strip().lower() == "attachment":
         return True
-    return part.get_content_maintype() not in ("text", "multipart", "message") and bool(_filename(part))
+    return not kind.startswith(("text/", "multipart/", "message/")) and bool(_filename(part))
 
 
 def _filename(part: Message) -> str | None:
@@ -544,8 +546,13 @@ def _new_part(body: str) -> str:
     found = UNQUOTED_HISTORY.search(body)
     new = body[:found.start()] if found else body
     if ">" in new:
-        new = QUOTED_LINE.sub("", ATTRIBUTION.sub("", new))
-    return clean_text(re.sub(r"\n{3,}", "\n\n", new))
+        new = QUOTED_LINE.sub("", QUOTE_INTRO.sub(_without_attribution, new))
+    return clean_text(BLANK_LINES.sub("\n\n", new))
+
+
+def _without_attribution(found: re.Match[str]) -> str:
+    """The line(s) just above a quote, unless they say who wrote it."""
+    return "" if ATTRIBUTION.search(found.group(0)) else found.group(0)
 
 
 class _HtmlText(HTMLParser):
@@ -582,7 +589,9 @@ class _HtmlText(HTMLParser):
 
     def handle_data(self, data: str) -> None:
         if not self.hidden:
-            self.parts.append(re.sub(r"\s+", " ", data))
+            words = " ".join(data.split())  # runs of whitespace are one space, as a browser shows them
+            before, after = " " if data[:1].isspace() else "", " " if data[-1:].isspace() and words else ""
+            self.parts.append(before + words + after)
 
 
 def html_to_text(html: str) -> str:
@@ -594,7 +603,7 @@ def html_to_text(html: str) -> str:
     except Exception:  # noqa: BLE001 - html.parser is lenient; never lose a message to markup
         return re.sub(r"<[^>]*>", " ", html)
     lines = [" ".join(line.split()) for line in "".join(parser.parts).split("\n")]
-    return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
+    return BLANK_LINES.sub("\n\n", "\n".join(lines)).strip()
 
 
 # -- records --
