@@ -368,3 +368,30 @@ def test_the_benchmark_mbox_loads_without_warnings(tmp_path: Path) -> None:
     assert {r.metadata["conversation"] for r in records} == {"All mail Including Spam and Trash"}
     for record in records[:50]:
         assert cited_lines(tmp_path, record)[0].startswith("From ")
+
+
+def test_a_message_no_rule_foresaw_is_a_warning_and_the_mailbox_goes_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    import vecbook.exports.mail as mail
+
+    real = mail._new_part
+
+    def choke(body: str) -> str:
+        if "hello world" in body:
+            raise RecursionError("too deep")
+        return real(body)
+
+    monkeypatch.setattr(mail, "_new_part", choke)
+    records, problems = load(MBOX)
+    assert len(records) == 8
+    assert problems == ["mail/mailpile_tests.mbx:2434: collection 'mail': message skipped: RecursionError: too deep"]
+
+
+def test_an_apple_mail_export_is_named_by_its_mailbox(tmp_path: Path) -> None:
+    box = tmp_path / "Inbox.mbox"
+    box.mkdir()
+    shutil.copy(MBOX / "mailpile_tests.mbx", box / "mbox")
+    (box / "table_of_contents").write_bytes(b"\x00\x01binary index")
+    records, problems = load(tmp_path)
+    assert problems == [] and len(records) == 9
+    assert {r.metadata["conversation"] for r in records} == {"Inbox"}
+    assert records[0].citation.startswith("mail/Inbox.mbox/mbox:1-183#")

@@ -112,7 +112,7 @@ def _mbox_mails(export: Export, file: ExportFile) -> Iterator[_Mail]:
     conversation = _mbox_name(file)
     for line, data in mbox_messages(file):
         if data.strip():
-            yield from _parse(export, file, data, line, conversation, cut=not data.endswith(b"\n"))
+            yield from _parse_one(export, file, data, line, conversation, cut=not data.endswith(b"\n"))
 
 
 def mbox_messages(file: ExportFile) -> Iterator[tuple[int, bytes]]:
@@ -200,7 +200,7 @@ def _maildir_mails(export: Export, file: ExportFile) -> Iterator[_Mail]:
     conversation = "/".join(f[1:] if f.startswith(".") and len(f) > 1 else f for f in folders) or "INBOX"
     info = MAILDIR_INFO.search(file.name)
     flags = [MAILDIR_FLAGS[f] for f in info.group(1) if f in MAILDIR_FLAGS] if info else []
-    for mail in _parse(export, file, data, 1, conversation):
+    for mail in _parse_one(export, file, data, 1, conversation):
         mail.metadata["flags"] = flags or None
         # the file's name changes when a client flags it and new/ moves to cur/: the id
         # rests on the folder and the message id instead
@@ -227,6 +227,16 @@ class _Mail:
     metadata: dict[str, Any] = field(default_factory=dict)
     folder_id: str | None = None  # Maildir: ids rest on the folder, not on the file's changing name
     unique: str = ""  # Maildir: the file's name without its flags, to tell duplicates apart
+
+
+def _parse_one(export: Export, file: ExportFile, data: bytes, start: int, conversation: str,
+               cut: bool = False) -> list[_Mail]:
+    """``_parse``, where a message no rule foresaw is a WARN at its line and the file goes on."""
+    try:
+        return list(_parse(export, file, data, start, conversation, cut))
+    except Exception as exc:  # noqa: BLE001 - one strange message must not cost the mailbox
+        export.warn(file, start, f"message skipped: {type(exc).__name__}: {exc}")
+        return []
 
 
 def _parse(export: Export, file: ExportFile, data: bytes, start: int, conversation: str,
