@@ -36,12 +36,12 @@ EXPECTED = [  # (citation, text): one window per chat and pause; cited by the fi
     ("im/chat.db#message:1", "+15551234567: Hey, how are you?\nme: I'm doing great, thanks!"),
     ("im/chat.db#message:3", "+15551234567: Want to grab lunch tomorrow?\nme: Sure, sounds good!"),
     ("im/chat.db#message:5", "+15551234567: See you at noon 🍕"),
-    ("im/chat.db#message:6", "alice@example.com: Check out this cool project!\nme: That looks awesome!"),
-    ("im/chat.db#message:8", "me: Can you send me the link?"),
-    ("im/chat.db#message:9", "alice@example.com: Here's the screenshot\n[attachment: screenshot.png]"),
     ("im/chat.db#message:10", "me: Who's free this Saturday?\n+15551234567: I'm in!"),
     ("im/chat.db#message:12", "+15559876543: Count me in too\nalice@example.com: What time works for everyone?"),
     ("im/chat.db#message:15", "me: Here's a photo of the venue\n[attachment: venue.jpg]"),
+    ("im/chat.db#message:6", "alice@example.com: Check out this cool project!\nme: That looks awesome!"),
+    ("im/chat.db#message:8", "me: Can you send me the link?"),
+    ("im/chat.db#message:9", "alice@example.com: Here's the screenshot\n[attachment: screenshot.png]"),
 ]
 
 
@@ -57,7 +57,7 @@ def chat_db(tmp_path: Path) -> Path:
 def test_the_fixture_loads_as_conversation_windows_with_row_citations(chat_db: Path) -> None:
     records, problems, facts = load_export(collection(chat_db))
     assert [(r.citation, r.text) for r in records] == EXPECTED
-    group = records[7]
+    group = records[4]
     assert group.metadata == {"date": "2025-06-15T09:00:00+00:00", "end_date": "2025-06-15T09:00:00+00:00",
                               "participants": ["+15559876543", "alice@example.com"],
                               "conversation": "Weekend Plans", "format": "imessage", "message_count": 2}
@@ -133,6 +133,21 @@ def test_an_older_schema_with_second_dates_and_an_unnamed_group(tmp_path: Path) 
          "+4915112345678: No date on this one", "ana@example.com, +4915112345678", "2016-11-05T00:53:20+00:00"),
     ]  # the tapback ("Loved ...") is not a message of its own; an undated message comes last
     assert [p.reason for p in problems] == ["collection 'im': 1 message without a date kept undated"]
+
+
+def test_one_persons_sms_and_imessage_chats_interleave_by_time(tmp_path: Path) -> None:
+    path = make_old_chat_db(tmp_path / "chat.db")
+    with sqlite3.connect(path) as db:
+        db.executescript("""
+            INSERT INTO chat VALUES (2, 'ana@example.com', NULL), (3, 'ana@example.com', NULL);
+            INSERT INTO message VALUES (10, 'G10', 'on iMessage', 1, 0, 600000000, 0),
+                                       (11, 'G11', 'on SMS', 1, 0, 600000030, 0),
+                                       (12, 'G12', 'iMessage again', 0, 1, 600000060, 0);
+            INSERT INTO chat_message_join VALUES (2, 10), (3, 11), (2, 12);
+        """)
+    records, _, _ = load_export(collection(tmp_path))
+    ana = [r for r in records if r.metadata["conversation"] == "ana@example.com"]
+    assert [r.text for r in ana] == ["ana@example.com: on iMessage\nana@example.com: on SMS\nme: iMessage again"]
 
 
 def test_a_corrupt_database_is_a_warning_not_a_failed_start(tmp_path: Path) -> None:

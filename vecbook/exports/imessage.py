@@ -109,6 +109,9 @@ def _messages(export: Export, file: ExportFile) -> list[Message]:
         author = "me" if from_me else handle or _only_member(members.get(chat_id)) or "?"
         messages.append(Message(conversation=conversation, author=author, text=words, file=file, line=None,
                                 end_line=None, when=when, id=guid or f"rowid-{rowid}", anchor=f"message:{rowid}"))
+    # one person's SMS and iMessage chats carry one name: their messages interleave by time,
+    # as Messages shows them
+    messages.sort(key=lambda m: (m.conversation, m.when is None, m.when or APPLE_EPOCH))
     if empty:
         export.warn(file, None, f"{_count(len(empty), 'message')} without text skipped "
                                 f"(message:{', message:'.join(map(str, empty[:5]))}{', ...' if len(empty) > 5 else ''})")

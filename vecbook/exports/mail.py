@@ -1,9 +1,11 @@
 """Mail: mbox files (Gmail Takeout, Thunderbird, Apple Mail) and Maildir folders, one record a message.
 
-Both formats share one parser (the standard library's ``email`` with the modern
-policy) and differ only in how messages are found: an mbox is streamed line by line
-and split at its ``From `` lines (never held whole), a Maildir's messages are the files
-of its ``cur/`` and ``new/`` folders, read and never renamed, moved or flagged.
+Both formats share one parser (the standard library's ``email`` package: ``Message``
+objects for headers, ``email.header`` and ``email.utils`` to decode them; MIME parts are
+split on their boundaries here, so attachments are never walked line by line) and differ
+only in how messages are found: an mbox is streamed in blocks and split at its ``From ``
+lines (never held whole), a Maildir's messages are the files of its ``cur/`` and ``new/``
+folders, read and never renamed, moved or flagged.
 
 A record's ``text`` is the whole body; what is embedded and keyword-indexed
 (``content``) is the subject, the sender and the message's own new part, without the
