@@ -247,10 +247,9 @@ def _parse(export: Export, file: ExportFile, data: bytes, start: int, conversati
     end = start + data.rstrip().count(b"\n")
     if b"\n>From " in data:  # mboxrd escapes body "From " lines: unescape one level
         data = MBOXRD_ESCAPE.sub(rb"\1", data)
-    headers, body, header_end = _split(data)
-    fields: dict[str, list[str]] = {}
-    for name, value in headers.raw_items():
-        fields.setdefault(name.lower(), []).append(value)
+    header_end = _header_end(data)
+    headers, fields = _headers(data[:header_end])
+    body = data[header_end:]
     if not (fields.keys() & {"from", "date", "subject", "message-id"}):
         export.warn(file, start, "not a mail message (no From, Date, Subject or Message-ID header); skipped")
         return
@@ -263,8 +262,8 @@ def _parse(export: Export, file: ExportFile, data: bytes, start: int, conversati
     date = _date(fields, warn)
     author, to, cc = _addresses(fields, "from"), _addresses(fields, "to"), _addresses(fields, "cc")
     subject = text("subject")
-    message_id = _message_id(text("message-id"))
-    links = _ids(text("references")) + _ids(text("in-reply-to"))
+    message_id = _message_id(_first(fields, "message-id"))
+    links = _ids(_first(fields, "references")) + _ids(_first(fields, "in-reply-to"))
     texts: list[str] = []
     names: list[str] = []
     damage: set[str] = set() if header_end < len(data) or data.endswith(b"\n\n") else {"no body after the headers"}
@@ -285,7 +284,7 @@ def _parse(export: Export, file: ExportFile, data: bytes, start: int, conversati
         "to": [_person(p) for p in to] or None, "cc": [_person(p) for p in cc] or None,
         "subject": subject or None, "conversation": conversation, "thread": (links or [message_id])[0],
         "tags": _labels(text("x-gmail-labels")), "message_id": message_id,
-        "gmail_thread": text("x-gm-thrid") or None,
+        "gmail_thread": _first(fields, "x-gm-thrid").strip() or None,
     }
     key = message_id or hashlib.sha1(f"{metadata['date']}|{metadata['author']}|{subject}|{body_text[:500]}".encode(
         "utf-8", "surrogatepass")).hexdigest()[:12]
@@ -295,18 +294,25 @@ def _parse(export: Export, file: ExportFile, data: bytes, start: int, conversati
 
 
 def _split(data: bytes) -> tuple[Message, bytes, int]:
-    """A message or part: its headers, its body's bytes, and where the body starts."""
+    """A MIME part: its Content-* headers, its body's bytes, and where the body starts."""
     header_end = _header_end(data)
-    return _headers(data[:header_end]), data[header_end:], header_end
+    return _headers(data[:header_end])[0], data[header_end:], header_end
 
 
-def _headers(block: bytes) -> Message:
-    """The header block as a compat32 Message, values raw (folding kept) as the email
-    parser stores them; a line that is no header (an mbox ``From `` line) is passed over."""
+def _headers(block: bytes) -> tuple[Message, dict[str, list[str]]]:
+    """The header block: its Content-* headers as a compat32 Message (for the email
+    package's MIME parameter parsing; the other headers would only slow its look-ups),
+    and every header's raw values (folding kept) by lower-case name. A line that is no
+    header (an mbox ``From `` line) is passed over."""
     message = Message(policy=POLICY)
+    fields: dict[str, list[str]] = {}
     for found in HEADER_FIELD.finditer(block.decode("ascii", "surrogateescape")):
-        message.set_raw(found.group(1), found.group(2).rstrip("\r\n"))
-    return message
+        name, value = found.group(1), found.group(2).rstrip("\r\n")
+        lower = name.lower()
+        fields.setdefault(lower, []).append(value)
+        if lower.startswith("content-"):
+            message.set_raw(name, value)
+    return message, fields
 
 
 class _Warner:
@@ -353,6 +359,12 @@ def _header_text(fields: dict[str, list[str]]) -> Callable[[str], str]:
         values = fields.get(name)
         return _text_of(values[0]) if values else ""
     return text
+
+
+def _first(fields: dict[str, list[str]], name: str) -> str:
+    """A header's first raw value (ids and numbers: nothing to decode)."""
+    values = fields.get(name)
+    return values[0] if values else ""
 
 
 def _addresses(fields: dict[str, list[str]], name: str) -> list[tuple[str, str]]:
