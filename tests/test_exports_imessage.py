@@ -220,3 +220,15 @@ def test_imessage_is_searched_and_filtered_beside_the_notes(tmp_path: Path, chat
     assert {h.citation for h in mine} >= {"im/chat.db#message:8"}
     assert all("me" in h.metadata["participants"] and h.metadata["date"] >= "2025-06-01" for h in mine)
     assert book.stats()["collections"]["im"]["format"] == "imessage"
+
+
+def test_the_benchmark_chat_db_loads_without_warnings(tmp_path: Path) -> None:
+    from bench.export_imessage import generate
+
+    generate(tmp_path, 400, seed=2)
+    records, problems, _ = load_export(collection(tmp_path))
+    assert problems == []
+    assert sum(r.metadata["message_count"] for r in records) < 400  # tapbacks are not messages
+    assert any("[attachment: IMG_" in r.text for r in records)
+    assert all(r.citation.startswith("im/chat.db#message:") and r.metadata["date"] for r in records)
+    assert any(r.metadata["conversation"].startswith("Group ") for r in records)
