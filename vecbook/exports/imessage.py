@@ -179,6 +179,10 @@ def _only_member(members: list[str] | None) -> str | None:
 
 def _text(text: Any, body: Any, attachments: list[str]) -> str:
     """The message's words: ``text``, else the string inside ``attributedBody``; attachments named."""
+    if isinstance(text, str) and not attachments:  # the common case, kept fast
+        plain = text.strip()
+        if plain and "\ufffc" not in plain and "\ufffd" not in plain:
+            return plain if "\n" not in plain else clean_text(plain)
     words = text if isinstance(text, str) and text.strip() else None
     if words is None and isinstance(body, bytes):
         words = attributed_body_text(body)
