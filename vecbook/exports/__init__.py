@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import importlib
 import logging
-from types import ModuleType
 from typing import Any
 
 from ..config import CollectionConfig, ConfigError
@@ -17,7 +16,8 @@ from .base import Export
 
 log = logging.getLogger("vecbook")
 
-# format name -> (module in this package, what it reads): the registry.
+# format name -> (module in this package, what it reads): the registry. "module:name" is a
+# reader object in a module that reads several formats (mail: mbox and Maildir).
 FORMATS: dict[str, tuple[str, str]] = {
     "discord": ("discord", "DiscordChatExporter JSON"),
     "whatsapp": ("whatsapp", "WhatsApp chat export .txt or .zip"),
@@ -26,12 +26,17 @@ FORMATS: dict[str, tuple[str, str]] = {
     "ics": ("ics", "iCalendar .ics files"),
     "markdown": ("markdown", "Markdown notes and Obsidian vaults"),
     "superwhisper": ("superwhisper", "SuperWhisper recordings folder (meta.json)"),
+    "imessage": ("imessage", "macOS Messages chat.db"),
+    "mbox": ("mail:mbox", "mbox mailbox (Gmail Takeout, Thunderbird, Apple Mail)"),
+    "maildir": ("mail:maildir", "Maildir folder (cur/new/tmp)"),
 }
 
 
-def reader(format_name: str) -> ModuleType:
-    """The module that reads ``format_name``."""
-    return importlib.import_module(f".{FORMATS[format_name][0]}", __name__)
+def reader(format_name: str) -> Any:
+    """The module (or the module's reader object) with ``detect`` and ``read`` for ``format_name``."""
+    module, _, name = FORMATS[format_name][0].partition(":")
+    found = importlib.import_module(f".{module}", __name__)
+    return getattr(found, name) if name else found
 
 
 def format_list() -> str:

@@ -225,13 +225,14 @@ class Message:
     author: str
     text: str
     file: ExportFile
-    line: int
-    end_line: int
+    line: int | None  # None: the export is a database, whose rows have no lines
+    end_line: int | None
     when: datetime | None = None  # for time gaps; aware where the export carries the zone
     id: str | None = None  # the app's message id, where it has one
     thread: str | None = None
     role: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)  # format-specific keys for the window
+    anchor: str | None = None  # the citation's "#..." when not the id (a database row: "table:rowid")
 
     @property
     def date(self) -> str | None:
@@ -320,16 +321,23 @@ def _window_record(export: Export, window: list[Message]) -> Record:
         metadata["role"] = roles if len(roles) > 1 else roles[0]
     metadata.update(format=export.format, message_count=len(window))
     metadata = {k: v for k, v in metadata.items() if v is not None}
-    return export_record(export, first.file, text, min(m.line for m in window), max(m.end_line for m in window),
-                         metadata, first.key(), anchor=first.id, segments=tuple(segments))
+    starts = [m.line for m in window]
+    ends = [m.end_line for m in window]
+    if None in starts or None in ends:  # database rows: cited by the first message's row, no lines
+        return export_record(export, first.file, text, None, None, metadata, first.key(),
+                             anchor=first.anchor or first.id)
+    return export_record(export, first.file, text, min(starts), max(ends),  # type: ignore[type-var]
+                         metadata, first.key(), anchor=first.anchor or first.id, segments=tuple(segments))
 
 
-def export_record(export: Export, file: ExportFile, text: str, line: int, end_line: int,
+def export_record(export: Export, file: ExportFile, text: str, line: int | None, end_line: int | None,
                   metadata: dict[str, Any], key: str, anchor: str | None = None, content: str | None = None,
                   segments: tuple[tuple[int, int, int], ...] = ()) -> Record:
     """A record from an export file: ``id`` is ``<collection>:<file>#<key>`` (stable as long
-    as the item is), ``citation`` is ``<file>:<line>-<end>`` plus ``#<anchor>`` (the app's id)."""
-    citation = f"{file.label}:{line}-{end_line}" + (f"#{anchor}" if anchor else "")
+    as the item is), ``citation`` is ``<file>:<line>-<end>`` plus ``#<anchor>`` (the app's id);
+    a database export has no lines (``line`` None): ``<file>#<anchor>``, as SQLite rows are cited."""
+    where = file.label if line is None else f"{file.label}:{line}-{end_line}"
+    citation = where + (f"#{anchor}" if anchor else "")
     return Record(text=text, file_path=file.label, line_number=line, end_line=end_line, metadata=metadata,
                   source=export.name, id=f"{export.name}:{file.rel}#{key}", citation=citation,
                   content=text if content is None else content, segments=segments)

@@ -1,0 +1,397 @@
+"""Mail export collections: mbox files and Maildir folders, one record a message, read in place."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+import vecbook
+from vecbook.config import CollectionConfig
+from vecbook.exports import FORMATS, detect_format, load_export, open_export, reader
+from vecbook.exports.mail import html_to_text
+
+from conftest import EXPORTS, FakeEmbedder, cited_lines
+
+EMAIL = EXPORTS / "email"
+MBOX = EMAIL / "mbox"
+MAILPILE = EMAIL / "maildir_mailpile"
+NOTMUCH = EMAIL / "maildir_notmuch-test-corpora"
+
+
+def collection(path: Path, name: str = "mail", fmt: str | None = None) -> CollectionConfig:
+    return CollectionConfig(name=name, path=path, database_label=str(path), format=fmt)
+
+
+def load(path: Path, name: str = "mail", fmt: str | None = None) -> tuple[list[vecbook.Record], list[str]]:
+    records, problems, _ = load_export(collection(path, name, fmt))
+    return records, [str(p) for p in problems]
+
+
+def snapshot(root: Path) -> dict[str, tuple[bytes | None, int]]:
+    """Every file's bytes and every file's and folder's mtime under root."""
+    found = {}
+    for folder, dirs, names in os.walk(root):
+        for name in dirs + names:
+            path = Path(folder, name)
+            found[str(path.relative_to(root))] = (path.read_bytes() if path.is_file() else None,
+                                                  path.stat().st_mtime_ns)
+    return found
+
+
+def message(headers: str, body: str | bytes, encoding: str = "utf-8") -> bytes:
+    """A message file from header lines and a body (bytes kept as they are)."""
+    raw = body if isinstance(body, bytes) else body.encode(encoding)
+    return headers.strip().encode("utf-8") + b"\n\n" + raw + b"\n"
+
+
+# -- mbox: the fixture, message by message --
+
+MBOX_EXPECTED = [  # citation (From line to last line), subject, author, date
+    ("mail/mailpile_tests.mbx:1-183", "Moderation request [kde-isl] <bang>",
+     "test&test <kde-isl+askrift@example.com>", "2013-09-16T00:27:03+00:00"),
+    ("mail/mailpile_tests.mbx:185-2383", "✈ Northern Lights Extravaganza: Iceland from DKK599/£69/€96",
+     "Bjarni Rúnar Einarsson <no-reply@example.com>", "2013-09-16T11:54:18+00:00"),
+    ("mail/mailpile_tests.mbx:2385-2432", "Testing encryption, raw ISO-8859-1: áéíóúýþæöðÁÉÍÓÚÝÞÆÖÐ",
+     "Bjarni Runar Einarsson <bre@slinky>", "2014-01-10T15:32:15+00:00"),
+    ("mail/mailpile_tests.mbx:2434-2476", "Testing signatures, raw UTF-8: áéíóúýþæöðÁÉÍÓÚÝÞÆÖÐ",
+     "Bjarni Runar Einarsson <bre@slinky>", "2014-01-10T15:32:54+00:00"),
+    ("mail/mailpile_tests.mbx:2478-2563", "Email That Is Encrypted", "Brennan Novak <hi@brennannovak.com>",
+     "2014-01-10T15:36:04+00:00"),
+    ("mail/mailpile_tests.mbx:2565-2695", "Email That Is Signed", "Brennan Novak <hi@brennannovak.com>",
+     "2014-01-10T15:35:29+00:00"),
+    ("mail/mailpile_tests.mbx:2697-2729", "Inline encryption test", "Bjarni Runar Einarsson <bre@slinky>",
+     "2014-01-10T15:53:35+00:00"),
+    ("mail/mailpile_tests.mbx:2732-2813", "PGP Testing Email", "Barnaby Walters <barnaby@woots>",
+     "2014-01-17T17:19:50+00:00"),
+    ("mail/mailpile_tests.mbx:2815-2898", "RE: [PATCH v3 00/11] usbip: features to USB over WebSocket",
+     "ATA NOO <Noa@fujihamfist>", "2015-04-28T09:35:25+00:00"),
+]
+
+
+def test_the_mbox_fixture_is_one_record_a_message() -> None:
+    records, problems = load(MBOX)
+    assert problems == []
+    assert [(r.citation.split("#")[0], r.metadata["subject"], r.metadata["author"], r.metadata["date"])
+            for r in records] == MBOX_EXPECTED
+    signed = records[3]  # multipart/signed: the text part, the signature left out
+    assert signed.text == "This should be a signed message, hello world!\n\nLa la la."
+    assert signed.content == ("Subject: Testing signatures, raw UTF-8: áéíóúýþæöðÁÉÍÓÚÝÞÆÖÐ\n"
+                              "From: Bjarni Runar Einarsson <bre@slinky>\n\n" + signed.text)
+    assert signed.metadata == {
+        "date": "2014-01-10T15:32:54+00:00", "author": "Bjarni Runar Einarsson <bre@slinky>",
+        "participants": ["Bjarni Runar Einarsson", "bre@slinky"], "to": ["Bjarni Runar Einarsson <bre@slinky>"],
+        "subject": "Testing signatures, raw UTF-8: áéíóúýþæöðÁÉÍÓÚÝÞÆÖÐ", "conversation": "mailpile_tests",
+        "thread": "20140110153254.GB12247@slinky", "message_id": "20140110153254.GB12247@slinky", "format": "mbox"}
+    assert (signed.id, signed.citation) == ("mail:mailpile_tests.mbx#20140110153254.GB12247@slinky",
+                                            "mail/mailpile_tests.mbx:2434-2476#20140110153254.GB12247@slinky")
+    # the header lines of the content map to the message's headers, its words to the body
+    assert signed.lines_of(0, 10) == (2434, 2453)
+    assert signed.lines_of(len(signed.content) - 5, len(signed.content)) == (2454, 2476)
+    assert records[4].text == "[encrypted message: not decrypted]"  # PGP/MIME
+    assert records[1].metadata["thread"] == records[0].metadata["message_id"]  # its In-Reply-To
+
+
+def test_mbox_cited_lines_read_back_to_their_message() -> None:
+    records, _ = load(MBOX)
+    for record in records:
+        lines = cited_lines(MBOX, record)
+        assert lines[0].startswith("From ") and lines[-1].strip(), record.citation
+        assert sum(line.startswith("From ") for line in lines) == 1  # one message, not two
+        assert any(record.metadata["message_id"] in line for line in lines if re.match(r"(?i)message-id:", line))
+
+
+def test_a_reply_keeps_its_quotes_in_text_but_embeds_only_its_own_words() -> None:
+    records, _ = load(MBOX)
+    reply = records[8]
+    quoted = "> I don't see what are the benefits of such kernel driver?"
+    assert quoted in reply.text
+    assert "kernel driver?" not in reply.content and "Yes.\n\nSorry repeating comment" in reply.content
+
+
+# -- Maildir --
+
+MAILPILE_EXPECTED = [  # citation, id, subject, flags
+    ("mail/cur/1379857166.25979_1.hottie,2,S:1-748", "mail:INBOX#C8.E0.59218.EAA66325@spruce-goose.twitter.com",
+     "Bjarni R. Einarsson, you have new followers on Twitter!", ["seen"]),
+    ("mail/cur/1379857166.25979_3.hottie,2,S:1-954", "mail:INBOX#017101ceb2cb$f956bec0$ec043c40$@is",
+     "[Feministinn] Á fimmtudaginn: Konurnar flykkjast í fjarnámið - staða og rými háskólamenntaðra kvenna í "
+     "dreifbýli", ["seen"]),
+    ("mail/cur/1379857166.25979_5.hottie,2,S:1-1000", "mail:INBOX#D2.79.59218.FB8E6325@spruce-goose.twitter.com",
+     "Brennan Novak (@brennannovak) mentioned you on Twitter!", ["seen"]),
+    ("mail/cur/1379857166.25979_7.hottie,2,S:1-886", "mail:INBOX#1B.55.54750.5EDB7325@spring-chicken.twitter.com",
+     "Bjarni R. Einarsson, you have new followers on Twitter!", ["seen"]),
+    ("mail/cur/1379857166.25979_9.hottie,2,S:1-6966", "mail:INBOX#00e001ceb390$e573ff10$b05bfd30$@is",
+     "[Feministinn] Emerging ideas in masculinity research - Second call", ["seen"]),
+    ("mail/cur/1379857166.25980_9.hottie,2,S:1-35", "mail:INBOX#518e7b74090a", "Test message", ["seen"]),
+    ("mail/cur/1379857166.25981_10.hottie,2,S:1-45", "mail:INBOX#5c948b14ac19", "Encrypted test message", ["seen"]),
+    ("mail/cur/broken_email_1396694612:1-857", 
+     "mail:INBOX#73ed86d918cf26bfbf6cc6c1d3e3df2695d.20140405023914@mail351.us3.mcdlv.net",
+     "Verb. Target. Outcome.", None),
+    ("mail/cur/encrypted-empty-content-w-key.eml:1-60", "mail:INBOX#569ACDC4.2020300@example.com",
+     "my key", None),
+    ("mail/cur/fw-question-1443197278.mbx:1-8", "mail:INBOX#6368e2080b51", "Fw: About shrubberies", None),
+    ("mail/cur/mailpile-1398950855.mbx:1-820", "mail:INBOX#48d72c96395882ac2883572e25a47827@anarchism.is", "My key", None),
+    ("mail/cur/mailpile-1400069992.mbx:1-643", 
+     "mail:INBOX#f38s7nk064or5h7pjjwzsj4kt-a881f968-36a7-4af7-b027-a12d6b686326@square.com",
+     "Re: Here's $1", None),
+    ("mail/cur/no-subject-1400067892.mbx:1-7", "mail:INBOX#f62d9a4d6a2f", None, None),
+]
+
+
+def test_the_mailpile_maildir_is_one_record_a_file() -> None:
+    records, problems = load(MAILPILE)
+    assert [(r.citation.split("#")[0], r.id, r.metadata.get("subject"), r.metadata.get("flags"))
+            for r in records] == MAILPILE_EXPECTED
+    assert problems == [f"mail/cur/{name}:1: collection 'mail': the message has no Date header; kept undated"
+                        for name in ("1379857166.25980_9.hottie,2,S", "1379857166.25981_10.hottie,2,S",
+                                     "fw-question-1443197278.mbx", "no-subject-1400067892.mbx")]
+    latin = records[1]  # declared ISO-8859-1, written in Windows-1252: its dash is read as one
+    assert latin.metadata["date"] == "2013-09-16T11:00:37"  # "-0000": no zone known, kept naive
+    assert "fjarnámið – staða" in latin.text
+    assert {r.metadata["conversation"] for r in records} == {"INBOX"}
+
+
+def test_maildir_cited_lines_are_the_whole_message_file() -> None:
+    for root in (MAILPILE, NOTMUCH):
+        records, _ = load(root)
+        for record in records:
+            lines = cited_lines(root, record)
+            whole = (root / record.file_path.split("/", 1)[1]).read_bytes().decode("utf-8", "replace")
+            assert record.line_number == 1 and record.end_line == len(whole.rstrip().splitlines()), record.citation
+            mid = record.metadata.get("message_id")
+            assert mid is None or any(mid in line for line in lines), record.citation
+
+
+def test_the_notmuch_tree_loads_with_warnings_for_its_broken_messages() -> None:
+    records, problems = load(NOTMUCH)
+    assert len(records) == 320
+    assert problems == [
+        "mail/attachment/text-calendar.eml:4: collection 'mail': the Date header 'Thu Jan 01 00:00:10 +0000' "
+        "is not a date; kept undated",
+        "mail/broken/broken-cc:5: collection 'mail': the message has 2 'Cc' headers; all are read",
+    ]
+    by_file = {r.file_path.split("/", 1)[1]: r for r in records}
+    broken_cc = by_file["broken/broken-cc"]
+    assert broken_cc.metadata["cc"] == ["Bob <bob@example.org>", "Charles <charles@example.org>"]
+    loop = by_file["broken/loop/loop-12"].metadata["thread"], by_file["broken/loop/loop-21"].metadata["thread"]
+    assert loop == ("mid-loop-12@example.org", "mid-loop-12@example.org")  # a reply loop is one thread
+    assert by_file["html/attribute-text"].text == "hunter2"  # HTML as text; attribute values are not text
+    assert by_file["attachment/x-gtar-compressed.eml"].text.endswith("[attachment: zendesk-email-loop2.tgz]")
+    assert by_file["crypto/simple-encrypted"].text == "[encrypted message: not decrypted]"
+    assert by_file["default/bar/17:2,"].metadata["conversation"] == "default/bar"
+    assert by_file["default/cur/29:2,"].metadata["conversation"] == "default"
+    # the To header "unlisted-recipients:; (no To-header on input)" is an empty group
+    lkml = by_file["lkml/cur/1382298770.002930:2,"]
+    assert "linux-kernel-u79uwXL29TY76Z2rM5mHXA@public.gmane.org" in lkml.metadata["participants"]
+
+
+def test_a_thread_is_found_whole_even_where_replies_name_only_their_parent() -> None:
+    records, _ = load(NOTMUCH / "threading" / "parent-priority")
+    assert {r.file_path.rsplit("/", 1)[1]: r.metadata["thread"] for r in records} == {
+        "child": "B00-root@example.org", "grand-child": "B00-root@example.org", "root": "B00-root@example.org"}
+    # (the child's References names "B00--root", a typo; its In-Reply-To names the root)
+
+
+# -- decoding: headers, charsets, MIME, HTML --
+
+def test_encoded_headers_charsets_html_and_attachments(tmp_path: Path) -> None:
+    cur = tmp_path / "cur"
+    cur.mkdir()
+    (cur / "1.host:2,S").write_bytes(message(
+        "From: =?UTF-8?Q?Bj=C3=B6rk=2C_Gu=C3=B0mundsd=C3=B3ttir?= <bjork@example.is>\n"
+        "To: Ana <ana@example.com>, =?ISO-8859-1?Q?Jos=E9?= <jose@example.es>\n"
+        "Subject: =?UTF-8?B?w5xiZXIgZGllIExpZWZlcnVuZw==?=\nDate: Tue, 5 Mar 2024 09:15:00 +0100\n"
+        "Message-ID: <enc@example.is>\nX-Gmail-Labels: Inbox,\"Receipts, 2024\",Work\n"
+        "Content-Type: multipart/mixed; boundary=\"outer\"",
+        "--outer\nContent-Type: multipart/alternative; boundary=\"alt\"\n\n"
+        "--alt\nContent-Type: text/html; charset=utf-8\n\n<p>not this one</p>\n"
+        "--alt\nContent-Type: text/plain; charset=utf-8\nContent-Transfer-Encoding: quoted-printable\n\n"
+        "Gr=C3=BC=C3=9Fe aus Reykjav=C3=ADk\n--alt--\n"
+        "--outer\nContent-Type: application/pdf\nContent-Disposition: attachment;"
+        " filename*=UTF-8''Rechnung%20M%C3%A4rz.pdf\nContent-Transfer-Encoding: base64\n\nJVBERi0xLjQK\n--outer--"))
+    (cur / "2.host:2,").write_bytes(message(  # 8-bit Latin-1 under a UTF-8 label, and an undeclared part
+        "From: x@example.com\nSubject: charsets\nDate: Wed, 6 Mar 2024 10:00:00 +0000\n"
+        "Content-Type: multipart/mixed; boundary=b",
+        b"--b\nContent-Type: text/plain; charset=utf-8\n\ncaf\xe9 cr\xe8me\n"
+        b"--b\nContent-Type: text/plain; charset=x-unknown-charset\n\nna\xc3\xafve\n--b--"))
+    (cur / "3.host:2,").write_bytes(message(
+        "From: news@example.com\nSubject: HTML only\nDate: Thu, 7 Mar 2024 10:00:00 +0000\n"
+        "Content-Type: text/html; charset=utf-8",
+        "<html><head><style>p {color: red}</style><title>t</title></head><body><h1>Spring&nbsp;sale</h1>"
+        "<p>Up to <b>50%</b> off<br>this week</p><script>track()</script><ul><li>tea</li><li>cake</li></ul>"
+        "</body></html>"))
+    records, problems = load(tmp_path)
+    assert problems == []
+    first, second, third = records
+    assert first.metadata["author"] == "Björk, Guðmundsdóttir <bjork@example.is>"  # an encoded comma is no split
+    assert first.metadata["participants"] == ["Björk, Guðmundsdóttir", "bjork@example.is", "Ana", "ana@example.com",
+                                              "José", "jose@example.es"]
+    assert first.metadata["subject"] == "Über die Lieferung"
+    assert first.metadata["tags"] == ["Inbox", "Receipts, 2024", "Work"]
+    assert first.metadata["date"] == "2024-03-05T09:15:00+01:00"
+    assert first.text == "Grüße aus Reykjavík\n\n[attachment: Rechnung März.pdf]"
+    assert second.text == "café crème\n\nnaïve"
+    assert third.text == "Spring sale\n\nUp to 50% off\nthis week\n\n- tea\n- cake"
+
+
+def test_html_to_text_drops_markup_scripts_and_keeps_blocks() -> None:
+    assert html_to_text("<div>a &amp; b</div><div>c<br/>d</div><script>x()</script>") == "a & b\n\nc\nd"
+
+
+# -- bad input --
+
+def test_a_truncated_mbox_warns_at_the_cut_message_and_keeps_the_rest(tmp_path: Path) -> None:
+    data = (MBOX / "mailpile_tests.mbx").read_bytes()
+    cut = data.index(b"b25zIGFzIGxpYnVzYiBpcw0K") + 10  # mid-line in the last message's base64 body
+    (tmp_path / "Inbox.mbox").write_bytes(data[:cut])
+    records, problems = load(tmp_path)
+    assert len(records) == 9 and records[-1].text.endswith("compatible with most kernel versions as")
+    assert problems == ["mail/Inbox.mbox:2815: collection 'mail': the message is damaged (InvalidBase64Defect, "
+                        "the file ends in the middle of its last line); what could be read is kept"]
+    assert records[-1].metadata["conversation"] == "Inbox"
+
+
+def test_an_mbox_cut_inside_the_headers_warns(tmp_path: Path) -> None:
+    data = (MBOX / "mailpile_tests.mbx").read_bytes()
+    (tmp_path / "x.mbox").write_bytes(data[:data.index(b"Message-ID: <HKNPR")])
+    records, problems = load(tmp_path)
+    assert len(records) == 9
+    assert problems == ["mail/x.mbox:2815: collection 'mail': the message is damaged "
+                        "(no body after the headers); what could be read is kept"]
+
+
+def test_unreadable_and_non_mail_files_warn_and_the_rest_loads(tmp_path: Path) -> None:
+    shutil.copytree(MAILPILE, tmp_path / "box")
+    (tmp_path / "box" / "cur" / "gone:2,S").symlink_to(tmp_path / "nowhere")
+    (tmp_path / "box" / "new" / "junk:2,").write_bytes(b"\x00\x01 not mail at all\n")
+    records, problems = load(tmp_path / "box")
+    assert len(records) == len(MAILPILE_EXPECTED)
+    assert "mail/cur/gone:2,S: collection 'mail': cannot read file: No such file or directory" in problems
+    assert ("mail/new/junk:2,:1: collection 'mail': not a mail message (no From, Date, Subject or Message-ID "
+            "header); skipped") in problems
+
+
+def test_loading_never_writes_to_the_mail_folders(tmp_path: Path) -> None:
+    shutil.copytree(NOTMUCH, tmp_path / "notmuch", symlinks=True)
+    shutil.copytree(MAILPILE, tmp_path / "mailpile", symlinks=True)
+    shutil.copytree(MBOX, tmp_path / "mbox", symlinks=True)
+    before = snapshot(tmp_path)
+    for name in ("notmuch", "mailpile", "mbox"):
+        records, _ = load(tmp_path / name)
+        assert records
+    assert snapshot(tmp_path) == before  # same files, same bytes, same mtimes: no flag set, nothing moved
+
+
+# -- ids --
+
+def test_ids_survive_new_messages_and_maildir_flag_changes(tmp_path: Path) -> None:
+    data = (MBOX / "mailpile_tests.mbx").read_bytes()
+    (tmp_path / "a.mbox").write_bytes(data)
+    before = [r.id for r in load(tmp_path)[0]]
+    (tmp_path / "a.mbox").write_bytes(data + b"\n" + data.split(b"\n\nFrom ")[0] + b"\n")  # a copy appended
+    after = [r.id for r in load(tmp_path)[0]]
+    assert after[:9] == before and after[9] == before[0] + "~2"
+
+    box = tmp_path / "box"
+    shutil.copytree(MAILPILE, box)
+    ids = {r.id for r in load(box)[0]}
+    (box / "cur" / "1379857166.25979_1.hottie,2,S").rename(box / "new" / "1379857166.25979_1.hottie")
+    (box / "cur" / "mailpile-1398950855.mbx").rename(box / "cur" / "mailpile-1398950855.mbx:2,RS")
+    assert {r.id for r in load(box)[0]} == ids
+
+
+# -- detection --
+
+@pytest.mark.parametrize("path, fmt", [(MBOX, "mbox"), (MBOX / "mailpile_tests.mbx", "mbox"),
+                                       (MAILPILE, "maildir"), (NOTMUCH, "maildir")])
+def test_each_mail_fixture_is_detected_as_its_format(path: Path, fmt: str) -> None:
+    assert detect_format(collection(path)) == fmt
+
+
+@pytest.mark.parametrize("folder", sorted(p.name for p in EXPORTS.iterdir() if p.is_dir() and p.name != "email"))
+def test_the_mail_detectors_say_no_to_other_exports(folder: str) -> None:
+    export = open_export(collection(EXPORTS / folder))
+    assert not reader("mbox").detect(export) and not reader("maildir").detect(export)
+
+
+def test_no_other_reader_claims_the_mail_fixtures() -> None:
+    for path in (MBOX, MAILPILE, NOTMUCH):
+        export = open_export(collection(path))
+        assert [n for n in FORMATS if n not in ("mbox", "maildir") and reader(n).detect(export)] == []
+
+
+# -- search and filters --
+
+def test_mail_is_searched_and_filtered_by_date_people_thread_tags_and_source(tmp_path: Path) -> None:
+    from bench.export_mail import WORDS, generate
+
+    generate(tmp_path / "takeout", 120, seed=3)
+    every = " ".join(sorted(set(WORDS)))  # every word the generated mail is made of
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "a.txt").write_text("a note about the budget\n")
+    (tmp_path / "vecbook.toml").write_text(
+        f'data_directory = "notes"\n'
+        f'[[collections]]\nname = "gmail"\npath = "{tmp_path / "takeout"}"\n'
+        f'[[collections]]\nname = "box"\npath = "{NOTMUCH / "default"}"\n')
+    book = vecbook.VecBook(config=vecbook.load_config(tmp_path / "vecbook.toml"), embedder=FakeEmbedder())
+    records, _ = load(tmp_path / "takeout", name="gmail")
+    assert len(records) == 120 and book.stats()["collections"]["gmail"]["format"] == "mbox"
+
+    hits = book.search("budget", mode="keyword", max_results=200, filters={"source": "gmail"})
+    assert hits and all(h.source == "gmail" for h in hits)
+    reply = next(r for r in records if r.metadata["subject"].startswith("Re: "))
+    thread = book.search(every, mode="keyword", max_results=200, filters={"thread": reply.metadata["thread"]})
+    expected = {r.id for r in records if r.metadata["thread"] == reply.metadata["thread"]}
+    assert {h.id for h in thread} == expected and len(expected) > 1
+    assert any(not r.metadata["subject"].startswith("Re: ") for r in records if r.id in expected)  # its root
+    tagged = book.search(every, mode="keyword", max_results=200, filters={"tags__contains": "Receipts, 2024"})
+    assert tagged and all("Receipts, 2024" in h.metadata["tags"] for h in tagged)
+    ana = book.search(every, mode="keyword", max_results=200,
+                      filters={"participants__contains": "ana@example.com", "date__gte": "2021-01-05"})
+    assert ana and all("ana@example.com" in h.metadata["participants"] and h.metadata["date"] >= "2021-01-05"
+                       for h in ana)
+    carl = book.search("notmuch", mode="keyword", filters={"source": "box", "participants__contains": "Carl Worth"})
+    assert carl and all(h.citation.startswith("box/") and "Carl Worth" in h.metadata["participants"] for h in carl)
+
+
+def test_the_benchmark_mbox_loads_without_warnings(tmp_path: Path) -> None:
+    from bench.export_mail import generate
+
+    path = generate(tmp_path, 300, seed=1)
+    records, problems = load(tmp_path)
+    assert problems == [] and len(records) == 300
+    assert path.name == "All mail Including Spam and Trash.mbox"
+    assert {r.metadata["conversation"] for r in records} == {"All mail Including Spam and Trash"}
+    for record in records[:50]:
+        assert cited_lines(tmp_path, record)[0].startswith("From ")
+
+
+def test_a_message_no_rule_foresaw_is_a_warning_and_the_mailbox_goes_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    import vecbook.exports.mail as mail
+
+    real = mail._new_part
+
+    def choke(body: str) -> str:
+        if "hello world" in body:
+            raise RecursionError("too deep")
+        return real(body)
+
+    monkeypatch.setattr(mail, "_new_part", choke)
+    records, problems = load(MBOX)
+    assert len(records) == 8
+    assert problems == ["mail/mailpile_tests.mbx:2434: collection 'mail': message skipped: RecursionError: too deep"]
+
+
+def test_an_apple_mail_export_is_named_by_its_mailbox(tmp_path: Path) -> None:
+    box = tmp_path / "Inbox.mbox"
+    box.mkdir()
+    shutil.copy(MBOX / "mailpile_tests.mbx", box / "mbox")
+    (box / "table_of_contents").write_bytes(b"\x00\x01binary index")
+    records, problems = load(tmp_path)
+    assert problems == [] and len(records) == 9
+    assert {r.metadata["conversation"] for r in records} == {"Inbox"}
+    assert records[0].citation.startswith("mail/Inbox.mbox/mbox:1-183#")

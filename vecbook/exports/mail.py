@@ -1,0 +1,701 @@
+"""Mail: mbox files (Gmail Takeout, Thunderbird, Apple Mail) and Maildir folders, one record a message.
+
+Both formats share one parser (the standard library's ``email`` package: ``Message``
+objects for headers, ``email.header`` and ``email.utils`` to decode them; MIME parts are
+split on their boundaries here, so attachments are never walked line by line) and differ
+only in how messages are found: an mbox is streamed in blocks and split at its ``From ``
+lines (never held whole), a Maildir's messages are the files of its ``cur/`` and ``new/``
+folders, read and never renamed, moved or flagged.
+
+A record's ``text`` is the whole body; what is embedded and keyword-indexed
+(``content``) is the subject, the sender and the message's own new part, without the
+quoted history a reply carries, so a reply does not match everything it quotes.
+"""
+
+from __future__ import annotations
+
+import binascii
+import email.policy
+import hashlib
+import re
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from email.header import decode_header, make_header
+from email.message import Message
+from email.utils import getaddresses, parsedate_to_datetime
+from html.parser import HTMLParser
+from typing import Any, Callable, Iterable, Iterator
+
+from ..records import Record
+from .base import Export, ExportFile, clean_text, export_record, iso
+
+# The email package's structure parser with its compat32 policy: the modern policy's
+# header registry parses every header it is asked for at about 1 ms each, which alone
+# would spend a 50,000-message mbox's time budget; headers are decoded here instead,
+# with email.header (RFC 2047) and email.utils (addresses, dates).
+POLICY = email.policy.compat32
+# One header field: a name, a colon, the value and its folded continuation lines.
+HEADER_FIELD = re.compile(r"^([!-9;-~]+)[ \t]*:[ \t]*([^\n]*(?:\n[ \t][^\n]*)*)", re.M)
+# One address in the common forms: "Name" <a@b>, Name <a@b>, <a@b>, a@b. Anything else
+# (groups, comments, routes) goes to email.utils.getaddresses, which is exact but slow.
+FAST_ADDRESS = re.compile(r'[ \t]*(?:"((?:[^"\\]|\\.)*)"|([^",<>()@;:\\]*?))[ \t]*<([^<>,\s"]+)>[ \t]*(?:,|$)'
+                          r'|[ \t]*([^",<>()\s;:\\]+@[^",<>()\s;:\\]+)[ \t]*(?:,|$)')
+MBOXRD_ESCAPE = re.compile(rb"(?m)^>(>*From )")
+# MIME nesting deeper than this is not followed (real mail nests three or four levels).
+MAX_MIME_DEPTH = 12
+# An mbox message starts at a "From " line at the start of the file or after a blank
+# line (mboxo/mboxrd writers escape body lines that start with "From " as ">From ").
+MBOX_SEPARATOR = re.compile(rb"\n\r?\n(?=From \S+ +\S)")
+MBOX_SEPARATOR_REACH = 1024  # bytes a separator with its From line's first words may span
+# An mbox is read in blocks of this size: Gmail's Takeout mbox can be tens of gigabytes.
+MBOX_BLOCK_BYTES = 8 << 20
+MBOX_HEAD = re.compile(rb"\AFrom \S+ +\S[^\n]*\r?\n[!-9;-~]+:")
+# A file looks like a mail message when its first line is a header and its header
+# block names a sender, a date, a subject or a message id.
+FIRST_HEADER = re.compile(rb"\A(?:From \S+ +\S[^\n]*\n)?[!-9;-~]+:")
+MAIL_HEADERS = re.compile(rb"^(?:from|date|subject|message-id):", re.I | re.M)
+# A reply's quoted history: ">" lines (dropped wherever they are, so inline and
+# bottom-posted answers keep their own words), the attribution line(s) just above a
+# quote ("On ... wrote:", possibly wrapped; "X writes:", other languages), and an
+# Outlook-style history that is not quoted at all ("-----Original Message-----", or a
+# "From:" line followed by "Sent:"/"Date:"), which runs to the end of the message.
+QUOTE_INTRO = re.compile(r"^(?:On\s[^\n]*\n)?(?![ \t]*>)[^\n]*\n(?:[ \t]*\n)?(?=[ \t]*>)", re.M)
+ATTRIBUTION = re.compile(r"^On\s.*\b(?:wrote|writes)\s?:\s*$|"
+                         r"\b(?:wrote|writes|schrieb|a écrit|escribió|scrisse|skrev|kirjoitti|napisał)\s?:\s*$",
+                         re.I | re.S)
+UNQUOTED_HISTORY = re.compile(r"^(?:-{2,}\s*Original Message\s*-{2,}|(?:_{10,}\n)?From:\s[^\n]*\n(?:Sent|Date):\s)",
+                              re.M | re.I)
+QUOTED_LINE = re.compile(r"^[ \t]*>[^\n]*(?:\n|$)", re.M)
+MESSAGE_IDS = re.compile(r"<([^<>]+)>")
+BLANK_LINES = re.compile(r"\n{3,}")
+SURROGATES = re.compile("[\udc80-\udcff]")
+LATIN1_NAMES = frozenset({"iso-8859-1", "latin-1", "latin1", "iso_8859-1", "us-ascii", "ascii"})
+# Parts of these types sign or wrap a message; they are not attachments anyone sent.
+SIGNATURE_TYPES = frozenset({"application/pgp-signature", "application/pkcs7-signature",
+                             "application/x-pkcs7-signature", "application/pgp-encrypted"})
+# Headers a message has at most once (RFC 5322 3.6); a second one is read too, with a WARN.
+SINGLE_HEADERS = ("from", "to", "cc", "subject", "date", "message-id", "in-reply-to")
+# A Maildir file name ends in ":2," and its flags (";" "!" or "," where ":" is not allowed).
+MAILDIR_INFO = re.compile(r"[:;!,]2,([A-Za-z]*)$")
+MAILDIR_FLAGS = {"D": "draft", "F": "flagged", "P": "passed", "R": "replied", "S": "seen", "T": "trashed"}
+
+
+class Reader:
+    """One format of this module, as ``FORMATS`` names it (``mail:mbox``)."""
+
+    def __init__(self, detect: Callable[[Export], bool], read: Callable[[Export], list[Record]]) -> None:
+        self.detect = detect
+        self.read = read
+
+
+# -- mbox --
+
+
+def detect_mbox(export: Export) -> bool:
+    """A file that starts with an mbox ``From `` line followed by a header; a folder holding
+    a Maildir is a Maildir (its single-message files may start with ``From `` lines too)."""
+    return any(True for _ in _mbox_files(export)) and not detect_maildir(export)
+
+
+def read_mbox(export: Export) -> list[Record]:
+    """Every message of every mbox file."""
+    mails = export.read_each(list(_mbox_files(export)), lambda f: _mbox_mails(export, f))
+    return _records(export, mails)
+
+
+def _mbox_files(export: Export) -> Iterator[ExportFile]:
+    for file in export.files():
+        if not _in_maildir(file) and MBOX_HEAD.match(file.head(4096).replace(b"\r\n", b"\n")):
+            yield file
+
+
+def _mbox_mails(export: Export, file: ExportFile) -> Iterator[_Mail]:
+    """Each message of the mbox, parsed on its own as the file streams past."""
+    conversation = _mbox_name(file)
+    for line, data in mbox_messages(file):
+        if data.strip():
+            yield from _parse_one(export, file, data, line, conversation, cut=not data.endswith(b"\n"))
+
+
+def mbox_messages(file: ExportFile) -> Iterator[tuple[int, bytes]]:
+    """(first line, bytes) of each message: split at ``From `` lines that follow a blank
+    line, reading the file in blocks, so memory holds one block and one message."""
+    line, search_from = 1, 1
+    buffer = b""
+    for block in _blocks(file):
+        buffer += block
+        start = 0
+        for found in MBOX_SEPARATOR.finditer(buffer, search_from):
+            end = found.end()
+            yield line, buffer[start:end]
+            line += buffer.count(b"\n", start, end)
+            start = end
+        buffer = buffer[start:]
+        search_from = max(1, len(buffer) - 2 - MBOX_SEPARATOR_REACH)  # a separator cut by the block's end
+    if buffer.strip():
+        yield line, buffer
+
+
+def _blocks(file: ExportFile) -> Iterator[bytes]:
+    """The file in blocks, from disk (a zip member is in memory already)."""
+    if file.path is None:
+        yield file.read_bytes()
+        return
+    with open(file.path, "rb") as handle:
+        while block := handle.read(MBOX_BLOCK_BYTES):
+            yield block
+
+
+def _mbox_name(file: ExportFile) -> str:
+    """The mailbox's name: the file's name without .mbox; Apple Mail's ``Inbox.mbox/mbox`` is Inbox."""
+    parts = file.rel.replace("!/", "/").split("/")
+    name = parts[-1]
+    if name == "mbox" and len(parts) > 1:
+        name = parts[-2]
+    return re.sub(r"\.(mbox|mbx|mbs)$", "", name, flags=re.I) or name
+
+
+# -- Maildir --
+
+
+def detect_maildir(export: Export) -> bool:
+    """A folder with ``cur/`` or ``new/`` folders holding mail messages."""
+    return export.path.is_dir() and any(_in_maildir(f) and _looks_like_mail(f.head(8192)) for f in export.files())
+
+
+def read_maildir(export: Export) -> list[Record]:
+    """Every message file: those of ``cur/`` and ``new/`` (``tmp/`` holds deliveries not yet
+    finished), and in folders without them (notmuch or MH trees) the files that are mail."""
+    files = [f for f in export.files() if _maildir_message(f)]
+    return _records(export, export.read_each(files, lambda f: _maildir_mails(export, f)))
+
+
+def _folders(file: ExportFile) -> list[str]:
+    return file.rel.replace("!/", "/").split("/")[:-1]
+
+
+def _in_maildir(file: ExportFile) -> bool:
+    folders = _folders(file)
+    return bool(folders) and folders[-1] in ("cur", "new", "tmp")
+
+
+def _maildir_message(file: ExportFile) -> bool:
+    folders = _folders(file)
+    if file.name.startswith(".") or (folders and folders[-1] == "tmp"):
+        return False
+    return (bool(folders) and folders[-1] in ("cur", "new")) or _looks_like_mail(file.head(8192))
+
+
+def _looks_like_mail(head: bytes) -> bool:
+    head = head.replace(b"\r\n", b"\n")
+    header = head.split(b"\n\n", 1)[0]
+    return bool(FIRST_HEADER.match(head)) and bool(MAIL_HEADERS.search(header))
+
+
+def _maildir_mails(export: Export, file: ExportFile) -> Iterator[_Mail]:
+    data = file.read_bytes()
+    folders = _folders(file)
+    if folders and folders[-1] in ("cur", "new"):
+        folders = folders[:-1]
+    elif not _looks_like_mail(data[:8192]):
+        return
+    conversation = "/".join(f[1:] if f.startswith(".") and len(f) > 1 else f for f in folders) or "INBOX"
+    info = MAILDIR_INFO.search(file.name)
+    flags = [MAILDIR_FLAGS[f] for f in info.group(1) if f in MAILDIR_FLAGS] if info else []
+    for mail in _parse_one(export, file, data, 1, conversation):
+        mail.metadata["flags"] = flags or None
+        # the file's name changes when a client flags it and new/ moves to cur/: the id
+        # rests on the folder and the message id instead
+        mail.folder_id, mail.unique = conversation, file.name[:info.start()] if info else file.name
+        yield mail
+
+
+# -- one message --
+
+
+@dataclass
+class _Mail:
+    """A parsed message, waiting for its thread to be resolved across the collection."""
+
+    file: ExportFile
+    line: int
+    end_line: int
+    body_line: int
+    text: str
+    new_part: str
+    message_id: str | None
+    links: list[str]  # the ids of References and In-Reply-To
+    key: str
+    metadata: dict[str, Any] = field(default_factory=dict)
+    folder_id: str | None = None  # Maildir: ids rest on the folder, not on the file's changing name
+    unique: str = ""  # Maildir: the file's name without its flags, to tell duplicates apart
+
+
+def _parse_one(export: Export, file: ExportFile, data: bytes, start: int, conversation: str,
+               cut: bool = False) -> list[_Mail]:
+    """``_parse``, where a message no rule foresaw is a WARN at its line and the file goes on."""
+    try:
+        return list(_parse(export, file, data, start, conversation, cut))
+    except Exception as exc:  # noqa: BLE001 - one strange message must not cost the mailbox
+        export.warn(file, start, f"message skipped: {type(exc).__name__}: {exc}")
+        return []
+
+
+def _parse(export: Export, file: ExportFile, data: bytes, start: int, conversation: str,
+           cut: bool = False) -> Iterator[_Mail]:
+    """One message's record data; ``cut``: the file ends inside it (a truncated mbox)."""
+    end = start + data.rstrip().count(b"\n")
+    if b"\n>From " in data:  # mboxrd escapes body "From " lines: unescape one level
+        data = MBOXRD_ESCAPE.sub(rb"\1", data)
+    header_end = _header_end(data)
+    headers, fields = _headers(data[:header_end])
+    body = data[header_end:]
+    if not (fields.keys() & {"from", "date", "subject", "message-id"}):
+        export.warn(file, start, "not a mail message (no From, Date, Subject or Message-ID header); skipped")
+        return
+    warn = _Warner(export, file, start, data[:header_end])
+    for name in SINGLE_HEADERS:
+        if len(fields.get(name, ())) > 1:
+            which = "all are read" if name in ("to", "cc") else "the first is read"
+            warn(name, f"the message has {len(fields[name])} '{name.title()}' headers; {which}", 1)
+    text = _header_text(fields)
+    date = _date(fields, warn)
+    author, to, cc = _addresses(fields, "from"), _addresses(fields, "to"), _addresses(fields, "cc")
+    subject = text("subject")
+    message_id = _message_id(_first(fields, "message-id"))
+    links = _ids(_first(fields, "references")) + _ids(_first(fields, "in-reply-to"))
+    texts: list[str] = []
+    names: list[str] = []
+    damage: set[str] = set() if header_end < len(data) or data.endswith(b"\n\n") else {"no body after the headers"}
+    _collect(headers, body, texts, names, damage, 0)
+    if cut:
+        damage.add("the file ends in the middle of its last line")
+    if damage:
+        warn(None, f"the message is damaged ({', '.join(sorted(damage))}); what could be read is kept")
+    parts = [clean_text(t) for t in texts] + ["\n".join(f"[attachment: {n}]" for n in names)]
+    body_text = "\n\n".join(p for p in parts if p)
+    if not body_text and not subject:
+        export.warn(file, start, "a message without subject or text; skipped")
+        return
+    people = author + to + cc
+    metadata: dict[str, Any] = {
+        "date": iso(date), "author": _person(author[0]) if author else None,
+        "participants": list(dict.fromkeys(p for pair in people for p in pair if p)) or None,
+        "to": [_person(p) for p in to] or None, "cc": [_person(p) for p in cc] or None,
+        "subject": subject or None, "conversation": conversation, "thread": (links or [message_id])[0],
+        "tags": _labels(text("x-gmail-labels")), "message_id": message_id,
+        "gmail_thread": _first(fields, "x-gm-thrid").strip() or None,
+    }
+    key = message_id or hashlib.sha1(f"{metadata['date']}|{metadata['author']}|{subject}|{body_text[:500]}".encode(
+        "utf-8", "surrogatepass")).hexdigest()[:12]
+    body_line = start + data.count(b"\n", 0, header_end)
+    yield _Mail(file, start, max(end, start), body_line, body_text, _new_part(body_text), message_id, links, key,
+                metadata)
+
+
+def _split(data: bytes) -> tuple[Message, bytes, int]:
+    """A MIME part: its Content-* headers, its body's bytes, and where the body starts."""
+    header_end = _header_end(data)
+    return _headers(data[:header_end])[0], data[header_end:], header_end
+
+
+def _headers(block: bytes) -> tuple[Message, dict[str, list[str]]]:
+    """The header block: its Content-* headers as a compat32 Message (for the email
+    package's MIME parameter parsing; the other headers would only slow its look-ups),
+    and every header's raw values (folding kept) by lower-case name. A line that is no
+    header (an mbox ``From `` line) is passed over."""
+    message = Message(policy=POLICY)
+    fields: dict[str, list[str]] = {}
+    for found in HEADER_FIELD.finditer(block.decode("ascii", "surrogateescape")):
+        name, value = found.group(1), found.group(2).rstrip("\r\n")
+        lower = name.lower()
+        fields.setdefault(lower, []).append(value)
+        if lower.startswith("content-"):
+            message.set_raw(name, value)
+    return message, fields
+
+
+class _Warner:
+    """WARNs about one message, at the line of the header at fault (else its first line)."""
+
+    def __init__(self, export: Export, file: ExportFile, start: int, header: bytes) -> None:
+        self.export, self.file, self.start, self.header = export, file, start, header
+
+    def __call__(self, name: str | None, reason: str, nth: int = 0, skipped: bool = False) -> None:
+        line = self.start
+        if name is not None:
+            found = list(re.finditer(rb"(?im)^" + re.escape(name.encode()) + rb":", self.header))
+            if found:
+                line += self.header.count(b"\n", 0, found[min(nth, len(found) - 1)].start())
+        self.export.warn(self.file, line, reason, skipped=skipped)
+
+
+def _header_end(data: bytes) -> int:
+    """The offset after the blank line that ends the header block (the end when there is none)."""
+    ends = [(at, at + len(blank)) for blank in (b"\n\n", b"\n\r\n") if (at := data.find(blank)) >= 0]
+    return min(ends)[1] if ends else len(data)
+
+
+def _text_of(raw: str) -> str:
+    """A header value as text: RFC 2047 words decoded, raw 8-bit bytes read as UTF-8 (else
+    Latin-1), folding undone."""
+    if not raw.isascii() and SURROGATES.search(raw):  # undeclared 8-bit bytes, kept by the parser as surrogates
+        data = raw.encode("ascii", "surrogateescape")
+        try:
+            raw = data.decode("utf-8")
+        except UnicodeDecodeError:
+            raw = data.decode("latin-1")
+    if "=?" in raw:
+        try:
+            raw = str(make_header(decode_header(raw)))
+        except (ValueError, LookupError, UnicodeError, AssertionError):
+            pass
+    return " ".join(raw.split())
+
+
+def _header_text(fields: dict[str, list[str]]) -> Callable[[str], str]:
+    """The first value of a header as text ('' when absent)."""
+    def text(name: str) -> str:
+        values = fields.get(name)
+        return _text_of(values[0]) if values else ""
+    return text
+
+
+def _first(fields: dict[str, list[str]], name: str) -> str:
+    """A header's first raw value (ids and numbers: nothing to decode)."""
+    values = fields.get(name)
+    return values[0] if values else ""
+
+
+def _addresses(fields: dict[str, list[str]], name: str) -> list[tuple[str, str]]:
+    """(display name, address) pairs of every such header (a repeated Cc is read whole);
+    names are decoded after the split, so an encoded comma does not split a name."""
+    pairs: list[tuple[str, str]] = []
+    for value in fields.get(name) or ():
+        value = value.replace("\r", " ").replace("\n", " ").strip()
+        pairs += _fast_addresses(value) or getaddresses([value])
+    pairs = [(_text_of(n) if n else n, a if a.isascii() else _text_of(a)) for n, a in pairs]
+    return [(n, a if "@" in a or not n else "") for n, a in pairs if n or a]
+
+
+def _fast_addresses(value: str) -> list[tuple[str, str]] | None:
+    """The addresses of a header in the common forms; None when it holds anything else."""
+    pairs, at = [], 0
+    while at < len(value):
+        found = FAST_ADDRESS.match(value, at)
+        if found is None or found.end() == at:
+            return None
+        quoted, plain, bracketed, bare = found.groups()
+        if bare is not None:
+            pairs.append(("", bare))
+        else:
+            name = quoted.replace('\\"', '"') if quoted is not None else (plain or "").strip()
+            pairs.append((name, bracketed))
+        at = found.end()
+    return pairs
+
+
+def _person(pair: tuple[str, str]) -> str:
+    name, address = pair
+    return f"{name} <{address}>" if name and address and name != address else name or address
+
+
+def _date(fields: dict[str, list[str]], warn: _Warner) -> datetime | None:
+    raw = " ".join((fields.get("date") or [""])[0].split())
+    if not raw:
+        warn(None, "the message has no Date header; kept undated")
+        return None
+    try:
+        return parsedate_to_datetime(raw)
+    except (TypeError, ValueError, IndexError):
+        warn("date", f"the Date header '{raw[:60]}' is not a date; kept undated")
+        return None
+
+
+def _message_id(value: str) -> str | None:
+    ids = _ids(value)
+    return ids[0] if ids else (value.strip("<> ") or None)
+
+
+def _ids(value: str) -> list[str]:
+    return [i.strip() for i in MESSAGE_IDS.findall(value) if i.strip()] if "<" in value else []
+
+
+def _labels(value: str) -> list[str] | None:
+    """Gmail's X-Gmail-Labels: comma-separated, a label holding a comma in quotes."""
+    labels = [(quoted or plain).strip() for quoted, plain in re.findall(r'"([^"]*)"|([^,]+)', value or "")]
+    return [label for label in labels if label] or None
+
+
+# -- the body --
+
+
+def _collect(headers: Message, body: bytes, texts: list[str], names: list[str], damage: set[str],
+             depth: int) -> None:
+    """Walk a MIME tree: text/plain (else HTML as text) into ``texts``, attachments into
+    ``names`` (never decoded). Parts are split on their boundaries here and only their
+    headers go through the email parser, so an attachment's megabytes cost a ``find``."""
+    kind = headers.get_content_type()
+    if kind in SIGNATURE_TYPES:
+        return
+    if kind == "multipart/encrypted":
+        texts.append("[encrypted message: not decrypted]")
+        return
+    if _is_attachment(headers, kind):
+        names.append(_filename(headers) or kind)
+        return
+    if kind.startswith("multipart/") and depth < MAX_MIME_DEPTH:
+        parts = [_split(p) for p in _multipart(body, headers.get_boundary(), damage)]
+        if not parts:
+            texts.append(_decode(body, headers))
+            return
+        if kind == "multipart/alternative":
+            parts = [_best_alternative(parts)]
+        for sub_headers, sub_body, _ in parts:
+            _collect(sub_headers, sub_body, texts, names, damage, depth + 1)
+    elif kind == "message/rfc822" and depth < MAX_MIME_DEPTH:  # a forwarded message shown inline
+        sub_headers, sub_body, _ = _split(_transfer_decoded(body, headers, damage))
+        _collect(sub_headers, sub_body, texts, names, damage, depth + 1)
+    elif kind in ("text/plain", "text/html"):
+        text = _decode(_transfer_decoded(body, headers, damage), headers)
+        texts.append(html_to_text(text) if kind == "text/html" else text)
+    elif _filename(headers):  # an inline attachment (a patch, an invitation): named, not read
+        names.append(_filename(headers) or kind)
+
+
+def _multipart(body: bytes, boundary: str | None, damage: set[str]) -> list[bytes]:
+    """The parts of a multipart body, split at its ``--boundary`` lines (``find``, no regex
+    per boundary); a missing closing line (a truncated message) is damage."""
+    if not boundary:
+        damage.add("NoBoundaryInMultipartDefect")
+        return []
+    marker = b"--" + boundary.encode("ascii", "surrogateescape")
+    delimiters: list[tuple[int, int]] = []  # (start of the delimiter line, start of the next line)
+    closed = False
+    at = 0
+    while (found := body.find(marker, at)) >= 0:
+        at = found + len(marker)
+        if found and body[found - 1] != 0x0A:
+            continue
+        line_end = body.find(b"\n", at)
+        line_end = len(body) if line_end < 0 else line_end + 1
+        rest = body[at:line_end].strip()
+        if rest == b"--":
+            delimiters.append((found, line_end))
+            closed = True
+            break
+        if not rest:
+            delimiters.append((found, line_end))
+    if not delimiters:
+        damage.add("StartBoundaryNotFoundDefect")
+        return []
+    if not closed:
+        damage.add("CloseBoundaryNotFoundDefect")
+        delimiters.append((len(body), len(body)))
+    return [body[begin:_line_break_before(body, end)] for (_, begin), (end, _) in zip(delimiters, delimiters[1:])]
+
+
+def _line_break_before(body: bytes, at: int) -> int:
+    """The delimiter's preceding line break belongs to it, not to the part."""
+    if at and body[at - 1:at] == b"\n":
+        at -= 1
+        if at and body[at - 1:at] == b"\r":
+            at -= 1
+    return at
+
+
+def _best_alternative(parts: list[tuple[Message, bytes, int]]) -> tuple[Message, bytes, int]:
+    """text/plain, else HTML, else a nested multipart, else the last (the richest, by the MIME rule)."""
+    kinds = [part[0].get_content_type() for part in parts]
+    for wanted in ("text/plain", "text/html"):
+        for part, kind in zip(parts, kinds):
+            if kind == wanted and not _is_attachment(part[0], kind):
+                return part
+    for part, kind in zip(parts, kinds):
+        if kind.startswith("multipart/"):
+            return part
+    return parts[-1]
+
+
+def _is_attachment(part: Message, kind: str) -> bool:
+    disposition = part.get("content-disposition")
+    if disposition and disposition.split(";", 1)[0].strip().lower() == "attachment":
+        return True
+    return not kind.startswith(("text/", "multipart/", "message/")) and bool(_filename(part))
+
+
+def _filename(part: Message) -> str | None:
+    try:
+        name = part.get_filename()
+    except Exception:  # noqa: BLE001 - a broken RFC 2231 parameter
+        return None
+    return _text_of(name) if name else None  # Outlook writes RFC 2047 words in filenames
+
+
+def _transfer_decoded(body: bytes, headers: Message, damage: set[str]) -> bytes:
+    """The body without its Content-Transfer-Encoding (base64, quoted-printable)."""
+    encoding = (headers.get("content-transfer-encoding") or "").strip().lower()
+    if encoding == "base64":
+        try:
+            return binascii.a2b_base64(body)
+        except binascii.Error:
+            damage.add("InvalidBase64Defect")
+            clean = re.sub(rb"[^A-Za-z0-9+/]", b"", body)
+            return binascii.a2b_base64(clean[:len(clean) // 4 * 4]) if len(clean) >= 4 else b""
+    if encoding == "quoted-printable":
+        return binascii.a2b_qp(body)
+    return body
+
+
+def _decode(payload: bytes, headers: Message) -> str:
+    """Text in its declared charset, else UTF-8, else Latin-1 (which never fails)."""
+    try:
+        declared = headers.get_content_charset()
+    except Exception:  # noqa: BLE001 - a broken parameter
+        declared = None
+    if declared in LATIN1_NAMES:  # as browsers do: mail that says Latin-1 is written in Windows-1252
+        declared = "cp1252"
+    for charset in (declared, "utf-8"):
+        if charset:
+            try:
+                return payload.decode(charset)
+            except (LookupError, UnicodeDecodeError):
+                continue
+    return payload.decode("latin-1")
+
+
+def _new_part(body: str) -> str:
+    """What a message itself says: without quoted lines, their attributions, and an
+    unquoted Outlook history."""
+    found = UNQUOTED_HISTORY.search(body)
+    new = body[:found.start()] if found else body
+    if ">" in new:
+        new = QUOTED_LINE.sub("", QUOTE_INTRO.sub(_without_attribution, new))
+    return clean_text(BLANK_LINES.sub("\n\n", new))
+
+
+def _without_attribution(found: re.Match[str]) -> str:
+    """The line(s) just above a quote, unless they say who wrote it."""
+    return "" if ATTRIBUTION.search(found.group(0)) else found.group(0)
+
+
+class _HtmlText(HTMLParser):
+    """HTML as readable text: paragraphs apart, lines and list items on lines of their own,
+    scripts and styles dropped."""
+
+    PARAGRAPHS = frozenset({"p", "div", "table", "ul", "ol", "blockquote", "pre", "h1", "h2", "h3", "h4", "h5",
+                            "h6", "section", "article", "header", "footer", "dl"})
+    LINES = frozenset({"br", "tr", "hr", "dt", "dd"})
+    HIDDEN = frozenset({"script", "style", "head", "title"})
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.parts: list[str] = []
+        self.hidden = 0
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag in self.HIDDEN:
+            self.hidden += 1
+        elif tag in self.PARAGRAPHS:
+            self.parts.append("\n\n")
+        elif tag in self.LINES:
+            self.parts.append("\n")
+        elif tag == "li":
+            self.parts.append("\n- ")
+        elif tag == "td":
+            self.parts.append(" ")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in self.HIDDEN:
+            self.hidden = max(0, self.hidden - 1)
+        elif tag in self.PARAGRAPHS:
+            self.parts.append("\n\n")
+
+    def handle_data(self, data: str) -> None:
+        if not self.hidden:
+            words = " ".join(data.split())  # runs of whitespace are one space, as a browser shows them
+            before, after = " " if data[:1].isspace() else "", " " if data[-1:].isspace() and words else ""
+            self.parts.append(before + words + after)
+
+
+def html_to_text(html: str) -> str:
+    """Readable text from an HTML body (the standard library's parser; no markup kept)."""
+    parser = _HtmlText()
+    try:
+        parser.feed(html)
+        parser.close()
+    except Exception:  # noqa: BLE001 - html.parser is lenient; never lose a message to markup
+        return re.sub(r"<[^>]*>", " ", html)
+    lines = [" ".join(line.split()) for line in "".join(parser.parts).split("\n")]
+    return BLANK_LINES.sub("\n\n", "\n".join(lines)).strip()
+
+
+# -- records --
+
+
+def _records(export: Export, mails: Iterable[_Mail]) -> list[Record]:
+    mails = list(mails)
+    _set_threads(mails)
+    seen: dict[str, int] = {}
+    return [_record(export, mail, seen) for mail in mails]
+
+
+def _set_threads(mails: list[_Mail]) -> None:
+    """A thread is every message linked by Message-ID, References or In-Reply-To (as
+    notmuch and mutt thread), across the collection, so a reply whose References are
+    wrong or cut still joins its conversation; it is named by its earliest message
+    present (the first References id when the thread's start is not in the mailbox)."""
+    parent: dict[str, str] = {}
+
+    def find(item: str) -> str:
+        root = item
+        while parent.get(root, root) != root:
+            root = parent[root]
+        while item != root:  # compress the path for the next look-up
+            parent[item], item = root, parent[item]
+        return root
+
+    for mail in mails:
+        ids = ([mail.message_id] if mail.message_id else []) + mail.links
+        for other in ids[1:]:
+            first, second = find(ids[0]), find(other)
+            if first != second:
+                parent[second] = first
+    earliest: dict[str, tuple[tuple[bool, str, str], str]] = {}
+    for mail in mails:
+        if mail.message_id:
+            root, date = find(mail.message_id), mail.metadata.get("date")
+            rank = (date is None, date or "", mail.message_id)
+            if root not in earliest or rank < earliest[root][0]:
+                earliest[root] = (rank, mail.message_id)
+    for mail in mails:
+        ids = ([mail.message_id] if mail.message_id else []) + mail.links
+        if ids:
+            root = find(ids[0])
+            mail.metadata["thread"] = earliest[root][1] if root in earliest else mail.metadata["thread"]
+        else:
+            mail.metadata["thread"] = mail.key
+
+
+def _record(export: Export, mail: _Mail, seen: dict[str, int]) -> Record:
+    metadata = {k: v for k, v in mail.metadata.items() if v is not None}
+    metadata["format"] = export.format
+    scope = mail.folder_id or mail.file.rel
+    count = seen[f"{scope}#{mail.key}"] = seen.get(f"{scope}#{mail.key}", 0) + 1
+    key = mail.key
+    if count > 1:  # the same message twice in one mailbox or folder
+        key += f"~{mail.unique}" if mail.folder_id else f"~{count}"
+    head = f"Subject: {metadata.get('subject', '')}\nFrom: {metadata.get('author', '')}\n\n"
+    content = head + (mail.new_part or mail.text)
+    # the header lines of the content come from the message's headers, its words from the body
+    segments = ((0, mail.line, max(mail.line, mail.body_line - 1)),
+                (len(head), min(mail.body_line, mail.end_line), mail.end_line))
+    record = export_record(export, mail.file, mail.text, mail.line, mail.end_line, metadata, key,
+                           anchor=mail.message_id, content=content, segments=segments)
+    if mail.folder_id:
+        record = replace(record, id=f"{export.name}:{mail.folder_id}#{key}")
+    return record
+
+
+mbox = Reader(detect_mbox, read_mbox)
+maildir = Reader(detect_maildir, read_maildir)
