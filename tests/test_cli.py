@@ -156,14 +156,21 @@ def test_the_script_runs_from_any_folder_with_the_config_beside_it(tmp_path: Pat
     assert json.loads(out.stdout)[0]["file_path"] == "recipes.txt"
 
 
-@pytest.mark.parametrize(("lines", "tail"), [(3, None), (4, "... (1 more line)"), (6, "... (3 more lines)")])
-def test_plain_output_previews_three_lines_and_counts_the_rest(lines: int, tail: str | None) -> None:
-    hit = vecbook.Hit(text="\n".join(f"line {i}" for i in range(1, lines + 1)), file_path="a.txt", line_number=1,
-                      end_line=lines, similarity_score=0.5, metadata={}, source="files", id="a.txt:1",
-                      citation=f"a.txt:1-{lines}")
-    shown = vecbook.cli.format_hits([hit]).splitlines()
-    assert shown[:4] == [" 1. 0.500000  a.txt:1-" + str(lines), "    line 1", "    line 2", "    line 3"]
-    assert (shown[4].strip() if len(shown) > 4 else None) == tail
+def test_plain_output_shows_the_snippet_with_its_lines_and_folded_duplicates() -> None:
+    hit = vecbook.Hit(text="one\ntwo boiler\nthree", file_path="a.txt", line_number=1, end_line=3,
+                      similarity_score=0.5, metadata={"Tags": ["home", "money"]}, source="files", id="a.txt:1",
+                      citation="a.txt:1-3", snippet="two boiler\nthree", snippet_line=2, snippet_end_line=3,
+                      matched_terms=["boilers"], duplicates=["b.txt:4-6"])
+    assert vecbook.cli.format_hits([hit]).splitlines() == [
+        " 1. 0.500000  a.txt:1-3", "    Tags: home, money", "    lines 2-3:", "      two boiler", "      three",
+        "    also in: b.txt:4-6"]
+    coloured = vecbook.cli.format_hits([hit], color=True)
+    assert "two \x1b[1;33mboiler\x1b[0m" in coloured  # matched by stem, as the keyword index matched it
+
+
+def test_plain_output_is_never_coloured_when_piped(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "search", "boiler", "--mode", "keyword", "--config", CONFIG)
+    assert code == 0 and "boiler" in out.lower() and "\x1b[" not in out
 
 
 @pytest.mark.parametrize("filter_arg, message", [

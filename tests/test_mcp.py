@@ -20,7 +20,8 @@ import vecbook
 from conftest import ROOT
 
 CONTRACT_KEYS = {"text", "file_path", "line_number", "end_line", "similarity_score", "metadata", "source",
-                 "id", "citation", "semantic_score", "keyword_score"}
+                 "id", "citation", "semantic_score", "keyword_score", "snippet", "snippet_line", "snippet_end_line",
+                 "matched_terms", "duplicates", "truncated"}
 
 
 def call(book: vecbook.VecBook, tool: str, args: dict[str, Any]) -> Any:
@@ -39,7 +40,7 @@ def hits_of(result: Any) -> list[dict[str, Any]]:
     return json.loads(result.content[0].text)
 
 
-def test_server_lists_three_described_tools(sample_book: vecbook.VecBook) -> None:
+def test_server_lists_four_described_tools(sample_book: vecbook.VecBook) -> None:
     from fastmcp import Client
 
     async def run() -> Any:
@@ -47,12 +48,13 @@ def test_server_lists_three_described_tools(sample_book: vecbook.VecBook) -> Non
             return await client.list_tools()
 
     tools = {t.name: t for t in asyncio.run(run())}
-    assert set(tools) == {"search", "reindex", "stats"}
+    assert set(tools) == {"search", "get", "reindex", "stats"}
     for tool in tools.values():
         assert tool.description and len(tool.description) > 20
     schema = tools["search"].input_schema
     assert schema["required"] == ["query"]
-    for name in ("query", "max_results", "mode", "filters"):
+    for name in ("query", "max_results", "mode", "filters", "sources", "since", "until", "participants",
+                 "max_chars", "dedupe", "recency_half_life_days"):
         assert schema["properties"][name]["description"]
 
 
@@ -242,3 +244,30 @@ def test_serve_writes_every_stderr_line_in_vecbook_log_format(tmp_path: Path) ->
 def test_an_empty_result_is_an_empty_json_list(sample_book: vecbook.VecBook) -> None:
     result = call(sample_book, "search", {"query": "zyzzyva", "mode": "keyword"})
     assert hits_of(result) == []
+
+
+def test_search_cuts_text_to_max_chars_and_says_so(sample_book: vecbook.VecBook) -> None:
+    hits = hits_of(call(sample_book, "search", {"query": "boiler", "max_chars": 20, "max_results": 3}))
+    assert all(len(h["text"]) <= 20 for h in hits)
+    assert any(h["truncated"] for h in hits) and all(h["snippet"] for h in hits)
+    whole = hits_of(call(sample_book, "search", {"query": "boiler", "max_results": 3}))
+    assert [h["truncated"] for h in whole] == [len(h["text"]) > 2000 for h in whole] == [False] * 3
+
+
+def test_search_takes_the_assistants_shorthand(sample_book: vecbook.VecBook) -> None:
+    hits = hits_of(call(sample_book, "search", {"query": "lunch", "sources": '["files"]', "since": "2024-03-01",
+                                                "until": "2024-03-31"}))
+    assert hits and all(h["source"] == "files" and "2024-03-01" <= h["metadata"]["Date"] <= "2024-03-31"
+                        for h in hits)
+
+
+def test_get_returns_the_record_and_its_neighbours(sample_book: vecbook.VecBook) -> None:
+    hit = hits_of(call(sample_book, "search", {"query": "boiler broke overnight", "max_results": 1}))[0]
+    context = call(sample_book, "get", {"ref": hit["id"], "context": 1}).structured_content
+    assert context["record"]["citation"] == hit["citation"]
+    assert [e["file_path"] for e in context["before"] + context["after"]] == [hit["file_path"]] * 2
+
+
+def test_get_names_an_unknown_id(sample_book: vecbook.VecBook) -> None:
+    result = call(sample_book, "get", {"ref": "nope.txt:9"})
+    assert result.is_error and "no record has the id or citation 'nope.txt:9'" in result.content[0].text

@@ -31,7 +31,9 @@ from .config import (
 from .build import Builder, Snapshot
 from .embed import Embedder, VectorCache
 from .index import VectorIndex, tokenize
-from .rank import Scored, parse_filters, rank
+from .rank import FUSION_DEPTH, Condition, Scored, convenience_conditions, parse_filters, rank
+from .snippets import fold as fold_hits
+from .snippets import make_snippet, query_terms, recency_blend
 from .records import Record
 from .sources import LoadReport, check_collections
 
@@ -41,6 +43,8 @@ log = logging.getLogger("vecbook")  # one logger for the package: hosts and the 
 # Log embedding progress at most this often when no progress bar is drawn.
 PROGRESS_LOG_SECONDS = 5.0
 ProgressCallback = Callable[[int, int], None]
+# Records shown on each side of one that ``get`` returns, at most.
+MAX_CONTEXT = 50
 # How to_dict/to_dicts give scores: six-decimal strings (the JSON contract) or floats.
 SCORE_FORMATS = ("string", "float")
 
@@ -60,6 +64,11 @@ class Hit:
     citation: str
     semantic_score: float | None = None
     keyword_score: float | None = None
+    snippet: str = ""  # the best passage cut to about 480 characters around the strongest match
+    snippet_line: int | None = None  # the snippet's lines in the file (null for SQLite rows)
+    snippet_end_line: int | None = None
+    matched_terms: list[str] = dataclasses.field(default_factory=list)  # query words found in the snippet
+    duplicates: list[str] = dataclasses.field(default_factory=list)  # citations of near-identical hits folded here
 
     def to_dict(self, scores_as: str = "string") -> dict[str, Any]:
         """JSON-ready dict; scores become strings with six decimals, as the spec requires,
@@ -70,6 +79,44 @@ class Hit:
             if data[key] is not None and scores_as == "string":
                 data[key] = f"{data[key]:.6f}"
         return data
+
+
+@dataclass(frozen=True)
+class Entry:
+    """A record as ``get`` returns it: the hit fields without scores."""
+
+    text: str
+    file_path: str
+    line_number: int | None
+    end_line: int | None
+    metadata: dict[str, Any]
+    source: str
+    id: str
+    citation: str
+
+    @classmethod
+    def of(cls, record: Record) -> Entry:
+        """The entry of a record."""
+        return cls(record.text, record.file_path, record.line_number, record.end_line, record.metadata,
+                   record.source, record.id, record.citation)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict."""
+        return dataclasses.asdict(self)
+
+
+@dataclass(frozen=True)
+class Context:
+    """A record with its neighbours in the same file and conversation, in file order."""
+
+    record: Entry
+    before: list[Entry]
+    after: list[Entry]
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict: ``record``, ``before`` and ``after``."""
+        return {"record": self.record.to_dict(), "before": [e.to_dict() for e in self.before],
+                "after": [e.to_dict() for e in self.after]}
 
 
 class Results(list):  # list[Hit]
@@ -112,6 +159,20 @@ def _check_choice(name: str, value: str, choices: Sequence[str]) -> str:
     if value not in choices:
         raise QueryError(f"{name} must be one of {', '.join(choices)}; got {value!r}")
     return value
+
+
+def _check_bool(name: str, value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise QueryError(f"{name} must be true or false, got {value!r}")
+    return value
+
+
+def _check_half_life(value: Any) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= 100_000:
+        raise QueryError(f"recency_half_life_days must be a number of days above 0, got {value!r}")
+    return float(value)
 
 
 def _check_unit(name: str, value: Any) -> float:
@@ -356,7 +417,10 @@ class VecBook:
     def search(self, query: str, max_results: int | None = None, mode: str | None = None,
                filters: dict[str, Any] | None = None, min_score: float | None = None, *,
                fusion: str | None = None, keyword_weight: float | None = None, rrf_k: int | None = None,
-               keyword_query: str | None = None) -> Results:
+               keyword_query: str | None = None, dedupe: bool | None = None,
+               recency_half_life_days: float | None = None, sources: Sequence[str] | None = None,
+               since: str | None = None, until: str | None = None,
+               participants: Sequence[str] | None = None) -> Results:
         """Search records; results are sorted by ``similarity_score`` (ties by id).
 
         Args:
@@ -371,11 +435,35 @@ class VecBook:
                 other candidates of the same query (the best hit of a nonsense query can score
                 1.0), so it is no absolute relevance threshold.
             fusion, keyword_weight, rrf_k: hybrid fusion settings for this query.
+            dedupe: fold near-identical hits into the best one (its ``duplicates``); default on.
+            recency_half_life_days: blend the age of each record's ``date`` into its score.
+            sources, since, until, participants: shorthand filters (see ``convenience_conditions``).
         """
         query = check_query(query)
         keyword_text = check_query(keyword_query, "keyword_query") if keyword_query is not None else query
+        extra = convenience_conditions(sources, since, until, participants)
         return self._search(query, keyword_text, max_results, mode, filters, min_score, fusion,
-                            keyword_weight, rrf_k)
+                            keyword_weight, rrf_k, dedupe, recency_half_life_days, extra)
+
+    def get(self, ref: str, context: int = 0) -> Context:
+        """The whole record whose ``id`` or ``citation`` is ``ref``, with up to ``context``
+        records before and after it from the same file (and conversation: chat windows
+        around a hit, the neighbouring records of a journal)."""
+        if not isinstance(ref, str) or not ref.strip():
+            raise QueryError("get needs a hit's id or citation, e.g. 'journal/2024/03.txt:9-15'")
+        if isinstance(context, bool) or not isinstance(context, int) or not 0 <= context <= MAX_CONTEXT:
+            raise QueryError(f"context must be a whole number of records from 0 to {MAX_CONTEXT}, got {context!r}")
+        snapshot, _ = self._snapshot_for("keyword")
+        position = snapshot.columns.find(ref.strip())
+        if position is None:
+            raise QueryError(f"no record has the id or citation {ref!r}: pass a hit's 'id' or 'citation' "
+                             "(after a reindex, citations of edited records may have moved)")
+        records = snapshot.records
+        same = [i for i in range(max(0, position - context), min(len(records), position + context + 1))
+                if _neighbours(records[i], records[position])]
+        around = [i for i in _contiguous(same, position)]
+        return Context(Entry.of(records[position]), [Entry.of(records[i]) for i in around if i < position],
+                       [Entry.of(records[i]) for i in around if i > position])
 
     def query(self) -> Query:
         """A fluent query builder: ``vb.query().semantic("...").keyword("...").limit(5).to_list()``."""
@@ -383,7 +471,8 @@ class VecBook:
 
     def _search(self, semantic_text: str, keyword_text: str, max_results: int | None, mode: str | None,
                 filters: dict[str, Any] | None, min_score: float | None, fusion: str | None,
-                keyword_weight: float | None, rrf_k: int | None) -> Results:
+                keyword_weight: float | None, rrf_k: int | None, dedupe: bool | None = None,
+                recency_half_life_days: float | None = None, extra: Sequence[Condition] = ()) -> Results:
         k = check_max_results(self.config.max_results if max_results is None else max_results)
         mode = _check_choice("mode", mode or self.default_mode, MODES)
         fusion = _check_choice("fusion", fusion or self.config.fusion, FUSIONS)
@@ -393,17 +482,37 @@ class VecBook:
         rrf = self.config.rrf_k if rrf_k is None else rrf_k
         if isinstance(rrf, bool) or not isinstance(rrf, int) or rrf < 1:
             raise QueryError(f"rrf_k must be a positive integer, got {rrf_k!r}")
-        conditions = parse_filters(filters)
+        fold = self.config.dedupe if dedupe is None else _check_bool("dedupe", dedupe)
+        half_life = _check_half_life(self.config.recency_half_life_days if recency_half_life_days is None
+                                     else recency_half_life_days)
+        conditions = parse_filters(filters) + list(extra)
         snapshot, mode = self._snapshot_for(mode)
         mask = snapshot.columns.mask(conditions)
         vector = self.embedder.encode_query(semantic_text) if mode != "keyword" else None
-        scored = rank(mode, k, vectors=snapshot.vectors, keywords=snapshot.keywords, query_vector=vector,
-                      tokens=tokenize(keyword_text, self.config.stemming), mask=mask, fusion=fusion,
-                      rrf_k=rrf, keyword_weight=weight)
+        tokens = tokenize(keyword_text, self.config.stemming)
+        # Folding duplicates and blending recency reorder candidates past the k-th:
+        # rank a deeper list so the k shown are the k best after both.
+        depth = min(MAX_RESULTS_LIMIT, max(k, FUSION_DEPTH)) if fold or half_life else k
+        scored = rank(mode, depth, vectors=snapshot.vectors, keywords=snapshot.keywords, query_vector=vector,
+                      tokens=tokens, mask=mask, fusion=fusion, rrf_k=rrf, keyword_weight=weight)
         records = snapshot.records
+        if half_life:
+            scored = self._blend_recency(snapshot, scored, half_life)
         scored.sort(key=lambda s: (-s.score, records[s.index].id))
-        hits = [self._hit(records[s.index], s) for s in scored[:k] if floor is None or s.score >= floor]
-        return Results(hits)
+        scored = [s for s in scored if floor is None or s.score >= floor]
+        groups = (fold_hits([records[s.index].text for s in scored], k) if fold
+                  else [(i, []) for i in range(min(k, len(scored)))])
+        shaper = HitShaper(snapshot, query_terms(keyword_text, self.config.stemming), tokens, vector)
+        return Results(shaper.hit(scored[i], [records[scored[j].index].citation for j in folded])
+                       for i, folded in groups)
+
+    @staticmethod
+    def _blend_recency(snapshot: Snapshot, scored: list[Scored], half_life: float) -> list[Scored]:
+        """Each candidate's score blended with the decay of its ``date`` (see snippets.recency_blend)."""
+        days = snapshot.columns.dates()
+        today = time.time() / 86_400.0
+        return [dataclasses.replace(s, score=recency_blend(s.score, float(days[s.index]), today, half_life))
+                for s in scored]
 
     def _snapshot_for(self, mode: str) -> tuple[Snapshot, str]:
         """The current snapshot, waiting (bounded) for vectors when the mode needs them;
@@ -431,12 +540,6 @@ class VecBook:
                     "keyword index", progress["records_embedded"], progress["records_total"], mode)
         return snapshot, "keyword"
 
-    @staticmethod
-    def _hit(record: Record, scored: Scored) -> Hit:
-        return Hit(text=record.text, file_path=record.file_path, line_number=record.line_number,
-                   end_line=record.end_line, similarity_score=scored.score, metadata=record.metadata,
-                   source=record.source, id=record.id, citation=record.citation,
-                   semantic_score=scored.semantic, keyword_score=scored.keyword)
 
     # -- stats --
 
@@ -473,6 +576,71 @@ class VecBook:
             "cache": snapshot.cache if snapshot else None,
             "error": progress.get("error"),
         }
+
+
+def _neighbours(a: Record, b: Record) -> bool:
+    """Records of one file and, for exports, one conversation and thread."""
+    keys = ("conversation", "thread")
+    return a.file_path == b.file_path and all(a.metadata.get(k) == b.metadata.get(k) for k in keys)
+
+
+def _contiguous(positions: list[int], centre: int) -> list[int]:
+    """The run of consecutive positions around ``centre``."""
+    run = [centre]
+    for step in (-1, 1):
+        here = centre + step
+        while here in positions:
+            run.append(here)
+            here += step
+    return sorted(run)
+
+
+class HitShaper:
+    """Turns ranked records of one query into hits: the snippet of each record's best
+    passage (by keyword where a query word occurs, else by meaning) and its lines."""
+
+    def __init__(self, snapshot: Snapshot, terms: dict[str, str], tokens: Sequence[str],
+                 vector: np.ndarray | None) -> None:
+        self.snapshot = snapshot
+        self.terms = terms
+        self.vector = vector
+        self._passage_scores = snapshot.keywords.scores(tokens) if terms else None
+
+    def hit(self, scored: Scored, duplicates: list[str]) -> Hit:
+        """The hit for one ranked record, citing the records folded into it."""
+        record = self.snapshot.records[scored.index]
+        snippet = make_snippet(record.content, self._region(scored.index, record), self.terms)
+        first, last = record.lines_of(snippet.start, snippet.end)
+        return Hit(text=record.text, file_path=record.file_path, line_number=record.line_number,
+                   end_line=record.end_line, similarity_score=scored.score, metadata=record.metadata,
+                   source=record.source, id=record.id, citation=record.citation,
+                   semantic_score=scored.semantic, keyword_score=scored.keyword, snippet=snippet.text,
+                   snippet_line=first, snippet_end_line=last, matched_terms=snippet.matched_terms,
+                   duplicates=duplicates)
+
+    def _region(self, index: int, record: Record) -> tuple[int, int]:
+        """The best passage (or model window) of a record, within its text (headers left out
+        where the text follows them)."""
+        keywords = self.snapshot.keywords
+        passages = keywords.passages_of(index)
+        region = self.snapshot.passage_span(passages.start)
+        if self._passage_scores is not None and len(passages) > 1:
+            best = max(passages, key=lambda p: self._passage_scores[p])  # type: ignore[index]
+            if self._passage_scores[best] > 0:
+                return self._within_text(record, self.snapshot.passage_span(best))
+        vectors = self.snapshot.vectors
+        if self.vector is not None and vectors is not None:
+            rows = vectors.best_rows(self.vector, [index])
+            if index in rows:
+                start, end = vectors.spans[rows[index][0]]
+                region = (int(start), int(end))
+        return self._within_text(record, region)
+
+    @staticmethod
+    def _within_text(record: Record, region: tuple[int, int]) -> tuple[int, int]:
+        offset = len(record.content) - len(record.text) if record.content.endswith(record.text) else 0
+        start, end = max(region[0], offset), region[1]
+        return (start, end) if end > start else (offset, len(record.content))
 
 
 def _count_sources(report: LoadReport) -> str:

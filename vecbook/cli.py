@@ -5,11 +5,12 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import sys
 import time
 from typing import Any, Sequence
 
-from .book import Hit, VecBook, check_max_results, check_query
+from .book import MAX_CONTEXT, Hit, VecBook, check_max_results, check_query
 from .config import (
     CONFIG_NAME,
     FUSIONS,
@@ -23,15 +24,16 @@ from .config import (
     load_config,
 )
 from .mcp import serve
+from .index import TOKEN_RE, porter_stem
 from .rank import parse_filters
 from .records import Problem
 
 log = logging.getLogger("vecbook")  # one logger for the package: hosts and the CLI configure "vecbook"
 
 
-# Lines of each hit's text shown by the human-readable search output.
-PREVIEW_LINES = 3
+# Width of the metadata line in the human-readable search output.
 PREVIEW_WIDTH = 100
+BOLD, RESET = "\x1b[1;33m", "\x1b[0m"  # bold yellow: the matched words in a terminal
 
 
 class _StderrHandler(logging.StreamHandler):
@@ -139,8 +141,25 @@ def build_parser() -> argparse.ArgumentParser:
                         help="drop hits scoring below S (0-1); semantic: cosine mapped to 0-1, keyword: BM25 over "
                              "its upper bound, hybrid: the fused score, relative to this query's other candidates "
                              "(a nonsense query's best hit may score 1), so not an absolute relevance")
+    search.add_argument("--source", action="append", metavar="NAME",
+                        help="only this collection ('files' for the .txt notes); repeatable")
+    search.add_argument("--since", metavar="WHEN", help="records dated on or after: 2024-01-31, or 30d, 2w, 6m, 1y")
+    search.add_argument("--until", metavar="WHEN", help="records dated up to: 2024-01-31 (the whole day), or a span")
+    search.add_argument("--participant", action="append", metavar="NAME",
+                        help="conversations this person took part in; repeatable (each must)")
+    search.add_argument("--no-dedupe", action="store_true", help="show near-identical hits separately")
+    search.add_argument("--recency-half-life", type=float, metavar="DAYS",
+                        help="favour recent records: blend a decay of this half-life into the score")
     search.add_argument("--json", action="store_true", help="print a JSON array of hits")
     search.set_defaults(handler=_cmd_search)
+    get = commands.add_parser("get", parents=[common], help="show a record whole, with its neighbours",
+                              description="Show the record a hit came from (by its id or citation) "
+                                          "with up to --context records before and after it.")
+    get.add_argument("ref", help="a hit's id or citation, e.g. journal/2024/03.txt:9-15")
+    get.add_argument("-C", "--context", type=int, default=0, metavar="N",
+                     help=f"records before and after, from the same file or conversation (0-{MAX_CONTEXT})")
+    get.add_argument("--json", action="store_true", help="print JSON")
+    get.set_defaults(handler=_cmd_get)
     stats = commands.add_parser("stats", parents=[common], help="index statistics",
                                 description="Index the records and print statistics.")
     stats.add_argument("--json", action="store_true", help="print JSON")
@@ -190,16 +209,38 @@ def _cmd_search(args: argparse.Namespace, config: Config) -> int:
     # A keyword search from the shell needs no vectors: skip loading the model and embedding.
     book = _open_book(config, keyword_only=(args.mode or config.search_mode) == "keyword")
     hits = book.search(args.query, max_results=args.max_results, mode=args.mode, filters=filters,
-                       min_score=args.min_score, fusion=args.fusion, keyword_weight=args.keyword_weight)
+                       min_score=args.min_score, fusion=args.fusion, keyword_weight=args.keyword_weight,
+                       sources=args.source, since=args.since, until=args.until, participants=args.participant,
+                       dedupe=False if args.no_dedupe else None, recency_half_life_days=args.recency_half_life)
     if args.json:
         print(json.dumps(hits.to_dicts(), indent=2, ensure_ascii=False))
     else:
-        print(format_hits(hits))
+        print(format_hits(hits, color=_wants_color()))
     return 0
 
 
-def format_hits(hits: Sequence[Hit]) -> str:
-    """Human-readable results: rank, score, citation, metadata, the first lines of text."""
+def _cmd_get(args: argparse.Namespace, config: Config) -> int:
+    # Looking a record up needs no vectors: skip the model.
+    context = _open_book(config, keyword_only=True).get(args.ref, args.context)
+    if args.json:
+        print(json.dumps(context.to_dict(), indent=2, ensure_ascii=False))
+        return 0
+    blocks = []
+    for entry in [*context.before, context.record, *context.after]:
+        mark = ">" if entry is context.record else " "
+        blocks.append(f"{mark} {entry.citation}\n" + "\n".join("    " + line for line in entry.text.splitlines()))
+    print("\n\n".join(blocks))
+    return 0
+
+
+def _wants_color() -> bool:
+    """Highlight only on a terminal, and never when NO_COLOR is set (no-color.org)."""
+    return sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+
+
+def format_hits(hits: Sequence[Hit], color: bool = False) -> str:
+    """Human-readable results: rank, score and citation, metadata, then the snippet with the
+    lines it comes from (matched words highlighted when ``color``)."""
     if not hits:
         return "no results"
     blocks = []
@@ -208,13 +249,25 @@ def format_hits(hits: Sequence[Hit]) -> str:
         if hit.metadata:
             shown = ", ".join(f"{k}: {_shown_value(v)}" for k, v in hit.metadata.items())
             lines.append("    " + _clip(shown))
-        text_lines = hit.text.splitlines()
-        lines += ["    " + _clip(line) for line in text_lines[:PREVIEW_LINES]]
-        if len(text_lines) > PREVIEW_LINES:
-            more = len(text_lines) - PREVIEW_LINES
-            lines.append(f"    ... ({more} more line{'s' if more > 1 else ''})")
+        if hit.snippet_line is not None:
+            where = (f"line {hit.snippet_line}" if hit.snippet_line == hit.snippet_end_line
+                     else f"lines {hit.snippet_line}-{hit.snippet_end_line}")
+            lines.append(f"    {where}:")
+        snippet = _highlight(hit.snippet, hit.matched_terms) if color else hit.snippet
+        lines += ["      " + line for line in snippet.splitlines() if line.strip()]
+        if hit.duplicates:
+            lines.append(f"    also in: {', '.join(hit.duplicates)}")
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks)
+
+
+def _highlight(text: str, terms: Sequence[str]) -> str:
+    """Bold the words of ``text`` that stem like one of ``terms`` (as the keyword index matched them)."""
+    stems = {porter_stem(t.lower()) for t in terms}
+    if not stems:
+        return text
+    return TOKEN_RE.sub(lambda m: f"{BOLD}{m.group(0)}{RESET}" if porter_stem(m.group(0).lower()) in stems
+                        else m.group(0), text)
 
 
 def _shown_value(value: Any) -> str:

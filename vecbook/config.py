@@ -104,6 +104,8 @@ class Config:
     batch_size: int = 64
     cache_directory: Path | None = None
     semantic_wait_seconds: float = 30.0
+    recency_half_life_days: float | None = None  # None: no recency blend
+    dedupe: bool = True
     collections: tuple[CollectionConfig, ...] = ()
     config_file: Path | None = None
 
@@ -126,6 +128,8 @@ _SCALAR_KEYS: dict[str, tuple[tuple[type, ...], tuple[Any, ...] | None]] = {
     "batch_size": ((int,), None),
     "cache_directory": ((str,), None),
     "semantic_wait_seconds": ((int, float), None),
+    "recency_half_life_days": ((int, float), None),
+    "dedupe": ((bool,), None),
 }
 _PATH_KEYS = ("data_directory", "cache_directory")
 _COLLECTION_KEYS = ("name", "database", "table", "query", "path", "format", "window_gap_minutes")
@@ -255,6 +259,7 @@ def _check_ranges(values: dict[str, Any], where: str) -> None:
     limits = {
         "max_results": (1, MAX_RESULTS_LIMIT), "rrf_k": (1, 10_000), "keyword_weight": (0, 1),
         "bm25_k1": (0, 10), "bm25_b": (0, 1), "batch_size": (1, 4096), "semantic_wait_seconds": (0, 3600),
+        "recency_half_life_days": (0.01, 100_000),
     }
     for key, (low, high) in limits.items():
         if key in values and not low <= values[key] <= high:

@@ -357,16 +357,18 @@ class VectorIndex:
 
     def best_rows(self, query: np.ndarray, records: Sequence[int]) -> dict[int, tuple[int, float]]:
         """For each of ``records``: its best window (row) and that window's score."""
-        rows = np.flatnonzero(np.isin(self.owners, np.asarray(records, dtype=np.int64)))
-        if not len(rows):
-            return {}
         q = self._prepare(query)[0]
-        block = self.vectors[rows].astype(np.float32)
-        scores = self._to_score(block @ q if self.metric == "cosine" else ((block - q) ** 2).sum(axis=1))
         best: dict[int, tuple[int, float]] = {}
-        for row, owner, score in zip(rows.tolist(), self.owners[rows].tolist(), scores.tolist()):
-            if owner not in best or score > best[owner][1]:
-                best[owner] = (row, score)
+        for record in records:
+            # Rows are ordered by record, so a record's windows are one slice.
+            first, last = np.searchsorted(self.owners, [record, record + 1])
+            if last <= first:
+                continue
+            block = self.vectors[first:last].astype(np.float32)
+            raw = block @ q if self.metric == "cosine" else ((block - q) ** 2).sum(axis=1)
+            scores = self._to_score(raw)
+            top = int(np.argmax(scores))
+            best[record] = (int(first) + top, float(scores[top]))
         return best
 
 

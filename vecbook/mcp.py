@@ -7,16 +7,21 @@ import logging
 import os
 from typing import Any
 
-from .book import VecBook
+from .book import MAX_CONTEXT, VecBook
 from .config import MAX_QUERY_CHARS, MAX_RESULTS_LIMIT, QueryError, VecBookError, __version__
 from .rank import FILTER_OPERATORS
+
+# Characters of each hit's text an MCP search returns by default: the snippet points at
+# the answer, and ten whole 4 MB records would flood an assistant's context.
+DEFAULT_MAX_CHARS = 2_000
 
 log = logging.getLogger("vecbook")  # one logger for the package: hosts and the CLI configure "vecbook"
 
 
 MCP_INSTRUCTIONS = (
     "VecBook searches the user's own notes, journals, chat and mail exports, and SQLite "
-    "collections on this machine. Use `search` to find records; cite hits by their `citation` "
+    "collections on this machine. Use `search` to find records, `get` to read a hit whole with the "
+    "records around it; cite hits by their `citation` "
     "(file:line-range or database#table:row).")
 
 
@@ -41,21 +46,36 @@ def build_server(book: VecBook) -> Any:
     server = FastMCP("vecbook", instructions=MCP_INSTRUCTIONS, version=__version__)
     server.add_middleware(StartIndexing())
 
-    def search(query, max_results=None, mode=None, filters=None):  # type: ignore[no-untyped-def]
-        """Search the user's local records (notes, journals, chats, mail, SQLite rows).
+    def search(query, max_results=None, mode=None, filters=None, sources=None, since=None,  # type: ignore[no-untyped-def]
+               until=None, participants=None, max_chars=DEFAULT_MAX_CHARS, dedupe=None,
+               recency_half_life_days=None):
+        """Search the user's local records (notes, journals, chats, mail, calendars, SQLite rows).
 
-        Returns hits best first; each has text, file_path, line_number, end_line,
-        similarity_score (0-1, as a string), metadata, source, id and citation. In hybrid
-        mode similarity_score is relative to the query's other candidates (the best hit of
-        an unrelated query can score 1), so compare hits with each other, not with a fixed bar.
+        Returns hits best first; each has snippet (the matching lines, about 480 characters),
+        snippet_line and snippet_end_line, matched_terms, citation (file:lines), text (cut to
+        max_chars; truncated says so: call `get` with the id for the whole record and its
+        neighbours), file_path, line_number, end_line, similarity_score (0-1, as a string),
+        metadata, source, id and duplicates (citations of near-identical hits folded into it).
         """
         try:
-            hits = book.search(query, max_results=max_results, mode=mode,
-                               filters=filters_argument(filters)).to_dicts()
+            hits = book.search(query, max_results=max_results, mode=mode, filters=filters_argument(filters),
+                               sources=list_argument("sources", sources), since=since, until=until,
+                               participants=list_argument("participants", participants), dedupe=dedupe,
+                               recency_half_life_days=recency_half_life_days).to_dicts()
         except VecBookError as exc:
             raise ToolError(str(exc)) from None
+        hits = [bounded(hit, max_chars) for hit in hits]
         # Explicit text content, so an empty result reads "[]" rather than nothing.
         return ToolResult(content=json.dumps(hits, ensure_ascii=False), structured_content={"result": hits})
+
+    def get(ref, context=0):  # type: ignore[no-untyped-def]
+        """The whole record a search hit came from (pass its `id` or `citation`), with up to
+        `context` records before and after it in the same file or conversation: the chat
+        messages around a hit, the neighbouring entries of a journal. Each has its citation."""
+        try:
+            return book.get(ref, context).to_dict()
+        except VecBookError as exc:
+            raise ToolError(str(exc)) from None
 
     def reindex() -> dict[str, Any]:
         """Re-read every data file and collection and rebuild the index; returns stats."""
@@ -84,14 +104,59 @@ def build_server(book: VecBook) -> Any:
             description='Metadata filters, Django style, e.g. {"author": "ana", "date__gte": "2024-01-01", '
                         '"tags__contains": "work", "file_path": "journal/**", "source": "files"} (an object, '
                         'or the same object as JSON text). Operators: ' + ", ".join(FILTER_OPERATORS) + ".")],
+        "sources": Annotated[list[str] | str | None, Field(
+            description='Only these collections, e.g. ["slack", "mail"] ("files" for the .txt notes).')],
+        "since": Annotated[str | None, Field(
+            description="Only records dated on or after this: an ISO date (2024-01-31) or a span back from "
+                        "now (30d, 2w, 6m, 1y, 12h).")],
+        "until": Annotated[str | None, Field(
+            description="Only records dated up to this: an ISO date (the whole day) or a span back from now.")],
+        "participants": Annotated[list[str] | str | None, Field(
+            description='Only conversations with each of these people, e.g. ["Ana"] (whole-word match).')],
+        "max_chars": Annotated[int, Field(
+            description="Characters of each hit's text to return (the snippet always comes whole); "
+                        "cut texts say truncated: true.", ge=0, le=1_000_000)],
+        "dedupe": Annotated[bool | None, Field(
+            description="Fold near-identical hits into the best one (default on).")],
+        "recency_half_life_days": Annotated[float | None, Field(
+            description="Favour recent records: blend a decay with this half-life (days) into the score.",
+            gt=0)],
         "return": list[dict[str, Any]],
+    }
+    get.__annotations__ = {
+        "ref": Annotated[str, Field(description="A hit's id or citation.")],
+        "context": Annotated[int, Field(description=f"Records to add before and after (0-{MAX_CONTEXT}).",
+                                        ge=0, le=MAX_CONTEXT)],
+        "return": dict[str, Any],
     }
     read_only = {"readOnlyHint": True, "openWorldHint": False}
     server.tool(search, annotations=read_only)
+    server.tool(get, annotations=read_only)
     server.tool(reindex, annotations={"readOnlyHint": False, "destructiveHint": False, "idempotentHint": True,
                                       "openWorldHint": False})
     server.tool(stats, annotations=read_only)
     return server
+
+
+def bounded(hit: dict[str, Any], max_chars: int) -> dict[str, Any]:
+    """A hit whose ``text`` is cut to ``max_chars`` characters, with ``truncated`` saying whether it was."""
+    text = hit["text"]
+    return {**hit, "text": text[:max_chars], "truncated": len(text) > max_chars}
+
+
+def list_argument(name: str, value: list[str] | str | None) -> list[str] | None:
+    """A list argument; clients that send every argument as a string pass JSON text or one name."""
+    if not isinstance(value, str):
+        return value
+    text = value.strip()
+    if text.startswith("["):
+        try:
+            parsed = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise QueryError(f"{name} must be a list such as [\"slack\"]; the text given is not JSON "
+                             f"({exc.msg})") from None
+        return parsed
+    return [part.strip() for part in text.split(",") if part.strip()]
 
 
 def filters_argument(value: dict[str, Any] | str | None) -> dict[str, Any] | None:

@@ -9,6 +9,7 @@ import json
 import math
 import re
 import threading
+import time
 from dataclasses import dataclass
 from typing import Any, Sequence
 
@@ -17,6 +18,7 @@ import numpy as np
 from .config import QueryError
 from .index import KeywordIndex, VectorIndex, top_k
 from .records import Record
+from .snippets import date_days
 
 FILTER_OPERATORS = ("exact", "ne", "gt", "gte", "lt", "lte", "in", "contains", "startswith", "exists")
 # Each retriever contributes this many candidates (or max_results, if larger)
@@ -72,6 +74,65 @@ def _parse_condition(key: str, value: Any) -> Condition:
     if op == "in":
         value = list(value)
     return Condition(key, field_name, path, op, value)
+
+
+_SPAN_RE = re.compile(r"^\s*(\d+)\s*([hdwmy])\s*$", re.I)
+_SPAN_DAYS = {"h": 1 / 24, "d": 1, "w": 7, "m": 30.4375, "y": 365.25}
+
+
+def convenience_conditions(sources: Sequence[str] | None = None, since: str | None = None,
+                           until: str | None = None, participants: Sequence[str] | None = None,
+                           now: float | None = None) -> list[Condition]:
+    """The assistants' shorthand as filters: ``sources`` (any of these collections, ``files``
+    for the .txt records), ``since``/``until`` (an ISO date or date-time, or a span back
+    from now such as ``30d``, ``2w``, ``6m``, ``1y``, ``12h``; ``until`` a date includes that
+    whole day) and ``participants`` (each one named takes part: a whole-word match)."""
+    conditions = []
+    if sources:
+        conditions.append(_parse_condition("source__in", list(_string_list("sources", sources))))
+    if since:
+        conditions.append(_parse_condition("date__gte", _moment("since", since, now)))
+    if until:
+        moment = _moment("until", until, now)
+        op = "lt" if len(moment) == 10 else "lte"
+        conditions.append(_parse_condition(f"date__{op}", _next_day(moment) if op == "lt" else moment))
+    for person in _string_list("participants", participants or []):
+        conditions.append(_parse_condition("participants__contains", person))
+    return conditions
+
+
+def _string_list(name: str, values: Any) -> list[str]:
+    if isinstance(values, str):
+        values = [values]
+    if not isinstance(values, (list, tuple)) or not all(isinstance(v, str) and v.strip() for v in values):
+        raise QueryError(f"{name} must be a list of names, got {values!r}")
+    return [v.strip() for v in values]
+
+
+def _moment(name: str, value: Any, now: float | None) -> str:
+    """An ISO date or date-time as given, or a span back from ``now`` as an ISO date-time (UTC)."""
+    from datetime import date, datetime, timedelta, timezone
+
+    if not isinstance(value, str):
+        raise QueryError(f"{name} must be a date such as 2024-01-31 or a span such as 30d, got {value!r}")
+    span = _SPAN_RE.match(value)
+    if span:
+        moment = datetime.fromtimestamp(time.time() if now is None else now, timezone.utc)
+        moment -= timedelta(days=int(span.group(1)) * _SPAN_DAYS[span.group(2).lower()])
+        return moment.replace(microsecond=0).isoformat()
+    text = value.strip()
+    try:
+        (date.fromisoformat(text) if len(text) == 10 else datetime.fromisoformat(text))
+    except ValueError:
+        raise QueryError(f"{name} must be an ISO date (2024-01-31), a date-time (2024-01-31T09:00) or a span "
+                         f"back from now (30d, 2w, 6m, 1y, 12h); got {value!r}") from None
+    return text
+
+
+def _next_day(day: str) -> str:
+    from datetime import date, timedelta
+
+    return (date.fromisoformat(day) + timedelta(days=1)).isoformat()
 
 
 def _check_filter_value(key: str, op: str, value: Any) -> None:
@@ -202,6 +263,34 @@ class FilterColumns:
         self.known_sources = sorted({r.source for r in records})
         self._columns: dict[tuple[str, tuple[str, ...]], tuple[np.ndarray, list[Any]]] = {}
         self._lock = threading.Lock()
+        self._dates: np.ndarray | None = None
+        self._refs: dict[str, int] | None = None
+
+    def find(self, ref: str) -> int | None:
+        """The position of the record whose id or citation is ``ref`` (a citation without its
+        ``#anchor``, or ``path:line`` for a line inside a record, also works)."""
+        with self._lock:
+            if self._refs is None:
+                self._refs = {}
+                for position, record in enumerate(self.records):
+                    for key in (record.citation, record.citation.split("#", 1)[0], record.id):
+                        self._refs.setdefault(key, position)
+            refs = self._refs
+        if ref in refs:
+            return refs[ref]
+        path, _, line = ref.rpartition(":")
+        if not line.isdigit():
+            return None
+        return next((i for i, r in enumerate(self.records) if r.file_path == path and r.line_number is not None
+                     and r.end_line is not None and r.line_number <= int(line) <= r.end_line), None)
+
+    def dates(self) -> np.ndarray:
+        """Each record's ``date`` metadata as days since 1970 (NaN where it has none), computed once."""
+        with self._lock:
+            if self._dates is None:
+                self._dates = np.array([date_days(lookup_metadata(r.metadata, ("date",))) for r in self.records],
+                                       dtype=np.float64)
+            return self._dates
 
     def mask(self, conditions: Sequence[Condition]) -> np.ndarray | None:
         """Records matching every condition, or None when there are no conditions."""
