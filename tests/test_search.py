@@ -1,0 +1,190 @@
+"""Answers shaped for assistants: passages, snippets that cite their lines, get, folded
+duplicates, recency and the shorthand filters."""
+
+from __future__ import annotations
+
+import random
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import vecbook
+from vecbook.snippets import ELLIPSIS, fold, make_snippet, query_terms, recency_blend
+
+from conftest import FakeEmbedder
+
+WORDS = ("river stone garden window letter market bridge candle harbour lantern orchard meadow ladder "
+         "kettle blanket pepper violin saddle copper thimble").split()
+
+
+def filler(chars: int, seed: int = 0) -> str:
+    """Sentences of unrelated words, ten to a line, about ``chars`` long."""
+    rng = random.Random(seed)
+    lines, size = [], 0
+    while size < chars:
+        line = " ".join(rng.choice(WORDS) for _ in range(10)) + "."
+        lines.append(line)
+        size += len(line) + 1
+    return "\n".join(lines)
+
+
+def short_notes(count: int) -> str:
+    rng = random.Random(1)
+    return "\n---\n".join(" ".join(rng.choice(WORDS) for _ in range(12)) for _ in range(count)) + "\n"
+
+
+def lines_of(root: Path, hit: vecbook.Hit) -> str:
+    text = (root / hit.file_path).read_text(encoding="utf-8").splitlines()
+    return "\n".join(text[hit.snippet_line - 1:hit.snippet_end_line])
+
+
+# -- passages --
+
+def test_the_walrus_at_the_end_of_a_4_mb_record_is_the_first_hit(write_files: Any) -> None:
+    """Every part of every record is reachable: one sentence at the end of 4 MB of filler,
+    among 5,000 short records, by both indexes (a stand-in embedder keeps this fast)."""
+    big = "Title: the long file\n\n" + filler(4_000_000) + "\nthe walrus hid the golden key under the pier.\n"
+    root = write_files({"big.txt": big, "notes.txt": short_notes(5_000)})
+    book = vecbook.VecBook(data_directory=root, embedder=FakeEmbedder())
+    hit = book.search("where did the walrus hide the key")[0]
+    assert hit.file_path == "big.txt" and hit.keyword_score and hit.semantic_score
+    assert "the walrus hid the golden key under the pier." in hit.snippet
+    assert lines_of(root, hit).endswith("the walrus hid the golden key under the pier.")
+    assert hit.snippet_line == hit.snippet_end_line - 0 or hit.snippet_line < hit.snippet_end_line
+    assert hit.snippet_end_line == big.count("\n")
+
+
+def test_the_real_model_finds_a_sentence_deep_in_a_long_record_by_meaning(write_files: Any, make_book: Any) -> None:
+    big = filler(120_000, seed=2) + "\nthe walrus hid the golden key under the pier.\n" + filler(20_000, seed=3)
+    root = write_files({"big.txt": big, "notes.txt": short_notes(300)})
+    book = make_book(root)
+    for mode in ("semantic", "hybrid"):
+        hit = book.search("where did the walrus hide the key", mode=mode)[0]
+        assert hit.file_path == "big.txt", mode
+        assert "walrus" in hit.snippet and "walrus" in lines_of(root, hit)
+
+
+def test_a_record_is_split_into_passages_with_their_own_lines() -> None:
+    content = "\n".join(f"line {i} " + "word " * 40 for i in range(30))
+    passages = vecbook.records.split_passages(content)
+    assert len(passages) > 1 and passages[0][0] == 0 and passages[-1][1] == len(content)
+    assert all(len(content[a:b].split()) <= vecbook.records.PASSAGE_WORDS for a, b in passages)
+    assert all(content[b] == "\n" for _, b in passages[:-1])  # cut at line ends
+    covered = " ".join(content[a:b] for a, b in passages).split()
+    assert covered == content.split()
+
+
+# -- snippets --
+
+def test_a_snippet_centres_on_the_most_query_words_and_marks_its_cuts() -> None:
+    content = "x " * 400 + "the boiler service is due in March" + " y" * 400
+    snippet = make_snippet(content, (0, len(content)), query_terms("boiler service due"))
+    assert snippet.text.startswith(ELLIPSIS) and snippet.text.endswith(ELLIPSIS)
+    assert "the boiler service is due in March" in snippet.text
+    assert len(snippet.text) <= 482 and snippet.text[1:-1] == content[snippet.start:snippet.end]
+    assert snippet.matched_terms == ["boiler", "service", "due"]
+
+
+def test_snippets_cite_the_lines_they_show(write_files: Any, fake_book: Any) -> None:
+    body = "\n".join(f"Line {i}: nothing to see here at all." for i in range(1, 60))
+    body = body.replace("Line 41: nothing", "Line 41: the spare key is under the blue flowerpot")
+    root = write_files({"a.txt": "Date: 2024-01-01\n\n" + body + "\n"})
+    hit = fake_book(root).search("spare key flowerpot", mode="keyword")[0]
+    assert hit.snippet_line <= 43 <= hit.snippet_end_line  # line 41 of the body is file line 43
+    shown = hit.snippet.strip(ELLIPSIS)
+    assert shown in lines_of(root, hit) and "flowerpot" in shown
+    assert hit.matched_terms == ["spare", "key", "flowerpot"]
+
+
+def test_a_semantic_hit_without_query_words_still_has_a_snippet(sample_book: vecbook.VecBook) -> None:
+    hit = sample_book.search("hot water stopped working", mode="semantic", max_results=1)[0]
+    assert hit.snippet and hit.snippet_line is not None and hit.matched_terms == []
+
+
+# -- duplicates --
+
+def test_a_note_copied_into_two_files_shows_once_with_its_twin_cited(write_files: Any, fake_book: Any) -> None:
+    note = "Remember the bins go out on Tuesday night and the recycling on Friday morning, every week.\n"
+    root = write_files({"a.txt": note, "b.txt": note.replace("every week", "every single week"),
+                        "c.txt": "The bins at the office are emptied daily.\n"})
+    book = fake_book(root)
+    hits = book.search("when do the bins go out", mode="keyword")
+    assert [h.file_path for h in hits] == ["a.txt", "c.txt"] or [h.file_path for h in hits] == ["b.txt", "c.txt"]
+    assert len(hits[0].duplicates) == 1 and hits[0].duplicates[0].split(":")[0] in ("a.txt", "b.txt")
+    assert len(book.search("when do the bins go out", mode="keyword", dedupe=False)) == 3
+
+
+def test_folding_is_defined_by_shared_word_triples() -> None:
+    forwarded = "the quarterly numbers are in and revenue grew eleven percent over last year"
+    texts = [f"Ana: {forwarded}", f"Bo: {forwarded}", "Ana: ok see you", "Bo: ok see you then",
+             f"Reply: thanks, great news!\n> {forwarded}\n> sent from my phone"]
+    assert fold(texts, 10) == [(0, [1, 4]), (2, []), (3, [])]  # short texts fold only when identical
+    assert fold(texts, 1) == [(0, [1, 4])]
+
+
+def test_the_top_ten_hold_ten_different_things(write_files: Any, fake_book: Any) -> None:
+    same = "Forwarded: the lease renewal letter arrived and the rent goes up in April by forty pounds.\n"
+    files = {f"chat{i}.txt": same for i in range(12)}
+    files.update({f"other{i}.txt": f"A different note {i} about the rent and the lease of flat {i}.\n"
+                  for i in range(12)})
+    hits = fake_book(write_files(files)).search("rent lease letter", mode="keyword", max_results=10)
+    assert len(hits) == 10 and len({h.text for h in hits}) == 10
+    assert sum(len(h.duplicates) for h in hits) == 11
+
+
+# -- recency --
+
+def test_recency_favours_the_newer_of_two_equal_records_and_leaves_undated_ones_alone(
+        write_files: Any, fake_book: Any) -> None:
+    today = time.strftime("%Y-%m-%d")
+    root = write_files({"old.txt": "Date: 2019-05-01\n\nthe dentist appointment moved\n",
+                        "new.txt": f"Date: {today}\n\nthe dentist appointment moved again\n",
+                        "none.txt": "the dentist appointment moved, no date here\n"})
+    book = fake_book(root)
+    plain = {h.file_path: h.similarity_score for h in book.search("dentist appointment", mode="keyword")}
+    recent = {h.file_path: h.similarity_score for h in book.search("dentist appointment", mode="keyword",
+                                                                    recency_half_life_days=30)}
+    assert recent["none.txt"] == pytest.approx(plain["none.txt"])
+    assert recent["new.txt"] > plain["new.txt"] * 0.8 and recent["old.txt"] < plain["old.txt"]
+    assert recency_blend(0.5, 100.0, 100.0, 30) == pytest.approx(0.8 * 0.5 + 0.2)
+    with pytest.raises(vecbook.QueryError, match="recency_half_life_days must be a number of days above 0"):
+        book.search("dentist", recency_half_life_days=0)
+
+
+# -- get --
+
+def test_get_returns_neighbours_from_the_same_file_only(write_files: Any, fake_book: Any) -> None:
+    root = write_files({"j.txt": "one\n---\ntwo\n---\nthree\n---\nfour\n", "k.txt": "other\n"})
+    book = fake_book(root)
+    context = book.get("j.txt:5-5", context=1)
+    assert (context.record.text, [e.text for e in context.before], [e.text for e in context.after]) == (
+        "three", ["two"], ["four"])
+    assert book.get("j.txt:7").record.text == "four"  # a line inside a record
+    assert [e.text for e in book.get("j.txt:1", context=5).after] == ["two", "three", "four"]
+    with pytest.raises(vecbook.QueryError, match="context must be a whole number"):
+        book.get("j.txt:1", context=-1)
+
+
+def test_get_walks_a_conversation_around_a_chat_window(tmp_path: Path) -> None:
+    from conftest import EXPORTS
+
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "vecbook.toml").write_text(
+        f'data_directory = "notes"\n[[collections]]\nname = "tg"\npath = "{EXPORTS / "whatsapp" / "whatstk_lorem.txt"}"\n'
+        'window_gap_minutes = 0.001\n')
+    book = vecbook.VecBook(config=vecbook.load_config(tmp_path / "vecbook.toml"), embedder=FakeEmbedder())
+    records = book._snapshot.records
+    middle = records[len(records) // 2]
+    context = book.get(middle.citation, context=2)
+    assert [e.citation for e in context.before + [context.record] + context.after] == [
+        r.citation for r in records[len(records) // 2 - 2:len(records) // 2 + 3]]
+
+
+def test_the_cli_get_prints_the_record_and_its_neighbours(write_files: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    root = write_files({"j.txt": "one\n---\ntwo\n---\nthree\n"})
+    code = vecbook.cli.main(["get", "j.txt:3", "-C", "1", "--data-dir", str(root)])
+    out = capsys.readouterr().out
+    assert code == 0 and out.splitlines() == ["  j.txt:1-1", "    one", "", "> j.txt:3-3", "    two", "",
+                                              "  j.txt:5-5", "    three"]
