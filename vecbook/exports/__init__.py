@@ -20,6 +20,7 @@ log = logging.getLogger("vecbook")
 # format name -> (module in this package, what it reads): the registry.
 FORMATS: dict[str, tuple[str, str]] = {
     "discord": ("discord", "DiscordChatExporter JSON"),
+    "slack": ("slack", "Slack workspace export, folder or .zip"),
 }
 
 
