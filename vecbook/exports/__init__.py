@@ -21,6 +21,7 @@ log = logging.getLogger("vecbook")
 FORMATS: dict[str, tuple[str, str]] = {
     "discord": ("discord", "DiscordChatExporter JSON"),
     "slack": ("slack", "Slack workspace export, folder or .zip"),
+    "telegram": ("telegram", "Telegram Desktop JSON (result.json)"),
 }
 
 
