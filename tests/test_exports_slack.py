@@ -12,7 +12,7 @@ import vecbook
 from vecbook.config import CollectionConfig
 from vecbook.exports import detect_format, load_export
 from vecbook.exports import slack
-from vecbook.exports.base import Export, clean_text
+from vecbook.exports.base import Export
 
 from conftest import EXPORTS, FakeEmbedder, cited_lines
 
@@ -47,7 +47,7 @@ def assert_messages_cited(root: Path, record: vecbook.Record) -> None:
         span = "\n".join(whole[first - record.line_number:last - record.line_number + 1])
         item = json.loads(span.strip().rstrip(","))
         said = record.content[offset:end - 1].split(": ", 1)[1]
-        assert said == clean_text("\n".join(p for p in slack._parts(space, item) if p)), record.citation
+        assert said == slack.shown_text(space, item), record.citation
         if offset == 0:
             assert record.citation.endswith("#" + item["ts"])
 

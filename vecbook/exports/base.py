@@ -14,9 +14,11 @@ conversation windows; other readers build records with ``export_record``.
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import os
 import zipfile
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -338,3 +340,17 @@ def export_record(export: Export, file: ExportFile, text: str, line: int, end_li
 def clean_text(text: str) -> str:
     """Trim the text's blank edges and each line's trailing spaces; never rewrites words."""
     return "\n".join(line.rstrip() for line in text.strip().splitlines())
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector while a reader builds many small acyclic objects
+    (decoded messages, Messages, Records): its full passes over the growing heap cost about
+    a quarter of reading 200,000 Slack messages. Restored afterwards if it was on."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()

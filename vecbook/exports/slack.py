@@ -12,7 +12,7 @@ from datetime import datetime
 from typing import Any, Iterator
 
 from ..records import Record
-from .base import Export, ExportFile, Message, chat_records, clean_text, from_timestamp
+from .base import Export, ExportFile, Message, chat_records, clean_text, from_timestamp, gc_paused
 from .jsonpos import JsonText
 
 # A day file: "<conversation folder>/YYYY-MM-DD.json", anywhere in the export (a folder that
@@ -33,6 +33,8 @@ SKIPPED_SUBTYPES = frozenset({
 })
 # Slack's markup: <@U123>, <#C123|general>, <!here>, <http://x|label>.
 _MARKUP = re.compile(r"<([^<>\n]+)>")
+# What str.splitlines splits at.
+_LINE_BREAK = re.compile("[\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
 # A bot_add notice names the integration it added: ".../services/B0JL6RASU|github>".
 _BOT_ADDED = re.compile(r"/services/(B\w+)\|([^>]+)>")
 
@@ -61,10 +63,11 @@ def read(export: Export) -> list[Record]:
         return _messages(export, workspaces[root], file)
 
     files = [f for f in _day_files(export) if _looks_like(f.head())]
-    messages = export.read_each(files, parse)
-    for workspace in workspaces.values():
-        workspace.name_bots()
-    return chat_records(export, messages)
+    with gc_paused():
+        messages = export.read_each(files, parse)
+        for workspace in workspaces.values():
+            workspace.name_bots()
+        return chat_records(export, messages)
 
 
 # -- the workspace: who is who, which folder is which conversation --
@@ -220,7 +223,7 @@ def _message(export: Export, space: Workspace, conversation: Conversation, item:
     if when is None:
         export.warn(file, line, "message without a 'ts' timestamp skipped")
         return None
-    text = clean_text("\n".join(p for p in _parts(space, item) if p))
+    text = shown_text(space, item)
     if not text:
         export.warn(file, line, f"message {ts} without text skipped")
         return None
@@ -233,11 +236,18 @@ def _message(export: Export, space: Workspace, conversation: Conversation, item:
     return message
 
 
-def _parts(space: Workspace, item: dict[str, Any]) -> Iterator[str]:
-    """The message's text, its attachments' text (link previews, bot cards), its files' names."""
+def shown_text(space: Workspace, item: dict[str, Any]) -> str:
+    """The message as a reader sees it: its text, its attachments' text (link previews, bot
+    cards) and its files' names, one under the other."""
     text = item.get("text")
-    if isinstance(text, str):
-        yield space.format(text)
+    text = space.format(text) if isinstance(text, str) else ""
+    if "attachments" in item or "files" in item or "file" in item:
+        text = "\n".join(p for p in (text, *_extras(space, item)) if p)
+    # most messages are one line: clean_text's split and join is for the others
+    return clean_text(text) if _LINE_BREAK.search(text) else text.strip()
+
+
+def _extras(space: Workspace, item: dict[str, Any]) -> Iterator[str]:
     for attachment in item.get("attachments") or []:
         if isinstance(attachment, dict):
             shown = [attachment.get(k) for k in ("pretext", "title", "text")]
