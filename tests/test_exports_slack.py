@@ -261,10 +261,12 @@ def test_bad_files_and_messages_are_warnings_and_the_rest_loads(tmp_path: Path) 
         {"type": "message", "user": "U1", "text": "no time"},
         {"type": "message", "user": "U1", "ts": "1709542800.000100", "text": ""},
         {"type": "message", "user": "U1", "ts": "1709542860.000200", "text": "kept"},
+        {"type": "message", "bot_id": "B9", "bot_profile": "odd", "comment": 3, "attachments": {"a": 1},
+         "files": "x", "ts": "1709542920.000300", "text": "odd shapes"},
     ], indent=2))
     records, problems = load(root, "work")
     texts = [r.text for r in records]
-    assert "Ana: kept" in texts and "Bo Berg: before the break" in texts and len(records) == 7
+    assert "Ana: kept\nB9: odd shapes" in texts and "Bo Berg: before the break" in texts and len(records) == 7
     assert [(p.where, p.line, p.reason) for p in problems] == [
         ("work/general/2024-03-03.json", 3,
          "collection 'work': file skipped: invalid JSON: Expecting property name enclosed in double quotes (line 3)"),

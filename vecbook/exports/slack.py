@@ -100,7 +100,7 @@ class Workspace:
             name = _person_name(user, user.get("profile"))
             if name:
                 space.users[str(user.get("id"))] = name
-                bot_id = (user.get("profile") or {}).get("bot_id")
+                bot_id = _object(user.get("profile")).get("bot_id")
                 if bot_id:
                     space.bots[bot_id] = name
         for listing, kind in (("channels.json", "channel"), ("groups.json", "private channel")):
@@ -123,7 +123,7 @@ class Workspace:
                 self.folders.setdefault(str(folder), conversation)
 
     def _add_direct(self, chat: dict[str, Any], kind: str) -> None:
-        members = [self.user(str(m)) for m in chat.get("members") or []]
+        members = [self.user(str(m)) for m in _list(chat.get("members"))]
         name = ", ".join(dict.fromkeys(members)) or chat.get("name") or chat.get("id")
         if not name:
             return
@@ -249,12 +249,12 @@ def shown_text(space: Workspace, item: dict[str, Any]) -> str:
 
 
 def _extras(space: Workspace, item: dict[str, Any]) -> Iterator[str]:
-    for attachment in item.get("attachments") or []:
+    for attachment in _list(item.get("attachments")):
         if isinstance(attachment, dict):
             shown = [attachment.get(k) for k in ("pretext", "title", "text")]
             shown = [s for s in shown if isinstance(s, str) and s] or [attachment.get("fallback")]
             yield from (space.format(s) for s in shown if isinstance(s, str))
-    files = item.get("files") or ([item["file"]] if isinstance(item.get("file"), dict) else [])
+    files = _list(item.get("files")) or ([item["file"]] if isinstance(item.get("file"), dict) else [])
     for upload in files:
         if isinstance(upload, dict):
             name = upload.get("name") or upload.get("title")
@@ -265,16 +265,25 @@ def _author(space: Workspace, item: dict[str, Any]) -> tuple[str, bool]:
     """The name shown for the message, and whether it is final (a bot may be named later)."""
     bot_id = item.get("bot_id")
     if bot_id or item.get("subtype") == "bot_message":
-        profile = item.get("bot_profile") or {}
-        name = item.get("username") or profile.get("name") or space.bots.get(bot_id)
+        name = item.get("username") or _object(item.get("bot_profile")).get("name") or space.bots.get(str(bot_id))
         if isinstance(name, str) and name.strip():
             return name.strip(), True
-    user = item.get("user") or (item.get("comment") or {}).get("user")  # a file comment: its commenter
+    user = item.get("user") or _object(item.get("comment")).get("user")  # a file comment: its commenter
     if isinstance(user, str) and user:
         return space.user(user, item.get("user_profile")), True
     if bot_id:
         return str(bot_id), False
     return "?", True
+
+
+def _object(value: Any) -> dict[str, Any]:
+    """``value`` where it is a JSON object, else an empty one (fields of an unexpected shape)."""
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value: Any) -> list[Any]:
+    """``value`` where it is a JSON array, else an empty one."""
+    return value if isinstance(value, list) else []
 
 
 def _thread(item: dict[str, Any]) -> str | None:
