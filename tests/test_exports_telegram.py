@@ -174,15 +174,18 @@ def test_bad_messages_and_files_are_warnings_and_the_rest_loads(tmp_path: Path) 
         {"id": 1, "type": "message", "from": "Ana", "text": "no date"},
         message(2, "", 1709287200),
         message(3, "kept", 1709287260),
+        message(4, {"odd": 1}, 1709287320, poll=[1], contact_information="x"),
+        message(5, ["odd ", 7, {"type": "bold", "text": None}, {"type": "bold", "text": "shapes"}], 1709287380),
     ]))
     text = json.dumps(chat("Bo", "personal_chat", 6, [message(1, "whole", 1709287200)]), indent=1)
     (tmp_path / "b").mkdir()
     (tmp_path / "b" / "result.json").write_text(text[:text.index('"text"')])
     records, problems = load(tmp_path)
-    assert [r.text for r in records] == ["Ana: kept"]
+    assert [r.text for r in records] == ["Ana: kept\nAna: odd shapes"]
     assert [(p.where, p.line, p.reason) for p in problems] == [
         ("tg/a/result.json", 6, "collection 'tg': message 1 without a date skipped"),
         ("tg/a/result.json", 12, "collection 'tg': message 2 without text skipped"),
+        ("tg/a/result.json", 30, "collection 'tg': message 4 without text skipped"),
         ("tg/b/result.json", 13,
          "collection 'tg': file skipped: invalid JSON: Expecting property name enclosed in double quotes (line 13)"),
     ]
