@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import subprocess
 import sys
 import tempfile
 import time
@@ -134,14 +135,20 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--messages", type=int, default=200_000)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--account", action="store_true", help="one whole-account result.json instead of per chat")
+    parser.add_argument("--read-only", action="store_true", help="time reading PATH as it is (no generating)")
     args = parser.parse_args(argv)
+    if args.read_only:
+        print(json.dumps(measure(args.path, "telegram", args.messages)))
+        return
     with tempfile.TemporaryDirectory() as temp:
         folder = args.path or Path(temp) / "telegram-export"
         start = time.perf_counter()
         generate(folder, args.messages, args.seed, account=args.account)
         print(f"generated {args.messages:,} messages in {time.perf_counter() - start:.1f}s "
               f"({sum(p.stat().st_size for p in folder.rglob('*.json')) / 1e6:.0f} MB)", file=sys.stderr)
-        print(json.dumps(measure(folder, "telegram", args.messages)))
+        # read in a fresh process: its peak RSS is the reader's, not the generator's
+        subprocess.run([sys.executable, __file__, str(folder), "--read-only", "--messages", str(args.messages)],
+                       check=True)
 
 
 if __name__ == "__main__":
