@@ -167,6 +167,17 @@ def test_an_account_export_reads_every_chat_and_keeps_their_ids_apart(tmp_path: 
         assert_messages_cited(path, record)
 
 
+def test_a_truncated_account_export_keeps_the_chats_before_the_break(tmp_path: Path) -> None:
+    text = json.dumps({"about": "Here is the data you requested.", "chats": {"about": "", "list": [
+        chat("Bo", "personal_chat", 100, [message(1, "first chat", 1709287200)]),
+        chat("Cy", "personal_chat", 200, [message(1, "second chat", 1709287200), message(2, "cut", 1709287260)]),
+    ]}}, indent=1)
+    (tmp_path / "result.json").write_text(text[:text.index('"cut"')])
+    records, problems = load(tmp_path)
+    assert [r.text for r in records] == ["Ana: first chat", "Ana: second chat"]
+    assert [(p.where, p.line) for p in problems] == [("tg/result.json", text[:text.index('"cut"')].count("\n") + 1)]
+
+
 # -- bad input --
 
 def test_bad_messages_and_files_are_warnings_and_the_rest_loads(tmp_path: Path) -> None:

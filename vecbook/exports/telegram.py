@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import re
 from datetime import datetime
-from typing import Any, Iterator
+from typing import Any, Callable, Generator, Iterator
 
 from ..records import Record
 from .base import Export, ExportFile, Message, chat_records, clean_text, from_timestamp, gc_paused
-from .jsonpos import JsonText
+from .jsonpos import JsonText, JsonTextError
 
 # The chat types Telegram Desktop writes ("personal_chat", "private_supergroup", ...): a JSON
 # file naming one of them beside "messages" is a single-chat export.
@@ -19,8 +19,8 @@ _CHAT_TYPE = re.compile(rb'"type"\s*:\s*"(?:saved_messages|replies|verification_
 _ACCOUNT = re.compile(rb'"(?:personal_information|chats|left_chats|contacts|frequent_contacts)"\s*:\s*\{')
 # An account export's first key (told apart from a chat without walking past its messages).
 _ACCOUNT_START = re.compile(r'\s*\{\s*"(?:about|personal_information)"')
-# Where the chats of a whole-account export are.
-CHAT_LISTS = (("chats", "list"), ("left_chats", "list"))
+# Where the chats of a whole-account export are: each one's "list".
+CHAT_LISTS = ("chats", "left_chats")
 # What a media message holds, shown in its place (the media itself is never read).
 MEDIA = {"sticker": "sticker", "animation": "GIF", "video_file": "video", "video_message": "video message",
          "voice_message": "voice message", "audio_file": "audio"}
@@ -50,30 +50,48 @@ def read(export: Export) -> list[Record]:
 
 def _file_messages(export: Export, file: ExportFile) -> Iterator[Message]:
     doc = JsonText(file.read_text())
+    start = doc.skip_ws(0)
     if not _ACCOUNT_START.match(doc.text):
-        yield from _chat_messages(export, file, doc, doc.skip_ws(0), qualify=False)
-        return
-    for keys in CHAT_LISTS:
-        at = doc.path(keys)
+        head = {key: _value(doc, start, key) for key in ("name", "type", "id")}
+        at = doc.member(start, "messages")
         if at is None:
-            continue
-        for start, _, chat in doc.elements(at):
-            if isinstance(chat, dict) and isinstance(chat.get("messages"), list):
-                # message ids count per chat: the chat's id keeps them apart in one file
-                yield from _chat_messages(export, file, doc, start, qualify=True)
-
-
-def _chat_messages(export: Export, file: ExportFile, doc: JsonText, start: int, qualify: bool) -> Iterator[Message]:
-    """The messages of the chat object at ``start``."""
-    head = {key: _value(doc, start, key) for key in ("name", "type", "id")}
-    conversation = _conversation(head)
-    prefix = f"{head['id']}:" if qualify else ""
-    metadata = {"chat_type": head["type"]} if isinstance(head["type"], str) else {}
-    at = doc.member(start, "messages")
-    if at is None:
-        export.warn(file, doc.line_at(start), f"chat '{conversation}' has no 'messages' array; skipped")
+            export.warn(file, 1, f"chat '{_conversation(head)}' has no 'messages' array; file skipped")
+            return
+        yield from _chat_messages(export, file, doc, at, head, qualify=False)
         return
+    # A whole account: walked member by member, so each message is decoded once (finding
+    # "left_chats" with doc.path, or listing chats with doc.elements, would decode every
+    # chat whole first: twice the time, and the largest chat held in memory decoded).
+    yield from _walk_object(doc, start, lambda key, at: (
+        _walk_object(doc, at, lambda inner, at: _walk_array(doc, at, lambda chat: _account_chat(export, file, doc, chat))
+                     if inner == "list" else None)
+        if key in CHAT_LISTS else None))
+
+
+def _account_chat(export: Export, file: ExportFile, doc: JsonText, start: int) -> Generator[Message, None, int]:
+    """The messages of one chat of an account export; returns the offset after the chat.
+    Telegram writes ``name``, ``type`` and ``id`` before ``messages``, as read here."""
+    if not doc.text.startswith("{", start):
+        return doc.decode(start)[1]
+    head: dict[str, Any] = {}
+
+    def visit(key: str, at: int) -> Generator[Message, None, int]:
+        if key == "messages":  # message ids count per chat: the chat's id keeps them apart in one file
+            return _chat_messages(export, file, doc, at, head, qualify=True)
+        return _keep(doc, at, head, key)
+
+    return (yield from _walk_object(doc, start, visit))
+
+
+def _chat_messages(export: Export, file: ExportFile, doc: JsonText, at: int, head: dict[str, Any],
+                   qualify: bool) -> Generator[Message, None, int]:
+    """The messages of the array at ``at`` of the chat ``head`` describes; returns the offset after it."""
+    conversation = _conversation(head)
+    prefix = f"{head.get('id')}:" if qualify else ""
+    metadata = {"chat_type": head["type"]} if isinstance(head.get("type"), str) else {}
+    after = doc.skip_ws(at) + 1
     for begin, end, item in doc.elements(at):
+        after = end
         if not isinstance(item, dict) or item.get("type", "message") != "message":
             continue  # service messages: joins, calls, pins, title changes
         line, end_line = doc.lines(begin, end)
@@ -81,6 +99,59 @@ def _chat_messages(export: Export, file: ExportFile, doc: JsonText, start: int, 
         if message is not None:
             message.metadata = metadata
             yield message
+    return doc.skip_ws(after) + 1  # past the "]" that ended the elements
+
+
+# -- walking an account export without decoding what holds the messages --
+
+Visit = Callable[[str, int], "Generator[Message, None, int] | None"]
+
+
+def _walk_object(doc: JsonText, index: int, visit: Visit) -> Generator[Message, None, int]:
+    """The members of the object at ``index``: ``visit(key, at)`` gives a walker of the value
+    (returning the offset after it), or None to skip the value. Returns the offset after the object."""
+    text = doc.text
+    index = doc.skip_ws(_expect(doc, index, "{"))
+    if text.startswith("}", index):
+        return index + 1
+    while True:
+        key, index = doc.decode(index)
+        at = doc.skip_ws(_expect(doc, index, ":"))
+        walker = visit(str(key), at)
+        index = (yield from walker) if walker is not None else doc.decode(at)[1]
+        index = doc.skip_ws(index)
+        if text.startswith("}", index):
+            return index + 1
+        index = doc.skip_ws(_expect(doc, index, ","))
+
+
+def _walk_array(doc: JsonText, index: int, element: Callable[[int], Generator[Message, None, int]]
+                ) -> Generator[Message, None, int]:
+    """Each element of the array at ``index`` through ``element(start)``; the offset after the array."""
+    text = doc.text
+    index = doc.skip_ws(_expect(doc, index, "["))
+    if text.startswith("]", index):
+        return index + 1
+    while True:
+        index = doc.skip_ws((yield from element(index)))
+        if text.startswith("]", index):
+            return index + 1
+        index = doc.skip_ws(_expect(doc, index, ","))
+
+
+def _keep(doc: JsonText, at: int, into: dict[str, Any], key: str) -> Generator[Message, None, int]:
+    """A walker that yields no messages: it decodes the value at ``at`` into ``into[key]``."""
+    into[key], end = doc.decode(at)
+    return end
+    yield  # unreachable: makes this a generator, as walkers are
+
+
+def _expect(doc: JsonText, index: int, char: str) -> int:
+    index = doc.skip_ws(index)
+    if not doc.text.startswith(char, index):
+        found = doc.text[index:index + 1] or "end of file"
+        raise JsonTextError(f"expected '{char}', found {found!r}", doc.line_at(min(index, len(doc.text))))
+    return index + 1
 
 
 def _value(doc: JsonText, start: int, key: str) -> Any:
