@@ -62,10 +62,16 @@ def _file_messages(export: Export, file: ExportFile) -> Iterator[Message]:
     # A whole account: walked member by member, so each message is decoded once (finding
     # "left_chats" with doc.path, or listing chats with doc.elements, would decode every
     # chat whole first: twice the time, and the largest chat held in memory decoded).
-    yield from _walk_object(doc, start, lambda key, at: (
-        _walk_object(doc, at, lambda inner, at: _walk_array(doc, at, lambda chat: _account_chat(export, file, doc, chat))
-                     if inner == "list" else None)
-        if key in CHAT_LISTS else None))
+    def chat(at: int) -> Generator[Message, None, int]:
+        return _account_chat(export, file, doc, at)
+
+    def chat_list(key: str, at: int) -> Generator[Message, None, int] | None:
+        return _walk_array(doc, at, chat) if key == "list" else None
+
+    def section(key: str, at: int) -> Generator[Message, None, int] | None:
+        return _walk_object(doc, at, chat_list) if key in CHAT_LISTS else None
+
+    yield from _walk_object(doc, start, section)
 
 
 def _account_chat(export: Export, file: ExportFile, doc: JsonText, start: int) -> Generator[Message, None, int]:
