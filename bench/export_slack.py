@@ -78,25 +78,26 @@ def _users(rng: random.Random) -> list[dict[str, Any]]:
         display = first if i % 3 else ""  # a third leave display_name empty, as many do
         users.append({"id": f"U0{i:08d}", "team_id": TEAM, "name": f"{first.lower()}.{last.lower()}",
                       "deleted": False, "real_name": f"{first} {last}", "tz": "Europe/Berlin", "is_bot": False,
-                      "profile": {"title": rng.choice(["Engineer", "Designer", "PM", ""]), "real_name": f"{first} {last}",
-                                  "display_name": display, "image_72": f"https://avatars.example/{i}.png",
+                      "profile": {"title": rng.choice(["Engineer", "Designer", "PM", ""]),
+                                  "real_name": f"{first} {last}", "display_name": display, "image_72": f"https://avatars.example/{i}.png",
                                   "team": TEAM}})
-    users.append({"id": "U0BOT00001", "team_id": TEAM, "name": "deploybot", "deleted": False, "real_name": "Deploy Bot",
-                  "is_bot": True, "profile": {"real_name": "Deploy Bot", "display_name": "", "bot_id": "B0DEPLOY1"}})
+    users.append({"id": "U0BOT00001", "team_id": TEAM, "name": "deploybot", "deleted": False,
+                  "real_name": "Deploy Bot", "is_bot": True, "profile": {"real_name": "Deploy Bot", "display_name": "", "bot_id": "B0DEPLOY1"}})
     return users
 
 
 def _channel(rng: random.Random, i: int, name: str, ids: list[str]) -> dict[str, Any]:
     return {"id": f"C0{i:08d}", "name": name, "created": 1_577_836_800 + i * 86_400, "creator": ids[0],
-            "is_archived": False, "is_general": name == "general", "members": rng.sample(ids, rng.randint(5, len(ids))),
+            "is_archived": False, "is_general": name == "general",
+            "members": rng.sample(ids, rng.randint(5, len(ids))),
             "topic": {"value": f"All things {name}", "creator": ids[0], "last_set": 0},
             "purpose": {"value": f"Talk about {name}", "creator": ids[0], "last_set": 0}}
 
 
 def _mpim(rng: random.Random, i: int, users: list[dict[str, Any]]) -> dict[str, Any]:
     members = rng.sample([u for u in users if not u["is_bot"]], 3)
-    return {"id": f"G0{i:07d}", "name": "mpdm-" + "--".join(u["name"] for u in members) + "-1", "created": 1_600_000_000,
-            "members": [u["id"] for u in members]}
+    return {"id": f"G0{i:07d}", "name": "mpdm-" + "--".join(u["name"] for u in members) + "-1",
+            "created": 1_600_000_000, "members": [u["id"] for u in members]}
 
 
 def _split(rng: random.Random, total: int, weights: list[int]) -> list[int]:
@@ -122,7 +123,8 @@ def _write_conversation(rng: random.Random, folder: Path, count: int, ids: list[
                 item = replies_now.pop(0)
             else:
                 item = _message(rng, ids, by_id, channel_ids, when, notices=bots)
-                if "client_msg_id" in item and rng.random() < 0.08:  # a thread: its replies come minutes or a day later
+                # a thread: its replies come minutes or a day later
+                if "client_msg_id" in item and rng.random() < 0.08:
                     replies = _thread(rng, item, ids, by_id, channel_ids, day)
                     replies_now += [r for r in replies if r["_day"] == day]
                     pending += [r for r in replies if r["_day"] > day]
@@ -159,26 +161,28 @@ def _message(rng: random.Random, ids: list[str], by_id: dict[str, Any], channel_
              when: datetime, notices: bool = True) -> dict[str, Any]:
     roll = rng.random() if notices else 1.0
     if roll < 0.03:
-        return {"type": "message", "subtype": "bot_message", "bot_id": "B0DEPLOY1", "username": "deploybot", "text": "",
-                "attachments": [{"fallback": "deploy", "color": "good", "pretext": "Deploy finished",
+        return {"type": "message", "subtype": "bot_message", "bot_id": "B0DEPLOY1", "username": "deploybot",
+                "text": "", "attachments": [{"fallback": "deploy", "color": "good", "pretext": "Deploy finished",
                                  "title": f"api v{rng.randint(1, 9)}.{rng.randint(0, 40)}", "text": _sentence(rng)}]}
     user = rng.choice(ids)
     if roll < 0.04:
-        return {"type": "message", "subtype": "channel_join", "user": user, "text": f"<@{user}> has joined the channel"}
+        return {"type": "message", "subtype": "channel_join", "user": user,
+                "text": f"<@{user}> has joined the channel"}
     text = _text(rng, ids, channel_ids)
     item: dict[str, Any] = {"client_msg_id": str(uuid.UUID(int=rng.getrandbits(128))), "type": "message",
                             "text": text, "user": user, "team": TEAM, "user_team": TEAM, "source_team": TEAM,
                             "user_profile": {"real_name": by_id[user]["real_name"],
                                              "display_name": by_id[user]["profile"]["display_name"],
-                                             "name": by_id[user]["name"], "team": TEAM, "image_72": "https://a/x.png"},
+                                             "name": by_id[user]["name"], "team": TEAM,
+                                             "image_72": "https://a/x.png"},
                             "blocks": [{"type": "rich_text", "block_id": f"b{rng.getrandbits(20):05x}", "elements": [
                                 {"type": "rich_text_section", "elements": [{"type": "text", "text": text}]}]}]}
     if rng.random() < 0.05:
         item["edited"] = {"user": user, "ts": f"{when.timestamp() + 60:.0f}.000000"}
     if rng.random() < 0.04:
         name = rng.choice(["q3-plan.pdf", "mockup.png", "schema.sql", "notes.txt"])
-        item["files"] = [{"id": f"F0{rng.getrandbits(32):08X}", "name": name, "title": name, "mimetype": "application/pdf",
-                          "size": rng.randint(1_000, 900_000), "url_private": f"https://files.slack.com/{name}"}]
+        item["files"] = [{"id": f"F0{rng.getrandbits(32):08X}", "name": name, "title": name,
+                          "mimetype": "application/pdf", "size": rng.randint(1_000, 900_000), "url_private": f"https://files.slack.com/{name}"}]
     return item
 
 

@@ -65,7 +65,8 @@ def write_export(root: Path, days: dict[str, list[dict]], **listings: list[dict]
 
 
 USERS = [
-    {"id": "U1", "name": "ana.l", "real_name": "Ana Lima", "profile": {"display_name": "Ana", "real_name": "Ana Lima"}},
+    {"id": "U1", "name": "ana.l", "real_name": "Ana Lima",
+     "profile": {"display_name": "Ana", "real_name": "Ana Lima"}},
     {"id": "U2", "name": "bo", "profile": {"display_name": "", "real_name": "Bo Berg "}},
     {"id": "U3", "name": "cy", "profile": {}},
 ]
@@ -193,7 +194,8 @@ def test_markup_is_shown_as_people_read_it(text: str, shown: str) -> None:
 def small_export(root: Path) -> Path:
     return write_export(root, {
         "general/2024-03-01": [
-            {"type": "message", "subtype": "channel_join", "user": "U3", "text": "<@U3> has joined", "ts": "1709283600.000100"},
+            {"type": "message", "subtype": "channel_join", "user": "U3", "text": "<@U3> has joined",
+             "ts": "1709283600.000100"},
             {"type": "message", "user": "U1", "text": "Standup moved to 10, <@U2>", "ts": "1709283660.000200",
              "edited": {"user": "U1", "ts": "1709283700.000000"}},
             {"type": "message", "user": "U2", "text": "Deploy plan?", "ts": "1709283720.000300",
@@ -203,7 +205,8 @@ def small_export(root: Path) -> Path:
             {"type": "message", "subtype": "bot_message", "username": "Deploy Bot", "bot_id": "B1", "text": "",
              "attachments": [{"fallback": "build 42 passed", "color": "good"}], "ts": "1709283840.000500"},
             {"type": "message", "user": "U3", "text": "report attached", "ts": "1709283900.000600",
-             "files": [{"id": "F1", "name": "q1-report.pdf", "title": "Q1 report"}], "thread_ts": "1709283720.000300"},
+             "files": [{"id": "F1", "name": "q1-report.pdf", "title": "Q1 report"}],
+             "thread_ts": "1709283720.000300"},
         ],
         "D0DM/2024-03-02": [
             {"type": "message", "user": "U1", "text": "lunch?", "ts": "1709370000.000100"},
@@ -244,7 +247,8 @@ def test_a_bot_named_later_in_the_export_is_named_everywhere(tmp_path: Path) -> 
     root = write_export(tmp_path / "x", {
         "alpha/2024-01-02": [{"type": "message", "subtype": "bot_message", "bot_id": "B7", "text": "deployed",
                               "ts": "1704153600.000100"}],
-        "beta/2024-01-01": [{"type": "message", "subtype": "bot_add", "bot_id": "B7", "user": "U1", "ts": "1704067200.000100",
+        "beta/2024-01-01": [{"type": "message", "subtype": "bot_add", "bot_id": "B7", "user": "U1",
+                             "ts": "1704067200.000100",
                              "text": "added an integration to this channel: <https://x.slack.com/services/B7|jenkins>"}],
     }, users=USERS)
     records, _ = load(root)
@@ -336,3 +340,17 @@ def test_slack_is_searched_with_filters_over_its_metadata(tmp_path: Path) -> Non
     assert {h.metadata["conversation"] for h in dms} <= {"Ana, Bo Berg", "secret"} and dms
     private = book.search("budget", mode="keyword", filters={"conversation": "secret"})
     assert [h.text for h in private] == ["Bo Berg: budget draft"]
+
+
+def test_reading_leaves_the_garbage_collector_as_it_was() -> None:
+    import gc
+
+    assert gc.isenabled()
+    load(CURRENT)
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        load(CURRENT)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()

@@ -38,7 +38,8 @@ def assert_messages_cited(root: Path, record: vecbook.Record) -> None:
     starts = [s[0] for s in record.segments] + [len(record.content) + 1]
     for (offset, first, last), end in zip(record.segments, starts[1:]):
         assert record.line_number <= first <= last <= record.end_line, record.citation
-        item = json.loads("\n".join(whole[first - record.line_number:last - record.line_number + 1]).strip().rstrip(","))
+        span = "\n".join(whole[first - record.line_number:last - record.line_number + 1])
+        item = json.loads(span.strip().rstrip(","))
         said = record.content[offset:end - 1].split(": ", 1)[1]
         shown = clean_text("\n".join(p for p in (telegram._text(item.get("text")), *telegram._media(item)) if p))
         assert said == shown, record.citation
@@ -126,7 +127,8 @@ def test_entities_are_joined_and_media_named(tmp_path: Path) -> None:
                 file="(File not included. Change data exporting settings to download.)"),
         message(5, "listen", 1709287440, "Cy", media_type="voice_message",
                 file="(File not included. Change data exporting settings to download.)"),
-        message(6, "", 1709287500, "Cy", poll={"question": "Next book?", "answers": [{"text": "Emma"}, {"text": "Ulysses"}]}),
+        message(6, "", 1709287500, "Cy",
+                poll={"question": "Next book?", "answers": [{"text": "Emma"}, {"text": "Ulysses"}]}),
         {**message(7, "from a deleted account", 1709287560), "from": None, "from_id": "user999"},
         message(8, "  multi\nline  \n", 1709287620, reply_to_message_id=2),
     ]))
