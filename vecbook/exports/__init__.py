@@ -29,6 +29,8 @@ FORMATS: dict[str, tuple[str, str]] = {
     "imessage": ("imessage", "macOS Messages chat.db"),
     "mbox": ("mail:mbox", "mbox mailbox (Gmail Takeout, Thunderbird, Apple Mail)"),
     "maildir": ("mail:maildir", "Maildir folder (cur/new/tmp)"),
+    "slack": ("slack", "Slack workspace export, folder or .zip"),
+    "telegram": ("telegram", "Telegram Desktop JSON (result.json)"),
 }
 
 

@@ -14,9 +14,11 @@ conversation windows; other readers build records with ``export_record``.
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import os
 import zipfile
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
@@ -360,3 +362,17 @@ def distinct_ids(records: list[Record]) -> list[Record]:
         count = seen[record.id] = seen.get(record.id, 0) + 1
         out.append(record if count == 1 else replace(record, id=f"{record.id}~{count}"))
     return out
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector while a reader builds many small acyclic objects
+    (decoded messages, Messages, Records): its full passes over the growing heap cost about
+    a quarter of reading 200,000 Slack messages. Restored afterwards if it was on."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()

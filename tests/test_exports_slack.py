@@ -1,0 +1,356 @@
+"""Slack workspace exports: both layouts, folders and zips, names, markup, threads, bad input."""
+
+from __future__ import annotations
+
+import json
+import zipfile
+from pathlib import Path
+
+import pytest
+
+import vecbook
+from vecbook.config import CollectionConfig
+from vecbook.exports import detect_format, load_export
+from vecbook.exports import slack
+from vecbook.exports.base import Export
+
+from conftest import EXPORTS, FakeEmbedder, cited_lines
+
+SLACK = EXPORTS / "slack"
+CLASSIC = SLACK / "slack-export-viewer_testarchive"
+CURRENT = SLACK / "slackdump_source_export"
+
+
+def collection(path: Path, name: str = "slack", fmt: str | None = None) -> CollectionConfig:
+    return CollectionConfig(name=name, path=path, database_label=str(path), format=fmt)
+
+
+def load(path: Path, name: str = "slack") -> tuple[list[vecbook.Record], list[vecbook.Problem]]:
+    records, problems, _ = load_export(collection(path, name))
+    return records, problems
+
+
+def by_citation(records: list[vecbook.Record], citation: str) -> vecbook.Record:
+    return next(r for r in records if r.citation == citation)
+
+
+def assert_messages_cited(root: Path, record: vecbook.Record) -> None:
+    """Each message's segment cites exactly the lines of one message object, and that object
+    shown as the reader shows it (names for ids, markup resolved) is the segment's text.
+    (conftest's check compares raw text, which Slack's <@U123> markup never matches.)"""
+    rel = record.file_path.split("/", 1)[1]
+    space = slack.Workspace.load(Export("slack", root, "slack"), rel[:slack.DAY_FILE.search(rel).start(1)])
+    whole = cited_lines(root, record)
+    starts = [s[0] for s in record.segments] + [len(record.content) + 1]
+    for (offset, first, last), end in zip(record.segments, starts[1:]):
+        assert record.line_number <= first <= last <= record.end_line, record.citation
+        span = "\n".join(whole[first - record.line_number:last - record.line_number + 1])
+        item = json.loads(span.strip().rstrip(","))
+        said = record.content[offset:end - 1].split(": ", 1)[1]
+        assert said == slack.shown_text(space, item), record.citation
+        if offset == 0:
+            assert record.citation.endswith("#" + item["ts"])
+
+
+def write_export(root: Path, days: dict[str, list[dict]], **listings: list[dict]) -> Path:
+    """A Slack export folder: ``days`` maps "folder/YYYY-MM-DD" to its messages."""
+    root.mkdir(parents=True, exist_ok=True)
+    for name, items in listings.items():
+        (root / f"{name}.json").write_text(json.dumps(items, indent=4), encoding="utf-8")
+    for day, messages in days.items():
+        path = root / f"{day}.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(messages, indent=4), encoding="utf-8")
+    return root
+
+
+USERS = [
+    {"id": "U1", "name": "ana.l", "real_name": "Ana Lima",
+     "profile": {"display_name": "Ana", "real_name": "Ana Lima"}},
+    {"id": "U2", "name": "bo", "profile": {"display_name": "", "real_name": "Bo Berg "}},
+    {"id": "U3", "name": "cy", "profile": {}},
+]
+
+
+# -- the current layout (slackdump): exact records --
+
+def test_the_current_layout_yields_channel_windows_and_thread_windows() -> None:
+    records, problems = load(CURRENT)
+    assert problems == []
+    assert [(r.citation, r.text) for r in records] == [
+        ("slack/B75B4C7/2025-01-10.json:2-29#1736478514.897649", "WgO268Xc0KtFylJ: CYmxt38hm"),
+        ("slack/B75B4C7/2025-01-10.json:30-77#1736478630.905399", "WgO268Xc0KtFylJ: dtUeWsjQpQO8 TFoFBeQ"),
+        ("slack/B75B4C7/2025-01-11.json:27-86#1736554746.482349",
+         "YTX35tuC1zyFhKZL: V360Tq4QS6YZsODngkVaYehvZ7y9cBwcRZYRVTylAqxW8qRo5oQlBegR\n"
+         "WgO268Xc0KtFylJ: n3S3KfdGJ6w ZVIJ3hTX9OH kAWzI7xKke14XtOvTCbHSr33nZeA4bw"),
+        ("slack/B75B4C7/2025-01-11.json:87-159#1736554801.872639",
+         "YTX35tuC1zyFhKZL: h2rMV808qT9SyxsdgCtzLnupD0hCIkla7 7Gssu1DiRVIXlotkbjYFNYy44jd\n"
+         "WgO268Xc0KtFylJ: KxJU9MCVIGfruLkU5IOHKxRcSG1XHW1z1ElgU ke8TocXkTtnUCgfmTC7XiFrWqP7RLTFtHFvlm6pQ"),
+        ("slack/B75B4C7/2025-01-11.json:202-231#1736554838.911679",
+         "YTX35tuC1zyFhKZL: oWfrTa6T5UHMawe2KXhnEUP7VbkvruWf7EH1T8VSHTvdB1f9 93xT0R11FuhvTcQAigeOGVS8VAQq"),
+        ("slack/B75B4C7/2025-01-11.json:232-376#1736560955.039969",
+         "WgO268Xc0KtFylJ: KHqjZ BOwAksRyucZV4Vmrgo2iM74Cdh\n"
+         "WgO268Xc0KtFylJ: cZKd73xRR8vIPEV5c60tVwk hsXxjRgGZcMvKU1OTpCOGAJzyZWTqpBvdPit3RfJ8usrWyVgc2Aj00adIb4HjDBHJIaqx"
+         "nX6B7AKRAR1fbd6krqET46MSOr3CtFrxvwiR7W\n[file: UYt6OUsnR7j1SfHiJNZr8nvykMlRPheYNHLmEsOgRi27CyoQqusJrRksBRvrSx4CW]\n"
+         "WgO268Xc0KtFylJ: sTJipC5Rkn7fG2HqELHmBB0xiqZ5lsRKEFX4teeI3dG Uy5t nw9DFnJ1tKdCjnZ96Zyq"),
+        ("slack/B75B4C7/2025-01-11.json:377-464#1736582524.607359",
+         "WgO268Xc0KtFylJ: [file: befvnsUNVjwGzKFcKxuIlJ2dYo5z59neCfT8P2Y3t]"),
+        ("slack/B75B4C7/2025-01-18.json:2-33#1737160363.583369",
+         "2NR0w: VTqHcBWssWFAUWgO268Xc0KtFylJJ4Uxax9flaVZ5EO9sMzz45ztMvr4suyWyeFoNwn3l uVm0gCleRuqUKjRuycupE0OEwo2upTQ"),
+        ("slack/B75B4C7/2025-01-24.json:2-57#1737714849.675319",
+         "WgO268Xc0KtFylJ: 2CmwhKHbqi1 rwd5wvayRMZ81aX7WX4l9XIoj0LSNfDbyUy6T5Mk\n"
+         "WgO268Xc0KtFylJ: 9b0OqQlrnlthrXFilJeZPoCnD yyn3yNcsmxUKZd tiFr8nSEbNdWd8BaaZV8tiW2HLY8qjVPrlYb9CAGunStiV3zyBvhnUKh0"
+         " PI5YmGb3gBlfpad6aybnndsr1Afm"),
+    ]
+    reply = records[2]
+    assert reply.metadata == {
+        "channel_id": "CO69735E8A", "channel_type": "channel", "date": "2025-01-11T00:19:06+00:00",
+        "end_date": "2025-01-11T00:19:43+00:00", "participants": ["YTX35tuC1zyFhKZL", "WgO268Xc0KtFylJ"],
+        "conversation": "B75B4C7", "thread": "1736478630.905399", "format": "slack", "message_count": 2}
+    assert reply.id == "slack:B75B4C7/2025-01-11.json#1736554746.482349"
+    assert records[1].metadata["thread"] == "1736478630.905399"  # the parent belongs to its thread
+    assert "thread" not in records[0].metadata
+
+
+def test_the_current_layout_zip_reads_like_its_folder() -> None:
+    folder, _ = load(CURRENT)
+    archive, problems = load(SLACK / "slackdump_source_export.zip")
+    assert problems == []
+    assert [(r.text, r.metadata) for r in archive] == [(r.text, r.metadata) for r in folder]
+    assert archive[0].citation == "slack/slackdump_source_export.zip!/B75B4C7/2025-01-10.json:2-29#1736478514.897649"
+
+
+# -- the classic layout (Slack's own export of 2016) --
+
+def test_the_classic_layout_names_people_bots_files_and_skips_joins() -> None:
+    records, problems = load(CLASSIC)
+    assert problems == []
+    assert sum(r.metadata["message_count"] for r in records) == 147  # 158 less 8 joins and 3 integrations added
+    first = records[0]
+    assert first.text == ("hamza: @abilinski: Created an issue for a setup.py so that it can be installed to a "
+                          "standard place\nhamza: Need that done before it can be used in victoria")
+    assert first.citation == "slack/enrique/2016-01-14.json:33-44#1452837352.000006"
+    assert first.metadata == {"channel_id": "C0JGLMMNX", "channel_type": "channel",
+                              "date": "2016-01-15T05:55:52+00:00", "end_date": "2016-01-15T05:55:59+00:00",
+                              "participants": ["hamza"], "conversation": "enrique", "format": "slack",
+                              "message_count": 2}
+    bot = by_citation(records, "slack/enrique/2016-02-07.json:276-295#1454912455.000022")
+    assert bot.text.startswith(  # a bot named by the integration that added it; its card's text shown
+        "github: [enrique:master] 3 new commits "
+        "(https://github.com/mesos-magellan/enrique/compare/230894e1920c...8f210d67a07c) by Anthony Bilinski:\n"
+        "e0c7a4b (https://github.com/mesos-magellan/enrique/commit/e0c7a4b8af2e7e477426debee25fdeb8a4e4cafc):")
+    shared = by_citation(records, "slack/traveling-sailor/2016-03-27.json:2-95#1459105865.000017")
+    assert shared.text.startswith(
+        "doubledeez: @doubledeez uploaded a file: 10 cities "
+        "(https://mesos-magellan.slack.com/files/U0BMS113R/F0VQ4C4BT/10_cities.js)\n[file: 10_cities.js]\n"
+        "doubledeez: @doubledeez commented on @doubledeez’s file 10 cities")
+    names = {name for r in records for name in r.metadata["participants"]}
+    assert names == {"hamza", "abilinski", "doubledeez", "heroeshannibal", "github"}
+
+
+def test_slack_autolinks_show_what_was_typed() -> None:
+    records, _ = load(CLASSIC)
+    terminal = by_citation(records, "slack/traveling-sailor/2016-03-27.json:96-101#1459113341.000019")
+    assert "28919.8689279\n" in terminal.text and "tel:" not in terminal.text
+
+
+@pytest.mark.parametrize("root", [CLASSIC, CURRENT, SLACK / "slackdump_source_export.zip",
+                                  SLACK / "slack-export-viewer_testarchive.zip"])
+def test_every_window_cites_the_lines_of_its_messages(root: Path) -> None:
+    records, _ = load(root)
+    assert records
+    for record in records:
+        assert_messages_cited(root, record)
+
+
+def test_a_folder_holding_several_exports_reads_each_with_its_own_names() -> None:
+    records, problems = load(SLACK)
+    assert problems == []
+    assert sum(r.metadata["message_count"] for r in records) == 2 * (147 + 14)
+    zipped = [r for r in records if r.file_path.startswith("slack/slack-export-viewer_testarchive.zip!/")]
+    assert zipped[0].text.startswith("hamza: @abilinski: Created an issue")
+
+
+# -- names, markup, DMs, threads (a small export written here) --
+
+@pytest.mark.parametrize("text, shown", [
+    ("<@U1> and <@U2|bo>", "@Ana and @Bo Berg"),
+    ("<@U9|old.name> left", "@old.name left"),
+    ("<@U9>", "@U9"),
+    ("see <#C1|general> and <#C1>", "see #general and #general"),
+    ("<!here> <!channel> <!subteam^S1|@designers>", "@here @channel @designers"),
+    ("<!date^1392734382^{date}|Feb 18, 2014>", "Feb 18, 2014"),
+    ("<https://x.org/a?b=1&amp;c=2|the docs>", "the docs (https://x.org/a?b=1&c=2)"),
+    ("<https://x.org>", "https://x.org"),
+    ("<http://x.org|x.org>", "x.org"),
+    ("<mailto:a@b.org|a@b.org> <tel:555|555>", "a@b.org 555"),
+    ("1 &lt; 2 &amp;&amp; 3 &gt; 2; &amp;lt; stays", "1 < 2 && 3 > 2; &lt; stays"),
+])
+def test_markup_is_shown_as_people_read_it(text: str, shown: str) -> None:
+    space = slack.Workspace(users={"U1": "Ana", "U2": "Bo Berg"}, channels={"C1": "general"})
+    assert space.format(text) == shown
+
+
+def small_export(root: Path) -> Path:
+    return write_export(root, {
+        "general/2024-03-01": [
+            {"type": "message", "subtype": "channel_join", "user": "U3", "text": "<@U3> has joined",
+             "ts": "1709283600.000100"},
+            {"type": "message", "user": "U1", "text": "Standup moved to 10, <@U2>", "ts": "1709283660.000200",
+             "edited": {"user": "U1", "ts": "1709283700.000000"}},
+            {"type": "message", "user": "U2", "text": "Deploy plan?", "ts": "1709283720.000300",
+             "thread_ts": "1709283720.000300", "reply_count": 2},
+            {"type": "message", "user": "U1", "text": "Friday &amp; after the freeze", "ts": "1709283780.000400",
+             "thread_ts": "1709283720.000300", "parent_user_id": "U2"},
+            {"type": "message", "subtype": "bot_message", "username": "Deploy Bot", "bot_id": "B1", "text": "",
+             "attachments": [{"fallback": "build 42 passed", "color": "good"}], "ts": "1709283840.000500"},
+            {"type": "message", "user": "U3", "text": "report attached", "ts": "1709283900.000600",
+             "files": [{"id": "F1", "name": "q1-report.pdf", "title": "Q1 report"}],
+             "thread_ts": "1709283720.000300"},
+        ],
+        "D0DM/2024-03-02": [
+            {"type": "message", "user": "U1", "text": "lunch?", "ts": "1709370000.000100"},
+            {"type": "message", "user": "U2", "text": "sure", "ts": "1709370060.000200"},
+        ],
+        "mpdm-ana--bo--cy-1/2024-03-02": [
+            {"type": "message", "user": "U3", "text": "gift for Dee", "ts": "1709371000.000100"},
+        ],
+        "secret/2024-03-02": [
+            {"type": "message", "user": "U2", "text": "budget draft", "ts": "1709372000.000100"},
+        ],
+    }, users=USERS, channels=[{"id": "C1", "name": "general"}], groups=[{"id": "G1", "name": "secret"}],
+        dms=[{"id": "D0DM", "members": ["U1", "U2"]}],
+        mpims=[{"id": "G2", "name": "mpdm-ana--bo--cy-1", "members": ["U1", "U2", "U3"]}])
+
+
+def test_dms_are_named_by_members_and_threads_are_windowed_apart(tmp_path: Path) -> None:
+    records, problems = load(small_export(tmp_path / "export"), "work")
+    assert problems == []
+    shown = [(r.metadata["conversation"], r.metadata.get("thread"), r.metadata["channel_type"], r.text)
+             for r in records]
+    assert shown == [
+        ("Ana, Bo Berg", None, "dm", "Ana: lunch?\nBo Berg: sure"),
+        ("general", None, "channel", "Ana: Standup moved to 10, @Bo Berg\nDeploy Bot: build 42 passed"),
+        ("general", "1709283720.000300", "channel",
+         "Bo Berg: Deploy plan?\nAna: Friday & after the freeze\ncy: report attached\n[file: q1-report.pdf]"),
+        ("Ana, Bo Berg, cy", None, "group dm", "cy: gift for Dee"),
+        ("secret", None, "private channel", "Bo Berg: budget draft"),
+    ]
+    thread = records[2]
+    assert thread.citation == "work/general/2024-03-01.json:19-62#1709283720.000300"
+    assert thread.metadata["participants"] == ["Bo Berg", "Ana", "cy"]
+    for record in records:
+        assert_messages_cited(tmp_path / "export", record)
+
+
+def test_a_bot_named_later_in_the_export_is_named_everywhere(tmp_path: Path) -> None:
+    root = write_export(tmp_path / "x", {
+        "alpha/2024-01-02": [{"type": "message", "subtype": "bot_message", "bot_id": "B7", "text": "deployed",
+                              "ts": "1704153600.000100"}],
+        "beta/2024-01-01": [{"type": "message", "subtype": "bot_add", "bot_id": "B7", "user": "U1",
+                             "ts": "1704067200.000100",
+                             "text": "added an integration to this channel: <https://x.slack.com/services/B7|jenkins>"}],
+    }, users=USERS)
+    records, _ = load(root)
+    assert [r.text for r in records] == ["jenkins: deployed"]
+
+
+# -- bad input --
+
+def test_bad_files_and_messages_are_warnings_and_the_rest_loads(tmp_path: Path) -> None:
+    root = small_export(tmp_path / "export")
+    (root / "general" / "2024-03-03.json").write_text(
+        '[\n  {"type": "message", "user": "U2", "ts": "1709456400.1", "text": "before the break"},\n  {oops\n]')
+    (root / "secret" / "2024-03-04.json").write_text(json.dumps([
+        {"type": "message", "user": "U1", "text": "no time"},
+        {"type": "message", "user": "U1", "ts": "1709542800.000100", "text": ""},
+        {"type": "message", "user": "U1", "ts": "1709542860.000200", "text": "kept"},
+        {"type": "message", "bot_id": "B9", "bot_profile": "odd", "comment": 3, "attachments": {"a": 1},
+         "files": "x", "ts": "1709542920.000300", "text": "odd shapes"},
+    ], indent=2))
+    records, problems = load(root, "work")
+    texts = [r.text for r in records]
+    assert "Ana: kept\nB9: odd shapes" in texts and "Bo Berg: before the break" in texts and len(records) == 7
+    assert [(p.where, p.line, p.reason) for p in problems] == [
+        ("work/general/2024-03-03.json", 3,
+         "collection 'work': file skipped: invalid JSON: Expecting property name enclosed in double quotes (line 3)"),
+        ("work/secret/2024-03-04.json", 2, "collection 'work': message without a 'ts' timestamp skipped"),
+        ("work/secret/2024-03-04.json", 7, "collection 'work': message 1709542800.000100 without text skipped"),
+    ]
+
+
+def test_an_unreadable_users_file_leaves_ids_and_warns(tmp_path: Path) -> None:
+    root = small_export(tmp_path / "export")
+    (root / "users.json").write_text("[{")
+    records, problems = load(root, "work")
+    assert records[0].text == "U1: lunch?\nU2: sure"
+    assert records[0].metadata["conversation"] == "U1, U2"
+    assert [(p.where, p.line) for p in problems] == [("work/users.json", 1)]
+    assert "cannot read users.json (names left as ids)" in problems[0].reason
+
+
+def test_reading_never_writes_into_the_export(tmp_path: Path) -> None:
+    archive = tmp_path / "export.zip"
+    source = small_export(tmp_path / "src")
+    with zipfile.ZipFile(archive, "w") as zipped:
+        for path in sorted(source.rglob("*.json")):
+            zipped.write(path, path.relative_to(source).as_posix())
+    before = archive.read_bytes()
+    records, problems = load(archive)
+    assert len(records) == 5 and problems == []
+    assert archive.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == ["export.zip", "src"]
+
+
+# -- detection --
+
+@pytest.mark.parametrize("root", [CLASSIC, CURRENT, SLACK, SLACK / "slackdump_source_export.zip",
+                                  SLACK / "slack-export-viewer_testarchive.zip"])
+def test_slack_exports_are_detected_as_slack(root: Path) -> None:
+    assert detect_format(collection(root)) == "slack"
+
+
+@pytest.mark.parametrize("other", sorted(p.name for p in EXPORTS.iterdir() if p.is_dir() and p.name != "slack"))
+def test_the_slack_detector_says_no_to_other_formats(other: str) -> None:
+    assert not slack.detect(Export("x", EXPORTS / other, other))
+
+
+def test_a_folder_of_dated_json_that_is_not_slack_is_not_slack(tmp_path: Path) -> None:
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "logs" / "2024-01-01.json").write_text('[{"level": "info", "msg": "started"}]')
+    assert not slack.detect(Export("x", tmp_path, "x"))
+
+
+# -- search and filters --
+
+def test_slack_is_searched_with_filters_over_its_metadata(tmp_path: Path) -> None:
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "a.txt").write_text("a note about the freeze\n")
+    root = small_export(tmp_path / "export")
+    (tmp_path / "vecbook.toml").write_text(
+        f'data_directory = "notes"\n[[collections]]\nname = "work"\npath = "{root}"\n')
+    book = vecbook.VecBook(config=vecbook.load_config(tmp_path / "vecbook.toml"), embedder=FakeEmbedder())
+    assert book.stats()["collections"]["work"]["format"] == "slack"
+    hits = book.search("freeze", mode="keyword", filters={"source": "work"})
+    assert hits[0].metadata["thread"] == "1709283720.000300"
+    assert hits[0].citation == "work/general/2024-03-01.json:19-62#1709283720.000300"
+    in_thread = book.search("report", mode="keyword", filters={"thread": "1709283720.000300"})
+    assert [h.metadata["conversation"] for h in in_thread] == ["general"]
+    dms = book.search("lunch", mode="keyword", filters={"participants__contains": "Bo Berg",
+                                                        "date__gte": "2024-03-02"})
+    assert {h.metadata["conversation"] for h in dms} <= {"Ana, Bo Berg", "secret"} and dms
+    private = book.search("budget", mode="keyword", filters={"conversation": "secret"})
+    assert [h.text for h in private] == ["Bo Berg: budget draft"]
+
+
+def test_reading_leaves_the_garbage_collector_as_it_was() -> None:
+    import gc
+
+    assert gc.isenabled()
+    load(CURRENT)
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        load(CURRENT)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()

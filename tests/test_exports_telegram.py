@@ -1,0 +1,238 @@
+"""Telegram Desktop JSON exports: one chat, a whole account, entities, media, bad input."""
+
+from __future__ import annotations
+
+import functools
+import json
+from pathlib import Path
+
+import pytest
+
+import vecbook
+from vecbook.config import CollectionConfig
+from vecbook.exports import detect_format, load_export
+from vecbook.exports import telegram
+from vecbook.exports.base import Export, clean_text
+
+from conftest import EXPORTS, FakeEmbedder, cited_lines
+
+TELEGRAM = EXPORTS / "telegram"
+DM = TELEGRAM / "chat-analytics_DM_2A_7M.json"
+BIG = TELEGRAM / "chat-analytics_BIG_20A_5475M.json"
+
+
+def collection(path: Path, name: str = "tg") -> CollectionConfig:
+    return CollectionConfig(name=name, path=path, database_label=str(path))
+
+
+def load(path: Path, name: str = "tg") -> tuple[list[vecbook.Record], list[vecbook.Problem]]:
+    records, problems, _ = load_export(collection(path, name))
+    return records, problems
+
+
+def assert_messages_cited(root: Path, record: vecbook.Record) -> None:
+    """Each segment cites exactly one message object, and that object shown as the reader
+    shows it (entities joined, media named) is the segment's text; the anchor is its id.
+    (conftest's check compares raw text, which a list of entities never matches.)"""
+    whole = _cited_lines(root, record)
+    starts = [s[0] for s in record.segments] + [len(record.content) + 1]
+    for (offset, first, last), end in zip(record.segments, starts[1:]):
+        assert record.line_number <= first <= last <= record.end_line, record.citation
+        span = "\n".join(whole[first - record.line_number:last - record.line_number + 1])
+        item = json.loads(span.strip().rstrip(","))
+        said = record.content[offset:end - 1].split(": ", 1)[1]
+        shown = clean_text("\n".join(p for p in (telegram._text(item.get("text")), *telegram._media(item)) if p))
+        assert said == shown, record.citation
+        if offset == 0:
+            assert record.citation.endswith(f"#{item['id']}") or record.citation.endswith(f":{item['id']}")
+
+
+def _cited_lines(root: Path, record: vecbook.Record) -> list[str]:
+    """conftest's ``cited_lines``, reading each file once (the big fixture has 4,904 windows)."""
+    if root.is_file():
+        lines = _file_lines(root)
+        return lines[record.line_number - 1:record.end_line]
+    return cited_lines(root, record)
+
+
+@functools.lru_cache(maxsize=4)
+def _file_lines(path: Path) -> list[str]:
+    return path.read_text(encoding="utf-8-sig").splitlines()
+
+
+def message(id: int, text: object, when: int, author: str = "Ana", **extra: object) -> dict:
+    return {"id": id, "type": "message", "date": "2024-03-01T10:00:00", "date_unixtime": str(when),
+            "from": author, "from_id": f"user{abs(hash(author)) % 1000}", "text": text, **extra}
+
+
+def chat(name: str | None, kind: str, chat_id: int, messages: list[dict]) -> dict:
+    return {**({"name": name} if name is not None else {}), "type": kind, "id": chat_id, "messages": messages}
+
+
+def write(path: Path, value: object) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(value, indent=1, ensure_ascii=False), encoding="utf-8")
+    return path
+
+
+# -- the fixtures --
+
+def test_a_personal_chat_yields_windows_of_its_messages() -> None:
+    records, problems = load(DM)
+    assert problems == []
+    assert [(r.citation, r.text) for r in records] == [
+        ("tg/chat-analytics_DM_2A_7M.json:16-39#3644", "Bob: https://google.com 👀"),
+        # "date" without "date_unixtime" is naive: no pause can be measured against an aware one
+        ("tg/chat-analytics_DM_2A_7M.json:40-67#3645", "Alice: hello world\nBob: world?"),
+        ("tg/chat-analytics_DM_2A_7M.json:68-81#3663", "Alice: blah blah"),
+        ("tg/chat-analytics_DM_2A_7M.json:82-105#3672", "Alice: [photo]\nAlice: [photo]"),
+    ]
+    assert records[0].metadata == {"chat_type": "personal_chat", "date": "2019-07-12T16:55:32",
+                                   "end_date": "2019-07-12T16:55:32", "participants": ["Bob"],
+                                   "conversation": "Bob", "format": "telegram", "message_count": 1}
+    assert records[2].metadata["date"] == "2022-05-09T23:26:09+00:00"  # from date_unixtime, UTC
+    assert records[0].id == "tg:chat-analytics_DM_2A_7M.json#3644"
+
+
+def test_a_big_group_keeps_every_message_and_cites_each() -> None:
+    records, problems = load(BIG)
+    assert problems == []
+    assert sum(r.metadata["message_count"] for r in records) == 5475
+    assert len({r.id for r in records}) == len(records)
+    first = records[1]
+    assert (first.citation, first.text) == ("tg/chat-analytics_BIG_20A_5475M.json:14-29#2",
+                                            "Christelle61: Aperiam a eveniet provident nobis.\n"
+                                            "Coy99: Quia neque accusantium qui debitis error.")
+    assert first.metadata["date"] == "2017-01-01T10:03:04+00:00"  # "date" written with Z: aware
+    assert len({p for r in records for p in r.metadata["participants"]}) == 20
+    for record in records:
+        assert_messages_cited(BIG, record)
+
+
+def test_the_dm_cites_its_lines() -> None:
+    for record in load(DM)[0]:
+        assert_messages_cited(DM, record)
+
+
+# -- entities, media, service messages, a whole account --
+
+def test_entities_are_joined_and_media_named(tmp_path: Path) -> None:
+    path = write(tmp_path / "result.json", chat("Book club ", "private_group", 42, [
+        {"id": 1, "type": "service", "date_unixtime": "1709287200", "actor": "Ana", "action": "create_group",
+         "title": "Book club", "text": ""},
+        message(2, ["Read ", {"type": "bold", "text": "Dune"}, " by ", {"type": "mention", "text": "@bo"},
+                    ", see ", {"type": "text_link", "text": "the list", "href": "https://x.org/list"}], 1709287260),
+        message(3, "", 1709287320, "Bo", file="files/notes.pdf", file_name="notes.pdf", mime_type="application/pdf"),
+        message(4, "", 1709287380, "Bo", media_type="sticker", sticker_emoji="👍",
+                file="(File not included. Change data exporting settings to download.)"),
+        message(5, "listen", 1709287440, "Cy", media_type="voice_message",
+                file="(File not included. Change data exporting settings to download.)"),
+        message(6, "", 1709287500, "Cy",
+                poll={"question": "Next book?", "answers": [{"text": "Emma"}, {"text": "Ulysses"}]}),
+        {**message(7, "from a deleted account", 1709287560), "from": None, "from_id": "user999"},
+        message(8, "  multi\nline  \n", 1709287620, reply_to_message_id=2),
+    ]))
+    records, problems = load(path)
+    assert problems == []
+    assert [r.text for r in records] == [
+        "Ana: Read Dune by @bo, see the list (https://x.org/list)\nBo: [file: notes.pdf]\nBo: [sticker 👍]\n"
+        "Cy: listen\n[voice message]\nCy: [poll: Next book? (Emma, Ulysses)]\nuser999: from a deleted account\n"
+        "Ana: multi\nline"]
+    assert records[0].metadata["conversation"] == "Book club"
+    assert records[0].metadata["participants"] == ["Ana", "Bo", "Cy", "user999"]
+    assert records[0].citation == "tg/result.json:15-114#2"
+    assert_messages_cited(path, records[0])
+
+
+def test_an_account_export_reads_every_chat_and_keeps_their_ids_apart(tmp_path: Path) -> None:
+    path = write(tmp_path / "DataExport" / "result.json", {
+        "about": "Here is the data you requested.",
+        "personal_information": {"user_id": 1, "first_name": "Ana"},
+        "chats": {"about": "This page lists all chats from this export.", "list": [
+            chat("Bo", "personal_chat", 100, [message(1, "hi Bo", 1709287200), message(2, "hi!", 1709287260, "Bo")]),
+            chat(None, "saved_messages", 1, [message(1, "buy milk", 1709290000)]),
+            {"name": "no messages", "type": "private_group", "id": 7},
+        ]},
+        "left_chats": {"about": "Chats you left.", "list": [
+            chat("Old team", "private_supergroup", 300, [message(1, "bye all", 1709300000)]),
+        ]},
+    })
+    records, problems = load(tmp_path)
+    assert problems == []
+    assert [(r.metadata["conversation"], r.metadata["chat_type"], r.text, r.id) for r in records] == [
+        ("Bo", "personal_chat", "Ana: hi Bo\nBo: hi!", "tg:DataExport/result.json#100:1"),
+        ("Saved Messages", "saved_messages", "Ana: buy milk", "tg:DataExport/result.json#1:1"),
+        ("Old team", "private_supergroup", "Ana: bye all", "tg:DataExport/result.json#300:1"),
+    ]
+    assert records[0].citation.startswith("tg/DataExport/result.json:") and records[0].citation.endswith("#100:1")
+    for record in records:
+        assert_messages_cited(path, record)
+
+
+def test_a_truncated_account_export_keeps_the_chats_before_the_break(tmp_path: Path) -> None:
+    text = json.dumps({"about": "Here is the data you requested.", "chats": {"about": "", "list": [
+        chat("Bo", "personal_chat", 100, [message(1, "first chat", 1709287200)]),
+        chat("Cy", "personal_chat", 200, [message(1, "second chat", 1709287200), message(2, "cut", 1709287260)]),
+    ]}}, indent=1)
+    (tmp_path / "result.json").write_text(text[:text.index('"cut"')])
+    records, problems = load(tmp_path)
+    assert [r.text for r in records] == ["Ana: first chat", "Ana: second chat"]
+    assert [(p.where, p.line) for p in problems] == [("tg/result.json", text[:text.index('"cut"')].count("\n") + 1)]
+
+
+# -- bad input --
+
+def test_bad_messages_and_files_are_warnings_and_the_rest_loads(tmp_path: Path) -> None:
+    write(tmp_path / "a" / "result.json", chat("Ana", "personal_chat", 5, [
+        {"id": 1, "type": "message", "from": "Ana", "text": "no date"},
+        message(2, "", 1709287200),
+        message(3, "kept", 1709287260),
+        message(4, {"odd": 1}, 1709287320, poll=[1], contact_information="x"),
+        message(5, ["odd ", 7, {"type": "bold", "text": None}, {"type": "bold", "text": "shapes"}], 1709287380),
+    ]))
+    text = json.dumps(chat("Bo", "personal_chat", 6, [message(1, "whole", 1709287200)]), indent=1)
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "result.json").write_text(text[:text.index('"text"')])
+    records, problems = load(tmp_path)
+    assert [r.text for r in records] == ["Ana: kept\nAna: odd shapes"]
+    assert [(p.where, p.line, p.reason) for p in problems] == [
+        ("tg/a/result.json", 6, "collection 'tg': message 1 without a date skipped"),
+        ("tg/a/result.json", 12, "collection 'tg': message 2 without text skipped"),
+        ("tg/a/result.json", 30, "collection 'tg': message 4 without text skipped"),
+        ("tg/b/result.json", 13,
+         "collection 'tg': file skipped: invalid JSON: Expecting property name enclosed in double quotes (line 13)"),
+    ]
+
+
+# -- detection --
+
+@pytest.mark.parametrize("path", [DM, BIG, TELEGRAM])
+def test_telegram_exports_are_detected_as_telegram(path: Path) -> None:
+    assert detect_format(collection(path)) == "telegram"
+
+
+def test_an_account_export_is_detected(tmp_path: Path) -> None:
+    write(tmp_path / "result.json", {"about": "Here is the data you requested.",
+                                     "personal_information": {"user_id": 1}, "chats": {"about": "", "list": []}})
+    assert detect_format(collection(tmp_path)) == "telegram"
+
+
+@pytest.mark.parametrize("other", sorted(p.name for p in EXPORTS.iterdir() if p.is_dir() and p.name != "telegram"))
+def test_the_telegram_detector_says_no_to_other_formats(other: str) -> None:
+    assert not telegram.detect(Export("x", EXPORTS / other, other))
+
+
+# -- search and filters --
+
+def test_telegram_is_searched_with_filters_over_its_metadata(tmp_path: Path) -> None:
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "a.txt").write_text("hello from the notes\n")
+    (tmp_path / "vecbook.toml").write_text(
+        f'data_directory = "notes"\n[[collections]]\nname = "tg"\npath = "{TELEGRAM}"\n')
+    book = vecbook.VecBook(config=vecbook.load_config(tmp_path / "vecbook.toml"), embedder=FakeEmbedder())
+    assert book.stats()["collections"]["tg"]["format"] == "telegram"
+    hits = book.search("hello world", mode="keyword", filters={"conversation": "Bob"})
+    assert hits[0].citation == "tg/chat-analytics_DM_2A_7M.json:40-67#3645"
+    hits = book.search("provident", mode="keyword", filters={"participants__contains": "Coy99",
+                                                            "date__gte": "2017-01-01", "date__lt": "2017-01-02"})
+    assert [h.citation for h in hits] == ["tg/chat-analytics_BIG_20A_5475M.json:14-29#2"]

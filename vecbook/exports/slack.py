@@ -1,0 +1,298 @@
+"""Slack: a workspace export, as a folder or its .zip: one folder per conversation holding
+one JSON array of messages per day (``general/2024-03-01.json``), with ``users.json`` and
+``channels.json`` (plus ``groups.json``, ``dms.json``, ``mpims.json`` in current exports)
+beside the folders. Both Slack's own export and slackdump's write this layout."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Iterator
+
+from ..records import Record
+from .base import Export, ExportFile, Message, chat_records, clean_text, from_timestamp, gc_paused
+from .jsonpos import JsonText
+
+# A day file: "<conversation folder>/YYYY-MM-DD.json", anywhere in the export (a folder that
+# holds several exports, or a zip with a top folder, puts a prefix before it).
+DAY_FILE = re.compile(r"(?:^|/)([^/]+)/\d{4}-\d{2}-\d{2}\.json$")
+# What a day file's first bytes look like: an array of message objects with Slack timestamps.
+_DAY_HEAD = re.compile(rb'^\s*\[\s*\{')
+_TS = re.compile(rb'"ts"\s*:\s*"\d+\.\d+"')
+_MESSAGE_TYPE = re.compile(rb'"type"\s*:\s*"message"')
+# Slack's own notices, not what anyone said: joins, leaves, topic and name changes,
+# integrations added, pins, and deleted thread parents kept as placeholders.
+SKIPPED_SUBTYPES = frozenset({
+    "channel_join", "channel_leave", "group_join", "group_leave", "channel_topic", "group_topic",
+    "channel_purpose", "group_purpose", "channel_name", "group_name", "channel_archive",
+    "group_archive", "channel_unarchive", "group_unarchive", "bot_add", "bot_remove", "bot_enable",
+    "bot_disable", "pinned_item", "unpinned_item", "tombstone", "channel_convert_to_private",
+    "channel_convert_to_public", "reminder_add",
+})
+# Slack's markup: <@U123>, <#C123|general>, <!here>, <http://x|label>.
+_MARKUP = re.compile(r"<([^<>\n]+)>")
+# What str.splitlines splits at.
+_LINE_BREAK = re.compile("[\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+# A bot_add notice names the integration it added: ".../services/B0JL6RASU|github>".
+_BOT_ADDED = re.compile(r"/services/(B\w+)\|([^>]+)>")
+
+
+def detect(export: Export) -> bool:
+    """A ``<folder>/YYYY-MM-DD.json`` file holding an array of Slack messages (``"ts"``)."""
+    return any(_looks_like(f.head()) for f in _day_files(export))
+
+
+def _looks_like(head: bytes) -> bool:
+    return bool(_DAY_HEAD.match(head) and _TS.search(head) and _MESSAGE_TYPE.search(head))
+
+
+def _day_files(export: Export) -> list[ExportFile]:
+    return export.find(lambda f: DAY_FILE.search(f.rel) is not None)
+
+
+def read(export: Export) -> list[Record]:
+    """Every conversation's day files, windowed; a thread is windowed apart from its channel."""
+    workspaces: dict[str, Workspace] = {}
+
+    def parse(file: ExportFile) -> Iterator[Message]:
+        root = file.rel[:DAY_FILE.search(file.rel).start(1)]  # type: ignore[union-attr]
+        if root not in workspaces:
+            workspaces[root] = Workspace.load(export, root)
+        return _messages(export, workspaces[root], file)
+
+    # every day file is read whole anyway: its first bytes only have to open an array of objects
+    files = [f for f in _day_files(export) if _DAY_HEAD.match(f.head(256))]
+    with gc_paused():
+        messages = export.read_each(files, parse)
+        for workspace in workspaces.values():
+            workspace.name_bots()
+        return chat_records(export, messages)
+
+
+# -- the workspace: who is who, which folder is which conversation --
+
+
+@dataclass
+class Conversation:
+    """A conversation folder: its name (a channel's, or a DM's members') and metadata."""
+
+    name: str
+    metadata: dict[str, Any]
+
+
+@dataclass
+class Workspace:
+    """One export's names: users, channels, DMs, bots, from the JSON files beside the folders."""
+
+    users: dict[str, str] = field(default_factory=dict)
+    channels: dict[str, str] = field(default_factory=dict)  # channel id -> name, for <#C123>
+    folders: dict[str, Conversation] = field(default_factory=dict)
+    bots: dict[str, str] = field(default_factory=dict)  # bot id -> name
+    bot_messages: list[Message] = field(default_factory=list)  # named once every file is read
+
+    @classmethod
+    def load(cls, export: Export, root: str) -> Workspace:
+        """The names in the export rooted at ``root`` (a prefix of its files' paths)."""
+        space = cls()
+        for user in _listing(export, root, "users.json"):
+            name = _person_name(user, user.get("profile"))
+            if name:
+                space.users[str(user.get("id"))] = name
+                bot_id = _object(user.get("profile")).get("bot_id")
+                if bot_id:
+                    space.bots[bot_id] = name
+        for listing, kind in (("channels.json", "channel"), ("groups.json", "private channel")):
+            for channel in _listing(export, root, listing):
+                space._add_channel(channel, kind)
+        for listing, kind in (("dms.json", "dm"), ("mpims.json", "group dm")):
+            for chat in _listing(export, root, listing):
+                space._add_direct(chat, kind)
+        return space
+
+    def _add_channel(self, channel: dict[str, Any], kind: str) -> None:
+        name, channel_id = channel.get("name"), channel.get("id")
+        if not isinstance(name, str):
+            return
+        if channel_id:
+            self.channels[str(channel_id)] = name
+        conversation = Conversation(name, {"channel_id": channel_id, "channel_type": kind})
+        for folder in (name, channel_id):
+            if folder:
+                self.folders.setdefault(str(folder), conversation)
+
+    def _add_direct(self, chat: dict[str, Any], kind: str) -> None:
+        members = [self.user(str(m)) for m in _list(chat.get("members"))]
+        name = ", ".join(dict.fromkeys(members)) or chat.get("name") or chat.get("id")
+        if not name:
+            return
+        conversation = Conversation(str(name), {"channel_id": chat.get("id"), "channel_type": kind})
+        for folder in (chat.get("id"), chat.get("name")):
+            if folder:
+                self.folders.setdefault(str(folder), conversation)
+
+    def conversation(self, folder: str) -> Conversation:
+        """The conversation a day file's folder holds (the folder's name when unlisted)."""
+        found = self.folders.get(folder)
+        if found is None:
+            found = self.folders[folder] = Conversation(folder, {})
+        return found
+
+    def user(self, user_id: str, profile: Any = None) -> str:
+        """A user's display name; the message's own profile, then the id, when users.json lacks it."""
+        return self.users.get(user_id) or _person_name({}, profile) or user_id
+
+    def name_bots(self) -> None:
+        """Bots known only by id when their message was read get the name found later."""
+        for message in self.bot_messages:
+            message.author = self.bots.get(message.author, message.author)
+
+    def format(self, text: str) -> str:
+        """Slack's markup as a reader sees it: @Name, #channel, ``label (url)``, &<> unescaped."""
+        if "<" in text:
+            text = _MARKUP.sub(self._markup, text)
+        if "&" in text:
+            text = text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
+        return text
+
+    def _markup(self, match: re.Match[str]) -> str:
+        target, _, label = match.group(1).partition("|")
+        if target.startswith("@"):
+            return "@" + (self.users.get(target[1:]) or label.lstrip("@") or target[1:])
+        if target.startswith("#"):
+            return "#" + (label or self.channels.get(target[1:]) or target[1:])
+        if target.startswith("!"):
+            special = target[1:].split("^", 1)[0]
+            return label or ("@" + special)  # <!here>, <!subteam^S1|@team>, <!date^...|fallback>
+        bare = target.split(":", 1)[-1].lstrip("/")  # what was typed when Slack linked it itself
+        if not label or label in (target, bare):
+            return label or (bare if target.startswith(("mailto:", "tel:")) else target)
+        return f"{label} ({target})"
+
+
+def _listing(export: Export, root: str, name: str) -> list[dict[str, Any]]:
+    """The objects of one of the export's listing files (empty when absent or unreadable)."""
+    files = export.find(lambda f: f.rel == root + name)
+    if not files:
+        return []
+    try:
+        value = json.loads(files[0].read_text())
+    except (OSError, ValueError) as exc:
+        export.warn(files[0], getattr(exc, "lineno", None), f"cannot read {name} (names left as ids): {exc}")
+        return []
+    return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
+
+
+def _person_name(user: dict[str, Any], profile: Any) -> str:
+    profile = profile if isinstance(profile, dict) else {}
+    for value in (profile.get("display_name"), profile.get("real_name"), user.get("real_name"),
+                  user.get("name"), profile.get("name")):
+        if isinstance(value, str) and value.strip():
+            return value.strip()
+    return ""
+
+
+# -- messages --
+
+
+def _messages(export: Export, space: Workspace, file: ExportFile) -> Iterator[Message]:
+    doc = JsonText(file.read_text())
+    conversation = space.conversation(DAY_FILE.search(file.rel).group(1))  # type: ignore[union-attr]
+    for begin, end, item in doc.elements(doc.skip_ws(0)):
+        if not isinstance(item, dict) or item.get("type", "message") != "message":
+            continue
+        if item.get("subtype") in SKIPPED_SUBTYPES or item.get("hidden"):
+            _learn_bot(space, item)
+            continue
+        line, end_line = doc.lines(begin, end)
+        message = _message(export, space, conversation, item, file, line, end_line)
+        if message is not None:
+            yield message
+
+
+def _learn_bot(space: Workspace, item: dict[str, Any]) -> None:
+    if item.get("subtype") == "bot_add" and isinstance(item.get("text"), str):
+        for bot_id, name in _BOT_ADDED.findall(item["text"]):
+            space.bots.setdefault(bot_id, name)
+
+
+def _message(export: Export, space: Workspace, conversation: Conversation, item: dict[str, Any],
+             file: ExportFile, line: int, end_line: int) -> Message | None:
+    ts = item.get("ts")
+    when = _when(ts)
+    if when is None:
+        export.warn(file, line, "message without a 'ts' timestamp skipped")
+        return None
+    text = shown_text(space, item)
+    if not text:
+        export.warn(file, line, f"message {ts} without text skipped")
+        return None
+    author, named = _author(space, item)
+    message = Message(conversation=conversation.name, author=author, text=text, file=file, line=line,
+                      end_line=end_line, when=when, id=str(ts), thread=_thread(item),
+                      metadata=conversation.metadata)
+    if not named:
+        space.bot_messages.append(message)
+    return message
+
+
+def shown_text(space: Workspace, item: dict[str, Any]) -> str:
+    """The message as a reader sees it: its text, its attachments' text (link previews, bot
+    cards) and its files' names, one under the other."""
+    text = item.get("text")
+    text = space.format(text) if isinstance(text, str) else ""
+    if "attachments" in item or "files" in item or "file" in item:
+        text = "\n".join(p for p in (text, *_extras(space, item)) if p)
+    # most messages are one line: clean_text's split and join is for the others
+    return clean_text(text) if _LINE_BREAK.search(text) else text.strip()
+
+
+def _extras(space: Workspace, item: dict[str, Any]) -> Iterator[str]:
+    for attachment in _list(item.get("attachments")):
+        if isinstance(attachment, dict):
+            shown = [attachment.get(k) for k in ("pretext", "title", "text")]
+            shown = [s for s in shown if isinstance(s, str) and s] or [attachment.get("fallback")]
+            yield from (space.format(s) for s in shown if isinstance(s, str))
+    files = _list(item.get("files")) or ([item["file"]] if isinstance(item.get("file"), dict) else [])
+    for upload in files:
+        if isinstance(upload, dict):
+            name = upload.get("name") or upload.get("title")
+            yield f"[file: {name}]" if name else "[file]"
+
+
+def _author(space: Workspace, item: dict[str, Any]) -> tuple[str, bool]:
+    """The name shown for the message, and whether it is final (a bot may be named later)."""
+    bot_id = item.get("bot_id")
+    if bot_id or item.get("subtype") == "bot_message":
+        name = item.get("username") or _object(item.get("bot_profile")).get("name") or space.bots.get(str(bot_id))
+        if isinstance(name, str) and name.strip():
+            return name.strip(), True
+    user = item.get("user") or _object(item.get("comment")).get("user")  # a file comment: its commenter
+    if isinstance(user, str) and user:
+        return space.user(user, item.get("user_profile")), True
+    if bot_id:
+        return str(bot_id), False
+    return "?", True
+
+
+def _object(value: Any) -> dict[str, Any]:
+    """``value`` where it is a JSON object, else an empty one (fields of an unexpected shape)."""
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value: Any) -> list[Any]:
+    """``value`` where it is a JSON array, else an empty one."""
+    return value if isinstance(value, list) else []
+
+
+def _thread(item: dict[str, Any]) -> str | None:
+    thread = item.get("thread_ts")
+    return str(thread) if thread else None
+
+
+def _when(ts: Any) -> datetime | None:
+    try:
+        return from_timestamp(float(ts))
+    except (TypeError, ValueError, OverflowError, OSError):
+        return None

@@ -1,0 +1,257 @@
+"""Telegram: Telegram Desktop's JSON export (``result.json``), one chat (``name``, ``type``,
+``id``, ``messages``) or the whole account (``chats.list[*]`` and ``left_chats.list[*]``)."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from typing import Any, Callable, Generator, Iterator
+
+from ..records import Record
+from .base import Export, ExportFile, Message, chat_records, clean_text, from_timestamp, gc_paused
+from .jsonpos import JsonText, JsonTextError
+
+# The chat types Telegram Desktop writes ("personal_chat", "private_supergroup", ...): a JSON
+# file naming one of them beside "messages" is a single-chat export.
+_CHAT_TYPE = re.compile(rb'"type"\s*:\s*"(?:saved_messages|replies|verification_codes|personal_chat|bot_chat'
+                        rb'|private_group|private_supergroup|public_supergroup|private_channel|public_channel)"')
+# A whole-account export opens with these sections.
+_ACCOUNT = re.compile(rb'"(?:personal_information|chats|left_chats|contacts|frequent_contacts)"\s*:\s*\{')
+# An account export's first key (told apart from a chat without walking past its messages).
+_ACCOUNT_START = re.compile(r'\s*\{\s*"(?:about|personal_information)"')
+# Where the chats of a whole-account export are: each one's "list".
+CHAT_LISTS = ("chats", "left_chats")
+# What a media message holds, shown in its place (the media itself is never read).
+MEDIA = {"sticker": "sticker", "animation": "GIF", "video_file": "video", "video_message": "video message",
+         "voice_message": "voice message", "audio_file": "audio"}
+
+
+def detect(export: Export) -> bool:
+    """A JSON file holding a Telegram chat (a chat ``type`` and ``messages``) or an account export."""
+    return any(_looks_like(f.head()) for f in _json_files(export))
+
+
+def _looks_like(head: bytes) -> bool:
+    if b'"messages"' in head and _CHAT_TYPE.search(head):
+        return True
+    return bool(b'"about"' in head and _ACCOUNT.search(head))
+
+
+def _json_files(export: Export) -> list[ExportFile]:
+    return export.find(lambda f: f.name.lower().endswith(".json"))
+
+
+def read(export: Export) -> list[Record]:
+    """Every chat's messages, windowed."""
+    files = [f for f in _json_files(export) if _looks_like(f.head())]
+    with gc_paused():
+        return chat_records(export, export.read_each(files, lambda f: _file_messages(export, f)))
+
+
+def _file_messages(export: Export, file: ExportFile) -> Iterator[Message]:
+    doc = JsonText(file.read_text())
+    start = doc.skip_ws(0)
+    if not _ACCOUNT_START.match(doc.text):
+        head = {key: _value(doc, start, key) for key in ("name", "type", "id")}
+        at = doc.member(start, "messages")
+        if at is None:
+            export.warn(file, 1, f"chat '{_conversation(head)}' has no 'messages' array; file skipped")
+            return
+        yield from _chat_messages(export, file, doc, at, head, qualify=False)
+        return
+    # A whole account: walked member by member, so each message is decoded once (finding
+    # "left_chats" with doc.path, or listing chats with doc.elements, would decode every
+    # chat whole first: twice the time, and the largest chat held in memory decoded).
+    def chat(at: int) -> Generator[Message, None, int]:
+        return _account_chat(export, file, doc, at)
+
+    def chat_list(key: str, at: int) -> Generator[Message, None, int] | None:
+        return _walk_array(doc, at, chat) if key == "list" else None
+
+    def section(key: str, at: int) -> Generator[Message, None, int] | None:
+        return _walk_object(doc, at, chat_list) if key in CHAT_LISTS else None
+
+    yield from _walk_object(doc, start, section)
+
+
+def _account_chat(export: Export, file: ExportFile, doc: JsonText, start: int) -> Generator[Message, None, int]:
+    """The messages of one chat of an account export; returns the offset after the chat.
+    Telegram writes ``name``, ``type`` and ``id`` before ``messages``, as read here."""
+    if not doc.text.startswith("{", start):
+        return doc.decode(start)[1]
+    head: dict[str, Any] = {}
+
+    def visit(key: str, at: int) -> Generator[Message, None, int]:
+        if key == "messages":  # message ids count per chat: the chat's id keeps them apart in one file
+            return _chat_messages(export, file, doc, at, head, qualify=True)
+        return _keep(doc, at, head, key)
+
+    return (yield from _walk_object(doc, start, visit))
+
+
+def _chat_messages(export: Export, file: ExportFile, doc: JsonText, at: int, head: dict[str, Any],
+                   qualify: bool) -> Generator[Message, None, int]:
+    """The messages of the array at ``at`` of the chat ``head`` describes; returns the offset after it."""
+    conversation = _conversation(head)
+    prefix = f"{head.get('id')}:" if qualify else ""
+    metadata = {"chat_type": head["type"]} if isinstance(head.get("type"), str) else {}
+    after = doc.skip_ws(at) + 1
+    for begin, end, item in doc.elements(at):
+        after = end
+        if not isinstance(item, dict) or item.get("type", "message") != "message":
+            continue  # service messages: joins, calls, pins, title changes
+        line, end_line = doc.lines(begin, end)
+        message = _message(export, item, conversation, file, line, end_line, prefix)
+        if message is not None:
+            message.metadata = metadata
+            yield message
+    return doc.skip_ws(after) + 1  # past the "]" that ended the elements
+
+
+# -- walking an account export without decoding what holds the messages --
+
+Visit = Callable[[str, int], "Generator[Message, None, int] | None"]
+
+
+def _walk_object(doc: JsonText, index: int, visit: Visit) -> Generator[Message, None, int]:
+    """The members of the object at ``index``: ``visit(key, at)`` gives a walker of the value
+    (returning the offset after it), or None to skip the value. Returns the offset after the object."""
+    text = doc.text
+    index = doc.skip_ws(_expect(doc, index, "{"))
+    if text.startswith("}", index):
+        return index + 1
+    while True:
+        key, index = doc.decode(index)
+        at = doc.skip_ws(_expect(doc, index, ":"))
+        walker = visit(str(key), at)
+        index = (yield from walker) if walker is not None else doc.decode(at)[1]
+        index = doc.skip_ws(index)
+        if text.startswith("}", index):
+            return index + 1
+        index = doc.skip_ws(_expect(doc, index, ","))
+
+
+def _walk_array(doc: JsonText, index: int, element: Callable[[int], Generator[Message, None, int]]
+                ) -> Generator[Message, None, int]:
+    """Each element of the array at ``index`` through ``element(start)``; the offset after the array."""
+    text = doc.text
+    index = doc.skip_ws(_expect(doc, index, "["))
+    if text.startswith("]", index):
+        return index + 1
+    while True:
+        index = doc.skip_ws((yield from element(index)))
+        if text.startswith("]", index):
+            return index + 1
+        index = doc.skip_ws(_expect(doc, index, ","))
+
+
+def _keep(doc: JsonText, at: int, into: dict[str, Any], key: str) -> Generator[Message, None, int]:
+    """A walker that yields no messages: it decodes the value at ``at`` into ``into[key]``."""
+    into[key], end = doc.decode(at)
+    return end
+    yield  # unreachable: makes this a generator, as walkers are
+
+
+def _expect(doc: JsonText, index: int, char: str) -> int:
+    index = doc.skip_ws(index)
+    if not doc.text.startswith(char, index):
+        found = doc.text[index:index + 1] or "end of file"
+        raise JsonTextError(f"expected '{char}', found {found!r}", doc.line_at(min(index, len(doc.text))))
+    return index + 1
+
+
+def _value(doc: JsonText, start: int, key: str) -> Any:
+    at = doc.member(start, key)
+    return doc.decode(at)[0] if at is not None else None
+
+
+def _conversation(head: dict[str, Any]) -> str:
+    name = head.get("name")
+    if isinstance(name, str) and name.strip():
+        return name.strip()
+    if head.get("type") == "saved_messages":
+        return "Saved Messages"
+    return f"{head.get('type') or 'chat'} {head.get('id')}"
+
+
+def _message(export: Export, item: dict[str, Any], conversation: str, file: ExportFile, line: int,
+             end_line: int, prefix: str) -> Message | None:
+    when = _when(item)
+    if when is None:
+        export.warn(file, line, f"message {item.get('id')} without a date skipped")
+        return None
+    text = clean_text("\n".join(p for p in (_text(item.get("text")), *_media(item)) if p))
+    if not text:
+        export.warn(file, line, f"message {item.get('id')} without text skipped")
+        return None
+    author = item.get("from") or item.get("from_id") or "?"
+    message_id = item.get("id")
+    return Message(conversation=conversation, author=str(author).strip(), text=text, file=file, line=line,
+                   end_line=end_line, when=when, id=f"{prefix}{message_id}" if message_id is not None else None)
+
+
+def _text(value: Any) -> str:
+    """A message's text: a string, or a list of strings and entities (``{type, text}``)."""
+    if isinstance(value, str):
+        return value
+    if not isinstance(value, list):
+        return ""
+    parts = []
+    for part in value:
+        if isinstance(part, str):
+            parts.append(part)
+        elif isinstance(part, dict):
+            text = str(part.get("text") or "")
+            href = part.get("href")
+            parts.append(f"{text} ({href})" if href and href != text else text)
+    return "".join(parts)
+
+
+def _media(item: dict[str, Any]) -> Iterator[str]:
+    """What the message carried besides text, named in brackets."""
+    if "photo" in item:
+        yield "[photo]"
+    media = item.get("media_type")
+    if media == "sticker":
+        yield f"[sticker {item.get('sticker_emoji') or ''}]".replace(" ]", "]")
+    elif media in MEDIA:
+        yield f"[{MEDIA[media]}: {_file_name(item)}]" if _file_name(item) else f"[{MEDIA[media]}]"
+    elif "file" in item:
+        yield f"[file: {_file_name(item)}]" if _file_name(item) else "[file]"
+    poll = item.get("poll")
+    if isinstance(poll, dict) and poll.get("question"):
+        answers = ", ".join(str(a.get("text")) for a in poll.get("answers") or [] if isinstance(a, dict))
+        yield f"[poll: {poll['question']}" + (f" ({answers})]" if answers else "]")
+    if isinstance(item.get("location_information"), dict):
+        yield "[location]"
+    contact = item.get("contact_information")
+    if isinstance(contact, dict):
+        yield f"[contact: {' '.join(str(contact.get(k) or '') for k in ('first_name', 'last_name')).strip()}]"
+
+
+def _file_name(item: dict[str, Any]) -> str:
+    """The file's own name: ``file_name``, else the exported path's last part (not a placeholder)."""
+    name = item.get("file_name") or item.get("title")
+    if isinstance(name, str) and name:
+        return name
+    path = item.get("file")
+    if isinstance(path, str) and path and not path.startswith("("):  # "(File not included. ...)"
+        return path.rsplit("/", 1)[-1]
+    return ""
+
+
+def _when(item: dict[str, Any]) -> datetime | None:
+    """``date_unixtime`` (aware, UTC), else ``date`` as written (naive: the exporting computer's zone)."""
+    unix = item.get("date_unixtime")
+    if unix is not None:
+        try:
+            return from_timestamp(float(unix))
+        except (TypeError, ValueError, OverflowError, OSError):
+            pass
+    date = item.get("date")
+    if isinstance(date, str):
+        try:
+            return datetime.fromisoformat(date)
+        except ValueError:
+            return None
+    return None
