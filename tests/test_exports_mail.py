@@ -341,16 +341,16 @@ def test_mail_is_searched_and_filtered_by_date_people_thread_tags_and_source(tmp
     records, _ = load(tmp_path / "takeout", name="gmail")
     assert len(records) == 120 and book.stats()["collections"]["gmail"]["format"] == "mbox"
 
-    hits = book.search("budget", mode="keyword", max_results=200, filters={"source": "gmail"})
+    hits = book.search("budget", mode="keyword", max_results=200, dedupe=False, filters={"source": "gmail"})
     assert hits and all(h.source == "gmail" for h in hits)
     reply = next(r for r in records if r.metadata["subject"].startswith("Re: "))
-    thread = book.search(every, mode="keyword", max_results=200, filters={"thread": reply.metadata["thread"]})
+    thread = book.search(every, mode="keyword", max_results=200, dedupe=False, filters={"thread": reply.metadata["thread"]})
     expected = {r.id for r in records if r.metadata["thread"] == reply.metadata["thread"]}
     assert {h.id for h in thread} == expected and len(expected) > 1
     assert any(not r.metadata["subject"].startswith("Re: ") for r in records if r.id in expected)  # its root
-    tagged = book.search(every, mode="keyword", max_results=200, filters={"tags__contains": "Receipts, 2024"})
+    tagged = book.search(every, mode="keyword", max_results=200, dedupe=False, filters={"tags__contains": "Receipts, 2024"})
     assert tagged and all("Receipts, 2024" in h.metadata["tags"] for h in tagged)
-    ana = book.search(every, mode="keyword", max_results=200,
+    ana = book.search(every, mode="keyword", max_results=200, dedupe=False,
                       filters={"participants__contains": "ana@example.com", "date__gte": "2021-01-05"})
     assert ana and all("ana@example.com" in h.metadata["participants"] and h.metadata["date"] >= "2021-01-05"
                        for h in ana)

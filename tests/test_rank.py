@@ -153,12 +153,26 @@ def test_rrf_is_normalised_to_one_for_first_in_every_list() -> None:
     assert all(0 <= v <= 1 for v in fused.values())
 
 
-def test_linear_fusion_weights_min_max_normalised_components() -> None:
-    semantic, keyword = np.array([0.2, 0.6, 0.4]), np.array([10.0, 0.0, 5.0])
-    np.testing.assert_allclose(vecbook.rank.linear_scores(semantic, keyword, 0.3),
-                               [0.3 * 1 + 0.7 * 0, 0.3 * 0 + 0.7 * 1, 0.3 * 0.5 + 0.7 * 0.5])
-    np.testing.assert_allclose(vecbook.rank.minmax(np.array([3.0, 3.0])), [1.0, 1.0])
-    np.testing.assert_allclose(vecbook.rank.minmax(np.array([0.0, 0.0])), [0.0, 0.0])
+def test_linear_fusion_weights_components_mapped_by_fixed_anchors() -> None:
+    rank = vecbook.rank
+    low, high, kw_high = rank.SEMANTIC_FLOOR, rank.SEMANTIC_CEILING, rank.KEYWORD_CEILING
+    cosine = np.array([low, high, (low + high) / 2, low - 0.5, high + 0.2])
+    keyword = np.array([kw_high, 0.0, kw_high / 2, 0.0, 1.0])
+    np.testing.assert_allclose(rank.linear_scores(cosine, keyword, 0.3), [0.3, 0.7, 0.5, 0.0, 1.0])
+
+
+def test_fusion_does_not_stretch_a_poor_semantic_match_over_the_record_holding_the_words() -> None:
+    """Nothing is close in meaning (cosines near 0.2): the only record with the query's
+    words must win, which min-max normalisation (best cosine -> 1) got wrong."""
+    cosine = np.array([0.24, 0.22, 0.21, 0.20])
+    keyword = np.array([0.0, 0.0, 0.0, 0.35])
+    fused = vecbook.rank.linear_scores(cosine, keyword, 0.4)
+    assert int(np.argmax(fused)) == 3 and fused.max() < 0.6  # and it reads as a middling match
+
+
+def test_the_cosine_behind_semantic_scores() -> None:
+    np.testing.assert_allclose(vecbook.rank.cosine_of(np.array([0.5, 1.0, 0.75]), "cosine"), [0.0, 1.0, 0.5])
+    np.testing.assert_allclose(vecbook.rank.cosine_of(np.array([1.0, 1 / 3]), "l2"), [1.0, 0.0])
 
 
 # -- filters are applied before the top-k cut --

@@ -24,6 +24,12 @@ FILTER_OPERATORS = ("exact", "ne", "gt", "gte", "lt", "lte", "in", "contains", "
 # Each retriever contributes this many candidates (or max_results, if larger)
 # to fusion; deeper lists only add tail noise to RRF.
 FUSION_DEPTH = 100
+# Linear fusion's fixed anchors (see linear_scores), chosen on SciFact's train queries
+# with bench/fusion.py: all-MiniLM-L6-v2 puts unrelated texts near cosine 0.1 and
+# paraphrases above 0.7; BM25 over its (loose) upper bound rarely passes 0.5.
+SEMANTIC_FLOOR = 0.1
+SEMANTIC_CEILING = 0.7
+KEYWORD_CEILING = 0.5
 _MISSING = object()
 _NUMBER_RE = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
 # What gt/gte/lt/lte accept besides numbers: an ISO-8601 date, optionally with a time and
@@ -391,30 +397,23 @@ def rrf_scores(rankings: Sequence[Sequence[int]], k: int) -> dict[int, float]:
     return {item: score / best for item, score in fused.items()}
 
 
-def minmax(values: np.ndarray, reference: np.ndarray | None = None) -> np.ndarray:
-    """Scale to [0, 1] by the range of `reference` (default: the values), clipping outside it.
-
-    A constant reference maps to 1 (all equally good) unless it is all zero.
-    """
-    if not len(values):
-        return values
-    ref = values if reference is None or not len(reference) else reference
-    low, high = float(ref.min()), float(ref.max())
-    if high - low < 1e-12:
-        return np.where(values >= high, 1.0 if high > 0 else 0.0, 0.0)
-    return np.clip((values - low) / (high - low), 0.0, 1.0)
+def linear_scores(cosine: np.ndarray, keyword: np.ndarray, keyword_weight: float) -> np.ndarray:
+    """``keyword_weight`` x keyword + (1 - ``keyword_weight``) x semantic, each mapped to
+    [0, 1] by fixed anchors, not by the query's own candidates: a cosine of SEMANTIC_FLOOR
+    or less counts 0 and SEMANTIC_CEILING or more counts 1; BM25 over its bound counts
+    1 from KEYWORD_CEILING. So a query that nothing matches by meaning cannot stretch its
+    least-bad candidate to 1 over the one record holding its words, and the fused score
+    means the same for every query (``min_score`` is a real bar)."""
+    semantic = np.clip((cosine - SEMANTIC_FLOOR) / (SEMANTIC_CEILING - SEMANTIC_FLOOR), 0.0, 1.0)
+    return keyword_weight * np.clip(keyword / KEYWORD_CEILING, 0.0, 1.0) + (1.0 - keyword_weight) * semantic
 
 
-def linear_scores(semantic: np.ndarray, keyword: np.ndarray, keyword_weight: float,
-                  core: np.ndarray | None = None) -> np.ndarray:
-    """Weighted sum of min-max normalised component scores; in [0, 1].
-
-    `core` (a boolean mask) picks the candidates whose range sets the scale, so
-    that asking for more results does not change the scores of the first ones.
-    """
-    sem_ref = semantic if core is None else semantic[core]
-    kw_ref = keyword if core is None else keyword[core]
-    return keyword_weight * minmax(keyword, kw_ref) + (1.0 - keyword_weight) * minmax(semantic, sem_ref)
+def cosine_of(scores: np.ndarray, metric: str) -> np.ndarray:
+    """The cosine behind semantic scores: (1 + c) / 2 for cosine; 1 / (1 + d) for l2, with
+    d = 2 - 2c between the model's unit vectors."""
+    if metric == "cosine":
+        return 2.0 * scores - 1.0
+    return 1.0 - (1.0 / np.maximum(scores, 1e-12) - 1.0) / 2.0
 
 
 def _rrf_within_depth(sem_ids: list[int], kw_ids: list[int], candidates: np.ndarray, rrf_k: int) -> np.ndarray:
@@ -467,9 +466,6 @@ def rank(mode: str, k: int, *, vectors: VectorIndex | None, keywords: KeywordInd
     if fusion == "rrf":
         total = _rrf_within_depth(sem_ids.tolist(), kw_ids.tolist(), candidates, rrf_k)
     else:
-        # Normalise over the top FUSION_DEPTH of each list, whatever k is, so that
-        # max_results=200 orders its first ten exactly as max_results=10 does.
-        core = np.isin(candidates, np.union1d(sem_ids[:FUSION_DEPTH], kw_ids[:FUSION_DEPTH]))
-        total = linear_scores(sem, kw, keyword_weight, core)
+        total = linear_scores(cosine_of(sem, vectors.metric), kw, keyword_weight)
     return [Scored(int(i), float(t), semantic.get(int(i)), float(w))
             for i, t, w in zip(candidates, total, kw)]
