@@ -124,7 +124,7 @@ _self_check()
 # --- building the two pipelines ------------------------------------------------
 
 def build_book(corpus: Path, fmt: str, workdir: Path, cache_dir: Path | None, single: bool,
-               keyword_only: bool) -> vecbook.VecBook:
+               keyword_only: bool, window_words: int | None = None) -> vecbook.VecBook:
     """A VecBook over the corpus as one export collection, read by the real config loader."""
     workdir.mkdir(parents=True, exist_ok=True)
     (workdir / "notes").mkdir(exist_ok=True)  # an empty data directory: the collection is all there is
@@ -138,6 +138,8 @@ def build_book(corpus: Path, fmt: str, workdir: Path, cache_dir: Path | None, si
     saved = export_base.MAX_WINDOW_WORDS
     if single:
         export_base.MAX_WINDOW_WORDS = 1  # a window closes before any second message joins it
+    elif window_words is not None:
+        export_base.MAX_WINDOW_WORDS = window_words
     try:
         return vecbook.VecBook.from_config(workdir / "vecbook.toml", keyword_only=keyword_only)
     finally:
@@ -202,6 +204,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--modes", nargs="+", choices=MODES, default=list(MODES))
     parser.add_argument("--cache-dir", type=Path,
                         help="VecBook vector caches (cache_directory), one subfolder a pipeline")
+    parser.add_argument("--window-words", type=int,
+                        help="words a window may hold (vecbook.exports.base.MAX_WINDOW_WORDS; default "
+                             f"{export_base.MAX_WINDOW_WORDS}): to measure a smaller window")
     parser.add_argument("--workdir", type=Path, help="where the two configs are written (default: temporary)")
     parser.add_argument("--details", action="store_true",
                         help="list the questions that one pipeline finds in its top 10 and the other misses")
@@ -225,7 +230,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # one cache folder each: a book's cache keeps only its own live vectors, so a shared
         # one would drop the other pipeline's at every build
         cache = args.cache_dir / slug if args.cache_dir is not None else None
-        book = build_book(corpus, fmt, workdir / slug, cache, single, keyword_only)
+        book = build_book(corpus, fmt, workdir / slug, cache, single, keyword_only, args.window_words)
         facts[label] = {**check_book(book, label, single), "seconds": time.perf_counter() - started,
                         "cache": book.stats().get("cache")}
         books[label] = book
@@ -241,7 +246,10 @@ def report(args: argparse.Namespace, corpus: Path, fmt: str, bench: dict[str, An
     print(f"Command: `{shlex.join(['python'] + sys.argv)}`")
     print()
     print(f"- CPU: {cpu_facts()}; Python {platform.python_version()}")
-    print(f"- Corpus: {corpus} (format {fmt}); {len(questions)} judged questions from {args.questions.name}")
+    shown = corpus.resolve().relative_to(ROOT) if corpus.resolve().is_relative_to(ROOT) else corpus
+    print(f"- Corpus: {shown} (format {fmt}); {len(questions)} judged questions from {args.questions.name}")
+    print(f"- Windows: window_gap_minutes {vecbook.config.DEFAULT_WINDOW_GAP_MINUTES:g}, at most "
+          f"{args.window_words or export_base.MAX_WINDOW_WORDS} words; VecBook's default search settings")
     for label, fact in facts.items():
         cache = fact["cache"]
         cached = f", vector cache: {cache['reused']} reused, {cache['embedded']} embedded" if cache else ""
@@ -258,7 +266,8 @@ def report(args: argparse.Namespace, corpus: Path, fmt: str, bench: dict[str, An
         k_large = k_reaching(singles, w10["chars"])
         rows = [("windows", K, windows, w_seconds), ("single messages", K, singles, s_seconds),
                 (f"windows, top {k_small} (text of single messages' 10)", k_small, windows, None),
-                (f"single messages, top {k_large} (text of windows' 10)", k_large, singles, None)]
+                (f"single messages, top {k_large} " + ("(text of windows' 10)" if summary(singles, k_large)["chars"]
+                 >= w10["chars"] else f"(all {DEPTH} fetched: less text than windows' 10)"), k_large, singles, None)]
         for label, k, ranked, seconds in rows:
             s = summary(ranked, k)
             ms = f"{1000 * seconds / len(questions):.1f}" if seconds is not None else ""
