@@ -38,6 +38,7 @@ import json
 import math
 import platform
 import shlex
+import shutil
 import sys
 import tempfile
 import time
@@ -222,7 +223,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     keyword_only = set(args.modes) == {"keyword"}
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="vecbook-chatq-"))
 
-    books, facts, runs = {}, {}, {}
+    try:
+        facts, runs = measure(args, corpus, fmt, questions, workdir, keyword_only)
+    finally:
+        if args.workdir is None:
+            shutil.rmtree(workdir, ignore_errors=True)
+    report(args, corpus, fmt, bench, facts, runs)
+    return 0
+
+
+def measure(args: argparse.Namespace, corpus: Path, fmt: str, questions: list[dict[str, Any]], workdir: Path,
+            keyword_only: bool) -> tuple[dict[str, Any], dict[tuple[str, str], tuple[list[Ranked], float]]]:
+    """Build both pipelines and run every mode on each."""
+    facts: dict[str, Any] = {}
+    runs: dict[tuple[str, str], tuple[list[Ranked], float]] = {}
     for label, single in (("windows", False), ("single messages", True)):
         print(f"indexing {corpus} as {label} ...", file=sys.stderr, flush=True)
         started = time.perf_counter()
@@ -233,11 +247,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         book = build_book(corpus, fmt, workdir / slug, cache, single, keyword_only, args.window_words)
         facts[label] = {**check_book(book, label, single), "seconds": time.perf_counter() - started,
                         "cache": book.stats().get("cache")}
-        books[label] = book
         for mode in args.modes:
             runs[label, mode] = run(book, questions, mode)
-    report(args, corpus, fmt, bench, facts, runs)
-    return 0
+    return facts, runs
 
 
 def report(args: argparse.Namespace, corpus: Path, fmt: str, bench: dict[str, Any], facts: dict[str, Any],
