@@ -461,7 +461,7 @@ class VecBook:
         records = snapshot.records
         same = [i for i in range(max(0, position - context), min(len(records), position + context + 1))
                 if _neighbours(records[i], records[position])]
-        around = [i for i in _contiguous(same, position)]
+        around = _contiguous(same, position)
         return Context(Entry.of(records[position]), [Entry.of(records[i]) for i in around if i < position],
                        [Entry.of(records[i]) for i in around if i > position])
 
