@@ -57,10 +57,12 @@ def build_server(book: VecBook) -> Any:
         # Explicit text content, so an empty result reads "[]" rather than nothing.
         return ToolResult(content=json.dumps(hits, ensure_ascii=False), structured_content={"result": hits})
 
-    def reindex() -> dict[str, Any]:
-        """Re-read every data file and collection and rebuild the index; returns stats."""
+    def reindex(full: bool = False) -> dict[str, Any]:
+        """Bring the index up to date now: changed files and collections are re-read, new text
+        embedded (stats' last_update says what was done). full=true rebuilds from scratch.
+        The server also watches the sources and does this by itself when they change."""
         try:
-            return book.reindex()
+            return book.reindex(full=full)
         except VecBookError as exc:
             raise ToolError(str(exc)) from None
 
@@ -85,6 +87,11 @@ def build_server(book: VecBook) -> Any:
                         '"tags__contains": "work", "file_path": "journal/**", "source": "files"} (an object, '
                         'or the same object as JSON text). Operators: ' + ", ".join(FILTER_OPERATORS) + ".")],
         "return": list[dict[str, Any]],
+    }
+    reindex.__annotations__ = {
+        "full": Annotated[bool, Field(description="Rebuild from scratch, forgetting what was read before "
+                                                  "(vectors of unchanged text still come from the cache).")],
+        "return": dict[str, Any],
     }
     read_only = {"readOnlyHint": True, "openWorldHint": False}
     server.tool(search, annotations=read_only)
