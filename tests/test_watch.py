@@ -175,6 +175,17 @@ def test_an_edit_becomes_searchable_by_itself(write_files: Any, book_over: Any) 
     eventually(lambda: found(book, "zulu") == [])
 
 
+def test_a_change_in_a_symlinked_folder_is_seen_by_the_watcher(write_files: Any, book_over: Any,
+                                                               tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    root = write_files({"a.txt": "quebec\n"})
+    (root / "linked").symlink_to(outside, target_is_directory=True)
+    book = book_over(root, watch=True)
+    (outside / "x.txt").write_text("romeo\n", encoding="utf-8")
+    eventually(lambda: found(book, "romeo") == ["linked/x.txt:1"])
+
+
 def test_watching_is_off_unless_asked_and_stops_on_close(write_files: Any, book_over: Any) -> None:
     root = write_files({"a.txt": "alpha\n"})
     book = book_over(root)
@@ -247,6 +258,9 @@ def test_a_data_directory_that_vanishes_keeps_its_records_and_is_rewatched(
     (root / "e.txt").write_text("oscar\n", encoding="utf-8")
     eventually(lambda: found(book, "oscar") == ["e.txt:1"])
     eventually(lambda: found(book, "kilo") == [])
+    time.sleep(1.0)  # the events of the deletion are long applied: only a new watch sees the next file
+    (root / "f.txt").write_text("papa\n", encoding="utf-8")
+    eventually(lambda: found(book, "papa") == ["f.txt:1"])
 
 
 def test_a_file_being_written_is_read_whole_in_the_end(write_files: Any, book_over: Any) -> None:

@@ -136,7 +136,7 @@ class Watcher:
                 self._update(roots, "a watched folder came back")
             armed.set()
             return
-        caught_up = False
+        caught_up, folders = False, {r.folder for r in roots}
         for changes in watchfiles.watch(*present, watch_filter=_filter(roots), debounce=DEBOUNCE_MS, step=STEP_MS,
                                         stop_event=self._stop, rust_timeout=int(REARM_SECONDS * 1000),
                                         yield_on_timeout=True, raise_interrupt=False, recursive=roots[0].recursive,
@@ -147,7 +147,9 @@ class Watcher:
                              else "watch armed")
                 caught_up = True
                 armed.set()
-            if _identities(roots) != before:
+            # A folder removed and made again at once may get the same inode: its own
+            # deletion event says the watch on it is gone, even when its identity does not.
+            if any(path in folders for _, path in changes) or _identities(roots) != before:
                 log.info("a watched folder was removed or replaced; watching it again")
                 return  # re-armed by _run, which catches up again
 
@@ -182,7 +184,9 @@ def _filter(roots: list[Root]) -> Any:
     def keep(change: watchfiles.Change, path: str) -> bool:
         deleted = change == watchfiles.Change.deleted
         for root in roots:
-            if path == root.folder or path.startswith(root.folder + os.sep):
+            if path == root.folder:
+                return True  # the root itself: it went away or came back (re-armed)
+            if path.startswith(root.folder + os.sep):
                 if root.matters(path, deleted):
                     return True
         return False
