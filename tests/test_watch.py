@@ -432,3 +432,24 @@ def test_mcp_reindex_takes_full(write_files: Any, book_over: Any) -> None:
 
     result = asyncio.run(run())
     assert result.structured_content["last_update"]["full"] is True
+
+
+def test_a_failing_update_is_logged_and_the_watch_goes_on(write_files: Any, book_over: Any,
+                                                          monkeypatch: pytest.MonkeyPatch,
+                                                          caplog: pytest.LogCaptureFixture) -> None:
+    root = write_files({"a.txt": "sierra\n"})
+    book = book_over(root, watch=True)
+    original, failed = book.reindex, []
+
+    def flaky(full: bool = False) -> Any:
+        if not failed:
+            failed.append(True)
+            raise OSError("disk hiccup")
+        return original(full)
+
+    monkeypatch.setattr(book, "reindex", flaky)
+    (root / "b.txt").write_text("tango\n", encoding="utf-8")
+    eventually(lambda: found(book, "tango") == ["b.txt:1"])  # the re-armed watch caught up
+    assert failed and "failed; watching again" in caplog.text and "disk hiccup" in caplog.text
+    (root / "c.txt").write_text("uniform\n", encoding="utf-8")
+    eventually(lambda: found(book, "uniform") == ["c.txt:1"])

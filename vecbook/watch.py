@@ -26,6 +26,9 @@ STEP_MS = 50
 # How often the roots themselves are checked (a watch on a folder that was deleted and
 # made again sees nothing): this is only for re-arming, changes come from watchfiles.
 REARM_SECONDS = 0.5
+# A failure that repeats (a folder we may not read, a bug) is retried at doubling
+# intervals up to this, so the log gets a line a minute rather than two a second.
+MAX_REARM_SECONDS = 60.0
 
 
 @dataclass(frozen=True)
@@ -117,12 +120,17 @@ class Watcher:
     # -- the watching thread --
 
     def _run(self, roots: list[Root], armed: threading.Event) -> None:
+        failures = 0
         while not self._stop.is_set():
             try:
                 self._watch(roots, armed)
+                failures = 0
             except Exception:  # a thread has no caller to raise to: log, wait a moment, re-arm
-                log.exception("watching %s failed; watching again", ", ".join(r.folder for r in roots))
-                self._stop.wait(REARM_SECONDS)
+                failures += 1
+                pause = min(REARM_SECONDS * 2 ** failures, MAX_REARM_SECONDS)
+                log.exception("watching %s failed; watching again in %.0fs", ", ".join(r.folder for r in roots),
+                              pause)
+                self._stop.wait(pause)
 
     def _watch(self, roots: list[Root], armed: threading.Event) -> None:
         """Watch the roots that exist until one of them vanishes or comes back (or stop)."""
