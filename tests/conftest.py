@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import pytest
 
@@ -15,6 +16,23 @@ import vecbook  # noqa: E402
 
 SAMPLES = ROOT / "samples"
 DATA = Path(__file__).resolve().parent / "data"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def user_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The vector cache is on by default, in the user's cache folder: point it (and, for tests
+    that clear VECBOOK_* variables, the platform's cache home) at a folder of this session,
+    so the suite never writes into the real one. Subprocesses inherit both."""
+    folder = tmp_path_factory.mktemp("user-cache")
+    saved = {name: os.environ.get(name) for name in ("VECBOOK_CACHE_DIRECTORY", "XDG_CACHE_HOME")}
+    os.environ["VECBOOK_CACHE_DIRECTORY"] = str(folder / "vecbook")
+    os.environ["XDG_CACHE_HOME"] = str(folder / "xdg")
+    yield folder / "vecbook"
+    for name, value in saved.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
 
 
 @pytest.fixture(scope="session")

@@ -1,9 +1,11 @@
-"""Background indexing, keyword fallback while vectors are computed, and the opt-in vector cache."""
+"""Background indexing, keyword fallback while vectors are computed, and the vector cache."""
 
 from __future__ import annotations
 
 import logging
 import os
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -13,6 +15,7 @@ import numpy as np
 import pytest
 
 import vecbook
+from conftest import ROOT, FakeEmbedder
 
 
 class SlowEmbedder(vecbook.Embedder):
@@ -101,10 +104,157 @@ def cached_book(root: Path, cache: Path, embedder: vecbook.Embedder) -> tuple[ve
     return vecbook.VecBook(data_directory=root, embedder=counting, cache_directory=cache), counting
 
 
-def test_cache_is_off_by_default(write_files: Any, make_book: Any, tmp_path: Path) -> None:
-    book = make_book(write_files(NOTES))
-    assert book.stats()["cache"] is None
-    assert not any(p.suffix == ".vbc" for p in tmp_path.rglob("*"))
+def test_cache_is_on_by_default_in_the_user_cache_folder(write_files: Any, fake_book: Any, tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    import platformdirs
+
+    monkeypatch.delenv("VECBOOK_CACHE_DIRECTORY")  # conftest points XDG_CACHE_HOME at a session folder
+    root = write_files(NOTES)
+    stats = fake_book(root).stats()
+    default = Path(platformdirs.user_cache_dir("vecbook"))
+    assert stats["cache"] is not None and Path(stats["cache"]["path"]).parent == default
+    assert Path(stats["cache"]["path"]).is_file()
+    assert not any(p.suffix == ".vbc" for p in root.rglob("*"))  # never among the records
+
+
+@pytest.mark.parametrize("how", ["argument", "file", "env false", "env off"])
+def test_cache_directory_false_turns_the_cache_off(write_files: Any, tmp_path: Path, how: str,
+                                                   monkeypatch: pytest.MonkeyPatch, user_cache: Path) -> None:
+    root = write_files(NOTES)
+    before = set(user_cache.glob("*.vbc")) if user_cache.exists() else set()
+    if how == "argument":
+        book = vecbook.VecBook(root, embedder=FakeEmbedder(), cache_directory=False)
+    elif how == "file":
+        monkeypatch.delenv("VECBOOK_CACHE_DIRECTORY")  # the environment would override the file
+        config = tmp_path / "vecbook.toml"
+        config.write_text(f'data_directory = "{root}"\ncache_directory = false\n', encoding="utf-8")
+        book = vecbook.VecBook.from_config(config, embedder=FakeEmbedder())
+    else:
+        monkeypatch.setenv("VECBOOK_CACHE_DIRECTORY", how.split()[1].upper())
+        book = vecbook.VecBook(root, embedder=FakeEmbedder())
+    assert book.config.cache_directory is None and book.stats()["cache"] is None
+    assert (set(user_cache.glob("*.vbc")) if user_cache.exists() else set()) == before
+
+
+def test_cache_directory_true_is_an_error(tmp_path: Path) -> None:
+    config = tmp_path / "vecbook.toml"
+    config.write_text("cache_directory = true\n", encoding="utf-8")
+    with pytest.raises(vecbook.ConfigError, match="must be a folder path or false"):
+        vecbook.load_config(config)
+
+
+def test_a_cache_directory_inside_the_data_directory_is_refused(write_files: Any) -> None:
+    root = write_files(NOTES)
+    with pytest.raises(vecbook.ConfigError, match=r"lies inside the data directory .*must not be stored among"):
+        vecbook.VecBook(root, embedder=FakeEmbedder(), cache_directory=root / ".cache")
+
+
+def test_the_default_cache_folder_inside_the_data_directory_turns_the_cache_off(
+        write_files: Any, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    root = write_files(NOTES)
+    monkeypatch.delenv("VECBOOK_CACHE_DIRECTORY")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(root / ".cache"))  # a data directory of ~
+    book = vecbook.VecBook(root, embedder=FakeEmbedder())
+    assert book.stats()["cache"] is None and "the cache is off" in caplog.text
+    assert not (root / ".cache").exists()
+
+
+def test_two_folders_share_the_cache_without_evicting_each_other(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    roots = {}
+    for name in ("a", "b"):
+        roots[name] = tmp_path / name
+        roots[name].mkdir()
+        for i in range(5):
+            (roots[name] / f"{i}.txt").write_text(f"Folder {name}, note {i}: words of {name}{i}.\n", encoding="utf-8")
+    for name in ("a", "b", "a"):
+        update = vecbook.VecBook(roots[name], embedder=FakeEmbedder(), cache_directory=cache).stats()["last_update"]
+    assert update["embedded"] == 0 and update["from_cache"] == 5  # b's save kept a's vectors
+    update = vecbook.VecBook(roots["b"], embedder=FakeEmbedder(), cache_directory=cache).stats()["last_update"]
+    assert update["embedded"] == 0 and update["from_cache"] == 5
+    assert len(list(cache.glob("*.vbc"))) == 2
+
+
+def test_cache_files_unused_for_60_days_are_deleted_when_a_scope_saves(write_files: Any, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    day = 86400
+    old, recent = cache / "vectors-aaaa-old.vbc", cache / "vectors-aaaa-recent.vbc"
+    temp, foreign = cache / ".vectors-crashed.tmp", cache / "notes.txt"
+    for path, age in ((old, 61 * day), (recent, 59 * day), (temp, 2 * day), (foreign, 400 * day)):
+        path.write_bytes(b"x")
+        os.utime(path, (time.time() - age, time.time() - age))
+    vecbook.VecBook(write_files(NOTES), embedder=FakeEmbedder(), cache_directory=cache)
+    assert not old.exists() and not temp.exists()
+    assert recent.exists() and foreign.exists()  # in use lately, or not a cache file at all
+    assert len(list(cache.glob("*.vbc"))) == 2
+
+
+def test_opening_a_cache_counts_as_use(write_files: Any, tmp_path: Path) -> None:
+    cache, root = tmp_path / "cache", write_files(NOTES)
+    vecbook.VecBook(root, embedder=FakeEmbedder(), cache_directory=cache)
+    path = next(cache.glob("*.vbc"))
+    os.utime(path, (time.time() - 90 * 86400,) * 2)
+    vecbook.VecBook(root, embedder=FakeEmbedder(), cache_directory=cache)  # nothing new: not rewritten
+    assert time.time() - path.stat().st_mtime < 3600
+
+
+def test_saving_the_cache_never_delays_a_search(write_files: Any, tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    root = write_files(NOTES)
+    book = vecbook.VecBook(root, embedder=FakeEmbedder(), cache_directory=tmp_path / "cache")
+    saving, release = threading.Event(), threading.Event()
+    original = vecbook.embed.VectorCache._write
+
+    def slow_write(self: Any, keep: Any) -> None:
+        saving.set()
+        release.wait(30)
+        original(self, keep)
+
+    monkeypatch.setattr(vecbook.embed.VectorCache, "_write", slow_write)
+    (root / "violin.txt").write_text("A note about violins.\n", encoding="utf-8")
+    worker = threading.Thread(target=book.reindex)
+    worker.start()
+    try:
+        assert saving.wait(30)
+        hits = book.search("violins", mode="hybrid")  # answered while the save is held
+        assert hits and hits[0].id == "violin.txt:1" and hits[0].semantic_score is not None
+    finally:
+        release.set()
+        worker.join()
+    assert vecbook.VecBook(root, embedder=FakeEmbedder(),
+                           cache_directory=tmp_path / "cache").stats()["last_update"]["embedded"] == 0
+
+
+WRITER = """
+import sys, time
+from pathlib import Path
+sys.path[:0] = [{tests!r}, {root!r}]
+from conftest import FakeEmbedder
+import vecbook
+data, cache, name = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
+book = vecbook.VecBook(data, embedder=FakeEmbedder(), cache_directory=cache)
+for i in range(15):
+    (data / f"{{name}}-{{i}}.txt").write_text(f"Process {{name}} wrote note {{i}} " + "word " * 2000, encoding="utf-8")
+    book.reindex()
+"""
+
+
+def test_two_processes_writing_one_cache_leave_it_readable(write_files: Any, tmp_path: Path,
+                                                           caplog: pytest.LogCaptureFixture) -> None:
+    root, cache = write_files(NOTES), tmp_path / "cache"
+    script = WRITER.format(tests=str(ROOT / "tests"), root=str(ROOT))
+    procs = [subprocess.Popen([sys.executable, "-c", script, str(root), str(cache), name],
+                              stderr=subprocess.PIPE, text=True) for name in ("p", "q")]
+    errors = [proc.communicate(timeout=300)[1] for proc in procs]
+    assert [proc.returncode for proc in procs] == [0, 0], errors
+    assert not any("unusable" in e or "cannot write" in e for e in errors), errors
+    caplog.set_level(logging.INFO, logger="vecbook")
+    book = vecbook.VecBook(root, embedder=FakeEmbedder(), cache_directory=cache)
+    assert "is unusable" not in caplog.text
+    update = book.stats()["last_update"]
+    assert update["records"] == 37 and update["from_cache"] >= 22  # all of one process's view, at least
+    assert [p.name for p in cache.iterdir() if p.suffix == ".tmp"] == []
 
 
 def test_a_restart_embeds_only_new_or_changed_records(write_files: Any, embedder: vecbook.Embedder,

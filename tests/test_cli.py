@@ -117,11 +117,11 @@ def test_runtime_errors_exit_1(capsys: pytest.CaptureFixture[str], tmp_path: Pat
 
 
 def test_every_subcommand_has_help(capsys: pytest.CaptureFixture[str]) -> None:
-    for command in ("search", "stats", "serve"):
+    for command in ("search", "stats", "reindex", "serve"):
         code, out, _ = run(capsys, command, "--help")
         assert code == 0 and "--config" in out and "--data-dir" in out
     code, out, _ = run(capsys, "--help")
-    assert all(c in out for c in ("search", "stats", "serve"))
+    assert all(c in out for c in ("search", "stats", "reindex", "serve"))
 
 
 def test_a_keyword_search_skips_the_model(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:

@@ -187,16 +187,20 @@ class VecBook:
     ``VecBook(data_directory="notes")`` indexes at once and blocks until ready;
     ``background=True`` defers indexing to a thread started by ``start()`` (or
     the first search), so keyword search works while vectors are computed.
+    ``watch=True`` keeps the index fresh: changes to the sources are applied in
+    the background as they happen (``close()`` stops watching).
     """
 
     def __init__(self, data_directory: str | Path | None = None, *, config: Config | None = None,
                  background: bool = False, progress: ProgressCallback | None = None,
-                 embedder: Embedder | None = None, keyword_only: bool = False, **settings: Any) -> None:
+                 embedder: Embedder | None = None, keyword_only: bool = False, watch: bool = False,
+                 **settings: Any) -> None:
         if config is None:
             config = config_without_file(data_directory=data_directory, **settings)
         elif data_directory is not None or settings:
             config = replace_config(config, data_directory=data_directory, **settings)
         _check_data_directory(config.data_directory)
+        config = _check_cache_directory(config)
         check_collections(config)
         self.config = config
         self.embedder = embedder or Embedder(config.embedding_model, config.precision, config.batch_size)
@@ -212,10 +216,15 @@ class VecBook:
         self._builder = Builder(config, self.embedder)
         self._cache: VectorCache | None = None
         self._cache_facts: dict[str, Any] | None = None
+        self._pending_save: tuple[VectorCache, dict[bytes, np.ndarray]] | None = None
+        self._watcher: Any = None  # a watch.Watcher while watching (see watch())
+        self._watch_on_start = watch and background  # a background book watches from start() on
         self._progress: dict[str, Any] = {"state": "not started", "records_embedded": 0, "records_total": 0,
                                           "started": None, "finished": None}
         if not background:
             self.reindex()
+            if watch:
+                self.watch()
 
     @classmethod
     def from_config(cls, path: str | Path | None = None, **settings: Any) -> VecBook:
@@ -224,8 +233,9 @@ class VecBook:
         progress = settings.pop("progress", None)
         embedder = settings.pop("embedder", None)
         keyword_only = bool(settings.pop("keyword_only", False))
+        watch = bool(settings.pop("watch", False))
         return cls(config=load_config(path, **settings), background=background, progress=progress,
-                   embedder=embedder, keyword_only=keyword_only)
+                   embedder=embedder, keyword_only=keyword_only, watch=watch)
 
     def __repr__(self) -> str:
         return f"VecBook({str(self.config.data_directory)!r}, state={self._progress['state']!r})"
@@ -239,12 +249,38 @@ class VecBook:
     # -- lifecycle --
 
     def start(self) -> None:
-        """Start indexing in a background thread (once); returns at once."""
+        """Start indexing in a background thread (once), and watching if asked; returns at once."""
+        if self._watch_on_start:
+            self._watch_on_start = False
+            self.watch()
         with self._cond:
             if self._thread is not None or self._snapshot is not None or self._building:
                 return
             self._thread = threading.Thread(target=self._background_build, name="vecbook-index", daemon=True)
             self._thread.start()
+
+    def watch(self) -> None:
+        """Watch the data directory and collection paths; apply changes as they happen, by
+        incremental ``reindex()`` calls in a background thread (``close()`` stops it)."""
+        from .watch import Watcher
+
+        with self._cond:
+            if self._watcher is None:
+                self._watcher = Watcher(self)
+                self._watcher.start()
+
+    def close(self) -> None:
+        """Stop watching (if this book watches); the index stays searchable."""
+        with self._cond:
+            watcher, self._watcher = self._watcher, None
+        if watcher is not None:
+            watcher.stop()
+
+    def __enter__(self) -> VecBook:
+        return self
+
+    def __exit__(self, *_: Any) -> None:
+        self.close()
 
     def _background_build(self) -> None:
         try:
@@ -285,6 +321,7 @@ class VecBook:
             covers, full, self._full_requested = self._requested, self._full_requested, False
         try:
             self._build(full)
+            self._save_pending_cache()  # after the new snapshot is published: searches never wait on it
         finally:
             with self._cond:
                 self._building = False
@@ -326,6 +363,7 @@ class VecBook:
             self._progress["state"] = "embedding"
             self._cond.notify_all()
         vectors, error, counts = None, None, {}
+        self._pending_save = None
         try:
             if not self.keyword_only:
                 vectors, counts = self._embed(base, None if full or previous is None else previous.vectors)
@@ -376,7 +414,8 @@ class VecBook:
         self.embedder.load()
         cache = self._open_cache()
         index, counts, live = self._builder.embed(snapshot, previous, cache, self._report_progress)
-        self._save_cache(cache, live)
+        self._cache_facts = _cache_facts(cache, live)
+        self._pending_save = (cache, live) if cache is not None else None
         return index, counts
 
     def _report_progress(self, done: int, total: int) -> None:
@@ -393,24 +432,23 @@ class VecBook:
         if self.config.cache_directory is None:
             return None
         if self._cache is None or self._cache.identity != self.embedder.identity:
-            self._cache = VectorCache(self.config.cache_directory, self.embedder.identity)
+            self._cache = VectorCache(self.config.cache_directory, self.embedder.identity, cache_scope(self.config))
             self._cache.load()
         return self._cache
 
-    def _save_cache(self, cache: VectorCache | None, live: dict[bytes, np.ndarray]) -> None:
-        """Keep exactly the live vectors (which prunes the stale ones), if anything changed."""
-        if cache is None:
-            self._cache_facts = None
+    def _save_pending_cache(self) -> None:
+        """Keep exactly the live vectors of the last build (which prunes the stale ones), if
+        anything changed. Runs after the snapshot is published; the cache's lock keeps two
+        saves from overlapping."""
+        pending, self._pending_save = self._pending_save, None
+        if pending is None:
             return
-        before = set(cache.entries)
-        reused = len(before & set(live))
+        cache, live = pending
         try:
-            if set(live) != before:  # nothing new and nothing stale: leave the file alone
+            if set(live) != set(cache.entries):  # nothing new and nothing stale: leave the file alone
                 cache.save(live)
         except OSError as exc:
             log.warning("cannot write the vector cache %s (%s); continuing without it", cache.path, exc)
-        self._cache_facts = {"path": str(cache.path), "entries": len(live), "reused": reused,
-                             "embedded": len(live) - reused, "pruned": len(before - set(live))}
 
     # -- search --
 
@@ -574,6 +612,8 @@ class VecBook:
             "search_mode": self.config.search_mode,
             "fusion": self.config.fusion,
             "cache": snapshot.cache if snapshot else None,
+            "last_update": dict(snapshot.update) if snapshot else None,
+            "watching": self._watcher is not None and self._watcher.running,
             "error": progress.get("error"),
         }
 
@@ -649,6 +689,42 @@ def _count_sources(report: LoadReport) -> str:
     parts = [f"{by_source.get('files', 0)} from {report.files} files"]
     parts += [f"{by_source.get(name, 0)} from collection {name}" for name in report.collections]
     return ", ".join(parts)
+
+
+def _cache_facts(cache: VectorCache | None, live: dict[bytes, np.ndarray]) -> dict[str, Any] | None:
+    """What saving ``live`` does to the cache (for stats), before it is saved."""
+    if cache is None:
+        return None
+    before = set(cache.entries)
+    reused = len(before & set(live))
+    return {"path": str(cache.path), "entries": len(live), "reused": reused,
+            "embedded": len(live) - reused, "pruned": len(before - set(live))}
+
+
+def cache_scope(config: Config) -> str:
+    """What one cache file belongs to: the resolved data directory and collection paths."""
+    paths = [config.data_directory] + [c.path if c.path is not None else c.database for c in config.collections]
+    return "\n".join(str(Path(p).resolve()) for p in paths if p is not None)
+
+
+def _check_cache_directory(config: Config) -> Config:
+    """The vector cache never lives inside the data directory (the watcher would see it and
+    a backup of the notes would carry it): a configured folder there is an error, the
+    default folder there (a data directory of ``~``) turns the cache off with a WARN."""
+    cache = config.cache_directory
+    if cache is None:
+        return config
+    data, resolved = config.data_directory.resolve(), cache.resolve()
+    if resolved != data and data not in resolved.parents:
+        return config
+    from .config import default_cache_directory
+
+    if cache == default_cache_directory():
+        log.warning("the default vector cache folder %s lies inside the data directory %s; the cache is off "
+                    "(set cache_directory to a folder outside it)", cache, data)
+        return dataclasses.replace(config, cache_directory=None)
+    raise ConfigError(f"cache_directory {cache} lies inside the data directory {data}: the cache must not be "
+                      f"stored among the records (choose a folder outside it, or set cache_directory = false)")
 
 
 def _check_data_directory(path: Path) -> None:

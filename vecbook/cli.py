@@ -1,4 +1,4 @@
-"""The command line: ``search``, ``stats`` and ``serve``, with logging and progress on stderr."""
+"""The command line: ``search``, ``stats``, ``reindex`` and ``serve``, with logging and progress on stderr."""
 
 from __future__ import annotations
 
@@ -116,7 +116,7 @@ def parse_filter_argument(text: str) -> tuple[str, Any]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The ``vecbook`` command line: search, stats, serve."""
+    """The ``vecbook`` command line: search, stats, reindex, serve."""
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--config", metavar="PATH", help=f"config file (default: ./{CONFIG_NAME}, "
                                                          "else the one beside vecbook.py)")
@@ -164,8 +164,17 @@ def build_parser() -> argparse.ArgumentParser:
                                 description="Index the records and print statistics.")
     stats.add_argument("--json", action="store_true", help="print JSON")
     stats.set_defaults(handler=_cmd_stats)
+    reindex = commands.add_parser("reindex", parents=[common], help="build the index and the vector cache",
+                                  description="Index the records (vectors come from the cache where the same "
+                                              "text was embedded before) and print what the update did.")
+    reindex.add_argument("--full", action="store_true",
+                         help="rebuild from scratch instead of reusing what is unchanged (the cache still counts)")
+    reindex.set_defaults(handler=_cmd_reindex)
     serve_cmd = commands.add_parser("serve", parents=[common], help="run the MCP server on stdio",
-                                    description="Run the MCP stdio server (for Claude Desktop, Claude Code...).")
+                                    description="Run the MCP stdio server (for Claude Desktop, Claude Code...); "
+                                                "changes to the records are picked up as they happen.")
+    serve_cmd.add_argument("--no-watch", action="store_true",
+                           help="do not watch the data directory and collections (reindex by the MCP tool only)")
     serve_cmd.set_defaults(handler=_cmd_serve)
     return parser
 
@@ -299,7 +308,14 @@ def _cmd_stats(args: argparse.Namespace, config: Config) -> int:
     return 0
 
 
+def _cmd_reindex(args: argparse.Namespace, config: Config) -> int:
+    book = _open_book(config, background=True)
+    stats = book.reindex(full=args.full)
+    print(json.dumps({**stats["last_update"], "cache": stats["cache"]}, indent=2, ensure_ascii=False))
+    return 1 if stats["error"] else 0
+
+
 def _cmd_serve(args: argparse.Namespace, config: Config) -> int:
     route_other_loggers()
-    serve(VecBook(config=config, background=True))
+    serve(VecBook(config=config, background=True, watch=config.watch and not args.no_watch))
     return 0

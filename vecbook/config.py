@@ -42,6 +42,8 @@ COLLECTION_NAME_RE = re.compile(r"^[a-z0-9_]+\Z")
 # A pause this long in a chat starts a new conversation window: people answer
 # within minutes, and a new topic usually follows a longer silence.
 DEFAULT_WINDOW_GAP_MINUTES = 30.0
+# What ``cache_directory`` (config, VECBOOK_CACHE_DIRECTORY) accepts to turn the vector cache off.
+CACHE_OFF_WORDS = ("false", "off")
 
 
 class VecBookError(Exception):
@@ -102,10 +104,12 @@ class Config:
     stemming: bool = True
     precision: str = "auto"
     batch_size: int = 64
-    cache_directory: Path | None = None
+    # None: the cache is off (``cache_directory = false``); default: the platform's user cache folder.
+    cache_directory: Path | None = dataclasses.field(default_factory=lambda: default_cache_directory())
     semantic_wait_seconds: float = 30.0
     recency_half_life_days: float | None = None  # None: no recency blend
     dedupe: bool = True
+    watch: bool = True  # only ``serve`` reads it: watch the sources and apply changes as they happen
     collections: tuple[CollectionConfig, ...] = ()
     config_file: Path | None = None
 
@@ -126,13 +130,21 @@ _SCALAR_KEYS: dict[str, tuple[tuple[type, ...], tuple[Any, ...] | None]] = {
     "stemming": ((bool,), None),
     "precision": ((str,), PRECISIONS),
     "batch_size": ((int,), None),
-    "cache_directory": ((str,), None),
+    "cache_directory": ((str, bool), None),  # a path, or false (off)
     "semantic_wait_seconds": ((int, float), None),
     "recency_half_life_days": ((int, float), None),
     "dedupe": ((bool,), None),
+    "watch": ((bool,), None),
 }
 _PATH_KEYS = ("data_directory", "cache_directory")
 _COLLECTION_KEYS = ("name", "database", "table", "query", "path", "format", "window_gap_minutes")
+
+
+def default_cache_directory() -> Path:
+    """The platform's user cache folder for VecBook (``~/.cache/vecbook`` on Linux)."""
+    import platformdirs  # small, but only configs need it: ``import vecbook`` stays lean
+
+    return Path(platformdirs.user_cache_dir("vecbook"))
 
 
 def find_config_file(start: Path | None = None, beside_script: bool = True) -> Path | None:
@@ -210,7 +222,9 @@ def _environment_values() -> dict[str, Any]:
         if text is None:
             continue
         try:
-            if bool in types:
+            if key == "cache_directory":
+                values[key] = False if text.strip().lower() in CACHE_OFF_WORDS else text
+            elif bool in types:
                 values[key] = {"1": True, "true": True, "0": False, "false": False}[text.lower()]
             elif int in types and float not in types:
                 values[key] = int(text)
@@ -246,6 +260,12 @@ def _check_values(raw: dict[str, Any], where: str, base: Path) -> dict[str, Any]
             raise ConfigError(f"config key '{key}' in {where} must be {names}, got {value!r}")
         if choices is not None and value not in choices:
             raise ConfigError(f"config key '{key}' in {where} must be one of {', '.join(choices)}; got {value!r}")
+        if key == "cache_directory" and (value is False or value is None):
+            checked[key] = None  # off
+            continue
+        if key == "cache_directory" and value is True:
+            raise ConfigError(f"config key 'cache_directory' in {where} must be a folder path or false "
+                              f"(to turn the vector cache off), got true")
         if key in _PATH_KEYS:
             value = base / Path(value).expanduser()
         checked[key] = float(value) if float in types else value

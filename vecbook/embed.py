@@ -47,6 +47,12 @@ EMBED_CHUNK = 512
 # here: 64 holds memory flat while embedding and indexes at 1.89x plain encode
 # against 1.75x with the default 1024 (medians of 3); a cache of 1 is 12% slower.
 KERNEL_CACHE_SIZE = 64
+# A cache file (one data scope's vectors) not written for this long belongs to a folder
+# that is no longer searched (or was moved): any scope's save deletes it. Two months
+# covers a holiday; what is lost is only time, the vectors are computed again.
+STALE_SCOPE_DAYS = 60
+# A temporary cache file older than this was left by a killed process (a save takes seconds).
+STALE_TEMP_SECONDS = 24 * 3600
 # Characters tokenized per call when splitting records into windows: every
 # token's offsets become Python tuples, so one call over 30k records added
 # ~380 MB to the peak; batches of this size keep it to a few MB.
@@ -344,21 +350,30 @@ class Embedder:
 
 
 class VectorCache:
-    """Opt-in persistent vectors, keyed by model identity and a hash of the embedded text.
+    """Persistent vectors, keyed by model identity and a hash of the embedded text.
 
-    One file per model identity. Layout: magic, a JSON header (identity,
-    dimension, count, sha256 of the payload), then the 16-byte text hashes and
-    the float32 vectors. Writes go to a temporary file that is renamed over the
-    old one, so a crash leaves either the old cache or the new one, never a mix;
-    a file that fails any check is reported and rebuilt.
+    One file per model identity and data scope (the data directory and collection
+    paths of one VecBook), so two VecBooks over different folders never prune each
+    other's vectors. Layout: magic, a JSON header (identity, dimension, count,
+    sha256 of the payload), then the 16-byte text hashes and the float32 vectors.
+    Writes go to a temporary file that is renamed over the old one, so a crash (or
+    a second process writing the same file) leaves one whole cache, never a mix; a
+    file that fails any check is reported and rebuilt. Each save keeps exactly the
+    scope's live vectors, and deletes the cache files of scopes not written for
+    STALE_SCOPE_DAYS.
     """
 
     MAGIC = b"VECBOOK-CACHE-1\n"
+    # One save at a time in a process: builds publish their snapshot first and save after,
+    # so a save may still run when the next build finishes (processes rely on the rename).
+    _save_lock = threading.Lock()
 
-    def __init__(self, directory: Path, identity: str) -> None:
+    def __init__(self, directory: Path, identity: str, scope: str = "") -> None:
         self.directory = directory
         self.identity = identity
         name = hashlib.sha256(identity.encode()).hexdigest()[:16]
+        if scope:
+            name += "-" + hashlib.sha256(scope.encode("utf-8", "surrogatepass")).hexdigest()[:16]
         self.path = directory / f"vectors-{name}.vbc"
         self.entries: dict[bytes, np.ndarray] = {}
         self.hits = 0
@@ -376,6 +391,8 @@ class VectorCache:
         try:
             self.entries = self._read()
             log.info("vector cache: %d vectors from %s", len(self.entries), self.path)
+            with contextlib.suppress(OSError):
+                os.utime(self.path)  # in use: other scopes' saves prune by last use (STALE_SCOPE_DAYS)
         except (OSError, ValueError, KeyError, json.JSONDecodeError) as exc:
             log.warning("vector cache %s is unusable (%s); it will be rebuilt", self.path, exc)
             self.entries = {}
@@ -401,6 +418,11 @@ class VectorCache:
 
     def save(self, keep: dict[bytes, np.ndarray]) -> None:
         """Atomically replace the cache with exactly ``keep`` (which prunes stale entries)."""
+        with self._save_lock:
+            self._write(keep)
+        self.prune_stale_scopes()
+
+    def _write(self, keep: dict[bytes, np.ndarray]) -> None:
         self.directory.mkdir(parents=True, exist_ok=True)
         keys = list(keep)
         dim = len(next(iter(keep.values()))) if keep else 0
@@ -425,3 +447,21 @@ class VectorCache:
             Path(temp).unlink(missing_ok=True)
             raise
         self.entries = keep
+
+    def prune_stale_scopes(self, now: float | None = None) -> list[Path]:
+        """Delete cache files (of any scope or model) not written for STALE_SCOPE_DAYS, and
+        temporary files a killed process left behind; returns what was deleted."""
+        now = time.time() if now is None else now
+        deleted = []
+        for pattern, age in (("vectors-*.vbc", STALE_SCOPE_DAYS * 86400), (".vectors-*.tmp", STALE_TEMP_SECONDS)):
+            for path in self.directory.glob(pattern):
+                try:
+                    if path != self.path and now - path.stat().st_mtime > age:
+                        path.unlink()
+                        deleted.append(path)
+                except OSError:
+                    continue  # another process pruned it first, or it is not ours to delete
+        if deleted:
+            log.info("vector cache: deleted %d file%s unused for %d days", len(deleted),
+                     "" if len(deleted) == 1 else "s", STALE_SCOPE_DAYS)
+        return deleted

@@ -77,10 +77,12 @@ def build_server(book: VecBook) -> Any:
         except VecBookError as exc:
             raise ToolError(str(exc)) from None
 
-    def reindex() -> dict[str, Any]:
-        """Re-read every data file and collection and rebuild the index; returns stats."""
+    def reindex(full: bool = False) -> dict[str, Any]:
+        """Bring the index up to date now: changed files and collections are re-read, new text
+        embedded (stats' last_update says what was done). full=true rebuilds from scratch.
+        The server also watches the sources and does this by itself when they change."""
         try:
-            return book.reindex()
+            return book.reindex(full=full)
         except VecBookError as exc:
             raise ToolError(str(exc)) from None
 
@@ -127,6 +129,11 @@ def build_server(book: VecBook) -> Any:
         "ref": Annotated[str, Field(description="A hit's id or citation.")],
         "context": Annotated[int, Field(description=f"Records to add before and after (0-{MAX_CONTEXT}).",
                                         ge=0, le=MAX_CONTEXT)],
+        "return": dict[str, Any],
+    }
+    reindex.__annotations__ = {
+        "full": Annotated[bool, Field(description="Rebuild from scratch, forgetting what was read before "
+                                                  "(vectors of unchanged text still come from the cache).")],
         "return": dict[str, Any],
     }
     read_only = {"readOnlyHint": True, "openWorldHint": False}

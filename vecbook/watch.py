@@ -1,0 +1,202 @@
+"""Watching the sources: changes under the data directory and the collection paths are
+batched by watchfiles and applied by the book's incremental ``reindex()``, in a thread."""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Iterable
+
+from .config import Config
+
+if TYPE_CHECKING:  # pragma: no cover - the book imports this module, not the other way round
+    from .book import VecBook
+
+log = logging.getLogger("vecbook")  # one logger for the package: hosts and the CLI configure "vecbook"
+
+
+# An editor's save is several events (write a temp file, rename it, touch the folder):
+# watchfiles yields once no event came for STEP_MS, at most DEBOUNCE_MS after the first,
+# so a save is one update and an edit is searchable well within two seconds.
+DEBOUNCE_MS = 300
+STEP_MS = 50
+# How often the roots themselves are checked (a watch on a folder that was deleted and
+# made again sees nothing): this is only for re-arming, changes come from watchfiles.
+REARM_SECONDS = 0.5
+# A failure that repeats (a folder we may not read, a bug) is retried at doubling
+# intervals up to this, so the log gets a line a minute rather than two a second.
+MAX_REARM_SECONDS = 60.0
+
+
+@dataclass(frozen=True)
+class Root:
+    """One watched folder and which changes under it matter."""
+
+    folder: str  # absolute, as watchfiles reports paths under it
+    recursive: bool
+    names: frozenset[str] | None = None  # only these files directly in the folder (a database, its WAL)
+    txt_only: bool = False  # the data directory: only .txt files and folders
+
+    def matters(self, path: str, deleted: bool) -> bool:
+        """Whether a change of ``path`` (under this root) can change what the sources hold."""
+        if self.names is not None:
+            return os.path.dirname(path) == self.folder and os.path.basename(path) in self.names
+        if not self.txt_only:
+            return True
+        if path.lower().endswith(".txt"):
+            return True
+        # A folder (made, renamed, deleted): its .txt files come and go with it. A deleted
+        # path cannot be asked whether it was one; a name without a suffix usually was.
+        return os.path.isdir(path) or (deleted and not os.path.splitext(path)[1])
+
+
+def watch_roots(config: Config) -> list[Root]:
+    """The data directory (recursively, .txt only), every collection folder (recursively),
+    and the folder of every collection file (only that file and its ``-wal``)."""
+    roots = [Root(os.path.abspath(config.data_directory), recursive=True, txt_only=True)]
+    for collection in config.collections:
+        path = collection.path if collection.path is not None else collection.database
+        if path is None:
+            continue
+        path = Path(os.path.abspath(path))
+        if path.is_dir():
+            roots.append(Root(str(path), recursive=True))
+        else:  # a file, or not there yet: watch its folder, not the folder's whole tree
+            roots.append(Root(str(path.parent), recursive=False, names=frozenset({path.name, f"{path.name}-wal"})))
+    return roots
+
+
+class Watcher:
+    """Keeps one book fresh: ``start()`` watches its sources in background threads (one for
+    the recursive roots, one for the folders of collection files), ``stop()`` ends them.
+
+    Every failure is logged and the watch re-armed; a root that vanishes is waited for
+    and, when it is back, re-watched and the book reindexed. Nothing is reindexed while
+    the data directory itself is missing (an unmounted drive is not an empty one).
+    """
+
+    def __init__(self, book: VecBook) -> None:
+        self.book = book
+        self.roots = watch_roots(book.config)
+        self._stop = threading.Event()
+        self._threads: list[threading.Thread] = []
+        self._armed: list[threading.Event] = []
+        self._missing_logged = False
+
+    @property
+    def running(self) -> bool:
+        """Watching: every thread has armed its watch at least once and none has ended."""
+        return (not self._stop.is_set() and bool(self._threads)
+                and all(t.is_alive() for t in self._threads) and all(e.is_set() for e in self._armed))
+
+    def start(self) -> None:
+        """Start the watching threads (once)."""
+        if self._threads:
+            return
+        for recursive in (True, False):
+            roots = [r for r in self.roots if r.recursive == recursive]
+            if roots:
+                armed = threading.Event()
+                thread = threading.Thread(target=self._run, args=(roots, armed), daemon=True,
+                                          name=f"vecbook-watch{'' if recursive else '-files'}")
+                self._threads.append(thread)
+                self._armed.append(armed)
+                thread.start()
+
+    def stop(self, timeout: float = 5.0) -> None:
+        """Stop watching; waits (bounded) for the threads to end."""
+        self._stop.set()
+        for thread in self._threads:
+            if thread is not threading.current_thread():
+                thread.join(timeout)
+
+    def wait_until_watching(self, timeout: float | None = None) -> bool:
+        """Block until every watch is armed (and the book caught up with it); False on timeout."""
+        return all(e.wait(timeout) for e in self._armed)
+
+    # -- the watching thread --
+
+    def _run(self, roots: list[Root], armed: threading.Event) -> None:
+        failures = 0
+        while not self._stop.is_set():
+            try:
+                self._watch(roots, armed)
+                failures = 0
+            except Exception:  # a thread has no caller to raise to: log, wait a moment, re-arm
+                failures += 1
+                pause = min(REARM_SECONDS * 2 ** failures, MAX_REARM_SECONDS)
+                log.exception("watching %s failed; watching again in %.0fs", ", ".join(r.folder for r in roots),
+                              pause)
+                self._stop.wait(pause)
+
+    def _watch(self, roots: list[Root], armed: threading.Event) -> None:
+        """Watch the roots that exist until one of them vanishes or comes back (or stop)."""
+        import watchfiles
+
+        before = _identities(roots)
+        present = [r.folder for r in roots if before[r.folder] is not None]
+        if not present:  # nothing to watch yet: wait for a root to appear
+            self._stop.wait(REARM_SECONDS)
+            if _identities(roots) != before:
+                self._update(roots, "a watched folder came back")
+            armed.set()
+            return
+        caught_up, folders = False, {r.folder for r in roots}
+        for changes in watchfiles.watch(*present, watch_filter=_filter(roots), debounce=DEBOUNCE_MS, step=STEP_MS,
+                                        stop_event=self._stop, rust_timeout=int(REARM_SECONDS * 1000),
+                                        yield_on_timeout=True, raise_interrupt=False, recursive=roots[0].recursive,
+                                        ignore_permission_denied=True):
+            if changes or not caught_up:
+                # The first time round this catches what changed while the watch was set up.
+                self._update(roots, f"{len(changes)} change{'' if len(changes) == 1 else 's'}" if changes
+                             else "watch armed")
+                caught_up = True
+                armed.set()
+            # A folder removed and made again at once may get the same inode: its own
+            # deletion event says the watch on it is gone, even when its identity does not.
+            if any(path in folders for _, path in changes) or _identities(roots) != before:
+                log.info("a watched folder was removed or replaced; watching it again")
+                return  # re-armed by _run, which catches up again
+
+    def _update(self, roots: Iterable[Root], why: str) -> None:
+        """Apply the changes by an incremental reindex (not while the data directory is gone)."""
+        if self.book.config.data_directory.is_dir():
+            self._missing_logged = False
+            log.debug("updating the index: %s", why)
+            self.book.reindex()
+        elif not self._missing_logged:
+            self._missing_logged = True
+            log.warning("the data directory %s is missing; the index is kept as it was until it is back",
+                        self.book.config.data_directory)
+
+
+def _identities(roots: Iterable[Root]) -> dict[str, Any]:
+    """(device, inode) of each root folder, None where missing: a change means re-arm."""
+    found: dict[str, Any] = {}
+    for root in roots:
+        try:
+            info = os.stat(root.folder)
+            found[root.folder] = (info.st_dev, info.st_ino) if os.path.isdir(root.folder) else None
+        except OSError:
+            found[root.folder] = None
+    return found
+
+
+def _filter(roots: list[Root]) -> Any:
+    """A watchfiles filter that keeps the changes some root says matter."""
+    import watchfiles
+
+    def keep(change: watchfiles.Change, path: str) -> bool:
+        deleted = change == watchfiles.Change.deleted
+        for root in roots:
+            if path == root.folder:
+                return True  # the root itself: it went away or came back (re-armed)
+            if path.startswith(root.folder + os.sep):
+                if root.matters(path, deleted):
+                    return True
+        return False
+
+    return keep
