@@ -8,13 +8,15 @@ or from Python (``from vecbook import VecBook``). Every hit cites its file and
 line range.
 
 The package's modules are its sections, in dependency order (each imports only
-the ones before it): config -> records -> embed -> index -> rank -> sources ->
-book (the VecBook facade) -> mcp -> cli. ``import vecbook`` loads the standard
+the ones before it): config -> records -> embed -> index -> snippets -> rank ->
+sqlite_ro -> exports -> sources -> build -> hits -> watch -> book (the VecBook
+facade) -> mcp -> cli. ``import vecbook`` loads the standard
 library and numpy only; torch, sentence-transformers, faiss and fastmcp are
 imported by the functions that use them.
 """
 
-from .book import Hit, Query, Results, VecBook
+from .book import VecBook
+from .hits import Context, Entry, Hit, Query, Results
 from .cli import main
 from .config import (
     CollectionConfig,
@@ -31,7 +33,7 @@ from .embed import Embedder
 from .records import Record, parse_records
 
 __all__ = [
-    "CollectionConfig", "Config", "ConfigError", "Embedder", "Hit", "ModelNotFoundError", "Query",
+    "CollectionConfig", "Config", "ConfigError", "Context", "Embedder", "Entry", "Hit", "ModelNotFoundError", "Query",
     "QueryError", "Record", "RecordError", "Results", "VecBook", "VecBookError", "__version__",
     "load_config", "main", "parse_records",
 ]

@@ -10,7 +10,8 @@ import sys
 import time
 from typing import Any, Sequence
 
-from .book import MAX_CONTEXT, Hit, VecBook, check_max_results, check_query
+from .book import VecBook
+from .hits import MAX_CONTEXT, Hit, check_max_results, check_query
 from .config import (
     CONFIG_NAME,
     FUSIONS,

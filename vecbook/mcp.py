@@ -7,7 +7,8 @@ import logging
 import os
 from typing import Any
 
-from .book import MAX_CONTEXT, VecBook
+from .book import VecBook
+from .hits import MAX_CONTEXT
 from .config import MAX_QUERY_CHARS, MAX_RESULTS_LIMIT, QueryError, VecBookError, __version__
 from .rank import FILTER_OPERATORS
 

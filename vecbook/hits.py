@@ -1,0 +1,333 @@
+"""What a search returns: hits (with snippets and folded duplicates), records with their
+neighbours for ``get``, result lists with notebook conversions, the checks on query
+arguments, and the fluent ``Query`` builder."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Sequence
+
+import numpy as np
+
+from .build import Snapshot
+from .config import FUSIONS, MAX_QUERY_CHARS, MAX_RESULTS_LIMIT, QueryError, VecBookError
+from .rank import Scored, parse_filters
+from .records import Record
+from .snippets import make_snippet
+
+if TYPE_CHECKING:  # the facade imports this module, not the other way round
+    from .book import VecBook
+
+
+# Records shown on each side of one that ``get`` returns, at most.
+MAX_CONTEXT = 50
+# How to_dict/to_dicts give scores: six-decimal strings (the JSON contract) or floats.
+SCORE_FORMATS = ("string", "float")
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One search result; ``to_dict`` gives the JSON shape every interface shares."""
+
+    text: str
+    file_path: str
+    line_number: int | None
+    end_line: int | None
+    similarity_score: float
+    metadata: dict[str, Any]
+    source: str
+    id: str
+    citation: str
+    semantic_score: float | None = None
+    keyword_score: float | None = None
+    snippet: str = ""  # the best passage cut to about 480 characters around the strongest match
+    snippet_line: int | None = None  # the snippet's lines in the file (null for SQLite rows)
+    snippet_end_line: int | None = None
+    matched_terms: list[str] = dataclasses.field(default_factory=list)  # query words found in the snippet
+    duplicates: list[str] = dataclasses.field(default_factory=list)  # citations of near-identical hits folded here
+
+    def to_dict(self, scores_as: str = "string") -> dict[str, Any]:
+        """JSON-ready dict; scores become strings with six decimals, as the spec requires,
+        or stay floats with ``scores_as="float"`` (for sorting and arithmetic in a notebook)."""
+        check_choice("scores_as", scores_as, SCORE_FORMATS)
+        data = dataclasses.asdict(self)
+        for key in ("similarity_score", "semantic_score", "keyword_score"):
+            if data[key] is not None and scores_as == "string":
+                data[key] = f"{data[key]:.6f}"
+        return data
+
+
+@dataclass(frozen=True)
+class Entry:
+    """A record as ``get`` returns it: the hit fields without scores."""
+
+    text: str
+    file_path: str
+    line_number: int | None
+    end_line: int | None
+    metadata: dict[str, Any]
+    source: str
+    id: str
+    citation: str
+
+    @classmethod
+    def of(cls, record: Record) -> Entry:
+        """The entry of a record."""
+        return cls(record.text, record.file_path, record.line_number, record.end_line, record.metadata,
+                   record.source, record.id, record.citation)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict."""
+        return dataclasses.asdict(self)
+
+
+@dataclass(frozen=True)
+class Context:
+    """A record with its neighbours in the same file and conversation, in file order."""
+
+    record: Entry
+    before: list[Entry]
+    after: list[Entry]
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict: ``record``, ``before`` and ``after``."""
+        return {"record": self.record.to_dict(), "before": [e.to_dict() for e in self.before],
+                "after": [e.to_dict() for e in self.after]}
+
+
+class Results(list):  # list[Hit]
+    """A list of hits, best first, with notebook-friendly conversions."""
+
+    def to_dicts(self, scores_as: str = "string") -> list[dict[str, Any]]:
+        """The JSON shape of each hit; ``scores_as="float"`` keeps scores as floats."""
+        check_choice("scores_as", scores_as, SCORE_FORMATS)
+        return [hit.to_dict(scores_as) for hit in self]
+
+    def to_pandas(self) -> Any:
+        """A pandas DataFrame, one row per hit, scores as floats (pandas is optional)."""
+        try:
+            import pandas as pd
+        except ImportError:
+            raise VecBookError("to_pandas needs pandas: run `pip install pandas`") from None
+        columns = [f.name for f in dataclasses.fields(Hit)]
+        return pd.DataFrame([dataclasses.asdict(hit) for hit in self], columns=columns)
+
+
+def check_query(query: Any, name: str = "query") -> str:
+    """A query must be a non-blank string of at most MAX_QUERY_CHARS characters."""
+    if not isinstance(query, str) or not query.strip():
+        raise QueryError(f"{name} must be a non-empty string")
+    if len(query) > MAX_QUERY_CHARS:
+        raise QueryError(f"{name} is {len(query):,} characters long; the limit is {MAX_QUERY_CHARS:,}")
+    return query
+
+
+def check_max_results(value: Any) -> int:
+    """max_results must be an integer from 1 to MAX_RESULTS_LIMIT."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise QueryError(f"max_results must be an integer, got {value!r}")
+    if not 1 <= value <= MAX_RESULTS_LIMIT:
+        raise QueryError(f"max_results must be between 1 and {MAX_RESULTS_LIMIT}, got {value}")
+    return value
+
+
+def check_choice(name: str, value: str, choices: Sequence[str]) -> str:
+    if value not in choices:
+        raise QueryError(f"{name} must be one of {', '.join(choices)}; got {value!r}")
+    return value
+
+
+def check_bool(name: str, value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise QueryError(f"{name} must be true or false, got {value!r}")
+    return value
+
+
+def check_half_life(value: Any) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= 100_000:
+        raise QueryError(f"recency_half_life_days must be a number of days above 0, got {value!r}")
+    return float(value)
+
+
+def check_unit(name: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
+        raise QueryError(f"{name} must be a number between 0 and 1, got {value!r}")
+    return float(value)
+
+
+def context_around(records: Sequence[Record], position: int, context: int) -> Context:
+    """The record at ``position`` with up to ``context`` neighbours on each side: the run of
+    adjacent records from the same file (and, for exports, conversation and thread)."""
+    same = [i for i in range(max(0, position - context), min(len(records), position + context + 1))
+            if _neighbours(records[i], records[position])]
+    around = _contiguous(same, position)
+    return Context(Entry.of(records[position]), [Entry.of(records[i]) for i in around if i < position],
+                   [Entry.of(records[i]) for i in around if i > position])
+
+
+def _neighbours(a: Record, b: Record) -> bool:
+    """Records of one file and, for exports, one conversation and thread."""
+    keys = ("conversation", "thread")
+    return a.file_path == b.file_path and all(a.metadata.get(k) == b.metadata.get(k) for k in keys)
+
+
+def _contiguous(positions: list[int], centre: int) -> list[int]:
+    """The run of consecutive positions around ``centre``."""
+    run = [centre]
+    for step in (-1, 1):
+        here = centre + step
+        while here in positions:
+            run.append(here)
+            here += step
+    return sorted(run)
+
+
+class HitShaper:
+    """Turns ranked records of one query into hits: the snippet of each record's best
+    passage (by keyword where a query word occurs, else by meaning) and its lines."""
+
+    def __init__(self, snapshot: Snapshot, terms: dict[str, str], tokens: Sequence[str],
+                 vector: np.ndarray | None) -> None:
+        self.snapshot = snapshot
+        self.terms = terms
+        self.vector = vector
+        self._passage_scores = snapshot.keywords.scores(tokens) if terms else None
+
+    def hit(self, scored: Scored, duplicates: list[str]) -> Hit:
+        """The hit for one ranked record, citing the records folded into it."""
+        record = self.snapshot.records[scored.index]
+        snippet = make_snippet(record.content, self._region(scored.index, record), self.terms)
+        first, last = record.lines_of(snippet.start, snippet.end)
+        return Hit(text=record.text, file_path=record.file_path, line_number=record.line_number,
+                   end_line=record.end_line, similarity_score=scored.score, metadata=record.metadata,
+                   source=record.source, id=record.id, citation=record.citation,
+                   semantic_score=scored.semantic, keyword_score=scored.keyword, snippet=snippet.text,
+                   snippet_line=first, snippet_end_line=last, matched_terms=snippet.matched_terms,
+                   duplicates=duplicates)
+
+    def _region(self, index: int, record: Record) -> tuple[int, int]:
+        """The best passage (or model window) of a record, within its text (headers left out
+        where the text follows them)."""
+        keywords = self.snapshot.keywords
+        passages = keywords.passages_of(index)
+        region = self.snapshot.passage_span(passages.start)
+        if self._passage_scores is not None and len(passages) > 1:
+            best = max(passages, key=lambda p: self._passage_scores[p])  # type: ignore[index]
+            if self._passage_scores[best] > 0:
+                return self._within_text(record, self.snapshot.passage_span(best))
+        vectors = self.snapshot.vectors
+        if self.vector is not None and vectors is not None:
+            rows = vectors.best_rows(self.vector, [index])
+            if index in rows:
+                start, end = vectors.spans[rows[index][0]]
+                region = (int(start), int(end))
+        return self._within_text(record, region)
+
+    @staticmethod
+    def _within_text(record: Record, region: tuple[int, int]) -> tuple[int, int]:
+        offset = len(record.content) - len(record.text) if record.content.endswith(record.text) else 0
+        start, end = max(region[0], offset), region[1]
+        return (start, end) if end > start else (offset, len(record.content))
+
+
+
+class Query:
+    """Fluent search builder (the toolbox-store interface) over one VecBook."""
+
+    def __init__(self, book: VecBook) -> None:
+        self._book = book
+        self._semantic: str | None = None
+        self._keyword: str | None = None
+        self._hybrid = False
+        self._fusion: str | None = None
+        self._weight: float | None = None
+        self._rrf_k: int | None = None
+        self._filters: dict[str, Any] = {}
+        self._limit: int | None = None
+        self._min_score: float | None = None
+
+    def __repr__(self) -> str:
+        """The search ``to_list()`` would run, with the book's defaults filled in."""
+        try:
+            mode: str | None = self._mode()
+        except QueryError:
+            mode = None  # no text yet: the query cannot run, but it can still be shown
+        shown: dict[str, Any] = {"semantic": self._semantic or self._keyword,
+                                 "keyword": self._keyword or self._semantic, "mode": mode}
+        if mode == "hybrid":
+            config = self._book.config
+            shown["fusion"] = self._fusion or config.fusion
+            if shown["fusion"] == "linear":
+                shown["keyword_weight"] = config.keyword_weight if self._weight is None else self._weight
+            else:
+                shown["rrf_k"] = config.rrf_k if self._rrf_k is None else self._rrf_k
+        shown["filters"] = self._filters
+        shown["limit"] = self._book.config.max_results if self._limit is None else self._limit
+        if self._min_score is not None:
+            shown["min_score"] = self._min_score
+        return "Query(" + ", ".join(f"{key}={value!r}" for key, value in shown.items()) + ")"
+
+    def semantic(self, text: str) -> Query:
+        """Text to embed for semantic similarity."""
+        self._semantic = check_query(text, "semantic text")
+        return self
+
+    def keyword(self, text: str) -> Query:
+        """Text to match with BM25."""
+        self._keyword = check_query(text, "keyword text")
+        return self
+
+    def hybrid(self, method: str | None = None, keyword_weight: float | None = None,
+               rrf_k: int | None = None) -> Query:
+        """Fuse both: ``method`` is ``rrf`` or ``linear`` (default: the configured ``fusion``;
+        ``keyword_weight`` in [0, 1])."""
+        self._hybrid = True
+        self._fusion = None if method is None else check_choice("method", method, FUSIONS)
+        self._weight, self._rrf_k = keyword_weight, rrf_k
+        return self
+
+    def filter(self, filters: dict[str, Any]) -> Query:
+        """Add Django-style metadata filters (calls accumulate)."""
+        parse_filters(filters)  # fail here, where the mistake was made
+        self._filters.update(filters)
+        return self
+
+    def limit(self, n: int) -> Query:
+        """Maximum number of hits."""
+        self._limit = check_max_results(n)
+        return self
+
+    def min_score(self, score: float) -> Query:
+        """Drop hits scoring below this (in hybrid mode a score relative to the query's other
+        candidates, not an absolute relevance: see ``VecBook.search``)."""
+        self._min_score = check_unit("min_score", score)
+        return self
+
+    def _mode(self) -> str:
+        if self._hybrid or (self._semantic and self._keyword):
+            return "hybrid"
+        if self._semantic:
+            return "semantic"
+        if self._keyword:
+            return "keyword"
+        raise QueryError("the query has no text: call .semantic(...) and/or .keyword(...)")
+
+    def to_list(self) -> Results:
+        """Run the query."""
+        mode = self._mode()
+        semantic = self._semantic or self._keyword or ""
+        keyword = self._keyword or self._semantic or ""
+        return self._book._search(semantic, keyword, self._limit, mode, self._filters or None,
+                                  self._min_score, self._fusion, self._weight, self._rrf_k)
+
+    def to_dicts(self, scores_as: str = "string") -> list[dict[str, Any]]:
+        """Run the query; hits as JSON-shaped dicts (``scores_as="float"`` keeps scores as floats)."""
+        check_choice("scores_as", scores_as, SCORE_FORMATS)  # before the search, not after it
+        return self.to_list().to_dicts(scores_as)
+
+    def to_pandas(self) -> Any:
+        """Run the query; hits as a pandas DataFrame."""
+        return self.to_list().to_pandas()
