@@ -185,3 +185,12 @@ def test_the_cli_get_prints_the_record_and_its_neighbours(write_files: Any, caps
     out = capsys.readouterr().out
     assert code == 0 and out.splitlines() == ["  j.txt:1-1", "    one", "", "> j.txt:3-3", "    two", "",
                                               "  j.txt:5-5", "    three"]
+
+
+def test_hybrid_scores_are_absolute_so_min_score_drops_a_nonsense_query(sample_book: vecbook.VecBook) -> None:
+    """The default (linear) fusion maps both components by fixed anchors: a query nothing
+    relates to scores low, a real question high, and --min-score separates them."""
+    nonsense = sample_book.search("purple elephant quantum banana", max_results=1)[0]
+    real = sample_book.search("what can I cook with leftover rice", max_results=1)[0]
+    assert nonsense.similarity_score < 0.3 < 0.5 < real.similarity_score
+    assert sample_book.search("purple elephant quantum banana", min_score=0.3) == []
