@@ -136,7 +136,7 @@ embedder.load()
 embedder.encode(["warm-up"] * 64)
 embedder.forward_seconds = 0.0
 t0 = time.perf_counter()
-book = vecbook.VecBook(data_directory=sys.argv[1], embedder=embedder)
+book = vecbook.VecBook(data_directory=sys.argv[1], embedder=embedder, cache_directory=False)  # every record embeds
 seconds = time.perf_counter() - t0
 texts = [r.content for r in book._snapshot.records]
 tokens = sum(len(ids) for ids in embedder.load().tokenizer(texts, truncation=True, max_length=256)["input_ids"])
@@ -148,7 +148,7 @@ START_AND_QUERY = """
 import json, resource, statistics, sys, time
 sys.path.insert(0, ".")
 import vecbook
-data, cache, queries, spawned = sys.argv[1], sys.argv[2] or None, json.loads(sys.argv[3]), float(sys.argv[4])
+data, cache, queries, spawned = sys.argv[1], sys.argv[2] or False, json.loads(sys.argv[3]), float(sys.argv[4])
 book = vecbook.VecBook(data_directory=data, cache_directory=cache, background=True, semantic_wait_seconds=3600)
 book.start()
 book.search("first question", mode="keyword")
