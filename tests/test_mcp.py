@@ -178,7 +178,7 @@ def test_stdio_server_speaks_only_protocol_on_stdout(tmp_path: Path) -> None:
         assert reply["result"]["serverInfo"]["name"] == "vecbook"
         send(proc, {"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
         names = {t["name"] for t in receive(proc, 2)["result"]["tools"]}
-        assert names == {"search", "reindex", "stats"}
+        assert names == {"search", "get", "reindex", "stats"}
         send(proc, {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
                     "params": {"name": "search", "arguments": {"query": "growing tomatoes", "max_results": 2}}})
         result = receive(proc, 3, timeout=120)["result"]
