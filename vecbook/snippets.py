@@ -133,15 +133,17 @@ def near_duplicates(a: frozenset[Any], b: frozenset[Any]) -> bool:
 
 
 def fold(texts: Sequence[str], limit: int) -> list[tuple[int, list[int]]]:
-    """Positions of the first ``limit`` distinct texts (in order) with the positions of the
-    later texts folded into each."""
+    """Positions of the first ``limit`` distinct texts (in order), each with the positions
+    of the texts folded into it that rank above the last one kept."""
     kept: list[tuple[int, list[int], frozenset[Any]]] = []
     for position, text in enumerate(texts):
+        if len(kept) == limit:
+            break  # what ranks below the last hit shown is neither shown nor listed
         signature = shingles(text)
         home = next((k for k in kept if near_duplicates(k[2], signature)), None)
         if home is not None:
             home[1].append(position)
-        elif len(kept) < limit:
+        else:
             kept.append((position, [], signature))
     return [(position, folded) for position, folded, _ in kept]
 
