@@ -69,6 +69,18 @@ def fuse_anchored(cosine: np.ndarray, keyword: np.ndarray, weight: float, low: f
     return weight * kw + (1 - weight) * sem
 
 
+def floored(values: np.ndarray, ceiling: float) -> np.ndarray:
+    """Min-max, except that the top of the range is at least ``ceiling``: a list whose best
+    value is weak is not stretched to 1."""
+    low = float(values.min())
+    return np.clip((values - low) / max(float(values.max()) - low, ceiling - low, 1e-12), 0.0, 1.0)
+
+
+def fuse_floored(cosine: np.ndarray, keyword: np.ndarray, weight: float, sem_ceiling: float,
+                 kw_ceiling: float) -> np.ndarray:
+    return weight * floored(keyword, kw_ceiling) + (1 - weight) * floored(cosine, sem_ceiling)
+
+
 def evaluate(rows: list[tuple[str, np.ndarray, np.ndarray, np.ndarray]], ids: list[str],
              qrels: dict[str, dict[str, int]], fuse: Any) -> float:
     total = 0.0
@@ -88,6 +100,9 @@ def main() -> None:
     parser.add_argument("--anchors", nargs="*", default=[
         f"{lo},{hi},{kh}" for lo, hi, kh in itertools.product((0.0, 0.1, 0.2), (0.6, 0.7, 0.8), (0.3, 0.5, 0.7))])
     parser.add_argument("--weights", nargs="*", type=float, default=[0.3, 0.4, 0.5])
+    parser.add_argument("--ceilings", nargs="*", default=[
+        f"{s},{k}" for s, k in itertools.product((0.4, 0.5, 0.6, 0.7), (0.1, 0.2, 0.3, 0.4))],
+        help="floored min-max: SEM_CEILING,KW_CEILING pairs")
     args = parser.parse_args()
     print(f"$ python {' '.join(shlex.quote(a) for a in sys.argv)}\n{platform.processor() or platform.machine()}")
     corpus = quality.read_jsonl(args.scifact / "corpus.jsonl")
@@ -109,6 +124,14 @@ def main() -> None:
             results.append((score, weight, anchors))
     for score, weight, anchors in sorted(results, reverse=True)[:15]:
         print(f"| anchored | {weight} | {anchors} | {score:.4f} |")
+    results = []
+    for pair in args.ceilings:
+        sem_ceiling, kw_ceiling = (float(x) for x in pair.split(","))
+        for weight in args.weights:
+            score = evaluate(rows, ids, qrels, lambda c, k: fuse_floored(c, k, weight, sem_ceiling, kw_ceiling))
+            results.append((score, weight, pair))
+    for score, weight, pair in sorted(results, reverse=True)[:15]:
+        print(f"| floored min-max | {weight} | ceilings {pair} | {score:.4f} |")
 
 
 if __name__ == "__main__":

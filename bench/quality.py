@@ -69,7 +69,7 @@ TUNED: dict[str, Any] = {
     "bm25_b": 0.5,
     "stemming": True,
     "rrf_k": 1,
-    "keyword_weight": 0.5,  # with the anchored linear fusion (bench/fusion.py); 0.4 under min-max
+    "keyword_weight": 0.4,
     "fusion_depth": 100,
 }
 KNOBS = tuple(TUNED)

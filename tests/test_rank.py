@@ -153,12 +153,15 @@ def test_rrf_is_normalised_to_one_for_first_in_every_list() -> None:
     assert all(0 <= v <= 1 for v in fused.values())
 
 
-def test_linear_fusion_weights_components_mapped_by_fixed_anchors() -> None:
+def test_linear_fusion_scales_each_list_by_its_range_but_not_a_weak_one_to_one() -> None:
     rank = vecbook.rank
-    low, high, kw_high = rank.SEMANTIC_FLOOR, rank.SEMANTIC_CEILING, rank.KEYWORD_CEILING
-    cosine = np.array([low, high, (low + high) / 2, low - 0.5, high + 0.2])
-    keyword = np.array([kw_high, 0.0, kw_high / 2, 0.0, 1.0])
-    np.testing.assert_allclose(rank.linear_scores(cosine, keyword, 0.3), [0.3, 0.7, 0.5, 0.0, 1.0])
+    cosine = np.array([0.2, 0.8, 0.5])  # a strong list: plain min-max over its range
+    keyword = np.array([0.2, 0.0, 0.1])  # a weak list (best 0.2 < KEYWORD_CEILING): its top stays below 1
+    kw_top = 0.2 / rank.KEYWORD_CEILING
+    np.testing.assert_allclose(rank.linear_scores(cosine, keyword, 0.3),
+                               [0.3 * kw_top, 0.7 * 1.0, 0.3 * kw_top / 2 + 0.7 * 0.5])
+    single = np.array([0.3])  # one candidate: measured from zero against the ceiling, not from itself
+    np.testing.assert_allclose(rank.floored_minmax(single, single, 0.6), [0.5])
 
 
 def test_fusion_does_not_stretch_a_poor_semantic_match_over_the_record_holding_the_words() -> None:

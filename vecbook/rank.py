@@ -24,14 +24,12 @@ FILTER_OPERATORS = ("exact", "ne", "gt", "gte", "lt", "lte", "in", "contains", "
 # Each retriever contributes this many candidates (or max_results, if larger)
 # to fusion; deeper lists only add tail noise to RRF.
 FUSION_DEPTH = 100
-# Linear fusion's fixed anchors (see linear_scores), chosen with the keyword weight on
-# SciFact's 809 train queries (bench/fusion.py: nDCG@10 0.7438 against 0.7403 for the
-# best min-max fusion; the grid is flat within 0.005): all-MiniLM-L6-v2 rarely gives a
-# cosine above 0.8 even to a paraphrase, and BM25 over its loose upper bound rarely
-# passes 0.7.
-SEMANTIC_FLOOR = 0.0
-SEMANTIC_CEILING = 0.8
-KEYWORD_CEILING = 0.7
+# Linear fusion scales each list by its candidates' range, but never to a top below these
+# (see floored_minmax): a best cosine under 0.6 or a best keyword score under 0.4 is a
+# weak match and stays one. Chosen with the keyword weight on SciFact's 809 train
+# queries (bench/fusion.py: nDCG@10 0.7428 against 0.7403 for plain min-max).
+SEMANTIC_CEILING = 0.6
+KEYWORD_CEILING = 0.4
 _MISSING = object()
 _NUMBER_RE = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
 # What gt/gte/lt/lte accept besides numbers: an ISO-8601 date, optionally with a time and
@@ -399,15 +397,29 @@ def rrf_scores(rankings: Sequence[Sequence[int]], k: int) -> dict[int, float]:
     return {item: score / best for item, score in fused.items()}
 
 
-def linear_scores(cosine: np.ndarray, keyword: np.ndarray, keyword_weight: float) -> np.ndarray:
-    """``keyword_weight`` x keyword + (1 - ``keyword_weight``) x semantic, each mapped to
-    [0, 1] by fixed anchors, not by the query's own candidates: a cosine of SEMANTIC_FLOOR
-    or less counts 0 and SEMANTIC_CEILING or more counts 1; BM25 over its bound counts
-    1 from KEYWORD_CEILING. So a query that nothing matches by meaning cannot stretch its
-    least-bad candidate to 1 over the one record holding its words, and the fused score
-    means the same for every query (``min_score`` is a real bar)."""
-    semantic = np.clip((cosine - SEMANTIC_FLOOR) / (SEMANTIC_CEILING - SEMANTIC_FLOOR), 0.0, 1.0)
-    return keyword_weight * np.clip(keyword / KEYWORD_CEILING, 0.0, 1.0) + (1.0 - keyword_weight) * semantic
+def linear_scores(cosine: np.ndarray, keyword: np.ndarray, keyword_weight: float,
+                  core: np.ndarray | None = None) -> np.ndarray:
+    """``keyword_weight`` x keyword + (1 - ``keyword_weight``) x semantic, each scaled to
+    [0, 1] by :func:`floored_minmax` over the ``core`` candidates (the top FUSION_DEPTH of
+    each list, so asking for more results never changes the first ones' scores)."""
+    sem_ref = cosine if core is None else cosine[core]
+    kw_ref = keyword if core is None else keyword[core]
+    return (keyword_weight * floored_minmax(keyword, kw_ref, KEYWORD_CEILING)
+            + (1.0 - keyword_weight) * floored_minmax(cosine, sem_ref, SEMANTIC_CEILING))
+
+
+def floored_minmax(values: np.ndarray, reference: np.ndarray, ceiling: float) -> np.ndarray:
+    """Min-max scaling by ``reference``'s range, except that the top of the range is at least
+    ``ceiling``: a list whose best value is weak (nothing close in meaning, only a common
+    word shared) is not stretched to 1 over a strong match in the other list."""
+    if not len(values):
+        return values
+    ref = reference if len(reference) else values
+    low, high = float(ref.min()), float(ref.max())
+    if high - low < 1e-9:
+        low = min(low, 0.0)  # one candidate (or all equal): measure it from zero, not from itself
+    span = max(high - low, ceiling - low, 1e-12)
+    return np.clip((values - low) / span, 0.0, 1.0)
 
 
 def cosine_of(scores: np.ndarray, metric: str) -> np.ndarray:
@@ -468,6 +480,7 @@ def rank(mode: str, k: int, *, vectors: VectorIndex | None, keywords: KeywordInd
     if fusion == "rrf":
         total = _rrf_within_depth(sem_ids.tolist(), kw_ids.tolist(), candidates, rrf_k)
     else:
-        total = linear_scores(cosine_of(sem, vectors.metric), kw, keyword_weight)
+        core = np.isin(candidates, np.union1d(sem_ids[:FUSION_DEPTH], kw_ids[:FUSION_DEPTH]))
+        total = linear_scores(cosine_of(sem, vectors.metric), kw, keyword_weight, core)
     return [Scored(int(i), float(t), semantic.get(int(i)), float(w))
             for i, t, w in zip(candidates, total, kw)]
