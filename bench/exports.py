@@ -71,6 +71,23 @@ def measure(path: Path, fmt: str, runs: int) -> dict[str, float]:
     return {**chosen, "seconds": median}
 
 
+def run(workdir: Path | None = None, runs: int = 3, only: str | None = None, scale: float = 1.0) -> None:
+    """Generate each export, load it ``runs`` times in fresh processes, print the table."""
+    workdir = workdir or Path(tempfile.mkdtemp(prefix="vecbook-exports-"))
+    wanted = only.split(",") if only else list(CASES)
+    print("| format | messages | records | seconds (median) | CPU s | peak RSS | target |\n|---|---:|---:|---:|---:|---:|---|")
+    for fmt in wanted:
+        module, messages, target = CASES[fmt]
+        messages = max(1, int(messages * scale))
+        folder = workdir / fmt
+        folder.mkdir(parents=True, exist_ok=True)
+        path = importlib.import_module(module).generate(folder, messages)
+        row = measure(path, fmt, runs)
+        verdict = "met" if row["seconds"] <= target else "missed"
+        print(f"| {fmt} | {messages:,} | {row['records']:,} | {row['seconds']:.1f} | {row['cpu']:.1f} | "
+              f"{row['rss_mb']:.0f} MB | {target:.0f} s: {verdict} |", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--workdir", type=Path, help="where the exports are generated (default: a temp folder)")
@@ -79,19 +96,7 @@ def main() -> None:
     parser.add_argument("--scale", type=float, default=1.0, help="multiply the message counts (smoke tests)")
     args = parser.parse_args()
     print(f"$ python {' '.join(shlex.quote(a) for a in sys.argv)}\n{cpu_line()}\n")
-    workdir = args.workdir or Path(tempfile.mkdtemp(prefix="vecbook-exports-"))
-    wanted = args.only.split(",") if args.only else list(CASES)
-    print("| format | messages | records | seconds (median) | CPU s | peak RSS | target |\n|---|---:|---:|---:|---:|---:|---|")
-    for fmt in wanted:
-        module, messages, target = CASES[fmt]
-        messages = max(1, int(messages * args.scale))
-        folder = workdir / fmt
-        folder.mkdir(parents=True, exist_ok=True)
-        path = importlib.import_module(module).generate(folder, messages)
-        row = measure(path, fmt, args.runs)
-        verdict = "met" if row["seconds"] <= target else "missed"
-        print(f"| {fmt} | {messages:,} | {row['records']:,} | {row['seconds']:.1f} | {row['cpu']:.1f} | "
-              f"{row['rss_mb']:.0f} MB | {target:.0f} s: {verdict} |", flush=True)
+    run(args.workdir, args.runs, args.only, args.scale)
 
 
 if __name__ == "__main__":

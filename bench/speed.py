@@ -228,6 +228,8 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=200, help="distinct queries per latency figure")
     parser.add_argument("--throughput-records", type=int, default=1000, help="records for the encode comparison")
     parser.add_argument("--rounds", type=int, default=3, help="alternating rounds of the encode comparison")
+    parser.add_argument("--exports", action="store_true",
+                        help="also time loading generated chat and mail exports (bench/exports.py)")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     work = args.workdir
@@ -315,6 +317,12 @@ def main() -> None:
         print(f"| {policy}{' (VecBook default)' if policy == 'PASSIVE' else ''} | "
               f"{lat['semantic']['p50']:.1f} / {lat['semantic']['p95']:.1f} | "
               f"{lat['hybrid']['p50']:.1f} / {lat['hybrid']['p95']:.1f} |")
+    if args.exports:
+        sys.path.insert(0, str(ROOT / "bench"))
+        import exports  # bench/exports.py: generators and fresh-process loads
+
+        print("\nexport loading (generated exports, median of 3 fresh processes)")
+        exports.run(work / "exports")
 
 
 if __name__ == "__main__":
