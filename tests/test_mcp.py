@@ -68,7 +68,9 @@ def test_search_returns_contract_shaped_hits(sample_book: vecbook.VecBook) -> No
         assert 0.0 <= float(hit["similarity_score"]) <= 1.0
     scores = [float(h["similarity_score"]) for h in hits]
     assert scores == sorted(scores, reverse=True)
-    assert hits[0]["citation"].startswith("meetings/2024-q2.txt:")
+    # The post-mortem in the meeting notes and the Slack message that paused the nightly job both
+    # answer it; the linear fusion puts them first and second.
+    assert {h["citation"].split(":")[0] for h in hits[:2]} == {"meetings/2024-q2.txt", "samples/chats.db#messages_documents"}
 
 
 def test_search_takes_mode_and_filters(sample_book: vecbook.VecBook) -> None:
