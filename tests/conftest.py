@@ -81,12 +81,12 @@ def make_book(embedder: vecbook.Embedder) -> Callable[..., vecbook.VecBook]:
 class FakeEmbedder(vecbook.Embedder):
     """Deterministic bag-of-words vectors: fast enough for ranking tests over thousands of records.
 
-    Each word hashes to one of 1,024 dimensions, so records sharing words are
+    Each word hashes to one of 256 dimensions, so records sharing words are
     similar; it is no language model, only a stand-in where ranking logic, not
     meaning, is under test.
     """
 
-    DIM = 1024
+    DIM = 256
 
     def __init__(self) -> None:
         super().__init__("fake-bag-of-words")
@@ -101,7 +101,7 @@ class FakeEmbedder(vecbook.Embedder):
 
     @property
     def identity(self) -> str:
-        return "fake-bag-of-words|1024"
+        return "fake-bag-of-words|256"
 
     def windows_many(self, texts: Any) -> list[tuple[list[str], bool]]:
         return [([text], False) for text in texts]
