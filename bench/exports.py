@@ -34,7 +34,7 @@ CASES = {
     "mbox": ("export_mail", 50_000, 30.0),
 }
 CHILD = """
-import json, resource, sys, time
+import json, re, sys, time
 sys.path.insert(0, sys.argv[1])
 from pathlib import Path
 from vecbook.config import CollectionConfig
@@ -42,9 +42,10 @@ from vecbook.exports import load_export
 started, cpu = time.perf_counter(), time.process_time()
 records, problems, facts = load_export(CollectionConfig(name="x", path=Path(sys.argv[2]), database_label="x",
                                                         format=sys.argv[3]))
+# VmHWM: this process's own peak (ru_maxrss would carry the parent's RSS at fork across exec)
+peak_kb = int(re.search(r"VmHWM:\s+(\d+)", open("/proc/self/status").read()).group(1))
 print(json.dumps({"seconds": time.perf_counter() - started, "cpu": time.process_time() - cpu,
-                  "records": len(records), "problems": len(problems),
-                  "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+                  "records": len(records), "problems": len(problems), "rss_mb": peak_kb / 1024}))
 """
 
 
