@@ -12,7 +12,7 @@ import pytest
 import vecbook
 from vecbook.config import CollectionConfig
 from vecbook.exports import FORMATS, detect_format, load_export, open_export, reader
-from vecbook.exports.mail import html_to_text
+from vecbook.exports.mime import html_to_text
 
 from conftest import EXPORTS, FakeEmbedder, cited_lines
 
@@ -373,14 +373,14 @@ def test_the_benchmark_mbox_loads_without_warnings(tmp_path: Path) -> None:
 def test_a_message_no_rule_foresaw_is_a_warning_and_the_mailbox_goes_on(monkeypatch: pytest.MonkeyPatch) -> None:
     import vecbook.exports.mail as mail
 
-    real = mail._new_part
+    real = mail.new_part
 
     def choke(body: str) -> str:
         if "hello world" in body:
             raise RecursionError("too deep")
         return real(body)
 
-    monkeypatch.setattr(mail, "_new_part", choke)
+    monkeypatch.setattr(mail, "new_part", choke)
     records, problems = load(MBOX)
     assert len(records) == 8
     assert problems == ["mail/mailpile_tests.mbx:2434: collection 'mail': message skipped: RecursionError: too deep"]

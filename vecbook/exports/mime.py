@@ -1,0 +1,289 @@
+"""MIME for the mail readers: a message's header block, its body walked part by part
+(text preferred over HTML, attachments named and never decoded), transfer encodings and
+charsets, the quoted history a reply carries, and HTML turned into readable text."""
+
+from __future__ import annotations
+
+import binascii
+import email.policy
+import re
+from email.header import decode_header, make_header
+from email.message import Message
+from html.parser import HTMLParser
+
+from .base import clean_text
+
+# The email package's structure parser with its compat32 policy: the modern policy's
+# header registry parses every header it is asked for at about 1 ms each, which alone
+# would spend a 50,000-message mbox's time budget; headers are decoded here instead,
+# with email.header (RFC 2047) and email.utils (addresses, dates).
+POLICY = email.policy.compat32
+# One header field: a name, a colon, the value and its folded continuation lines.
+HEADER_FIELD = re.compile(r"^([!-9;-~]+)[ \t]*:[ \t]*([^\n]*(?:\n[ \t][^\n]*)*)", re.M)
+# MIME nesting deeper than this is not followed (real mail nests three or four levels).
+MAX_MIME_DEPTH = 12
+# A reply's quoted history: ">" lines (dropped wherever they are, so inline and
+# bottom-posted answers keep their own words), the attribution line(s) just above a
+# quote ("On ... wrote:", possibly wrapped; "X writes:", other languages), and an
+# Outlook-style history that is not quoted at all ("-----Original Message-----", or a
+# "From:" line followed by "Sent:"/"Date:"), which runs to the end of the message.
+QUOTE_INTRO = re.compile(r"^(?:On\s[^\n]*\n)?(?![ \t]*>)[^\n]*\n(?:[ \t]*\n)?(?=[ \t]*>)", re.M)
+ATTRIBUTION = re.compile(r"^On\s.*\b(?:wrote|writes)\s?:\s*$|"
+                         r"\b(?:wrote|writes|schrieb|a écrit|escribió|scrisse|skrev|kirjoitti|napisał)\s?:\s*$",
+                         re.I | re.S)
+UNQUOTED_HISTORY = re.compile(r"^(?:-{2,}\s*Original Message\s*-{2,}|(?:_{10,}\n)?From:\s[^\n]*\n(?:Sent|Date):\s)",
+                              re.M | re.I)
+QUOTED_LINE = re.compile(r"^[ \t]*>[^\n]*(?:\n|$)", re.M)
+BLANK_LINES = re.compile(r"\n{3,}")
+SURROGATES = re.compile("[\udc80-\udcff]")
+# Parts of these types sign or wrap a message; they are not attachments anyone sent.
+SIGNATURE_TYPES = frozenset({"application/pgp-signature", "application/pkcs7-signature",
+                             "application/x-pkcs7-signature", "application/pgp-encrypted"})
+
+
+LATIN1_NAMES = frozenset({"iso-8859-1", "latin-1", "latin1", "iso_8859-1", "us-ascii", "ascii"})
+
+
+def _split(data: bytes) -> tuple[Message, bytes, int]:
+    """A MIME part: its Content-* headers, its body's bytes, and where the body starts."""
+    header_end = find_header_end(data)
+    return parse_headers(data[:header_end])[0], data[header_end:], header_end
+
+
+def parse_headers(block: bytes) -> tuple[Message, dict[str, list[str]]]:
+    """The header block: its Content-* headers as a compat32 Message (for the email
+    package's MIME parameter parsing; the other headers would only slow its look-ups),
+    and every header's raw values (folding kept) by lower-case name. A line that is no
+    header (an mbox ``From `` line) is passed over."""
+    message = Message(policy=POLICY)
+    fields: dict[str, list[str]] = {}
+    for found in HEADER_FIELD.finditer(block.decode("ascii", "surrogateescape")):
+        name, value = found.group(1), found.group(2).rstrip("\r\n")
+        lower = name.lower()
+        fields.setdefault(lower, []).append(value)
+        if lower.startswith("content-"):
+            message.set_raw(name, value)
+    return message, fields
+
+
+def find_header_end(data: bytes) -> int:
+    """The offset after the blank line that ends the header block (the end when there is none)."""
+    ends = [(at, at + len(blank)) for blank in (b"\n\n", b"\n\r\n") if (at := data.find(blank)) >= 0]
+    return min(ends)[1] if ends else len(data)
+
+
+def decoded_header(raw: str) -> str:
+    """A header value as text: RFC 2047 words decoded, raw 8-bit bytes read as UTF-8 (else
+    Latin-1), folding undone."""
+    if not raw.isascii() and SURROGATES.search(raw):  # undeclared 8-bit bytes, kept by the parser as surrogates
+        data = raw.encode("ascii", "surrogateescape")
+        try:
+            raw = data.decode("utf-8")
+        except UnicodeDecodeError:
+            raw = data.decode("latin-1")
+    if "=?" in raw:
+        try:
+            raw = str(make_header(decode_header(raw)))
+        except (ValueError, LookupError, UnicodeError, AssertionError):
+            pass
+    return " ".join(raw.split())
+
+
+def collect_body(headers: Message, body: bytes, texts: list[str], names: list[str], damage: set[str],
+             depth: int) -> None:
+    """Walk a MIME tree: text/plain (else HTML as text) into ``texts``, attachments into
+    ``names`` (never decoded). Parts are split on their boundaries here and only their
+    headers go through the email parser, so an attachment's megabytes cost a ``find``."""
+    kind = headers.get_content_type()
+    if kind in SIGNATURE_TYPES:
+        return
+    if kind == "multipart/encrypted":
+        texts.append("[encrypted message: not decrypted]")
+        return
+    if _is_attachment(headers, kind):
+        names.append(_filename(headers) or kind)
+        return
+    if kind.startswith("multipart/") and depth < MAX_MIME_DEPTH:
+        parts = [_split(p) for p in _multipart(body, headers.get_boundary(), damage)]
+        if not parts:
+            texts.append(_decode(body, headers))
+            return
+        if kind == "multipart/alternative":
+            parts = [_best_alternative(parts)]
+        for sub_headers, sub_body, _ in parts:
+            collect_body(sub_headers, sub_body, texts, names, damage, depth + 1)
+    elif kind == "message/rfc822" and depth < MAX_MIME_DEPTH:  # a forwarded message shown inline
+        sub_headers, sub_body, _ = _split(_transfer_decoded(body, headers, damage))
+        collect_body(sub_headers, sub_body, texts, names, damage, depth + 1)
+    elif kind in ("text/plain", "text/html"):
+        text = _decode(_transfer_decoded(body, headers, damage), headers)
+        texts.append(html_to_text(text) if kind == "text/html" else text)
+    elif _filename(headers):  # an inline attachment (a patch, an invitation): named, not read
+        names.append(_filename(headers) or kind)
+
+
+def _multipart(body: bytes, boundary: str | None, damage: set[str]) -> list[bytes]:
+    """The parts of a multipart body, split at its ``--boundary`` lines (``find``, no regex
+    per boundary); a missing closing line (a truncated message) is damage."""
+    if not boundary:
+        damage.add("NoBoundaryInMultipartDefect")
+        return []
+    marker = b"--" + boundary.encode("ascii", "surrogateescape")
+    delimiters: list[tuple[int, int]] = []  # (start of the delimiter line, start of the next line)
+    closed = False
+    at = 0
+    while (found := body.find(marker, at)) >= 0:
+        at = found + len(marker)
+        if found and body[found - 1] != 0x0A:
+            continue
+        line_end = body.find(b"\n", at)
+        line_end = len(body) if line_end < 0 else line_end + 1
+        rest = body[at:line_end].strip()
+        if rest == b"--":
+            delimiters.append((found, line_end))
+            closed = True
+            break
+        if not rest:
+            delimiters.append((found, line_end))
+    if not delimiters:
+        damage.add("StartBoundaryNotFoundDefect")
+        return []
+    if not closed:
+        damage.add("CloseBoundaryNotFoundDefect")
+        delimiters.append((len(body), len(body)))
+    return [body[begin:_line_break_before(body, end)] for (_, begin), (end, _) in zip(delimiters, delimiters[1:])]
+
+
+def _line_break_before(body: bytes, at: int) -> int:
+    """The delimiter's preceding line break belongs to it, not to the part."""
+    if at and body[at - 1:at] == b"\n":
+        at -= 1
+        if at and body[at - 1:at] == b"\r":
+            at -= 1
+    return at
+
+
+def _best_alternative(parts: list[tuple[Message, bytes, int]]) -> tuple[Message, bytes, int]:
+    """text/plain, else HTML, else a nested multipart, else the last (the richest, by the MIME rule)."""
+    kinds = [part[0].get_content_type() for part in parts]
+    for wanted in ("text/plain", "text/html"):
+        for part, kind in zip(parts, kinds):
+            if kind == wanted and not _is_attachment(part[0], kind):
+                return part
+    for part, kind in zip(parts, kinds):
+        if kind.startswith("multipart/"):
+            return part
+    return parts[-1]
+
+
+def _is_attachment(part: Message, kind: str) -> bool:
+    disposition = part.get("content-disposition")
+    if disposition and disposition.split(";", 1)[0].strip().lower() == "attachment":
+        return True
+    return not kind.startswith(("text/", "multipart/", "message/")) and bool(_filename(part))
+
+
+def _filename(part: Message) -> str | None:
+    try:
+        name = part.get_filename()
+    except Exception:  # noqa: BLE001 - a broken RFC 2231 parameter
+        return None
+    return decoded_header(name) if name else None  # Outlook writes RFC 2047 words in filenames
+
+
+def _transfer_decoded(body: bytes, headers: Message, damage: set[str]) -> bytes:
+    """The body without its Content-Transfer-Encoding (base64, quoted-printable)."""
+    encoding = (headers.get("content-transfer-encoding") or "").strip().lower()
+    if encoding == "base64":
+        try:
+            return binascii.a2b_base64(body)
+        except binascii.Error:
+            damage.add("InvalidBase64Defect")
+            clean = re.sub(rb"[^A-Za-z0-9+/]", b"", body)
+            return binascii.a2b_base64(clean[:len(clean) // 4 * 4]) if len(clean) >= 4 else b""
+    if encoding == "quoted-printable":
+        return binascii.a2b_qp(body)
+    return body
+
+
+def _decode(payload: bytes, headers: Message) -> str:
+    """Text in its declared charset, else UTF-8, else Latin-1 (which never fails)."""
+    try:
+        declared = headers.get_content_charset()
+    except Exception:  # noqa: BLE001 - a broken parameter
+        declared = None
+    if declared in LATIN1_NAMES:  # as browsers do: mail that says Latin-1 is written in Windows-1252
+        declared = "cp1252"
+    for charset in (declared, "utf-8"):
+        if charset:
+            try:
+                return payload.decode(charset)
+            except (LookupError, UnicodeDecodeError):
+                continue
+    return payload.decode("latin-1")
+
+
+def new_part(body: str) -> str:
+    """What a message itself says: without quoted lines, their attributions, and an
+    unquoted Outlook history."""
+    found = UNQUOTED_HISTORY.search(body)
+    new = body[:found.start()] if found else body
+    if ">" in new:
+        new = QUOTED_LINE.sub("", QUOTE_INTRO.sub(_without_attribution, new))
+    return clean_text(BLANK_LINES.sub("\n\n", new))
+
+
+def _without_attribution(found: re.Match[str]) -> str:
+    """The line(s) just above a quote, unless they say who wrote it."""
+    return "" if ATTRIBUTION.search(found.group(0)) else found.group(0)
+
+
+class _HtmlText(HTMLParser):
+    """HTML as readable text: paragraphs apart, lines and list items on lines of their own,
+    scripts and styles dropped."""
+
+    PARAGRAPHS = frozenset({"p", "div", "table", "ul", "ol", "blockquote", "pre", "h1", "h2", "h3", "h4", "h5",
+                            "h6", "section", "article", "header", "footer", "dl"})
+    LINES = frozenset({"br", "tr", "hr", "dt", "dd"})
+    HIDDEN = frozenset({"script", "style", "head", "title"})
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.parts: list[str] = []
+        self.hidden = 0
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag in self.HIDDEN:
+            self.hidden += 1
+        elif tag in self.PARAGRAPHS:
+            self.parts.append("\n\n")
+        elif tag in self.LINES:
+            self.parts.append("\n")
+        elif tag == "li":
+            self.parts.append("\n- ")
+        elif tag == "td":
+            self.parts.append(" ")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in self.HIDDEN:
+            self.hidden = max(0, self.hidden - 1)
+        elif tag in self.PARAGRAPHS:
+            self.parts.append("\n\n")
+
+    def handle_data(self, data: str) -> None:
+        if not self.hidden:
+            words = " ".join(data.split())  # runs of whitespace are one space, as a browser shows them
+            before, after = " " if data[:1].isspace() else "", " " if data[-1:].isspace() and words else ""
+            self.parts.append(before + words + after)
+
+
+def html_to_text(html: str) -> str:
+    """Readable text from an HTML body (the standard library's parser; no markup kept)."""
+    parser = _HtmlText()
+    try:
+        parser.feed(html)
+        parser.close()
+    except Exception:  # noqa: BLE001 - html.parser is lenient; never lose a message to markup
+        return re.sub(r"<[^>]*>", " ", html)
+    lines = [" ".join(line.split()) for line in "".join(parser.parts).split("\n")]
+    return BLANK_LINES.sub("\n\n", "\n".join(lines)).strip()
