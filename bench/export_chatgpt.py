@@ -3,7 +3,7 @@
 
 Usage::
 
-    python bench/export_chatgpt.py [--messages N] [--seed S] [PATH]
+    python bench/export_chatgpt.py [--runs N] [--scale S] [--workdir DIR]   (timed by bench/exports.py)
 
 Conversations of 2 to 60 turns, each a ``mapping`` tree as ChatGPT writes it (a root, a
 hidden system node, user and assistant turns with metadata, now and then an edited prompt
@@ -13,24 +13,16 @@ export's two-space indent. ``N`` counts user and assistant turns on the branches
 
 from __future__ import annotations
 
-import argparse
-import multiprocessing
 import json
 import random
-import resource
-import statistics
 import sys
-import tempfile
-import time
 import uuid
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from vecbook.config import CollectionConfig  # noqa: E402
-from vecbook.exports import load_export  # noqa: E402
 
 WORDS = ("the model a function returns list value error python data test run file we can use this "
          "because when each then loop index memory speed result query table column string number "
@@ -98,42 +90,7 @@ def _text(rng: random.Random, mean: int) -> str:
     return " ".join(words).capitalize() + "."
 
 
-def _in_child(function: Callable[..., Any], *args: Any) -> None:
-    """Run ``function(*args)`` in a child process and wait for it."""
-    child = multiprocessing.get_context("fork").Process(target=function, args=args)
-    child.start()
-    child.join()
-    if child.exitcode:
-        raise SystemExit(f"generating the export failed (exit code {child.exitcode})")
-
-
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("path", nargs="?", type=Path, help="folder to generate into (default: a temp folder)")
-    parser.add_argument("--messages", type=int, default=100_000)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--rounds", type=int, default=3)
-    args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as temp:
-        folder = args.path or Path(temp) / "chatgpt"
-        _in_child(generate, folder, args.messages, args.seed)  # its memory is not the reader's peak
-        path = folder / "conversations.json"
-        config = CollectionConfig(name="gpt", path=path, database_label=str(path))
-        times, cpu, records, problems = [], [], [], []
-        for _ in range(args.rounds):
-            records = []  # one round's records alive at a time
-            start, start_cpu = time.perf_counter(), time.process_time()
-            records, problems, _ = load_export(config)
-            times.append(time.perf_counter() - start)
-            cpu.append(time.process_time() - start_cpu)
-        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
-        assert not problems, problems
-        read = sum(r.metadata["message_count"] for r in records)
-        size = path.stat().st_size / 2**20
-        print("format, messages, records, seconds, peak RSS")
-        print(f"chatgpt, {read:,} ({size:.0f} MiB), {len(records):,}, {statistics.median(times):.2f} "
-              f"(median of {args.rounds}; CPU {statistics.median(cpu):.2f}), {peak:.0f} MiB")
-
-
 if __name__ == "__main__":
-    main()
+    import exports  # bench/exports.py: every format generated and timed the same way
+
+    exports.main(["--only", "chatgpt", *sys.argv[1:]])

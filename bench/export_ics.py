@@ -1,19 +1,14 @@
 #!/usr/bin/env python3
 """iCalendar reader benchmark: load a generated calendar export of N events.
 
-    PYTHONPATH=... python bench/export_ics.py [EVENTS] [FOLDER]
+    python bench/export_ics.py [--runs N] [--scale S] [--workdir DIR]   (timed by bench/exports.py)
 
-Prints ``format, messages, records, seconds, peak RSS`` (seconds: median of 3 loads, wall and CPU).
 """
 
 from __future__ import annotations
 
 import random
-import resource
-import statistics
 import sys
-import tempfile
-import time
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -83,26 +78,7 @@ def generate(folder: Path, messages: int, seed: int = 0) -> Path:
     return folder
 
 
-def main() -> None:
-    """Generate an export (or use the folder given), load it 3 times, print the median."""
-    from vecbook.config import CollectionConfig
-    from vecbook.exports import load_export
-
-    events = int(sys.argv[1]) if len(sys.argv) > 1 else 20_000
-    with tempfile.TemporaryDirectory() as temp:
-        folder = generate(Path(sys.argv[2]) if len(sys.argv) > 2 else Path(temp) / "calendar", events)
-        collection = CollectionConfig(name="cal", path=folder, database_label=str(folder), format="ics")
-        times, cpu, records = [], [], []
-        for _ in range(3):
-            began, began_cpu = time.perf_counter(), time.process_time()
-            records, problems, _ = load_export(collection)
-            times.append(time.perf_counter() - began)
-            cpu.append(time.process_time() - began_cpu)  # on a shared machine, wall time includes waiting
-        wall, used = statistics.median(times), statistics.median(cpu)
-        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-        print(f"format=ics, messages={events:,}, records={len(records):,}, "
-              f"seconds={wall:.2f} (CPU {used:.2f}), peak RSS={peak:.0f} MB, problems={len(problems)}")
-
-
 if __name__ == "__main__":
-    main()
+    import exports  # bench/exports.py: every format generated and timed the same way
+
+    exports.main(["--only", "ics", *sys.argv[1:]])

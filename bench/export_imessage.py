@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """iMessage export benchmark: a generated macOS Messages chat.db loaded as a collection.
 
-    python bench/export_imessage.py [--messages 200000] [--seed 0] [FOLDER]
+    python bench/export_imessage.py [--runs N] [--scale S] [--workdir DIR]   (timed by bench/exports.py)
 
 The database has the real schema (copied from the chat.db fixture, macOS 14): 1:1 chats
 over iMessage and SMS, named and unnamed group chats, messages whose words are only in
@@ -13,15 +13,9 @@ fresh process per run (median of 3), with its peak RSS, and printed as
 
 from __future__ import annotations
 
-import argparse
-import json
 import random
 import sqlite3
-import statistics
-import subprocess
 import sys
-import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -109,45 +103,7 @@ def generate(folder: Path, messages: int, seed: int = 0) -> Path:
     return path
 
 
-def _load_once(folder: Path) -> dict:
-    """Load the collection in a fresh process: its time and peak RSS are a user's."""
-    code = (
-        "import json, resource, sys, time\n"
-        f"sys.path.insert(0, {str(ROOT)!r})\n"
-        "from pathlib import Path\n"
-        "from vecbook.config import CollectionConfig\n"
-        "from vecbook.exports import load_export\n"
-        f"c = CollectionConfig(name='imessage', path=Path({str(folder)!r}), database_label='imessage')\n"
-        "t, cpu = time.perf_counter(), time.process_time()\n"
-        "records, problems, facts = load_export(c)\n"
-        "s, cpu = time.perf_counter() - t, time.process_time() - cpu\n"
-        "print(json.dumps({'seconds': s, 'cpu_seconds': cpu, 'records': len(records), 'problems': len(problems),\n"
-        "                  'format': facts['format'],\n"
-        "                  'peak_rss_mb': resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))\n")
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    return json.loads(result.stdout.strip().splitlines()[-1])
-
-
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("folder", nargs="?", type=Path, help="where to write chat.db (default: a temp folder)")
-    parser.add_argument("--messages", type=int, default=200_000)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--runs", type=int, default=3)
-    args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as temp:
-        folder = args.folder or Path(temp)
-        started = time.perf_counter()
-        path = generate(folder, args.messages, args.seed)
-        print(f"generated {path.stat().st_size / 1e6:.0f} MB in {time.perf_counter() - started:.1f} s", file=sys.stderr)
-        runs = [_load_once(folder) for _ in range(args.runs)]
-        seconds = statistics.median(r["seconds"] for r in runs)
-        cpu = statistics.median(r["cpu_seconds"] for r in runs)
-        peak = max(r["peak_rss_mb"] for r in runs)
-        print("format, messages, records, seconds, peak RSS, cpu seconds, warnings")
-        print(f"{runs[0]['format']}, {args.messages}, {runs[0]['records']}, {seconds:.2f}, {peak:.0f} MB, "
-              f"{cpu:.2f}, {runs[0]['problems']}")
-
-
 if __name__ == "__main__":
-    main()
+    import exports  # bench/exports.py: every format generated and timed the same way
+
+    exports.main(["--only", "imessage", *sys.argv[1:]])

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Slack export benchmark: write a realistic workspace export, time reading and windowing it.
 
-    python bench/export_slack.py [--messages 200000] [--seed 0] [PATH]
+    python bench/export_slack.py [--runs N] [--scale S] [--workdir DIR]   (timed by bench/exports.py)
 
 ``generate(folder, messages, seed)`` writes what Slack's "Export data" writes (the current
 layout): ``users.json``, ``channels.json``, ``groups.json``, ``dms.json``, ``mpims.json``
@@ -17,15 +17,9 @@ shared machine does not inflate the way it does wall-clock seconds).
 
 from __future__ import annotations
 
-import argparse
 import json
 import random
-import resource
-import statistics
-import subprocess
 import sys
-import tempfile
-import time
 import uuid
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -212,51 +206,7 @@ def _write(path: Path, value: Any) -> None:
     path.write_text(json.dumps(value, indent=4, ensure_ascii=False), encoding="utf-8")
 
 
-def measure(path: Path, fmt: str, messages: int, runs: int = 3) -> dict[str, Any]:
-    """Median seconds of ``load_export`` over ``runs`` runs, records, and this process's peak RSS."""
-    from vecbook.config import CollectionConfig
-    from vecbook.exports import load_export
-
-    collection = CollectionConfig(name="bench", path=path, database_label=str(path), format=fmt)
-    times: list[float] = []
-    cpu: list[float] = []
-    records: list[Any] = []
-    for _ in range(runs):
-        records = []  # the last run's records go first: peak RSS is one run's
-        start, start_cpu = time.perf_counter(), time.process_time()
-        records, problems, _ = load_export(collection)
-        times.append(time.perf_counter() - start)
-        cpu.append(time.process_time() - start_cpu)
-        if problems:
-            raise SystemExit(f"unexpected problems: {problems[:3]}")
-    return {"format": fmt, "messages": messages, "records": len(records),
-            "messages_read": sum(r.metadata["message_count"] for r in records),
-            "seconds": round(statistics.median(times), 2),
-            "cpu_seconds": round(statistics.median(cpu), 2),  # apart from waiting on a shared machine
-            "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)}
-
-
-def main(argv: list[str] | None = None) -> None:
-    """Generate (into PATH or a temporary folder) and time reading it."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("path", nargs="?", type=Path, help="folder to write the export into (default: a temp folder)")
-    parser.add_argument("--messages", type=int, default=200_000)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--read-only", action="store_true", help="time reading PATH as it is (no generating)")
-    args = parser.parse_args(argv)
-    if args.read_only:
-        print(json.dumps(measure(args.path, "slack", args.messages)))
-        return
-    with tempfile.TemporaryDirectory() as temp:
-        folder = args.path or Path(temp) / "slack-export"
-        start = time.perf_counter()
-        generate(folder, args.messages, args.seed)
-        print(f"generated {args.messages:,} messages in {time.perf_counter() - start:.1f}s "
-              f"({sum(p.stat().st_size for p in folder.rglob('*.json')) / 1e6:.0f} MB)", file=sys.stderr)
-        # read in a fresh process: its peak RSS is the reader's, not the generator's
-        subprocess.run([sys.executable, __file__, str(folder), "--read-only", "--messages", str(args.messages)],
-                       check=True)
-
-
 if __name__ == "__main__":
-    main()
+    import exports  # bench/exports.py: every format generated and timed the same way
+
+    exports.main(["--only", "slack", *sys.argv[1:]])

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Telegram export benchmark: write a realistic Telegram Desktop export, time reading it.
 
-    python bench/export_telegram.py [--messages 200000] [--seed 0] [--account] [PATH]
+    python bench/export_telegram.py [--runs N] [--scale S] [--workdir DIR]   (timed by bench/exports.py)
 
 ``generate(folder, messages, seed)`` writes what Telegram Desktop's "Export chat history"
 writes for a few chats (one ``ChatExport_<date>/result.json`` each: a DM, a small group, a
@@ -16,13 +16,9 @@ messages). ``main()`` generates into PATH (or a temporary folder), times
 
 from __future__ import annotations
 
-import argparse
 import json
 import random
-import subprocess
 import sys
-import tempfile
-import time
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -31,7 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from export_slack import WORDS, measure  # noqa: E402 - the same vocabulary and timing
+from export_slack import WORDS  # noqa: E402 - the same vocabulary
 
 PEOPLE = ["Ana Lima", "Ben Berg", "Chiara Rossi", "Dev Patel", "Eli Novak", "Fatima Haddad", "Gus Meyer",
           "Hana Sato", "Ivan Kowalski", "Jo Okafor", "Kofi Mensah", "Lena Vogel"]
@@ -128,28 +124,7 @@ def _write(path: Path, value: Any) -> None:
     path.write_text(json.dumps(value, indent=1, ensure_ascii=False), encoding="utf-8")
 
 
-def main(argv: list[str] | None = None) -> None:
-    """Generate (into PATH or a temporary folder) and time reading it."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("path", nargs="?", type=Path, help="folder to write the export into (default: a temp folder)")
-    parser.add_argument("--messages", type=int, default=200_000)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--account", action="store_true", help="one whole-account result.json instead of per chat")
-    parser.add_argument("--read-only", action="store_true", help="time reading PATH as it is (no generating)")
-    args = parser.parse_args(argv)
-    if args.read_only:
-        print(json.dumps(measure(args.path, "telegram", args.messages)))
-        return
-    with tempfile.TemporaryDirectory() as temp:
-        folder = args.path or Path(temp) / "telegram-export"
-        start = time.perf_counter()
-        generate(folder, args.messages, args.seed, account=args.account)
-        print(f"generated {args.messages:,} messages in {time.perf_counter() - start:.1f}s "
-              f"({sum(p.stat().st_size for p in folder.rglob('*.json')) / 1e6:.0f} MB)", file=sys.stderr)
-        # read in a fresh process: its peak RSS is the reader's, not the generator's
-        subprocess.run([sys.executable, __file__, str(folder), "--read-only", "--messages", str(args.messages)],
-                       check=True)
-
-
 if __name__ == "__main__":
-    main()
+    import exports  # bench/exports.py: every format generated and timed the same way
+
+    exports.main(["--only", "telegram", *sys.argv[1:]])

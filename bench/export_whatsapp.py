@@ -4,7 +4,7 @@ and windowed in at most 10 s).
 
 Usage::
 
-    python bench/export_whatsapp.py [--messages N] [--seed S] [PATH]
+    python bench/export_whatsapp.py [--runs N] [--scale S] [--workdir DIR]   (timed by bench/exports.py)
 
 The export is a folder of chat files as phones write them, one a chat, the messages split
 between them: an Android en-GB chat (``31/12/2023, 13:05 - Ana: ...``), an iOS en-US chat
@@ -17,24 +17,16 @@ is an attachment, and each chat opens with the app's system lines.
 
 from __future__ import annotations
 
-import argparse
-import multiprocessing
 import random
-import resource
-import statistics
 import sys
-import tempfile
-import time
 import zipfile
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any, Callable
+from typing import Callable
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from vecbook.config import CollectionConfig  # noqa: E402
-from vecbook.exports import load_export  # noqa: E402
 
 WORDS = ("the a to and we you it is at on for in so ok yes no maybe tonight tomorrow dinner train "
          "station meeting photo call later running late coffee lunch weekend beach keys flat rent "
@@ -125,40 +117,7 @@ def _sentence(rng: random.Random) -> str:
     return " ".join(words).capitalize() + rng.choice(("", "", ".", "?", "!", " 😂", " 👍"))
 
 
-def _in_child(function: Callable[..., Any], *args: Any) -> None:
-    """Run ``function(*args)`` in a child process and wait for it."""
-    child = multiprocessing.get_context("fork").Process(target=function, args=args)
-    child.start()
-    child.join()
-    if child.exitcode:
-        raise SystemExit(f"generating the export failed (exit code {child.exitcode})")
-
-
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("path", nargs="?", type=Path, help="folder to generate into (default: a temp folder)")
-    parser.add_argument("--messages", type=int, default=200_000)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--rounds", type=int, default=3)
-    args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as temp:
-        folder = args.path or Path(temp) / "whatsapp"
-        _in_child(generate, folder, args.messages, args.seed)  # its memory is not the reader's peak
-        config = CollectionConfig(name="wa", path=folder, database_label=str(folder))
-        times, cpu, records, problems = [], [], [], []
-        for _ in range(args.rounds):
-            records = []  # one round's records alive at a time
-            start, start_cpu = time.perf_counter(), time.process_time()
-            records, problems, _ = load_export(config)
-            times.append(time.perf_counter() - start)
-            cpu.append(time.process_time() - start_cpu)
-        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
-        assert not problems, problems
-        read = sum(r.metadata["message_count"] for r in records)
-        print("format, messages, records, seconds, peak RSS")
-        print(f"whatsapp, {read:,}, {len(records):,}, {statistics.median(times):.2f} "
-              f"(median of {args.rounds}; CPU {statistics.median(cpu):.2f}), {peak:.0f} MiB")
-
-
 if __name__ == "__main__":
-    main()
+    import exports  # bench/exports.py: every format generated and timed the same way
+
+    exports.main(["--only", "whatsapp", *sys.argv[1:]])
