@@ -2,7 +2,6 @@
 """iCalendar reader benchmark: load a generated calendar export of N events.
 
     python bench/export_ics.py [--runs N] [--scale S] [--workdir DIR]   (timed by bench/exports.py)
-
 """
 
 from __future__ import annotations

@@ -2,8 +2,6 @@
 """Markdown/Obsidian reader benchmark: load a generated vault of N heading sections.
 
     python bench/export_markdown.py [--runs N] [--scale S] [--workdir DIR]   (timed by bench/exports.py)
-
-seconds: median of 3 loads, wall and CPU).
 """
 
 from __future__ import annotations

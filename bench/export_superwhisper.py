@@ -2,8 +2,6 @@
 """SuperWhisper reader benchmark: load a generated recordings folder of N recordings.
 
     python bench/export_superwhisper.py [--runs N] [--scale S] [--workdir DIR]   (timed by bench/exports.py)
-
-seconds: median of 3 loads, wall and CPU).
 """
 
 from __future__ import annotations
