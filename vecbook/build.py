@@ -118,7 +118,8 @@ class Builder:
         returns counts (reused, from_cache, embedded) and every live vector by key."""
         records = snapshot.records
         layouts = [self.layouts[r.content] for r in records]
-        self._window(records, layouts)
+        rows = set(previous.keys) if previous is not None else set()
+        self._window(records, layouts, lambda key: key in rows or (cache is not None and key in cache.entries))
         keys = [k for layout in layouts for k in (layout.keys or [])]
         owners = np.repeat(np.arange(len(records)), [len(layout.keys or []) for layout in layouts])
         spans = np.array([(a, b) for layout in layouts for _, a, b in (layout.windows or [])],
@@ -135,13 +136,18 @@ class Builder:
                             spans=spans[keep], keys=[k for k, kept in zip(keys, keep) if kept])
         return index, counts, {k: found[k] for k in dict.fromkeys(keys) if k in found}
 
-    def _window(self, records: Sequence[Record], layouts: Sequence[Layout]) -> None:
-        """Model windows for every passage not windowed yet (the tokenizer runs once per text)."""
+    def _window(self, records: Sequence[Record], layouts: Sequence[Layout], known: Callable[[bytes], bool]) -> None:
+        """Model windows for every passage not windowed yet (the tokenizer runs once per text,
+        and not at all for a passage whose whole text ``known`` has a vector for)."""
         todo = [(record, layout) for record, layout in zip(records, layouts) if layout.windows is None]
         todo = list({id(layout): (record, layout) for record, layout in todo}.values())
         # Every passage makes at least one window, so passages past the bound are never embedded.
         texts = [record.content[a:b] for record, layout in todo for a, b in layout.passages[:MAX_RECORD_WINDOWS]]
-        spans = iter(self.embedder.window_spans_many(texts))
+        # A passage whose whole text has a vector was embedded as one window (windows never
+        # exceed the model's limit), so a warm start skips the tokenizer for it.
+        whole = [known(text_key(text)) for text in texts]
+        split = iter(self.embedder.window_spans_many([t for t, hit in zip(texts, whole) if not hit]))
+        spans = iter([([(0, len(t))], False) if hit else next(split) for t, hit in zip(texts, whole)])
         for record, layout in todo:
             windows: list[tuple[int, int, int]] = []
             for number, (a, b) in enumerate(layout.passages[:MAX_RECORD_WINDOWS]):
