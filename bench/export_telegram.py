@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from export_slack import WORDS  # noqa: E402 - the same vocabulary
+from export_slack import WORDS, _sentence  # noqa: E402 - the same vocabulary and sentences
 
 PEOPLE = ["Ana Lima", "Ben Berg", "Chiara Rossi", "Dev Patel", "Eli Novak", "Fatima Haddad", "Gus Meyer",
           "Hana Sato", "Ivan Kowalski", "Jo Okafor", "Kofi Mensah", "Lena Vogel"]
@@ -114,9 +114,6 @@ def _text(rng: random.Random, item: dict[str, Any], caption: bool = False) -> No
     else:
         item["text"], item["text_entities"] = plain, [{"type": "plain", "text": plain}]
 
-
-def _sentence(rng: random.Random) -> str:
-    return " ".join(rng.choice(WORDS) for _ in range(rng.randint(3, 16))).capitalize()
 
 
 def _write(path: Path, value: Any) -> None:

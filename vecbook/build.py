@@ -118,13 +118,13 @@ class Builder:
         returns counts (reused, from_cache, embedded) and every live vector by key."""
         records = snapshot.records
         layouts = [self.layouts[r.content] for r in records]
-        rows = set(previous.keys) if previous is not None else set()
+        rows = {k: i for i, k in enumerate(previous.keys)} if previous is not None else {}
         self._window(records, layouts, lambda key: key in rows or (cache is not None and key in cache.entries))
         keys = [k for layout in layouts for k in (layout.keys or [])]
         owners = np.repeat(np.arange(len(records)), [len(layout.keys or []) for layout in layouts])
         spans = np.array([(a, b) for layout in layouts for _, a, b in (layout.windows or [])],
                          dtype=np.int64).reshape(-1, 2)
-        found, counts = self._known_vectors(keys, previous, cache)
+        found, counts = self._known_vectors(keys, previous, rows, cache)
         texts = {k: records[o].content[a:b] for k, o, (a, b) in zip(keys, owners.tolist(), spans.tolist())
                  if k not in found}
         self._embed_missing(texts, found, records, keys, owners, progress)
@@ -167,12 +167,11 @@ class Builder:
             layout.keys = [text_key(record.content[a:b]) for _, a, b in windows]
 
     @staticmethod
-    def _known_vectors(keys: Sequence[bytes], previous: VectorIndex | None,
+    def _known_vectors(keys: Sequence[bytes], previous: VectorIndex | None, rows: dict[bytes, int],
                        cache: VectorCache | None) -> tuple[dict[bytes, np.ndarray], dict[str, int]]:
         found: dict[bytes, np.ndarray] = {}
         reused = cached = 0
-        if previous is not None and previous.keys:
-            rows = {k: i for i, k in enumerate(previous.keys)}
+        if previous is not None and rows:
             wanted = [(k, rows[k]) for k in dict.fromkeys(keys) if k in rows]
             if wanted:
                 vectors = previous.vectors[[row for _, row in wanted]].astype(np.float32)
