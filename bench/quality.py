@@ -4,7 +4,7 @@
 Usage::
 
     python bench/quality.py PATH_TO_SCIFACT [--split test|train] [--modes MODE ...]
-        [--precision auto|float32|bfloat16] [--compare-precision] [--workdir DIR]
+        [--precision auto|float32|bfloat16|int8] [--compare-precision] [--workdir DIR]
         [--cache-dir DIR] [--bm25-k1 X] [--bm25-b X] [--stemming true|false]
         [--rrf-k N] [--keyword-weight X] [--fusion-depth N] [--vecbook-defaults]
 
@@ -298,7 +298,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--precision", choices=vecbook.config.PRECISIONS, default="auto")
     parser.add_argument("--compare-precision", action="store_true",
                         help="also index in the other precision and print the nDCG@10 delta "
-                             "(float32 vs bfloat16) for semantic and hybrid")
+                             "(float32 against bfloat16 or int8) for semantic and hybrid")
     parser.add_argument("--workdir", type=Path,
                         help="where the record files are written (kept); default: a temporary folder")
     parser.add_argument("--cache-dir", type=Path,
@@ -379,7 +379,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         other = None
         if args.compare_precision:
-            other_precision = "float32" if precision == "bfloat16" else "bfloat16"
+            other_precision = "bfloat16" if precision == "float32" else "float32"
             other_book, other_seconds = build_book(folder, other_precision, settings, args.cache_dir)
             check_loaded(other_book, corpus)
             other_results = []
@@ -434,19 +434,21 @@ def report(args: argparse.Namespace, settings: dict[str, Any], book: vecbook.Vec
         return
     other_precision, other_seconds, other_stats, pairs = other
     fp32_first = precision == "float32"
+    low = other_precision if fp32_first else precision  # bfloat16 or int8
     print()
-    print(f"### float32 vs bfloat16 (nDCG@10, {args.split})")
+    print(f"### float32 vs {low} (nDCG@10, {args.split})")
     print()
     print(f"Indexing: {precision} {fmt_seconds(index_seconds)}, {other_precision} {fmt_seconds(other_seconds)}"
           f" ({'vectors from the cache' if (other_stats.get('cache') or {}).get('reused') else 'cold build'}).")
     print()
-    print("| mode | float32 | bfloat16 | bf16 - fp32 | 95% CI (paired) | queries changed |")
+    print(f"| mode | float32 | {low} | {low} - float32 | 95% CI (paired) | queries changed |")
     print("|---|---:|---:|---:|---:|---:|")
     for mine, theirs in pairs:
-        fp32, bf16 = (mine, theirs) if fp32_first else (theirs, mine)
-        changed = sum(abs(a - b) > 1e-12 for a, b in zip(fp32["per_query"], bf16["per_query"]))
-        print(f"| {mine['mode']} | {fp32['ndcg']:.4f} | {bf16['ndcg']:.4f} | {bf16['ndcg'] - fp32['ndcg']:+.4f} | "
-              f"±{paired_interval(fp32['per_query'], bf16['per_query']):.4f} | {changed} |")
+        fp32, reduced = (mine, theirs) if fp32_first else (theirs, mine)
+        changed = sum(abs(a - b) > 1e-12 for a, b in zip(fp32["per_query"], reduced["per_query"]))
+        print(f"| {mine['mode']} | {fp32['ndcg']:.4f} | {reduced['ndcg']:.4f} | "
+              f"{reduced['ndcg'] - fp32['ndcg']:+.4f} | "
+              f"±{paired_interval(fp32['per_query'], reduced['per_query']):.4f} | {changed} |")
 
 
 if __name__ == "__main__":

@@ -27,6 +27,11 @@ def user_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     saved = {name: os.environ.get(name) for name in ("VECBOOK_CACHE_DIRECTORY", "XDG_CACHE_HOME")}
     os.environ["VECBOOK_CACHE_DIRECTORY"] = str(folder / "vecbook")
     os.environ["XDG_CACHE_HOME"] = str(folder / "xdg")
+    # One int8 model build per session (on CPUs that take that path): the configured
+    # cache folder and the platform's default share their models folder.
+    (folder / "vecbook" / "models").mkdir(parents=True)
+    (folder / "xdg" / "vecbook").mkdir(parents=True)
+    (folder / "xdg" / "vecbook" / "models").symlink_to(folder / "vecbook" / "models", target_is_directory=True)
     yield folder / "vecbook"
     for name, value in saved.items():
         if value is None:
@@ -36,9 +41,10 @@ def user_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 
 
 @pytest.fixture(scope="session")
-def embedder() -> vecbook.Embedder:
-    """The real all-MiniLM-L6-v2, loaded once: loading costs seconds, tests share it."""
-    model = vecbook.Embedder()
+def embedder(user_cache: Path) -> vecbook.Embedder:
+    """The real all-MiniLM-L6-v2 on the path this CPU takes by default (bfloat16, int8 or
+    float32), loaded once: loading costs seconds, tests share it."""
+    model = vecbook.Embedder(model_cache=user_cache / "models")
     model.load()
     return model
 

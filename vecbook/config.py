@@ -30,7 +30,7 @@ PACKAGED_MODEL_NAMES = (DEFAULT_MODEL, "all-MiniLM-L6-v2")
 MODES = ("semantic", "keyword", "hybrid")
 FUSIONS = ("rrf", "linear")
 METRICS = ("cosine", "l2")
-PRECISIONS = ("auto", "float32", "bfloat16")
+PRECISIONS = ("auto", "float32", "bfloat16", "int8")
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "WARN", "ERROR")
 # A result list longer than this is no longer "search"; it also bounds the
 # candidate arrays a single query allocates.

@@ -126,8 +126,49 @@ def _quiet_transformers() -> None:
     hf_logging.disable_progress_bar()
 
 
+# CPU flags that make bfloat16 native: torch's autocast then runs ~1.9x float32.
+BF16_FLAGS = ("amx_tile", "avx512_bf16")
+# CPU flags worth printing beside a speed figure: they decide which path runs and how fast.
+SPEED_FLAGS = ("avx2", "fma", "avx512f", "avx512_vnni", "avx_vnni", "avx512_bf16", "amx_tile", "amx_int8",
+               "asimd", "asimddp", "i8mm", "bf16", "sme")
+
+
+@lru_cache(maxsize=1)
+def _cpuinfo() -> tuple[str, frozenset[str]] | None:
+    """The CPU's model name and flags from /proc/cpuinfo (Linux); None elsewhere."""
+    try:
+        text = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    name, flags = "", frozenset[str]()
+    for line in text.splitlines():
+        key, _, value = line.partition(":")
+        key = key.strip()
+        if key in ("model name", "Hardware", "CPU part") and not name:
+            name = value.strip()
+        elif key in ("flags", "Features") and not flags:
+            flags = frozenset(value.split())
+    return name, flags
+
+
+def cpu_description() -> str:
+    """The CPU's name and the flags that decide embedding speed, for benchmark reports."""
+    import platform
+
+    info = _cpuinfo()
+    name = (info[0] if info else "") or platform.processor() or platform.machine()
+    flags = sorted(set(SPEED_FLAGS) & info[1]) if info else []
+    return f"{name} ({os.cpu_count()} logical cores; flags: {' '.join(flags) or 'unknown'})"
+
+
 def native_bf16() -> bool:
-    """True when the CPU runs bfloat16 natively (AMX or AVX512-BF16)."""
+    """True when the CPU runs bfloat16 natively (AMX or AVX512-BF16).
+
+    Read from /proc/cpuinfo where there is one, so that choosing a path never imports
+    torch; elsewhere torch's own probes answer."""
+    info = _cpuinfo()
+    if info is not None and info[1]:
+        return any(flag in info[1] for flag in BF16_FLAGS)
     import torch
 
     for probe in ("_is_amx_tile_supported", "_is_avx512_bf16_supported"):
@@ -163,60 +204,24 @@ def _malloc_trim() -> Any:
         return None
 
 
-class Embedder:
-    """A sentence-transformers model loaded lazily from a local directory."""
+class TorchModel:
+    """sentence-transformers on torch, in float32 or (autocast) bfloat16."""
 
-    def __init__(self, model_name: str = DEFAULT_MODEL, precision: str = "auto", batch_size: int = 64) -> None:
-        self.model_name = model_name
-        self.precision_setting = precision
-        self.batch_size = batch_size
+    def __init__(self, model: Any, bfloat16: bool) -> None:
+        import torch
+
+        self.model = model
+        self.bfloat16 = bfloat16
+        self.dimension = int((getattr(model, "get_embedding_dimension", None)
+                              or model.get_sentence_embedding_dimension)())
+        self.max_tokens = int(model.max_seq_length)
+        self.threads = torch.get_num_threads()  # torch's default: the physical cores
         self.forward_seconds = 0.0  # time inside the transformer's forward pass
-        self._model: Any = None
-        self._lock = threading.Lock()
-        self._path: Path | None = None
-        self.precision = "float32"
-        # Oldest first; on the instance, so a discarded embedder frees its cache (and model).
-        self._query_cache: dict[str, np.ndarray] = {}
-        self._query_lock = threading.Lock()
-        self._threads = 1  # torch's thread count, read when the model loads
+        self._hook_forward_timer()
 
-    def load(self) -> Any:
-        """Import torch and load the model once; thread-safe."""
-        with self._lock:
-            if self._model is None:
-                self._model = self._load()
-        return self._model
-
-    def _load(self) -> Any:
-        path = resolve_model(self.model_name)
-        _prepare_torch_environment()
-        try:
-            import torch  # fail here, with the install hint, when torch is missing
-            from sentence_transformers import SentenceTransformer
-        except ImportError as exc:
-            raise ModelNotFoundError(
-                f"{exc.name} is not installed: run `pip install -r requirements.txt`") from None
-        self._threads = torch.get_num_threads()
-        for name in ("sentence_transformers", "transformers", "torch"):
-            logging.getLogger(name).setLevel(logging.ERROR)
-        _quiet_transformers()
-        started = time.perf_counter()
-        try:
-            model = SentenceTransformer(str(path), device="cpu", local_files_only=True)
-        except Exception as exc:
-            raise ModelNotFoundError(f"cannot load embedding model from {path}: {exc}") from None
-        model.eval()
-        if self.precision_setting == "bfloat16" or (self.precision_setting == "auto" and native_bf16()):
-            self.precision = "bfloat16"
-        self._path = path
-        self._hook_forward_timer(model)
-        log.info("loaded model %s (%s, %s) in %.1fs", self.model_name, path, self.precision,
-                 time.perf_counter() - started)
-        return model
-
-    def _hook_forward_timer(self, model: Any) -> None:
+    def _hook_forward_timer(self) -> None:
         """Accumulate time spent in the transformer forward pass, to show the overhead around it."""
-        inner = model[0]  # the Transformer module; its __call__ is the forward pass
+        inner = self.model[0]  # the Transformer module; its __call__ is the forward pass
         starts: list[float] = []
         inner.register_forward_pre_hook(lambda *_: starts.append(time.perf_counter()))
 
@@ -225,26 +230,155 @@ class Embedder:
                 self.forward_seconds += time.perf_counter() - starts.pop()
         inner.register_forward_hook(done)
 
+    def offsets(self, texts: Sequence[str]) -> list[list[tuple[int, int]]]:
+        """Each text's token character spans, without special tokens or truncation."""
+        return self.model.tokenizer(list(texts), add_special_tokens=False, return_offsets_mapping=True,
+                                    truncation=False, verbose=False)["offset_mapping"]
+
+    def lengths(self, texts: Sequence[str]) -> list[int]:
+        """Token counts with special tokens, capped at the model's limit."""
+        return [min(len(ids), self.max_tokens) for ids in self.model.tokenizer(
+            list(texts), add_special_tokens=True, truncation=False, verbose=False)["input_ids"]]
+
+    def run(self, batches: Sequence[Sequence[str]], threads: int, query: bool = False) -> list[np.ndarray]:
+        """Vectors of each batch, on ``threads`` threads (queries and records alike)."""
+        import torch
+
+        context = (torch.autocast("cpu", dtype=torch.bfloat16) if self.bfloat16 else contextlib.nullcontext())
+        # torch.set_num_threads sets the calling thread's OpenMP count, so a query
+        # on one thread and indexing on another each keep their own.
+        torch.set_num_threads(threads)
+        try:
+            parts = []
+            for batch in batches:
+                with torch.inference_mode(), context:
+                    vectors = self.model.encode(list(batch), batch_size=len(batch), convert_to_tensor=True,
+                                                show_progress_bar=False, normalize_embeddings=False)
+                parts.append(vectors.float().cpu().numpy())
+                if len(batches) > 1:
+                    _release_freed_memory()
+            return parts
+        finally:
+            torch.set_num_threads(self.threads)  # also the count new threads start with
+
+
+class Embedder:
+    """A sentence-transformers model loaded lazily from a local directory, run by the
+    fastest path this CPU has (see ``precision``)."""
+
+    def __init__(self, model_name: str = DEFAULT_MODEL, precision: str = "auto", batch_size: int = 64,
+                 model_cache: Path | None = None) -> None:
+        """
+        Args:
+            model_name: a packaged model name or a local sentence-transformers folder.
+            precision: "auto" (bfloat16 where the CPU runs it natively, else int8 through
+                onnxruntime, else float32), "float32", "bfloat16" or "int8".
+            batch_size: most texts per batch (BATCH_TOKENS also caps it).
+            model_cache: where the int8 model is built once; default: the platform's user
+                cache folder (``~/.cache/vecbook/models`` on Linux).
+        """
+        self.model_name = model_name
+        self.precision_setting = precision
+        self.batch_size = batch_size
+        self.model_cache = model_cache
+        self._model: Any = None  # a TorchModel or an OnnxModel
+        self._lock = threading.Lock()
+        self._path: Path | None = None
+        self.precision = "float32"
+        # Oldest first; on the instance, so a discarded embedder frees its cache (and model).
+        self._query_cache: dict[str, np.ndarray] = {}
+        self._query_lock = threading.Lock()
+
+    def load(self) -> Any:
+        """Load the model once (building the int8 file first if this path needs it); thread-safe."""
+        with self._lock:
+            if self._model is None:
+                self._model = self._load()
+        return self._model
+
+    def _load(self) -> Any:
+        path = resolve_model(self.model_name)
+        _prepare_torch_environment()
+        started = time.perf_counter()
+        model = None
+        if self.precision_setting == "int8" or (self.precision_setting == "auto" and not native_bf16()):
+            model = self._load_int8(path)
+        if model is None:
+            model = self._load_torch(path)
+        self._path = path
+        log.info("loaded model %s (%s, %s) in %.1fs", self.model_name, path, self.precision,
+                 time.perf_counter() - started)
+        return model
+
+    def _load_int8(self, path: Path) -> Any:
+        """The onnxruntime model, or None (with a WARN) when ``auto`` must fall back to torch."""
+        from . import onnx_model
+
+        try:
+            spec = onnx_model.check_supported(path)
+            folder = onnx_model.built_model(path, self.model_cache or _default_model_cache(), spec)
+            model = onnx_model.OnnxModel(path, folder, spec)
+        except Exception as exc:  # noqa: BLE001 - any failure to build or load means: not this path
+            reason = str(exc) or type(exc).__name__
+            if self.precision_setting == "int8":
+                raise ModelNotFoundError(f"precision int8 cannot run {path}: {reason} "
+                                         "(set precision = \"float32\" to use torch)") from None
+            log.warning("the int8 path cannot run %s (%s); embedding in float32 with torch", path, reason)
+            return None
+        self.precision = "int8"
+        return model
+
+    def _load_torch(self, path: Path) -> TorchModel:
+        try:
+            import torch  # noqa: F401 - fail here, with the install hint, when torch is missing
+            from sentence_transformers import SentenceTransformer
+        except ImportError as exc:
+            raise ModelNotFoundError(
+                f"{exc.name} is not installed: run `pip install -r requirements.txt`") from None
+        for name in ("sentence_transformers", "transformers", "torch"):
+            logging.getLogger(name).setLevel(logging.ERROR)
+        _quiet_transformers()
+        try:
+            model = SentenceTransformer(str(path), device="cpu", local_files_only=True)
+        except Exception as exc:
+            raise ModelNotFoundError(f"cannot load embedding model from {path}: {exc}") from None
+        model.eval()
+        bfloat16 = self.precision_setting == "bfloat16" or (self.precision_setting == "auto" and native_bf16())
+        self.precision = "bfloat16" if bfloat16 else "float32"
+        return TorchModel(model, bfloat16)
+
+    @property
+    def forward_seconds(self) -> float:
+        """Seconds spent inside the model's forward pass since load (or the last reset)."""
+        return self._model.forward_seconds if self._model is not None else 0.0
+
+    @forward_seconds.setter
+    def forward_seconds(self, value: float) -> None:
+        self.load().forward_seconds = value
+
     @property
     def dimension(self) -> int:
         """Vector length of the loaded model."""
-        model = self.load()
-        getter = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
-        return int(getter())
+        return int(self.load().dimension)
 
     @property
     def window_tokens(self) -> int:
         """Tokens per window: the model's limit less the [CLS] and [SEP] tokens."""
-        return int(self.load().max_seq_length) - 2
+        return int(self.load().max_tokens) - 2
 
     @property
     def identity(self) -> str:
-        """What vectors depend on: model, its files, precision and window; the cache key."""
+        """What vectors depend on: model, its files, precision (the int8 recipe) and window; the cache key."""
         self.load()
         assert self._path is not None  # set by load(); not input validation
         weights = sorted((p.name, p.stat().st_size) for p in self._path.iterdir() if p.is_file())
         digest = hashlib.sha256(json.dumps(weights).encode()).hexdigest()[:16]
-        return f"{self.model_name}|{digest}|{self.dimension}|{self.precision}|{self.window_tokens}"
+        precision = self.precision
+        if precision == "int8":
+            from .onnx_model import RECIPE
+
+            precision = RECIPE
+        return f"{self.model_name}|{digest}|{self.dimension}|{precision}|{self.window_tokens}"
 
     def windows(self, text: str) -> tuple[list[str], bool]:
         """Split a text into overlapping model-sized windows; True when it was capped at MAX_WINDOWS."""
@@ -266,9 +400,7 @@ class Embedder:
         stride = size - WINDOW_OVERLAP_TOKENS
         limit = (MAX_WINDOWS * stride + size) * MAX_CHARS_PER_TOKEN
         for batch in _batched_by_chars([texts[i][:limit] for i in long], TOKENIZE_BATCH_CHARS):
-            offsets = self.load().tokenizer([text for _, text in batch], add_special_tokens=False,
-                                            return_offsets_mapping=True, truncation=False,
-                                            verbose=False)["offset_mapping"]
+            offsets = self.load().offsets([text for _, text in batch])
             for (position, clipped), spans in zip(batch, offsets):
                 if len(spans) > size:
                     i = long[position]
@@ -287,32 +419,16 @@ class Embedder:
         capped = len(pieces) == MAX_WINDOWS and (end < len(spans) or clipped < length)
         return pieces, capped
 
-    def encode(self, texts: Sequence[str], threads: int | None = None) -> np.ndarray:
-        """Embed texts as float32 rows (not normalised), in the configured precision,
-        on ``threads`` CPU threads (default: torch's count when the model loaded)."""
-        import torch
-
+    def encode(self, texts: Sequence[str], threads: int | None = None, query: bool = False) -> np.ndarray:
+        """Embed texts as float32 rows, in the configured precision (queries, with ``query``,
+        in float32 on the int8 path), on ``threads`` CPU threads (default: all physical cores)."""
         model = self.load()
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
-        context = (torch.autocast("cpu", dtype=torch.bfloat16) if self.precision == "bfloat16"
-                   else contextlib.nullcontext())
-        # torch.set_num_threads sets the calling thread's OpenMP count, so a query
-        # on one thread and indexing on another each keep their own.
         order, batches = self._batches(texts)
-        torch.set_num_threads(threads or self._threads)
-        try:
-            parts = []
-            for batch in batches:
-                with torch.inference_mode(), context:
-                    parts.append(model.encode(batch, batch_size=len(batch), convert_to_tensor=True,
-                                              show_progress_bar=False, normalize_embeddings=False))
-                if len(batches) > 1:
-                    _release_freed_memory()
-        finally:
-            torch.set_num_threads(self._threads)  # also the count new threads start with
+        parts = model.run(batches, threads or model.threads, query)
         vectors = np.empty((len(texts), parts[0].shape[1]), dtype=np.float32)
-        vectors[order] = torch.cat(parts).float().cpu().numpy()
+        vectors[order] = np.concatenate(parts)
         return vectors
 
     def _batches(self, texts: Sequence[str]) -> tuple[np.ndarray, list[list[str]]]:
@@ -321,9 +437,7 @@ class Embedder:
         padding stays small and attention's memory (batch x length squared) bounded."""
         if len(texts) == 1:
             return np.zeros(1, dtype=np.int64), [list(texts)]
-        limit = int(self._model.max_seq_length)
-        lengths = [min(len(ids), limit) for ids in self._model.tokenizer(
-            list(texts), add_special_tokens=True, truncation=False, verbose=False)["input_ids"]]
+        lengths = self._model.lengths(texts)
         order = np.argsort(lengths, kind="stable")
         batches: list[list[str]] = [[]]
         for i in order.tolist():
@@ -340,13 +454,19 @@ class Embedder:
             # One short sequence is too little work to split: waking a second
             # thread costs more than it saves (measured here: 7 ms on one
             # thread, 11 ms on two, and far worse when another process is busy).
-            vector = self.encode([text], threads=1)[0]
+            vector = self.encode([text], threads=1, query=True)[0]
             vector.flags.writeable = False  # shared by every caller that asks the same question
             with self._query_lock:  # MCP calls run in threads
                 self._query_cache[text] = vector
                 while len(self._query_cache) > QUERY_CACHE_SIZE:
                     del self._query_cache[next(iter(self._query_cache))]
         return vector
+
+
+def _default_model_cache() -> Path:
+    from .config import default_cache_directory
+
+    return default_cache_directory() / "models"
 
 
 class VectorCache:

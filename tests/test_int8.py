@@ -1,0 +1,161 @@
+"""The int8 path (issue 16): an onnxruntime model built once in the cache folder, chosen by
+``precision = "auto"`` on CPUs without native bfloat16, close to float32, and free of torch."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import vecbook
+from vecbook import embed, onnx_model
+from conftest import ROOT
+
+SENTENCES = [
+    "the walrus hid the golden key under the pier",
+    "Bought a second-hand kayak and paddle for the summer.",
+    "Meeting moved to Thursday; bring the budget spreadsheet.",
+    "How do I reset my router password?",
+    "Grandma's recipe: two cups flour, one egg, a pinch of salt, bake 40 minutes.",
+    "ok",
+    "Die Fähre zur Insel fährt um acht Uhr ab.",
+    "word " * 300,  # longer than one window: truncated to the model's limit, like float32
+]
+
+
+@pytest.fixture(scope="module")
+def int8(user_cache: Path) -> vecbook.Embedder:
+    model = vecbook.Embedder(precision="int8", model_cache=user_cache / "models")
+    model.load()
+    return model
+
+
+@pytest.fixture(scope="module")
+def float32() -> vecbook.Embedder:
+    model = vecbook.Embedder(precision="float32")
+    model.load()
+    return model
+
+
+def test_int8_vectors_agree_with_float32(int8: vecbook.Embedder, float32: vecbook.Embedder) -> None:
+    a, b = int8.encode(SENTENCES), float32.encode(SENTENCES)
+    cosine = (a * b).sum(axis=1) / (np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1))
+    assert int8.precision == "int8" and a.dtype == np.float32 and a.shape == b.shape
+    assert cosine.min() > 0.96 and cosine.mean() > 0.98, cosine
+    np.testing.assert_allclose(np.linalg.norm(a, axis=1), 1.0, atol=1e-4)  # the model's Normalize module
+
+
+def test_int8_path_embeds_queries_in_float32(int8: vecbook.Embedder, float32: vecbook.Embedder) -> None:
+    """Queries are one short text, where int8 errs most: they run the float32 graph."""
+    for text in ("ok", "kayak for the summer", SENTENCES[3]):
+        assert float(int8.encode_query(text) @ float32.encode_query(text)) > 0.9999
+
+
+def test_int8_windows_equal_float32_windows(int8: vecbook.Embedder, float32: vecbook.Embedder) -> None:
+    """Both paths cut long texts at the same characters: the same tokenizer, run two ways."""
+    texts = ["short", "alpha beta " * 400, "Straße, naïve café! " * 200]
+    assert int8.window_spans_many(texts) == float32.window_spans_many(texts)
+    assert int8.window_tokens == float32.window_tokens and int8.dimension == float32.dimension == 384
+
+
+def test_int8_and_float32_vectors_never_share_a_cache_key(int8: vecbook.Embedder,
+                                                          float32: vecbook.Embedder) -> None:
+    assert int8.identity != float32.identity
+    assert onnx_model.RECIPE in int8.identity  # a new recipe never reuses the old recipe's vectors
+
+
+def test_int8_model_is_built_once_in_the_cache_folder(int8: vecbook.Embedder, user_cache: Path) -> None:
+    folders = [p for p in (user_cache / "models").iterdir() if not p.name.startswith(".")]
+    assert len(folders) == 1 and folders[0].name.endswith(onnx_model.RECIPE)
+    manifest = json.loads((folders[0] / onnx_model.MANIFEST_FILE).read_text())
+    assert manifest["recipe"] == onnx_model.RECIPE
+    assert set(manifest["files"]) == {onnx_model.MODEL_FILE, onnx_model.QUERY_FILE}
+    again = vecbook.Embedder(precision="int8", model_cache=user_cache / "models")
+    again.load()  # found intact: loads without a build (a build would leave a second folder or log)
+    assert [p for p in (user_cache / "models").iterdir() if not p.name.startswith(".")] == folders
+
+
+def test_damaged_int8_model_is_rebuilt_with_a_warning(int8: vecbook.Embedder, user_cache: Path, tmp_path: Path,
+                                                      caplog: pytest.LogCaptureFixture) -> None:
+    built = next(p for p in (user_cache / "models").iterdir() if not p.name.startswith("."))
+    cache = tmp_path / "models"
+    shutil.copytree(built, cache / built.name)
+    model_file = cache / built.name / onnx_model.MODEL_FILE
+    with model_file.open("r+b") as handle:  # a disk error or an interrupted copy
+        handle.truncate(model_file.stat().st_size // 2)
+    with caplog.at_level(logging.INFO, logger="vecbook"):
+        rebuilt = vecbook.Embedder(precision="int8", model_cache=cache)
+        vector = rebuilt.encode_query(SENTENCES[0])
+    assert "damaged" in caplog.text and "int8 model built" in caplog.text
+    assert float(vector @ int8.encode_query(SENTENCES[0])) > 0.9999
+    assert [p.name for p in cache.iterdir()] == [built.name]  # the damaged copy and the build folder are gone
+
+
+def test_auto_takes_int8_without_bfloat16_and_torch_with_it(user_cache: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(embed, "native_bf16", lambda: False)
+    without = vecbook.Embedder(model_cache=user_cache / "models")
+    without.load()
+    assert without.precision == "int8"
+    monkeypatch.setattr(embed, "native_bf16", lambda: True)
+    with_bf16 = vecbook.Embedder(model_cache=user_cache / "models")
+    with_bf16.load()
+    assert with_bf16.precision == "bfloat16"
+
+
+def _model_copy(tmp_path: Path, pooling: dict[str, bool]) -> Path:
+    """The packaged model in a folder of links, with its pooling configuration replaced."""
+    source = embed.resolve_model(vecbook.config.DEFAULT_MODEL)
+    target = tmp_path / "model"
+    target.mkdir()
+    for item in source.iterdir():
+        if item.name != "1_Pooling":
+            (target / item.name).symlink_to(item, target_is_directory=item.is_dir())
+    (target / "1_Pooling").mkdir()
+    config = json.loads((source / "1_Pooling" / "config.json").read_text())
+    (target / "1_Pooling" / "config.json").write_text(json.dumps({**config, **pooling}))
+    return target
+
+
+def test_a_model_the_int8_path_cannot_run_falls_back_to_float32_under_auto(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    model = _model_copy(tmp_path, {"pooling_mode_mean_tokens": False, "pooling_mode_cls_token": True})
+    monkeypatch.setattr(embed, "native_bf16", lambda: False)
+    with caplog.at_level(logging.WARNING, logger="vecbook"):
+        auto = vecbook.Embedder(str(model), model_cache=tmp_path / "models")
+        auto.load()
+    assert auto.precision == "float32" and "pooling other than mean tokens" in caplog.text
+    with pytest.raises(vecbook.ModelNotFoundError, match="precision int8 cannot run .*pooling"):
+        vecbook.Embedder(str(model), precision="int8", model_cache=tmp_path / "models").load()
+    assert not (tmp_path / "models").exists()  # nothing was built for a model it cannot run
+
+
+def test_searching_with_int8_never_imports_torch(int8: vecbook.Embedder, user_cache: Path, tmp_path: Path) -> None:
+    """A served index answers without torch (whose import and load held the interpreter for
+    seconds); the built model is reused from the cache folder."""
+    (tmp_path / "notes.txt").write_text("Bought a second-hand kayak and paddle for the summer.\n---\n"
+                                        "The boiler repair is booked for Tuesday.\n")
+    code = f"""
+import sys
+sys.path.insert(0, {str(ROOT)!r})
+import vecbook
+book = vecbook.VecBook(data_directory={str(tmp_path)!r}, precision="int8", cache_directory=False)
+hit = book.search("boat for paddling", mode="semantic")[0]
+print(hit.citation, book.stats()["precision"], "torch" in sys.modules, "sentence_transformers" in sys.modules)
+"""
+    env = {**os.environ, "XDG_CACHE_HOME": str(user_cache.parent / "xdg")}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["notes.txt:1", "int8", "False", "False"]
+
+
+def test_cpu_description_names_the_cpu_and_its_speed_flags() -> None:
+    text = embed.cpu_description()
+    assert f"{os.cpu_count()} logical cores" in text and "flags:" in text
