@@ -8,10 +8,13 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from rank_bm25 import BM25Okapi
 
 import vecbook
 from conftest import SAMPLES
+from vecbook.index import Vocabulary, tokenize
 
 
 def sample_corpus() -> list[list[str]]:
@@ -141,7 +144,7 @@ def test_query_vectors_are_cached_per_embedder_and_bounded() -> None:
     class Counting(vecbook.Embedder):
         calls = 0
 
-        def encode(self, texts: Any, threads: int | None = None) -> np.ndarray:
+        def encode(self, texts: Any, threads: int | None = None, query: bool = False) -> np.ndarray:
             Counting.calls += len(texts)
             return np.ones((len(texts), 4), dtype=np.float32)
 
@@ -154,3 +157,14 @@ def test_query_vectors_are_cached_per_embedder_and_bounded() -> None:
         embedder.encode_query(f"question {i}")
     assert len(embedder._query_cache) == vecbook.embed.QUERY_CACHE_SIZE
     assert Counting("other").encode_query("where is the boiler manual") is not first  # not shared across models
+
+
+@given(st.lists(st.text(alphabet=st.sampled_from(list("abcdeilnorstuyéß ÄIN.,'-0123456789\n")), max_size=60),
+                max_size=8), st.booleans())
+def test_vocabulary_encodes_text_as_tokenize_then_encode(texts: list[str], stemming: bool) -> None:
+    """The one-lookup-per-word path gives the ids, and assigns them in the order, that
+    tokenizing and then encoding would."""
+    direct, fast = Vocabulary(), Vocabulary()
+    for text in texts + texts:
+        assert fast.encode_text(text, stemming).tolist() == direct.encode(tokenize(text, stemming)).tolist()
+    assert fast.ids == direct.ids

@@ -16,7 +16,7 @@ import numpy as np
 
 from .config import Config
 from .embed import EMBED_CHUNK, MAX_WINDOWS, Embedder, VectorCache
-from .index import KeywordIndex, VectorIndex, Vocabulary, tokenize
+from .index import KeywordIndex, VectorIndex, Vocabulary
 from .rank import FilterColumns
 from .records import Record, split_passages
 from .sources import LoadReport, SourceState, load_sources
@@ -105,7 +105,7 @@ class Builder:
         layout = self.layouts.get(content)
         if layout is None:
             passages = split_passages(content)
-            layout = Layout(passages, [self.vocabulary.encode(tokenize(content[a:b], self.config.stemming))
+            layout = Layout(passages, [self.vocabulary.encode_text(content[a:b], self.config.stemming)
                                        for a, b in passages])
         return layout
 
