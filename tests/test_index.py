@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+import os
+import time
 from collections import Counter
 from typing import Any
 
@@ -13,7 +15,7 @@ from hypothesis import strategies as st
 from rank_bm25 import BM25Okapi
 
 import vecbook
-from conftest import SAMPLES
+from conftest import SAMPLES, FakeEmbedder
 from vecbook.index import Vocabulary, tokenize
 
 
@@ -168,3 +170,50 @@ def test_vocabulary_encodes_text_as_tokenize_then_encode(texts: list[str], stemm
     for text in texts + texts:
         assert fast.encode_text(text, stemming).tolist() == direct.encode(tokenize(text, stemming)).tolist()
     assert fast.ids == direct.ids
+
+
+def keyword_index_equals(a: vecbook.index.KeywordIndex, b: vecbook.index.KeywordIndex) -> None:
+    for name in ("doc_ids", "tf", "indptr", "lengths", "owners"):
+        np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
+    np.testing.assert_allclose(a.weights, b.weights, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(a.idf, b.idf, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("idf", ["lucene", "okapi"])
+def test_an_updated_keyword_index_equals_one_built_from_scratch(idf: str) -> None:
+    vocabulary = vecbook.index.Vocabulary()
+    corpus = [vocabulary.encode(doc) for doc in sample_corpus()]
+    first = vecbook.index.KeywordIndex(corpus, idf=idf, vocabulary=vocabulary)
+    # Edit passage 3, delete 5 and 6, add two at the end (one with a new term), move 0 behind 1.
+    edited = vocabulary.encode(["rice", "kimchi", "brandnewterm"])
+    order = [1, 0, 2, 3, 4] + list(range(7, len(corpus)))
+    documents = [edited if i == 3 else corpus[i] for i in order]
+    documents += [vocabulary.encode(["outage", "outage", "zebra"]), corpus[8]]
+    source = np.array([-1 if i == 3 else i for i in order] + [-1, -1])
+    for docs, src in ((documents, source), (documents[1:], source[1:])):  # moved, and in order
+        owners = np.arange(len(docs)) // 2  # two passages a record
+        updated = vecbook.index.KeywordIndex(docs, idf=idf, vocabulary=vocabulary, owners=owners,
+                                             reuse=(first, src))
+        scratch = vecbook.index.KeywordIndex(docs, idf=idf, vocabulary=vocabulary, owners=owners)
+        keyword_index_equals(updated, scratch)
+        for query in QUERIES + ["brandnewterm zebra rice"]:
+            tokens = vecbook.index.tokenize(query)
+            np.testing.assert_array_equal(updated.scores(tokens), scratch.scores(tokens))
+
+
+def test_incremental_builds_keep_the_keyword_index_equal_to_a_fresh_build(write_files: Any) -> None:
+    files = {"a.txt": "apple pie\n---\nbanana split\n---\ncherry tart", "b.txt": "durian\n---\nelderberry wine"}
+    root = write_files(files)
+    config = vecbook.config.config_without_file(data_directory=root)
+    builder = vecbook.build.Builder(config, FakeEmbedder())
+    builder.keyword_snapshot(builder.read())
+    for name, text in (("a.txt", "apple pie\n---\nbanana boat\n---\ncherry tart\n---\nfig roll"),
+                       ("b.txt", "elderberry wine"), ("c.txt", "apple pie\n---\ngrape")):
+        (root / name).write_text(text, encoding="utf-8")
+        os.utime(root / name, (time.time() + 10, time.time() + 10))  # seen as changed within the second
+        report = builder.read()
+        updated = builder.keyword_snapshot(report).keywords
+        fresh = vecbook.index.KeywordIndex([t for r in report.records for t in builder.layouts[r.content].tokens],
+                                           config.bm25_k1, config.bm25_b, vocabulary=builder.vocabulary,
+                                           owners=updated.owners)
+        keyword_index_equals(updated, fresh)

@@ -26,7 +26,7 @@ from .config import (
     load_config,
     replace_config,
 )
-from .build import Builder, Snapshot
+from .build import Builder, LiveVectors, Snapshot
 from .hits import (
     MAX_CONTEXT,
     Context,
@@ -91,7 +91,9 @@ class VecBook:
         self._builder = Builder(config, self.embedder)
         self._cache: VectorCache | None = None
         self._cache_facts: dict[str, Any] | None = None
-        self._pending_save: tuple[VectorCache, dict[bytes, np.ndarray]] | None = None
+        self._pending_save: tuple[VectorCache, LiveVectors] | None = None
+        self._save_lock = threading.Lock()  # one save at a time, so the newest live set is written last
+        self._saver: threading.Thread | None = None
         self._watcher: Any = None  # a watch.Watcher while watching (see watch())
         self._watch_on_start = watch and background  # a background book watches from start() on
         self._progress: dict[str, Any] = {"state": "not started", "records_embedded": 0, "records_total": 0,
@@ -150,6 +152,9 @@ class VecBook:
             watcher, self._watcher = self._watcher, None
         if watcher is not None:
             watcher.stop()
+        saver = self._saver
+        if saver is not None:
+            saver.join()
 
     def __enter__(self) -> VecBook:
         return self
@@ -195,8 +200,15 @@ class VecBook:
             self._building = True
             covers, full, self._full_requested = self._requested, self._full_requested, False
         try:
-            self._build(full)
-            self._save_pending_cache()  # after the new snapshot is published: searches never wait on it
+            update = self._build(full)
+            # After the new snapshot is published: searches never wait on it. An update (the
+            # watcher's usual case: one file changed) does not wait either, since writing
+            # 100k vectors takes longer than the update. A first or full build saves before
+            # it returns, so the process that ran it (the CLI's reindex) leaves the cache whole.
+            if update:
+                self._save_cache_in_background()
+            else:
+                self._save_pending_cache()
         finally:
             with self._cond:
                 self._building = False
@@ -210,7 +222,8 @@ class VecBook:
             self._progress.update(values)
             self._cond.notify_all()
 
-    def _build(self, full: bool) -> None:
+    def _build(self, full: bool) -> bool:
+        """Build and publish a snapshot; True if it updated an earlier one (not a first or full build)."""
         started = time.perf_counter()
         self._set_progress(state="loading" if self._snapshot is None else "updating", started=time.time(),
                            finished=None, records_embedded=0, error=None)
@@ -227,7 +240,7 @@ class VecBook:
         update = {"full": full, "files_read": report.files_read, "collections_read": report.collections_read}
         if self._unchanged(previous, report, full):
             self._finish(previous, started, dict(update, changed=False))
-            return
+            return True
         if not report.records:
             log.warning("no records found in %s: searches will return nothing", self.config.data_directory)
         self._set_progress(state="indexing keywords", records_total=len(report.records))
@@ -238,7 +251,6 @@ class VecBook:
             self._progress["state"] = "embedding"
             self._cond.notify_all()
         vectors, error, counts = None, None, {}
-        self._pending_save = None
         try:
             if not self.keyword_only:
                 vectors, counts = self._embed(base, None if full or previous is None else previous.vectors)
@@ -250,6 +262,7 @@ class VecBook:
         snapshot = dataclasses.replace(base, vectors=vectors, vector_error=error,
                                        cache=self._cache_facts, index_seconds=time.perf_counter() - started)
         self._finish(snapshot, started, update)
+        return previous is not None and not full
 
     def _unchanged(self, previous: Snapshot | None, report: LoadReport, full: bool) -> bool:
         """Nothing was re-read and no file came or went: the current snapshot stands."""
@@ -290,7 +303,9 @@ class VecBook:
         cache = self._open_cache()
         index, counts, live = self._builder.embed(snapshot, previous, cache, self._report_progress)
         self._cache_facts = _cache_facts(cache, live)
-        self._pending_save = (cache, live) if cache is not None else None
+        if cache is not None:
+            with self._cond:
+                self._pending_save = (cache, live)  # replaces an older one no save has taken yet
         return index, counts
 
     def _report_progress(self, done: int, total: int) -> None:
@@ -313,17 +328,37 @@ class VecBook:
 
     def _save_pending_cache(self) -> None:
         """Keep exactly the live vectors of the last build (which prunes the stale ones), if
-        anything changed. Runs after the snapshot is published; the cache's lock keeps two
-        saves from overlapping."""
-        pending, self._pending_save = self._pending_save, None
-        if pending is None:
-            return
-        cache, live = pending
+        anything changed. Runs after the snapshot is published."""
+        # The pending save is taken under the lock, so a later build's live set is never
+        # overwritten by an earlier one still being written.
+        with self._save_lock:
+            with self._cond:
+                pending, self._pending_save = self._pending_save, None
+            if pending is None:
+                return
+            cache, live = pending
+            try:
+                if live.rows.keys() != cache.entries.keys():  # nothing new and nothing stale: leave the file alone
+                    cache.save(live.as_dict())
+            except OSError as exc:
+                log.warning("cannot write the vector cache %s (%s); continuing without it", cache.path, exc)
+
+    def _save_cache_in_background(self) -> None:
+        """Save the pending vectors in a thread. Not a daemon: a process that exits still
+        finishes the file (the rename keeps it whole either way); ``close()`` waits for it too."""
+        with self._cond:
+            if self._pending_save is None:
+                return
+            cache = self._pending_save[0]
+            cache.begin_save()  # a book opening this cache from now on waits for the file
+            self._saver = threading.Thread(target=self._save_announced, args=(cache,), name="vecbook-cache")
+            self._saver.start()
+
+    def _save_announced(self, cache: VectorCache) -> None:
         try:
-            if set(live) != set(cache.entries):  # nothing new and nothing stale: leave the file alone
-                cache.save(live)
-        except OSError as exc:
-            log.warning("cannot write the vector cache %s (%s); continuing without it", cache.path, exc)
+            self._save_pending_cache()
+        finally:
+            cache.end_save()
 
     # -- search --
 
@@ -496,14 +531,14 @@ def _count_sources(report: LoadReport) -> str:
     return ", ".join(parts)
 
 
-def _cache_facts(cache: VectorCache | None, live: dict[bytes, np.ndarray]) -> dict[str, Any] | None:
+def _cache_facts(cache: VectorCache | None, live: LiveVectors) -> dict[str, Any] | None:
     """What saving ``live`` does to the cache (for stats), before it is saved."""
     if cache is None:
         return None
-    before = set(cache.entries)
-    reused = len(before & set(live))
-    return {"path": str(cache.path), "entries": len(live), "reused": reused,
-            "embedded": len(live) - reused, "pruned": len(before - set(live))}
+    before, after = cache.entries.keys(), live.rows.keys()
+    reused = len(before & after)
+    return {"path": str(cache.path), "entries": len(after), "reused": reused,
+            "embedded": len(after) - reused, "pruned": len(before) - reused}
 
 
 def cache_scope(config: Config) -> str:

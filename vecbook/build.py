@@ -61,6 +61,41 @@ class Snapshot:
         return int(self.passages[passage, 0]), int(self.passages[passage, 1])
 
 
+class LiveVectors:
+    """Every vector a build holds, by the key of its text: what the vector cache keeps.
+    Gathered only when the cache is saved, which runs after the update is published
+    (a dict of 100k vectors takes longer than the update of one file)."""
+
+    def __init__(self, keys: Sequence[bytes], reused: np.ndarray, keep: np.ndarray, previous: VectorIndex | None,
+                 found: dict[bytes, np.ndarray]) -> None:
+        self._keys, self._reused, self._keep = keys, reused, keep
+        self._previous = previous  # held: its float16 rows are a view of FAISS memory it owns
+        self._found = found
+        self._rows: dict[bytes, int] | None = None
+
+    @property
+    def rows(self) -> dict[bytes, int]:
+        """Each live key, in window order, with its row in the previous index (-1: in ``found``)."""
+        if self._rows is None:
+            self._rows = {k: r for k, r, kept in zip(self._keys, self._reused.tolist(), self._keep.tolist()) if kept}
+        return self._rows
+
+    def as_dict(self) -> dict[bytes, np.ndarray]:
+        """Key -> float32 vector, as the cache stores them."""
+        rows = self.rows
+        taken = np.fromiter(rows.values(), dtype=np.int64, count=len(rows))
+        vectors: list[np.ndarray] = [np.zeros(0)] * len(rows)
+        if self._previous is not None and bool((taken >= 0).any()):
+            copied = np.flatnonzero(taken >= 0)
+            decoded = self._previous.vectors[taken[copied]].astype(np.float32)
+            for position, vector in zip(copied.tolist(), decoded):
+                vectors[position] = vector
+        for position, (key, row) in enumerate(zip(rows, taken.tolist())):
+            if row < 0:
+                vectors[position] = self._found[key]
+        return dict(zip(rows, vectors))
+
+
 def text_key(text: str) -> bytes:
     """16 bytes of sha256: what a vector is stored under (collisions are out of reach)."""
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()[:16]
@@ -76,6 +111,7 @@ class Builder:
         self.sources = SourceState()
         self.vocabulary = Vocabulary()
         self.layouts: dict[str, Layout] = {}
+        self._keywords: tuple[list[Record], KeywordIndex] | None = None  # the last build's, for reuse
         self._lock = threading.Lock()  # one build at a time touches the state
 
     def reset(self) -> None:
@@ -83,6 +119,7 @@ class Builder:
         self.sources = SourceState()
         self.layouts = {}
         self.vocabulary = Vocabulary()
+        self._keywords = None
 
     # -- reading and keywords --
 
@@ -94,11 +131,14 @@ class Builder:
         """Passages and the keyword index for ``report``'s records (no vectors yet)."""
         layouts = [self._layout(r.content) for r in report.records]
         self.layouts = {r.content: layout for r, layout in zip(report.records, layouts)}  # drop stale texts
-        owners = np.repeat(np.arange(len(layouts)), [len(layout.passages) for layout in layouts])
+        counts = np.fromiter((len(layout.passages) for layout in layouts), dtype=np.int64, count=len(layouts))
+        owners = np.repeat(np.arange(len(layouts)), counts)
         tokens = [t for layout in layouts for t in layout.tokens]
         passages = np.array([p for layout in layouts for p in layout.passages], dtype=np.int64).reshape(-1, 2)
+        reuse = (self._keywords[1], _passage_sources(*self._keywords, report.records, counts)) if self._keywords else None
         keywords = KeywordIndex(tokens, self.config.bm25_k1, self.config.bm25_b, vocabulary=self.vocabulary,
-                                owners=owners)
+                                owners=owners, reuse=reuse)
+        self._keywords = (report.records, keywords)
         return Snapshot(report.records, keywords, FilterColumns(report.records), report, passages)
 
     def _layout(self, content: str) -> Layout:
@@ -112,7 +152,7 @@ class Builder:
     # -- vectors --
 
     def embed(self, snapshot: Snapshot, previous: VectorIndex | None, cache: VectorCache | None,
-              progress: ProgressCallback) -> tuple[VectorIndex, dict[str, int], dict[bytes, np.ndarray]]:
+              progress: ProgressCallback) -> tuple[VectorIndex, dict[str, int], LiveVectors]:
         """The vector index for ``snapshot``: windows of every passage, their vectors taken
         from ``previous`` (same text, same model), then ``cache``, then the model. Also
         returns counts (reused, from_cache, embedded) and every live vector by key."""
@@ -124,17 +164,48 @@ class Builder:
         owners = np.repeat(np.arange(len(records)), [len(layout.keys or []) for layout in layouts])
         spans = np.array([(a, b) for layout in layouts for _, a, b in (layout.windows or [])],
                          dtype=np.int64).reshape(-1, 2)
-        found, counts = self._known_vectors(keys, previous, rows, cache)
-        texts = {k: records[o].content[a:b] for k, o, (a, b) in zip(keys, owners.tolist(), spans.tolist())
-                 if k not in found}
-        self._embed_missing(texts, found, records, keys, owners, progress)
-        counts["embedded"] = len(texts)
-        keep = np.array([k in found for k in keys], dtype=bool)
-        dim = len(next(iter(found.values()))) if found else self.embedder.dimension
-        matrix = np.array([found[k] for k in keys if k in found], dtype=np.float32).reshape(int(keep.sum()), dim)
-        index = VectorIndex(matrix, owners[keep], len(records), self.config.similarity_metric,
-                            spans=spans[keep], keys=[k for k, kept in zip(keys, keep) if kept])
-        return index, counts, {k: found[k] for k in dict.fromkeys(keys) if k in found}
+        # Each window's row in the previous index (-1: not there). An update changes a few
+        # records, so everything after this line is proportional to those few windows,
+        # plus numpy passes over the rest.
+        reused = np.fromiter((rows.get(k, -1) for k in keys), dtype=np.int64, count=len(keys))
+        missing = np.flatnonzero(reused < 0)
+        found = self._cached_vectors([keys[w] for w in missing.tolist()], cache)
+        texts = {keys[w]: records[o].content[a:b] for w, o, (a, b)
+                 in zip(missing.tolist(), owners[missing].tolist(), spans[missing].tolist()) if keys[w] not in found}
+        counts = {"reused": int(len(np.unique(reused[reused >= 0]))), "from_cache": len(found),
+                  "embedded": len(texts)}
+        self._embed_missing(texts, found, records, keys, owners, missing, progress)
+        keep = reused >= 0
+        keep[missing] = [keys[w] in found for w in missing.tolist()]
+        matrix = self._matrix(keys, reused, keep, found, previous)
+        index = VectorIndex(matrix, owners[keep], len(records), self.config.similarity_metric, spans=spans[keep],
+                            keys=keys if keep.all() else [k for k, kept in zip(keys, keep.tolist()) if kept])
+        return index, counts, LiveVectors(keys, reused, keep, previous, found)
+
+    def _matrix(self, keys: Sequence[bytes], reused: np.ndarray, keep: np.ndarray, found: dict[bytes, np.ndarray],
+                previous: VectorIndex | None) -> np.ndarray:
+        """The float32 vectors of the kept windows: rows copied from ``previous`` in one gather, the rest from ``found``."""
+        if previous is not None and bool((reused >= 0).any()):
+            dim = previous.vectors.shape[1]
+        else:
+            dim = len(next(iter(found.values()))) if found else self.embedder.dimension
+        matrix = np.empty((int(keep.sum()), dim), dtype=np.float32)
+        position = np.cumsum(keep) - 1
+        copied = reused >= 0
+        if previous is not None and bool(copied.any()):
+            matrix[position[copied]] = previous.vectors[reused[copied]]  # float16 decoded as before
+        fresh = np.flatnonzero(keep & ~copied)
+        if len(fresh):
+            matrix[position[fresh]] = np.array([found[keys[w]] for w in fresh.tolist()], dtype=np.float32)
+        return matrix
+
+    @staticmethod
+    def _cached_vectors(keys: Sequence[bytes], cache: VectorCache | None) -> dict[bytes, np.ndarray]:
+        """The cache's vectors for ``keys`` (those the previous index lacks)."""
+        if cache is None:
+            return {}
+        entries = cache.entries
+        return {key: entries[key] for key in dict.fromkeys(keys) if key in entries}
 
     def _window(self, records: Sequence[Record], layouts: Sequence[Layout], known: Callable[[bytes], bool]) -> None:
         """Model windows for every passage not windowed yet (the tokenizer runs once per text,
@@ -166,32 +237,19 @@ class Builder:
             layout.windows = windows
             layout.keys = [text_key(record.content[a:b]) for _, a, b in windows]
 
-    @staticmethod
-    def _known_vectors(keys: Sequence[bytes], previous: VectorIndex | None, rows: dict[bytes, int],
-                       cache: VectorCache | None) -> tuple[dict[bytes, np.ndarray], dict[str, int]]:
-        found: dict[bytes, np.ndarray] = {}
-        reused = cached = 0
-        if previous is not None and rows:
-            wanted = [(k, rows[k]) for k in dict.fromkeys(keys) if k in rows]
-            if wanted:
-                vectors = previous.vectors[[row for _, row in wanted]].astype(np.float32)
-                found.update(zip((k for k, _ in wanted), vectors))
-            reused = len(found)
-        if cache is not None:
-            for key in dict.fromkeys(keys):
-                if key not in found and key in cache.entries:
-                    found[key] = cache.entries[key]
-                    cached += 1
-        return found, {"reused": reused, "from_cache": cached}
-
     def _embed_missing(self, texts: dict[bytes, str], found: dict[bytes, np.ndarray], records: Sequence[Record],
-                       keys: Sequence[bytes], owners: np.ndarray, progress: ProgressCallback) -> None:
-        """Embed the texts no index or cache had, in chunks, reporting records completed."""
-        remaining = np.bincount(owners, minlength=len(records)) if len(owners) else np.zeros(len(records), int)
+                       keys: Sequence[bytes], owners: np.ndarray, missing: np.ndarray,
+                       progress: ProgressCallback) -> None:
+        """Embed the texts no index or cache had, in chunks, reporting records completed
+        (``missing``: the windows the previous index lacks, a superset of those of ``texts``)."""
         windows_of: dict[bytes, list[int]] = {}
-        for window, key in enumerate(keys):
-            windows_of.setdefault(key, []).append(window)
-        done = _count_done(remaining, owners, [w for k in found for w in windows_of.get(k, [])])
+        for window in missing.tolist():
+            if keys[window] in texts:
+                windows_of.setdefault(keys[window], []).append(window)
+        todo_windows = np.fromiter((w for ws in windows_of.values() for w in ws), dtype=np.int64)
+        remaining = np.bincount(owners[todo_windows], minlength=len(records))
+        # A record is done when all its windows have vectors (a record without windows never is).
+        done = int(np.count_nonzero((remaining == 0) & (np.bincount(owners, minlength=len(records)) > 0)))
         progress(done, len(records))
         todo = sorted(texts, key=lambda k: len(texts[k]))  # similar lengths batch with little padding
         for start in range(0, len(todo), EMBED_CHUNK):
@@ -216,6 +274,19 @@ class Builder:
                 log.warning("%s: record could not be embedded (%s); it is found by keyword search only",
                             record.citation, exc)
         return vectors
+
+
+def _passage_sources(old_records: Sequence[Record], old_index: KeywordIndex, records: Sequence[Record],
+                     counts: np.ndarray) -> np.ndarray:
+    """For each passage of ``records`` (``counts`` a record), the passage of ``old_index`` with the
+    same tokens (same record text), or -1: an update recounts only the records that changed."""
+    old_of_text = {r.content: i for i, r in enumerate(old_records)}
+    # pop: each earlier record lends its passages once (a duplicated text is counted afresh)
+    sources = np.fromiter((old_of_text.pop(r.content, -1) for r in records), dtype=np.int64, count=len(records))
+    firsts = np.cumsum(counts) - counts
+    offsets = np.arange(int(counts.sum()), dtype=np.int64) - np.repeat(firsts, counts)
+    old_firsts = old_index.first_passages(np.maximum(sources, 0)) if old_index.size else np.zeros_like(sources)
+    return np.where(np.repeat(sources, counts) >= 0, np.repeat(old_firsts, counts) + offsets, -1)
 
 
 def _count_done(remaining: np.ndarray, owners: np.ndarray, windows: list[int]) -> int:

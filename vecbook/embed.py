@@ -16,7 +16,7 @@ import threading
 import time
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any, ClassVar, Iterator, Sequence
 
 import numpy as np
 
@@ -53,6 +53,9 @@ KERNEL_CACHE_SIZE = 64
 STALE_SCOPE_DAYS = 60
 # A temporary cache file older than this was left by a killed process (a save takes seconds).
 STALE_TEMP_SECONDS = 24 * 3600
+# How long opening a cache waits for this process's save in flight (100k vectors take ~1-2 s);
+# past it the older file is read, which is still whole.
+SAVE_WAIT_SECONDS = 60.0
 # Characters tokenized per call when splitting records into windows: every
 # token's offsets become Python tuples, so one call over 30k records added
 # ~380 MB to the peak; batches of this size keep it to a few MB.
@@ -487,6 +490,10 @@ class VectorCache:
     # One save at a time in a process: builds publish their snapshot first and save after,
     # so a save may still run when the next build finishes (processes rely on the rename).
     _save_lock = threading.Lock()
+    # Saves announced but not finished, by file: a load in this process waits for them,
+    # so a book opened after another one's update reads what that update saves.
+    _announced: ClassVar[dict[Path, int]] = {}
+    _announced_changed = threading.Condition()
 
     def __init__(self, directory: Path, identity: str, scope: str = "") -> None:
         self.directory = directory
@@ -504,8 +511,23 @@ class VectorCache:
         """16 bytes of sha256: collisions are out of reach for a personal corpus."""
         return hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()[:16]
 
+    def begin_save(self) -> None:
+        """Announce a save that will run in another thread (``end_save`` when it is done)."""
+        with self._announced_changed:
+            self._announced[self.path] = self._announced.get(self.path, 0) + 1
+
+    def end_save(self) -> None:
+        """The save announced by ``begin_save`` is done (or failed)."""
+        with self._announced_changed:
+            self._announced[self.path] -= 1
+            if not self._announced[self.path]:
+                del self._announced[self.path]
+            self._announced_changed.notify_all()
+
     def load(self) -> None:
         """Read the cache file; warn and start empty when it is missing a check."""
+        with self._announced_changed:
+            self._announced_changed.wait_for(lambda: self.path not in self._announced, timeout=SAVE_WAIT_SECONDS)
         if not self.path.exists():
             return
         try:
