@@ -214,12 +214,12 @@ NOISY_SERVER = """
 import os, sys
 import vecbook
 original = vecbook.Embedder.encode
-def noisy(self, texts, threads=None):
+def noisy(self, texts, threads=None, query=False):
     print("print() from a library")
     sys.stdout.write("sys.stdout.write from a library\\n")
     sys.stdout.flush()
     os.write(1, b"C-level write to fd 1\\n")
-    return original(self, texts, threads)
+    return original(self, texts, threads, query)
 vecbook.Embedder.encode = noisy
 sys.exit(vecbook.main(["serve", "--data-dir", sys.argv[1]]))
 """

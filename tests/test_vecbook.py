@@ -340,7 +340,9 @@ def test_batched_embedding_returns_rows_in_input_order(embedder: vecbook.Embedde
     together = embedder.encode(texts)
     alone = np.vstack([embedder.encode([t]) for t in texts])
     cosine = (together * alone).sum(1) / np.linalg.norm(together, axis=1) / np.linalg.norm(alone, axis=1)
-    assert together.shape == (6, 384) and np.all(cosine > 0.999)
+    # int8 quantizes activations per batch, so a text's vector moves a little with its
+    # batch-mates; a row given another text's vector would score far lower
+    assert together.shape == (6, 384) and np.all(cosine > (0.97 if embedder.precision == "int8" else 0.999))
     np.testing.assert_allclose(together[0], together[5], atol=1e-5)
 
 
