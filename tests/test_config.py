@@ -248,7 +248,7 @@ def test_out_of_range_values(config_file: Callable[[str], Path], line: str, mess
     ("similarity_metric", "Cosine", "cosine, l2"),
     ("search_mode", "fuzzy", "semantic, keyword, hybrid"),
     ("fusion", "max", "rrf, linear"),
-    ("precision", "float16", "auto, float32, bfloat16"),
+    ("precision", "float16", "auto, float32, bfloat16, int8"),
     ("log_level", "VERBOSE", "DEBUG, INFO, WARNING, WARN, ERROR"),
 ])
 def test_bad_enum_values(config_file: Callable[[str], Path], key: str, value: str, choices: str) -> None:
