@@ -337,6 +337,7 @@ def test_batched_embedding_returns_rows_in_input_order(embedder: vecbook.Embedde
     texts = ["tea", "A long note about " + "repairing the garden shed roof after the storm, " * 8, "coffee beans",
              "Meeting moved to Thursday at ten.", "x " * 300, "tea"]
     monkeypatch.setattr(vecbook.embed, "BATCH_TOKENS", 64)  # several small batches
+    monkeypatch.setattr(vecbook.embed, "ONNX_BATCH_TOKENS", 64)
     together = embedder.encode(texts)
     alone = np.vstack([embedder.encode([t]) for t in texts])
     cosine = (together * alone).sum(1) / np.linalg.norm(together, axis=1) / np.linalg.norm(alone, axis=1)

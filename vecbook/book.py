@@ -511,6 +511,7 @@ class VecBook:
             "model": self.config.embedding_model,
             "dimensions": int(vectors.vectors.shape[1]) if vectors is not None else None,
             "precision": self.embedder.precision if vectors is not None else None,
+            "runtime": self.embedder.runtime if vectors is not None else None,
             "metric": self.config.similarity_metric,
             "index_type": vectors.index_type if vectors is not None else None,
             "keyword_index": f"BM25Okapi (k1={self.config.bm25_k1}, b={self.config.bm25_b})",

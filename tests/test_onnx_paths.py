@@ -1,5 +1,6 @@
-"""The int8 path (issue 16): an onnxruntime model built once in the cache folder, chosen by
-``precision = "auto"`` on CPUs without native bfloat16, close to float32, and free of torch."""
+"""The onnxruntime paths (issue 16): float32 and int8 graphs built once in the cache folder;
+``precision = "auto"`` takes float32 on onnxruntime on CPUs without native bfloat16 (the same
+vectors as torch's, without importing torch); ``int8`` is close to float32."""
 
 from __future__ import annotations
 
@@ -38,10 +39,29 @@ def int8(user_cache: Path) -> vecbook.Embedder:
 
 
 @pytest.fixture(scope="module")
-def float32() -> vecbook.Embedder:
-    model = vecbook.Embedder(precision="float32")
+def float32(user_cache: Path) -> vecbook.Embedder:
+    model = vecbook.Embedder(precision="float32", model_cache=user_cache / "models")
     model.load()
     return model
+
+
+@pytest.fixture(scope="module")
+def torch32() -> vecbook.Embedder:
+    """float32 on torch, as on a machine where onnxruntime cannot run the model."""
+    model = vecbook.Embedder(precision="float32")
+    path = embed.resolve_model(model.model_name)
+    model._model, model._path = model._load_torch(path, bfloat16=False), path
+    return model
+
+
+def test_float32_runs_on_onnxruntime_with_torchs_vectors(float32: vecbook.Embedder,
+                                                         torch32: vecbook.Embedder) -> None:
+    assert (float32.precision, float32.runtime) == ("float32", "onnxruntime")
+    assert (torch32.precision, torch32.runtime) == ("float32", "torch")
+    a, b = float32.encode(SENTENCES), torch32.encode(SENTENCES)
+    assert ((a * b).sum(axis=1) > 0.99999).all()
+    assert float(float32.encode_query("ok") @ torch32.encode_query("ok")) > 0.99999
+    assert float32.identity == torch32.identity  # one cache serves both runtimes
 
 
 def test_int8_vectors_agree_with_float32(int8: vecbook.Embedder, float32: vecbook.Embedder) -> None:
@@ -53,17 +73,17 @@ def test_int8_vectors_agree_with_float32(int8: vecbook.Embedder, float32: vecboo
     np.testing.assert_allclose(np.linalg.norm(a, axis=1), 1.0, atol=1e-4)  # the model's Normalize module
 
 
-def test_int8_path_embeds_queries_in_float32(int8: vecbook.Embedder, float32: vecbook.Embedder) -> None:
+def test_int8_path_embeds_queries_in_float32(int8: vecbook.Embedder, torch32: vecbook.Embedder) -> None:
     """Queries are one short text, where int8 errs most: they run the float32 graph."""
     for text in ("ok", "kayak for the summer", SENTENCES[3]):
-        assert float(int8.encode_query(text) @ float32.encode_query(text)) > 0.9999
+        assert float(int8.encode_query(text) @ torch32.encode_query(text)) > 0.9999
 
 
-def test_int8_windows_equal_float32_windows(int8: vecbook.Embedder, float32: vecbook.Embedder) -> None:
-    """Both paths cut long texts at the same characters: the same tokenizer, run two ways."""
+def test_onnxruntime_windows_equal_torch_windows(int8: vecbook.Embedder, torch32: vecbook.Embedder) -> None:
+    """Both runtimes cut long texts at the same characters: the same tokenizer, run two ways."""
     texts = ["short", "alpha beta " * 400, "Straße, naïve café! " * 200]
-    assert int8.window_spans_many(texts) == float32.window_spans_many(texts)
-    assert int8.window_tokens == float32.window_tokens and int8.dimension == float32.dimension == 384
+    assert int8.window_spans_many(texts) == torch32.window_spans_many(texts)
+    assert int8.window_tokens == torch32.window_tokens and int8.dimension == torch32.dimension == 384
 
 
 def test_int8_and_float32_vectors_never_share_a_cache_key(int8: vecbook.Embedder,
@@ -77,7 +97,7 @@ def test_int8_model_is_built_once_in_the_cache_folder(int8: vecbook.Embedder, us
     assert len(folders) == 1 and folders[0].name.endswith(onnx_model.RECIPE)
     manifest = json.loads((folders[0] / onnx_model.MANIFEST_FILE).read_text())
     assert manifest["recipe"] == onnx_model.RECIPE
-    assert set(manifest["files"]) == {onnx_model.MODEL_FILE, onnx_model.QUERY_FILE}
+    assert set(manifest["files"]) == {onnx_model.FLOAT_FILE, onnx_model.INT8_FILE}
     again = vecbook.Embedder(precision="int8", model_cache=user_cache / "models")
     again.load()  # found intact: loads without a build (a build would leave a second folder or log)
     assert [p for p in (user_cache / "models").iterdir() if not p.name.startswith(".")] == folders
@@ -88,7 +108,7 @@ def test_damaged_int8_model_is_rebuilt_with_a_warning(int8: vecbook.Embedder, us
     built = next(p for p in (user_cache / "models").iterdir() if not p.name.startswith("."))
     cache = tmp_path / "models"
     shutil.copytree(built, cache / built.name)
-    model_file = cache / built.name / onnx_model.MODEL_FILE
+    model_file = cache / built.name / onnx_model.INT8_FILE
     with model_file.open("r+b") as handle:  # a disk error or an interrupted copy
         handle.truncate(model_file.stat().st_size // 2)
     with caplog.at_level(logging.INFO, logger="vecbook"):
@@ -99,16 +119,16 @@ def test_damaged_int8_model_is_rebuilt_with_a_warning(int8: vecbook.Embedder, us
     assert [p.name for p in cache.iterdir()] == [built.name]  # the damaged copy and the build folder are gone
 
 
-def test_auto_takes_int8_without_bfloat16_and_torch_with_it(user_cache: Path,
-                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+def test_auto_takes_onnxruntime_without_bfloat16_and_torch_with_it(user_cache: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(embed, "native_bf16", lambda: False)
     without = vecbook.Embedder(model_cache=user_cache / "models")
     without.load()
-    assert without.precision == "int8"
+    assert (without.precision, without.runtime) == ("float32", "onnxruntime")
     monkeypatch.setattr(embed, "native_bf16", lambda: True)
     with_bf16 = vecbook.Embedder(model_cache=user_cache / "models")
     with_bf16.load()
-    assert with_bf16.precision == "bfloat16"
+    assert (with_bf16.precision, with_bf16.runtime) == ("bfloat16", "torch")
 
 
 def _model_copy(tmp_path: Path, pooling: dict[str, bool]) -> Path:
@@ -125,20 +145,22 @@ def _model_copy(tmp_path: Path, pooling: dict[str, bool]) -> Path:
     return target
 
 
-def test_a_model_the_int8_path_cannot_run_falls_back_to_float32_under_auto(
+def test_a_model_onnxruntime_cannot_run_falls_back_to_torch_under_auto(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
     model = _model_copy(tmp_path, {"pooling_mode_mean_tokens": False, "pooling_mode_cls_token": True})
     monkeypatch.setattr(embed, "native_bf16", lambda: False)
     with caplog.at_level(logging.WARNING, logger="vecbook"):
         auto = vecbook.Embedder(str(model), model_cache=tmp_path / "models")
         auto.load()
-    assert auto.precision == "float32" and "pooling other than mean tokens" in caplog.text
+    assert (auto.precision, auto.runtime) == ("float32", "torch") and "pooling other than mean tokens" in caplog.text
     with pytest.raises(vecbook.ModelNotFoundError, match="precision int8 cannot run .*pooling"):
         vecbook.Embedder(str(model), precision="int8", model_cache=tmp_path / "models").load()
     assert not (tmp_path / "models").exists()  # nothing was built for a model it cannot run
 
 
-def test_searching_with_int8_never_imports_torch(int8: vecbook.Embedder, user_cache: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("precision", ["float32", "int8"])
+def test_searching_on_onnxruntime_never_imports_torch(int8: vecbook.Embedder, user_cache: Path, tmp_path: Path,
+                                                      precision: str) -> None:
     """A served index answers without torch (whose import and load held the interpreter for
     seconds); the built model is reused from the cache folder."""
     (tmp_path / "notes.txt").write_text("Bought a second-hand kayak and paddle for the summer.\n---\n"
@@ -147,14 +169,14 @@ def test_searching_with_int8_never_imports_torch(int8: vecbook.Embedder, user_ca
 import sys
 sys.path.insert(0, {str(ROOT)!r})
 import vecbook
-book = vecbook.VecBook(data_directory={str(tmp_path)!r}, precision="int8", cache_directory=False)
+book = vecbook.VecBook(data_directory={str(tmp_path)!r}, precision={precision!r}, cache_directory=False)
 hit = book.search("boat for paddling", mode="semantic")[0]
 print(hit.citation, book.stats()["precision"], "torch" in sys.modules, "sentence_transformers" in sys.modules)
 """
     env = {**os.environ, "XDG_CACHE_HOME": str(user_cache.parent / "xdg")}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.split() == ["notes.txt:1-1", "int8", "False", "False"]
+    assert out.stdout.split() == ["notes.txt:1-1", precision, "False", "False"]
 
 
 def test_cpu_description_names_the_cpu_and_its_speed_flags() -> None:
