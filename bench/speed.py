@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""VecBook speed benchmark: indexing throughput, start-up, query latency, memory, MCP handshake.
+"""VecBook speed benchmark: indexing throughput per precision path, start-up, query latency,
+memory, incremental updates, and the first MCP answer against a bare fastmcp server.
 
-    python bench/speed.py [--sizes 10000,100000] [--workdir DIR] [--queries 200]
+    python bench/speed.py [--sizes 10000,100000] [--workdir DIR] [--queries 200] [--mcp-size 20000]
 
 It generates a reproducible corpus (seeded pseudo-English records with
 realistic lengths and headers), and runs every measurement in a fresh
@@ -150,7 +151,8 @@ seconds = time.perf_counter() - t0
 texts = [r.content for r in book._snapshot.records]
 tokens = sum(embedder.load().lengths(texts))
 print(json.dumps({"records": len(texts), "seconds": seconds, "tokens": tokens,
-                  "forward_seconds": embedder.forward_seconds, "precision": embedder.precision}))
+                  "forward_seconds": embedder.forward_seconds, "precision": embedder.precision,
+                  "runtime": embedder.runtime}))
 """
 
 START_AND_QUERY = """
@@ -183,6 +185,7 @@ for q in queries[:50]:
 print(json.dumps({"first_keyword": first_keyword, "first_hybrid": first_hybrid, "latency": latency,
                   "query_embedding_p50": statistics.median(embed_ms),
                   "records": stats["records"], "cache": stats["cache"], "index_seconds": stats["index_seconds"],
+                  "runtime": f"{stats['precision']} on {stats['runtime']}",
                   "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
 """
 
@@ -325,10 +328,12 @@ def burn_cpu() -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-c", "while True: pass"])
 
 
-def print_targets(index_ratio: float, bare_seconds: float, rows: list[tuple], updates: dict[int, dict],
-                  mcp: tuple[int, list[float], list[float]] | None) -> None:
+def print_targets(index_ratios: tuple[float, float], bare_seconds: float, rows: list[tuple],
+                  updates: dict[int, dict], mcp: tuple[int, list[float], list[float]] | None) -> None:
     """The issues' targets for this machine, each with the measured figure."""
-    checks = [("indexing >= 2x plain float32 encode (precision=auto)", f"{index_ratio:.2f}x", index_ratio >= 2)]
+    auto, best = index_ratios
+    checks = [("indexing >= 2x plain float32 encode (precision=auto)", f"{auto:.2f}x", auto >= 2),
+              ("indexing >= 2x plain float32 encode (fastest precision)", f"{best:.2f}x", best >= 2)]
     for size, cold, warm, init in rows:
         lat, rss_limit = warm["latency"], 1200 if size <= 10_000 else 2000
         if size == 10_000:
@@ -376,9 +381,10 @@ def precision_paths() -> list[str]:
     return [*paths, "auto"]
 
 
-def throughput(work: Path, records: int, rounds: int) -> float:
+def throughput(work: Path, records: int, rounds: int) -> tuple[float, float]:
     """Records/s of plain float32 encode and of VecBook per precision path, alternating
-    for ``rounds``; prints the table and returns the auto path's median ratio to plain."""
+    for ``rounds``; prints the table and returns the median ratios to plain of the auto
+    path and of the fastest path."""
     subset = make_corpus(work / f"corpus-{records}", records, seed=1)
     paths = precision_paths()
     for precision in paths:  # an untimed pass first: a first int8 start builds its model once
@@ -407,9 +413,10 @@ def throughput(work: Path, records: int, rounds: int) -> float:
           f"{statistics.median(rate['plain passive']) * tokens:.0f} | {ratios['plain passive']:.2f} | - |")
     for name in paths:
         share = statistics.median(r["forward_seconds"] / r["seconds"] for r in runs[name])
-        print(f"| VecBook ({runs[name][0]['precision']}, precision={name}) | {statistics.median(rate[name]):.0f} | "
+        print(f"| VecBook, precision={name} ({runs[name][0]['precision']} on {runs[name][0]['runtime']}) | "
+              f"{statistics.median(rate[name]):.0f} | "
               f"{statistics.median(rate[name]) * tokens:.0f} | {ratios[name]:.2f} | {share:.0%} |")
-    return ratios["auto"]
+    return ratios["auto"], max(ratios[name] for name in paths)
 
 
 def main() -> None:
@@ -438,7 +445,7 @@ def main() -> None:
 
     bare = statistics.median(run_child(BARE_LOAD)["seconds"] for _ in range(args.rounds))
     print(f"bare process: import sentence-transformers + load model: {bare:.2f} s (median of {args.rounds})")
-    index_ratio = throughput(work, args.throughput_records, args.rounds)
+    index_ratio, best_ratio = throughput(work, args.throughput_records, args.rounds)
 
     rows, updates = [], {}
     for size in sizes:
@@ -457,7 +464,8 @@ def main() -> None:
         rows.append((size, cold, warm, run_child(MCP_INIT, str(corpus))))
         if size >= 1000:
             updates[size] = run_child(UPDATE, str(corpus), str(cache), JOURNAL)
-    print("\n| records | start | index ready | first keyword answer | first hybrid answer | peak RSS | "
+    print(f"\nstart-up ({rows[0][2]['runtime']})" if rows else "")
+    print("| records | start | index ready | first keyword answer | first hybrid answer | peak RSS | "
           "MCP initialize |")
     print("|---|---|---|---|---|---|---|")
     for size, cold, warm, init in rows:
@@ -492,11 +500,12 @@ def main() -> None:
         print(f"| VecBook serve, search mode=keyword | {statistics.median(ours):.2f} s |")
         print(f"| bare fastmcp, one trivial tool | {statistics.median(theirs):.2f} s |")
 
-    print_targets(index_ratio, bare, rows, updates, mcp)
+    print_targets((index_ratio, best_ratio), bare, rows, updates, mcp)
 
     small = sizes[0]
     corpus, cache = work / f"corpus-{small}", work / f"cache-{small}"
-    print(f"\nquery latency with another process busy on one core ({small:,} records, cache warm)")
+    print(f"\nquery latency with another process busy on one core ({small:,} records, cache warm; "
+          f"the wait policy matters to torch's OpenMP threads, not onnxruntime's)")
     print("| OMP_WAIT_POLICY | semantic p50/p95 | hybrid p50/p95 |")
     print("|---|---|---|")
     for policy in ("PASSIVE", "ACTIVE"):
@@ -506,7 +515,7 @@ def main() -> None:
         finally:
             burner.kill()
         lat = result["latency"]
-        print(f"| {policy}{' (VecBook default)' if policy == 'PASSIVE' else ''} | "
+        print(f"| {policy}{' (VecBook default)' if policy == 'PASSIVE' else ''}, {result['runtime']} | "
               f"{lat['semantic']['p50']:.1f} / {lat['semantic']['p95']:.1f} | "
               f"{lat['hybrid']['p50']:.1f} / {lat['hybrid']['p95']:.1f} |")
     if args.exports:
