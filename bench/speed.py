@@ -156,11 +156,12 @@ print(json.dumps({"records": len(texts), "seconds": seconds, "tokens": tokens,
 """
 
 START_AND_QUERY = """
-import json, resource, statistics, sys, time
+import json, os, resource, statistics, sys, time
 sys.path.insert(0, ".")
 import vecbook
 data, cache, queries, spawned = sys.argv[1], sys.argv[2] or False, json.loads(sys.argv[3]), float(sys.argv[4])
-book = vecbook.VecBook(data_directory=data, cache_directory=cache, background=True, semantic_wait_seconds=3600)
+book = vecbook.VecBook(data_directory=data, cache_directory=cache, background=True, semantic_wait_seconds=3600,
+                       precision=os.environ.get("SPEED_PRECISION", "auto"))
 book.start()
 book.search("first question", mode="keyword")
 first_keyword = time.time() - spawned  # from the moment the parent started this process
@@ -214,12 +215,13 @@ print("{}")
 """
 
 UPDATE = """
-import json, statistics, sys, time
+import json, os, statistics, sys, time
 from pathlib import Path
 sys.path.insert(0, ".")
 import vecbook
 corpus, cache, journal = Path(sys.argv[1]), sys.argv[2], Path(sys.argv[1]) / sys.argv[3]
-book = vecbook.VecBook(data_directory=corpus, cache_directory=cache)  # warm: the cache holds every vector
+book = vecbook.VecBook(data_directory=corpus, cache_directory=cache,  # warm: the cache holds every vector
+                       precision=os.environ.get("SPEED_PRECISION", "auto"))
 if book.stats()["last_update"]["embedded"]:
     raise SystemExit("the update benchmark needs a warm cache")
 noop = []
@@ -430,16 +432,21 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3, help="alternating rounds of each comparison")
     parser.add_argument("--mcp-size", type=int, default=20_000,
                         help="records for the first-MCP-answer comparison with a bare fastmcp server (0: skip)")
+    parser.add_argument("--precision", default="auto", choices=("auto", "float32", "bfloat16", "int8"),
+                        help="the path of the start-up, latency and update rows (the encode comparison runs them all)")
+    parser.add_argument("--no-busy", action="store_true",
+                        help="skip the latency runs beside a busy process (two more warm starts of the first size)")
     parser.add_argument("--exports", action="store_true",
                         help="also time loading generated chat and mail exports (bench/exports.py)")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
+    os.environ["SPEED_PRECISION"] = args.precision  # read by the start-up and update children
     work = args.workdir
     sys.path.insert(0, str(ROOT))
     from vecbook.embed import cpu_description
 
     print(f"command: python bench/speed.py --sizes {args.sizes} --queries {args.queries} --rounds {args.rounds} "
-          f"--mcp-size {args.mcp_size}")
+          f"--mcp-size {args.mcp_size} --throughput-records {args.throughput_records} --precision {args.precision}")
     print("(a cold row appears for 10k always, and for 100k only on the run that fills its cache)")
     print(f"machine: {cpu_description()}, Python {sys.version.split()[0]}, "
           f"load average {os.getloadavg()[0]:.2f} at start\n")
@@ -452,7 +459,7 @@ def main() -> None:
     rows, updates = [], {}
     for size in sizes:
         corpus = make_corpus(work / f"corpus-{size}", size)
-        cache = work / f"cache-{size}"
+        cache = work / f"cache-{size}-{args.precision}"  # a path's vectors only: its first start is cold
         run_child(PREPARE_MODEL, str(cache / "models"))  # a first start's one-off build is not a cold start
         cold = None
         if size <= 10_000 or not list(cache.glob("vectors-*.vbc")):
@@ -504,8 +511,19 @@ def main() -> None:
 
     print_targets(ratios, bare, rows, updates, mcp)
 
-    small = sizes[0]
-    corpus, cache = work / f"corpus-{small}", work / f"cache-{small}"
+    if not args.no_busy:
+        busy_latency(work, sizes[0], args.precision, qs)
+    if args.exports:
+        sys.path.insert(0, str(ROOT / "bench"))
+        import exports  # bench/exports.py: generators and fresh-process loads
+
+        print("\nexport loading (generated exports, median of 3 fresh processes)")
+        exports.run(work / "exports")
+
+
+def busy_latency(work: Path, small: int, precision: str, qs: str) -> None:
+    """Query latency beside one busy process, under both OpenMP wait policies."""
+    corpus, cache = work / f"corpus-{small}", work / f"cache-{small}-{precision}"
     print(f"\nquery latency with another process busy on one core ({small:,} records, cache warm; "
           f"the wait policy matters to torch's OpenMP threads, not onnxruntime's)")
     print("| OMP_WAIT_POLICY | semantic p50/p95 | hybrid p50/p95 |")
@@ -520,12 +538,6 @@ def main() -> None:
         print(f"| {policy}{' (VecBook default)' if policy == 'PASSIVE' else ''}, {result['runtime']} | "
               f"{lat['semantic']['p50']:.1f} / {lat['semantic']['p95']:.1f} | "
               f"{lat['hybrid']['p50']:.1f} / {lat['hybrid']['p95']:.1f} |")
-    if args.exports:
-        sys.path.insert(0, str(ROOT / "bench"))
-        import exports  # bench/exports.py: generators and fresh-process loads
-
-        print("\nexport loading (generated exports, median of 3 fresh processes)")
-        exports.run(work / "exports")
 
 
 if __name__ == "__main__":

@@ -27,7 +27,7 @@ def user_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     saved = {name: os.environ.get(name) for name in ("VECBOOK_CACHE_DIRECTORY", "XDG_CACHE_HOME")}
     os.environ["VECBOOK_CACHE_DIRECTORY"] = str(folder / "vecbook")
     os.environ["XDG_CACHE_HOME"] = str(folder / "xdg")
-    # One int8 model build per session (on CPUs that take that path): the configured
+    # One ONNX model build per session (on CPUs that take that path): the configured
     # cache folder and the platform's default share their models folder.
     (folder / "vecbook" / "models").mkdir(parents=True)
     (folder / "xdg" / "vecbook").mkdir(parents=True)

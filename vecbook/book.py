@@ -76,7 +76,7 @@ class VecBook:
         config = _check_cache_directory(config)
         check_collections(config)
         self.config = config
-        # The int8 model is built in the cache folder; with the vector cache off, in the default one.
+        # The ONNX models are built in the cache folder; with the vector cache off, in the default one.
         models = config.cache_directory / "models" if config.cache_directory is not None else None
         self.embedder = embedder or Embedder(config.embedding_model, config.precision, config.batch_size, models)
         self._progress_callback = progress

@@ -283,7 +283,7 @@ class Embedder:
                 cannot run the model), "bfloat16" (torch) or "int8" (onnxruntime; faster
                 indexing, slightly less exact, see the README).
             batch_size: most texts per batch (BATCH_TOKENS also caps it).
-            model_cache: where the int8 model is built once; default: the platform's user
+            model_cache: where the ONNX models are built once; default: the platform's user
                 cache folder (``~/.cache/vecbook/models`` on Linux).
         """
         self.model_name = model_name

@@ -117,12 +117,12 @@ def built_model(model_dir: Path, cache: Path, spec: dict[str, Any]) -> Path:
         if _intact(folder):
             return folder
         if folder.exists():
-            log.warning("the int8 model in %s is damaged or incomplete; building it again", folder)
+            log.warning("the ONNX models in %s are damaged or incomplete; building them again", folder)
             _discard(folder)
         cache.mkdir(parents=True, exist_ok=True)
         temp = Path(tempfile.mkdtemp(prefix=".build-", dir=cache))
         try:
-            log.info("building the int8 model once for this CPU (about 30 s) in %s", folder)
+            log.info("building the ONNX models once for this machine (about 20 s) in %s", folder)
             started = time.perf_counter()
             with _quiet_build():
                 _build(model_dir, temp, spec)
@@ -131,7 +131,7 @@ def built_model(model_dir: Path, cache: Path, spec: dict[str, Any]) -> Path:
             except OSError:  # another process published first; theirs is as good
                 if not _intact(folder):
                     raise
-            log.info("int8 model built in %.0f s", time.perf_counter() - started)
+            log.info("ONNX models built in %.0f s", time.perf_counter() - started)
         finally:
             shutil.rmtree(temp, ignore_errors=True)
     return folder
