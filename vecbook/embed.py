@@ -1,5 +1,6 @@
-"""Embedding: the all-MiniLM-L6-v2 model loaded from a local package, windowing of long records,
-batched CPU inference (bfloat16 where native), and the opt-in persistent vector cache."""
+"""Embedding: the all-MiniLM-L6-v2 model loaded from a local package, the path chosen by CPU
+(bfloat16 on torch where native, else float32 on onnxruntime; int8 on request), windowing of
+long records, batched CPU inference, and the persistent vector cache."""
 
 from __future__ import annotations
 
