@@ -40,12 +40,12 @@ FUSABLE_TYPES = ("bert",)
 
 
 class OnnxUnavailable(Exception):
-    """The int8 path cannot run here (a package is missing, or the model is not a kind it
-    supports); the message says why. The embedder falls back to torch."""
+    """onnxruntime cannot run the model here (a package is missing, or the model is not a
+    kind it supports); the message says why. The embedder falls back to torch."""
 
 
 def check_supported(model_dir: Path) -> dict[str, Any]:
-    """The model's config (hidden size, heads, max tokens) when the int8 path can run it;
+    """The model's config (hidden size, heads, max tokens) when onnxruntime can run it;
     OnnxUnavailable says why not. Only a transformer, mean pooling and an optional
     normalisation are supported: other pipelines (a Dense layer, CLS pooling) would give
     different vectors."""
