@@ -204,14 +204,14 @@ def test_saving_the_cache_never_delays_a_search(write_files: Any, tmp_path: Path
     root = write_files(NOTES)
     book = vecbook.VecBook(root, embedder=FakeEmbedder(), cache_directory=tmp_path / "cache")
     saving, release = threading.Event(), threading.Event()
-    original = vecbook.embed.VectorCache._write
+    original = vecbook.vector_cache.VectorCache._write
 
     def slow_write(self: Any, keep: Any) -> None:
         saving.set()
         release.wait(30)
         original(self, keep)
 
-    monkeypatch.setattr(vecbook.embed.VectorCache, "_write", slow_write)
+    monkeypatch.setattr(vecbook.vector_cache.VectorCache, "_write", slow_write)
     (root / "violin.txt").write_text("A note about violins.\n", encoding="utf-8")
     worker = threading.Thread(target=book.reindex)
     worker.start()
@@ -295,9 +295,9 @@ def test_a_corrupt_or_foreign_cache_is_reported_and_rebuilt(write_files: Any, em
     elif damage == "garbage":
         path.write_bytes(os.urandom(4096))
     else:
-        other = vecbook.embed.VectorCache(cache, "another-model|x|384|float32|254")
+        other = vecbook.vector_cache.VectorCache(cache, "another-model|x|384|float32|254")
         other.path = path
-        other.save({vecbook.embed.VectorCache.key("x"): np.zeros(384, dtype=np.float32)})
+        other.save({vecbook.vector_cache.VectorCache.key("x"): np.zeros(384, dtype=np.float32)})
     caplog.set_level(logging.WARNING, logger="vecbook")
     book, counting = cached_book(root, cache, embedder)
     assert "is unusable" in caplog.text and "will be rebuilt" in caplog.text

@@ -41,12 +41,13 @@ from .hits import (
     check_query,
     context_around,
 )
-from .embed import Embedder, VectorCache
+from .embed import Embedder
 from .index import VectorIndex, tokenize
 from .rank import FUSION_DEPTH, Condition, Scored, convenience_conditions, parse_filters, rank
 from .snippets import fold as fold_hits
 from .snippets import query_terms, recency_blend
 from .sources import LoadReport, check_collections
+from .vector_cache import VectorCache
 
 log = logging.getLogger("vecbook")  # one logger for the package: hosts and the CLI configure "vecbook"
 

@@ -15,11 +15,12 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from .config import Config
-from .embed import EMBED_CHUNK, MAX_WINDOWS, Embedder, VectorCache
+from .embed import EMBED_CHUNK, MAX_WINDOWS, Embedder
 from .index import KeywordIndex, VectorIndex, Vocabulary
 from .rank import FilterColumns
 from .records import Record, split_passages
 from .sources import LoadReport, SourceState, load_sources
+from .vector_cache import VectorCache
 
 log = logging.getLogger("vecbook")  # one logger for the package: hosts and the CLI configure "vecbook"
 

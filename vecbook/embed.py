@@ -10,14 +10,12 @@ import hashlib
 import json
 import logging
 import os
-import struct
 import sys
-import tempfile
 import threading
 import time
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, ClassVar, Iterator, Sequence
+from typing import Any, Iterator, Sequence
 
 import numpy as np
 
@@ -52,15 +50,6 @@ EMBED_CHUNK = 512
 # here: 64 holds memory flat while embedding and indexes at 1.89x plain encode
 # against 1.75x with the default 1024 (medians of 3); a cache of 1 is 12% slower.
 KERNEL_CACHE_SIZE = 64
-# A cache file (one data scope's vectors) not written for this long belongs to a folder
-# that is no longer searched (or was moved): any scope's save deletes it. Two months
-# covers a holiday; what is lost is only time, the vectors are computed again.
-STALE_SCOPE_DAYS = 60
-# A temporary cache file older than this was left by a killed process (a save takes seconds).
-STALE_TEMP_SECONDS = 24 * 3600
-# How long opening a cache waits for this process's save in flight (100k vectors take ~1-2 s);
-# past it the older file is read, which is still whole.
-SAVE_WAIT_SECONDS = 60.0
 # Characters tokenized per call when splitting records into windows: every
 # token's offsets become Python tuples, so one call over 30k records added
 # ~380 MB to the peak; batches of this size keep it to a few MB.
@@ -479,140 +468,3 @@ def _default_model_cache() -> Path:
     from .config import default_cache_directory
 
     return default_cache_directory() / "models"
-
-
-class VectorCache:
-    """Persistent vectors, keyed by model identity and a hash of the embedded text.
-
-    One file per model identity and data scope (the data directory and collection
-    paths of one VecBook), so two VecBooks over different folders never prune each
-    other's vectors. Layout: magic, a JSON header (identity, dimension, count,
-    sha256 of the payload), then the 16-byte text hashes and the float32 vectors.
-    Writes go to a temporary file that is renamed over the old one, so a crash (or
-    a second process writing the same file) leaves one whole cache, never a mix; a
-    file that fails any check is reported and rebuilt. Each save keeps exactly the
-    scope's live vectors, and deletes the cache files of scopes not written for
-    STALE_SCOPE_DAYS.
-    """
-
-    MAGIC = b"VECBOOK-CACHE-1\n"
-    # One save at a time in a process: builds publish their snapshot first and save after,
-    # so a save may still run when the next build finishes (processes rely on the rename).
-    _save_lock = threading.Lock()
-    # Saves announced but not finished, by file: a load in this process waits for them,
-    # so a book opened after another one's update reads what that update saves.
-    _announced: ClassVar[dict[Path, int]] = {}
-    _announced_changed = threading.Condition()
-
-    def __init__(self, directory: Path, identity: str, scope: str = "") -> None:
-        self.directory = directory
-        self.identity = identity
-        name = hashlib.sha256(identity.encode()).hexdigest()[:16]
-        if scope:
-            name += "-" + hashlib.sha256(scope.encode("utf-8", "surrogatepass")).hexdigest()[:16]
-        self.path = directory / f"vectors-{name}.vbc"
-        self.entries: dict[bytes, np.ndarray] = {}
-        self.hits = 0
-        self.misses = 0
-
-    @staticmethod
-    def key(text: str) -> bytes:
-        """16 bytes of sha256: collisions are out of reach for a personal corpus."""
-        return hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()[:16]
-
-    def begin_save(self) -> None:
-        """Announce a save that will run in another thread (``end_save`` when it is done)."""
-        with self._announced_changed:
-            self._announced[self.path] = self._announced.get(self.path, 0) + 1
-
-    def end_save(self) -> None:
-        """The save announced by ``begin_save`` is done (or failed)."""
-        with self._announced_changed:
-            self._announced[self.path] -= 1
-            if not self._announced[self.path]:
-                del self._announced[self.path]
-            self._announced_changed.notify_all()
-
-    def load(self) -> None:
-        """Read the cache file; warn and start empty when it is missing a check."""
-        with self._announced_changed:
-            self._announced_changed.wait_for(lambda: self.path not in self._announced, timeout=SAVE_WAIT_SECONDS)
-        if not self.path.exists():
-            return
-        try:
-            self.entries = self._read()
-            log.info("vector cache: %d vectors from %s", len(self.entries), self.path)
-            with contextlib.suppress(OSError):
-                os.utime(self.path)  # in use: other scopes' saves prune by last use (STALE_SCOPE_DAYS)
-        except (OSError, ValueError, KeyError, json.JSONDecodeError) as exc:
-            log.warning("vector cache %s is unusable (%s); it will be rebuilt", self.path, exc)
-            self.entries = {}
-
-    def _read(self) -> dict[bytes, np.ndarray]:
-        data = self.path.read_bytes()
-        if not data.startswith(self.MAGIC):
-            raise ValueError("not a VecBook cache file")
-        offset = len(self.MAGIC)
-        (size,) = struct.unpack_from("<I", data, offset)
-        header = json.loads(data[offset + 4: offset + 4 + size])
-        payload = memoryview(data)[offset + 4 + size:]
-        if header["identity"] != self.identity:
-            raise ValueError(f"made for another model ({header['identity']})")
-        count, dim = int(header["count"]), int(header["dimension"])
-        if len(payload) != count * (16 + 4 * dim):
-            raise ValueError("truncated")
-        if hashlib.sha256(payload).hexdigest() != header["sha256"]:
-            raise ValueError("checksum mismatch")
-        keys = bytes(payload[: 16 * count])
-        vectors = np.frombuffer(payload[16 * count:], dtype="<f4").reshape(count, dim)
-        return {keys[i * 16:(i + 1) * 16]: vectors[i] for i in range(count)}
-
-    def save(self, keep: dict[bytes, np.ndarray]) -> None:
-        """Atomically replace the cache with exactly ``keep`` (which prunes stale entries)."""
-        with self._save_lock:
-            self._write(keep)
-        self.prune_stale_scopes()
-
-    def _write(self, keep: dict[bytes, np.ndarray]) -> None:
-        self.directory.mkdir(parents=True, exist_ok=True)
-        keys = list(keep)
-        dim = len(next(iter(keep.values()))) if keep else 0
-        vectors = np.asarray([keep[k] for k in keys], dtype="<f4").reshape(len(keys), dim)
-        # The payload is the keys then the vectors; hashed and written in those two
-        # pieces, not joined, which would copy 150 MB more at 100k records.
-        joined, matrix = b"".join(keys), np.ascontiguousarray(vectors)  # both buffers, as bytes
-        digest = hashlib.sha256(joined)
-        digest.update(matrix)
-        header = json.dumps({"identity": self.identity, "dimension": dim, "count": len(keys),
-                             "sha256": digest.hexdigest()}).encode()
-        handle, temp = tempfile.mkstemp(prefix=".vectors-", suffix=".tmp", dir=self.directory)
-        try:
-            with os.fdopen(handle, "wb") as out:
-                out.write(self.MAGIC + struct.pack("<I", len(header)) + header)
-                out.write(joined)
-                out.write(matrix)
-                out.flush()
-                os.fsync(out.fileno())
-            os.replace(temp, self.path)
-        except BaseException:
-            Path(temp).unlink(missing_ok=True)
-            raise
-        self.entries = keep
-
-    def prune_stale_scopes(self, now: float | None = None) -> list[Path]:
-        """Delete cache files (of any scope or model) not written for STALE_SCOPE_DAYS, and
-        temporary files a killed process left behind; returns what was deleted."""
-        now = time.time() if now is None else now
-        deleted = []
-        for pattern, age in (("vectors-*.vbc", STALE_SCOPE_DAYS * 86400), (".vectors-*.tmp", STALE_TEMP_SECONDS)):
-            for path in self.directory.glob(pattern):
-                try:
-                    if path != self.path and now - path.stat().st_mtime > age:
-                        path.unlink()
-                        deleted.append(path)
-                except OSError:
-                    continue  # another process pruned it first, or it is not ours to delete
-        if deleted:
-            log.info("vector cache: deleted %d file%s unused for %d days", len(deleted),
-                     "" if len(deleted) == 1 else "s", STALE_SCOPE_DAYS)
-        return deleted
