@@ -316,7 +316,8 @@ class Embedder:
 
         try:
             spec = onnx_model.check_supported(path)
-            folder = onnx_model.built_model(path, self.model_cache or _default_model_cache(), spec)
+            used = (onnx_model.FLOAT_FILE, onnx_model.INT8_FILE) if int8 else (onnx_model.FLOAT_FILE,)
+            folder = onnx_model.built_model(path, self.model_cache or _default_model_cache(), spec, used)
             model = onnx_model.OnnxModel(path, folder, spec, int8=int8)
         except Exception as exc:  # noqa: BLE001 - any failure to build or load means: not this path
             reason = str(exc) or type(exc).__name__
@@ -371,13 +372,10 @@ class Embedder:
         """What vectors depend on: model, its files, precision (the int8 recipe) and window; the cache key."""
         self.load()
         assert self._path is not None  # set by load(); not input validation
-        weights = sorted((p.name, p.stat().st_size) for p in self._path.iterdir() if p.is_file())
-        digest = hashlib.sha256(json.dumps(weights).encode()).hexdigest()[:16]
-        precision = self.precision
-        if precision == "int8":
-            from .onnx_model import RECIPE
+        from .onnx_model import RECIPE, model_files
 
-            precision = RECIPE
+        digest = hashlib.sha256(json.dumps(model_files(self._path)).encode()).hexdigest()[:16]
+        precision = RECIPE if self.precision == "int8" else self.precision
         return f"{self.model_name}|{digest}|{self.dimension}|{precision}|{self.window_tokens}"
 
     def windows(self, text: str) -> tuple[list[str], bool]:

@@ -63,8 +63,9 @@ def check_supported(model_dir: Path) -> dict[str, Any]:
     kinds = [m.get("type", "").rsplit(".", 1)[-1] for m in modules]
     if kinds not in (["Transformer", "Pooling"], ["Transformer", "Pooling", "Normalize"]):
         raise OnnxUnavailable(f"modules {kinds} (only Transformer, Pooling and Normalize are exported)")
-    mean_only = pooling.get("pooling_mode_mean_tokens") and not any(
-        value for key, value in pooling.items() if key.startswith("pooling_mode_") and key != "pooling_mode_mean_tokens")
+    others = [value for key, value in pooling.items()
+              if key.startswith("pooling_mode_") and key != "pooling_mode_mean_tokens"]
+    mean_only = pooling.get("pooling_mode_mean_tokens") and not any(others)
     if not mean_only:
         raise OnnxUnavailable("pooling other than mean tokens")
     if config.get("model_type") not in FUSABLE_TYPES:
@@ -80,10 +81,14 @@ def check_supported(model_dir: Path) -> dict[str, Any]:
             "normalize": kinds[-1] == "Normalize"}
 
 
+def model_files(model_dir: Path) -> list[tuple[str, int]]:
+    """Names and sizes of the model folder's files: what identifies the weights in keys."""
+    return sorted((p.name, p.stat().st_size) for p in model_dir.iterdir() if p.is_file())
+
+
 def source_digest(model_dir: Path) -> str:
-    """Names and sizes of the model's files: the built folder's key (a changed model builds anew)."""
-    files = sorted((p.name, p.stat().st_size) for p in model_dir.iterdir() if p.is_file())
-    return hashlib.sha256(json.dumps([files, RECIPE]).encode()).hexdigest()[:16]
+    """The built folder's key: the model's files and the recipe (a changed model builds anew)."""
+    return hashlib.sha256(json.dumps([model_files(model_dir), RECIPE]).encode()).hexdigest()[:16]
 
 
 def _sha256(path: Path) -> str:
@@ -94,13 +99,14 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def _intact(folder: Path) -> bool:
-    """True when the folder holds both model files with the sha256 recorded at build."""
+def _intact(folder: Path, used: Sequence[str]) -> bool:
+    """True when the folder was built by this recipe and the files ``used`` have the sha256
+    recorded at build (hashing costs ~3 ms a MB at each start: only what will be loaded)."""
     try:
         manifest = json.loads((folder / MANIFEST_FILE).read_text(encoding="utf-8"))
         files = manifest["files"]
         return (manifest.get("recipe") == RECIPE and set(files) == {FLOAT_FILE, INT8_FILE}
-                and all(files[name] == _sha256(folder / name) for name in files))
+                and all(files[name] == _sha256(folder / name) for name in used))
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return False
 
@@ -108,13 +114,14 @@ def _intact(folder: Path) -> bool:
 _build_lock = threading.Lock()
 
 
-def built_model(model_dir: Path, cache: Path, spec: dict[str, Any]) -> Path:
+def built_model(model_dir: Path, cache: Path, spec: dict[str, Any],
+                used: Sequence[str] = (FLOAT_FILE, INT8_FILE)) -> Path:
     """The folder of built models for ``model_dir`` under ``cache``, built first when it is
-    missing or a file fails its checksum. Two processes building at once each build in a temporary folder
+    missing or a file of ``used`` fails its checksum. Two processes building at once each build in a temporary folder
     and the first to publish wins; a damaged folder is moved aside, then replaced."""
     folder = cache / f"{model_dir.name}-{source_digest(model_dir)}-{RECIPE}"
     with _build_lock:
-        if _intact(folder):
+        if _intact(folder, used):
             return folder
         if folder.exists():
             log.warning("the ONNX models in %s are damaged or incomplete; building them again", folder)
@@ -129,7 +136,7 @@ def built_model(model_dir: Path, cache: Path, spec: dict[str, Any]) -> Path:
             try:
                 os.rename(temp, folder)
             except OSError:  # another process published first; theirs is as good
-                if not _intact(folder):
+                if not _intact(folder, used):
                     raise
             log.info("ONNX models built in %.0f s", time.perf_counter() - started)
         finally:
