@@ -213,7 +213,8 @@ def test_incremental_builds_keep_the_keyword_index_equal_to_a_fresh_build(write_
         os.utime(root / name, (time.time() + 10, time.time() + 10))  # seen as changed within the second
         report = builder.read()
         updated = builder.keyword_snapshot(report).keywords
-        fresh = vecbook.index.KeywordIndex([t for r in report.records for t in builder.layouts[r.content].tokens],
+        tokens = [t for key, _ in report.blocks for t in builder.blocks[key].tokens]
+        fresh = vecbook.index.KeywordIndex(tokens,
                                            config.bm25_k1, config.bm25_b, vocabulary=builder.vocabulary,
                                            owners=updated.owners)
         keyword_index_equals(updated, fresh)

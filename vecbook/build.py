@@ -5,9 +5,7 @@ cache) so that only new text meets the model."""
 
 from __future__ import annotations
 
-import hashlib
 import logging
-import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
@@ -16,7 +14,7 @@ import numpy as np
 
 from .config import Config
 from .embed import EMBED_CHUNK, MAX_WINDOWS, Embedder
-from .index import KeywordIndex, VectorIndex, Vocabulary
+from .index import KeywordIndex, VectorIndex, Vocabulary, encode_vectors
 from .rank import FilterColumns
 from .records import Record, split_passages
 from .sources import LoadReport, SourceState, load_sources
@@ -40,6 +38,29 @@ class Layout:
     tokens: list[np.ndarray]
     windows: list[tuple[int, int, int]] | None = None  # (passage number, start, end) in the content
     keys: list[bytes] | None = None
+
+
+@dataclass
+class Block:
+    """One source's records as laid out for the index. The next build carries an unchanged
+    source's block (the same records list) whole, as slices of its arrays, so an update
+    costs what changed rather than a pass over every record."""
+
+    records: list[Record]
+    layouts: list[Layout]
+    counts: np.ndarray  # passages per record
+    passages: np.ndarray  # (passages, 2): character ranges in each record's content
+    metadata_keys: frozenset[str]  # casefolded, for the filters' unknown-key check
+    sources: frozenset[str]
+    # Set once every passage is cut into model windows (``Builder._window_blocks``):
+    keys: list[bytes] | None = None  # each window's text hash
+    windows: np.ndarray | None = None  # windows per record
+    spans: np.ndarray | None = None  # (windows, 2) in the record's content
+
+    @property
+    def tokens(self) -> list[np.ndarray]:
+        """Each passage's keyword token ids."""
+        return [t for layout in self.layouts for t in layout.tokens]
 
 
 @dataclass(frozen=True)
@@ -97,9 +118,8 @@ class LiveVectors:
         return dict(zip(rows, vectors))
 
 
-def text_key(text: str) -> bytes:
-    """16 bytes of sha256: what a vector is stored under (collisions are out of reach)."""
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()[:16]
+# What a vector is stored under: the cache's key of its text.
+text_key = VectorCache.key
 
 
 class Builder:
@@ -111,16 +131,19 @@ class Builder:
         self.embedder = embedder
         self.sources = SourceState()
         self.vocabulary = Vocabulary()
-        self.layouts: dict[str, Layout] = {}
-        self._keywords: tuple[list[Record], KeywordIndex] | None = None  # the last build's, for reuse
-        self._lock = threading.Lock()  # one build at a time touches the state
+        self.blocks: dict[str, Block] = {}  # by source, as the last keyword snapshot laid them out
+        # The last keyword index, and where each source's passages begin in it: the next
+        # build copies the term counts of unchanged sources instead of recounting them.
+        self._keywords: KeywordIndex | None = None
+        self._first_passage: dict[str, int] = {}
 
     def reset(self) -> None:
         """Forget everything read and laid out: the next build starts from scratch."""
         self.sources = SourceState()
-        self.layouts = {}
+        self.blocks = {}
         self.vocabulary = Vocabulary()
         self._keywords = None
+        self._first_passage = {}
 
     # -- reading and keywords --
 
@@ -130,25 +153,50 @@ class Builder:
 
     def keyword_snapshot(self, report: LoadReport) -> Snapshot:
         """Passages and the keyword index for ``report``'s records (no vectors yet)."""
-        layouts = [self._layout(r.content) for r in report.records]
-        self.layouts = {r.content: layout for r, layout in zip(report.records, layouts)}  # drop stale texts
-        counts = np.fromiter((len(layout.passages) for layout in layouts), dtype=np.int64, count=len(layouts))
-        owners = np.repeat(np.arange(len(layouts)), counts)
-        tokens = [t for layout in layouts for t in layout.tokens]
-        passages = np.array([p for layout in layouts for p in layout.passages], dtype=np.int64).reshape(-1, 2)
-        reuse = (self._keywords[1], _passage_sources(*self._keywords, report.records, counts)) if self._keywords else None
+        ordered = [(key, self._block(key, records)) for key, records in report.blocks]
+        records = report.records
+        counts = _concatenate([b.counts for _, b in ordered], np.int64)
+        owners = np.repeat(np.arange(len(records)), counts)
+        passages = _concatenate([b.passages for _, b in ordered], np.int64).reshape(-1, 2)
+        tokens = [t for _, block in ordered for t in block.tokens]
+        firsts = np.cumsum([0] + [len(b.passages) for _, b in ordered]).tolist()
+        reuse = (self._keywords, self._passage_sources(ordered)) if self._keywords is not None else None
         keywords = KeywordIndex(tokens, self.config.bm25_k1, self.config.bm25_b, vocabulary=self.vocabulary,
                                 owners=owners, reuse=reuse)
-        self._keywords = (report.records, keywords)
-        return Snapshot(report.records, keywords, FilterColumns(report.records), report, passages)
+        self.blocks = dict(ordered)  # a source that is gone takes its layouts with it
+        self._keywords = keywords
+        self._first_passage = {key: first for (key, _), first in zip(ordered, firsts)}
+        columns = FilterColumns(records, frozenset().union(*(b.metadata_keys for b in self.blocks.values())),
+                                sorted(frozenset().union(*(b.sources for b in self.blocks.values()))))
+        return Snapshot(records, keywords, columns, report, passages)
+
+    def _block(self, key: str, records: list[Record]) -> Block:
+        """The block of one source: the last build's if the source was not re-read; else
+        laid out anew, taking each record whose text the source held before as it was."""
+        old = self.blocks.get(key)
+        if old is not None and old.records is records:
+            return old
+        known = {r.content: layout for r, layout in zip(old.records, old.layouts)} if old is not None else {}
+        layouts = [known.get(r.content) or self._layout(r.content) for r in records]
+        counts = np.fromiter((len(layout.passages) for layout in layouts), dtype=np.int64, count=len(layouts))
+        passages = np.array([p for layout in layouts for p in layout.passages], dtype=np.int64).reshape(-1, 2)
+        return Block(records, layouts, counts, passages, frozenset(k.casefold() for r in records for k in r.metadata),
+                     frozenset(r.source for r in records))
 
     def _layout(self, content: str) -> Layout:
-        layout = self.layouts.get(content)
-        if layout is None:
-            passages = split_passages(content)
-            layout = Layout(passages, [self.vocabulary.encode_text(content[a:b], self.config.stemming)
-                                       for a, b in passages])
-        return layout
+        passages = split_passages(content)
+        return Layout(passages, [self.vocabulary.encode_text(content[a:b], self.config.stemming) for a, b in passages])
+
+    def _passage_sources(self, ordered: Sequence[tuple[str, Block]]) -> np.ndarray:
+        """For each passage of ``ordered``, its passage in the last keyword index (an unchanged
+        source's passages, in order), or -1 for a source laid out anew."""
+        parts = []
+        for key, block in ordered:
+            first = self._first_passage.get(key)
+            carried = first is not None and self.blocks.get(key) is block
+            parts.append(np.arange(first, first + len(block.passages)) if carried
+                         else np.full(len(block.passages), -1, dtype=np.int64))
+        return _concatenate(parts, np.int64)
 
     # -- vectors --
 
@@ -158,17 +206,15 @@ class Builder:
         from ``previous`` (same text, same model), then ``cache``, then the model. Also
         returns counts (reused, from_cache, embedded) and every live vector by key."""
         records = snapshot.records
-        layouts = [self.layouts[r.content] for r in records]
-        rows = {k: i for i, k in enumerate(previous.keys)} if previous is not None else {}
-        self._window(records, layouts, lambda key: key in rows or (cache is not None and key in cache.entries))
-        keys = [k for layout in layouts for k in (layout.keys or [])]
-        owners = np.repeat(np.arange(len(records)), [len(layout.keys or []) for layout in layouts])
-        spans = np.array([(a, b) for layout in layouts for _, a, b in (layout.windows or [])],
-                         dtype=np.int64).reshape(-1, 2)
-        # Each window's row in the previous index (-1: not there). An update changes a few
-        # records, so everything after this line is proportional to those few windows,
-        # plus numpy passes over the rest.
-        reused = np.fromiter((rows.get(k, -1) for k in keys), dtype=np.int64, count=len(keys))
+        ordered = [(key, self.blocks[key]) for key, _ in snapshot.report.blocks]
+        self._window_blocks([b for _, b in ordered if b.keys is None], previous, cache)
+        keys = [k for _, block in ordered for k in block.keys or ()]
+        owners = np.repeat(np.arange(len(records)), _concatenate([b.windows for _, b in ordered], np.int64))
+        spans = _concatenate([b.spans for _, b in ordered], np.int64).reshape(-1, 2)
+        # Each window's row in the previous index (-1: not there): an unchanged source's
+        # rows are one range, so everything past this line is proportional to the windows
+        # that changed, plus numpy passes over the rest.
+        reused = _concatenate([_previous_rows(previous, key, block) for key, block in ordered], np.int64)
         missing = np.flatnonzero(reused < 0)
         found = self._cached_vectors([keys[w] for w in missing.tolist()], cache)
         texts = {keys[w]: records[o].content[a:b] for w, o, (a, b)
@@ -178,27 +224,30 @@ class Builder:
         self._embed_missing(texts, found, records, keys, owners, missing, progress)
         keep = reused >= 0
         keep[missing] = [keys[w] in found for w in missing.tolist()]
-        matrix = self._matrix(keys, reused, keep, found, previous)
-        index = VectorIndex(matrix, owners[keep], len(records), self.config.similarity_metric, spans=spans[keep],
-                            keys=keys if keep.all() else [k for k, kept in zip(keys, keep.tolist()) if kept])
+        index = VectorIndex(np.zeros(0), owners[keep], len(records), self.config.similarity_metric, spans=spans[keep],
+                            keys=keys if keep.all() else [k for k, kept in zip(keys, keep.tolist()) if kept],
+                            placed=_placements(ordered, keep), codes=self._codes(keys, reused, keep, found, previous))
         return index, counts, LiveVectors(keys, reused, keep, previous, found)
 
-    def _matrix(self, keys: Sequence[bytes], reused: np.ndarray, keep: np.ndarray, found: dict[bytes, np.ndarray],
-                previous: VectorIndex | None) -> np.ndarray:
-        """The float32 vectors of the kept windows: rows copied from ``previous`` in one gather, the rest from ``found``."""
-        if previous is not None and bool((reused >= 0).any()):
+    def _codes(self, keys: Sequence[bytes], reused: np.ndarray, keep: np.ndarray, found: dict[bytes, np.ndarray],
+               previous: VectorIndex | None) -> np.ndarray:
+        """The float16 rows of the kept windows: those of ``previous`` copied in one gather,
+        the rest (from ``found``) normalised and encoded."""
+        copied = reused >= 0
+        fresh = np.flatnonzero(keep & ~copied)
+        if previous is not None and bool(copied.any()):
             dim = previous.vectors.shape[1]
         else:
-            dim = len(next(iter(found.values()))) if found else self.embedder.dimension
-        matrix = np.empty((int(keep.sum()), dim), dtype=np.float32)
+            dim = len(found[keys[fresh[0]]]) if len(fresh) else self.embedder.dimension
+        vectors = np.array([found[keys[w]] for w in fresh.tolist()], dtype=np.float32).reshape(len(fresh), dim)
+        encoded = encode_vectors(vectors, self.config.similarity_metric)
+        codes = np.empty((int(keep.sum()), dim), dtype=np.float16)
         position = np.cumsum(keep) - 1
-        copied = reused >= 0
         if previous is not None and bool(copied.any()):
-            matrix[position[copied]] = previous.vectors[reused[copied]]  # float16 decoded as before
-        fresh = np.flatnonzero(keep & ~copied)
+            codes[position[copied]] = previous.vectors[reused[copied]]
         if len(fresh):
-            matrix[position[fresh]] = np.array([found[keys[w]] for w in fresh.tolist()], dtype=np.float32)
-        return matrix
+            codes[position[fresh]] = encoded
+        return codes
 
     @staticmethod
     def _cached_vectors(keys: Sequence[bytes], cache: VectorCache | None) -> dict[bytes, np.ndarray]:
@@ -207,6 +256,20 @@ class Builder:
             return {}
         entries = cache.entries
         return {key: entries[key] for key in dict.fromkeys(keys) if key in entries}
+
+    def _window_blocks(self, blocks: Sequence[Block], previous: VectorIndex | None, cache: VectorCache | None) -> None:
+        """Cut the passages of ``blocks`` into model windows (those of a layout carried from an
+        earlier build are cut already) and note each block's window keys, counts and spans."""
+        def known(key: bytes) -> bool:
+            return (cache is not None and key in cache.entries) or (previous is not None and previous.row_of(key) is not None)
+
+        self._window([r for b in blocks for r in b.records], [layout for b in blocks for layout in b.layouts], known)
+        for block in blocks:
+            block.keys = [k for layout in block.layouts for k in layout.keys or ()]
+            block.windows = np.fromiter((len(layout.keys or ()) for layout in block.layouts), dtype=np.int64,
+                                        count=len(block.layouts))
+            block.spans = np.array([(a, b) for layout in block.layouts for _, a, b in layout.windows or ()],
+                                   dtype=np.int64).reshape(-1, 2)
 
     def _window(self, records: Sequence[Record], layouts: Sequence[Layout], known: Callable[[bytes], bool]) -> None:
         """Model windows for every passage not windowed yet (the tokenizer runs once per text,
@@ -277,17 +340,44 @@ class Builder:
         return vectors
 
 
-def _passage_sources(old_records: Sequence[Record], old_index: KeywordIndex, records: Sequence[Record],
-                     counts: np.ndarray) -> np.ndarray:
-    """For each passage of ``records`` (``counts`` a record), the passage of ``old_index`` with the
-    same tokens (same record text), or -1: an update recounts only the records that changed."""
-    old_of_text = {r.content: i for i, r in enumerate(old_records)}
-    # pop: each earlier record lends its passages once (a duplicated text is counted afresh)
-    sources = np.fromiter((old_of_text.pop(r.content, -1) for r in records), dtype=np.int64, count=len(records))
-    firsts = np.cumsum(counts) - counts
-    offsets = np.arange(int(counts.sum()), dtype=np.int64) - np.repeat(firsts, counts)
-    old_firsts = old_index.first_passages(np.maximum(sources, 0)) if old_index.size else np.zeros_like(sources)
-    return np.where(np.repeat(sources, counts) >= 0, np.repeat(old_firsts, counts) + offsets, -1)
+def _previous_rows(previous: VectorIndex | None, key: str, block: Block) -> np.ndarray:
+    """The row in ``previous`` of each window of ``block`` (-1 where it has none): one range
+    when the source is unchanged since ``previous`` was built, else a lookup per window,
+    in the source's own rows first (an edit leaves most of a file as it was)."""
+    keys = block.keys or []
+    placed = previous.placed.get(key) if previous is not None else None
+    if placed is not None and placed[0] is block.records and placed[2] == len(keys):
+        return np.arange(placed[1], placed[1] + placed[2], dtype=np.int64)
+    if previous is None:
+        return np.full(len(keys), -1, dtype=np.int64)
+    own = {} if placed is None else {k: placed[1] + i for i, k in enumerate(previous.keys[placed[1]:placed[1] + placed[2]])}
+    rows = (own.get(k) for k in keys)
+    return np.fromiter((r if r is not None else _or_minus_one(previous.row_of(k)) for r, k in zip(rows, keys)),
+                       dtype=np.int64, count=len(keys))
+
+
+def _or_minus_one(row: int | None) -> int:
+    return -1 if row is None else row
+
+
+def _placements(ordered: Sequence[tuple[str, Block]], keep: np.ndarray) -> dict[str, tuple[list[Record], int, int]]:
+    """Each source's (records, first row, rows) in the index being built, for sources all of whose
+    windows have vectors (the next build copies such a source's rows as one range)."""
+    sizes = np.array([len(b.keys or ()) for _, b in ordered], dtype=np.int64)
+    ends = np.cumsum(sizes)
+    kept_before = np.concatenate([[0], np.cumsum(keep)])
+    placed = {}
+    for (key, block), size, end in zip(ordered, sizes.tolist(), ends.tolist()):
+        first_row, rows = int(kept_before[end - size]), int(kept_before[end] - kept_before[end - size])
+        if rows == size:
+            placed[key] = (block.records, first_row, rows)
+    return placed
+
+
+def _concatenate(parts: Sequence[np.ndarray | None], dtype: type) -> np.ndarray:
+    """``np.concatenate`` that also takes no parts (an empty build)."""
+    arrays = [p for p in parts if p is not None]
+    return np.concatenate(arrays).astype(dtype, copy=False) if arrays else np.zeros(0, dtype=dtype)
 
 
 def _count_done(remaining: np.ndarray, owners: np.ndarray, windows: list[int]) -> int:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from functools import lru_cache, partial
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -360,31 +360,42 @@ class VectorIndex:
     """
 
     def __init__(self, vectors: np.ndarray, owners: np.ndarray, n_records: int, metric: str = "cosine",
-                 spans: np.ndarray | None = None, keys: Sequence[bytes] = ()) -> None:
+                 spans: np.ndarray | None = None, keys: Sequence[bytes] = (),
+                 placed: dict[str, tuple[list[Any], int, int]] | None = None, *, codes: np.ndarray | None = None) -> None:
         """Rows are windows: ``owners`` gives each row's record, ``spans`` its (start, end)
-        in the record's content, ``keys`` the hash of its text (for reuse by the next build)."""
+        in the record's content, ``keys`` the hash of its text (for reuse by the next build),
+        ``placed`` each source's (records list, first row, rows) where all its windows are rows.
+        ``codes`` (float16, from ``encode``) replaces ``vectors``: rows kept from an earlier
+        index are copied as they are, not decoded, normalised and encoded again."""
         import faiss
 
-        vectors = np.ascontiguousarray(vectors, dtype=np.float32)
-        if metric == "cosine" and len(vectors):
-            faiss.normalize_L2(vectors)  # normalise so inner product equals cosine
+        if codes is None:
+            codes = encode_vectors(vectors, metric)
         self.metric = metric
         self.owners = np.asarray(owners, dtype=np.int64)  # window -> record, non-decreasing
         self.n_records = n_records
         self.spans = np.zeros((len(self.owners), 2), dtype=np.int64) if spans is None else spans
         self.keys = list(keys)
+        self.placed = placed or {}
+        self._rows: dict[bytes, int] | None = None
         self.embedded = np.zeros(n_records, dtype=bool)
         self.embedded[self.owners] = True
-        dim = vectors.shape[1] if vectors.ndim == 2 else 0
+        dim = codes.shape[1] if codes.ndim == 2 else 0
         self.index = faiss.IndexScalarQuantizer(
             dim, faiss.ScalarQuantizer.QT_fp16,
             faiss.METRIC_INNER_PRODUCT if metric == "cosine" else faiss.METRIC_L2)
         self.vectors = np.zeros((0, dim), dtype=np.float16)
-        if len(vectors):
-            self.index.add(vectors)
+        if len(codes):
+            self.index.add_sa_codes(np.ascontiguousarray(codes).view(np.uint8))
             # A view of FAISS's own float16 codes: exact subset scoring without a second copy.
-            codes = faiss.rev_swig_ptr(self.index.codes.data(), vectors.size * 2)
-            self.vectors = codes.view(np.float16).reshape(vectors.shape)
+            stored = faiss.rev_swig_ptr(self.index.codes.data(), codes.size * 2)
+            self.vectors = stored.view(np.float16).reshape(codes.shape)
+
+    def row_of(self, key: bytes) -> int | None:
+        """The row holding the window whose text hashes to ``key`` (the dict is made on first use)."""
+        if self._rows is None:
+            self._rows = {k: i for i, k in enumerate(self.keys)}
+        return self._rows.get(key)
 
     @property
     def index_type(self) -> str:
@@ -453,6 +464,19 @@ class VectorIndex:
             top = int(np.argmax(scores))
             best[record] = (int(first) + top, float(scores[top]))
         return best
+
+
+def encode_vectors(vectors: np.ndarray, metric: str) -> np.ndarray:
+    """The float16 rows FAISS stores for ``vectors`` (L2-normalised first for cosine)."""
+    import faiss
+
+    vectors = np.array(vectors, dtype=np.float32, order="C")  # a copy: the caller's array stays as it was
+    if vectors.ndim != 2 or not len(vectors):
+        return np.zeros((0, vectors.shape[1] if vectors.ndim == 2 else 0), dtype=np.float16)
+    if metric == "cosine":
+        faiss.normalize_L2(vectors)  # normalise so inner product equals cosine
+    encoder = faiss.IndexScalarQuantizer(vectors.shape[1], faiss.ScalarQuantizer.QT_fp16)
+    return encoder.sa_encode(vectors).view(np.float16)
 
 
 def _best_per_record(owners: np.ndarray, scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

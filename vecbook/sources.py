@@ -38,6 +38,9 @@ class LoadReport:
     files_read: int = 0  # files (and collections) actually read this time; the rest were unchanged
     collections_read: int = 0
     new_problems: list[Problem] = field(default_factory=list)  # found by this read: logged as WARNs
+    # ``records`` by source ("file:<path>", "collection:<name>"), in order. An unchanged source
+    # keeps the very list the last read made, so a build can carry everything made from it.
+    blocks: list[tuple[str, list[Record]]] = field(default_factory=list)
 
 
 Signature = tuple[Any, ...]
@@ -188,6 +191,7 @@ def load_directory(root: Path, state: SourceState | None = None) -> LoadReport:
             report.new_problems.extend(problems)
         now[rel] = entry
         report.records.extend(entry[1])
+        report.blocks.append((f"file:{rel}", entry[1]))
         report.problems.extend(entry[2])
     if state is not None:
         state.files = now
@@ -345,6 +349,7 @@ def load_sources(config: Config, state: SourceState | None = None) -> LoadReport
         now[collection.name] = entry
         _, records, problems, facts = entry
         report.records.extend(records)
+        report.blocks.append((f"collection:{collection.name}", records))
         report.problems.extend(problems)
         report.collections[collection.name] = {**facts, "records": len(records),
                                                "problems": [p.reason for p in problems]}
