@@ -6,7 +6,6 @@ import dataclasses
 import logging
 import threading
 import time
-from collections import Counter
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -253,7 +252,7 @@ class VecBook:
         except VecBookError as exc:
             error = str(exc)
             log.error("semantic search unavailable: %s", error)
-        removed = len({r.id for r in previous.records} - {r.id for r in report.records}) if previous else 0
+        removed = report.removed_since(previous.report) if previous else 0
         update.update(changed=True, records=len(report.records), removed=removed, **counts)
         snapshot = dataclasses.replace(base, vectors=vectors, vector_error=error,
                                        cache=self._cache_facts, index_seconds=time.perf_counter() - started)
@@ -333,8 +332,8 @@ class VecBook:
                 return
             cache, live = pending
             try:
-                if live.rows.keys() != cache.entries.keys():  # nothing new and nothing stale: leave the file alone
-                    cache.save(live.as_dict())
+                if not _same_keys(live.windows, cache.entries.rows):  # nothing new or stale: leave the file alone
+                    cache.save(live.vectors())
             except OSError as exc:
                 log.warning("cannot write the vector cache %s (%s); continuing without it", cache.path, exc)
 
@@ -488,7 +487,7 @@ class VecBook:
         report = snapshot.report if snapshot else LoadReport()
         vectors = snapshot.vectors if snapshot else None
         started, finished = progress.get("started"), progress.get("finished")
-        by_source = Counter(r.source for r in report.records)
+        by_source = report.counts_by_source()
         return {
             "state": progress["state"],
             "records": len(report.records),
@@ -521,7 +520,7 @@ class VecBook:
 
 def _count_sources(report: LoadReport) -> str:
     """'30 from 7 files, 16 from collection messages' for the log: collections counted apart."""
-    by_source = Counter(r.source for r in report.records)
+    by_source = report.counts_by_source()
     parts = [f"{by_source.get('files', 0)} from {report.files} files"]
     parts += [f"{by_source.get(name, 0)} from collection {name}" for name in report.collections]
     return ", ".join(parts)
@@ -531,10 +530,15 @@ def _cache_facts(cache: VectorCache | None, live: LiveVectors) -> dict[str, Any]
     """What saving ``live`` does to the cache (for stats), before it is saved."""
     if cache is None:
         return None
-    before, after = cache.entries.keys(), live.rows.keys()
-    reused = len(before & after)
+    before, after = cache.entries.rows, live.windows
+    reused = sum(map(before.__contains__, after))  # map and sum loop in C: ~10 ms at 100k
     return {"path": str(cache.path), "entries": len(after), "reused": reused,
             "embedded": len(after) - reused, "pruned": len(before) - reused}
+
+
+def _same_keys(live: dict[bytes, int], cached: dict[bytes, int]) -> bool:
+    """Whether the live vectors are exactly the cached ones (by key)."""
+    return len(live) == len(cached) and all(map(cached.__contains__, live))
 
 
 def cache_scope(config: Config) -> str:

@@ -18,7 +18,7 @@ from .index import KeywordIndex, VectorIndex, Vocabulary, encode_vectors
 from .rank import FilterColumns
 from .records import Record, split_passages
 from .sources import LoadReport, SourceState, load_sources
-from .vector_cache import VectorCache
+from .vector_cache import KeyedVectors, VectorCache
 
 log = logging.getLogger("vecbook")  # one logger for the package: hosts and the CLI configure "vecbook"
 
@@ -56,11 +56,10 @@ class Block:
     keys: list[bytes] | None = None  # each window's text hash
     windows: np.ndarray | None = None  # windows per record
     spans: np.ndarray | None = None  # (windows, 2) in the record's content
+    tokens: list[np.ndarray] = field(init=False, default_factory=list)  # each passage's keyword token ids
 
-    @property
-    def tokens(self) -> list[np.ndarray]:
-        """Each passage's keyword token ids."""
-        return [t for layout in self.layouts for t in layout.tokens]
+    def __post_init__(self) -> None:
+        self.tokens = [t for layout in self.layouts for t in layout.tokens]
 
 
 @dataclass(frozen=True)
@@ -85,37 +84,39 @@ class Snapshot:
 
 class LiveVectors:
     """Every vector a build holds, by the key of its text: what the vector cache keeps.
-    Gathered only when the cache is saved, which runs after the update is published
-    (a dict of 100k vectors takes longer than the update of one file)."""
+    Gathered only when the cache is saved, which runs after the update is published."""
 
     def __init__(self, keys: Sequence[bytes], reused: np.ndarray, keep: np.ndarray, previous: VectorIndex | None,
                  found: dict[bytes, np.ndarray]) -> None:
         self._keys, self._reused, self._keep = keys, reused, keep
         self._previous = previous  # held: its float16 rows are a view of FAISS memory it owns
         self._found = found
-        self._rows: dict[bytes, int] | None = None
+        self._windows: dict[bytes, int] | None = None
 
     @property
-    def rows(self) -> dict[bytes, int]:
-        """Each live key, in window order, with its row in the previous index (-1: in ``found``)."""
-        if self._rows is None:
-            self._rows = {k: r for k, r, kept in zip(self._keys, self._reused.tolist(), self._keep.tolist()) if kept}
-        return self._rows
+    def windows(self) -> dict[bytes, int]:
+        """Each live key (once) with one of its windows. Built by dict(zip()), which loops in C:
+        a comprehension over 100k windows held the interpreter ten times as long."""
+        if self._windows is None:
+            kept = np.flatnonzero(self._keep)
+            keys = self._keys if len(kept) == len(self._keys) else [self._keys[w] for w in kept.tolist()]
+            self._windows = dict(zip(keys, kept.tolist()))
+        return self._windows
 
-    def as_dict(self) -> dict[bytes, np.ndarray]:
-        """Key -> float32 vector, as the cache stores them."""
-        rows = self.rows
-        taken = np.fromiter(rows.values(), dtype=np.int64, count=len(rows))
-        vectors: list[np.ndarray] = [np.zeros(0)] * len(rows)
-        if self._previous is not None and bool((taken >= 0).any()):
-            copied = np.flatnonzero(taken >= 0)
-            decoded = self._previous.vectors[taken[copied]].astype(np.float32)
-            for position, vector in zip(copied.tolist(), decoded):
-                vectors[position] = vector
-        for position, (key, row) in enumerate(zip(rows, taken.tolist())):
-            if row < 0:
-                vectors[position] = self._found[key]
-        return dict(zip(rows, vectors))
+    def vectors(self) -> KeyedVectors:
+        """The live keys and their float32 vectors, as the cache stores them."""
+        windows = self.windows
+        rows = self._reused[np.fromiter(windows.values(), dtype=np.int64, count=len(windows))]
+        dim = self._previous.vectors.shape[1] if self._previous is not None else \
+            len(next(iter(self._found.values()))) if self._found else 0
+        matrix = np.empty((len(windows), dim), dtype=np.float32)
+        copied = rows >= 0
+        if self._previous is not None and bool(copied.any()):
+            matrix[copied] = self._previous.vectors[rows[copied]]
+        keys = list(windows)
+        for position in np.flatnonzero(~copied).tolist():
+            matrix[position] = self._found[keys[position]]
+        return KeyedVectors(b"".join(keys), matrix, dict(zip(keys, range(len(keys)))))
 
 
 # What a vector is stored under: the cache's key of its text.
@@ -226,13 +227,13 @@ class Builder:
         keep[missing] = [keys[w] in found for w in missing.tolist()]
         index = VectorIndex(np.zeros(0), owners[keep], len(records), self.config.similarity_metric, spans=spans[keep],
                             keys=keys if keep.all() else [k for k, kept in zip(keys, keep.tolist()) if kept],
-                            placed=_placements(ordered, keep), codes=self._codes(keys, reused, keep, found, previous))
+                            placed=_placements(ordered, keep), fill=self._codes(keys, reused, keep, found, previous))
         return index, counts, LiveVectors(keys, reused, keep, previous, found)
 
     def _codes(self, keys: Sequence[bytes], reused: np.ndarray, keep: np.ndarray, found: dict[bytes, np.ndarray],
-               previous: VectorIndex | None) -> np.ndarray:
-        """The float16 rows of the kept windows: those of ``previous`` copied in one gather,
-        the rest (from ``found``) normalised and encoded."""
+               previous: VectorIndex | None) -> tuple[int, Callable[[np.ndarray], None]]:
+        """The dimension, and a writer of the float16 rows of the kept windows: those of
+        ``previous`` copied in one gather, the rest (from ``found``) normalised and encoded."""
         copied = reused >= 0
         fresh = np.flatnonzero(keep & ~copied)
         if previous is not None and bool(copied.any()):
@@ -241,13 +242,15 @@ class Builder:
             dim = len(found[keys[fresh[0]]]) if len(fresh) else self.embedder.dimension
         vectors = np.array([found[keys[w]] for w in fresh.tolist()], dtype=np.float32).reshape(len(fresh), dim)
         encoded = encode_vectors(vectors, self.config.similarity_metric)
-        codes = np.empty((int(keep.sum()), dim), dtype=np.float16)
         position = np.cumsum(keep) - 1
-        if previous is not None and bool(copied.any()):
-            codes[position[copied]] = previous.vectors[reused[copied]]
-        if len(fresh):
-            codes[position[fresh]] = encoded
-        return codes
+
+        def write(rows: np.ndarray) -> None:
+            if previous is not None and bool(copied.any()):
+                rows[position[copied]] = previous.vectors[reused[copied]]
+            if len(fresh):
+                rows[position[fresh]] = encoded
+
+        return dim, write
 
     @staticmethod
     def _cached_vectors(keys: Sequence[bytes], cache: VectorCache | None) -> dict[bytes, np.ndarray]:

@@ -8,6 +8,7 @@ import logging
 import os
 import re
 import sqlite3
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -41,6 +42,26 @@ class LoadReport:
     # ``records`` by source ("file:<path>", "collection:<name>"), in order. An unchanged source
     # keeps the very list the last read made, so a build can carry everything made from it.
     blocks: list[tuple[str, list[Record]]] = field(default_factory=list)
+
+    def counts_by_source(self) -> Counter[str]:
+        """Records per source ("files" or a collection's name), a block at a time: the
+        records of one block share their source."""
+        if not self.blocks:
+            return Counter(r.source for r in self.records)
+        counts: Counter[str] = Counter()
+        for _, records in self.blocks:
+            if records:
+                counts[records[0].source] += len(records)
+        return counts
+
+    def removed_since(self, earlier: LoadReport) -> int:
+        """How many of ``earlier``'s record ids are gone, comparing only the blocks that differ
+        (a block read again is a new list; an unchanged one is the same list in both)."""
+        now = dict(self.blocks)
+        before = dict(earlier.blocks)
+        gone = {r.id for key, records in earlier.blocks if now.get(key) is not records for r in records}
+        came = {r.id for key, records in self.blocks if before.get(key) is not records for r in records}
+        return len(gone - came)
 
 
 Signature = tuple[Any, ...]

@@ -13,7 +13,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import ClassVar
+from typing import ClassVar, Iterator, Mapping
 
 import numpy as np
 
@@ -28,6 +28,52 @@ STALE_TEMP_SECONDS = 24 * 3600
 # How long opening a cache waits for this process's save in flight (100k vectors take ~1-2 s);
 # past it the older file is read, which is still whole.
 SAVE_WAIT_SECONDS = 60.0
+
+
+KEY_BYTES = 16
+
+
+class KeyedVectors(Mapping[bytes, np.ndarray]):
+    """Vectors by the 16-byte key of their text, held as one buffer of keys and one float32
+    matrix: reading, writing and gathering 100k of them are a few numpy passes rather than
+    a Python object per vector (which held the interpreter for ~1 s in a background save,
+    stalling the next update). The key -> row dict is made on the first lookup."""
+
+    def __init__(self, joined: bytes = b"", matrix: np.ndarray | None = None,
+                 rows: dict[bytes, int] | None = None) -> None:
+        self.joined = joined
+        self.matrix = np.zeros((0, 0), dtype=np.float32) if matrix is None else matrix
+        if len(joined) != KEY_BYTES * len(self.matrix):
+            raise ValueError(f"{len(joined) // KEY_BYTES} keys for {len(self.matrix)} vectors")
+        self._rows = rows
+
+    @classmethod
+    def from_dict(cls, vectors: dict[bytes, np.ndarray]) -> KeyedVectors:
+        """From key -> vector (tests, small sets)."""
+        keys = list(vectors)
+        dim = len(vectors[keys[0]]) if keys else 0
+        matrix = np.asarray([vectors[k] for k in keys], dtype=np.float32).reshape(len(keys), dim)
+        return cls(b"".join(keys), matrix)
+
+    @property
+    def rows(self) -> dict[bytes, int]:
+        """Key -> row of ``matrix``."""
+        if self._rows is None:
+            joined = self.joined
+            self._rows = {joined[i:i + KEY_BYTES]: n for n, i in enumerate(range(0, len(joined), KEY_BYTES))}
+        return self._rows
+
+    def __getitem__(self, key: bytes) -> np.ndarray:
+        return self.matrix[self.rows[key]]
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.rows
+
+    def __iter__(self) -> Iterator[bytes]:
+        return iter(self.rows)
+
+    def __len__(self) -> int:
+        return len(self.matrix)
 
 
 class VectorCache:
@@ -60,7 +106,7 @@ class VectorCache:
         if scope:
             name += "-" + hashlib.sha256(scope.encode("utf-8", "surrogatepass")).hexdigest()[:16]
         self.path = directory / f"vectors-{name}.vbc"
-        self.entries: dict[bytes, np.ndarray] = {}
+        self.entries = KeyedVectors()
         self.hits = 0
         self.misses = 0
 
@@ -95,9 +141,9 @@ class VectorCache:
                 os.utime(self.path)  # in use: other scopes' saves prune by last use (STALE_SCOPE_DAYS)
         except (OSError, ValueError, KeyError, json.JSONDecodeError) as exc:
             log.warning("vector cache %s is unusable (%s); it will be rebuilt", self.path, exc)
-            self.entries = {}
+            self.entries = KeyedVectors()
 
-    def _read(self) -> dict[bytes, np.ndarray]:
+    def _read(self) -> KeyedVectors:
         data = self.path.read_bytes()
         if not data.startswith(self.MAGIC):
             raise ValueError("not a VecBook cache file")
@@ -112,27 +158,27 @@ class VectorCache:
             raise ValueError("truncated")
         if hashlib.sha256(payload).hexdigest() != header["sha256"]:
             raise ValueError("checksum mismatch")
-        keys = bytes(payload[: 16 * count])
-        vectors = np.frombuffer(payload[16 * count:], dtype="<f4").reshape(count, dim)
-        return {keys[i * 16:(i + 1) * 16]: vectors[i] for i in range(count)}
+        keys = bytes(payload[: KEY_BYTES * count])
+        vectors = np.frombuffer(payload[KEY_BYTES * count:], dtype="<f4").reshape(count, dim)
+        return KeyedVectors(keys, vectors)
 
-    def save(self, keep: dict[bytes, np.ndarray]) -> None:
+    def save(self, keep: KeyedVectors | dict[bytes, np.ndarray]) -> None:
         """Atomically replace the cache with exactly ``keep`` (which prunes stale entries)."""
+        if not isinstance(keep, KeyedVectors):
+            keep = KeyedVectors.from_dict(keep)
         with self._save_lock:
             self._write(keep)
         self.prune_stale_scopes()
 
-    def _write(self, keep: dict[bytes, np.ndarray]) -> None:
+    def _write(self, keep: KeyedVectors) -> None:
         self.directory.mkdir(parents=True, exist_ok=True)
-        keys = list(keep)
-        dim = len(next(iter(keep.values()))) if keep else 0
-        vectors = np.asarray([keep[k] for k in keys], dtype="<f4").reshape(len(keys), dim)
+        dim = keep.matrix.shape[1] if len(keep) else 0
         # The payload is the keys then the vectors; hashed and written in those two
         # pieces, not joined, which would copy 150 MB more at 100k records.
-        joined, matrix = b"".join(keys), np.ascontiguousarray(vectors)  # both buffers, as bytes
+        joined, matrix = keep.joined, np.ascontiguousarray(keep.matrix, dtype="<f4")  # both buffers, as bytes
         digest = hashlib.sha256(joined)
         digest.update(matrix)
-        header = json.dumps({"identity": self.identity, "dimension": dim, "count": len(keys),
+        header = json.dumps({"identity": self.identity, "dimension": dim, "count": len(keep),
                              "sha256": digest.hexdigest()}).encode()
         handle, temp = tempfile.mkstemp(prefix=".vectors-", suffix=".tmp", dir=self.directory)
         try:
