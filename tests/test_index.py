@@ -172,6 +172,13 @@ def test_vocabulary_encodes_text_as_tokenize_then_encode(texts: list[str], stemm
     assert fast.ids == direct.ids
 
 
+@given(st.text(alphabet=st.sampled_from(list("abzAZ09_-.,' \n\tKéß\u212a\u0130") + [chr(i) for i in range(32, 127)])))
+def test_the_ascii_word_path_finds_the_words_the_unicode_pattern_finds(text: str) -> None:
+    # U+212A (Kelvin) and U+0130 lower-case to ASCII-containing text: the path is chosen
+    # on the lower-cased text, so it still agrees.
+    assert vecbook.index.words_of(text) == vecbook.index.TOKEN_RE.findall(text.lower())
+
+
 def keyword_index_equals(a: vecbook.index.KeywordIndex, b: vecbook.index.KeywordIndex) -> None:
     for name in ("doc_ids", "tf", "indptr", "lengths", "owners"):
         np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
