@@ -345,22 +345,25 @@ class Builder:
 
 def _previous_rows(previous: VectorIndex | None, key: str, block: Block) -> np.ndarray:
     """The row in ``previous`` of each window of ``block`` (-1 where it has none): one range
-    when the source is unchanged since ``previous`` was built, else a lookup per window,
-    in the source's own rows first (an edit leaves most of a file as it was)."""
+    when the source is unchanged since ``previous`` was built, else a lookup per window."""
     keys = block.keys or []
     placed = previous.placed.get(key) if previous is not None else None
     if placed is not None and placed[0] is block.records and placed[2] == len(keys):
         return np.arange(placed[1], placed[1] + placed[2], dtype=np.int64)
     if previous is None:
         return np.full(len(keys), -1, dtype=np.int64)
-    own = {} if placed is None else {k: placed[1] + i for i, k in enumerate(previous.keys[placed[1]:placed[1] + placed[2]])}
-    rows = (own.get(k) for k in keys)
-    return np.fromiter((r if r is not None else _or_minus_one(previous.row_of(k)) for r, k in zip(rows, keys)),
-                       dtype=np.int64, count=len(keys))
+    # An edited source: its windows are looked up among its own earlier rows first (an edit
+    # leaves most of a file as it was), then anywhere (a text moved in from another file).
+    own = {} if placed is None else dict(zip(previous.keys[placed[1]:placed[1] + placed[2]],
+                                             range(placed[1], placed[1] + placed[2])))
 
+    def row(key: bytes) -> int:
+        found = own.get(key)
+        if found is None:
+            found = previous.row_of(key)
+        return -1 if found is None else found
 
-def _or_minus_one(row: int | None) -> int:
-    return -1 if row is None else row
+    return np.fromiter(map(row, keys), dtype=np.int64, count=len(keys))
 
 
 def _placements(ordered: Sequence[tuple[str, Block]], keep: np.ndarray) -> dict[str, tuple[list[Record], int, int]]:
