@@ -97,6 +97,18 @@ def test_faiss_top_k_equals_exact_scores_with_best_window_per_record(metric: str
         assert np.all((scores >= 0) & (scores <= 1))
 
 
+def test_one_query_searches_on_the_calling_thread_and_keeps_its_team_size() -> None:
+    import faiss
+
+    index = random_index("cosine", [1, 2, 1, 3] * 50)
+    query = index._prepare(np.random.default_rng(2).normal(size=16).astype(np.float32))
+    before = faiss.omp_get_max_threads()
+    raw, rows = vecbook.index.search_on_this_thread(index.index, query, 40)
+    expected_raw, expected_rows = index.index.search(query, 40)
+    assert rows.tolist() == expected_rows.tolist() and raw.tolist() == expected_raw.tolist()
+    assert faiss.omp_get_max_threads() == before  # batch searches and indexing keep every core
+
+
 def test_duplicate_records_tie_and_are_cut_by_record_order() -> None:
     """Forty identical messages ("ok") score the same; which ten come back must not depend on k or FAISS."""
     rng = np.random.default_rng(3)
