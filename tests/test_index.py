@@ -52,6 +52,25 @@ def test_default_idf_is_rank_bm25_with_lucene_smoothed_idf() -> None:
         np.testing.assert_allclose(index.scores(tokens), reference.get_scores(tokens), rtol=1e-12, atol=1e-12)
 
 
+def test_scores_are_the_per_term_sums_and_records_their_best_passage_bit_for_bit() -> None:
+    """The postings are summed in one bincount and records take a maximum by gather: the same
+    additions in the same order, and the same maxima, as the straightforward loops."""
+    corpus = sample_corpus()
+    owners = np.arange(len(corpus)) * 2 // 3  # records of one passage and of two: 0, 0, 1, 2, 2, 3...
+    index = vecbook.index.KeywordIndex(corpus, owners=owners)
+    for query in QUERIES:
+        tokens = vecbook.index.tokenize(query)
+        expected = np.zeros(len(corpus))
+        for term, repeat in Counter(tokens).items():
+            tid = index._term(term)
+            if tid is not None:
+                start, end = index.indptr[tid], index.indptr[tid + 1]
+                expected[index.doc_ids[start:end]] += repeat * index.weights[start:end]
+        assert index.scores(tokens).tobytes() == expected.tobytes()
+        starts = np.searchsorted(owners, np.arange(index.size))
+        assert index.record_scores(tokens).tobytes() == np.maximum.reduceat(expected, starts).tobytes()
+
+
 def test_a_word_in_half_the_documents_still_scores() -> None:
     corpus = [["kayak", "paddle"], ["grocery", "list"]]
     assert BM25Okapi(corpus).get_scores(["kayak"]).tolist() == [0.0, 0.0]  # rank-bm25 issue #39
