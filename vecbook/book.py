@@ -430,8 +430,13 @@ class VecBook:
         # Folding duplicates and blending recency reorder candidates past the k-th:
         # rank a deeper list so the k shown are the k best after both.
         depth = min(MAX_RESULTS_LIMIT, max(k, FUSION_DEPTH)) if fold or half_life else k
+        terms = query_terms(keyword_text, self.config.stemming)
+        # Every passage's keyword score, once: the ranking takes each record's best, the
+        # snippets each hit's best passage (they used to score every passage again).
+        passage_scores = snapshot.keywords.scores(tokens) if mode != "semantic" or terms else None
         scored = rank(mode, depth, vectors=snapshot.vectors, keywords=snapshot.keywords, query_vector=vector,
-                      tokens=tokens, mask=mask, fusion=fusion, rrf_k=rrf, keyword_weight=weight)
+                      tokens=tokens, mask=mask, fusion=fusion, rrf_k=rrf, keyword_weight=weight,
+                      passage_scores=passage_scores)
         records = snapshot.records
         if half_life:
             scored = self._blend_recency(snapshot, scored, half_life)
@@ -439,7 +444,7 @@ class VecBook:
         scored = [s for s in scored if floor is None or s.score >= floor]
         groups = (fold_hits([records[s.index].text for s in scored], k) if fold
                   else [(i, []) for i in range(min(k, len(scored)))])
-        shaper = HitShaper(snapshot, query_terms(keyword_text, self.config.stemming), tokens, vector)
+        shaper = HitShaper(snapshot, terms, passage_scores, vector)
         return Results(shaper.hit(scored[i], [records[scored[j].index].citation for j in folded])
                        for i, folded in groups)
 

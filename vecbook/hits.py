@@ -189,12 +189,14 @@ class HitShaper:
     """Turns ranked records of one query into hits: the snippet of each record's best
     passage (by keyword where a query word occurs, else by meaning) and its lines."""
 
-    def __init__(self, snapshot: Snapshot, terms: dict[str, str], tokens: Sequence[str],
+    def __init__(self, snapshot: Snapshot, terms: dict[str, str], passage_scores: np.ndarray | None,
                  vector: np.ndarray | None) -> None:
+        """``passage_scores``: the keyword index's ``scores`` of the query's tokens, needed
+        when ``terms`` has any (the ranking computed them already: no second pass)."""
         self.snapshot = snapshot
         self.terms = terms
         self.vector = vector
-        self._passage_scores = snapshot.keywords.scores(tokens) if terms else None
+        self._passage_scores = passage_scores if terms else None
 
     def hit(self, scored: Scored, duplicates: list[str]) -> Hit:
         """The hit for one ranked record, citing the records folded into it."""

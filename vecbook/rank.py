@@ -458,11 +458,15 @@ def _rrf_within_depth(sem_ids: list[int], kw_ids: list[int], candidates: np.ndar
                      for i in candidates.tolist()])
 
 
-def keyword_top(index: KeywordIndex, tokens: Sequence[str], k: int,
-                mask: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Top keyword matches (indices, scores in [0, 1]) plus all normalised scores."""
+def keyword_top(index: KeywordIndex, tokens: Sequence[str], k: int, mask: np.ndarray | None,
+                passage_scores: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Top keyword matches (indices, scores in [0, 1]) plus all normalised scores.
+    ``passage_scores`` is ``index.scores(tokens)`` where the caller has it already."""
     bound = index.upper_bound(tokens)
-    raw = index.record_scores(tokens) / bound if bound > 0 else np.zeros(index.size)
+    if bound <= 0:
+        raw = np.zeros(index.size)
+    else:
+        raw = index.best_per_record(index.scores(tokens) if passage_scores is None else passage_scores) / bound
     candidates = raw if mask is None else np.where(mask, raw, 0.0)
     ids = np.flatnonzero(candidates > 0)
     top_ids, top_scores = top_k(ids, candidates[ids], k)
@@ -471,10 +475,12 @@ def keyword_top(index: KeywordIndex, tokens: Sequence[str], k: int,
 
 def rank(mode: str, k: int, *, vectors: VectorIndex | None, keywords: KeywordIndex,
          query_vector: np.ndarray | None, tokens: Sequence[str], mask: np.ndarray | None,
-         fusion: str = "rrf", rrf_k: int = 60, keyword_weight: float = 0.5) -> list[Scored]:
-    """Score records for one query; returns candidates (at least the top k), unsorted by id."""
+         fusion: str = "rrf", rrf_k: int = 60, keyword_weight: float = 0.5,
+         passage_scores: np.ndarray | None = None) -> list[Scored]:
+    """Score records for one query; returns candidates (at least the top k), unsorted by id.
+    ``passage_scores``: ``keywords.scores(tokens)``, where the caller has computed it."""
     if mode == "keyword":
-        ids, scores, _ = keyword_top(keywords, tokens, k, mask)
+        ids, scores, _ = keyword_top(keywords, tokens, k, mask, passage_scores)
         return [Scored(int(i), float(s), None, float(s)) for i, s in zip(ids, scores)]
     assert vectors is not None and query_vector is not None  # the facade guarantees this
     if mode == "semantic":
@@ -482,7 +488,7 @@ def rank(mode: str, k: int, *, vectors: VectorIndex | None, keywords: KeywordInd
         return [Scored(int(i), float(s), float(s), None) for i, s in zip(ids, scores)]
     depth = max(k, FUSION_DEPTH)
     sem_ids, _ = vectors.top(query_vector, depth, mask)
-    kw_ids, _, kw_all = keyword_top(keywords, tokens, depth, mask)
+    kw_ids, _, kw_all = keyword_top(keywords, tokens, depth, mask, passage_scores)
     candidates = np.union1d(sem_ids, kw_ids).astype(np.int64)
     chosen = np.zeros(vectors.n_records, dtype=bool)
     chosen[candidates] = True
