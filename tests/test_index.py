@@ -116,6 +116,23 @@ def test_faiss_top_k_equals_exact_scores_with_best_window_per_record(metric: str
         assert np.all((scores >= 0) & (scores <= 1))
 
 
+def test_a_record_whose_windows_crowd_the_first_found_still_leaves_k_records() -> None:
+    """A long record close to the query fills the first windows FAISS finds, so the first
+    (shallow) search holds fewer than k records and the search goes deeper."""
+    rng = np.random.default_rng(5)
+    query = rng.normal(size=16).astype(np.float32)
+    vectors = rng.normal(size=(300, 16)).astype(np.float32)
+    vectors[10:60] = query + 0.01 * rng.normal(size=(50, 16))  # record 10's 50 windows
+    owners = np.concatenate([np.arange(10), np.full(50, 10), np.arange(11, 251)])
+    index = vecbook.index.VectorIndex(vectors, owners, 251)
+    exact_ids, exact_scores = index.scores_within(query, np.ones(251, dtype=bool))
+    order = np.lexsort((exact_ids, -exact_scores))
+    for k in (1, 2, 5, 20, 40):
+        ids, scores = index.top(query, k)
+        assert ids.tolist() == exact_ids[order][:k].tolist()
+        np.testing.assert_allclose(scores, exact_scores[order][:k], rtol=1e-5)
+
+
 def test_one_query_searches_on_the_calling_thread_and_keeps_its_team_size() -> None:
     import faiss
 
