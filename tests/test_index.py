@@ -145,6 +145,21 @@ def test_one_query_searches_on_the_calling_thread_and_keeps_its_team_size() -> N
     assert faiss.omp_get_max_threads() == before  # batch searches and indexing keep every core
 
 
+def test_scores_of_records_and_best_row_equal_the_mask_and_every_window_paths() -> None:
+    windows = [1, 3, 1, 7, 2, 1, 1, 4, 1, 1] * 5
+    index = random_index("cosine", windows)
+    query = np.random.default_rng(4).normal(size=16).astype(np.float32)
+    for records in ([], [0], [1, 3, 4], [3], list(range(0, 50, 3)), list(range(50))):
+        mask = np.zeros(len(windows), dtype=bool)
+        mask[records] = True
+        by_mask = index.scores_within(query, mask)
+        by_records = index.scores_of(query, np.array(records, dtype=np.int64))
+        assert by_records[0].tolist() == by_mask[0].tolist() and by_records[1].tolist() == by_mask[1].tolist()
+    best = index.best_rows(query, range(len(windows)))
+    assert {r: index.best_row(query, r) for r in range(len(windows))} == {r: row for r, (row, _) in best.items()}
+    assert random_index("cosine", [1, 0, 2]).best_row(query, 1) is None  # a record without windows
+
+
 def test_duplicate_records_tie_and_are_cut_by_record_order() -> None:
     """Forty identical messages ("ok") score the same; which ten come back must not depend on k or FAISS."""
     rng = np.random.default_rng(3)

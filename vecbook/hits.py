@@ -222,9 +222,9 @@ class HitShaper:
                 return self._within_text(record, self.snapshot.passage_span(best))
         vectors = self.snapshot.vectors
         if self.vector is not None and vectors is not None:
-            rows = vectors.best_rows(self.vector, [index])
-            if index in rows:
-                start, end = vectors.spans[rows[index][0]]
+            row = vectors.best_row(self.vector, index)
+            if row is not None:
+                start, end = vectors.spans[row]
                 region = (int(start), int(end))
         return self._within_text(record, region)
 

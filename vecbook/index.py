@@ -509,7 +509,21 @@ class VectorIndex:
 
     def scores_within(self, query: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Exact scores of every embedded record where ``mask`` is true (same numbers as FAISS)."""
-        windows = np.flatnonzero(mask[self.owners])
+        return self._score_windows(query, np.flatnonzero(mask[self.owners]))
+
+    def scores_of(self, query: np.ndarray, records: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``scores_within`` a mask of ``records`` (sorted, distinct), without the mask: their
+        windows are found by bisection, not by a pass over every window's owner."""
+        first = np.searchsorted(self.owners, records, "left")
+        counts = np.searchsorted(self.owners, records, "right") - first
+        ends = np.cumsum(counts)
+        # Each record's run of windows first..first+count, in record order: the windows a
+        # mask of these records selects, in the same order, so the scores are the same.
+        windows = np.arange(int(ends[-1]) if len(ends) else 0, dtype=np.int64) + np.repeat(first - ends + counts, counts)
+        return self._score_windows(query, windows)
+
+    def _score_windows(self, query: np.ndarray, windows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Each record's best score among ``windows`` (ascending row numbers)."""
         if not len(windows):
             return np.zeros(0, dtype=np.int64), np.zeros(0)
         q = self._prepare(query)[0]
@@ -520,6 +534,15 @@ class VectorIndex:
             raw[part] = block @ q if self.metric == "cosine" else ((block - q) ** 2).sum(axis=1)
         return _best_per_record(self.owners[windows], self._to_score(raw))
 
+
+    def best_row(self, query: np.ndarray, record: int) -> int | None:
+        """The row of ``record``'s best window for ``query`` (None: it has none), as ``best_rows``
+        finds it; a record of one window (most) is not scored."""
+        first, last = self.owners.searchsorted(record, "left"), self.owners.searchsorted(record, "right")
+        if last - first == 1:
+            return int(first)
+        best = self.best_rows(query, [record]).get(record)
+        return None if best is None else best[0]
 
     def best_rows(self, query: np.ndarray, records: Sequence[int]) -> dict[int, tuple[int, float]]:
         """For each of ``records``: its best window (row) and that window's score."""

@@ -490,16 +490,14 @@ def rank(mode: str, k: int, *, vectors: VectorIndex | None, keywords: KeywordInd
     sem_ids, _ = vectors.top(query_vector, depth, mask)
     kw_ids, _, kw_all = keyword_top(keywords, tokens, depth, mask, passage_scores)
     candidates = np.union1d(sem_ids, kw_ids).astype(np.int64)
-    chosen = np.zeros(vectors.n_records, dtype=bool)
-    chosen[candidates] = True
-    found_ids, found_scores = vectors.scores_within(query_vector, chosen)
+    found_ids, found_scores = vectors.scores_of(query_vector, candidates)
     semantic = dict(zip(found_ids.tolist(), found_scores.tolist()))
-    sem = np.array([semantic.get(int(i), 0.0) for i in candidates])
+    numbers = candidates.tolist()  # Python ints and floats: the loops below skip numpy's scalars
+    sem = np.array([semantic.get(i, 0.0) for i in numbers])
     kw = kw_all[candidates]
     if fusion == "rrf":
         total = _rrf_within_depth(sem_ids.tolist(), kw_ids.tolist(), candidates, rrf_k)
     else:
         core = np.isin(candidates, np.union1d(sem_ids[:FUSION_DEPTH], kw_ids[:FUSION_DEPTH]))
         total = linear_scores(cosine_of(sem, vectors.metric), kw, keyword_weight, core)
-    return [Scored(int(i), float(t), semantic.get(int(i)), float(w))
-            for i, t, w in zip(candidates, total, kw)]
+    return [Scored(i, t, semantic.get(i), w) for i, t, w in zip(numbers, total.tolist(), kw.tolist())]
