@@ -213,6 +213,10 @@ class TorchModel:
                               or model.get_sentence_embedding_dimension)())
         self.max_tokens = int(model.max_seq_length)
         self.threads = torch.get_num_threads()  # torch's default: the physical cores
+        # One short sequence is too little work to split: waking a second OpenMP thread
+        # costs more than it saves (measured on torch: 7 ms on one thread, 11 ms on two,
+        # and far worse when another process is busy). onnxruntime takes two (onnx_model).
+        self.query_threads = 1
         self.forward_seconds = 0.0  # time inside the transformer's forward pass
         self._hook_forward_timer()
 
@@ -419,12 +423,13 @@ class Embedder:
 
     def encode(self, texts: Sequence[str], threads: int | None = None, query: bool = False) -> np.ndarray:
         """Embed texts as float32 rows, in the configured precision (queries, with ``query``,
-        in float32 on the int8 path), on ``threads`` CPU threads (default: all physical cores)."""
+        in float32 on the int8 path), on ``threads`` CPU threads (default: all physical cores,
+        or for ``query`` the model's ``query_threads``)."""
         model = self.load()
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
         order, batches = self._batches(texts)
-        parts = model.run(batches, threads or model.threads, query)
+        parts = model.run(batches, threads or (model.query_threads if query else model.threads), query)
         vectors = np.empty((len(texts), parts[0].shape[1]), dtype=np.float32)
         vectors[order] = np.concatenate(parts)
         return vectors
@@ -450,10 +455,7 @@ class Embedder:
         """One query vector; repeated queries hit a small cache held by this embedder."""
         vector = self._query_cache.get(text)
         if vector is None:
-            # One short sequence is too little work to split: waking a second
-            # thread costs more than it saves (measured here: 7 ms on one
-            # thread, 11 ms on two, and far worse when another process is busy).
-            vector = self.encode([text], threads=1, query=True)[0]
+            vector = self.encode([text], query=True)[0]
             vector.flags.writeable = False  # shared by every caller that asks the same question
             with self._query_lock:  # MCP calls run in threads
                 self._query_cache[text] = vector
