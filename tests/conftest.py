@@ -122,7 +122,7 @@ class FakeEmbedder(vecbook.Embedder):
 
         out = np.zeros((len(texts), self.DIM), dtype=np.float32)
         for row, text in enumerate(texts):
-            for word in vecbook.index.tokenize(text, stemming=False):
+            for word in vecbook.tokens.tokenize(text, stemming=False):
                 out[row, zlib.crc32(word.encode()) % self.DIM] += 1.0
             out[row, -1] += 0.01  # no all-zero vectors
         return out

@@ -16,14 +16,14 @@ from rank_bm25 import BM25Okapi
 
 import vecbook
 from conftest import SAMPLES, FakeEmbedder
-from vecbook.index import Vocabulary, tokenize
+from vecbook.tokens import Vocabulary, tokenize
 
 
 def sample_corpus() -> list[list[str]]:
     records = []
     for path in sorted(SAMPLES.rglob("*.txt")):
         records += vecbook.parse_records(path.read_text(encoding="utf-8"), path.name)[0]
-    return [vecbook.index.tokenize(r.content) for r in records]
+    return [vecbook.tokens.tokenize(r.content) for r in records]
 
 
 QUERIES = ["rice kimchi", "the meeting about the outage outage", "Kahneman thinking fast", "zzz unknown",
@@ -36,7 +36,7 @@ def test_keyword_scores_equal_rank_bm25(k1: float, b: float) -> None:
     reference = BM25Okapi(corpus, k1=k1, b=b)
     index = vecbook.index.KeywordIndex(corpus, k1=k1, b=b, idf="okapi")
     for query in QUERIES:
-        tokens = vecbook.index.tokenize(query)
+        tokens = vecbook.tokens.tokenize(query)
         np.testing.assert_allclose(index.scores(tokens), reference.get_scores(tokens), rtol=1e-12, atol=1e-12)
 
 
@@ -48,7 +48,7 @@ def test_default_idf_is_rank_bm25_with_lucene_smoothed_idf() -> None:
                      for t, df in Counter(t for doc in corpus for t in set(doc)).items()}
     index = vecbook.index.KeywordIndex(corpus, k1=1.2, b=0.75)
     for query in QUERIES:
-        tokens = vecbook.index.tokenize(query)
+        tokens = vecbook.tokens.tokenize(query)
         np.testing.assert_allclose(index.scores(tokens), reference.get_scores(tokens), rtol=1e-12, atol=1e-12)
 
 
@@ -59,7 +59,7 @@ def test_scores_are_the_per_term_sums_and_records_their_best_passage_bit_for_bit
     owners = np.arange(len(corpus)) * 2 // 3  # records of one passage and of two: 0, 0, 1, 2, 2, 3...
     index = vecbook.index.KeywordIndex(corpus, owners=owners)
     for query in QUERIES:
-        tokens = vecbook.index.tokenize(query)
+        tokens = vecbook.tokens.tokenize(query)
         expected = np.zeros(len(corpus))
         for term, repeat in Counter(tokens).items():
             tid = index._term(term)
@@ -200,9 +200,9 @@ def test_cosine_score_formula() -> None:
 
 
 def test_tokenizer_lowercases_drops_stop_words_and_stems() -> None:
-    assert vecbook.index.tokenize("The Runners were RUNNING to the café!") == ["runner", "were", "run", "café"]
-    assert vecbook.index.tokenize("The Runners", stemming=False) == ["runners"]
-    assert vecbook.index.tokenize("id_42 x-ray") == ["id", "42", "x", "rai"]
+    assert vecbook.tokens.tokenize("The Runners were RUNNING to the café!") == ["runner", "were", "run", "café"]
+    assert vecbook.tokens.tokenize("The Runners", stemming=False) == ["runners"]
+    assert vecbook.tokens.tokenize("id_42 x-ray") == ["id", "42", "x", "rai"]
 
 
 def test_query_vectors_are_cached_per_embedder_and_bounded() -> None:
@@ -239,7 +239,7 @@ def test_vocabulary_encodes_text_as_tokenize_then_encode(texts: list[str], stemm
 def test_the_ascii_word_path_finds_the_words_the_unicode_pattern_finds(text: str) -> None:
     # U+212A (Kelvin) and U+0130 lower-case to ASCII-containing text: the path is chosen
     # on the lower-cased text, so it still agrees.
-    assert vecbook.index.words_of(text) == vecbook.index.TOKEN_RE.findall(text.lower())
+    assert vecbook.tokens.words_of(text) == vecbook.tokens.TOKEN_RE.findall(text.lower())
 
 
 def keyword_index_equals(a: vecbook.index.KeywordIndex, b: vecbook.index.KeywordIndex) -> None:
@@ -251,7 +251,7 @@ def keyword_index_equals(a: vecbook.index.KeywordIndex, b: vecbook.index.Keyword
 
 @pytest.mark.parametrize("idf", ["lucene", "okapi"])
 def test_an_updated_keyword_index_equals_one_built_from_scratch(idf: str) -> None:
-    vocabulary = vecbook.index.Vocabulary()
+    vocabulary = vecbook.tokens.Vocabulary()
     corpus = [vocabulary.encode(doc) for doc in sample_corpus()]
     first = vecbook.index.KeywordIndex(corpus, idf=idf, vocabulary=vocabulary)
     # Edit passage 3, delete 5 and 6, add two at the end (one with a new term), move 0 behind 1.
@@ -267,7 +267,7 @@ def test_an_updated_keyword_index_equals_one_built_from_scratch(idf: str) -> Non
         scratch = vecbook.index.KeywordIndex(docs, idf=idf, vocabulary=vocabulary, owners=owners)
         keyword_index_equals(updated, scratch)
         for query in QUERIES + ["brandnewterm zebra rice"]:
-            tokens = vecbook.index.tokenize(query)
+            tokens = vecbook.tokens.tokenize(query)
             np.testing.assert_array_equal(updated.scores(tokens), scratch.scores(tokens))
 
 

@@ -41,7 +41,8 @@ from .hits import (
     context_around,
 )
 from .embed import Embedder
-from .index import VectorIndex, tokenize
+from .index import VectorIndex
+from .tokens import tokenize
 from .rank import FUSION_DEPTH, Condition, Scored, convenience_conditions, parse_filters, rank
 from .snippets import fold as fold_hits
 from .snippets import query_terms, recency_blend

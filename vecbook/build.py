@@ -1,7 +1,8 @@
-"""Building index snapshots, incrementally: sources are re-read only where they changed,
-records are cut into passages and tokenized once per distinct text, and vectors are
-reused by the hash of the text they embed (from the index in memory, then the on-disk
-cache) so that only new text meets the model."""
+"""Building index snapshots, incrementally: sources are re-read only where they changed, a
+source that was not re-read is carried into the next build whole (its passages, tokens and
+vector rows), a re-read one is laid out again only where its text is new, and vectors are
+reused by the hash of the text they embed (from the index in memory, then the on-disk cache)
+so that only new text meets the model."""
 
 from __future__ import annotations
 
@@ -14,10 +15,11 @@ import numpy as np
 
 from .config import Config
 from .embed import EMBED_CHUNK, MAX_WINDOWS, Embedder
-from .index import KeywordIndex, VectorIndex, Vocabulary, encode_vectors
+from .index import KeywordIndex, VectorIndex, encode_vectors
 from .rank import FilterColumns
 from .records import Record, split_passages
 from .sources import LoadReport, SourceState, load_sources
+from .tokens import Vocabulary
 from .vector_cache import KeyedVectors, VectorCache
 
 log = logging.getLogger("vecbook")  # one logger for the package: hosts and the CLI configure "vecbook"

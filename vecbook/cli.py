@@ -25,7 +25,7 @@ from .config import (
     load_config,
 )
 from .mcp import serve
-from .index import TOKEN_RE, porter_stem
+from .tokens import TOKEN_RE, porter_stem
 from .rank import parse_filters
 from .records import Problem
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, Sequence
 
-from .index import STOP_WORDS, TOKEN_RE, porter_stem
+from .tokens import STOP_WORDS, TOKEN_RE, porter_stem
 
 # About ±240 characters around the match, as the user's design asks: enough for the
 # sentence that answers, little enough for ten hits to fit an assistant's context.
