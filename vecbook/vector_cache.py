@@ -36,7 +36,7 @@ KEY_BYTES = 16
 class KeyedVectors(Mapping[bytes, np.ndarray]):
     """Vectors by the 16-byte key of their text, held as one buffer of keys and one float32
     matrix: reading, writing and gathering 100k of them are a few numpy passes rather than
-    a Python object per vector (which held the interpreter for ~1 s in a background save,
+    a Python object per vector (which held the interpreter for ~0.7 s in a background save,
     stalling the next update). The key -> row dict is made on the first lookup."""
 
     def __init__(self, joined: bytes = b"", matrix: np.ndarray | None = None,
