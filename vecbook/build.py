@@ -135,10 +135,9 @@ class Builder:
         self.sources = SourceState()
         self.vocabulary = Vocabulary()
         self.blocks: dict[str, Block] = {}  # by source, as the last keyword snapshot laid them out
-        # The last keyword index, and where each source's passages begin in it: the next
-        # build copies the term counts of unchanged sources instead of recounting them.
+        # The last keyword index (built over ``blocks``, in their order): the next build
+        # copies the term counts of unchanged sources instead of recounting them.
         self._keywords: KeywordIndex | None = None
-        self._first_passage: dict[str, int] = {}
 
     def reset(self) -> None:
         """Forget everything read and laid out: the next build starts from scratch."""
@@ -146,7 +145,6 @@ class Builder:
         self.blocks = {}
         self.vocabulary = Vocabulary()
         self._keywords = None
-        self._first_passage = {}
 
     # -- reading and keywords --
 
@@ -162,13 +160,11 @@ class Builder:
         owners = np.repeat(np.arange(len(records)), counts)
         passages = _concatenate([b.passages for _, b in ordered], np.int64).reshape(-1, 2)
         tokens = [t for _, block in ordered for t in block.tokens]
-        firsts = np.cumsum([0] + [len(b.passages) for _, b in ordered]).tolist()
         reuse = (self._keywords, self._passage_sources(ordered)) if self._keywords is not None else None
         keywords = KeywordIndex(tokens, self.config.bm25_k1, self.config.bm25_b, vocabulary=self.vocabulary,
                                 owners=owners, reuse=reuse)
         self.blocks = dict(ordered)  # a source that is gone takes its layouts with it
         self._keywords = keywords
-        self._first_passage = {key: first for (key, _), first in zip(ordered, firsts)}
         columns = FilterColumns(records, frozenset().union(*(b.metadata_keys for b in self.blocks.values())),
                                 sorted(frozenset().union(*(b.sources for b in self.blocks.values()))))
         return Snapshot(records, keywords, columns, report, passages)
@@ -193,11 +189,14 @@ class Builder:
     def _passage_sources(self, ordered: Sequence[tuple[str, Block]]) -> np.ndarray:
         """For each passage of ``ordered``, its passage in the last keyword index (an unchanged
         source's passages, in order), or -1 for a source laid out anew."""
+        firsts, first = {}, 0
+        for key, block in self.blocks.items():  # the last index's sources, in its order
+            firsts[key] = first
+            first += len(block.passages)
         parts = []
         for key, block in ordered:
-            first = self._first_passage.get(key)
-            carried = first is not None and self.blocks.get(key) is block
-            parts.append(np.arange(first, first + len(block.passages)) if carried
+            carried = self.blocks.get(key) is block
+            parts.append(np.arange(firsts[key], firsts[key] + len(block.passages)) if carried
                          else np.full(len(block.passages), -1, dtype=np.int64))
         return _concatenate(parts, np.int64)
 
