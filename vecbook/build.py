@@ -121,10 +121,6 @@ class LiveVectors:
         return KeyedVectors(b"".join(keys), matrix, dict(zip(keys, range(len(keys)))))
 
 
-# What a vector is stored under: the cache's key of its text.
-text_key = VectorCache.key
-
-
 class Builder:
     """The state one VecBook keeps between builds: what each source held, each distinct
     text's layout, and the keyword vocabulary."""
@@ -284,7 +280,7 @@ class Builder:
         texts = [record.content[a:b] for record, layout in todo for a, b in layout.passages[:MAX_RECORD_WINDOWS]]
         # A passage whose whole text has a vector was embedded as one window (windows never
         # exceed the model's limit), so a warm start skips the tokenizer for it.
-        whole = [known(text_key(text)) for text in texts]
+        whole = [known(VectorCache.key(text)) for text in texts]
         split = iter(self.embedder.window_spans_many([t for t, hit in zip(texts, whole) if not hit]))
         spans = iter([([(0, len(t))], False) if hit else next(split) for t, hit in zip(texts, whole)])
         for record, layout in todo:
@@ -303,7 +299,7 @@ class Builder:
                             "keyword search only (MAX_RECORD_WINDOWS)", record.citation, MAX_RECORD_WINDOWS, line)
                 windows = windows[:MAX_RECORD_WINDOWS]
             layout.windows = windows
-            layout.keys = [text_key(record.content[a:b]) for _, a, b in windows]
+            layout.keys = [VectorCache.key(record.content[a:b]) for _, a, b in windows]
 
     def _embed_missing(self, texts: dict[bytes, str], found: dict[bytes, np.ndarray], records: Sequence[Record],
                        keys: Sequence[bytes], owners: np.ndarray, missing: np.ndarray,
