@@ -271,9 +271,11 @@ class OnnxModel:
         self.forward_seconds = 0.0  # time inside session.run
         self._sessions: dict[tuple[str, int], Any] = {}
         self._lock = threading.Lock()
-        self.session(FLOAT_FILE, self.query_threads)  # the queries' session; fails here, at load, when a file is unusable
+        # The sessions queries and (int8) records will use, made now so an unusable file fails
+        # at load; a one-thread int8 session made only for that check was never used again.
+        self.session(FLOAT_FILE, self.query_threads)
         if int8:
-            self.session(INT8_FILE, 1)
+            self.session(INT8_FILE, self.threads)
 
     def session(self, file: str, threads: int) -> Any:
         """A session of one built file on ``threads`` threads, 0 for one per physical core
