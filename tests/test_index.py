@@ -288,3 +288,15 @@ def test_incremental_builds_keep_the_keyword_index_equal_to_a_fresh_build(write_
                                            config.bm25_k1, config.bm25_b, vocabulary=builder.vocabulary,
                                            owners=updated.owners)
         keyword_index_equals(updated, fresh)
+
+
+def test_a_word_whose_every_record_was_deleted_scores_as_in_a_fresh_build(write_files: Any, fake_book: Any) -> None:
+    root = write_files({"a.txt": "Hotel near the old town, breakfast included.", "b.txt": "Hotel near the port."})
+    book = fake_book(root, cache_directory=False)
+    (root / "a.txt").unlink()
+    book.reindex()
+    # "breakfast" stays in the vocabulary (ids never change) but no passage holds it now: it
+    # must not count in the score's upper bound, as it does not in a build that never saw it.
+    for query in ("breakfast hotel", "breakfast"):
+        updated = [h.to_dict() for h in book.search(query, mode="keyword")]
+        assert updated == [h.to_dict() for h in fake_book(root, cache_directory=False).search(query, mode="keyword")]

@@ -122,9 +122,12 @@ class KeywordIndex:
         self.indptr = np.concatenate([[0], np.cumsum(df.astype(np.int64))])
 
     def _term(self, term: str) -> int | None:
-        """The term's id if this index holds it (the vocabulary may have grown since)."""
+        """The term's id if some passage of this index holds it. The vocabulary only grows
+        (ids stay valid across builds), so it also names terms added since this index was
+        built and terms whose every passage has since been deleted: neither counts, as in an
+        index built from scratch (a deleted term's idf would otherwise raise ``upper_bound``)."""
         tid = self.vocabulary.ids.get(term)
-        return tid if tid is not None and tid < self.n_terms else None
+        return tid if tid is not None and tid < self.n_terms and self.indptr[tid + 1] > self.indptr[tid] else None
 
     def scores(self, tokens: Sequence[str]) -> np.ndarray:
         """BM25 score of every document (passage) for the query tokens (0 where no token occurs)."""
