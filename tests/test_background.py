@@ -307,6 +307,8 @@ def test_a_corrupt_or_foreign_cache_is_reported_and_rebuilt(write_files: Any, em
     assert counting.embedded == []  # the rebuilt file is good
 
 
+# The power cut also ends the keyword cache's saving thread, which pytest reports.
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnhandledThreadExceptionWarning")
 def test_a_crash_while_writing_leaves_the_old_cache_intact(write_files: Any, embedder: vecbook.Embedder,
                                                            tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     root, cache = write_files(NOTES), tmp_path / "cache"

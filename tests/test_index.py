@@ -263,7 +263,7 @@ def test_an_updated_keyword_index_equals_one_built_from_scratch(idf: str) -> Non
     for docs, src in ((documents, source), (documents[1:], source[1:])):  # moved, and in order
         owners = np.arange(len(docs)) // 2  # two passages a record
         updated = vecbook.index.KeywordIndex(docs, idf=idf, vocabulary=vocabulary, owners=owners,
-                                             reuse=(first, src))
+                                             reuse=(first.term_counts, src))
         scratch = vecbook.index.KeywordIndex(docs, idf=idf, vocabulary=vocabulary, owners=owners)
         keyword_index_equals(updated, scratch)
         for query in QUERIES + ["brandnewterm zebra rice"]:

@@ -47,7 +47,8 @@ from .rank import FUSION_DEPTH, Condition, Scored, convenience_conditions, parse
 from .snippets import fold as fold_hits
 from .snippets import query_terms, recency_blend
 from .sources import LoadReport, check_collections
-from .vector_cache import VectorCache
+from .keyword_cache import KeywordCache
+from .vector_cache import VectorCache, cache_scope
 
 log = logging.getLogger("vecbook")  # one logger for the package: hosts and the CLI configure "vecbook"
 
@@ -93,6 +94,8 @@ class VecBook:
         self._cache: VectorCache | None = None
         self._cache_facts: dict[str, Any] | None = None
         self._pending_save: tuple[VectorCache, LiveVectors] | None = None
+        # What the last build read and tokenized, kept in the cache folder for the next start.
+        self._keyword_cache = KeywordCache(config.cache_directory, config) if config.cache_directory else None
         self._save_lock = threading.Lock()  # one save at a time, so the newest live set is written last
         self._saver: threading.Thread | None = None
         self._watcher: Any = None  # a watch.Watcher while watching (see watch())
@@ -156,6 +159,8 @@ class VecBook:
         saver = self._saver
         if saver is not None:
             saver.join()
+        if self._keyword_cache is not None:
+            self._keyword_cache.wait()
 
     def __enter__(self) -> VecBook:
         return self
@@ -204,12 +209,15 @@ class VecBook:
             update = self._build(full)
             # After the new snapshot is published: searches never wait on it. An update (the
             # watcher's usual case: one file changed) does not wait either, since writing
-            # 100k vectors takes longer than the update. A first or full build saves before
-            # it returns, so the process that ran it (the CLI's reindex) leaves the cache whole.
+            # 100k vectors takes longer than the update. A first or full build saves (vectors and
+            # keywords) before it returns, so the process that ran it (the CLI's reindex) leaves
+            # the cache whole.
             if update:
                 self._save_cache_in_background()
             else:
                 self._save_pending_cache()
+                if self._keyword_cache is not None:
+                    self._keyword_cache.wait()
         finally:
             with self._cond:
                 self._building = False
@@ -231,6 +239,8 @@ class VecBook:
         if full:
             self._builder.reset()
         previous = self._snapshot
+        if previous is None and not full and self._keyword_cache is not None and self._builder.term_counts is None:
+            self._keyword_cache.restore(self._builder)  # a restart reads only what changed since
         log.info("reading %s", self.config.data_directory)
         report = self._builder.read()
         update = {"full": full, "files_read": report.files_read, "collections_read": report.collections_read}
@@ -241,6 +251,7 @@ class VecBook:
             log.warning("no records found in %s: searches will return nothing", self.config.data_directory)
         self._set_progress(state="indexing keywords", records_total=len(report.records))
         base = self._builder.keyword_snapshot(report)
+        captured = KeywordCache.capture(self._builder) if self._keyword_cache is not None else None
         with self._cond:
             if self._snapshot is None or self._snapshot.vectors is None:
                 self._snapshot = base  # keyword search works from here on
@@ -249,6 +260,17 @@ class VecBook:
         vectors, error, counts = None, None, {}
         try:
             if not self.keyword_only:
+                self.embedder.load()
+        except VecBookError as exc:
+            error = str(exc)
+            log.error("semantic search unavailable: %s", error)
+        if self._keyword_cache is not None:
+            # Saved once the model is loaded (a first keyword query, often sent at once, does not
+            # share the interpreter with it) and before the vectors: a server stopped while it
+            # embeds still restarts without reading and tokenizing every source again.
+            self._keyword_cache.save_in_background(captured)
+        try:
+            if not self.keyword_only and error is None:
                 vectors, counts = self._embed(base, None if full or previous is None else previous.vectors)
         except VecBookError as exc:
             error = str(exc)
@@ -547,12 +569,6 @@ def _cache_facts(cache: VectorCache | None, live: LiveVectors) -> dict[str, Any]
 def _same_keys(live: dict[bytes, int], cached: dict[bytes, int]) -> bool:
     """Whether the live vectors are exactly the cached ones (by key)."""
     return len(live) == len(cached) and all(map(cached.__contains__, live))
-
-
-def cache_scope(config: Config) -> str:
-    """What one cache file belongs to: the resolved data directory and collection paths."""
-    paths = [config.data_directory] + [c.path if c.path is not None else c.database for c in config.collections]
-    return "\n".join(str(Path(p).resolve()) for p in paths if p is not None)
 
 
 def _check_cache_directory(config: Config) -> Config:

@@ -15,7 +15,7 @@ import numpy as np
 
 from .config import Config
 from .embed import EMBED_CHUNK, MAX_WINDOWS, Embedder
-from .index import KeywordIndex, VectorIndex, encode_vectors
+from .index import KeywordIndex, TermCounts, VectorIndex, encode_vectors
 from .rank import FilterColumns
 from .records import Record, split_passages
 from .sources import LoadReport, SourceState, load_sources
@@ -131,21 +131,23 @@ class Builder:
         self.sources = SourceState()
         self.vocabulary = Vocabulary()
         self.blocks: dict[str, Block] = {}  # by source, as the last keyword snapshot laid them out
-        # The last keyword index (built over ``blocks``, in their order): the next build
-        # copies the term counts of unchanged sources instead of recounting them.
-        self._keywords: KeywordIndex | None = None
+        # The last keyword index's term counts (over ``blocks``, in their order): the next
+        # build copies those of unchanged sources instead of recounting them.
+        self.term_counts: TermCounts | None = None
+        self.read_started_ns = 0  # when the last read began (time.time_ns): see keyword_cache
 
     def reset(self) -> None:
         """Forget everything read and laid out: the next build starts from scratch."""
         self.sources = SourceState()
         self.blocks = {}
         self.vocabulary = Vocabulary()
-        self._keywords = None
+        self.term_counts = None
 
     # -- reading and keywords --
 
     def read(self) -> LoadReport:
         """Re-read what changed since the last read; the rest comes from the state."""
+        self.read_started_ns = time.time_ns()
         return load_sources(self.config, self.sources)
 
     def keyword_snapshot(self, report: LoadReport) -> Snapshot:
@@ -156,11 +158,11 @@ class Builder:
         owners = np.repeat(np.arange(len(records)), counts)
         passages = _concatenate([b.passages for _, b in ordered], np.int64).reshape(-1, 2)
         tokens = [t for _, block in ordered for t in block.tokens]
-        reuse = (self._keywords, self._passage_sources(ordered)) if self._keywords is not None else None
+        reuse = (self.term_counts, self._passage_sources(ordered)) if self.term_counts is not None else None
         keywords = KeywordIndex(tokens, self.config.bm25_k1, self.config.bm25_b, vocabulary=self.vocabulary,
                                 owners=owners, reuse=reuse)
         self.blocks = dict(ordered)  # a source that is gone takes its layouts with it
-        self._keywords = keywords
+        self.term_counts = keywords.term_counts
         columns = FilterColumns(records, frozenset().union(*(b.metadata_keys for b in self.blocks.values())),
                                 sorted(frozenset().union(*(b.sources for b in self.blocks.values()))))
         return Snapshot(records, keywords, columns, report, passages)

@@ -4,12 +4,27 @@ exhaustive FAISS vector index whose records score by their best window."""
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from .tokens import Vocabulary
+
+
+@dataclass(frozen=True)
+class TermCounts:
+    """The (term, passage, count) triples of a keyword index, in postings order (by term, then
+    passage), over ``vocabulary``'s ids: what a later index copies for unchanged passages.
+    Idf and weights are not kept: they change with every build."""
+
+    vocabulary: Vocabulary
+    n_passages: int
+    terms: np.ndarray  # int32
+    doc_ids: np.ndarray  # int32
+    tf: np.ndarray  # int32
+
 
 class KeywordIndex:
     """BM25Okapi scores (rank-bm25's term weighting) answered from numpy postings.
@@ -33,12 +48,12 @@ class KeywordIndex:
     def __init__(self, documents: Sequence[Sequence[str]] | Sequence[np.ndarray], k1: float = 1.5,
                  b: float = 0.75, epsilon: float = 0.25, idf: str = "lucene",
                  vocabulary: Vocabulary | None = None, owners: np.ndarray | None = None,
-                 reuse: tuple[KeywordIndex, np.ndarray] | None = None) -> None:
+                 reuse: tuple[TermCounts, np.ndarray] | None = None) -> None:
         """``documents`` are token lists, or token-id arrays of ``vocabulary``.
 
         Args:
-            reuse: (an earlier index over the same ``vocabulary``, ``source``): passage p has the
-                tokens of that index's passage ``source[p]`` (-1: new tokens), each earlier passage
+            reuse: (an earlier index's ``term_counts`` over the same ``vocabulary``, ``source``): passage
+                p has the tokens of that index's passage ``source[p]`` (-1: new tokens), each earlier passage
                 named at most once. Those passages' term counts are copied instead of recounted;
                 the scores equal a build from scratch, since idf and lengths are recomputed.
         """
@@ -76,7 +91,7 @@ class KeywordIndex:
         terms, docs = np.divmod(keys, width)
         return terms, docs, counts
 
-    def _merged_pairs(self, documents: Sequence[np.ndarray], previous: KeywordIndex,
+    def _merged_pairs(self, documents: Sequence[np.ndarray], previous: TermCounts,
                       source: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``_count_pairs`` of all documents, with the copied passages' pairs taken from ``previous``
         (a gather and a merge, linear in the postings) and only the new passages counted."""
@@ -120,6 +135,11 @@ class KeywordIndex:
         self.tf = tf.astype(np.int32)
         self.weights = idf[terms] * counts * (self.k1 + 1) / (counts + norm[docs])
         self.indptr = np.concatenate([[0], np.cumsum(df.astype(np.int64))])
+
+    @property
+    def term_counts(self) -> TermCounts:
+        """This index's term counts, for a later index's ``reuse``."""
+        return TermCounts(self.vocabulary, self.n_passages, self.terms, self.doc_ids, self.tf)
 
     def _term(self, term: str) -> int | None:
         """The term's id if some passage of this index holds it. The vocabulary only grows

@@ -75,6 +75,9 @@ class SourceState:
     files: dict[str, tuple[Signature, list[Record], list[Problem]]] = field(default_factory=dict)
     collections: dict[str, tuple[Signature, list[Record], list[Problem], dict[str, Any]]] = field(
         default_factory=dict)
+    # Set when the state was restored from the keyword cache: the next read warns about the
+    # problems of sources it does not read again too, as a first read would have.
+    announce: bool = False
 
 
 def file_signature(path: Path) -> Signature | None:
@@ -210,6 +213,8 @@ def load_directory(root: Path, state: SourceState | None = None) -> LoadReport:
             entry = (signature, records, problems)
             report.files_read += 1
             report.new_problems.extend(problems)
+        elif state is not None and state.announce:
+            report.new_problems.extend(entry[2])
         now[rel] = entry
         report.records.extend(entry[1])
         report.blocks.append((f"file:{rel}", entry[1]))
@@ -367,6 +372,8 @@ def load_sources(config: Config, state: SourceState | None = None) -> LoadReport
             entry = (signature, *_load_one_collection(collection))
             report.collections_read += 1
             report.new_problems.extend(entry[2])
+        elif state is not None and state.announce:
+            report.new_problems.extend(entry[2])
         now[collection.name] = entry
         _, records, problems, facts = entry
         report.records.extend(records)
@@ -376,6 +383,7 @@ def load_sources(config: Config, state: SourceState | None = None) -> LoadReport
                                                "problems": [p.reason for p in problems]}
     if state is not None:
         state.collections = now
+        state.announce = False
     for problem in report.new_problems:
         log.warning("%s", problem)
     return report

@@ -17,6 +17,8 @@ from typing import ClassVar, Iterator, Mapping
 
 import numpy as np
 
+from .config import Config
+
 log = logging.getLogger("vecbook")
 
 # A cache file (one data scope's vectors) not written for this long belongs to a folder
@@ -199,7 +201,9 @@ class VectorCache:
         temporary files a killed process left behind; returns what was deleted."""
         now = time.time() if now is None else now
         deleted = []
-        for pattern, age in (("vectors-*.vbc", STALE_SCOPE_DAYS * 86400), (".vectors-*.tmp", STALE_TEMP_SECONDS)):
+        # The keyword cache's files (one per data scope) follow the same rule.
+        for pattern, age in (("vectors-*.vbc", STALE_SCOPE_DAYS * 86400), ("keywords-*.vbk", STALE_SCOPE_DAYS * 86400),
+                             (".vectors-*.tmp", STALE_TEMP_SECONDS), (".keywords-*.tmp", STALE_TEMP_SECONDS)):
             for path in self.directory.glob(pattern):
                 try:
                     if path != self.path and now - path.stat().st_mtime > age:
@@ -211,3 +215,9 @@ class VectorCache:
             log.info("vector cache: deleted %d file%s unused for %d days", len(deleted),
                      "" if len(deleted) == 1 else "s", STALE_SCOPE_DAYS)
         return deleted
+
+
+def cache_scope(config: Config) -> str:
+    """What one cache file belongs to: the resolved data directory and collection paths."""
+    paths = [config.data_directory] + [c.path if c.path is not None else c.database for c in config.collections]
+    return "\n".join(str(Path(p).resolve()) for p in paths if p is not None)

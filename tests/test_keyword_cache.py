@@ -1,0 +1,175 @@
+"""The keyword cache: a restart reads and tokenizes only the sources that changed, and
+answers exactly as a start that read everything."""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import vecbook
+from vecbook.config import CollectionConfig, ConfigError
+from vecbook.exports import detect_format, load_export
+from vecbook.keyword_cache import KeywordCache, _record, _record_row
+
+from conftest import EXPORTS, FakeEmbedder
+
+NOTES = {
+    "garden.txt": "Date: 2024-03-01\nTags: garden, spring\n\nPlanted tomatoes and basil by the fence.\n---\n"
+                  "Author: ana\n\nThe roses need pruning before the frost.",
+    "kitchen/soup.txt": "Lentil soup: onions, garlic, cumin, lentils and lemon.\n---\nBread dough rests overnight.",
+    "travel.txt": "Train to Lyon at 9:40, platform 3.\n---\nHotel near the old town, breakfast included.",
+    "long.txt": " ".join(f"word{i % 97} filler" for i in range(900)) + " walrus at the very end",
+}
+QUERIES = ["tomatoes fence", "soup lemon", "train platform", "walrus", "roses frost", "breakfast hotel"]
+
+
+def settle(*paths: Path) -> None:
+    """Date files (every file under a folder) a minute back, as files saved before the start
+    are (a file written within two seconds of a read is read again at the next start, by design)."""
+    past = time.time() - 60
+    for path in paths:
+        for file in path.rglob("*.txt") if path.is_dir() else [path]:
+            os.utime(file, (past, past))
+
+
+def book(root: Path, cache: Path | None, **settings: Any) -> vecbook.VecBook:
+    return vecbook.VecBook(data_directory=root, embedder=FakeEmbedder(), keyword_only=True,
+                           cache_directory=cache if cache is not None else False, **settings)
+
+
+def answers(found: vecbook.VecBook) -> list[list[dict[str, Any]]]:
+    return [[hit.to_dict() for hit in found.search(query, mode="keyword")] for query in QUERIES] + \
+           [[hit.to_dict() for hit in found.search("garden", mode="keyword", filters={"tags": "spring"})]]
+
+
+def test_a_restart_reads_only_what_changed_and_answers_as_a_full_read(write_files: Any, tmp_path: Path) -> None:
+    root, cache = write_files(NOTES), tmp_path / "cache"
+    settle(root)
+    first = book(root, cache)
+    assert first.stats()["last_update"]["files_read"] == 4
+    assert len(list(cache.glob("keywords-*.vbk"))) == 1
+    restarted = book(root, cache)
+    assert restarted.stats()["last_update"]["files_read"] == 0
+    assert answers(restarted) == answers(book(root, None))
+    # An edited file, a deleted one and a new one: only the edited and new ones are read.
+    (root / "travel.txt").write_text("Ferry to Corsica at dawn.\n---\nHotel near the port.", encoding="utf-8")
+    (root / "kitchen" / "soup.txt").unlink()
+    (root / "new.txt").write_text("A note about tomatoes and a walrus.", encoding="utf-8")
+    settle(root / "travel.txt", root / "new.txt")
+    assert book(root, cache).stats()["last_update"]["files_read"] == 2
+    again = book(root, cache)
+    assert again.stats()["last_update"]["files_read"] == 0
+    assert answers(again) == answers(book(root, None))
+    assert again.search("ferry corsica", mode="keyword")[0].citation == "travel.txt:1-1"
+
+
+def test_a_file_written_just_before_its_read_is_read_again_at_the_next_start(write_files: Any,
+                                                                             tmp_path: Path) -> None:
+    root, cache = write_files(NOTES), tmp_path / "cache"  # written now: within the settling time
+    book(root, cache)
+    restarted = book(root, cache)
+    assert restarted.stats()["last_update"]["files_read"] == 4
+    assert answers(restarted) == answers(book(root, None))
+
+
+@pytest.mark.parametrize("damage", ["truncate", "garbage", "mismatch"])
+def test_a_damaged_keyword_cache_is_reported_and_every_source_read(write_files: Any, tmp_path: Path, damage: str,
+                                                                   caplog: pytest.LogCaptureFixture) -> None:
+    root, cache = write_files(NOTES), tmp_path / "cache"
+    settle(root)
+    book(root, cache)
+    path = next(cache.glob("keywords-*.vbk"))
+    data = path.read_bytes()
+    if damage == "truncate":
+        path.write_bytes(data[: len(data) // 2])
+    elif damage == "garbage":
+        path.write_bytes(os.urandom(4096))
+    else:  # a whole file whose parts disagree: token counts cut short
+        import numpy as np
+
+        with np.load(path) as stored:
+            parts = {name: stored[name] for name in stored.files}
+        parts["token_lengths"] = parts["token_lengths"][:-1]
+        with path.open("wb") as out:
+            np.savez(out, **parts)
+    caplog.set_level(logging.WARNING, logger="vecbook")
+    restarted = book(root, cache)
+    assert "keyword cache" in caplog.text and "is unusable" in caplog.text
+    assert restarted.stats()["last_update"]["files_read"] == 4
+    assert answers(restarted) == answers(book(root, None))
+    assert book(root, cache).stats()["last_update"]["files_read"] == 0  # written whole again
+
+
+def test_other_settings_or_other_code_never_reuse_the_keyword_cache(write_files: Any, tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    root, cache = write_files(NOTES), tmp_path / "cache"
+    settle(root)
+    book(root, cache)
+    unstemmed = book(root, cache, stemming=False)
+    assert unstemmed.stats()["last_update"]["files_read"] == 4
+    assert answers(unstemmed) == answers(book(root, None, stemming=False))
+    book(root, cache)  # stemmed again: the file is rewritten for these settings
+    monkeypatch.setattr(vecbook.keyword_cache, "code_digest", lambda: "another version")
+    assert book(root, cache).stats()["last_update"]["files_read"] == 4
+
+
+def test_a_restart_warns_about_known_problems_as_a_first_read_does(write_files: Any, tmp_path: Path,
+                                                                   caplog: pytest.LogCaptureFixture) -> None:
+    root, cache = write_files({**NOTES, "bad.txt": b"Caf\xe9 au lait, decoded with a replacement."}), tmp_path / "cache"
+    settle(root)
+    caplog.set_level(logging.WARNING, logger="vecbook")
+    book(root, cache)
+    first = [r.getMessage() for r in caplog.records if "bad.txt" in r.getMessage()]
+    caplog.clear()
+    restarted = book(root, cache)
+    assert restarted.stats()["last_update"]["files_read"] == 0
+    assert first and [r.getMessage() for r in caplog.records if "bad.txt" in r.getMessage()] == first
+    fresh = book(root, None).stats()
+    assert [restarted.stats()[key] for key in ("skipped", "warnings")] == [fresh[key] for key in ("skipped", "warnings")]
+    assert fresh["warnings"]  # the decoding problem is there to compare
+
+
+def test_a_book_without_a_cache_folder_writes_no_keyword_cache(write_files: Any, tmp_path: Path,
+                                                              user_cache: Path) -> None:
+    root = write_files(NOTES)
+    before = set(user_cache.glob("keywords-*.vbk"))
+    book(root, None)
+    assert set(user_cache.glob("keywords-*.vbk")) == before
+
+
+def export_records() -> list[vecbook.Record]:
+    records = []
+    for folder in sorted(p for p in EXPORTS.iterdir() if p.is_dir()):
+        for export in sorted(folder.iterdir()):
+            if export.name.startswith(".") or export.suffix == ".md":
+                continue
+            collection = CollectionConfig(name=export.stem, path=export, database_label=str(export))
+            try:
+                detect_format(collection)
+            except ConfigError:  # a folder of one format's parts (message blobs), not an export
+                continue
+            records += load_export(collection)[0]
+    return records
+
+
+def test_every_export_format_s_records_come_back_from_the_cache_as_they_were() -> None:
+    records = export_records()
+    assert len({r.source for r in records}) >= 10  # the fixtures' formats, each read
+    for record in records:
+        assert _record(_record_row(record)) == record, record.citation
+
+
+def test_the_keyword_cache_file_holds_no_pickled_objects(write_files: Any, tmp_path: Path) -> None:
+    import numpy as np
+
+    root, cache = write_files(NOTES), tmp_path / "cache"
+    settle(root)
+    book(root, cache)
+    with np.load(next(cache.glob("keywords-*.vbk")), allow_pickle=False) as stored:
+        assert all(stored[name].dtype != object for name in stored.files)
+    assert KeywordCache(cache, book(root, cache).config).path.is_file()

@@ -1,0 +1,361 @@
+"""The keyword cache: what the last build read and laid out (each source's records, problems
+and signature, every passage's keyword token ids, the vocabulary and the keyword index's term
+counts), kept in the cache folder so that a restart reads and tokenizes only the sources that
+changed since, and answers its first keyword query that much sooner.
+
+One file per data scope, beside the vector cache and pruned by the same rule. It holds JSON
+and plain arrays (``numpy.load`` with ``allow_pickle=False``), never pickled objects, and is
+trusted only when it was written by this very VecBook code (a hash of the package's source
+files) for the same sources and settings; anything else, a damaged file included, is ignored
+with a WARN and the sources are read as on a first start.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import logging
+import os
+import tempfile
+import threading
+import time
+import zipfile
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Iterator, Sequence
+
+import numpy as np
+
+from .build import Block, Builder, Layout
+from .config import Config
+from .index import TermCounts
+from .records import Problem, Record
+from .sources import SourceState
+from .tokens import Vocabulary
+from .vector_cache import cache_scope
+
+log = logging.getLogger("vecbook")
+
+FORMAT = 1
+# A source written this close to (or after) the moment its read began may have changed
+# again within its timestamp's granularity (2 s on FAT) without its signature showing it:
+# it is not kept, so the next start reads it again.
+SETTLE_NS = 2_000_000_000
+
+
+@lru_cache(maxsize=1)
+def code_digest() -> str:
+    """A hash of VecBook's own source files: a changed parser or tokenizer never reuses what
+    an older one made (hashing the ~30 files takes about a millisecond)."""
+    package = Path(__file__).resolve().parent
+    digest = hashlib.sha256()
+    for path in sorted(package.rglob("*.py")):
+        digest.update(str(path.relative_to(package)).encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def fingerprint(config: Config) -> str:
+    """What the cached records depend on: the code, the sources and the settings that shape
+    reading and tokenizing (BM25's k1 and b are applied at each build, so they may differ)."""
+    collections = [{key: str(value) for key, value in dataclasses.asdict(c).items()} for c in config.collections]
+    facts = {"format": FORMAT, "code": code_digest(), "scope": cache_scope(config),
+             "stemming": config.stemming, "collections": collections}
+    return hashlib.sha256(json.dumps(facts, sort_keys=True).encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class Captured:
+    """One build's keyword state, taken when its snapshot was made (cheap: references to
+    what the next build replaces rather than mutates, and a copy of the growing vocabulary)."""
+
+    blocks: list[tuple[str, Block]]
+    sources: SourceState
+    terms: list[str]
+    counts: TermCounts
+    read_started_ns: int
+
+
+class KeywordCache:
+    """The keyword cache file of one data scope (see the module's docstring)."""
+
+    MAGIC = "VECBOOK-KEYWORDS"
+
+    def __init__(self, directory: Path, config: Config) -> None:
+        self.config = config
+        scope = hashlib.sha256(cache_scope(config).encode("utf-8", "surrogatepass")).hexdigest()[:16]
+        self.path = directory / f"keywords-{scope}.vbk"
+        # Each source's records as JSON, by source key, while its records list is the same:
+        # a save after an update serializes only the sources that changed.
+        self._texts: dict[str, tuple[list[Record], str]] = {}
+        self._held: list[tuple[str, list[Record]]] = []  # each source the file holds, with its records
+        self._lock = threading.Lock()
+        self._pending: Captured | None = None
+        self._saver: threading.Thread | None = None
+
+    def _holds(self, kept: Sequence[tuple[str, Block, Any]]) -> bool:
+        """Whether the file holds exactly these sources' records lists (the lists, not equal ones)."""
+        return len(kept) == len(self._held) and all(
+            key == held and block.records is records for (key, block, _), (held, records) in zip(kept, self._held))
+
+    @staticmethod
+    def capture(builder: Builder) -> Captured | None:
+        """The state ``builder``'s last keyword snapshot was made from (None before one)."""
+        if builder.term_counts is None:
+            return None
+        sources = SourceState(dict(builder.sources.files), dict(builder.sources.collections))
+        return Captured(list(builder.blocks.items()), sources, list(builder.vocabulary.ids),
+                        builder.term_counts, builder.read_started_ns)
+
+    # -- writing --
+
+    def save_in_background(self, captured: Captured | None) -> None:
+        """Save ``captured`` in a thread; a newer capture replaces one no save has taken yet.
+        Not a daemon thread: a process that exits finishes the file first (``wait``)."""
+        if captured is None:
+            return
+        with self._lock:
+            self._pending = captured
+            if self._saver is None:
+                self._saver = threading.Thread(target=self._save_pending, name="vecbook-keyword-cache")
+                self._saver.start()
+
+    def wait(self) -> None:
+        """Return when no save is in flight."""
+        saver = self._saver
+        if saver is not None:
+            saver.join()
+
+    def _save_pending(self) -> None:
+        captured: Captured | None = None
+        try:
+            while True:
+                with self._lock:
+                    captured, self._pending = self._pending, None
+                    if captured is None:
+                        return
+                try:
+                    self.save(captured)
+                except (OSError, ValueError) as exc:
+                    log.warning("cannot write the keyword cache %s (%s); continuing without it", self.path, exc)
+        finally:
+            with self._lock:
+                # Whatever ended this thread, the next save starts a new one (and takes a
+                # capture this one left).
+                self._saver = None
+                if self._pending is not None:
+                    self._saver = threading.Thread(target=self._save_pending, name="vecbook-keyword-cache")
+                    self._saver.start()
+
+    def save(self, captured: Captured) -> None:
+        """Atomically replace the file with ``captured``'s settled, storable sources."""
+        kept = [(key, block, entry) for key, block in captured.blocks
+                if (entry := _entry(captured.sources, key, block)) is not None
+                and _storable(entry, block, captured.read_started_ns)]
+        if self._held and self._holds(kept) and self.path.exists():
+            os.utime(self.path)  # the file holds this already (a restart that found nothing new): still in use
+            return
+        stored = {key for key, _, _ in kept}
+        self._texts = {key: text for key, text in self._texts.items() if key in stored}
+        header = {"magic": self.MAGIC, "format": FORMAT, "fingerprint": fingerprint(self.config),
+                  "terms": captured.terms, "sources": [_source_facts(key, block, entry) for key, block, entry in kept]}
+        records = "[" + ",".join(self._records_text(key, block) for key, block, _ in kept) + "]"
+        arrays = {"header": _bytes_array(json.dumps(header)), "records": _bytes_array(records),
+                  **_layout_arrays([block for _, block, _ in kept]),
+                  **_kept_counts(captured.counts, captured.blocks, stored)}
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        handle, temp = tempfile.mkstemp(prefix=".keywords-", suffix=".tmp", dir=self.path.parent)
+        try:
+            with os.fdopen(handle, "wb") as out:
+                np.savez(out, **arrays)
+                out.flush()
+                os.fsync(out.fileno())
+            os.replace(temp, self.path)
+        except BaseException:
+            Path(temp).unlink(missing_ok=True)
+            raise
+        self._held = [(key, block.records) for key, block, _ in kept]
+
+    def _records_text(self, key: str, block: Block) -> str:
+        known = self._texts.get(key)
+        if known is not None and known[0] is block.records:
+            return known[1]
+        # One dumps per source, so a save in a background thread lets searches in between.
+        text = json.dumps([_record_row(r) for r in block.records], ensure_ascii=False)
+        self._texts[key] = (block.records, text)
+        return text
+
+    # -- reading --
+
+    def restore(self, builder: Builder) -> int:
+        """Load the file into an empty ``builder`` (its next read re-reads only what changed);
+        returns the records restored, 0 when there is no usable file."""
+        if not self.path.exists():
+            return 0
+        started = time.perf_counter()
+        try:
+            state = self._read()
+        except (OSError, ValueError, KeyError, IndexError, TypeError, EOFError, zipfile.BadZipFile) as exc:
+            log.warning("keyword cache %s is unusable (%s); reading every source", self.path, exc)
+            return 0
+        if state is None:
+            return 0
+        sources, blocks, vocabulary, counts = state
+        builder.reset()
+        builder.sources, builder.blocks, builder.vocabulary, builder.term_counts = sources, blocks, vocabulary, counts
+        self._held = [(key, block.records) for key, block in blocks.items()]
+        restored = sum(len(b.records) for b in blocks.values())
+        log.info("keyword cache: %d records of %d sources from %s in %.2f s", restored, len(blocks), self.path,
+                 time.perf_counter() - started)
+        return restored
+
+    def _read(self) -> tuple[SourceState, dict[str, Block], Vocabulary, TermCounts] | None:
+        with np.load(self.path, allow_pickle=False) as data:
+            header = json.loads(data["header"].tobytes())
+            if header.get("magic") != self.MAGIC or header.get("format") != FORMAT:
+                raise ValueError("not a VecBook keyword cache of this format")
+            if header["fingerprint"] != fingerprint(self.config):
+                log.info("keyword cache %s was made by other code or settings; reading every source", self.path)
+                return None
+            rows = json.loads(data["records"].tobytes())
+            arrays = {name: data[name] for name in ("tokens", "token_lengths", "passages", "passage_counts",
+                                                     "terms", "doc_ids", "tf")}
+        vocabulary = Vocabulary()
+        vocabulary.ids = dict(zip(header["terms"], range(len(header["terms"]))))
+        blocks = _blocks(header["sources"], rows, arrays, len(vocabulary))
+        sources = SourceState(announce=True)
+        for facts, (key, block) in zip(header["sources"], blocks.items()):
+            entry = (_tuples(facts["signature"]), block.records, [Problem(*p) for p in facts["problems"]])
+            if key.startswith("file:"):
+                sources.files[key[len("file:"):]] = entry
+            else:
+                sources.collections[key[len("collection:"):]] = (*entry, facts["facts"])
+        n_passages = len(arrays["token_lengths"])
+        counts = TermCounts(vocabulary, n_passages, *(arrays[name].astype(np.int32) for name in ("terms", "doc_ids", "tf")))
+        if len(counts.doc_ids) and (int(counts.doc_ids.max()) >= n_passages or int(counts.terms.max()) >= len(vocabulary)):
+            raise ValueError("term counts out of range")
+        return sources, blocks, vocabulary, counts
+
+
+def _entry(sources: SourceState, key: str, block: Block) -> tuple[Any, ...] | None:
+    """The source state entry ``block`` was laid out from (None if the state moved on)."""
+    kind, _, name = key.partition(":")
+    entry = (sources.files if kind == "file" else sources.collections).get(name)
+    return entry if entry is not None and entry[1] is block.records else None
+
+
+def _storable(entry: tuple[Any, ...], block: Block, read_started_ns: int) -> bool:
+    """Whether a source may be kept: settled before its read began, and every value JSON
+    gives back as it was (metadata of str, numbers, booleans, None and lists of them)."""
+    signature = entry[0]
+    mtimes = list(_mtimes(signature))
+    if not mtimes or max(mtimes) >= read_started_ns - SETTLE_NS or not _plain(signature):
+        return False
+    facts = entry[3] if len(entry) > 3 else {}
+    return _plain(facts) and all(_plain(r.metadata) for r in block.records)
+
+
+def _mtimes(signature: Any) -> Iterator[int]:
+    """The modification times in a signature: each (size, mtime_ns, inode, device) in it."""
+    if isinstance(signature, tuple):
+        if len(signature) == 4 and all(type(v) is int for v in signature):
+            yield signature[1]
+        else:
+            for part in signature:
+                yield from _mtimes(part)
+
+
+def _plain(value: Any) -> bool:
+    """True for what json.loads(json.dumps(value)) gives back equal (tuples come back as
+    tuples by ``_tuples`` only in signatures)."""
+    if value is None or type(value) in (str, int, float, bool):
+        return True
+    if type(value) is list or type(value) is tuple:
+        return all(map(_plain, value))
+    if type(value) is dict:
+        return all(type(k) is str and _plain(v) for k, v in value.items())
+    return False
+
+
+def _tuples(value: Any) -> Any:
+    """A signature as it was: JSON gives its tuples back as lists."""
+    return tuple(map(_tuples, value)) if isinstance(value, list) else value
+
+
+def _record_row(record: Record) -> list[Any]:
+    """A record as a JSON row. Its text is nearly always the end of its content (the body
+    after the headers), and is then stored as the number of characters before it: half the size."""
+    content, text = record.content, record.text
+    body: str | int = len(content) - len(text) if content.endswith(text) else text
+    return [body, record.file_path, record.line_number, record.end_line, record.metadata, record.source,
+            record.id, record.citation, content, record.segments]
+
+
+def _record(row: list[Any]) -> Record:
+    body, *fields, content, segments = row
+    text = content[body:] if type(body) is int else body
+    return Record(text, *fields, content=content, segments=tuple(map(tuple, segments)) if segments else ())
+
+
+def _source_facts(key: str, block: Block, entry: tuple[Any, ...]) -> dict[str, Any]:
+    facts = {"key": key, "signature": entry[0], "problems": [[p.where, p.line, p.reason, p.skipped] for p in entry[2]],
+             "records": len(block.records)}
+    if len(entry) > 3:
+        facts["facts"] = entry[3]
+    return facts
+
+
+def _bytes_array(text: str) -> np.ndarray:
+    return np.frombuffer(text.encode("utf-8", "surrogatepass"), dtype=np.uint8)
+
+
+def _layout_arrays(blocks: Sequence[Block]) -> dict[str, np.ndarray]:
+    """Every stored passage's character range and token ids, and passages per record."""
+    tokens = [t for block in blocks for t in block.tokens]
+    return {"tokens": np.concatenate(tokens).astype(np.int32) if tokens else np.zeros(0, dtype=np.int32),
+            "token_lengths": np.fromiter(map(len, tokens), dtype=np.int64, count=len(tokens)),
+            "passages": np.concatenate([b.passages for b in blocks]) if blocks else np.zeros((0, 2), dtype=np.int64),
+            "passage_counts": np.concatenate([b.counts for b in blocks]) if blocks else np.zeros(0, dtype=np.int64)}
+
+
+def _kept_counts(counts: TermCounts, blocks: Sequence[tuple[str, Block]], stored: set[str]) -> dict[str, np.ndarray]:
+    """The term counts of the stored sources' passages, renumbered as stored (in order)."""
+    kept = np.concatenate([np.full(len(b.passages), key in stored) for key, b in blocks]) if blocks \
+        else np.zeros(0, dtype=bool)
+    number = np.cumsum(kept) - 1
+    pairs = kept[counts.doc_ids]
+    return {"terms": counts.terms[pairs], "doc_ids": number[counts.doc_ids[pairs]].astype(np.int32),
+            "tf": counts.tf[pairs]}
+
+
+def _blocks(sources: list[dict[str, Any]], rows: list[list[Any]], arrays: dict[str, np.ndarray],
+            n_terms: int) -> dict[str, Block]:
+    """The stored blocks, checked against each other (a mismatch raises ValueError)."""
+    tokens, lengths = arrays["tokens"], arrays["token_lengths"]
+    passages, counts = arrays["passages"].reshape(-1, 2), arrays["passage_counts"]
+    if len(rows) != len(sources) or sum(s["records"] for s in sources) != len(counts) \
+            or int(counts.sum()) != len(passages) or len(passages) != len(lengths) or int(lengths.sum()) != len(tokens):
+        raise ValueError("its parts do not agree")
+    if len(tokens) and (int(tokens.min()) < 0 or int(tokens.max()) >= n_terms):
+        raise ValueError("token ids out of range")
+    ends = np.cumsum(lengths).tolist()
+    per_passage = [tokens[a:b] for a, b in zip([0, *ends[:-1]], ends)]  # views: np.split took 5x as long
+    spans = list(map(tuple, passages.tolist()))
+    passage_ends = np.cumsum(counts).tolist()  # each record's passages end here
+    blocks: dict[str, Block] = {}
+    record = 0
+    for facts, block_rows in zip(sources, rows):
+        records = list(map(_record, block_rows))
+        bounds = passage_ends[record:record + len(records)]
+        first = passage_ends[record - 1] if record else 0
+        layouts = [Layout(spans[a:b], per_passage[a:b]) for a, b in zip([first, *bounds[:-1]], bounds)]
+        last = bounds[-1] if bounds else first
+        blocks[facts["key"]] = Block(records, layouts, counts[record:record + len(records)].astype(np.int64),
+                                     passages[first:last].astype(np.int64),
+                                     frozenset(k.casefold() for r in records for k in r.metadata),
+                                     frozenset(r.source for r in records))
+        record += len(records)
+    return blocks
+
