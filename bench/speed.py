@@ -281,6 +281,7 @@ server.run(show_banner=False)
 MCP_FIRST_ANSWER = """
 import json, subprocess, sys, time
 command, tool, arguments = json.loads(sys.argv[1]), sys.argv[2], json.loads(sys.argv[3])
+keep_until = sys.argv[4] if len(sys.argv) > 4 else ""  # a glob: the server runs on until such a file exists
 t0 = time.perf_counter()
 proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
 
@@ -300,6 +301,11 @@ send({"method": "notifications/initialized"})
 send({"id": 2, "method": "tools/call", "params": {"name": tool, "arguments": arguments}})
 reply = answer(2)
 seconds = time.perf_counter() - t0
+if keep_until:
+    from pathlib import Path
+    folder, pattern = Path(keep_until).parent, Path(keep_until).name
+    while not any(folder.glob(pattern)) and time.perf_counter() - t0 < 120:
+        time.sleep(0.1)
 proc.kill()
 if reply.get("error") or reply["result"].get("isError"):
     raise SystemExit(f"the tool call failed: {reply}")
@@ -307,25 +313,30 @@ print(json.dumps({"seconds": seconds}))
 """
 
 
-def mcp_first_answers(work: Path, size: int, rounds: int) -> tuple[list[float], list[float]]:
-    """Seconds from launch to the first tool answer: VecBook's keyword search over ``size``
-    records with nothing embedded yet (the model loads and the embedding starts meanwhile),
-    and a bare fastmcp server's trivial tool, alternating, ``rounds`` each."""
+def mcp_first_answers(work: Path, size: int, rounds: int) -> dict[str, list[float]]:
+    """Seconds from launch to the first tool answer, alternating, ``rounds`` each: VecBook's
+    keyword search over ``size`` records with nothing embedded yet (the model loads and the
+    embedding starts meanwhile), on a first start (no keyword cache: every file is read and
+    tokenized) and on a restart (the keyword cache of the last run kept), and a bare fastmcp
+    server's trivial tool."""
     corpus = make_corpus(work / f"corpus-{size}", size)
-    cache = work / "mcp-cache"  # vectors deleted before each run; the built int8 model is kept
+    cache = work / "mcp-cache"  # vectors deleted before each run; the built ONNX models are kept
     bare = work / "bare_fastmcp.py"
     bare.write_text(BARE_FASTMCP, encoding="utf-8")
     env = {"VECBOOK_CACHE_DIRECTORY": str(cache)}
     run_child(PREPARE_MODEL, str(cache / "models"))
     serve = [sys.executable, "vecbook.py", "serve", "--data-dir", str(corpus)]
     query = json.dumps({"query": "garden budget meeting", "mode": "keyword"})
-    ours, theirs = [], []
+    runs: dict[str, list[float]] = {"first start": [], "restart": [], "bare": []}
     for _ in range(rounds):
-        for path in cache.glob("vectors-*.vbc"):
-            path.unlink()
-        ours.append(run_child(MCP_FIRST_ANSWER, json.dumps(serve), "search", query, env=env)["seconds"])
-        theirs.append(run_child(MCP_FIRST_ANSWER, json.dumps([sys.executable, str(bare)]), "ping", "{}")["seconds"])
-    return ours, theirs
+        for kind in ("first start", "restart"):
+            for path in [*cache.glob("vectors-*.vbc"), *(cache.glob("keywords-*.vbk") if kind == "first start" else [])]:
+                path.unlink()
+            # A first start runs on until its keyword cache is written, as a server left running does.
+            keep = str(cache / "keywords-*.vbk") if kind == "first start" else ""
+            runs[kind].append(run_child(MCP_FIRST_ANSWER, json.dumps(serve), "search", query, keep, env=env)["seconds"])
+        runs["bare"].append(run_child(MCP_FIRST_ANSWER, json.dumps([sys.executable, str(bare)]), "ping", "{}")["seconds"])
+    return runs
 
 
 def burn_cpu() -> subprocess.Popen:
@@ -334,7 +345,7 @@ def burn_cpu() -> subprocess.Popen:
 
 
 def print_targets(index_ratios: tuple[float, float] | None, bare_seconds: float, rows: list[tuple],
-                  updates: dict[int, dict], mcp: tuple[int, list[float], list[float]] | None) -> None:
+                  updates: dict[int, dict], mcp: tuple[int, dict[str, list[float]]] | None) -> None:
     """The issues' targets for this machine, each with the measured figure."""
     checks = []
     if index_ratios is not None:
@@ -364,10 +375,12 @@ def print_targets(index_ratios: tuple[float, float] | None, bare_seconds: float,
                        (f"{size:,}: one edit searchable under watch <= 2 s", f"{update['watched']:.2f} s",
                         update["watched"] <= 2)]
     if mcp is not None:
-        size, ours, theirs = mcp
-        ours_s, theirs_s = statistics.median(ours), statistics.median(theirs)
-        checks.append((f"{size:,}: first MCP keyword answer within bare fastmcp + 1 s",
-                       f"{ours_s:.2f} s vs {theirs_s + 1:.2f} s", ours_s <= theirs_s + 1))
+        size, runs = mcp
+        bare_s = statistics.median(runs["bare"])
+        for kind in ("first start", "restart"):
+            ours_s = statistics.median(runs[kind])
+            checks.append((f"{size:,}: first MCP keyword answer within bare fastmcp + 1 s ({kind})",
+                           f"{ours_s:.2f} s vs {bare_s + 1:.2f} s", ours_s <= bare_s + 1))
     print("\n| target | measured | met |")
     print("|---|---|---|")
     for name, figure, met in checks:
@@ -503,14 +516,17 @@ def main() -> None:
 
     mcp = None
     if args.mcp_size:
-        ours, theirs = mcp_first_answers(work, args.mcp_size, args.rounds)
-        mcp = (args.mcp_size, ours, theirs)
+        runs = mcp_first_answers(work, args.mcp_size, args.rounds)
+        mcp = (args.mcp_size, runs)
         print(f"\nfirst MCP tool answer from launch, {args.mcp_size:,} records, nothing embedded yet "
               f"(median of {args.rounds}, alternating)")
         print("| server | first answer |")
         print("|---|---|")
-        print(f"| VecBook serve, search mode=keyword | {statistics.median(ours):.2f} s |")
-        print(f"| bare fastmcp, one trivial tool | {statistics.median(theirs):.2f} s |")
+        print(f"| VecBook serve, search mode=keyword, first start (no keyword cache) | "
+              f"{statistics.median(runs['first start']):.2f} s |")
+        print(f"| VecBook serve, search mode=keyword, restart (keyword cache kept) | "
+              f"{statistics.median(runs['restart']):.2f} s |")
+        print(f"| bare fastmcp, one trivial tool | {statistics.median(runs['bare']):.2f} s |")
 
     print_targets(ratios, bare, rows, updates, mcp)
 
