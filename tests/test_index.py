@@ -242,6 +242,26 @@ def test_the_ascii_word_path_finds_the_words_the_unicode_pattern_finds(text: str
     assert vecbook.tokens.words_of(text) == vecbook.tokens.TOKEN_RE.findall(text.lower())
 
 
+@given(st.lists(st.text(alphabet=st.sampled_from(list("abzAZ09_-.,' \n\tKéßΣσς\x00\u212a\u0130")
+                                                + [chr(i) for i in range(32, 127)])), max_size=8),
+       st.booleans())
+def test_texts_tokenized_together_get_the_ids_each_text_alone_would(texts: list[str], stemming: bool) -> None:
+    # Together: joined around a NUL, lower-cased once, cut by bytes.translate (ASCII) or the
+    # Unicode pattern; a text holding a NUL sends all of them one by one.
+    together, alone = Vocabulary(), Vocabulary()
+    assert [ids.tolist() for ids in together.encode_texts(texts, stemming)] == \
+           [alone.encode_text(text, stemming).tolist() for text in texts]
+    assert together.ids == alone.ids
+
+
+def test_texts_tokenized_together_are_joined_a_few_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(vecbook.tokens, "JOINED_CHARS", 20)  # forces several joins for these texts
+    texts = ["Walrus tusks", "ivory and walruses", "", "Σίσυφος", "the end of it"] * 3
+    together, alone = Vocabulary(), Vocabulary()
+    assert [ids.tolist() for ids in together.encode_texts(texts)] == [alone.encode_text(t).tolist() for t in texts]
+    assert together.ids == alone.ids
+
+
 def keyword_index_equals(a: vecbook.index.KeywordIndex, b: vecbook.index.KeywordIndex) -> None:
     for name in ("doc_ids", "tf", "indptr", "lengths", "owners"):
         np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)

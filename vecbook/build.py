@@ -174,15 +174,21 @@ class Builder:
         if old is not None and old.records is records:
             return old
         known = {r.content: layout for r, layout in zip(old.records, old.layouts)} if old is not None else {}
-        layouts = [known.get(r.content) or self._layout(r.content) for r in records]
+        layouts: list[Layout | None] = [known.get(r.content) for r in records]
+        fresh = [i for i, layout in enumerate(layouts) if layout is None]
+        for i, layout in zip(fresh, self._layouts([records[i].content for i in fresh])):
+            layouts[i] = layout
         counts = np.fromiter((len(layout.passages) for layout in layouts), dtype=np.int64, count=len(layouts))
         passages = np.array([p for layout in layouts for p in layout.passages], dtype=np.int64).reshape(-1, 2)
         return Block(records, layouts, counts, passages, frozenset(k.casefold() for r in records for k in r.metadata),
                      frozenset(r.source for r in records))
 
-    def _layout(self, content: str) -> Layout:
-        passages = split_passages(content)
-        return Layout(passages, [self.vocabulary.encode_text(content[a:b], self.config.stemming) for a, b in passages])
+    def _layouts(self, contents: Sequence[str]) -> list[Layout]:
+        """Passages and their token ids for each of ``contents`` (tokenized together)."""
+        cuts = [split_passages(content) for content in contents]
+        texts = [content[a:b] for content, passages in zip(contents, cuts) for a, b in passages]
+        tokens = iter(self.vocabulary.encode_texts(texts, self.config.stemming))
+        return [Layout(passages, [next(tokens) for _ in passages]) for passages in cuts]
 
     def _passage_sources(self, ordered: Sequence[tuple[str, Block]]) -> np.ndarray:
         """For each passage of ``ordered``, its passage in the last keyword index (an unchanged

@@ -18,6 +18,14 @@ TOKEN_RE = re.compile(r"[^\W_]+")
 # The same runs in ASCII text, where [^\W_] is [a-zA-Z0-9]: the plain class matches ~1.7x
 # faster than the Unicode one, and most personal text is ASCII.
 ASCII_TOKEN_RE = re.compile(r"[a-z0-9]+")
+# Texts tokenized together are joined by a NUL between spaces; no word holds it, and both ways
+# of cutting words below keep it as a word of its own: the texts' bounds among their words.
+BOUND = "\x00"
+_BOUNDED_RE = re.compile(TOKEN_RE.pattern + "|" + BOUND)
+# ASCII_TOKEN_RE's runs, cut by bytes.translate (every other byte to a space) and split:
+# twice as fast as findall on ASCII text.
+_ASCII_WORD_BYTES = bytes(c if chr(c) in "abcdefghijklmnopqrstuvwxyz0123456789" + BOUND else 32 for c in range(256))
+JOINED_CHARS = 4_000_000  # characters joined for one findall, at most (unless one text is longer)
 
 # Porter (1980) stemmer, original algorithm; agrees with NLTK's ORIGINAL_ALGORITHM
 # mode on every word of 3+ letters in SciFact (30,076 words).
@@ -165,9 +173,10 @@ class Vocabulary:
         # repeats words heavily, so one C-level dict lookup per token (map over the words)
         # replaces three per-token Python steps: the stop-word test, the stemmer's cache and
         # the term lookup, which were the largest cost of a first keyword index.
-        self._words: dict[bool, dict[str, int]] = {True: {}, False: {}}
+        self._words: dict[bool, dict[str, int]] = {True: {BOUND: self.BOUND_ID}, False: {BOUND: self.BOUND_ID}}
 
     STOP = -1
+    BOUND_ID = -2  # ``BOUND`` between two texts of ``encode_texts``
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -179,15 +188,42 @@ class Vocabulary:
 
     def encode_text(self, text: str, stemming: bool = True) -> np.ndarray:
         """Token ids of ``tokenize(text, stemming)``, adding new terms."""
-        words = words_of(text)
+        ids = self._ids(words_of(text), stemming)
+        return ids[ids != self.STOP]
+
+    def encode_texts(self, texts: Sequence[str], stemming: bool = True) -> list[np.ndarray]:
+        """``encode_text`` of each text, from one lower-casing, one findall and one array over
+        them all: the per-text calls were most of a first keyword index's cost (20k records:
+        ~0.55 s against ~0.35 s here, the same ids)."""
+        if len(texts) < 2 or any(BOUND in text for text in texts):  # a NUL would be read as a bound
+            return [self.encode_text(text, stemming) for text in texts]
+        if sum(map(len, texts)) > JOINED_CHARS:  # a few MB at a time, not a copy of a whole log file
+            middle = len(texts) // 2
+            return self.encode_texts(texts[:middle], stemming) + self.encode_texts(texts[middle:], stemming)
+        lowered = f" {BOUND} ".join(texts).lower()
+        if lowered.isascii():
+            words = lowered.encode("ascii").translate(_ASCII_WORD_BYTES).decode("ascii").split()
+        else:
+            words = _BOUNDED_RE.findall(lowered)
+        ids = self._ids(words, stemming)
+        kept = ids >= 0  # neither stop words nor bounds
+        # Each bound's place among the kept ids: where one text's tokens end and the next's begin.
+        ends = np.cumsum(kept)[ids == self.BOUND_ID].tolist()
+        tokens = ids[kept]
+        return [tokens[a:b] for a, b in zip([0, *ends], [*ends, len(tokens)])]
+
+    def _ids(self, words: list[str], stemming: bool) -> np.ndarray:
+        """The id of each word (STOP for a stop word, BOUND_ID for ``BOUND``), learning new ones."""
         known = self._words[stemming]
         found = list(map(known.get, words))
         if None in found:
-            for i, (word, term) in enumerate(zip(words, found)):
-                if term is None:
-                    found[i] = self._learn(word, stemming)
-        ids = np.array(found, dtype=np.int32)
-        return ids[ids != self.STOP]
+            # Learn each new word once (in order of first use, so ids are as a word-by-word
+            # pass would give them), then look every word up again in C: a Python pass over
+            # every word for a few new ones cost more than the lookups themselves.
+            for word in [w for w in dict.fromkeys(words) if w not in known]:
+                self._learn(word, stemming)
+            found = list(map(known.get, words))
+        return np.array(found, dtype=np.int32)
 
     def _learn(self, word: str, stemming: bool) -> int:
         known = self._words[stemming]
