@@ -104,7 +104,9 @@ def parse_records(text: str, file_path: str) -> tuple[list[Record], list[Problem
     tolerated). Blank blocks before the first or after the last separator are
     file framing, not records, and are skipped silently.
     """
-    lines = [line[:-1] if line.endswith("\r") else line for line in text.split("\n")]
+    lines = text.split("\n")
+    if "\r" in text:
+        lines = [line[:-1] if line.endswith("\r") else line for line in lines]
     blocks: list[tuple[int, list[str]]] = []  # (1-based first line, lines)
     start = 0
     for index, line in enumerate(lines):
@@ -126,10 +128,14 @@ def parse_records(text: str, file_path: str) -> tuple[list[Record], list[Problem
 
 def _parse_block(block: list[str], first: int, file_path: str,
                  framing: bool) -> tuple[Record | None, Problem | None]:
-    filled = [i for i, line in enumerate(block) if line.strip()]
-    if not filled:
+    # The first and last lines with text, found from either end (not a pass over every line).
+    top, bottom = 0, len(block) - 1
+    while top <= bottom and not block[top].strip():
+        top += 1
+    if top > bottom:
         return None, None if framing else Problem(file_path, first, "empty record skipped")
-    top, bottom = filled[0], filled[-1]
+    while not block[bottom].strip():
+        bottom -= 1
     metadata: dict[str, Any] = {}
     body_start = top
     for i in range(top, bottom + 1):
