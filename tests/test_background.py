@@ -69,6 +69,49 @@ def test_keyword_search_works_while_vectors_are_computed(write_files: Any, embed
     assert book.search("boat for paddling", mode="semantic")[0].id == "kayak.txt:1"
 
 
+class LoadTimingEmbedder(FakeEmbedder):
+    """The fake model, noting when it is loaded."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.loaded_at: float | None = None
+
+    def load(self) -> Any:
+        if self.loaded_at is None:
+            self.loaded_at = time.monotonic()
+        return None
+
+
+def test_a_first_keyword_search_is_answered_before_the_model_loads(write_files: Any,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    # The model's import and load hold the interpreter in long stretches: a search running
+    # when keyword search opens is finished first (the load waits for a quiet moment).
+    ranking = vecbook.book.rank
+
+    def slow_rank(*args: Any, **kwargs: Any) -> Any:
+        time.sleep(0.5)
+        return ranking(*args, **kwargs)
+
+    monkeypatch.setattr(vecbook.book, "rank", slow_rank)
+    model = LoadTimingEmbedder()
+    book = vecbook.VecBook(data_directory=write_files(NOTES), embedder=model, background=True, cache_directory=False)
+    book.start()
+    assert book.search("kayak", mode="keyword")[0].id == "kayak.txt:1"
+    answered = time.monotonic()
+    assert book.wait_until_ready(timeout=10)
+    assert model.loaded_at is not None and model.loaded_at >= answered
+
+
+def test_a_search_waiting_for_vectors_does_not_hold_the_model_back(write_files: Any) -> None:
+    model = LoadTimingEmbedder()
+    book = vecbook.VecBook(data_directory=write_files(NOTES), embedder=model, background=True, cache_directory=False)
+    book.start()
+    started = time.monotonic()
+    hits = book.search("kayak paddle", mode="semantic")  # waits for the vectors, not counted as running
+    assert hits[0].id == "kayak.txt:1" and book.stats()["precision"] is not None
+    assert model.loaded_at is not None and model.loaded_at - started < vecbook.book.QUIET_WAIT_LIMIT_SECONDS
+
+
 def test_semantic_search_waits_for_vectors_within_the_limit(write_files: Any, embedder: vecbook.Embedder) -> None:
     slow = SlowEmbedder(embedder)
     book = vecbook.VecBook(data_directory=write_files(NOTES), embedder=slow, background=True,

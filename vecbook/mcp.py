@@ -184,9 +184,14 @@ def filters_argument(value: dict[str, Any] | str | None) -> dict[str, Any] | Non
 
 def serve(book: VecBook) -> None:
     """Run the MCP server on stdio until stdin closes or SIGTERM arrives."""
+    import gc
     import signal
 
     server = build_server(book)
+    # The imports leave ~54k objects the collector tracks, alive as long as the process: frozen, the
+    # collector no longer walks them on each full collection while the first index is read
+    # (20k records: reading and tokenizing 0.80 -> 0.70 s, measured with fastmcp imported).
+    gc.freeze()
 
     def stop(signum: int, _frame: Any) -> None:
         # Nothing is held that needs flushing (the cache is written atomically),
