@@ -96,6 +96,9 @@ class KeywordIndex:
         """``_count_pairs`` of all documents, with the copied passages' pairs taken from ``previous``
         (a gather and a merge, linear in the postings) and only the new passages counted."""
         source = np.asarray(source, dtype=np.int64)
+        if len(source) == previous.n_passages and bool(np.all(source == np.arange(len(source)))):
+            # Every passage as it was (a restart from the keyword cache): the counts as they are.
+            return previous.terms.astype(np.int64), previous.doc_ids.astype(np.int64), previous.tf.astype(np.int64)
         target = np.full(previous.n_passages, -1, dtype=np.int64)  # earlier passage -> its new number
         copied = np.flatnonzero(source >= 0)
         target[source[copied]] = copied

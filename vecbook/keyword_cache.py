@@ -95,10 +95,10 @@ class KeywordCache:
         self._pending: Captured | None = None
         self._saver: threading.Thread | None = None
 
-    def _holds(self, kept: Sequence[tuple[str, Block, Any]]) -> bool:
+    def _holds(self, blocks: Sequence[tuple[str, Block]]) -> bool:
         """Whether the file holds exactly these sources' records lists (the lists, not equal ones)."""
-        return len(kept) == len(self._held) and all(
-            key == held and block.records is records for (key, block, _), (held, records) in zip(kept, self._held))
+        return len(blocks) == len(self._held) and all(
+            key == held and block.records is records for (key, block), (held, records) in zip(blocks, self._held))
 
     @staticmethod
     def capture(builder: Builder) -> Captured | None:
@@ -151,12 +151,12 @@ class KeywordCache:
 
     def save(self, captured: Captured) -> None:
         """Atomically replace the file with ``captured``'s settled, storable sources."""
+        if self._held and self._holds(captured.blocks) and self.path.exists():
+            os.utime(self.path)  # the file holds this already (a restart that found nothing new): still in use
+            return
         kept = [(key, block, entry) for key, block in captured.blocks
                 if (entry := _entry(captured.sources, key, block)) is not None
                 and _storable(entry, block, captured.read_started_ns)]
-        if self._held and self._holds(kept) and self.path.exists():
-            os.utime(self.path)  # the file holds this already (a restart that found nothing new): still in use
-            return
         stored = {key for key, _, _ in kept}
         self._texts = {key: text for key, text in self._texts.items() if key in stored}
         header = {"magic": self.MAGIC, "format": FORMAT, "fingerprint": fingerprint(self.config),
