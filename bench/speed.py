@@ -479,8 +479,9 @@ def main() -> None:
         run_child(PREPARE_MODEL, str(cache / "models"))  # a first start's one-off build is not a cold start
         cold = None
         if size <= 10_000 or not list(cache.glob("vectors-*.vbc")):
-            # A cold start: nothing cached, every record is embedded (and the cache is written).
-            for path in cache.glob("vectors-*.vbc"):
+            # A cold start: nothing cached (vectors or keywords), every record is read and
+            # embedded (and both caches are written).
+            for path in [*cache.glob("vectors-*.vbc"), *cache.glob("keywords-*.vbk")]:
                 path.unlink()
             cold = run_child(START_AND_QUERY, str(corpus), str(cache), qs)
         warm = run_child(START_AND_QUERY, str(corpus), str(cache), qs)
