@@ -54,6 +54,19 @@ def torch32() -> vecbook.Embedder:
     return model
 
 
+@pytest.mark.parametrize("cores, sessions", [(2, 1), (8, 2)])
+def test_queries_share_the_records_session_where_the_cores_are_few(float32: vecbook.Embedder, cores: int,
+                                                                   sessions: int,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(onnx_model.os, "cpu_count", lambda: cores)
+    built = float32.load()
+    model = onnx_model.OnnxModel(float32._path, built.folder, onnx_model.check_supported(float32._path))
+    records = model.run([SENTENCES[:3]], model.threads)[0]
+    query = model.run([SENTENCES[:1]], model.query_threads, query=True)[0]
+    assert len(model._sessions) == sessions  # one float32 graph in memory on a 2-core machine
+    assert np.allclose(query[0], records[0], atol=1e-5)
+
+
 def test_float32_runs_on_onnxruntime_with_torchs_vectors(float32: vecbook.Embedder,
                                                          torch32: vecbook.Embedder) -> None:
     assert (float32.precision, float32.runtime) == ("float32", "onnxruntime")
