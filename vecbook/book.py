@@ -10,8 +10,6 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
-import numpy as np
-
 from .config import (
     CONFIG_NAME,
     FUSIONS,

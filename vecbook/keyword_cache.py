@@ -17,7 +17,6 @@ import hashlib
 import json
 import logging
 import os
-import tempfile
 import threading
 import time
 import zipfile
@@ -34,7 +33,7 @@ from .index import TermCounts
 from .records import Problem, Record
 from .sources import SourceState
 from .tokens import Vocabulary
-from .vector_cache import cache_scope
+from .vector_cache import cache_scope, write_atomically
 
 log = logging.getLogger("vecbook")
 
@@ -165,17 +164,7 @@ class KeywordCache:
         arrays = {"header": _bytes_array(json.dumps(header)), "records": _bytes_array(records),
                   **_layout_arrays([block for _, block, _ in kept]),
                   **_kept_counts(captured.counts, captured.blocks, stored)}
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        handle, temp = tempfile.mkstemp(prefix=".keywords-", suffix=".tmp", dir=self.path.parent)
-        try:
-            with os.fdopen(handle, "wb") as out:
-                np.savez(out, **arrays)
-                out.flush()
-                os.fsync(out.fileno())
-            os.replace(temp, self.path)
-        except BaseException:
-            Path(temp).unlink(missing_ok=True)
-            raise
+        write_atomically(self.path, ".keywords-", lambda out: np.savez(out, **arrays))
         self._held = [(key, block.records) for key, block, _ in kept]
 
     def _records_text(self, key: str, block: Block) -> str:

@@ -13,7 +13,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import ClassVar, Iterator, Mapping
+from typing import BinaryIO, Callable, ClassVar, Iterator, Mapping
 
 import numpy as np
 
@@ -182,18 +182,13 @@ class VectorCache:
         digest.update(matrix)
         header = json.dumps({"identity": self.identity, "dimension": dim, "count": len(keep),
                              "sha256": digest.hexdigest()}).encode()
-        handle, temp = tempfile.mkstemp(prefix=".vectors-", suffix=".tmp", dir=self.directory)
-        try:
-            with os.fdopen(handle, "wb") as out:
-                out.write(self.MAGIC + struct.pack("<I", len(header)) + header)
-                out.write(joined)
-                out.write(matrix)
-                out.flush()
-                os.fsync(out.fileno())
-            os.replace(temp, self.path)
-        except BaseException:
-            Path(temp).unlink(missing_ok=True)
-            raise
+
+        def write(out: BinaryIO) -> None:
+            out.write(self.MAGIC + struct.pack("<I", len(header)) + header)
+            out.write(joined)
+            out.write(matrix)
+
+        write_atomically(self.path, ".vectors-", write)
         self.entries = keep
 
     def prune_stale_scopes(self, now: float | None = None) -> list[Path]:
@@ -215,6 +210,23 @@ class VectorCache:
             log.info("vector cache: deleted %d file%s unused for %d days", len(deleted),
                      "" if len(deleted) == 1 else "s", STALE_SCOPE_DAYS)
         return deleted
+
+
+def write_atomically(path: Path, prefix: str, write: Callable[[BinaryIO], None]) -> None:
+    """Write ``path`` through a temporary file (named ``prefix``..., ``.tmp``) in its folder, synced
+    and renamed over it: a crash, or a second process writing the same file, leaves the old file
+    or the new one, never a mix (and no temporary file, unless the process itself is killed)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temp = tempfile.mkstemp(prefix=prefix, suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(handle, "wb") as out:
+            write(out)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(temp, path)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise
 
 
 def cache_scope(config: Config) -> str:
