@@ -4,7 +4,6 @@ never before it is complete), the watcher that applies them by itself, and stats
 from __future__ import annotations
 
 import json
-import os
 import random
 import shutil
 import sqlite3
