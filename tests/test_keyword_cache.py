@@ -77,7 +77,43 @@ def test_a_file_written_just_before_its_read_is_read_again_at_the_next_start(wri
     assert answers(restarted) == answers(book(root, None))
 
 
-@pytest.mark.parametrize("damage", ["truncate", "garbage", "mismatch"])
+def test_a_source_too_fresh_to_store_stays_unstored_when_a_later_update_saves(write_files: Any, tmp_path: Path,
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    # a.txt is written as the first build reads it, so its timestamp cannot vouch for its text;
+    # it is then changed within the same tick (same size, same mtime: the signature is blind to
+    # it). A later update of another file must not store a.txt's old text as settled.
+    root, cache = write_files({"a.txt": "alpha one", "b.txt": "beta"}), tmp_path / "cache"
+    settle(root / "b.txt")
+    live = book(root, cache)
+    tick = (root / "a.txt").stat().st_mtime_ns
+    (root / "a.txt").write_text("gamma one", encoding="utf-8")
+    os.utime(root / "a.txt", ns=(tick, tick))
+    later = time.time_ns() + 10_000_000_000  # the update reads ten seconds later
+    monkeypatch.setattr(vecbook.build.time, "time_ns", lambda: later)
+    (root / "b.txt").write_text("beta, edited", encoding="utf-8")
+    settle(root / "b.txt")
+    live.reindex()
+    live.close()  # the update's save is done
+    monkeypatch.undo()
+    restarted = book(root, cache)
+    assert restarted.search("gamma", mode="keyword") and not restarted.search("alpha", mode="keyword")
+
+
+def test_a_restart_does_not_inherit_the_terms_of_deleted_sources(write_files: Any, tmp_path: Path) -> None:
+    root, cache = write_files({**NOTES, "zoo.txt": "A zebra at the zoo."}), tmp_path / "cache"
+    settle(root)
+    live = book(root, cache)
+    (root / "zoo.txt").unlink()
+    live.reindex()
+    live.close()
+    assert "zebra" in live._builder.vocabulary.ids  # ids never change in a running book
+    restarted = book(root, cache)
+    assert restarted.stats()["last_update"]["files_read"] == 0
+    assert "zebra" not in restarted._builder.vocabulary.ids
+    assert answers(restarted) == answers(book(root, None))
+
+
+@pytest.mark.parametrize("damage", ["truncate", "garbage", "mismatch", "not an object"])
 def test_a_damaged_keyword_cache_is_reported_and_every_source_read(write_files: Any, tmp_path: Path, damage: str,
                                                                    caplog: pytest.LogCaptureFixture) -> None:
     root, cache = write_files(NOTES), tmp_path / "cache"
@@ -89,12 +125,15 @@ def test_a_damaged_keyword_cache_is_reported_and_every_source_read(write_files: 
         path.write_bytes(data[: len(data) // 2])
     elif damage == "garbage":
         path.write_bytes(os.urandom(4096))
-    else:  # a whole file whose parts disagree: token counts cut short
+    else:  # a whole file whose parts disagree (token counts cut short), or whose header is a list
         import numpy as np
 
         with np.load(path) as stored:
             parts = {name: stored[name] for name in stored.files}
-        parts["token_lengths"] = parts["token_lengths"][:-1]
+        if damage == "mismatch":
+            parts["token_lengths"] = parts["token_lengths"][:-1]
+        else:
+            parts["header"] = np.frombuffer(b"[1, 2]", dtype=np.uint8)
         with path.open("wb") as out:
             np.savez(out, **parts)
     caplog.set_level(logging.WARNING, logger="vecbook")

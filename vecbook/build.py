@@ -58,6 +58,9 @@ class Block:
     keys: list[bytes] | None = None  # each window's text hash
     windows: np.ndarray | None = None  # windows per record
     spans: np.ndarray | None = None  # (windows, 2) in the record's content
+    # When the read these records came from began (time.time_ns): a source written within its
+    # timestamps' granularity of that moment may have changed unseen (see keyword_cache).
+    read_ns: int = 0
     tokens: list[np.ndarray] = field(init=False, default_factory=list)  # each passage's keyword token ids
 
     def __post_init__(self) -> None:
@@ -181,7 +184,7 @@ class Builder:
         counts = np.fromiter((len(layout.passages) for layout in layouts), dtype=np.int64, count=len(layouts))
         passages = np.array([p for layout in layouts for p in layout.passages], dtype=np.int64).reshape(-1, 2)
         return Block(records, layouts, counts, passages, frozenset(k.casefold() for r in records for k in r.metadata),
-                     frozenset(r.source for r in records))
+                     frozenset(r.source for r in records), read_ns=self.read_started_ns)
 
     def _layouts(self, contents: Sequence[str]) -> list[Layout]:
         """Passages and their token ids for each of ``contents`` (tokenized together)."""

@@ -18,8 +18,9 @@ import json
 import logging
 import os
 import threading
+import sys
 import time
-import zipfile
+import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -42,6 +43,8 @@ FORMAT = 1
 # again within its timestamp's granularity (2 s on FAT) without its signature showing it:
 # it is not kept, so the next start reads it again.
 SETTLE_NS = 2_000_000_000
+# Libraries whose output ends up in records: a new version may read the same export otherwise.
+PARSING_LIBRARIES = ("icalendar", "python-dateutil", "tzdata")
 
 
 @lru_cache(maxsize=1)
@@ -57,12 +60,28 @@ def code_digest() -> str:
 
 
 def fingerprint(config: Config) -> str:
-    """What the cached records depend on: the code, the sources and the settings that shape
+    """What the cached records depend on: the code, the Python and Unicode versions (lower-
+    casing, ``\\w``), the libraries that parse exports, the sources and the settings that shape
     reading and tokenizing (BM25's k1 and b are applied at each build, so they may differ)."""
     collections = [{key: str(value) for key, value in dataclasses.asdict(c).items()} for c in config.collections]
-    facts = {"format": FORMAT, "code": code_digest(), "scope": cache_scope(config),
-             "stemming": config.stemming, "collections": collections}
+    facts = {"format": FORMAT, "code": code_digest(), "python": list(sys.version_info[:2]),
+             "unicode": unicodedata.unidata_version, "libraries": _library_versions(),
+             "scope": cache_scope(config), "stemming": config.stemming, "collections": collections}
     return hashlib.sha256(json.dumps(facts, sort_keys=True).encode()).hexdigest()
+
+
+@lru_cache(maxsize=1)
+def _library_versions() -> dict[str, str | None]:
+    """Versions of the libraries whose parsing ends up in records (calendars and their zones)."""
+    from importlib import metadata
+
+    versions: dict[str, str | None] = {}
+    for name in PARSING_LIBRARIES:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            versions[name] = None
+    return versions
 
 
 @dataclass(frozen=True)
@@ -74,7 +93,6 @@ class Captured:
     sources: SourceState
     terms: list[str]
     counts: TermCounts
-    read_started_ns: int
 
 
 class KeywordCache:
@@ -86,9 +104,6 @@ class KeywordCache:
         self.config = config
         scope = hashlib.sha256(cache_scope(config).encode("utf-8", "surrogatepass")).hexdigest()[:16]
         self.path = directory / f"keywords-{scope}.vbk"
-        # Each source's records as JSON, by source key, while its records list is the same:
-        # a save after an update serializes only the sources that changed.
-        self._texts: dict[str, tuple[list[Record], str]] = {}
         self._held: list[tuple[str, list[Record]]] = []  # each source the file holds, with its records
         self._lock = threading.Lock()
         self._pending: Captured | None = None
@@ -105,8 +120,7 @@ class KeywordCache:
         if builder.term_counts is None:
             return None
         sources = SourceState(dict(builder.sources.files), dict(builder.sources.collections))
-        return Captured(list(builder.blocks.items()), sources, list(builder.vocabulary.ids),
-                        builder.term_counts, builder.read_started_ns)
+        return Captured(list(builder.blocks.items()), sources, list(builder.vocabulary.ids), builder.term_counts)
 
     # -- writing --
 
@@ -122,9 +136,12 @@ class KeywordCache:
                 self._saver.start()
 
     def wait(self) -> None:
-        """Return when no save is in flight."""
-        saver = self._saver
-        if saver is not None:
+        """Return when no save is in flight (a save's thread may hand over to another)."""
+        while True:
+            with self._lock:
+                saver = self._saver
+            if saver is None or saver is threading.current_thread():
+                return
             saver.join()
 
     def _save_pending(self) -> None:
@@ -155,26 +172,19 @@ class KeywordCache:
             return
         kept = [(key, block, entry) for key, block in captured.blocks
                 if (entry := _entry(captured.sources, key, block)) is not None
-                and _storable(entry, block, captured.read_started_ns)]
+                and _storable(entry, block)]
         stored = {key for key, _, _ in kept}
-        self._texts = {key: text for key, text in self._texts.items() if key in stored}
+        counts = _kept_counts(captured.counts, captured.blocks, stored)
+        layouts = _layout_arrays([block for _, block, _ in kept])
+        terms = _compact_terms(captured.terms, counts, layouts)
         header = {"magic": self.MAGIC, "format": FORMAT, "fingerprint": fingerprint(self.config),
-                  "terms": captured.terms, "sources": [_source_facts(key, block, entry) for key, block, entry in kept]}
-        records = "[" + ",".join(self._records_text(key, block) for key, block, _ in kept) + "]"
-        arrays = {"header": _bytes_array(json.dumps(header)), "records": _bytes_array(records),
-                  **_layout_arrays([block for _, block, _ in kept]),
-                  **_kept_counts(captured.counts, captured.blocks, stored)}
+                  "terms": terms, "sources": [_source_facts(key, block, entry) for key, block, entry in kept]}
+        # One dumps per source, so a save in a background thread lets searches in between.
+        records = "[" + ",".join(json.dumps(list(map(_record_row, block.records)), ensure_ascii=False)
+                                 for _, block, _ in kept) + "]"
+        arrays = {"header": _bytes_array(json.dumps(header)), "records": _bytes_array(records), **layouts, **counts}
         write_atomically(self.path, ".keywords-", lambda out: np.savez(out, **arrays))
         self._held = [(key, block.records) for key, block, _ in kept]
-
-    def _records_text(self, key: str, block: Block) -> str:
-        known = self._texts.get(key)
-        if known is not None and known[0] is block.records:
-            return known[1]
-        # One dumps per source, so a save in a background thread lets searches in between.
-        text = json.dumps([_record_row(r) for r in block.records], ensure_ascii=False)
-        self._texts[key] = (block.records, text)
-        return text
 
     # -- reading --
 
@@ -186,8 +196,9 @@ class KeywordCache:
         started = time.perf_counter()
         try:
             state = self._read()
-        except (OSError, ValueError, KeyError, IndexError, TypeError, EOFError, zipfile.BadZipFile) as exc:
-            log.warning("keyword cache %s is unusable (%s); reading every source", self.path, exc)
+        except Exception as exc:  # a damaged file can fail in zipfile, numpy, json or here: never fatal
+            log.warning("keyword cache %s is unusable (%s: %s); reading every source", self.path,
+                        type(exc).__name__, exc)
             return 0
         if state is None:
             return 0
@@ -235,12 +246,12 @@ def _entry(sources: SourceState, key: str, block: Block) -> tuple[Any, ...] | No
     return entry if entry is not None and entry[1] is block.records else None
 
 
-def _storable(entry: tuple[Any, ...], block: Block, read_started_ns: int) -> bool:
-    """Whether a source may be kept: settled before its read began, and every value JSON
-    gives back as it was (metadata of str, numbers, booleans, None and lists of them)."""
+def _storable(entry: tuple[Any, ...], block: Block) -> bool:
+    """Whether a source may be kept: settled before the read its records came from began, and
+    every value JSON gives back as it was (metadata of str, numbers, booleans, None and lists)."""
     signature = entry[0]
     mtimes = list(_mtimes(signature))
-    if not mtimes or max(mtimes) >= read_started_ns - SETTLE_NS or not _plain(signature):
+    if not mtimes or max(mtimes) >= block.read_ns - SETTLE_NS or not _plain(signature, tuples=True):
         return False
     facts = entry[3] if len(entry) > 3 else {}
     return _plain(facts) and all(_plain(r.metadata) for r in block.records)
@@ -256,15 +267,15 @@ def _mtimes(signature: Any) -> Iterator[int]:
                 yield from _mtimes(part)
 
 
-def _plain(value: Any) -> bool:
-    """True for what json.loads(json.dumps(value)) gives back equal (tuples come back as
-    tuples by ``_tuples`` only in signatures)."""
+def _plain(value: Any, tuples: bool = False) -> bool:
+    """True for what json.loads(json.dumps(value)) gives back equal; with ``tuples``, tuples
+    too (a signature's, which ``_tuples`` turns back from lists)."""
     if value is None or type(value) in (str, int, float, bool):
         return True
-    if type(value) is list or type(value) is tuple:
-        return all(map(_plain, value))
+    if type(value) is list or (tuples and type(value) is tuple):
+        return all(_plain(item, tuples) for item in value)
     if type(value) is dict:
-        return all(type(k) is str and _plain(v) for k, v in value.items())
+        return all(type(k) is str and _plain(v, tuples) for k, v in value.items())
     return False
 
 
@@ -319,12 +330,26 @@ def _kept_counts(counts: TermCounts, blocks: Sequence[tuple[str, Block]], stored
             "tf": counts.tf[pairs]}
 
 
+def _compact_terms(terms: list[str], counts: dict[str, np.ndarray], layouts: dict[str, np.ndarray]) -> list[str]:
+    """Only the terms some stored passage holds, renumbered in order (``counts`` and ``layouts``
+    are rewritten to the new ids): the vocabulary in memory keeps every term it ever learnt
+    (ids never change there), and a restart should not inherit those of deleted sources."""
+    held = counts["terms"]  # in postings order, so each term's pairs are together
+    used = held[np.flatnonzero(np.diff(held, prepend=-1))] if len(held) else np.zeros(0, dtype=np.int32)
+    renumber = np.full(len(terms), -1, dtype=np.int32)
+    renumber[used] = np.arange(len(used), dtype=np.int32)
+    counts["terms"] = renumber[held]
+    layouts["tokens"] = renumber[layouts["tokens"]]
+    return [terms[t] for t in used.tolist()]
+
+
 def _blocks(sources: list[dict[str, Any]], rows: list[list[Any]], arrays: dict[str, np.ndarray],
             n_terms: int) -> dict[str, Block]:
     """The stored blocks, checked against each other (a mismatch raises ValueError)."""
     tokens, lengths = arrays["tokens"], arrays["token_lengths"]
     passages, counts = arrays["passages"].reshape(-1, 2), arrays["passage_counts"]
-    if len(rows) != len(sources) or sum(s["records"] for s in sources) != len(counts) \
+    if len(rows) != len(sources) or any(len(r) != s["records"] for r, s in zip(rows, sources)) \
+            or sum(s["records"] for s in sources) != len(counts) \
             or int(counts.sum()) != len(passages) or len(passages) != len(lengths) or int(lengths.sum()) != len(tokens):
         raise ValueError("its parts do not agree")
     if len(tokens) and (int(tokens.min()) < 0 or int(tokens.max()) >= n_terms):
@@ -334,6 +359,8 @@ def _blocks(sources: list[dict[str, Any]], rows: list[list[Any]], arrays: dict[s
     spans = list(map(tuple, passages.tolist()))
     passage_ends = np.cumsum(counts).tolist()  # each record's passages end here
     blocks: dict[str, Block] = {}
+    # Only settled sources were stored: settled they stay, until their signature changes.
+    restored_ns = time.time_ns()
     record = 0
     for facts, block_rows in zip(sources, rows):
         records = list(map(_record, block_rows))
@@ -344,7 +371,7 @@ def _blocks(sources: list[dict[str, Any]], rows: list[list[Any]], arrays: dict[s
         blocks[facts["key"]] = Block(records, layouts, counts[record:record + len(records)].astype(np.int64),
                                      passages[first:last].astype(np.int64),
                                      frozenset(k.casefold() for r in records for k in r.metadata),
-                                     frozenset(r.source for r in records))
+                                     frozenset(r.source for r in records), read_ns=restored_ns)
         record += len(records)
     return blocks
 
