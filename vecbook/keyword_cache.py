@@ -207,8 +207,8 @@ class KeywordCache:
         builder.sources, builder.blocks, builder.vocabulary, builder.term_counts = sources, blocks, vocabulary, counts
         self._held = [(key, block.records) for key, block in blocks.items()]
         restored = sum(len(b.records) for b in blocks.values())
-        log.info("keyword cache: %d records of %d sources from %s in %.2f s", restored, len(blocks), self.path,
-                 time.perf_counter() - started)
+        log.info("keyword cache: %d record%s of %d source%s from %s in %.2f s", restored, "" if restored == 1 else "s",
+                 len(blocks), "" if len(blocks) == 1 else "s", self.path, time.perf_counter() - started)
         return restored
 
     def _read(self) -> tuple[SourceState, dict[str, Block], Vocabulary, TermCounts] | None:
