@@ -17,8 +17,8 @@ import hashlib
 import json
 import logging
 import os
-import threading
 import sys
+import threading
 import time
 import unicodedata
 from dataclasses import dataclass
