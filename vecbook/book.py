@@ -280,7 +280,7 @@ class VecBook:
                 # Saved once the model is loaded (a first keyword query, often sent at once, does
                 # not share the interpreter with it) and before the vectors: a server stopped while
                 # it embeds still restarts without reading and tokenizing every source again.
-                self._keyword_cache.save_in_background(captured)
+                self._keyword_cache.save_in_background(captured, update=previous is not None and not full)
         try:
             if not self.keyword_only and error is None:
                 vectors, counts = self._embed(base, None if full or previous is None else previous.vectors)

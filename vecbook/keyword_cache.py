@@ -43,6 +43,11 @@ FORMAT = 1
 # again within its timestamp's granularity (2 s on FAT) without its signature showing it:
 # it is not kept, so the next start reads it again.
 SETTLE_NS = 2_000_000_000
+# An update (a watched edit) saves the file only if the last save began this long ago: at 100k
+# records a save is ~1.4 s of CPU and 158 MB written, and a burst of edits would repeat it for
+# each. What a skipped save leaves out is only the newest edits, which a restart reads again
+# (their signatures differ from the file's).
+UPDATE_SAVE_SECONDS = 60.0
 # Libraries whose output ends up in records: a new version may read the same export otherwise.
 PARSING_LIBRARIES = ("icalendar", "python-dateutil", "tzdata")
 
@@ -108,6 +113,7 @@ class KeywordCache:
         self._lock = threading.Lock()
         self._pending: Captured | None = None
         self._saver: threading.Thread | None = None
+        self._last_save = -UPDATE_SAVE_SECONDS  # time.monotonic() when the last save was asked for
 
     def _holds(self, blocks: Sequence[tuple[str, Block]]) -> bool:
         """Whether the file holds exactly these sources' records lists (the lists, not equal ones)."""
@@ -124,11 +130,14 @@ class KeywordCache:
 
     # -- writing --
 
-    def save_in_background(self, captured: Captured | None) -> None:
+    def save_in_background(self, captured: Captured | None, update: bool = False) -> None:
         """Save ``captured`` in a thread; a newer capture replaces one no save has taken yet.
-        Not a daemon thread: a process that exits finishes the file first (``wait``)."""
-        if captured is None:
+        Not a daemon thread: a process that exits finishes the file first (``wait``). An
+        ``update``'s capture is dropped when a save began less than UPDATE_SAVE_SECONDS ago."""
+        now = time.monotonic()
+        if captured is None or (update and now - self._last_save < UPDATE_SAVE_SECONDS):
             return
+        self._last_save = now
         with self._lock:
             self._pending = captured
             if self._saver is None:
