@@ -54,6 +54,23 @@ def torch32() -> vecbook.Embedder:
     return model
 
 
+def test_building_holds_back_only_the_build_libraries_records(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO)
+
+    def from_file(logger: logging.Logger, *parts: str) -> None:
+        logger.handle(logger.makeRecord(logger.name, logging.WARNING, os.path.join("site-packages", *parts), 1,
+                                        f"from {parts[-1]}", (), None))
+
+    with onnx_model._quiet_build():
+        from_file(logging.getLogger(), "onnxruntime", "quantization", "onnx_quantizer.py")  # logging.info(...)
+        from_file(logging.getLogger("fusion_base"), "onnxruntime", "transformers", "fusion_base.py")
+        logging.warning("another thread's warning")
+        logging.getLogger("vecbook").info("our own line")
+    from_file(logging.getLogger("fusion_base"), "onnxruntime", "transformers", "fusion_base.py")  # after: shown
+    messages = [record.getMessage() for record in caplog.records]
+    assert messages == ["another thread's warning", "our own line", "from fusion_base.py"]
+
+
 @pytest.mark.parametrize("cores, sessions", [(2, 1), (8, 2)])
 def test_queries_share_the_records_session_where_the_cores_are_few(float32: vecbook.Embedder, cores: int,
                                                                    sessions: int,

@@ -150,19 +150,34 @@ def built_model(model_dir: Path, cache: Path, spec: dict[str, Any],
     return folder
 
 
+# The packages a build runs: their log records would bury our two lines.
+BUILD_PACKAGES = ("onnxruntime", "onnx", "torch", "transformers")
+
+
+class _BuildRecords(logging.Filter):
+    """Drops records logged from the build's packages' files, on any logger (onnxruntime's
+    quantizer logs each tensor on the root logger, its optimizer on loggers named after bare
+    module names such as ``fusion_base``)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not any(f"{os.sep}{name}{os.sep}" in record.pathname for name in BUILD_PACKAGES)
+
+
 @contextlib.contextmanager
 def _quiet_build() -> Iterator[None]:
-    """No tracer warnings from torch's exporter, and none of the quantizer's per-tensor
-    messages (logged on the root logger): the user sees our two lines."""
-    root = logging.getLogger()
-    level = root.level
-    root.setLevel(max(level, logging.ERROR))
+    """No tracer warnings from torch's exporter and no log records from the build's packages
+    while it runs: the user sees our two lines. Only those are held back: records from the
+    rest of the process (another thread's too) still reach the root logger's handlers."""
+    handlers, noise = list(logging.getLogger().handlers), _BuildRecords()
+    for handler in handlers:
+        handler.addFilter(noise)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             yield
     finally:
-        root.setLevel(level)
+        for handler in handlers:
+            handler.removeFilter(noise)
 
 
 def _discard(folder: Path) -> None:
