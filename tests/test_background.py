@@ -93,6 +93,8 @@ def test_a_first_keyword_search_is_answered_before_the_model_loads(write_files: 
         return ranking(*args, **kwargs)
 
     monkeypatch.setattr(vecbook.book, "rank", slow_rank)
+    # A wide quiet window, so that a slow machine's search still starts within it.
+    monkeypatch.setattr(vecbook.book, "QUIET_SECONDS", 1.0)
     model = LoadTimingEmbedder()
     book = vecbook.VecBook(data_directory=write_files(NOTES), embedder=model, background=True, cache_directory=False)
     book.start()
