@@ -9,9 +9,9 @@ line range.
 
 The package's modules are its sections, in dependency order (each imports only
 the ones before it): config -> records -> onnx_model -> embed -> vector_cache -> tokens -> index
--> snippets -> rank -> sqlite_ro -> exports -> sources -> build -> keyword_cache -> hits -> watch
--> book (the VecBook facade) -> mcp -> cli. ``import vecbook`` loads the standard library and
-numpy only; torch, sentence-transformers, onnxruntime, faiss and fastmcp are
+-> snippets -> rank -> sqlite_ro -> exports -> sources -> build -> keyword_cache -> caches -> hits
+-> watch -> book (the VecBook facade) -> mcp -> cli. ``import vecbook`` loads the standard
+library and numpy only; torch, sentence-transformers, onnxruntime, faiss and fastmcp are
 imported by the functions that use them.
 """
 

@@ -24,7 +24,7 @@ from .config import (
     load_config,
     replace_config,
 )
-from .build import Builder, LiveVectors, Snapshot
+from .build import Builder, Snapshot
 from .hits import (
     MAX_CONTEXT,
     Context,
@@ -46,8 +46,7 @@ from .rank import FUSION_DEPTH, Condition, Scored, convenience_conditions, parse
 from .snippets import fold as fold_hits
 from .snippets import query_terms, recency_blend
 from .sources import LoadReport, check_collections
-from .keyword_cache import KeywordCache
-from .vector_cache import VectorCache, cache_scope
+from .caches import Caches, check_cache_directory
 
 log = logging.getLogger("vecbook")  # one logger for the package: hosts and the CLI configure "vecbook"
 
@@ -80,7 +79,7 @@ class VecBook:
         elif data_directory is not None or settings:
             config = replace_config(config, data_directory=data_directory, **settings)
         _check_data_directory(config.data_directory)
-        config = _check_cache_directory(config)
+        config = check_cache_directory(config)
         check_collections(config)
         self.config = config
         # The ONNX models are built in the cache folder; with the vector cache off, in the default one.
@@ -96,13 +95,8 @@ class VecBook:
         self._requested = self._covered = 0  # reindex requests made, and covered by a finished build
         self._full_requested = False
         self._builder = Builder(config, self.embedder)
-        self._cache: VectorCache | None = None
+        self._caches = Caches(config)
         self._cache_facts: dict[str, Any] | None = None
-        self._pending_save: tuple[VectorCache, LiveVectors] | None = None
-        # What the last build read and tokenized, kept in the cache folder for the next start.
-        self._keyword_cache = KeywordCache(config.cache_directory, config) if config.cache_directory else None
-        self._save_lock = threading.Lock()  # one save at a time, so the newest live set is written last
-        self._saver: threading.Thread | None = None
         self._watcher: Any = None  # a watch.Watcher while watching (see watch())
         self._watch_on_start = watch and background  # a background book watches from start() on
         self._background = background
@@ -164,11 +158,7 @@ class VecBook:
             watcher, self._watcher = self._watcher, None
         if watcher is not None:
             watcher.stop()
-        saver = self._saver
-        if saver is not None:
-            saver.join()
-        if self._keyword_cache is not None:
-            self._keyword_cache.wait()
+        self._caches.wait()
 
     def __enter__(self) -> VecBook:
         return self
@@ -221,11 +211,9 @@ class VecBook:
             # keywords) before it returns, so the process that ran it (the CLI's reindex) leaves
             # the cache whole.
             if update:
-                self._save_cache_in_background()
+                self._caches.save_in_background()
             else:
-                self._save_pending_cache()
-                if self._keyword_cache is not None:
-                    self._keyword_cache.wait()
+                self._caches.save()
         finally:
             with self._cond:
                 self._building = False
@@ -247,8 +235,8 @@ class VecBook:
         if full:
             self._builder.reset()
         previous = self._snapshot
-        if previous is None and not full and self._keyword_cache is not None and self._builder.term_counts is None:
-            self._keyword_cache.restore(self._builder)  # a restart reads only what changed since
+        if previous is None and not full and self._builder.term_counts is None:
+            self._caches.restore_keywords(self._builder)  # a restart reads only what changed since
         log.info("reading %s", self.config.data_directory)
         report = self._builder.read()
         update = {"full": full, "files_read": report.files_read, "collections_read": report.collections_read}
@@ -259,7 +247,7 @@ class VecBook:
             log.warning("no records found in %s: searches will return nothing", self.config.data_directory)
         self._set_progress(state="indexing keywords", records_total=len(report.records))
         base = self._builder.keyword_snapshot(report)
-        captured = KeywordCache.capture(self._builder) if self._keyword_cache is not None else None
+        captured = self._caches.capture_keywords(self._builder)
         with self._cond:
             if self._snapshot is None or self._snapshot.vectors is None:
                 self._snapshot = base  # keyword search works from here on
@@ -276,11 +264,10 @@ class VecBook:
             error = str(exc)
             log.error("semantic search unavailable: %s", error)
         finally:
-            if self._keyword_cache is not None:
-                # Saved once the model is loaded (a first keyword query, often sent at once, does
-                # not share the interpreter with it) and before the vectors: a server stopped while
-                # it embeds still restarts without reading and tokenizing every source again.
-                self._keyword_cache.save_in_background(captured, update=previous is not None and not full)
+            # Saved once the model is loaded (a first keyword query, often sent at once, does not
+            # share the interpreter with it) and before the vectors: a server stopped while it
+            # embeds still restarts without reading and tokenizing every source again.
+            self._caches.save_keywords(captured, update=previous is not None and not full)
         try:
             if not self.keyword_only and error is None:
                 vectors, counts = self._embed(base, None if full or previous is None else previous.vectors)
@@ -361,12 +348,9 @@ class VecBook:
         query waits (at 20k records over MCP, 5.2 s to the first keyword answer against 2.3 s
         for a bare fastmcp server, with the load overlapping)."""
         self.embedder.load()
-        cache = self._open_cache()
+        cache = self._caches.vectors(self.embedder.identity)
         index, counts, live = self._builder.embed(snapshot, previous, cache, self._report_progress)
-        self._cache_facts = _cache_facts(cache, live)
-        if cache is not None:
-            with self._cond:
-                self._pending_save = (cache, live)  # replaces an older one no save has taken yet
+        self._cache_facts = self._caches.vectors_built(cache, live)
         return index, counts
 
     def _report_progress(self, done: int, total: int) -> None:
@@ -378,48 +362,6 @@ class VecBook:
         if done == total or now - self._progress.get("logged", 0.0) >= PROGRESS_LOG_SECONDS:
             self._progress["logged"] = now
             log.info("embedded %d of %d records", done, total)
-
-    def _open_cache(self) -> VectorCache | None:
-        if self.config.cache_directory is None:
-            return None
-        if self._cache is None or self._cache.identity != self.embedder.identity:
-            self._cache = VectorCache(self.config.cache_directory, self.embedder.identity, cache_scope(self.config))
-            self._cache.load()
-        return self._cache
-
-    def _save_pending_cache(self) -> None:
-        """Keep exactly the live vectors of the last build (which prunes the stale ones), if
-        anything changed. Runs after the snapshot is published."""
-        # The pending save is taken under the lock, so a later build's live set is never
-        # overwritten by an earlier one still being written.
-        with self._save_lock:
-            with self._cond:
-                pending, self._pending_save = self._pending_save, None
-            if pending is None:
-                return
-            cache, live = pending
-            try:
-                if not _same_keys(live.windows, cache.entries.rows):  # nothing new or stale: leave the file alone
-                    cache.save(live.vectors())
-            except OSError as exc:
-                log.warning("cannot write the vector cache %s (%s); continuing without it", cache.path, exc)
-
-    def _save_cache_in_background(self) -> None:
-        """Save the pending vectors in a thread. Not a daemon: a process that exits still
-        finishes the file (the rename keeps it whole either way); ``close()`` waits for it too."""
-        with self._cond:
-            if self._pending_save is None:
-                return
-            cache = self._pending_save[0]
-            cache.begin_save()  # a book opening this cache from now on waits for the file
-            self._saver = threading.Thread(target=self._save_announced, args=(cache,), name="vecbook-cache")
-            self._saver.start()
-
-    def _save_announced(self, cache: VectorCache) -> None:
-        try:
-            self._save_pending_cache()
-        finally:
-            cache.end_save()
 
     # -- search --
 
@@ -599,41 +541,6 @@ def _count_sources(report: LoadReport) -> str:
     parts = [f"{by_source.get('files', 0)} from {report.files} files"]
     parts += [f"{by_source.get(name, 0)} from collection {name}" for name in report.collections]
     return ", ".join(parts)
-
-
-def _cache_facts(cache: VectorCache | None, live: LiveVectors) -> dict[str, Any] | None:
-    """What saving ``live`` does to the cache (for stats), before it is saved."""
-    if cache is None:
-        return None
-    before, after = cache.entries.rows, live.windows
-    reused = sum(map(before.__contains__, after))  # map and sum loop in C: ~10 ms at 100k
-    return {"path": str(cache.path), "entries": len(after), "reused": reused,
-            "embedded": len(after) - reused, "pruned": len(before) - reused}
-
-
-def _same_keys(live: dict[bytes, int], cached: dict[bytes, int]) -> bool:
-    """Whether the live vectors are exactly the cached ones (by key)."""
-    return len(live) == len(cached) and all(map(cached.__contains__, live))
-
-
-def _check_cache_directory(config: Config) -> Config:
-    """The vector cache never lives inside the data directory (the watcher would see it and
-    a backup of the notes would carry it): a configured folder there is an error, the
-    default folder there (a data directory of ``~``) turns the cache off with a WARN."""
-    cache = config.cache_directory
-    if cache is None:
-        return config
-    data, resolved = config.data_directory.resolve(), cache.resolve()
-    if resolved != data and data not in resolved.parents:
-        return config
-    from .config import default_cache_directory
-
-    if cache == default_cache_directory():
-        log.warning("the default vector cache folder %s lies inside the data directory %s; the cache is off "
-                    "(set cache_directory to a folder outside it)", cache, data)
-        return dataclasses.replace(config, cache_directory=None)
-    raise ConfigError(f"cache_directory {cache} lies inside the data directory {data}: the cache must not be "
-                      f"stored among the records (choose a folder outside it, or set cache_directory = false)")
 
 
 def _check_data_directory(path: Path) -> None:
