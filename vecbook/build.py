@@ -52,8 +52,6 @@ class Block:
     layouts: list[Layout]
     counts: np.ndarray  # passages per record
     passages: np.ndarray  # (passages, 2): character ranges in each record's content
-    metadata_keys: frozenset[str]  # casefolded, for the filters' unknown-key check
-    sources: frozenset[str]
     # Set once every passage is cut into model windows (``Builder._window_blocks``):
     keys: list[bytes] | None = None  # each window's text hash
     windows: np.ndarray | None = None  # windows per record
@@ -61,10 +59,15 @@ class Block:
     # When the read these records came from began (time.time_ns): a source written within its
     # timestamps' granularity of that moment may have changed unseen (see keyword_cache).
     read_ns: int = 0
+    # Derived from the records and layouts:
     tokens: list[np.ndarray] = field(init=False, default_factory=list)  # each passage's keyword token ids
+    metadata_keys: frozenset[str] = field(init=False, default=frozenset())  # casefolded, for unknown-key checks
+    sources: frozenset[str] = field(init=False, default=frozenset())
 
     def __post_init__(self) -> None:
         self.tokens = [t for layout in self.layouts for t in layout.tokens]
+        self.metadata_keys = frozenset(k.casefold() for r in self.records for k in r.metadata)
+        self.sources = frozenset(r.source for r in self.records)
 
 
 @dataclass(frozen=True)
@@ -183,8 +186,7 @@ class Builder:
             layouts[i] = layout
         counts = np.fromiter((len(layout.passages) for layout in layouts), dtype=np.int64, count=len(layouts))
         passages = np.array([p for layout in layouts for p in layout.passages], dtype=np.int64).reshape(-1, 2)
-        return Block(records, layouts, counts, passages, frozenset(k.casefold() for r in records for k in r.metadata),
-                     frozenset(r.source for r in records), read_ns=self.read_started_ns)
+        return Block(records, layouts, counts, passages, read_ns=self.read_started_ns)
 
     def _layouts(self, contents: Sequence[str]) -> list[Layout]:
         """Passages and their token ids for each of ``contents`` (tokenized together)."""

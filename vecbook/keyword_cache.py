@@ -378,9 +378,7 @@ def _blocks(sources: list[dict[str, Any]], rows: list[list[Any]], arrays: dict[s
         layouts = [Layout(spans[a:b], per_passage[a:b]) for a, b in zip([first, *bounds[:-1]], bounds)]
         last = bounds[-1] if bounds else first
         blocks[facts["key"]] = Block(records, layouts, counts[record:record + len(records)].astype(np.int64),
-                                     passages[first:last].astype(np.int64),
-                                     frozenset(k.casefold() for r in records for k in r.metadata),
-                                     frozenset(r.source for r in records), read_ns=restored_ns)
+                                     passages[first:last].astype(np.int64), read_ns=restored_ns)
         record += len(records)
     return blocks
 
