@@ -193,10 +193,6 @@ class KeywordIndex:
         later[self._starts] = False
         return np.flatnonzero(later)
 
-    def first_passages(self, records: np.ndarray) -> np.ndarray:
-        """The first passage number of each of ``records``."""
-        return self._starts[records]
-
     def passages_of(self, record: int) -> range:
         """The passage numbers of one record."""
         end = self._starts[record + 1] if record + 1 < self.size else self.n_passages
