@@ -237,10 +237,11 @@ class KeywordCache:
         sources = SourceState(announce=True)
         for facts, (key, block) in zip(header["sources"], blocks.items()):
             entry = (_tuples(facts["signature"]), block.records, [Problem(*p) for p in facts["problems"]])
-            if key.startswith("file:"):
-                sources.files[key[len("file:"):]] = entry
+            kind, _, name = key.partition(":")  # "file:<path>" or "collection:<name>", as sources names them
+            if kind == "file":
+                sources.files[name] = entry
             else:
-                sources.collections[key[len("collection:"):]] = (*entry, facts["facts"])
+                sources.collections[name] = (*entry, facts["facts"])
         n_passages = len(arrays["token_lengths"])
         counts = TermCounts(vocabulary, n_passages, *(arrays[name].astype(np.int32) for name in ("terms", "doc_ids", "tf")))
         if len(counts.doc_ids) and (int(counts.doc_ids.max()) >= n_passages or int(counts.terms.max()) >= len(vocabulary)):
