@@ -257,6 +257,7 @@ def test_saving_the_cache_never_delays_a_search(write_files: Any, tmp_path: Path
         original(self, keep)
 
     monkeypatch.setattr(vecbook.vector_cache.VectorCache, "_write", slow_write)
+    monkeypatch.setattr(vecbook.caches, "UPDATE_WRITE_SECONDS", 0.0)  # the update writes at once
     (root / "violin.txt").write_text("A note about violins.\n", encoding="utf-8")
     worker = threading.Thread(target=book.reindex)
     worker.start()
@@ -269,6 +270,65 @@ def test_saving_the_cache_never_delays_a_search(write_files: Any, tmp_path: Path
         worker.join()
     assert vecbook.VecBook(root, embedder=FakeEmbedder(),
                            cache_directory=tmp_path / "cache").stats()["last_update"]["embedded"] == 0
+
+
+def test_updates_write_the_caches_at_most_once_a_minute_then_the_newest_state(
+        write_files: Any, tmp_path: Path) -> None:
+    root, cache = write_files(NOTES), tmp_path / "cache"
+    past = time.time() - 60  # files saved a while ago: the keyword cache stores only settled ones
+    for path in root.iterdir():
+        os.utime(path, (past, past))
+    book = vecbook.VecBook(root, embedder=FakeEmbedder(), cache_directory=cache)
+    files = [next(cache.glob("*.vbc")), next(cache.glob("keywords-*.vbk"))]
+    written = [path.read_bytes() for path in files]
+    for name in ("violin", "cello"):  # two edits within the minute of the first build's write
+        (root / f"{name}.txt").write_text(f"A note about the {name}.\n", encoding="utf-8")
+        os.utime(root / f"{name}.txt", (past, past))
+        book.reindex()
+        book._caches.wait()
+        assert [path.read_bytes() for path in files] == written
+    book.close()  # writes what waited: the newest state
+    restarted = vecbook.VecBook(root, embedder=FakeEmbedder(), cache_directory=cache).stats()["last_update"]
+    assert restarted["embedded"] == 0 and restarted["files_read"] == 0 and restarted["records"] == 9
+
+
+def test_a_put_off_write_happens_when_its_minute_is_up(write_files: Any, tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(vecbook.caches, "UPDATE_WRITE_SECONDS", 0.5)
+    root, cache = write_files(NOTES), tmp_path / "cache"
+    book = vecbook.VecBook(root, embedder=FakeEmbedder(), cache_directory=cache)
+    (root / "violin.txt").write_text("A note about violins.\n", encoding="utf-8")
+    book.reindex()
+    deadline = time.monotonic() + 30
+    while book._caches._timer is not None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    book._caches.wait()
+    other = vecbook.VecBook(root, embedder=FakeEmbedder(), cache_directory=cache)
+    assert other.stats()["last_update"]["embedded"] == 0 and other.search("violins", mode="keyword")
+
+
+EXITS = """
+import sys
+from pathlib import Path
+sys.path[:0] = [{tests!r}, {root!r}]
+from conftest import FakeEmbedder
+import vecbook
+data, cache = Path(sys.argv[1]), Path(sys.argv[2])
+book = vecbook.VecBook(data, embedder=FakeEmbedder(), cache_directory=cache)
+(data / "violin.txt").write_text("A note about violins.", encoding="utf-8")
+book.reindex()  # put off: within a minute of the first build's write; the script ends without close()
+"""
+
+
+def test_a_process_that_exits_without_closing_still_writes_what_an_update_put_off(
+        write_files: Any, tmp_path: Path) -> None:
+    root, cache = write_files(NOTES), tmp_path / "cache"
+    script = EXITS.format(tests=str(ROOT / "tests"), root=str(ROOT))
+    started = time.monotonic()
+    subprocess.run([sys.executable, "-c", script, str(root), str(cache)], check=True, timeout=120)
+    assert time.monotonic() - started < 30  # the put-off write's timer does not hold the process for a minute
+    update = vecbook.VecBook(root, embedder=FakeEmbedder(), cache_directory=cache).stats()["last_update"]
+    assert update["embedded"] == 0 and update["records"] == 8
 
 
 WRITER = """

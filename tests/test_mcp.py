@@ -202,15 +202,23 @@ def test_stdio_server_speaks_only_protocol_on_stdout(tmp_path: Path) -> None:
             proc.kill()
 
 
-def test_stdio_server_exits_cleanly_on_sigterm(tmp_path: Path) -> None:
+def test_stdio_server_on_sigterm_writes_what_an_update_put_off_and_exits_cleanly(tmp_path: Path) -> None:
     proc = start_server(tmp_path)
     try:
         handshake(proc)
+        for number in (2, 3):  # the first build (written at once), then an update (put off a minute)
+            if number == 3:
+                (tmp_path / "notes" / "violin.txt").write_text("A note about violins.\n", encoding="utf-8")
+            send(proc, {"jsonrpc": "2.0", "id": number, "method": "tools/call",
+                        "params": {"name": "reindex", "arguments": {}}})
+            assert json.loads(receive(proc, number, timeout=120)["result"]["content"][0]["text"])["state"] == "ready"
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=30) == 0
     finally:
         if proc.poll() is None:
             proc.kill()
+    restarted = vecbook.VecBook(data_directory=tmp_path / "notes")  # the same cache folder (conftest's)
+    assert restarted.stats()["last_update"]["embedded"] == 0 and restarted.search("violins")
 
 
 def test_serve_writes_every_stderr_line_in_vecbook_log_format(tmp_path: Path) -> None:

@@ -153,12 +153,13 @@ class VecBook:
                 self._watcher.start()
 
     def close(self) -> None:
-        """Stop watching (if this book watches); the index stays searchable."""
+        """Stop watching (if this book watches) and write the caches' newest state (an update
+        writes them at most once a minute); the index stays searchable."""
         with self._cond:
             watcher, self._watcher = self._watcher, None
         if watcher is not None:
             watcher.stop()
-        self._caches.wait()
+        self._caches.flush()
 
     def __enter__(self) -> VecBook:
         return self
@@ -207,11 +208,11 @@ class VecBook:
             update = self._build(full)
             # After the new snapshot is published: searches never wait on it. An update (the
             # watcher's usual case: one file changed) does not wait either, since writing
-            # 100k vectors takes longer than the update. A first or full build saves (vectors and
-            # keywords) before it returns, so the process that ran it (the CLI's reindex) leaves
-            # the cache whole.
+            # 100k vectors takes longer than the update, and writes at most once a minute. A
+            # first or full build saves (vectors and keywords) before it returns, so the
+            # process that ran it (the CLI's reindex) leaves the cache whole.
             if update:
-                self._caches.save_in_background()
+                self._caches.save_update()
             else:
                 self._caches.save()
         finally:

@@ -1,12 +1,16 @@
 """A VecBook's on-disk caches in its cache folder: the vector cache and the keyword cache, where
 the folder may lie, and when each is written (a first or full build before ``reindex()``
-returns; an update in the background, after its snapshot is published)."""
+returns; an update in the background after its snapshot is published, at most once a minute;
+whatever is still unwritten when the book closes or the process exits)."""
 
 from __future__ import annotations
 
+import atexit
 import dataclasses
 import logging
 import threading
+import time
+import weakref
 from typing import Any
 
 from .build import Builder, LiveVectors
@@ -15,6 +19,15 @@ from .keyword_cache import Captured, KeywordCache
 from .vector_cache import VectorCache, cache_scope
 
 log = logging.getLogger("vecbook")
+
+# An update (a watched edit) writes the caches only if their last write began this long ago,
+# else when that time is up: at 100k records each file is ~150 MB and ~1 s of CPU to write, and
+# a burst of edits would rewrite both for every save of a note.
+UPDATE_WRITE_SECONDS = 60.0
+
+# Books with writes put off, written at exit (the timer that would write them is a daemon, so
+# that a finished script does not wait a minute for it).
+_deferred: weakref.WeakSet[Caches] = weakref.WeakSet()
 
 
 class Caches:
@@ -29,6 +42,9 @@ class Caches:
         self._pending: tuple[VectorCache, LiveVectors] | None = None
         self._save_lock = threading.Lock()  # one save at a time, so the newest live set is written last
         self._saver: threading.Thread | None = None
+        self._last_write = -UPDATE_WRITE_SECONDS  # time.monotonic() when the last write began
+        self._due_keywords: Captured | None = None  # an update's keyword state, written with its vectors
+        self._timer: threading.Timer | None = None  # the put-off write of an update
 
     # -- keywords --
 
@@ -42,9 +58,14 @@ class Caches:
         return KeywordCache.capture(builder) if self.keywords is not None else None
 
     def save_keywords(self, captured: Captured | None, update: bool) -> None:
-        """Save ``captured`` in the background (see ``KeywordCache.save_in_background``)."""
-        if self.keywords is not None:
-            self.keywords.save_in_background(captured, update)
+        """Save ``captured`` in the background; an ``update``'s only with its vectors (``save_update``)."""
+        if self.keywords is None or captured is None:
+            return
+        if update:
+            with self._lock:
+                self._due_keywords = captured
+        else:
+            self.keywords.save_in_background(captured)
 
     # -- vectors --
 
@@ -74,11 +95,55 @@ class Caches:
     def save(self) -> None:
         """Save what the last build made, and wait for the keyword cache's save: a first or full
         build does this before it returns, so the process that ran it leaves both caches whole."""
+        with self._lock:
+            self._last_write = time.monotonic()
         self._save_pending_vectors()
         if self.keywords is not None:
             self.keywords.wait()
 
-    def save_in_background(self) -> None:
+    def save_update(self) -> None:
+        """After an update's snapshot is published: write both caches in the background now if
+        their last write began UPDATE_WRITE_SECONDS ago or more, else once that time is up (the
+        newest state then; ``flush`` and the process's exit write it sooner)."""
+        with self._lock:
+            if self._pending is None and self._due_keywords is None:
+                return  # nothing changed
+            delay = self._last_write + UPDATE_WRITE_SECONDS - time.monotonic()
+            if delay > 0:
+                if self._timer is None:
+                    self._timer = threading.Timer(delay, self._write_due)
+                    self._timer.daemon = True
+                    self._timer.name = "vecbook-cache-timer"
+                    self._timer.start()
+                    _deferred.add(self)
+                return
+        self._write_due()
+
+    def flush(self) -> None:
+        """Write now whatever an update put off, and return when no write is in flight."""
+        with self._lock:
+            timer, self._timer = self._timer, None
+            captured, self._due_keywords = self._due_keywords, None
+            self._last_write = time.monotonic()
+        if timer is not None:
+            timer.cancel()
+        if self.keywords is not None and captured is not None:
+            self.keywords.wait()  # an older capture's save is not written over this one
+            self.keywords.save_logged(captured)
+        self._save_pending_vectors()
+        self.wait()
+
+    def _write_due(self) -> None:
+        """Start writing both caches' newest state in the background."""
+        with self._lock:
+            self._timer = None
+            self._last_write = time.monotonic()
+            captured, self._due_keywords = self._due_keywords, None
+        if self.keywords is not None:
+            self.keywords.save_in_background(captured)
+        self._save_vectors_in_background()
+
+    def _save_vectors_in_background(self) -> None:
         """Save the pending vectors in a thread. Not a daemon: a process that exits still
         finishes the file (the rename keeps it whole either way); ``wait()`` waits for it too."""
         with self._lock:
@@ -90,7 +155,7 @@ class Caches:
             self._saver.start()
 
     def wait(self) -> None:
-        """Return when no save of either cache is in flight."""
+        """Return when no write of either cache is in flight (a put-off write is not in flight)."""
         saver = self._saver
         if saver is not None:
             saver.join()
@@ -119,6 +184,14 @@ class Caches:
                     cache.save(live.vectors())
             except OSError as exc:
                 log.warning("cannot write the vector cache %s (%s); continuing without it", cache.path, exc)
+
+
+@atexit.register
+def write_put_off() -> None:
+    """Write what updates put off, in every book of this process: at exit (non-daemon writer
+    threads have finished by then), and before a server leaves on SIGTERM."""
+    for caches in list(_deferred):
+        caches.flush()
 
 
 def _same_keys(live: dict[bytes, int], cached: dict[bytes, int]) -> bool:

@@ -43,11 +43,6 @@ FORMAT = 1
 # again within its timestamp's granularity (2 s on FAT) without its signature showing it:
 # it is not kept, so the next start reads it again.
 SETTLE_NS = 2_000_000_000
-# An update (a watched edit) saves the file only if the last save began this long ago: at 100k
-# records a save is ~1.4 s of CPU and 158 MB written, and a burst of edits would repeat it for
-# each. What a skipped save leaves out is only the newest edits, which a restart reads again
-# (their signatures differ from the file's).
-UPDATE_SAVE_SECONDS = 60.0
 # Libraries whose output ends up in records: a new version may read the same export otherwise.
 PARSING_LIBRARIES = ("icalendar", "python-dateutil", "tzdata")
 
@@ -113,7 +108,6 @@ class KeywordCache:
         self._lock = threading.Lock()
         self._pending: Captured | None = None
         self._saver: threading.Thread | None = None
-        self._last_save = -UPDATE_SAVE_SECONDS  # time.monotonic() when the last save was asked for
 
     def _holds(self, blocks: Sequence[tuple[str, Block]]) -> bool:
         """Whether the file holds exactly these sources' records lists (the lists, not equal ones)."""
@@ -130,14 +124,11 @@ class KeywordCache:
 
     # -- writing --
 
-    def save_in_background(self, captured: Captured | None, update: bool = False) -> None:
+    def save_in_background(self, captured: Captured | None) -> None:
         """Save ``captured`` in a thread; a newer capture replaces one no save has taken yet.
-        Not a daemon thread: a process that exits finishes the file first (``wait``). An
-        ``update``'s capture is dropped when a save began less than UPDATE_SAVE_SECONDS ago."""
-        now = time.monotonic()
-        if captured is None or (update and now - self._last_save < UPDATE_SAVE_SECONDS):
+        Not a daemon thread: a process that exits finishes the file first (``wait``)."""
+        if captured is None:
             return
-        self._last_save = now
         with self._lock:
             self._pending = captured
             if self._saver is None:
@@ -161,10 +152,7 @@ class KeywordCache:
                     captured, self._pending = self._pending, None
                     if captured is None:
                         return
-                try:
-                    self.save(captured)
-                except (OSError, ValueError) as exc:
-                    log.warning("cannot write the keyword cache %s (%s); continuing without it", self.path, exc)
+                self.save_logged(captured)
         finally:
             with self._lock:
                 # Whatever ended this thread, the next save starts a new one (and takes a
@@ -173,6 +161,13 @@ class KeywordCache:
                 if self._pending is not None:
                     self._saver = threading.Thread(target=self._save_pending, name="vecbook-keyword-cache")
                     self._saver.start()
+
+    def save_logged(self, captured: Captured) -> None:
+        """``save``, with a failure to write logged (a WARN) rather than raised."""
+        try:
+            self.save(captured)
+        except (OSError, ValueError) as exc:
+            log.warning("cannot write the keyword cache %s (%s); continuing without it", self.path, exc)
 
     def save(self, captured: Captured) -> None:
         """Atomically replace the file with ``captured``'s settled, storable sources."""

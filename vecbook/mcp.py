@@ -8,6 +8,7 @@ import os
 from typing import Any
 
 from .book import VecBook
+from .caches import write_put_off
 from .hits import MAX_CONTEXT
 from .config import MAX_QUERY_CHARS, MAX_RESULTS_LIMIT, QueryError, VecBookError, __version__
 from .rank import FILTER_OPERATORS
@@ -194,11 +195,14 @@ def serve(book: VecBook) -> None:
     gc.freeze()
 
     def stop(signum: int, _frame: Any) -> None:
-        # Nothing is held that needs flushing (the cache is written atomically),
-        # so leave at once rather than wait on torch threads.
+        # Write what the last minute's updates put off (the caches are written atomically,
+        # so nothing else needs flushing), then leave at once rather than wait on torch threads.
         log.info("received signal %d; exiting", signum)
-        logging.shutdown()
-        os._exit(0)
+        try:
+            write_put_off()
+        finally:
+            logging.shutdown()
+            os._exit(0)
 
     signal.signal(signal.SIGTERM, stop)
     server.run(transport="stdio", show_banner=False)
