@@ -320,3 +320,45 @@ def test_a_word_whose_every_record_was_deleted_scores_as_in_a_fresh_build(write_
     for query in ("breakfast hotel", "breakfast"):
         updated = [h.to_dict() for h in book.search(query, mode="keyword")]
         assert updated == [h.to_dict() for h in fake_book(root, cache_directory=False).search(query, mode="keyword")]
+
+
+def test_a_build_pauses_the_garbage_collector_and_restores_it_as_it_was(write_files: Any, fake_book: Any,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    import gc
+
+    seen = []
+    read = vecbook.build.Builder.read
+
+    def recording_read(self: Any) -> Any:
+        seen.append(gc.isenabled())
+        return read(self)
+
+    monkeypatch.setattr(vecbook.build.Builder, "read", recording_read)
+    root = write_files({"a.txt": "Hotel near the old town."})
+    was = gc.isenabled()
+    try:
+        gc.enable()
+        fake_book(root, cache_directory=False)
+        assert seen == [False] and gc.isenabled()
+        gc.disable()  # a host that runs with the collector off keeps it off
+        fake_book(root, cache_directory=False)
+        assert seen == [False, False] and not gc.isenabled()
+    finally:
+        gc.enable() if was else gc.disable()
+
+
+def test_overlapping_pauses_turn_the_collector_back_on_only_when_the_last_ends() -> None:
+    import gc
+
+    was = gc.isenabled()
+    gc.enable()
+    try:
+        first, second = vecbook.build.collector_paused(), vecbook.build.collector_paused()
+        first.__enter__()
+        second.__enter__()
+        first.__exit__(None, None, None)  # two builds in threads need not end in order
+        assert not gc.isenabled()
+        second.__exit__(None, None, None)
+        assert gc.isenabled()
+    finally:
+        gc.enable() if was else gc.disable()

@@ -24,7 +24,7 @@ from .config import (
     load_config,
     replace_config,
 )
-from .build import Builder, Snapshot
+from .build import Builder, Snapshot, collector_paused
 from .hits import (
     MAX_CONTEXT,
     Context,
@@ -236,19 +236,22 @@ class VecBook:
         if full:
             self._builder.reset()
         previous = self._snapshot
-        if previous is None and not full and self._builder.term_counts is None:
-            self._caches.restore_keywords(self._builder)  # a restart reads only what changed since
-        log.info("reading %s", self.config.data_directory)
-        report = self._builder.read()
+        with collector_paused():
+            if previous is None and not full and self._builder.term_counts is None:
+                self._caches.restore_keywords(self._builder)  # a restart reads only what changed since
+            log.info("reading %s", self.config.data_directory)
+            report = self._builder.read()
+            unchanged = self._unchanged(previous, report, full)
+            if not unchanged:
+                if not report.records:
+                    log.warning("no records found in %s: searches will return nothing", self.config.data_directory)
+                self._set_progress(state="indexing keywords", records_total=len(report.records))
+                base = self._builder.keyword_snapshot(report)
+                captured = self._caches.capture_keywords(self._builder)
         update = {"full": full, "files_read": report.files_read, "collections_read": report.collections_read}
-        if self._unchanged(previous, report, full):
+        if unchanged:
             self._finish(previous, started, dict(update, changed=False))
             return True
-        if not report.records:
-            log.warning("no records found in %s: searches will return nothing", self.config.data_directory)
-        self._set_progress(state="indexing keywords", records_total=len(report.records))
-        base = self._builder.keyword_snapshot(report)
-        captured = self._caches.capture_keywords(self._builder)
         with self._cond:
             if self._snapshot is None or self._snapshot.vectors is None:
                 self._snapshot = base  # keyword search works from here on
