@@ -40,6 +40,14 @@ def user_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
             os.environ[name] = value
 
 
+@pytest.fixture(autouse=True)
+def no_put_off_writes_outlive_a_test() -> Iterator[None]:
+    """A book updated within a minute of its last cache write leaves a timer that writes later:
+    written at the test's end, not during a later test (which may watch the cache's writes)."""
+    yield
+    vecbook.caches.write_put_off()
+
+
 @pytest.fixture(scope="session")
 def embedder(user_cache: Path) -> vecbook.Embedder:
     """The real all-MiniLM-L6-v2 on the path this CPU takes by default (bfloat16, int8 or

@@ -294,21 +294,39 @@ def test_updates_write_the_caches_at_most_once_a_minute_then_the_newest_state(
 
 def test_a_put_off_write_happens_when_its_minute_is_up(write_files: Any, tmp_path: Path,
                                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(vecbook.caches, "UPDATE_WRITE_SECONDS", 0.5)
+    monkeypatch.setattr(vecbook.caches, "UPDATE_WRITE_SECONDS", 3.0)
     root, cache = write_files(NOTES), tmp_path / "cache"
     book = vecbook.VecBook(root, embedder=FakeEmbedder(), cache_directory=cache)
+    path = next(cache.glob("*.vbc"))
+    written = path.read_bytes()
     (root / "violin.txt").write_text("A note about violins.\n", encoding="utf-8")
     book.reindex()
-    deadline = time.monotonic() + 30
-    while book._caches._timer is not None and time.monotonic() < deadline:
-        time.sleep(0.05)
-    book._caches.wait()
+    timer = book._caches._timer
+    assert timer is not None and path.read_bytes() == written  # put off
+    timer.join(30)  # the timer writes on its own thread
+    assert not timer.is_alive() and path.read_bytes() != written
     other = vecbook.VecBook(root, embedder=FakeEmbedder(), cache_directory=cache)
     assert other.stats()["last_update"]["embedded"] == 0 and other.search("violins", mode="keyword")
 
 
+def test_a_full_build_within_the_minute_is_not_overwritten_by_an_older_update(write_files: Any,
+                                                                              tmp_path: Path) -> None:
+    root, cache = write_files(NOTES), tmp_path / "cache"
+    past = time.time() - 60  # files saved a while ago: the keyword cache stores only settled ones
+    for path in root.iterdir():
+        os.utime(path, (past, past))
+    book = vecbook.VecBook(root, embedder=FakeEmbedder(), cache_directory=cache)
+    for name, full in (("violin", False), ("cello", True)):  # an update put off, then a full build
+        (root / f"{name}.txt").write_text(f"A note about the {name}.\n", encoding="utf-8")
+        os.utime(root / f"{name}.txt", (past, past))
+        book.reindex(full=full)
+    book.close()  # the update's state, older than the full build's, is not written over it
+    restarted = vecbook.VecBook(root, embedder=FakeEmbedder(), cache_directory=cache).stats()["last_update"]
+    assert restarted["files_read"] == 0 and restarted["embedded"] == 0 and restarted["records"] == 9
+
+
 EXITS = """
-import sys
+import os, sys, time
 from pathlib import Path
 sys.path[:0] = [{tests!r}, {root!r}]
 from conftest import FakeEmbedder
@@ -316,6 +334,7 @@ import vecbook
 data, cache = Path(sys.argv[1]), Path(sys.argv[2])
 book = vecbook.VecBook(data, embedder=FakeEmbedder(), cache_directory=cache)
 (data / "violin.txt").write_text("A note about violins.", encoding="utf-8")
+os.utime(data / "violin.txt", (time.time() - 60,) * 2)  # settled: the keyword cache may store it
 book.reindex()  # put off: within a minute of the first build's write; the script ends without close()
 """
 
@@ -323,12 +342,14 @@ book.reindex()  # put off: within a minute of the first build's write; the scrip
 def test_a_process_that_exits_without_closing_still_writes_what_an_update_put_off(
         write_files: Any, tmp_path: Path) -> None:
     root, cache = write_files(NOTES), tmp_path / "cache"
+    for path in root.iterdir():
+        os.utime(path, (time.time() - 60,) * 2)
     script = EXITS.format(tests=str(ROOT / "tests"), root=str(ROOT))
     started = time.monotonic()
     subprocess.run([sys.executable, "-c", script, str(root), str(cache)], check=True, timeout=120)
     assert time.monotonic() - started < 30  # the put-off write's timer does not hold the process for a minute
     update = vecbook.VecBook(root, embedder=FakeEmbedder(), cache_directory=cache).stats()["last_update"]
-    assert update["embedded"] == 0 and update["records"] == 8
+    assert update["embedded"] == 0 and update["files_read"] == 0 and update["records"] == 8
 
 
 WRITER = """

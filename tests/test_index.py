@@ -362,3 +362,24 @@ def test_overlapping_pauses_turn_the_collector_back_on_only_when_the_last_ends()
         assert gc.isenabled()
     finally:
         gc.enable() if was else gc.disable()
+
+
+def test_a_build_that_fails_while_reading_turns_the_collector_back_on(write_files: Any, fake_book: Any,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    import gc
+
+    root = write_files({"a.txt": "Hotel near the old town."})
+    book = fake_book(root, cache_directory=False)
+
+    def failing_read(self: Any) -> Any:
+        raise OSError("disk gone")
+
+    monkeypatch.setattr(vecbook.build.Builder, "read", failing_read)
+    was = gc.isenabled()
+    gc.enable()
+    try:
+        with pytest.raises(OSError):
+            book.reindex()
+        assert gc.isenabled()
+    finally:
+        gc.enable() if was else gc.disable()

@@ -232,3 +232,19 @@ def test_the_keyword_cache_file_holds_no_pickled_objects(write_files: Any, tmp_p
     with np.load(next(cache.glob("keywords-*.vbk")), allow_pickle=False) as stored:
         assert all(stored[name].dtype != object for name in stored.files)
     assert KeywordCache(cache, book(root, cache).config).path.is_file()
+
+
+def test_a_save_never_replaces_a_newer_capture(write_files: Any, tmp_path: Path) -> None:
+    # Saves come from a saver thread and from flushes; whichever runs last, the file keeps the newest state.
+    root, cache = write_files(NOTES), tmp_path / "cache"
+    settle(root)
+    live = book(root, cache)
+    older = KeywordCache.capture(live._builder)
+    (root / "travel.txt").write_text("Ferry to Corsica at dawn.\n---\nHotel near the port.", encoding="utf-8")
+    settle(root / "travel.txt")
+    live.reindex()
+    newer = KeywordCache.capture(live._builder)
+    assert older is not None and newer is not None
+    live._caches.keywords.save(newer)
+    live._caches.keywords.save(older)
+    assert book(root, cache).stats()["last_update"]["files_read"] == 0

@@ -25,9 +25,13 @@ log = logging.getLogger("vecbook")
 # a burst of edits would rewrite both for every save of a note.
 UPDATE_WRITE_SECONDS = 60.0
 
-# Books with writes put off, written at exit (the timer that would write them is a daemon, so
-# that a finished script does not wait a minute for it).
-_deferred: weakref.WeakSet[Caches] = weakref.WeakSet()
+# Every book's caches, so that the exit writes what updates put off (the timer that would write
+# them is a daemon, so that a finished script does not wait a minute for it) and a server's
+# SIGTERM waits for writes in flight.
+_books: weakref.WeakSet[Caches] = weakref.WeakSet()
+_books_lock = threading.Lock()
+_flushing = threading.Lock()  # held while write_put_off writes
+_exiting = False  # set by write_before_exit: later updates write at once, on their own thread
 
 
 class Caches:
@@ -45,6 +49,8 @@ class Caches:
         self._last_write = -UPDATE_WRITE_SECONDS  # time.monotonic() when the last write began
         self._due_keywords: Captured | None = None  # an update's keyword state, written with its vectors
         self._timer: threading.Timer | None = None  # the put-off write of an update
+        with _books_lock:
+            _books.add(self)
 
     # -- keywords --
 
@@ -61,10 +67,10 @@ class Caches:
         """Save ``captured`` in the background; an ``update``'s only with its vectors (``save_update``)."""
         if self.keywords is None or captured is None:
             return
-        if update:
-            with self._lock:
-                self._due_keywords = captured
-        else:
+        with self._lock:
+            # A first or full build's capture is newer than one an update left waiting.
+            self._due_keywords = captured if update else None
+        if not update:
             self.keywords.save_in_background(captured)
 
     # -- vectors --
@@ -108,40 +114,72 @@ class Caches:
         with self._lock:
             if self._pending is None and self._due_keywords is None:
                 return  # nothing changed
+            if self._timer is not None:
+                return  # the timer writes the newest state
             delay = self._last_write + UPDATE_WRITE_SECONDS - time.monotonic()
-            if delay > 0:
-                if self._timer is None:
-                    self._timer = threading.Timer(delay, self._write_due)
-                    self._timer.daemon = True
-                    self._timer.name = "vecbook-cache-timer"
-                    self._timer.start()
-                    _deferred.add(self)
+            if delay > 0 and not _exiting:
+                self._start_timer(delay)
                 return
-        self._write_due()
+            self._last_write = time.monotonic()
+            captured, self._due_keywords = self._due_keywords, None
+        if _exiting:  # a late update while the process exits: no new threads now
+            self._write(captured)
+            return
+        if self.keywords is not None:
+            self.keywords.save_in_background(captured)
+        self._save_vectors_in_background()
 
     def flush(self) -> None:
         """Write now whatever an update put off, and return when no write is in flight."""
         with self._lock:
             timer, self._timer = self._timer, None
             captured, self._due_keywords = self._due_keywords, None
-            self._last_write = time.monotonic()
         if timer is not None:
-            timer.cancel()
-        if self.keywords is not None and captured is not None:
-            self.keywords.wait()  # an older capture's save is not written over this one
-            self.keywords.save_logged(captured)
-        self._save_pending_vectors()
+            timer.cancel()  # one still waiting ends; one already writing is waited for
+            if timer is not threading.current_thread():
+                timer.join()
+        if captured is not None or self._pending is not None:
+            with self._lock:
+                self._last_write = time.monotonic()
+            self._write(captured)
         self.wait()
 
-    def _write_due(self) -> None:
-        """Start writing both caches' newest state in the background."""
+    def _start_timer(self, delay: float) -> None:
+        """(Under ``_lock``.) A daemon, so that a finished script does not wait for it: the
+        exit's ``write_before_exit`` writes instead."""
+        timer = threading.Timer(delay, self._timer_fired)
+        timer.daemon = True
+        timer.name = "vecbook-cache-timer"
+        try:
+            timer.start()
+        except RuntimeError:  # no new threads while the interpreter exits: the exit writes it
+            return
+        self._timer = timer
+
+    def _timer_fired(self) -> None:
+        """Write both caches' newest state on the timer's own thread (it starts no other, so a
+        timer that fires while the process exits writes all the same), then schedule the next
+        write if an update came meanwhile."""
+        me = threading.current_thread()
         with self._lock:
-            self._timer = None
+            if self._timer is not me:
+                return  # flushed meanwhile
             self._last_write = time.monotonic()
             captured, self._due_keywords = self._due_keywords, None
-        if self.keywords is not None:
-            self.keywords.save_in_background(captured)
-        self._save_vectors_in_background()
+        try:
+            self._write(captured)
+        finally:
+            with self._lock:
+                if self._timer is me:
+                    self._timer = None
+                    if self._pending is not None or self._due_keywords is not None:
+                        self._start_timer(max(self._last_write + UPDATE_WRITE_SECONDS - time.monotonic(), 0.0))
+
+    def _write(self, captured: Captured | None) -> None:
+        """Write ``captured`` and the pending vectors on this thread."""
+        if self.keywords is not None and captured is not None:
+            self.keywords.save_logged(captured)  # never over a newer capture (see KeywordCache.save)
+        self._save_pending_vectors()
 
     def _save_vectors_in_background(self) -> None:
         """Save the pending vectors in a thread. Not a daemon: a process that exits still
@@ -186,12 +224,36 @@ class Caches:
                 log.warning("cannot write the vector cache %s (%s); continuing without it", cache.path, exc)
 
 
-@atexit.register
 def write_put_off() -> None:
-    """Write what updates put off, in every book of this process: at exit (non-daemon writer
-    threads have finished by then), and before a server leaves on SIGTERM."""
-    for caches in list(_deferred):
-        caches.flush()
+    """Write now what updates put off, in every book of this process, and wait for writes in
+    flight. Returns at once if a call is already writing (a SIGTERM that arrives during the
+    exit's own call)."""
+    if not _flushing.acquire(blocking=False):
+        return
+    try:
+        with _books_lock:
+            books = list(_books)
+        for caches in books:
+            try:
+                caches.flush()
+            except Exception:  # noqa: BLE001 - one book's failure must not cost the others their writes
+                log.exception("cannot write the caches")
+    finally:
+        _flushing.release()
+
+
+@atexit.register
+def write_before_exit() -> None:
+    """``write_put_off`` as the process exits (non-daemon writer threads have finished by then;
+    a server calls it on SIGTERM too); updates from here on write at once, on their own thread."""
+    global _exiting
+    _exiting = True
+    write_put_off()
+
+
+def writing_put_off() -> bool:
+    """Whether ``write_put_off`` is writing now (in any thread)."""
+    return _flushing.locked()
 
 
 def _same_keys(live: dict[bytes, int], cached: dict[bytes, int]) -> bool:

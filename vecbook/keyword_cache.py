@@ -93,6 +93,7 @@ class Captured:
     sources: SourceState
     terms: list[str]
     counts: TermCounts
+    taken: int = dataclasses.field(default_factory=time.monotonic_ns)  # a save never replaces a newer capture
 
 
 class KeywordCache:
@@ -108,6 +109,8 @@ class KeywordCache:
         self._lock = threading.Lock()
         self._pending: Captured | None = None
         self._saver: threading.Thread | None = None
+        self._write_lock = threading.Lock()  # one write at a time, from a saver thread or a flush
+        self._written = 0  # ``taken`` of the capture the file holds
 
     def _holds(self, blocks: Sequence[tuple[str, Block]]) -> bool:
         """Whether the file holds exactly these sources' records lists (the lists, not equal ones)."""
@@ -170,7 +173,14 @@ class KeywordCache:
             log.warning("cannot write the keyword cache %s (%s); continuing without it", self.path, exc)
 
     def save(self, captured: Captured) -> None:
-        """Atomically replace the file with ``captured``'s settled, storable sources."""
+        """Atomically replace the file with ``captured``'s settled, storable sources, unless
+        it holds a newer capture (saves come from a saver thread and from flushes)."""
+        with self._write_lock:
+            if captured.taken >= self._written:
+                self._write(captured)
+                self._written = captured.taken
+
+    def _write(self, captured: Captured) -> None:
         if self._held and self._holds(captured.blocks) and self.path.exists():
             os.utime(self.path)  # the file holds this already (a restart that found nothing new): still in use
             return

@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 import logging
 import os
+import threading
 from typing import Any
 
 from .book import VecBook
-from .caches import write_put_off
+from .caches import write_before_exit, writing_put_off
 from .hits import MAX_CONTEXT
 from .config import MAX_QUERY_CHARS, MAX_RESULTS_LIMIT, QueryError, VecBookError, __version__
 from .rank import FILTER_OPERATORS
@@ -16,6 +17,9 @@ from .rank import FILTER_OPERATORS
 # Characters of each hit's text an MCP search returns by default: the snippet points at
 # the answer, and ten whole 4 MB records would flood an assistant's context.
 DEFAULT_MAX_CHARS = 2_000
+# On SIGTERM, how long the caches' put-off writes may take before the server leaves anyway
+# (~1-3 s at 100k records; clients follow SIGTERM with SIGKILL after a few seconds).
+EXIT_WRITE_SECONDS = 10.0
 
 log = logging.getLogger("vecbook")  # one logger for the package: hosts and the CLI configure "vecbook"
 
@@ -198,11 +202,15 @@ def serve(book: VecBook) -> None:
         # Write what the last minute's updates put off (the caches are written atomically,
         # so nothing else needs flushing), then leave at once rather than wait on torch threads.
         log.info("received signal %d; exiting", signum)
-        try:
-            write_put_off()
-        finally:
-            logging.shutdown()
-            os._exit(0)
+        if writing_put_off():
+            return  # the process is already exiting and writing them (stdin closed): let it finish
+        # On a thread of its own, with a time limit: the signal may have interrupted this
+        # thread while it held a lock the writes take.
+        writer = threading.Thread(target=write_before_exit, name="vecbook-exit-write", daemon=True)
+        writer.start()
+        writer.join(EXIT_WRITE_SECONDS)
+        logging.shutdown()
+        os._exit(0)
 
     signal.signal(signal.SIGTERM, stop)
     server.run(transport="stdio", show_banner=False)
