@@ -272,7 +272,7 @@ class Builder:
         self._embed_missing(texts, found, records, keys, owners, missing, progress)
         keep = reused >= 0
         keep[missing] = [keys[w] in found for w in missing.tolist()]
-        index = VectorIndex(np.zeros(0), owners[keep], len(records), self.config.similarity_metric, spans=spans[keep],
+        index = VectorIndex(None, owners[keep], len(records), self.config.similarity_metric, spans=spans[keep],
                             keys=keys if keep.all() else [k for k, kept in zip(keys, keep.tolist()) if kept],
                             placed=_placements(ordered, keep), fill=self._codes(keys, reused, keep, found, previous))
         return index, counts, LiveVectors(keys, reused, keep, previous, found)

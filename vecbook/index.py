@@ -239,14 +239,14 @@ class VectorIndex:
     bfloat16 model output carries (8).
     """
 
-    def __init__(self, vectors: np.ndarray, owners: np.ndarray, n_records: int, metric: str = "cosine",
+    def __init__(self, vectors: np.ndarray | None, owners: np.ndarray, n_records: int, metric: str = "cosine",
                  spans: np.ndarray | None = None, keys: Sequence[bytes] = (),
                  placed: dict[str, tuple[list[Any], int, int]] | None = None, *,
                  fill: tuple[int, Callable[[np.ndarray], None]] | None = None) -> None:
         """Rows are windows: ``owners`` gives each row's record, ``spans`` its (start, end)
         in the record's content, ``keys`` the hash of its text (for reuse by the next build),
         ``placed`` each source's (records list, first row, rows) where all its windows are rows.
-        ``fill`` = (dimension, writer) replaces ``vectors``: the writer gets FAISS's float16
+        ``fill`` = (dimension, writer) replaces ``vectors`` (then None): the writer gets FAISS's float16
         storage for every row and writes it in place (rows kept from an earlier index are
         copied as they are, not decoded, normalised, encoded and copied again)."""
         import faiss
@@ -261,6 +261,7 @@ class VectorIndex:
         self.embedded = np.zeros(n_records, dtype=bool)
         self.embedded[self.owners] = True
         if fill is None:
+            assert vectors is not None, "VectorIndex needs vectors or fill"  # a caller's bug; not input validation
             codes = encode_vectors(vectors, metric)
             fill = (codes.shape[1], lambda rows: rows.__setitem__(slice(None), codes))
         dim, write = fill
