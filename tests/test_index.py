@@ -353,7 +353,7 @@ def test_overlapping_pauses_turn_the_collector_back_on_only_when_the_last_ends()
     was = gc.isenabled()
     gc.enable()
     try:
-        first, second = vecbook.build.collector_paused(), vecbook.build.collector_paused()
+        first, second = vecbook.exports.base.collector_paused(), vecbook.exports.base.collector_paused()
         first.__enter__()
         second.__enter__()
         first.__exit__(None, None, None)  # two builds in threads need not end in order

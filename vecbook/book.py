@@ -24,7 +24,8 @@ from .config import (
     load_config,
     replace_config,
 )
-from .build import Builder, Snapshot, collector_paused
+from .build import Builder, Snapshot
+from .exports.base import collector_paused
 from .hits import (
     MAX_CONTEXT,
     Context,

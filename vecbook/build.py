@@ -6,13 +6,10 @@ so that only new text meets the model."""
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import logging
-import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -32,40 +29,6 @@ ProgressCallback = Callable[[int, int], None]
 # text: minutes of CPU). Past it the rest of the record is found by keyword only,
 # with a WARN; without a bound one 500 MB log file would take a day to embed.
 MAX_RECORD_WINDOWS = 10_000
-
-
-_pause_lock = threading.Lock()
-_pauses = 0  # builds in this process with the collector paused
-_collector_was_on = False
-
-
-@contextlib.contextmanager
-def collector_paused() -> Iterator[None]:
-    """Python's cyclic garbage collector off while a build reads and lays out records, then
-    one young collection on this thread. Such a build makes several long-lived objects per
-    record, and the collector walked them again and again as they piled up: at 100k records
-    the first read and keyword index took 3.8-4.1 s with it and 3.1-3.2 s without, and a
-    restore from the keyword cache 2.1-2.6 s against 1.0-1.1 s (bench/results corpora). The
-    switch is process-wide, so pauses are counted: the collector comes back, if it was on,
-    when the last one ends."""
-    global _pauses, _collector_was_on
-    with _pause_lock:
-        if _pauses == 0:
-            _collector_was_on = gc.isenabled()
-            gc.disable()
-        _pauses += 1
-    try:
-        yield
-    finally:
-        with _pause_lock:
-            _pauses -= 1
-            resume = _pauses == 0 and _collector_was_on
-            if resume:
-                gc.enable()
-        if resume:
-            # The objects made meanwhile wait in the youngest generation: walk them here
-            # (~0.25 s at 100k) rather than in whichever thread, a search's, allocates next.
-            gc.collect(1)
 
 
 @dataclass
@@ -131,10 +94,13 @@ class LiveVectors:
     """Every vector a build holds, by the key of its text: what the vector cache keeps.
     Gathered only when the cache is saved, which runs after the update is published."""
 
-    def __init__(self, keys: Sequence[bytes], reused: np.ndarray, keep: np.ndarray, previous: VectorIndex | None,
+    def __init__(self, keys: Sequence[bytes], reused: np.ndarray, keep: np.ndarray, index: VectorIndex,
                  found: dict[bytes, np.ndarray]) -> None:
         self._keys, self._reused, self._keep = keys, reused, keep
-        self._previous = previous  # held: its float16 rows are a view of FAISS memory it owns
+        # The new index, which the snapshot holds anyway: its rows of reused windows are the
+        # previous index's float16 codes, copied as they were. (Holding the previous index
+        # instead kept a second index in memory until a put-off cache write.)
+        self._index = index
         self._found = found
         self._windows: dict[bytes, int] | None = None
 
@@ -151,13 +117,12 @@ class LiveVectors:
     def vectors(self) -> KeyedVectors:
         """The live keys and their float32 vectors, as the cache stores them."""
         windows = self.windows
-        rows = self._reused[np.fromiter(windows.values(), dtype=np.int64, count=len(windows))]
-        dim = self._previous.vectors.shape[1] if self._previous is not None else \
-            len(next(iter(self._found.values()))) if self._found else 0
-        matrix = np.empty((len(windows), dim), dtype=np.float32)
-        copied = rows >= 0
-        if self._previous is not None and bool(copied.any()):
-            matrix[copied] = self._previous.vectors[rows[copied]]
+        picked = np.fromiter(windows.values(), dtype=np.int64, count=len(windows))
+        copied = self._reused[picked] >= 0
+        rows = np.cumsum(self._keep)[picked] - 1  # each kept window's row in the index
+        matrix = np.empty((len(windows), self._index.vectors.shape[1]), dtype=np.float32)
+        if bool(copied.any()):
+            matrix[copied] = self._index.vectors[rows[copied]]
         keys = list(windows)
         for position in np.flatnonzero(~copied).tolist():
             matrix[position] = self._found[keys[position]]
@@ -275,7 +240,7 @@ class Builder:
         index = VectorIndex(None, owners[keep], len(records), self.config.similarity_metric, spans=spans[keep],
                             keys=keys if keep.all() else [k for k, kept in zip(keys, keep.tolist()) if kept],
                             placed=_placements(ordered, keep), fill=self._codes(keys, reused, keep, found, previous))
-        return index, counts, LiveVectors(keys, reused, keep, previous, found)
+        return index, counts, LiveVectors(keys, reused, keep, index, found)
 
     def _codes(self, keys: Sequence[bytes], reused: np.ndarray, keep: np.ndarray, found: dict[bytes, np.ndarray],
                previous: VectorIndex | None) -> tuple[int, Callable[[np.ndarray], None]]:

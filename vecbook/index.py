@@ -261,7 +261,8 @@ class VectorIndex:
         self.embedded = np.zeros(n_records, dtype=bool)
         self.embedded[self.owners] = True
         if fill is None:
-            assert vectors is not None, "VectorIndex needs vectors or fill"  # a caller's bug; not input validation
+            if vectors is None:
+                raise TypeError("VectorIndex needs vectors or fill")
             codes = encode_vectors(vectors, metric)
             fill = (codes.shape[1], lambda rows: rows.__setitem__(slice(None), codes))
         dim, write = fill

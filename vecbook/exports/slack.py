@@ -12,7 +12,7 @@ from datetime import datetime
 from typing import Any, Iterator
 
 from ..records import Record
-from .base import Export, ExportFile, Message, chat_records, clean_text, from_timestamp, gc_paused
+from .base import Export, ExportFile, Message, chat_records, clean_text, from_timestamp, collector_paused
 from .jsonpos import JsonText
 
 # A day file: "<conversation folder>/YYYY-MM-DD.json", anywhere in the export (a folder that
@@ -64,7 +64,7 @@ def read(export: Export) -> list[Record]:
 
     # every day file is read whole anyway: its first bytes only have to open an array of objects
     files = [f for f in _day_files(export) if _DAY_HEAD.match(f.head(256))]
-    with gc_paused():
+    with collector_paused():
         messages = export.read_each(files, parse)
         for workspace in workspaces.values():
             workspace.name_bots()

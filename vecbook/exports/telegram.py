@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import Any, Callable, Generator, Iterator
 
 from ..records import Record
-from .base import Export, ExportFile, Message, chat_records, clean_text, from_timestamp, gc_paused
+from .base import Export, ExportFile, Message, chat_records, clean_text, from_timestamp, collector_paused
 from .jsonpos import JsonText, JsonTextError
 
 # The chat types Telegram Desktop writes ("personal_chat", "private_supergroup", ...): a JSON
@@ -44,7 +44,7 @@ def _json_files(export: Export) -> list[ExportFile]:
 def read(export: Export) -> list[Record]:
     """Every chat's messages, windowed."""
     files = [f for f in _json_files(export) if _looks_like(f.head())]
-    with gc_paused():
+    with collector_paused():
         return chat_records(export, export.read_each(files, lambda f: _file_messages(export, f)))
 
 
