@@ -288,8 +288,12 @@ def test_updates_write_the_caches_at_most_once_a_minute_then_the_newest_state(
         book._caches.wait()
         assert [path.read_bytes() for path in files] == written
     book.close()  # writes what waited: the newest state
-    restarted = vecbook.VecBook(root, embedder=FakeEmbedder(), cache_directory=cache).stats()["last_update"]
-    assert restarted["embedded"] == 0 and restarted["files_read"] == 0 and restarted["records"] == 9
+    restarted = vecbook.VecBook(root, embedder=FakeEmbedder(), cache_directory=cache)
+    update = restarted.stats()["last_update"]
+    assert update["embedded"] == 0 and update["files_read"] == 0 and update["records"] == 9
+    for query in ("ferry island", "the cello"):  # the cached vectors, reused and new, are the live ones
+        assert [h.to_dict() for h in restarted.search(query, mode="semantic")] == \
+               [h.to_dict() for h in book.search(query, mode="semantic")]
 
 
 def test_a_put_off_write_happens_when_its_minute_is_up(write_files: Any, tmp_path: Path,
@@ -300,6 +304,7 @@ def test_a_put_off_write_happens_when_its_minute_is_up(write_files: Any, tmp_pat
     path = next(cache.glob("*.vbc"))
     written = path.read_bytes()
     (root / "violin.txt").write_text("A note about violins.\n", encoding="utf-8")
+    book._caches._last_write = time.monotonic()  # the minute starts now, however slow the first build's write was
     book.reindex()
     timer = book._caches._timer
     assert timer is not None and path.read_bytes() == written  # put off

@@ -202,11 +202,12 @@ def test_stdio_server_speaks_only_protocol_on_stdout(tmp_path: Path) -> None:
             proc.kill()
 
 
-def test_stdio_server_on_sigterm_writes_what_an_update_put_off_and_exits_cleanly(tmp_path: Path) -> None:
+def test_stdio_server_on_sigterm_writes_what_an_update_put_off_and_exits_cleanly(tmp_path: Path,
+                                                                                 embedder: vecbook.Embedder) -> None:
     proc = start_server(tmp_path)
     try:
         handshake(proc)
-        for number in (2, 3):  # the first build (written at once), then an update (put off a minute)
+        for number in (2, 3):  # after the first build (written at once), an update (put off a minute)
             if number == 3:
                 (tmp_path / "notes" / "violin.txt").write_text("A note about violins.\n", encoding="utf-8")
                 for path in (tmp_path / "notes").iterdir():  # settled: the keyword cache may store them
@@ -219,7 +220,7 @@ def test_stdio_server_on_sigterm_writes_what_an_update_put_off_and_exits_cleanly
     finally:
         if proc.poll() is None:
             proc.kill()
-    restarted = vecbook.VecBook(data_directory=tmp_path / "notes")  # the same cache folder (conftest's)
+    restarted = vecbook.VecBook(data_directory=tmp_path / "notes", embedder=embedder)  # the same cache folder
     update = restarted.stats()["last_update"]
     assert update["embedded"] == 0 and update["files_read"] == 0 and restarted.search("violins")
 

@@ -177,9 +177,19 @@ class Caches:
 
     def _write(self, captured: Captured | None) -> None:
         """Write ``captured`` and the pending vectors on this thread."""
-        if self.keywords is not None and captured is not None:
-            self.keywords.save_logged(captured)  # never over a newer capture (see KeywordCache.save)
-        self._save_pending_vectors()
+        try:
+            if self.keywords is not None and captured is not None:
+                self.keywords.save_logged(captured)  # never over a newer capture (see KeywordCache.save)
+        finally:
+            with self._lock:
+                cache = self._pending[0] if self._pending is not None else None
+            if cache is None:
+                return
+            cache.begin_save()  # a book opening this cache meanwhile waits for the file
+            try:
+                self._save_pending_vectors()
+            finally:
+                cache.end_save()
 
     def _save_vectors_in_background(self) -> None:
         """Save the pending vectors in a thread. Not a daemon: a process that exits still
@@ -188,9 +198,16 @@ class Caches:
             if self._pending is None:
                 return
             cache = self._pending[0]
+            saver = threading.Thread(target=self._save_announced, args=(cache,), name="vecbook-cache")
             cache.begin_save()  # a book opening this cache from now on waits for the file
-            self._saver = threading.Thread(target=self._save_announced, args=(cache,), name="vecbook-cache")
-            self._saver.start()
+            try:
+                saver.start()  # before it is recorded: wait() never joins a thread that did not start
+            except RuntimeError:  # no new threads while the interpreter exits: write here
+                saver = None
+            if saver is not None:
+                self._saver = saver
+                return
+        self._save_announced(cache)
 
     def wait(self) -> None:
         """Return when no write of either cache is in flight (a put-off write is not in flight)."""

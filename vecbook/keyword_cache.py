@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import itertools
 import json
 import logging
 import os
@@ -84,6 +85,9 @@ def _library_versions() -> dict[str, str | None]:
     return versions
 
 
+_captures = itertools.count(1)
+
+
 @dataclass(frozen=True)
 class Captured:
     """One build's keyword state, taken when its snapshot was made (cheap: references to
@@ -93,7 +97,9 @@ class Captured:
     sources: SourceState
     terms: list[str]
     counts: TermCounts
-    taken: int = dataclasses.field(default_factory=time.monotonic_ns)  # a save never replaces a newer capture
+    # Which capture came later (a strict order: a clock may tick too coarsely): a save never
+    # replaces a newer capture.
+    taken: int = dataclasses.field(default_factory=lambda: next(_captures))
 
 
 class KeywordCache:
@@ -134,9 +140,21 @@ class KeywordCache:
             return
         with self._lock:
             self._pending = captured
-            if self._saver is None:
-                self._saver = threading.Thread(target=self._save_pending, name="vecbook-keyword-cache")
-                self._saver.start()
+            if self._saver is not None:
+                return  # the running saver takes it next
+            if self._start_saver():
+                return
+        self._save_pending()  # no new threads while the interpreter exits: save here
+
+    def _start_saver(self) -> bool:
+        """(Under ``_lock``.) Start a saver thread; False if the interpreter allows no new one."""
+        saver = threading.Thread(target=self._save_pending, name="vecbook-keyword-cache")
+        try:
+            saver.start()  # before it is recorded: wait() never joins a thread that did not start
+        except RuntimeError:
+            return False
+        self._saver = saver
+        return True
 
     def wait(self) -> None:
         """Return when no save is in flight (a save's thread may hand over to another)."""
@@ -162,8 +180,7 @@ class KeywordCache:
                 # capture this one left).
                 self._saver = None
                 if self._pending is not None:
-                    self._saver = threading.Thread(target=self._save_pending, name="vecbook-keyword-cache")
-                    self._saver.start()
+                    self._start_saver()
 
     def save_logged(self, captured: Captured) -> None:
         """``save``, with a failure to write logged (a WARN) rather than raised."""
