@@ -366,7 +366,7 @@ def distinct_ids(records: list[Record]) -> list[Record]:
 
 
 _pause_lock = threading.Lock()
-_pauses = 0  # builds in this process with the collector paused
+_pauses = 0  # collector_paused blocks running now, in any thread
 _collector_was_on = False
 
 

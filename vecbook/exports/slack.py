@@ -12,7 +12,7 @@ from datetime import datetime
 from typing import Any, Iterator
 
 from ..records import Record
-from .base import Export, ExportFile, Message, chat_records, clean_text, from_timestamp, collector_paused
+from .base import Export, ExportFile, Message, chat_records, clean_text, collector_paused, from_timestamp
 from .jsonpos import JsonText
 
 # A day file: "<conversation folder>/YYYY-MM-DD.json", anywhere in the export (a folder that

@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import Any, Callable, Generator, Iterator
 
 from ..records import Record
-from .base import Export, ExportFile, Message, chat_records, clean_text, from_timestamp, collector_paused
+from .base import Export, ExportFile, Message, chat_records, clean_text, collector_paused, from_timestamp
 from .jsonpos import JsonText, JsonTextError
 
 # The chat types Telegram Desktop writes ("personal_chat", "private_supergroup", ...): a JSON
