@@ -330,6 +330,31 @@ def test_a_full_build_within_the_minute_is_not_overwritten_by_an_older_update(wr
     assert restarted["files_read"] == 0 and restarted["embedded"] == 0 and restarted["records"] == 9
 
 
+def test_a_book_whose_put_off_write_fails_does_not_cost_the_others_theirs(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    books = []
+    for name in ("a", "b"):
+        root = tmp_path / name
+        root.mkdir()
+        (root / "n.txt").write_text(f"Note {name} about the ferry.\n", encoding="utf-8")
+        book = vecbook.VecBook(root, embedder=FakeEmbedder(), cache_directory=tmp_path / f"cache-{name}")
+        (root / "violin.txt").write_text("A note about violins.\n", encoding="utf-8")
+        book.reindex()  # put off
+        books.append(book)
+    failing, original = books[0]._caches, vecbook.caches.Caches.flush
+
+    def flush(self: Any) -> None:
+        if self is failing:
+            raise RuntimeError("disk on fire")
+        original(self)
+
+    monkeypatch.setattr(vecbook.caches.Caches, "flush", flush)
+    vecbook.caches.write_put_off()
+    assert "cannot write the caches" in caplog.text and "disk on fire" in caplog.text
+    other = vecbook.VecBook(tmp_path / "b", embedder=FakeEmbedder(), cache_directory=tmp_path / "cache-b")
+    assert other.stats()["last_update"]["embedded"] == 0
+
+
 EXITS = """
 import os, sys, time
 from pathlib import Path
