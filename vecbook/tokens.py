@@ -225,14 +225,10 @@ class Vocabulary:
             found = list(map(known.get, words))
         return np.array(found, dtype=np.int32)
 
-    def _learn(self, word: str, stemming: bool) -> int:
-        known = self._words[stemming]
-        term = known.get(word)
-        if term is None:
-            if word in STOP_WORDS:
-                term = self.STOP
-            else:
-                stem = porter_stem(word) if stemming else word
-                term = self.ids.setdefault(stem, len(self.ids))
-            known[word] = term
-        return term
+    def _learn(self, word: str, stemming: bool) -> None:
+        """Note a word not seen before: STOP, or the id of its term (a new term gets the next id)."""
+        if word in STOP_WORDS:
+            self._words[stemming][word] = self.STOP
+        else:
+            stem = porter_stem(word) if stemming else word
+            self._words[stemming][word] = self.ids.setdefault(stem, len(self.ids))
