@@ -82,7 +82,6 @@ def test_a_source_too_fresh_to_store_stays_unstored_when_a_later_update_saves(wr
     # a.txt is written as the first build reads it, so its timestamp cannot vouch for its text;
     # it is then changed within the same tick (same size, same mtime: the signature is blind to
     # it). A later update of another file must not store a.txt's old text as settled.
-    monkeypatch.setattr(vecbook.caches, "UPDATE_WRITE_SECONDS", 0.0)  # the update saves at once
     root, cache = write_files({"a.txt": "alpha one", "b.txt": "beta"}), tmp_path / "cache"
     settle(root / "b.txt")
     live = book(root, cache)
@@ -94,7 +93,7 @@ def test_a_source_too_fresh_to_store_stays_unstored_when_a_later_update_saves(wr
     (root / "b.txt").write_text("beta, edited", encoding="utf-8")
     settle(root / "b.txt")
     live.reindex()
-    live.close()  # the update's save is done
+    live.close()  # writes the update's state
     monkeypatch.undo()
     restarted = book(root, cache)
     assert restarted.search("gamma", mode="keyword") and not restarted.search("alpha", mode="keyword")
@@ -117,9 +116,7 @@ def test_an_update_soon_after_a_save_is_written_when_the_book_closes(write_files
     assert answers(restarted) == answers(book(root, None))
 
 
-def test_a_restart_does_not_inherit_the_terms_of_deleted_sources(write_files: Any, tmp_path: Path,
-                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(vecbook.caches, "UPDATE_WRITE_SECONDS", 0.0)  # the update saves at once
+def test_a_restart_does_not_inherit_the_terms_of_deleted_sources(write_files: Any, tmp_path: Path) -> None:
     root, cache = write_files({**NOTES, "zoo.txt": "A zebra at the zoo."}), tmp_path / "cache"
     settle(root)
     live = book(root, cache)
