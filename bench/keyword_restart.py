@@ -12,21 +12,21 @@ corpus-20000); the cache folder defaults to a temporary one, removed afterwards.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "bench"))
+from speed import run_child  # noqa: E402 - bench/speed.py: a fresh interpreter per measurement
 
 START = """
 import json, sys, time
 started = time.perf_counter()
-sys.path.insert(0, sys.argv[3])
+sys.path.insert(0, ".")
 import vecbook
 cache = sys.argv[2] if sys.argv[2] != "off" else False
 book = vecbook.VecBook(config=vecbook.config.config_without_file(data_directory=sys.argv[1], cache_directory=cache),
@@ -37,10 +37,7 @@ print(json.dumps({"seconds": time.perf_counter() - started, "files_read": book.s
 
 
 def start(data: Path, cache: str) -> dict:
-    out = subprocess.run([sys.executable, "-c", START, str(data), cache, str(ROOT)], capture_output=True, text=True)
-    if out.returncode:
-        raise SystemExit(f"the start failed:\n{out.stderr[-3000:]}")
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    return run_child(START, str(data.resolve()), cache)
 
 
 def main() -> None:
@@ -52,7 +49,8 @@ def main() -> None:
     sys.path.insert(0, str(ROOT))
     from vecbook.embed import cpu_description
 
-    cache = args.cache_dir or Path(tempfile.mkdtemp(prefix="vecbook-keyword-bench-"))
+    # Resolved: the measurements run from the repository root (run_child).
+    cache = (args.cache_dir or Path(tempfile.mkdtemp(prefix="vecbook-keyword-bench-"))).resolve()
     try:
         print(f"machine: {cpu_description()}, load average {os.getloadavg()[0]:.2f} at start")
         start(args.data, str(cache))  # writes the keyword cache the restarts read
