@@ -87,14 +87,14 @@ class CollectionConfig:
 
 @dataclass(frozen=True)
 class Config:
-    """Validated settings; see the README's configuration table for each key."""
+    """Validated settings; docs/configuration.md describes each key."""
 
     data_directory: Path = Path("data")
     max_results: int = 10
     embedding_model: str = DEFAULT_MODEL
     similarity_metric: str = "cosine"
     log_level: str = "INFO"
-    # Defaults tuned on SciFact's train queries (bench/quality.py; README "Benchmarks").
+    # Defaults tuned on SciFact's train queries (bench/quality.py; docs/performance.md).
     search_mode: str = "hybrid"
     fusion: str = "linear"
     rrf_k: int = 60

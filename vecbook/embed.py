@@ -275,7 +275,7 @@ class Embedder:
             precision: "auto" (bfloat16 on torch where the CPU runs it natively, else
                 float32 on onnxruntime), "float32" (onnxruntime, or torch where onnxruntime
                 cannot run the model), "bfloat16" (torch) or "int8" (onnxruntime; faster
-                indexing, slightly less exact, see the README).
+                indexing, slightly less exact, see docs/embedding.md).
             batch_size: most texts per batch (BATCH_TOKENS also caps it).
             model_cache: where the ONNX models are built once; default: the platform's user
                 cache folder (``~/.cache/vecbook/models`` on Linux).
