@@ -103,9 +103,12 @@ class Caches:
         build does this before it returns, so the process that ran it leaves both caches whole."""
         with self._lock:
             self._last_write = time.monotonic()
-        self._save_pending_vectors()
-        if self.keywords is not None:
-            self.keywords.wait()
+        try:
+            self._save_pending_vectors()
+        finally:
+            # Even when the vector write fails: the keyword save this build started is in flight.
+            if self.keywords is not None:
+                self.keywords.wait()
 
     def save_update(self) -> None:
         """After an update's snapshot is published: write both caches in the background now if
