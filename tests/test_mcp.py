@@ -285,3 +285,66 @@ def test_get_returns_the_record_and_its_neighbours(sample_book: vecbook.VecBook)
 def test_get_names_an_unknown_id(sample_book: vecbook.VecBook) -> None:
     result = call(sample_book, "get", {"ref": "nope.txt:9"})
     assert result.is_error and "no record has the id or citation 'nope.txt:9'" in result.content[0].text
+
+
+def wait_for_stats(ask: Any, want: Any, timeout: float = 120.0) -> dict[str, Any]:
+    """Ask ``stats`` (via ``ask()``) until ``want(stats)`` holds; the last stats seen."""
+    deadline = time.monotonic() + timeout
+    stats = ask()
+    while not want(stats) and time.monotonic() < deadline:
+        time.sleep(0.5)
+        stats = ask()
+    return stats
+
+
+def indexed_and_watching(stats: dict[str, Any]) -> bool:
+    return stats["state"] == "ready" and stats["watching"]
+
+
+def test_a_client_that_never_sends_initialize_sees_indexing_and_watching_start(tmp_path: Path) -> None:
+    # fastmcp 4's own Client opens with server/discover, not initialize; no search is sent.
+    from fastmcp import Client
+    from fastmcp.client.transports import StdioTransport
+
+    start_server(tmp_path).kill()  # only its files: the client below starts its own server
+    transport = StdioTransport(command=sys.executable, cwd=str(tmp_path), env=dict(os.environ),
+                               args=[str(ROOT / "vecbook.py"), "serve", "--config", str(tmp_path / "vecbook.toml")])
+
+    async def run() -> dict[str, Any]:
+        async with Client(transport) as client:
+            async def ask() -> dict[str, Any]:
+                return (await client.call_tool("stats", {})).structured_content
+
+            deadline = time.monotonic() + 120
+            stats = await ask()
+            while not indexed_and_watching(stats) and time.monotonic() < deadline:
+                await asyncio.sleep(0.5)
+                stats = await ask()
+            return stats
+
+    stats = asyncio.run(run())
+    assert indexed_and_watching(stats), stats
+    assert stats["records"] == stats["records_total"] == stats["records_embedded"] == 3
+
+
+def test_a_client_that_sends_only_initialize_sees_indexing_and_watching_start(tmp_path: Path) -> None:
+    proc = start_server(tmp_path)
+    ids = iter(range(2, 10_000))
+
+    def ask() -> dict[str, Any]:
+        number = next(ids)
+        send(proc, {"jsonrpc": "2.0", "id": number, "method": "tools/call", "params": {"name": "stats", "arguments": {}}})
+        return json.loads(receive(proc, number)["result"]["content"][0]["text"])
+
+    try:
+        handshake(proc)
+        stats = wait_for_stats(ask, indexed_and_watching)
+        assert indexed_and_watching(stats), stats
+        # An update that finds nothing new: the counters still describe the index served.
+        send(proc, {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "reindex", "arguments": {}}})
+        receive(proc, 1, timeout=120)
+        stats = ask()
+        assert stats["last_update"]["changed"] is False
+        assert stats["records"] == stats["records_total"] == stats["records_embedded"] == 3
+    finally:
+        proc.kill()

@@ -232,6 +232,8 @@ class VecBook:
     def _build(self, full: bool) -> bool:
         """Build and publish a snapshot; True if it updated an earlier one (not a first or full build)."""
         started = time.perf_counter()
+        with self._cond:
+            served = {key: self._progress[key] for key in ("records_embedded", "records_total")}
         self._set_progress(state="loading" if self._snapshot is None else "updating", started=time.time(),
                            finished=None, records_embedded=0, error=None)
         if full:
@@ -251,6 +253,7 @@ class VecBook:
                 captured = self._caches.capture_keywords(self._builder)
         update = {"full": full, "files_read": report.files_read, "collections_read": report.collections_read}
         if unchanged:
+            self._set_progress(**served)  # the counters describe the index still served
             self._finish(previous, started, dict(update, changed=False))
             return True
         with self._cond:

@@ -42,11 +42,15 @@ def build_server(book: VecBook) -> Any:
     from pydantic import Field
 
     class StartIndexing(Middleware):
-        """Index only once the handshake is answered, so clients never time out waiting."""
+        """Start indexing and watching on the first message of any kind, once it is answered.
 
-        async def on_initialize(self, context: Any, call_next: Any) -> Any:
+        Not at start-up: reading the sources holds the interpreter, and the handshake would
+        wait on it. Not on ``initialize`` alone: a client may open with ``server/discover``
+        (fastmcp 4's own ``Client`` does) and never send ``initialize``."""
+
+        async def on_message(self, context: Any, call_next: Any) -> Any:
             result = await call_next(context)
-            book.start()
+            book.start()  # returns at once, and does nothing after the first time
             return result
 
     server = FastMCP("vecbook", instructions=MCP_INSTRUCTIONS, version=__version__)
