@@ -36,7 +36,7 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
 
 
 def test_search_prints_score_citation_and_text(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, err = run(capsys, "search", "solo trip to Portugal", "-n", "2", "--config", CONFIG)
+    code, out, err = run(capsys, "search", "solo trip to Portugal", "-n", "2", "--config", CONFIG, "-v")
     assert code == 0
     first = out.splitlines()[0]
     assert re.match(r" 1\. [01]\.\d{6}  travel\.txt:28-\d+$", first), first
@@ -140,11 +140,24 @@ def test_embedding_progress_is_a_bar_on_a_terminal_and_log_lines_otherwise(
     root = write_files({"notes.txt": "Kayak trip on Sunday.\n---\nBoiler service on Monday.\n"})
     argv = ("search", "kayak", "--data-dir", str(root), "--config", CONFIG)
     code, _, err = run(capsys, *argv)
+    assert code == 0 and err == ""  # not a terminal, not verbose: nothing
+    code, _, err = run(capsys, *argv, "-v")
     # The config's SQLite collection is indexed too, so count, do not assume, the total.
     assert code == 0 and re.search(r"embedded (\d+) of \1 records", err) and "\r" not in err  # lines for a log
     monkeypatch.setattr(sys.stderr, "isatty", lambda: True)  # capsys's stream, now "a terminal"
+    monkeypatch.setattr(vecbook.cli, "PROGRESS_BAR_RECORDS", 1)
+    (root / "more.txt").write_text("Kayak lessons start in June.\n", encoding="utf-8")  # a text to embed
     code, _, err = run(capsys, *argv)
-    assert code == 0 and re.search(r"\rembedding \[#+\] (\d+)/\1 ", err)
+    assert code == 0 and re.search(r"\rembedding: 100%\|.*\| (\d+)/\1 \[[\d:]+<[\d:]+, +[\d.]+ ?\w*record/s\]", err), err
+
+
+def test_a_small_update_on_a_terminal_draws_no_bar(monkeypatch: pytest.MonkeyPatch,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    bar = vecbook.cli.TerminalProgress()
+    for done in range(0, 11):
+        bar(done, 10)
+    assert capsys.readouterr().err == ""
 
 
 def test_the_script_runs_from_any_folder_with_the_config_beside_it(tmp_path: Path) -> None:

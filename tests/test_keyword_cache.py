@@ -174,19 +174,25 @@ def test_other_settings_or_other_code_never_reuse_the_keyword_cache(write_files:
     assert book(root, cache).stats()["last_update"]["files_read"] == 4
 
 
-def test_a_restart_warns_about_known_problems_as_a_first_read_does(write_files: Any, tmp_path: Path,
-                                                                   caplog: pytest.LogCaptureFixture) -> None:
+def test_a_problem_in_the_data_is_warned_about_once_per_change_and_stats_keeps_it(
+        write_files: Any, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     root, cache = write_files({**NOTES, "bad.txt": b"Caf\xe9 au lait, decoded with a replacement."}), tmp_path / "cache"
     settle(root)
-    caplog.set_level(logging.WARNING, logger="vecbook")
+    caplog.set_level(logging.INFO, logger="vecbook")
     book(root, cache)
-    first = [r.getMessage() for r in caplog.records if "bad.txt" in r.getMessage()]
+    assert [r for r in caplog.records if "bad.txt" in r.getMessage() and r.levelno == logging.WARNING]
     caplog.clear()
     restarted = book(root, cache)
     assert restarted.stats()["last_update"]["files_read"] == 0
-    assert first and [r.getMessage() for r in caplog.records if "bad.txt" in r.getMessage()] == first
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == []
+    assert "1 problem reported when the unchanged sources were last read" in caplog.text  # at INFO
     fresh = book(root, None).stats()
     assert [restarted.stats()[key] for key in ("skipped", "warnings")] == [fresh[key] for key in ("skipped", "warnings")]
+    (root / "bad.txt").write_bytes(b"Caf\xe9 again, changed.")
+    settle(root)
+    caplog.clear()
+    book(root, cache)
+    assert [r for r in caplog.records if "bad.txt" in r.getMessage() and r.levelno == logging.WARNING]
     assert fresh["warnings"]  # the decoding problem is there to compare
 
 

@@ -101,6 +101,7 @@ class VecBook:
         self._watcher: Any = None  # a watch.Watcher while watching (see watch())
         self._watch_on_start = watch and background  # a background book watches from start() on
         self._background = background
+        self._pace: tuple[float, int] | None = None  # (time.monotonic(), records done) at a build's first progress
         self._searches = 0  # searches running on a snapshot now
         self._quiet_since = 0.0  # time.monotonic() when the last one ended, or keyword search began
         self._progress: dict[str, Any] = {"state": "not started", "records_embedded": 0, "records_total": 0,
@@ -232,6 +233,7 @@ class VecBook:
     def _build(self, full: bool) -> bool:
         """Build and publish a snapshot; True if it updated an earlier one (not a first or full build)."""
         started = time.perf_counter()
+        self._pace = None
         with self._cond:
             served = {key: self._progress[key] for key in ("records_embedded", "records_total")}
         self._set_progress(state="loading" if self._snapshot is None else "updating", started=time.time(),
@@ -367,9 +369,11 @@ class VecBook:
             self._progress_callback(done, total)
             return
         now = time.monotonic()
+        if self._pace is None:
+            self._pace = (now, done)  # the first report of this build: where its rate is counted from
         if done == total or now - self._progress.get("logged", 0.0) >= PROGRESS_LOG_SECONDS:
             self._progress["logged"] = now
-            log.info("embedded %d of %d records", done, total)
+            log.info("embedded %d of %d records%s", done, total, _pace(self._pace, now, done, total))
 
     # -- search --
 
@@ -541,6 +545,16 @@ class VecBook:
             "watching": self._watcher is not None and self._watcher.running,
             "error": progress.get("error"),
         }
+
+
+def _pace(since: tuple[float, int], now: float, done: int, total: int) -> str:
+    """' (120 records/s, about 85 s left)' for a progress line; empty until there is a rate."""
+    seconds, first = now - since[0], since[1]
+    if seconds <= 0 or done <= first:
+        return ""
+    rate = (done - first) / seconds
+    left = f", about {(total - done) / rate:.0f} s left" if done < total else ""
+    return f" ({rate:.0f} records/s{left})"
 
 
 def _count_sources(report: LoadReport) -> str:

@@ -7,7 +7,6 @@ import json
 import logging
 import os
 import sys
-import time
 from typing import Any, Sequence
 
 from .book import VecBook
@@ -35,6 +34,8 @@ log = logging.getLogger("vecbook")  # one logger for the package: hosts and the 
 # Width of the metadata line in the human-readable search output.
 PREVIEW_WIDTH = 100
 BOLD, RESET = "\x1b[1;33m", "\x1b[0m"  # bold yellow: the matched words in a terminal
+# Records left to embed from which a terminal shows a progress bar (~2 s of embedding on a laptop).
+PROGRESS_BAR_RECORDS = 200
 
 
 class _StderrHandler(logging.StreamHandler):
@@ -68,6 +69,17 @@ def configure_logging(level: str = "INFO") -> None:
     log.setLevel(level)
 
 
+def command_log_level(args: argparse.Namespace, config: Config) -> str:
+    """The stderr log level of a command: ``--log-level``, else INFO for ``-v``; else ``serve``
+    logs at the configured level (INFO by default: its stderr is a log the client keeps) and the
+    one-shot commands show warnings and errors only, so a search prints its results and nothing else."""
+    if args.log_level:
+        return str(args.log_level)
+    if getattr(args, "verbose", False):
+        return "INFO"
+    return config.log_level if args.command == "serve" else "WARNING"
+
+
 def route_other_loggers() -> None:
     """Log everything the process logs (FastMCP, the MCP SDK, any library) through VecBook's
     stderr handler, so ``serve`` writes one format: ``HH:MM:SS LEVEL message``."""
@@ -86,20 +98,29 @@ def route_other_loggers() -> None:
 
 
 class TerminalProgress:
-    """A one-line progress bar on stderr (used only when stderr is a terminal)."""
+    """A progress bar on stderr, drawn only when stderr is a terminal and at least
+    PROGRESS_BAR_RECORDS records are left to embed: records done/total, records/s, time left."""
 
-    def __init__(self, width: int = 30) -> None:
-        self.width = width
-        self.started = time.monotonic()
+    def __init__(self) -> None:
+        self._bar: Any = None
 
     def __call__(self, done: int, total: int) -> None:
-        filled = int(self.width * done / total) if total else self.width
-        rate = done / max(time.monotonic() - self.started, 1e-9)
-        sys.stderr.write(f"\rembedding [{'#' * filled}{'.' * (self.width - filled)}] {done}/{total} "
-                         f"({rate:.0f}/s)")
+        if self._bar is None or self._bar.total != total:
+            self._close()
+            if total - done < PROGRESS_BAR_RECORDS:
+                return  # a small update: over before a bar would tell anything
+            from tqdm import tqdm
+
+            self._bar = tqdm(total=total, initial=done, unit="record", desc="embedding", file=sys.stderr,
+                             dynamic_ncols=True, mininterval=0.5)
+        self._bar.update(done - self._bar.n)
         if done >= total:
-            sys.stderr.write("\n")
-        sys.stderr.flush()
+            self._close()
+
+    def _close(self) -> None:
+        if self._bar is not None:
+            self._bar.close()
+            self._bar = None
 
 
 def parse_filter_argument(text: str) -> tuple[str, Any]:
@@ -123,7 +144,9 @@ def build_parser() -> argparse.ArgumentParser:
                                                          "else the one beside vecbook.py)")
     common.add_argument("--data-dir", metavar="DIR", help="folder of .txt records (overrides the config)")
     common.add_argument("--log-level", type=str.upper, choices=LOG_LEVELS, metavar="LEVEL",
-                        help="stderr log level: DEBUG, INFO, WARNING (or WARN), ERROR")
+                        help="stderr log level: DEBUG, INFO, WARNING (or WARN), ERROR (default: WARNING; "
+                             "serve: the config's log_level, INFO)")
+    common.add_argument("-v", "--verbose", action="store_true", help="log what is read and indexed (--log-level INFO)")
     parser = argparse.ArgumentParser(
         prog="vecbook", description="VecBook: local semantic, keyword and hybrid search over your own text records.")
     parser.add_argument("--version", action="version", version=f"vecbook {__version__}")
@@ -187,10 +210,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse exits on --help and usage errors
         return int(exc.code or 0)
-    configure_logging(args.log_level or "INFO")
+    configure_logging(args.log_level or ("INFO" if args.verbose or args.command == "serve" else "WARNING"))
     try:
         config = load_config(args.config, data_directory=args.data_dir, log_level=args.log_level)
-        configure_logging(config.log_level)
+        configure_logging(command_log_level(args, config))
         return int(args.handler(args, config))
     except (ConfigError, QueryError) as exc:
         print(f"vecbook: error: {exc}", file=sys.stderr)

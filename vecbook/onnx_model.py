@@ -168,7 +168,12 @@ def _quiet_build() -> Iterator[None]:
     """No tracer warnings from torch's exporter and no log records from the build's packages
     while it runs: the user sees our two lines. Only those are held back: records from the
     rest of the process (another thread's too) still reach the root logger's handlers."""
-    handlers, noise = list(logging.getLogger().handlers), _BuildRecords()
+    root = logging.getLogger()
+    handlers, noise = list(root.handlers), _BuildRecords()
+    # The quantizer calls logging.warning(), which gives a root logger without handlers one of
+    # its own (basicConfig) for good: every later line would print twice. With one here, it does not.
+    guard = logging.NullHandler()
+    root.addHandler(guard)
     for handler in handlers:
         handler.addFilter(noise)
     try:
@@ -178,6 +183,9 @@ def _quiet_build() -> Iterator[None]:
     finally:
         for handler in handlers:
             handler.removeFilter(noise)
+        for handler in root.handlers[:]:  # the root logger as it was found
+            if handler not in handlers:
+                root.removeHandler(handler)
 
 
 def _discard(folder: Path) -> None:

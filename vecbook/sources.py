@@ -39,6 +39,7 @@ class LoadReport:
     files_read: int = 0  # files (and collections) actually read this time; the rest were unchanged
     collections_read: int = 0
     new_problems: list[Problem] = field(default_factory=list)  # found by this read: logged as WARNs
+    known_problems: int = 0  # those of sources restored from the keyword cache, warned about when read
     # ``records`` by source ("file:<path>", "collection:<name>"), in order. An unchanged source
     # keeps the very list the last read made, so a build can carry everything made from it.
     blocks: list[tuple[str, list[Record]]] = field(default_factory=list)
@@ -75,8 +76,8 @@ class SourceState:
     files: dict[str, tuple[Signature, list[Record], list[Problem]]] = field(default_factory=dict)
     collections: dict[str, tuple[Signature, list[Record], list[Problem], dict[str, Any]]] = field(
         default_factory=dict)
-    # Set when the state was restored from the keyword cache: the next read warns about the
-    # problems of sources it does not read again too, as a first read would have.
+    # Set when the state was restored from the keyword cache: the next read counts the problems
+    # of sources it does not read again (warned about when they were read: once per change).
     announce: bool = False
 
 
@@ -214,7 +215,7 @@ def load_directory(root: Path, state: SourceState | None = None) -> LoadReport:
             report.files_read += 1
             report.new_problems.extend(problems)
         elif state is not None and state.announce:
-            report.new_problems.extend(entry[2])
+            report.known_problems += len(entry[2])
         now[rel] = entry
         report.records.extend(entry[1])
         report.blocks.append((f"file:{rel}", entry[1]))
@@ -373,7 +374,7 @@ def load_sources(config: Config, state: SourceState | None = None) -> LoadReport
             report.collections_read += 1
             report.new_problems.extend(entry[2])
         elif state is not None and state.announce:
-            report.new_problems.extend(entry[2])
+            report.known_problems += len(entry[2])
         now[collection.name] = entry
         _, records, problems, facts = entry
         report.records.extend(records)
@@ -386,6 +387,9 @@ def load_sources(config: Config, state: SourceState | None = None) -> LoadReport
         state.announce = False
     for problem in report.new_problems:
         log.warning("%s", problem)
+    if report.known_problems:
+        log.info("%d problem%s reported when the unchanged sources were last read ('vecbook stats' lists them)",
+                 report.known_problems, "" if report.known_problems == 1 else "s")
     return report
 
 

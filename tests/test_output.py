@@ -1,0 +1,73 @@
+"""What the command line writes besides results: quiet by default, logs once, progress on a terminal."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import vecbook
+from conftest import ROOT
+
+
+@pytest.fixture(autouse=True)
+def shared_model(embedder: vecbook.Embedder, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each CLI call builds a VecBook; give them the already-loaded model."""
+    original = vecbook.VecBook.__init__
+
+    def init(self: vecbook.VecBook, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("embedder", embedder)
+        original(self, *args, **kwargs)
+
+    monkeypatch.setattr(vecbook.VecBook, "__init__", init)
+
+
+def notes(tmp_path: Path) -> Path:
+    root = tmp_path / "notes"
+    root.mkdir()
+    (root / "garden.txt").write_text("Topic: garden\nTomatoes need sun; the café sells seeds 🍅.\n---\n"
+                                     "Title: only a header\n", encoding="utf-8")
+    return root
+
+
+def test_a_search_prints_its_results_and_only_warnings_on_stderr(tmp_path: Path,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    root = notes(tmp_path)
+    assert vecbook.main(["search", "tomatoes", "--data-dir", str(root)]) == 0
+    out, err = capsys.readouterr()
+    assert "garden.txt:1-2" in out
+    assert "INFO" not in err and "indexed" not in err
+    assert "garden.txt:4: record has headers but no text; skipped" in err  # a problem in the data is shown
+
+
+@pytest.mark.parametrize("flag", [["-v"], ["--verbose"], ["--log-level", "info"]])
+def test_verbose_shows_what_is_read_and_indexed(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                flag: list[str]) -> None:
+    assert vecbook.main(["search", "tomatoes", "--data-dir", str(notes(tmp_path)), *flag]) == 0
+    err = capsys.readouterr().err
+    assert " INFO reading " in err and " INFO indexed " in err
+
+
+ONNX_CHATTER = '''
+import logging
+from vecbook.cli import configure_logging
+from vecbook.onnx_model import _quiet_build
+configure_logging("INFO")
+with _quiet_build():
+    # as onnxruntime's quantizer does it, from its own file
+    exec(compile("import logging\\nlogging.warning('Please consider to run pre-processing before quantization')",
+                 "/site-packages/onnxruntime/quantization/quantize.py", "exec"))
+logging.getLogger("vecbook").info("ONNX models built in 14 s")
+print(len(logging.getLogger().handlers))
+'''
+
+
+def test_the_onnx_build_leaves_the_root_logger_as_found_and_its_chatter_unprinted() -> None:
+    done = subprocess.run([sys.executable, "-c", ONNX_CHATTER], capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "0"  # no root handler left behind
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].endswith(" INFO ONNX models built in 14 s"), lines
