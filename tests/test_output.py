@@ -71,3 +71,34 @@ def test_the_onnx_build_leaves_the_root_logger_as_found_and_its_chatter_unprinte
     assert done.stdout.strip() == "0"  # no root handler left behind
     lines = done.stderr.splitlines()
     assert len(lines) == 1 and lines[0].endswith(" INFO ONNX models built in 14 s"), lines
+
+
+def test_reindex_says_changed_only_when_a_source_changed(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+    import os
+    import time
+
+    root = notes(tmp_path)
+    past = time.time() - 60  # saved before the run: the keyword cache may keep the file
+    os.utime(root / "garden.txt", (past, past))
+    cache = ["--config", str(tmp_path / "vecbook.toml")]
+    (tmp_path / "vecbook.toml").write_text('data_directory = "notes"\ncache_directory = "cache"\n', encoding="utf-8")
+    updates = []
+    for _ in range(2):
+        assert vecbook.main(["reindex", *cache]) == 0
+        updates.append(json.loads(capsys.readouterr().out))
+    assert updates[0]["changed"] is True and updates[1]["changed"] is False
+    assert updates[1]["files_read"] == 0
+    (root / "garden.txt").write_text("Topic: garden\nBasil too.\n", encoding="utf-8")
+    assert vecbook.main(["reindex", *cache]) == 0
+    assert json.loads(capsys.readouterr().out)["changed"] is True
+
+
+def test_min_score_help_says_what_a_nonsense_query_scores(sample_book: vecbook.VecBook,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    best = sample_book.search("purple elephant quantum banana", max_results=1)[0].similarity_score
+    assert 0.15 < best < 0.35  # what --help and the docs say: about 0.25
+    assert not sample_book.search("purple elephant quantum banana", min_score=0.35)
+    assert vecbook.main(["search", "--help"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "a nonsense query's best hit ~0.25" in text and "may score 1" not in text

@@ -241,9 +241,11 @@ class VecBook:
         if full:
             self._builder.reset()
         previous = self._snapshot
+        restored: set[str] | None = None  # the sources the keyword cache held, on a restart that used it
         with collector_paused():
             if previous is None and not full and self._builder.term_counts is None:
                 self._caches.restore_keywords(self._builder)  # a restart reads only what changed since
+                restored = set(self._builder.blocks) if self._builder.blocks else None
             log.info("reading %s", self.config.data_directory)
             report = self._builder.read()
             unchanged = self._unchanged(previous, report, full)
@@ -285,7 +287,10 @@ class VecBook:
             error = str(exc)
             log.error("semantic search unavailable: %s", error)
         removed = report.removed_since(previous.report) if previous else 0
-        update.update(changed=True, records=len(report.records), removed=removed, **counts)
+        # A restart that found every source as the keyword cache held it changed nothing.
+        changed = restored is None or report.files_read + report.collections_read > 0 or \
+            {key for key, _ in report.blocks} != restored
+        update.update(changed=changed, records=len(report.records), removed=removed, **counts)
         snapshot = dataclasses.replace(base, vectors=vectors, vector_error=error,
                                        cache=self._cache_facts, index_seconds=time.perf_counter() - started)
         self._finish(snapshot, started, update)
@@ -393,10 +398,13 @@ class VecBook:
                 for a ``keyword_only`` book).
             filters: Django-style metadata filters, applied before the top-k cut.
             min_score: drop hits whose ``similarity_score`` is below this. What it compares
-                against depends on the mode: semantic, the cosine mapped to [0, 1]; keyword,
-                BM25 over its upper bound; hybrid, the fused score, which is relative to the
-                other candidates of the same query (the best hit of a nonsense query can score
-                1.0), so it is no absolute relevance threshold.
+                against depends on the mode: semantic, the cosine mapped to [0, 1] (a query
+                unrelated to every record still has a best hit near 0.6); keyword, BM25 over its
+                upper bound; hybrid with linear fusion (the default), the fused score, measured
+                against a ceiling when the best candidate is weak (a nonsense query's best hit
+                scores about 0.25, a real question's about 0.8) and relative to the query's other
+                candidates among strong ones; hybrid with rrf, ranks only (a nonsense query's best
+                hit scores 0.5 or more), so it cuts only the tail of a list there.
             fusion, keyword_weight, rrf_k: hybrid fusion settings for this query.
             dedupe: fold near-identical hits into the best one (its ``duplicates``); default on.
             recency_half_life_days: blend the age of each record's ``date`` into its score.

@@ -162,9 +162,10 @@ def build_parser() -> argparse.ArgumentParser:
                         help="metadata filter, repeatable: author=ana, date__gte=2024-01-01, tags__contains=work, "
                              "channel__in=a,b, file_path='journal/*'")
     search.add_argument("--min-score", type=float, metavar="S",
-                        help="drop hits scoring below S (0-1); semantic: cosine mapped to 0-1, keyword: BM25 over "
-                             "its upper bound, hybrid: the fused score, relative to this query's other candidates "
-                             "(a nonsense query's best hit may score 1), so not an absolute relevance")
+                        help="drop hits scoring below S (0-1); semantic: cosine mapped to 0-1 (an unrelated "
+                             "query's best hit still scores ~0.6), keyword: BM25 over its upper bound, hybrid "
+                             "linear: the fused score (a nonsense query's best hit ~0.25, a real question's ~0.8), "
+                             "hybrid rrf: ranks only, so it cuts only a list's tail")
     search.add_argument("--source", action="append", metavar="NAME",
                         help="only this collection ('files' for the .txt notes); repeatable")
     search.add_argument("--since", metavar="WHEN", help="records dated on or after: 2024-01-31, or 30d, 2w, 6m, 1y")

@@ -303,8 +303,8 @@ class Query:
         return self
 
     def min_score(self, score: float) -> Query:
-        """Drop hits scoring below this (in hybrid mode a score relative to the query's other
-        candidates, not an absolute relevance: see ``VecBook.search``)."""
+        """Drop hits scoring below this (what the score means in each mode and fusion: see
+        ``VecBook.search``; a nonsense query's best linear hybrid hit scores about 0.25)."""
         self._min_score = check_unit("min_score", score)
         return self
 
