@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import json
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -82,15 +83,18 @@ def test_a_personal_chat_yields_windows_of_its_messages() -> None:
     assert problems == []
     assert [(r.citation, r.text) for r in records] == [
         ("tg/chat-analytics_DM_2A_7M.json:16-39#3644", "Bob: https://google.com 👀"),
-        # "date" without "date_unixtime" is naive: no pause can be measured against an aware one
-        ("tg/chat-analytics_DM_2A_7M.json:40-67#3645", "Alice: hello world\nBob: world?"),
+        # "date" alone is local time: read in this computer's zone (no message shows the
+        # exporting one), so its two months' gap to an exact time is measured and splits
+        ("tg/chat-analytics_DM_2A_7M.json:40-53#3645", "Alice: hello world"),
+        ("tg/chat-analytics_DM_2A_7M.json:54-67#3662", "Bob: world?"),
         ("tg/chat-analytics_DM_2A_7M.json:68-81#3663", "Alice: blah blah"),
         ("tg/chat-analytics_DM_2A_7M.json:82-105#3672", "Alice: [photo]\nAlice: [photo]"),
     ]
-    assert records[0].metadata == {"chat_type": "personal_chat", "date": "2019-07-12T16:55:32",
-                                   "end_date": "2019-07-12T16:55:32", "participants": ["Bob"],
+    local = datetime(2019, 7, 12, 16, 55, 32).astimezone().isoformat()
+    assert records[0].metadata == {"chat_type": "personal_chat", "date": local,
+                                   "end_date": local, "participants": ["Bob"],
                                    "conversation": "Bob", "format": "telegram", "message_count": 1}
-    assert records[2].metadata["date"] == "2022-05-09T23:26:09+00:00"  # from date_unixtime, UTC
+    assert records[3].metadata["date"] == "2022-05-09T23:26:09+00:00"  # from date_unixtime, UTC
     assert records[0].id == "tg:chat-analytics_DM_2A_7M.json#3644"
 
 
@@ -232,7 +236,7 @@ def test_telegram_is_searched_with_filters_over_its_metadata(tmp_path: Path) -> 
     book = vecbook.VecBook(config=vecbook.load_config(tmp_path / "vecbook.toml"), embedder=FakeEmbedder())
     assert book.stats()["collections"]["tg"]["format"] == "telegram"
     hits = book.search("hello world", mode="keyword", filters={"conversation": "Bob"})
-    assert hits[0].citation == "tg/chat-analytics_DM_2A_7M.json:40-67#3645"
+    assert hits[0].citation == "tg/chat-analytics_DM_2A_7M.json:40-53#3645"
     hits = book.search("provident", mode="keyword", filters={"participants__contains": "Coy99",
                                                             "date__gte": "2017-01-01", "date__lt": "2017-01-02"})
     assert [h.citation for h in hits] == ["tg/chat-analytics_BIG_20A_5475M.json:14-29#2"]

@@ -39,16 +39,16 @@ def chat(tmp_path: Path, text: str, name: str = "WhatsApp Chat with Ana.txt") ->
 def test_an_android_export_is_one_window_with_each_message_on_its_line() -> None:
     records, problems = load(WHATSAPP / "chat-analytics_2A_5M.txt")
     assert problems == []  # 1/1/21 reads the same either way: nothing to warn about
-    (record,) = records
-    assert record.text == ("A: Hi\nB: Whats up?\nA: All good\nB: <media omitted>\n"
-                           "A: This message should be reordered")
-    assert record.metadata == {"date": "2021-01-01T12:00:00", "end_date": "2021-01-01T12:02:00",
+    record, reordered = records  # the last line steps back a minute: a window of its own
+    assert record.text == "A: Hi\nB: Whats up?\nA: All good\nB: <media omitted>"
+    assert record.metadata == {"date": "2021-01-01T12:00:00", "end_date": "2021-01-01T12:03:00",
                                "participants": ["A", "B"], "conversation": "chat-analytics_2A_5M",
-                               "format": "whatsapp", "message_count": 5}
+                               "format": "whatsapp", "message_count": 4}
+    assert (reordered.citation, reordered.metadata["date"]) == ("wa/chat-analytics_2A_5M.txt:5-5", "2021-01-01T12:02:00")
     digest = hashlib.sha1(b"chat-analytics_2A_5M|2021-01-01T12:00:00|A|Hi").hexdigest()[:12]
     assert record.id == f"wa:chat-analytics_2A_5M.txt#{digest}"
-    assert record.citation == "wa/chat-analytics_2A_5M.txt:1-5"  # no message ids: no anchor
-    assert [s[1:] for s in record.segments] == [(1, 1), (2, 2), (3, 3), (4, 4), (5, 5)]
+    assert record.citation == "wa/chat-analytics_2A_5M.txt:1-4"  # no message ids: no anchor
+    assert [s[1:] for s in record.segments] == [(1, 1), (2, 2), (3, 3), (4, 4)]
 
 
 def test_system_lines_are_skipped_and_dotted_dates_are_day_first() -> None:

@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import gc
 import hashlib
+import math
 import os
 import threading
 import zipfile
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Sequence, TypeVar
 
@@ -112,15 +113,24 @@ class Export:
         unreadable, too big, an unexpected shape) is a WARN and the others still load."""
         out: list[T] = []
         for file in files:
+            before = len(out)
             try:
-                out.extend(parse(file))
+                out.extend(parse(file))  # keeps what a generator yielded before it raised
             except JsonTextError as exc:
-                self.warn(file, exc.line, f"file skipped: {exc}")
+                self._warn_failed(file, exc.line, str(exc), len(out) - before)
             except OSError as exc:
                 self.warn(file, None, f"cannot read file: {exc.strerror or exc}")
             except Exception as exc:  # noqa: BLE001 - any shape a reader did not expect is bad input
-                self.warn(file, None, f"file skipped: {type(exc).__name__}: {exc}")
+                self._warn_failed(file, None, f"{type(exc).__name__}: {exc}", len(out) - before)
         return out
+
+    def _warn_failed(self, file: ExportFile, line: int | None, reason: str, kept: int) -> None:
+        """"file skipped" only when nothing of the file was kept."""
+        if kept:
+            self.warn(file, line, f"{kept} item{'s' if kept > 1 else ''} kept; the rest of the file is "
+                                  f"unread: {reason}", skipped=False)
+        else:
+            self.warn(file, line, f"file skipped: {reason}")
 
     def find(self, predicate: Callable[[ExportFile], bool]) -> list[ExportFile]:
         """The files for which ``predicate`` is true."""
@@ -236,6 +246,7 @@ class Message:
     role: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)  # format-specific keys for the window
     anchor: str | None = None  # the citation's "#..." when not the id (a database row: "table:rowid")
+    local_offset: timedelta | None = None  # the UTC offset of the exporting computer, where the export shows it
 
     @property
     def date(self) -> str | None:
@@ -262,8 +273,11 @@ def from_timestamp(seconds: float, zone: timezone = timezone.utc) -> datetime:
 
 def chat_records(export: Export, messages: Iterable[Message]) -> list[Record]:
     """Conversation windows: consecutive messages of one conversation (and thread) in one
-    file, broken at a pause longer than the collection's gap and before a window passes
-    MAX_WINDOW_WORDS words; a longer single message is a window of its own."""
+    file, broken at a pause longer than the collection's gap, at a step back in time (apps
+    write messages in the order they were stored, not always in time order), between times
+    that cannot be compared (one with a zone, one without), and before a window passes
+    MAX_WINDOW_WORDS words; a longer single message is a window of its own. So a window's
+    ``date`` <= ``end_date`` always, and the span between them is one its messages cover."""
     groups: dict[tuple[str, str, str | None], list[Message]] = {}
     for message in messages:
         if message.text.strip():
@@ -280,7 +294,7 @@ def _windows(messages: Sequence[Message], gap_seconds: float) -> Iterator[list[M
     words = 0
     for message in messages:
         count = len(message.text.split())
-        if window and (words + count > MAX_WINDOW_WORDS or _pause(window[-1], message) > gap_seconds):
+        if window and (words + count > MAX_WINDOW_WORDS or not 0.0 <= _pause(window[-1], message) <= gap_seconds):
             yield window
             window, words = [], 0
         window.append(message)
@@ -290,12 +304,14 @@ def _windows(messages: Sequence[Message], gap_seconds: float) -> Iterator[list[M
 
 
 def _pause(before: Message, after: Message) -> float:
+    """Seconds from one message to the next: negative for a step back in time, NaN when the two
+    cannot be compared (one aware, one naive), 0 when either has no time."""
     if before.when is None or after.when is None:
         return 0.0
     try:
         return (after.when - before.when).total_seconds()
-    except TypeError:  # one aware, one naive: no gap can be measured
-        return 0.0
+    except TypeError:  # one aware, one naive: no gap can be measured, so no window may span them
+        return math.nan
 
 
 def message_line(message: Message) -> str:
@@ -304,7 +320,7 @@ def message_line(message: Message) -> str:
 
 
 def _window_record(export: Export, window: list[Message]) -> Record:
-    first, last = window[0], window[-1]
+    first = window[0]
     parts: list[str] = []
     segments: list[tuple[int, int, int]] = []
     offset = 0
@@ -315,7 +331,8 @@ def _window_record(export: Export, window: list[Message]) -> Record:
         offset += len(line) + 1
     text = "\n".join(parts)
     participants = list(dict.fromkeys(m.author for m in window))
-    metadata: dict[str, Any] = {**first.metadata, "date": first.date, "end_date": last.date,
+    timed = [m for m in window if m.when is not None] or [first]  # in time order: _windows breaks at a step back
+    metadata: dict[str, Any] = {**first.metadata, "date": timed[0].date, "end_date": timed[-1].date,
                                 "participants": participants, "conversation": first.conversation}
     if first.thread is not None:
         metadata["thread"] = first.thread

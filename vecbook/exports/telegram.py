@@ -4,7 +4,8 @@
 from __future__ import annotations
 
 import re
-from datetime import datetime
+from collections import Counter
+from datetime import datetime, timedelta, timezone
 from typing import Any, Callable, Generator, Iterator
 
 from ..records import Record
@@ -45,7 +46,38 @@ def read(export: Export) -> list[Record]:
     """Every chat's messages, windowed."""
     files = [f for f in _json_files(export) if _looks_like(f.head())]
     with collector_paused():
-        return chat_records(export, export.read_each(files, lambda f: _file_messages(export, f)))
+        return chat_records(export, export.read_each(files, lambda f: _one_kind_of_time(_file_messages(export, f))))
+
+
+def _one_kind_of_time(messages: Iterator[Message]) -> Iterator[Message]:
+    """The file's messages, each with an aware time when any has one.
+
+    ``date`` is the exporting computer's local time without a zone; ``date_unixtime`` (written
+    beside it since 2021) is exact. A message with only ``date`` in a file where others have an
+    exact time gets the offset the file's messages with both fields show (the most common one),
+    else this computer's zone: without one kind of time, no gap between the two kinds could be
+    measured. A file of bare dates only keeps them as written. The file's messages are held
+    until it is read (whether it mixes is known only then); a failure part way is raised
+    after the messages read before it."""
+    held: list[Message] = []
+    offsets: Counter[timedelta] = Counter()
+    aware, failure = False, None
+    try:
+        for message in messages:
+            if message.local_offset is not None:
+                offsets[message.local_offset] += 1
+            if message.when is not None and message.when.tzinfo is not None:
+                aware = True
+            held.append(message)
+    except Exception as exc:  # noqa: BLE001 - raised again below, after what was read (read_each reports it)
+        failure = exc
+    zone = timezone(offsets.most_common(1)[0][0]) if offsets else None
+    for message in held:
+        if aware and message.when is not None and message.when.tzinfo is None:
+            message.when = message.when.replace(tzinfo=zone) if zone is not None else message.when.astimezone()
+        yield message
+    if failure is not None:
+        raise failure
 
 
 def _file_messages(export: Export, file: ExportFile) -> Iterator[Message]:
@@ -186,8 +218,27 @@ def _message(export: Export, item: dict[str, Any], conversation: str, file: Expo
         return None
     author = item.get("from") or item.get("from_id") or "?"
     message_id = item.get("id")
-    return Message(conversation=conversation, author=str(author).strip(), text=text, file=file, line=line,
-                   end_line=end_line, when=when, id=f"{prefix}{message_id}" if message_id is not None else None)
+    message = Message(conversation=conversation, author=str(author).strip(), text=text, file=file, line=line,
+                      end_line=end_line, when=when, id=f"{prefix}{message_id}" if message_id is not None else None)
+    message.local_offset = _local_offset(item, when)
+    return message
+
+
+def _local_offset(item: dict[str, Any], when: datetime) -> timedelta | None:
+    """The exporting computer's UTC offset this message shows: its ``date`` (local, bare) less
+    its ``date_unixtime`` (exact); None unless it has both."""
+    date = item.get("date")
+    if when.tzinfo is None or not isinstance(date, str):
+        return None
+    try:
+        local = datetime.fromisoformat(date)
+    except ValueError:
+        return None
+    if local.tzinfo is not None:
+        return None
+    offset = local - when.replace(tzinfo=None)
+    # A real offset is whole quarter hours within a day.
+    return offset if abs(offset) < timedelta(hours=24) and offset % timedelta(minutes=15) == timedelta(0) else None
 
 
 def _text(value: Any) -> str:

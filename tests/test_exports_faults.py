@@ -1,0 +1,100 @@
+"""Faults seen with real exports: windows that ran backwards in time, Telegram's two date
+fields, files and collections that loaded nothing without a word, WhatsApp's locale formats.
+Each export here is a small file written for the test, of the shape the real one had."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+
+import vecbook
+from vecbook.config import CollectionConfig
+from vecbook.exports import load_export
+
+
+def load(path: Path, fmt: str | None = None, name: str = "c") -> tuple[list[vecbook.Record], list[vecbook.Problem]]:
+    records, problems, _ = load_export(CollectionConfig(name=name, path=path, database_label=str(path), format=fmt))
+    return records, problems
+
+
+def write(tmp_path: Path, name: str, text: str) -> Path:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8", newline="")
+    return path
+
+
+def telegram_chat(messages: list[dict[str, object]]) -> str:
+    items = [{"id": i, "type": "message", "from": "Ana", "text": f"message {i} 🎉", **m}
+             for i, m in enumerate(messages, 1)]
+    return json.dumps({"name": "Família", "type": "personal_chat", "id": 7, "messages": items},
+                      ensure_ascii=False, indent=1)
+
+
+def assert_windows_run_forward(records: list[vecbook.Record]) -> None:
+    for record in records:
+        date, end = (datetime.fromisoformat(record.metadata[k]) for k in ("date", "end_date"))
+        assert date <= end, record.citation
+
+
+# -- a step back in time --
+
+def test_a_whatsapp_step_back_in_time_breaks_the_window(tmp_path: Path) -> None:
+    path = write(tmp_path, "WhatsApp Chat with Ana.txt",
+                 "18/01/2020, 14:53 - Ana: late delivery ✓\n"
+                 "16/07/2017, 19:13 - Bob: مرحبا, stored first\n"
+                 "16/07/2017, 19:14 - Ana: 你好\n")
+    records, problems = load(path)
+    assert [r.citation for r in records] == ["c/WhatsApp Chat with Ana.txt:1-1", "c/WhatsApp Chat with Ana.txt:2-3"]
+    assert [(r.metadata["date"], r.metadata["end_date"]) for r in records] == [
+        ("2020-01-18T14:53:00", "2020-01-18T14:53:00"), ("2017-07-16T19:13:00", "2017-07-16T19:14:00")]
+    assert_windows_run_forward(records)
+
+
+def test_a_telegram_step_back_in_time_breaks_the_window(tmp_path: Path) -> None:
+    path = write(tmp_path, "result.json", telegram_chat([
+        {"date": "2020-01-18T14:53:00", "date_unixtime": "1579359180"},
+        {"date": "2017-07-16T19:13:00", "date_unixtime": "1500232380"}]))
+    records, _ = load(path)
+    assert len(records) == 2
+    assert_windows_run_forward(records)
+
+
+# -- Telegram's date and date_unixtime --
+
+def test_telegram_messages_with_only_date_or_only_unixtime_get_one_kind_of_time(tmp_path: Path) -> None:
+    # Both fields on the first message show the exporting computer at UTC+3: a bare date
+    # (local time) is read at that offset, so the gap rule measures across the two kinds.
+    path = write(tmp_path, "result.json", telegram_chat([
+        {"date": "2022-03-08T13:07:42", "date_unixtime": "1646734062"},   # 10:07:42 UTC
+        {"date": "2022-03-08T13:08:00"},                                   # bare: 10:08 UTC
+        {"date_unixtime": "1652135033"}]))                                 # 2022-05-09T22:23:53 UTC
+    records, problems = load(path)
+    assert problems == []
+    assert [(r.metadata["date"], r.metadata["end_date"]) for r in records] == [
+        ("2022-03-08T10:07:42+00:00", "2022-03-08T13:08:00+03:00"),
+        ("2022-05-09T22:23:53+00:00", "2022-05-09T22:23:53+00:00")]
+    assert_windows_run_forward(records)
+
+
+def test_a_telegram_export_of_bare_dates_keeps_them_as_written(tmp_path: Path) -> None:
+    path = write(tmp_path, "result.json", telegram_chat([{"date": "2019-01-01T10:00:00"},
+                                                          {"date": "2019-01-01T10:05:00"}]))
+    (record,) = load(path)[0]
+    assert (record.metadata["date"], record.metadata["end_date"]) == ("2019-01-01T10:00:00", "2019-01-01T10:05:00")
+
+
+# -- what is kept of a file that fails part way --
+
+def test_a_truncated_telegram_export_keeps_its_first_messages_and_does_not_say_skipped(tmp_path: Path) -> None:
+    whole = telegram_chat([{"date": "2022-03-08T13:07:42", "date_unixtime": "1646734062"},
+                           {"date": "2022-03-08T13:08:00", "date_unixtime": "1646734080"},
+                           {"date": "2022-03-08T13:09:00", "date_unixtime": "1646734140"}])
+    path = write(tmp_path, "result.json", whole[: whole.index('"id": 3') - 10])
+    records, problems = load(path, "telegram")
+    assert records and "message 1" in records[0].text
+    (problem,) = problems
+    assert "file skipped" not in problem.reason and not problem.skipped
+    assert "1 item kept; the rest of the file is unread: invalid JSON" in problem.reason
