@@ -98,3 +98,89 @@ def test_a_truncated_telegram_export_keeps_its_first_messages_and_does_not_say_s
     (problem,) = problems
     assert "file skipped" not in problem.reason and not problem.skipped
     assert "1 item kept; the rest of the file is unread: invalid JSON" in problem.reason
+
+
+# -- WhatsApp's date and time formats --
+
+@pytest.mark.parametrize("header, when", [
+    ("14/12/2022, 13:34 - ", "2022-12-14T13:34:00"),                     # Android, most locales
+    ("12/14/22, 1:34 PM - ", "2022-12-14T13:34:00"),                     # Android, en-US
+    ("[14/12/2022, 13:34:05] ", "2022-12-14T13:34:05"),                  # iOS
+    ("[12/14/22, 1:34:05\u202fPM] ", "2022-12-14T13:34:05"),             # iOS en-US, narrow space
+    ("14/12/2022, 13:34. - ", "2022-12-14T13:34:00"),                    # a dot after the time
+    ("2022/12/14, 13:34. - ", "2022-12-14T13:34:00"),                    # year first, slashes
+    ("2022-12-14 13:34 - ", "2022-12-14T13:34:00"),                      # year first, no comma
+    ("14.12.22, 13:34 - ", "2022-12-14T13:34:00"),                       # de
+    ("14.12.2022 klo 13.34 - ", "2022-12-14T13:34:00"),                  # fi
+    ("14/12/2022, 1:34 p. m. - ", "2022-12-14T13:34:00"),                # es
+    ("[2022. 12. 14. 오후 1:34:05] ", "2022-12-14T13:34:05"),             # ko
+    ("[2022/12/14 午後1:34:05] ", "2022-12-14T13:34:05"),                 # ja
+    ("2022/12/14 下午1:34 - ", "2022-12-14T13:34:00"),                    # zh
+    ("14/12/2022, 1:34 م - ", "2022-12-14T13:34:00"),                    # ar
+    ("14/12/2022, 1:34 π.μ. - ", "2022-12-14T01:34:00"),                 # el, morning
+])
+def test_whatsapp_reads_the_date_formats_phones_write(tmp_path: Path, header: str, when: str) -> None:
+    path = write(tmp_path, "WhatsApp Chat with Zoë.txt", f"{header}Zoë: ¿Qué tal? 👋\n{header}אנה: שלום\n")
+    records, problems = load(path)
+    assert problems == []
+    (record,) = records
+    assert record.text == "Zoë: ¿Qué tal? 👋\nאנה: שלום" and record.metadata["date"] == when
+
+
+def test_a_line_that_looks_like_a_header_but_does_not_parse_is_a_warning(tmp_path: Path) -> None:
+    path = write(tmp_path, "WhatsApp Chat with Ana.txt",
+                 "14/12/2022, 13:34 - Ana: first\n14/12/2022 @ 13:35 -- Ana: odd header\n14/12/2022, 13:36 - Bo: ok\n")
+    records, problems = load(path)
+    assert "Ana: first\n14/12/2022 @ 13:35 -- Ana: odd header\nBo: ok" == records[0].text
+    (problem,) = problems
+    assert (problem.where, problem.line, problem.skipped) == ("c/WhatsApp Chat with Ana.txt", 2, False)
+    assert "1 line start like a message header in a date or time format not read" in problem.reason
+    assert "'14/12/2022 @ 13:35 -- Ana: odd header'" in problem.reason
+
+
+def test_a_whatsapp_file_in_an_unread_format_says_so_and_the_collection_why(tmp_path: Path) -> None:
+    path = write(tmp_path, "WhatsApp Chat with Ana.txt", "14/12/2022 @ 13:34 -- Ana: hola\n14/12/2022 @ 13:35 -- Bo: 你好\n")
+    records, problems = load(path, "whatsapp", name="wa")
+    assert records == []
+    (problem,) = problems  # the file's WARN says why: no second one for the collection
+    assert (problem.line, problem.skipped) == (1, True)
+    assert "collection 'wa': file skipped: its lines start like WhatsApp messages, in a date or time format not " \
+           "read (line 1: '14/12/2022 @ 13:34 -- Ana: hola')" == problem.reason
+
+
+# -- a collection that loads nothing says why --
+
+@pytest.mark.parametrize("name, content, fmt, why", [
+    ("result.json", "", "telegram", "the file is empty"),
+    ("empty.ics", "", "ics", "the file is empty"),
+    ("WhatsApp Chat with Ana.txt", "", "whatsapp", "the file is empty"),
+    ("notes.txt", "Shopping: eggs, café, 🍞\n", "ics",
+     "not a ics export (iCalendar .ics files); no format VecBook reads recognises it"),
+    ("result.json", telegram_chat([{"date": "2022-03-08T13:07:42"}]), "discord",
+     'not a discord export (DiscordChatExporter JSON); it looks like telegram (set format = "telegram")'),
+    ("result.json", telegram_chat([{"date": "2022-03-08T13:07:42"}]), "messenger",
+     'not a messenger export (Facebook Messenger JSON); it looks like telegram (set format = "telegram")'),
+    ("result.json", '{"name": "x", "type": "personal_chat", "id": 1, "messages": []}', "telegram",
+     "no telegram messages or items found in it"),
+])
+def test_a_collection_that_yields_nothing_warns_naming_collection_file_and_why(
+        tmp_path: Path, name: str, content: str, fmt: str, why: str) -> None:
+    path = write(tmp_path, name, content)
+    records, problems = load(path, fmt, name="tg")
+    assert records == []
+    last = problems[-1]
+    assert last.reason == f"collection 'tg': nothing read from {path}: {why}" and last.skipped
+
+
+def test_stats_lists_a_collection_that_loaded_nothing_as_skipped(tmp_path: Path) -> None:
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "a.txt").write_text("Topic: x\nhello\n", encoding="utf-8")
+    write(tmp_path, "result.json", "")
+    (tmp_path / "vecbook.toml").write_text('data_directory = "notes"\n[[collections]]\nname = "tg"\n'
+                                           'path = "result.json"\nformat = "telegram"\n', encoding="utf-8")
+    from conftest import FakeEmbedder
+    book = vecbook.VecBook(config=vecbook.load_config(tmp_path / "vecbook.toml"), embedder=FakeEmbedder(),
+                           keyword_only=True)
+    (skipped,) = book.stats()["skipped"]
+    assert skipped["file_path"].endswith("result.json") and "the file is empty" in skipped["reason"]
+    assert skipped["reason"].startswith("collection 'tg': nothing read from ")

@@ -102,4 +102,23 @@ def load_export(collection: CollectionConfig) -> tuple[list[Record], list[Proble
         export.warn(None, None, f"the {format_name} reader failed ({type(exc).__name__}: {exc}); "
                                 f"records read before the failure are lost")
         records = []
+    if not records and not any(p.skipped for p in export.problems):  # (a skipped file's WARN says why already)
+        export.warn(None, None, f"nothing read from {collection.path}: {_why_nothing(export, collection.format)}")
     return records, export.problems, {"path": label, "format": format_name, "files": len(export.files())}
+
+
+def _why_nothing(export: Export, forced: str | None) -> str:
+    """Why an export gave no record, for its WARN: empty, not the format it was said to be
+    (and what it looks like), or the first problem its reader found."""
+    files = export.files()
+    if not files:
+        return "the export holds no file"
+    if all(f.size == 0 for f in files):
+        return "the file is empty" if len(files) == 1 else f"its {len(files)} files are empty"
+    if forced is not None and not _detects(forced, export):
+        others = [name for name in FORMATS if name != forced and _detects(name, export)]
+        looks = f"it looks like {' or '.join(others)} (set format = \"{others[0]}\")" if others else \
+            "no format VecBook reads recognises it"
+        return f"not a {forced} export ({FORMATS[forced][1]}); {looks}"
+    found = [p.reason.split(": ", 1)[-1] for p in export.problems]
+    return f"{found[0]}" if found else f"no {export.format} messages or items found in it"

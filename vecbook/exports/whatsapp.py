@@ -4,12 +4,16 @@ or ``WhatsApp Chat with X.txt`` beside the media), one file a chat.
 Each message starts a line with its date and time, in the phone's locale:
 
 - Android: ``31/12/2023, 13:05 - Ana: text``; iOS: ``[31/12/2023, 13:05:09] Ana: text``;
-- 12- or 24-hour clock (``1:05 PM``, ``1:05\u202fpm``, ``1:05 p. m.``, ``13:05``), seconds or
-  not, ``/`` ``.`` ``-`` between the date's fields, 2- or 4-digit years, the year first
-  (``2023-12-31``) or last;
+- 12- or 24-hour clock (``1:05 PM``, ``1:05\u202fpm``, ``1:05 p. m.``, ``13:05``), the marker
+  after the time or before it in other scripts (``오후 1:05``, ``午後1:05``, ``下午1:05``,
+  ``1:05 م``, ``1:05 μ.μ.``), seconds or not, ``:`` or ``.`` in the time (``13.34``, Finnish
+  ``klo 13.34``), a stray dot after it (``13:34. -``);
+- ``/`` ``.`` ``-`` between the date's fields (a space after each allowed: ``2020. 1. 12.``),
+  2- or 4-digit years, the year first (``2023-12-31``, ``2022/12/14``) or last;
 - iOS puts an invisible U+200E before attachment and system lines and texts.
 
-Lines that do not start that way continue the message above (their lines are cited).
+Lines that do not start that way continue the message above (their lines are cited); one that
+starts with a date and a time in a form not read here is kept so, with a WARN naming the first.
 
 Day/month order, judged from every date of the file at once (see ``_date_order``): a 4-digit
 first field is a year (year-month-day); a first field past 12 anywhere proves day-first, a
@@ -34,15 +38,26 @@ from ..records import Record
 from .base import Export, ExportFile, Message, chat_records, distinct_ids
 
 # The header that starts a message: optional U+200E/U+200F/BOM, an optional "[", the date
-# (three fields), an optional comma, the time (AM/PM after a space, U+202F or U+00A0, or
-# none), then "]" when it opened with "[", else " - " (an en dash on some phones).
+# (three fields, a space allowed after each separator: "2020. 1. 12."), an optional comma,
+# the word some locales put before the time ("klo", "kl."), the time (hour and minute by ":"
+# or ".", seconds or not, an AM/PM marker before or after it, a stray "." after it), then
+# "]" when it opened with "[", else " - " (an en dash on some phones).
 # Three groups only ("[", date, time): ``HEADER.split`` cuts a whole file in one C call.
-_DATE = r"(\d{1,4}[./-]\d{1,2}[./-]\d{1,4})\.?"
-_TIME = r"(\d{1,2}[:.]\d{2}(?:[:.]\d{2})?(?:[ \u202f\u00a0]?[AaPp]\.?[ \u202f\u00a0]?[Mm]\.?)?)"
-HEADER = re.compile(r"^[\u200e\u200f\ufeff]*(\[)?" + _DATE + r",?[ \u202f\u00a0]" + _TIME
+_SPACE = "[ \u202f\u00a0]"
+# 12-hour markers as phones write them: AM first, then PM, per language (the Latin ones in
+# any case, with or without dots and spaces: "PM", "p.m.", "p. m.").
+AM_MARKS = ("午前", "上午", "오전", "ص", "π.μ.", "πμ")
+PM_MARKS = ("午後", "下午", "오후", "م", "μ.μ.", "μμ")
+_MARK = (r"(?:[AaPp]\.?" + _SPACE + r"?[Mm]\.?|" + "|".join(re.escape(m) for m in AM_MARKS + PM_MARKS) + ")")
+_DATE = r"(\d{1,4}[./-] ?\d{1,2}[./-] ?\d{1,4})\.?"
+_TIME = (r"((?:" + _MARK + _SPACE + r"?)?\d{1,2}[:.]\d{2}(?:[:.]\d{2})?(?:" + _SPACE + r"?" + _MARK + r")?)\.?")
+HEADER = re.compile(r"^[\u200e\u200f\ufeff]*(\[)?" + _DATE + r",?" + _SPACE + r"(?:klo |kl\. )?" + _TIME
                     + r"(?(1)\][ \u202f\u00a0]?|[ \u202f\u00a0][-\u2013][ \u202f\u00a0])", re.M)
-_DATE_FIELDS = re.compile(r"(\d+)[./-](\d+)[./-](\d+)")
-_CLOCK = re.compile(r"(\d+)[:.](\d+)(?:[:.](\d+))?\W*([AaPp])?")
+# A line that starts like a message header (a date, then a time), whether or not HEADER reads it.
+LIKE_HEADER = re.compile(r"^[\u200e\u200f\ufeff]*\[?\d{1,4}[./-] ?\d{1,2}[./-] ?\d{2,4}\.?,?\s+\D{0,6}\d{1,2}[:.]\d{2}",
+                         re.M)
+_DATE_FIELDS = re.compile(r"(\d+)[./-] ?(\d+)[./-] ?(\d+)")
+_CLOCK = re.compile(r"(\d+)[:.](\d+)(?:[:.](\d+))?")
 # A chat's name from its file: "WhatsApp Chat with Ana", "WhatsApp Chat - Ana" (iOS zips),
 # "WhatsApp Chat mit Ana" and other languages' one-word "with".
 _NAME = re.compile(r"^WhatsApp[ _]Chat(?: ?- ?| \w+ )(.+)$", re.I)
@@ -82,9 +97,28 @@ def _text_files(export: Export) -> list[ExportFile]:
 
 
 def read(export: Export) -> list[Record]:
-    """Every chat file's messages, windowed."""
-    files = [f for f in _text_files(export) if _looks_like(f.head())]
+    """Every chat file's messages, windowed; a ``.txt`` whose lines start like message headers
+    in a date or time format not read here is a WARN (other ``.txt`` files are not chats)."""
+    files = []
+    for file in _text_files(export):
+        head = file.head()
+        if _looks_like(head):
+            files.append(file)
+        elif (unread := _unread_header(head.decode("utf-8", errors="replace"))) is not None:
+            export.warn(file, unread[0], f"file skipped: its lines start like WhatsApp messages, in a date or "
+                                         f"time format not read (line {unread[0]}: {unread[1]!r})")
     return distinct_ids(chat_records(export, export.read_each(files, lambda f: _messages(export, f))))
+
+
+def _unread_header(text: str) -> tuple[int, str] | None:
+    """(line number, line) of the first line of ``text`` that starts like a message header but
+    that HEADER does not read; None when there is none."""
+    for found in LIKE_HEADER.finditer(text):
+        start = found.start()
+        if not HEADER.match(text, start):
+            end = text.find("\n", start)
+            return text.count("\n", 0, start) + 1, text[start:end if end >= 0 else len(text)][:80].rstrip("\r")
+    return None
 
 
 def conversation_name(file: ExportFile) -> str:
@@ -111,7 +145,11 @@ def _messages(export: Export, file: ExportFile) -> Iterator[Message]:
     line = parts[0].count("\n") + 1
     if parts[0].strip(_MARKS + " \t\r\n"):
         export.warn(file, 1, f"lines 1-{line - 1} come before the first message; skipped")
+    unread: list[tuple[int, str]] = []  # lines that look like headers HEADER does not read: (line, text)
     for date, clock, body in zip(parts[2::4], parts[3::4], parts[4::4]):
+        later = body.find("\n")  # the lines after the header's own: a message's first line is never a header
+        if later >= 0 and (odd := _unread_header(body[later + 1:])) is not None:
+            unread.append((line + odd[0], odd[1]))
         said = body.rstrip()
         author, sep, said = said.partition(": ")
         if sep and "\n" not in author and not ('"' in author and _SYSTEM_AUTHOR.search(author)):
@@ -119,6 +157,10 @@ def _messages(export: Export, file: ExportFile) -> Iterator[Message]:
             if message is not None:
                 yield message
         line += body.count("\n")
+    if unread:
+        export.warn(file, unread[0][0], f"{len(unread)} line{'s' if len(unread) > 1 else ''} start like a message "
+                                        f"header in a date or time format not read, kept as text of the message "
+                                        f"above (first: {unread[0][1]!r})", skipped=False)
 
 
 def _message(export: Export, file: ExportFile, conversation: str, author: str, said: str, line: int,
@@ -152,12 +194,15 @@ def _fields(date: str) -> tuple[int, int, int]:
 
 def _clock(clock: str) -> tuple[int, int, int] | None:
     """(hour, minute, second) on a 24-hour clock; None for "13:05 PM" or "0:10 AM"."""
-    hour, minute, second, half = _CLOCK.match(clock).groups()  # type: ignore[union-attr]
+    found = _CLOCK.search(clock)
+    hour, minute, second = found.groups()  # type: ignore[union-attr]  # HEADER matched it
+    marks = clock[:found.start()] + clock[found.end():]  # type: ignore[union-attr]
     hour_24 = int(hour)
-    if half is not None:
+    if marks.strip(" .\u202f\u00a0"):
         if not 1 <= hour_24 <= 12:
             return None
-        hour_24 = hour_24 % 12 + (12 if half in "pP" else 0)
+        afternoon = "p" in marks.lower() or any(mark in marks for mark in PM_MARKS)
+        hour_24 = hour_24 % 12 + (12 if afternoon else 0)
     return hour_24, int(minute), int(second or 0)
 
 
@@ -199,7 +244,7 @@ def _date_order(export: Export, file: ExportFile, dates: list[str]) -> str:
 
 def _first(date: str) -> str:
     """The first field of a date as written ("2023" of "2023-12-31")."""
-    return re.split(r"[./-]", date, 1)[0]
+    return re.split(r"[./-]", date, maxsplit=1)[0]
 
 
 def _chronological(dates: Iterable[tuple[int, int, int] | None]) -> bool:
