@@ -184,3 +184,47 @@ def test_stats_lists_a_collection_that_loaded_nothing_as_skipped(tmp_path: Path)
     (skipped,) = book.stats()["skipped"]
     assert skipped["file_path"].endswith("result.json") and "the file is empty" in skipped["reason"]
     assert skipped["reason"].startswith("collection 'tg': nothing read from ")
+
+
+# -- a chat export dropped into the data folder --
+
+def test_a_whatsapp_export_dropped_among_the_records_gets_one_hint(tmp_path: Path,
+                                                                   caplog: pytest.LogCaptureFixture) -> None:
+    import logging
+    import os
+    import time
+    import zipfile
+
+    from conftest import FakeEmbedder
+
+    root = tmp_path / "notes"
+    root.mkdir()
+    chat = "14/12/2022, 13:34 - Ana: ¿vamos al café? ☕\n14/12/2022, 13:35 - Bo: sí\n"
+    (root / "WhatsApp Chat with Ana.txt").write_text(chat, encoding="utf-8")
+    with zipfile.ZipFile(root / "WhatsApp Chat - Bo.zip", "w") as archive:
+        archive.writestr("_chat.txt", chat)
+        archive.writestr("IMG-0001.jpg", b"\xff\xd8")
+    with zipfile.ZipFile(root / "photos.zip", "w") as archive:
+        archive.writestr("readme.txt", "just photos")
+    (root / "plain.txt").write_text("Topic: x\nA note.\n", encoding="utf-8")
+    past = time.time() - 60  # settled: the keyword cache keeps them
+    for path in root.iterdir():
+        os.utime(path, (past, past))
+
+    def open_book() -> vecbook.VecBook:
+        return vecbook.VecBook(data_directory=root, embedder=FakeEmbedder(), keyword_only=True,
+                               cache_directory=tmp_path / "cache")
+
+    caplog.set_level(logging.WARNING, logger="vecbook")
+    stats = open_book().stats()
+    hints = [r.getMessage() for r in caplog.records if "looks like a WhatsApp export" in r.getMessage()]
+    assert hints == [
+        f"WhatsApp Chat - Bo.zip: skipped: looks like a WhatsApp export: `vecbook add \"{root / 'WhatsApp Chat - Bo.zip'}\"`",
+        f"WhatsApp Chat with Ana.txt: read as records: looks like a WhatsApp export: "
+        f"`vecbook add \"{root / 'WhatsApp Chat with Ana.txt'}\"`"]
+    assert [p["file_path"] for p in stats["skipped"]] == ["WhatsApp Chat - Bo.zip"]
+    assert [p["file_path"] for p in stats["warnings"]] == ["WhatsApp Chat with Ana.txt"]
+    caplog.clear()
+    again = open_book().stats()  # unchanged: no second hint, stats still lists them
+    assert [r for r in caplog.records if "looks like" in r.getMessage()] == []
+    assert again["skipped"] == stats["skipped"] and again["warnings"] == stats["warnings"]

@@ -15,6 +15,7 @@ from typing import Any
 
 from .config import CollectionConfig, Config, RecordError
 from .exports import detect_format, load_export
+from .exports.whatsapp import looks_like_chat
 from .records import Problem, Record, decode_text, parse_records
 # Re-exported: they lived here before the export readers needed them too.
 from .sqlite_ro import SQLITE_BUSY_TIMEOUT_SECONDS, _is_wal, open_readonly  # noqa: F401
@@ -107,7 +108,8 @@ def tree_signature(path: Path) -> Signature:
 
 
 def discover_files(root: Path) -> tuple[list[tuple[str, Path]], list[Problem], list[str]]:
-    """All ``.txt`` files under root in sorted order, following symlinks.
+    """All ``.txt`` files under root in sorted order, following symlinks (and zips holding a
+    WhatsApp chat: not read, listed to say how to add them).
 
     A folder reached twice (a symlink loop) is walked once; a file reached
     twice is listed once; broken links and unreadable folders become Problems.
@@ -172,7 +174,7 @@ def _collect_file(path: Path, root: Path, real_root: Path, files: list[tuple[str
             return
         if path.suffix.lower() == ".txt":
             _note_link(path, root, real_root, outside)
-    if path.suffix.lower() != ".txt":
+    if path.suffix.lower() != ".txt" and not (path.suffix.lower() == ".zip" and _zip_holds_a_chat(path)):
         return
     identity = _identity(path)
     if identity is None or not path.is_file():
@@ -185,7 +187,11 @@ def _collect_file(path: Path, root: Path, real_root: Path, files: list[tuple[str
 
 
 def load_file(rel: str, path: Path) -> tuple[list[Record], list[Problem]]:
-    """Read and parse one record file; any failure is a Problem, never an exception."""
+    """Read and parse one record file; any failure is a Problem, never an exception. A chat
+    export dropped among the records (a WhatsApp ``.txt``, read as records all the same, or
+    its ``.zip``, not read) gets a hint: how to add it as the export it is."""
+    if path.suffix.lower() == ".zip":  # listed only when it holds a WhatsApp chat
+        return [], [Problem(rel, None, f"skipped: {_export_hint(path)}")]
     try:
         data = path.read_bytes()
     except OSError as exc:
@@ -194,7 +200,31 @@ def load_file(rel: str, path: Path) -> tuple[list[Record], list[Problem]]:
         return [], [Problem(rel, None, "binary file (it holds NUL bytes) skipped")]
     text, problems = decode_text(data, rel)
     records, parse_problems = parse_records(text, rel)
+    if looks_like_chat(data[:65_536]):
+        problems.append(Problem(rel, None, f"read as records: {_export_hint(path)}", skipped=False))
     return records, problems + parse_problems
+
+
+def _export_hint(path: Path) -> str:
+    """The hint for a chat export found among the records."""
+    shown = str(path) if " " not in str(path) else f'"{path}"'
+    return f"looks like a WhatsApp export: `vecbook add {shown}`"
+
+
+def _zip_holds_a_chat(path: Path) -> bool:
+    """Whether a zip's first ``.txt`` member looks like a WhatsApp chat (read in memory)."""
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(path) as archive:
+            member = next((m for m in archive.infolist() if m.filename.lower().endswith(".txt")
+                           and not m.filename.startswith("__MACOSX/")), None)
+            if member is None:
+                return False
+            with archive.open(member) as handle:
+                return looks_like_chat(handle.read(65_536))
+    except (OSError, zipfile.BadZipFile, ValueError, RuntimeError):  # RuntimeError: an encrypted member
+        return False
 
 
 def load_directory(root: Path, state: SourceState | None = None) -> LoadReport:
