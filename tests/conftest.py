@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 from pathlib import Path
@@ -38,6 +39,16 @@ def user_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
             os.environ.pop(name, None)
         else:
             os.environ[name] = value
+
+
+@pytest.fixture(autouse=True)
+def vecbook_log_level_restored() -> Iterator[None]:
+    """The CLI sets the "vecbook" logger's level (WARNING for a one-shot command): a later
+    test's caplog at INFO must not depend on which CLI test ran before it."""
+    logger = logging.getLogger("vecbook")
+    level = logger.level
+    yield
+    logger.setLevel(level)
 
 
 @pytest.fixture(autouse=True)

@@ -218,5 +218,6 @@ def test_min_score_help_says_what_each_mode_compares(capsys: pytest.CaptureFixtu
     code, out, _ = run(capsys, "search", "--help")
     text = " ".join(out.split())
     assert code == 0
-    assert "semantic: cosine mapped to 0-1, keyword: BM25 over its upper bound, hybrid: the fused score, " \
-           "relative to this query's other candidates" in text
+    assert "semantic: cosine mapped to 0-1 (an unrelated query's best hit still scores ~0.6), keyword: BM25 over " \
+           "its upper bound, hybrid linear: the fused score (a nonsense query's best hit ~0.25, a real question's " \
+           "~0.8), hybrid rrf: ranks only" in text
