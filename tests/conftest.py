@@ -68,6 +68,18 @@ def embedder(user_cache: Path) -> vecbook.Embedder:
     return model
 
 
+@pytest.fixture
+def shared_model(embedder: vecbook.Embedder, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each CLI call builds a VecBook; give them the already-loaded model."""
+    original = vecbook.VecBook.__init__
+
+    def init(self: vecbook.VecBook, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("embedder", embedder)
+        original(self, *args, **kwargs)
+
+    monkeypatch.setattr(vecbook.VecBook, "__init__", init)
+
+
 @pytest.fixture(scope="session")
 def sample_book(embedder: vecbook.Embedder) -> vecbook.VecBook:
     """The shipped samples and their SQLite collection, indexed once (read-only use)."""

@@ -17,16 +17,7 @@ from conftest import ROOT
 CONFIG = str(ROOT / "vecbook.toml")
 
 
-@pytest.fixture(autouse=True)
-def shared_model(embedder: vecbook.Embedder, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Each CLI call builds a VecBook; give them the already-loaded model."""
-    original = vecbook.VecBook.__init__
-
-    def init(self: vecbook.VecBook, *args: Any, **kwargs: Any) -> None:
-        kwargs.setdefault("embedder", embedder)
-        original(self, *args, **kwargs)
-
-    monkeypatch.setattr(vecbook.VecBook, "__init__", init)
+pytestmark = pytest.mark.usefixtures("shared_model")  # each CLI call's VecBook gets the loaded model
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:

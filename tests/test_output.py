@@ -5,7 +5,6 @@ from __future__ import annotations
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -13,16 +12,7 @@ import vecbook
 from conftest import ROOT
 
 
-@pytest.fixture(autouse=True)
-def shared_model(embedder: vecbook.Embedder, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Each CLI call builds a VecBook; give them the already-loaded model."""
-    original = vecbook.VecBook.__init__
-
-    def init(self: vecbook.VecBook, *args: Any, **kwargs: Any) -> None:
-        kwargs.setdefault("embedder", embedder)
-        original(self, *args, **kwargs)
-
-    monkeypatch.setattr(vecbook.VecBook, "__init__", init)
+pytestmark = pytest.mark.usefixtures("shared_model")  # each CLI call's VecBook gets the loaded model
 
 
 def notes(tmp_path: Path) -> Path:
