@@ -31,6 +31,7 @@ FORMATS: dict[str, tuple[str, str]] = {
     "maildir": ("mail:maildir", "Maildir folder (cur/new/tmp)"),
     "slack": ("slack", "Slack workspace export, folder or .zip"),
     "telegram": ("telegram", "Telegram Desktop JSON (result.json)"),
+    "text": ("text", "a folder of .txt records, as in the data directory (never guessed)"),
 }
 
 
