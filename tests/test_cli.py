@@ -147,13 +147,22 @@ def test_embedding_progress_is_a_bar_on_a_terminal_and_log_lines_otherwise(
     assert code == 0 and re.search(r"\rembedding \[#+\] (\d+)/\1 ", err)
 
 
-def test_the_script_runs_from_any_folder_with_the_config_beside_it(tmp_path: Path) -> None:
-    # An MCP client starts `python /abs/path/vecbook.py` from its own folder: the script must
-    # find the vecbook package and, with no ./vecbook.toml, the checkout's own config.
+def test_the_script_runs_from_any_folder_with_its_config_named(tmp_path: Path) -> None:
+    # `python /abs/path/vecbook.py` started from another folder finds the vecbook package beside
+    # it; the checkout's own config is used only when named (or from the checkout itself).
     out = subprocess.run([sys.executable, str(ROOT / "vecbook.py"), "search", "leftover rice", "--mode", "keyword",
-                          "-n", "1", "--json"], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+                          "-n", "1", "--json", "--config", CONFIG], cwd=tmp_path, capture_output=True, text=True,
+                         timeout=120)
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)[0]["file_path"] == "recipes.txt"
+
+
+def test_from_another_folder_with_no_config_it_says_how_to_add_a_source(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)  # today `cd / && vecbook.py stats` searched the samples
+    code, out, err = run(capsys, "search", "leftover rice")
+    assert code == 2 and out == ""
+    assert err.startswith("vecbook: error: nothing to search: ") and "`vecbook add PATH`" in err
 
 
 def test_plain_output_shows_the_snippet_with_its_lines_and_folded_duplicates() -> None:

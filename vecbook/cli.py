@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from .book import VecBook
-from .hits import MAX_CONTEXT, Hit, check_max_results, check_query
+from .hits import MAX_CONTEXT, Hit, check_max_results, check_query, mark_matches
 from .config import (
     CONFIG_NAME,
     FUSIONS,
@@ -30,7 +30,6 @@ from .config import (
 )
 from .mcp import serve
 from .registry import add_source, inspect, remove_source
-from .tokens import TOKEN_RE, porter_stem
 from .rank import parse_filters
 from .records import Problem
 
@@ -315,11 +314,7 @@ def format_hits(hits: Sequence[Hit], color: bool = False) -> str:
 
 def _highlight(text: str, terms: Sequence[str]) -> str:
     """Bold the words of ``text`` that stem like one of ``terms`` (as the keyword index matched them)."""
-    stems = {porter_stem(t.lower()) for t in terms}
-    if not stems:
-        return text
-    return TOKEN_RE.sub(lambda m: f"{BOLD}{m.group(0)}{RESET}" if porter_stem(m.group(0).lower()) in stems
-                        else m.group(0), text)
+    return mark_matches(text, terms, lambda word: f"{BOLD}{word}{RESET}")
 
 
 def _shown_value(value: Any) -> str:
