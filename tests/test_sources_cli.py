@@ -227,3 +227,14 @@ def test_an_export_kept_among_the_notes_is_read_once_by_its_reader(tmp_path: Pat
     book = vecbook.VecBook.from_config(config, keyword_only=True)
     assert book.stats()["sources"] == {"files": 1, "family": 6}
     assert book.stats()["files"] == 1
+
+
+def test_a_background_book_lists_its_sources_once_it_has_read_them(home: Path) -> None:
+    """What the MCP ``sources`` tool calls right after start-up: counts, not zeros."""
+    book = vecbook.VecBook(data_directory=home / "notes", background=True, keyword_only=True)
+    try:
+        [files] = book.sources()
+        assert (files["name"], files["records"], files["first_date"], files["last_date"]) == (
+            "files", 2, "2024-05-02", "2024-06-11")
+    finally:
+        book.close()

@@ -114,7 +114,9 @@ class VecBook:
 
     @classmethod
     def from_config(cls, path: str | Path | None = None, **settings: Any) -> VecBook:
-        """Load ``vecbook.toml`` (or ``path``), apply overrides such as ``data_directory=...``."""
+        """Load ``path``, else ``./vecbook.toml``, else the user's config file (where ``vecbook add``
+        writes), as the command line does; apply overrides such as ``max_results=...``
+        (``data_directory=...`` without ``path`` searches that folder alone)."""
         background = bool(settings.pop("background", False))
         progress = settings.pop("progress", None)
         embedder = settings.pop("embedder", None)
@@ -508,10 +510,10 @@ class VecBook:
     def sources(self) -> list[dict[str, Any]]:
         """Each source searched, as the last index read it: ``name`` (what ``sources=`` takes;
         ``files`` for the data directory), ``format``, ``path``, ``records``, ``first_date`` and
-        ``last_date``, ``participants``, ``problems`` and the configured ``description``."""
-        with self._cond:
-            snapshot = self._snapshot
-        report = snapshot.report if snapshot else LoadReport()
+        ``last_date``, ``participants``, ``problems`` and the configured ``description``.
+        A background book is read first (the keyword stage: no vectors needed)."""
+        snapshot, _ = self._snapshot_for("keyword")
+        report = snapshot.report
         by_source: dict[str, list[Record]] = {}
         for record in report.records:
             by_source.setdefault(record.source, []).append(record)
