@@ -42,7 +42,9 @@ def test_search_prints_score_citation_and_text(capsys: pytest.CaptureFixture[str
     assert re.match(r" 1\. [01]\.\d{6}  travel\.txt:28-\d+$", first), first
     assert "Location: Lisbon" in out and "INFO" not in out
     # Files and collections are counted apart, so a surprise collection is visible.
-    assert re.search(r"indexed 65 records in \d+\.\ds: 49 from 10 files, 16 from collection messages \(", err), err
+    assert re.search(r"indexed 87 records in \d+\.\ds: 49 from 10 files, 16 from collection messages, 6 from "
+                     r"collection family-chat, 4 from collection hiking-club, 4 from collection calendar, 8 from "
+                     r"collection vault \(", err), err
 
 
 def test_search_json_is_an_array_of_contract_hits(capsys: pytest.CaptureFixture[str]) -> None:
@@ -71,9 +73,9 @@ def test_data_dir_overrides_the_config(capsys: pytest.CaptureFixture[str], write
 def test_stats_in_both_formats(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "stats", "--json", "--config", CONFIG)
     stats = json.loads(out)
-    assert code == 0 and stats["records"] == 65 and stats["files"] == 10
+    assert code == 0 and stats["records"] == 87 and stats["files"] == 10
     code, out, _ = run(capsys, "stats", "--config", CONFIG)
-    assert code == 0 and "records: 65" in out and "index_type: IndexScalarQuantizer (float16)" in out
+    assert code == 0 and "records: 87" in out and "index_type: IndexScalarQuantizer (float16)" in out
 
 
 @pytest.mark.parametrize("argv, message", [
@@ -150,7 +152,7 @@ def test_embedding_progress_is_a_bar_on_a_terminal_and_log_lines_otherwise(
 def test_the_script_runs_from_any_folder_with_its_config_named(tmp_path: Path) -> None:
     # `python /abs/path/vecbook.py` started from another folder finds the vecbook package beside
     # it; the checkout's own config is used only when named (or from the checkout itself).
-    out = subprocess.run([sys.executable, str(ROOT / "vecbook.py"), "search", "leftover rice", "--mode", "keyword",
+    out = subprocess.run([sys.executable, str(ROOT / "vecbook.py"), "search", "kimchi", "--mode", "keyword",
                           "-n", "1", "--json", "--config", CONFIG], cwd=tmp_path, capture_output=True, text=True,
                          timeout=120)
     assert out.returncode == 0, out.stderr
