@@ -238,3 +238,11 @@ def test_a_background_book_lists_its_sources_once_it_has_read_them(home: Path) -
             "files", 2, "2024-05-02", "2024-06-11")
     finally:
         book.close()
+
+
+def test_every_new_command_and_option_has_help_text() -> None:
+    parser = vecbook.cli.build_parser()
+    commands = next(a for a in parser._actions if a.dest == "command").choices
+    for name in ("add", "remove", "sources", "config"):
+        assert commands[name].description
+        assert all(action.help for action in commands[name]._actions), name

@@ -211,8 +211,10 @@ def _add_source_commands(commands: Any, common: argparse.ArgumentParser) -> None
                                               "date range and description.")
     sources.add_argument("--json", action="store_true", help="print JSON")
     sources.set_defaults(handler=_cmd_sources)
-    config = commands.add_parser("config", help="about the config file")
-    actions = config.add_subparsers(dest="action", required=True, metavar="ACTION")
+    config = commands.add_parser("config", help="about the config file",
+                                 description="`vecbook config path` prints the config file in use.")
+    actions = config.add_subparsers(dest="action", required=True, metavar="ACTION",
+                                    help="path: print the config file in use")
     path = actions.add_parser("path", parents=[common], help="print the config file in use",
                               description=f"Print the config file a command run here uses: --config, else "
                                           f"./{CONFIG_NAME}, else the user's.")
