@@ -41,17 +41,19 @@ def user_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 
 
 @pytest.fixture(autouse=True)
-def user_config(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+def user_config(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """The user's config file (``vecbook add`` writes it; a run without --config reads it) lies
     in a fresh folder of each test, never the real one: platformdirs is pointed there in this
-    process, and XDG_CONFIG_HOME for subprocesses (platformdirs' Linux and BSD rule). Returns
-    the file's path (not created)."""
+    process, and XDG_CONFIG_HOME for subprocesses (platformdirs' Linux and BSD rule). Yields
+    the file's path (not created). A MonkeyPatch of its own: a test's ``monkeypatch.undo()``
+    leaves it in place."""
     import platformdirs
 
     folder = tmp_path_factory.mktemp("user-config")
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(folder))
-    monkeypatch.setattr(platformdirs, "user_config_dir", lambda appname=None, *a, **k: str(folder / appname))
-    return folder / "vecbook" / "vecbook.toml"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("XDG_CONFIG_HOME", str(folder))
+        patch.setattr(platformdirs, "user_config_dir", lambda appname=None, *a, **k: str(folder / appname))
+        yield folder / "vecbook" / "vecbook.toml"
 
 
 @pytest.fixture(autouse=True)

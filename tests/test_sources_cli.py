@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 import vecbook
+import vecbook.registry
 from conftest import ROOT
 from vecbook.config import load_config
 
@@ -143,6 +144,28 @@ def test_an_unreadable_path_is_refused(home: Path, user_config: Path, capsys: py
     code, _, err = run(capsys, "add", _unreadable(home))
     assert code == 2 and err == f"vecbook: error: cannot read {home}/locked.txt: permission denied\n"
     assert not user_config.exists()
+
+
+def test_a_path_the_user_may_not_read_is_refused_even_as_root(
+        home: Path, user_config: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Root reads everything, so the permission check is given the answer a user would get."""
+    monkeypatch.setattr(vecbook.registry.os, "access", lambda path, mode: Path(path).name != "notes")
+    code, _, err = run(capsys, "add", "notes")
+    assert code == 2 and err == f"vecbook: error: cannot read {home}/notes: permission denied\n"
+    assert not user_config.exists()
+
+
+def test_a_path_two_formats_claim_needs_format(
+        home: Path, user_config: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    real = vecbook.registry.recognising_formats
+    monkeypatch.setattr(vecbook.registry, "recognising_formats", lambda collection: ["slack", "discord"])
+    code, _, err = run(capsys, "add", "notes")
+    assert code == 2 and err.startswith(f"vecbook: error: cannot tell the format of {home}/notes: it looks like "
+                                        f"slack and discord; pass --format (formats: ")
+    assert not user_config.exists()
+    monkeypatch.setattr(vecbook.registry, "recognising_formats", real)  # not undo(): conftest's patches stay
+    code, out, _ = run(capsys, "add", "notes", "--format", "TEXT")  # --format decides, in any case
+    assert code == 0 and "  format: text\n" in out
 
 
 def test_a_config_that_is_not_valid_toml_is_left_untouched(

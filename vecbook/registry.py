@@ -22,7 +22,7 @@ from .config import (
     ConfigError,
     load_config,
 )
-from .exports import FORMATS, detect_format, format_list
+from .exports import FORMATS, format_list, recognising_formats
 from .records import Problem, Record
 from .snippets import date_days
 from .sources import load_collection, load_export
@@ -134,15 +134,12 @@ def choose_format(path: Path, name: str, wanted: str | None) -> str:
         if wanted != SQLITE and wanted not in FORMATS:
             raise ConfigError(f"unknown format '{wanted}' ({choices})")
         return wanted
-    try:
-        found = detect_format(CollectionConfig(name=name, path=path, database_label=str(path)))
-    except ConfigError as exc:
-        if "looks like" in str(exc):  # two formats claim it: --format decides
-            raise ConfigError(f"cannot tell the format of {path}: {str(exc).split(': ', 2)[-1].split(';')[0]}; "
-                              f"pass --format ({choices})") from None
-        found = None
-    if found is not None:
-        return found
+    claimed = recognising_formats(CollectionConfig(name=name, path=path, database_label=str(path)))
+    if len(claimed) > 1:
+        raise ConfigError(f"cannot tell the format of {path}: it looks like {' and '.join(claimed)}; "
+                          f"pass --format ({choices})")
+    if claimed:
+        return claimed[0]
     if path.is_file() and path.read_bytes()[:len(SQLITE_MAGIC)] == SQLITE_MAGIC:
         return SQLITE
     if (path.is_dir() and any(p.suffix.lower() == ".txt" for p in path.rglob("*"))) or path.suffix.lower() == ".txt":
