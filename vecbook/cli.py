@@ -121,7 +121,7 @@ def parse_filter_argument(text: str) -> tuple[str, Any]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The ``vecbook`` command line: search, stats, reindex, serve."""
+    """The ``vecbook`` command line: search, get, stats, reindex, serve, add, remove, sources, config path."""
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--config", metavar="PATH", help=f"config file (default: ./{CONFIG_NAME}, else the "
                                                          "user's, see `vecbook config path`)")
@@ -408,7 +408,8 @@ def _cmd_sources(args: argparse.Namespace, config: Config) -> int:
                           "last_indexed": indexed, "sources": listed}, indent=2, ensure_ascii=False))
         return 0
     print(f"config: {config.config_file or 'none'}")
-    print(f"last indexed: {indexed or 'never (this was the first read)'}")
+    never = "never (this was the first read)" if config.cache_directory else "unknown (the cache is off)"
+    print(f"last indexed: {indexed or never}")
     for source in listed:
         dates = f", {source['first_date']} to {source['last_date']}" if source["first_date"] else ""
         print(f"\n{source['name']}: {source['format']}, {source['records']} records{dates}")
