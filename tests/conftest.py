@@ -52,6 +52,22 @@ def vecbook_log_level_restored() -> Iterator[None]:
 
 
 @pytest.fixture(autouse=True)
+def user_config(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The user's config file (``vecbook add`` writes it; a run without --config reads it) lies
+    in a fresh folder of each test, never the real one: platformdirs is pointed there in this
+    process, and XDG_CONFIG_HOME for subprocesses (platformdirs' Linux and BSD rule). Yields
+    the file's path (not created). A MonkeyPatch of its own: a test's ``monkeypatch.undo()``
+    leaves it in place."""
+    import platformdirs
+
+    folder = tmp_path_factory.mktemp("user-config")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("XDG_CONFIG_HOME", str(folder))
+        patch.setattr(platformdirs, "user_config_dir", lambda appname=None, *a, **k: str(folder / appname))
+        yield folder / "vecbook" / "vecbook.toml"
+
+
+@pytest.fixture(autouse=True)
 def no_put_off_writes_outlive_a_test() -> Iterator[None]:
     """A book updated within a minute of its last cache write leaves a timer that writes later:
     written at the test's end, not during a later test (which may watch the cache's writes)."""

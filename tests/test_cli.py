@@ -33,7 +33,9 @@ def test_search_prints_score_citation_and_text(capsys: pytest.CaptureFixture[str
     assert re.match(r" 1\. [01]\.\d{6}  travel\.txt:28-\d+$", first), first
     assert "Location: Lisbon" in out and "INFO" not in out
     # Files and collections are counted apart, so a surprise collection is visible.
-    assert re.search(r"indexed 65 records in \d+\.\ds: 49 from 10 files, 16 from collection messages \(", err), err
+    assert re.search(r"indexed 87 records in \d+\.\ds: 49 from 10 files, 16 from collection messages, 6 from "
+                     r"collection family-chat, 4 from collection hiking-club, 4 from collection calendar, 8 from "
+                     r"collection vault \(", err), err
 
 
 def test_search_json_is_an_array_of_contract_hits(capsys: pytest.CaptureFixture[str]) -> None:
@@ -62,9 +64,9 @@ def test_data_dir_overrides_the_config(capsys: pytest.CaptureFixture[str], write
 def test_stats_in_both_formats(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "stats", "--json", "--config", CONFIG)
     stats = json.loads(out)
-    assert code == 0 and stats["records"] == 65 and stats["files"] == 10
+    assert code == 0 and stats["records"] == 87 and stats["files"] == 10
     code, out, _ = run(capsys, "stats", "--config", CONFIG)
-    assert code == 0 and "records: 65" in out and "index_type: IndexScalarQuantizer (float16)" in out
+    assert code == 0 and "records: 87" in out and "index_type: IndexScalarQuantizer (float16)" in out
 
 
 @pytest.mark.parametrize("argv, message", [
@@ -151,13 +153,22 @@ def test_a_small_update_on_a_terminal_draws_no_bar(monkeypatch: pytest.MonkeyPat
     assert capsys.readouterr().err == ""
 
 
-def test_the_script_runs_from_any_folder_with_the_config_beside_it(tmp_path: Path) -> None:
-    # An MCP client starts `python /abs/path/vecbook.py` from its own folder: the script must
-    # find the vecbook package and, with no ./vecbook.toml, the checkout's own config.
-    out = subprocess.run([sys.executable, str(ROOT / "vecbook.py"), "search", "leftover rice", "--mode", "keyword",
-                          "-n", "1", "--json"], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+def test_the_script_runs_from_any_folder_with_its_config_named(tmp_path: Path) -> None:
+    # `python /abs/path/vecbook.py` started from another folder finds the vecbook package beside
+    # it; the checkout's own config is used only when named (or from the checkout itself).
+    out = subprocess.run([sys.executable, str(ROOT / "vecbook.py"), "search", "kimchi", "--mode", "keyword",
+                          "-n", "1", "--json", "--config", CONFIG], cwd=tmp_path, capture_output=True, text=True,
+                         timeout=120)
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)[0]["file_path"] == "recipes.txt"
+
+
+def test_from_another_folder_with_no_config_it_says_how_to_add_a_source(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)  # today `cd / && vecbook.py stats` searched the samples
+    code, out, err = run(capsys, "search", "leftover rice")
+    assert code == 2 and out == ""
+    assert err.startswith("vecbook: error: nothing to search: ") and "`vecbook add PATH`" in err
 
 
 def test_plain_output_shows_the_snippet_with_its_lines_and_folded_duplicates() -> None:

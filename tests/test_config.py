@@ -12,6 +12,7 @@ import pytest
 import vecbook
 from conftest import ROOT
 from vecbook import Config, ConfigError, load_config
+from vecbook.config import COLLECTION_NAME_RULE
 
 
 @pytest.fixture(autouse=True)
@@ -103,29 +104,49 @@ def test_relative_data_directory_argument_resolves_against_the_cwd(
 # -- which file: --config, else ./vecbook.toml, else the checkout's --
 
 
-def test_without_a_path_the_working_directory_config_wins_over_the_checkouts(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_without_a_path_the_working_directory_config_wins_over_the_users(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, user_config: Path) -> None:
     monkeypatch.chdir(tmp_path)
-    checkout = load_config()  # what an MCP client started from any folder gets
-    assert checkout.config_file == ROOT / "vecbook.toml"
-    assert [c.name for c in checkout.collections] == ["messages"]
+    assert load_config().config_file is None  # no file anywhere: defaults (the checkout's is not used)
+    user_config.parent.mkdir(parents=True)
+    user_config.write_text('[[collections]]\nname = "family-chat"\npath = "chat.txt"\n', encoding="utf-8")
+    config = load_config()
+    assert config.config_file == user_config and [c.name for c in config.collections] == ["family-chat"]
+    # a user config that lists collections only, with no data folder beside it, searches them alone
+    assert config.data_directory is None
     (tmp_path / "vecbook.toml").write_text("max_results = 3\n", encoding="utf-8")
     assert load_config().config_file == tmp_path / "vecbook.toml"
 
 
-def test_a_named_data_folder_does_not_bring_in_the_checkouts_samples(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    # `vecbook.py search ... --data-dir ~/notes` must not mix the sample chats into the notes.
+def test_the_checkouts_config_is_not_used_from_another_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
+    assert load_config().config_file is None
+    monkeypatch.chdir(ROOT)
+    assert load_config().config_file == ROOT / "vecbook.toml"
+
+
+def test_a_named_data_folder_is_searched_alone(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, user_config: Path) -> None:
+    # `vecbook search ... --data-dir ~/notes` must not mix a config's collections into the notes.
+    monkeypatch.chdir(tmp_path)
+    for folder in (tmp_path, user_config.parent):
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "vecbook.toml").write_text('[[collections]]\nname = "mine"\ndatabase = "mine.db"\n',
+                                             encoding="utf-8")
     config = load_config(data_directory="notes")
     assert config.config_file is None and config.collections == ()
     assert config.data_directory == tmp_path / "notes"
     monkeypatch.setenv("VECBOOK_DATA_DIRECTORY", "notes")
     assert load_config().config_file is None
-    # a config in the working directory is the user's own: its collections stay
-    (tmp_path / "vecbook.toml").write_text('[[collections]]\nname = "mine"\ndatabase = "mine.db"\n',
-                                           encoding="utf-8")
-    assert [c.name for c in load_config(data_directory="notes").collections] == ["mine"]
+    # with --config the file is the one asked for: its collections stay, the folder replaces its own
+    monkeypatch.delenv("VECBOOK_DATA_DIRECTORY")
+    assert [c.name for c in load_config(tmp_path / "vecbook.toml", data_directory="notes").collections] == ["mine"]
+
+
+@pytest.mark.parametrize("name", ["family-chat", "work_mail", "a", "2024", "x-1_y"])
+def test_collection_names_are_what_the_user_types(config_file: Callable[[str], Path], name: str) -> None:
+    path = config_file(f'[[collections]]\nname = "{name}"\ndatabase = "s.db"\n')
+    assert load_config(path).collections[0].name == name
 
 
 # -- precedence: defaults < file < environment < arguments --
@@ -316,13 +337,26 @@ def test_collections_resolve_against_the_config_folder(
 
 @pytest.mark.parametrize("tables, message", [
     ('[[collections]]\nname = "Slack"\ndatabase = "s.db"',
-     "[[collections]] #1 in {f}: 'name' is required and must match [a-z0-9_]+, got 'Slack'"),
-    ('[[collections]]\nname = "my-chats"\ndatabase = "s.db"',
-     "[[collections]] #1 in {f}: 'name' is required and must match [a-z0-9_]+, got 'my-chats'"),
+     "[[collections]] #1 in {f}: 'name' is required and must be "
+     f"{COLLECTION_NAME_RULE}, got 'Slack'"),
+    ('[[collections]]\nname = "-chats"\ndatabase = "s.db"',
+     "[[collections]] #1 in {f}: 'name' is required and must be "
+     f"{COLLECTION_NAME_RULE}, got '-chats'"),
+    ('[[collections]]\nname = "my chats"\ndatabase = "s.db"',
+     "[[collections]] #1 in {f}: 'name' is required and must be "
+     f"{COLLECTION_NAME_RULE}, got 'my chats'"),
+    ('[[collections]]\nname = "../chats"\ndatabase = "s.db"',
+     "[[collections]] #1 in {f}: 'name' is required and must be "
+     f"{COLLECTION_NAME_RULE}, got '../chats'"),
+    ('[[collections]]\nname = "chät"\ndatabase = "s.db"',
+     "[[collections]] #1 in {f}: 'name' is required and must be "
+     f"{COLLECTION_NAME_RULE}, got 'chät'"),
     ('[[collections]]\nname = "chats\\n"\ndatabase = "s.db"',
-     "[[collections]] #1 in {f}: 'name' is required and must match [a-z0-9_]+, got 'chats\\n'"),
+     "[[collections]] #1 in {f}: 'name' is required and must be "
+     f"{COLLECTION_NAME_RULE}, got 'chats\\n'"),
     ('[[collections]]\ndatabase = "s.db"',
-     "[[collections]] #1 in {f}: 'name' is required and must match [a-z0-9_]+, got None"),
+     "[[collections]] #1 in {f}: 'name' is required and must be "
+     f"{COLLECTION_NAME_RULE}, got None"),
     ('[[collections]]\nname = "a"\ndatabase = "a.db"\n[[collections]]\nname = "a"\ndatabase = "b.db"',
      "[[collections]] #2 in {f}: collection name 'a' is already used"),
     ('[[collections]]\nname = "files"\ndatabase = "a.db"',
@@ -337,7 +371,7 @@ def test_collections_resolve_against_the_config_folder(
      "config key 'database' in [[collections]] #1 in {f} must be str, got 3"),
     ('collections = "slack"', "'collections' in {f} must be an array of tables ([[collections]])"),
     ("collections = [1]", "[[collections]] #1 in {f} must be a table"),
-], ids=["uppercase-name", "dash-name", "newline-name", "missing-name", "duplicate", "reserved-files",
+], ids=["uppercase-name", "leading-dash-name", "space-name", "path-name", "accented-name", "newline-name", "missing-name", "duplicate", "reserved-files",
         "missing-database", "table-and-query", "unknown-key", "non-string", "not-array", "not-table"])
 def test_collection_errors(config_file: Callable[[str], Path], tables: str, message: str) -> None:
     path = config_file(tables + "\n")

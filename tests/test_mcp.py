@@ -40,7 +40,7 @@ def hits_of(result: Any) -> list[dict[str, Any]]:
     return json.loads(result.content[0].text)
 
 
-def test_server_lists_four_described_tools(sample_book: vecbook.VecBook) -> None:
+def test_server_lists_five_described_tools(sample_book: vecbook.VecBook) -> None:
     from fastmcp import Client
 
     async def run() -> Any:
@@ -48,7 +48,7 @@ def test_server_lists_four_described_tools(sample_book: vecbook.VecBook) -> None
             return await client.list_tools()
 
     tools = {t.name: t for t in asyncio.run(run())}
-    assert set(tools) == {"search", "get", "reindex", "stats"}
+    assert set(tools) == {"search", "get", "sources", "reindex", "stats"}
     for tool in tools.values():
         assert tool.description and len(tool.description) > 20
     schema = tools["search"].input_schema
@@ -111,6 +111,17 @@ def test_malformed_calls_are_tool_errors_and_the_server_keeps_serving(
     assert result.is_error
     assert message in result.content[0].text
     assert hits_of(call(sample_book, "search", {"query": "recipe", "max_results": 1}))
+
+
+def test_sources_tool_lists_what_an_assistant_may_pass_as_sources(sample_book: vecbook.VecBook) -> None:
+    result = call(sample_book, "sources", {})
+    listed = {s["name"]: s for s in result.structured_content["result"]}
+    assert list(listed) == ["files", "messages", "family-chat", "hiking-club", "calendar", "vault"]
+    chat = listed["family-chat"]
+    assert (chat["format"], chat["records"], chat["first_date"], chat["last_date"]) == (
+        "whatsapp", 6, "2024-02-14", "2024-03-20")
+    assert chat["description"] == "family WhatsApp group, February-March 2024" and "Priya" in chat["participants"]
+    assert json.loads(result.content[0].text) == result.structured_content["result"]
 
 
 def test_stats_tool_reports_progress_and_counts(sample_book: vecbook.VecBook) -> None:
@@ -180,7 +191,7 @@ def test_stdio_server_speaks_only_protocol_on_stdout(tmp_path: Path) -> None:
         assert reply["result"]["serverInfo"]["name"] == "vecbook"
         send(proc, {"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
         names = {t["name"] for t in receive(proc, 2)["result"]["tools"]}
-        assert names == {"search", "get", "reindex", "stats"}
+        assert names == {"search", "get", "sources", "reindex", "stats"}
         send(proc, {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
                     "params": {"name": "search", "arguments": {"query": "growing tomatoes", "max_results": 2}}})
         result = receive(proc, 3, timeout=120)["result"]

@@ -323,7 +323,7 @@ def test_config_paths_resolve_against_the_config_file_and_expand_home(tmp_path: 
 
 @pytest.mark.parametrize(("collections", "message"), [
     ([{"database": "a.db"}], "'name' is required"),
-    ([{"name": "Notes", "database": "a.db"}], "[a-z0-9_]+"),
+    ([{"name": "Notes", "database": "a.db"}], "lower-case letters, digits, - and _"),
     ([{"name": "a", "database": "a.db"}, {"name": "a", "database": "b.db"}], "already used"),
     ([{"name": "a"}], "'database'"),
     ([{"name": "a", "database": "a.db", "table": "t", "query": "SELECT 1"}], "not both"),

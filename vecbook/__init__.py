@@ -3,13 +3,13 @@
 Plain ``.txt`` files (records separated by ``---`` lines) and read-only SQLite
 tables are loaded at start-up, embedded with all-MiniLM-L6-v2 into an in-memory
 FAISS index beside a BM25 keyword index, and searched from the shell
-(``python vecbook.py search "..."``), over MCP stdio (``python vecbook.py serve``)
-or from Python (``from vecbook import VecBook``). Every hit cites its file and
-line range.
+(``vecbook search "..."`` once installed, or ``python vecbook.py search "..."`` in a checkout),
+over MCP stdio (``vecbook serve``) or from Python (``from vecbook import VecBook``). Every hit
+cites its file and line range.
 
 The package's modules are its sections, in dependency order (each imports only
 the ones before it): config -> records -> onnx_model -> embed -> vector_cache -> tokens -> index
--> snippets -> rank -> sqlite_ro -> exports -> sources -> build -> keyword_cache -> caches -> hits
+-> snippets -> rank -> sqlite_ro -> exports -> sources -> registry -> build -> keyword_cache -> caches -> hits
 -> watch -> book (the VecBook facade) -> mcp -> cli. ``import vecbook`` loads the standard
 library and numpy only; torch, sentence-transformers, onnxruntime, faiss and fastmcp are
 imported by the functions that use them.

@@ -46,6 +46,8 @@ from .tokens import tokenize
 from .rank import FUSION_DEPTH, Condition, Scored, convenience_conditions, parse_filters, rank
 from .snippets import fold as fold_hits
 from .snippets import query_terms, recency_blend
+from .records import Record
+from .registry import summarize
 from .sources import LoadReport, check_collections
 from .caches import Caches, check_cache_directory
 
@@ -79,7 +81,7 @@ class VecBook:
             config = config_without_file(data_directory=data_directory, **settings)
         elif data_directory is not None or settings:
             config = replace_config(config, data_directory=data_directory, **settings)
-        _check_data_directory(config.data_directory)
+        _check_sources(config)
         config = check_cache_directory(config)
         check_collections(config)
         self.config = config
@@ -113,7 +115,9 @@ class VecBook:
 
     @classmethod
     def from_config(cls, path: str | Path | None = None, **settings: Any) -> VecBook:
-        """Load ``vecbook.toml`` (or ``path``), apply overrides such as ``data_directory=...``."""
+        """Load ``path``, else ``./vecbook.toml``, else the user's config file (where ``vecbook add``
+        writes), as the command line does; apply overrides such as ``max_results=...``
+        (``data_directory=...`` without ``path`` searches that folder alone)."""
         background = bool(settings.pop("background", False))
         progress = settings.pop("progress", None)
         embedder = settings.pop("embedder", None)
@@ -246,12 +250,13 @@ class VecBook:
             if previous is None and not full and self._builder.term_counts is None:
                 self._caches.restore_keywords(self._builder)  # a restart reads only what changed since
                 restored = set(self._builder.blocks) if self._builder.blocks else None
-            log.info("reading %s", self.config.data_directory)
+            log.info("reading %s", self.config.data_directory or "the collections")
             report = self._builder.read()
             unchanged = self._unchanged(previous, report, full)
             if not unchanged:
                 if not report.records:
-                    log.warning("no records found in %s: searches will return nothing", self.config.data_directory)
+                    log.warning("no records found in %s: searches will return nothing",
+                                self.config.data_directory or "the collections")
                 self._set_progress(state="indexing keywords", records_total=len(report.records))
                 base = self._builder.keyword_snapshot(report)
                 captured = self._caches.capture_keywords(self._builder)
@@ -517,6 +522,29 @@ class VecBook:
 
     # -- stats --
 
+    def sources(self) -> list[dict[str, Any]]:
+        """Each source searched, as the last index read it: ``name`` (what ``sources=`` takes;
+        ``files`` for the data directory), ``format``, ``path``, ``records``, ``first_date`` and
+        ``last_date``, ``participants``, ``problems`` and the configured ``description``.
+        A background book is read first (the keyword stage: no vectors needed)."""
+        snapshot, _ = self._snapshot_for("keyword")
+        report = snapshot.report
+        by_source: dict[str, list[Record]] = {}
+        for record in report.records:
+            by_source.setdefault(record.source, []).append(record)
+        found = []
+        if self.config.data_directory is not None:
+            problems = [p for p in report.problems if not p.reason.startswith("collection '")]
+            found.append(summarize("files", "text", str(self.config.data_directory), by_source.get("files", []),
+                                   problems, "the .txt records of the data directory"))
+        for collection in self.config.collections:
+            facts = report.collections.get(collection.name, {})
+            fmt = facts.get("format") or collection.format or ("sqlite" if collection.database else "?")
+            found.append(summarize(collection.name, fmt, collection.database_label,
+                                   by_source.get(collection.name, []), facts.get("problems", []),
+                                   collection.description))
+        return [summary.to_dict() for summary in found]
+
     def stats(self) -> dict[str, Any]:
         """Counts, problems, model and index facts, and indexing progress."""
         with self._cond:
@@ -538,7 +566,7 @@ class VecBook:
             "warnings": [p.to_dict() for p in report.problems if not p.skipped],
             "collections": report.collections,
             "outside_links": report.outside_links,
-            "data_directory": str(self.config.data_directory),
+            "data_directory": str(self.config.data_directory) if self.config.data_directory else None,
             "model": self.config.embedding_model,
             "dimensions": int(vectors.vectors.shape[1]) if vectors is not None else None,
             "precision": self.embedder.precision if vectors is not None else None,
@@ -573,7 +601,18 @@ def _count_sources(report: LoadReport) -> str:
     return ", ".join(parts)
 
 
-def _check_data_directory(path: Path) -> None:
+def _check_sources(config: Config) -> None:
+    """The data directory must be a folder; with none (a config of collections only) there must be
+    a collection, else there is nothing to search and the error says how to add a source."""
+    path = config.data_directory
+    if path is None:
+        if not config.collections:
+            from .config import user_config_file
+
+            raise ConfigError(f"nothing to search: no {CONFIG_NAME} here or in {user_config_file().parent}; "
+                              f"add a source with `vecbook add PATH` (a notes folder, a chat export...), "
+                              f"or pass --data-dir DIR or --config FILE")
+        return
     if not path.exists():
         raise ConfigError(f"data directory not found: {path} (create it, or set data_directory in "
                           f"{CONFIG_NAME} or pass --data-dir)")

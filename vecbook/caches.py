@@ -286,7 +286,7 @@ def check_cache_directory(config: Config) -> Config:
     backup of the notes would carry them): a configured folder there is an error, the
     default folder there (a data directory of ``~``) turns the caches off with a WARN."""
     cache = config.cache_directory
-    if cache is None:
+    if cache is None or config.data_directory is None:
         return config
     data, resolved = config.data_directory.resolve(), cache.resolve()
     if resolved != data and data not in resolved.parents:

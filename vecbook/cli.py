@@ -1,4 +1,5 @@
-"""The command line: ``search``, ``stats``, ``reindex`` and ``serve``, with logging and progress on stderr."""
+"""The command line: ``search``, ``get``, ``stats``, ``reindex``, ``serve``, and ``add``, ``sources``,
+``remove`` and ``config path`` for the sources a config lists; logging and progress on stderr."""
 
 from __future__ import annotations
 
@@ -7,10 +8,11 @@ import json
 import logging
 import os
 import sys
+from pathlib import Path
 from typing import Any, Sequence
 
 from .book import VecBook
-from .hits import MAX_CONTEXT, Hit, check_max_results, check_query
+from .hits import MAX_CONTEXT, Hit, check_max_results, check_query, mark_matches
 from .config import (
     CONFIG_NAME,
     FUSIONS,
@@ -21,10 +23,12 @@ from .config import (
     QueryError,
     VecBookError,
     __version__,
+    find_config_file,
     load_config,
+    user_config_file,
 )
 from .mcp import serve
-from .tokens import TOKEN_RE, porter_stem
+from .registry import add_source, inspect, remove_source
 from .rank import parse_filters
 from .records import Problem
 
@@ -138,10 +142,10 @@ def parse_filter_argument(text: str) -> tuple[str, Any]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The ``vecbook`` command line: search, stats, reindex, serve."""
+    """The ``vecbook`` command line: search, get, stats, reindex, serve, add, remove, sources, config path."""
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--config", metavar="PATH", help=f"config file (default: ./{CONFIG_NAME}, "
-                                                         "else the one beside vecbook.py)")
+    common.add_argument("--config", metavar="PATH", help=f"config file (default: ./{CONFIG_NAME}, else the "
+                                                         "user's, see `vecbook config path`)")
     common.add_argument("--data-dir", metavar="DIR", help="folder of .txt records (overrides the config)")
     common.add_argument("--log-level", type=str.upper, choices=LOG_LEVELS, metavar="LEVEL",
                         help="stderr log level: DEBUG, INFO, WARNING (or WARN), ERROR (default: WARNING; "
@@ -201,7 +205,44 @@ def build_parser() -> argparse.ArgumentParser:
     serve_cmd.add_argument("--no-watch", action="store_true",
                            help="do not watch the data directory and collections (reindex by the MCP tool only)")
     serve_cmd.set_defaults(handler=_cmd_serve)
+    _add_source_commands(commands, common)
     return parser
+
+
+def _add_source_commands(commands: Any, common: argparse.ArgumentParser) -> None:
+    """``add``, ``sources``, ``remove`` and ``config path``: the sources a config file lists."""
+    target = argparse.ArgumentParser(add_help=False)
+    target.add_argument("--config", metavar="PATH", help="config file to edit (default: the user's, "
+                                                         "see `vecbook config path`)")
+    add = commands.add_parser("add", parents=[target], help="register a source: notes folder, export, database",
+                              description="Read a source (a folder of .txt records or Markdown notes, a chat, "
+                                          "mail or calendar export, a SQLite database), show what it holds, and "
+                                          "add it to the config.")
+    add.add_argument("path", help="the file, folder or .zip")
+    add.add_argument("--name", help="what to call it in citations and sources= (default: from the file name)")
+    add.add_argument("--format", help="the export format, when it cannot be told from the content "
+                                      "(whatsapp, telegram, markdown, ics, text, sqlite...)")
+    add.add_argument("--description", metavar="TEXT", help="what it holds, shown to you and to assistants")
+    add.add_argument("--table", help="SQLite: the table of rows to search")
+    add.add_argument("--text-column", metavar="COLUMN", help="SQLite: the table's column holding the text")
+    add.set_defaults(handler=_cmd_add, loads_config=False)
+    remove = commands.add_parser("remove", parents=[target], help="take a source out of the config",
+                                 description="Remove a source from the config (its files are not touched).")
+    remove.add_argument("name", help="the source's name, as `vecbook sources` lists it")
+    remove.set_defaults(handler=_cmd_remove, loads_config=False)
+    sources = commands.add_parser("sources", parents=[common], help="list the sources searched",
+                                  description="Read the sources and list each with its format, path, records, "
+                                              "date range and description.")
+    sources.add_argument("--json", action="store_true", help="print JSON")
+    sources.set_defaults(handler=_cmd_sources)
+    config = commands.add_parser("config", help="about the config file",
+                                 description="`vecbook config path` prints the config file in use.")
+    actions = config.add_subparsers(dest="action", required=True, metavar="ACTION",
+                                    help="path: print the config file in use")
+    path = actions.add_parser("path", parents=[common], help="print the config file in use",
+                              description=f"Print the config file a command run here uses: --config, else "
+                                          f"./{CONFIG_NAME}, else the user's.")
+    path.set_defaults(handler=_cmd_config_path, loads_config=False)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -211,8 +252,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse exits on --help and usage errors
         return int(exc.code or 0)
-    configure_logging(args.log_level or ("INFO" if args.verbose or args.command == "serve" else "WARNING"))
+    # add, remove and config path take no --log-level: they log warnings only.
+    configure_logging(getattr(args, "log_level", None)
+                      or ("INFO" if getattr(args, "verbose", False) or args.command == "serve" else "WARNING"))
     try:
+        if not getattr(args, "loads_config", True):
+            return int(args.handler(args, None))
         config = load_config(args.config, data_directory=args.data_dir, log_level=args.log_level)
         configure_logging(command_log_level(args, config))
         return int(args.handler(args, config))
@@ -297,11 +342,7 @@ def format_hits(hits: Sequence[Hit], color: bool = False) -> str:
 
 def _highlight(text: str, terms: Sequence[str]) -> str:
     """Bold the words of ``text`` that stem like one of ``terms`` (as the keyword index matched them)."""
-    stems = {porter_stem(t.lower()) for t in terms}
-    if not stems:
-        return text
-    return TOKEN_RE.sub(lambda m: f"{BOLD}{m.group(0)}{RESET}" if porter_stem(m.group(0).lower()) in stems
-                        else m.group(0), text)
+    return mark_matches(text, terms, lambda word: f"{BOLD}{word}{RESET}")
 
 
 def _shown_value(value: Any) -> str:
@@ -344,3 +385,79 @@ def _cmd_serve(args: argparse.Namespace, config: Config) -> int:
     route_other_loggers()
     serve(VecBook(config=config, background=True, watch=config.watch and not args.no_watch))
     return 0
+
+
+def _target_file(args: argparse.Namespace) -> Path:
+    """The config ``add`` and ``remove`` edit: ``--config``, else the user's."""
+    return Path(args.config).expanduser() if args.config else user_config_file()
+
+
+def _cmd_add(args: argparse.Namespace, _config: None) -> int:
+    target = _target_file(args)
+    found = inspect(args.path, target, name=args.name, format_name=args.format, description=args.description,
+                    table=args.table, text_column=args.text_column)
+    print(f"found '{found.summary.name}':")
+    print("\n".join("  " + line for line in found.summary.lines()))
+    add_source(target, found.table)
+    print(f"added '{found.summary.name}' to {target}")
+    here = Path.cwd() / CONFIG_NAME
+    if not args.config and here.is_file():
+        print(f"note: in this folder ./{CONFIG_NAME} is used instead (pass --config {CONFIG_NAME} to add it there)")
+    return 0
+
+
+def _cmd_remove(args: argparse.Namespace, _config: None) -> int:
+    target = _target_file(args)
+    remove_source(target, args.name)
+    print(f"removed '{args.name}' from {target} (its files are untouched)")
+    return 0
+
+
+def _cmd_config_path(args: argparse.Namespace, _config: None) -> int:
+    if args.data_dir and not args.config:
+        print(f"none: --data-dir {args.data_dir} is searched alone")
+        return 0
+    file = Path(args.config).expanduser() if args.config else find_config_file()
+    if file is None:
+        print(f"none (no ./{CONFIG_NAME} and no {user_config_file()}; `vecbook add PATH` creates the latter)")
+        return 1
+    print(file.absolute())
+    return 0
+
+
+def _cmd_sources(args: argparse.Namespace, config: Config) -> int:
+    indexed = _last_indexed(config)  # before this run's own read updates it
+    book = _open_book(config, keyword_only=True)
+    listed = book.sources()
+    if args.json:
+        print(json.dumps({"config_file": str(config.config_file) if config.config_file else None,
+                          "last_indexed": indexed, "sources": listed}, indent=2, ensure_ascii=False))
+        return 0
+    print(f"config: {config.config_file or 'none'}")
+    never = "never (this was the first read)" if config.cache_directory else "unknown (the cache is off)"
+    print(f"last indexed: {indexed or never}")
+    for source in listed:
+        dates = f", {source['first_date']} to {source['last_date']}" if source["first_date"] else ""
+        print(f"\n{source['name']}: {source['format']}, {source['records']} records{dates}")
+        print(f"  path: {source['path']}")
+        if source["description"]:
+            print(f"  description: {source['description']}")
+        if source["problems"]:
+            print(f"  problems: {len(source['problems'])} (`vecbook stats` lists them)")
+    return 0
+
+
+def _last_indexed(config: Config) -> str | None:
+    """When these sources were last indexed: the time the keyword cache of this config (what
+    the last build read) was written, local time to the minute; None without one."""
+    from datetime import datetime
+
+    from .keyword_cache import KeywordCache
+
+    if config.cache_directory is None:
+        return None
+    try:
+        written = KeywordCache(config.cache_directory, config).path.stat().st_mtime
+    except OSError:
+        return None
+    return datetime.fromtimestamp(written).isoformat(" ", "minutes")

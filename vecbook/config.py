@@ -1,5 +1,5 @@
-"""Settings: ``vecbook.toml``, ``VECBOOK_*`` variables and overrides, validated into a frozen Config;
-the error hierarchy every other module raises from."""
+"""Settings: ``vecbook.toml`` (the working directory's, else the user's), ``VECBOOK_*`` variables and
+overrides, validated into a frozen Config; the error hierarchy every other module raises from."""
 
 from __future__ import annotations
 
@@ -20,9 +20,6 @@ else:  # pragma: no cover - exercised only on Python 3.10
 
 __version__ = "0.1.0"
 CONFIG_NAME = "vecbook.toml"
-# The folder holding this package and the vecbook.py script: an MCP client may start the
-# server from any folder, and the checkout's own vecbook.toml is the fallback.
-CHECKOUT = Path(__file__).resolve().parent.parent
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 # Names under which the packaged MiniLM weights are accepted; anything else must
 # be a local model directory, because nothing is downloaded at run time.
@@ -38,7 +35,11 @@ MAX_RESULTS_LIMIT = 1000
 # A query is a question, not a document: 10k characters is far past any
 # sensible question and keeps a stray paste from embedding megabytes.
 MAX_QUERY_CHARS = 10_000
-COLLECTION_NAME_RE = re.compile(r"^[a-z0-9_]+\Z")
+# What a collection may be called: what the user types (``family-chat``, ``work_mail``). Lower-case
+# ASCII letters and digits, with - and _ inside: safe in citations ("name/file:3"), ids
+# ("name:row"), ``sources=`` filters, cache scopes and a shell, and never a path or an option.
+COLLECTION_NAME_RE = re.compile(r"^[a-z0-9](?:[a-z0-9_-]{0,62}[a-z0-9_])?\Z")
+COLLECTION_NAME_RULE = "lower-case letters, digits, - and _ (starting with a letter or digit, at most 64)"
 # A pause this long in a chat starts a new conversation window: people answer
 # within minutes, and a new topic usually follows a longer silence.
 DEFAULT_WINDOW_GAP_MINUTES = 30.0
@@ -78,6 +79,7 @@ class CollectionConfig:
     path: Path | None = None  # an export: a file or folder (or a .zip) in its app's own format
     format: str | None = None  # None: detected from the export's content
     window_gap_minutes: float = DEFAULT_WINDOW_GAP_MINUTES
+    description: str = ""  # what the user said it holds: shown by ``sources`` and the MCP tool
 
     @property
     def label(self) -> str:
@@ -89,7 +91,8 @@ class CollectionConfig:
 class Config:
     """Validated settings; docs/configuration.md describes each key."""
 
-    data_directory: Path = Path("data")
+    # None: no folder of .txt records (a config file that only lists collections).
+    data_directory: Path | None = Path("data")
     max_results: int = 10
     embedding_model: str = DEFAULT_MODEL
     similarity_metric: str = "cosine"
@@ -137,7 +140,7 @@ _SCALAR_KEYS: dict[str, tuple[tuple[type, ...], tuple[Any, ...] | None]] = {
     "watch": ((bool,), None),
 }
 _PATH_KEYS = ("data_directory", "cache_directory")
-_COLLECTION_KEYS = ("name", "database", "table", "query", "path", "format", "window_gap_minutes")
+_COLLECTION_KEYS = ("name", "database", "table", "query", "path", "format", "window_gap_minutes", "description")
 
 
 def default_cache_directory() -> Path:
@@ -147,11 +150,19 @@ def default_cache_directory() -> Path:
     return Path(platformdirs.user_cache_dir("vecbook"))
 
 
-def find_config_file(start: Path | None = None, beside_script: bool = True) -> Path | None:
-    """The default config: ``vecbook.toml`` in the working directory, else (when
-    ``beside_script``) the checkout's own, beside ``vecbook.py``."""
-    for folder in (start or Path.cwd(), *([CHECKOUT] if beside_script else [])):
-        candidate = folder / CONFIG_NAME
+def user_config_file() -> Path:
+    """The user's config file, which ``vecbook add`` writes: ``vecbook.toml`` in the platform's
+    config folder (``~/.config/vecbook`` on Linux, ``~/Library/Application Support/vecbook``
+    on macOS, ``%LOCALAPPDATA%\\vecbook`` on Windows)."""
+    import platformdirs
+
+    return Path(platformdirs.user_config_dir("vecbook", appauthor=False)) / CONFIG_NAME
+
+
+def find_config_file(start: Path | None = None) -> Path | None:
+    """The config used without ``--config``: ``vecbook.toml`` in the working directory (or
+    ``start``), else the user's config file, else None (no file: defaults only)."""
+    for candidate in ((start or Path.cwd()) / CONFIG_NAME, user_config_file()):
         if candidate.is_file():
             return candidate
     return None
@@ -166,22 +177,31 @@ def load_config(path: str | Path | None = None, **overrides: Any) -> Config:
         overrides: keys of the config file, e.g. ``data_directory="notes"``;
             relative paths here resolve against the working directory.
     """
-    # The checkout's own config lets an MCP client start the server from any folder; but
-    # when the data folder is named (argument or environment), that config's samples and
-    # their SQLite collection are not what the user asked to search.
+    # A data folder named (argument or environment) without a config file is searched alone:
+    # the collections of a config found by default are not what the user asked to search.
     environment = _environment_values()
     named = overrides.get("data_directory") is not None or "data_directory" in environment
-    file = Path(path).expanduser() if path is not None else find_config_file(beside_script=not named)
+    file = Path(path).expanduser() if path is not None else None if named else find_config_file()
     values: dict[str, Any] = {}
     collections: tuple[CollectionConfig, ...] = ()
     if file is not None:
         raw = _read_toml(file)
         collections = _parse_collections(raw.pop("collections", []), file)
-        values["data_directory"] = file.parent / Config.data_directory  # default, beside the file too
+        values["data_directory"] = _default_data_directory(file.parent, optional=bool(collections))
         values.update(_check_values(raw, where=str(file), base=file.parent))
+    else:
+        values["data_directory"] = _default_data_directory(Path.cwd(), optional=True)
     values.update(_check_values(environment, where="environment", base=Path.cwd()))
     values.update(_check_arguments(overrides))
     return Config(**values, collections=collections, config_file=file)
+
+
+def _default_data_directory(base: Path, optional: bool) -> Path | None:
+    """``data`` beside the config file (the spec's layout), or None where it is ``optional`` and
+    missing: a file that lists collections (the user config ``vecbook add`` writes) then searches
+    them alone, and with no file at all (``base``: the working directory) there is nothing to search."""
+    folder = base / "data"
+    return None if optional and not folder.is_dir() else folder
 
 
 def config_without_file(**overrides: Any) -> Config:
@@ -314,7 +334,7 @@ def _parse_collection(table: dict[str, Any], where: str, base: Path) -> Collecti
                               f"{'a number' if key == 'window_gap_minutes' else 'str'}, got {value!r}")
     name, database, path = table.get("name"), table.get("database"), table.get("path")
     if not name or not COLLECTION_NAME_RE.match(name):
-        raise ConfigError(f"{where}: 'name' is required and must match [a-z0-9_]+, got {name!r}")
+        raise ConfigError(f"{where}: 'name' is required and must be {COLLECTION_NAME_RULE}, got {name!r}")
     if name == "files":
         raise ConfigError(f"{where}: collection name 'files' is already used (it names the .txt records)")
     if bool(database) == bool(path):
@@ -329,7 +349,7 @@ def _parse_collection(table: dict[str, Any], where: str, base: Path) -> Collecti
     return CollectionConfig(
         name=name, database=base / Path(database).expanduser(), database_label=database,
         table=table.get("table") or (None if "query" in table else f"{name}_documents"),
-        query=table.get("query"),
+        query=table.get("query"), description=table.get("description", ""),
     )
 
 
@@ -344,4 +364,4 @@ def _parse_export(table: dict[str, Any], where: str, base: Path) -> CollectionCo
     fmt = table.get("format")
     return CollectionConfig(name=table["name"], path=base / Path(table["path"]).expanduser(),
                             database_label=table["path"], format=fmt.lower() if fmt else None,
-                            window_gap_minutes=gap)
+                            window_gap_minutes=gap, description=table.get("description", ""))

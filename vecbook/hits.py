@@ -5,8 +5,9 @@ arguments, and the fluent ``Query`` builder."""
 from __future__ import annotations
 
 import dataclasses
+import html
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
 
@@ -15,6 +16,7 @@ from .config import FUSIONS, MAX_QUERY_CHARS, MAX_RESULTS_LIMIT, QueryError, Vec
 from .rank import Scored, parse_filters
 from .records import Record
 from .snippets import make_snippet
+from .tokens import TOKEN_RE, porter_stem
 
 if TYPE_CHECKING:  # the facade imports this module, not the other way round
     from .book import VecBook
@@ -57,6 +59,10 @@ class Hit:
                 data[key] = f"{data[key]:.6f}"
         return data
 
+    def _repr_html_(self) -> str:
+        """The hit as a one-row table in Jupyter (``Results`` shows many)."""
+        return hits_table([self], ranked=False)
+
 
 @dataclass(frozen=True)
 class Entry:
@@ -95,6 +101,19 @@ class Context:
         return {"record": self.record.to_dict(), "before": [e.to_dict() for e in self.before],
                 "after": [e.to_dict() for e in self.after]}
 
+    def _repr_html_(self) -> str:
+        """The record and its neighbours as a table in Jupyter, the record itself in bold;
+        positions count from it (-2, -1, 0, +1...)."""
+        entries = [*self.before, self.record, *self.after]
+        rows = []
+        for offset, entry in enumerate(entries, -len(self.before)):
+            text = _cell(html.escape(entry.text))
+            if entry is self.record:
+                text = f"<b>{text}</b>"
+            rows.append([f"{offset:+d}" if offset else "0", html.escape(entry.citation), text,
+                         html.escape(entry.source), html.escape(record_date(entry.metadata))])
+        return _table(["", "citation", "text", "source", "date"], rows)
+
 
 class Results(list):  # list[Hit]
     """A list of hits, best first, with notebook-friendly conversions."""
@@ -104,6 +123,11 @@ class Results(list):  # list[Hit]
         check_choice("scores_as", scores_as, SCORE_FORMATS)
         return [hit.to_dict(scores_as) for hit in self]
 
+    def _repr_html_(self) -> str:
+        """The hits as a table in Jupyter: rank, score, citation, snippet with the matched words
+        marked, source and date (in a terminal the list shows as plain text)."""
+        return hits_table(self) if self else "<p>no results</p>"
+
     def to_pandas(self) -> Any:
         """A pandas DataFrame, one row per hit, scores as floats (pandas is optional)."""
         try:
@@ -112,6 +136,53 @@ class Results(list):  # list[Hit]
             raise VecBookError("to_pandas needs pandas: run `pip install pandas`") from None
         columns = [f.name for f in dataclasses.fields(Hit)]
         return pd.DataFrame([dataclasses.asdict(hit) for hit in self], columns=columns)
+
+
+def mark_matches(text: str, terms: Sequence[str], mark: Callable[[str], str],
+                 plain: Callable[[str], str] = lambda part: part) -> str:
+    """``text`` with each word that stems like one of ``terms`` (as the keyword index matched it)
+    passed through ``mark``, and the text between through ``plain`` (e.g. an HTML escape)."""
+    stems = {porter_stem(t.lower()) for t in terms}
+    out, position = [], 0
+    for match in TOKEN_RE.finditer(text) if stems else ():
+        if porter_stem(match.group(0).lower()) in stems:
+            out += [plain(text[position:match.start()]), mark(match.group(0))]
+            position = match.end()
+    out.append(plain(text[position:]))
+    return "".join(out)
+
+
+def record_date(metadata: dict[str, Any]) -> str:
+    """A record's date as written (``date`` or ``Date`` metadata), or ""."""
+    value = next((v for k, v in metadata.items() if k.lower() == "date"), None)
+    if isinstance(value, list):
+        value = value[0] if value else None
+    return "" if value is None else str(value)
+
+
+def hits_table(hits: Sequence[Hit], ranked: bool = True) -> str:
+    """HTML table of hits; every value from the records is escaped."""
+    rows = []
+    for rank_number, hit in enumerate(hits, 1):
+        snippet = mark_matches(hit.snippet or hit.text, hit.matched_terms,
+                               lambda word: f"<mark>{html.escape(word)}</mark>", html.escape)
+        rows.append([*([str(rank_number)] if ranked else []), f"{hit.similarity_score:.3f}",
+                     html.escape(hit.citation), _cell(snippet), html.escape(hit.source),
+                     html.escape(record_date(hit.metadata))])
+    return _table([*(["rank"] if ranked else []), "score", "citation", "snippet", "source", "date"], rows)
+
+
+def _cell(escaped: str) -> str:
+    """Escaped text with its line breaks kept."""
+    return escaped.replace("\n", "<br>")
+
+
+def _table(headers: list[str], rows: list[list[str]]) -> str:
+    """An HTML table of cells already escaped; ``dir="auto"`` lets right-to-left text read right."""
+    head = "".join(f"<th>{h}</th>" for h in headers)
+    body = "".join("<tr>" + "".join(f'<td dir="auto" style="text-align:left; vertical-align:top">{c}</td>'
+                                    for c in row) + "</tr>" for row in rows)
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
 def check_query(query: Any, name: str = "query") -> str:

@@ -1,4 +1,4 @@
-"""The MCP stdio server: ``search``, ``reindex`` and ``stats`` tools over one VecBook."""
+"""The MCP stdio server: ``search``, ``get``, ``sources``, ``reindex`` and ``stats`` tools over one VecBook."""
 
 from __future__ import annotations
 
@@ -27,7 +27,8 @@ log = logging.getLogger("vecbook")  # one logger for the package: hosts and the 
 MCP_INSTRUCTIONS = (
     "VecBook searches the user's own notes, journals, chat and mail exports, and SQLite "
     "collections on this machine. Use `search` to find records, `get` to read a hit whole with the "
-    "records around it; cite hits by their `citation` "
+    "records around it, `sources` to see what can be searched (names for search's `sources`); cite hits "
+    "by their `citation` "
     "(file:line-range or database#table:row).")
 
 
@@ -96,6 +97,13 @@ def build_server(book: VecBook) -> Any:
         except VecBookError as exc:
             raise ToolError(str(exc)) from None
 
+    def sources() -> list[dict[str, Any]]:
+        """What this server searches, one entry per source: name (what `search` takes in `sources`;
+        "files" is the data folder's notes), format (whatsapp, telegram, ics, markdown, sqlite,
+        text...), path, records, first_date and last_date, participants (most frequent first),
+        problems, and the user's description of it."""
+        return book.sources()
+
     def stats() -> dict[str, Any]:
         """Indexing statistics and progress: state, records embedded of total, counts per
         source, skipped records with reasons, model, dimensions, metric, index type."""
@@ -151,6 +159,7 @@ def build_server(book: VecBook) -> Any:
     server.tool(get, annotations=read_only)
     server.tool(reindex, annotations={"readOnlyHint": False, "destructiveHint": False, "idempotentHint": True,
                                       "openWorldHint": False})
+    server.tool(sources, annotations=read_only)
     server.tool(stats, annotations=read_only)
     return server
 

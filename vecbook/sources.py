@@ -11,7 +11,7 @@ import sqlite3
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from .config import CollectionConfig, Config, RecordError
 from .exports import detect_format, load_export
@@ -107,12 +107,14 @@ def tree_signature(path: Path) -> Signature:
     return tuple(found)
 
 
-def discover_files(root: Path) -> tuple[list[tuple[str, Path]], list[Problem], list[str]]:
+def discover_files(root: Path, exclude: Sequence[Path] = ()) -> tuple[list[tuple[str, Path]], list[Problem], list[str]]:
     """All ``.txt`` files under root in sorted order, following symlinks (and zips holding a
     WhatsApp chat: not read, listed to say how to add them).
 
     A folder reached twice (a symlink loop) is walked once; a file reached
     twice is listed once; broken links and unreadable folders become Problems.
+    The files and folders in ``exclude`` (collections read in their own format, such as a
+    WhatsApp chat kept among the notes) are left out: each record is read once, by its reader.
     Returns (relative path, path) pairs, problems, and the relative paths of
     links that point outside ``root``.
     """
@@ -120,8 +122,9 @@ def discover_files(root: Path) -> tuple[list[tuple[str, Path]], list[Problem], l
     files: list[tuple[str, Path]] = []
     problems: list[Problem] = []
     outside: list[str] = []
-    seen_dirs: set[tuple[int, int]] = set()
-    seen_files: set[tuple[int, int]] = set()
+    excluded = {identity for identity in map(_identity, exclude) if identity is not None}
+    seen_dirs: set[tuple[int, int]] = set(excluded)
+    seen_files: set[tuple[int, int]] = set(excluded)
 
     def on_error(error: OSError) -> None:
         where = _relative(Path(error.filename or root), root)
@@ -180,7 +183,7 @@ def _collect_file(path: Path, root: Path, real_root: Path, files: list[tuple[str
     if identity is None or not path.is_file():
         return
     if identity in seen:
-        log.debug("%s is a second path to a file already indexed; skipped", rel)
+        log.debug("%s is a second path to a file already indexed, or a collection; skipped", rel)
         return
     seen.add(identity)
     files.append((rel, path))
@@ -227,12 +230,13 @@ def _zip_holds_a_chat(path: Path) -> bool:
         return False
 
 
-def load_directory(root: Path, state: SourceState | None = None) -> LoadReport:
-    """Every record of every ``.txt`` file under root; with ``state``, files whose
-    signature is unchanged since the last read are taken from it, and ``state`` is
-    updated to what this read found."""
+def load_directory(root: Path | None, state: SourceState | None = None,
+                   exclude: Sequence[Path] = ()) -> LoadReport:
+    """Every record of every ``.txt`` file under root (none when root is None) but those in
+    ``exclude``; with ``state``, files whose signature is unchanged since the last read are
+    taken from it, and ``state`` is updated to what this read found."""
     report = LoadReport()
-    files, report.problems, report.outside_links = discover_files(root)
+    files, report.problems, report.outside_links = discover_files(root, exclude) if root is not None else ([], [], [])
     report.new_problems = list(report.problems)
     before = state.files if state is not None else {}
     now: dict[str, tuple[Signature, list[Record], list[Problem]]] = {}
@@ -393,7 +397,8 @@ def load_sources(config: Config, state: SourceState | None = None) -> LoadReport
     collections are not read again, and only problems found by this read are
     logged: a known bad record is not warned about on every rebuild.
     """
-    report = load_directory(config.data_directory, state)
+    exports = [c.path for c in config.collections if c.path is not None]
+    report = load_directory(config.data_directory, state, exports)
     before = state.collections if state is not None else {}
     now = {}
     for collection in config.collections:

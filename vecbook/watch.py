@@ -56,7 +56,8 @@ class Root:
 def watch_roots(config: Config) -> list[Root]:
     """The data directory (recursively, .txt only), every collection folder (recursively),
     and the folder of every collection file (only that file and its ``-wal``)."""
-    roots = [Root(os.path.abspath(config.data_directory), recursive=True, txt_only=True)]
+    roots = ([Root(os.path.abspath(config.data_directory), recursive=True, txt_only=True)]
+             if config.data_directory is not None else [])
     for collection in config.collections:
         path = collection.path if collection.path is not None else collection.database
         if path is None:
@@ -163,7 +164,7 @@ class Watcher:
 
     def _update(self, roots: Iterable[Root], why: str) -> None:
         """Apply the changes by an incremental reindex (not while the data directory is gone)."""
-        if self.book.config.data_directory.is_dir():
+        if self.book.config.data_directory is None or self.book.config.data_directory.is_dir():
             self._missing_logged = False
             log.debug("updating the index: %s", why)
             self.book.reindex()

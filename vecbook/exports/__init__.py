@@ -31,6 +31,7 @@ FORMATS: dict[str, tuple[str, str]] = {
     "maildir": ("mail:maildir", "Maildir folder (cur/new/tmp)"),
     "slack": ("slack", "Slack workspace export, folder or .zip"),
     "telegram": ("telegram", "Telegram Desktop JSON (result.json)"),
+    "text": ("text", "a folder of .txt records, as in the data directory (never guessed)"),
 }
 
 
@@ -67,13 +68,19 @@ def detect_format(collection: CollectionConfig) -> str | None:
         return collection.format
     if collection.path is None or not collection.path.exists():
         return None
-    export = open_export(collection)
-    matches = [name for name in FORMATS if _detects(name, export)]
+    matches = recognising_formats(collection)
     if len(matches) == 1:
         return matches[0]
     found = f"it looks like {' and '.join(matches)}" if matches else "no format recognises it"
     raise ConfigError(f"{where}: cannot tell the format of {collection.path}: {found}; set format = \"...\" "
                       f"in its [[collections]] table (formats: {format_list()})")
+
+
+def recognising_formats(collection: CollectionConfig) -> list[str]:
+    """The formats whose reader recognises the export from its content (``vecbook add`` asks
+    for ``--format`` when there are several)."""
+    export = open_export(collection)
+    return [name for name in FORMATS if _detects(name, export)]
 
 
 def _detects(name: str, export: Export) -> bool:

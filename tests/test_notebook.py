@@ -1,0 +1,116 @@
+"""Notebook use: results, hits and ``get``'s context as HTML tables in Jupyter (every value
+escaped, any script or language shown as text), and examples/quickstart.ipynb, whose code cells
+run here in-process as a kernel would run them."""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import vecbook
+from conftest import ROOT
+from vecbook.hits import Context, Entry, Hit, Results
+
+NOTEBOOK = ROOT / "examples" / "quickstart.ipynb"
+# Text a record may hold: markup, Japanese, Hebrew and Arabic (right to left), emoji.
+TRICKY = "<script>alert('x')</script> & 東京の会議 שלום عالم 🎉 boilers"
+
+
+def hit(text: str = TRICKY, **fields: Any) -> Hit:
+    values: dict[str, Any] = dict(
+        text=text, file_path="a<b>.txt", line_number=3, end_line=4, similarity_score=0.87654321,
+        metadata={"Date": "2024-03-05", "author": "<i>Ana</i>"}, source="files", id="a<b>.txt:3",
+        citation="a<b>.txt:3-4", snippet=text, snippet_line=3, snippet_end_line=4, matched_terms=["boiler"])
+    values.update(fields)
+    return Hit(**values)
+
+
+def cells(html: str) -> list[list[str]]:
+    """The table's rows, each a list of its cells' inner HTML."""
+    return [re.findall(r"<t[dh][^>]*>(.*?)</t[dh]>", row) for row in re.findall(r"<tr>(.*?)</tr>", html)]
+
+
+def test_results_show_as_a_table_of_rank_score_citation_snippet_source_and_date() -> None:
+    html = Results([hit(), hit("Second line\nwith a break", matched_terms=[], citation="b.txt:1-2",
+                           metadata={})])._repr_html_()
+    assert cells(html) == [
+        ["rank", "score", "citation", "snippet", "source", "date"],
+        ["1", "0.877", "a&lt;b&gt;.txt:3-4",
+         "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt; &amp; 東京の会議 שלום عالم 🎉 <mark>boilers</mark>",
+         "files", "2024-03-05"],
+        ["2", "0.877", "b.txt:1-2", "Second line<br>with a break", "files", ""]]
+    assert "<script>" not in html and 'dir="auto"' in html  # right-to-left text lays out by itself
+
+
+def test_matched_words_are_marked_by_stem_in_any_script() -> None:
+    html = hit("Les chaudières 東京 boiler; BOILERS", matched_terms=["boiler", "東京"])._repr_html_()
+    assert "<mark>boiler</mark>; <mark>BOILERS</mark>" in html and "<mark>東京</mark>" in html
+    assert "chaudières" in html
+
+
+def test_a_hit_alone_shows_as_one_row_without_rank() -> None:
+    assert cells(hit()._repr_html_())[0] == ["score", "citation", "snippet", "source", "date"]
+
+
+def test_no_results_say_so() -> None:
+    assert Results()._repr_html_() == "<p>no results</p>"
+
+
+def test_a_context_shows_the_record_in_bold_between_its_neighbours() -> None:
+    def entry(text: str, line: int) -> Entry:
+        return Entry(text, "chat.txt", line, line, {"date": f"2024-01-0{line}"}, "family-chat", f"c:{line}",
+                     f"family-chat/chat.txt:{line}")
+
+    html = Context(entry("مرحبا <b>", 2), [entry("Ana: 你好", 1)], [entry("Bo: 👋\nsee you", 3)])._repr_html_()
+    assert cells(html) == [
+        ["", "citation", "text", "source", "date"],
+        ["-1", "family-chat/chat.txt:1", "Ana: 你好", "family-chat", "2024-01-01"],
+        ["0", "family-chat/chat.txt:2", "<b>مرحبا &lt;b&gt;</b>", "family-chat", "2024-01-02"],
+        ["+1", "family-chat/chat.txt:3", "Bo: 👋<br>see you", "family-chat", "2024-01-03"]]
+
+
+def test_in_a_terminal_results_stay_plain_text() -> None:
+    assert repr(Results([hit()])).startswith("[Hit(text=")
+
+
+def code_cells() -> list[str]:
+    notebook = json.loads(NOTEBOOK.read_text(encoding="utf-8"))
+    return ["".join(c["source"]) for c in notebook["cells"] if c["cell_type"] == "code"]
+
+
+def test_the_notebook_is_shipped_with_its_outputs_cleared() -> None:
+    notebook = json.loads(NOTEBOOK.read_text(encoding="utf-8"))
+    code = [c for c in notebook["cells"] if c["cell_type"] == "code"]
+    assert code and all(c["outputs"] == [] and c["execution_count"] is None for c in code)
+
+
+def test_the_quickstart_notebook_runs(embedder: vecbook.Embedder, monkeypatch: pytest.MonkeyPatch,
+                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """Each code cell runs in one namespace from examples/, as a kernel runs them; the value of
+    a cell's last line is rendered with ``_repr_html_`` where it has one, as Jupyter would."""
+    original = vecbook.VecBook.__init__
+
+    def init(self: vecbook.VecBook, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("embedder", embedder)  # the session's model: loading it again costs seconds
+        original(self, *args, **kwargs)
+
+    monkeypatch.setattr(vecbook.VecBook, "__init__", init)
+    monkeypatch.chdir(NOTEBOOK.parent)
+    shown: list[Any] = []
+    namespace: dict[str, Any] = {"display": shown.append, "__name__": "__main__"}
+    for source in code_cells():
+        tree = ast.parse(source)
+        last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
+        exec(compile(tree, NOTEBOOK.name, "exec"), namespace)
+        if last is not None:
+            shown.append(eval(compile(ast.Expression(last.value), NOTEBOOK.name, "eval"), namespace))
+    rendered = [v._repr_html_() if hasattr(v, "_repr_html_") else repr(v) for v in shown if v is not None]
+    assert any("family-chat/WhatsApp Chat with Family.txt:" in html and "<mark>" in html for html in rendered)
+    assert any("<b>" in html and "<td dir=\"auto\"" in html for html in rendered)  # get's context
+    out = capsys.readouterr().out
+    assert "family-chat/WhatsApp Chat with Family.txt:" in out  # the cell that prints a citation

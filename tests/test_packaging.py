@@ -1,0 +1,53 @@
+"""The package: pyproject.toml agrees with requirements.txt, and the command runs as
+``python -m vecbook`` with ``--version``."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from pathlib import Path
+
+import vecbook
+from conftest import ROOT
+from vecbook.config import tomllib
+
+TEST_TOOLS = {"pytest", "hypothesis"}
+
+
+def requirement_lines() -> list[str]:
+    """requirements.txt without comments and blank lines."""
+    lines = (ROOT / "requirements.txt").read_text(encoding="utf-8").splitlines()
+    return [line.strip() for line in lines if line.strip() and not line.lstrip().startswith("#")]
+
+
+def name_of(requirement: str) -> str:
+    for stop in "=<>!~; [":
+        requirement = requirement.split(stop, 1)[0]
+    return requirement.strip().lower()
+
+
+def project() -> dict:
+    with open(ROOT / "pyproject.toml", "rb") as handle:
+        return tomllib.load(handle)["project"]
+
+
+def test_the_package_depends_on_requirements_txt_without_the_test_tools() -> None:
+    """One source of truth: the same pins, in the same order, in both files."""
+    runtime = [line for line in requirement_lines() if name_of(line) not in TEST_TOOLS]
+    assert [d.replace(" ", "") for d in project()["dependencies"]] == [r.replace(" ", "") for r in runtime]
+
+
+def test_the_test_tools_are_an_extra_with_the_same_pins() -> None:
+    tools = [line for line in requirement_lines() if name_of(line) in TEST_TOOLS]
+    assert project()["optional-dependencies"]["test"] == tools and {name_of(t) for t in tools} == TEST_TOOLS
+
+
+def test_the_command_is_vecbook_cli_main() -> None:
+    assert project()["scripts"] == {"vecbook": "vecbook.cli:main"}
+
+
+def test_python_m_vecbook_prints_the_version() -> None:
+    out = subprocess.run([sys.executable, "-m", "vecbook", "--version"], cwd=ROOT, capture_output=True,
+                         text=True, timeout=60)
+    assert out.returncode == 0 and out.stdout.strip() == f"vecbook {vecbook.__version__}"

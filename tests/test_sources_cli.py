@@ -1,0 +1,271 @@
+"""Registering sources: ``vecbook add``, ``sources``, ``remove`` and ``config path`` against the
+user's config (a tmp folder: conftest's ``user_config``), and every bad input refused with one
+line and no file changed."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+import vecbook
+import vecbook.registry
+from conftest import ROOT
+from vecbook.config import load_config
+
+EXPORTS = ROOT / "samples" / "exports"
+WHATSAPP = EXPORTS / "WhatsApp Chat with Family.txt"
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = vecbook.main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A folder away from the checkout, as the working directory, with a notes folder and a
+    WhatsApp export in it."""
+    monkeypatch.chdir(tmp_path)
+    for name in list(os.environ):
+        if name.startswith("VECBOOK_") and name != "VECBOOK_CACHE_DIRECTORY":
+            monkeypatch.delenv(name)
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "garden.txt").write_text("Date: 2024-05-02\n\nPlant the courgettes after the last frost.\n---\n"
+                                      "Date: 2024-06-11\n\nNet the strawberries: the blackbirds found them.\n",
+                                      encoding="utf-8")
+    shutil.copy(WHATSAPP, tmp_path / WHATSAPP.name)
+    return tmp_path
+
+
+def test_add_reads_the_export_prints_what_it_found_and_writes_the_user_config(
+        home: Path, user_config: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, "add", WHATSAPP.name, "--description", "family group chat since 2019")
+    assert code == 0, err
+    assert out.splitlines()[:7] == [
+        "found 'whatsapp-chat-with-family':", "  format: whatsapp", f"  path: {home / WHATSAPP.name}",
+        "  records: 6", "  dates: 2024-02-14 to 2024-03-20",
+        "  participants: Ana, Dad, Mum, Priya, Uncle Tom", "  description: family group chat since 2019"]
+    assert out.splitlines()[-1] == f"added 'whatsapp-chat-with-family' to {user_config}"
+    [collection] = load_config(user_config).collections
+    assert (collection.name, collection.format, collection.path) == (
+        "whatsapp-chat-with-family", "whatsapp", home / WHATSAPP.name)
+    assert collection.description == "family group chat since 2019"
+
+
+def test_a_notes_folder_and_an_export_are_searched_together_from_any_folder(
+        home: Path, user_config: Path, capsys: pytest.CaptureFixture[str], tmp_path_factory: pytest.TempPathFactory,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    assert run(capsys, "add", str(home / WHATSAPP.name), "--name", "family-chat")[0] == 0
+    code, out, _ = run(capsys, "add", str(home / "notes"))
+    assert code == 0 and "  format: text" in out and "  records: 2" in out
+    monkeypatch.chdir(tmp_path_factory.mktemp("elsewhere"))
+    code, out, _ = run(capsys, "config", "path")
+    assert (code, out) == (0, f"{user_config}\n")
+    code, out, err = run(capsys, "search", "strawberries arancini", "--mode", "keyword", "--json")
+    cited = {hit["source"]: hit["citation"] for hit in json.loads(out)}
+    assert cited == {"notes": "notes/garden.txt:5-7", "family-chat": "family-chat/WhatsApp Chat with Family.txt:7-9"}
+    code, out, _ = run(capsys, "sources", "--json")
+    listed = json.loads(out)
+    assert listed["config_file"] == str(user_config)
+    assert [(s["name"], s["format"], s["records"]) for s in listed["sources"]] == [
+        ("family-chat", "whatsapp", 6), ("notes", "text", 2)]
+    # the second listing knows when the first one indexed
+    assert json.loads(run(capsys, "sources", "--json")[1])["last_indexed"] is not None
+
+
+def test_sources_lists_format_path_records_dates_and_description(
+        capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)  # the checkout's own config: the samples and their exports
+    code, out, _ = run(capsys, "sources")
+    assert code == 0
+    assert "family-chat: whatsapp, 6 records, 2024-02-14 to 2024-03-20\n" \
+           "  path: samples/exports/WhatsApp Chat with Family.txt\n" \
+           "  description: family WhatsApp group, February-March 2024\n" in out
+    assert "messages: sqlite, 16 records, 2024-04-20 to 2024-06-20\n  path: samples/chats.db\n" in out
+
+
+def test_remove_takes_one_source_out_and_keeps_the_rest_of_the_file(
+        home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    config = home / "my.toml"
+    text = "# my settings\nmax_results = 3  # short lists\n\n# the chat\n"
+    config.write_text(text, encoding="utf-8")
+    assert run(capsys, "add", "notes", "--config", str(config), "--name", "garden")[0] == 0
+    assert run(capsys, "add", WHATSAPP.name, "--config", str(config), "--name", "family-chat")[0] == 0
+    written = config.read_text(encoding="utf-8")
+    assert written.startswith(text) and 'path = "notes"' in written  # inside the config's folder: relative
+    code, out, _ = run(capsys, "remove", "garden", "--config", str(config))
+    assert (code, out) == (0, f"removed 'garden' from {config} (its files are untouched)\n")
+    assert [c.name for c in load_config(config).collections] == ["family-chat"]
+    assert config.read_text(encoding="utf-8").startswith(text) and (home / "notes" / "garden.txt").is_file()
+    assert run(capsys, "remove", "family-chat", "--config", str(config))[0] == 0
+    assert config.read_text(encoding="utf-8").rstrip() == text.rstrip()
+
+
+def _unreadable(home: Path) -> str:
+    path = home / "locked.txt"
+    path.write_text("x", encoding="utf-8")
+    path.chmod(0)
+    return str(path)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["add", "missing.txt"], "no such file or folder: {home}/missing.txt"),
+    (["add", "notes", "--format", "papyrus"], "unknown format 'papyrus' (formats: "),
+    (["add", "notes", "--name", "Family Chat"], "source name 'Family Chat' is not allowed: use lower-case"),
+    (["add", "notes", "--name", "files"], "a source named 'files' already exists"),
+    (["add", "notes", "--name", "old"], "a source named 'old' already exists (in {config}); choose another"),
+    (["add", "picture.png"], "cannot tell what {home}/picture.png is: no format recognises it; pass --format"),
+    (["add", "notes", "--table", "t"], "--table and --text-column apply to a SQLite database"),
+    (["remove", "nope"], "no source named 'nope' in {config} (sources: old)"),
+], ids=["missing", "unknown-format", "bad-name", "reserved-name", "name-in-use", "not-a-format", "table-not-sqlite",
+        "remove-unknown"])
+def test_bad_input_is_one_line_and_changes_no_file(
+        home: Path, user_config: Path, capsys: pytest.CaptureFixture[str], argv: list[str], message: str) -> None:
+    user_config.parent.mkdir(parents=True)
+    user_config.write_text('# mine\n[[collections]]\nname = "old"\npath = "notes"\nformat = "text"\n',
+                           encoding="utf-8")
+    (home / "picture.png").write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(64))
+    before = user_config.read_bytes()
+    code, out, err = run(capsys, *argv)
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert err.startswith("vecbook: error: " + message.format(home=home, config=user_config))
+    assert user_config.read_bytes() == before
+
+
+@pytest.mark.skipif(os.name != "posix" or os.geteuid() == 0, reason="root reads any file")
+def test_an_unreadable_path_is_refused(home: Path, user_config: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(capsys, "add", _unreadable(home))
+    assert code == 2 and err == f"vecbook: error: cannot read {home}/locked.txt: permission denied\n"
+    assert not user_config.exists()
+
+
+def test_a_path_the_user_may_not_read_is_refused_even_as_root(
+        home: Path, user_config: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Root reads everything, so the permission check is given the answer a user would get."""
+    monkeypatch.setattr(vecbook.registry.os, "access", lambda path, mode: Path(path).name != "notes")
+    code, _, err = run(capsys, "add", "notes")
+    assert code == 2 and err == f"vecbook: error: cannot read {home}/notes: permission denied\n"
+    assert not user_config.exists()
+
+
+def test_a_path_two_formats_claim_needs_format(
+        home: Path, user_config: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    real = vecbook.registry.recognising_formats
+    monkeypatch.setattr(vecbook.registry, "recognising_formats", lambda collection: ["slack", "discord"])
+    code, _, err = run(capsys, "add", "notes")
+    assert code == 2 and err.startswith(f"vecbook: error: cannot tell the format of {home}/notes: it looks like "
+                                        f"slack and discord; pass --format (formats: ")
+    assert not user_config.exists()
+    monkeypatch.setattr(vecbook.registry, "recognising_formats", real)  # not undo(): conftest's patches stay
+    code, out, _ = run(capsys, "add", "notes", "--format", "TEXT")  # --format decides, in any case
+    assert code == 0 and "  format: text\n" in out
+
+
+def test_a_config_that_is_not_valid_toml_is_left_untouched(
+        home: Path, user_config: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    user_config.parent.mkdir(parents=True)
+    user_config.write_text("max_results = [\n", encoding="utf-8")
+    for argv in (["add", "notes"], ["remove", "notes"]):
+        code, _, err = run(capsys, *argv)
+        assert code == 2 and err.startswith(f"vecbook: error: invalid TOML in {user_config}: ")
+        assert err.endswith(f"({user_config} is left unchanged: fix it first)\n")
+        assert user_config.read_text(encoding="utf-8") == "max_results = [\n"
+
+
+def test_a_sqlite_table_is_asked_for_when_it_cannot_be_guessed(
+        home: Path, user_config: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    database = home / "diary.db"
+    with sqlite3.connect(database) as connection:
+        connection.executescript("CREATE TABLE entries(body TEXT, date TEXT); CREATE TABLE tags(name TEXT);"
+                                 "INSERT INTO entries VALUES ('Swam 40 lengths before work', '2024-05-03');")
+    connection.close()
+    code, _, err = run(capsys, "add", str(database))
+    assert code == 2 and err == (f"vecbook: error: which table of {database} holds the text? pass --table NAME "
+                                 f"(and --text-column NAME when it has no 'content' column); tables: "
+                                 f"entries (body, date); tags (name)\n")
+    code, _, err = run(capsys, "add", str(database), "--table", "entries")
+    assert code == 2 and err == ("vecbook: error: which column of table 'entries' holds the text? pass "
+                                 "--text-column NAME; columns: body, date\n")
+    assert not user_config.exists()
+    code, out, err = run(capsys, "add", str(database), "--table", "entries", "--text-column", "body")
+    assert code == 0, err
+    assert "  format: sqlite\n" in out and "  records: 1\n" in out and "  dates: 2024-05-03 to 2024-05-03\n" in out
+    code, out, _ = run(capsys, "search", "swimming lengths", "--mode", "keyword", "--json")
+    assert [h["citation"] for h in json.loads(out)] == [f"{database}#diary:1"]
+
+
+def test_a_database_with_one_id_and_content_table_needs_no_table(
+        home: Path, user_config: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "add", str(ROOT / "samples" / "chats.db"), "--name", "chats")
+    assert code == 0 and "  records: 16\n" in out
+    assert load_config(user_config).collections[0].table == "messages_documents"
+
+
+def test_config_path_says_which_file_is_in_use(
+        home: Path, user_config: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "config", "path")
+    assert code == 1 and out.startswith(f"none (no ./vecbook.toml and no {user_config}")
+    user_config.parent.mkdir(parents=True)
+    user_config.write_text("", encoding="utf-8")
+    assert run(capsys, "config", "path")[1] == f"{user_config}\n"
+    (home / "vecbook.toml").write_text("", encoding="utf-8")
+    assert run(capsys, "config", "path")[1] == f"{home / 'vecbook.toml'}\n"
+    assert run(capsys, "config", "path", "--config", "other.toml")[1] == f"{home / 'other.toml'}\n"
+    assert run(capsys, "config", "path", "--data-dir", "notes")[1] == "none: --data-dir notes is searched alone\n"
+
+
+def test_a_data_folder_named_without_config_is_searched_alone(
+        home: Path, user_config: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(capsys, "add", WHATSAPP.name, "--name", "family-chat")[0] == 0
+    code, out, _ = run(capsys, "search", "strawberries arancini", "--mode", "keyword", "--json",
+                       "--data-dir", "notes")
+    assert [hit["citation"] for hit in json.loads(out)] == ["garden.txt:5-7"]
+
+
+@pytest.mark.parametrize("file, name", [
+    ("WhatsApp Chat with Family.txt", "whatsapp-chat-with-family"), ("Takeout", "takeout"),
+    ("家族チャット.txt", "source"), ("my_notes (2).md", "my_notes-2"), ("--weird--", "weird"),
+])
+def test_names_come_from_the_file_or_folder_name(tmp_path: Path, file: str, name: str) -> None:
+    from vecbook.registry import derive_name
+
+    assert derive_name(tmp_path / file) == name
+
+
+def test_an_export_kept_among_the_notes_is_read_once_by_its_reader(tmp_path: Path) -> None:
+    notes = tmp_path / "notes"
+    (notes / "chats").mkdir(parents=True)
+    (notes / "todo.txt").write_text("Renew the passport.\n", encoding="utf-8")
+    shutil.copy(WHATSAPP, notes / "chats" / WHATSAPP.name)
+    config = tmp_path / "vecbook.toml"
+    config.write_text('data_directory = "notes"\n[[collections]]\nname = "family"\npath = "notes/chats"\n',
+                      encoding="utf-8")
+    book = vecbook.VecBook.from_config(config, keyword_only=True)
+    assert book.stats()["sources"] == {"files": 1, "family": 6}
+    assert book.stats()["files"] == 1
+
+
+def test_a_background_book_lists_its_sources_once_it_has_read_them(home: Path) -> None:
+    """What the MCP ``sources`` tool calls right after start-up: counts, not zeros."""
+    book = vecbook.VecBook(data_directory=home / "notes", background=True, keyword_only=True)
+    try:
+        [files] = book.sources()
+        assert (files["name"], files["records"], files["first_date"], files["last_date"]) == (
+            "files", 2, "2024-05-02", "2024-06-11")
+    finally:
+        book.close()
+
+
+def test_every_new_command_and_option_has_help_text() -> None:
+    parser = vecbook.cli.build_parser()
+    commands = next(a for a in parser._actions if a.dest == "command").choices
+    for name in ("add", "remove", "sources", "config"):
+        assert commands[name].description
+        assert all(action.help for action in commands[name]._actions), name

@@ -1,0 +1,40 @@
+"""A folder of ``.txt`` records (``---`` between records, ``Key: Value`` headers) read as a
+collection: the data directory's format, for a second folder of notes (``vecbook add ~/notes``).
+
+Never guessed from content (any chat or note export may hold ``.txt`` files): a collection is
+in this format when its table says ``format = "text"``, as ``vecbook add`` writes it for a
+folder that no other format recognises.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Iterator
+
+from ..records import Problem, Record, decode_text, parse_records
+from .base import Export, ExportFile
+
+
+def detect(export: Export) -> bool:
+    """Never: a folder of .txt files is this format only when the config says so."""
+    return False
+
+
+def read(export: Export) -> list[Record]:
+    """The records of every ``.txt`` file of the export, cited as ``<collection>/<file>:<lines>``."""
+    files = export.find(lambda f: f.name.lower().endswith(".txt"))
+    return export.read_each(files, lambda file: _records(export, file))
+
+
+def _records(export: Export, file: ExportFile) -> Iterator[Record]:
+    data = file.read_bytes()
+    if b"\x00" in data:
+        export.warn(file, None, "binary file (it holds NUL bytes) skipped")
+        return
+    text, problems = decode_text(data, file.label)
+    records, more = parse_records(text, file.label)
+    for problem in problems + more:
+        export.problems.append(Problem(problem.where, problem.line, f"collection '{export.name}': {problem.reason}",
+                                       problem.skipped))
+    for record in records:
+        yield dataclasses.replace(record, source=export.name)

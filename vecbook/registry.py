@@ -1,0 +1,305 @@
+"""The sources a config file lists: what ``vecbook add`` finds in a path before it registers it
+(format, records, date range, participants, problems), the edits of ``add`` and ``remove`` (with
+tomlkit, so the file keeps its comments and layout), and the summary ``sources`` shows."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+import re
+import sqlite3
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+from .config import (
+    COLLECTION_NAME_RE,
+    COLLECTION_NAME_RULE,
+    CollectionConfig,
+    Config,
+    ConfigError,
+    load_config,
+)
+from .exports import FORMATS, format_list, recognising_formats
+from .records import Problem, Record
+from .snippets import date_days
+from .sources import load_collection, load_export
+from .sqlite_ro import open_readonly
+
+# What ``--format`` accepts besides the export formats: a SQLite database of rows.
+SQLITE = "sqlite"
+SQLITE_MAGIC = b"SQLite format 3\x00"
+# Participants shown by ``add``: the most frequent few (a group chat may have hundreds).
+SHOWN_PARTICIPANTS = 8
+# Problems shown by ``add``; the rest are counted.
+SHOWN_PROBLEMS = 5
+
+
+@dataclass
+class SourceSummary:
+    """What one source holds: shown by ``add`` before it writes, by ``sources`` and the MCP tool."""
+
+    name: str
+    format: str
+    path: str
+    records: int = 0
+    first_date: str | None = None
+    last_date: str | None = None
+    participants: list[str] = field(default_factory=list)  # most frequent first
+    problems: list[str] = field(default_factory=list)
+    description: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict."""
+        return dataclasses.asdict(self)
+
+    def lines(self) -> list[str]:
+        """The summary as a person reads it, one fact a line."""
+        lines = [f"format: {self.format}", f"path: {self.path}", f"records: {self.records}"]
+        if self.first_date:
+            lines.append(f"dates: {self.first_date} to {self.last_date}")
+        if self.participants:
+            lines.append(f"participants: {', '.join(self.participants)}")
+        if self.description:
+            lines.append(f"description: {self.description}")
+        if self.problems:
+            shown = self.problems[:SHOWN_PROBLEMS]
+            more = len(self.problems) - len(shown)
+            lines.append(f"problems: {len(self.problems)}")
+            lines += [f"  - {p}" for p in shown] + ([f"  - ... and {more} more"] if more else [])
+        return lines
+
+
+def summarize(name: str, format_name: str, path: str, records: Sequence[Record],
+              problems: Sequence[Problem | str], description: str = "") -> SourceSummary:
+    """Count the records of one source, their date range (``date``/``end_date`` metadata, any
+    case) and their participants."""
+    days: list[str] = []
+    people: Counter[str] = Counter()
+    for record in records:
+        for key, value in record.metadata.items():
+            if key.lower() in ("date", "end_date") and isinstance(value, str) and not math.isnan(date_days(value)):
+                days.append(value[:10])
+        authors = record.metadata.get("participants") or []
+        people.update(a for a in authors if isinstance(a, str))
+    return SourceSummary(name=name, format=format_name, path=path, records=len(records),
+                         first_date=min(days) if days else None, last_date=max(days) if days else None,
+                         participants=[p for p, _ in people.most_common(SHOWN_PARTICIPANTS)],
+                         problems=[str(p) for p in problems], description=description)
+
+
+def derive_name(path: Path) -> str:
+    """A collection name from a file or folder name: ``WhatsApp Chat with Family.txt`` ->
+    ``whatsapp-chat-with-family``."""
+    stem = path.name if path.is_dir() else path.stem
+    name = re.sub(r"[^a-z0-9_]+", "-", stem.lower()).strip("-_")[:64].strip("-_")
+    return name or "source"
+
+
+def check_name(name: str, taken: Sequence[str], config_file: Path) -> str:
+    """A usable new name, or ConfigError: the naming rule, 'files', or one the config already has."""
+    if not COLLECTION_NAME_RE.match(name):
+        raise ConfigError(f"source name {name!r} is not allowed: use {COLLECTION_NAME_RULE}")
+    if name == "files" or name in taken:
+        why = "it names the data directory's .txt records" if name == "files" else f"in {config_file}"
+        raise ConfigError(f"a source named '{name}' already exists ({why}); choose another with --name")
+    return name
+
+
+def check_readable(path: Path) -> Path:
+    """The path, absolute, or ConfigError when it does not exist or cannot be read."""
+    if not path.exists():
+        raise ConfigError(f"no such file or folder: {path}")
+    folder = path.is_dir()
+    if not os.access(path, os.R_OK | (os.X_OK if folder else 0)):
+        raise ConfigError(f"cannot read {path}: permission denied")
+    if not folder:
+        try:
+            with open(path, "rb") as handle:
+                handle.read(1)
+        except OSError as exc:
+            raise ConfigError(f"cannot read {path}: {exc.strerror or exc}") from None
+    return path.resolve()
+
+
+def choose_format(path: Path, name: str, wanted: str | None) -> str:
+    """``--format`` checked against the known ones, else the format read from the content:
+    an export format that recognises it, else SQLite for a database, else ``text`` for a
+    folder holding .txt files; ConfigError listing the formats when none fits."""
+    choices = f"formats: {format_list()}; {SQLITE} (a SQLite database of rows)"
+    if wanted is not None:
+        wanted = wanted.lower()
+        if wanted != SQLITE and wanted not in FORMATS:
+            raise ConfigError(f"unknown format '{wanted}' ({choices})")
+        return wanted
+    claimed = recognising_formats(CollectionConfig(name=name, path=path, database_label=str(path)))
+    if len(claimed) > 1:
+        raise ConfigError(f"cannot tell the format of {path}: it looks like {' and '.join(claimed)}; "
+                          f"pass --format ({choices})")
+    if claimed:
+        return claimed[0]
+    if path.is_file() and path.read_bytes()[:len(SQLITE_MAGIC)] == SQLITE_MAGIC:
+        return SQLITE
+    if (path.is_dir() and any(p.suffix.lower() == ".txt" for p in path.rglob("*"))) or path.suffix.lower() == ".txt":
+        return "text"  # .txt records, as in the data directory
+    raise ConfigError(f"cannot tell what {path} is: no format recognises it; pass --format ({choices})")
+
+
+def sqlite_table(path: Path, table: str | None, text_column: str | None) -> tuple[str | None, str | None]:
+    """(table, query) for a SQLite source: a table with ``id`` and ``content`` columns is used
+    as it is; another text column needs ``--text-column`` and becomes a query. ConfigError
+    listing the tables and their columns when the choice cannot be made."""
+    try:
+        connection = open_readonly(path)
+        try:
+            names = [r[0] for r in connection.execute(
+                "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite_%' "
+                "ORDER BY name")]
+            # The read-only connection's authorizer allows SELECT only: no PRAGMA table_info.
+            columns = {n: [d[0] for d in connection.execute(f'SELECT * FROM "{_quoted(n)}" LIMIT 0').description]
+                       for n in names}
+        finally:
+            connection.close()
+    except (sqlite3.Error, OSError) as exc:
+        raise ConfigError(f"cannot read the SQLite database {path}: {exc}") from None
+    listing = "; ".join(f"{n} ({', '.join(c)})" for n, c in columns.items()) or "none"
+    if table is None:
+        fitting = [n for n, c in columns.items() if {"id", "content"} <= {x.lower() for x in c}]
+        if len(fitting) != 1 or text_column is not None:
+            raise ConfigError(f"which table of {path} holds the text? pass --table NAME (and --text-column "
+                              f"NAME when it has no 'content' column); tables: {listing}")
+        return fitting[0], None
+    if table not in columns:
+        raise ConfigError(f"no table '{table}' in {path}; tables: {listing}")
+    lowered = [c.lower() for c in columns[table]]
+    if text_column is None:
+        if "content" in lowered and "id" in lowered:
+            return table, None
+        raise ConfigError(f"which column of table '{table}' holds the text? pass --text-column NAME; "
+                          f"columns: {', '.join(columns[table])}")
+    if text_column not in columns[table]:
+        raise ConfigError(f"no column '{text_column}' in table '{table}'; columns: {', '.join(columns[table])}")
+    return None, _text_column_query(table, text_column, columns[table])
+
+
+def _quoted(identifier: str) -> str:
+    return identifier.replace('"', '""')
+
+
+def _text_column_query(table: str, text_column: str, columns: list[str]) -> str:
+    """SELECT giving the rows ``id`` (the table's id column, else its rowid) and ``content``,
+    the other columns kept as metadata."""
+    has_id = any(c.lower() == "id" for c in columns)
+    others = [c for c in columns if c != text_column and c.lower() not in ("id", "content")]
+    picked = [f'"{_quoted(c)}"' for c in others]
+    id_part = '"id" AS id' if has_id else "rowid AS id"
+    return f'SELECT {id_part}, "{_quoted(text_column)}" AS content{"".join(", " + p for p in picked)} ' \
+           f'FROM "{_quoted(table)}"'
+
+
+@dataclass
+class NewSource:
+    """A source ``add`` is about to write: its config table and what reading it found."""
+
+    table: dict[str, Any]
+    summary: SourceSummary
+
+
+def inspect(path_text: str, config_file: Path, name: str | None = None, format_name: str | None = None,
+            description: str | None = None, table: str | None = None, text_column: str | None = None) -> NewSource:
+    """Read the source at ``path_text`` as ``add`` would register it; ConfigError (and nothing
+    written) for a path that is missing or unreadable, an unknown format, a name in use, or a
+    config file that is not valid TOML."""
+    taken = [c.name for c in checked_config(config_file).collections] if config_file.is_file() else []
+    path = check_readable(Path(path_text).expanduser().absolute())
+    name = check_name(name if name is not None else derive_name(path), taken, config_file)
+    chosen = choose_format(path, name, format_name)
+    if (table or text_column) and chosen != SQLITE:
+        raise ConfigError(f"--table and --text-column apply to a SQLite database; {path} is {chosen}")
+    label = _path_for(path, config_file)
+    entry: dict[str, Any] = {"name": name}
+    if chosen == SQLITE:
+        picked_table, query = sqlite_table(path, table, text_column)
+        entry["database"] = label
+        entry.update({"table": picked_table} if picked_table else {"query": query})
+        collection = CollectionConfig(name=name, database=path, database_label=label, table=picked_table,
+                                      query=query)
+        records, problems, _ = load_collection(collection)
+    else:
+        entry["path"] = label
+        entry["format"] = chosen  # written, not detected again at each start
+        collection = CollectionConfig(name=name, path=path, database_label=label, format=chosen)
+        records, problems, _ = load_export(collection)
+    if description:
+        entry["description"] = description
+    return NewSource(entry, summarize(name, chosen, label, records, problems, description or ""))
+
+
+def checked_config(config_file: Path) -> Config:
+    """The config in ``config_file``, or ConfigError saying the file is left as it is."""
+    try:
+        return load_config(config_file)
+    except ConfigError as exc:
+        raise ConfigError(f"{exc} ({config_file} is left unchanged: fix it first)") from None
+
+
+def _path_for(path: Path, config_file: Path) -> str:
+    """The path as written in the config: relative to its folder when inside it, else absolute."""
+    try:
+        return path.relative_to(config_file.parent.absolute()).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def add_source(config_file: Path, entry: dict[str, Any]) -> None:
+    """Append ``entry`` as a ``[[collections]]`` table, keeping the file's text and comments; the
+    result is checked like any config before it replaces the file (created with its folder)."""
+    import tomlkit
+
+    text = config_file.read_text(encoding="utf-8") if config_file.is_file() else ""
+    document = tomlkit.parse(text)
+    tables = document.get("collections")
+    if tables is None:
+        if text.strip():
+            document.add(tomlkit.nl())  # the first table apart from the settings above it
+        tables = tomlkit.aot()
+        document.append("collections", tables)
+    table = tomlkit.table()
+    for key, value in entry.items():
+        table[key] = value
+    table.add(tomlkit.nl())  # a blank line after it, as between hand-written tables
+    tables.append(table)
+    _replace_checked(config_file, tomlkit.dumps(document))
+
+
+def remove_source(config_file: Path, name: str) -> None:
+    """Take the ``[[collections]]`` table named ``name`` out of the file, the rest untouched."""
+    import tomlkit
+
+    if not config_file.is_file():
+        raise ConfigError(f"no source named '{name}': {config_file} does not exist")
+    checked_config(config_file)
+    document = tomlkit.parse(config_file.read_text(encoding="utf-8"))
+    tables = document.get("collections") or []
+    names = [str(t.get("name")) for t in tables]
+    if name not in names:
+        raise ConfigError(f"no source named '{name}' in {config_file} (sources: {', '.join(names) or 'none'})")
+    del tables[names.index(name)]
+    if not tables:
+        del document["collections"]
+    _replace_checked(config_file, tomlkit.dumps(document))
+
+
+def _replace_checked(config_file: Path, text: str) -> None:
+    """Write ``text`` beside the file, load it as a config, then move it in place: a bad
+    result never replaces the user's file."""
+    config_file.parent.mkdir(parents=True, exist_ok=True)
+    temporary = config_file.with_name(f".{config_file.name}.{os.getpid()}.tmp")
+    try:
+        temporary.write_text(text, encoding="utf-8")
+        load_config(temporary)
+        os.replace(temporary, config_file)
+    finally:
+        temporary.unlink(missing_ok=True)
