@@ -8,7 +8,8 @@ import logging
 import os
 import sys
 import time
-from typing import Any, Sequence
+from functools import partial
+from typing import Any, Callable, Sequence
 
 from .book import VecBook
 from .hits import MAX_CONTEXT, Hit, check_max_results, check_query
@@ -25,7 +26,7 @@ from .config import (
     load_config,
 )
 from .mcp import serve
-from .tokens import TOKEN_RE, porter_stem
+from .tokens import Analysis, analysis_of, word_spans
 from .rank import parse_filters
 from .records import Problem
 
@@ -225,7 +226,7 @@ def _cmd_search(args: argparse.Namespace, config: Config) -> int:
     if args.json:
         print(json.dumps(hits.to_dicts(), indent=2, ensure_ascii=False))
     else:
-        print(format_hits(hits, color=_wants_color()))
+        print(format_hits(hits, color=_wants_color(), analysis=partial(analysis_of, config)))
     return 0
 
 
@@ -248,9 +249,11 @@ def _wants_color() -> bool:
     return sys.stdout.isatty() and not os.environ.get("NO_COLOR")
 
 
-def format_hits(hits: Sequence[Hit], color: bool = False) -> str:
+def format_hits(hits: Sequence[Hit], color: bool = False,
+                analysis: Callable[[str], Analysis] = lambda source: Analysis()) -> str:
     """Human-readable results: rank, score and citation, metadata, then the snippet with the
-    lines it comes from (matched words highlighted when ``color``)."""
+    lines it comes from (matched words highlighted when ``color``, as ``analysis`` of the
+    hit's source cuts them)."""
     if not hits:
         return "no results"
     blocks = []
@@ -263,7 +266,7 @@ def format_hits(hits: Sequence[Hit], color: bool = False) -> str:
             where = (f"line {hit.snippet_line}" if hit.snippet_line == hit.snippet_end_line
                      else f"lines {hit.snippet_line}-{hit.snippet_end_line}")
             lines.append(f"    {where}:")
-        snippet = _highlight(hit.snippet, hit.matched_terms) if color else hit.snippet
+        snippet = _highlight(hit.snippet, hit.matched_terms, analysis(hit.source)) if color else hit.snippet
         lines += ["      " + line for line in snippet.splitlines() if line.strip()]
         if hit.duplicates:
             lines.append(f"    also in: {', '.join(hit.duplicates)}")
@@ -271,13 +274,22 @@ def format_hits(hits: Sequence[Hit], color: bool = False) -> str:
     return "\n\n".join(blocks)
 
 
-def _highlight(text: str, terms: Sequence[str]) -> str:
-    """Bold the words of ``text`` that stem like one of ``terms`` (as the keyword index matched them)."""
-    stems = {porter_stem(t.lower()) for t in terms}
-    if not stems:
-        return text
-    return TOKEN_RE.sub(lambda m: f"{BOLD}{m.group(0)}{RESET}" if porter_stem(m.group(0).lower()) in stems
-                        else m.group(0), text)
+def _highlight(text: str, terms: Sequence[str], analysis: Analysis = Analysis()) -> str:
+    """Bold the words of ``text`` whose term is one of ``terms``' (as the keyword index matched
+    them: ``boilers`` marks ``boiler``, ``cafe`` marks ``Café``, ``长城`` marks that bigram)."""
+    wanted = {analysis.term(word) for term in terms for _, _, word in word_spans(term)} - {None}
+    marked: list[list[int]] = []
+    for start, end, word in word_spans(text):
+        if analysis.term(word) in wanted:
+            if marked and start <= marked[-1][1]:  # overlapping bigrams: one mark
+                marked[-1][1] = max(marked[-1][1], end)
+            else:
+                marked.append([start, end])
+    pieces, at = [], 0
+    for start, end in marked:
+        pieces += [text[at:start], BOLD, text[start:end], RESET]
+        at = end
+    return "".join(pieces) + text[at:]
 
 
 def _shown_value(value: Any) -> str:

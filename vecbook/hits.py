@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
 
@@ -15,6 +15,7 @@ from .config import FUSIONS, MAX_QUERY_CHARS, MAX_RESULTS_LIMIT, QueryError, Vec
 from .rank import Scored, parse_filters
 from .records import Record
 from .snippets import make_snippet
+from .tokens import ENGLISH, Analysis
 
 if TYPE_CHECKING:  # the facade imports this module, not the other way round
     from .book import VecBook
@@ -190,10 +191,12 @@ class HitShaper:
     passage (by keyword where a query word occurs, else by meaning) and its lines."""
 
     def __init__(self, snapshot: Snapshot, terms: dict[str, str], passage_scores: np.ndarray | None,
-                 vector: np.ndarray | None) -> None:
+                 vector: np.ndarray | None, analysis: Callable[[str], Analysis] = lambda source: ENGLISH) -> None:
         """``passage_scores``: the keyword index's ``scores`` of the query's tokens, needed
-        when ``terms`` has any (the ranking computed them already: no second pass)."""
+        when ``terms`` has any (the ranking computed them already: no second pass);
+        ``analysis``: the keyword analysis of a record's source (its collection's language)."""
         self.snapshot = snapshot
+        self.analysis = analysis
         self.terms = terms
         self.vector = vector
         self._passage_scores = passage_scores if terms else None
@@ -201,7 +204,8 @@ class HitShaper:
     def hit(self, scored: Scored, duplicates: list[str]) -> Hit:
         """The hit for one ranked record, citing the records folded into it."""
         record = self.snapshot.records[scored.index]
-        snippet = make_snippet(record.content, self._region(scored.index, record), self.terms)
+        snippet = make_snippet(record.content, self._region(scored.index, record), self.terms,
+                               self.analysis(record.source))
         first, last = record.lines_of(snippet.start, snippet.end)
         return Hit(text=record.text, file_path=record.file_path, line_number=record.line_number,
                    end_line=record.end_line, similarity_score=scored.score, metadata=record.metadata,
