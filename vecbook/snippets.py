@@ -69,12 +69,8 @@ def _matches(content: str, start: int, end: int, terms: dict[str, str], analysis
     """(offset, term) of every query term in ``content[start:end]`` (bigrams of CJK text included)."""
     if not terms:
         return []
-    found = []
-    for position, _, word in word_spans(content, start, end):
-        term = analysis.term(word)
-        if term in terms:
-            found.append((position, term))
-    return found
+    term = analysis.term
+    return [(position, t) for position, _, word in word_spans(content, start, end) if (t := term(word)) in terms]
 
 
 def _best_start(matches: list[tuple[int, str]], start: int, end: int, size: int) -> int:

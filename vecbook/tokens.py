@@ -16,7 +16,7 @@ import sys
 import threading
 import unicodedata
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import Iterator, Sequence
 
 import numpy as np
@@ -31,6 +31,7 @@ STEMMERS.update({"english": "porter", "none": None})
 # A word longer than this is kept as its first MAX_TERM_CHARS characters, unstemmed: a run of
 # base64 or a pasted hash is not a word, and one giant term would hold megabytes.
 MAX_TERM_CHARS = 100
+MEMO_WORDS = 200_000  # words whose term each Analysis remembers, at most
 
 # Scripts written without spaces between words, cut into character bigrams. Han (with its
 # iteration marks), Hiragana, Katakana (full and half width), Hangul (syllables and jamo),
@@ -73,11 +74,19 @@ def fold(word: str) -> str:
     return unicodedata.normalize("NFC", decomposed.translate(_FOLD_TABLE))
 
 
-@lru_cache(maxsize=1)
-def word_re() -> re.Pattern[str]:
+@lru_cache(maxsize=2)
+def word_re(bounded: bool = False) -> re.Pattern[str]:
     """Letters and digits with the marks that belong to them (Devanagari vowel signs, Thai tone
-    marks, a combining accent), which ``\\w`` leaves out and so cut words apart. The marks are
-    read from this Python's Unicode tables once, on the first non-ASCII text (~60 ms)."""
+    marks, a combining accent), which ``\\w`` leaves out and so cut words apart; ``bounded``:
+    ``BOUND`` too, as a word of its own. The marks are read from this Python's Unicode tables
+    once, on the first non-ASCII text (~60 ms)."""
+    word = f"(?:[^\\W_]|[{_marks()}])+"
+    return re.compile(f"{word}|{BOUND}" if bounded else word)
+
+
+@lru_cache(maxsize=1)
+def _marks() -> str:
+    """A character class body of every combining mark (categories Mn, Mc, Me)."""
     marks, start = [], None
     for code in [*range(0x20000), *range(0xE0100, 0xE01F0), sys.maxunicode + 1]:
         is_mark = code <= sys.maxunicode and unicodedata.category(chr(code))[0] == "M"
@@ -86,7 +95,7 @@ def word_re() -> re.Pattern[str]:
         elif not is_mark and start is not None:
             marks.append(f"{re.escape(chr(start))}-{re.escape(chr(code - 1))}")
             start = None
-    return re.compile(f"(?:[^\\W_]|[{''.join(marks)}])+|{BOUND}")
+    return "".join(marks)
 
 
 # -- stop words --
@@ -179,25 +188,46 @@ class Analysis:
         """A short name of this analysis, e.g. ``english+stem``."""
         return f"{self.language}{'+stem' if self.stemming else ''}"
 
+    @cached_property
+    def _known(self) -> dict[str, str | None]:
+        """Terms of the words met so far (snippets read the same words again for every hit)."""
+        return {}
+
     def term(self, word: str) -> str | None:
         """The term of one lower-cased word (a bigram included), or None for a stop word."""
+        known = self._known
+        if word in known:
+            return known[word]
+        term = self._term(word)
+        if len(known) < MEMO_WORDS:
+            known[word] = term
+        return term
+
+    def _term(self, word: str) -> str | None:
         if len(word) > MAX_TERM_CHARS:
-            return fold(word[:MAX_TERM_CHARS])
+            return fold(word[:MAX_TERM_CHARS])[:MAX_TERM_CHARS]
         folded = fold(word)
         if folded in stop_words(self.language):
             return None
         algorithm = STEMMERS.get(self.language) if self.stemming else None
-        return stem(folded, algorithm) if algorithm else folded
+        # Folding may lengthen a word (ß -> ss): the bound holds for the term itself.
+        return (stem(folded, algorithm) if algorithm else folded)[:MAX_TERM_CHARS]
 
 
-ENGLISH = Analysis()
+@lru_cache(maxsize=None)
+def _analysis(language: str, stemming: bool) -> Analysis:
+    """One Analysis per setting, so its memo of terms lasts from one query to the next."""
+    return Analysis(language, stemming)
+
+
+ENGLISH = _analysis(DEFAULT_LANGUAGE, True)
 
 
 def analysis_of(config: Config, source: str = "files") -> Analysis:
     """The analysis of one source's records: its collection's ``language`` if it has one, else
     the global ``language``; ``stemming`` is global."""
     language = next((c.language for c in config.collections if c.name == source and c.language), None)
-    return Analysis(language or config.language, config.stemming)
+    return _analysis(language or config.language, config.stemming)
 
 
 def analyses(config: Config) -> list[Analysis]:
@@ -276,30 +306,27 @@ def _units(run: str) -> list[str]:
     return units
 
 
-def word_spans(text: str, start: int = 0, end: int | None = None) -> Iterator[tuple[int, int, str]]:
+def word_spans(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int, str]]:
     """(start, end, lower-cased word) of every keyword word of ``text[start:end]``, in the
     text's own offsets (bigrams of a segmented run included): what snippets and highlighting
     match, so they mark what the index matched, as written."""
     end = len(text) if end is None else end
     part = text[start:end]
     if part.isascii():  # lower-casing ASCII keeps every offset
-        for match in ASCII_TOKEN_RE.finditer(part.lower()):
-            yield start + match.start(), start + match.end(), match.group(0)
-        return
+        return [(start + m.start(), start + m.end(), m.group(0)) for m in ASCII_TOKEN_RE.finditer(part.lower())]
+    spans = []
     for match in word_re().finditer(text, start, end):  # [^\W_] and marks are caseless: no lowering first
         word = match.group(0)
-        if word == BOUND:
-            continue
         if not SEGMENTED_RE.search(word):
-            yield match.start(), match.end(), word.lower()
+            spans.append((match.start(), match.end(), word.lower()))
         else:
-            for a, b, piece in _pieces(word, match.start()):
-                yield a, b, piece.lower()
+            spans += [(a, b, piece.lower()) for a, b, piece in _pieces(word, match.start())]
+    return spans
 
 
 def tokenize(text: str, stemming: bool = True, language: str = DEFAULT_LANGUAGE) -> list[str]:
     """Keyword terms of a text: its words folded, stop words dropped, stemmed by ``language``."""
-    analysis = Analysis(language, stemming)
+    analysis = _analysis(language, stemming)
     return [t for t in map(analysis.term, words_of(text)) if t is not None]
 
 
@@ -344,7 +371,7 @@ class Vocabulary:
         if lowered.isascii():
             words = lowered.encode("ascii").translate(_ASCII_WORD_BYTES).decode("ascii").split()
         else:
-            words = _split_segmented(word_re().findall(lowered), lowered)
+            words = _split_segmented(word_re(bounded=True).findall(lowered), lowered)
         ids = self._ids(words, analysis)
         kept = ids >= 0  # neither stop words nor bounds
         # Each bound's place among the kept ids: where one text's tokens end and the next's begin.
