@@ -12,36 +12,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import vecbook
+from bench.multilingual import QUERIES as MULTILINGUAL_QUERIES
+from bench.multilingual import RECORDS
 from vecbook.config import ConfigError, config_without_file, load_config
 from vecbook.tokens import MAX_TERM_CHARS, Analysis, Vocabulary, analyses, analysis_of, fold, tokenize
 
-# One record per language, and queries that must find it first: the table of issue 28, then
-# more scripts and the cases folding and bigrams exist for.
-RECORDS = {
-    "zh": "今天我们去北京看长城，天气很好。",
-    "ja": "東京で寿司を食べました。",
-    "ko": "오늘 서울에서 친구를 만났어요.",
-    "de": "Wir trafen uns im Café am Bahnhof.",
-    "es": "La reunión fue en la ciudad de México.",
-    "ru": "Привет, встретимся завтра в кафе.",
-    "mixed": "我的iPhone坏了，明天去修。",
-    "ar": "سنلتقي في المكتبة العامة يوم الخميس.",
-    "he": "נפגשנו בספרייה העירונית ביום שלישי.",
-    "th": "พรุ่งนี้เราจะไปตลาดน้ำด้วยกัน",
-    "hi": "कल हम दिल्ली में संग्रहालय देखने गए।",
-    "el": "Συναντηθήκαμε στο λιμάνι του Πειραιά.",
-    "tr": "İstanbul'da kırmızı bir bisiklet aldım.",
-    "de2": "Die Wohnung liegt an der Hauptstraße neben Herrn Müller.",
-    "fr": "Nous partirons à la mer pour l'été prochain.",
-    "en": "The boiler service is due in March; call the plumber.",
-}
-QUERIES = [
-    ("长城", "zh"), ("北京", "zh"), ("寿司", "ja"), ("서울", "ko"), ("cafe", "de"), ("reunion", "es"),
-    ("кафе", "ru"), ("встретимся", "ru"), ("iPhone", "mixed"), ("坏了", "mixed"), ("المكتبة", "ar"),
-    ("בספרייה", "he"), ("ตลาดน้ำ", "th"), ("दिल्ली", "hi"), ("संग्रहालय", "hi"), ("λιμανι", "el"),
-    ("Πειραιά", "el"), ("istanbul", "tr"), ("KIRMIZI", "tr"), ("kirmizi", "tr"), ("Hauptstrasse", "de2"),
-    ("Muller", "de2"), ("ete", "fr"), ("été", "fr"), ("plumbers", "en"),
-]
+# One record per language and queries that must find it first: issue 28's table, then more
+# scripts and the cases folding and bigrams exist for (bench/multilingual.py prints the table).
+QUERIES = [(query, expected) for query, expected, _ in MULTILINGUAL_QUERIES]
 
 
 def write_records(root: Path) -> Path:

@@ -532,7 +532,8 @@ class VecBook:
             "runtime": self.embedder.runtime if vectors is not None else None,
             "metric": self.config.similarity_metric,
             "index_type": vectors.index_type if vectors is not None else None,
-            "keyword_index": f"BM25Okapi (k1={self.config.bm25_k1}, b={self.config.bm25_b})",
+            "keyword_index": f"BM25Okapi (k1={self.config.bm25_k1}, b={self.config.bm25_b}, "
+                             f"language={self.config.language}{'' if self.config.stemming else ', no stemming'})",
             "search_mode": self.config.search_mode,
             "fusion": self.config.fusion,
             "cache": snapshot.cache if snapshot else None,

@@ -183,11 +183,6 @@ class Analysis:
     language: str = DEFAULT_LANGUAGE
     stemming: bool = True
 
-    @property
-    def key(self) -> str:
-        """A short name of this analysis, e.g. ``english+stem``."""
-        return f"{self.language}{'+stem' if self.stemming else ''}"
-
     @cached_property
     def _known(self) -> dict[str, str | None]:
         """Terms of the words met so far (snippets read the same words again for every hit)."""
