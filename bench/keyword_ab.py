@@ -2,7 +2,7 @@
 """Keyword analysis A/B: the first keyword index and keyword query latency of two checkouts
 on one synthetic corpus, alternating, each run in a fresh process.
 
-    python bench/keyword_ab.py OTHER_CHECKOUT [--size 100000] [--rounds 3] [--queries 200]
+    python bench/keyword_ab.py OTHER_CHECKOUT [--this CHECKOUT] [--size 100000] [--rounds 3] [--queries 200]
 
 Each round builds a keyword-only VecBook (no vector cache, no keyword cache) over the same
 ``bench/speed.py`` corpus in each checkout, then times ``--queries`` keyword searches (the
@@ -51,6 +51,7 @@ def run(checkout: Path, data: Path, queries: list[str]) -> dict[str, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("other", type=Path, help="the checkout to compare with (e.g. a worktree of main)")
+    parser.add_argument("--this", type=Path, default=ROOT, help="the checkout measured (default: this one)")
     parser.add_argument("--size", type=int, default=100_000)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--queries", type=int, default=200)
@@ -60,7 +61,7 @@ def main() -> None:
         queries = speed.queries(args.queries)
         results: dict[str, list[dict[str, float]]] = {"this": [], "other": []}
         for _ in range(args.rounds):
-            for name, checkout in (("this", ROOT), ("other", args.other.resolve())):
+            for name, checkout in (("this", args.this.resolve()), ("other", args.other.resolve())):
                 results[name].append(run(checkout, data, queries))
                 print(name, results[name][-1], flush=True)
     for figure in ("build", "p50"):

@@ -307,16 +307,21 @@ def word_spans(text: str, start: int = 0, end: int | None = None) -> list[tuple[
     match, so they mark what the index matched, as written."""
     end = len(text) if end is None else end
     part = text[start:end]
-    if part.isascii():  # lower-casing ASCII keeps every offset
-        return [(start + m.start(), start + m.end(), m.group(0)) for m in ASCII_TOKEN_RE.finditer(part.lower())]
-    spans = []
-    for match in word_re().finditer(text, start, end):  # [^\W_] and marks are caseless: no lowering first
-        word = match.group(0)
-        if not SEGMENTED_RE.search(word):
-            spans.append((match.start(), match.end(), word.lower()))
+    lowered = part.lower()
+    if len(lowered) != len(part):  # a letter lengthened (İ -> i + dot): words found in the text itself
+        spans = [(m.start(), m.end(), m.group(0).lower()) for m in word_re().finditer(text, start, end)]
+    else:
+        pattern = ASCII_TOKEN_RE if lowered.isascii() else word_re()
+        spans = [(start + m.start(), start + m.end(), m.group(0)) for m in pattern.finditer(lowered)]
+        if pattern is ASCII_TOKEN_RE or not SEGMENTED_RE.search(lowered):
+            return spans
+    cut: list[tuple[int, int, str]] = []
+    for a, b, word in spans:
+        if word.isascii() or not SEGMENTED_RE.search(word):
+            cut.append((a, b, word))
         else:
-            spans += [(a, b, piece.lower()) for a, b, piece in _pieces(word, match.start())]
-    return spans
+            cut += _pieces(word, a)
+    return cut
 
 
 def tokenize(text: str, stemming: bool = True, language: str = DEFAULT_LANGUAGE) -> list[str]:
