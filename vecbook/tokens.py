@@ -154,11 +154,10 @@ STOP_WORDS = stop_words(DEFAULT_LANGUAGE)
 _local = threading.local()  # PyStemmer's stemmers are not safe to share between threads
 
 
-@lru_cache(maxsize=400_000)
 def stem(word: str, algorithm: str) -> str:
     """``word`` (folded) stemmed by a Snowball ``algorithm``; words of one or two characters, and
-    non-ASCII words for "porter" (which knows only English letters), come back unchanged.
-    Memoised, since token streams repeat words heavily."""
+    non-ASCII words for "porter" (which knows only English letters), come back unchanged. Not
+    memoised here: the vocabulary and each Analysis remember the words they met."""
     if len(word) <= 2 or (algorithm == "porter" and not word.isascii()):
         return word
     stemmers = _local.__dict__.setdefault("stemmers", {})
@@ -193,12 +192,13 @@ class Analysis:
         known = self._known
         if word in known:
             return known[word]
-        term = self._term(word)
+        term = self.new_term(word)
         if len(known) < MEMO_WORDS:
             known[word] = term
         return term
 
-    def _term(self, word: str) -> str | None:
+    def new_term(self, word: str) -> str | None:
+        """``term`` without the memo (the vocabulary keeps its own, of every word it met)."""
         if len(word) > MAX_TERM_CHARS:
             return fold(word[:MAX_TERM_CHARS])[:MAX_TERM_CHARS]
         folded = fold(word)
@@ -390,7 +390,7 @@ class Vocabulary:
             # pass would give them), then look every word up again in C: a Python pass over
             # every word for a few new ones cost more than the lookups themselves.
             for word in [w for w in dict.fromkeys(words) if w not in known]:
-                term = analysis.term(word)
+                term = analysis.new_term(word)
                 known[word] = self.STOP if term is None else self.ids.setdefault(term, len(self.ids))
             found = list(map(known.get, words))
         return np.array(found, dtype=np.int32)
