@@ -159,6 +159,12 @@ def test_a_collection_in_its_own_language_is_indexed_and_queried_in_it(tmp_path:
     assert [h.file_path for h in book.search("meeting", mode="keyword")] == ["en.txt"]
     hit = book.search("REUNION Madrid", mode="keyword")[0]
     assert hit.matched_terms == ["REUNION", "Madrid"] and "reuniones" in hit.snippet
+    # An update lays the changed source out again in its own language, beside the carried ones.
+    (tmp_path / "notas" / "mas.md").write_text("Nuevas canciones del verano.\n", encoding="utf-8")
+    book.reindex()
+    assert [h.file_path for h in book.search("canción", mode="keyword")] == ["notas/mas.md"]
+    assert [h.source for h in book.search("reunión", mode="keyword")] == ["notas"]
+    assert [h.file_path for h in book.search("meeting", mode="keyword")] == ["en.txt"]
 
 
 def test_a_snippet_centres_on_the_bigram_match_and_shows_the_words_as_written() -> None:

@@ -26,7 +26,7 @@ from .config import (
     load_config,
 )
 from .mcp import serve
-from .tokens import Analysis, analysis_of, word_spans
+from .tokens import ENGLISH, Analysis, analysis_of, word_spans
 from .rank import parse_filters
 from .records import Problem
 
@@ -250,7 +250,7 @@ def _wants_color() -> bool:
 
 
 def format_hits(hits: Sequence[Hit], color: bool = False,
-                analysis: Callable[[str], Analysis] = lambda source: Analysis()) -> str:
+                analysis: Callable[[str], Analysis] = lambda source: ENGLISH) -> str:
     """Human-readable results: rank, score and citation, metadata, then the snippet with the
     lines it comes from (matched words highlighted when ``color``, as ``analysis`` of the
     hit's source cuts them)."""
@@ -274,7 +274,7 @@ def format_hits(hits: Sequence[Hit], color: bool = False,
     return "\n\n".join(blocks)
 
 
-def _highlight(text: str, terms: Sequence[str], analysis: Analysis = Analysis()) -> str:
+def _highlight(text: str, terms: Sequence[str], analysis: Analysis = ENGLISH) -> str:
     """Bold the words of ``text`` whose term is one of ``terms``' (as the keyword index matched
     them: ``boilers`` marks ``boiler``, ``cafe`` marks ``Café``, ``长城`` marks that bigram)."""
     wanted = {analysis.term(word) for term in terms for _, _, word in word_spans(term)} - {None}
