@@ -76,26 +76,33 @@ def fold(word: str) -> str:
 
 @lru_cache(maxsize=2)
 def word_re(bounded: bool = False) -> re.Pattern[str]:
-    """Letters and digits with the marks that belong to them (Devanagari vowel signs, Thai tone
-    marks, a combining accent), which ``\\w`` leaves out and so cut words apart; ``bounded``:
-    ``BOUND`` too, as a word of its own. The marks are read from this Python's Unicode tables
-    once, on the first non-ASCII text (~60 ms)."""
-    word = f"(?:[^\\W_]|[{_marks()}])+"
-    return re.compile(f"{word}|{BOUND}" if bounded else word)
+    """Word characters (``\\w``) with the marks that belong to them (Devanagari vowel signs, Thai
+    tone marks, a combining accent), which ``\\w`` leaves out and so cut words apart; ``bounded``:
+    ``BOUND`` too, as a word of its own. The text it reads has its ``_`` made spaces first
+    (``words``): one class with no exception matches 1.7x faster than ``[^\\W_]`` and 8x faster
+    than an alternation of classes. Only the marks of the Basic Multilingual Plane are in it (all
+    of them of living scripts): one character above U+FFFF turns the class into a slow list of
+    ranges. They are read from this Python's Unicode tables on the first non-ASCII text (~20 ms)."""
+    marks = "".join(f"{re.escape(chr(a))}-{re.escape(chr(b))}" for a, b in _mark_ranges())
+    return re.compile(f"[\\w{marks}]+|{BOUND}" if bounded else f"[\\w{marks}]+")
 
 
 @lru_cache(maxsize=1)
-def _marks() -> str:
-    """A character class body of every combining mark (categories Mn, Mc, Me)."""
-    marks, start = [], None
-    for code in [*range(0x20000), *range(0xE0100, 0xE01F0), sys.maxunicode + 1]:
-        is_mark = code <= sys.maxunicode and unicodedata.category(chr(code))[0] == "M"
-        if is_mark and start is None:
-            start = code
-        elif not is_mark and start is not None:
-            marks.append(f"{re.escape(chr(start))}-{re.escape(chr(code - 1))}")
-            start = None
-    return "".join(marks)
+def _mark_ranges() -> list[tuple[int, int]]:
+    """(first, last) code points of each run of combining marks (Mn, Mc, Me) below U+10000."""
+    ranges: list[tuple[int, int]] = []
+    for code in range(0x10000):
+        if unicodedata.category(chr(code))[0] == "M":
+            if ranges and ranges[-1][1] == code - 1:
+                ranges[-1] = (ranges[-1][0], code)
+            else:
+                ranges.append((code, code))
+    return ranges
+
+
+def words(text: str, bounded: bool = False) -> list[str]:
+    """``word_re``'s words of a lower-cased non-ASCII text (an underscore separates words)."""
+    return word_re(bounded).findall(text.replace("_", " "))
 
 
 # -- stop words --
@@ -252,7 +259,7 @@ def words_of(text: str) -> list[str]:
     lowered = text.lower()
     if lowered.isascii():
         return ASCII_TOKEN_RE.findall(lowered)
-    return _split_segmented(word_re().findall(lowered), lowered)
+    return _split_segmented(words(lowered), lowered)
 
 
 def _split_segmented(words: list[str], text: str) -> list[str]:
@@ -305,14 +312,14 @@ def word_spans(text: str, start: int = 0, end: int | None = None) -> list[tuple[
     """(start, end, lower-cased word) of every keyword word of ``text[start:end]``, in the
     text's own offsets (bigrams of a segmented run included): what snippets and highlighting
     match, so they mark what the index matched, as written."""
-    end = len(text) if end is None else end
     part = text[start:end]
     lowered = part.lower()
     if len(lowered) != len(part):  # a letter lengthened (İ -> i + dot): words found in the text itself
-        spans = [(m.start(), m.end(), m.group(0).lower()) for m in word_re().finditer(text, start, end)]
+        spans = [(start + m.start(), start + m.end(), m.group(0).lower())
+                 for m in word_re().finditer(part.replace("_", " "))]
     else:
         pattern = ASCII_TOKEN_RE if lowered.isascii() else word_re()
-        spans = [(start + m.start(), start + m.end(), m.group(0)) for m in pattern.finditer(lowered)]
+        spans = [(start + m.start(), start + m.end(), m.group(0)) for m in pattern.finditer(lowered.replace("_", " "))]
         if pattern is ASCII_TOKEN_RE or not SEGMENTED_RE.search(lowered):
             return spans
     cut: list[tuple[int, int, str]] = []
@@ -369,10 +376,10 @@ class Vocabulary:
             return self.encode_texts(texts[:middle], analysis) + self.encode_texts(texts[middle:], analysis)
         lowered = f" {BOUND} ".join(texts).lower()
         if lowered.isascii():
-            words = lowered.encode("ascii").translate(_ASCII_WORD_BYTES).decode("ascii").split()
+            found = lowered.encode("ascii").translate(_ASCII_WORD_BYTES).decode("ascii").split()
         else:
-            words = _split_segmented(word_re(bounded=True).findall(lowered), lowered)
-        ids = self._ids(words, analysis)
+            found = _split_segmented(words(lowered, bounded=True), lowered)
+        ids = self._ids(found, analysis)
         kept = ids >= 0  # neither stop words nor bounds
         # Each bound's place among the kept ids: where one text's tokens end and the next's begin.
         ends = np.cumsum(kept)[ids == self.BOUND_ID].tolist()
