@@ -144,6 +144,13 @@ def test_an_unknown_language_is_a_config_error(tmp_path: Path, toml: str, messag
         load_config(file)
 
 
+def test_a_query_is_cut_once_per_language_in_use() -> None:
+    # Each language's terms, a term both give counted as often as one of them repeats it (not twice).
+    assert vecbook.tokens.query_tokens("Häuser houses houses", [Analysis(), Analysis("german")]) == \
+        ["hauser", "hous", "hous", "haus"]
+    assert vecbook.tokens.query_tokens("the running runs", [Analysis()]) == tokenize("the running runs")
+
+
 def test_a_collection_in_its_own_language_is_indexed_and_queried_in_it(tmp_path: Path) -> None:
     # The .txt files are English, the notes collection Spanish: each is stemmed by its own rules,
     # and a query is cut both ways, so each meets the records in the terms they were indexed in.
