@@ -123,11 +123,12 @@ def test_language_is_a_global_and_a_per_collection_setting(tmp_path: Path) -> No
     (tmp_path / "chat").mkdir()
     file = tmp_path / "vecbook.toml"
     file.write_text('language = "german"\n[[collections]]\nname = "chat"\npath = "chat"\nlanguage = "spanish"\n'
-                    '[[collections]]\nname = "other"\npath = "chat"\n', encoding="utf-8")
+                    '[[collections]]\nname = "other"\npath = "chat"\n'
+                    '[[collections]]\nname = "rows"\ndatabase = "x.db"\nlanguage = "french"\n', encoding="utf-8")
     config = load_config(file)
     assert analysis_of(config) == Analysis("german") and analysis_of(config, "other") == Analysis("german")
-    assert analysis_of(config, "chat") == Analysis("spanish")
-    assert analyses(config) == [Analysis("german"), Analysis("spanish")]
+    assert analysis_of(config, "chat") == Analysis("spanish") and analysis_of(config, "rows") == Analysis("french")
+    assert analyses(config) == [Analysis("german"), Analysis("spanish"), Analysis("french")]
     assert config_without_file(language="french", stemming=False).language == "french"
 
 

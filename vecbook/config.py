@@ -336,7 +336,7 @@ def _parse_collection(table: dict[str, Any], where: str, base: Path) -> Collecti
         return _parse_export(table, where, base)
     if "table" in table and "query" in table:
         raise ConfigError(f"{where}: give either 'table' or 'query', not both")
-    for key in ("format", "window_gap_minutes", "language"):
+    for key in ("format", "window_gap_minutes"):
         if key in table:
             raise ConfigError(f"{where}: '{key}' applies to exports ('path'), not to a SQLite 'database'")
     return CollectionConfig(
