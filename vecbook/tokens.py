@@ -15,6 +15,7 @@ import re
 import sys
 import threading
 import unicodedata
+from collections import Counter
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from typing import Iterator, Sequence
@@ -242,11 +243,11 @@ def analyses(config: Config) -> list[Analysis]:
 def query_tokens(text: str, config_analyses: Sequence[Analysis]) -> list[str]:
     """The keyword terms of a query under several analyses: each term as often as the analysis
     that repeats it most (one analysis: ``tokenize`` itself)."""
+    found = words_of(text)
     counts: dict[str, int] = {}
     for analysis in config_analyses:
-        words = [t for t in map(analysis.term, words_of(text)) if t is not None]
-        for term in dict.fromkeys(words):
-            counts[term] = max(counts.get(term, 0), words.count(term))
+        for term, repeat in Counter(t for t in map(analysis.term, found) if t is not None).items():
+            counts[term] = max(counts.get(term, 0), repeat)
     return [term for term, repeat in counts.items() for _ in range(repeat)]
 
 
