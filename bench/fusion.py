@@ -38,7 +38,7 @@ def components(book: vecbook.VecBook, text: str) -> tuple[np.ndarray, np.ndarray
     """Candidates of one query (record indices) with their cosine and normalised BM25."""
     snapshot = book._snapshot
     vector = book.embedder.encode_query(text)
-    tokens = vecbook.tokens.tokenize(text, book.config.stemming)
+    tokens = vecbook.tokens.tokenize(text, book.config.stemming, book.config.language)
     sem_ids, _ = snapshot.vectors.top(vector, FUSION_DEPTH)
     kw_ids, _, kw_all = keyword_top(snapshot.keywords, tokens, FUSION_DEPTH, None)
     candidates = np.union1d(sem_ids, kw_ids).astype(np.int64)

@@ -3,6 +3,7 @@ answers exactly as a start that read everything."""
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import time
@@ -172,6 +173,33 @@ def test_other_settings_or_other_code_never_reuse_the_keyword_cache(write_files:
     book(root, cache)  # stemmed again: the file is rewritten for these settings
     monkeypatch.setattr(vecbook.keyword_cache, "code_digest", lambda: "another version")
     assert book(root, cache).stats()["last_update"]["files_read"] == 4
+
+
+def test_a_change_of_language_rebuilds_the_keyword_index_once_and_never_mixes_terms(write_files: Any,
+                                                                                  tmp_path: Path) -> None:
+    root, cache = write_files({**NOTES, "paris.txt": "Les réunions de l'été ont eu lieu à Paris."}), tmp_path / "cache"
+    settle(root)
+    book(root, cache)  # English terms cached
+    french = book(root, cache, language="french")
+    assert french.stats()["last_update"]["files_read"] == 5  # every source analysed again
+    fresh = book(root, None, language="french")
+    assert answers(french) == answers(fresh)
+    found = [hit.to_dict() for hit in french.search("réunion ete", mode="keyword")]
+    assert found == [hit.to_dict() for hit in fresh.search("réunion ete", mode="keyword")] and found
+    again = book(root, cache, language="french")  # rebuilt once: the French terms are the cache now
+    assert again.stats()["last_update"]["files_read"] == 0 and answers(again) == answers(fresh)
+
+
+def test_the_cache_fingerprint_holds_every_language_setting(tmp_path: Path) -> None:
+    base = vecbook.config.config_without_file(data_directory=tmp_path)
+    chat = CollectionConfig(name="chat", path=tmp_path / "chat", database_label="chat")
+    prints = {vecbook.keyword_cache.fingerprint(config) for config in (
+        base, vecbook.config.replace_config(base, language="german"),
+        vecbook.config.replace_config(base, stemming=False),
+        dataclasses.replace(base, collections=(chat,)),
+        dataclasses.replace(base, collections=(dataclasses.replace(chat, language="spanish"),)))}
+    assert len(prints) == 5
+    assert "pystemmer" in vecbook.keyword_cache._library_versions()
 
 
 def test_a_problem_in_the_data_is_warned_about_once_per_change_and_stats_keeps_it(

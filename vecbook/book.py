@@ -7,6 +7,7 @@ import dataclasses
 import logging
 import threading
 import time
+from functools import partial
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
@@ -42,7 +43,7 @@ from .hits import (
 )
 from .embed import Embedder
 from .index import VectorIndex
-from .tokens import tokenize
+from .tokens import analyses, analysis_of, query_tokens
 from .rank import FUSION_DEPTH, Condition, Scored, convenience_conditions, parse_filters, rank
 from .snippets import fold as fold_hits
 from .snippets import query_terms, recency_blend
@@ -463,11 +464,12 @@ class VecBook:
         with self._serving():
             mask = snapshot.columns.mask(conditions)
             vector = self.embedder.encode_query(semantic_text) if mode != "keyword" else None
-            tokens = tokenize(keyword_text, self.config.stemming)
+            in_use = analyses(self.config)  # a query meets each collection's records in their language
+            tokens = query_tokens(keyword_text, in_use)
             # Folding duplicates and blending recency reorder candidates past the k-th:
             # rank a deeper list so the k shown are the k best after both.
             depth = min(MAX_RESULTS_LIMIT, max(k, FUSION_DEPTH)) if fold or half_life else k
-            terms = query_terms(keyword_text, self.config.stemming)
+            terms = query_terms(keyword_text, in_use)
             # Every passage's keyword score, once: the ranking takes each record's best, the
             # snippets each hit's best passage (they used to score every passage again).
             passage_scores = snapshot.keywords.scores(tokens) if mode != "semantic" or terms else None
@@ -481,7 +483,7 @@ class VecBook:
             scored = [s for s in scored if floor is None or s.score >= floor]
             groups = (fold_hits([records[s.index].text for s in scored], k) if fold
                       else [(i, []) for i in range(min(k, len(scored)))])
-            shaper = HitShaper(snapshot, terms, passage_scores, vector)
+            shaper = HitShaper(snapshot, terms, passage_scores, vector, partial(analysis_of, self.config))
             return Results(shaper.hit(scored[i], [records[scored[j].index].citation for j in folded])
                            for i, folded in groups)
 
@@ -573,7 +575,8 @@ class VecBook:
             "runtime": self.embedder.runtime if vectors is not None else None,
             "metric": self.config.similarity_metric,
             "index_type": vectors.index_type if vectors is not None else None,
-            "keyword_index": f"BM25Okapi (k1={self.config.bm25_k1}, b={self.config.bm25_b})",
+            "keyword_index": f"BM25Okapi (k1={self.config.bm25_k1}, b={self.config.bm25_b}, "
+                             f"language={self.config.language}{'' if self.config.stemming else ', no stemming'})",
             "search_mode": self.config.search_mode,
             "fusion": self.config.fusion,
             "cache": snapshot.cache if snapshot else None,

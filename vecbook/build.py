@@ -19,7 +19,7 @@ from .index import KeywordIndex, TermCounts, VectorIndex, encode_vectors
 from .rank import FilterColumns
 from .records import Record, split_passages
 from .sources import LoadReport, SourceState, load_sources
-from .tokens import Vocabulary
+from .tokens import Vocabulary, analysis_of
 from .vector_cache import KeyedVectors, VectorCache
 
 log = logging.getLogger("vecbook")  # one logger for the package: hosts and the CLI configure "vecbook"
@@ -184,17 +184,20 @@ class Builder:
         known = {r.content: layout for r, layout in zip(old.records, old.layouts)} if old is not None else {}
         layouts: list[Layout | None] = [known.get(r.content) for r in records]
         fresh = [i for i, layout in enumerate(layouts) if layout is None]
-        for i, layout in zip(fresh, self._layouts([records[i].content for i in fresh])):
+        kind, _, name = key.partition(":")  # "file:<path>" or "collection:<name>", as sources names them
+        source = name if kind == "collection" else "files"
+        for i, layout in zip(fresh, self._layouts([records[i].content for i in fresh], source)):
             layouts[i] = layout
         counts = np.fromiter((len(layout.passages) for layout in layouts), dtype=np.int64, count=len(layouts))
         passages = np.array([p for layout in layouts for p in layout.passages], dtype=np.int64).reshape(-1, 2)
         return Block(records, layouts, counts, passages, read_ns=self.read_started_ns)
 
-    def _layouts(self, contents: Sequence[str]) -> list[Layout]:
-        """Passages and their token ids for each of ``contents`` (tokenized together)."""
+    def _layouts(self, contents: Sequence[str], source: str) -> list[Layout]:
+        """Passages and their token ids for each of ``contents`` (tokenized together, with the
+        analysis of their ``source``: its collection's language)."""
         cuts = [split_passages(content) for content in contents]
         texts = [content[a:b] for content, passages in zip(contents, cuts) for a, b in passages]
-        tokens = iter(self.vocabulary.encode_texts(texts, self.config.stemming))
+        tokens = iter(self.vocabulary.encode_texts(texts, analysis_of(self.config, source)))
         return [Layout(passages, [next(tokens) for _ in passages]) for passages in cuts]
 
     def _passage_sources(self, ordered: Sequence[tuple[str, Block]]) -> np.ndarray:

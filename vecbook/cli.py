@@ -8,8 +8,9 @@ import json
 import logging
 import os
 import sys
+from functools import partial
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from .book import VecBook
 from .hits import MAX_CONTEXT, Hit, check_max_results, check_query, mark_matches
@@ -29,6 +30,7 @@ from .config import (
 )
 from .mcp import serve
 from .registry import add_source, inspect, remove_source
+from .tokens import ENGLISH, Analysis, analysis_of
 from .rank import parse_filters
 from .records import Problem
 
@@ -294,7 +296,7 @@ def _cmd_search(args: argparse.Namespace, config: Config) -> int:
     if args.json:
         print(json.dumps(hits.to_dicts(), indent=2, ensure_ascii=False))
     else:
-        print(format_hits(hits, color=_wants_color()))
+        print(format_hits(hits, color=_wants_color(), analysis=partial(analysis_of, config)))
     return 0
 
 
@@ -317,9 +319,11 @@ def _wants_color() -> bool:
     return sys.stdout.isatty() and not os.environ.get("NO_COLOR")
 
 
-def format_hits(hits: Sequence[Hit], color: bool = False) -> str:
+def format_hits(hits: Sequence[Hit], color: bool = False,
+                analysis: Callable[[str], Analysis] = lambda source: ENGLISH) -> str:
     """Human-readable results: rank, score and citation, metadata, then the snippet with the
-    lines it comes from (matched words highlighted when ``color``)."""
+    lines it comes from (matched words highlighted when ``color``, as ``analysis`` of the
+    hit's source cuts them)."""
     if not hits:
         return "no results"
     blocks = []
@@ -332,7 +336,7 @@ def format_hits(hits: Sequence[Hit], color: bool = False) -> str:
             where = (f"line {hit.snippet_line}" if hit.snippet_line == hit.snippet_end_line
                      else f"lines {hit.snippet_line}-{hit.snippet_end_line}")
             lines.append(f"    {where}:")
-        snippet = _highlight(hit.snippet, hit.matched_terms) if color else hit.snippet
+        snippet = _highlight(hit.snippet, hit.matched_terms, analysis(hit.source)) if color else hit.snippet
         lines += ["      " + line for line in snippet.splitlines() if line.strip()]
         if hit.duplicates:
             lines.append(f"    also in: {', '.join(hit.duplicates)}")
@@ -340,9 +344,9 @@ def format_hits(hits: Sequence[Hit], color: bool = False) -> str:
     return "\n\n".join(blocks)
 
 
-def _highlight(text: str, terms: Sequence[str]) -> str:
-    """Bold the words of ``text`` that stem like one of ``terms`` (as the keyword index matched them)."""
-    return mark_matches(text, terms, lambda word: f"{BOLD}{word}{RESET}")
+def _highlight(text: str, terms: Sequence[str], analysis: Analysis = ENGLISH) -> str:
+    """Bold the words of ``text`` whose term is one of ``terms``' (as the keyword index matched them)."""
+    return mark_matches(text, terms, lambda word: f"{BOLD}{word}{RESET}", analysis=analysis)
 
 
 def _shown_value(value: Any) -> str:

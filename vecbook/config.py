@@ -29,6 +29,13 @@ FUSIONS = ("rrf", "linear")
 METRICS = ("cosine", "l2")
 PRECISIONS = ("auto", "float32", "bfloat16", "int8")
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "WARN", "ERROR")
+# Keyword analysis languages (``language``): each one's Snowball stemmer and stop words
+# (vecbook.tokens); "none" folds and cuts words but neither stems nor drops any.
+DEFAULT_LANGUAGE = "english"
+LANGUAGES = ("none", "arabic", "armenian", "basque", "catalan", "czech", "danish", "dutch", "english",
+             "esperanto", "estonian", "finnish", "french", "german", "greek", "hindi", "hungarian", "indonesian",
+             "irish", "italian", "lithuanian", "nepali", "norwegian", "persian", "polish", "portuguese",
+             "romanian", "russian", "serbian", "spanish", "swedish", "tamil", "turkish", "yiddish")
 # A result list longer than this is no longer "search"; it also bounds the
 # candidate arrays a single query allocates.
 MAX_RESULTS_LIMIT = 1000
@@ -80,6 +87,7 @@ class CollectionConfig:
     format: str | None = None  # None: detected from the export's content
     window_gap_minutes: float = DEFAULT_WINDOW_GAP_MINUTES
     description: str = ""  # what the user said it holds: shown by ``sources`` and the MCP tool
+    language: str | None = None  # keyword analysis; None: the global ``language``
 
     @property
     def label(self) -> str:
@@ -105,6 +113,7 @@ class Config:
     bm25_k1: float = 1.2
     bm25_b: float = 0.5
     stemming: bool = True
+    language: str = DEFAULT_LANGUAGE
     precision: str = "auto"
     batch_size: int = 64
     # None: the cache is off (``cache_directory = false``); default: the platform's user cache folder.
@@ -131,6 +140,7 @@ _SCALAR_KEYS: dict[str, tuple[tuple[type, ...], tuple[Any, ...] | None]] = {
     "bm25_k1": ((int, float), None),
     "bm25_b": ((int, float), None),
     "stemming": ((bool,), None),
+    "language": ((str,), LANGUAGES),
     "precision": ((str,), PRECISIONS),
     "batch_size": ((int,), None),
     "cache_directory": ((str, bool), None),  # a path, or false (off)
@@ -140,7 +150,8 @@ _SCALAR_KEYS: dict[str, tuple[tuple[type, ...], tuple[Any, ...] | None]] = {
     "watch": ((bool,), None),
 }
 _PATH_KEYS = ("data_directory", "cache_directory")
-_COLLECTION_KEYS = ("name", "database", "table", "query", "path", "format", "window_gap_minutes", "description")
+_COLLECTION_KEYS = ("name", "database", "table", "query", "path", "format", "window_gap_minutes", "description",
+                    "language")
 
 
 def default_cache_directory() -> Path:
@@ -332,6 +343,9 @@ def _parse_collection(table: dict[str, Any], where: str, base: Path) -> Collecti
         if not isinstance(value, wanted) or isinstance(value, bool):
             raise ConfigError(f"config key '{key}' in {where} must be "
                               f"{'a number' if key == 'window_gap_minutes' else 'str'}, got {value!r}")
+    language = table.get("language")
+    if language is not None and language not in LANGUAGES:
+        raise ConfigError(f"config key 'language' in {where} must be one of {', '.join(LANGUAGES)}; got {language!r}")
     name, database, path = table.get("name"), table.get("database"), table.get("path")
     if not name or not COLLECTION_NAME_RE.match(name):
         raise ConfigError(f"{where}: 'name' is required and must be {COLLECTION_NAME_RULE}, got {name!r}")
@@ -349,7 +363,7 @@ def _parse_collection(table: dict[str, Any], where: str, base: Path) -> Collecti
     return CollectionConfig(
         name=name, database=base / Path(database).expanduser(), database_label=database,
         table=table.get("table") or (None if "query" in table else f"{name}_documents"),
-        query=table.get("query"), description=table.get("description", ""),
+        query=table.get("query"), description=table.get("description", ""), language=language,
     )
 
 
@@ -364,4 +378,5 @@ def _parse_export(table: dict[str, Any], where: str, base: Path) -> CollectionCo
     fmt = table.get("format")
     return CollectionConfig(name=table["name"], path=base / Path(table["path"]).expanduser(),
                             database_label=table["path"], format=fmt.lower() if fmt else None,
-                            window_gap_minutes=gap, description=table.get("description", ""))
+                            window_gap_minutes=gap, description=table.get("description", ""),
+                            language=table.get("language"))

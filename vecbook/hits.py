@@ -16,7 +16,7 @@ from .config import FUSIONS, MAX_QUERY_CHARS, MAX_RESULTS_LIMIT, QueryError, Vec
 from .rank import Scored, parse_filters
 from .records import Record
 from .snippets import make_snippet
-from .tokens import TOKEN_RE, porter_stem
+from .tokens import ENGLISH, Analysis, word_spans
 
 if TYPE_CHECKING:  # the facade imports this module, not the other way round
     from .book import VecBook
@@ -139,15 +139,22 @@ class Results(list):  # list[Hit]
 
 
 def mark_matches(text: str, terms: Sequence[str], mark: Callable[[str], str],
-                 plain: Callable[[str], str] = lambda part: part) -> str:
-    """``text`` with each word that stems like one of ``terms`` (as the keyword index matched it)
-    passed through ``mark``, and the text between through ``plain`` (e.g. an HTML escape)."""
-    stems = {porter_stem(t.lower()) for t in terms}
+                 plain: Callable[[str], str] = lambda part: part, analysis: Analysis = ENGLISH) -> str:
+    """``text`` with each word whose term is one of ``terms``' (as the keyword index matched them:
+    ``boilers`` marks ``boiler``, ``cafe`` marks ``Café``, ``长城`` marks that bigram) passed
+    through ``mark``, and the text between through ``plain`` (e.g. an HTML escape)."""
+    wanted = {analysis.term(word) for term in terms for _, _, word in word_spans(term)} - {None}
+    marked: list[list[int]] = []
+    for start, end, word in word_spans(text) if wanted else ():
+        if analysis.term(word) in wanted:
+            if marked and start <= marked[-1][1]:  # overlapping bigrams: one mark
+                marked[-1][1] = max(marked[-1][1], end)
+            else:
+                marked.append([start, end])
     out, position = [], 0
-    for match in TOKEN_RE.finditer(text) if stems else ():
-        if porter_stem(match.group(0).lower()) in stems:
-            out += [plain(text[position:match.start()]), mark(match.group(0))]
-            position = match.end()
+    for start, end in marked:
+        out += [plain(text[position:start]), mark(text[start:end])]
+        position = end
     out.append(plain(text[position:]))
     return "".join(out)
 
@@ -261,10 +268,12 @@ class HitShaper:
     passage (by keyword where a query word occurs, else by meaning) and its lines."""
 
     def __init__(self, snapshot: Snapshot, terms: dict[str, str], passage_scores: np.ndarray | None,
-                 vector: np.ndarray | None) -> None:
+                 vector: np.ndarray | None, analysis: Callable[[str], Analysis] = lambda source: ENGLISH) -> None:
         """``passage_scores``: the keyword index's ``scores`` of the query's tokens, needed
-        when ``terms`` has any (the ranking computed them already: no second pass)."""
+        when ``terms`` has any (the ranking computed them already: no second pass);
+        ``analysis``: the keyword analysis of a record's source (its collection's language)."""
         self.snapshot = snapshot
+        self.analysis = analysis
         self.terms = terms
         self.vector = vector
         self._passage_scores = passage_scores if terms else None
@@ -272,7 +281,8 @@ class HitShaper:
     def hit(self, scored: Scored, duplicates: list[str]) -> Hit:
         """The hit for one ranked record, citing the records folded into it."""
         record = self.snapshot.records[scored.index]
-        snippet = make_snippet(record.content, self._region(scored.index, record), self.terms)
+        snippet = make_snippet(record.content, self._region(scored.index, record), self.terms,
+                               self.analysis(record.source))
         first, last = record.lines_of(snippet.start, snippet.end)
         return Hit(text=record.text, file_path=record.file_path, line_number=record.line_number,
                    end_line=record.end_line, similarity_score=scored.score, metadata=record.metadata,

@@ -45,7 +45,9 @@ FORMAT = 1
 # it is not kept, so the next start reads it again.
 SETTLE_NS = 2_000_000_000
 # Libraries whose output ends up in records: a new version may read the same export otherwise.
-PARSING_LIBRARIES = ("icalendar", "python-dateutil", "tzdata")
+# PyStemmer too: a new Snowball release may stem a word otherwise, and the cached terms would
+# no longer be those a query is cut into.
+PARSING_LIBRARIES = ("icalendar", "python-dateutil", "tzdata", "pystemmer")
 
 
 @lru_cache(maxsize=1)
@@ -62,12 +64,14 @@ def code_digest() -> str:
 
 def fingerprint(config: Config) -> str:
     """What the cached records depend on: the code, the Python and Unicode versions (lower-
-    casing, ``\\w``), the libraries that parse exports, the sources and the settings that shape
-    reading and tokenizing (BM25's k1 and b are applied at each build, so they may differ)."""
+    casing, ``\\w``, marks, folding), the libraries that parse exports and stem, the sources and
+    the settings that shape reading and the keyword analysis (``stemming``, ``language``, each
+    collection's ``language``; BM25's k1 and b are applied at each build, so they may differ)."""
     collections = [{key: str(value) for key, value in dataclasses.asdict(c).items()} for c in config.collections]
     facts = {"format": FORMAT, "code": code_digest(), "python": list(sys.version_info[:2]),
              "unicode": unicodedata.unidata_version, "libraries": _library_versions(),
-             "scope": cache_scope(config), "stemming": config.stemming, "collections": collections}
+             "scope": cache_scope(config), "stemming": config.stemming, "language": config.language,
+             "collections": collections}
     return hashlib.sha256(json.dumps(facts, sort_keys=True).encode()).hexdigest()
 
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, Sequence
 
-from .tokens import STOP_WORDS, TOKEN_RE, porter_stem
+from .tokens import ENGLISH, TOKEN_RE, Analysis, word_spans
 
 # About ±240 characters around the match, as the user's design asks: enough for the
 # sentence that answers, little enough for ten hits to fit an assistant's context.
@@ -41,37 +41,36 @@ class Snippet:
     matched_terms: list[str]
 
 
-def query_terms(query: str, stemming: bool = True) -> dict[str, str]:
-    """Keyword terms of a query (as the index stems them) mapped to the word the user typed."""
+def query_terms(query: str, analyses: Sequence[Analysis] = (ENGLISH,)) -> dict[str, str]:
+    """Keyword terms of a query (as the index analyses them, under each of ``analyses``) mapped
+    to the word the user typed: ``Cafés`` for the term ``cafe``, ``长城`` for that bigram."""
     terms: dict[str, str] = {}
-    for match in TOKEN_RE.finditer(query):
-        word = match.group(0)
-        lowered = word.lower()
-        if lowered not in STOP_WORDS:
-            terms.setdefault(porter_stem(lowered) if stemming else lowered, word)
+    for start, end, word in word_spans(query):
+        for analysis in analyses:
+            term = analysis.term(word)
+            if term is not None:
+                terms.setdefault(term, query[start:end])
     return terms
 
 
-def make_snippet(content: str, region: tuple[int, int], terms: dict[str, str], stemming: bool = True,
+def make_snippet(content: str, region: tuple[int, int], terms: dict[str, str], analysis: Analysis = ENGLISH,
                  size: int = SNIPPET_CHARS) -> Snippet:
     """The ``size`` characters of ``content[region]`` holding the most distinct query terms
-    (the earliest such stretch; the region's start when no term occurs), cut between words."""
+    (the earliest such stretch; the region's start when no term occurs), cut between words.
+    ``analysis`` is the record's: its words meet the query's terms as the index met them."""
     start, end = region
-    matches = _matches(content, start, end, terms, stemming)
+    matches = _matches(content, start, end, terms, analysis)
     if matches:
         start = _best_start(matches, start, end, size)
     return _cut(content, start, min(end, start + size), region, matches, terms)
 
 
-def _matches(content: str, start: int, end: int, terms: dict[str, str], stemming: bool) -> list[tuple[int, str]]:
-    """(offset, stem) of every query term in ``content[start:end]``."""
-    found = []
-    for match in TOKEN_RE.finditer(content, start, end):
-        word = match.group(0).lower()
-        stem = porter_stem(word) if stemming else word
-        if stem in terms:
-            found.append((match.start(), stem))
-    return found
+def _matches(content: str, start: int, end: int, terms: dict[str, str], analysis: Analysis) -> list[tuple[int, str]]:
+    """(offset, term) of every query term in ``content[start:end]`` (bigrams of CJK text included)."""
+    if not terms:
+        return []
+    term = analysis.term
+    return [(position, t) for position, _, word in word_spans(content, start, end) if (t := term(word)) in terms]
 
 
 def _best_start(matches: list[tuple[int, str]], start: int, end: int, size: int) -> int:
