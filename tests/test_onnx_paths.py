@@ -149,6 +149,24 @@ def test_damaged_int8_model_is_rebuilt_with_a_warning(int8: vecbook.Embedder, us
     assert [p.name for p in cache.iterdir()] == [built.name]  # the damaged copy and the build folder are gone
 
 
+def test_built_models_are_hashed_once_then_known_by_size_and_time(int8: vecbook.Embedder, user_cache: Path,
+                                                                  tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    built = next(p for p in (user_cache / "models").iterdir() if not p.name.startswith("."))
+    folder = tmp_path / built.name
+    shutil.copytree(built, folder)
+    for name in (onnx_model.FLOAT_FILE, onnx_model.INT8_FILE):
+        os.utime(folder / name, ns=(1, 1))  # a copy that kept the bytes but not the times: hashed, then remembered
+    used = (onnx_model.FLOAT_FILE,)
+    assert onnx_model._intact(folder, used)
+    monkeypatch.setattr(onnx_model, "_sha256", lambda path: pytest.fail(f"hashed {path} again"))
+    assert onnx_model._intact(folder, used)
+    with (folder / onnx_model.FLOAT_FILE).open("ab") as handle:
+        handle.write(b"\0")  # damage that changes the size is hashed again, and fails
+    monkeypatch.setattr(onnx_model, "_sha256", lambda path: "not the recorded digest")
+    assert not onnx_model._intact(folder, used)
+
+
 @pytest.mark.parametrize("passes_gate, precision", [(False, "float32"), (True, "int8")])
 def test_auto_takes_int8_on_a_cpu_with_int8_dot_products_only_with_a_recipe_that_passed_the_gate(
         user_cache: Path, monkeypatch: pytest.MonkeyPatch, passes_gate: bool, precision: str) -> None:
