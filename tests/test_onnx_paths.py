@@ -71,6 +71,17 @@ def test_building_holds_back_only_the_build_libraries_records(caplog: pytest.Log
     assert messages == ["another thread's warning", "our own line", "from fusion_base.py"]
 
 
+def test_building_holds_back_the_quantizers_root_warnings_where_no_handler_is_set() -> None:
+    """A script that configures no logging gets Python's last-resort handler, outside the
+    root logger's handlers: the root logger's own filter drops the build's records."""
+    root = logging.getLogger()
+    quantizer = root.makeRecord("root", logging.WARNING, os.path.join("site-packages", "onnxruntime", "quantization",
+                                                                      "quantize.py"), 1, "pre-process", (), None)
+    with onnx_model._quiet_build():
+        assert not root.filter(quantizer)
+    assert root.filter(quantizer)
+
+
 @pytest.mark.parametrize("cores, sessions", [(2, 1), (8, 2)])
 def test_queries_share_the_records_session_where_the_cores_are_few(float32: vecbook.Embedder, cores: int,
                                                                    sessions: int,

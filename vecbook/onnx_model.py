@@ -193,7 +193,10 @@ def _quiet_build() -> Iterator[None]:
     """No tracer warnings from torch's exporter and no log records from the build's packages
     while it runs: the user sees our two lines. Only those are held back: records from the
     rest of the process (another thread's too) still reach the root logger's handlers."""
-    handlers, noise = list(logging.getLogger().handlers), _BuildRecords()
+    root, noise = logging.getLogger(), _BuildRecords()
+    # The root logger's own filter too: with no handler configured (a script), Python's
+    # last-resort handler would print the quantizer's root-logged warnings.
+    handlers = [root, *root.handlers]
     for handler in handlers:
         handler.addFilter(noise)
     try:
