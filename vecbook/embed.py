@@ -266,10 +266,10 @@ class Embedder:
         if onnx is None:
             self._model = self._load_torch(path, precision == "bfloat16")
         else:
-            self._query_model = onnx
+            self.precision, self.runtime = precision, ("torch" if precision == "bfloat16" else "onnxruntime")
             # bfloat16's torch model waits for the first records to embed: a search the cache serves never needs it.
             self._model = None if precision == "bfloat16" else onnx
-            self.precision, self.runtime = precision, ("torch" if precision == "bfloat16" else "onnxruntime")
+            self._query_model = onnx  # last: load()'s unlocked check sees a finished load
         log.info("loaded model %s (%s) in %.1fs: records %s on %s, queries float32 on %s", self.model_name, path,
                  time.perf_counter() - started, self.precision, self.runtime,
                  "onnxruntime" if self._query_model is not None else "torch")
