@@ -313,12 +313,21 @@ print(json.dumps({"seconds": seconds}))
 """
 
 
+def corpus_config(corpus: Path) -> list[str]:
+    """Command-line arguments for the corpus alone: a config file naming only its folder, so the
+    shell sees the records (and vector cache scope) the library rows see, without the
+    collections of the repository's vecbook.toml."""
+    config = corpus.parent / f"{corpus.name}.toml"
+    config.write_text(f"data_directory = {json.dumps(str(corpus.resolve()))}\n", encoding="utf-8")
+    return ["--config", str(config)]
+
+
 def one_off_search(corpus: Path, cache: Path, mode: str, query: str = "garden budget meeting") -> dict[str, float]:
     """A shell search as a user runs it: ``vecbook.py search`` in a fresh process, timed from
     the parent around the whole process (interpreter start to exit), with its peak RSS."""
     env = {**os.environ, "VECBOOK_CACHE_DIRECTORY": str(cache), "VECBOOK_PRECISION": os.environ["SPEED_PRECISION"]}
     started = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "vecbook.py", "search", query, "--mode", mode, "--data-dir", str(corpus)],
+    proc = subprocess.Popen([sys.executable, "vecbook.py", "search", query, "--mode", mode, *corpus_config(corpus)],
                             cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     _, status, usage = os.wait4(proc.pid, 0)
     seconds = time.perf_counter() - started
@@ -344,7 +353,7 @@ def serve_restarts(corpus: Path, cache: Path, work: Path, rounds: int) -> dict[s
     bare = work / "bare_fastmcp.py"
     bare.write_text(BARE_FASTMCP, encoding="utf-8")
     env = {"VECBOOK_CACHE_DIRECTORY": str(cache), "VECBOOK_PRECISION": os.environ["SPEED_PRECISION"]}
-    serve = [sys.executable, "vecbook.py", "serve", "--data-dir", str(corpus)]
+    serve = [sys.executable, "vecbook.py", "serve", *corpus_config(corpus)]
     query = json.dumps({"query": "garden budget meeting", "mode": "hybrid"})
     runs: dict[str, list[float]] = {"restart": [], "bare": []}
     for _ in range(rounds):
