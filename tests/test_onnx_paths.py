@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 
 import vecbook
-from vecbook import embed, onnx_model
-from conftest import ROOT
+from vecbook import cpu, embed, onnx_model
+from conftest import DATA, ROOT
 
 SENTENCES = [
     "the walrus hid the golden key under the pier",
@@ -69,6 +69,17 @@ def test_building_holds_back_only_the_build_libraries_records(caplog: pytest.Log
     from_file(logging.getLogger("fusion_base"), "onnxruntime", "transformers", "fusion_base.py")  # after: shown
     messages = [record.getMessage() for record in caplog.records]
     assert messages == ["another thread's warning", "our own line", "from fusion_base.py"]
+
+
+def test_building_holds_back_the_quantizers_root_warnings_where_no_handler_is_set() -> None:
+    """A script that configures no logging gets Python's last-resort handler, outside the
+    root logger's handlers: the root logger's own filter drops the build's records."""
+    root = logging.getLogger()
+    quantizer = root.makeRecord("root", logging.WARNING, os.path.join("site-packages", "onnxruntime", "quantization",
+                                                                      "quantize.py"), 1, "pre-process", (), None)
+    with onnx_model._quiet_build():
+        assert not root.filter(quantizer)
+    assert root.filter(quantizer)
 
 
 @pytest.mark.parametrize("cores, sessions", [(2, 1), (8, 2)])
@@ -149,16 +160,48 @@ def test_damaged_int8_model_is_rebuilt_with_a_warning(int8: vecbook.Embedder, us
     assert [p.name for p in cache.iterdir()] == [built.name]  # the damaged copy and the build folder are gone
 
 
-def test_auto_takes_onnxruntime_without_bfloat16_and_torch_with_it(user_cache: Path,
-                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(embed, "native_bf16", lambda: False)
-    without = vecbook.Embedder(model_cache=user_cache / "models")
-    without.load()
-    assert (without.precision, without.runtime) == ("float32", "onnxruntime")
-    monkeypatch.setattr(embed, "native_bf16", lambda: True)
-    with_bf16 = vecbook.Embedder(model_cache=user_cache / "models")
-    with_bf16.load()
-    assert (with_bf16.precision, with_bf16.runtime) == ("bfloat16", "torch")
+def test_built_models_are_hashed_once_then_known_by_size_and_time(int8: vecbook.Embedder, user_cache: Path,
+                                                                  tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    built = next(p for p in (user_cache / "models").iterdir() if not p.name.startswith("."))
+    folder = tmp_path / built.name
+    shutil.copytree(built, folder)
+    for name in (onnx_model.FLOAT_FILE, onnx_model.INT8_FILE):
+        os.utime(folder / name, ns=(1, 1))  # a copy that kept the bytes but not the times: hashed, then remembered
+    used = (onnx_model.FLOAT_FILE,)
+    assert onnx_model._intact(folder, used)
+    monkeypatch.setattr(onnx_model, "_sha256", lambda path: pytest.fail(f"hashed {path} again"))
+    assert onnx_model._intact(folder, used)
+    with (folder / onnx_model.FLOAT_FILE).open("ab") as handle:
+        handle.write(b"\0")  # damage that changes the size is hashed again, and fails
+    monkeypatch.setattr(onnx_model, "_sha256", lambda path: "not the recorded digest")
+    assert not onnx_model._intact(folder, used)
+
+
+@pytest.mark.parametrize("passes_gate, precision", [(False, "float32"), (True, "int8")])
+def test_auto_takes_int8_on_a_cpu_with_int8_dot_products_only_with_a_recipe_that_passed_the_gate(
+        user_cache: Path, monkeypatch: pytest.MonkeyPatch, passes_gate: bool, precision: str) -> None:
+    sapphire_rapids = cpu.parse_cpuinfo((DATA / "cpuinfo" / "xeon-sapphire-rapids.txt").read_text(encoding="utf-8"))
+    monkeypatch.setattr(embed, "detect", lambda: sapphire_rapids)  # VNNI, AMX and bfloat16: never torch under auto
+    monkeypatch.setattr(onnx_model, "RECIPE_PASSES_GATE", passes_gate)
+    auto = vecbook.Embedder(model_cache=user_cache / "models")
+    auto.load()
+    assert (auto.precision, auto.runtime) == (precision, "onnxruntime")
+    assert (onnx_model.RECIPE in auto.identity) is passes_gate  # the cache keeps each path's vectors apart
+
+
+def test_bfloat16_embeds_queries_on_onnxruntime_and_loads_torch_only_for_records(
+        float32: vecbook.Embedder, user_cache: Path) -> None:
+    bf16 = vecbook.Embedder(precision="bfloat16", model_cache=user_cache / "models")
+    bf16.load()
+    assert (bf16.precision, bf16.runtime) == ("bfloat16", "torch") and bf16._model is None
+    assert "|bfloat16|" in bf16.identity and bf16._model is None
+    np.testing.assert_array_equal(bf16.encode_query("kayak for the summer"), float32.encode_query("kayak for the summer"))
+    assert bf16._model is None  # a query never loads torch
+    records, exact = bf16.encode(SENTENCES), float32.encode(SENTENCES)
+    assert isinstance(bf16._model, embed.TorchModel) and bf16._model.bfloat16
+    cosine = (records * exact).sum(axis=1)
+    assert cosine.min() > 0.97, cosine  # bfloat16 records stay comparable with float32 queries
 
 
 def _model_copy(tmp_path: Path, pooling: dict[str, bool]) -> Path:
@@ -178,7 +221,6 @@ def _model_copy(tmp_path: Path, pooling: dict[str, bool]) -> Path:
 def test_a_model_onnxruntime_cannot_run_falls_back_to_torch_under_auto(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
     model = _model_copy(tmp_path, {"pooling_mode_mean_tokens": False, "pooling_mode_cls_token": True})
-    monkeypatch.setattr(embed, "native_bf16", lambda: False)
     with caplog.at_level(logging.WARNING, logger="vecbook"):
         auto = vecbook.Embedder(str(model), model_cache=tmp_path / "models")
         auto.load()
@@ -212,3 +254,31 @@ print(hit.citation, book.stats()["precision"], "torch" in sys.modules, "sentence
 def test_cpu_description_names_the_cpu_and_its_speed_flags() -> None:
     text = embed.cpu_description()
     assert f"{os.cpu_count()} logical cores" in text and "flags:" in text
+
+
+@pytest.mark.parametrize("precision", ["auto", "bfloat16"])
+def test_a_warm_start_and_a_semantic_search_never_import_torch(user_cache: Path, tmp_path: Path,
+                                                               precision: str) -> None:
+    """Queries run on onnxruntime whatever embeds the records: once the vector cache holds
+    every record, a new process answers a semantic search without torch (bfloat16's records
+    path loads torch only to embed what the cache lacks, as the first process did)."""
+    (tmp_path / "data").mkdir()
+    (tmp_path / "cache").mkdir()
+    (tmp_path / "cache" / "models").symlink_to(user_cache / "models", target_is_directory=True)  # built once
+    (tmp_path / "data" / "notes.txt").write_text("Bought a second-hand kayak and paddle for the summer.\n---\n"
+                                                 "The boiler repair is booked for Tuesday.\n---\n"
+                                                 "Die Fähre fährt um acht Uhr ab. 東京へのフェリー 🚢\n")
+    code = f"""
+import sys
+sys.path.insert(0, {str(ROOT)!r})
+import vecbook
+book = vecbook.VecBook(data_directory={str(tmp_path / "data")!r}, precision={precision!r},
+                       cache_directory={str(tmp_path / "cache")!r})
+hit = book.search("boat for paddling", mode="semantic")[0]
+print(hit.citation, book.stats()["cache"]["embedded"], "torch" in sys.modules)
+"""
+    runs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=180)
+            for _ in range(2)]
+    assert all(run.returncode == 0 for run in runs), [run.stderr for run in runs]
+    assert runs[0].stdout.split() == ["notes.txt:1-1", "3", str(precision == "bfloat16")]
+    assert runs[1].stdout.split() == ["notes.txt:1-1", "0", "False"]

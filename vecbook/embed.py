@@ -1,6 +1,7 @@
-"""Embedding: the all-MiniLM-L6-v2 model loaded from a local package, the path chosen by CPU
-(bfloat16 on torch where native, else float32 on onnxruntime; int8 on request), windowing of
-long records, batched CPU inference, and the persistent vector cache."""
+"""Embedding: the all-MiniLM-L6-v2 model loaded from a local package; queries embedded by
+onnxruntime in float32 on every CPU, records by the path the CPU and ``precision`` choose
+(float32 or int8 on onnxruntime, bfloat16 on torch on request); windowing of long records
+and batched CPU inference."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from typing import Any, Iterator, Sequence
 import numpy as np
 
 from .config import DEFAULT_MODEL, PACKAGED_MODEL_NAMES, ModelNotFoundError
+from .cpu import auto_precision, cpu_description, detect, native_bf16  # noqa: F401 - cpu_description, native_bf16: API
 
 log = logging.getLogger("vecbook")  # one logger for the package: hosts and the CLI configure "vecbook"
 
@@ -123,61 +125,6 @@ def _quiet_transformers() -> None:
     hf_logging.disable_progress_bar()
 
 
-# CPU flags that make bfloat16 native: torch's autocast then runs ~1.9x float32.
-BF16_FLAGS = ("amx_tile", "avx512_bf16")
-# CPU flags worth printing beside a speed figure: they decide which path runs and how fast.
-SPEED_FLAGS = ("avx2", "fma", "avx512f", "avx512_vnni", "avx_vnni", "avx512_bf16", "amx_tile", "amx_int8",
-               "asimd", "asimddp", "i8mm", "bf16", "sme")
-
-
-@lru_cache(maxsize=1)
-def _cpuinfo() -> tuple[str, frozenset[str]] | None:
-    """The CPU's model name and flags from /proc/cpuinfo (Linux); None elsewhere."""
-    try:
-        text = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return None
-    name, flags = "", frozenset[str]()
-    for line in text.splitlines():
-        key, _, value = line.partition(":")
-        key = key.strip()
-        if key in ("model name", "Hardware", "CPU part") and not name:
-            name = value.strip()
-        elif key in ("flags", "Features") and not flags:
-            flags = frozenset(value.split())
-    return name, flags
-
-
-def cpu_description() -> str:
-    """The CPU's name and the flags that decide embedding speed, for benchmark reports."""
-    import platform
-
-    info = _cpuinfo()
-    name = (info[0] if info else "") or platform.processor() or platform.machine()
-    flags = sorted(set(SPEED_FLAGS) & info[1]) if info else []
-    return f"{name} ({os.cpu_count()} logical cores; flags: {' '.join(flags) or 'unknown'})"
-
-
-def native_bf16() -> bool:
-    """True when the CPU runs bfloat16 natively (AMX or AVX512-BF16).
-
-    Read from /proc/cpuinfo where there is one, so that choosing a path never imports
-    torch; elsewhere torch's own probes answer."""
-    info = _cpuinfo()
-    if info is not None and info[1]:
-        return any(flag in info[1] for flag in BF16_FLAGS)
-    import torch
-
-    for probe in ("_is_amx_tile_supported", "_is_avx512_bf16_supported"):
-        check = getattr(torch.cpu, probe, None)
-        try:
-            if check is not None and check():
-                return True
-        except Exception:  # a private probe may change between torch releases
-            continue
-    return False
-
-
 def _release_freed_memory() -> None:
     """Hand memory freed by the last batch back to the OS (glibc only; elsewhere a no-op).
 
@@ -264,18 +211,22 @@ class TorchModel:
 
 
 class Embedder:
-    """A sentence-transformers model loaded lazily from a local directory, run by the
-    fastest exact path this CPU has (see ``precision``)."""
+    """A sentence-transformers model loaded lazily from a local directory. Queries run the
+    float32 graph on onnxruntime on every CPU; records run the path ``precision`` names, or
+    under "auto" the fastest one this CPU has that keeps quality (see ``cpu.auto_precision``).
+    """
 
     def __init__(self, model_name: str = DEFAULT_MODEL, precision: str = "auto", batch_size: int = 64,
                  model_cache: Path | None = None) -> None:
         """
         Args:
             model_name: a packaged model name or a local sentence-transformers folder.
-            precision: "auto" (bfloat16 on torch where the CPU runs it natively, else
-                float32 on onnxruntime), "float32" (onnxruntime, or torch where onnxruntime
-                cannot run the model), "bfloat16" (torch) or "int8" (onnxruntime; faster
-                indexing, slightly less exact, see docs/embedding.md).
+            precision: the records path: "auto" (int8 where the CPU has int8 dot products
+                and the int8 recipe passed the quality gate, else float32), "float32"
+                (onnxruntime, or torch where onnxruntime cannot run the model), "int8"
+                (onnxruntime; faster indexing, slightly less exact, see docs/embedding.md) or
+                "bfloat16" (torch, loaded only when records need embedding). Queries are
+                float32 in all four.
             batch_size: most texts per batch (BATCH_TOKENS also caps it).
             model_cache: where the ONNX models are built once; default: the platform's user
                 cache folder (``~/.cache/vecbook/models`` on Linux).
@@ -284,55 +235,84 @@ class Embedder:
         self.precision_setting = precision
         self.batch_size = batch_size
         self.model_cache = model_cache
-        self._model: Any = None  # a TorchModel or an OnnxModel
+        self._model: Any = None  # the records' model: a TorchModel or an OnnxModel (None: torch, not yet loaded)
+        self._query_model: Any = None  # the float32 OnnxModel; None where onnxruntime cannot run the model
         self._lock = threading.Lock()
+        self._records_lock = threading.Lock()
         self._path: Path | None = None
-        self.precision = "float32"
-        self.runtime = "torch"  # or "onnxruntime": what runs the model, once loaded
+        self.precision = "float32"  # the records' precision and runtime, decided at load
+        self.runtime = "torch"  # or "onnxruntime"
         # Oldest first; on the instance, so a discarded embedder frees its cache (and model).
         self._query_cache: dict[str, np.ndarray] = {}
         self._query_lock = threading.Lock()
 
     def load(self) -> Any:
-        """Load the model once (building the onnxruntime files first if this path needs them); thread-safe."""
-        with self._lock:
-            if self._model is None:
-                self._model = self._load()
-        return self._model
+        """Load the model that tokenizes and embeds queries, once (building the onnxruntime files
+        first if they are missing), and decide the records' path; thread-safe. torch is not
+        imported here unless onnxruntime cannot run the model."""
+        if self._query_model is None and self._model is None:  # after load, queries never wait on the lock
+            with self._lock:
+                if self._query_model is None and self._model is None:
+                    self._load()
+        return self._query_model or self._model
 
-    def _load(self) -> Any:
+    def _load(self) -> None:
         path = resolve_model(self.model_name)
         _prepare_torch_environment()
         started = time.perf_counter()
-        setting = self.precision_setting
-        bfloat16 = setting == "bfloat16" or (setting == "auto" and native_bf16())
-        model = None if bfloat16 else self._load_onnx(path, int8=setting == "int8")
-        if model is None:
-            model = self._load_torch(path, bfloat16)
+        precision = self._records_precision()
+        onnx = self._load_onnx(path, precision)
         self._path = path
-        log.info("loaded model %s (%s, %s on %s) in %.1fs", self.model_name, path, self.precision, self.runtime,
-                 time.perf_counter() - started)
-        return model
+        if onnx is None:
+            self._model = self._load_torch(path, precision == "bfloat16")
+        else:
+            self.precision, self.runtime = precision, ("torch" if precision == "bfloat16" else "onnxruntime")
+            # bfloat16's torch model waits for the first records to embed: a search the cache serves never needs it.
+            self._model = None if precision == "bfloat16" else onnx
+            self._query_model = onnx  # last: load()'s unlocked check sees a finished load
+        log.info("loaded model %s (%s) in %.1fs: records %s on %s, queries float32 on %s", self.model_name, path,
+                 time.perf_counter() - started, self.precision, self.runtime,
+                 "onnxruntime" if self._query_model is not None else "torch")
 
-    def _load_onnx(self, path: Path, int8: bool) -> Any:
-        """The onnxruntime model, or None when float32 must fall back to torch (WARNed under auto)."""
+    def _records_precision(self) -> str:
+        """The configured precision, or the one "auto" picks for this CPU (no torch import)."""
+        if self.precision_setting != "auto":
+            return self.precision_setting
+        from .onnx_model import RECIPE_PASSES_GATE
+
+        return auto_precision(detect(), RECIPE_PASSES_GATE)
+
+    def _load_onnx(self, path: Path, precision: str) -> Any:
+        """The onnxruntime model (with the int8 graph for precision int8), or None when the model
+        must run on torch (WARNed under auto; precision int8 raises)."""
         from . import onnx_model
 
+        int8 = precision == "int8"
         try:
             spec = onnx_model.check_supported(path)
             used = (onnx_model.FLOAT_FILE, onnx_model.INT8_FILE) if int8 else (onnx_model.FLOAT_FILE,)
             folder = onnx_model.built_model(path, self.model_cache or _default_model_cache(), spec, used)
-            model = onnx_model.OnnxModel(path, folder, spec, int8=int8)
+            return onnx_model.OnnxModel(path, folder, spec, int8=int8)
         except Exception as exc:  # noqa: BLE001 - any failure to build or load means: not this path
             reason = str(exc) or type(exc).__name__
-            if int8:
+            if self.precision_setting == "int8":
                 raise ModelNotFoundError(f"precision int8 cannot run {path}: {reason} "
                                          "(set precision = \"float32\" to use torch)") from None
             log.log(logging.WARNING if self.precision_setting == "auto" else logging.INFO,
-                    "onnxruntime cannot run %s (%s); embedding in float32 with torch", path, reason)
+                    "onnxruntime cannot run %s (%s); embedding queries and records in %s with torch", path, reason,
+                    "bfloat16" if precision == "bfloat16" else "float32")
             return None
-        self.precision, self.runtime = ("int8" if int8 else "float32"), "onnxruntime"
-        return model
+
+    def _records_model(self) -> Any:
+        """The model that embeds records: loaded here, on first need, when it is torch's bfloat16."""
+        self.load()
+        with self._records_lock:  # not load's lock: queries go on while torch loads
+            if self._model is None:
+                assert self._path is not None  # set by load(); not input validation
+                started = time.perf_counter()
+                self._model = self._load_torch(self._path, bfloat16=True)
+                log.info("loaded torch for bfloat16 records in %.1fs", time.perf_counter() - started)
+            return self._model
 
     def _load_torch(self, path: Path, bfloat16: bool) -> TorchModel:
         try:
@@ -352,14 +332,23 @@ class Embedder:
         self.precision, self.runtime = ("bfloat16" if bfloat16 else "float32"), "torch"
         return TorchModel(model, bfloat16)
 
+    def _loaded_models(self) -> list[Any]:
+        """The distinct models loaded so far (one, or the query's and torch's records')."""
+        models = [self._query_model] if self._query_model is not None else []
+        if self._model is not None and self._model is not self._query_model:
+            models.append(self._model)
+        return models
+
     @property
     def forward_seconds(self) -> float:
-        """Seconds spent inside the model's forward pass since load (or the last reset)."""
-        return self._model.forward_seconds if self._model is not None else 0.0
+        """Seconds spent inside the models' forward passes since load (or the last reset)."""
+        return sum(model.forward_seconds for model in self._loaded_models())
 
     @forward_seconds.setter
     def forward_seconds(self, value: float) -> None:
-        self.load().forward_seconds = value
+        self.load()
+        for model in self._loaded_models():
+            model.forward_seconds = value
 
     @property
     def dimension(self) -> int:
@@ -373,7 +362,8 @@ class Embedder:
 
     @property
     def identity(self) -> str:
-        """What vectors depend on: model, its files, precision (the int8 recipe) and window; the cache key."""
+        """What record vectors depend on: model, its files, records precision (the int8 recipe)
+        and window; the vector cache's key, so each path keeps its own cache file."""
         self.load()
         assert self._path is not None  # set by load(); not input validation
         from .onnx_model import RECIPE, model_files
@@ -422,27 +412,27 @@ class Embedder:
         return pieces, capped
 
     def encode(self, texts: Sequence[str], threads: int | None = None, query: bool = False) -> np.ndarray:
-        """Embed texts as float32 rows, in the configured precision (queries, with ``query``,
-        in float32 on the int8 path), on ``threads`` CPU threads (default: all physical cores,
-        or for ``query`` the model's ``query_threads``)."""
-        model = self.load()
+        """Embed texts as float32 rows: records in the records' precision, queries (``query``) in
+        float32 on onnxruntime; on ``threads`` CPU threads (default: all physical cores, or for
+        ``query`` the model's ``query_threads``)."""
+        model = self.load() if query else self._records_model()
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
-        order, batches = self._batches(texts)
+        order, batches = self._batches(texts, model)
         parts = model.run(batches, threads or (model.query_threads if query else model.threads), query)
         vectors = np.empty((len(texts), parts[0].shape[1]), dtype=np.float32)
         vectors[order] = np.concatenate(parts)
         return vectors
 
-    def _batches(self, texts: Sequence[str]) -> tuple[np.ndarray, list[list[str]]]:
+    def _batches(self, texts: Sequence[str], model: Any) -> tuple[np.ndarray, list[list[str]]]:
         """Texts sorted by token count, cut into batches of at most ``batch_size`` texts and
         BATCH_TOKENS (ONNX_BATCH_TOKENS) padded tokens: short texts batch wide, long ones narrow, so
         padding stays small and attention's memory (batch x length squared) bounded."""
         if len(texts) == 1:
             return np.zeros(1, dtype=np.int64), [list(texts)]
-        lengths = self._model.lengths(texts)
+        lengths = model.lengths(texts)
         order = np.argsort(lengths, kind="stable")
-        budget = ONNX_BATCH_TOKENS if self.runtime == "onnxruntime" else BATCH_TOKENS
+        budget = BATCH_TOKENS if isinstance(model, TorchModel) else ONNX_BATCH_TOKENS
         batches: list[list[str]] = [[]]
         for i in order.tolist():
             full = (len(batches[-1]) + 1) * lengths[i] > budget or len(batches[-1]) == self.batch_size

@@ -1,0 +1,108 @@
+"""CPU detection (issue 29): the records path ``precision = "auto"`` takes is decided from
+recorded /proc/cpuinfo and sysctl outputs of real CPU kinds (tests/data/cpuinfo/, written
+from those CPUs' published flag lists; epyc-avx2.txt is this project's CI machine), without
+torch; an unreadable CPU gets float32."""
+
+from __future__ import annotations
+
+import ctypes
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from vecbook import cpu
+from conftest import DATA, ROOT
+
+CPUINFO = DATA / "cpuinfo"
+
+# file, name, int8 dot products, native bfloat16
+KINDS = [
+    ("epyc-avx2.txt", "AMD EPYC", False, False),
+    ("epyc-zen4.txt", "AMD EPYC 9R14 96-Core Processor", True, True),
+    ("xeon-sapphire-rapids.txt", "Intel(R) Xeon(R) Platinum 8488C", True, True),
+    ("core-alder-lake.txt", "12th Gen Intel(R) Core(TM) i7-1260P", True, False),
+    ("graviton3-arm64.txt", "0xd40", True, False),
+    ("xeon-sandy-bridge.txt", "Intel(R) Xeon(R) CPU E5-2670 0 @ 2.60GHz", False, False),
+]
+
+
+@pytest.mark.parametrize("file, name, int8_dot, bf16", KINDS)
+def test_linux_cpu_kinds_are_read_from_proc_cpuinfo(file: str, name: str, int8_dot: bool, bf16: bool) -> None:
+    info = cpu.parse_cpuinfo((CPUINFO / file).read_text(encoding="utf-8"))
+    assert (info.name, info.source) == (name, "/proc/cpuinfo")
+    assert cpu.has_int8_dot(info) is int8_dot
+    assert cpu.native_bf16(info) is bf16
+
+
+@pytest.mark.parametrize("file, name, int8_dot, bf16", KINDS)
+def test_auto_takes_int8_only_with_int8_dot_products_and_a_recipe_that_passed_the_gate(
+        file: str, name: str, int8_dot: bool, bf16: bool) -> None:
+    info = cpu.parse_cpuinfo((CPUINFO / file).read_text(encoding="utf-8"))
+    assert cpu.auto_precision(info, int8_passes_gate=True) == ("int8" if int8_dot else "float32")
+    assert cpu.auto_precision(info, int8_passes_gate=False) == "float32"  # never bfloat16, on any CPU
+
+
+@pytest.mark.parametrize("file, name, flags", [
+    ("macos-apple-m1.txt", "Apple M1", {"asimddp", "asimd"}),
+    ("macos-intel-coffee-lake.txt", "Intel(R) Core(TM) i9-9880H CPU @ 2.30GHz", {"avx2", "fma"}),
+])
+def test_macos_cpus_are_read_from_sysctl(file: str, name: str, flags: set[str]) -> None:
+    info = cpu._from_sysctl((CPUINFO / file).read_text(encoding="utf-8"))
+    assert (info.name, info.flags, info.source) == (name, flags, "sysctl")
+    assert cpu.has_int8_dot(info) is ("asimddp" in flags)
+
+
+def test_macos_without_sysctl_counts_every_feature_as_absent(monkeypatch: pytest.MonkeyPatch) -> None:
+    def missing(*args: object, **kwargs: object) -> None:
+        raise FileNotFoundError("sysctl")
+
+    monkeypatch.setattr(cpu.subprocess, "run", missing)
+    info = cpu._from_sysctl(cpu._run_sysctl())
+    assert info.flags == frozenset() and cpu.auto_precision(info, int8_passes_gate=True) == "float32"
+
+
+@pytest.mark.parametrize("machine, present, flags", [("AMD64", True, set()), ("ARM64", True, {"asimddp"}),
+                                                     ("ARM64", False, set())])
+def test_windows_reads_only_arm64s_dot_product_from_the_feature_probe(
+        monkeypatch: pytest.MonkeyPatch, machine: str, present: bool, flags: set[str]) -> None:
+    asked: list[int] = []
+
+    class Kernel32:
+        @staticmethod
+        def IsProcessorFeaturePresent(code: int) -> int:  # noqa: N802 - the Windows API's name
+            asked.append(code)
+            return int(present)
+
+    monkeypatch.setattr(cpu.platform, "machine", lambda: machine)
+    monkeypatch.setattr(ctypes, "windll", type("WinDLL", (), {"kernel32": Kernel32}), raising=False)
+    info = cpu._from_windows()
+    assert (info.flags, info.source) == (flags, "windows")
+    assert asked == ([cpu.WINDOWS_ARM_DOT_PRODUCT] if machine == "ARM64" else [])
+
+
+def test_a_linux_without_proc_cpuinfo_gets_float32(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cpu.sys, "platform", "linux")
+    monkeypatch.setattr(cpu.Path, "read_text", lambda *a, **k: (_ for _ in ()).throw(PermissionError("denied")))
+    cpu._detect.cache_clear()
+    try:
+        info = cpu.detect()
+    finally:
+        cpu._detect.cache_clear()
+    assert (info.flags, info.source) == (frozenset(), "none")
+    assert cpu.auto_precision(info, int8_passes_gate=True) == "float32"
+
+
+def test_cpu_description_names_the_cpu_and_only_its_speed_flags() -> None:
+    info = cpu.parse_cpuinfo((CPUINFO / "xeon-sapphire-rapids.txt").read_text(encoding="utf-8"))
+    assert cpu.cpu_description(info).startswith("Intel(R) Xeon(R) Platinum 8488C (")
+    assert cpu.cpu_description(info).endswith(
+        "flags: amx_bf16 amx_int8 amx_tile avx2 avx512_bf16 avx512_vnni avx512f avx_vnni fma)")
+
+
+def test_detection_never_imports_torch() -> None:
+    code = (f"import sys; sys.path.insert(0, {str(ROOT)!r}); from vecbook import cpu; cpu.detect(); "
+            "cpu.auto_precision(cpu.detect(), True); print('torch' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.stdout.split() == ["False"], out.stderr

@@ -1,0 +1,135 @@
+"""The CPU features that choose the embedding path, read cheaply and without torch:
+/proc/cpuinfo on Linux, one ``sysctl`` call on macOS, the Windows API's feature probe on
+Windows. What cannot be read counts as absent, so an unknown CPU gets the path that is
+exact and fast everywhere (float32 on onnxruntime)."""
+
+from __future__ import annotations
+
+import os
+import platform
+import subprocess
+import sys
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+# Instructions that multiply int8 vectors and sum into int32 in one step (x86 VNNI and
+# AMX, arm64's SDOT/UDOT): where onnxruntime's int8 kernels run about 2x float32. Without
+# them, x86 int8 goes through AVX2's pairwise 16-bit products, ~1.5x float32 here.
+INT8_DOT_FLAGS = ("avx512_vnni", "avx_vnni", "amx_int8", "asimddp")
+# Flags that make bfloat16 native: torch's autocast then runs ~1.9x float32.
+BF16_FLAGS = ("amx_bf16", "avx512_bf16")
+# Flags worth printing beside a speed figure: they decide which path runs and how fast.
+SPEED_FLAGS = ("avx2", "fma", "avx512f", "avx512_vnni", "avx_vnni", "avx512_bf16", "amx_tile", "amx_bf16",
+               "amx_int8", "asimd", "asimddp", "i8mm", "bf16", "sme")
+# macOS names (``sysctl hw.optional`` on Apple silicon, ``machdep.cpu.*features`` on
+# Intel Macs) mapped to the Linux flag names used above.
+MACOS_FLAGS = {"hw.optional.arm.FEAT_DotProd": "asimddp", "hw.optional.arm.FEAT_I8MM": "i8mm",
+               "hw.optional.arm.FEAT_BF16": "bf16", "hw.optional.neon": "asimd", "AVX2": "avx2", "FMA": "fma",
+               "AVX512F": "avx512f", "AVX512VNNI": "avx512_vnni"}
+MACOS_SYSCTL = ("machdep.cpu.brand_string", "machdep.cpu.features", "machdep.cpu.leaf7_features", "hw.optional")
+# IsProcessorFeaturePresent's code for arm64's dot product (PF_ARM_V82_DP_INSTRUCTIONS_AVAILABLE).
+# Windows offers no such probe for VNNI, so x86 Windows counts as without it.
+WINDOWS_ARM_DOT_PRODUCT = 43
+
+
+@dataclass(frozen=True)
+class CpuInfo:
+    """A CPU's model name, its feature flags (Linux's names), and where they were read."""
+
+    name: str
+    flags: frozenset[str]
+    source: str  # "/proc/cpuinfo", "sysctl", "windows" or "none"
+
+
+def detect() -> CpuInfo:
+    """This machine's CPU (read once per process)."""
+    return _detect()
+
+
+@lru_cache(maxsize=1)
+def _detect() -> CpuInfo:
+    if sys.platform == "darwin":
+        return _from_sysctl(_run_sysctl())
+    if sys.platform == "win32":
+        return _from_windows()
+    try:
+        return parse_cpuinfo(Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace"))
+    except OSError:
+        return CpuInfo(platform.processor() or platform.machine(), frozenset(), "none")
+
+
+def parse_cpuinfo(text: str) -> CpuInfo:
+    """The first processor's name and flags from /proc/cpuinfo's text (x86 ``flags``, arm64 ``Features``)."""
+    name, flags = "", frozenset[str]()
+    for line in text.splitlines():
+        key, _, value = line.partition(":")
+        key = key.strip()
+        if key in ("model name", "Hardware", "CPU part") and not name:
+            name = value.strip()
+        elif key in ("flags", "Features") and not flags:
+            flags = frozenset(value.split())
+    return CpuInfo(name or platform.machine(), flags, "/proc/cpuinfo")
+
+
+def _run_sysctl() -> str:
+    """The macOS sysctl entries that name the CPU and its features ('' where sysctl fails)."""
+    try:
+        # One call (~5 ms); an unknown name (leaf7 on Apple silicon) is reported on stderr only.
+        return subprocess.run(["sysctl", *MACOS_SYSCTL], capture_output=True, text=True, timeout=5).stdout
+    except (OSError, subprocess.SubprocessError):
+        return ""
+
+
+def _from_sysctl(text: str) -> CpuInfo:
+    """CpuInfo from ``sysctl`` output: ``name: value`` lines."""
+    name, flags = "", set()
+    for line in text.splitlines():
+        key, _, value = line.partition(":")
+        key, value = key.strip(), value.strip()
+        if key == "machdep.cpu.brand_string":
+            name = value
+        elif key in ("machdep.cpu.features", "machdep.cpu.leaf7_features"):
+            flags.update(MACOS_FLAGS[word] for word in value.split() if word in MACOS_FLAGS)
+        elif key in MACOS_FLAGS and value == "1":
+            flags.add(MACOS_FLAGS[key])
+    return CpuInfo(name or platform.machine(), frozenset(flags), "sysctl")
+
+
+def _from_windows() -> CpuInfo:
+    """Windows: the processor string, and on arm64 whether it has the dot product."""
+    name, flags = platform.processor() or platform.machine(), set()
+    if platform.machine().lower() in ("arm64", "aarch64"):
+        try:
+            import ctypes
+
+            if ctypes.windll.kernel32.IsProcessorFeaturePresent(WINDOWS_ARM_DOT_PRODUCT):  # type: ignore[attr-defined]
+                flags.add("asimddp")
+        except (OSError, AttributeError):
+            pass
+    return CpuInfo(name, frozenset(flags), "windows")
+
+
+def has_int8_dot(info: CpuInfo) -> bool:
+    """True when the CPU multiplies int8 vectors into int32 in one instruction."""
+    return any(flag in info.flags for flag in INT8_DOT_FLAGS)
+
+
+def native_bf16(info: CpuInfo | None = None) -> bool:
+    """True when the CPU runs bfloat16 natively (AMX or AVX512-BF16)."""
+    return any(flag in (info or detect()).flags for flag in BF16_FLAGS)
+
+
+def auto_precision(info: CpuInfo, int8_passes_gate: bool) -> str:
+    """The records path ``precision = "auto"`` takes on this CPU: int8 where the CPU has int8
+    dot products and the int8 recipe passed the quality gate, else float32 (both on
+    onnxruntime). bfloat16 on torch is never automatic: where it was measured (Zen 4), int8
+    indexed faster, and it brings torch's import (~5 s) and memory (~300 MB) into the process."""
+    return "int8" if has_int8_dot(info) and int8_passes_gate else "float32"
+
+
+def cpu_description(info: CpuInfo | None = None) -> str:
+    """The CPU's name and the flags that decide embedding speed, for benchmark reports."""
+    info = info or detect()
+    flags = " ".join(sorted(set(SPEED_FLAGS) & info.flags)) or "unknown"
+    return f"{info.name} ({os.cpu_count()} logical cores; flags: {flags})"
