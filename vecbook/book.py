@@ -355,6 +355,8 @@ class VecBook:
         self.embedder.load()
         cache = self._caches.vectors(self.embedder.identity)
         index, counts, live = self._builder.embed(snapshot, previous, cache, self._report_progress)
+        if cache is not None:
+            cache.release_vectors()  # the index holds them now; closed before a save replaces the file
         self._cache_facts = self._caches.vectors_built(cache, live)
         return index, counts
 
