@@ -15,7 +15,7 @@ import numpy as np
 
 from .config import Config
 from .embed import EMBED_CHUNK, MAX_WINDOWS, Embedder
-from .index import SCORE_BLOCK, KeywordIndex, TermCounts, VectorIndex, encode_vectors
+from .index import KeywordIndex, TermCounts, VectorIndex, encode_vectors
 from .rank import FilterColumns
 from .records import Record, split_passages
 from .sources import LoadReport, SourceState, load_sources
@@ -29,6 +29,10 @@ ProgressCallback = Callable[[int, int], None]
 # text: minutes of CPU). Past it the rest of the record is found by keyword only,
 # with a WARN; without a bound one 500 MB log file would take a day to embed.
 MAX_RECORD_WINDOWS = 10_000
+# Vectors encoded (or gathered for a cache save) at a time: 4096 x 384 float32 is 6 MB, and a
+# few such blocks are all a build holds beside its index (at 16k rows, ~60 MB at the end of
+# a warm start of 100k records, its highest moment).
+ENCODE_BLOCK = 4096
 
 
 @dataclass(slots=True)
@@ -119,7 +123,7 @@ class LiveVectors:
         return self._windows
 
     def vectors(self) -> StreamedVectors:
-        """The live keys and their float32 vectors, as the cache stores them, made SCORE_BLOCK
+        """The live keys and their float32 vectors, as the cache stores them, made ENCODE_BLOCK
         at a time as the save writes them."""
         windows = self.windows
         picked = np.fromiter(windows.values(), dtype=np.int64, count=len(windows))
@@ -129,8 +133,8 @@ class LiveVectors:
         dim = self._index.vectors.shape[1]
 
         def blocks() -> Iterator[np.ndarray]:
-            for start in range(0, len(keys), SCORE_BLOCK):
-                end = min(start + SCORE_BLOCK, len(keys))
+            for start in range(0, len(keys), ENCODE_BLOCK):
+                end = min(start + ENCODE_BLOCK, len(keys))
                 matrix = np.empty((end - start, dim), dtype=np.float32)
                 here = copied[start:end]
                 if bool(here.any()):
@@ -261,7 +265,7 @@ class Builder:
                cached: CachedVectors, previous: VectorIndex | None) -> tuple[int, Callable[[np.ndarray], None]]:
         """The dimension, and a writer of the float16 rows of the kept windows: those of
         ``previous`` copied as they are, the rest (from ``found`` or ``cached``) normalised and
-        encoded. Both go SCORE_BLOCK rows at a time: gathering all of them first held three
+        encoded. Both go ENCODE_BLOCK rows at a time: gathering all of them first held three
         float32 copies of every new vector at once (450 MB at the end of a first build of 100k
         records), and a warm start reads the cache file's vectors only a block at a time."""
         copied = np.flatnonzero(reused >= 0)
@@ -276,11 +280,11 @@ class Builder:
         metric = self.config.similarity_metric
 
         def write(rows: np.ndarray) -> None:
-            for start in range(0, len(copied), SCORE_BLOCK):
-                part = copied[start:start + SCORE_BLOCK]
+            for start in range(0, len(copied), ENCODE_BLOCK):
+                part = copied[start:start + ENCODE_BLOCK]
                 rows[position[part]] = previous.vectors[reused[part]]  # type: ignore[union-attr]
-            for start in range(0, len(fresh), SCORE_BLOCK):
-                part = fresh[start:start + SCORE_BLOCK]
+            for start in range(0, len(fresh), ENCODE_BLOCK):
+                part = fresh[start:start + ENCODE_BLOCK]
                 rows[position[part]] = encode_vectors(_gathered([keys[w] for w in part.tolist()], found, cached, dim),
                                                       metric)
 
