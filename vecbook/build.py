@@ -29,10 +29,10 @@ ProgressCallback = Callable[[int, int], None]
 # text: minutes of CPU). Past it the rest of the record is found by keyword only,
 # with a WARN; without a bound one 500 MB log file would take a day to embed.
 MAX_RECORD_WINDOWS = 10_000
-# Vectors encoded (or gathered for a cache save) at a time: 4096 x 384 float32 is 6 MB, and a
+# Vectors encoded (or gathered for a cache save) at a time: 1024 x 384 float32 is 1.5 MB, and a
 # few such blocks are all a build holds beside its index (at 16k rows, ~60 MB at the end of
 # a warm start of 100k records, its highest moment).
-ENCODE_BLOCK = 4096
+ENCODE_BLOCK = 1024
 
 
 @dataclass(slots=True)
