@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -20,7 +20,7 @@ from .rank import FilterColumns
 from .records import Record, split_passages
 from .sources import LoadReport, SourceState, load_sources
 from .tokens import Vocabulary, analysis_of
-from .vector_cache import KeyedVectors, VectorCache
+from .vector_cache import CachedVectors, StreamedVectors, VectorCache
 
 log = logging.getLogger("vecbook")  # one logger for the package: hosts and the CLI configure "vecbook"
 
@@ -29,12 +29,19 @@ ProgressCallback = Callable[[int, int], None]
 # text: minutes of CPU). Past it the rest of the record is found by keyword only,
 # with a WARN; without a bound one 500 MB log file would take a day to embed.
 MAX_RECORD_WINDOWS = 10_000
+# Vectors encoded (or gathered for a cache save) at a time: 1024 x 384 float32 is 1.5 MB, and a
+# few such blocks are all a build holds beside its index (at 16k rows, ~60 MB at the end of
+# a warm start of 100k records, its highest moment).
+ENCODE_BLOCK = 1024
 
 
-@dataclass
+@dataclass(slots=True)
 class Layout:
     """How one distinct record text is indexed: its passages, their keyword tokens, and
-    (once embedded) the model windows of each passage with the hashes of their text."""
+    (once embedded) the model windows of each passage with the hashes of their text. A
+    block holds the windows and keys of all its layouts as arrays once it has them, and
+    the layouts let go of their own (``Builder._window_blocks``): at 100k records those
+    lists took 30 MB for as long as the process ran."""
 
     passages: list[tuple[int, int]]
     tokens: list[np.ndarray]
@@ -56,6 +63,7 @@ class Block:
     keys: list[bytes] | None = None  # each window's text hash
     windows: np.ndarray | None = None  # windows per record
     spans: np.ndarray | None = None  # (windows, 2) in the record's content
+    window_passages: np.ndarray | None = None  # each window's passage number in its record
     # When the read these records came from began (time.time_ns): a source written within its
     # timestamps' granularity of that moment may have changed unseen (see keyword_cache).
     read_ns: int = 0
@@ -94,14 +102,14 @@ class LiveVectors:
     """Every vector a build holds, by the key of its text: what the vector cache keeps.
     Gathered only when the cache is saved, which runs after the update is published."""
 
-    def __init__(self, keys: Sequence[bytes], reused: np.ndarray, keep: np.ndarray, index: VectorIndex,
+    def __init__(self, keys: Sequence[bytes], keep: np.ndarray, index: VectorIndex,
                  found: dict[bytes, np.ndarray]) -> None:
-        self._keys, self._reused, self._keep = keys, reused, keep
-        # The new index, which the snapshot holds anyway: its rows of reused windows are the
-        # previous index's float16 codes, copied as they were. (Holding the previous index
-        # instead kept a second index in memory until a put-off cache write.)
+        self._keys, self._keep = keys, keep
+        # The new index, which the snapshot holds anyway: the vectors the model did not make
+        # in this build are saved as its float16 rows (those copied from the previous index
+        # are its codes as they were; those from the cache file are not held in float32).
         self._index = index
-        self._found = found
+        self._found = found  # what the model made in this build, in float32
         self._windows: dict[bytes, int] | None = None
 
     @property
@@ -114,19 +122,28 @@ class LiveVectors:
             self._windows = dict(zip(keys, kept.tolist()))
         return self._windows
 
-    def vectors(self) -> KeyedVectors:
-        """The live keys and their float32 vectors, as the cache stores them."""
+    def vectors(self) -> StreamedVectors:
+        """The live keys and their float32 vectors, as the cache stores them, made ENCODE_BLOCK
+        at a time as the save writes them."""
         windows = self.windows
         picked = np.fromiter(windows.values(), dtype=np.int64, count=len(windows))
-        copied = self._reused[picked] >= 0
         rows = np.cumsum(self._keep)[picked] - 1  # each kept window's row in the index
-        matrix = np.empty((len(windows), self._index.vectors.shape[1]), dtype=np.float32)
-        if bool(copied.any()):
-            matrix[copied] = self._index.vectors[rows[copied]]
         keys = list(windows)
-        for position in np.flatnonzero(~copied).tolist():
-            matrix[position] = self._found[keys[position]]
-        return KeyedVectors(b"".join(keys), matrix, dict(zip(keys, range(len(keys)))))
+        copied = np.fromiter((key not in self._found for key in keys), dtype=bool, count=len(keys))
+        dim = self._index.vectors.shape[1]
+
+        def blocks() -> Iterator[np.ndarray]:
+            for start in range(0, len(keys), ENCODE_BLOCK):
+                end = min(start + ENCODE_BLOCK, len(keys))
+                matrix = np.empty((end - start, dim), dtype=np.float32)
+                here = copied[start:end]
+                if bool(here.any()):
+                    matrix[here] = self._index.vectors[rows[start:end][here]]
+                for position in np.flatnonzero(~here).tolist():
+                    matrix[position] = self._found[keys[start + position]]
+                yield matrix
+
+        return StreamedVectors(b"".join(keys), dim, blocks, dict(zip(keys, range(len(keys)))))
 
 
 class Builder:
@@ -181,7 +198,7 @@ class Builder:
         old = self.blocks.get(key)
         if old is not None and old.records is records:
             return old
-        known = {r.content: layout for r, layout in zip(old.records, old.layouts)} if old is not None else {}
+        known = {r.content: layout for r, layout in zip(old.records, _windowed_layouts(old))} if old is not None else {}
         layouts: list[Layout | None] = [known.get(r.content) for r in records]
         fresh = [i for i, layout in enumerate(layouts) if layout is None]
         kind, _, name = key.partition(":")  # "file:<path>" or "collection:<name>", as sources names them
@@ -232,48 +249,54 @@ class Builder:
         # that changed, plus numpy passes over the rest.
         reused = _concatenate([_previous_rows(previous, key, block) for key, block in ordered], np.int64)
         missing = np.flatnonzero(reused < 0)
-        found = self._cached_vectors([keys[w] for w in missing.tolist()], cache)
+        cached = self._cached_vectors([keys[w] for w in missing.tolist()], cache)
         texts = {keys[w]: records[o].content[a:b] for w, o, (a, b)
-                 in zip(missing.tolist(), owners[missing].tolist(), spans[missing].tolist()) if keys[w] not in found}
-        counts = {"reused": int(len(np.unique(reused[reused >= 0]))), "from_cache": len(found),
+                 in zip(missing.tolist(), owners[missing].tolist(), spans[missing].tolist()) if keys[w] not in cached}
+        counts = {"reused": int(len(np.unique(reused[reused >= 0]))), "from_cache": len(cached),
                   "embedded": len(texts)}
+        found: dict[bytes, np.ndarray] = {}  # what the model makes
         self._embed_missing(texts, found, records, keys, owners, missing, progress)
         keep = reused >= 0
-        keep[missing] = [keys[w] in found for w in missing.tolist()]
+        keep[missing] = [keys[w] in found or keys[w] in cached for w in missing.tolist()]
         index = VectorIndex(None, owners[keep], len(records), self.config.similarity_metric, spans=spans[keep],
                             keys=keys if keep.all() else [k for k, kept in zip(keys, keep.tolist()) if kept],
-                            placed=_placements(ordered, keep), fill=self._codes(keys, reused, keep, found, previous))
-        return index, counts, LiveVectors(keys, reused, keep, index, found)
+                            placed=_placements(ordered, keep),
+                            fill=self._codes(keys, reused, keep, found, cached, previous))
+        return index, counts, LiveVectors(keys, keep, index, found)
 
     def _codes(self, keys: Sequence[bytes], reused: np.ndarray, keep: np.ndarray, found: dict[bytes, np.ndarray],
-               previous: VectorIndex | None) -> tuple[int, Callable[[np.ndarray], None]]:
+               cached: CachedVectors, previous: VectorIndex | None) -> tuple[int, Callable[[np.ndarray], None]]:
         """The dimension, and a writer of the float16 rows of the kept windows: those of
-        ``previous`` copied in one gather, the rest (from ``found``) normalised and encoded."""
-        copied = reused >= 0
-        fresh = np.flatnonzero(keep & ~copied)
-        if previous is not None and bool(copied.any()):
+        ``previous`` copied as they are, the rest (from ``found`` or ``cached``) normalised and
+        encoded. Both go ENCODE_BLOCK rows at a time: gathering all of them first held three
+        float32 copies of every new vector at once (450 MB at the end of a first build of 100k
+        records), and a warm start reads the cache file's vectors only a block at a time."""
+        copied = np.flatnonzero(reused >= 0)
+        fresh = np.flatnonzero(keep & (reused < 0))
+        if previous is not None and len(copied):
             dim = previous.vectors.shape[1]
         else:
-            dim = len(found[keys[fresh[0]]]) if len(fresh) else self.embedder.dimension
-        vectors = np.array([found[keys[w]] for w in fresh.tolist()], dtype=np.float32).reshape(len(fresh), dim)
-        encoded = encode_vectors(vectors, self.config.similarity_metric)
+            first = keys[fresh[0]] if len(fresh) else None
+            dim = self.embedder.dimension if first is None else \
+                len(found[first]) if first in found else cached.take([first]).shape[1]
         position = np.cumsum(keep) - 1
+        metric = self.config.similarity_metric
 
         def write(rows: np.ndarray) -> None:
-            if previous is not None and bool(copied.any()):
-                rows[position[copied]] = previous.vectors[reused[copied]]
-            if len(fresh):
-                rows[position[fresh]] = encoded
+            for start in range(0, len(copied), ENCODE_BLOCK):
+                part = copied[start:start + ENCODE_BLOCK]
+                rows[position[part]] = previous.vectors[reused[part]]  # type: ignore[union-attr]
+            for start in range(0, len(fresh), ENCODE_BLOCK):
+                part = fresh[start:start + ENCODE_BLOCK]
+                rows[position[part]] = encode_vectors(_gathered([keys[w] for w in part.tolist()], found, cached, dim),
+                                                      metric)
 
         return dim, write
 
     @staticmethod
-    def _cached_vectors(keys: Sequence[bytes], cache: VectorCache | None) -> dict[bytes, np.ndarray]:
-        """The cache's vectors for ``keys`` (those the previous index lacks)."""
-        if cache is None:
-            return {}
-        entries = cache.entries
-        return {key: entries[key] for key in dict.fromkeys(keys) if key in entries}
+    def _cached_vectors(keys: Sequence[bytes], cache: VectorCache | None) -> CachedVectors:
+        """The cache's vectors for ``keys`` (those the previous index lacks), read when taken."""
+        return CachedVectors({}, np.zeros((0, 0), dtype=np.float32)) if cache is None else cache.vectors_of(keys)
 
     def _window_blocks(self, blocks: Sequence[Block], previous: VectorIndex | None, cache: VectorCache | None) -> None:
         """Cut the passages of ``blocks`` into model windows (those of a layout carried from an
@@ -288,6 +311,11 @@ class Builder:
                                         count=len(block.layouts))
             block.spans = np.array([(a, b) for layout in block.layouts for _, a, b in layout.windows or ()],
                                    dtype=np.int64).reshape(-1, 2)
+            block.window_passages = np.array([n for layout in block.layouts for n, _, _ in layout.windows or ()],
+                                             dtype=np.int32)
+        for block in blocks:  # the block has them now (a layout may be shared, so only after all)
+            for layout in block.layouts:
+                layout.windows, layout.keys = _LET_GO, None
 
     def _window(self, records: Sequence[Record], layouts: Sequence[Layout], known: Callable[[bytes], bool]) -> None:
         """Model windows for every passage not windowed yet (the tokenizer runs once per text,
@@ -358,6 +386,27 @@ class Builder:
         return vectors
 
 
+# The windows of a layout whose block holds them (see Layout): not None, which means "not cut yet".
+_LET_GO: list[tuple[int, int, int]] = []
+
+
+def _windowed_layouts(block: Block) -> list[Layout]:
+    """``block``'s layouts with their windows and keys, put back from the block's arrays where
+    the layouts let go of them (for a source read again, whose unchanged records keep theirs)."""
+    if block.keys is None or block.windows is None or block.spans is None or block.window_passages is None:
+        return block.layouts
+    layouts, first = [], 0
+    for layout, count in zip(block.layouts, block.windows.tolist()):
+        if layout.windows is not _LET_GO:
+            layouts.append(layout)
+        else:
+            spans = block.spans[first:first + count].tolist()
+            windows = [(n, a, b) for n, (a, b) in zip(block.window_passages[first:first + count].tolist(), spans)]
+            layouts.append(Layout(layout.passages, layout.tokens, windows, block.keys[first:first + count]))
+        first += count
+    return layouts
+
+
 def _previous_rows(previous: VectorIndex | None, key: str, block: Block) -> np.ndarray:
     """The row in ``previous`` of each window of ``block`` (-1 where it has none): one range
     when the source is unchanged since ``previous`` was built, else a lookup per window."""
@@ -393,6 +442,17 @@ def _placements(ordered: Sequence[tuple[str, Block]], keep: np.ndarray) -> dict[
         if rows == size:
             placed[key] = (block.records, first_row, rows)
     return placed
+
+
+def _gathered(keys: Sequence[bytes], found: dict[bytes, np.ndarray], cached: CachedVectors, dim: int) -> np.ndarray:
+    """The float32 vectors of ``keys``, each from ``found`` (the model's) or else ``cached``."""
+    vectors = np.empty((len(keys), dim), dtype=np.float32)
+    from_cache = np.fromiter((key not in found for key in keys), dtype=bool, count=len(keys))
+    if bool(from_cache.any()):
+        vectors[from_cache] = cached.take([key for key, hit in zip(keys, from_cache.tolist()) if hit])
+    for position in np.flatnonzero(~from_cache).tolist():
+        vectors[position] = found[keys[position]]
+    return vectors
 
 
 def _concatenate(parts: Sequence[np.ndarray | None], dtype: type) -> np.ndarray:

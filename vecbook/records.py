@@ -5,6 +5,7 @@ from __future__ import annotations
 import bisect
 import codecs
 import re
+import sys
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,25 +24,90 @@ _WORD_RE = re.compile(r"\S+")
 # Headers whose value is a list of names or labels ("Tags: quick, leftovers"): split on
 # commas so that filters match members (tags__in=quick) rather than the whole line.
 LIST_HEADERS = frozenset({"tags", "participants", "aliases", "attendees"})
+# Metadata values up to this long are interned (shared by every record holding them).
+INTERNED_CHARS = 64
 
 
-@dataclass(frozen=True)
 class Record:
-    """One searchable unit: a block of a ``.txt`` file, or one SQLite row."""
+    """One searchable unit: a block of a ``.txt`` file, or one SQLite row.
 
-    text: str
-    file_path: str
-    line_number: int | None
-    end_line: int | None
-    metadata: dict[str, Any]
-    source: str = "files"
-    id: str = ""
-    citation: str = ""
-    content: str = ""  # the whole record, headers included: what is embedded and keyword-indexed
-    # Where ``content`` came from when its lines are not the file's consecutive lines
-    # (an export's messages): (offset in content, first file line, last file line),
-    # sorted by offset; each covers the content up to the next one's offset.
-    segments: tuple[tuple[int, int, int], ...] = ()
+    Immutable. Fields: ``text``, ``file_path``, ``line_number``, ``end_line``, ``metadata``,
+    ``source``, ``id``, ``citation``, ``content`` (the whole record, headers included: what is
+    embedded and keyword-indexed) and ``segments`` (where ``content`` came from when its lines
+    are not the file's consecutive lines, as an export's messages: (offset in content, first
+    file line, last file line), sorted by offset; each covers the content up to the next one's
+    offset).
+
+    Held compactly, since an index holds one per record (at 100k records a dataclass per
+    record took 1.8 KB each, a third of the process): slots rather than a ``__dict__``; the
+    text, nearly always the end of the content, as the offset where it begins there; an id
+    and a citation of the usual ``path:line`` and ``path:line-end`` forms made when read; and
+    metadata keys and short values interned, so that a thousand records sharing ``Author:
+    ana`` share its strings.
+    """
+
+    __slots__ = ("_text", "file_path", "line_number", "end_line", "metadata", "source", "_id", "_citation",
+                 "content", "segments")
+    FIELDS = ("text", "file_path", "line_number", "end_line", "metadata", "source", "id", "citation", "content",
+              "segments")
+
+    def __init__(self, text: str, file_path: str, line_number: int | None, end_line: int | None,
+                 metadata: dict[str, Any], source: str = "files", id: str = "", citation: str = "",
+                 content: str = "", segments: tuple[tuple[int, int, int], ...] = ()) -> None:
+        put = object.__setattr__
+        put(self, "_text", len(content) - len(text) if text and content.endswith(text) else text)
+        put(self, "file_path", sys.intern(file_path) if type(file_path) is str else file_path)
+        put(self, "line_number", line_number)
+        put(self, "end_line", end_line)
+        put(self, "metadata", {sys.intern(k) if type(k) is str else k: _shared(v) for k, v in metadata.items()})
+        put(self, "source", sys.intern(source) if type(source) is str else source)
+        put(self, "_id", None if id == f"{file_path}:{line_number}" else id)
+        put(self, "_citation", None if citation == f"{file_path}:{line_number}-{end_line}" else citation)
+        put(self, "content", content)
+        put(self, "segments", segments)
+
+    @property
+    def text(self) -> str:
+        """The record's text: its content without the headers."""
+        text = self._text
+        return self.content[text:] if type(text) is int else text
+
+    @property
+    def id(self) -> str:
+        """A stable identifier: ``path:line`` for a block of a file."""
+        return f"{self.file_path}:{self.line_number}" if self._id is None else self._id
+
+    @property
+    def citation(self) -> str:
+        """Where to find the record: ``path:line-end`` for a block of a file."""
+        return f"{self.file_path}:{self.line_number}-{self.end_line}" if self._citation is None else self._citation
+
+    def replace(self, **changes: Any) -> Record:
+        """A copy with ``changes`` (field names) applied, as ``dataclasses.replace`` gives."""
+        return Record(**{name: changes.get(name, getattr(self, name)) for name in self.FIELDS})
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"Record is immutable: cannot set {name!r} (use record.replace({name}=...))")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"Record is immutable: cannot delete {name!r}")
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not Record:
+            return NotImplemented
+        return all(getattr(self, name) == getattr(other, name) for name in self.FIELDS)
+
+    __hash__ = None  # type: ignore[assignment] - equal by value, and the metadata dict is mutable
+
+    def __repr__(self) -> str:
+        return "Record(" + ", ".join(f"{name}={getattr(self, name)!r}" for name in self.FIELDS) + ")"
+
+    def __getstate__(self) -> tuple[Any, ...]:
+        return tuple(getattr(self, name) for name in self.__slots__)
+
+    def __setstate__(self, state: tuple[Any, ...]) -> None:
+        for name, value in zip(self.__slots__, state):
+            object.__setattr__(self, name, value)
 
     def lines_of(self, start: int, end: int) -> tuple[int, int] | tuple[None, None]:
         """The file lines holding ``content[start:end]`` (None for SQLite rows)."""
@@ -198,6 +264,11 @@ def _split_line(line: str, offset: int, size: int) -> list[tuple[int, int]]:
     spans = [(m.start(), m.end()) for m in _WORD_RE.finditer(line)]
     return [(offset + spans[i][0], offset + spans[min(i + size, len(spans)) - 1][1])
             for i in range(0, len(spans), size)]
+def _shared(value: Any) -> Any:
+    """A short metadata string interned (records repeat authors, channels and dates), else the value."""
+    return sys.intern(value) if type(value) is str and len(value) <= INTERNED_CHARS else value
+
+
 def header_value(key: str, raw: str) -> str | list[str]:
     """A header's value: stripped text, or for a list header (``Tags``, ``Participants``,
     ``Aliases``, ``Attendees``, any case) its comma-separated, non-empty, stripped items."""

@@ -13,7 +13,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import BinaryIO, Callable, ClassVar, Iterator, Mapping
+from typing import BinaryIO, Callable, ClassVar, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -33,15 +33,17 @@ SAVE_WAIT_SECONDS = 60.0
 
 
 KEY_BYTES = 16
+READ_BLOCK = 1 << 22  # bytes checksummed at a time when a cache file is read
 
 
 class KeyedVectors(Mapping[bytes, np.ndarray]):
     """Vectors by the 16-byte key of their text, held as one buffer of keys and one float32
     matrix: reading, writing and gathering 100k of them are a few numpy passes rather than
     a Python object per vector (which held the interpreter for ~0.7 s in a background save,
-    stalling the next update). The key -> row dict is made on the first lookup."""
+    stalling the next update). The key -> row dict is made on the first lookup. A cache read
+    from its file holds the keys only, its vectors staying there (``FileRows``)."""
 
-    def __init__(self, joined: bytes = b"", matrix: np.ndarray | None = None,
+    def __init__(self, joined: bytes = b"", matrix: np.ndarray | FileRows | None = None,
                  rows: dict[bytes, int] | None = None) -> None:
         self.joined = joined
         self.matrix = np.zeros((0, 0), dtype=np.float32) if matrix is None else matrix
@@ -78,6 +80,88 @@ class KeyedVectors(Mapping[bytes, np.ndarray]):
         return len(self.matrix)
 
 
+class StreamedVectors:
+    """Keys, and their float32 vectors made a block at a time (``blocks``, which can be called
+    again and gives the same blocks): what a build's save writes without gathering a matrix
+    of every vector first (150 MB at 100k records, beside the index holding them already)."""
+
+    def __init__(self, joined: bytes, dimension: int, blocks: Callable[[], Iterator[np.ndarray]],
+                 rows: dict[bytes, int] | None = None) -> None:
+        self.joined = joined
+        self.dimension = dimension
+        self.blocks = blocks
+        self.rows = rows
+
+    def __len__(self) -> int:
+        return len(self.joined) // KEY_BYTES
+
+
+class FileRows:
+    """The float32 rows of a cache file, read from it when asked for rather than held: a warm
+    start encodes them into the index a block at a time, and never holds all of them at once
+    (150 MB at 100k records, beside the index). The file stays open until ``close`` (a save
+    that replaces it meanwhile leaves this one readable, as POSIX keeps a renamed-over file)."""
+
+    def __init__(self, file: BinaryIO, offset: int, count: int, dimension: int) -> None:
+        self._file = file  # held until close()
+        self._lock = threading.Lock()  # seek and read are one step
+        self._offset, self.shape = offset, (count, dimension)
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    def __getitem__(self, row: int) -> np.ndarray:
+        return self.take([row])[0]
+
+    def take(self, rows: Sequence[int]) -> np.ndarray:
+        """The vectors of ``rows``, in that order; a run of consecutive rows is one read."""
+        dim = self.shape[1]
+        out = np.empty((len(rows), dim), dtype=np.float32)
+        size = 4 * dim
+        with self._lock:
+            start = 0
+            while start < len(rows):
+                end = start + 1
+                while end < len(rows) and rows[end] == rows[end - 1] + 1:
+                    end += 1
+                self._file.seek(self._offset + rows[start] * size)
+                data = self._file.read((end - start) * size)
+                if len(data) != (end - start) * size:
+                    raise ValueError("the cache file was cut short while in use")
+                out[start:end] = np.frombuffer(data, dtype="<f4").reshape(end - start, dim)
+                start = end
+        return out
+
+    def close(self) -> None:
+        self._file.close()
+
+
+class CachedVectors(Mapping[bytes, np.ndarray]):
+    """Some keys' vectors in the cache file (key -> row), read when asked for."""
+
+    def __init__(self, rows: dict[bytes, int], source: FileRows | np.ndarray) -> None:
+        self.rows, self._source = rows, source
+
+    def __getitem__(self, key: bytes) -> np.ndarray:
+        return self.take([key])[0]
+
+    def take(self, keys: Sequence[bytes]) -> np.ndarray:
+        """The vectors of ``keys`` as one float32 matrix."""
+        rows = [self.rows[key] for key in keys]
+        if isinstance(self._source, FileRows):
+            return self._source.take(rows)
+        return np.asarray(self._source[rows], dtype=np.float32).reshape(len(rows), -1)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.rows
+
+    def __iter__(self) -> Iterator[bytes]:
+        return iter(self.rows)
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+
 class VectorCache:
     """Persistent vectors, keyed by model identity and a hash of the embedded text.
 
@@ -109,6 +193,9 @@ class VectorCache:
             name += "-" + hashlib.sha256(scope.encode("utf-8", "surrogatepass")).hexdigest()[:16]
         self.path = directory / f"vectors-{name}.vbc"
         self.entries = KeyedVectors()
+        # Whether ``entries`` holds only the keys: the vectors were let go once a build had
+        # taken what it needed (``release_vectors``) and are read again if a build asks for one.
+        self._released = False
         self.hits = 0
         self.misses = 0
 
@@ -132,64 +219,111 @@ class VectorCache:
 
     def load(self) -> None:
         """Read the cache file; warn and start empty when it is missing a check."""
+        self.entries = self._loaded()
+        self._released = False
+
+    def _loaded(self) -> KeyedVectors:
+        """The file's vectors (none when it is missing or fails a check, with a WARN), once
+        this process's saves in flight are done."""
         with self._announced_changed:
             self._announced_changed.wait_for(lambda: self.path not in self._announced, timeout=SAVE_WAIT_SECONDS)
         if not self.path.exists():
-            return
+            return KeyedVectors()
         try:
-            self.entries = self._read()
-            log.info("vector cache: %d vectors from %s", len(self.entries), self.path)
+            entries = self._read()
+            log.info("vector cache: %d vectors from %s", len(entries), self.path)
             with contextlib.suppress(OSError):
                 os.utime(self.path)  # in use: other scopes' saves prune by last use (STALE_SCOPE_DAYS)
+            return entries
         except (OSError, ValueError, KeyError, json.JSONDecodeError) as exc:
             log.warning("vector cache %s is unusable (%s); it will be rebuilt", self.path, exc)
-            self.entries = KeyedVectors()
+            return KeyedVectors()
+
+    def vectors_of(self, keys: Iterable[bytes]) -> CachedVectors:
+        """The cached vectors of those of ``keys`` the cache holds, read from the file when asked
+        for. Once the vectors were released the file is opened again, if one is wanted (rare: a
+        build takes the vectors of the index it replaces first, and a saved cache holds no others)."""
+        wanted = list(dict.fromkeys(keys))
+        entries = self.entries
+        if self._released and any(map(entries.__contains__, wanted)):
+            self.load()
+            entries = self.entries
+        rows = entries.rows
+        return CachedVectors({key: rows[key] for key in wanted if key in rows}, entries.matrix)
+
+    def release_vectors(self) -> None:
+        """Close the file the vectors are read from, keeping their keys (and the key -> row
+        table, if made): once a build has taken its vectors, its index holds them (float16).
+        (Reading the whole file at once held 150 MB more at 100k records, all the time.)"""
+        entries = self.entries
+        if len(entries) and entries.matrix.shape[1]:
+            self._released = True  # first: a reader that sees keys only must know to read the file
+            self.entries = KeyedVectors(entries.joined, np.empty((len(entries), 0), dtype=np.float32),
+                                        entries._rows)
+            if isinstance(entries.matrix, FileRows):
+                entries.matrix.close()
 
     def _read(self) -> KeyedVectors:
-        data = self.path.read_bytes()
-        if not data.startswith(self.MAGIC):
-            raise ValueError("not a VecBook cache file")
-        offset = len(self.MAGIC)
-        (size,) = struct.unpack_from("<I", data, offset)
-        header = json.loads(data[offset + 4: offset + 4 + size])
-        payload = memoryview(data)[offset + 4 + size:]
-        if header["identity"] != self.identity:
-            raise ValueError(f"made for another model ({header['identity']})")
-        count, dim = int(header["count"]), int(header["dimension"])
-        if len(payload) != count * (16 + 4 * dim):
-            raise ValueError("truncated")
-        if hashlib.sha256(payload).hexdigest() != header["sha256"]:
-            raise ValueError("checksum mismatch")
-        keys = bytes(payload[: KEY_BYTES * count])
-        vectors = np.frombuffer(payload[KEY_BYTES * count:], dtype="<f4").reshape(count, dim)
-        return KeyedVectors(keys, vectors)
+        """The file's keys, checked (size and checksum, read a block at a time), with its
+        vectors left in the file (``FileRows``, which keeps it open)."""
+        file = open(self.path, "rb")  # noqa: SIM115 - FileRows holds it, or it is closed here
+        try:
+            head = file.read(len(self.MAGIC) + 4)
+            if not head.startswith(self.MAGIC) or len(head) < len(self.MAGIC) + 4:
+                raise ValueError("not a VecBook cache file")
+            (size,) = struct.unpack_from("<I", head, len(self.MAGIC))
+            header = json.loads(file.read(size))
+            if header["identity"] != self.identity:
+                raise ValueError(f"made for another model ({header['identity']})")
+            count, dim = int(header["count"]), int(header["dimension"])
+            offset = len(head) + size
+            if os.fstat(file.fileno()).st_size - offset != count * (KEY_BYTES + 4 * dim):
+                raise ValueError("truncated")
+            keys = file.read(KEY_BYTES * count)
+            digest = hashlib.sha256(keys)
+            while block := file.read(READ_BLOCK):
+                digest.update(block)
+            if digest.hexdigest() != header["sha256"]:
+                raise ValueError("checksum mismatch")
+        except BaseException:
+            file.close()
+            raise
+        return KeyedVectors(keys, FileRows(file, offset + KEY_BYTES * count, count, dim))
 
-    def save(self, keep: KeyedVectors | dict[bytes, np.ndarray]) -> None:
+    def save(self, keep: KeyedVectors | StreamedVectors | dict[bytes, np.ndarray]) -> None:
         """Atomically replace the cache with exactly ``keep`` (which prunes stale entries)."""
-        if not isinstance(keep, KeyedVectors):
+        if isinstance(keep, dict):
             keep = KeyedVectors.from_dict(keep)
+        if isinstance(keep, KeyedVectors):
+            matrix = np.ascontiguousarray(keep.matrix, dtype="<f4")
+            keep = StreamedVectors(keep.joined, matrix.shape[1] if len(keep) else 0, lambda: iter([matrix]), keep._rows)
         with self._save_lock:
             self._write(keep)
         self.prune_stale_scopes()
 
-    def _write(self, keep: KeyedVectors) -> None:
+    def _write(self, keep: StreamedVectors) -> None:
         self.directory.mkdir(parents=True, exist_ok=True)
-        dim = keep.matrix.shape[1] if len(keep) else 0
-        # The payload is the keys then the vectors; hashed and written in those two
-        # pieces, not joined, which would copy 150 MB more at 100k records.
-        joined, matrix = keep.joined, np.ascontiguousarray(keep.matrix, dtype="<f4")  # both buffers, as bytes
+        dim = keep.dimension if len(keep) else 0
+        # The payload is the keys then the vectors; hashed and written in pieces, not
+        # joined, which would copy 150 MB more at 100k records (the vectors are made twice,
+        # a block at a time, rather than held whole).
+        joined = keep.joined
         digest = hashlib.sha256(joined)
-        digest.update(matrix)
+        for block in keep.blocks():
+            digest.update(np.ascontiguousarray(block, dtype="<f4"))
         header = json.dumps({"identity": self.identity, "dimension": dim, "count": len(keep),
                              "sha256": digest.hexdigest()}).encode()
 
         def write(out: BinaryIO) -> None:
             out.write(self.MAGIC + struct.pack("<I", len(header)) + header)
             out.write(joined)
-            out.write(matrix)
+            for block in keep.blocks():
+                out.write(np.ascontiguousarray(block, dtype="<f4"))
 
         write_atomically(self.path, ".vectors-", write)
-        self.entries = keep
+        # The file holds the vectors; memory keeps their keys (see release_vectors).
+        self._released = True
+        self.entries = KeyedVectors(joined, np.empty((len(keep), 0), dtype=np.float32), keep.rows)
 
     def prune_stale_scopes(self, now: float | None = None) -> list[Path]:
         """Delete cache files (of any scope or model) not written for STALE_SCOPE_DAYS, and

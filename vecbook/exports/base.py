@@ -21,7 +21,7 @@ import os
 import threading
 import zipfile
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Sequence, TypeVar
@@ -378,7 +378,7 @@ def distinct_ids(records: list[Record]) -> list[Record]:
     out = []
     for record in records:
         count = seen[record.id] = seen.get(record.id, 0) + 1
-        out.append(record if count == 1 else replace(record, id=f"{record.id}~{count}"))
+        out.append(record if count == 1 else record.replace(id=f"{record.id}~{count}"))
     return out
 
 

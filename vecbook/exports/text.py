@@ -8,7 +8,6 @@ folder that no other format recognises.
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Iterator
 
 from ..records import Problem, Record, decode_text, parse_records
@@ -37,4 +36,4 @@ def _records(export: Export, file: ExportFile) -> Iterator[Record]:
         export.problems.append(Problem(problem.where, problem.line, f"collection '{export.name}': {problem.reason}",
                                        problem.skipped))
     for record in records:
-        yield dataclasses.replace(record, source=export.name)
+        yield record.replace(source=export.name)

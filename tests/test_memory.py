@@ -1,0 +1,93 @@
+"""What an index holds per record is kept compact (docs/performance.md, memory): records
+hold their text once, the vector cache's float32 vectors stay in its file once the index
+has them, and keyword postings keep no per-posting weights; none of it changes an answer."""
+
+from __future__ import annotations
+
+import pickle
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import vecbook
+from conftest import FakeEmbedder
+from vecbook.index import KeywordIndex
+from vecbook.vector_cache import VectorCache
+
+NOTES = {"notes.txt": "Date: 2024-01-02\nAuthor: ana\nBoiler repair booked for monday\n---\n"
+                      "Author: ana\nTags: home, 修理\nالمرجل يعمل الآن 🔥 after the repair\n---\n"
+                      "Author: ben\nCafé receipts: crème brûlée and 咖啡"}
+
+
+def test_a_record_keeps_its_text_once_and_gives_back_every_field_as_given() -> None:
+    content = "Author: ana\nالمرجل يعمل 🔥 咖啡 café"
+    record = vecbook.Record(text="المرجل يعمل 🔥 咖啡 café", file_path="a/b.txt", line_number=3, end_line=4,
+                            metadata={"Author": "ana"}, id="a/b.txt:3", citation="a/b.txt:3-4", content=content)
+    assert type(record._text) is int  # the text is the end of the content: held as an offset
+    assert (record.text, record.id, record.citation) == ("المرجل يعمل 🔥 咖啡 café", "a/b.txt:3", "a/b.txt:3-4")
+    other = vecbook.Record("not in the content", "x.txt", None, None, {}, source="db", id="row-1", citation="db#1",
+                           content="something else")
+    assert (other.text, other.id, other.citation, other.line_number) == ("not in the content", "row-1", "db#1", None)
+    assert record.replace(id="a/b.txt:3~2").id == "a/b.txt:3~2" and record.replace(id="x").text == record.text
+    assert pickle.loads(pickle.dumps(record)) == record != other
+    with pytest.raises(AttributeError):
+        record.text = "changed"  # type: ignore[misc]
+
+
+def test_records_share_the_strings_of_repeated_metadata(write_files: Any) -> None:
+    book = vecbook.VecBook(write_files(NOTES), keyword_only=True, cache_directory=False)
+    first, second, _ = book._snapshot.records
+    assert first.metadata["Author"] is second.metadata["Author"]
+    assert list(first.metadata)[1] is list(second.metadata)[0]  # the key "Author"
+    assert second.metadata["Tags"] == ["home", "修理"]
+
+
+def test_keyword_scores_are_made_from_counts_as_the_weights_gave_them() -> None:
+    documents = [["boiler", "repair", "repair"], ["café", "咖啡"], ["repair"], ["🔥", "boiler"] * 40]
+    index = KeywordIndex(documents)
+    assert index.tf.dtype == np.uint16 and not hasattr(index, "terms")
+    expected = np.zeros(len(documents))
+    for term in ("repair", "boiler"):
+        tid = index.vocabulary.ids[term]
+        part = slice(index.indptr[tid], index.indptr[tid + 1])
+        expected[index.doc_ids[part]] += index.weights[part]
+    assert np.array_equal(index.scores(["repair", "boiler"]), expected)
+    assert index.term_counts.terms.tolist() == np.repeat(np.arange(index.n_terms), np.diff(index.indptr)).tolist()
+
+
+def test_a_warm_start_leaves_the_cached_vectors_in_the_file(write_files: Any, tmp_path: Path) -> None:
+    root, cache = write_files(NOTES), tmp_path / "cache"
+    cold = vecbook.VecBook(root, embedder=FakeEmbedder(), cache_directory=cache)
+    warm = vecbook.VecBook(root, embedder=FakeEmbedder(), cache_directory=cache)
+    assert warm.stats()["last_update"]["from_cache"] == 3
+    held = warm._caches._vectors.entries
+    assert len(held) == 3 and held.matrix.shape == (3, 0)  # keys only
+    assert np.array_equal(warm._snapshot.vectors.vectors, cold._snapshot.vectors.vectors)
+    for query in ("boiler repair", "咖啡", "🔥"):
+        assert [h.id for h in warm.search(query, mode="hybrid")] == [h.id for h in cold.search(query, mode="hybrid")]
+
+
+def test_a_released_cache_reads_a_wanted_vector_from_its_file_again(tmp_path: Path) -> None:
+    cache = VectorCache(tmp_path, "model|x|4|float32")
+    vectors = {VectorCache.key(text): np.arange(4, dtype=np.float32) + i for i, text in enumerate(["a", "é", "🔥"])}
+    cache.save(vectors)
+    assert cache.entries.matrix.shape == (3, 0)  # saved: the file holds the vectors
+    found = cache.vectors_of([VectorCache.key("🔥"), VectorCache.key("missing"), VectorCache.key("a")])
+    assert sorted(found) == sorted([VectorCache.key("🔥"), VectorCache.key("a")])
+    assert np.array_equal(found.take([VectorCache.key("a"), VectorCache.key("🔥")]), [[0, 1, 2, 3], [2, 3, 4, 5]])
+    cache.release_vectors()
+    assert cache.vectors_of([VectorCache.key("x")]).rows == {}
+
+
+def test_an_edited_file_reuses_the_windows_of_its_unchanged_records(write_files: Any, tmp_path: Path) -> None:
+    root = write_files(NOTES)
+    book = vecbook.VecBook(root, embedder=FakeEmbedder(), cache_directory=False)
+    before = {r.id: h for r, h in zip(book._snapshot.records, book._snapshot.vectors.keys)}
+    (root / "notes.txt").write_text(NOTES["notes.txt"] + "\n---\nA new note about the 🔥 boiler", encoding="utf-8")
+    stats = book.reindex()
+    assert stats["last_update"]["embedded"] == 1 and stats["last_update"]["reused"] == 3
+    after = dict(zip((r.id for r in book._snapshot.records), book._snapshot.vectors.keys))
+    assert all(after[key] == value for key, value in before.items())
+    assert [h.id for h in book.search("boiler", mode="semantic", max_results=4)]
