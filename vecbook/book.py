@@ -24,6 +24,7 @@ from .config import (
     config_without_file,
     load_config,
     replace_config,
+    user_config_file,
 )
 from .build import Builder, Snapshot
 from .exports.base import collector_paused
@@ -620,8 +621,6 @@ def _check_sources(config: Config) -> None:
     path = config.data_directory
     if path is None:
         if not config.collections:
-            from .config import user_config_file
-
             raise ConfigError(f"nothing to search: no {CONFIG_NAME} here or in {user_config_file().parent}; "
                               f"add a source with `vecbook add PATH` (a notes folder, a chat export...), "
                               f"or pass --data-dir DIR or --config FILE")
