@@ -22,6 +22,7 @@ import random
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -326,14 +327,15 @@ def one_off_search(corpus: Path, cache: Path, mode: str, query: str = "garden bu
     """A shell search as a user runs it: ``vecbook.py search`` in a fresh process, timed from
     the parent around the whole process (interpreter start to exit), with its peak RSS."""
     env = {**os.environ, "VECBOOK_CACHE_DIRECTORY": str(cache), "VECBOOK_PRECISION": os.environ["SPEED_PRECISION"]}
-    started = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "vecbook.py", "search", query, "--mode", mode, *corpus_config(corpus)],
-                            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(proc.pid, 0)
-    seconds = time.perf_counter() - started
-    stderr = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise SystemExit(f"vecbook.py search failed:\n{stderr[-3000:]}")
+    arguments = [sys.executable, "vecbook.py", "search", query, "--mode", mode, *corpus_config(corpus)]
+    with tempfile.TemporaryFile() as stderr:  # a file, not a pipe: nothing blocks a child we only wait for
+        started = time.perf_counter()
+        proc = subprocess.Popen(arguments, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=stderr)
+        _, status, usage = os.wait4(proc.pid, 0)  # wait4: this child's own peak RSS
+        seconds = time.perf_counter() - started
+        if os.waitstatus_to_exitcode(status) != 0:
+            stderr.seek(0)
+            raise SystemExit(f"vecbook.py search failed:\n{stderr.read().decode(errors='replace')[-3000:]}")
     return {"seconds": seconds, "peak_rss_mb": usage.ru_maxrss / 1024}
 
 
