@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime
 from email.utils import getaddresses, parsedate_to_datetime
 from typing import Any, Callable, Iterable, Iterator
@@ -417,7 +417,7 @@ def _record(export: Export, mail: _Mail, seen: dict[str, int]) -> Record:
     record = export_record(export, mail.file, mail.text, mail.line, mail.end_line, metadata, key,
                            anchor=mail.message_id, content=content, segments=segments)
     if mail.folder_id:
-        record = replace(record, id=f"{export.name}:{mail.folder_id}#{key}")
+        record = record.replace(id=f"{export.name}:{mail.folder_id}#{key}")
     return record
 
 
