@@ -12,19 +12,16 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
 from .config import (
-    CONFIG_NAME,
     FUSIONS,
     MAX_RESULTS_LIMIT,
     MODES,
     Config,
-    ConfigError,
     ModelNotFoundError,
     QueryError,
     VecBookError,
     config_without_file,
     load_config,
     replace_config,
-    user_config_file,
 )
 from .build import Builder, Snapshot
 from .exports.base import collector_paused
@@ -48,9 +45,8 @@ from .tokens import analyses, analysis_of, query_tokens
 from .rank import FUSION_DEPTH, Condition, Scored, convenience_conditions, parse_filters, rank
 from .snippets import fold as fold_hits
 from .snippets import query_terms, recency_blend
-from .records import Record
-from .registry import summarize
-from .sources import LoadReport, check_collections
+from .registry import summarize_report
+from .sources import LoadReport, check_collections, check_sources
 from .caches import Caches, check_cache_directory
 
 log = logging.getLogger("vecbook")  # one logger for the package: hosts and the CLI configure "vecbook"
@@ -83,7 +79,7 @@ class VecBook:
             config = config_without_file(data_directory=data_directory, **settings)
         elif data_directory is not None or settings:
             config = replace_config(config, data_directory=data_directory, **settings)
-        _check_sources(config)
+        check_sources(config)
         config = check_cache_directory(config)
         check_collections(config)
         self.config = config
@@ -541,22 +537,7 @@ class VecBook:
         ``last_date``, ``participants``, ``problems`` and the configured ``description``.
         A background book is read first (the keyword stage: no vectors needed)."""
         snapshot, _ = self._snapshot_for("keyword")
-        report = snapshot.report
-        by_source: dict[str, list[Record]] = {}
-        for record in report.records:
-            by_source.setdefault(record.source, []).append(record)
-        found = []
-        if self.config.data_directory is not None:
-            problems = [p for p in report.problems if not p.reason.startswith("collection '")]
-            found.append(summarize("files", "text", str(self.config.data_directory), by_source.get("files", []),
-                                   problems, "the .txt records of the data directory"))
-        for collection in self.config.collections:
-            facts = report.collections.get(collection.name, {})
-            fmt = facts.get("format") or collection.format or ("sqlite" if collection.database else "?")
-            found.append(summarize(collection.name, fmt, collection.database_label,
-                                   by_source.get(collection.name, []), facts.get("problems", []),
-                                   collection.description))
-        return [summary.to_dict() for summary in found]
+        return [summary.to_dict() for summary in summarize_report(self.config, snapshot.report)]
 
     def stats(self) -> dict[str, Any]:
         """Counts, problems, model and index facts, and indexing progress."""
@@ -614,19 +595,3 @@ def _count_sources(report: LoadReport) -> str:
     parts += [f"{by_source.get(name, 0)} from collection {name}" for name in report.collections]
     return ", ".join(parts)
 
-
-def _check_sources(config: Config) -> None:
-    """The data directory must be a folder; with none (a config of collections only) there must be
-    a collection, else there is nothing to search and the error says how to add a source."""
-    path = config.data_directory
-    if path is None:
-        if not config.collections:
-            raise ConfigError(f"nothing to search: no {CONFIG_NAME} here or in {user_config_file().parent}; "
-                              f"add a source with `vecbook add PATH` (a notes folder, a chat export...), "
-                              f"or pass --data-dir DIR or --config FILE")
-        return
-    if not path.exists():
-        raise ConfigError(f"data directory not found: {path} (create it, or set data_directory in "
-                          f"{CONFIG_NAME} or pass --data-dir)")
-    if not path.is_dir():
-        raise ConfigError(f"data directory is not a folder: {path}")

@@ -25,7 +25,7 @@ from .config import (
 from .exports import FORMATS, format_list, recognising_formats
 from .records import Problem, Record
 from .snippets import date_days
-from .sources import load_collection, load_export
+from .sources import LoadReport, load_collection, load_export
 from .sqlite_ro import open_readonly
 
 # What ``--format`` accepts besides the export formats: a SQLite database of rows.
@@ -89,6 +89,26 @@ def summarize(name: str, format_name: str, path: str, records: Sequence[Record],
                          participants=[p for p, _ in people.most_common(SHOWN_PARTICIPANTS)],
                          problems=[str(p) for p in problems], description=description)
 
+
+
+def summarize_report(config: Config, report: LoadReport) -> list[SourceSummary]:
+    """Each source of ``config`` as ``report`` (a build's read) found it: the data directory's
+    ``files`` first (when there is one), then every collection with its description."""
+    by_source: dict[str, list[Record]] = {}
+    for record in report.records:
+        by_source.setdefault(record.source, []).append(record)
+    found = []
+    if config.data_directory is not None:
+        problems = [p for p in report.problems if not p.reason.startswith("collection '")]
+        found.append(summarize("files", "text", str(config.data_directory), by_source.get("files", []),
+                               problems, "the .txt records of the data directory"))
+    for collection in config.collections:
+        facts = report.collections.get(collection.name, {})
+        fmt = facts.get("format") or collection.format or ("sqlite" if collection.database else "?")
+        found.append(summarize(collection.name, fmt, collection.database_label,
+                               by_source.get(collection.name, []), facts.get("problems", []),
+                               collection.description))
+    return found
 
 def derive_name(path: Path) -> str:
     """A collection name from a file or folder name: ``WhatsApp Chat with Family.txt`` ->

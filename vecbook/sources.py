@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
-from .config import CollectionConfig, Config, RecordError
+from .config import CONFIG_NAME, CollectionConfig, Config, ConfigError, RecordError, user_config_file
 from .exports import detect_format, load_export
 from .exports.whatsapp import looks_like_chat
 from .records import Problem, Record, decode_text, parse_records
@@ -380,6 +380,23 @@ def _row_problems(collection: CollectionConfig, bad_json: int, empty: int, dupli
     if duplicate:
         problems.append(Problem(label, None, f"{where}: {duplicate} rows with a repeated id skipped"))
     return problems
+
+
+def check_sources(config: Config) -> None:
+    """The data directory must be a folder; with none (a config of collections only) there must be
+    a collection, else there is nothing to search and the error says how to add a source."""
+    path = config.data_directory
+    if path is None:
+        if not config.collections:
+            raise ConfigError(f"nothing to search: no {CONFIG_NAME} here or in {user_config_file().parent}; "
+                              f"add a source with `vecbook add PATH` (a notes folder, a chat export...), "
+                              f"or pass --data-dir DIR or --config FILE")
+        return
+    if not path.exists():
+        raise ConfigError(f"data directory not found: {path} (create it, or set data_directory in "
+                          f"{CONFIG_NAME} or pass --data-dir)")
+    if not path.is_dir():
+        raise ConfigError(f"data directory is not a folder: {path}")
 
 
 def check_collections(config: Config) -> None:
