@@ -165,9 +165,9 @@ class CachedVectors(Mapping[bytes, np.ndarray]):
 class VectorCache:
     """Persistent vectors, keyed by model identity and a hash of the embedded text.
 
-    One file per model identity and data scope (the data directory and collection
-    paths of one VecBook), so two VecBooks over different folders never prune each
-    other's vectors. Layout: magic, a JSON header (identity, dimension, count,
+    One file per model identity and data scope (``cache_scope``: the data directory, or
+    the config file of one without), so two VecBooks over different folders never prune
+    each other's vectors, and adding or removing a collection keeps the file. Layout: magic, a JSON header (identity, dimension, count,
     sha256 of the payload), then the 16-byte text hashes and the float32 vectors.
     Writes go to a temporary file that is renamed over the old one, so a crash (or
     a second process writing the same file) leaves one whole cache, never a mix; a
@@ -364,6 +364,12 @@ def write_atomically(path: Path, prefix: str, write: Callable[[BinaryIO], None])
 
 
 def cache_scope(config: Config) -> str:
-    """What one cache file belongs to: the resolved data directory and collection paths."""
-    paths = [config.data_directory] + [c.path if c.path is not None else c.database for c in config.collections]
+    """What one cache file belongs to: the resolved data directory; without one, the config file
+    (else the collections' paths). Not the list of collections: ``vecbook add`` and ``remove``
+    change it, and the vectors of every unchanged source must still come from the cache."""
+    if config.data_directory is not None:
+        return str(Path(config.data_directory).resolve())
+    if config.config_file is not None:
+        return f"config:{Path(config.config_file).resolve()}"
+    paths = [c.path if c.path is not None else c.database for c in config.collections]
     return "\n".join(str(Path(p).resolve()) for p in paths if p is not None)
