@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -223,3 +224,17 @@ def test_min_score_help_says_what_each_mode_compares(capsys: pytest.CaptureFixtu
     assert "semantic: cosine mapped to 0-1 (an unrelated query's best hit still scores ~0.6), keyword: BM25 over " \
            "its upper bound, hybrid linear: the fused score (a nonsense query's best hit ~0.25, a real question's " \
            "~0.8), hybrid rrf: ranks only" in text
+
+
+def test_output_piped_to_a_reader_that_leaves_early_ends_quietly(tmp_path: Path) -> None:
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "n.txt").write_text("\n---\n".join(f"Note {i} about the harbour 🚢 " + "and the boats " * 30 for i in range(1000)),
+                                 encoding="utf-8")
+    script = (f"{sys.executable} {ROOT / 'vecbook.py'} search harbour --mode keyword -n 1000 "
+              f"--data-dir {notes} | head -1")
+    done = subprocess.run(["bash", "-o", "pipefail", "-c", script], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "VECBOOK_CACHE_DIRECTORY": "false"})
+    assert done.stdout.startswith(" 1. ")
+    assert "Traceback" not in done.stderr and "BrokenPipeError" not in done.stderr, done.stderr
+    assert done.returncode == 141

@@ -259,10 +259,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                       or ("INFO" if getattr(args, "verbose", False) or args.command == "serve" else "WARNING"))
     try:
         if not getattr(args, "loads_config", True):
-            return int(args.handler(args, None))
-        config = load_config(args.config, data_directory=args.data_dir, log_level=args.log_level)
-        configure_logging(command_log_level(args, config))
-        return int(args.handler(args, config))
+            code = int(args.handler(args, None))
+        else:
+            config = load_config(args.config, data_directory=args.data_dir, log_level=args.log_level)
+            configure_logging(command_log_level(args, config))
+            code = int(args.handler(args, config))
+        sys.stdout.flush()  # here, so a reader that left is a BrokenPipeError caught below
+        return code
     except (ConfigError, QueryError) as exc:
         print(f"vecbook: error: {exc}", file=sys.stderr)
         return 2
@@ -272,6 +275,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("vecbook: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # stdout's reader left (`vecbook search ... | head`): no traceback, and none at exit when
+        # Python flushes stdout again (the recipe in Python's signal module documentation).
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141  # as a shell reports a process ended by SIGPIPE
 
 
 def _open_book(config: Config, **options: Any) -> VecBook:
