@@ -243,3 +243,12 @@ def test_snippet_words_are_the_indexed_words_at_their_place_in_the_text(text: st
     assert all(0 <= a < b <= len(text) for a, b, _ in spans)
     from_spans = [t for t in map(Analysis().term, (w for _, _, w in spans)) if t is not None]
     assert from_spans == tokenize(text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="ab1_ -.Z\n", max_size=80), st.lists(st.sampled_from(["a", "ab", "b1", "zab", "1"]), max_size=3))
+def test_ascii_snippet_matches_are_the_words_the_general_path_finds(text: str, query: list[str]) -> None:
+    analysis = vecbook.tokens.ENGLISH
+    terms = {t: w for w in query if (t := analysis.term(w)) is not None}
+    general = [(p, t) for p, _, word in vecbook.tokens.word_spans(text) if (t := analysis.term(word)) in terms]
+    assert vecbook.snippets._ascii_matches(text.lower(), 0, terms, analysis) == general

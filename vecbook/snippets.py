@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, Sequence
 
-from .tokens import ENGLISH, TOKEN_RE, Analysis, word_spans
+from .tokens import ASCII_TOKEN_RE, ENGLISH, TOKEN_RE, Analysis, word_spans
 
 # About ±240 characters around the match, as the user's design asks: enough for the
 # sentence that answers, little enough for ten hits to fit an assistant's context.
@@ -52,6 +52,9 @@ def query_terms(query: str, analyses: Sequence[Analysis] = (ENGLISH,)) -> dict[s
                 terms.setdefault(term, query[start:end])
     return terms
 
+# The characters of ASCII_TOKEN_RE's words: a match of a word must not continue into one.
+ASCII_WORD_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
+
 
 def make_snippet(content: str, region: tuple[int, int], terms: dict[str, str], analysis: Analysis = ENGLISH,
                  size: int = SNIPPET_CHARS) -> Snippet:
@@ -69,8 +72,29 @@ def _matches(content: str, start: int, end: int, terms: dict[str, str], analysis
     """(offset, term) of every query term in ``content[start:end]`` (bigrams of CJK text included)."""
     if not terms:
         return []
+    part = content[start:end]
+    if part.isascii():
+        return _ascii_matches(part.lower(), start, terms, analysis)
     term = analysis.term
     return [(position, t) for position, _, word in word_spans(content, start, end) if (t := term(word)) in terms]
+
+
+def _ascii_matches(lowered: str, offset: int, terms: dict[str, str], analysis: Analysis) -> list[tuple[int, str]]:
+    """``_matches`` of ASCII text (most personal text), the same words at the same offsets: its
+    distinct words are analysed once, and only those whose term the query holds are looked for,
+    whole (``ASCII_TOKEN_RE``'s runs). A snippet of each of ten hits no longer builds a tuple for
+    every word of every hit (at 100k records, a third of a keyword query's time)."""
+    wanted = {word: t for word in set(ASCII_TOKEN_RE.findall(lowered)) if (t := analysis.term(word)) in terms}
+    found = []
+    for word, t in wanted.items():
+        at = lowered.find(word)
+        while at >= 0:
+            after = at + len(word)
+            if (at == 0 or lowered[at - 1] not in ASCII_WORD_CHARS) and lowered[after:after + 1] not in ASCII_WORD_CHARS:
+                found.append((offset + at, t))
+            at = lowered.find(word, after)
+    found.sort()
+    return found
 
 
 def _best_start(matches: list[tuple[int, str]], start: int, end: int, size: int) -> int:
