@@ -490,20 +490,19 @@ def test_adding_or_removing_a_collection_keeps_the_vectors_of_every_unchanged_so
     chat = tmp_path / "chat.txt"
     chat.write_text("01/03/2024, 09:00 - Ana: The lighthouse tour starts at noon 🌊\n", encoding="utf-8")
     config = tmp_path / "vecbook.toml"
-    config.write_text(f'data_directory = "{root.as_posix()}"\ncache_directory = "{cache.as_posix()}"\n',
-                      encoding="utf-8")
+    config.write_text(f'data_directory = "{root.as_posix()}"\n', encoding="utf-8")
     first = CountingEmbedder(embedder)
-    vecbook.VecBook(config=vecbook.load_config(config), embedder=first).close()
+    vecbook.VecBook(config=vecbook.load_config(config, cache_directory=cache), embedder=first).close()
     assert len(first.embedded) == len(NOTES)
     with open(config, "a", encoding="utf-8") as handle:  # what `vecbook add` appends
         handle.write(f'\n[[collections]]\nname = "family-chat"\npath = "{chat.as_posix()}"\nformat = "whatsapp"\n')
     added = CountingEmbedder(embedder)
-    book = vecbook.VecBook(config=vecbook.load_config(config), embedder=added)
+    book = vecbook.VecBook(config=vecbook.load_config(config, cache_directory=cache), embedder=added)
     book.close()
     assert added.embedded == ["Ana: The lighthouse tour starts at noon 🌊"]  # only the new source
     assert book.search("lighthouse tour", max_results=1)[0].source == "family-chat"
     config.write_text(config.read_text(encoding="utf-8").split("\n[[collections]]")[0], encoding="utf-8")
     removed = CountingEmbedder(embedder)
-    vecbook.VecBook(config=vecbook.load_config(config), embedder=removed).close()
+    vecbook.VecBook(config=vecbook.load_config(config, cache_directory=cache), embedder=removed).close()
     assert removed.embedded == []
     assert len(list(cache.glob("vectors-*.vbc"))) == 1 and len(list(cache.glob("keywords-*.vbk"))) == 1
