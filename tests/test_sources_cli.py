@@ -231,7 +231,8 @@ def test_a_data_folder_named_without_config_is_searched_alone(
 
 @pytest.mark.parametrize("file, name", [
     ("WhatsApp Chat with Family.txt", "whatsapp-chat-with-family"), ("Takeout", "takeout"),
-    ("家族チャット.txt", "source"), ("my_notes (2).md", "my_notes-2"), ("--weird--", "weird"),
+    ("my_notes (2).md", "my_notes-2"), ("--weird--", "weird"), ("Familia Peña.txt", "familia-pena"),
+    ("Straße Notizen", "strasse-notizen"),
 ])
 def test_names_come_from_the_file_or_folder_name(tmp_path: Path, file: str, name: str) -> None:
     from vecbook.registry import derive_name
@@ -269,3 +270,52 @@ def test_every_new_command_and_option_has_help_text() -> None:
     for name in ("add", "remove", "sources", "config"):
         assert commands[name].description
         assert all(action.help for action in commands[name]._actions), name
+
+
+def test_a_linked_config_is_edited_where_it_lies_and_stays_private(
+        home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    real = home / "dotfiles" / "vecbook.toml"
+    real.parent.mkdir()
+    real.write_text("# my sources\n", encoding="utf-8")
+    real.chmod(0o600)
+    link = home / "vecbook-link.toml"
+    link.symlink_to(real)
+    code, _, err = run(capsys, "add", WHATSAPP.name, "--config", str(link))
+    assert code == 0, err
+    assert link.is_symlink() and [c.name for c in load_config(real).collections] == ["whatsapp-chat-with-family"]
+    assert real.read_text(encoding="utf-8").startswith("# my sources\n")
+    assert real.stat().st_mode & 0o777 == 0o600
+
+
+def test_collections_written_as_an_inline_array_are_refused_naming_the_file(
+        home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    config = home / "vecbook.toml"
+    text = 'collections = [{name = "notes", path = "notes", format = "text"}]\n'
+    config.write_text(text, encoding="utf-8")
+    code, out, err = run(capsys, "add", WHATSAPP.name, "--config", str(config))
+    assert code == 2 and f"'collections' in {config} is not written as [[collections]] tables" in err
+    assert ".tmp" not in err and config.read_text(encoding="utf-8") == text
+
+
+def test_names_with_no_latin_letters_differ_by_path(tmp_path: Path) -> None:
+    names = {vecbook.registry.derive_name(tmp_path / f) for f in ("家族チャット.txt", "微信.zip", "Чат с мамой.txt",
+                                                                   "دردشة.txt")}
+    assert len(names) == 4 and all(n.startswith("source-") and vecbook.config.COLLECTION_NAME_RE.match(n) for n in names)
+
+
+def test_a_damaged_zip_among_the_notes_does_not_stop_the_read(tmp_path: Path) -> None:
+    import zipfile
+
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "a.txt").write_text("A note about the harbour.\n", encoding="utf-8")
+    chat = "\n".join(f"12/03/2024, 09:{m:02d} - Ana: message {m} about the harbour" for m in range(60))
+    archive = notes / "WhatsApp Chat - Ana.zip"
+    with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as out:
+        out.writestr("WhatsApp Chat - Ana.txt", chat)
+    data = bytearray(archive.read_bytes())
+    start = 30 + len("WhatsApp Chat - Ana.txt")  # the member's compressed bytes follow its local header
+    data[start:start + 10] = b"\xff" * 10
+    archive.write_bytes(bytes(data))
+    files, _, _ = vecbook.sources.discover_files(notes)
+    assert [rel for rel, _ in files] == ["a.txt"]

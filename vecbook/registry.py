@@ -5,9 +5,11 @@ tomlkit, so the file keeps its comments and layout), and the summary ``sources``
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import math
 import os
 import re
+import shutil
 import sqlite3
 from collections import Counter
 from dataclasses import dataclass, field
@@ -25,6 +27,7 @@ from .config import (
 from .exports import FORMATS, format_list, recognising_formats
 from .records import Problem, Record
 from .snippets import date_days
+from .tokens import fold
 from .sources import LoadReport, load_collection, load_export
 from .sqlite_ro import open_readonly
 
@@ -112,10 +115,18 @@ def summarize_report(config: Config, report: LoadReport) -> list[SourceSummary]:
 
 def derive_name(path: Path) -> str:
     """A collection name from a file or folder name: ``WhatsApp Chat with Family.txt`` ->
-    ``whatsapp-chat-with-family``."""
+    ``whatsapp-chat-with-family``, ``Familia Peña.txt`` -> ``familia-pena`` (accents folded); a
+    name with no Latin letters or digits (``微信.zip``) becomes ``source-`` and a short hash of
+    the path, so two such files get two names."""
     stem = path.name if path.is_dir() else path.stem
-    name = re.sub(r"[^a-z0-9_]+", "-", stem.lower()).strip("-_")[:64].strip("-_")
-    return name or "source"
+    name = re.sub(r"[^a-z0-9_]+", "-", fold(stem.lower())).strip("-_")[:64].strip("-_")
+    return name or "source-" + hashlib.sha256(str(path.resolve()).encode("utf-8", "surrogatepass")).hexdigest()[:6]
+
+
+def _head(path: Path, size: int) -> bytes:
+    """The first ``size`` bytes of a file (a database may be gigabytes: not read whole)."""
+    with open(path, "rb") as handle:
+        return handle.read(size)
 
 
 def check_name(name: str, taken: Sequence[str], config_file: Path) -> str:
@@ -160,7 +171,7 @@ def choose_format(path: Path, name: str, wanted: str | None) -> str:
                           f"pass --format ({choices})")
     if claimed:
         return claimed[0]
-    if path.is_file() and path.read_bytes()[:len(SQLITE_MAGIC)] == SQLITE_MAGIC:
+    if path.is_file() and _head(path, len(SQLITE_MAGIC)) == SQLITE_MAGIC:
         return SQLITE
     if (path.is_dir() and any(p.suffix.lower() == ".txt" for p in path.rglob("*"))) or path.suffix.lower() == ".txt":
         return "text"  # .txt records, as in the data directory
@@ -281,6 +292,10 @@ def add_source(config_file: Path, entry: dict[str, Any]) -> None:
     text = config_file.read_text(encoding="utf-8") if config_file.is_file() else ""
     document = tomlkit.parse(text)
     tables = document.get("collections")
+    if tables is not None and not isinstance(tables, tomlkit.items.AoT):
+        raise ConfigError(f"'collections' in {config_file} is not written as [[collections]] tables (an inline "
+                          "array?), which `vecbook add` appends to: rewrite it as [[collections]] tables, or add "
+                          "this source there by hand")
     if tables is None:
         if text.strip():
             document.add(tomlkit.nl())  # the first table apart from the settings above it
@@ -316,10 +331,16 @@ def _replace_checked(config_file: Path, text: str) -> None:
     """Write ``text`` beside the file, load it as a config, then move it in place: a bad
     result never replaces the user's file."""
     config_file.parent.mkdir(parents=True, exist_ok=True)
-    temporary = config_file.with_name(f".{config_file.name}.{os.getpid()}.tmp")
+    target = config_file.resolve()  # a linked config (dotfile managers) is edited where it lies
+    temporary = target.with_name(f".{target.name}.{os.getpid()}.tmp")
     try:
         temporary.write_text(text, encoding="utf-8")
-        load_config(temporary)
-        os.replace(temporary, config_file)
+        if target.exists():
+            shutil.copymode(target, temporary)  # a private (0600) config stays private
+        try:
+            load_config(temporary)
+        except ConfigError as exc:
+            raise ConfigError(str(exc).replace(str(temporary), str(config_file))) from None
+        os.replace(temporary, target)
     finally:
         temporary.unlink(missing_ok=True)

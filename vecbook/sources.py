@@ -217,6 +217,7 @@ def _export_hint(path: Path) -> str:
 def _zip_holds_a_chat(path: Path) -> bool:
     """Whether a zip's first ``.txt`` member looks like a WhatsApp chat (read in memory)."""
     import zipfile
+    import zlib
 
     try:
         with zipfile.ZipFile(path) as archive:
@@ -226,8 +227,8 @@ def _zip_holds_a_chat(path: Path) -> bool:
                 return False
             with archive.open(member) as handle:
                 return looks_like_chat(handle.read(65_536))
-    except (OSError, zipfile.BadZipFile, ValueError, RuntimeError):  # RuntimeError: an encrypted member
-        return False
+    except (OSError, zipfile.BadZipFile, ValueError, RuntimeError, EOFError, zlib.error):
+        return False  # RuntimeError: an encrypted member; EOFError, zlib.error: a damaged or cut-short one
 
 
 def load_directory(root: Path | None, state: SourceState | None = None,
