@@ -192,6 +192,16 @@ def parse_records(text: str, file_path: str) -> tuple[list[Record], list[Problem
     return records, problems
 
 
+def read_record_file(data: bytes, file_path: str) -> tuple[list[Record], list[Problem]]:
+    """The records of a ``.txt`` file's bytes: a file holding NUL bytes is binary and skipped,
+    the rest decoded (``decode_text``) and parsed (``parse_records``); problems, never exceptions."""
+    if b"\x00" in data:
+        return [], [Problem(file_path, None, "binary file (it holds NUL bytes) skipped")]
+    text, problems = decode_text(data, file_path)
+    records, parse_problems = parse_records(text, file_path)
+    return records, problems + parse_problems
+
+
 def _parse_block(block: list[str], first: int, file_path: str,
                  framing: bool) -> tuple[Record | None, Problem | None]:
     # The first and last lines with text, found from either end (not a pass over every line).

@@ -16,7 +16,7 @@ from typing import Any, Sequence
 from .config import CONFIG_NAME, CollectionConfig, Config, ConfigError, RecordError, user_config_file
 from .exports import detect_format, load_export
 from .exports.whatsapp import looks_like_chat
-from .records import Problem, Record, decode_text, parse_records
+from .records import Problem, Record, read_record_file
 # Re-exported: they lived here before the export readers needed them too.
 from .sqlite_ro import SQLITE_BUSY_TIMEOUT_SECONDS, _is_wal, open_readonly  # noqa: F401
 
@@ -199,13 +199,10 @@ def load_file(rel: str, path: Path) -> tuple[list[Record], list[Problem]]:
         data = path.read_bytes()
     except OSError as exc:
         return [], [Problem(rel, None, f"cannot read file: {exc.strerror or exc}")]
-    if b"\x00" in data:
-        return [], [Problem(rel, None, "binary file (it holds NUL bytes) skipped")]
-    text, problems = decode_text(data, rel)
-    records, parse_problems = parse_records(text, rel)
-    if looks_like_chat(data[:65_536]):
+    records, problems = read_record_file(data, rel)
+    if b"\x00" not in data and looks_like_chat(data[:65_536]):  # a binary file was skipped: no hint
         problems.append(Problem(rel, None, f"read as records: {_export_hint(path)}", skipped=False))
-    return records, problems + parse_problems
+    return records, problems
 
 
 def _export_hint(path: Path) -> str:

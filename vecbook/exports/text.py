@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from ..records import Problem, Record, decode_text, parse_records
+from ..records import Problem, Record, read_record_file
 from .base import Export, ExportFile
 
 
@@ -26,13 +26,8 @@ def read(export: Export) -> list[Record]:
 
 
 def _records(export: Export, file: ExportFile) -> Iterator[Record]:
-    data = file.read_bytes()
-    if b"\x00" in data:
-        export.warn(file, None, "binary file (it holds NUL bytes) skipped")
-        return
-    text, problems = decode_text(data, file.label)
-    records, more = parse_records(text, file.label)
-    for problem in problems + more:
+    records, problems = read_record_file(file.read_bytes(), file.label)
+    for problem in problems:
         export.problems.append(Problem(problem.where, problem.line, f"collection '{export.name}': {problem.reason}",
                                        problem.skipped))
     for record in records:
