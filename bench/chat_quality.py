@@ -5,7 +5,7 @@ holds that message? Conversation windows against a pipeline that indexes single 
 Usage::
 
     python bench/chat_quality.py [CORPUS] [--format FORMAT] [--questions JSON]
-        [--modes semantic keyword hybrid] [--cache-dir DIR] [--details]
+        [--modes semantic keyword hybrid] [--precision auto|float32|int8|bfloat16] [--cache-dir DIR] [--details]
 
 CORPUS (default: the ``corpus`` of the questions file) is read as an export collection by
 VecBook's own reader for ``--format``, twice:
@@ -125,12 +125,12 @@ _self_check()
 # --- building the two pipelines ------------------------------------------------
 
 def build_book(corpus: Path, fmt: str, workdir: Path, cache_dir: Path | None, single: bool,
-               keyword_only: bool, window_words: int | None = None) -> vecbook.VecBook:
+               keyword_only: bool, window_words: int | None = None, precision: str = "auto") -> vecbook.VecBook:
     """A VecBook over the corpus as one export collection, read by the real config loader."""
     workdir.mkdir(parents=True, exist_ok=True)
     (workdir / "notes").mkdir(exist_ok=True)  # an empty data directory: the collection is all there is
     gap = SINGLE_GAP_MINUTES if single else vecbook.config.DEFAULT_WINDOW_GAP_MINUTES
-    lines = ['data_directory = "notes"', 'log_level = "WARNING"']
+    lines = ['data_directory = "notes"', 'log_level = "WARNING"', f"precision = {json.dumps(precision)}"]
     if cache_dir is not None:
         lines.append(f"cache_directory = {json.dumps(str(cache_dir.resolve()))}")
     lines += ["[[collections]]", 'name = "chat"', f"path = {json.dumps(str(corpus.resolve()))}",
@@ -203,6 +203,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--format", help="the export's VecBook format (default: the questions file's)")
     parser.add_argument("--questions", type=Path, default=DEFAULT_QUESTIONS)
     parser.add_argument("--modes", nargs="+", choices=MODES, default=list(MODES))
+    parser.add_argument("--precision", choices=vecbook.config.PRECISIONS, default="auto",
+                        help="the records' embedding path (queries are float32 in every one)")
     parser.add_argument("--cache-dir", type=Path,
                         help="VecBook vector caches (cache_directory), one subfolder a pipeline")
     parser.add_argument("--window-words", type=int,
@@ -244,9 +246,10 @@ def measure(args: argparse.Namespace, corpus: Path, fmt: str, questions: list[di
         # one cache folder each: a book's cache keeps only its own live vectors, so a shared
         # one would drop the other pipeline's at every build
         cache = args.cache_dir / slug if args.cache_dir is not None else None
-        book = build_book(corpus, fmt, workdir / slug, cache, single, keyword_only, args.window_words)
+        book = build_book(corpus, fmt, workdir / slug, cache, single, keyword_only, args.window_words, args.precision)
         facts[label] = {**check_book(book, label, single), "seconds": time.perf_counter() - started,
-                        "cache": book.stats().get("cache")}
+                        "cache": book.stats().get("cache"),
+                        "precision": "none (keyword only)" if keyword_only else book.embedder.precision}
         for mode in args.modes:
             runs[label, mode] = run(book, questions, mode)
     return facts, runs
@@ -266,7 +269,8 @@ def report(args: argparse.Namespace, corpus: Path, fmt: str, bench: dict[str, An
         cache = fact["cache"]
         cached = f", vector cache: {cache['reused']} reused, {cache['embedded']} embedded" if cache else ""
         print(f"- {label}: {fact['records']:,} records holding {fact['messages']:,} messages, "
-              f"{fact['chars'] / fact['records']:.0f} characters a record; built in {fact['seconds']:.1f} s{cached}")
+              f"{fact['chars'] / fact['records']:.0f} characters a record; records embedded in {fact['precision']}; "
+              f"built in {fact['seconds']:.1f} s{cached}")
     print()
     print("| mode | pipeline | hits | R@1 | R@k | MRR@k | chars of the k hits | ms/query |")
     print("|---|---|---:|---:|---:|---:|---:|---:|")
