@@ -1,7 +1,8 @@
 """CPU detection (issue 29): the records path ``precision = "auto"`` takes is decided from
 recorded /proc/cpuinfo and sysctl outputs of real CPU kinds (tests/data/cpuinfo/, written
-from those CPUs' published flag lists; epyc-avx2.txt is this project's CI machine), without
-torch; an unreadable CPU gets float32."""
+from those CPUs' published flag lists; epyc-avx2.txt is this project's CI machine, and
+xeon-kvm-amx.txt the first processor of the /proc/cpuinfo of the 2-core KVM guest, with AMX and
+VNNI, that the int8 recipe was measured on), without torch; an unreadable CPU gets float32."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ KINDS = [
     ("epyc-avx2.txt", "AMD EPYC", False, False),
     ("epyc-zen4.txt", "AMD EPYC 9R14 96-Core Processor", True, True),
     ("xeon-sapphire-rapids.txt", "Intel(R) Xeon(R) Platinum 8488C", True, True),
+    ("xeon-kvm-amx.txt", "Intel(R) Xeon(R) Processor", True, True),
     ("core-alder-lake.txt", "12th Gen Intel(R) Core(TM) i7-1260P", True, False),
     ("graviton3-arm64.txt", "0xd40", True, False),
     ("xeon-sandy-bridge.txt", "Intel(R) Xeon(R) CPU E5-2670 0 @ 2.60GHz", False, False),

@@ -188,6 +188,11 @@ class TorchModel:
         return [min(len(ids), self.max_tokens) for ids in self.model.tokenizer(
             list(texts), add_special_tokens=True, truncation=False, verbose=False)["input_ids"]]
 
+    def prepare(self, texts: Sequence[str]) -> tuple[list[str], list[int]]:
+        """What ``run`` takes for each text (the text: sentence-transformers tokenizes batches)
+        and its token count (not counted for a single text, which needs no sorting)."""
+        return list(texts), (self.lengths(texts) if len(texts) > 1 else [0])
+
     def run(self, batches: Sequence[Sequence[str]], threads: int, query: bool = False) -> list[np.ndarray]:
         """Vectors of each batch, on ``threads`` threads (queries and records alike)."""
         import torch
@@ -366,10 +371,10 @@ class Embedder:
         and window; the vector cache's key, so each path keeps its own cache file."""
         self.load()
         assert self._path is not None  # set by load(); not input validation
-        from .onnx_model import RECIPE, model_files
+        from .onnx_model import model_files, recipe
 
         digest = hashlib.sha256(json.dumps(model_files(self._path)).encode()).hexdigest()[:16]
-        precision = RECIPE if self.precision == "int8" else self.precision
+        precision = recipe() if self.precision == "int8" else self.precision
         return f"{self.model_name}|{digest}|{self.dimension}|{precision}|{self.window_tokens}"
 
     def windows(self, text: str) -> tuple[list[str], bool]:
@@ -418,27 +423,28 @@ class Embedder:
         model = self.load() if query else self._records_model()
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
-        order, batches = self._batches(texts, model)
+        items, lengths = model.prepare(texts)
+        order, batches = self._batches(items, lengths, model)
         parts = model.run(batches, threads or (model.query_threads if query else model.threads), query)
         vectors = np.empty((len(texts), parts[0].shape[1]), dtype=np.float32)
         vectors[order] = np.concatenate(parts)
         return vectors
 
-    def _batches(self, texts: Sequence[str], model: Any) -> tuple[np.ndarray, list[list[str]]]:
-        """Texts sorted by token count, cut into batches of at most ``batch_size`` texts and
-        BATCH_TOKENS (ONNX_BATCH_TOKENS) padded tokens: short texts batch wide, long ones narrow, so
-        padding stays small and attention's memory (batch x length squared) bounded."""
-        if len(texts) == 1:
-            return np.zeros(1, dtype=np.int64), [list(texts)]
-        lengths = model.lengths(texts)
+    def _batches(self, items: Sequence[Any], lengths: Sequence[int], model: Any) -> tuple[np.ndarray, list[list[Any]]]:
+        """The model's inputs (``prepare``'s items) sorted by token count, cut into batches of at
+        most ``batch_size`` texts and BATCH_TOKENS (ONNX_BATCH_TOKENS) padded tokens: short texts
+        batch wide, long ones narrow, so padding stays small and attention's memory (batch x
+        length squared) bounded."""
+        if len(items) == 1:
+            return np.zeros(1, dtype=np.int64), [list(items)]
         order = np.argsort(lengths, kind="stable")
         budget = BATCH_TOKENS if isinstance(model, TorchModel) else ONNX_BATCH_TOKENS
-        batches: list[list[str]] = [[]]
+        batches: list[list[Any]] = [[]]
         for i in order.tolist():
             full = (len(batches[-1]) + 1) * lengths[i] > budget or len(batches[-1]) == self.batch_size
             if batches[-1] and full:
                 batches.append([])
-            batches[-1].append(texts[i])
+            batches[-1].append(items[i])
         return order, batches
 
     def encode_query(self, text: str) -> np.ndarray:
