@@ -67,7 +67,7 @@ def main() -> None:
     for figure in ("build", "p50"):
         this = statistics.median(r[figure] for r in results["this"])
         other = statistics.median(r[figure] for r in results["other"])
-        print(f"{figure}: this {this * 1000:.1f} ms, other {other * 1000:.1f} ms, ratio {this / other:.3f}")
+        print(f"{figure}: this {this * 1000:.2f} ms, other {other * 1000:.2f} ms, ratio {this / other:.3f}")
 
 
 if __name__ == "__main__":

@@ -194,3 +194,30 @@ def test_hybrid_scores_are_absolute_so_min_score_drops_a_nonsense_query(sample_b
     real = sample_book.search("what can I cook with leftover rice", max_results=1)[0]
     assert nonsense.similarity_score < 0.3 < 0.5 < real.similarity_score
     assert sample_book.search("purple elephant quantum banana", min_score=0.3) == []
+
+
+def test_equal_scores_are_ordered_by_record_id(write_files: Any) -> None:
+    """The contract's order: score, highest first, then id; identical records score the same."""
+    same = "The kayak club meets at the harbour on Sunday."
+    root = write_files({"c.txt": same, "a.txt": f"{same}\n---\nkayak kayak kayak harbour\n", "b.txt": same,
+                        "d.txt": "A kayak.\n"})
+    book = vecbook.VecBook(root, keyword_only=True, cache_directory=False)
+    hits = book.search("kayak harbour", mode="keyword", dedupe=False)
+    scores = [hit.similarity_score for hit in hits]
+    assert scores == sorted(scores, reverse=True) and len(set(scores)) < len(scores)
+    tied = [hit.id for hit in hits if hit.similarity_score == hits[1].similarity_score]
+    assert tied == ["a.txt:1", "b.txt:1", "c.txt:1"]
+    assert hits[0].id == "a.txt:3" and hits[-1].id == "d.txt:1"
+
+
+def test_candidates_are_put_best_first_with_ties_by_id_whatever_order_they_come_in() -> None:
+    from types import SimpleNamespace
+
+    from vecbook.book import _best_first
+    from vecbook.rank import Scored
+
+    records = [SimpleNamespace(id=name) for name in ("notes.txt:9", "b.txt:1", "a.txt:4", "a.txt:10")]
+    scored = [Scored(0, 0.5, None, 0.5), Scored(1, 0.5, None, 0.5), Scored(2, 0.9, None, 0.9),
+              Scored(3, 0.5, None, 0.5)]
+    ordered = [records[s.index].id for s in _best_first(scored, records)]
+    assert ordered == ["a.txt:4", "a.txt:10", "b.txt:1", "notes.txt:9"]  # ids compare as text, as citations do

@@ -8,6 +8,7 @@ import logging
 import threading
 import time
 from functools import partial
+from operator import attrgetter
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
@@ -61,6 +62,22 @@ QUIET_WAIT_LIMIT_SECONDS = 2.0
 # Log embedding progress at most this often when no progress bar is drawn.
 PROGRESS_LOG_SECONDS = 5.0
 ProgressCallback = Callable[[int, int], None]
+def _best_first(scored: list[Scored], records: Sequence[Any]) -> list[Scored]:
+    """``scored`` by score, highest first, equal scores by record id: a sort on the score alone
+    (a key made in C), then each run of equal scores by id. Ties are rare, and making every
+    candidate's id for the sort key had cost ~0.15 ms of a 2 ms keyword search at 100k."""
+    scored = sorted(scored, key=attrgetter("score"), reverse=True)  # stable: ties keep their order
+    start = 0
+    while start < len(scored):
+        end = start + 1
+        while end < len(scored) and scored[end].score == scored[start].score:
+            end += 1
+        if end - start > 1:
+            scored[start:end] = sorted(scored[start:end], key=lambda s: records[s.index].id)
+        start = end
+    return scored
+
+
 class VecBook:
     """Local search over a folder of ``.txt`` records and SQLite collections.
 
@@ -486,9 +503,9 @@ class VecBook:
             records = snapshot.records
             if half_life:
                 scored = self._blend_recency(snapshot, scored, half_life)
-            scored.sort(key=lambda s: (-s.score, records[s.index].id))
+            scored = _best_first(scored, records)
             scored = [s for s in scored if floor is None or s.score >= floor]
-            groups = (fold_hits([records[s.index].text for s in scored], k) if fold
+            groups = (fold_hits((records[s.index].text for s in scored), k) if fold
                       else [(i, []) for i in range(min(k, len(scored)))])
             shaper = HitShaper(snapshot, terms, passage_scores, vector, partial(analysis_of, self.config))
             return Results(shaper.hit(scored[i], [records[scored[j].index].citation for j in folded])

@@ -191,13 +191,14 @@ class Analysis:
     stemming: bool = True
 
     @cached_property
-    def _known(self) -> dict[str, str | None]:
-        """Terms of the words met so far (snippets read the same words again for every hit)."""
+    def known_terms(self) -> dict[str, str | None]:
+        """Terms of the words met so far, by word (snippets read the same words again for every
+        hit); read-only for callers: ``term`` fills it, up to MEMO_WORDS words."""
         return {}
 
     def term(self, word: str) -> str | None:
         """The term of one lower-cased word (a bigram included), or None for a stop word."""
-        known = self._known
+        known = self.known_terms
         if word in known:
             return known[word]
         term = self.new_term(word)
