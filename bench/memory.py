@@ -3,6 +3,7 @@
 and the bytes each part of the index holds, found by walking its objects.
 
     python bench/memory.py DATA_DIR --cache-dir DIR [--mode hybrid|keyword] [--searches 40]
+        [--precision auto|float32|int8]
     python bench/memory.py DATA_DIR --cache-dir DIR --random-vectors
 
 DATA_DIR is any data folder (``bench/speed.py`` makes seeded ones under ``bench/results/``,
@@ -11,7 +12,8 @@ run writes both caches). ``--random-vectors`` fills the vector cache with random
 instead of the model's (the real model still cuts the texts into windows, so the keys, shapes
 and file are those of real vectors, and a warm start's memory is the same) in a minute rather
 than the half hour 100k records take to embed on two cores: for memory figures only, never
-for quality. The process runs float32 on onnxruntime (``precision = "float32"``).
+for quality. The records' path is ``--precision`` (default ``auto``, what a user gets: int8 on
+onnxruntime on a CPU with int8 dot products, else float32); torch is never imported.
 """
 
 from __future__ import annotations
@@ -117,6 +119,8 @@ def main() -> None:
     parser.add_argument("--mode", choices=("hybrid", "keyword"), default="hybrid")
     parser.add_argument("--searches", type=int, default=40)
     parser.add_argument("--random-vectors", action="store_true", help="fill the vector cache with random vectors")
+    parser.add_argument("--precision", choices=("auto", "float32", "int8"), default="auto",
+                        help="the records' embedding path (onnxruntime either way)")
     args = parser.parse_args()
     handler = logging.StreamHandler(sys.stdout)
     handler.addFilter(WithRSS())
@@ -129,11 +133,11 @@ def main() -> None:
 
     print(f"machine: {cpu_description()}; {' '.join(sys.argv)}")
     started, imported = time.perf_counter(), status("VmRSS")
-    settings: dict[str, Any] = {"cache_directory": args.cache_dir, "precision": "float32"}
+    settings: dict[str, Any] = {"cache_directory": args.cache_dir, "precision": args.precision}
     if args.mode == "keyword":
         settings["keyword_only"] = True
     elif args.random_vectors:
-        settings["embedder"] = random_encoder("float32", args.cache_dir / "models")
+        settings["embedder"] = random_encoder(args.precision, args.cache_dir / "models")
     book = vecbook.VecBook(args.data, **settings)
     built, built_peak = status("VmRSS"), status("VmHWM")
     for number in range(args.searches):
@@ -142,7 +146,9 @@ def main() -> None:
     gc.collect()
     sizes = parts(book)  # after the peak is taken: the walk's own bookkeeping takes hundreds of MB
     records = len(book._snapshot.records)
-    print(f"\n{records:,} records, {args.mode}; start to index ready {time.perf_counter() - started:.1f} s")
+    path = "none" if args.mode == "keyword" else f"{book.embedder.precision} on {book.embedder.runtime}"
+    print(f"\n{records:,} records, {args.mode}, records embedded in {path}; start to index ready "
+          f"{time.perf_counter() - started:.1f} s; torch imported: {'torch' in sys.modules}")
     print(f"RSS after imports {imported:.0f} MB; built {built:.0f} MB (peak {built_peak:.0f} MB); after "
           f"{args.searches} searches {searched:.0f} MB; peak RSS {peak:.0f} MB")
     print("| part | MB | bytes per record |\n|---|---:|---:|")
