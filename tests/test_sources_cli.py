@@ -108,6 +108,60 @@ def test_remove_takes_one_source_out_and_keeps_the_rest_of_the_file(
     assert config.read_text(encoding="utf-8").rstrip() == text.rstrip()
 
 
+COMMENTED = """data_directory = "notes"
+
+# family chat, exported monthly
+[[collections]]
+name = "family"
+path = "family.txt"
+
+# work slack
+# (the admin's export)
+[[collections]]
+name = "work"
+path = "slack"  # a folder
+
+# mail archive
+[[collections]]
+name = "mail"
+path = "mail.mbox"
+description = \"\"\"
+[not a table]
+# not a comment\"\"\"
+"""
+
+
+@pytest.mark.parametrize("name, gone", [("family", "# family chat"), ("work", "# work slack\n# (the admin's"),
+                                        ("mail", "# mail archive")])
+def test_remove_takes_a_tables_own_comment_lines_with_it_and_leaves_the_others(
+        home: Path, capsys: pytest.CaptureFixture[str], name: str, gone: str) -> None:
+    """The comment lines right above a table describe it: they go with it, and the next table
+    keeps its own (tomlkit alone would move the removed table's comment onto the next one)."""
+    config = home / "commented.toml"
+    config.write_text(COMMENTED, encoding="utf-8")
+    before = load_config(config)
+    assert run(capsys, "remove", name, "--config", str(config))[0] == 0
+    after = config.read_text(encoding="utf-8")
+    assert gone not in after and f'name = "{name}"' not in after
+    for other in ("family", "work", "mail"):
+        if other != name:
+            comment = {"family": "# family chat, exported monthly\n[[collections]]\n",
+                       "work": "# work slack\n# (the admin's export)\n[[collections]]\n",
+                       "mail": "# mail archive\n[[collections]]\n"}[other]
+            assert comment + f'name = "{other}"' in after
+    assert [c.name for c in load_config(config).collections] == [c.name for c in before.collections if c.name != name]
+    assert after.startswith('data_directory = "notes"\n\n')
+
+
+def test_remove_still_removes_where_a_string_looks_like_a_comment_above_the_next_table(
+        home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    config = home / "tricky.toml"
+    config.write_text('[[collections]]\nname = "a"\npath = "a.txt"\ndescription = """x\n# y"""\n'
+                      '[[collections]]\nname = "b"\npath = "b.txt"\n', encoding="utf-8")
+    assert run(capsys, "remove", "b", "--config", str(config))[0] == 0
+    assert [(c.name, c.description) for c in load_config(config).collections] == [("a", "x\n# y")]
+
+
 def _unreadable(home: Path) -> str:
     path = home / "locked.txt"
     path.write_text("x", encoding="utf-8")

@@ -316,15 +316,67 @@ def remove_source(config_file: Path, name: str) -> None:
     if not config_file.is_file():
         raise ConfigError(f"no source named '{name}': {config_file} does not exist")
     checked_config(config_file)
-    document = tomlkit.parse(config_file.read_text(encoding="utf-8"))
+    text = config_file.read_text(encoding="utf-8")
+    document = tomlkit.parse(text)
     tables = document.get("collections") or []
     names = [str(t.get("name")) for t in tables]
     if name not in names:
         raise ConfigError(f"no source named '{name}' in {config_file} (sources: {', '.join(names) or 'none'})")
-    del tables[names.index(name)]
+    number = names.index(name)
+    del tables[number]
     if not tables:
         del document["collections"]
-    _replace_checked(config_file, tomlkit.dumps(document))
+    # tomlkit keeps the comment lines above a table with the table before it, so deleting the
+    # table left its own comment on the next one and took the next one's away. Cut the text
+    # instead where it reads the same as tomlkit's result; else (a table whose lines cannot be
+    # told apart, such as a multi-line string holding "[") take tomlkit's.
+    edited = _without_table(text, number)
+    try:
+        same = edited is not None and tomlkit.parse(edited).unwrap() == document.unwrap()
+    except tomlkit.exceptions.TOMLKitError:
+        same = False
+    _replace_checked(config_file, edited if same and edited is not None else tomlkit.dumps(document))
+
+
+# A line that opens a table, and one that opens a [[collections]] table; a comment line; the
+# quotes that open and close a multi-line string.
+TABLE_LINE = re.compile(r"\s*\[")
+COLLECTION_LINE = re.compile(r"\s*\[\[\s*collections\s*\]\]\s*(#.*)?$")
+COMMENT_LINE = re.compile(r"\s*#")
+MULTILINE_QUOTES = re.compile(r'"""|\'\'\'')
+
+
+def _without_table(text: str, number: int) -> str | None:
+    """``text`` without its ``number``-th ``[[collections]]`` table: from the comment lines
+    right above its header (they describe it) to those right above the next table's header
+    (they describe that one); None where it has no such table."""
+    lines = text.splitlines(keepends=True)
+    tables = _table_lines(lines)
+    headers = [i for i in tables if COLLECTION_LINE.match(lines[i].rstrip("\r\n"))]
+    if number >= len(headers):
+        return None
+    header = headers[number]
+    following = next((i for i in tables if i > header), len(lines))
+    kept = lines[:_comments_above(lines, header)] + lines[_comments_above(lines, following):]
+    return "".join(kept).rstrip("\n") + "\n" if any(line.strip() for line in kept) else ""
+
+
+def _table_lines(lines: Sequence[str]) -> list[int]:
+    """The lines that open a table, those inside multi-line strings left out."""
+    found, quote = [], None
+    for number, line in enumerate(lines):
+        if quote is None and TABLE_LINE.match(line):
+            found.append(number)
+        for mark in MULTILINE_QUOTES.findall(line):
+            quote = mark if quote is None else (None if mark == quote else quote)
+    return found
+
+
+def _comments_above(lines: Sequence[str], line: int) -> int:
+    """The first of the comment lines directly above ``line`` (``line`` itself where none is)."""
+    while line > 0 and COMMENT_LINE.match(lines[line - 1]):
+        line -= 1
+    return line
 
 
 def _replace_checked(config_file: Path, text: str) -> None:
