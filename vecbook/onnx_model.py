@@ -1,12 +1,12 @@
 """The onnxruntime path, which embeds every query and (in float32 or int8) the records: the
 sentence-transformers model exported once to ONNX in the cache folder (a fused float32
-graph, and the same graph with int8 weights), run with onnxruntime and tokenizers, so that
-searching and indexing never import torch.
+graph, and the same graph rebalanced on a calibration text and quantized to int8), run with
+onnxruntime and tokenizers, so that searching and indexing never import torch.
 
-Building needs torch, transformers, onnx and onnxruntime (all in requirements.txt) and
-takes about 20 s once per machine; running needs only onnxruntime, tokenizers and numpy.
-The built files are checked against their recorded size and time (else sha256) on every
-load and rebuilt when one is missing or damaged.
+Building needs torch, transformers, onnx and onnxruntime (all in requirements.txt), runs in a
+child process (their memory leaves with it) and takes 10-20 s once per machine; running needs
+only onnxruntime, tokenizers and numpy. The built files are checked against their recorded
+size and time (else sha256) on every load and rebuilt when one is missing or damaged.
 """
 
 from __future__ import annotations
@@ -187,7 +187,8 @@ def built_model(model_dir: Path, cache: Path, spec: dict[str, Any],
         cache.mkdir(parents=True, exist_ok=True)
         temp = Path(tempfile.mkdtemp(prefix=".build-", dir=cache))
         try:
-            log.info("building the ONNX models once for this machine (about 20 s) in %s", folder)
+            # A WARNING, so a first search (quiet by default) says why it pauses.
+            log.warning("building the ONNX models once for this machine (about 20 s) in %s", folder)
             started = time.perf_counter()
             _build_apart(model_dir, temp, spec)
             try:
