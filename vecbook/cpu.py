@@ -123,8 +123,9 @@ def native_bf16(info: CpuInfo | None = None) -> bool:
 def auto_precision(info: CpuInfo, int8_passes_gate: bool) -> str:
     """The records path ``precision = "auto"`` takes on this CPU: int8 where the CPU has int8
     dot products and the int8 recipe passed the quality gate, else float32 (both on
-    onnxruntime). bfloat16 on torch is never automatic: where it was measured (Zen 4), int8
-    indexed faster, and it brings torch's import (~5 s) and memory (~300 MB) into the process."""
+    onnxruntime). bfloat16 on torch is never automatic: on both CPU kinds with native bfloat16
+    where it was measured (an AMX Xeon, a Zen 4 EPYC) int8 indexed faster, and bfloat16 brings
+    torch's import (~5 s) and memory (~300 MB) into the process."""
     return "int8" if has_int8_dot(info) and int8_passes_gate else "float32"
 
 
