@@ -11,6 +11,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -183,6 +184,62 @@ def test_a_failed_build_says_what_the_build_reported(tmp_path: Path, monkeypatch
         onnx_model._build_apart(Path("model"), tmp_path, {})
 
 
+def test_the_build_child_imports_what_this_process_imports_not_files_where_it_started(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file named like a module (json.py, numbers.py) in the folder a search is run from never
+    reaches the build: the child runs isolated, on this process's module path."""
+    (tmp_path / "json.py").write_text("raise SystemExit('shadowed: json.py of the current folder')\n")
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "out").mkdir()
+    with pytest.raises(onnx_model.OnnxBuildError) as failed:
+        onnx_model._build_apart(tmp_path / "no-such-model", tmp_path / "out", {})
+    assert "shadowed" not in str(failed.value) and "no-such-model" in str(failed.value)
+
+
+def test_stop_builds_ends_a_build_under_way(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """serve, stopped by SIGTERM during a first start, takes the build child (~1 GB) along."""
+    import threading
+
+    monkeypatch.setattr(onnx_model, "BUILD_CHILD", "import time; time.sleep(120)")
+    errors: list[BaseException] = []
+
+    def build() -> None:
+        try:
+            onnx_model._build_apart(Path("model"), tmp_path, {})
+        except onnx_model.OnnxBuildError as exc:
+            errors.append(exc)
+
+    thread = threading.Thread(target=build)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not onnx_model._children and time.monotonic() < deadline:
+        time.sleep(0.05)
+    onnx_model.stop_builds()
+    thread.join(30)
+    assert not thread.is_alive() and errors and "failed (exit" in str(errors[0])
+    assert not onnx_model._children
+
+
+def test_a_missing_calibration_text_is_a_clear_build_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "calibration.txt").write_text("\n  \n", encoding="utf-8")
+    monkeypatch.setattr(onnx_model, "CALIBRATION_FILE", tmp_path / "calibration.txt")
+    with pytest.raises(onnx_model.OnnxBuildError, match="calibration.txt is empty: reinstall vecbook"):
+        onnx_model._calibration_texts()
+    monkeypatch.setattr(onnx_model, "CALIBRATION_FILE", tmp_path / "gone.txt")
+    with pytest.raises(onnx_model.OnnxBuildError, match="cannot read the calibration text .*gone.txt"):
+        onnx_model._calibration_texts()
+
+
+def test_auto_takes_int8_for_the_model_the_recipe_was_measured_with_only(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    sapphire_rapids = cpu.parse_cpuinfo((DATA / "cpuinfo" / "xeon-sapphire-rapids.txt").read_text(encoding="utf-8"))
+    monkeypatch.setattr(embed, "detect", lambda: sapphire_rapids)
+    monkeypatch.setattr(onnx_model, "RECIPE_PASSES_GATE", True)
+    assert vecbook.Embedder()._records_precision() == "int8"
+    other = _model_copy(tmp_path, {})  # another BERT model, as far as VecBook can tell
+    assert vecbook.Embedder(str(other))._records_precision() == "float32"
+
+
 def test_rebalancing_for_int8_leaves_the_float32_vectors_as_they_were(float32: vecbook.Embedder) -> None:
     """The recipe's two rewrites (per-channel scales moved from a LayerNorm-fed product's input
     into its weights; the down-projections' outlier channels in a float32 product of their own)
@@ -194,7 +251,7 @@ def test_rebalancing_for_int8_leaves_the_float32_vectors_as_they_were(float32: v
     spec = onnx_model.check_supported(float32._path)
     graph = onnx.load(str(model.folder / onnx_model.FLOAT_FILE))
     in_float32 = onnx_model._rebalance(graph.graph, onnx_model._calibrate(graph, float32._path, spec))
-    smoothed = [node for node in graph.graph.node if node.name.endswith("/Smooth")]
+    smoothed = [node for node in graph.graph.node if node.name.rsplit("/", 1)[-1].startswith("Smooth_")]
     assert len(smoothed) == 12  # MiniLM's 6 layers: the fused Attention and the up-projection of each
     assert in_float32 and all(name.endswith("/OutlierProduct") for name in in_float32)  # its huge activations
     session = ort.InferenceSession(graph.SerializeToString(), providers=["CPUExecutionProvider"])

@@ -51,3 +51,14 @@ def test_python_m_vecbook_prints_the_version() -> None:
     out = subprocess.run([sys.executable, "-m", "vecbook", "--version"], cwd=ROOT, capture_output=True,
                          text=True, timeout=60)
     assert out.returncode == 0 and out.stdout.strip() == f"vecbook {vecbook.__version__}"
+
+
+def test_every_data_file_the_package_reads_is_shipped_in_it() -> None:
+    """The int8 build calibrates on vecbook/calibration.txt: a wheel without it could not build."""
+    with open(ROOT / "pyproject.toml", "rb") as handle:
+        shipped = tomllib.load(handle)["tool"]["setuptools"]["package-data"]["vecbook"]
+    data = sorted(p.name for p in (ROOT / "vecbook").iterdir() if p.is_file() and p.suffix not in (".py", ".pyc"))
+    assert data == sorted(shipped) == ["calibration.txt"]
+    from vecbook import onnx_model
+
+    assert onnx_model.CALIBRATION_FILE.is_file() and len(onnx_model._calibration_texts()) >= 50

@@ -282,12 +282,14 @@ class Embedder:
                  "onnxruntime" if self._query_model is not None else "torch")
 
     def _records_precision(self) -> str:
-        """The configured precision, or the one "auto" picks for this CPU (no torch import)."""
+        """The configured precision, or the one "auto" picks for this CPU (no torch import). The
+        int8 recipe passed its gate with the packaged all-MiniLM-L6-v2: another model's outliers
+        may lie elsewhere, so "auto" gives it float32."""
         if self.precision_setting != "auto":
             return self.precision_setting
         from .onnx_model import RECIPE_PASSES_GATE
 
-        return auto_precision(detect(), RECIPE_PASSES_GATE)
+        return auto_precision(detect(), RECIPE_PASSES_GATE and self.model_name in PACKAGED_MODEL_NAMES)
 
     def _load_onnx(self, path: Path, precision: str) -> Any:
         """The onnxruntime model (with the int8 graph for precision int8), or None when the model

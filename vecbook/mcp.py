@@ -11,6 +11,7 @@ from typing import Any
 from .book import VecBook
 from .caches import write_before_exit, writing_put_off
 from .hits import MAX_CONTEXT
+from .onnx_model import stop_builds
 from .config import MAX_QUERY_CHARS, MAX_RESULTS_LIMIT, QueryError, VecBookError, __version__
 from .rank import FILTER_OPERATORS
 
@@ -220,6 +221,7 @@ def serve(book: VecBook) -> None:
             return  # a second signal, or the exit (stdin closed) is writing them already: let it finish
         stopping.set()
         log.info("received signal %d; exiting", signum)
+        stop_builds()  # an ONNX build under way (a first start) goes too, with its ~1 GB
         try:
             # On a thread of its own, with a time limit: the signal may have interrupted this
             # thread while it held a lock the writes take.

@@ -11,6 +11,7 @@ size and time (else sha256) on every load and rebuilt when one is missing or dam
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import hashlib
 import json
@@ -28,6 +29,7 @@ from typing import Any, Iterator, Sequence
 
 import numpy as np
 
+from .config import VecBookError
 from .cpu import CpuInfo, detect, has_int8_dot
 
 log = logging.getLogger("vecbook")
@@ -43,7 +45,8 @@ log = logging.getLogger("vecbook")
 RECIPE = "int8-smooth-v3"
 # Whether RECIPE passed the quality gate that any path ``precision = "auto"`` takes must pass
 # (SciFact test hybrid-linear nDCG@10 >= 0.735, semantic within 0.005 of float32, chat
-# recall@10 within 0.01), measured on a CPU with int8 dot products (docs/performance.md).
+# recall@10 within 0.01), measured with the packaged all-MiniLM-L6-v2 on a CPU with int8 dot
+# products (docs/performance.md); "auto" takes it for that model only.
 RECIPE_PASSES_GATE = True
 # SmoothQuant's migration strength: a product's input channel j is divided by
 # max|x_j| ** alpha / max|w_j| ** (1 - alpha). Mean cosine to float32 over 400 SciFact
@@ -185,10 +188,11 @@ def built_model(model_dir: Path, cache: Path, spec: dict[str, Any],
             log.warning("the ONNX models in %s are damaged or incomplete; building them again", folder)
             _discard(folder)
         cache.mkdir(parents=True, exist_ok=True)
+        _sweep_stale_builds(cache)
         temp = Path(tempfile.mkdtemp(prefix=".build-", dir=cache))
         try:
             # A WARNING, so a first search (quiet by default) says why it pauses.
-            log.warning("building the ONNX models once for this machine (about 20 s) in %s", folder)
+            log.warning("building the ONNX models once for this machine (10-20 s) in %s", folder)
             started = time.perf_counter()
             _build_apart(model_dir, temp, spec)
             try:
@@ -204,43 +208,82 @@ def built_model(model_dir: Path, cache: Path, spec: dict[str, Any],
 
 # The child process that builds: torch, transformers and onnx (about 1 GB while exporting) live
 # and die with it, so a server or a first index never keeps them. Its arguments: the model
-# folder, the output folder, the spec (JSON) and the recipe the caller expects.
+# folder, the output folder, the spec (JSON), the recipe the caller expects, and the caller's
+# module path (JSON): run isolated (-I: no current folder, no PYTHON* variables) from the output
+# folder, it imports what the caller imports, never a file that happens to lie where it started.
 BUILD_CHILD = """
 import json, sys
+sys.path[:] = json.loads(sys.argv[5])
 from pathlib import Path
 from vecbook import onnx_model
 onnx_model.recipe = lambda info=None: sys.argv[4]
 onnx_model._build(Path(sys.argv[1]), Path(sys.argv[2]), json.loads(sys.argv[3]))
 """
 BUILD_TIMEOUT_SECONDS = 1800
+# Build children running now, so a server leaving mid-build takes them along (stop_builds).
+_children: set[subprocess.Popen[str]] = set()
+_children_lock = threading.Lock()
 
 
-class OnnxBuildError(Exception):
+class OnnxBuildError(VecBookError):
     """Building the ONNX files failed; the message holds the end of the build's own report."""
 
 
 def _build_apart(model_dir: Path, out: Path, spec: dict[str, Any]) -> None:
     """Build into ``out`` in a child Python process (see BUILD_CHILD), or in this one where no
-    interpreter can be started (an embedded Python without a usable ``sys.executable``)."""
-    if not sys.executable:
+    interpreter can be started: an embedded Python without ``sys.executable``, or a frozen app,
+    whose executable is the app itself."""
+    if not sys.executable or getattr(sys, "frozen", False):
         _build_here(model_dir, out, spec)
         return
-    env = dict(os.environ)
-    # The child imports this very package, from a checkout as from site-packages.
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(Path(__file__).resolve().parent.parent),
-                                                      env.get("PYTHONPATH")]))
-    arguments = [sys.executable, "-c", BUILD_CHILD, str(model_dir), str(out), json.dumps(spec), recipe()]
+    path = [os.path.abspath(entry) for entry in sys.path]  # "" (the current folder) as the folder it is
+    arguments = [sys.executable, "-I", "-c", BUILD_CHILD, str(model_dir), str(out), json.dumps(spec), recipe(),
+                 json.dumps(path)]
+    # A server started by a desktop app has no console: a child console would flash open on Windows.
+    flags = getattr(subprocess, "CREATE_NO_WINDOW", 0) if sys.platform == "win32" else 0
     try:
-        done = subprocess.run(arguments, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                              stderr=subprocess.STDOUT, text=True, errors="replace", timeout=BUILD_TIMEOUT_SECONDS)
-    except subprocess.TimeoutExpired:
-        raise OnnxBuildError(f"building the ONNX models took over {BUILD_TIMEOUT_SECONDS} s; stopped") from None
+        child = subprocess.Popen(arguments, cwd=out, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                 stderr=subprocess.STDOUT, text=True, errors="replace", creationflags=flags)
     except OSError:
         _build_here(model_dir, out, spec)
         return
-    if done.returncode != 0:
-        report = "\n".join(done.stdout.strip().splitlines()[-8:])
-        raise OnnxBuildError(f"building the ONNX models failed (exit {done.returncode}):\n{report}")
+    with _children_lock:
+        _children.add(child)
+    try:
+        report, _ = child.communicate(timeout=BUILD_TIMEOUT_SECONDS)
+    except subprocess.TimeoutExpired:
+        child.kill()
+        child.communicate()
+        raise OnnxBuildError(f"building the ONNX models took over {BUILD_TIMEOUT_SECONDS} s; stopped") from None
+    finally:
+        with _children_lock:
+            _children.discard(child)
+    if child.returncode != 0:
+        last = "\n".join(report.strip().splitlines()[-8:])
+        raise OnnxBuildError(f"building the ONNX models failed (exit {child.returncode}):\n{last}")
+
+
+def stop_builds() -> None:
+    """Kill the build children running now (a process leaving at once, as ``serve`` on SIGTERM):
+    a child would otherwise go on for its 10-20 s, holding ~1 GB. What they left in the cache
+    folder is swept by the next build."""
+    with _children_lock:
+        children = list(_children)
+    for child in children:
+        with contextlib.suppress(OSError):
+            child.kill()
+
+
+atexit.register(stop_builds)  # an interrupted shell search leaves no build running either
+
+
+def _sweep_stale_builds(cache: Path) -> None:
+    """Remove build folders older than any build can run (left by a killed process)."""
+    limit = time.time() - BUILD_TIMEOUT_SECONDS - 60
+    for folder in [*cache.glob(".build-*"), *cache.glob(".damaged-*")]:
+        with contextlib.suppress(OSError):
+            if folder.stat().st_mtime < limit:
+                shutil.rmtree(folder, ignore_errors=True)
 
 
 def _build_here(model_dir: Path, out: Path, spec: dict[str, Any]) -> None:
@@ -382,6 +425,7 @@ def _calibrate(model: Any, model_dir: Path, spec: dict[str, Any]) -> dict[str, n
     from onnx import TensorProto, helper
     from tokenizers import Tokenizer
 
+    texts = _calibration_texts()
     weights = _weights(model.graph)
     inputs = sorted({node.input[0] for node in model.graph.node if _is_product(node, weights)})
     outputs = len(model.graph.output)
@@ -393,7 +437,6 @@ def _calibrate(model: Any, model_dir: Path, spec: dict[str, Any]) -> dict[str, n
     tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
     tokenizer.enable_truncation(max_length=spec["max_tokens"])
     tokenizer.enable_padding(pad_id=tokenizer.token_to_id("[PAD]") or 0)
-    texts = [line for line in CALIBRATION_FILE.read_text(encoding="utf-8").splitlines() if line.strip()]
     peaks: dict[str, np.ndarray] = {}
     for start in range(0, len(texts), CALIBRATION_BATCH):
         encodings = tokenizer.encode_batch(texts[start:start + CALIBRATION_BATCH])
@@ -404,6 +447,17 @@ def _calibrate(model: Any, model_dir: Path, spec: dict[str, Any]) -> dict[str, n
             peak = np.abs(value[mask.astype(bool)]).max(axis=0)
             peaks[name] = np.maximum(peaks[name], peak) if name in peaks else peak
     return peaks
+
+
+def _calibration_texts() -> list[str]:
+    """The non-blank lines of CALIBRATION_FILE; OnnxBuildError where it is missing or empty."""
+    try:
+        texts = [line for line in CALIBRATION_FILE.read_text(encoding="utf-8").splitlines() if line.strip()]
+    except (OSError, UnicodeDecodeError) as exc:
+        raise OnnxBuildError(f"cannot read the calibration text {CALIBRATION_FILE} ({exc}): reinstall vecbook") from None
+    if not texts:
+        raise OnnxBuildError(f"the calibration text {CALIBRATION_FILE} is empty: reinstall vecbook")
+    return texts
 
 
 def _rebalance(graph: Any, peaks: dict[str, np.ndarray]) -> set[str]:
@@ -462,9 +516,10 @@ def _smooth(graph: Any, node: Any, peak: np.ndarray, weight: np.ndarray, number:
     scales /= np.exp(np.log(scales).mean())  # geometric mean 1: the product's overall size stays
     graph_weight = next(tensor for tensor in graph.initializer if tensor.name == node.input[1])
     graph_weight.CopyFrom(numpy_helper.from_array((weight * scales[:, None]).astype(np.float32), node.input[1]))
-    inverse, smoothed = f"{node.name}/smoothing", f"{node.input[0]}/smoothed_{number}"
+    # Names carry the node's number: ONNX does not require node names to be unique.
+    inverse, smoothed = f"{node.name}/smoothing_{number}", f"{node.input[0]}/smoothed_{number}"
     graph.initializer.append(numpy_helper.from_array((1 / scales).astype(np.float32), inverse))
-    mul = helper.make_node("Mul", [node.input[0], inverse], [smoothed], name=f"{node.name}/Smooth")
+    mul = helper.make_node("Mul", [node.input[0], inverse], [smoothed], name=f"{node.name}/Smooth_{number}")
     node.input[0] = smoothed
     return [mul]
 
@@ -482,7 +537,7 @@ def _split_outliers(graph: Any, node: Any, peak: np.ndarray, weight: np.ndarray,
         return None
     keep = np.ones(len(peak), dtype=np.float32)
     keep[channels] = 0.0
-    x, y, prefix = node.input[0], node.output[0], node.name
+    x, y, prefix = node.input[0], node.output[0], f"{node.name}/{number}"  # unique, as in _smooth
     graph.initializer.extend([numpy_helper.from_array(keep, f"{prefix}/kept"),
                               numpy_helper.from_array(channels.astype(np.int64), f"{prefix}/outliers"),
                               numpy_helper.from_array(weight[channels].astype(np.float32), f"{prefix}/outlier_weight")])
@@ -542,6 +597,9 @@ class OnnxModel:
     def session(self, file: str, threads: int) -> Any:
         """A session of one built file on ``threads`` threads, 0 for one per physical core
         (made on first use: onnxruntime fixes the count per session)."""
+        made = self._sessions.get((file, threads))
+        if made is not None:  # the common case, without the lock: a query never waits while the
+            return made       # int8 records' session is made on another thread
         with self._lock:
             if (file, threads) not in self._sessions:
                 import onnxruntime as ort
