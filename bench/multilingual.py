@@ -40,6 +40,7 @@ RECORDS = {
     "de2": "Die Wohnung liegt an der Hauptstraße neben Herrn Müller.",
     "fr": "Nous partirons à la mer pour l'été prochain.",
     "en": "The boiler service is due in March; call the plumber.",
+    "ja-width": "ｶﾞｿﾘﾝ代は１２０００円、ＥＴＣカードで払いました。",
 }
 # (query, the record it must find first, what it checks)
 QUERIES = [
@@ -55,6 +56,8 @@ QUERIES = [
     ("kirmizi", "tr", "Turkish ı typed as i"), ("Hauptstrasse", "de2", "German ß typed as ss"),
     ("Muller", "de2", "German ü typed as u"), ("ete", "fr", "French elision l'été, unaccented"),
     ("été", "fr", "French elision l'été"), ("plumbers", "en", "English stemming"),
+    ("ガソリン", "ja-width", "half-width katakana (and its voicing mark) typed full-width"),
+    ("ETC", "ja-width", "full-width Latin typed in ASCII"), ("12000", "ja-width", "full-width digits"),
 ]
 
 

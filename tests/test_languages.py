@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import vecbook
@@ -68,6 +68,29 @@ def test_runs_without_spaces_are_cut_into_overlapping_bigrams(text: str, terms: 
 ])
 def test_accents_fold_for_matching(written: str, typed: str) -> None:
     assert tokenize(written) == tokenize(typed)
+
+
+@pytest.mark.parametrize("written, typed", [
+    ("ｉＰｈｏｎｅ", "iphone"), ("ＡＢＣ商事", "abc商事"), ("１０時", "10時"), ("ｶﾀｶﾅ", "カタカナ"),
+    ("ｶﾞｿﾘﾝ", "ガソリン"), ("ﾊﾟｿｺﾝ", "パソコン"), ("ﾃﾞｰﾀ", "データ"), ("会議　室", "会議 室"),
+])
+def test_widths_fold_for_matching(written: str, typed: str) -> None:
+    """Full-width Latin letters and digits are ASCII, half-width katakana (with its own voicing
+    marks) full-width, as Lucene's CJK width folding has them: phones write both widths."""
+    assert tokenize(written) == tokenize(typed)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet="ＡｂＣ１ｶﾞﾟﾀｰ我的İı iPhone　_-", max_size=60))
+@example("İ我们")  # İ lengthens when lower-cased: the bigrams after it must keep their place
+@example("ｉＰｈｏｎｅ我的ｶﾞｿﾘﾝ")
+def test_width_folded_words_keep_their_place_in_the_text(text: str) -> None:
+    spans = list(vecbook.tokens.word_spans(text))
+    assert all(0 <= a < b <= len(text) for a, b, _ in spans)
+    assert [t for t in map(Analysis().term, (w for _, _, w in spans)) if t is not None] == tokenize(text)
+    together, alone = Vocabulary(), Vocabulary()
+    assert [i.tolist() for i in together.encode_texts([text, text[::-1]])] == \
+           [alone.encode_text(text).tolist(), alone.encode_text(text[::-1]).tolist()]
 
 
 @pytest.mark.parametrize("one, other", [("й", "и"), ("नमस्ते", "नमसत"), ("が", "か")])
@@ -194,6 +217,8 @@ def test_a_snippet_centres_on_the_bigram_match_and_shows_the_words_as_written() 
     ("İstanbul'da kırmızı", ["KIRMIZI"], ["kırmızı"]),
     ("The boilers 🔥 need service", ["boiler"], ["boilers"]),
     ("נפגשנו בספרייה העירונית", ["בספרייה"], ["בספרייה"]),
+    ("我的ｉＰｈｏｎｅ坏了", ["iphone"], ["ｉＰｈｏｎｅ"]),  # the full-width word as written
+    ("ｶﾞｿﾘﾝ代", ["ガソリン"], ["ｶﾞｿﾘﾝ"]),  # half-width, voicing mark and all: its bigrams, one mark
 ])
 def test_the_cli_highlights_what_was_matched_as_written(snippet: str, terms: list[str], marked: list[str]) -> None:
     shown = vecbook.cli._highlight(snippet, terms)

@@ -66,6 +66,23 @@ _FOLD_TABLE: dict[int, str | None] = {**dict.fromkeys(_FOLDED_MARKS), **{ord(k):
     "ŀ": "l", "ħ": "h", "ſ": "s", "ς": "σ"}.items()}}
 
 
+# Width folding, as Lucene's CJKWidthFilter and NFKC do it, one character for one (so a text's
+# offsets stay its own): full-width Latin letters, digits and signs (ＡＢＣ, １０) are their
+# ASCII selves, half-width katakana and Hangul (ｶﾀｶﾅ, its ﾞ voicing mark) their full-width
+# forms, the ideographic space a space. Phones and Japanese input methods write both widths.
+_WIDTH_TABLE: dict[int, str] = {code: folded for code in (*range(0xFF01, 0xFFEF), 0x3000)
+                                if len(folded := unicodedata.normalize("NFKC", chr(code))) == 1}
+_WIDE_RE = re.compile("[\u3000\uff01-\uffee]")  # a scan in C: most non-ASCII text has none
+
+
+def lowered(text: str) -> str:
+    """``text`` as the keyword analysis reads it: lower-cased, and width-folded (``_WIDTH_TABLE``)
+    where it holds such forms. Lower-casing may lengthen a letter (İ -> i + dot); width folding
+    never changes a length."""
+    low = text.lower()
+    return low if low.isascii() or not _WIDE_RE.search(low) else low.translate(_WIDTH_TABLE)
+
+
 def fold(word: str) -> str:
     """A lower-case word without its accents: ``Café`` -> ``cafe``, ``Straße`` -> ``strasse``,
     ``İstanbul`` -> ``istanbul``. Hangul and kana come back whole (NFC recomposes them)."""
@@ -258,10 +275,10 @@ def query_tokens(text: str, config_analyses: Sequence[Analysis]) -> list[str]:
 def words_of(text: str) -> list[str]:
     """The lower-cased words of a text as the keyword index reads them: runs of letters, digits
     and their marks, with runs of a script written without spaces cut into bigrams."""
-    lowered = text.lower()
-    if lowered.isascii():
-        return ASCII_TOKEN_RE.findall(lowered)
-    return _split_segmented(words(lowered), lowered)
+    low = lowered(text)
+    if low.isascii():
+        return ASCII_TOKEN_RE.findall(low)
+    return _split_segmented(words(low), low)
 
 
 def _split_segmented(words: list[str], text: str) -> list[str]:
@@ -315,15 +332,21 @@ def word_spans(text: str, start: int = 0, end: int | None = None) -> list[tuple[
     text's own offsets (bigrams of a segmented run included): what snippets and highlighting
     match, so they mark what the index matched, as written."""
     part = text[start:end]
-    lowered = part.lower()
-    if len(lowered) != len(part):  # a letter lengthened (İ -> i + dot): words found in the text itself
-        spans = [(start + m.start(), start + m.end(), m.group(0).lower())
-                 for m in word_re().finditer(part.replace("_", " "))]
-    else:
-        pattern = ASCII_TOKEN_RE if lowered.isascii() else word_re()
-        spans = [(start + m.start(), start + m.end(), m.group(0)) for m in pattern.finditer(lowered.replace("_", " "))]
-        if pattern is ASCII_TOKEN_RE or not SEGMENTED_RE.search(lowered):
-            return spans
+    low = lowered(part)
+    if len(low) != len(part):
+        # A letter lengthened (İ -> i + dot): words are found, and cut, in the text itself, and
+        # lower-cased piece by piece (cutting the lower-cased word put a bigram after an İ one
+        # character too far).
+        lengthened: list[tuple[int, int, str]] = []
+        for m in word_re().finditer(part.translate(_WIDTH_TABLE).replace("_", " ")):
+            a, b, word = start + m.start(), start + m.end(), m.group(0)
+            pieces = _pieces(word, a) if SEGMENTED_RE.search(word) else [(a, b, word)]
+            lengthened += [(x, y, lowered(piece)) for x, y, piece in pieces]
+        return lengthened
+    pattern = ASCII_TOKEN_RE if low.isascii() else word_re()
+    spans = [(start + m.start(), start + m.end(), m.group(0)) for m in pattern.finditer(low.replace("_", " "))]
+    if pattern is ASCII_TOKEN_RE or not SEGMENTED_RE.search(low):
+        return spans
     cut: list[tuple[int, int, str]] = []
     for a, b, word in spans:
         if word.isascii() or not SEGMENTED_RE.search(word):
@@ -376,11 +399,11 @@ class Vocabulary:
         if sum(map(len, texts)) > JOINED_CHARS:  # a few MB at a time, not a copy of a whole log file
             middle = len(texts) // 2
             return self.encode_texts(texts[:middle], analysis) + self.encode_texts(texts[middle:], analysis)
-        lowered = f" {BOUND} ".join(texts).lower()
-        if lowered.isascii():
-            found = lowered.encode("ascii").translate(_ASCII_WORD_BYTES).decode("ascii").split()
+        low = lowered(f" {BOUND} ".join(texts))
+        if low.isascii():
+            found = low.encode("ascii").translate(_ASCII_WORD_BYTES).decode("ascii").split()
         else:
-            found = _split_segmented(words(lowered, bounded=True), lowered)
+            found = _split_segmented(words(low, bounded=True), low)
         ids = self._ids(found, analysis)
         kept = ids >= 0  # neither stop words nor bounds
         # Each bound's place among the kept ids: where one text's tokens end and the next's begin.
