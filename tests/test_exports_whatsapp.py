@@ -70,7 +70,8 @@ def test_a_zip_export_is_read_in_place_and_named_after_the_archive() -> None:
     assert cited_lines(WHATSAPP / "chat-analytics_4A_11M.zip", record)[0] == "12/9/20, 23:55 - Bob: hello"
     # 12/9/20 only: both readings are possible and differ, so it says which it chose
     assert problems == ["wa/chat-analytics_4A_11M.zip!/_chat.txt: collection 'wa': cannot tell day/month from "
-                        "month/day (no date field past 12, both readings in order); dates read as day/month/year"]
+                        "month/day (no date field past 12, both readings in order); dates read as day/month/year: "
+                        "if they are month/day, set date_order = \"mdy\" in this collection's table"]
     assert record.metadata["date"] == "2020-09-12T23:55:00"
 
 
@@ -132,6 +133,35 @@ def test_day_month_order_is_judged_from_the_whole_file(tmp_path: Path, dates: li
     records, problems = load(chat(tmp_path, text))
     assert records[0].metadata["date"][:10] == expected
     assert (warning in problems[0]) if warning else problems == []
+
+
+@pytest.mark.parametrize("order, dates, expected", [
+    ("mdy", ["03/04/23", "04/04/23"], "2023-03-04"),  # undecidable: the setting decides, without a WARN
+    ("dmy", ["03/04/23", "04/04/23"], "2023-04-03"),
+    ("mdy", ["12.01.23", "13.01.23"], "2023-01-12"),  # a field past 12 settles it whatever the setting
+    ("mdy", ["12/01/23", "01/02/23"], "2023-12-01"),  # the setting outranks the chronological guess (dmy)
+])
+def test_a_collections_date_order_reads_the_dates_its_file_leaves_open(tmp_path: Path, order: str,
+                                                                        dates: list[str], expected: str) -> None:
+    text = "".join(f"{d}, 10:{n:02d} - Ana: message {n}\n" for n, d in enumerate(dates))
+    config = CollectionConfig(name="wa", path=chat(tmp_path, text), database_label="wa", date_order=order)
+    records, problems, _ = load_export(config)
+    assert records[0].metadata["date"][:10] == expected and problems == []
+
+
+def test_a_config_names_the_date_order_of_an_export_only(tmp_path: Path) -> None:
+    from vecbook.config import ConfigError, load_config
+
+    path = chat(tmp_path, "03/04/23, 10:00 - Ana: hi\n")
+    toml = tmp_path / "vecbook.toml"
+    toml.write_text(f'[[collections]]\nname = "wa"\npath = "{path.name}"\ndate_order = "mdy"\n', encoding="utf-8")
+    assert load_config(toml).collections[0].date_order == "mdy"
+    toml.write_text(f'[[collections]]\nname = "wa"\npath = "{path.name}"\ndate_order = "m/d"\n', encoding="utf-8")
+    with pytest.raises(ConfigError, match="'date_order' .* must be \"dmy\" .* or \"mdy\" .*got 'm/d'"):
+        load_config(toml)
+    toml.write_text('[[collections]]\nname = "db"\ndatabase = "x.db"\ndate_order = "mdy"\n', encoding="utf-8")
+    with pytest.raises(ConfigError, match="'date_order' applies to exports"):
+        load_config(toml)
 
 
 # -- message shapes --

@@ -88,6 +88,9 @@ class CollectionConfig:
     window_gap_minutes: float = DEFAULT_WINDOW_GAP_MINUTES
     description: str = ""  # what the user said it holds: shown by ``sources`` and the MCP tool
     language: str | None = None  # keyword analysis; None: the global ``language``
+    # How an export's dates that could be read either way are read ("dmy" or "mdy"); None: from
+    # the dates themselves (WhatsApp's exports write dates in the phone's locale).
+    date_order: str | None = None
 
     @property
     def label(self) -> str:
@@ -151,7 +154,8 @@ _SCALAR_KEYS: dict[str, tuple[tuple[type, ...], tuple[Any, ...] | None]] = {
 }
 _PATH_KEYS = ("data_directory", "cache_directory")
 _COLLECTION_KEYS = ("name", "database", "table", "query", "path", "format", "window_gap_minutes", "description",
-                    "language")
+                    "language", "date_order")
+DATE_ORDERS = ("dmy", "mdy")
 
 
 def default_cache_directory() -> Path:
@@ -357,7 +361,7 @@ def _parse_collection(table: dict[str, Any], where: str, base: Path) -> Collecti
         return _parse_export(table, where, base)
     if "table" in table and "query" in table:
         raise ConfigError(f"{where}: give either 'table' or 'query', not both")
-    for key in ("format", "window_gap_minutes"):
+    for key in ("format", "window_gap_minutes", "date_order"):
         if key in table:
             raise ConfigError(f"{where}: '{key}' applies to exports ('path'), not to a SQLite 'database'")
     return CollectionConfig(
@@ -375,8 +379,12 @@ def _parse_export(table: dict[str, Any], where: str, base: Path) -> CollectionCo
     if not 0 < gap <= 7 * 24 * 60:
         raise ConfigError(f"config key 'window_gap_minutes' in {where} must be between 0 and 10080 "
                           f"(a week); got {gap!r}")
+    order = table.get("date_order")
+    if order is not None and order not in DATE_ORDERS:
+        raise ConfigError(f"config key 'date_order' in {where} must be \"dmy\" (day/month/year) or \"mdy\" "
+                          f"(month/day/year); got {order!r}")
     fmt = table.get("format")
     return CollectionConfig(name=table["name"], path=base / Path(table["path"]).expanduser(),
                             database_label=table["path"], format=fmt.lower() if fmt else None,
                             window_gap_minutes=gap, description=table.get("description", ""),
-                            language=table.get("language"))
+                            language=table.get("language"), date_order=order)

@@ -51,7 +51,7 @@ def open_export(collection: CollectionConfig) -> Export:
     """An Export for a ``path`` collection (its format not yet known)."""
     assert collection.path is not None  # only path collections come here; not input validation
     return Export(collection.name, collection.path, collection.database_label, collection.window_gap_minutes,
-                  collection.format or "")
+                  collection.format or "", collection.date_order)
 
 
 def detect_format(collection: CollectionConfig) -> str | None:

@@ -87,12 +87,13 @@ class Export:
     """One export collection being read: its files, its settings, and the problems found."""
 
     def __init__(self, name: str, path: Path, label: str, gap_minutes: float = 30.0,
-                 format_name: str = "") -> None:
+                 format_name: str = "", date_order: str | None = None) -> None:
         self.name = name
         self.path = path
         self.label = label
         self.gap_minutes = gap_minutes
         self.format = format_name
+        self.date_order = date_order  # "dmy" or "mdy" for dates either reading allows; None: guessed
         self.problems: list[Problem] = []
         self._files: list[ExportFile] | None = None
 

@@ -19,7 +19,8 @@ Day/month order, judged from every date of the file at once (see ``_date_order``
 first field is a year (year-month-day); a first field past 12 anywhere proves day-first, a
 second field past 12 month-first; otherwise ``.`` separators mean day-first (no locale writes
 month.day), then the reading that keeps the dates in order wins; when nothing decides and
-the two readings differ, day-first is used (most locales write it) with a WARN.
+the two readings differ, day-first is used (most locales write it) with a WARN. A collection's
+``date_order`` ("dmy" or "mdy") decides every file its dates do not settle themselves.
 
 WhatsApp writes local time without a zone: dates are naive. System lines (no ``Name:``
 after the date: encryption notices, "X added Y", subject changes; iOS marks them with
@@ -237,13 +238,16 @@ def _date_order(export: Export, file: ExportFile, dates: list[str]) -> str:
         return "dmy"
     if day_first or month_first:
         return "dmy" if day_first else "mdy"
+    if export.date_order is not None:  # the collection's date_order: the user knows the phone's locale
+        return export.date_order
     if all(a == b for a, b, _ in fields) or any("." in date for date in dates):
         return "dmy"
     in_order = [order for order in ("dmy", "mdy") if _chronological([_ymd(f, order) for f in fields])]
     if len(in_order) == 1:
         return in_order[0]
     export.warn(file, None, "cannot tell day/month from month/day (no date field past 12, both readings "
-                            "in order); dates read as day/month/year", skipped=False)
+                            "in order); dates read as day/month/year: if they are month/day, set "
+                            "date_order = \"mdy\" in this collection's table", skipped=False)
     return "dmy"
 
 
