@@ -358,6 +358,29 @@ print(hit.citation, book.stats()["precision"], "torch" in sys.modules, "sentence
     assert out.stdout.split() == ["notes.txt:1-1", precision, "False", "False"]
 
 
+def test_onnxruntime_keeps_no_telemetry_and_sends_none(user_cache: Path, tmp_path: Path) -> None:
+    """onnxruntime 1.32 keeps a device id and an event store for Microsoft under the user's cache
+    folder (uploaded when online) unless ORT_DISABLE_TELEMETRY is set: VecBook sets it."""
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "notes.txt").write_text("Bought a second-hand kayak and paddle for the summer.\n")
+    (tmp_path / "cache").mkdir()
+    (tmp_path / "cache" / "models").symlink_to(user_cache / "models", target_is_directory=True)  # built once
+    code = f"""
+import os, sys
+sys.path.insert(0, {str(ROOT)!r})
+import vecbook
+book = vecbook.VecBook(data_directory={str(tmp_path / "data")!r}, cache_directory={str(tmp_path / "cache")!r})
+print(book.search("boat", mode="semantic")[0].citation, os.environ.get("ORT_DISABLE_TELEMETRY"))
+"""
+    env = {name: value for name, value in os.environ.items() if name != "ORT_DISABLE_TELEMETRY"}
+    env.update(XDG_CACHE_HOME=str(tmp_path / "xdg"), HOME=str(tmp_path / "home"))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["notes.txt:1-1", "1"]
+    written = [str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*") if "Microsoft" in p.parts]
+    assert written == []
+
+
 def test_cpu_description_names_the_cpu_and_its_speed_flags() -> None:
     text = embed.cpu_description()
     assert f"{os.cpu_count()} logical cores" in text and "flags:" in text

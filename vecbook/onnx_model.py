@@ -34,6 +34,12 @@ from .cpu import CpuInfo, detect, has_int8_dot
 
 log = logging.getLogger("vecbook")
 
+# onnxruntime 1.32 collects usage events for Microsoft (a device id and an event store in
+# ~/.cache/Microsoft/DeveloperTools/.onnxruntime/, uploaded when online) unless this is set
+# when it is first imported: VecBook promises that nothing leaves the machine. Set here, before
+# any import of onnxruntime below, unless the user set it; the build child inherits it.
+os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
+
 # Part of the built folder's name and of the vectors' identity: a changed recipe builds
 # a new file and never reuses vectors made by the old one. The recipe: int8 weights per output
 # channel, activations quantized per batch at run time, after two float32-exact rewrites that
@@ -79,13 +85,24 @@ class OnnxUnavailable(Exception):
     kind it supports); the message says why. The embedder falls back to torch."""
 
 
+def _runtime() -> Any:
+    """onnxruntime, with its telemetry events off even where the host process imported it
+    before ORT_DISABLE_TELEMETRY was set (a notebook that loaded it first)."""
+    import onnxruntime
+
+    disable = getattr(onnxruntime, "disable_telemetry_events", None)
+    if disable is not None:
+        disable()
+    return onnxruntime
+
+
 def check_supported(model_dir: Path) -> dict[str, Any]:
     """The model's config (hidden size, heads, max tokens) when onnxruntime can run it;
     OnnxUnavailable says why not. Only a transformer, mean pooling and an optional
     normalisation are supported: other pipelines (a Dense layer, CLS pooling) would give
     different vectors."""
     try:
-        import onnxruntime  # noqa: F401 - only whether it is installed
+        _runtime()
         import tokenizers  # noqa: F401
     except ImportError as exc:
         raise OnnxUnavailable(f"{exc.name} is not installed (pip install -r requirements.txt)") from None
@@ -421,10 +438,10 @@ def _is_product(node: Any, weights: dict[str, Any]) -> bool:
 def _calibrate(model: Any, model_dir: Path, spec: dict[str, Any]) -> dict[str, np.ndarray]:
     """Each weight product's input: the largest magnitude of each channel over the calibration
     texts' tokens (padding excluded), from the float32 graph."""
-    import onnxruntime as ort
     from onnx import TensorProto, helper
     from tokenizers import Tokenizer
 
+    ort = _runtime()
     texts = _calibration_texts()
     weights = _weights(model.graph)
     inputs = sorted({node.input[0] for node in model.graph.node if _is_product(node, weights)})
@@ -602,7 +619,7 @@ class OnnxModel:
             return made       # int8 records' session is made on another thread
         with self._lock:
             if (file, threads) not in self._sessions:
-                import onnxruntime as ort
+                ort = _runtime()
 
                 options = ort.SessionOptions()
                 options.intra_op_num_threads = threads
