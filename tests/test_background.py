@@ -506,3 +506,52 @@ def test_adding_or_removing_a_collection_keeps_the_vectors_of_every_unchanged_so
     vecbook.VecBook(config=vecbook.load_config(config, cache_directory=cache), embedder=removed).close()
     assert removed.embedded == []
     assert len(list(cache.glob("vectors-*.vbc"))) == 1 and len(list(cache.glob("keywords-*.vbk"))) == 1
+
+
+def test_a_save_landing_while_an_update_reads_the_cache_leaves_nothing_unwritten(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A put-off vector-cache save that lands while an update reads the older cache file: the
+    cache's keys must still describe the file. They used to be the older file's, so the next save
+    saw the same keys, was skipped, and the update's vectors never reached the cache."""
+    from vecbook import caches, vector_cache
+
+    monkeypatch.setattr(caches, "UPDATE_WRITE_SECONDS", 0.3)
+    data, cache = tmp_path / "data", tmp_path / "cache"
+    data.mkdir()
+    stamp = [time.time()]
+
+    def edit(name: str, text: str) -> None:
+        (data / name).write_text(text + "\n")
+        stamp[0] += 5
+        os.utime(data / name, (stamp[0], stamp[0]))
+
+    edit("a.txt", "alpha apple avocado")
+    edit("x.txt", "xray xylophone")
+    saved, reading = threading.Event(), threading.Event()
+    real_save, real_read = vector_cache.VectorCache.save, vector_cache.VectorCache._read
+
+    def save(self: vector_cache.VectorCache, keep: Any) -> None:
+        real_save(self, keep)
+        if threading.current_thread().name == "vecbook-cache-timer":
+            saved.set()
+
+    def read(self: vector_cache.VectorCache) -> Any:
+        entries = real_read(self)  # the file as it was when opened
+        if reading.is_set() and threading.current_thread().name != "vecbook-cache-timer":
+            reading.clear()
+            saved.wait(1.0)  # the put-off save lands now, unless it waits for this read
+        return entries
+
+    monkeypatch.setattr(vector_cache.VectorCache, "save", save)
+    monkeypatch.setattr(vector_cache.VectorCache, "_read", read)
+    book = vecbook.VecBook(data_directory=data, cache_directory=cache, embedder=FakeEmbedder())
+    edit("a.txt", "bravo banana blueberry bread")
+    book.reindex()  # its write is put off: a timer
+    assert book._caches._timer is not None
+    reading.set()
+    edit("a.txt", "alpha apple avocado")  # the first text again: in the file, not in the index
+    assert book.reindex()["last_update"]["from_cache"] == 1
+    book.close()  # writes what the update put off
+
+    again = vecbook.VecBook(data_directory=data, cache_directory=cache, embedder=FakeEmbedder())
+    assert again.stats()["last_update"]["embedded"] == 0  # every vector came from the cache

@@ -13,7 +13,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import BinaryIO, Callable, ClassVar, Iterable, Iterator, Mapping, Sequence
+from typing import Any, BinaryIO, Callable, ClassVar, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -196,6 +196,12 @@ class VectorCache:
         # Whether ``entries`` holds only the keys: the vectors were let go once a build had
         # taken what it needed (``release_vectors``) and are read again if a build asks for one.
         self._released = False
+        # Held while the file is read or replaced together with ``entries`` (a build's thread and
+        # the saver's), so ``entries`` always describes the file: a save that landed while an
+        # update read the older file left that file's keys in ``entries``, and the next save,
+        # seeing the same keys, was skipped (the update's vectors never reached the cache).
+        self._entries_lock = threading.Lock()
+        self._retired: list[FileRows] = []  # replaced while a build may read them: closed by its release
         self.hits = 0
         self.misses = 0
 
@@ -219,14 +225,24 @@ class VectorCache:
 
     def load(self) -> None:
         """Read the cache file; warn and start empty when it is missing a check."""
-        self.entries = self._loaded()
-        self._released = False
+        self._wait_for_saves()
+        with self._entries_lock:
+            self._install(self._loaded())
 
-    def _loaded(self) -> KeyedVectors:
-        """The file's vectors (none when it is missing or fails a check, with a WARN), once
-        this process's saves in flight are done."""
+    def _install(self, entries: KeyedVectors) -> None:
+        """(Under ``_entries_lock``.) Make ``entries`` the cache's, keeping a replaced FileRows to close."""
+        if isinstance(self.entries.matrix, FileRows):
+            self._retired.append(self.entries.matrix)
+        self.entries, self._released = entries, False
+
+    def _wait_for_saves(self) -> None:
+        """Wait for this process's saves in flight (never under ``_entries_lock``, which a save takes)."""
         with self._announced_changed:
             self._announced_changed.wait_for(lambda: self.path not in self._announced, timeout=SAVE_WAIT_SECONDS)
+
+    def _loaded(self) -> KeyedVectors:
+        """(Under ``_entries_lock``.) The file's vectors (none when it is missing or fails a check,
+        with a WARN)."""
         if not self.path.exists():
             return KeyedVectors()
         try:
@@ -244,10 +260,13 @@ class VectorCache:
         for. Once the vectors were released the file is opened again, if one is wanted (rare: a
         build takes the vectors of the index it replaces first, and a saved cache holds no others)."""
         wanted = list(dict.fromkeys(keys))
-        entries = self.entries
-        if self._released and any(map(entries.__contains__, wanted)):
-            self.load()
+        if self._released and any(map(self.entries.__contains__, wanted)):
+            self._wait_for_saves()
+        with self._entries_lock:  # no save swaps entries between the check, the read and the capture
             entries = self.entries
+            if self._released and any(map(entries.__contains__, wanted)):
+                self._install(self._loaded())
+                entries = self.entries
         rows = entries.rows
         return CachedVectors({key: rows[key] for key in wanted if key in rows}, entries.matrix)
 
@@ -255,13 +274,17 @@ class VectorCache:
         """Close the file the vectors are read from, keeping their keys (and the key -> row
         table, if made): once a build has taken its vectors, its index holds them (float16).
         (Reading the whole file at once held 150 MB more at 100k records, all the time.)"""
-        entries = self.entries
-        if len(entries) and entries.matrix.shape[1]:
-            self._released = True  # first: a reader that sees keys only must know to read the file
-            self.entries = KeyedVectors(entries.joined, np.empty((len(entries), 0), dtype=np.float32),
-                                        entries._rows)
-            if isinstance(entries.matrix, FileRows):
-                entries.matrix.close()
+        with self._entries_lock:
+            entries = self.entries
+            if len(entries) and entries.matrix.shape[1]:
+                self._released = True  # first: a reader that sees keys only must know to read the file
+                self.entries = KeyedVectors(entries.joined, np.empty((len(entries), 0), dtype=np.float32),
+                                            entries._rows)
+                if isinstance(entries.matrix, FileRows):
+                    entries.matrix.close()
+            retired, self._retired = self._retired, []
+        for rows in retired:  # replaced by a save or load while the build read them: it is done now
+            rows.close()
 
     def _read(self) -> KeyedVectors:
         """The file's keys, checked (size and checksum, read a block at a time), with its
@@ -320,10 +343,16 @@ class VectorCache:
             for block in keep.blocks():
                 out.write(np.ascontiguousarray(block, dtype="<f4"))
 
-        write_atomically(self.path, ".vectors-", write)
-        # The file holds the vectors; memory keeps their keys (see release_vectors).
-        self._released = True
-        self.entries = KeyedVectors(joined, np.empty((len(keep), 0), dtype=np.float32), keep.rows)
+        def install() -> None:
+            # The file holds the vectors; memory keeps their keys (see release_vectors).
+            if isinstance(self.entries.matrix, FileRows):
+                self._retired.append(self.entries.matrix)  # a build may still read it
+            self._released = True
+            self.entries = KeyedVectors(joined, np.empty((len(keep), 0), dtype=np.float32), keep.rows)
+
+        # The rename and the new keys under the lock a read of the file takes: the write itself
+        # (1-2 s at 100k records) is not, so a build never waits for it.
+        write_atomically(self.path, ".vectors-", write, self._entries_lock, install)
 
     def prune_stale_scopes(self, now: float | None = None) -> list[Path]:
         """Delete cache files (of any scope or model) not written for STALE_SCOPE_DAYS, and
@@ -346,10 +375,13 @@ class VectorCache:
         return deleted
 
 
-def write_atomically(path: Path, prefix: str, write: Callable[[BinaryIO], None]) -> None:
+def write_atomically(path: Path, prefix: str, write: Callable[[BinaryIO], None],
+                     lock: contextlib.AbstractContextManager[Any] | None = None,
+                     then: Callable[[], None] | None = None) -> None:
     """Write ``path`` through a temporary file (named ``prefix``..., ``.tmp``) in its folder, synced
     and renamed over it: a crash, or a second process writing the same file, leaves the old file
-    or the new one, never a mix (and no temporary file, unless the process itself is killed)."""
+    or the new one, never a mix (and no temporary file, unless the process itself is killed).
+    The rename and ``then`` run holding ``lock`` where one is given."""
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temp = tempfile.mkstemp(prefix=prefix, suffix=".tmp", dir=path.parent)
     try:
@@ -357,7 +389,10 @@ def write_atomically(path: Path, prefix: str, write: Callable[[BinaryIO], None])
             write(out)
             out.flush()
             os.fsync(out.fileno())
-        os.replace(temp, path)
+        with lock if lock is not None else contextlib.nullcontext():
+            os.replace(temp, path)
+            if then is not None:
+                then()
     except BaseException:
         Path(temp).unlink(missing_ok=True)
         raise
