@@ -477,8 +477,8 @@ def _best_per_record(owners: np.ndarray, scores: np.ndarray) -> tuple[np.ndarray
 def top_k(ids: np.ndarray, scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     """The k highest scores, best first; equal scores go by record order, so ties cut the same every time."""
     if len(ids) > k:
-        kth = np.partition(-scores, k - 1)[k - 1]  # argpartition-style O(n) cut, keeping every tie
-        keep = -scores <= kth
+        kth = np.partition(scores, len(scores) - k)[len(scores) - k]  # an O(n) cut, keeping every tie
+        keep = scores >= kth
         ids, scores = ids[keep], scores[keep]
     order = np.lexsort((ids, -scores))[:k]
     return ids[order], scores[order]

