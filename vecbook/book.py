@@ -62,6 +62,8 @@ QUIET_WAIT_LIMIT_SECONDS = 2.0
 # Log embedding progress at most this often when no progress bar is drawn.
 PROGRESS_LOG_SECONDS = 5.0
 ProgressCallback = Callable[[int, int], None]
+
+
 def _best_first(scored: list[Scored], records: Sequence[Any]) -> list[Scored]:
     """``scored`` by score, highest first, equal scores by record id: a sort on the score alone
     (a key made in C), then each run of equal scores by id. Ties are rare, and making every

@@ -471,7 +471,8 @@ def _calibration_texts() -> list[str]:
     try:
         texts = [line for line in CALIBRATION_FILE.read_text(encoding="utf-8").splitlines() if line.strip()]
     except (OSError, UnicodeDecodeError) as exc:
-        raise OnnxBuildError(f"cannot read the calibration text {CALIBRATION_FILE} ({exc}): reinstall vecbook") from None
+        raise OnnxBuildError(f"cannot read the calibration text {CALIBRATION_FILE} ({exc}): "
+                             "reinstall vecbook") from None
     if not texts:
         raise OnnxBuildError(f"the calibration text {CALIBRATION_FILE} is empty: reinstall vecbook")
     return texts
