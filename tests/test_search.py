@@ -213,11 +213,10 @@ def test_equal_scores_are_ordered_by_record_id(write_files: Any) -> None:
 def test_candidates_are_put_best_first_with_ties_by_id_whatever_order_they_come_in() -> None:
     from types import SimpleNamespace
 
-    from vecbook.book import _best_first
-    from vecbook.rank import Scored
+    from vecbook.rank import Scored, best_first
 
     records = [SimpleNamespace(id=name) for name in ("notes.txt:9", "b.txt:1", "a.txt:4", "a.txt:10")]
     scored = [Scored(0, 0.5, None, 0.5), Scored(1, 0.5, None, 0.5), Scored(2, 0.9, None, 0.9),
               Scored(3, 0.5, None, 0.5)]
-    ordered = [records[s.index].id for s in _best_first(scored, records)]
+    ordered = [records[s.index].id for s in best_first(scored, records)]
     assert ordered == ["a.txt:4", "a.txt:10", "b.txt:1", "notes.txt:9"]  # ids compare as text, as citations do

@@ -11,6 +11,7 @@ import re
 import threading
 import time
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Any, Sequence
 
 import numpy as np
@@ -505,3 +506,19 @@ def rank(mode: str, k: int, *, vectors: VectorIndex | None, keywords: KeywordInd
         core = np.isin(candidates, np.union1d(sem_ids[:FUSION_DEPTH], kw_ids[:FUSION_DEPTH]))
         total = linear_scores(cosine_of(sem, vectors.metric), kw, keyword_weight, core)
     return [Scored(i, t, semantic.get(i), w) for i, t, w in zip(numbers, total.tolist(), kw.tolist())]
+
+
+def best_first(scored: list[Scored], records: Sequence[Any]) -> list[Scored]:
+    """``scored`` by score, highest first, equal scores by record id: a sort on the score alone
+    (a key made in C), then each run of equal scores by id. Ties are rare, and making every
+    candidate's id for the sort key had cost ~0.15 ms of a 2 ms keyword search at 100k."""
+    scored = sorted(scored, key=attrgetter("score"), reverse=True)  # stable: ties keep their order
+    start = 0
+    while start < len(scored):
+        end = start + 1
+        while end < len(scored) and scored[end].score == scored[start].score:
+            end += 1
+        if end - start > 1:
+            scored[start:end] = sorted(scored[start:end], key=lambda s: records[s.index].id)
+        start = end
+    return scored
