@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import vecbook
-from vecbook import cpu, embed, onnx_model
+from vecbook import cpu, embed, onnx_build, onnx_model
 from conftest import DATA, ROOT
 
 SENTENCES = [
@@ -63,7 +63,7 @@ def test_building_holds_back_only_the_build_libraries_records(caplog: pytest.Log
         logger.handle(logger.makeRecord(logger.name, logging.WARNING, os.path.join("site-packages", *parts), 1,
                                         f"from {parts[-1]}", (), None))
 
-    with onnx_model._quiet_build():
+    with onnx_build._quiet_build():
         from_file(logging.getLogger(), "onnxruntime", "quantization", "onnx_quantizer.py")  # logging.info(...)
         from_file(logging.getLogger("fusion_base"), "onnxruntime", "transformers", "fusion_base.py")
         logging.warning("another thread's warning")
@@ -79,7 +79,7 @@ def test_building_holds_back_the_quantizers_root_warnings_where_no_handler_is_se
     root = logging.getLogger()
     quantizer = root.makeRecord("root", logging.WARNING, os.path.join("site-packages", "onnxruntime", "quantization",
                                                                       "quantize.py"), 1, "pre-process", (), None)
-    with onnx_model._quiet_build():
+    with onnx_build._quiet_build():
         assert not root.filter(quantizer)
     assert root.filter(quantizer)
 
@@ -139,7 +139,7 @@ def test_int8_and_float32_vectors_never_share_a_cache_key(int8: vecbook.Embedder
 def test_int8_model_is_built_once_in_the_cache_folder(int8: vecbook.Embedder, user_cache: Path) -> None:
     folders = [p for p in (user_cache / "models").iterdir() if not p.name.startswith(".")]
     assert len(folders) == 1 and folders[0].name.endswith(onnx_model.recipe())
-    manifest = json.loads((folders[0] / onnx_model.MANIFEST_FILE).read_text())
+    manifest = json.loads((folders[0] / onnx_build.MANIFEST_FILE).read_text())
     assert manifest["recipe"] == onnx_model.recipe()
     assert set(manifest["files"]) == {onnx_model.FLOAT_FILE, onnx_model.INT8_FILE}
     again = vecbook.Embedder(precision="int8", model_cache=user_cache / "models")
@@ -179,9 +179,9 @@ print("torch imported:", "torch" in sys.modules, "onnx imported:", "onnx" in sys
 
 
 def test_a_failed_build_says_what_the_build_reported(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(onnx_model, "BUILD_CHILD", "import sys; print('exporter: out of memory'); sys.exit(3)")
-    with pytest.raises(onnx_model.OnnxBuildError, match=r"failed \(exit 3\):\nexporter: out of memory"):
-        onnx_model._build_apart(Path("model"), tmp_path, {})
+    monkeypatch.setattr(onnx_build, "BUILD_CHILD", "import sys; print('exporter: out of memory'); sys.exit(3)")
+    with pytest.raises(onnx_build.OnnxBuildError, match=r"failed \(exit 3\):\nexporter: out of memory"):
+        onnx_build._build_apart(Path("model"), tmp_path, {})
 
 
 def test_the_build_child_imports_what_this_process_imports_not_files_where_it_started(
@@ -191,8 +191,8 @@ def test_the_build_child_imports_what_this_process_imports_not_files_where_it_st
     (tmp_path / "json.py").write_text("raise SystemExit('shadowed: json.py of the current folder')\n")
     monkeypatch.chdir(tmp_path)
     (tmp_path / "out").mkdir()
-    with pytest.raises(onnx_model.OnnxBuildError) as failed:
-        onnx_model._build_apart(tmp_path / "no-such-model", tmp_path / "out", {})
+    with pytest.raises(onnx_build.OnnxBuildError) as failed:
+        onnx_build._build_apart(tmp_path / "no-such-model", tmp_path / "out", {})
     assert "shadowed" not in str(failed.value) and "no-such-model" in str(failed.value)
 
 
@@ -200,34 +200,34 @@ def test_stop_builds_ends_a_build_under_way(tmp_path: Path, monkeypatch: pytest.
     """serve, stopped by SIGTERM during a first start, takes the build child (~1 GB) along."""
     import threading
 
-    monkeypatch.setattr(onnx_model, "BUILD_CHILD", "import time; time.sleep(120)")
+    monkeypatch.setattr(onnx_build, "BUILD_CHILD", "import time; time.sleep(120)")
     errors: list[BaseException] = []
 
     def build() -> None:
         try:
-            onnx_model._build_apart(Path("model"), tmp_path, {})
-        except onnx_model.OnnxBuildError as exc:
+            onnx_build._build_apart(Path("model"), tmp_path, {})
+        except onnx_build.OnnxBuildError as exc:
             errors.append(exc)
 
     thread = threading.Thread(target=build)
     thread.start()
     deadline = time.monotonic() + 30
-    while not onnx_model._children and time.monotonic() < deadline:
+    while not onnx_build._children and time.monotonic() < deadline:
         time.sleep(0.05)
-    onnx_model.stop_builds()
+    onnx_build.stop_builds()
     thread.join(30)
     assert not thread.is_alive() and errors and "failed (exit" in str(errors[0])
-    assert not onnx_model._children
+    assert not onnx_build._children
 
 
 def test_a_missing_calibration_text_is_a_clear_build_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "calibration.txt").write_text("\n  \n", encoding="utf-8")
-    monkeypatch.setattr(onnx_model, "CALIBRATION_FILE", tmp_path / "calibration.txt")
-    with pytest.raises(onnx_model.OnnxBuildError, match="calibration.txt is empty: reinstall vecbook"):
-        onnx_model._calibration_texts()
-    monkeypatch.setattr(onnx_model, "CALIBRATION_FILE", tmp_path / "gone.txt")
-    with pytest.raises(onnx_model.OnnxBuildError, match="cannot read the calibration text .*gone.txt"):
-        onnx_model._calibration_texts()
+    monkeypatch.setattr(onnx_build, "CALIBRATION_FILE", tmp_path / "calibration.txt")
+    with pytest.raises(onnx_build.OnnxBuildError, match="calibration.txt is empty: reinstall vecbook"):
+        onnx_build._calibration_texts()
+    monkeypatch.setattr(onnx_build, "CALIBRATION_FILE", tmp_path / "gone.txt")
+    with pytest.raises(onnx_build.OnnxBuildError, match="cannot read the calibration text .*gone.txt"):
+        onnx_build._calibration_texts()
 
 
 def test_auto_takes_int8_for_the_model_the_recipe_was_measured_with_only(
@@ -250,7 +250,7 @@ def test_rebalancing_for_int8_leaves_the_float32_vectors_as_they_were(float32: v
     model = float32.load()
     spec = onnx_model.check_supported(float32._path)
     graph = onnx.load(str(model.folder / onnx_model.FLOAT_FILE))
-    in_float32 = onnx_model._rebalance(graph.graph, onnx_model._calibrate(graph, float32._path, spec))
+    in_float32 = onnx_build._rebalance(graph.graph, onnx_build._calibrate(graph, float32._path, spec))
     smoothed = [node for node in graph.graph.node if node.name.rsplit("/", 1)[-1].startswith("Smooth_")]
     assert len(smoothed) == 12  # MiniLM's 6 layers: the fused Attention and the up-projection of each
     assert in_float32 and all(name.endswith("/OutlierProduct") for name in in_float32)  # its huge activations
@@ -276,13 +276,13 @@ def test_built_models_are_hashed_once_then_known_by_size_and_time(int8: vecbook.
     for name in (onnx_model.FLOAT_FILE, onnx_model.INT8_FILE):
         os.utime(folder / name, ns=(1, 1))  # a copy that kept the bytes but not the times: hashed, then remembered
     used = (onnx_model.FLOAT_FILE,)
-    assert onnx_model._intact(folder, used)
-    monkeypatch.setattr(onnx_model, "_sha256", lambda path: pytest.fail(f"hashed {path} again"))
-    assert onnx_model._intact(folder, used)
+    assert onnx_build._intact(folder, used)
+    monkeypatch.setattr(onnx_build, "_sha256", lambda path: pytest.fail(f"hashed {path} again"))
+    assert onnx_build._intact(folder, used)
     with (folder / onnx_model.FLOAT_FILE).open("ab") as handle:
         handle.write(b"\0")  # damage that changes the size is hashed again, and fails
-    monkeypatch.setattr(onnx_model, "_sha256", lambda path: "not the recorded digest")
-    assert not onnx_model._intact(folder, used)
+    monkeypatch.setattr(onnx_build, "_sha256", lambda path: "not the recorded digest")
+    assert not onnx_build._intact(folder, used)
 
 
 @pytest.mark.parametrize("passes_gate, precision", [(False, "float32"), (True, "int8")])

@@ -294,13 +294,13 @@ class Embedder:
     def _load_onnx(self, path: Path, precision: str) -> Any:
         """The onnxruntime model (with the int8 graph for precision int8), or None when the model
         must run on torch (WARNed under auto; precision int8 raises)."""
-        from . import onnx_model
+        from . import onnx_build, onnx_model
 
         int8 = precision == "int8"
         try:
             spec = onnx_model.check_supported(path)
             used = (onnx_model.FLOAT_FILE, onnx_model.INT8_FILE) if int8 else (onnx_model.FLOAT_FILE,)
-            folder = onnx_model.built_model(path, self.model_cache or _default_model_cache(), spec, used)
+            folder = onnx_build.built_model(path, self.model_cache or _default_model_cache(), spec, used)
             return onnx_model.OnnxModel(path, folder, spec, int8=int8)
         except Exception as exc:  # noqa: BLE001 - any failure to build or load means: not this path
             reason = str(exc) or type(exc).__name__

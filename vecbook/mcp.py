@@ -11,7 +11,7 @@ from typing import Any
 from .book import VecBook
 from .caches import write_before_exit, writing_put_off
 from .hits import MAX_CONTEXT
-from .onnx_model import stop_builds
+from .onnx_build import stop_builds
 from .config import MAX_QUERY_CHARS, MAX_RESULTS_LIMIT, QueryError, VecBookError, __version__
 from .rank import FILTER_OPERATORS
 
