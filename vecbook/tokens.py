@@ -333,26 +333,18 @@ def word_spans(text: str, start: int = 0, end: int | None = None) -> list[tuple[
     match, so they mark what the index matched, as written."""
     part = text[start:end]
     low = lowered(part)
-    if len(low) != len(part):
-        # A letter lengthened (İ -> i + dot): words are found, and cut, in the text itself, and
-        # lower-cased piece by piece (cutting the lower-cased word put a bigram after an İ one
-        # character too far).
-        lengthened: list[tuple[int, int, str]] = []
-        for m in word_re().finditer(part.translate(_WIDTH_TABLE).replace("_", " ")):
-            a, b, word = start + m.start(), start + m.end(), m.group(0)
-            pieces = _pieces(word, a) if SEGMENTED_RE.search(word) else [(a, b, word)]
-            lengthened += [(x, y, lowered(piece)) for x, y, piece in pieces]
-        return lengthened
-    pattern = ASCII_TOKEN_RE if low.isascii() else word_re()
-    spans = [(start + m.start(), start + m.end(), m.group(0)) for m in pattern.finditer(low.replace("_", " "))]
-    if pattern is ASCII_TOKEN_RE or not SEGMENTED_RE.search(low):
+    # A letter that lengthens when lower-cased (İ -> i + dot) would move the offsets: then the
+    # words are found, and cut, in the text itself and lower-cased piece by piece.
+    same = len(low) == len(part)
+    found = low if same else part.translate(_WIDTH_TABLE)
+    pattern = ASCII_TOKEN_RE if same and low.isascii() else word_re()
+    spans = [(start + m.start(), start + m.end(), m.group(0)) for m in pattern.finditer(found.replace("_", " "))]
+    if same and (pattern is ASCII_TOKEN_RE or not SEGMENTED_RE.search(low)):
         return spans
     cut: list[tuple[int, int, str]] = []
     for a, b, word in spans:
-        if word.isascii() or not SEGMENTED_RE.search(word):
-            cut.append((a, b, word))
-        else:
-            cut += _pieces(word, a)
+        pieces = _pieces(word, a) if not word.isascii() and SEGMENTED_RE.search(word) else [(a, b, word)]
+        cut += pieces if same else [(x, y, lowered(piece)) for x, y, piece in pieces]
     return cut
 
 
