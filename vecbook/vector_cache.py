@@ -260,11 +260,15 @@ class VectorCache:
         for. Once the vectors were released the file is opened again, if one is wanted (rare: a
         build takes the vectors of the index it replaces first, and a saved cache holds no others)."""
         wanted = list(dict.fromkeys(keys))
-        if self._released and any(map(self.entries.__contains__, wanted)):
+        entries = self.entries
+        reread = self._released and any(map(entries.__contains__, wanted))  # a pass over every key
+        if reread:
             self._wait_for_saves()
         with self._entries_lock:  # no save swaps entries between the check, the read and the capture
-            entries = self.entries
-            if self._released and any(map(entries.__contains__, wanted)):
+            if self.entries is not entries:  # a save swapped them meanwhile: look again
+                entries = self.entries
+                reread = self._released and any(map(entries.__contains__, wanted))
+            if reread:
                 self._install(self._loaded())
                 entries = self.entries
         rows = entries.rows
