@@ -361,8 +361,9 @@ def _calibrate(model: Any, model_dir: Path, spec: dict[str, Any]) -> dict[str, n
         ids = np.array([e.ids for e in encodings], dtype=np.int64)
         mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
         values = session.run(inputs, {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)})
+        tokens = mask.astype(bool)
         for name, value in zip(inputs, values):
-            peak = np.abs(value[mask.astype(bool)]).max(axis=0)
+            peak = np.abs(value[tokens]).max(axis=0)
             peaks[name] = np.maximum(peaks[name], peak) if name in peaks else peak
     return peaks
 
