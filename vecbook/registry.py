@@ -331,11 +331,19 @@ def remove_source(config_file: Path, name: str) -> None:
     # instead where it reads the same as tomlkit's result; else (a table whose lines cannot be
     # told apart, such as a multi-line string holding "[") take tomlkit's.
     edited = _without_table(text, number)
+    if edited is None or not _reads_as(edited, document):
+        edited = tomlkit.dumps(document)
+    _replace_checked(config_file, edited)
+
+
+def _reads_as(text: str, document: Any) -> bool:
+    """Whether ``text`` parses to the same data as the tomlkit ``document``."""
+    import tomlkit
+
     try:
-        same = edited is not None and tomlkit.parse(edited).unwrap() == document.unwrap()
+        return bool(tomlkit.parse(text).unwrap() == document.unwrap())
     except tomlkit.exceptions.TOMLKitError:
-        same = False
-    _replace_checked(config_file, edited if same and edited is not None else tomlkit.dumps(document))
+        return False
 
 
 # A line that opens a table, and one that opens a [[collections]] table; a comment line; the
