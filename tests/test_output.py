@@ -44,7 +44,7 @@ def test_verbose_shows_what_is_read_and_indexed(tmp_path: Path, capsys: pytest.C
 ONNX_CHATTER = '''
 import logging
 from vecbook.cli import configure_logging
-from vecbook.onnx_model import _quiet_build
+from vecbook.onnx_build import _quiet_build
 configure_logging("INFO")
 with _quiet_build():
     # as onnxruntime's quantizer does it, from its own file
