@@ -7,6 +7,8 @@ VNNI, that the int8 recipe was measured on), without torch; an unreadable CPU ge
 from __future__ import annotations
 
 import ctypes
+import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -18,31 +20,32 @@ from conftest import DATA, ROOT
 
 CPUINFO = DATA / "cpuinfo"
 
-# file, name, int8 dot products, native bfloat16
+# file, name, int8 dot products, native bfloat16, the path auto takes
 KINDS = [
-    ("epyc-avx2.txt", "AMD EPYC", False, False),
-    ("epyc-zen4.txt", "AMD EPYC 9R14 96-Core Processor", True, True),
-    ("xeon-sapphire-rapids.txt", "Intel(R) Xeon(R) Platinum 8488C", True, True),
-    ("xeon-kvm-amx.txt", "Intel(R) Xeon(R) Processor", True, True),
-    ("core-alder-lake.txt", "12th Gen Intel(R) Core(TM) i7-1260P", True, False),
-    ("graviton3-arm64.txt", "0xd40", True, False),
-    ("xeon-sandy-bridge.txt", "Intel(R) Xeon(R) CPU E5-2670 0 @ 2.60GHz", False, False),
+    ("epyc-avx2.txt", "AMD EPYC", False, False, "int8"),  # AVX2's paired products, 7-bit weights
+    ("epyc-zen4.txt", "AMD EPYC 9R14 96-Core Processor", True, True, "int8"),
+    ("xeon-sapphire-rapids.txt", "Intel(R) Xeon(R) Platinum 8488C", True, True, "int8"),
+    ("xeon-kvm-amx.txt", "Intel(R) Xeon(R) Processor", True, True, "int8"),
+    ("core-alder-lake.txt", "12th Gen Intel(R) Core(TM) i7-1260P", True, False, "int8"),
+    ("graviton3-arm64.txt", "0xd40", True, False, "int8"),
+    ("xeon-sandy-bridge.txt", "Intel(R) Xeon(R) CPU E5-2670 0 @ 2.60GHz", False, False, "float32"),  # AVX only
 ]
 
 
-@pytest.mark.parametrize("file, name, int8_dot, bf16", KINDS)
-def test_linux_cpu_kinds_are_read_from_proc_cpuinfo(file: str, name: str, int8_dot: bool, bf16: bool) -> None:
+@pytest.mark.parametrize("file, name, int8_dot, bf16, auto", KINDS)
+def test_linux_cpu_kinds_are_read_from_proc_cpuinfo(file: str, name: str, int8_dot: bool, bf16: bool,
+                                                    auto: str) -> None:
     info = cpu.parse_cpuinfo((CPUINFO / file).read_text(encoding="utf-8"))
     assert (info.name, info.source) == (name, "/proc/cpuinfo")
     assert cpu.has_int8_dot(info) is int8_dot
     assert cpu.native_bf16(info) is bf16
 
 
-@pytest.mark.parametrize("file, name, int8_dot, bf16", KINDS)
-def test_auto_takes_int8_only_with_int8_dot_products_and_a_recipe_that_passed_the_gate(
-        file: str, name: str, int8_dot: bool, bf16: bool) -> None:
+@pytest.mark.parametrize("file, name, int8_dot, bf16, auto", KINDS)
+def test_auto_takes_int8_only_where_int8_is_fast_and_the_recipe_passed_the_gate(
+        file: str, name: str, int8_dot: bool, bf16: bool, auto: str) -> None:
     info = cpu.parse_cpuinfo((CPUINFO / file).read_text(encoding="utf-8"))
-    assert cpu.auto_precision(info, int8_passes_gate=True) == ("int8" if int8_dot else "float32")
+    assert cpu.auto_precision(info, int8_passes_gate=True) == auto
     assert cpu.auto_precision(info, int8_passes_gate=False) == "float32"  # never bfloat16, on any CPU
 
 
@@ -65,9 +68,9 @@ def test_macos_without_sysctl_counts_every_feature_as_absent(monkeypatch: pytest
     assert info.flags == frozenset() and cpu.auto_precision(info, int8_passes_gate=True) == "float32"
 
 
-@pytest.mark.parametrize("machine, present, flags", [("AMD64", True, set()), ("ARM64", True, {"asimddp"}),
-                                                     ("ARM64", False, set())])
-def test_windows_reads_only_arm64s_dot_product_from_the_feature_probe(
+@pytest.mark.parametrize("machine, present, flags", [("AMD64", True, {"avx2"}), ("AMD64", False, set()),
+                                                     ("ARM64", True, {"asimddp"}), ("ARM64", False, set())])
+def test_windows_reads_arm64s_dot_product_or_x86s_avx2_from_the_feature_probe(
         monkeypatch: pytest.MonkeyPatch, machine: str, present: bool, flags: set[str]) -> None:
     asked: list[int] = []
 
@@ -81,7 +84,8 @@ def test_windows_reads_only_arm64s_dot_product_from_the_feature_probe(
     monkeypatch.setattr(ctypes, "windll", type("WinDLL", (), {"kernel32": Kernel32}), raising=False)
     info = cpu._from_windows()
     assert (info.flags, info.source) == (flags, "windows")
-    assert asked == ([cpu.WINDOWS_ARM_DOT_PRODUCT] if machine == "ARM64" else [])
+    assert asked == [cpu.WINDOWS_ARM_DOT_PRODUCT if machine == "ARM64" else cpu.WINDOWS_AVX2]
+    assert cpu.auto_precision(info, int8_passes_gate=True) == ("int8" if present else "float32")
 
 
 def test_a_linux_without_proc_cpuinfo_gets_float32(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -108,3 +112,16 @@ def test_detection_never_imports_torch() -> None:
             "cpu.auto_precision(cpu.detect(), True); print('torch' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.stdout.split() == ["False"], out.stderr
+
+
+@pytest.mark.skipif(sys.platform != "linux" or os.geteuid() != 0 or shutil.which("gcc") is None
+                    or not cpu.has_int8_dot(cpu.detect()) or "cpuid_fault" not in Path("/proc/cpuinfo").read_text(),
+                    reason="needs Linux, root, gcc and a CPU with int8 dot products and CPUID faulting")
+def test_avx2_only_hides_the_newer_features_from_vecbook_numpy_and_the_cpuid_instruction() -> None:
+    """bench/avx2_only.sh, which the AVX2 figures come from: both ways of reading the CPU agree."""
+    code = ("import sys; from vecbook import cpu; from numpy._core._multiarray_umath import __cpu_features__ as f; "
+            "info = cpu.detect(); print(sorted(set(cpu.SPEED_FLAGS) & info.flags), f['AVX2'], f['AVX512F'], "
+            "f['AVX512VNNI'], cpu.auto_precision(info, True))")
+    out = subprocess.run([str(ROOT / "bench" / "avx2_only.sh"), sys.executable, "-c", code], capture_output=True,
+                         text=True, timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert out.stdout.split() == ["['avx2',", "'fma']", "True", "False", "False", "int8"], out.stderr

@@ -20,11 +20,23 @@ from conftest import DATA, ROOT, FakeEmbedder
 SAMPLE_QUERIES = json.loads((DATA / "sample_queries.json").read_text(encoding="utf-8"))
 
 
+# How far int8 records may move a score against float32's (their vectors agree ~0.999 in
+# cosine): two records closer than this may come in either order on the int8 path. One sample
+# question has such a tie: recipes.txt:1 leads a WhatsApp window about leftover rice by 0.0005
+# in float32, and trails it by 0.0033 with 7-bit int8 weights (the AVX2 path).
+INT8_SCORE_TOLERANCE = 0.005
+
+
 @pytest.mark.parametrize("case", SAMPLE_QUERIES, ids=[c["expected_id"] for c in SAMPLE_QUERIES])
-def test_the_expected_record_comes_first_in_semantic_mode(sample_book: vecbook.VecBook,
+def test_the_expected_record_comes_first_in_semantic_mode(sample_book: vecbook.VecBook, embedder: vecbook.Embedder,
                                                           case: dict[str, str]) -> None:
     hits = sample_book.search(case["query"], max_results=3, mode="semantic")
-    assert hits[0].id == case["expected_id"], [h.id for h in hits]
+    ids = [h.id for h in hits]
+    if hits[0].id != case["expected_id"] and embedder.precision == "int8" and case["expected_id"] in ids:
+        expected = hits[ids.index(case["expected_id"])]
+        assert hits[0].similarity_score - expected.similarity_score < INT8_SCORE_TOLERANCE, ids
+    else:
+        assert hits[0].id == case["expected_id"], ids
 
 
 def test_the_default_hybrid_mode_ranks_paraphrased_questions_well(sample_book: vecbook.VecBook) -> None:

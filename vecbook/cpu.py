@@ -15,8 +15,11 @@ from pathlib import Path
 
 # Instructions that multiply int8 vectors and sum into int32 in one step (x86 VNNI and
 # AMX, arm64's SDOT/UDOT): where onnxruntime's int8 kernels run about 2x float32. Without
-# them, x86 int8 goes through AVX2's pairwise 16-bit products, ~1.5x float32 here.
+# them, x86 int8 goes through AVX2's pairwise 16-bit products (7-bit weights keep those
+# exact), ~1.4x float32: measured on an AVX2 EPYC and on the AMX Xeon with everything past
+# AVX2 hidden (bench/avx2_only.sh). Older x86 and arm64 without SDOT are unmeasured.
 INT8_DOT_FLAGS = ("avx512_vnni", "avx_vnni", "amx_int8", "asimddp")
+INT8_PAIRED_FLAG = "avx2"
 # Flags that make bfloat16 native: torch's autocast then runs ~1.9x float32.
 BF16_FLAGS = ("amx_bf16", "avx512_bf16")
 # Flags worth printing beside a speed figure: they decide which path runs and how fast.
@@ -28,9 +31,11 @@ MACOS_FLAGS = {"hw.optional.arm.FEAT_DotProd": "asimddp", "hw.optional.arm.FEAT_
                "hw.optional.arm.FEAT_BF16": "bf16", "hw.optional.neon": "asimd", "AVX2": "avx2", "FMA": "fma",
                "AVX512F": "avx512f", "AVX512VNNI": "avx512_vnni"}
 MACOS_SYSCTL = ("machdep.cpu.brand_string", "machdep.cpu.features", "machdep.cpu.leaf7_features", "hw.optional")
-# IsProcessorFeaturePresent's code for arm64's dot product (PF_ARM_V82_DP_INSTRUCTIONS_AVAILABLE).
-# Windows offers no such probe for VNNI, so x86 Windows counts as without it.
+# IsProcessorFeaturePresent's codes for arm64's dot product (PF_ARM_V82_DP_INSTRUCTIONS_AVAILABLE)
+# and x86's AVX2 (PF_AVX2_INSTRUCTIONS_AVAILABLE; Windows before 10 answers no). Windows offers
+# no such probe for VNNI, so x86 Windows counts as without it and builds 7-bit int8 weights.
 WINDOWS_ARM_DOT_PRODUCT = 43
+WINDOWS_AVX2 = 40
 
 
 @dataclass(frozen=True)
@@ -97,16 +102,17 @@ def _from_sysctl(text: str) -> CpuInfo:
 
 
 def _from_windows() -> CpuInfo:
-    """Windows: the processor string, and on arm64 whether it has the dot product."""
+    """Windows: the processor string, and whether it has arm64's dot product or x86's AVX2."""
     name, flags = platform.processor() or platform.machine(), set()
-    if platform.machine().lower() in ("arm64", "aarch64"):
-        try:
-            import ctypes
+    arm = platform.machine().lower() in ("arm64", "aarch64")
+    code, flag = (WINDOWS_ARM_DOT_PRODUCT, "asimddp") if arm else (WINDOWS_AVX2, INT8_PAIRED_FLAG)
+    try:
+        import ctypes
 
-            if ctypes.windll.kernel32.IsProcessorFeaturePresent(WINDOWS_ARM_DOT_PRODUCT):  # type: ignore[attr-defined]
-                flags.add("asimddp")
-        except (OSError, AttributeError):
-            pass
+        if ctypes.windll.kernel32.IsProcessorFeaturePresent(code):  # type: ignore[attr-defined]
+            flags.add(flag)
+    except (OSError, AttributeError):
+        pass
     return CpuInfo(name, frozenset(flags), "windows")
 
 
@@ -120,13 +126,19 @@ def native_bf16(info: CpuInfo | None = None) -> bool:
     return any(flag in (info or detect()).flags for flag in BF16_FLAGS)
 
 
+def fast_int8(info: CpuInfo) -> bool:
+    """True where onnxruntime's int8 kernels were measured faster than its float32 ones: int8
+    dot products (~1.9x), or x86 AVX2 (~1.4x, with 7-bit weights)."""
+    return has_int8_dot(info) or INT8_PAIRED_FLAG in info.flags
+
+
 def auto_precision(info: CpuInfo, int8_passes_gate: bool) -> str:
-    """The records path ``precision = "auto"`` takes on this CPU: int8 where the CPU has int8
-    dot products and the int8 recipe passed the quality gate, else float32 (both on
-    onnxruntime). bfloat16 on torch is never automatic: on both CPU kinds with native bfloat16
-    where it was measured (an AMX Xeon, a Zen 4 EPYC) int8 indexed faster, and bfloat16 brings
-    torch's import (~5 s) and memory (~300 MB) into the process."""
-    return "int8" if has_int8_dot(info) and int8_passes_gate else "float32"
+    """The records path ``precision = "auto"`` takes on this CPU: int8 where its int8 kernels
+    are fast (``fast_int8``) and the int8 recipe passed the quality gate, else float32 (both
+    on onnxruntime). bfloat16 on torch is never automatic: on both CPU kinds with native
+    bfloat16 where it was measured (an AMX Xeon, a Zen 4 EPYC) int8 indexed faster, and
+    bfloat16 brings torch's import (~5 s) and memory (~300 MB) into the process."""
+    return "int8" if fast_int8(info) and int8_passes_gate else "float32"
 
 
 def cpu_description(info: CpuInfo | None = None) -> str:

@@ -38,8 +38,8 @@ os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
 RECIPE = "int8-smooth-v3"
 # Whether RECIPE passed the quality gate that any path ``precision = "auto"`` takes must pass
 # (SciFact test hybrid-linear nDCG@10 >= 0.735, semantic within 0.005 of float32, chat
-# recall@10 within 0.01), measured with the packaged all-MiniLM-L6-v2 on a CPU with int8 dot
-# products (docs/performance.md); "auto" takes it for that model only.
+# recall@10 within 0.01), measured with the packaged all-MiniLM-L6-v2 for both its 8-bit and
+# its 7-bit weights (docs/performance.md); "auto" takes it for that model only.
 RECIPE_PASSES_GATE = True
 FLOAT_FILE = "model-float32.onnx"  # the fused graph: precision float32, and int8's queries
 INT8_FILE = "model-int8.onnx"  # the same graph with int8 weights: precision int8's records
