@@ -193,6 +193,30 @@ def test_bad_input_is_one_line_and_changes_no_file(
     assert user_config.read_bytes() == before
 
 
+def test_a_file_already_added_is_refused_under_any_name(
+        home: Path, user_config: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Its records would come back twice; another table of the same database is a new source."""
+    assert run(capsys, "add", WHATSAPP.name)[0] == 0
+    before = user_config.read_bytes()
+    code, out, err = run(capsys, "add", f"./{WHATSAPP.name}", "--name", "family")
+    assert code == 2 and out == "" and err == (
+        f"vecbook: error: {home / WHATSAPP.name} is already added as 'whatsapp-chat-with-family' (in "
+        f"{user_config}); `vecbook remove whatsapp-chat-with-family` first to add it again\n")
+    database = home / "diary.db"
+    with sqlite3.connect(database) as connection:
+        connection.executescript("CREATE TABLE entries(id INTEGER PRIMARY KEY, content TEXT);"
+                                 "CREATE TABLE dreams(id INTEGER PRIMARY KEY, content TEXT);"
+                                 "INSERT INTO entries VALUES (1, 'Swam 40 lengths');"
+                                 "INSERT INTO dreams VALUES (1, 'Flew');")
+    connection.close()
+    assert run(capsys, "add", str(database), "--table", "entries")[0] == 0
+    code, _, err = run(capsys, "add", str(database), "--table", "entries", "--name", "again")
+    assert code == 2 and err.startswith(f"vecbook: error: table 'entries' of {database} is already added as 'diary'")
+    assert run(capsys, "add", str(database), "--table", "dreams", "--name", "dreams")[0] == 0
+    assert [c.name for c in load_config(user_config).collections] == ["whatsapp-chat-with-family", "diary", "dreams"]
+    assert user_config.read_bytes().startswith(before)
+
+
 @pytest.mark.skipif(os.name != "posix" or os.geteuid() == 0, reason="root reads any file")
 def test_an_unreadable_path_is_refused(home: Path, user_config: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = run(capsys, "add", _unreadable(home))

@@ -139,6 +139,18 @@ def check_name(name: str, taken: Sequence[str], config_file: Path) -> str:
     return name
 
 
+def check_not_added(path: Path, table: str | None, query: str | None, added: Sequence[CollectionConfig],
+                    config_file: Path) -> None:
+    """ConfigError when the config already has this file or folder (for a database: this table
+    or query), which would put every record in the results twice."""
+    for collection in added:
+        where = collection.database or collection.path
+        if where is not None and where.resolve() == path and (collection.table, collection.query) == (table, query):
+            what = f"table '{table}' of {path}" if table else str(path)
+            raise ConfigError(f"{what} is already added as '{collection.name}' (in {config_file}); "
+                              f"`vecbook remove {collection.name}` first to add it again")
+
+
 def check_readable(path: Path) -> Path:
     """The path, absolute, or ConfigError when it does not exist or cannot be read."""
     if not path.exists():
@@ -243,9 +255,9 @@ def inspect(path_text: str, config_file: Path, name: str | None = None, format_n
     """Read the source at ``path_text`` as ``add`` would register it; ConfigError (and nothing
     written) for a path that is missing or unreadable, an unknown format, a name in use, or a
     config file that is not valid TOML."""
-    taken = [c.name for c in checked_config(config_file).collections] if config_file.is_file() else []
+    added = checked_config(config_file).collections if config_file.is_file() else ()
     path = check_readable(Path(path_text).expanduser().absolute())
-    name = check_name(name if name is not None else derive_name(path), taken, config_file)
+    name = check_name(name if name is not None else derive_name(path), [c.name for c in added], config_file)
     chosen = choose_format(path, name, format_name)
     if (table or text_column) and chosen != SQLITE:
         raise ConfigError(f"--table and --text-column apply to a SQLite database; {path} is {chosen}")
@@ -253,12 +265,14 @@ def inspect(path_text: str, config_file: Path, name: str | None = None, format_n
     entry: dict[str, Any] = {"name": name}
     if chosen == SQLITE:
         picked_table, query = sqlite_table(path, table, text_column)
+        check_not_added(path, picked_table, query, added, config_file)
         entry["database"] = label
         entry.update({"table": picked_table} if picked_table else {"query": query})
         collection = CollectionConfig(name=name, database=path, database_label=label, table=picked_table,
                                       query=query)
         records, problems, _ = load_collection(collection)
     else:
+        check_not_added(path, None, None, added, config_file)
         entry["path"] = label
         entry["format"] = chosen  # written, not detected again at each start
         collection = CollectionConfig(name=name, path=path, database_label=label, format=chosen)
