@@ -251,6 +251,9 @@ def test_serve_writes_every_stderr_line_in_vecbook_log_format(tmp_path: Path) ->
         send(proc, {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
                     "params": {"name": "search", "arguments": {"query": "x", "max_results": -1}}})
         assert receive(proc, 2)["result"]["isError"]
+        send(proc, {"jsonrpc": "2.0", "id": 4, "method": "tools/call",
+                    "params": {"name": "search", "arguments": {"query": "x", "filters": {"athor": "ana"}}}})
+        assert receive(proc, 4)["result"]["isError"]
         send(proc, {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "reindex", "arguments": {}}})
         receive(proc, 3, timeout=120)
         proc.stdin.close()
@@ -264,6 +267,8 @@ def test_serve_writes_every_stderr_line_in_vecbook_log_format(tmp_path: Path) ->
     assert "INFO Starting MCP server 'vecbook' with transport 'stdio'" in text  # FastMCP's
     assert "WARN Invalid arguments for tool 'search'" in text                  # FastMCP's
     assert "WARN n.txt:4: record has headers but no text; skipped" in text     # VecBook's
+    # A refused call says why (fastmcp's own line named only the tool).
+    assert "WARN search refused: unknown filter key 'athor'" in text and "Error calling tool" not in text
 
 
 def test_an_empty_result_is_an_empty_json_list(sample_book: vecbook.VecBook) -> None:

@@ -55,6 +55,14 @@ def build_server(book: VecBook) -> Any:
             book.start()  # returns at once, and does nothing after the first time
             return result
 
+    def refusal(tool: str, exc: VecBookError) -> Any:
+        """The error a tool call answers with, logged here with its reason: fastmcp's own line
+        names only the tool, so it is moved to DEBUG (where its version reads ``log_level``)."""
+        log.warning("%s refused: %s", tool, exc)
+        error = ToolError(str(exc))
+        error.log_level = logging.DEBUG
+        return error
+
     server = FastMCP("vecbook", instructions=MCP_INSTRUCTIONS, version=__version__)
     server.add_middleware(StartIndexing())
 
@@ -75,7 +83,7 @@ def build_server(book: VecBook) -> Any:
                                participants=list_argument("participants", participants), dedupe=dedupe,
                                recency_half_life_days=recency_half_life_days).to_dicts()
         except VecBookError as exc:
-            raise ToolError(str(exc)) from None
+            raise refusal("search", exc) from None
         hits = [bounded(hit, max_chars) for hit in hits]
         # Explicit text content, so an empty result reads "[]" rather than nothing.
         return ToolResult(content=json.dumps(hits, ensure_ascii=False), structured_content={"result": hits})
@@ -87,7 +95,7 @@ def build_server(book: VecBook) -> Any:
         try:
             return book.get(ref, context).to_dict()
         except VecBookError as exc:
-            raise ToolError(str(exc)) from None
+            raise refusal("get", exc) from None
 
     def reindex(full: bool = False) -> dict[str, Any]:
         """Bring the index up to date now: changed files and collections are re-read, new text
@@ -96,7 +104,7 @@ def build_server(book: VecBook) -> Any:
         try:
             return book.reindex(full=full)
         except VecBookError as exc:
-            raise ToolError(str(exc)) from None
+            raise refusal("reindex", exc) from None
 
     def sources() -> list[dict[str, Any]]:
         """What this server searches, one entry per source: name (what `search` takes in `sources`;
