@@ -220,6 +220,36 @@ def test_two_folders_share_the_cache_without_evicting_each_other(tmp_path: Path)
     assert len(list(cache.glob("*.vbc"))) == 2
 
 
+def test_two_configs_over_one_folder_keep_their_own_caches_and_a_new_one_starts_from_them(tmp_path: Path) -> None:
+    """One cache file per config over a folder (and one for the folder searched alone): a shared
+    file lost one config's collection vectors at each save of the other's. A scope without a
+    file starts from the model's newest one, so nothing embedded before is embedded again."""
+    root, cache = tmp_path / "notes", tmp_path / "cache"
+    root.mkdir()
+    for i in range(5):
+        (root / f"{i}.txt").write_text(f"Note {i}: words of note {i}.\n", encoding="utf-8")
+    configs = {}
+    for name in ("work", "home"):
+        chat = tmp_path / f"{name}.txt"
+        chat.write_text(f"01/03/2024, 09:00 - Ana: the {name} chat, one message 🌊\n", encoding="utf-8")
+        configs[name] = tmp_path / f"{name}.toml"
+        configs[name].write_text(f'data_directory = "{root.as_posix()}"\n\n[[collections]]\nname = "{name}"\n'
+                                 f'path = "{chat.as_posix()}"\nformat = "whatsapp"\n', encoding="utf-8")
+
+    def embedded(name: str | None) -> int:
+        if name is None:  # the folder alone: `--data-dir`, or a notebook
+            book = vecbook.VecBook(root, embedder=FakeEmbedder(), cache_directory=cache)
+        else:
+            book = vecbook.VecBook(config=vecbook.load_config(configs[name], cache_directory=cache),
+                                   embedder=FakeEmbedder())
+        book.close()
+        return book.stats()["last_update"]["embedded"]
+
+    assert [embedded(name) for name in ("work", "home", None)] == [6, 1, 0]
+    assert [embedded(name) for name in ("work", "home", None, "work", "home")] == [0, 0, 0, 0, 0]
+    assert len(list(cache.glob("vectors-*.vbc"))) == 3
+
+
 def test_cache_files_unused_for_60_days_are_deleted_when_a_scope_saves(write_files: Any, tmp_path: Path) -> None:
     cache = tmp_path / "cache"
     cache.mkdir()
@@ -535,8 +565,8 @@ def test_a_save_landing_while_an_update_reads_the_cache_leaves_nothing_unwritten
         if threading.current_thread().name == "vecbook-cache-timer":
             saved.set()
 
-    def read(self: vector_cache.VectorCache) -> Any:
-        entries = real_read(self)  # the file as it was when opened
+    def read(self: vector_cache.VectorCache, path: Path) -> Any:
+        entries = real_read(self, path)  # the file as it was when opened
         if reading.is_set() and threading.current_thread().name != "vecbook-cache-timer":
             reading.clear()
             saved.wait(1.0)  # the put-off save lands now, unless it waits for this read

@@ -238,7 +238,8 @@ class Caches:
                 return
             cache, live = pending
             try:
-                if not _same_keys(live.windows, cache.entries.rows):  # nothing new or stale: leave the file alone
+                # Nothing new or stale: leave the file alone (unless it is still the seed's).
+                if cache.seeded or not _same_keys(live.windows, cache.entries.rows):
                     cache.save(live.vectors())
             except OSError as exc:
                 log.warning("cannot write the vector cache %s (%s); continuing without it", cache.path, exc)

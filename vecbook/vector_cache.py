@@ -165,10 +165,13 @@ class CachedVectors(Mapping[bytes, np.ndarray]):
 class VectorCache:
     """Persistent vectors, keyed by model identity and a hash of the embedded text.
 
-    One file per model identity and data scope (``cache_scope``: the data directory, or
-    the config file of one without), so two VecBooks over different folders never prune
-    each other's vectors, and adding or removing a collection keeps the file. Layout: magic, a JSON header (identity, dimension, count,
-    sha256 of the payload), then the 16-byte text hashes and the float32 vectors.
+    One file per model identity and data scope (``cache_scope``), so two VecBooks over
+    different folders, or two configs over one folder, never prune each other's vectors, and
+    adding or removing a collection keeps the file. A scope without a file yet starts from the
+    model's most recently used file of another scope: vectors are keyed by text, so another
+    scope's are as good, and a new config over a folder already searched embeds nothing new.
+    Layout: magic, a JSON header (identity, dimension, count, sha256 of the payload), then
+    the 16-byte text hashes and the float32 vectors.
     Writes go to a temporary file that is renamed over the old one, so a crash (or
     a second process writing the same file) leaves one whole cache, never a mix; a
     file that fails any check is reported and rebuilt. Each save keeps exactly the
@@ -188,10 +191,12 @@ class VectorCache:
     def __init__(self, directory: Path, identity: str, scope: str = "") -> None:
         self.directory = directory
         self.identity = identity
-        name = hashlib.sha256(identity.encode()).hexdigest()[:16]
-        if scope:
-            name += "-" + hashlib.sha256(scope.encode("utf-8", "surrogatepass")).hexdigest()[:16]
-        self.path = directory / f"vectors-{name}.vbc"
+        self.prefix = "vectors-" + hashlib.sha256(identity.encode()).hexdigest()[:16]
+        self.path = directory / (self.prefix + (
+            "-" + hashlib.sha256(scope.encode("utf-8", "surrogatepass")).hexdigest()[:16] if scope else "") + ".vbc")
+        # Whether ``entries`` came from another scope's file: the first save then writes this
+        # scope's own file even when the keys are the same.
+        self.seeded = False
         self.entries = KeyedVectors()
         # Whether ``entries`` holds only the keys: the vectors were let go once a build had
         # taken what it needed (``release_vectors``) and are read again if a build asks for one.
@@ -241,18 +246,21 @@ class VectorCache:
             self._announced_changed.wait_for(lambda: self.path not in self._announced, timeout=SAVE_WAIT_SECONDS)
 
     def _loaded(self) -> KeyedVectors:
-        """(Under ``_entries_lock``.) The file's vectors (none when it is missing or fails a check,
-        with a WARN)."""
-        if not self.path.exists():
+        """(Under ``_entries_lock``.) The file's vectors, or while it has none those of the
+        model's most recently used file of another scope (none when there is none or the file
+        read fails a check, with a WARN)."""
+        source = self.path if self.path.exists() else self._newest_other_scope()
+        self.seeded = source is not None and source != self.path
+        if source is None:
             return KeyedVectors()
         try:
-            entries = self._read()
-            log.info("vector cache: %d vectors from %s", len(entries), self.path)
+            entries = self._read(source)
+            log.info("vector cache: %d vectors from %s", len(entries), source)
             with contextlib.suppress(OSError):
-                os.utime(self.path)  # in use: other scopes' saves prune by last use (STALE_SCOPE_DAYS)
+                os.utime(source)  # in use: other scopes' saves prune by last use (STALE_SCOPE_DAYS)
             return entries
         except (OSError, ValueError, KeyError, json.JSONDecodeError) as exc:
-            log.warning("vector cache %s is unusable (%s); it will be rebuilt", self.path, exc)
+            log.warning("vector cache %s is unusable (%s); it will be rebuilt", source, exc)
             return KeyedVectors()
 
     def vectors_of(self, keys: Iterable[bytes]) -> CachedVectors:
@@ -290,10 +298,18 @@ class VectorCache:
         for rows in retired:  # replaced by a save or load while the build read them: it is done now
             rows.close()
 
-    def _read(self) -> KeyedVectors:
-        """The file's keys, checked (size and checksum, read a block at a time), with its
-        vectors left in the file (``FileRows``, which keeps it open)."""
-        file = open(self.path, "rb")  # noqa: SIM115 - FileRows holds it, or it is closed here
+    def _newest_other_scope(self) -> Path | None:
+        """This model's cache file of another scope used last (read or written), if any."""
+        times = {}
+        for path in self.directory.glob(self.prefix + "*.vbc"):
+            with contextlib.suppress(OSError):  # another process's save or prune may remove it
+                times[path] = path.stat().st_mtime
+        return max(times, key=times.__getitem__, default=None)
+
+    def _read(self, path: Path) -> KeyedVectors:
+        """The keys of the cache file at ``path``, checked (size and checksum, read a block at a
+        time), with its vectors left in the file (``FileRows``, which keeps it open)."""
+        file = open(path, "rb")  # noqa: SIM115 - FileRows holds it, or it is closed here
         try:
             head = file.read(len(self.MAGIC) + 4)
             if not head.startswith(self.MAGIC) or len(head) < len(self.MAGIC) + 4:
@@ -351,7 +367,7 @@ class VectorCache:
             # The file holds the vectors; memory keeps their keys (see release_vectors).
             if isinstance(self.entries.matrix, FileRows):
                 self._retired.append(self.entries.matrix)  # a build may still read it
-            self._released = True
+            self._released, self.seeded = True, False
             self.entries = KeyedVectors(joined, np.empty((len(keep), 0), dtype=np.float32), keep.rows)
 
         # The rename and the new keys under the lock a read of the file takes: the write itself
@@ -403,12 +419,18 @@ def write_atomically(path: Path, prefix: str, write: Callable[[BinaryIO], None],
 
 
 def cache_scope(config: Config) -> str:
-    """What one cache file belongs to: the resolved data directory; without one, the config file
-    (else the collections' paths). Not the list of collections: ``vecbook add`` and ``remove``
-    change it, and the vectors of every unchanged source must still come from the cache."""
+    """What one cache file belongs to: the resolved data directory and the config file; either
+    alone where there is no other (else the collections' paths). So two configs over one data
+    folder, or a config and a search of its folder alone (``--data-dir``, a notebook), keep
+    their own files: one cache over both would lose one's collections' vectors at each save of
+    the other's. Not the list of collections: ``vecbook add`` and ``remove`` change it, and
+    every unchanged source's vectors must still come from the cache."""
+    config_file = f"config:{Path(config.config_file).resolve()}" if config.config_file is not None else ""
     if config.data_directory is not None:
-        return str(Path(config.data_directory).resolve())
-    if config.config_file is not None:
-        return f"config:{Path(config.config_file).resolve()}"
+        folder = str(Path(config.data_directory).resolve())
+        return f"{folder}\n{config_file}" if config_file else folder
+    if config_file:
+        return config_file
     paths = [c.path if c.path is not None else c.database for c in config.collections]
     return "\n".join(str(Path(p).resolve()) for p in paths if p is not None)
+
