@@ -231,7 +231,8 @@ def test_stdio_server_on_sigterm_writes_what_an_update_put_off_and_exits_cleanly
     finally:
         if proc.poll() is None:
             proc.kill()
-    restarted = vecbook.VecBook(data_directory=tmp_path / "notes", embedder=embedder)  # the same cache folder
+    # The server's config, so the same cache files (the user cache folder is shared).
+    restarted = vecbook.VecBook(config=vecbook.load_config(tmp_path / "vecbook.toml"), embedder=embedder)
     update = restarted.stats()["last_update"]
     assert update["embedded"] == 0 and update["files_read"] == 0 and restarted.search("violins")
 
