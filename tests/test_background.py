@@ -9,7 +9,7 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 import pytest
@@ -220,10 +220,11 @@ def test_two_folders_share_the_cache_without_evicting_each_other(tmp_path: Path)
     assert len(list(cache.glob("*.vbc"))) == 2
 
 
-def test_two_configs_over_one_folder_keep_their_own_caches_and_a_new_one_starts_from_them(tmp_path: Path) -> None:
-    """One cache file per config over a folder (and one for the folder searched alone): a shared
-    file lost one config's collection vectors at each save of the other's. A scope without a
-    file starts from the model's newest one, so nothing embedded before is embedded again."""
+@pytest.fixture
+def two_configs(tmp_path: Path) -> Callable[[str | None], dict[str, Any]]:
+    """Two configs, "work" and "home", over one folder of 5 notes, each with a one-message chat
+    of its own; the returned function opens a book over one of them (None: the folder alone,
+    as `--data-dir` or a notebook opens it) and returns its last update."""
     root, cache = tmp_path / "notes", tmp_path / "cache"
     root.mkdir()
     for i in range(5):
@@ -236,18 +237,53 @@ def test_two_configs_over_one_folder_keep_their_own_caches_and_a_new_one_starts_
         configs[name].write_text(f'data_directory = "{root.as_posix()}"\n\n[[collections]]\nname = "{name}"\n'
                                  f'path = "{chat.as_posix()}"\nformat = "whatsapp"\n', encoding="utf-8")
 
-    def embedded(name: str | None) -> int:
-        if name is None:  # the folder alone: `--data-dir`, or a notebook
+    def update(name: str | None) -> dict[str, Any]:
+        if name is None:
             book = vecbook.VecBook(root, embedder=FakeEmbedder(), cache_directory=cache)
         else:
             book = vecbook.VecBook(config=vecbook.load_config(configs[name], cache_directory=cache),
                                    embedder=FakeEmbedder())
         book.close()
-        return book.stats()["last_update"]["embedded"]
+        stats = book.stats()
+        return {**stats["last_update"], "pruned": stats["cache"]["pruned"]}
 
-    assert [embedded(name) for name in ("work", "home", None)] == [6, 1, 0]
-    assert [embedded(name) for name in ("work", "home", None, "work", "home")] == [0, 0, 0, 0, 0]
-    assert len(list(cache.glob("vectors-*.vbc"))) == 3
+    return update
+
+
+def test_two_configs_over_one_folder_keep_their_own_caches(
+        two_configs: Callable[[str | None], dict[str, Any]], tmp_path: Path) -> None:
+    """One cache file per config over a folder, and one for the folder searched alone: a shared
+    file lost one config's collection vectors at each save of the other's (1 of 6 re-embedded
+    at every switch). A config's file is not where another config starts from."""
+    assert [two_configs(name)["embedded"] for name in ("work", "home", None)] == [6, 6, 5]
+    assert [two_configs(name)["embedded"] for name in ("work", "home", None, "work", "home")] == [0, 0, 0, 0, 0]
+    assert len(list((tmp_path / "cache").glob("vectors-*.vbc"))) == 3
+
+
+def test_a_config_over_a_folder_searched_alone_starts_from_its_cache(
+        two_configs: Callable[[str | None], dict[str, Any]], tmp_path: Path) -> None:
+    """As after an upgrade (every config over a folder used the folder's file): only the chat is
+    embedded; the config's own file is written at once, even when nothing was new."""
+    cache = tmp_path / "cache"
+    assert two_configs(None)["embedded"] == 5
+    work = two_configs("work")
+    assert (work["embedded"], work["from_cache"], work["pruned"]) == (1, 5, 0)  # nothing of its own pruned
+    plain = tmp_path / "plain.toml"  # a config with the folder only: the seed holds every vector it needs
+    plain.write_text(f'data_directory = "{(tmp_path / "notes").as_posix()}"\n', encoding="utf-8")
+    book = vecbook.VecBook(config=vecbook.load_config(plain, cache_directory=cache), embedder=FakeEmbedder())
+    book.close()
+    assert book.stats()["last_update"]["embedded"] == 0
+    assert len(list(cache.glob("vectors-*.vbc"))) == 3  # its own file, written although nothing was new
+
+
+def test_an_unreadable_seed_is_passed_over_quietly(two_configs: Callable[[str | None], dict[str, Any]],
+                                                   tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    assert two_configs(None)["embedded"] == 5
+    [folder_file] = (tmp_path / "cache").glob("vectors-*.vbc")
+    folder_file.write_bytes(folder_file.read_bytes()[:-7])  # truncated: not this scope's to rebuild
+    with caplog.at_level(logging.INFO, logger="vecbook"):
+        assert two_configs("work")["embedded"] == 6
+    assert "vector cache: cannot start from" in caplog.text and "unusable" not in caplog.text
 
 
 def test_cache_files_unused_for_60_days_are_deleted_when_a_scope_saves(write_files: Any, tmp_path: Path) -> None:

@@ -16,7 +16,7 @@ from typing import Any
 from .build import Builder, LiveVectors
 from .config import Config, ConfigError
 from .keyword_cache import Captured, KeywordCache
-from .vector_cache import VectorCache, cache_scope
+from .vector_cache import VectorCache, cache_scope, seed_scopes
 
 log = logging.getLogger("vecbook")
 
@@ -80,7 +80,8 @@ class Caches:
         if self.config.cache_directory is None:
             return None
         if self._vectors is None or self._vectors.identity != identity:
-            self._vectors = VectorCache(self.config.cache_directory, identity, cache_scope(self.config))
+            self._vectors = VectorCache(self.config.cache_directory, identity, cache_scope(self.config),
+                                        seed_scopes(self.config))
             self._vectors.load()
         return self._vectors
 
@@ -93,8 +94,10 @@ class Caches:
             self._pending = (cache, live)
         before, after = cache.entries.rows, live.windows
         reused = sum(map(before.__contains__, after))  # map and sum loop in C: ~10 ms at 100k
+        # A cache started from another scope's file prunes nothing of its own.
+        pruned = 0 if cache.seeded else len(before) - reused
         return {"path": str(cache.path), "entries": len(after), "reused": reused,
-                "embedded": len(after) - reused, "pruned": len(before) - reused}
+                "embedded": len(after) - reused, "pruned": pruned}
 
     # -- saving --
 
@@ -228,7 +231,8 @@ class Caches:
 
     def _save_pending_vectors(self) -> None:
         """Keep exactly the live vectors of the last build (which prunes the stale ones), if
-        anything changed. Runs after the snapshot is published."""
+        anything changed or the cache was started from another scope's file. Runs after the
+        snapshot is published."""
         # The pending save is taken under the lock, so a later build's live set is never
         # overwritten by an earlier one still being written.
         with self._save_lock:

@@ -167,9 +167,10 @@ class VectorCache:
 
     One file per model identity and data scope (``cache_scope``), so two VecBooks over
     different folders, or two configs over one folder, never prune each other's vectors, and
-    adding or removing a collection keeps the file. A scope without a file yet starts from the
-    model's most recently used file of another scope: vectors are keyed by text, so another
-    scope's are as good, and a new config over a folder already searched embeds nothing new.
+    adding or removing a collection keeps the file. A scope without a file yet starts from
+    the first of its ``seeds`` (other scopes: ``seed_scopes``) that has a readable file:
+    vectors are keyed by text, so another scope's are as good, and a config over a folder
+    already searched alone embeds only what the folder lacks.
     Layout: magic, a JSON header (identity, dimension, count, sha256 of the payload), then
     the 16-byte text hashes and the float32 vectors.
     Writes go to a temporary file that is renamed over the old one, so a crash (or
@@ -188,14 +189,13 @@ class VectorCache:
     _announced: ClassVar[dict[Path, int]] = {}
     _announced_changed = threading.Condition()
 
-    def __init__(self, directory: Path, identity: str, scope: str = "") -> None:
+    def __init__(self, directory: Path, identity: str, scope: str = "", seeds: Sequence[str] = ()) -> None:
         self.directory = directory
         self.identity = identity
-        self.prefix = "vectors-" + hashlib.sha256(identity.encode()).hexdigest()[:16]
-        self.path = directory / (self.prefix + (
-            "-" + hashlib.sha256(scope.encode("utf-8", "surrogatepass")).hexdigest()[:16] if scope else "") + ".vbc")
-        # Whether ``entries`` came from another scope's file: the first save then writes this
-        # scope's own file even when the keys are the same.
+        self.path = self._file(scope)
+        self.seeds = [self._file(seed) for seed in seeds]
+        # Whether ``entries`` came from a seed's file: the first save then writes this scope's
+        # own file even when the keys are the same.
         self.seeded = False
         self.entries = KeyedVectors()
         # Whether ``entries`` holds only the keys: the vectors were let go once a build had
@@ -209,6 +209,13 @@ class VectorCache:
         self._retired: list[FileRows] = []  # replaced while a build may read them: closed by its release
         self.hits = 0
         self.misses = 0
+
+    def _file(self, scope: str) -> Path:
+        """The cache file of this model and ``scope``."""
+        name = hashlib.sha256(self.identity.encode()).hexdigest()[:16]
+        if scope:
+            name += "-" + hashlib.sha256(scope.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+        return self.directory / f"vectors-{name}.vbc"
 
     @staticmethod
     def key(text: str) -> bytes:
@@ -229,7 +236,8 @@ class VectorCache:
             self._announced_changed.notify_all()
 
     def load(self) -> None:
-        """Read the cache file; warn and start empty when it is missing a check."""
+        """Read the cache file (or, while there is none, a seed's); warn and start empty when
+        the file fails a check."""
         self._wait_for_saves()
         with self._entries_lock:
             self._install(self._loaded())
@@ -246,22 +254,34 @@ class VectorCache:
             self._announced_changed.wait_for(lambda: self.path not in self._announced, timeout=SAVE_WAIT_SECONDS)
 
     def _loaded(self) -> KeyedVectors:
-        """(Under ``_entries_lock``.) The file's vectors, or while it has none those of the
-        model's most recently used file of another scope (none when there is none or the file
-        read fails a check, with a WARN)."""
-        source = self.path if self.path.exists() else self._newest_other_scope()
-        self.seeded = source is not None and source != self.path
-        if source is None:
-            return KeyedVectors()
-        try:
-            entries = self._read(source)
-            log.info("vector cache: %d vectors from %s", len(entries), source)
-            with contextlib.suppress(OSError):
-                os.utime(source)  # in use: other scopes' saves prune by last use (STALE_SCOPE_DAYS)
+        """(Under ``_entries_lock``.) The file's vectors, or while it has none those of the first
+        seed whose file reads (none when the file fails a check, with a WARN, or no seed reads)."""
+        self.seeded = False
+        if self.path.exists():
+            try:
+                return self._opened(self.path)
+            except (OSError, ValueError, KeyError, json.JSONDecodeError) as exc:
+                log.warning("vector cache %s is unusable (%s); it will be rebuilt", self.path, exc)
+                return KeyedVectors()
+        for seed in self.seeds:
+            try:
+                entries = self._opened(seed)
+            except FileNotFoundError:
+                continue
+            except (OSError, ValueError, KeyError, json.JSONDecodeError) as exc:
+                log.info("vector cache: cannot start from %s (%s)", seed, exc)
+                continue
+            self.seeded = True
             return entries
-        except (OSError, ValueError, KeyError, json.JSONDecodeError) as exc:
-            log.warning("vector cache %s is unusable (%s); it will be rebuilt", source, exc)
-            return KeyedVectors()
+        return KeyedVectors()
+
+    def _opened(self, path: Path) -> KeyedVectors:
+        """The keys of the cache file at ``path`` (``_read``), marked as in use."""
+        entries = self._read(path)
+        log.info("vector cache: %d vectors from %s", len(entries), path)
+        with contextlib.suppress(OSError):
+            os.utime(path)  # in use: other scopes' saves prune by last use (STALE_SCOPE_DAYS)
+        return entries
 
     def vectors_of(self, keys: Iterable[bytes]) -> CachedVectors:
         """The cached vectors of those of ``keys`` the cache holds, read from the file when asked
@@ -297,14 +317,6 @@ class VectorCache:
             retired, self._retired = self._retired, []
         for rows in retired:  # replaced by a save or load while the build read them: it is done now
             rows.close()
-
-    def _newest_other_scope(self) -> Path | None:
-        """This model's cache file of another scope used last (read or written), if any."""
-        times = {}
-        for path in self.directory.glob(self.prefix + "*.vbc"):
-            with contextlib.suppress(OSError):  # another process's save or prune may remove it
-                times[path] = path.stat().st_mtime
-        return max(times, key=times.__getitem__, default=None)
 
     def _read(self, path: Path) -> KeyedVectors:
         """The keys of the cache file at ``path``, checked (size and checksum, read a block at a
@@ -434,3 +446,13 @@ def cache_scope(config: Config) -> str:
     paths = [c.path if c.path is not None else c.database for c in config.collections]
     return "\n".join(str(Path(p).resolve()) for p in paths if p is not None)
 
+
+
+def seed_scopes(config: Config) -> list[str]:
+    """The scopes whose cache files a new scope's starts from, first the likeliest: for a data
+    directory with a config file, the directory's alone (a search of it with ``--data-dir`` or
+    from a notebook, and every config over it before configs had files of their own), then the
+    config's alone."""
+    if config.data_directory is None or config.config_file is None:
+        return []
+    return [str(Path(config.data_directory).resolve()), f"config:{Path(config.config_file).resolve()}"]
