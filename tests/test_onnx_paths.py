@@ -1,6 +1,6 @@
 """The onnxruntime paths (issues 16 and 29): float32 and int8 graphs built once in the cache
-folder, by a child process; ``precision = "auto"`` takes int8 on CPUs with int8 dot products and
-float32 elsewhere, both on onnxruntime (float32 gives torch's vectors, and neither imports
+folder, by a child process; ``precision = "auto"`` takes int8 on CPUs with int8 dot products or
+x86 AVX2 and float32 elsewhere, both on onnxruntime (float32 gives torch's vectors, and neither imports
 torch); int8, rebalanced by a calibration text before rounding, stays close to float32."""
 
 from __future__ import annotations
@@ -230,12 +230,16 @@ def test_a_missing_calibration_text_is_a_clear_build_error(tmp_path: Path, monke
         onnx_build._calibration_texts()
 
 
+@pytest.mark.parametrize("file, seven_bits", [("xeon-sapphire-rapids.txt", False), ("epyc-avx2.txt", True)])
 def test_auto_takes_int8_for_the_model_the_recipe_was_measured_with_only(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    sapphire_rapids = cpu.parse_cpuinfo((DATA / "cpuinfo" / "xeon-sapphire-rapids.txt").read_text(encoding="utf-8"))
-    monkeypatch.setattr(embed, "detect", lambda: sapphire_rapids)
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, file: str, seven_bits: bool) -> None:
+    """With int8 dot products, and on AVX2 with the 7-bit weights (the recipe the vectors are keyed by)."""
+    info = cpu.parse_cpuinfo((DATA / "cpuinfo" / file).read_text(encoding="utf-8"))
+    monkeypatch.setattr(embed, "detect", lambda: info)
+    monkeypatch.setattr(onnx_model, "detect", lambda: info)
     monkeypatch.setattr(onnx_model, "RECIPE_PASSES_GATE", True)
     assert vecbook.Embedder()._records_precision() == "int8"
+    assert onnx_model.recipe() == onnx_model.RECIPE + ("-7bit" if seven_bits else "")
     other = _model_copy(tmp_path, {})  # another BERT model, as far as VecBook can tell
     assert vecbook.Embedder(str(other))._records_precision() == "float32"
 

@@ -12,12 +12,14 @@ import sys
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 # Instructions that multiply int8 vectors and sum into int32 in one step (x86 VNNI and
 # AMX, arm64's SDOT/UDOT): where onnxruntime's int8 kernels run about 2x float32. Without
 # them, x86 int8 goes through AVX2's pairwise 16-bit products (7-bit weights keep those
-# exact), ~1.4x float32: measured on an AVX2 EPYC and on the AMX Xeon with everything past
-# AVX2 hidden (bench/avx2_only.sh). Older x86 and arm64 without SDOT are unmeasured.
+# exact), ~1.4x float32: measured on the AMX Xeon with everything past AVX2 hidden
+# (bench/avx2_only.sh; an earlier int8 recipe ran 1.54-1.58x plain encode on an AVX2 EPYC).
+# Older x86 and arm64 without SDOT are unmeasured.
 INT8_DOT_FLAGS = ("avx512_vnni", "avx_vnni", "amx_int8", "asimddp")
 INT8_PAIRED_FLAG = "avx2"
 # Flags that make bfloat16 native: torch's autocast then runs ~1.9x float32.
@@ -30,12 +32,14 @@ SPEED_FLAGS = ("avx2", "fma", "avx512f", "avx512_vnni", "avx_vnni", "avx512_bf16
 MACOS_FLAGS = {"hw.optional.arm.FEAT_DotProd": "asimddp", "hw.optional.arm.FEAT_I8MM": "i8mm",
                "hw.optional.arm.FEAT_BF16": "bf16", "hw.optional.neon": "asimd", "AVX2": "avx2", "FMA": "fma",
                "AVX512F": "avx512f", "AVX512VNNI": "avx512_vnni"}
-MACOS_SYSCTL = ("machdep.cpu.brand_string", "machdep.cpu.features", "machdep.cpu.leaf7_features", "hw.optional")
+MACOS_SYSCTL = ("machdep.cpu.brand_string", "machdep.cpu.features", "machdep.cpu.leaf7_features", "hw.optional",
+                "sysctl.proc_translated")
 # IsProcessorFeaturePresent's codes for arm64's dot product (PF_ARM_V82_DP_INSTRUCTIONS_AVAILABLE)
-# and x86's AVX2 (PF_AVX2_INSTRUCTIONS_AVAILABLE; Windows before 10 answers no). Windows offers
+# and x86's AVX2 (PF_AVX2_INSTRUCTIONS_AVAILABLE; an older Windows answers no). Windows offers
 # no such probe for VNNI, so x86 Windows counts as without it and builds 7-bit int8 weights.
 WINDOWS_ARM_DOT_PRODUCT = 43
 WINDOWS_AVX2 = 40
+WINDOWS_ARM64_MACHINE = 0xAA64  # IMAGE_FILE_MACHINE_ARM64, as IsWow64Process2 names the native CPU
 
 
 @dataclass(frozen=True)
@@ -87,8 +91,9 @@ def _run_sysctl() -> str:
 
 
 def _from_sysctl(text: str) -> CpuInfo:
-    """CpuInfo from ``sysctl`` output: ``name: value`` lines."""
-    name, flags = "", set()
+    """CpuInfo from ``sysctl`` output: ``name: value`` lines. An x86 Python translated by Rosetta
+    counts as having no features: how fast its AVX2 runs there was never measured."""
+    name, flags, translated = "", set(), False
     for line in text.splitlines():
         key, _, value = line.partition(":")
         key, value = key.strip(), value.strip()
@@ -98,22 +103,40 @@ def _from_sysctl(text: str) -> CpuInfo:
             flags.update(MACOS_FLAGS[word] for word in value.split() if word in MACOS_FLAGS)
         elif key in MACOS_FLAGS and value == "1":
             flags.add(MACOS_FLAGS[key])
-    return CpuInfo(name or platform.machine(), frozenset(flags), "sysctl")
+        elif key == "sysctl.proc_translated":
+            translated = value == "1"
+    return CpuInfo(name or platform.machine(), frozenset() if translated else frozenset(flags), "sysctl")
 
 
 def _from_windows() -> CpuInfo:
-    """Windows: the processor string, and whether it has arm64's dot product or x86's AVX2."""
+    """Windows: the processor string, and whether it has arm64's dot product or x86's AVX2. An
+    x86 Python emulated on arm64 counts as having neither: its AVX2 speed was never measured."""
     name, flags = platform.processor() or platform.machine(), set()
     arm = platform.machine().lower() in ("arm64", "aarch64")
     code, flag = (WINDOWS_ARM_DOT_PRODUCT, "asimddp") if arm else (WINDOWS_AVX2, INT8_PAIRED_FLAG)
     try:
         import ctypes
 
-        if ctypes.windll.kernel32.IsProcessorFeaturePresent(code):  # type: ignore[attr-defined]
+        kernel32 = ctypes.windll.kernel32  # type: ignore[attr-defined]
+        if kernel32.IsProcessorFeaturePresent(code) and (arm or not _emulated_on_arm64(kernel32)):
             flags.add(flag)
     except (OSError, AttributeError):
         pass
     return CpuInfo(name, frozenset(flags), "windows")
+
+
+def _emulated_on_arm64(kernel32: Any) -> bool:
+    """Whether this (x86) process runs on an arm64 CPU, by IsWow64Process2's native machine
+    (Windows 10 1709 and later; an older Windows has no arm64 emulation of x64)."""
+    import ctypes
+
+    process, native = ctypes.c_ushort(), ctypes.c_ushort()
+    try:
+        if not kernel32.IsWow64Process2(kernel32.GetCurrentProcess(), ctypes.byref(process), ctypes.byref(native)):
+            return False
+    except AttributeError:
+        return False
+    return native.value == WINDOWS_ARM64_MACHINE
 
 
 def has_int8_dot(info: CpuInfo) -> bool:

@@ -228,8 +228,8 @@ class Embedder:
         """
         Args:
             model_name: a packaged model name or a local sentence-transformers folder.
-            precision: the records path: "auto" (int8 where the CPU has int8 dot products
-                and the int8 recipe passed the quality gate, else float32), "float32"
+            precision: the records path: "auto" (int8 where the CPU has int8 dot products or
+                is x86 with AVX2, and the int8 recipe passed the quality gate, else float32), "float32"
                 (onnxruntime, or torch where onnxruntime cannot run the model), "int8"
                 (onnxruntime; faster indexing, slightly less exact, see docs/embedding.md) or
                 "bfloat16" (torch, loaded only when records need embedding). Queries are
