@@ -215,6 +215,11 @@ def test_a_file_already_added_is_refused_under_any_name(
     assert run(capsys, "add", str(database), "--table", "dreams", "--name", "dreams")[0] == 0
     assert [c.name for c in load_config(user_config).collections] == ["whatsapp-chat-with-family", "diary", "dreams"]
     assert user_config.read_bytes().startswith(before)
+    folder = f'data_directory = "{(home / "notes").as_posix()}"\n'
+    user_config.write_text(folder + user_config.read_text(encoding="utf-8"), encoding="utf-8")
+    code, _, err = run(capsys, "add", "notes/../notes", "--name", "notes-again")
+    assert code == 2 and err == (f"vecbook: error: {home / 'notes'} is the data folder of {user_config}: its notes "
+                                 "are searched already\n")
 
 
 @pytest.mark.skipif(os.name != "posix" or os.geteuid() == 0, reason="root reads any file")

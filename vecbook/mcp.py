@@ -58,7 +58,7 @@ def build_server(book: VecBook) -> Any:
     def refusal(tool: str, exc: VecBookError) -> Any:
         """The error a tool call answers with, logged here with its reason: fastmcp's own line
         names only the tool, so it is moved to DEBUG (where its version reads ``log_level``)."""
-        log.warning("%s refused: %s", tool, exc)
+        log.warning("%s refused: %s", tool, " ".join(str(exc).splitlines()))  # one log line, whatever the client sent
         error = ToolError(str(exc))
         error.log_level = logging.DEBUG
         return error

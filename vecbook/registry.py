@@ -255,8 +255,11 @@ def inspect(path_text: str, config_file: Path, name: str | None = None, format_n
     """Read the source at ``path_text`` as ``add`` would register it; ConfigError (and nothing
     written) for a path that is missing or unreadable, an unknown format, a name in use, or a
     config file that is not valid TOML."""
-    added = checked_config(config_file).collections if config_file.is_file() else ()
+    config = checked_config(config_file) if config_file.is_file() else None
+    added = config.collections if config is not None else ()
     path = check_readable(Path(path_text).expanduser().absolute())
+    if config is not None and config.data_directory is not None and Path(config.data_directory).resolve() == path:
+        raise ConfigError(f"{path} is the data folder of {config_file}: its notes are searched already")
     name = check_name(name if name is not None else derive_name(path), [c.name for c in added], config_file)
     chosen = choose_format(path, name, format_name)
     if (table or text_column) and chosen != SQLITE:
