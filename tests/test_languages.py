@@ -252,6 +252,8 @@ def test_bad_input_is_indexed_without_errors_or_giant_terms(text: str) -> None:
 @settings(max_examples=150, deadline=None)
 @given(st.lists(st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=80), max_size=6),
        st.sampled_from([Analysis(), Analysis("german"), Analysis("none", False), Analysis("turkish")]))
+@example(["\u0300"], Analysis())  # a combining accent alone folded to an empty term (found by this test)
+@example(["a \u0301\u0301 b", "\u0300" * 120], Analysis("none", False))
 def test_any_text_gets_the_same_terms_together_and_alone_and_none_giant(texts: list[str], analysis: Analysis) -> None:
     together, alone = Vocabulary(), Vocabulary()
     assert [ids.tolist() for ids in together.encode_texts(texts, analysis)] == \

@@ -225,9 +225,11 @@ class Analysis:
 
     def new_term(self, word: str) -> str | None:
         """``term`` without the memo (the vocabulary keeps its own, of every word it met)."""
+        folded = fold(word[:MAX_TERM_CHARS])
+        if not folded:
+            return None  # marks alone (a stray combining accent) fold to nothing: no term
         if len(word) > MAX_TERM_CHARS:
-            return fold(word[:MAX_TERM_CHARS])[:MAX_TERM_CHARS]
-        folded = fold(word)
+            return folded[:MAX_TERM_CHARS]
         if folded in stop_words(self.language):
             return None
         algorithm = STEMMERS.get(self.language) if self.stemming else None
