@@ -286,6 +286,26 @@ def test_an_unreadable_seed_is_passed_over_quietly(two_configs: Callable[[str | 
     assert "vector cache: cannot start from" in caplog.text and "unusable" not in caplog.text
 
 
+def test_a_new_model_or_records_path_says_why_every_record_is_embedded_again(
+        write_files: Any, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """As after an upgrade that moves `auto` to int8 on this CPU: the vectors cached for these
+    sources were made by another path, and a start that used to be quick embeds everything."""
+    class Int8Fake(FakeEmbedder):
+        @property
+        def identity(self) -> str:
+            return "fake-bag-of-words|files|256|int8-smooth-v3-7bit|256"
+
+    root, cache = write_files(NOTES), tmp_path / "cache"
+    with caplog.at_level(logging.WARNING, logger="vecbook"):
+        vecbook.VecBook(root, embedder=FakeEmbedder(), cache_directory=cache).close()
+        assert "nothing cached yet" not in caplog.text  # a first start has nothing to explain
+        book = vecbook.VecBook(root, embedder=Int8Fake(), cache_directory=cache)
+        book.close()
+    assert book.stats()["last_update"]["embedded"] == len(NOTES)
+    assert ("vector cache: nothing cached yet for fake-bag-of-words, int8-smooth-v3-7bit; the vectors cached for "
+            "these sources were made for fake-bag-of-words, so every record is embedded once more") in caplog.text
+
+
 def test_cache_files_unused_for_60_days_are_deleted_when_a_scope_saves(write_files: Any, tmp_path: Path) -> None:
     cache = tmp_path / "cache"
     cache.mkdir()

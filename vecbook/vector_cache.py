@@ -192,8 +192,10 @@ class VectorCache:
     def __init__(self, directory: Path, identity: str, scope: str = "", seeds: Sequence[str] = ()) -> None:
         self.directory = directory
         self.identity = identity
-        self.path = self._file(scope)
-        self.seeds = [self._file(seed) for seed in seeds]
+        self._model_hash = hashlib.sha256(identity.encode()).hexdigest()[:16]
+        self.path = directory / f"vectors-{self._model_hash}{_scope_hash(scope)}.vbc"
+        self.seeds = [directory / f"vectors-{self._model_hash}{_scope_hash(seed)}.vbc" for seed in seeds]
+        self._scope_hashes = [_scope_hash(each) for each in (scope, *seeds) if each]
         # Whether ``entries`` came from a seed's file: the first save then writes this scope's
         # own file even when the keys are the same.
         self.seeded = False
@@ -209,13 +211,6 @@ class VectorCache:
         self._retired: list[FileRows] = []  # replaced while a build may read them: closed by its release
         self.hits = 0
         self.misses = 0
-
-    def _file(self, scope: str) -> Path:
-        """The cache file of this model and ``scope``."""
-        name = hashlib.sha256(self.identity.encode()).hexdigest()[:16]
-        if scope:
-            name += "-" + hashlib.sha256(scope.encode("utf-8", "surrogatepass")).hexdigest()[:16]
-        return self.directory / f"vectors-{name}.vbc"
 
     @staticmethod
     def key(text: str) -> bytes:
@@ -273,7 +268,37 @@ class VectorCache:
                 continue
             self.seeded = True
             return entries
+        other = self._other_model()
+        if other is not None:  # say why a start that used to be quick embeds everything
+            log.warning("vector cache: nothing cached yet for %s; the vectors cached for these sources were made "
+                        "for %s, so every record is embedded once more", _described(self.identity),
+                        _described(other))
         return KeyedVectors()
+
+    def _other_model(self) -> str | None:
+        """The identity in the newest cache file of this scope (or a seed's) made for another
+        model or records path, if any."""
+        others = {}
+        for scope_hash in self._scope_hashes:
+            for path in self.directory.glob(f"vectors-*{scope_hash}.vbc"):
+                with contextlib.suppress(OSError):
+                    if not path.name.startswith(f"vectors-{self._model_hash}"):
+                        others[path] = path.stat().st_mtime
+        for path in sorted(others, key=others.__getitem__, reverse=True):
+            with contextlib.suppress(OSError, ValueError, KeyError), open(path, "rb") as file:
+                return str(self._header(file)["identity"])
+        return None
+
+    def _header(self, file: BinaryIO) -> dict[str, Any]:
+        """The JSON header of the cache file open in ``file`` (ValueError if it is not one)."""
+        head = file.read(len(self.MAGIC) + 4)
+        if not head.startswith(self.MAGIC) or len(head) < len(self.MAGIC) + 4:
+            raise ValueError("not a VecBook cache file")
+        (size,) = struct.unpack_from("<I", head, len(self.MAGIC))
+        header = json.loads(file.read(size))
+        if not isinstance(header, dict):
+            raise ValueError("not a VecBook cache file")
+        return header
 
     def _opened(self, path: Path) -> KeyedVectors:
         """The keys of the cache file at ``path`` (``_read``), marked as in use."""
@@ -323,15 +348,11 @@ class VectorCache:
         time), with its vectors left in the file (``FileRows``, which keeps it open)."""
         file = open(path, "rb")  # noqa: SIM115 - FileRows holds it, or it is closed here
         try:
-            head = file.read(len(self.MAGIC) + 4)
-            if not head.startswith(self.MAGIC) or len(head) < len(self.MAGIC) + 4:
-                raise ValueError("not a VecBook cache file")
-            (size,) = struct.unpack_from("<I", head, len(self.MAGIC))
-            header = json.loads(file.read(size))
+            header = self._header(file)
             if header["identity"] != self.identity:
                 raise ValueError(f"made for another model ({header['identity']})")
             count, dim = int(header["count"]), int(header["dimension"])
-            offset = len(head) + size
+            offset = file.tell()
             if os.fstat(file.fileno()).st_size - offset != count * (KEY_BYTES + 4 * dim):
                 raise ValueError("truncated")
             keys = file.read(KEY_BYTES * count)
@@ -428,6 +449,17 @@ def write_atomically(path: Path, prefix: str, write: Callable[[BinaryIO], None],
     except BaseException:
         Path(temp).unlink(missing_ok=True)
         raise
+
+
+def _scope_hash(scope: str) -> str:
+    """The part of a cache file's name that names its scope ('' for none)."""
+    return "-" + hashlib.sha256(scope.encode("utf-8", "surrogatepass")).hexdigest()[:16] if scope else ""
+
+
+def _described(identity: str) -> str:
+    """A vector identity (model|files|dimension|path|window) as a reader names it: model, path."""
+    parts = identity.split("|")
+    return ", ".join(parts[i] for i in (0, 3) if i < len(parts))
 
 
 def cache_scope(config: Config) -> str:
