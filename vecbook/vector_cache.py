@@ -479,7 +479,6 @@ def cache_scope(config: Config) -> str:
     return "\n".join(str(Path(p).resolve()) for p in paths if p is not None)
 
 
-
 def seed_scopes(config: Config) -> list[str]:
     """The scopes whose cache files a new scope's starts from, first the likeliest: for a data
     directory with a config file, the directory's alone (a search of it with ``--data-dir`` or
