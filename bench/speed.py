@@ -150,7 +150,7 @@ t0 = time.perf_counter()
 book = vecbook.VecBook(data_directory=sys.argv[1], embedder=embedder, cache_directory=False)  # every record embeds
 seconds = time.perf_counter() - t0
 texts = [r.content for r in book._snapshot.records]
-tokens = sum(embedder.load().lengths(texts))
+tokens = sum(embedder.load().prepare(texts)[1])  # each text's tokens, as the model is given them
 print(json.dumps({"records": len(texts), "seconds": seconds, "tokens": tokens,
                   "forward_seconds": embedder.forward_seconds, "precision": embedder.precision,
                   "runtime": embedder.runtime}))

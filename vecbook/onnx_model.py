@@ -181,11 +181,6 @@ class OnnxModel:
         """Each text's token character spans, without special tokens or truncation."""
         return [encoding.offsets for encoding in self.plain.encode_batch(list(texts), add_special_tokens=False)]
 
-    def lengths(self, texts: Sequence[str]) -> list[int]:
-        """Token counts with special tokens, capped at the model's limit."""
-        return [min(len(encoding.ids), self.max_tokens)
-                for encoding in self.plain.encode_batch(list(texts), add_special_tokens=True)]
-
     def prepare(self, texts: Sequence[str]) -> tuple[list[list[int]], list[int]]:
         """What ``run`` takes for each text, its token ids (special tokens included, cut at the
         model's limit), and their counts: each text is tokenized once (sorting texts by length
