@@ -139,11 +139,15 @@ def check_name(name: str, taken: Sequence[str], config_file: Path) -> str:
     return name
 
 
-def check_not_added(path: Path, table: str | None, query: str | None, added: Sequence[CollectionConfig],
+def check_not_added(path: Path, table: str | None, query: str | None, config: Config | None,
                     config_file: Path) -> None:
-    """ConfigError when the config already has this file or folder (for a database: this table
-    or query), which would put every record in the results twice."""
-    for collection in added:
+    """ConfigError when the config already searches this file or folder, as a source (for a
+    database: this table or query) or as its data folder: every record would come back twice."""
+    if config is None:
+        return
+    if config.data_directory is not None and Path(config.data_directory).resolve() == path:
+        raise ConfigError(f"{path} is the data folder of {config_file}: its notes are searched already")
+    for collection in config.collections:
         where = collection.database or collection.path
         if where is not None and where.resolve() == path and (collection.table, collection.query) == (table, query):
             what = f"table '{table}' of {path}" if table else str(path)
@@ -256,11 +260,9 @@ def inspect(path_text: str, config_file: Path, name: str | None = None, format_n
     written) for a path that is missing or unreadable, an unknown format, a name in use, or a
     config file that is not valid TOML."""
     config = checked_config(config_file) if config_file.is_file() else None
-    added = config.collections if config is not None else ()
+    taken = [c.name for c in config.collections] if config is not None else []
     path = check_readable(Path(path_text).expanduser().absolute())
-    if config is not None and config.data_directory is not None and Path(config.data_directory).resolve() == path:
-        raise ConfigError(f"{path} is the data folder of {config_file}: its notes are searched already")
-    name = check_name(name if name is not None else derive_name(path), [c.name for c in added], config_file)
+    name = check_name(name if name is not None else derive_name(path), taken, config_file)
     chosen = choose_format(path, name, format_name)
     if (table or text_column) and chosen != SQLITE:
         raise ConfigError(f"--table and --text-column apply to a SQLite database; {path} is {chosen}")
@@ -268,14 +270,14 @@ def inspect(path_text: str, config_file: Path, name: str | None = None, format_n
     entry: dict[str, Any] = {"name": name}
     if chosen == SQLITE:
         picked_table, query = sqlite_table(path, table, text_column)
-        check_not_added(path, picked_table, query, added, config_file)
+        check_not_added(path, picked_table, query, config, config_file)
         entry["database"] = label
         entry.update({"table": picked_table} if picked_table else {"query": query})
         collection = CollectionConfig(name=name, database=path, database_label=label, table=picked_table,
                                       query=query)
         records, problems, _ = load_collection(collection)
     else:
-        check_not_added(path, None, None, added, config_file)
+        check_not_added(path, None, None, config, config_file)
         entry["path"] = label
         entry["format"] = chosen  # written, not detected again at each start
         collection = CollectionConfig(name=name, path=path, database_label=label, format=chosen)
