@@ -13,7 +13,7 @@ instead of the model's (the real model still cuts the texts into windows, so the
 and file are those of real vectors, and a warm start's memory is the same) in a minute rather
 than the half hour 100k records take to embed on two cores: for memory figures only, never
 for quality. The records' path is ``--precision`` (default ``auto``, what a user gets: int8 on
-onnxruntime on a CPU with int8 dot products, else float32); torch is never imported.
+onnxruntime with int8 dot products or x86 AVX2, else float32); torch is never imported.
 """
 
 from __future__ import annotations
