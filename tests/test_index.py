@@ -385,3 +385,83 @@ def test_a_build_that_fails_while_reading_turns_the_collector_back_on(write_file
         assert gc.isenabled()
     finally:
         gc.enable() if was else gc.disable()
+
+
+def clustered_vectors(rows: int, dim: int = 32, clusters: int = 40, seed: int = 9) -> np.ndarray:
+    """Vectors in clusters, as a text model's are (topics), not spread evenly over the sphere."""
+    rng = np.random.default_rng(seed)
+    centres = rng.normal(size=(clusters, dim))
+    return (centres[rng.integers(0, clusters, rows)] + 0.35 * rng.normal(size=(rows, dim))).astype(np.float32)
+
+
+@pytest.fixture()
+def approximate_from_400(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Partition indexes from 400 windows on, so small ones exercise the approximate search."""
+    monkeypatch.setattr(vecbook.index, "APPROXIMATE_FROM", 400)
+
+
+@pytest.mark.parametrize("metric", ["cosine", "l2"])
+def test_a_large_index_searches_its_partition_and_keeps_recall_against_exact(approximate_from_400: None,
+                                                                             metric: str) -> None:
+    vectors = clustered_vectors(3000)
+    index = vecbook.index.VectorIndex(vectors, np.arange(3000), 3000, metric)
+    partition = index.partition_now()
+    assert partition.lists >= 16 and 1 <= partition.probes < partition.lists
+    assert "lists" in index.index_type
+    rng = np.random.default_rng(10)
+    queries = vectors[rng.integers(0, 3000, 60)] + 0.3 * rng.normal(size=(60, 32)).astype(np.float32)  # near the topics
+    found = []
+    for query in queries:
+        exact_ids, exact_scores = index.top(query, 10, probes=0)
+        ids, scores = index.top(query, 10)
+        found.append(len(set(ids.tolist()) & set(exact_ids.tolist())) / 10)
+        every_list = index.top(query, 10, probes=partition.lists)  # probing every list is the exact search
+        assert every_list[0].tolist() == exact_ids.tolist()
+        np.testing.assert_allclose(every_list[1], exact_scores, rtol=1e-6)
+    assert np.mean(found) >= 0.9
+    for row in (0, 17, 2999):  # a record's own vector finds it first
+        assert index.top(vectors[row], 1)[0].tolist() == [row]
+
+
+def test_a_small_index_is_never_partitioned() -> None:
+    index = vecbook.index.VectorIndex(clustered_vectors(300), np.arange(300), 300)
+    assert index.partition is None and index._partitioning is None
+    assert "lists" not in index.index_type
+
+
+def test_a_filter_probes_more_lists_so_its_matches_are_still_found(approximate_from_400: None,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    vectors = clustered_vectors(3000)
+    index = vecbook.index.VectorIndex(vectors, np.arange(3000), 3000)
+    index.partition_now()
+    query = vectors[5] + 0.2
+    for share in (0.02, 0.5):
+        mask = np.random.default_rng(3).random(3000) < share
+        monkeypatch.setattr(vecbook.index, "APPROXIMATE_FROM", 10)  # the filter's windows count as a large index too
+        ids, _ = index.top(query, 10, mask)
+        exact_ids, _ = top_k_exact(index, query, mask)
+        assert mask[ids].all() and len(set(ids.tolist()) & set(exact_ids.tolist())) >= 8
+
+
+def top_k_exact(index: vecbook.index.VectorIndex, query: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    return vecbook.index.top_k(*index.scores_within(query, mask), 10)
+
+
+def test_an_update_carries_the_partition_and_assigns_new_rows_to_their_nearest_list(approximate_from_400: None) -> None:
+    vectors = clustered_vectors(3000)
+    first = vecbook.index.VectorIndex(vectors, np.arange(3000), 3000)
+    partition = first.partition_now()
+    added = clustered_vectors(5, seed=12)
+    # The next index: rows 10.. of the first (rows 0-9 deleted), then five new rows.
+    source = np.concatenate([np.arange(10, 3000), np.full(5, -1)])
+    second = vecbook.index.VectorIndex(np.concatenate([vectors[10:], added]), np.arange(2995), 2995,
+                                       carry=(first, source))
+    assert second._partitioning is None and second.partition is not None  # carried: nothing trained
+    carried = second.partition
+    assert carried.centroids is partition.centroids
+    assert carried.assignment[:2990].tolist() == partition.assignment[10:].tolist()
+    assert carried.assignment[2990:].tolist() == partition.nearest(second.decode(np.arange(2990, 2995))).tolist()
+    assert second.top(added[2], 1)[0].tolist() == [2992]
+    grown = vecbook.index.VectorIndex(clustered_vectors(6500, seed=13), np.arange(6500), 6500,
+                                      carry=(first, np.concatenate([np.arange(3000), np.full(3500, -1)])))
+    assert grown.partition_now() is not partition and grown.partition.trained_on == 6500  # outgrown: trained again

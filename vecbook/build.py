@@ -261,7 +261,8 @@ class Builder:
         index = VectorIndex(None, owners[keep], len(records), self.config.similarity_metric, spans=spans[keep],
                             keys=keys if keep.all() else [k for k, kept in zip(keys, keep.tolist()) if kept],
                             placed=_placements(ordered, keep),
-                            fill=self._codes(keys, reused, keep, found, cached, previous))
+                            fill=self._codes(keys, reused, keep, found, cached, previous),
+                            carry=None if previous is None else (previous, reused[keep]))
         return index, counts, LiveVectors(keys, keep, index, found)
 
     def _codes(self, keys: Sequence[bytes], reused: np.ndarray, keep: np.ndarray, found: dict[bytes, np.ndarray],
