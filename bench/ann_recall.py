@@ -90,6 +90,8 @@ def main() -> None:
     parser.add_argument("--precision", default="auto", choices=("auto", "float32", "int8"))
     parser.add_argument("--limit", type=int, default=60_000)
     parser.add_argument("--embed-only", action="store_true", help="embed and keep the vectors, then stop")
+    parser.add_argument("--vectors", nargs=2, type=Path, metavar=("RECORDS.npy", "QUERIES.npy"),
+                        help="vectors the same model made of the same texts elsewhere (a GPU), in their order")
     args = parser.parse_args()
     args.workdir = args.workdir.resolve()  # the ONNX build runs in a child process
     args.workdir.mkdir(parents=True, exist_ok=True)
@@ -97,14 +99,20 @@ def main() -> None:
 
     print(f"machine: {cpu_description()}; {' '.join(sys.argv)}")
     texts, query_texts = texts_and_queries(args.scifact, args.realmem, args.limit)
-    records = embedded(args.workdir, "records", texts, args.precision, query=False)
-    queries = embedded(args.workdir, "queries", query_texts, args.precision, query=True)
+    if args.vectors:
+        records, queries = (np.load(path).astype(np.float32) for path in args.vectors)
+        if (len(records), len(queries)) != (len(texts), len(query_texts)):
+            raise SystemExit(f"--vectors hold {len(records)} and {len(queries)} vectors, for "
+                             f"{len(texts)} texts and {len(query_texts)} queries")
+    else:
+        records = embedded(args.workdir, "records", texts, args.precision, query=False)
+        queries = embedded(args.workdir, "queries", query_texts, args.precision, query=True)
     if args.embed_only:
         return
-    report(records, queries, texts)
+    report(records, queries)
 
 
-def report(records: np.ndarray, queries: np.ndarray, texts: list[str] | None = None, k: int = 10) -> None:
+def report(records: np.ndarray, queries: np.ndarray, k: int = 10) -> None:
     """Recall@k of the approximate index against exact search, and own-text-first."""
     from vecbook.index import VectorIndex
 

@@ -305,7 +305,9 @@ def test_incremental_builds_keep_the_keyword_index_equal_to_a_fresh_build(write_
         os.utime(root / name, (time.time() + 10, time.time() + 10))  # seen as changed within the second
         report = builder.read()
         updated = builder.keyword_snapshot(report).keywords
-        tokens = [t for key, _ in report.blocks for t in builder.blocks[key].tokens]
+        passages = [r.content[a:b] for r in report.records for a, b in vecbook.records.split_passages(r.content)]
+        tokens = builder.vocabulary.encode_texts(passages)  # every passage tokenized afresh
+        assert all(builder.blocks[key].tokens is None for key, _ in report.blocks)  # counted, then let go
         fresh = vecbook.index.KeywordIndex(tokens,
                                            config.bm25_k1, config.bm25_b, vocabulary=builder.vocabulary,
                                            owners=updated.owners)
@@ -465,3 +467,12 @@ def test_an_update_carries_the_partition_and_assigns_new_rows_to_their_nearest_l
     grown = vecbook.index.VectorIndex(clustered_vectors(6500, seed=13), np.arange(6500), 6500,
                                       carry=(first, np.concatenate([np.arange(3000), np.full(3500, -1)])))
     assert grown.partition_now() is not partition and grown.partition.trained_on == 6500  # outgrown: trained again
+
+
+def test_a_window_is_found_by_the_hash_of_its_text() -> None:
+    texts = ["boiler", "café crème", "修理", "🔥", "boiler"]  # the same text twice: either row holds its vector
+    keys = [vecbook.vector_cache.VectorCache.key(t) for t in texts]
+    index = vecbook.index.VectorIndex(np.eye(5, 4, dtype=np.float32), np.arange(5), 5, keys=keys)
+    assert [index.row_of(k) for k in keys[:4]] == [0, 1, 2, 3] and index.row_of(keys[4]) in (0, 4)
+    assert index.row_of(vecbook.vector_cache.VectorCache.key("absent")) is None
+    assert index.owners.dtype == np.int32 and index.spans.dtype == np.int32

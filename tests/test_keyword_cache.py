@@ -15,7 +15,7 @@ import pytest
 import vecbook
 from vecbook.config import CollectionConfig, ConfigError
 from vecbook.exports import detect_format, load_export
-from vecbook.keyword_cache import KeywordCache, _record, _record_row
+from vecbook.keyword_cache import REF_SHIFT, FileTexts, KeywordCache, _record, _record_row
 
 from conftest import EXPORTS, FakeEmbedder
 
@@ -247,11 +247,17 @@ def export_records() -> list[vecbook.Record]:
     return records
 
 
-def test_every_export_format_s_records_come_back_from_the_cache_as_they_were() -> None:
+def test_every_export_format_s_records_come_back_from_the_cache_as_they_were(tmp_path: Path) -> None:
     records = export_records()
     assert len({r.source for r in records}) >= 10  # the fixtures' formats, each read
-    for record in records:
-        assert _record(_record_row(record)) == record, record.citation
+    contents = [r.content.encode("utf-8", "surrogatepass") for r in records]
+    (tmp_path / "texts").write_bytes(b"".join(contents))
+    texts = FileTexts(open(tmp_path / "texts", "rb"), 0, sum(map(len, contents)))
+    start = 0
+    for record, content in zip(records, contents):
+        restored = _record(_record_row(record), texts, (start << REF_SHIFT) | len(content))
+        assert restored == record and restored.stored_in is not None, record.citation
+        start += len(content)
 
 
 def test_the_keyword_cache_file_holds_no_pickled_objects(write_files: Any, tmp_path: Path) -> None:

@@ -35,30 +35,30 @@ MAX_RECORD_WINDOWS = 10_000
 ENCODE_BLOCK = 1024
 
 
-@dataclass(slots=True)
-class Layout:
-    """How one distinct record text is indexed: its passages, their keyword tokens, and
-    (once embedded) the model windows of each passage with the hashes of their text. A
-    block holds the windows and keys of all its layouts as arrays once it has them, and
-    the layouts let go of their own (``Builder._window_blocks``): at 100k records those
-    lists took 30 MB for as long as the process ran."""
-
-    passages: list[tuple[int, int]]
-    tokens: list[np.ndarray]
-    windows: list[tuple[int, int, int]] | None = None  # (passage number, start, end) in the content
-    keys: list[bytes] | None = None
-
-
 @dataclass
 class Block:
-    """One source's records as laid out for the index. The next build carries an unchanged
-    source's block (the same records list) whole, as slices of its arrays, so an update
-    costs what changed rather than a pass over every record."""
+    """One source's records as laid out for the index, in a few arrays rather than objects
+    per record (a list of token arrays and a list of tuples per record took ~700 bytes a
+    record, 700 MB at a million, for as long as the process ran). The next build carries an
+    unchanged source's block (the same records list) whole, as slices of its arrays, so an
+    update costs what changed rather than a pass over every record.
+
+    The keyword tokens themselves are not kept: the keyword index's term counts are (and the
+    next build copies those of every passage it keeps), so a block holds each passage's
+    token count and, until the next keyword index has counted them, the token ids of the
+    passages it laid out anew (``tokens``; None for a passage whose counts are copied)."""
 
     records: list[Record]
-    layouts: list[Layout]
     counts: np.ndarray  # passages per record
-    passages: np.ndarray  # (passages, 2): character ranges in each record's content
+    passages: np.ndarray  # (passages, 2): character ranges in each record's content (int32)
+    lengths: np.ndarray  # keyword tokens per passage
+    # Each passage's token ids while the next keyword index still has to count them (None for
+    # one whose counts come from ``origin``); dropped once counted.
+    tokens: list[np.ndarray | None] | None = None
+    # For a source read again: each passage's number in the source's previous block (-1: laid
+    # out anew), so its term counts, and its record's windows, are taken over from there.
+    origin: np.ndarray | None = None
+    previous: Block | None = None  # that previous block, held until its windows are taken over
     # Set once every passage is cut into model windows (``Builder._window_blocks``):
     keys: list[bytes] | None = None  # each window's text hash
     windows: np.ndarray | None = None  # windows per record
@@ -67,15 +67,18 @@ class Block:
     # When the read these records came from began (time.time_ns): a source written within its
     # timestamps' granularity of that moment may have changed unseen (see keyword_cache).
     read_ns: int = 0
-    # Derived from the records and layouts:
-    tokens: list[np.ndarray] = field(init=False, default_factory=list)  # each passage's keyword token ids
+    # Derived from the records:
     metadata_keys: frozenset[str] = field(init=False, default=frozenset())  # casefolded, for unknown-key checks
     sources: frozenset[str] = field(init=False, default=frozenset())
 
     def __post_init__(self) -> None:
-        self.tokens = [t for layout in self.layouts for t in layout.tokens]
         self.metadata_keys = frozenset(k.casefold() for r in self.records for k in r.metadata)
         self.sources = frozenset(r.source for r in self.records)
+
+    @property
+    def firsts(self) -> np.ndarray:
+        """Each record's first passage in the block (and the end, last)."""
+        return np.concatenate([[0], np.cumsum(self.counts)]).astype(np.int64)
 
 
 @dataclass(frozen=True)
@@ -181,12 +184,17 @@ class Builder:
         records = report.records
         counts = _concatenate([b.counts for _, b in ordered], np.int64)
         owners = np.repeat(np.arange(len(records)), counts)
-        passages = _concatenate([b.passages for _, b in ordered], np.int64).reshape(-1, 2)
-        tokens = [t for _, block in ordered for t in block.tokens]
+        passages = _concatenate([b.passages for _, b in ordered], np.int32).reshape(-1, 2)
+        lengths = _concatenate([b.lengths for _, b in ordered], np.int64)
+        tokens = [t for _, block in ordered for t in block.tokens or [None] * len(block.passages)]
         reuse = (self.term_counts, self._passage_sources(ordered)) if self.term_counts is not None else None
         keywords = KeywordIndex(tokens, self.config.bm25_k1, self.config.bm25_b, vocabulary=self.vocabulary,
-                                owners=owners, reuse=reuse)
-        self.blocks = dict(ordered)  # a source that is gone takes its layouts with it
+                                owners=owners, reuse=reuse, lengths=lengths)
+        for _, block in ordered:
+            block.tokens = None  # counted: the index's term counts hold them now
+            if block.previous is not None and block.previous.keys is None:
+                block.previous = block.origin = None  # no windows to take over (keyword search only, or not yet)
+        self.blocks = dict(ordered)  # a source that is gone takes its layout with it
         self.term_counts = keywords.term_counts
         columns = FilterColumns(records, frozenset().union(*(b.metadata_keys for b in self.blocks.values())),
                                 sorted(frozenset().union(*(b.sources for b in self.blocks.values()))))
@@ -194,41 +202,64 @@ class Builder:
 
     def _block(self, key: str, records: list[Record]) -> Block:
         """The block of one source: the last build's if the source was not re-read; else
-        laid out anew, taking each record whose text the source held before as it was."""
+        laid out anew, taking each record whose text the source held before as it was (its
+        passages; its term counts and windows are taken over from the previous block)."""
         old = self.blocks.get(key)
         if old is not None and old.records is records:
             return old
-        known = {r.content: layout for r, layout in zip(old.records, _windowed_layouts(old))} if old is not None else {}
-        layouts: list[Layout | None] = [known.get(r.content) for r in records]
-        fresh = [i for i, layout in enumerate(layouts) if layout is None]
+        reused = _reused_records(old, records)
+        fresh = [i for i, r in enumerate(reused) if r < 0]
         kind, _, name = key.partition(":")  # "file:<path>" or "collection:<name>", as sources names them
         source = name if kind == "collection" else "files"
-        for i, layout in zip(fresh, self._layouts([records[i].content for i in fresh], source)):
-            layouts[i] = layout
-        counts = np.fromiter((len(layout.passages) for layout in layouts), dtype=np.int64, count=len(layouts))
-        passages = np.array([p for layout in layouts for p in layout.passages], dtype=np.int64).reshape(-1, 2)
-        return Block(records, layouts, counts, passages, read_ns=self.read_started_ns)
+        laid = iter(self._layouts([records[i].content for i in fresh], source))
+        old_firsts = old.firsts if old is not None else np.zeros(1, dtype=np.int64)
+        cuts: list[np.ndarray] = []
+        lengths: list[np.ndarray] = []
+        tokens: list[np.ndarray | None] = []
+        origin: list[np.ndarray] = []
+        for r in reused:
+            if r < 0:
+                spans, ids = next(laid)
+                cuts.append(spans)
+                lengths.append(np.fromiter(map(len, ids), dtype=np.int32, count=len(ids)))
+                tokens += ids
+                origin.append(np.full(len(ids), -1, dtype=np.int64))
+            else:
+                first, end = int(old_firsts[r]), int(old_firsts[r + 1])
+                cuts.append(old.passages[first:end])  # type: ignore[union-attr]
+                lengths.append(old.lengths[first:end])  # type: ignore[union-attr]
+                tokens += [None] * (end - first)
+                origin.append(np.arange(first, end, dtype=np.int64))
+        counts = np.fromiter(map(len, cuts), dtype=np.int32, count=len(cuts))
+        return Block(records, counts, _concatenate(cuts, np.int32).reshape(-1, 2), _concatenate(lengths, np.int32),
+                     tokens, _concatenate(origin, np.int64), old if fresh != list(range(len(records))) else None,
+                     read_ns=self.read_started_ns)
 
-    def _layouts(self, contents: Sequence[str], source: str) -> list[Layout]:
-        """Passages and their token ids for each of ``contents`` (tokenized together, with the
-        analysis of their ``source``: its collection's language)."""
+    def _layouts(self, contents: Sequence[str], source: str) -> list[tuple[np.ndarray, list[np.ndarray]]]:
+        """Passages (an int32 array of character ranges) and their token ids for each of
+        ``contents`` (tokenized together, with the analysis of their ``source``: its collection's language)."""
         cuts = [split_passages(content) for content in contents]
         texts = [content[a:b] for content, passages in zip(contents, cuts) for a, b in passages]
         tokens = iter(self.vocabulary.encode_texts(texts, analysis_of(self.config, source)))
-        return [Layout(passages, [next(tokens) for _ in passages]) for passages in cuts]
+        return [(np.array(passages, dtype=np.int32).reshape(-1, 2), [next(tokens) for _ in passages])
+                for passages in cuts]
 
     def _passage_sources(self, ordered: Sequence[tuple[str, Block]]) -> np.ndarray:
         """For each passage of ``ordered``, its passage in the last keyword index (an unchanged
-        source's passages, in order), or -1 for a source laid out anew."""
+        source's passages, in order; a re-read source's passages taken over from its previous
+        block), or -1 for a passage laid out anew."""
         firsts, first = {}, 0
         for key, block in self.blocks.items():  # the last index's sources, in its order
             firsts[key] = first
             first += len(block.passages)
         parts = []
         for key, block in ordered:
-            carried = self.blocks.get(key) is block
-            parts.append(np.arange(firsts[key], firsts[key] + len(block.passages)) if carried
-                         else np.full(len(block.passages), -1, dtype=np.int64))
+            if self.blocks.get(key) is block:
+                parts.append(np.arange(firsts[key], firsts[key] + len(block.passages)))
+            elif block.origin is not None and key in firsts and self.blocks[key] is block.previous:
+                parts.append(np.where(block.origin >= 0, block.origin + firsts[key], -1))
+            else:
+                parts.append(np.full(len(block.passages), -1, dtype=np.int64))
         return _concatenate(parts, np.int64)
 
     # -- vectors --
@@ -300,53 +331,71 @@ class Builder:
         return CachedVectors({}, np.zeros((0, 0), dtype=np.float32)) if cache is None else cache.vectors_of(keys)
 
     def _window_blocks(self, blocks: Sequence[Block], previous: VectorIndex | None, cache: VectorCache | None) -> None:
-        """Cut the passages of ``blocks`` into model windows (those of a layout carried from an
-        earlier build are cut already) and note each block's window keys, counts and spans."""
+        """Cut the passages of ``blocks`` into model windows (a record taken over from its
+        source's previous block keeps the windows it had there) and note each block's window
+        keys, counts and spans."""
         def known(key: bytes) -> bool:
             return (cache is not None and key in cache.entries) or (previous is not None and previous.row_of(key) is not None)
 
-        self._window([r for b in blocks for r in b.records], [layout for b in blocks for layout in b.layouts], known)
-        for block in blocks:
-            block.keys = [k for layout in block.layouts for k in layout.keys or ()]
-            block.windows = np.fromiter((len(layout.keys or ()) for layout in block.layouts), dtype=np.int64,
-                                        count=len(block.layouts))
-            block.spans = np.array([(a, b) for layout in block.layouts for _, a, b in layout.windows or ()],
-                                   dtype=np.int64).reshape(-1, 2)
-            block.window_passages = np.array([n for layout in block.layouts for n, _, _ in layout.windows or ()],
-                                             dtype=np.int32)
-        for block in blocks:  # the block has them now (a layout may be shared, so only after all)
-            for layout in block.layouts:
-                layout.windows, layout.keys = _LET_GO, None
+        plans = [_taken_windows(block) for block in blocks]
+        todo = []
+        for block, taken in zip(blocks, plans):
+            firsts = block.firsts
+            todo += [(record, block.passages[firsts[i]:firsts[i + 1]])
+                     for i, (record, window_range) in enumerate(zip(block.records, taken)) if window_range is None]
+        cut = iter(self._window(todo, known))
+        for block, taken in zip(blocks, plans):
+            old = block.previous
+            keys: list[bytes] = []
+            counts, spans, numbers = [], [], []
+            for window_range in taken:
+                if window_range is None:
+                    windows, window_keys = next(cut)
+                    spans.append(np.array([(a, b) for _, a, b in windows], dtype=np.int32).reshape(-1, 2))
+                    numbers.append(np.array([n for n, _, _ in windows], dtype=np.int32))
+                else:
+                    first, end = window_range
+                    window_keys = old.keys[first:end]  # type: ignore[union-attr,index]
+                    spans.append(old.spans[first:end])  # type: ignore[union-attr,index]
+                    numbers.append(old.window_passages[first:end])  # type: ignore[union-attr,index]
+                keys += window_keys
+                counts.append(len(window_keys))
+            block.keys, block.windows = keys, np.array(counts, dtype=np.int32)
+            block.spans = _concatenate(spans, np.int32).reshape(-1, 2)
+            block.window_passages = _concatenate(numbers, np.int32)
+            block.previous = block.origin = None  # taken over: the previous block can go
 
-    def _window(self, records: Sequence[Record], layouts: Sequence[Layout], known: Callable[[bytes], bool]) -> None:
-        """Model windows for every passage not windowed yet (the tokenizer runs once per text,
-        and not at all for a passage whose whole text ``known`` has a vector for)."""
-        todo = [(record, layout) for record, layout in zip(records, layouts) if layout.windows is None]
-        todo = list({id(layout): (record, layout) for record, layout in todo}.values())
+    def _window(self, todo: Sequence[tuple[Record, np.ndarray]],
+                known: Callable[[bytes], bool]) -> list[tuple[list[tuple[int, int, int]], list[bytes]]]:
+        """Model windows ((passage number, start, end) in the content) and their keys for each
+        (record, passages) of ``todo`` (the tokenizer runs once per distinct text, and not at
+        all for a passage whose whole text ``known`` has a vector for)."""
+        distinct = list({record.content: (record, passages) for record, passages in todo}.values())
         # Every passage makes at least one window, so passages past the bound are never embedded.
-        texts = [record.content[a:b] for record, layout in todo for a, b in layout.passages[:MAX_RECORD_WINDOWS]]
+        texts = [record.content[a:b] for record, passages in distinct for a, b in passages[:MAX_RECORD_WINDOWS].tolist()]
         # A passage whose whole text has a vector was embedded as one window (windows never
         # exceed the model's limit), so a warm start skips the tokenizer for it.
         whole = [known(VectorCache.key(text)) for text in texts]
         split = iter(self.embedder.window_spans_many([t for t, hit in zip(texts, whole) if not hit]))
         spans = iter([([(0, len(t))], False) if hit else next(split) for t, hit in zip(texts, whole)])
-        for record, layout in todo:
+        made: dict[str, tuple[list[tuple[int, int, int]], list[bytes]]] = {}
+        for record, passages in distinct:
             windows: list[tuple[int, int, int]] = []
-            for number, (a, b) in enumerate(layout.passages[:MAX_RECORD_WINDOWS]):
+            for number, (a, b) in enumerate(passages[:MAX_RECORD_WINDOWS].tolist()):
                 pieces, capped = next(spans)
                 if capped:
                     log.warning("%s: a passage is longer than %d model windows; only its first part is "
                                 "embedded (the keyword index covers all of it)", record.citation, MAX_WINDOWS)
                 windows += [(number, a + start, a + end) for start, end in pieces]
-            if len(windows) > MAX_RECORD_WINDOWS or len(layout.passages) > MAX_RECORD_WINDOWS:
+            if len(windows) > MAX_RECORD_WINDOWS or len(passages) > MAX_RECORD_WINDOWS:
                 cut = windows[MAX_RECORD_WINDOWS][1] if len(windows) > MAX_RECORD_WINDOWS else \
-                    layout.passages[MAX_RECORD_WINDOWS][0]
+                    int(passages[MAX_RECORD_WINDOWS][0])
                 line, _ = record.lines_of(cut, cut + 1)
                 log.warning("%s: the record is longer than %d model windows; from line %s on it is found by "
                             "keyword search only (MAX_RECORD_WINDOWS)", record.citation, MAX_RECORD_WINDOWS, line)
                 windows = windows[:MAX_RECORD_WINDOWS]
-            layout.windows = windows
-            layout.keys = [VectorCache.key(record.content[a:b]) for _, a, b in windows]
+            made[record.content] = (windows, [VectorCache.key(record.content[a:b]) for _, a, b in windows])
+        return [made[record.content] for record, _ in todo]
 
     def _embed_missing(self, texts: dict[bytes, str], found: dict[bytes, np.ndarray], records: Sequence[Record],
                        keys: Sequence[bytes], owners: np.ndarray, missing: np.ndarray,
@@ -387,25 +436,41 @@ class Builder:
         return vectors
 
 
-# The windows of a layout whose block holds them (see Layout): not None, which means "not cut yet".
-_LET_GO: list[tuple[int, int, int]] = []
+def _reused_records(old: Block | None, records: Sequence[Record]) -> list[int]:
+    """For each record, the record of ``old`` (the source's previous block) with the same text,
+    each taken once (a second copy of a text is laid out anew), or -1."""
+    if old is None:
+        return [-1] * len(records)
+    known = {record.content: number for number, record in enumerate(old.records)}
+    taken: set[int] = set()
+    reused = []
+    for record in records:
+        number = known.get(record.content, -1)
+        if number in taken:
+            number = -1
+        elif number >= 0:
+            taken.add(number)
+        reused.append(number)
+    return reused
 
 
-def _windowed_layouts(block: Block) -> list[Layout]:
-    """``block``'s layouts with their windows and keys, put back from the block's arrays where
-    the layouts let go of them (for a source read again, whose unchanged records keep theirs)."""
-    if block.keys is None or block.windows is None or block.spans is None or block.window_passages is None:
-        return block.layouts
-    layouts, first = [], 0
-    for layout, count in zip(block.layouts, block.windows.tolist()):
-        if layout.windows is not _LET_GO:
-            layouts.append(layout)
-        else:
-            spans = block.spans[first:first + count].tolist()
-            windows = [(n, a, b) for n, (a, b) in zip(block.window_passages[first:first + count].tolist(), spans)]
-            layouts.append(Layout(layout.passages, layout.tokens, windows, block.keys[first:first + count]))
-        first += count
-    return layouts
+def _taken_windows(block: Block) -> list[tuple[int, int] | None]:
+    """For each record of ``block``: the range of its windows in its source's previous block,
+    where it was taken over from one that has windows, else None (it is cut here)."""
+    old = block.previous
+    if old is None or block.origin is None or old.windows is None or old.keys is None:
+        return [None] * len(block.records)
+    old_passages, old_windows = old.firsts, np.concatenate([[0], np.cumsum(old.windows)])
+    firsts = block.firsts
+    taken: list[tuple[int, int] | None] = []
+    for first, end in zip(firsts[:-1].tolist(), firsts[1:].tolist()):
+        start = int(block.origin[first]) if end > first else -1
+        if start < 0:
+            taken.append(None)
+            continue
+        number = int(np.searchsorted(old_passages, start, "right")) - 1  # the record it was in the previous block
+        taken.append((int(old_windows[number]), int(old_windows[number + 1])))
+    return taken
 
 
 def _previous_rows(previous: VectorIndex | None, key: str, block: Block) -> np.ndarray:

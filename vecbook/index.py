@@ -68,11 +68,12 @@ class KeywordIndex:
     nothing. Everything else (k1, b, length normalisation) is BM25Okapi's.
     """
 
-    def __init__(self, documents: Sequence[Sequence[str]] | Sequence[np.ndarray], k1: float = 1.5,
+    def __init__(self, documents: Sequence[Sequence[str]] | Sequence[np.ndarray | None], k1: float = 1.5,
                  b: float = 0.75, epsilon: float = 0.25, idf: str = "lucene",
                  vocabulary: Vocabulary | None = None, owners: np.ndarray | None = None,
-                 reuse: tuple[TermCounts, np.ndarray] | None = None) -> None:
-        """``documents`` are token lists, or token-id arrays of ``vocabulary``.
+                 reuse: tuple[TermCounts, np.ndarray] | None = None, lengths: np.ndarray | None = None) -> None:
+        """``documents`` are token lists, or token-id arrays of ``vocabulary`` (None for a passage
+        whose counts ``reuse`` copies: then ``lengths`` gives every passage's token count).
 
         Args:
             reuse: (an earlier index's ``term_counts`` over the same ``vocabulary``, ``source``): passage
@@ -89,7 +90,8 @@ class KeywordIndex:
         self.owners = np.arange(self.n_passages) if owners is None else np.asarray(owners, dtype=np.int64)
         self.size = int(self.owners[-1]) + 1 if len(self.owners) else 0  # records
         self._starts = np.searchsorted(self.owners, np.arange(self.size))  # each record's first passage
-        self.lengths = np.fromiter(map(len, documents), dtype=np.int64, count=self.n_passages)
+        self.lengths = np.asarray(lengths, dtype=np.int64) if lengths is not None else \
+            np.fromiter(map(len, documents), dtype=np.int64, count=self.n_passages)
         self.n_terms = len(vocabulary)
         if reuse is not None and reuse[0].vocabulary is vocabulary:
             terms, docs, tf = self._merged_pairs(documents, *reuse)
@@ -272,8 +274,8 @@ SCORE_BLOCK = 16_384
 SHALLOW_SHARE = 2
 # From this many windows on, a search scores the rows of the partition's nearest lists rather
 # than every row (``Partition``): below it an exact scan of the float16 rows takes ~15 ms on a
-# laptop core and grows with the rows (~75 ms at a million on the AMX Xeon); above it the
-# partition scans ~8% of them at a recall@10 against exact search of 0.98 or more. Until the
+# laptop core and grows with the rows; above it the partition scans ~20% of them, at a
+# recall@10 against exact search of 0.988 on real vectors (bench/ann_recall.py). Until the
 # partition is trained (in a background thread, seconds at a million rows) searches are exact.
 APPROXIMATE_FROM = 250_000
 
@@ -307,12 +309,14 @@ class VectorIndex:
         import faiss
 
         self.metric = metric
-        self.owners = np.asarray(owners, dtype=np.int64)  # window -> record, non-decreasing
+        # int32: 4 bytes a window less than int64 for each, 12 MB at a million windows.
+        self.owners = np.asarray(owners, dtype=np.int32)  # window -> record, non-decreasing
         self.n_records = n_records
-        self.spans = np.zeros((len(self.owners), 2), dtype=np.int64) if spans is None else spans
+        self.spans = np.zeros((len(self.owners), 2), dtype=np.int32) if spans is None else \
+            np.asarray(spans, dtype=np.int32)
         self.keys = list(keys)
         self.placed = placed or {}
-        self._rows: dict[bytes, int] | None = None
+        self._lookup: tuple[np.ndarray, np.ndarray] | None = None  # see row_of
         self.embedded = np.zeros(n_records, dtype=bool)
         self.embedded[self.owners] = True
         if fill is None:
@@ -374,10 +378,24 @@ class VectorIndex:
         return self.partition
 
     def row_of(self, key: bytes) -> int | None:
-        """The row holding the window whose text hashes to ``key`` (the dict is made on first use)."""
-        if self._rows is None:
-            self._rows = {k: i for i, k in enumerate(self.keys)}
-        return self._rows.get(key)
+        """The row holding the window whose text hashes to ``key``. Found by bisection in each
+        key's first 8 bytes, sorted on first use (keys are hashes, so those bytes spread
+        evenly): a dict of every key took ~100 MB and ~1 s at a million windows, made again by
+        every update that looked one up."""
+        if self._lookup is None:
+            prefixes = np.frombuffer(b"".join(k[:8].ljust(8, b"\0") for k in self.keys), dtype=">u8") if self.keys else \
+                np.zeros(0, dtype=">u8")
+            order = np.argsort(prefixes, kind="stable").astype(np.int32)
+            self._lookup = (prefixes[order], order)
+        prefixes, order = self._lookup
+        wanted = np.frombuffer(key[:8].ljust(8, b"\0"), dtype=">u8")[0]
+        at = int(np.searchsorted(prefixes, wanted))
+        while at < len(prefixes) and prefixes[at] == wanted:
+            row = int(order[at])
+            if self.keys[row] == key:
+                return row
+            at += 1
+        return None
 
     @property
     def index_type(self) -> str:

@@ -7,7 +7,7 @@ import codecs
 import re
 import sys
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 SEPARATOR = "---"
 # A header key is one word (letter first); the colon must be followed by a
@@ -43,11 +43,13 @@ class Record:
     text, nearly always the end of the content, as the offset where it begins there; an id
     and a citation of the usual ``path:line`` and ``path:line-end`` forms made when read; and
     metadata keys and short values interned, so that a thousand records sharing ``Author:
-    ana`` share its strings.
+    ana`` share its strings. A record restored from the keyword cache holds no text at all:
+    its content is read back from the cache file when asked for (``stored``; a hit's
+    snippet, ``get``), which at a million records keeps ~500 MB of text out of memory.
     """
 
     __slots__ = ("_text", "file_path", "line_number", "end_line", "metadata", "source", "_id", "_citation",
-                 "content", "segments")
+                 "_content", "segments", "_texts")
     FIELDS = ("text", "file_path", "line_number", "end_line", "metadata", "source", "id", "citation", "content",
               "segments")
 
@@ -63,8 +65,37 @@ class Record:
         put(self, "source", sys.intern(source) if type(source) is str else source)
         put(self, "_id", None if id == f"{file_path}:{line_number}" else id)
         put(self, "_citation", None if citation == f"{file_path}:{line_number}-{end_line}" else citation)
-        put(self, "content", content)
+        put(self, "_content", content)
         put(self, "segments", segments)
+        put(self, "_texts", None)
+
+    @classmethod
+    def stored(cls, body: int | str, file_path: str, line_number: int | None, end_line: int | None,
+               metadata: dict[str, Any], source: str, id: str, citation: str, segments: tuple[tuple[int, int, int], ...],
+               texts: StoredTexts, ref: int) -> Record:
+        """A record whose content ``texts`` reads back by ``ref`` when asked for; ``body`` is where its
+        text begins in the content (or the text itself, where it is not the content's end)."""
+        record = cls.__new__(cls)
+        put = object.__setattr__
+        for name, value in (("_text", body), ("file_path", sys.intern(file_path)), ("line_number", line_number),
+                            ("end_line", end_line), ("source", sys.intern(source)),
+                            ("_id", None if id == f"{file_path}:{line_number}" else id),
+                            ("_citation", None if citation == f"{file_path}:{line_number}-{end_line}" else citation),
+                            ("_content", ref), ("segments", segments), ("_texts", texts)):
+            put(record, name, value)
+        put(record, "metadata", {sys.intern(k) if type(k) is str else k: _shared(v) for k, v in metadata.items()})
+        return record
+
+    @property
+    def content(self) -> str:
+        """The whole record, headers included: what is embedded and keyword-indexed."""
+        content = self._content
+        return content if type(content) is str else self._texts.read(content)
+
+    @property
+    def stored_in(self) -> tuple[StoredTexts, int] | None:
+        """(the texts, the reference) a stored record's content is read back from; None when held."""
+        return None if type(self._content) is str else (self._texts, self._content)
 
     @property
     def text(self) -> str:
@@ -103,7 +134,9 @@ class Record:
         return "Record(" + ", ".join(f"{name}={getattr(self, name)!r}" for name in self.FIELDS) + ")"
 
     def __getstate__(self) -> tuple[Any, ...]:
-        return tuple(getattr(self, name) for name in self.__slots__)
+        # A stored record's content travels as text: the file it is read from stays here.
+        held = {"_content": self.content, "_texts": None}
+        return tuple(held.get(name, getattr(self, name)) for name in self.__slots__)
 
     def __setstate__(self, state: tuple[Any, ...]) -> None:
         for name, value in zip(self.__slots__, state):
@@ -125,6 +158,13 @@ class Record:
         first = max(bisect.bisect_right(offsets, start) - 1, 0)
         last = max(bisect.bisect_left(offsets, max(end, start + 1)) - 1, first)
         return list(self.segments[first:last + 1])
+
+
+class StoredTexts(Protocol):
+    """Where stored records' contents are read back from (the keyword cache's file)."""
+
+    def read(self, ref: int) -> str:
+        """The content that ``ref`` names."""
 
 
 @dataclass(frozen=True)
