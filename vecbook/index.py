@@ -94,10 +94,11 @@ class KeywordIndex:
             np.fromiter(map(len, documents), dtype=np.int64, count=self.n_passages)
         self.n_terms = len(vocabulary)
         if reuse is not None and reuse[0].vocabulary is vocabulary:
-            terms, docs, tf = self._merged_pairs(documents, *reuse)
+            indptr, docs, tf = self._merged_postings(documents, *reuse)
         else:
             terms, docs, tf = self._count_pairs(documents, np.arange(self.n_passages, dtype=np.int64))
-        self._build_postings(docs, terms, tf)
+            indptr = np.searchsorted(terms, np.arange(self.n_terms + 1))
+        self._build_postings(docs, indptr, tf)
 
     def _count_pairs(self, documents: Sequence[np.ndarray],
                      numbers: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -116,15 +117,55 @@ class KeywordIndex:
         terms, docs = np.divmod(keys, width)
         return terms, docs, counts
 
-    def _merged_pairs(self, documents: Sequence[np.ndarray], previous: TermCounts,
-                      source: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """``_count_pairs`` of all documents, with the copied passages' pairs taken from ``previous``
-        (a gather and a merge, linear in the postings) and only the new passages counted."""
+    def _merged_postings(self, documents: Sequence[np.ndarray | None], previous: TermCounts,
+                         source: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(indptr, documents, counts) of every passage's postings, the copied passages' taken
+        from ``previous`` and only the new passages counted. Copied passages that keep their
+        order keep it within each term's postings, so the copy is a gather of their documents
+        (renumbered, a block at a time) and the new pairs are inserted where they belong: no
+        array of every posting's term or sort key is made (at a million records those were
+        2 GB of temporaries for a one-note update)."""
         source = np.asarray(source, dtype=np.int64)
+        old_indptr = np.concatenate([previous.indptr, np.full(self.n_terms + 1 - len(previous.indptr),
+                                                              previous.indptr[-1], dtype=np.int64)])
         if len(source) == previous.n_passages and bool(np.all(source == np.arange(len(source)))):
             # Every passage as it was (a restart from the keyword cache): the counts as they are.
-            # (Not widened to int64: at 100k records that made 125 MB of copies at once.)
-            return previous.terms, previous.doc_ids, previous.tf
+            return old_indptr, previous.doc_ids, previous.tf
+        copied = np.flatnonzero(source >= 0)
+        if len(copied) > 1 and not bool(np.all(np.diff(source[copied]) > 0)):  # passages moved past each other
+            terms, docs, tf = self._merged_pairs(documents, previous, source)
+            return np.searchsorted(terms, np.arange(self.n_terms + 1)), docs, tf
+        target = np.full(previous.n_passages, -1, dtype=np.int32)  # earlier passage -> its new number
+        target[source[copied]] = copied
+        docs_parts, tf_parts, removed = [], [], []
+        for start in range(0, len(previous.doc_ids), MERGE_BLOCK):
+            renumbered = target[previous.doc_ids[start:start + MERGE_BLOCK]]
+            kept = renumbered >= 0
+            docs_parts.append(renumbered[kept])
+            tf_parts.append(previous.tf[start:start + MERGE_BLOCK][kept])
+            removed.append(start + np.flatnonzero(~kept))
+        docs = np.concatenate(docs_parts) if docs_parts else np.zeros(0, dtype=np.int32)
+        tf = np.concatenate(tf_parts) if tf_parts else np.zeros(0, dtype=previous.tf.dtype)
+        gone = np.concatenate(removed) if removed else np.zeros(0, dtype=np.int64)
+        kept_per_term = np.diff(old_indptr) - np.bincount(np.searchsorted(old_indptr, gone, "right") - 1,
+                                                          minlength=self.n_terms)
+        kept_starts = np.concatenate([[0], np.cumsum(kept_per_term)])
+        fresh_terms, fresh_docs, fresh_tf = self._count_pairs(documents, np.flatnonzero(source < 0))
+        # Where each new pair goes among its term's copied postings (both ordered by document).
+        at = np.empty(len(fresh_terms), dtype=np.int64)
+        groups = np.flatnonzero(np.diff(fresh_terms, prepend=-1)).tolist() + [len(fresh_terms)]
+        for first, end in zip(groups[:-1], groups[1:]):
+            term = int(fresh_terms[first])
+            low, high = int(kept_starts[term]), int(kept_starts[term + 1])
+            at[first:end] = low + np.searchsorted(docs[low:high], fresh_docs[first:end])
+        indptr = np.concatenate([[0], np.cumsum(kept_per_term + np.bincount(fresh_terms, minlength=self.n_terms))])
+        docs, tf = _interleave(at, (docs, fresh_docs.astype(np.int32)), (tf, fresh_tf.astype(tf.dtype)))
+        return indptr, docs, tf
+
+    def _merged_pairs(self, documents: Sequence[np.ndarray | None], previous: TermCounts,
+                      source: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``_count_pairs`` of all documents, with the copied passages' pairs taken from ``previous``
+        and only the new passages counted, for copied passages out of their earlier order (a sort)."""
         target = np.full(previous.n_passages, -1, dtype=np.int64)  # earlier passage -> its new number
         copied = np.flatnonzero(source >= 0)
         target[source[copied]] = copied
@@ -141,12 +182,13 @@ class KeywordIndex:
         at = np.searchsorted(keys, fresh_terms * width + fresh_docs)
         return _interleave(at, (terms, fresh_terms), (docs, fresh_docs), (tf, fresh_tf))
 
-    def _build_postings(self, docs: np.ndarray, terms: np.ndarray, tf: np.ndarray) -> None:
-        """Weights of the (term, document, count) pairs, which come ordered by term, then document."""
+    def _build_postings(self, docs: np.ndarray, indptr: np.ndarray, tf: np.ndarray) -> None:
+        """The postings (each term's documents and counts from ``indptr[term]``, by document) and
+        what scoring them needs."""
         n_terms = self.n_terms
         lengths = self.lengths.astype(np.float64)
         avgdl = lengths.mean() if self.n_passages and lengths.sum() else 1.0
-        df = np.bincount(terms, minlength=n_terms).astype(np.float64)
+        df = np.diff(indptr).astype(np.float64)
         if self.idf_kind == "lucene":
             idf = np.log1p((self.n_passages - df + 0.5) / (df + 0.5))
         else:
@@ -164,7 +206,7 @@ class KeywordIndex:
         # Counts of a passage's term (at most its words) fit 16 bits but for freak texts.
         self.tf = tf.astype(np.uint16 if not len(tf) or int(tf.max()) <= np.iinfo(np.uint16).max else np.int32,
                             copy=False)
-        self.indptr = np.concatenate([[0], np.cumsum(df.astype(np.int64))])
+        self.indptr = np.asarray(indptr, dtype=np.int64)
 
     def _weights(self, start: int, end: int, tid: int) -> np.ndarray:
         """The BM25 weights of the postings ``start:end`` (all of term ``tid``)."""
@@ -267,6 +309,8 @@ def _interleave(at: np.ndarray, *pairs: tuple[np.ndarray, np.ndarray]) -> tuple[
     return tuple(merged)
 
 
+# Postings renumbered at a time when an update copies them (4M: 16 MB of temporaries).
+MERGE_BLOCK = 1 << 22
 # Windows scored per block when scoring a filtered subset: 16k x 384 float32 is 25 MB.
 SCORE_BLOCK = 16_384
 # A search for k records first asks FAISS for k + 1 + k // SHALLOW_SHARE windows, and searches

@@ -367,7 +367,7 @@ class FilterColumns:
                 code = index[token] = len(uniques)
                 uniques.append(value)
             raw_codes.append(code)
-        codes = np.asarray(raw_codes, dtype=np.int64)
+        codes = np.asarray(raw_codes, dtype=np.int32)  # 4 bytes a record a key filtered on
         codes[codes < 0] = len(uniques)
         with self._lock:
             self._columns[cache_key] = (codes, uniques)
