@@ -275,8 +275,8 @@ class KeywordCache:
                 log.info("keyword cache %s was made by other code or settings; reading every source", self.path)
                 return None
             rows = json.loads(data["records"].tobytes())
-            arrays = {name: data[name] for name in ("token_lengths", "passages", "passage_counts", "terms", "doc_ids",
-                                                     "tf", "text_sizes")}
+            arrays = {name: data[name] for name in ("token_lengths", "passages", "passage_counts", "term_postings",
+                                                     "doc_ids", "tf", "text_sizes")}
             texts = _opened_texts(self.path, int(arrays["text_sizes"].sum()), _identity(data.zip.fp))
         vocabulary = Vocabulary()
         vocabulary.ids = dict(zip(header["terms"], range(len(header["terms"]))))
@@ -290,9 +290,13 @@ class KeywordCache:
             else:
                 sources.collections[name] = (*entry, facts["facts"])
         n_passages = len(arrays["token_lengths"])
-        counts = TermCounts(vocabulary, n_passages, *(arrays[name].astype(np.int32) for name in ("terms", "doc_ids", "tf")))
-        if len(counts.doc_ids) and (int(counts.doc_ids.max()) >= n_passages or int(counts.terms.max()) >= len(vocabulary)):
+        postings = arrays["term_postings"].astype(np.int64)
+        if len(postings) != len(vocabulary) or (len(postings) and int(postings.min()) < 0) \
+                or int(postings.sum()) != len(arrays["doc_ids"]) or len(arrays["doc_ids"]) != len(arrays["tf"]) \
+                or (len(arrays["doc_ids"]) and int(arrays["doc_ids"].max()) >= n_passages):
             raise ValueError("term counts out of range")
+        counts = TermCounts(vocabulary, n_passages, None, arrays["doc_ids"].astype(np.int32, copy=False),
+                            arrays["tf"], indptr=np.concatenate([[0], np.cumsum(postings)]))
         if not np.array_equal(np.bincount(counts.doc_ids, weights=counts.tf, minlength=n_passages), arrays["token_lengths"]):
             raise ValueError("term counts and passage lengths do not agree")
         return sources, blocks, vocabulary, counts
@@ -513,24 +517,27 @@ def _concatenated(parts: list[np.ndarray], dtype: type) -> np.ndarray:
 
 
 def _kept_counts(counts: TermCounts, blocks: Sequence[tuple[str, Block]], stored: set[str]) -> dict[str, np.ndarray]:
-    """The term counts of the stored sources' passages, renumbered as stored (in order)."""
+    """The term counts of the stored sources' passages, renumbered as stored (in order): each
+    posting's passage and count, and each term's number of postings (the file holds no term id
+    per posting, and none is made: 256 MB at a million records)."""
     kept = np.concatenate([np.full(len(b.passages), key in stored) for key, b in blocks]) if blocks \
         else np.zeros(0, dtype=bool)
-    number = np.cumsum(kept) - 1
+    per_term = np.diff(counts.indptr)
+    if bool(kept.all()):
+        return {"doc_ids": counts.doc_ids.astype(np.int32, copy=False), "tf": counts.tf, "term_postings": per_term}
+    number = (np.cumsum(kept) - 1).astype(np.int32)
     pairs = kept[counts.doc_ids]
-    return {"terms": counts.terms[pairs], "doc_ids": number[counts.doc_ids[pairs]].astype(np.int32),
-            "tf": counts.tf[pairs]}
+    gone = np.flatnonzero(~pairs)  # the postings of passages not stored, each taken from its term
+    per_term = per_term - np.bincount(np.searchsorted(counts.indptr, gone, "right") - 1, minlength=len(per_term))
+    return {"doc_ids": number[counts.doc_ids[pairs]], "tf": counts.tf[pairs], "term_postings": per_term}
 
 
 def _compact_terms(terms: list[str], counts: dict[str, np.ndarray]) -> list[str]:
-    """Only the terms some stored passage holds, renumbered in order (``counts`` is rewritten to
-    the new ids): the vocabulary in memory keeps every term it ever learnt (ids never change
-    there), and a restart should not inherit those of deleted sources."""
-    held = counts["terms"]  # in postings order, so each term's pairs are together
-    used = held[np.flatnonzero(np.diff(held, prepend=-1))] if len(held) else np.zeros(0, dtype=np.int32)
-    renumber = np.full(len(terms), -1, dtype=np.int32)
-    renumber[used] = np.arange(len(used), dtype=np.int32)
-    counts["terms"] = renumber[held]
+    """Only the terms some stored passage holds, in order (``counts`` is rewritten to them): the
+    vocabulary in memory keeps every term it ever learnt (ids never change there), and a restart
+    should not inherit those of deleted sources."""
+    used = np.flatnonzero(counts["term_postings"])
+    counts["term_postings"] = counts["term_postings"][used].astype(np.int64)
     return [terms[t] for t in used.tolist()]
 
 
@@ -541,7 +548,7 @@ def _blocks(sources: list[dict[str, Any]], rows: list[list[Any]], arrays: dict[s
     passages, counts = arrays["passages"].reshape(-1, 2).astype(np.int32, copy=False), arrays["passage_counts"]
     sizes = arrays["text_sizes"]
     if len(rows) != len(sources) or any(len(r) != s["records"] for r, s in zip(rows, sources)) \
-            or sum(s["records"] for s in sources) != len(counts) != len(sizes) \
+            or sum(s["records"] for s in sources) != len(counts) or len(counts) != len(sizes) \
             or int(counts.sum()) != len(passages) or len(passages) != len(lengths) \
             or (len(lengths) and int(lengths.min()) < 0) or (len(sizes) and int(sizes.min()) < 0):
         raise ValueError("its parts do not agree")
