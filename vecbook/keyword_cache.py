@@ -352,7 +352,7 @@ def _record_row(record: Record) -> list[Any]:
     always the end of its content (the body after the headers), and is then stored as the
     number of characters before it."""
     return [record._text, record.file_path, record.line_number, record.end_line, record.metadata, record.source,
-            record.id, record.citation, record.segments]
+            record._id, record._citation, record.segments]  # id, citation: null for their usual forms
 
 
 def _text_size(record: Record) -> int:
@@ -577,7 +577,8 @@ def _record(row: list[Any], texts: FileTexts, ref: int) -> Record:
         return Record.stored(body, file_path, line, end, metadata, source, id, citation, segments, texts, ref)
     content = texts.read(ref)
     text = content[body:] if type(body) is int else body
-    return Record(text, file_path, line, end, metadata, source, id, citation, content, segments)
+    return Record(text, file_path, line, end, metadata, source, f"{file_path}:{line}" if id is None else id,
+                  f"{file_path}:{line}-{end}" if citation is None else citation, content, segments)
 
 
 def _starts(sizes: np.ndarray) -> list[int]:

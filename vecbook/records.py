@@ -71,19 +71,27 @@ class Record:
 
     @classmethod
     def stored(cls, body: int | str, file_path: str, line_number: int | None, end_line: int | None,
-               metadata: dict[str, Any], source: str, id: str, citation: str, segments: tuple[tuple[int, int, int], ...],
-               texts: StoredTexts, ref: int) -> Record:
-        """A record whose content ``texts`` reads back by ``ref`` when asked for; ``body`` is where its
-        text begins in the content (or the text itself, where it is not the content's end)."""
-        record = cls.__new__(cls)
-        put = object.__setattr__
-        for name, value in (("_text", body), ("file_path", sys.intern(file_path)), ("line_number", line_number),
-                            ("end_line", end_line), ("source", sys.intern(source)),
-                            ("_id", None if id == f"{file_path}:{line_number}" else id),
-                            ("_citation", None if citation == f"{file_path}:{line_number}-{end_line}" else citation),
-                            ("_content", ref), ("segments", segments), ("_texts", texts)):
-            put(record, name, value)
-        put(record, "metadata", {sys.intern(k) if type(k) is str else k: _shared(v) for k, v in metadata.items()})
+               metadata: dict[str, Any], source: str, id: str | None, citation: str | None,
+               segments: tuple[tuple[int, int, int], ...], texts: StoredTexts, ref: int) -> Record:
+        """A record whose content ``texts`` reads back by ``ref`` when asked for; ``body`` is where
+        its text begins in the content (or the text itself, where it is not the content's end),
+        ``id`` and ``citation`` None for their usual forms. Made with the slots' own setters: a
+        restart makes a million of these."""
+        record = _new(cls)
+        set_text, set_path, set_line, set_end, set_metadata, set_source, set_id, set_citation, set_content, \
+            set_segments, set_texts = _SETTERS
+        set_text(record, body)
+        set_path(record, _intern(file_path))
+        set_line(record, line_number)
+        set_end(record, end_line)
+        set_metadata(record, {_intern(k): _intern(v) if type(v) is str and len(v) <= INTERNED_CHARS else v
+                              for k, v in metadata.items()})
+        set_source(record, _intern(source))
+        set_id(record, id)
+        set_citation(record, citation)
+        set_content(record, ref)
+        set_segments(record, segments)
+        set_texts(record, texts)
         return record
 
     @property
@@ -158,6 +166,12 @@ class Record:
         first = max(bisect.bisect_right(offsets, start) - 1, 0)
         last = max(bisect.bisect_left(offsets, max(end, start + 1)) - 1, first)
         return list(self.segments[first:last + 1])
+
+
+_new = object.__new__
+_intern = sys.intern
+# Each slot's setter, in __slots__ order (Record.stored).
+_SETTERS = tuple(Record.__dict__[name].__set__ for name in Record.__slots__)
 
 
 class StoredTexts(Protocol):
