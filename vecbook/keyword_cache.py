@@ -39,7 +39,7 @@ from .vector_cache import cache_scope, write_atomically
 
 log = logging.getLogger("vecbook")
 
-FORMAT = 3  # 2: passages' token counts, not their token ids (the term counts hold the rest); 3: texts apart
+FORMAT = 2  # 2: texts apart from the records' JSON, token counts and each term's postings count, not ids
 # Whether restored records read their texts back from the file (``StoredTexts``) rather than
 # hold them: not on Windows, where a file held open cannot be replaced by the next save.
 READ_TEXTS_BACK = os.name != "nt"
