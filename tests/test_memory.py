@@ -155,3 +155,17 @@ def test_on_windows_restored_records_hold_their_texts(write_files: Any, tmp_path
     warm = vecbook.VecBook(root, embedder=FakeEmbedder(), cache_directory=cache)
     assert all(r.stored_in is None for r in cold._snapshot.records + warm._snapshot.records)
     assert warm._snapshot.records == cold._snapshot.records
+
+
+def test_cached_keys_are_found_by_bisection_without_a_dict_of_every_key() -> None:
+    from vecbook.vector_cache import KeyRows
+
+    keys = [VectorCache.key(text) for text in ["a", "é", "🔥", "修理", "a"]]  # "a" twice: either row
+    rows = KeyRows(b"".join(keys))
+    found = rows.rows_of([keys[2], VectorCache.key("absent"), keys[0], keys[3]]).tolist()
+    assert found[0] == 2 and found[1] == -1 and found[2] in (0, 4) and found[3] == 3
+    assert keys[1] in rows and VectorCache.key("absent") not in rows and rows[keys[3]] == 3
+    assert list(rows) == keys and len(rows) == 5
+    # Keys whose first 8 bytes agree are told apart by the rest.
+    twins = [b"\x01" * 8 + b"\x02" * 8, b"\x01" * 8 + b"\x03" * 8]
+    assert KeyRows(b"".join(twins)).rows_of([twins[1], twins[0], b"\x01" * 8 + b"\x04" * 8]).tolist() == [1, 0, -1]

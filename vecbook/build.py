@@ -146,7 +146,7 @@ class LiveVectors:
                     matrix[position] = self._found[keys[start + position]]
                 yield matrix
 
-        return StreamedVectors(b"".join(keys), dim, blocks, dict(zip(keys, range(len(keys)))))
+        return StreamedVectors(b"".join(keys), dim, blocks)
 
 
 class Builder:
@@ -334,8 +334,13 @@ class Builder:
         """Cut the passages of ``blocks`` into model windows (a record taken over from its
         source's previous block keeps the windows it had there) and note each block's window
         keys, counts and spans."""
-        def known(key: bytes) -> bool:
-            return (cache is not None and key in cache.entries) or (previous is not None and previous.row_of(key) is not None)
+        def known(keys: list[bytes]) -> np.ndarray:
+            found = np.zeros(len(keys), dtype=bool)
+            if cache is not None:
+                found |= cache.entries.rows.rows_of(keys) >= 0
+            if previous is not None:
+                found |= previous.rows_of(keys) >= 0
+            return found
 
         plans = [_taken_windows(block) for block in blocks]
         todo = []
@@ -366,7 +371,7 @@ class Builder:
             block.previous = block.origin = None  # taken over: the previous block can go
 
     def _window(self, todo: Sequence[tuple[Record, np.ndarray]],
-                known: Callable[[bytes], bool]) -> list[tuple[list[tuple[int, int, int]], list[bytes]]]:
+                known: Callable[[list[bytes]], np.ndarray]) -> list[tuple[list[tuple[int, int, int]], list[bytes]]]:
         """Model windows ((passage number, start, end) in the content) and their keys for each
         (record, passages) of ``todo`` (the tokenizer runs once per distinct text, and not at
         all for a passage whose whole text ``known`` has a vector for)."""
@@ -375,7 +380,7 @@ class Builder:
         texts = [record.content[a:b] for record, passages in distinct for a, b in passages[:MAX_RECORD_WINDOWS].tolist()]
         # A passage whose whole text has a vector was embedded as one window (windows never
         # exceed the model's limit), so a warm start skips the tokenizer for it.
-        whole = [known(VectorCache.key(text)) for text in texts]
+        whole = known([VectorCache.key(text) for text in texts]).tolist()
         split = iter(self.embedder.window_spans_many([t for t, hit in zip(texts, whole) if not hit]))
         spans = iter([([(0, len(t))], False) if hit else next(split) for t, hit in zip(texts, whole)])
         made: dict[str, tuple[list[tuple[int, int, int]], list[bytes]]] = {}

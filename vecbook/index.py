@@ -16,6 +16,7 @@ import numpy as np
 
 from .partition import Partition
 from .tokens import Vocabulary
+from .vector_cache import KeyRows
 
 log = logging.getLogger("vecbook")
 
@@ -360,7 +361,7 @@ class VectorIndex:
             np.asarray(spans, dtype=np.int32)
         self.keys = list(keys)
         self.placed = placed or {}
-        self._lookup: tuple[np.ndarray, np.ndarray] | None = None  # see row_of
+        self._lookup: KeyRows | None = None  # see rows_of
         self.embedded = np.zeros(n_records, dtype=bool)
         self.embedded[self.owners] = True
         if fill is None:
@@ -422,24 +423,17 @@ class VectorIndex:
         return self.partition
 
     def row_of(self, key: bytes) -> int | None:
-        """The row holding the window whose text hashes to ``key``. Found by bisection in each
-        key's first 8 bytes, sorted on first use (keys are hashes, so those bytes spread
-        evenly): a dict of every key took ~100 MB and ~1 s at a million windows, made again by
-        every update that looked one up."""
+        """The row holding the window whose text hashes to ``key`` (``rows_of`` one key)."""
+        row = int(self.rows_of([key])[0])
+        return None if row < 0 else row
+
+    def rows_of(self, keys: Sequence[bytes]) -> np.ndarray:
+        """The row holding each key's window (-1: none), found by bisection (``KeyRows``, made on
+        first use): a dict of every key took ~100 MB and ~1 s at a million windows, made again
+        by every update that looked one up."""
         if self._lookup is None:
-            prefixes = np.frombuffer(b"".join(k[:8].ljust(8, b"\0") for k in self.keys), dtype=">u8") if self.keys else \
-                np.zeros(0, dtype=">u8")
-            order = np.argsort(prefixes, kind="stable").astype(np.int32)
-            self._lookup = (prefixes[order], order)
-        prefixes, order = self._lookup
-        wanted = np.frombuffer(key[:8].ljust(8, b"\0"), dtype=">u8")[0]
-        at = int(np.searchsorted(prefixes, wanted))
-        while at < len(prefixes) and prefixes[at] == wanted:
-            row = int(order[at])
-            if self.keys[row] == key:
-                return row
-            at += 1
-        return None
+            self._lookup = KeyRows(b"".join(self.keys))
+        return self._lookup.rows_of(keys)
 
     @property
     def index_type(self) -> str:
