@@ -16,6 +16,7 @@ import vecbook
 from vecbook.config import CollectionConfig, ConfigError
 from vecbook.exports import detect_format, load_export
 from vecbook.keyword_cache import REF_SHIFT, FileTexts, KeywordCache, _record, _record_row
+from vecbook.records import shared_keys
 
 from conftest import EXPORTS, FakeEmbedder
 
@@ -253,9 +254,10 @@ def test_every_export_format_s_records_come_back_from_the_cache_as_they_were(tmp
     contents = [r.content.encode("utf-8", "surrogatepass") for r in records]
     (tmp_path / "texts").write_bytes(b"".join(contents))
     texts = FileTexts(open(tmp_path / "texts", "rb"), 0, sum(map(len, contents)))
-    start = 0
-    for record, content in zip(records, contents):
-        restored = _record(_record_row(record), texts, (start << REF_SHIFT) | len(content))
+    start, key_sets = 0, {}
+    rows = [_record_row(record, key_sets) for record in records]
+    for record, row, content in zip(records, rows, contents):
+        restored = _record(row, list(map(shared_keys, key_sets)), texts, (start << REF_SHIFT) | len(content))
         assert restored == record and restored.stored_in is not None, record.citation
         start += len(content)
 

@@ -72,7 +72,7 @@ class Block:
     sources: frozenset[str] = field(init=False, default=frozenset())
 
     def __post_init__(self) -> None:
-        self.metadata_keys = frozenset(k.casefold() for r in self.records for k in r.metadata)
+        self.metadata_keys = frozenset(k.casefold() for keys in {r.metadata_keys for r in self.records} for k in keys)
         self.sources = frozenset(r.source for r in self.records)
 
     @property

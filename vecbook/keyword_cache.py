@@ -32,7 +32,7 @@ import numpy as np
 from .build import Block, Builder
 from .config import Config
 from .index import TermCounts
-from .records import Problem, Record
+from .records import Problem, Record, shared_keys
 from .sources import SourceState
 from .tokens import Vocabulary
 from .vector_cache import cache_scope, write_atomically
@@ -221,11 +221,14 @@ class KeywordCache:
         # One dumps per source, so a save in a background thread lets searches in between,
         # each appended as UTF-8 to one buffer: joining the pieces, bracketing and encoding them
         # made three more copies of the JSON (50 MB each at 100k records) at once.
+        key_sets: dict[tuple[str, ...], int] = {}  # each distinct tuple of metadata keys, once for the file
         records = bytearray(b"[")
         for number, (_, block, _) in enumerate(kept):
             records += (b"," if number else b"") + json.dumps(
-                list(map(_record_row, block.records)), ensure_ascii=False).encode("utf-8", "surrogatepass")
+                [_record_row(record, key_sets) for record in block.records],
+                ensure_ascii=False).encode("utf-8", "surrogatepass")
         records += b"]"
+        header["key_sets"] = list(key_sets)
         every = [record for _, block, _ in kept for record in block.records]
         sizes = np.fromiter(map(_text_size, every), dtype=np.int64, count=len(every))
         arrays = {"header": _bytes_array(json.dumps(header)), "records": np.frombuffer(records, dtype=np.uint8),
@@ -280,7 +283,7 @@ class KeywordCache:
             texts = _opened_texts(self.path, int(arrays["text_sizes"].sum()), _identity(data.zip.fp))
         vocabulary = Vocabulary()
         vocabulary.ids = dict(zip(header["terms"], range(len(header["terms"]))))
-        blocks = _blocks(header["sources"], rows, arrays, texts)
+        blocks = _blocks(header["sources"], rows, arrays, list(map(shared_keys, header["key_sets"])), texts)
         sources = SourceState(announce=True)
         for facts, (key, block) in zip(header["sources"], blocks.items()):
             entry = (_tuples(facts["signature"]), block.records, [Problem(*p) for p in facts["problems"]])
@@ -317,7 +320,8 @@ def _storable(entry: tuple[Any, ...], block: Block) -> bool:
     if not mtimes or max(mtimes) >= block.read_ns - SETTLE_NS or not _plain(signature, tuples=True):
         return False
     facts = entry[3] if len(entry) > 3 else {}
-    return _plain(facts) and all(_plain(r.metadata) for r in block.records)
+    return _plain(facts) and all(type(k) is str for keys in {r.metadata_keys for r in block.records} for k in keys) \
+        and all(_plain(value) for r in block.records for value in r._values)
 
 
 def _mtimes(signature: Any) -> Iterator[int]:
@@ -347,12 +351,13 @@ def _tuples(value: Any) -> Any:
     return tuple(map(_tuples, value)) if isinstance(value, list) else value
 
 
-def _record_row(record: Record) -> list[Any]:
-    """A record as a JSON row, its content apart (the file's ``texts``). Its text is nearly
-    always the end of its content (the body after the headers), and is then stored as the
-    number of characters before it."""
-    return [record._text, record.file_path, record.line_number, record.end_line, record.metadata, record.source,
-            record._id, record._citation, record.segments]  # id, citation: null for their usual forms
+def _record_row(record: Record, key_sets: dict[tuple[str, ...], int]) -> list[Any]:
+    """A record as a JSON row, its content apart (the file's ``texts``) and its metadata keys by
+    their number in the file's ``key_sets``. Its text is nearly always the end of its content
+    (the body after the headers), and is then stored as the number of characters before it."""
+    keys = key_sets.setdefault(record.metadata_keys, len(key_sets))
+    return [record._text, record.file_path, record.line_number, record.end_line, keys, record._values,
+            record.source, record._id, record._citation, record.segments]  # id, citation: null for their usual forms
 
 
 def _text_size(record: Record) -> int:
@@ -542,7 +547,7 @@ def _compact_terms(terms: list[str], counts: dict[str, np.ndarray]) -> list[str]
 
 
 def _blocks(sources: list[dict[str, Any]], rows: list[list[Any]], arrays: dict[str, np.ndarray],
-            texts: FileTexts) -> dict[str, Block]:
+            key_sets: list[tuple[str, ...]], texts: FileTexts) -> dict[str, Block]:
     """The stored blocks, checked against each other (a mismatch raises ValueError)."""
     lengths = arrays["token_lengths"].astype(np.int32, copy=False)
     passages, counts = arrays["passages"].reshape(-1, 2).astype(np.int32, copy=False), arrays["passage_counts"]
@@ -559,7 +564,8 @@ def _blocks(sources: list[dict[str, Any]], rows: list[list[Any]], arrays: dict[s
     restored_ns = time.time_ns()
     record = 0
     for facts, block_rows in zip(sources, rows):
-        records = [_record(row, texts, ref) for row, ref in zip(block_rows, refs[record:record + len(block_rows)])]
+        records = [_record(row, key_sets, texts, ref)
+                   for row, ref in zip(block_rows, refs[record:record + len(block_rows)])]
         first = passage_ends[record - 1] if record else 0
         last = passage_ends[record + len(records) - 1] if records else first
         blocks[facts["key"]] = Block(records, counts[record:record + len(records)].astype(np.int32),
@@ -568,13 +574,17 @@ def _blocks(sources: list[dict[str, Any]], rows: list[list[Any]], arrays: dict[s
     return blocks
 
 
-def _record(row: list[Any], texts: FileTexts, ref: int) -> Record:
+def _record(row: list[Any], key_sets: list[tuple[str, ...]], texts: FileTexts, ref: int) -> Record:
     """A stored record: its content read back from ``texts`` when asked for (READ_TEXTS_BACK),
     else read here and held."""
-    body, file_path, line, end, metadata, source, id, citation, segments = row
+    body, file_path, line, end, keys, values, source, id, citation, segments = row
     segments = tuple(map(tuple, segments)) if segments else ()
+    if len(values) != len(key_sets[keys]):
+        raise ValueError("a record's metadata does not agree with its keys")
     if READ_TEXTS_BACK:
-        return Record.stored(body, file_path, line, end, metadata, source, id, citation, segments, texts, ref)
+        return Record.stored(body, file_path, line, end, key_sets[keys], values, source, id, citation, segments,
+                             texts, ref)
+    metadata = dict(zip(key_sets[keys], values))
     content = texts.read(ref)
     text = content[body:] if type(body) is int else body
     return Record(text, file_path, line, end, metadata, source, f"{file_path}:{line}" if id is None else id,

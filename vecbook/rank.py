@@ -269,7 +269,7 @@ class FilterColumns:
         """``known_keys`` (casefolded metadata keys) and ``known_sources`` (sorted) may be
         given when the caller has them, rather than found by a pass over every record."""
         self.records = records
-        self.known_keys = known_keys if known_keys is not None else {k.casefold() for r in records for k in r.metadata}
+        self.known_keys = known_keys if known_keys is not None else {k.casefold() for r in records for k in r.metadata_keys}
         self.known_sources = known_sources if known_sources is not None else sorted({r.source for r in records})
         self._columns: dict[tuple[str, tuple[str, ...]], tuple[np.ndarray, list[Any]]] = {}
         self._lock = threading.Lock()
