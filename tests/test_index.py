@@ -402,7 +402,7 @@ def clustered_vectors(rows: int, dim: int = 32, clusters: int = 40, seed: int = 
 @pytest.fixture()
 def approximate_from_400(monkeypatch: pytest.MonkeyPatch) -> None:
     """Partition indexes from 400 windows on, so small ones exercise the approximate search."""
-    monkeypatch.setattr(vecbook.index, "APPROXIMATE_FROM", 400)
+    monkeypatch.setattr(vecbook.vector_index, "APPROXIMATE_FROM", 400)
 
 
 @pytest.mark.parametrize("metric", ["cosine", "l2"])
@@ -442,7 +442,7 @@ def test_a_filter_probes_more_lists_so_its_matches_are_still_found(approximate_f
     query = vectors[5] + 0.2
     for share in (0.02, 0.5):
         mask = np.random.default_rng(3).random(3000) < share
-        monkeypatch.setattr(vecbook.index, "APPROXIMATE_FROM", 10)  # the filter's windows count as a large index too
+        monkeypatch.setattr(vecbook.vector_index, "APPROXIMATE_FROM", 10)  # the filter's windows count as a large index too
         ids, _ = index.top(query, 10, mask)
         exact_ids, _ = top_k_exact(index, query, mask)
         assert mask[ids].all() and len(set(ids.tolist()) & set(exact_ids.tolist())) >= 8

@@ -40,7 +40,7 @@ from .hits import (
     context_around,
 )
 from .embed import Embedder, _release_freed_memory
-from .index import VectorIndex
+from .vector_index import VectorIndex
 from .tokens import analyses, analysis_of, query_tokens
 from .rank import FUSION_DEPTH, Condition, Scored, best_first, convenience_conditions, parse_filters, rank
 from .snippets import fold as fold_hits

@@ -15,7 +15,8 @@ import numpy as np
 
 from .config import Config
 from .embed import EMBED_CHUNK, MAX_WINDOWS, Embedder
-from .index import KeywordIndex, TermCounts, VectorIndex, encode_vectors
+from .index import KeywordIndex, TermCounts
+from .vector_index import VectorIndex, encode_vectors
 from .rank import FilterColumns
 from .records import Record, split_passages
 from .sources import LoadReport, SourceState, load_sources

@@ -17,7 +17,8 @@ from typing import Any, Sequence
 import numpy as np
 
 from .config import QueryError
-from .index import KeywordIndex, VectorIndex, top_k
+from .index import KeywordIndex
+from .vector_index import VectorIndex, top_k
 from .records import Record
 from .snippets import date_days
 
