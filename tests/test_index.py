@@ -479,3 +479,19 @@ def test_a_window_is_found_by_the_hash_of_its_text() -> None:
     assert [index.row_of(k) for k in keys[:4]] == [0, 1, 2, 3] and index.row_of(keys[4]) in (0, 4)
     assert index.row_of(vecbook.vector_cache.VectorCache.key("absent")) is None
     assert index.owners.dtype == np.int32 and index.spans.dtype == np.int32
+
+
+def test_vectors_without_clusters_get_more_lists_probed(approximate_from_400: None) -> None:
+    """Where the rows do not fall into clusters, the default probes miss neighbours: the index
+    raises them until its own rows find their nearest others (recall against exact search)."""
+    rng = np.random.default_rng(21)
+    vectors = rng.normal(size=(3000, 32)).astype(np.float32)  # spread evenly: the hardest case
+    index = vecbook.index.VectorIndex(vectors, np.arange(3000), 3000)
+    partition = index.partition_now()
+    assert partition.probes > max(1, math.ceil(partition.lists * vecbook.partition.PROBE_SHARE))
+    queries = vectors[rng.integers(0, 3000, 40)] + 0.1 * rng.normal(size=(40, 32)).astype(np.float32)
+    found = [len(set(index.top(q, 10)[0].tolist()) & set(index.top(q, 10, probes=0)[0].tolist())) / 10
+             for q in queries]
+    assert np.mean(found) >= 0.95
+    clustered = vecbook.index.VectorIndex(clustered_vectors(3000), np.arange(3000), 3000).partition_now()
+    assert clustered.probes < partition.probes

@@ -98,7 +98,9 @@ class Partition:
         for start in range(0, len(fresh), ASSIGN_BLOCK):
             part = fresh[start:start + ASSIGN_BLOCK]
             assignment[part] = self.nearest(decode(part))
-        return Partition(self.centroids, assignment, self.metric, self.trained_on)
+        carried = Partition(self.centroids, assignment, self.metric, self.trained_on)
+        carried.probes = self.probes  # as tuned for these lists
+        return carried
 
     def probed(self, query: np.ndarray, probes: int) -> np.ndarray:
         """The rows of the ``probes`` lists nearest ``query`` (a prepared float32 vector), sorted."""
