@@ -25,7 +25,7 @@ import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, BinaryIO, Iterator, Sequence
+from typing import Any, BinaryIO, Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -222,17 +222,17 @@ class KeywordCache:
         # each appended as UTF-8 to one buffer: joining the pieces, bracketing and encoding them
         # made three more copies of the JSON (50 MB each at 100k records) at once.
         key_sets: dict[tuple[str, ...], int] = {}  # each distinct tuple of metadata keys, once for the file
-        records = bytearray(b"[")
+        records = bytearray()
+        ends = np.zeros(len(kept), dtype=np.int64)  # each source's rows end here: a restart parses one at a time
         for number, (_, block, _) in enumerate(kept):
-            records += (b"," if number else b"") + json.dumps(
-                [_record_row(record, key_sets) for record in block.records],
-                ensure_ascii=False).encode("utf-8", "surrogatepass")
-        records += b"]"
+            records += json.dumps([_record_row(record, key_sets) for record in block.records],
+                                  ensure_ascii=False).encode("utf-8", "surrogatepass")
+            ends[number] = len(records)
         header["key_sets"] = list(key_sets)
         every = [record for _, block, _ in kept for record in block.records]
         sizes = np.fromiter(map(_text_size, every), dtype=np.int64, count=len(every))
         arrays = {"header": _bytes_array(json.dumps(header)), "records": np.frombuffer(records, dtype=np.uint8),
-                  "text_sizes": sizes, **layouts, **counts}
+                  "record_ends": ends, "text_sizes": sizes, **layouts, **counts}
         written: list[tuple[int, int]] = []
 
         def write(out: BinaryIO) -> None:
@@ -277,7 +277,7 @@ class KeywordCache:
             if header.get("format") != FORMAT or header["fingerprint"] != fingerprint(self.config):
                 log.info("keyword cache %s was made by other code or settings; reading every source", self.path)
                 return None
-            rows = json.loads(data["records"].tobytes())
+            rows = _rows_by_source(data["records"], data["record_ends"])
             arrays = {name: data[name] for name in ("token_lengths", "passages", "passage_counts", "term_postings",
                                                      "doc_ids", "tf", "text_sizes")}
             texts = _opened_texts(self.path, int(arrays["text_sizes"].sum()), _identity(data.zip.fp))
@@ -546,31 +546,49 @@ def _compact_terms(terms: list[str], counts: dict[str, np.ndarray]) -> list[str]
     return [terms[t] for t in used.tolist()]
 
 
-def _blocks(sources: list[dict[str, Any]], rows: list[list[Any]], arrays: dict[str, np.ndarray],
+def _rows_by_source(records: np.ndarray, ends: np.ndarray) -> Callable[[int], list[list[Any]]]:
+    """The JSON rows of the n-th stored source, parsed when asked for: parsing a million rows at
+    once left their transient objects among the records' own, memory the process kept."""
+    starts = np.concatenate([[0], ends[:-1]]).tolist() if len(ends) else []
+    bounds = list(zip(starts, ends.tolist()))
+
+    def rows(number: int) -> list[list[Any]]:
+        start, end = bounds[number]
+        return json.loads(records[start:end].tobytes())
+
+    rows.count = len(bounds)  # type: ignore[attr-defined]
+    return rows
+
+
+def _blocks(sources: list[dict[str, Any]], rows: Callable[[int], list[list[Any]]], arrays: dict[str, np.ndarray],
             key_sets: list[tuple[str, ...]], texts: FileTexts) -> dict[str, Block]:
     """The stored blocks, checked against each other (a mismatch raises ValueError)."""
     lengths = arrays["token_lengths"].astype(np.int32, copy=False)
     passages, counts = arrays["passages"].reshape(-1, 2).astype(np.int32, copy=False), arrays["passage_counts"]
     sizes = arrays["text_sizes"]
-    if len(rows) != len(sources) or any(len(r) != s["records"] for r, s in zip(rows, sources)) \
+    if rows.count != len(sources) \
             or sum(s["records"] for s in sources) != len(counts) or len(counts) != len(sizes) \
             or int(counts.sum()) != len(passages) or len(passages) != len(lengths) \
             or (len(lengths) and int(lengths.min()) < 0) or (len(sizes) and int(sizes.min()) < 0):
         raise ValueError("its parts do not agree")
-    passage_ends = np.cumsum(counts).tolist()  # each record's passages end here
-    refs = [(start << REF_SHIFT) | size for start, size in zip(_starts(sizes), sizes.tolist())]
+    passage_ends = np.concatenate([[0], np.cumsum(counts)])  # record r's passages: passage_ends[r]..[r + 1]
+    text_starts = np.concatenate([[0], np.cumsum(sizes)])
     blocks: dict[str, Block] = {}
     # Only settled sources were stored: settled they stay, until their signature changes.
     restored_ns = time.time_ns()
     record = 0
-    for facts, block_rows in zip(sources, rows):
-        records = [_record(row, key_sets, texts, ref)
-                   for row, ref in zip(block_rows, refs[record:record + len(block_rows)])]
-        first = passage_ends[record - 1] if record else 0
-        last = passage_ends[record + len(records) - 1] if records else first
-        blocks[facts["key"]] = Block(records, counts[record:record + len(records)].astype(np.int32),
+    for number, facts in enumerate(sources):
+        block_rows = rows(number)
+        if len(block_rows) != facts["records"]:
+            raise ValueError("its parts do not agree")
+        end = record + len(block_rows)
+        refs = [(start << REF_SHIFT) | size
+                for start, size in zip(text_starts[record:end].tolist(), sizes[record:end].tolist())]
+        records = [_record(row, key_sets, texts, ref) for row, ref in zip(block_rows, refs)]
+        first, last = int(passage_ends[record]), int(passage_ends[end])
+        blocks[facts["key"]] = Block(records, counts[record:end].astype(np.int32),
                                      passages[first:last], lengths[first:last], read_ns=restored_ns)
-        record += len(records)
+        record = end
     return blocks
 
 
