@@ -32,14 +32,16 @@ def synthetic_embedder(precision: str, models: Path) -> Any:
     import vecbook
 
     class SyntheticVectors(vecbook.Embedder):
-        table: np.ndarray | None = None
+        # Made here, not at the first encode: a warm start embeds nothing, and the first edit
+        # would otherwise pay for it (half a second) in the update's time.
+        table = np.random.default_rng(7).standard_normal((BUCKETS, 384)).astype(np.float32)
 
         @property
         def identity(self) -> str:
             return super().identity + "|synthetic-bag-of-words"
 
         def encode(self, texts: Any, threads: int | None = None, query: bool = False) -> np.ndarray:
-            if self.table is None:
+            if self.table.shape[1] != self.dimension:
                 self.table = np.random.default_rng(7).standard_normal((BUCKETS, self.dimension)).astype(np.float32)
             return bags_of_words(list(texts), self.table)
 
