@@ -1,7 +1,8 @@
 """The partition a large vector index searches instead of every row: rows grouped by their
 nearest of about sqrt(n) centroids (k-means on a sample, an inverted file as FAISS's IVF keeps
 one), so that a query scores only the rows of the lists whose centroids lie nearest it (a
-fifth of them).
+fifth of them, or more where the index's own rows show that a fifth misses neighbours:
+``VectorIndex._tuned``).
 
 It holds no vectors: only the centroids and each row's list, so the float16 rows stay where
 the exact index keeps them (one copy), and the rows a query scores are picked out of them by
