@@ -546,9 +546,10 @@ def _compact_terms(terms: list[str], counts: dict[str, np.ndarray]) -> list[str]
     return [terms[t] for t in used.tolist()]
 
 
-def _rows_by_source(records: np.ndarray, ends: np.ndarray) -> Callable[[int], list[list[Any]]]:
-    """The JSON rows of the n-th stored source, parsed when asked for: parsing a million rows at
-    once left their transient objects among the records' own, memory the process kept."""
+def _rows_by_source(records: np.ndarray, ends: np.ndarray) -> tuple[int, Callable[[int], list[list[Any]]]]:
+    """How many sources the file's rows hold, and the JSON rows of the n-th, parsed when asked
+    for: parsing a million rows at once left their transient objects among the records' own,
+    memory the process kept."""
     starts = np.concatenate([[0], ends[:-1]]).tolist() if len(ends) else []
     bounds = list(zip(starts, ends.tolist()))
 
@@ -556,17 +557,18 @@ def _rows_by_source(records: np.ndarray, ends: np.ndarray) -> Callable[[int], li
         start, end = bounds[number]
         return json.loads(records[start:end].tobytes())
 
-    rows.count = len(bounds)  # type: ignore[attr-defined]
-    return rows
+    return len(bounds), rows
 
 
-def _blocks(sources: list[dict[str, Any]], rows: Callable[[int], list[list[Any]]], arrays: dict[str, np.ndarray],
-            key_sets: list[tuple[str, ...]], texts: FileTexts) -> dict[str, Block]:
-    """The stored blocks, checked against each other (a mismatch raises ValueError)."""
+def _blocks(sources: list[dict[str, Any]], stored: tuple[int, Callable[[int], list[list[Any]]]],
+            arrays: dict[str, np.ndarray], key_sets: list[tuple[str, ...]], texts: FileTexts) -> dict[str, Block]:
+    """The stored blocks, checked against each other (a mismatch raises ValueError); ``stored``
+    is ``_rows_by_source``'s."""
+    count, rows = stored
     lengths = arrays["token_lengths"].astype(np.int32, copy=False)
     passages, counts = arrays["passages"].reshape(-1, 2).astype(np.int32, copy=False), arrays["passage_counts"]
     sizes = arrays["text_sizes"]
-    if rows.count != len(sources) \
+    if count != len(sources) \
             or sum(s["records"] for s in sources) != len(counts) or len(counts) != len(sizes) \
             or int(counts.sum()) != len(passages) or len(passages) != len(lengths) \
             or (len(lengths) and int(lengths.min()) < 0) or (len(sizes) and int(sizes.min()) < 0):

@@ -136,6 +136,8 @@ class VectorIndex:
         as queries, finds TUNE_RECALL of their exact 10 nearest other rows. Vectors that do not
         fall into clusters (as real text vectors do) need more of the lists probed; where the
         default already does, it stays (the floor that real queries were measured with)."""
+        import faiss
+
         rows = len(self.owners)
         picks = np.sort(np.random.default_rng(TUNE_SEED).choice(rows, size=min(TUNE_QUERIES, rows), replace=False))
         queries = self.decode(picks)
@@ -151,8 +153,6 @@ class VectorIndex:
                 bitmap = np.zeros(rows, dtype=bool)
                 bitmap[probed] = True
                 bits = np.packbits(bitmap, bitorder="little")
-                import faiss
-
                 params = faiss.SearchParameters(sel=faiss.IDSelectorBitmap(len(bits), faiss.swig_ptr(bits)))
                 got = set(search_on_this_thread(self.index, q[None, :], 11, params)[1][0].tolist()) - {int(row)}
                 found.append(len(got & truth) / max(len(truth), 1))
