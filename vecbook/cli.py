@@ -29,6 +29,7 @@ from .config import (
     user_config_file,
 )
 from .mcp import serve
+from .remote import find_server
 from .registry import add_source, inspect, remove_source
 from .tokens import ENGLISH, Analysis, analysis_of
 from .rank import parse_filters
@@ -201,14 +202,29 @@ def build_parser() -> argparse.ArgumentParser:
     reindex.add_argument("--full", action="store_true",
                          help="rebuild from scratch instead of reusing what is unchanged (the cache still counts)")
     reindex.set_defaults(handler=_cmd_reindex)
-    serve_cmd = commands.add_parser("serve", parents=[common], help="run the MCP server on stdio",
-                                    description="Run the MCP stdio server (for Claude Desktop, Claude Code...); "
-                                                "changes to the records are picked up as they happen.")
+    serve_cmd = commands.add_parser("serve", parents=[common], help="run the MCP server (stdio, or HTTP with the page)",
+                                    description="Run the MCP server on stdio (for Claude Desktop, Claude Code...), "
+                                                "or with --http one server for every client, the search page and "
+                                                "the CLI; changes to the records are picked up as they happen.")
     serve_cmd.add_argument("--no-watch", action="store_true",
                            help="do not watch the data directory and collections (reindex by the MCP tool only)")
+    _add_http_options(serve_cmd)
     serve_cmd.set_defaults(handler=_cmd_serve)
     _add_source_commands(commands, common)
     return parser
+
+
+def _add_http_options(serve_cmd: argparse.ArgumentParser) -> None:
+    """``serve --http`` and where it listens (docs/server.md)."""
+    from .server import DEFAULT_HOST, DEFAULT_PORT, TOKEN_VARIABLE
+
+    serve_cmd.add_argument("--http", action="store_true",
+                           help="serve MCP over streamable HTTP at /mcp, the search page at /, and the CLI")
+    serve_cmd.add_argument("--host", metavar="HOST", help=f"--http: the address to listen on (default: {DEFAULT_HOST}; "
+                                                          "any other needs a token)")
+    serve_cmd.add_argument("--port", type=int, metavar="N", help=f"--http: the port (default: {DEFAULT_PORT}; 0: any free one)")
+    serve_cmd.add_argument("--token", metavar="TOKEN", help=f"--http: the bearer token clients must send (default: "
+                                                            f"${TOKEN_VARIABLE}; needed beyond loopback)")
 
 
 def _add_source_commands(commands: Any, common: argparse.ArgumentParser) -> None:
@@ -295,8 +311,9 @@ def _cmd_search(args: argparse.Namespace, config: Config) -> int:
     check_query(args.query)
     if args.max_results is not None:
         check_max_results(args.max_results)
-    # A keyword search from the shell needs no vectors: skip loading the model and embedding.
-    book = _open_book(config, keyword_only=(args.mode or config.search_mode) == "keyword")
+    # A running server for this config answers at once; else a keyword search from the shell
+    # needs no vectors: skip loading the model and embedding.
+    book = find_server(config, lambda: _open_book(config, keyword_only=(args.mode or config.search_mode) == "keyword"))
     hits = book.search(args.query, max_results=args.max_results, mode=args.mode, filters=filters,
                        min_score=args.min_score, fusion=args.fusion, keyword_weight=args.keyword_weight,
                        sources=args.source, since=args.since, until=args.until, participants=args.participant,
@@ -310,7 +327,7 @@ def _cmd_search(args: argparse.Namespace, config: Config) -> int:
 
 def _cmd_get(args: argparse.Namespace, config: Config) -> int:
     # Looking a record up needs no vectors: skip the model.
-    context = _open_book(config, keyword_only=True).get(args.ref, args.context)
+    context = find_server(config, lambda: _open_book(config, keyword_only=True)).get(args.ref, args.context)
     if args.json:
         print(json.dumps(context.to_dict(), indent=2, ensure_ascii=False))
         return 0
@@ -369,7 +386,7 @@ def _clip(text: str) -> str:
 
 
 def _cmd_stats(args: argparse.Namespace, config: Config) -> int:
-    stats = _open_book(config).stats()
+    stats = find_server(config, lambda: _open_book(config)).stats()
     if args.json:
         print(json.dumps(stats, indent=2, ensure_ascii=False))
         return 0
@@ -394,8 +411,22 @@ def _cmd_reindex(args: argparse.Namespace, config: Config) -> int:
 
 
 def _cmd_serve(args: argparse.Namespace, config: Config) -> int:
+    from .server import DEFAULT_HOST, DEFAULT_PORT, TOKEN_VARIABLE, check_bind, serve_http
+
+    token = args.token or os.environ.get(TOKEN_VARIABLE) or None
+    if not args.http:
+        named = [flag for flag, value in (("--host", args.host), ("--port", args.port), ("--token", args.token))
+                 if value is not None]
+        if named:
+            raise ConfigError(f"{named[0]} is for the HTTP server: add --http")
+    else:
+        check_bind(args.host or DEFAULT_HOST, token)  # before anything loads
     route_other_loggers()
-    serve(VecBook(config=config, background=True, watch=config.watch and not args.no_watch))
+    book = VecBook(config=config, background=True, watch=config.watch and not args.no_watch)
+    if args.http:
+        serve_http(book, args.host or DEFAULT_HOST, DEFAULT_PORT if args.port is None else args.port, token)
+    else:
+        serve(book)
     return 0
 
 

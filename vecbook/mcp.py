@@ -1,4 +1,4 @@
-"""The MCP stdio server: ``search``, ``get``, ``sources``, ``reindex`` and ``stats`` tools over one VecBook."""
+"""The MCP server (stdio here; HTTP in ``server.py``): ``search``, ``get``, ``sources``, ``reindex`` and ``stats`` tools over one VecBook."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import json
 import logging
 import os
 import threading
-from typing import Any
+from typing import Any, Callable
 
 from .book import VecBook
 from .caches import write_before_exit, writing_put_off
@@ -219,7 +219,14 @@ def serve(book: VecBook) -> None:
     # collector no longer walks them on each full collection while the first index is read
     # (20k records: reading and tokenizing 0.80 -> 0.70 s, measured with fastmcp imported).
     gc.freeze()
+    signal.signal(signal.SIGTERM, exit_handler())
+    server.run(transport="stdio", show_banner=False)
+    log.info("stdin closed; exiting")
 
+
+def exit_handler(before_exit: Callable[[], None] = lambda: None) -> Callable[[int, Any], None]:
+    """A signal handler that runs ``before_exit``, writes what the caches put off (within
+    EXIT_WRITE_SECONDS) and ends the process with exit code 0."""
     stopping = threading.Event()
 
     def stop(signum: int, _frame: Any) -> None:
@@ -231,6 +238,7 @@ def serve(book: VecBook) -> None:
         log.info("received signal %d; exiting", signum)
         stop_builds()  # an ONNX build under way (a first start) goes too, with its ~1 GB
         try:
+            before_exit()
             # On a thread of its own, with a time limit: the signal may have interrupted this
             # thread while it held a lock the writes take.
             writer = threading.Thread(target=write_before_exit, name="vecbook-exit-write", daemon=True)
@@ -240,6 +248,4 @@ def serve(book: VecBook) -> None:
             logging.shutdown()
             os._exit(0)
 
-    signal.signal(signal.SIGTERM, stop)
-    server.run(transport="stdio", show_banner=False)
-    log.info("stdin closed; exiting")
+    return stop
