@@ -4,10 +4,11 @@ HTTP), each running SEARCHES hybrid searches with filters, and a full reindex wh
 are done. Every answer is checked against the same search made before the load (no error, no
 lost or changed answer); prints the CPU, the latency's p50 and p95, and the throughput.
 
-    python bench/server_load.py [--scifact /work/shared/eval/scifact] [--clients 20] [--searches 100]
+    python bench/server_load.py [--scifact /work/shared/eval/scifact [--records 1000]] [--clients 20] [--searches 100]
 
-Without --scifact it serves the shipped samples (vecbook.toml, 87 records). With it, SciFact's
-5,183 abstracts are written once as dated .txt records under --workdir and served from there.
+Without --scifact it serves the shipped samples (vecbook.toml, 87 records). With it, the first
+--records of SciFact's 5,183 abstracts are written once as dated .txt records under --workdir
+and served from there.
 """
 
 from __future__ import annotations
@@ -38,19 +39,19 @@ SAMPLE_QUERIES = ["what went wrong with the nightly sales load", "boiler repair 
                   "learning Spanish verbs"]
 
 
-def scifact_config(scifact: Path, workdir: Path) -> tuple[Path, list[str]]:
-    """SciFact's abstracts as dated records (one file per 100, a date from each id so `since`
-    filters something), a config serving them, and the first queries."""
-    notes = workdir / "notes"
+def scifact_config(scifact: Path, workdir: Path, records: int) -> tuple[Path, list[str]]:
+    """SciFact's first ``records`` abstracts as dated records (one file per 100, a date from each
+    id so `since` filters something), a config serving them, and the first queries."""
+    notes = workdir / f"notes-{records}"
     if not notes.is_dir():
         notes.mkdir(parents=True)
-        docs = [json.loads(line) for line in (scifact / "corpus.jsonl").open(encoding="utf-8")]
+        docs = [json.loads(line) for line in (scifact / "corpus.jsonl").open(encoding="utf-8")][:records]
         for start in range(0, len(docs), 100):
             blocks = [f"Date: 2020-{1 + int(d['_id']) % 12:02d}-{1 + int(d['_id']) % 28:02d}\n"
                       f"Title: {d['title']}\n\n{d['text']}" for d in docs[start:start + 100]]
             (notes / f"abstracts-{start // 100:03d}.txt").write_text("\n---\n".join(blocks) + "\n", encoding="utf-8")
-    config = workdir / "vecbook.toml"
-    config.write_text('data_directory = "notes"\n', encoding="utf-8")
+    config = workdir / f"vecbook-{records}.toml"
+    config.write_text(f'data_directory = "{notes.name}"\n', encoding="utf-8")
     queries = [json.loads(line)["text"] for line in (scifact / "queries.jsonl").open(encoding="utf-8")][:50]
     return config, queries
 
@@ -121,12 +122,13 @@ async def load(url: str, queries: list[str], clients: int, searches: int,
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--scifact", type=Path, help="BEIR SciFact folder (corpus.jsonl, queries.jsonl)")
+    parser.add_argument("--records", type=int, default=1000, help="SciFact abstracts to serve (of 5,183)")
     parser.add_argument("--workdir", type=Path, default=ROOT / "bench" / "results" / "server-load")
     parser.add_argument("--clients", type=int, default=20)
     parser.add_argument("--searches", type=int, default=100)
     args = parser.parse_args()
     if args.scifact:
-        config, queries = scifact_config(args.scifact, args.workdir)
+        config, queries = scifact_config(args.scifact, args.workdir, args.records)
     else:
         config, queries = ROOT / "vecbook.toml", SAMPLE_QUERIES
     runtime = Path(tempfile.mkdtemp(prefix="vecbook-runtime-"))

@@ -152,6 +152,16 @@ def test_filters_by_source_and_date(browser: Any, site: str) -> None:
     assert "sources=family-chat" in browser.current_url
 
 
+def test_filters_by_participant(browser: Any, site: str) -> None:
+    search_for(browser, site, "birthday")
+    people = browser.find_element(By.ID, "participants")
+    people.send_keys("Priya", Keys.ENTER)
+    until(lambda: "participants=Priya" in browser.current_url, "the address to carry the participant")
+    until(lambda: hits(browser) and all("Priya" in h.find_element(By.CSS_SELECTOR, ".people").text
+                                        for h in hits(browser)), "conversations with Priya only")
+    assert browser.find_elements(By.CSS_SELECTOR, "#people option[value='Priya']")  # offered from `sources`
+
+
 def test_a_bookmarked_address_runs_the_same_search(browser: Any, site: str) -> None:
     query = parse.urlencode([("q", "lunch"), ("mode", "keyword"), ("sources", "files"), ("since", "2024-03-15")])
     browser.get(f"{site}/?{query}")

@@ -148,7 +148,8 @@ def test_a_raw_json_rpc_client_initializes_and_calls_a_tool(served: Served) -> N
 
 @pytest.mark.skipif(shutil.which("npx") is None, reason="needs Node's npx (the MCP Inspector runs on it)")
 def test_the_mcp_inspector_cli_calls_search_over_http(served: Served) -> None:
-    # The Inspector's CLI, its HTTP transport named as its --help gives it; the first run fetches it from npm.
+    # The Inspector's CLI with its HTTP transport named as its --help gives it (2.x takes the same flags
+    # but needs Node 22; 0.15.0 runs on Debian 12's Node 20); the first run fetches it from npm.
     out = subprocess.run(["npx", "-y", "@modelcontextprotocol/inspector@0.15.0", "--cli", served.url + "/mcp",
                           "--transport", "http", "--method", "tools/call", "--tool-name", "search",
                           "--tool-arg", "query=boiler", "--tool-arg", 'filters={"source": "files"}'],
@@ -260,6 +261,20 @@ def test_a_stale_record_is_ignored(tmp_path: Path, shared_model: None, capsys: p
     path.unlink()
 
 
+def test_a_server_that_stops_answering_mid_way_leaves_the_call_to_this_process(
+        keyword_book: vecbook.VecBook, caplog: pytest.LogCaptureFixture) -> None:
+    from vecbook.remote import RemoteBook
+
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    gone = RemoteBook(ServerRecord(f"http://127.0.0.1:{port}", os.getpid(), "x", None, "0", 0.0), lambda: keyword_book)
+    hits = gone.search("boiler", mode="keyword", sources=["files"])
+    assert [hit.citation for hit in hits] == [hit.citation for hit in keyword_book.search("boiler", sources=["files"])]
+    assert gone.get("journal.txt:1", 1).after[0].citation == "journal.txt:6-8"
+    assert "stopped answering" in caplog.text and "working in-process" in caplog.text
+
+
 # -- the guard --
 
 @pytest.mark.parametrize("headers, status, logged", [
@@ -298,7 +313,7 @@ def test_beyond_loopback_every_request_needs_the_token(keyword_book: vecbook.Vec
         status, headers, body = fetch(url + "/search.json?q=boiler", {"Authorization": "Bearer wrong-token-wrong-token"})
         assert status == 401 and json.loads(body)["error"] == "wrong token" and headers["WWW-Authenticate"].startswith("Bearer")
         assert fetch(url + "/mcp", {"Accept": "text/event-stream"})[0] == 401
-        status, _, body = fetch(url + "/search.json?q=boiler", {"Authorization": f"Bearer {TOKEN}",
+        status, _, body = fetch(url + "/search.json?q=boiler", {"Authorization": f"bearer {TOKEN}",
                                                                 "Host": "notes.example:8765"})
         assert status == 200 and json.loads(body)[0]["citation"] == "journal.txt:1-4"
         # The page itself holds no record text: it loads, then asks for the token.
@@ -316,6 +331,7 @@ def test_a_token_on_loopback_is_required_too(keyword_book: vecbook.VecBook) -> N
     (["--http", "--host", "0.0.0.0"], "refusing to serve on 0.0.0.0 without a token: beyond loopback anyone"),
     (["--http", "--host", "0.0.0.0", "--token", "short"], "the token must be at least 16 printable ASCII characters"),
     (["--port", "9000"], "--port is for the HTTP server: add --http"),
+    (["--http", "--port", "70000"], "--port must be from 0 (any free port) to 65535, got 70000"),
     (["--token", TOKEN], "--token is for the HTTP server: add --http"),
 ])
 def test_serve_refuses_what_it_cannot_serve_safely(tmp_path: Path, capsys: pytest.CaptureFixture[str],

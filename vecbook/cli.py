@@ -420,6 +420,8 @@ def _cmd_serve(args: argparse.Namespace, config: Config) -> int:
         if named:
             raise ConfigError(f"{named[0]} is for the HTTP server: add --http")
     else:
+        if args.port is not None and not 0 <= args.port <= 65535:
+            raise ConfigError(f"--port must be from 0 (any free port) to 65535, got {args.port}")
         check_bind(args.host or DEFAULT_HOST, token)  # before anything loads
     route_other_loggers()
     book = VecBook(config=config, background=True, watch=config.watch and not args.no_watch)

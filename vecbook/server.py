@@ -146,10 +146,10 @@ class Guard:
         if headers.get("sec-fetch-site") in FOREIGN_SITES and headers.get("sec-fetch-mode") != "navigate":
             return 403, f"a page of another site may not use this server (Sec-Fetch-Site: {headers['sec-fetch-site']})"
         if self.token and scope["path"] not in PUBLIC_PATHS:
-            given = headers.get("authorization", "")
-            if not given:
+            scheme, _, given = headers.get("authorization", "").strip().partition(" ")
+            if scheme.lower() != "bearer":
                 return 401, "this server needs its token: send 'Authorization: Bearer TOKEN'"
-            if not hmac.compare_digest(given.encode("utf-8"), f"Bearer {self.token}".encode("utf-8")):
+            if not hmac.compare_digest(given.strip().encode("utf-8"), self.token.encode("utf-8")):
                 return 401, "wrong token"
         declared = headers.get("content-length", "")
         if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
@@ -395,9 +395,10 @@ def serve_http(book: VecBook, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT
              "" if loopback else f" (listening on {host}; clients send the token)")
     book.start()
     try:
-        server.run(sockets=[sock])
+        server.run(sockets=[sock])  # until a signal: uvicorn stops, then hands it on to ``stop``
     finally:
-        stop(signal.SIGTERM, None)
+        remove_record(record, os.getpid())
+    raise VecBookError("the HTTP server stopped without being asked to (see the log above)")
 
 
 def http_server(app: Any) -> Any:
