@@ -356,7 +356,10 @@ def raw(url: str, data: bytes, wait: bool = True) -> bytes:
     """Send ``data`` on a fresh connection; the answer (until the server closes), or b"" when not waiting."""
     host, port = parse.urlsplit(url).hostname, parse.urlsplit(url).port
     with socket.create_connection((host, port), timeout=30) as sock:
-        sock.sendall(data)
+        try:
+            sock.sendall(data)
+        except OSError:
+            pass  # the server answered and closed before taking it all (a refused body): read its answer
         if not wait:
             return b""
         chunks = []
@@ -366,8 +369,11 @@ def raw(url: str, data: bytes, wait: bool = True) -> bytes:
 
 
 def test_oversized_bodies_are_refused_with_413(served: Served) -> None:
+    # Declared too large: refused from the headers, before a byte of the body is read.
+    declared = b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: %d\r\n\r\n" % (http.MAX_BODY_BYTES + 1)
+    assert raw(served.url, declared).startswith(b"HTTP/1.1 413 ")
+    # Sent in chunks with no length: refused once the chunks pass the limit.
     big = b"x" * (http.MAX_BODY_BYTES + 1)
-    assert fetch(served.url + "/mcp", {"Content-Type": "application/json"}, big)[0] == 413
     head = b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
     half = big[: len(big) // 2 + 1]  # two of them pass the limit by one byte
     chunk = b"%x\r\n%s\r\n" % (len(half), half)

@@ -191,26 +191,30 @@ class RemoteBook:
 
     def search(self, query: str, **arguments: Any) -> Results:
         """``VecBook.search`` through the server: the same hits."""
-        hits = self._call("search", "/search.json", search_params(query, **arguments), query, **arguments)
-        if not isinstance(hits, list):
-            return hits  # answered in-process
+        try:
+            hits = _ask(self.record, "/search.json", search_params(query, **arguments), CALL_SECONDS)
+        except ServerGone as exc:
+            return self._in_process(exc).search(query, **arguments)  # type: ignore[no-any-return]
         return Results(hit_of(data) for data in hits)
 
     def get(self, ref: str, context: int = 0) -> Context:
         """``VecBook.get`` through the server."""
-        data = self._call("get", "/get.json", [("ref", ref), ("context", str(context))], ref, context)
-        return context_of(data) if isinstance(data, dict) else data
+        try:
+            data = _ask(self.record, "/get.json", [("ref", ref), ("context", str(context))], CALL_SECONDS)
+        except ServerGone as exc:
+            return self._in_process(exc).get(ref, context)  # type: ignore[no-any-return]
+        return context_of(data)
 
     def stats(self) -> dict[str, Any]:
         """The server's ``stats``."""
-        return self._call("stats", "/stats.json", [])  # type: ignore[no-any-return]
-
-    def _call(self, method: str, route: str, params: list[tuple[str, str]], *args: Any, **kwargs: Any) -> Any:
         try:
-            return _ask(self.record, route, params, CALL_SECONDS)
+            return _ask(self.record, "/stats.json", [], CALL_SECONDS)  # type: ignore[no-any-return]
         except ServerGone as exc:
-            log.warning("the server at %s stopped answering (%s): working in-process", self.record.url, exc)
-            return getattr(self._fallback(), method)(*args, **kwargs)
+            return self._in_process(exc).stats()  # type: ignore[no-any-return]
+
+    def _in_process(self, exc: ServerGone) -> Any:
+        log.warning("the server at %s stopped answering (%s): working in-process", self.record.url, exc)
+        return self._fallback()
 
 
 def hit_of(data: dict[str, Any]) -> Hit:
