@@ -381,14 +381,14 @@ def test_oversized_bodies_are_refused_with_413(served: Served) -> None:
 
 
 def test_a_slow_client_gets_408_and_holds_no_one_up(keyword_book: vecbook.VecBook, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(http, "BODY_SECONDS", 1.0)
+    monkeypatch.setattr(http, "BODY_SECONDS", 3.0)
     with in_thread(keyword_book) as url:
         host, port = parse.urlsplit(url).hostname, parse.urlsplit(url).port
         with socket.create_connection((host, port), timeout=30) as slow:
             slow.sendall(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\n\r\n{\"jsonrpc\"")
             started = time.monotonic()
             assert fetch(url + "/search.json?q=boiler")[0] == 200
-            assert time.monotonic() - started < 1.0  # answered while the slow body is still owed
+            assert time.monotonic() - started < 2.5  # answered while the slow body is still owed
             assert slow.recv(4096).startswith(b"HTTP/1.1 408 ")
 
 
