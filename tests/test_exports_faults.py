@@ -79,6 +79,19 @@ def test_telegram_messages_with_only_date_or_only_unixtime_get_one_kind_of_time(
     assert_windows_run_forward(records)
 
 
+def test_every_telegram_item_with_both_times_shows_the_offset_text_or_not(tmp_path: Path) -> None:
+    # The only items with both fields are a message without text and a service message (a
+    # pinned message), neither of them read: both show UTC-03:00, which the bare dates take.
+    path = write(tmp_path, "result.json", telegram_chat([
+        {"date": "2022-03-08T13:07:42"},                                   # bare: 16:07:42 UTC
+        {"date": "2022-03-08T13:08:00", "date_unixtime": "1646755680", "text": ""},
+        {"date": "2022-03-08T13:09:00", "date_unixtime": "1646755740", "type": "service", "action": "pin_message"},
+        {"date_unixtime": "1646755800"}]))                                 # 16:10 UTC
+    records, _ = load(path)
+    assert [(r.metadata["date"], r.metadata["end_date"]) for r in records] == [
+        ("2022-03-08T13:07:42-03:00", "2022-03-08T16:10:00+00:00")]
+
+
 def test_a_telegram_export_of_bare_dates_keeps_them_as_written(tmp_path: Path) -> None:
     path = write(tmp_path, "result.json", telegram_chat([{"date": "2019-01-01T10:00:00"},
                                                           {"date": "2019-01-01T10:05:00"}]))

@@ -22,7 +22,7 @@ import threading
 import zipfile
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Sequence, TypeVar
 
@@ -247,7 +247,6 @@ class Message:
     role: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)  # format-specific keys for the window
     anchor: str | None = None  # the citation's "#..." when not the id (a database row: "table:rowid")
-    local_offset: timedelta | None = None  # the UTC offset of the exporting computer, where the export shows it
 
     @property
     def date(self) -> str | None:
