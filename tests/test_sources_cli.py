@@ -402,3 +402,24 @@ def test_a_damaged_zip_among_the_notes_does_not_stop_the_read(tmp_path: Path) ->
     archive.write_bytes(bytes(data))
     files, _, _ = vecbook.sources.discover_files(notes)
     assert [rel for rel, _ in files] == ["a.txt"]
+
+
+def test_a_telegram_chat_is_named_by_the_chat_and_an_account_export_by_its_folder(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Telegram Desktop calls every export result.json: named "result", the second one collided.
+    chats = {"ChatExport_2024-03-01": {"name": "Família Silva", "type": "private_group", "id": 11},
+             "ChatExport_2024-03-02": {"name": "Bob", "type": "personal_chat", "id": 12}}
+    for folder, head in chats.items():
+        message = {"id": 1, "type": "message", "date": "2024-03-01T10:00:00", "from": "Ana", "text": "olá"}
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "result.json").write_text(json.dumps({**head, "messages": [message]}), encoding="utf-8")
+    account = tmp_path / "DataExport_2024-03-05"
+    account.mkdir()
+    (account / "result.json").write_text(json.dumps({"about": "Here is the data you requested.", "chats": {"list": [
+        {"name": "Bob", "type": "personal_chat", "id": 12, "messages": [
+            {"id": 1, "type": "message", "date": "2024-03-01T10:00:00", "from": "Ana", "text": "hi"}]}]}}),
+        encoding="utf-8")
+    config = tmp_path / "vecbook.toml"
+    for path in ("ChatExport_2024-03-01/result.json", "ChatExport_2024-03-02", str(account / "result.json")):
+        assert run(capsys, "add", str(tmp_path / path), "--config", str(config))[0] == 0
+    assert [c.name for c in load_config(config).collections] == ["familia-silva", "bob", "dataexport_2024-03-05"]

@@ -24,7 +24,7 @@ from .config import (
     ConfigError,
     load_config,
 )
-from .exports import FORMATS, format_list, recognising_formats
+from .exports import FORMATS, format_list, open_export, reader, recognising_formats
 from .records import Problem, Record
 from .snippets import date_days
 from .tokens import fold
@@ -113,14 +113,28 @@ def summarize_report(config: Config, report: LoadReport) -> list[SourceSummary]:
                                collection.description))
     return found
 
-def derive_name(path: Path) -> str:
-    """A collection name from a file or folder name: ``WhatsApp Chat with Family.txt`` ->
-    ``whatsapp-chat-with-family``, ``Familia Peña.txt`` -> ``familia-pena`` (accents folded); a
-    name with no Latin letters or digits (``微信.zip``) becomes ``source-`` and a short hash of
-    the path, so two such files get two names."""
-    stem = path.name if path.is_dir() else path.stem
-    name = re.sub(r"[^a-z0-9_]+", "-", fold(stem.lower())).strip("-_")[:64].strip("-_")
-    return name or "source-" + hashlib.sha256(str(path.resolve()).encode("utf-8", "surrogatepass")).hexdigest()[:6]
+def derive_name(path: Path, format_name: str | None = None) -> str:
+    """A collection name from the name the export gives itself, where its format has one (a
+    Telegram chat's name: every Telegram export is a ``result.json``), else from the file or
+    folder name: ``WhatsApp Chat with Family.txt`` -> ``whatsapp-chat-with-family``, ``Familia
+    Peña.txt`` -> ``familia-pena`` (accents folded); a name with no Latin letters or digits
+    (``微信.zip``) becomes ``source-`` and a short hash of the path, so two such files get two
+    names."""
+    for given in (_suggested_name(path, format_name), path.name if path.is_dir() else path.stem):
+        name = re.sub(r"[^a-z0-9_]+", "-", fold((given or "").lower())).strip("-_")[:64].strip("-_")
+        if name:
+            return name
+    return "source-" + hashlib.sha256(str(path.resolve()).encode("utf-8", "surrogatepass")).hexdigest()[:6]
+
+
+def _suggested_name(path: Path, format_name: str | None) -> str | None:
+    """The name an export of ``format_name`` gives itself (its reader's ``suggested_name``), if any."""
+    if format_name not in FORMATS:
+        return None
+    suggest = getattr(reader(format_name), "suggested_name", None)
+    if suggest is None:
+        return None
+    return suggest(open_export(CollectionConfig(name="source", path=path, database_label=str(path))))
 
 
 def _head(path: Path, size: int) -> bytes:
@@ -262,8 +276,11 @@ def inspect(path_text: str, config_file: Path, name: str | None = None, format_n
     config = checked_config(config_file) if config_file.is_file() else None
     taken = [c.name for c in config.collections] if config is not None else []
     path = check_readable(Path(path_text).expanduser().absolute())
-    name = check_name(name if name is not None else derive_name(path), taken, config_file)
-    chosen = choose_format(path, name, format_name)
+    if name is not None:
+        name = check_name(name, taken, config_file)  # a bad name is refused before the path is read
+    chosen = choose_format(path, name or "source", format_name)
+    if name is None:
+        name = check_name(derive_name(path, chosen), taken, config_file)
     if (table or text_column) and chosen != SQLITE:
         raise ConfigError(f"--table and --text-column apply to a SQLite database; {path} is {chosen}")
     label = _path_for(path, config_file)

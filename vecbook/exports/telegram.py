@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections import Counter
 from datetime import datetime, timedelta, timezone
@@ -20,6 +21,8 @@ _CHAT_TYPE = re.compile(rb'"type"\s*:\s*"(?:saved_messages|replies|verification_
 _ACCOUNT = re.compile(rb'"(?:personal_information|chats|left_chats|contacts|frequent_contacts)"\s*:\s*\{')
 # An account export's first key (told apart from a chat without walking past its messages).
 _ACCOUNT_START = re.compile(r'\s*\{\s*"(?:about|personal_information)"')
+# A single chat's name: the first key of its export.
+_NAME = re.compile(r'^\s*\{\s*"name"\s*:\s*("(?:[^"\\]|\\.)*")')
 # Where the chats of a whole-account export are: each one's "list".
 CHAT_LISTS = ("chats", "left_chats")
 # What a media message holds, shown in its place (the media itself is never read).
@@ -40,6 +43,32 @@ def _looks_like(head: bytes) -> bool:
 
 def _json_files(export: Export) -> list[ExportFile]:
     return export.find(lambda f: f.name.lower().endswith(".json"))
+
+
+def suggested_name(export: Export) -> str | None:
+    """What to call the export (``vecbook add`` names a source by it): Telegram Desktop calls
+    every export ``result.json``, so a single chat is named by the chat's ``name``, and a
+    whole-account export, or a folder of several chats, by the folder holding it."""
+    files = [f for f in _json_files(export) if _looks_like(f.head())]
+    if len(files) == 1 and not _ACCOUNT_START.match(files[0].head(4096).decode("utf-8-sig", errors="replace")):
+        name = _chat_name(files[0].head())
+        if name:
+            return name
+    if export.path.is_file():
+        return export.path.parent.name
+    return export.path.name
+
+
+def _chat_name(head: bytes) -> str | None:
+    """A single-chat export's ``name`` (Telegram writes it first), read from the file's head."""
+    found = _NAME.search(head.decode("utf-8-sig", errors="replace"))
+    if found is None:
+        return None
+    try:
+        name = json.loads(found.group(1))
+    except ValueError:
+        return None
+    return name.strip() if isinstance(name, str) and name.strip() else None
 
 
 def read(export: Export) -> list[Record]:
