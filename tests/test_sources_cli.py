@@ -222,6 +222,21 @@ def test_a_file_already_added_is_refused_under_any_name(
                                  "are searched already\n")
 
 
+def test_a_path_inside_a_source_or_holding_one_is_added_with_a_warning(
+        home: Path, user_config: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Both would read its records: added (the user may mean it), and told that they come back twice."""
+    assert run(capsys, "add", "notes")[0] == 0
+    code, out, err = run(capsys, "add", "notes/garden.txt")
+    assert code == 0 and "added 'garden'" in out
+    assert f"WARN {home / 'notes' / 'garden.txt'} lies inside 'notes' ({home / 'notes'}), which reads it already: " \
+           "its records will be searched twice (`vecbook remove notes` to keep the new source alone)" in err
+    code, out, err = run(capsys, "add", str(home), "--name", "everything")
+    assert code == 0
+    assert err.count("WARN") == 2 and f"WARN {home} holds 'notes' ({home / 'notes'}), already added: its records " \
+           "will be searched twice (`vecbook remove notes` to keep the new source alone)" in err
+    assert [c.name for c in load_config(user_config).collections] == ["notes", "garden", "everything"]
+
+
 @pytest.mark.skipif(os.name != "posix" or os.geteuid() == 0, reason="root reads any file")
 def test_an_unreadable_path_is_refused(home: Path, user_config: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = run(capsys, "add", _unreadable(home))

@@ -410,6 +410,8 @@ def _cmd_add(args: argparse.Namespace, _config: None) -> int:
                     table=args.table, text_column=args.text_column)
     print(f"found '{found.summary.name}':")
     print("\n".join("  " + line for line in found.summary.lines()))
+    for warning in found.warnings:
+        log.warning("%s", warning)
     add_source(target, found.table)
     print(f"added '{found.summary.name}' to {target}")
     here = Path.cwd() / CONFIG_NAME

@@ -169,6 +169,35 @@ def check_not_added(path: Path, table: str | None, query: str | None, config: Co
                               f"`vecbook remove {collection.name}` first to add it again")
 
 
+def overlaps(path: Path, config: Config | None) -> list[str]:
+    """What a new source at ``path`` shares with those the config has: a file or folder it lies
+    inside, or one it holds (whose records both would read, so every one comes back twice).
+    The data folder leaves out the paths of sources (they are read by their own reader), so
+    only one that holds the data folder is named."""
+    if config is None:
+        return []
+    found = []
+    if config.data_directory is not None and _inside(Path(config.data_directory).resolve(), path):
+        found.append(f"{path} holds the data folder {config.data_directory}: its notes will be searched twice")
+    for collection in config.collections:
+        where = collection.path or collection.database
+        if where is None:
+            continue
+        where = where.resolve()
+        if _inside(path, where):
+            found.append(f"{path} lies inside '{collection.name}' ({where}), which reads it already: its records "
+                         f"will be searched twice (`vecbook remove {collection.name}` to keep the new source alone)")
+        elif _inside(where, path):
+            found.append(f"{path} holds '{collection.name}' ({where}), already added: its records will be searched "
+                         f"twice (`vecbook remove {collection.name}` to keep the new source alone)")
+    return found
+
+
+def _inside(inner: Path, outer: Path) -> bool:
+    """Whether ``inner`` lies inside the folder ``outer`` (not ``outer`` itself)."""
+    return outer in inner.parents
+
+
 def check_readable(path: Path) -> Path:
     """The path, absolute, or ConfigError when it does not exist or cannot be read."""
     if not path.exists():
@@ -266,6 +295,7 @@ class NewSource:
 
     table: dict[str, Any]
     summary: SourceSummary
+    warnings: list[str] = field(default_factory=list)  # what ``add`` says before it writes (see ``overlaps``)
 
 
 def inspect(path_text: str, config_file: Path, name: str | None = None, format_name: str | None = None,
@@ -301,7 +331,8 @@ def inspect(path_text: str, config_file: Path, name: str | None = None, format_n
         records, problems, _ = load_export(collection)
     if description:
         entry["description"] = description
-    return NewSource(entry, summarize(name, chosen, label, records, problems, description or ""))
+    return NewSource(entry, summarize(name, chosen, label, records, problems, description or ""),
+                     overlaps(path, config))
 
 
 def checked_config(config_file: Path) -> Config:
