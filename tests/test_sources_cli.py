@@ -178,14 +178,28 @@ def _unreadable(home: Path) -> str:
     (["add", "picture.png"], "cannot tell what {home}/picture.png is: no format recognises it; pass --format"),
     (["add", "notes", "--table", "t"], "--table and --text-column apply to a SQLite database"),
     (["remove", "nope"], "no source named 'nope' in {config} (sources: old)"),
+    # a source that yields nothing is not registered, --format or not: the reader says why
+    (["add", "picture.png", "--format", "telegram"], "nothing to search in {home}/picture.png: not a telegram export "
+     "(Telegram Desktop JSON (result.json)); no format VecBook reads recognises it; nothing was added"),
+    (["add", "cut.json", "--format", "telegram"], "nothing to search in {home}/cut.json: invalid JSON: Unterminated "
+     "string starting at (line 1); nothing was added"),
+    (["add", "cut.json"], "nothing to search in {home}/cut.json: invalid JSON"),
+    (["add", "empty.json", "--format", "discord"], "nothing to search in {home}/empty.json: the file is empty; "
+     "nothing was added"),
+    (["add", "quiet.json"], "nothing to search in {home}/quiet.json: no telegram messages or items found in it; "
+     "nothing was added"),
 ], ids=["missing", "unknown-format", "bad-name", "reserved-name", "name-in-use", "not-a-format", "table-not-sqlite",
-        "remove-unknown"])
+        "remove-unknown", "not-that-format", "cut-short", "cut-short-detected", "empty", "no-messages"])
 def test_bad_input_is_one_line_and_changes_no_file(
         home: Path, user_config: Path, capsys: pytest.CaptureFixture[str], argv: list[str], message: str) -> None:
     user_config.parent.mkdir(parents=True)
     user_config.write_text('# mine\n[[collections]]\nname = "old"\npath = "notes"\nformat = "text"\n',
                            encoding="utf-8")
     (home / "picture.png").write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(64))
+    chat = '{"name": "Ana", "type": "personal_chat", "id": 1, "messages": [{"id": 1, "text": "olá, café ☕'
+    (home / "cut.json").write_text(chat, encoding="utf-8")
+    (home / "empty.json").write_bytes(b"")
+    (home / "quiet.json").write_text(chat.split("[")[0] + "[]}", encoding="utf-8")
     before = user_config.read_bytes()
     code, out, err = run(capsys, *argv)
     assert code == 2 and out == "" and err.count("\n") == 1
@@ -297,6 +311,18 @@ def test_a_sqlite_table_is_asked_for_when_it_cannot_be_guessed(
     assert "  format: sqlite\n" in out and "  records: 1\n" in out and "  dates: 2024-05-03 to 2024-05-03\n" in out
     code, out, _ = run(capsys, "search", "swimming lengths", "--mode", "keyword", "--json")
     assert [h["citation"] for h in json.loads(out)] == [f"{database}#diary:1"]
+
+
+def test_a_table_without_rows_is_not_registered(home: Path, user_config: Path,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    database = home / "empty.db"
+    with sqlite3.connect(database) as connection:
+        connection.execute("CREATE TABLE notes(id INTEGER PRIMARY KEY, content TEXT)")
+    connection.close()
+    code, out, err = run(capsys, "add", str(database))
+    assert (code, out, err) == (2, "", f"vecbook: error: nothing to search in {database}: it holds no rows; "
+                                       "nothing was added\n")
+    assert not user_config.exists()
 
 
 def test_a_database_with_one_id_and_content_table_needs_no_table(

@@ -329,10 +329,27 @@ def inspect(path_text: str, config_file: Path, name: str | None = None, format_n
         entry["format"] = chosen  # written, not detected again at each start
         collection = CollectionConfig(name=name, path=path, database_label=label, format=chosen)
         records, problems, _ = load_export(collection)
+    if not records:
+        raise ConfigError(f"nothing to search in {path}: {why_empty(problems, name, path, label)}; nothing was added")
     if description:
         entry["description"] = description
     return NewSource(entry, summarize(name, chosen, label, records, problems, description or ""),
                      overlaps(path, config))
+
+
+def why_empty(problems: Sequence[Problem], name: str, path: Path, label: str) -> str:
+    """What the reader found wrong with a source that gave no record, in one line: the first
+    problem that skipped something (a file's own WARN), else the first at all, with the file
+    inside the source and the line where known; a database table without rows says so."""
+    if not problems:
+        return "it holds no rows"
+    problem = next((p for p in problems if p.skipped), problems[0])
+    reason = problem.reason.removeprefix(f"collection '{name}': ").removeprefix(f"nothing read from {path}: ")
+    reason = reason.removeprefix("file skipped: ")  # nothing of it was kept: that is what is said
+    file = problem.where.removeprefix(f"{name}/")
+    where = [file] if problem.where not in (label, name) and not (path.is_file() and file == path.name) else []
+    where += [f"line {problem.line}"] if problem.line and f"(line {problem.line})" not in reason else []
+    return f"{reason} ({', '.join(where)})" if where else reason
 
 
 def checked_config(config_file: Path) -> Config:
