@@ -292,6 +292,13 @@ def test_search_takes_the_assistants_shorthand(sample_book: vecbook.VecBook) -> 
                         for h in hits)
 
 
+def test_the_shorthand_s_errors_speak_of_what_the_assistant_sent(sample_book: vecbook.VecBook) -> None:
+    result = call(sample_book, "search", {"query": "lunch", "since": "2024-04-01", "until": "2024-03-31"})
+    assert result.is_error and "since 2024-04-01 is later than until 2024-03-31" in result.content[0].text
+    result = call(sample_book, "search", {"query": "bread", "sources": ["vault"], "since": "30d"})
+    assert result.is_error and "since 30d: no record of vault has a date" in result.content[0].text
+
+
 def test_get_returns_the_record_and_its_neighbours(sample_book: vecbook.VecBook) -> None:
     hit = hits_of(call(sample_book, "search", {"query": "boiler broke overnight", "max_results": 1}))[0]
     context = call(sample_book, "get", {"ref": hit["id"], "context": 1}).structured_content

@@ -31,7 +31,7 @@ from .config import (
 from .mcp import serve
 from .registry import add_source, inspect, remove_source
 from .tokens import ENGLISH, Analysis, analysis_of
-from .rank import parse_filters
+from .rank import convenience_conditions, parse_filters
 from .records import Problem
 
 log = logging.getLogger("vecbook")  # one logger for the package: hosts and the CLI configure "vecbook"
@@ -292,6 +292,7 @@ def _cmd_search(args: argparse.Namespace, config: Config) -> int:
     # Check everything that needs no index before building one: loading the model and
     # indexing take seconds, and a typo in a filter should not cost them.
     parse_filters(filters)
+    convenience_conditions(args.source, args.since, args.until, args.participant)
     check_query(args.query)
     if args.max_results is not None:
         check_max_results(args.max_results)
