@@ -264,3 +264,49 @@ def test_the_cli_says_which_of_the_chosen_sources_have_no_dates(
     assert code == 2 and capsys.readouterr()[1] == (
         "vecbook: error: since 2024-04-01 is later than until 2024-03-31: no record can be dated between them "
         "(swap them?)\n")
+
+
+# -- hits that matched nothing of the query --
+
+NOTES_TAGGED = {"family.txt": "Tags: family\n\nLunch with Mum at Little Lisbon 🍲\n---\nTags: family\n\n"
+                              "Priya drove up from Bristol with the kids.\n---\nTags: family\n\n"
+                              "Grandad's allotment, 1978: runner beans and a shed.\n---\nTags: work\n\nLunch meeting.\n"}
+
+
+def test_a_filtered_hit_that_matched_nothing_of_the_query_says_so(write_files: Any, fake_book: Any) -> None:
+    """Linear fusion puts the least close candidate at 0: with no query word either, it matched
+    nothing, and is listed (filters keep min(max_results, matching records)) saying so."""
+    book = fake_book(write_files(NOTES_TAGGED))
+    hits = book.search("lunch", mode="hybrid", fusion="linear", filters={"tags": "family"}, max_results=5)
+    assert len(hits) == 3 and hits[0].citation == "family.txt:1-3" and hits[0].matches_query
+    nothing = [h for h in hits if not h.matches_query]
+    assert nothing and all(h.similarity_score == 0.0 and h.keyword_score == 0.0 and not h.matched_terms
+                           for h in nothing)
+    assert all(h.similarity_score > 0 for h in hits if h.matches_query)
+    assert nothing[0].to_dict()["matches_query"] is False and hits[0].to_dict()["matches_query"] is True
+    # a recency blend lifts a score above 0, not what was matched
+    blended = book.search("lunch", mode="hybrid", fusion="linear", filters={"tags": "family"},
+                          recency_half_life_days=30)
+    assert {h.citation for h in blended if not h.matches_query} == {h.citation for h in nothing}
+    for mode, fusion in (("semantic", None), ("keyword", None), ("hybrid", "rrf")):
+        assert all(h.matches_query for h in book.search("lunch", mode=mode, fusion=fusion, filters={"tags": "family"}))
+
+
+def test_the_cli_marks_a_hit_that_matched_nothing_of_the_query(
+        write_files: Any, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(vecbook.VecBook, "__init__", _with_fake_embedder(vecbook.VecBook.__init__))
+    root = write_files(NOTES_TAGGED)
+    assert vecbook.main(["search", "lunch", "--data-dir", str(root), "--mode", "hybrid", "--fusion", "linear",
+                         "--filter", "tags=family"]) == 0
+    out = capsys.readouterr()[0]
+    ranked = [line for line in out.splitlines() if line[:3].strip().rstrip(".").isdigit()]
+    assert ranked[0] == " 1. " + ranked[0][4:12] + "  family.txt:1-3"
+    assert ranked[-1].endswith("  (matched nothing of the query; listed as it passed the filters)")
+    assert " 0.000000  " in ranked[-1]
+
+
+def _with_fake_embedder(original: Any) -> Any:
+    def init(self: vecbook.VecBook, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("embedder", FakeEmbedder())
+        original(self, *args, **kwargs)
+    return init

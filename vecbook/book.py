@@ -38,6 +38,7 @@ from .hits import (
     check_max_results,
     check_query,
     context_around,
+    unmatched,
 )
 from .embed import Embedder, _release_freed_memory
 from .index import VectorIndex
@@ -486,13 +487,14 @@ class VecBook:
                           tokens=tokens, mask=mask, fusion=fusion, rrf_k=rrf, keyword_weight=weight,
                           passage_scores=passage_scores)
             records = snapshot.records
+            nothing = unmatched(scored)  # before a recency blend lifts their score
             if half_life:
                 scored = self._blend_recency(snapshot, scored, half_life)
             scored = best_first(scored, records)
             scored = [s for s in scored if floor is None or s.score >= floor]
             groups = (fold_hits((records[s.index].text for s in scored), k) if fold
                       else [(i, []) for i in range(min(k, len(scored)))])
-            shaper = HitShaper(snapshot, terms, passage_scores, vector, partial(analysis_of, self.config))
+            shaper = HitShaper(snapshot, terms, passage_scores, vector, partial(analysis_of, self.config), nothing)
             return Results(shaper.hit(scored[i], [records[scored[j].index].citation for j in folded])
                            for i, folded in groups)
 

@@ -305,7 +305,8 @@ def _cmd_search(args: argparse.Namespace, config: Config) -> int:
     if args.json:
         print(json.dumps(hits.to_dicts(), indent=2, ensure_ascii=False))
     else:
-        print(format_hits(hits, color=_wants_color(), analysis=partial(analysis_of, config)))
+        filtered = bool(filters or args.source or args.since or args.until or args.participant)
+        print(format_hits(hits, color=_wants_color(), analysis=partial(analysis_of, config), filtered=filtered))
     return 0
 
 
@@ -329,15 +330,18 @@ def _wants_color() -> bool:
 
 
 def format_hits(hits: Sequence[Hit], color: bool = False,
-                analysis: Callable[[str], Analysis] = lambda source: ENGLISH) -> str:
-    """Human-readable results: rank, score and citation, metadata, then the snippet with the
-    lines it comes from (matched words highlighted when ``color``, as ``analysis`` of the
-    hit's source cuts them)."""
+                analysis: Callable[[str], Analysis] = lambda source: ENGLISH, filtered: bool = False) -> str:
+    """Human-readable results: rank, score and citation (a hit that matched nothing of the
+    query says so, and, when the search was ``filtered``, that it passed the filters),
+    metadata, then the snippet with the lines it comes from (matched words highlighted when
+    ``color``, as ``analysis`` of the hit's source cuts them)."""
     if not hits:
         return "no results"
+    why_listed = "; listed as it passed the filters" if filtered else ""
     blocks = []
     for rank_number, hit in enumerate(hits, 1):
-        lines = [f"{rank_number:>2}. {hit.similarity_score:.6f}  {hit.citation}"]
+        lines = [f"{rank_number:>2}. {hit.similarity_score:.6f}  {hit.citation}"
+                 + ("" if hit.matches_query else f"  (matched nothing of the query{why_listed})")]
         if hit.metadata:
             shown = ", ".join(f"{k}: {_shown_value(v)}" for k, v in hit.metadata.items())
             lines.append("    " + _clip(shown))
