@@ -91,6 +91,41 @@ def test_sources_lists_format_path_records_dates_and_description(
     assert "messages: sqlite, 16 records, 2024-04-20 to 2024-06-20\n  path: samples/chats.db\n" in out
 
 
+def test_sources_says_when_each_source_was_last_indexed_across_config_changes(
+        home: Path, user_config: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """A config change makes the keyword cache unusable (every source is read again), but a
+    source read again unchanged keeps the time its records were indexed; an edit moves it."""
+    import types
+    from datetime import datetime
+
+    def at(moment: str) -> None:
+        ns = int(datetime.fromisoformat(moment).timestamp() * 1e9)
+        monkeypatch.setattr(vecbook.sources, "time", types.SimpleNamespace(time_ns=lambda: ns))
+
+    def indexed() -> dict[str, str]:
+        listed = json.loads(run(capsys, "sources", "--json")[1])
+        return {s["name"]: s["last_indexed"] for s in listed["sources"]}
+
+    garden = home / "notes" / "garden.txt"
+    for path in (garden, home / WHATSAPP.name):
+        os.utime(path, (1_700_000_000, 1_700_000_000))  # settled: the keyword cache keeps them
+    at("2024-05-02T10:00:00")
+    assert run(capsys, "add", "notes")[0] == 0
+    assert indexed() == {"notes": "2024-05-02 10:00"}
+    code, out, _ = run(capsys, "sources")
+    assert f"\nnotes: text, 2 records, 2024-05-02 to 2024-06-11\n  path: {home / 'notes'}\n" \
+           "  last indexed: 2024-05-02 10:00\n" in out
+    at("2024-05-03T09:30:00")
+    assert run(capsys, "add", WHATSAPP.name)[0] == 0
+    assert indexed() == {"notes": "2024-05-02 10:00", "whatsapp-chat-with-family": "2024-05-03 09:30"}
+    garden.write_text("Date: 2024-05-02\n\nPlant the courgettes.\n", encoding="utf-8")
+    os.utime(garden, (1_700_000_100, 1_700_000_100))
+    at("2024-05-04T08:15:00")
+    assert indexed() == {"notes": "2024-05-04 08:15", "whatsapp-chat-with-family": "2024-05-03 09:30"}
+    code, out, _ = run(capsys, "sources")
+    assert "notes: text, 1 record, 2024-05-02 to 2024-05-02\n" in out
+
+
 def test_remove_takes_one_source_out_and_keeps_the_rest_of_the_file(
         home: Path, capsys: pytest.CaptureFixture[str]) -> None:
     config = home / "my.toml"

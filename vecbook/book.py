@@ -20,6 +20,7 @@ from .config import (
     QueryError,
     VecBookError,
     config_without_file,
+    counted,
     load_config,
     replace_config,
 )
@@ -358,9 +359,9 @@ class VecBook:
             self._cond.notify_all()
         report = snapshot.report if snapshot is not None else LoadReport()
         count = len(report.records)
-        log.info("indexed %d record%s in %.1fs: %s (%d files read, %d texts embedded, %d reused)", count,
-                 "" if count == 1 else "s", update["seconds"], _count_sources(report), update["files_read"],
-                 update.get("embedded", 0), update.get("reused", 0) + update.get("from_cache", 0))
+        log.info("indexed %s in %.1fs: %s (%s read, %s embedded, %d reused)", counted(count, "record"),
+                 update["seconds"], _count_sources(report), counted(update["files_read"], "file"),
+                 counted(update.get("embedded", 0), "text"), update.get("reused", 0) + update.get("from_cache", 0))
 
     # -- embedding --
 
@@ -595,7 +596,7 @@ def _pace(since: tuple[float, int], now: float, done: int, total: int) -> str:
 def _count_sources(report: LoadReport) -> str:
     """'30 from 7 files, 16 from collection messages' for the log: collections counted apart."""
     by_source = report.counts_by_source()
-    parts = [f"{by_source.get('files', 0)} from {report.files} files"]
+    parts = [f"{by_source.get('files', 0)} from {counted(report.files, 'file')}"]
     parts += [f"{by_source.get(name, 0)} from collection {name}" for name in report.collections]
     return ", ".join(parts)
 

@@ -24,6 +24,7 @@ from .config import (
     QueryError,
     VecBookError,
     __version__,
+    counted,
     find_config_file,
     load_config,
     user_config_file,
@@ -445,38 +446,24 @@ def _cmd_config_path(args: argparse.Namespace, _config: None) -> int:
 
 
 def _cmd_sources(args: argparse.Namespace, config: Config) -> int:
-    indexed = _last_indexed(config)  # before this run's own read updates it
     book = _open_book(config, keyword_only=True)
     listed = book.sources()
+    latest = max((s["last_indexed"] for s in listed if s["last_indexed"]), default=None)
     if args.json:
         print(json.dumps({"config_file": str(config.config_file) if config.config_file else None,
-                          "last_indexed": indexed, "sources": listed}, indent=2, ensure_ascii=False))
+                          "last_indexed": latest, "sources": listed}, indent=2, ensure_ascii=False))
         return 0
     print(f"config: {config.config_file or 'none'}")
-    never = "never (this was the first read)" if config.cache_directory else "unknown (the cache is off)"
-    print(f"last indexed: {indexed or never}")
+    if config.cache_directory is None:
+        print("last indexed: at every start (the cache is off)")
     for source in listed:
         dates = f", {source['first_date']} to {source['last_date']}" if source["first_date"] else ""
-        print(f"\n{source['name']}: {source['format']}, {source['records']} records{dates}")
+        print(f"\n{source['name']}: {source['format']}, {counted(source['records'], 'record')}{dates}")
         print(f"  path: {source['path']}")
         if source["description"]:
             print(f"  description: {source['description']}")
+        if config.cache_directory is not None and source["last_indexed"]:
+            print(f"  last indexed: {source['last_indexed']}")
         if source["problems"]:
             print(f"  problems: {len(source['problems'])} (`vecbook stats` lists them)")
     return 0
-
-
-def _last_indexed(config: Config) -> str | None:
-    """When these sources were last indexed: the time the keyword cache of this config (what
-    the last build read) was written, local time to the minute; None without one."""
-    from datetime import datetime
-
-    from .keyword_cache import KeywordCache
-
-    if config.cache_directory is None:
-        return None
-    try:
-        written = KeywordCache(config.cache_directory, config).path.stat().st_mtime
-    except OSError:
-        return None
-    return datetime.fromtimestamp(written).isoformat(" ", "minutes")

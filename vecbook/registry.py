@@ -53,6 +53,7 @@ class SourceSummary:
     participants: list[str] = field(default_factory=list)  # most frequent first
     problems: list[str] = field(default_factory=list)
     description: str = ""
+    last_indexed: str | None = None  # when its records were last indexed (local time, to the minute)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict."""
@@ -111,7 +112,18 @@ def summarize_report(config: Config, report: LoadReport) -> list[SourceSummary]:
         found.append(summarize(collection.name, fmt, collection.database_label,
                                by_source.get(collection.name, []), facts.get("problems", []),
                                collection.description))
+    for summary in found:
+        read_at = report.read_at.get(summary.name)
+        summary.last_indexed = local_minute(read_at / 1e9) if read_at is not None else None
     return found
+
+
+def local_minute(seconds: float) -> str:
+    """A moment as local time to the minute, ``2024-05-02 14:05``."""
+    from datetime import datetime
+
+    return datetime.fromtimestamp(seconds).isoformat(" ", "minutes")
+
 
 def derive_name(path: Path, format_name: str | None = None) -> str:
     """A collection name from the name the export gives itself, where its format has one (a

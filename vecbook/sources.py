@@ -8,12 +8,13 @@ import logging
 import os
 import re
 import sqlite3
+import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
-from .config import CONFIG_NAME, CollectionConfig, Config, ConfigError, RecordError, user_config_file
+from .config import CONFIG_NAME, CollectionConfig, Config, ConfigError, RecordError, counted, user_config_file
 from .exports import detect_format, load_export
 from .exports.whatsapp import looks_like_chat
 from .records import Problem, Record, read_record_file
@@ -44,6 +45,9 @@ class LoadReport:
     # ``records`` by source ("file:<path>", "collection:<name>"), in order. An unchanged source
     # keeps the very list the last read made, so a build can carry everything made from it.
     blocks: list[tuple[str, list[Record]]] = field(default_factory=list)
+    # When each source's records were last indexed (ns since the epoch; for the data
+    # directory's ``files``, the latest of its files): by source name.
+    read_at: dict[str, int] = field(default_factory=dict)
 
     def counts_by_source(self) -> Counter[str]:
         """Records per source ("files" or a collection's name), a block at a time: the
@@ -80,6 +84,18 @@ class SourceState:
     # Set when the state was restored from the keyword cache: the next read counts the problems
     # of sources it does not read again (warned about when they were read: once per change).
     announce: bool = False
+    # When each source's current content was first read (ns since the epoch), by block key:
+    # what ``sources`` shows as "last indexed". Kept in the keyword cache with the rest.
+    read_at: dict[str, int] = field(default_factory=dict)
+    # Each source's signature and read time from a keyword cache that other code or settings
+    # made (unusable, but true about when): a source read again unchanged keeps its time.
+    earlier: dict[str, tuple[Signature, int]] = field(default_factory=dict)
+
+    def read_now(self, key: str, signature: Any, now: int) -> int:
+        """The read time of source ``key`` read again now with ``signature``: its earlier
+        time when an earlier read saw the same content, else ``now``."""
+        earlier = self.earlier.get(key)
+        return earlier[1] if earlier is not None and signature is not None and earlier[0] == signature else now
 
 
 def file_signature(path: Path) -> Signature | None:
@@ -236,25 +252,31 @@ def load_directory(root: Path | None, state: SourceState | None = None,
     report = LoadReport()
     files, report.problems, report.outside_links = discover_files(root, exclude) if root is not None else ([], [], [])
     report.new_problems = list(report.problems)
-    before = state.files if state is not None else {}
+    state = state if state is not None else SourceState()
     now: dict[str, tuple[Signature, list[Record], list[Problem]]] = {}
+    read_at = {key: at for key, at in state.read_at.items() if not key.startswith("file:")}
+    started = time.time_ns()
     for rel, path in files:
+        key = f"file:{rel}"
         signature = file_signature(path)  # taken before reading: a write during the read shows next time
-        entry = before.get(rel)
+        entry = state.files.get(rel)
         if entry is None or signature is None or entry[0] != signature:
             records, problems = load_file(rel, path)
             entry = (signature, records, problems)
             report.files_read += 1
             report.new_problems.extend(problems)
-        elif state is not None and state.announce:
+            read_at[key] = state.read_now(key, signature, started)
+        elif state.announce:
             report.known_problems += len(entry[2])
         now[rel] = entry
+        read_at.setdefault(key, state.read_at.get(key, started))
         report.records.extend(entry[1])
-        report.blocks.append((f"file:{rel}", entry[1]))
+        report.blocks.append((key, entry[1]))
         report.problems.extend(entry[2])
-    if state is not None:
-        state.files = now
+    state.files, state.read_at = now, read_at
     report.files = len(files)
+    if files:
+        report.read_at["files"] = max(read_at[f"file:{rel}"] for rel, _ in files)
     return report
 
 
@@ -371,12 +393,12 @@ def _row_problems(collection: CollectionConfig, bad_json: int, empty: int, dupli
     where, label = f"collection '{collection.name}'", collection.database_label
     problems = []
     if bad_json:
-        problems.append(Problem(label, None, f"{where}: {bad_json} rows have invalid JSON metadata (kept without it)",
+        problems.append(Problem(label, None, f"{where}: {counted(bad_json, 'row has', 'rows have')} invalid JSON metadata (kept without it)",
                                 False))
     if empty:
-        problems.append(Problem(label, None, f"{where}: {empty} rows with NULL or empty content skipped"))
+        problems.append(Problem(label, None, f"{where}: {counted(empty, 'row')} with NULL or empty content skipped"))
     if duplicate:
-        problems.append(Problem(label, None, f"{where}: {duplicate} rows with a repeated id skipped"))
+        problems.append(Problem(label, None, f"{where}: {counted(duplicate, 'row')} with a repeated id skipped"))
     return problems
 
 
@@ -413,28 +435,32 @@ def load_sources(config: Config, state: SourceState | None = None) -> LoadReport
     logged: a known bad record is not warned about on every rebuild.
     """
     exports = [c.path for c in config.collections if c.path is not None]
+    state = state if state is not None else SourceState()
     report = load_directory(config.data_directory, state, exports)
-    before = state.collections if state is not None else {}
     now = {}
+    read_at = {key: at for key, at in state.read_at.items() if key.startswith("file:")}
+    started = time.time_ns()
     for collection in config.collections:
+        key = f"collection:{collection.name}"
         signature = tree_signature(collection.path if collection.path is not None else collection.database)
-        entry = before.get(collection.name)
+        entry = state.collections.get(collection.name)
         if entry is None or entry[0] != signature:
             entry = (signature, *_load_one_collection(collection))
             report.collections_read += 1
             report.new_problems.extend(entry[2])
-        elif state is not None and state.announce:
+            read_at[key] = state.read_now(key, signature, started)
+        elif state.announce:
             report.known_problems += len(entry[2])
         now[collection.name] = entry
+        report.read_at[collection.name] = read_at.setdefault(key, state.read_at.get(key, started))
         _, records, problems, facts = entry
         report.records.extend(records)
-        report.blocks.append((f"collection:{collection.name}", records))
+        report.blocks.append((key, records))
         report.problems.extend(problems)
         report.collections[collection.name] = {**facts, "records": len(records),
                                                "problems": [p.reason for p in problems]}
-    if state is not None:
-        state.collections = now
-        state.announce = False
+    state.collections, state.read_at = now, read_at
+    state.announce = False
     for problem in report.new_problems:
         log.warning("%s", problem)
     if report.known_problems:
