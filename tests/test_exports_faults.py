@@ -205,8 +205,8 @@ def test_stats_lists_a_collection_that_loaded_nothing_as_skipped(tmp_path: Path)
 
 # -- a chat export dropped into the data folder --
 
-def test_a_whatsapp_export_dropped_among_the_records_gets_one_hint(tmp_path: Path,
-                                                                   caplog: pytest.LogCaptureFixture) -> None:
+def test_a_whatsapp_export_dropped_among_the_records_is_read_as_the_chat_it_is(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     import logging
     import os
     import time
@@ -233,15 +233,18 @@ def test_a_whatsapp_export_dropped_among_the_records_gets_one_hint(tmp_path: Pat
                                cache_directory=tmp_path / "cache")
 
     caplog.set_level(logging.WARNING, logger="vecbook")
-    stats = open_book().stats()
-    hints = [r.getMessage() for r in caplog.records if "looks like a WhatsApp export" in r.getMessage()]
-    assert hints == [
-        f"WhatsApp Chat - Bo.zip: skipped: looks like a WhatsApp export: `vecbook add \"{root / 'WhatsApp Chat - Bo.zip'}\"`",
-        f"WhatsApp Chat with Ana.txt: read as records: looks like a WhatsApp export: "
-        f"`vecbook add \"{root / 'WhatsApp Chat with Ana.txt'}\"`"]
-    assert [p["file_path"] for p in stats["skipped"]] == ["WhatsApp Chat - Bo.zip"]
-    assert [p["file_path"] for p in stats["warnings"]] == ["WhatsApp Chat with Ana.txt"]
-    caplog.clear()
-    again = open_book().stats()  # unchanged: no second hint, stats still lists them
-    assert [r for r in caplog.records if "looks like" in r.getMessage()] == []
-    assert again["skipped"] == stats["skipped"] and again["warnings"] == stats["warnings"]
+    book = open_book()
+    hits = book.search("café", mode="keyword", dedupe=False)
+    assert sorted((h.citation, h.id, h.metadata["format"], h.metadata["conversation"]) for h in hits) == [
+        ("WhatsApp Chat - Bo.zip!/_chat.txt:1-2", hits[0].id, "whatsapp", "Bo"),
+        ("WhatsApp Chat with Ana.txt:1-2", hits[1].id, "whatsapp", "Ana")]
+    assert [h.id.split("#")[0] for h in hits] == ["files:WhatsApp Chat - Bo.zip!/_chat.txt",
+                                                  "files:WhatsApp Chat with Ana.txt"]
+    assert all(h.source == "files" and h.text == "Ana: ¿vamos al café? ☕\nBo: sí" for h in hits)
+    stats = book.stats()
+    assert (stats["skipped"], stats["warnings"], caplog.records) == ([], [], [])
+    [files] = book.sources()
+    assert files["kinds"] == {"text": 1, "whatsapp": 2} and files["not_read"] == {".zip": 1}
+    again = open_book()  # unchanged: nothing read again, the same records
+    assert again.stats()["last_update"]["files_read"] == 0
+    assert [h.id for h in again.search("café", mode="keyword", dedupe=False)] == [h.id for h in hits]

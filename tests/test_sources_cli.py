@@ -64,7 +64,7 @@ def test_a_notes_folder_and_an_export_are_searched_together_from_any_folder(
         monkeypatch: pytest.MonkeyPatch) -> None:
     assert run(capsys, "add", str(home / WHATSAPP.name), "--name", "family-chat")[0] == 0
     code, out, _ = run(capsys, "add", str(home / "notes"))
-    assert code == 0 and "  format: text" in out and "  records: 2" in out
+    assert code == 0 and "  format: notes\n" in out and "  records: 2\n  files: 1 text file\n" in out
     monkeypatch.chdir(tmp_path_factory.mktemp("elsewhere"))
     code, out, _ = run(capsys, "config", "path")
     assert (code, out) == (0, f"{user_config}\n")
@@ -75,7 +75,7 @@ def test_a_notes_folder_and_an_export_are_searched_together_from_any_folder(
     listed = json.loads(out)
     assert listed["config_file"] == str(user_config)
     assert [(s["name"], s["format"], s["records"]) for s in listed["sources"]] == [
-        ("family-chat", "whatsapp", 6), ("notes", "text", 2)]
+        ("family-chat", "whatsapp", 6), ("notes", "notes", 2)]
     # the second listing knows when the first one indexed
     assert json.loads(run(capsys, "sources", "--json")[1])["last_indexed"] is not None
 
@@ -113,8 +113,8 @@ def test_sources_says_when_each_source_was_last_indexed_across_config_changes(
     assert run(capsys, "add", "notes")[0] == 0
     assert indexed() == {"notes": "2024-05-02 10:00"}
     code, out, _ = run(capsys, "sources")
-    assert f"\nnotes: text, 2 records, 2024-05-02 to 2024-06-11\n  path: {home / 'notes'}\n" \
-           "  last indexed: 2024-05-02 10:00\n" in out
+    assert f"\nnotes: notes, 2 records, 2024-05-02 to 2024-06-11\n  path: {home / 'notes'}\n" \
+           "  files: 1 text file\n  last indexed: 2024-05-02 10:00\n" in out
     at("2024-05-03T09:30:00")
     assert run(capsys, "add", WHATSAPP.name)[0] == 0
     assert indexed() == {"notes": "2024-05-02 10:00", "whatsapp-chat-with-family": "2024-05-03 09:30"}
@@ -123,7 +123,7 @@ def test_sources_says_when_each_source_was_last_indexed_across_config_changes(
     at("2024-05-04T08:15:00")
     assert indexed() == {"notes": "2024-05-04 08:15", "whatsapp-chat-with-family": "2024-05-03 09:30"}
     code, out, _ = run(capsys, "sources")
-    assert "notes: text, 1 record, 2024-05-02 to 2024-05-02\n" in out
+    assert "notes: notes, 1 record, 2024-05-02 to 2024-05-02\n" in out
 
 
 def test_remove_takes_one_source_out_and_keeps_the_rest_of_the_file(
@@ -274,16 +274,34 @@ def test_a_file_already_added_is_refused_under_any_name(
 def test_a_path_inside_a_source_or_holding_one_is_added_with_a_warning(
         home: Path, user_config: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Both would read its records: added (the user may mean it), and told that they come back twice."""
+    chats = home / "exports" / "chats"
+    chats.mkdir(parents=True)
+    shutil.copy(WHATSAPP, chats / WHATSAPP.name)
+    assert run(capsys, "add", "exports/chats")[0] == 0
+    code, out, err = run(capsys, "add", f"exports/chats/{WHATSAPP.name}", "--name", "family")
+    assert code == 0 and "added 'family'" in out
+    assert f"WARN {chats / WHATSAPP.name} lies inside 'chats' ({chats}), which reads it already: " \
+           "its records will be searched twice (`vecbook remove chats` to keep the new source alone)" in err
+    code, out, err = run(capsys, "add", "exports", "--name", "everything")
+    assert code == 0
+    assert err.count("WARN") == 2 and f"WARN {home / 'exports'} holds 'chats' ({chats}), already added: its records " \
+           "will be searched twice (`vecbook remove chats` to keep the new source alone)" in err
+    assert [c.name for c in load_config(user_config).collections] == ["chats", "family", "everything"]
+
+
+def test_a_notes_folder_leaves_the_sources_inside_it_to_their_readers(
+        home: Path, user_config: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """As the data folder does: each record is read once, by its own reader, so nothing overlaps."""
+    (home / "notes" / "todo.md").write_text("# Todo\nRenew the passport 🛂 before the trip.\n", encoding="utf-8")
     assert run(capsys, "add", "notes")[0] == 0
     code, out, err = run(capsys, "add", "notes/garden.txt")
-    assert code == 0 and "added 'garden'" in out
-    assert f"WARN {home / 'notes' / 'garden.txt'} lies inside 'notes' ({home / 'notes'}), which reads it already: " \
-           "its records will be searched twice (`vecbook remove notes` to keep the new source alone)" in err
+    assert code == 0 and "WARN" not in err
     code, out, err = run(capsys, "add", str(home), "--name", "everything")
-    assert code == 0
-    assert err.count("WARN") == 2 and f"WARN {home} holds 'notes' ({home / 'notes'}), already added: its records " \
-           "will be searched twice (`vecbook remove notes` to keep the new source alone)" in err
-    assert [c.name for c in load_config(user_config).collections] == ["notes", "garden", "everything"]
+    assert code == 0 and "WARN" not in err
+    assert "  files: 1 whatsapp export\n" in out  # notes/ (with garden.txt) is left to the two sources above
+    book = vecbook.VecBook.from_config(user_config, keyword_only=True)
+    assert book.stats()["sources"] == {"files": 0, "notes": 1, "garden": 2, "everything": 6}
+    assert [hit.citation for hit in book.search("strawberries", mode="keyword")] == ["garden/garden.txt:5-7"]
 
 
 @pytest.mark.skipif(os.name != "posix" or os.geteuid() == 0, reason="root reads any file")
@@ -306,12 +324,12 @@ def test_a_path_two_formats_claim_needs_format(
         home: Path, user_config: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     real = vecbook.registry.recognising_formats
     monkeypatch.setattr(vecbook.registry, "recognising_formats", lambda collection: ["slack", "discord"])
-    code, _, err = run(capsys, "add", "notes")
-    assert code == 2 and err.startswith(f"vecbook: error: cannot tell the format of {home}/notes: it looks like "
-                                        f"slack and discord; pass --format (formats: ")
+    code, _, err = run(capsys, "add", WHATSAPP.name)
+    assert code == 2 and err.startswith(f"vecbook: error: cannot tell the format of {home / WHATSAPP.name}: it "
+                                        f"looks like slack and discord; pass --format (formats: ")
     assert not user_config.exists()
     monkeypatch.setattr(vecbook.registry, "recognising_formats", real)  # not undo(): conftest's patches stay
-    code, out, _ = run(capsys, "add", "notes", "--format", "TEXT")  # --format decides, in any case
+    code, out, _ = run(capsys, "add", WHATSAPP.name, "--format", "TEXT")  # --format decides, in any case
     assert code == 0 and "  format: text\n" in out
 
 
@@ -476,8 +494,9 @@ def test_a_damaged_zip_among_the_notes_does_not_stop_the_read(tmp_path: Path) ->
     start = 30 + len("WhatsApp Chat - Ana.txt")  # the member's compressed bytes follow its local header
     data[start:start + 10] = b"\xff" * 10
     archive.write_bytes(bytes(data))
-    files, _, _ = vecbook.sources.discover_files(notes)
-    assert [rel for rel, _ in files] == ["a.txt"]
+    report = vecbook.sources.load_directory(notes)
+    assert [r.file_path for r in report.records] == ["a.txt"]
+    assert report.data_directory == {"kinds": {"text": 1}, "not_read": {".zip": 1}}  # counted: no reader knows it
 
 
 def test_a_telegram_chat_is_named_by_the_chat_and_an_account_export_by_its_folder(

@@ -29,6 +29,7 @@ from .config import (
     load_config,
     user_config_file,
 )
+from .exports.notes import describe_kinds
 from .mcp import serve
 from .registry import add_source, inspect, remove_source
 from .tokens import ENGLISH, Analysis, analysis_of
@@ -460,6 +461,8 @@ def _cmd_sources(args: argparse.Namespace, config: Config) -> int:
         dates = f", {source['first_date']} to {source['last_date']}" if source["first_date"] else ""
         print(f"\n{source['name']}: {source['format']}, {counted(source['records'], 'record')}{dates}")
         print(f"  path: {source['path']}")
+        if source["kinds"] or source["not_read"]:
+            print(f"  files: {describe_kinds(source['kinds'], source['not_read'])}")
         if source["description"]:
             print(f"  description: {source['description']}")
         if config.cache_directory is not None and source["last_indexed"]:

@@ -132,8 +132,7 @@ class KeywordCache:
         """The state ``builder``'s last keyword snapshot was made from (None before one)."""
         if builder.term_counts is None:
             return None
-        sources = SourceState(dict(builder.sources.files), dict(builder.sources.collections),
-                              read_at=dict(builder.sources.read_at))
+        sources = builder.sources.copy()
         return Captured(list(builder.blocks.items()), sources, list(builder.vocabulary.ids), builder.term_counts)
 
     # -- writing --
@@ -273,12 +272,8 @@ class KeywordCache:
         sources = SourceState(announce=True)
         sources.read_at = {key: at for key, (_, at) in _earlier_reads(header).items()}
         for facts, (key, block) in zip(header["sources"], blocks.items()):
-            entry = (_tuples(facts["signature"]), block.records, [Problem(*p) for p in facts["problems"]])
-            kind, _, name = key.partition(":")  # "file:<path>" or "collection:<name>", as sources names them
-            if kind == "file":
-                sources.files[name] = entry
-            else:
-                sources.collections[name] = (*entry, facts["facts"])
+            sources.put(key, (_tuples(facts["signature"]), block.records, [Problem(*p) for p in facts["problems"]],
+                              facts["facts"]))
         n_passages = len(arrays["token_lengths"])
         counts = TermCounts(vocabulary, n_passages, *(arrays[name].astype(np.int32) for name in ("terms", "doc_ids", "tf")))
         if len(counts.doc_ids) and (int(counts.doc_ids.max()) >= n_passages or int(counts.terms.max()) >= len(vocabulary)):
@@ -295,8 +290,7 @@ def _earlier_reads(header: dict[str, Any]) -> dict[str, tuple[Any, int]]:
 
 def _entry(sources: SourceState, key: str, block: Block) -> tuple[Any, ...] | None:
     """The source state entry ``block`` was laid out from (None if the state moved on)."""
-    kind, _, name = key.partition(":")
-    entry = (sources.files if kind == "file" else sources.collections).get(name)
+    entry = sources.entry(key)
     return entry if entry is not None and entry[1] is block.records else None
 
 
@@ -307,8 +301,7 @@ def _storable(entry: tuple[Any, ...], block: Block) -> bool:
     mtimes = list(_mtimes(signature))
     if not mtimes or max(mtimes) >= block.read_ns - SETTLE_NS or not _plain(signature, tuples=True):
         return False
-    facts = entry[3] if len(entry) > 3 else {}
-    return _plain(facts) and all(_plain(r.metadata) for r in block.records)
+    return _plain(entry[3]) and all(_plain(r.metadata) for r in block.records)
 
 
 def _mtimes(signature: Any) -> Iterator[int]:
@@ -354,11 +347,8 @@ def _record(row: list[Any]) -> Record:
 
 
 def _source_facts(key: str, block: Block, entry: tuple[Any, ...], read_at: int | None) -> dict[str, Any]:
-    facts = {"key": key, "signature": entry[0], "problems": [[p.where, p.line, p.reason, p.skipped] for p in entry[2]],
-             "records": len(block.records), "read_at": read_at}
-    if len(entry) > 3:
-        facts["facts"] = entry[3]
-    return facts
+    return {"key": key, "signature": entry[0], "problems": [[p.where, p.line, p.reason, p.skipped] for p in entry[2]],
+            "records": len(block.records), "read_at": read_at, "facts": entry[3]}
 
 
 def _bytes_array(text: str) -> np.ndarray:

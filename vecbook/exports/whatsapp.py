@@ -86,11 +86,6 @@ def detect(export: Export) -> bool:
     return any(_looks_like(f.head(), strict=True) for f in _text_files(export))
 
 
-def looks_like_chat(head: bytes) -> bool:
-    """Whether a file starting with ``head`` is a WhatsApp chat export (as ``detect`` judges one)."""
-    return _looks_like(head, strict=True)
-
-
 def _looks_like(head: bytes, strict: bool = False) -> bool:
     """A ``Name: text`` message among the first lines (``strict``: and the first line is a
     message or system line, as in every export; a file with lines put before is still read
