@@ -118,23 +118,25 @@ def sample_book(embedder: vecbook.Embedder) -> vecbook.VecBook:
     return vecbook.VecBook.from_config(ROOT / "vecbook.toml", embedder=embedder)
 
 
+def write_tree(root: Path, files: dict[str, str | bytes]) -> Path:
+    """Create files under ``root`` from {relative path: text or bytes}; returns ``root``."""
+    root.mkdir(parents=True, exist_ok=True)
+    for rel, content in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content, encoding="utf-8", newline="")
+    return root
+
+
 @pytest.fixture
 def write_files(tmp_path: Path) -> Callable[[dict[str, str | bytes]], Path]:
     """Create files under tmp_path/data from {relative path: text or bytes}; returns the folder."""
     root = tmp_path / "data"
     root.mkdir(exist_ok=True)
-
-    def write(files: dict[str, str | bytes]) -> Path:
-        for rel, content in files.items():
-            path = root / rel
-            path.parent.mkdir(parents=True, exist_ok=True)
-            if isinstance(content, bytes):
-                path.write_bytes(content)
-            else:
-                path.write_text(content, encoding="utf-8", newline="")
-        return root
-
-    return write
+    return lambda files: write_tree(root, files)
 
 
 @pytest.fixture

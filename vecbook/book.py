@@ -20,6 +20,7 @@ from .config import (
     QueryError,
     VecBookError,
     config_without_file,
+    counted,
     load_config,
     replace_config,
 )
@@ -38,6 +39,7 @@ from .hits import (
     check_max_results,
     check_query,
     context_around,
+    unmatched,
 )
 from .embed import Embedder, _release_freed_memory
 from .index import VectorIndex
@@ -357,9 +359,9 @@ class VecBook:
             self._cond.notify_all()
         report = snapshot.report if snapshot is not None else LoadReport()
         count = len(report.records)
-        log.info("indexed %d record%s in %.1fs: %s (%d files read, %d texts embedded, %d reused)", count,
-                 "" if count == 1 else "s", update["seconds"], _count_sources(report), update["files_read"],
-                 update.get("embedded", 0), update.get("reused", 0) + update.get("from_cache", 0))
+        log.info("indexed %s in %.1fs: %s (%s read, %s embedded, %d reused)", counted(count, "record"),
+                 update["seconds"], _count_sources(report), counted(update["files_read"], "file"),
+                 counted(update.get("embedded", 0), "text"), update.get("reused", 0) + update.get("from_cache", 0))
 
     # -- embedding --
 
@@ -486,13 +488,14 @@ class VecBook:
                           tokens=tokens, mask=mask, fusion=fusion, rrf_k=rrf, keyword_weight=weight,
                           passage_scores=passage_scores)
             records = snapshot.records
+            nothing = unmatched(scored)  # before a recency blend lifts their score
             if half_life:
                 scored = self._blend_recency(snapshot, scored, half_life)
             scored = best_first(scored, records)
             scored = [s for s in scored if floor is None or s.score >= floor]
             groups = (fold_hits((records[s.index].text for s in scored), k) if fold
                       else [(i, []) for i in range(min(k, len(scored)))])
-            shaper = HitShaper(snapshot, terms, passage_scores, vector, partial(analysis_of, self.config))
+            shaper = HitShaper(snapshot, terms, passage_scores, vector, partial(analysis_of, self.config), nothing)
             return Results(shaper.hit(scored[i], [records[scored[j].index].citation for j in folded])
                            for i, folded in groups)
 
@@ -593,7 +596,7 @@ def _pace(since: tuple[float, int], now: float, done: int, total: int) -> str:
 def _count_sources(report: LoadReport) -> str:
     """'30 from 7 files, 16 from collection messages' for the log: collections counted apart."""
     by_source = report.counts_by_source()
-    parts = [f"{by_source.get('files', 0)} from {report.files} files"]
+    parts = [f"{by_source.get('files', 0)} from {counted(report.files, 'file')}"]
     parts += [f"{by_source.get(name, 0)} from collection {name}" for name in report.collections]
     return ", ".join(parts)
 

@@ -18,7 +18,7 @@ from .embed import EMBED_CHUNK, MAX_WINDOWS, Embedder
 from .index import KeywordIndex, TermCounts, VectorIndex, encode_vectors
 from .rank import FilterColumns
 from .records import Record, split_passages
-from .sources import LoadReport, SourceState, load_sources
+from .sources import LoadReport, SourceState, block_source, load_sources
 from .tokens import Vocabulary, analysis_of
 from .vector_cache import CachedVectors, StreamedVectors, VectorCache
 
@@ -201,9 +201,7 @@ class Builder:
         known = {r.content: layout for r, layout in zip(old.records, _windowed_layouts(old))} if old is not None else {}
         layouts: list[Layout | None] = [known.get(r.content) for r in records]
         fresh = [i for i, layout in enumerate(layouts) if layout is None]
-        kind, _, name = key.partition(":")  # "file:<path>" or "collection:<name>", as sources names them
-        source = name if kind == "collection" else "files"
-        for i, layout in zip(fresh, self._layouts([records[i].content for i in fresh], source)):
+        for i, layout in zip(fresh, self._layouts([records[i].content for i in fresh], block_source(key))):
             layouts[i] = layout
         counts = np.fromiter((len(layout.passages) for layout in layouts), dtype=np.int64, count=len(layouts))
         passages = np.array([p for layout in layouts for p in layout.passages], dtype=np.int64).reshape(-1, 2)

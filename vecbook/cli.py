@@ -24,15 +24,17 @@ from .config import (
     QueryError,
     VecBookError,
     __version__,
+    counted,
     find_config_file,
     load_config,
     user_config_file,
 )
+from .exports.notes import describe_kinds
 from .mcp import serve
 from .remote import find_server
 from .registry import add_source, inspect, remove_source
 from .tokens import ENGLISH, Analysis, analysis_of
-from .rank import parse_filters
+from .rank import convenience_conditions, parse_filters
 from .records import Problem
 
 log = logging.getLogger("vecbook")  # one logger for the package: hosts and the CLI configure "vecbook"
@@ -308,6 +310,7 @@ def _cmd_search(args: argparse.Namespace, config: Config) -> int:
     # Check everything that needs no index before building one: loading the model and
     # indexing take seconds, and a typo in a filter should not cost them.
     parse_filters(filters)
+    convenience_conditions(args.source, args.since, args.until, args.participant)
     check_query(args.query)
     if args.max_results is not None:
         check_max_results(args.max_results)
@@ -321,7 +324,8 @@ def _cmd_search(args: argparse.Namespace, config: Config) -> int:
     if args.json:
         print(json.dumps(hits.to_dicts(), indent=2, ensure_ascii=False))
     else:
-        print(format_hits(hits, color=_wants_color(), analysis=partial(analysis_of, config)))
+        filtered = bool(filters or args.source or args.since or args.until or args.participant)
+        print(format_hits(hits, color=_wants_color(), analysis=partial(analysis_of, config), filtered=filtered))
     return 0
 
 
@@ -345,15 +349,18 @@ def _wants_color() -> bool:
 
 
 def format_hits(hits: Sequence[Hit], color: bool = False,
-                analysis: Callable[[str], Analysis] = lambda source: ENGLISH) -> str:
-    """Human-readable results: rank, score and citation, metadata, then the snippet with the
-    lines it comes from (matched words highlighted when ``color``, as ``analysis`` of the
-    hit's source cuts them)."""
+                analysis: Callable[[str], Analysis] = lambda source: ENGLISH, filtered: bool = False) -> str:
+    """Human-readable results: rank, score and citation (a hit that matched nothing of the
+    query says so, and, when the search was ``filtered``, that it passed the filters),
+    metadata, then the snippet with the lines it comes from (matched words highlighted when
+    ``color``, as ``analysis`` of the hit's source cuts them)."""
     if not hits:
         return "no results"
+    why_listed = "; listed as it passed the filters" if filtered else ""
     blocks = []
     for rank_number, hit in enumerate(hits, 1):
-        lines = [f"{rank_number:>2}. {hit.similarity_score:.6f}  {hit.citation}"]
+        lines = [f"{rank_number:>2}. {hit.similarity_score:.6f}  {hit.citation}"
+                 + ("" if hit.matches_query else f"  (matched nothing of the query{why_listed})")]
         if hit.metadata:
             shown = ", ".join(f"{k}: {_shown_value(v)}" for k, v in hit.metadata.items())
             lines.append("    " + _clip(shown))
@@ -443,6 +450,8 @@ def _cmd_add(args: argparse.Namespace, _config: None) -> int:
                     table=args.table, text_column=args.text_column)
     print(f"found '{found.summary.name}':")
     print("\n".join("  " + line for line in found.summary.lines()))
+    for warning in found.warnings:
+        log.warning("%s", warning)
     add_source(target, found.table)
     print(f"added '{found.summary.name}' to {target}")
     here = Path.cwd() / CONFIG_NAME
@@ -471,38 +480,26 @@ def _cmd_config_path(args: argparse.Namespace, _config: None) -> int:
 
 
 def _cmd_sources(args: argparse.Namespace, config: Config) -> int:
-    indexed = _last_indexed(config)  # before this run's own read updates it
     book = _open_book(config, keyword_only=True)
     listed = book.sources()
+    latest = max((s["last_indexed"] for s in listed if s["last_indexed"]), default=None)
     if args.json:
         print(json.dumps({"config_file": str(config.config_file) if config.config_file else None,
-                          "last_indexed": indexed, "sources": listed}, indent=2, ensure_ascii=False))
+                          "last_indexed": latest, "sources": listed}, indent=2, ensure_ascii=False))
         return 0
     print(f"config: {config.config_file or 'none'}")
-    never = "never (this was the first read)" if config.cache_directory else "unknown (the cache is off)"
-    print(f"last indexed: {indexed or never}")
+    if config.cache_directory is None:
+        print("last indexed: at every start (the cache is off)")
     for source in listed:
         dates = f", {source['first_date']} to {source['last_date']}" if source["first_date"] else ""
-        print(f"\n{source['name']}: {source['format']}, {source['records']} records{dates}")
+        print(f"\n{source['name']}: {source['format']}, {counted(source['records'], 'record')}{dates}")
         print(f"  path: {source['path']}")
+        if source["kinds"] or source["not_read"]:
+            print(f"  files: {describe_kinds(source['kinds'], source['not_read'])}")
         if source["description"]:
             print(f"  description: {source['description']}")
+        if config.cache_directory is not None and source["last_indexed"]:
+            print(f"  last indexed: {source['last_indexed']}")
         if source["problems"]:
             print(f"  problems: {len(source['problems'])} (`vecbook stats` lists them)")
     return 0
-
-
-def _last_indexed(config: Config) -> str | None:
-    """When these sources were last indexed: the time the keyword cache of this config (what
-    the last build read) was written, local time to the minute; None without one."""
-    from datetime import datetime
-
-    from .keyword_cache import KeywordCache
-
-    if config.cache_directory is None:
-        return None
-    try:
-        written = KeywordCache(config.cache_directory, config).path.stat().st_mtime
-    except OSError:
-        return None
-    return datetime.fromtimestamp(written).isoformat(" ", "minutes")

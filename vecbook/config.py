@@ -74,6 +74,11 @@ class QueryError(VecBookError):
     """A search request is invalid (empty query, bad limit, bad filter...)."""
 
 
+def counted(count: int, noun: str, plural: str | None = None) -> str:
+    """``1 record``, ``2 records``: a count with its noun (``plural`` where it is not noun + s)."""
+    return f"{count} {noun if count == 1 else plural or noun + 's'}"
+
+
 @dataclass(frozen=True)
 class CollectionConfig:
     """One ``[[collections]]`` table: SQLite rows (``database``) or an export (``path``), read-only."""

@@ -132,7 +132,7 @@ class KeywordCache:
         """The state ``builder``'s last keyword snapshot was made from (None before one)."""
         if builder.term_counts is None:
             return None
-        sources = SourceState(dict(builder.sources.files), dict(builder.sources.collections))
+        sources = builder.sources.copy()
         return Captured(list(builder.blocks.items()), sources, list(builder.vocabulary.ids), builder.term_counts)
 
     # -- writing --
@@ -213,7 +213,8 @@ class KeywordCache:
         layouts = _layout_arrays([block for _, block, _ in kept])
         terms = _compact_terms(captured.terms, counts, layouts)
         header = {"magic": self.MAGIC, "format": FORMAT, "fingerprint": fingerprint(self.config),
-                  "terms": terms, "sources": [_source_facts(key, block, entry) for key, block, entry in kept]}
+                  "terms": terms, "sources": [_source_facts(key, block, entry, captured.sources.read_at.get(key))
+                              for key, block, entry in kept]}
         # One dumps per source, so a save in a background thread lets searches in between,
         # each appended as UTF-8 to one buffer: joining the pieces, bracketing and encoding them
         # made three more copies of the JSON (50 MB each at 100k records) at once.
@@ -236,12 +237,13 @@ class KeywordCache:
             return 0
         started = time.perf_counter()
         try:
-            state = self._read()
+            header, state = self._read()
         except Exception as exc:  # a damaged file can fail in zipfile, numpy, json or here: never fatal
             log.warning("keyword cache %s is unusable (%s: %s); reading every source", self.path,
                         type(exc).__name__, exc)
             return 0
-        if state is None:
+        if state is None:  # made by other code or settings: only when each source was read still holds
+            builder.sources.earlier = _earlier_reads(header)
             return 0
         sources, blocks, vocabulary, counts = state
         builder.reset()
@@ -252,14 +254,15 @@ class KeywordCache:
                  len(blocks), "" if len(blocks) == 1 else "s", self.path, time.perf_counter() - started)
         return restored
 
-    def _read(self) -> tuple[SourceState, dict[str, Block], Vocabulary, TermCounts] | None:
+    def _read(self) -> tuple[dict[str, Any], tuple[SourceState, dict[str, Block], Vocabulary, TermCounts] | None]:
+        """The file's header, and what it holds (None when other code or settings made it)."""
         with np.load(self.path, allow_pickle=False) as data:
             header = json.loads(data["header"].tobytes())
             if header.get("magic") != self.MAGIC or header.get("format") != FORMAT:
                 raise ValueError("not a VecBook keyword cache of this format")
             if header["fingerprint"] != fingerprint(self.config):
                 log.info("keyword cache %s was made by other code or settings; reading every source", self.path)
-                return None
+                return header, None
             rows = json.loads(data["records"].tobytes())
             arrays = {name: data[name] for name in ("tokens", "token_lengths", "passages", "passage_counts",
                                                      "terms", "doc_ids", "tf")}
@@ -267,24 +270,27 @@ class KeywordCache:
         vocabulary.ids = dict(zip(header["terms"], range(len(header["terms"]))))
         blocks = _blocks(header["sources"], rows, arrays, len(vocabulary))
         sources = SourceState(announce=True)
+        sources.read_at = {key: at for key, (_, at) in _earlier_reads(header).items()}
         for facts, (key, block) in zip(header["sources"], blocks.items()):
-            entry = (_tuples(facts["signature"]), block.records, [Problem(*p) for p in facts["problems"]])
-            kind, _, name = key.partition(":")  # "file:<path>" or "collection:<name>", as sources names them
-            if kind == "file":
-                sources.files[name] = entry
-            else:
-                sources.collections[name] = (*entry, facts["facts"])
+            sources.put(key, (_tuples(facts["signature"]), block.records, [Problem(*p) for p in facts["problems"]],
+                              facts["facts"]))
         n_passages = len(arrays["token_lengths"])
         counts = TermCounts(vocabulary, n_passages, *(arrays[name].astype(np.int32) for name in ("terms", "doc_ids", "tf")))
         if len(counts.doc_ids) and (int(counts.doc_ids.max()) >= n_passages or int(counts.terms.max()) >= len(vocabulary)):
             raise ValueError("term counts out of range")
-        return sources, blocks, vocabulary, counts
+        return header, (sources, blocks, vocabulary, counts)
+
+
+def _earlier_reads(header: dict[str, Any]) -> dict[str, tuple[Any, int]]:
+    """Each stored source's signature and read time (ns since the epoch), by key; sources a
+    file of an older layout stored without a time are left out."""
+    return {facts["key"]: (_tuples(facts["signature"]), facts["read_at"]) for facts in header.get("sources", [])
+            if isinstance(facts, dict) and type(facts.get("read_at")) is int and isinstance(facts.get("key"), str)}
 
 
 def _entry(sources: SourceState, key: str, block: Block) -> tuple[Any, ...] | None:
     """The source state entry ``block`` was laid out from (None if the state moved on)."""
-    kind, _, name = key.partition(":")
-    entry = (sources.files if kind == "file" else sources.collections).get(name)
+    entry = sources.entry(key)
     return entry if entry is not None and entry[1] is block.records else None
 
 
@@ -295,8 +301,7 @@ def _storable(entry: tuple[Any, ...], block: Block) -> bool:
     mtimes = list(_mtimes(signature))
     if not mtimes or max(mtimes) >= block.read_ns - SETTLE_NS or not _plain(signature, tuples=True):
         return False
-    facts = entry[3] if len(entry) > 3 else {}
-    return _plain(facts) and all(_plain(r.metadata) for r in block.records)
+    return _plain(entry[3]) and all(_plain(r.metadata) for r in block.records)
 
 
 def _mtimes(signature: Any) -> Iterator[int]:
@@ -341,12 +346,9 @@ def _record(row: list[Any]) -> Record:
     return Record(text, *fields, content=content, segments=tuple(map(tuple, segments)) if segments else ())
 
 
-def _source_facts(key: str, block: Block, entry: tuple[Any, ...]) -> dict[str, Any]:
-    facts = {"key": key, "signature": entry[0], "problems": [[p.where, p.line, p.reason, p.skipped] for p in entry[2]],
-             "records": len(block.records)}
-    if len(entry) > 3:
-        facts["facts"] = entry[3]
-    return facts
+def _source_facts(key: str, block: Block, entry: tuple[Any, ...], read_at: int | None) -> dict[str, Any]:
+    return {"key": key, "signature": entry[0], "problems": [[p.where, p.line, p.reason, p.skipped] for p in entry[2]],
+            "records": len(block.records), "read_at": read_at, "facts": entry[3]}
 
 
 def _bytes_array(text: str) -> np.ndarray:

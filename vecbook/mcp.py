@@ -75,7 +75,9 @@ def build_server(book: VecBook) -> Any:
         snippet_line and snippet_end_line, matched_terms, citation (file:lines), text (cut to
         max_chars; truncated says so: call `get` with the id for the whole record and its
         neighbours), file_path, line_number, end_line, similarity_score (0-1, as a string),
-        metadata, source, id and duplicates (citations of near-identical hits folded into it).
+        metadata, source, id, duplicates (citations of near-identical hits folded into it) and
+        matches_query (false: the hit matched nothing of the query and is listed only because
+        it passed the filters; it scores 0).
         """
         try:
             hits = book.search(query, max_results=max_results, mode=mode, filters=filters_argument(filters),

@@ -10,7 +10,7 @@ import math
 import re
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from operator import attrgetter
 from typing import Any, Sequence
 
@@ -49,6 +49,9 @@ class Condition:
     path: tuple[str, ...]
     op: str
     value: Any
+    # Set for the shorthand filters (``since``, ``until``, ``participants``): how the user
+    # wrote it, "since 30d", so that an error speaks of what was typed, not of "date__gte".
+    shorthand: str = ""
 
 
 def parse_filters(filters: dict[str, Any] | None) -> list[Condition]:
@@ -98,13 +101,19 @@ def convenience_conditions(sources: Sequence[str] | None = None, since: str | No
     if sources:
         conditions.append(_parse_condition("source__in", list(_string_list("sources", sources))))
     if since:
-        conditions.append(_parse_condition("date__gte", _moment("since", since, now)))
+        start = _moment("since", since, now)
+        conditions.append(replace(_parse_condition("date__gte", start), shorthand=f"since {since}"))
     if until:
         moment = _moment("until", until, now)
         op = "lt" if len(moment) == 10 else "lte"
-        conditions.append(_parse_condition(f"date__{op}", _next_day(moment) if op == "lt" else moment))
+        end = _next_day(moment) if op == "lt" else moment
+        if since and date_days(start) >= date_days(end) + (0 if op == "lt" else 1e-9):
+            raise QueryError(f"since {since} is later than until {until}: no record can be dated between them "
+                             f"(swap them?)")
+        conditions.append(replace(_parse_condition(f"date__{op}", end), shorthand=f"until {until}"))
     for person in _string_list("participants", participants or []):
-        conditions.append(_parse_condition("participants__contains", person))
+        conditions.append(replace(_parse_condition("participants__contains", person),
+                                  shorthand=f"participants {person}"))
     return conditions
 
 
@@ -275,6 +284,7 @@ class FilterColumns:
         self._lock = threading.Lock()
         self._dates: np.ndarray | None = None
         self._refs: dict[str, int] | None = None
+        self._having: dict[str, set[str]] = {}  # metadata key -> the sources some of whose records have it
 
     def find(self, ref: str) -> int | None:
         """The position of the record whose id or citation is ``ref`` (a citation without its
@@ -307,6 +317,7 @@ class FilterColumns:
         if not conditions:
             return None
         result = np.ones(len(self.records), dtype=bool)
+        self._check_shorthand(conditions)
         for condition in conditions:
             self._check_known(condition)
             codes, uniques = self._column(condition)
@@ -323,7 +334,7 @@ class FilterColumns:
             return
         if condition.field == "source":
             self._check_source(condition)
-        if condition.field != "metadata":
+        if condition.field != "metadata" or condition.shorthand:  # (see _check_shorthand)
             return
         whole, head = ".".join(condition.path).casefold(), condition.path[0].casefold()
         if whole in self.known_keys or head in self.known_keys:
@@ -334,6 +345,49 @@ class FilterColumns:
         name = ".".join(condition.path)
         where = f" in '{condition.key}'" if condition.key != name else ""
         raise QueryError(f"unknown filter key '{name}'{where}: no record has it{hint} (known keys: {known})")
+
+    def _check_shorthand(self, conditions: Sequence[Condition]) -> None:
+        """``since``, ``until`` or ``participants`` over sources none of whose records has a
+        date (or names participants) can match nothing: say which sources, in the words the
+        user typed, rather than return no results (or name the filter key behind the shorthand)."""
+        if not self.records:
+            return
+        searched = self._searched_sources(conditions)
+        for condition in conditions:
+            if not condition.shorthand:
+                continue
+            key = condition.path[0]
+            having = self._sources_with(key)
+            if any(source.casefold() in having for source in searched):
+                continue
+            dated = key == "date"
+            what, kinds, others = (("has a date", "a Date: header, or the time of a message, mail or event",
+                                    "sources with dates") if dated else
+                                   ("names its participants", "chats, mail and calendars name them",
+                                    "sources that name them"))
+            having_them = [s for s in self.known_sources if s.casefold() in having]
+            raise QueryError(f"{condition.shorthand}: no record of {', '.join(searched)} {what} ({kinds}), so none "
+                             f"can match; {others}: {', '.join(having_them) or 'none'}")
+
+    def _searched_sources(self, conditions: Sequence[Condition]) -> list[str]:
+        """The sources a search covers: those its ``source`` conditions name, else all."""
+        searched = list(self.known_sources)
+        for condition in conditions:
+            if condition.field == "source" and condition.op in ("exact", "in"):
+                wanted = {_as_text(v) for v in (condition.value if condition.op == "in" else [condition.value])}
+                searched = [s for s in searched if s.casefold() in wanted]
+        return searched
+
+    def _sources_with(self, key: str) -> set[str]:
+        """The sources (casefolded) of which some record has metadata ``key``; computed once a key."""
+        with self._lock:
+            having = self._having.get(key.casefold())
+        if having is None:
+            having = {r.source.casefold() for r in self.records
+                      if lookup_metadata(r.metadata, (key,)) not in (_MISSING, None)}
+            with self._lock:
+                self._having[key.casefold()] = having
+        return having
 
     def _check_source(self, condition: Condition) -> None:
         if condition.op not in ("exact", "ne", "in"):
