@@ -2,12 +2,15 @@
 folded, Snowball stemmers and stop words by ``language`` (global and per collection), snippets
 and highlighting of what was matched, as written; bad input indexed without errors or giant
 terms. Meaning: the packaged model reads English only, so a query in another language leans on
-keywords in hybrid search."""
+keywords in hybrid search; a local multilingual model folder works end to end."""
 
 from __future__ import annotations
 
 import dataclasses
+import json
+import os
 import re
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +22,7 @@ from hypothesis import strategies as st
 import vecbook
 from bench.multilingual import QUERIES as MULTILINGUAL_QUERIES
 from bench.multilingual import NOTES, QUESTIONS, RECORDS, write_notes
-from vecbook.config import EMBEDDING_LANGUAGES, ConfigError, config_without_file, load_config
+from vecbook.config import EMBEDDING_LANGUAGES, ConfigError, ModelNotFoundError, config_without_file, load_config
 from vecbook.languages import SCRIPTS, model_languages, reads_query
 from vecbook.tokens import MAX_TERM_CHARS, Analysis, Vocabulary, analyses, analysis_of, fold, tokenize
 
@@ -457,3 +460,120 @@ def test_weighted_rrf_keeps_every_core_candidate_above_the_deeper_ones() -> None
     leaning = dict(zip(candidates.tolist(), rank._rrf_within_depth(semantic, keyword, candidates, 60, (0.1, 0.9))))
     assert leaning[1000 + depth - 1] > leaning[0]  # the last keyword candidate above the first by meaning
 
+
+# -- a local multilingual model folder, end to end --
+
+def save_tiny_model(folder: Path, texts: list[str]) -> Path:
+    """A tiny multilingual BERT (2 layers, 32 dimensions, random weights) in the
+    sentence-transformers layout: transformer files, mean pooling, normalisation, with a
+    WordPiece vocabulary of the words and characters of ``texts`` in every script. Random weights
+    test the plumbing, not the meaning."""
+    import torch
+    from transformers import BertConfig, BertModel, BertTokenizerFast
+
+    folder.mkdir(parents=True)
+    words = {w for text in texts for w in re.findall(r"\w+", text.lower())}
+    characters = {c for text in texts for c in text.lower() if c.isalnum()}
+    vocabulary = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *sorted(words | characters),
+                  *sorted(f"##{c}" for c in characters)]
+    (folder / "vocab.txt").write_text("\n".join(vocabulary) + "\n", encoding="utf-8")
+    BertTokenizerFast(vocab=str(folder / "vocab.txt"), strip_accents=False).save_pretrained(str(folder))
+    torch.manual_seed(34)
+    BertModel(BertConfig(vocab_size=len(vocabulary), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                         intermediate_size=64, max_position_embeddings=128)).save_pretrained(str(folder))
+    modules = [("0", "", "Transformer"), ("1", "1_Pooling", "Pooling"), ("2", "2_Normalize", "Normalize")]
+    (folder / "modules.json").write_text(json.dumps([
+        {"idx": i, "name": name, "path": path, "type": f"sentence_transformers.models.{kind}"}
+        for i, (name, path, kind) in enumerate(modules)]), encoding="utf-8")
+    (folder / "sentence_bert_config.json").write_text(json.dumps({"max_seq_length": 64, "do_lower_case": False}))
+    (folder / "1_Pooling").mkdir()
+    (folder / "1_Pooling" / "config.json").write_text(json.dumps({
+        "word_embedding_dimension": 32, "pooling_mode_mean_tokens": True, "pooling_mode_cls_token": False,
+        "pooling_mode_max_tokens": False, "pooling_mode_mean_sqrt_len_tokens": False}))
+    (folder / "2_Normalize").mkdir()
+    return folder
+
+
+@pytest.fixture(scope="module")
+def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("HF_HUB_OFFLINE", "1")  # nothing may come from a hub: the test makes its model
+        return save_tiny_model(tmp_path_factory.mktemp("model") / "tiny-multilingual", list(NOTES.values()))
+
+
+def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = vecbook.main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_a_local_multilingual_model_folder_works_end_to_end(
+        tiny_model: Path, tmp_path: Path, tmp_path_factory: pytest.TempPathFactory,
+        capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, embedder: vecbook.Embedder) -> None:
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    shutil.copytree(tiny_model, tmp_path / "models" / "tiny")
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    for name in ("de-steuer", "zh-dentist", "ru-bill", "ar-dentist", "en-tax"):
+        (notes / f"{name}.txt").write_text(NOTES[name] + "\n", encoding="utf-8")
+    config = tmp_path / "vecbook.toml"
+    # A relative model folder resolves against the config file's folder, wherever the command runs.
+    config.write_text('embedding_model = "models/tiny"\n', encoding="utf-8")
+    code, out, err = cli(capsys, "add", str(notes), "--config", str(config))
+    assert code == 0 and "  records: 5" in out, err
+    monkeypatch.chdir(tmp_path_factory.mktemp("elsewhere"))
+    code, out, err = cli(capsys, "reindex", "--config", str(config))
+    assert code == 0 and json.loads(out)["embedded"] == 5, err
+    for mode, query in [("semantic", "牙医"), ("keyword", "牙医"), ("hybrid", "Steuererklärung Erstattung"),
+                        ("hybrid", "счёт за электричество"), ("keyword", "طبيب الأسنان")]:
+        code, out, err = cli(capsys, "search", query, "--mode", mode, "--json", "--config", str(config))
+        hits = json.loads(out)
+        assert code == 0 and hits and all(hit["source"] == "notes" for hit in hits), err
+        if mode == "keyword":
+            assert hits[0]["file_path"].endswith("-dentist.txt")
+    code, out, _ = cli(capsys, "stats", "--json", "--config", str(config))
+    stats = json.loads(out)
+    model = str((tmp_path / "models" / "tiny").resolve())
+    assert (stats["model"], stats["dimensions"], stats["model_languages"]) == (model, 32, ["all"])
+    # `auto` gives a model other than the packaged one float32 on onnxruntime, on every CPU
+    assert (stats["precision"], stats["runtime"]) == ("float32", "onnxruntime")
+    assert stats["cache"]["reused"] == 5 and stats["cache"]["embedded"] == 0  # the reindex's vectors
+    # The cache is keyed by the model: the packaged model over the same sources has its own file.
+    packaged = vecbook.VecBook(config=dataclasses.replace(load_config(config), embedding_model=vecbook.config.DEFAULT_MODEL),
+                               embedder=embedder)
+    assert packaged.stats()["cache"]["path"] != stats["cache"]["path"]
+    assert packaged.stats()["cache"]["embedded"] == 5 and packaged.stats()["model_languages"] == ["english"]
+
+
+def test_the_onnx_path_embeds_as_sentence_transformers_does(tiny_model: Path, user_cache: Path,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    from sentence_transformers import SentenceTransformer
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    model = vecbook.Embedder(str(tiny_model), model_cache=user_cache / "models")
+    texts = [NOTES["zh-dentist"], NOTES["ar-dentist"], "🧾 Steuererklärung", NOTES["ru-bill"]]
+    ours = model.encode(texts)
+    theirs = SentenceTransformer(str(tiny_model), device="cpu", local_files_only=True).encode(texts)
+    assert (model.precision, model.runtime, model.dimension) == ("float32", "onnxruntime", 32)
+    assert np.abs(ours - theirs).max() < 1e-4
+    assert np.allclose(model.encode_query(texts[0]), theirs[0], atol=1e-4)
+
+
+def test_a_folder_that_is_not_a_model_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    notes = write_notes(tmp_path)
+    for name in [n for n in os.listdir(notes) if n.startswith("chat")]:
+        (notes / name).unlink()
+    monkeypatch.setenv("VECBOOK_EMBEDDING_MODEL", str(notes))
+    code, _, err = cli(capsys, "search", "Steuererklärung", "--data-dir", str(notes))
+    assert code == 1
+    assert err.splitlines()[-1] == (
+        f"vecbook: error: semantic search is unavailable: embedding_model '{notes}' is a folder but not a "
+        "sentence-transformers model (it has no modules.json or config.json): set embedding_model to the folder "
+        "a model was saved to (SentenceTransformer.save), or to 'sentence-transformers/all-MiniLM-L6-v2' (the "
+        "packaged model) (keyword mode still works)")
+    code, out, _ = cli(capsys, "search", "Steuererklärung", "--mode", "keyword", "--data-dir", str(notes), "--json")
+    assert code == 0 and json.loads(out)[0]["file_path"] == "de-steuer.txt"
+    with pytest.raises(ModelNotFoundError, match="is a folder but not a sentence-transformers model"):
+        vecbook.Embedder(str(notes)).load()

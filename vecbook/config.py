@@ -322,6 +322,8 @@ def _check_values(raw: dict[str, Any], where: str, base: Path) -> dict[str, Any]
                               f"(to turn the vector cache off), got true")
         if key in _PATH_KEYS:
             value = base / Path(value).expanduser()
+        elif key == "embedding_model":
+            value = _model_folder(value, base)
         elif key == "embedding_languages":
             value = _check_embedding_languages(value, where)
         checked[key] = float(value) if float in types else value
@@ -329,6 +331,16 @@ def _check_values(raw: dict[str, Any], where: str, base: Path) -> dict[str, Any]
     if checked.get("log_level") == "WARN":
         checked["log_level"] = "WARNING"
     return checked
+
+
+def _model_folder(name: str, base: Path) -> str:
+    """``embedding_model`` as given, or, where it names a folder relative to ``base`` (the config
+    file's folder, else the working directory), that folder's absolute path: relative paths in a
+    config file resolve against its folder, wherever the command is run from."""
+    if name in PACKAGED_MODEL_NAMES:
+        return name
+    folder = base / Path(name).expanduser()
+    return str(folder.resolve()) if folder.is_dir() else name
 
 
 def _check_embedding_languages(value: str | Sequence[Any], where: str) -> str | tuple[str, ...]:
