@@ -57,6 +57,9 @@ FUNCTION_WORD_LANGUAGES = ("english", "german", "french", "spanish", "italian", 
 # many function words of one, and more than of any language the model reads: one such word alone
 # is often an English word too ("die", "man", "come", "chi").
 MIN_FUNCTION_WORDS = 2
+# A query's language is read from its first this many characters: a pasted page (up to 10,000)
+# would cost ~16 ms, and its start tells its language as well as the rest.
+QUERY_CHARS_READ = 2_000
 
 
 def model_languages(config: Config) -> frozenset[str] | None:
@@ -78,7 +81,7 @@ def reads_query(text: str, languages: frozenset[str] | None) -> bool | None:
     words do not tell (a few nouns, numbers, emoji only)."""
     if languages is None:
         return True
-    scripts, latin = _words_by_script(text)
+    scripts, latin = _words_by_script(text[:QUERY_CHARS_READ])
     if any(languages.isdisjoint(SCRIPTS[script]) for script in scripts):
         return False
     if not latin:
@@ -141,11 +144,20 @@ def _function_words(latin: list[str], languages: frozenset[str]) -> tuple[int, i
     words."""
     typed_lower = any(word != word.upper() for word in latin)
     words = [fold(word) for word in latin if len(word) > 1 and not (typed_lower and word == word.upper())]
-    read_lists = [_function_word_list(language) for language in FUNCTION_WORD_LANGUAGES if language in languages]
-    known = frozenset().union(*read_lists)
+    read_lists, unread_lists = _lists(languages)
     read = max((sum(word in listed for word in words) for listed in read_lists), default=0)
-    unread = max((sum(word in _function_word_list(language) and word not in known for word in words)
-                  for language in FUNCTION_WORD_LANGUAGES if language not in languages), default=0)
+    unread = max((sum(word in listed for word in words) for listed in unread_lists), default=0)
+    return read, unread
+
+
+@lru_cache(maxsize=16)
+def _lists(languages: frozenset[str]) -> tuple[list[frozenset[str]], list[frozenset[str]]]:
+    """The function-word lists of the languages the model reads, and those of the others less
+    every word of the former."""
+    read = [_function_word_list(language) for language in FUNCTION_WORD_LANGUAGES if language in languages]
+    known = frozenset().union(*read)
+    unread = [_function_word_list(language) - known for language in FUNCTION_WORD_LANGUAGES
+              if language not in languages]
     return read, unread
 
 
