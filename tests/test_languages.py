@@ -511,14 +511,14 @@ def test_a_local_multilingual_model_folder_works_end_to_end(
         tiny_model: Path, tmp_path: Path, tmp_path_factory: pytest.TempPathFactory,
         capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, embedder: vecbook.Embedder) -> None:
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    shutil.copytree(tiny_model, tmp_path / "models" / "tiny")
+    shutil.copytree(tiny_model, tmp_path / "models" / tiny_model.name)  # the same name: one ONNX build
     notes = tmp_path / "notes"
     notes.mkdir()
     for name in ("de-steuer", "zh-dentist", "ru-bill", "ar-dentist", "en-tax"):
         (notes / f"{name}.txt").write_text(NOTES[name] + "\n", encoding="utf-8")
     config = tmp_path / "vecbook.toml"
     # A relative model folder resolves against the config file's folder, wherever the command runs.
-    config.write_text('embedding_model = "models/tiny"\n', encoding="utf-8")
+    config.write_text(f'embedding_model = "models/{tiny_model.name}"\n', encoding="utf-8")
     code, out, err = cli(capsys, "add", str(notes), "--config", str(config))
     assert code == 0 and "  records: 5" in out, err
     monkeypatch.chdir(tmp_path_factory.mktemp("elsewhere"))
@@ -533,7 +533,7 @@ def test_a_local_multilingual_model_folder_works_end_to_end(
             assert hits[0]["file_path"].endswith("-dentist.txt")
     code, out, _ = cli(capsys, "stats", "--json", "--config", str(config))
     stats = json.loads(out)
-    model = str((tmp_path / "models" / "tiny").resolve())
+    model = str((tmp_path / "models" / tiny_model.name).resolve())
     assert (stats["model"], stats["dimensions"], stats["model_languages"]) == (model, 32, ["all"])
     # `auto` gives a model other than the packaged one float32 on onnxruntime, on every CPU
     assert (stats["precision"], stats["runtime"]) == ("float32", "onnxruntime")
