@@ -99,7 +99,8 @@ CHATS = {
     "chat-ru": ["Привет! Как дела?", "Во сколько завтра встречаемся?", "Купи хлеба по дороге", "Я уже дома",
                 "Спасибо большое!", "Посмотри фотки с дачи", "Сегодня очень холодно", "Кто заберёт детей из школы?",
                 "Ок, договорились", "Поздравляю с днём рождения! 🎉", "Опаздываю минут на десять",
-                "Машина в ремонте до среды", "Давай в субботу в парк", "Не могу найти ключи", "Мама звонила, перезвони ей"],
+                "Машина в ремонте до среды", "Давай в субботу в парк", "Не могу найти ключи",
+                "Мама звонила, перезвони ей"],
     "chat-ar": ["صباح الخير", "كيف حالك؟", "متى نلتقي غداً؟", "اشتريت الخبز والحليب", "أنا في الطريق", "شكراً جزيلاً",
                 "الجو حار جداً اليوم", "عيد ميلاد سعيد 🎂", "سأتأخر عشر دقائق", "هل رأيت المفاتيح؟",
                 "السيارة في التصليح حتى الأربعاء", "اتصل بأمك", "نذهب إلى الحديقة يوم الجمعة؟", "تم، اتفقنا"],
@@ -177,7 +178,8 @@ def main() -> int:
     print(f"| query | record | checks | {' | '.join(args.modes)} |")
     print(f"|---|---|---|{'---:|' * len(args.modes)}")
     for row, (query, expected, checks) in enumerate(QUERIES):
-        print(f"| `{query}` | {RECORDS[expected]} | {checks} | {' | '.join(shown(table[m][row]) for m in args.modes)} |")
+        ranked = " | ".join(shown(table[m][row]) for m in args.modes)
+        print(f"| `{query}` | {RECORDS[expected]} | {checks} | {ranked} |")
     first = sum(rank == 1 for mode in args.modes for rank in table[mode])
     print(f"\n{first} of {len(QUERIES) * len(args.modes)} at rank 1")
     wanted = len(QUERIES) * len(args.modes)

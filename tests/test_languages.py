@@ -501,6 +501,13 @@ def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
         return save_tiny_model(tmp_path_factory.mktemp("model") / "tiny-multilingual", list(NOTES.values()))
 
 
+@pytest.fixture(scope="module")
+def tiny_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The tiny model's cache folder, apart from the session's (whose models/ holds the packaged
+    model's ONNX files alone): its ONNX files are built once for the module."""
+    return tmp_path_factory.mktemp("tiny-cache")
+
+
 def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
     code = vecbook.main(list(argv))
     out, err = capsys.readouterr()
@@ -508,9 +515,10 @@ def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
 
 
 def test_a_local_multilingual_model_folder_works_end_to_end(
-        tiny_model: Path, tmp_path: Path, tmp_path_factory: pytest.TempPathFactory,
+        tiny_model: Path, tiny_cache: Path, tmp_path: Path, tmp_path_factory: pytest.TempPathFactory,
         capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, embedder: vecbook.Embedder) -> None:
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("VECBOOK_CACHE_DIRECTORY", str(tiny_cache))
     shutil.copytree(tiny_model, tmp_path / "models" / tiny_model.name)  # the same name: one ONNX build
     notes = tmp_path / "notes"
     notes.mkdir()
@@ -539,18 +547,18 @@ def test_a_local_multilingual_model_folder_works_end_to_end(
     assert (stats["precision"], stats["runtime"]) == ("float32", "onnxruntime")
     assert stats["cache"]["reused"] == 5 and stats["cache"]["embedded"] == 0  # the reindex's vectors
     # The cache is keyed by the model: the packaged model over the same sources has its own file.
-    packaged = vecbook.VecBook(config=dataclasses.replace(load_config(config), embedding_model=vecbook.config.DEFAULT_MODEL),
-                               embedder=embedder)
+    settings = dataclasses.replace(load_config(config), embedding_model=vecbook.config.DEFAULT_MODEL)
+    packaged = vecbook.VecBook(config=settings, embedder=embedder)
     assert packaged.stats()["cache"]["path"] != stats["cache"]["path"]
     assert packaged.stats()["cache"]["embedded"] == 5 and packaged.stats()["model_languages"] == ["english"]
 
 
-def test_the_onnx_path_embeds_as_sentence_transformers_does(tiny_model: Path, user_cache: Path,
+def test_the_onnx_path_embeds_as_sentence_transformers_does(tiny_model: Path, tiny_cache: Path,
                                                             monkeypatch: pytest.MonkeyPatch) -> None:
     from sentence_transformers import SentenceTransformer
 
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    model = vecbook.Embedder(str(tiny_model), model_cache=user_cache / "models")
+    model = vecbook.Embedder(str(tiny_model), model_cache=tiny_cache / "models")
     texts = [NOTES["zh-dentist"], NOTES["ar-dentist"], "🧾 Steuererklärung", NOTES["ru-bill"]]
     ours = model.encode(texts)
     theirs = SentenceTransformer(str(tiny_model), device="cpu", local_files_only=True).encode(texts)
