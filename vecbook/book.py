@@ -44,6 +44,7 @@ from .hits import (
 from .embed import Embedder, _release_freed_memory
 from .index import VectorIndex
 from .tokens import analyses, analysis_of, query_tokens
+from .languages import model_languages, reads_query
 from .rank import FUSION_DEPTH, Condition, Scored, best_first, convenience_conditions, parse_filters, rank
 from .snippets import fold as fold_hits
 from .snippets import query_terms, recency_blend
@@ -484,9 +485,11 @@ class VecBook:
             # Every passage's keyword score, once: the ranking takes each record's best, the
             # snippets each hit's best passage (they used to score every passage again).
             passage_scores = snapshot.keywords.scores(tokens) if mode != "semantic" or terms else None
+            # Hybrid search leans on keywords for a query in a language the model does not read.
+            reads = reads_query(semantic_text, model_languages(self.config)) if mode == "hybrid" else True
             scored = rank(mode, depth, vectors=snapshot.vectors, keywords=snapshot.keywords, query_vector=vector,
                           tokens=tokens, mask=mask, fusion=fusion, rrf_k=rrf, keyword_weight=weight,
-                          passage_scores=passage_scores)
+                          passage_scores=passage_scores, model_reads=reads)
             records = snapshot.records
             nothing = unmatched(scored)  # before a recency blend lifts their score
             if half_life:
@@ -567,6 +570,7 @@ class VecBook:
             "outside_links": report.outside_links,
             "data_directory": str(self.config.data_directory) if self.config.data_directory else None,
             "model": self.config.embedding_model,
+            "model_languages": sorted(model_languages(self.config) or ["all"]),
             "dimensions": int(vectors.vectors.shape[1]) if vectors is not None else None,
             "precision": self.embedder.precision if vectors is not None else None,
             "runtime": self.embedder.runtime if vectors is not None else None,

@@ -58,6 +58,9 @@ KERNEL_CACHE_SIZE = 64
 # token's offsets become Python tuples, so one call over 30k records added
 # ~380 MB to the peak; batches of this size keep it to a few MB.
 TOKENIZE_BATCH_CHARS = 1_000_000
+# What makes a folder a model sentence-transformers loads: its own layout's module list, or a
+# transformers model's config (which it wraps with mean pooling).
+MODEL_MARKERS = ("modules.json", "config.json")
 
 
 def _batched_by_chars(texts: Sequence[str], max_chars: int) -> Iterator[list[tuple[int, str]]]:
@@ -100,6 +103,13 @@ def resolve_model(name: str) -> Path:
     """Map a configured model name to a local directory, or raise ModelNotFoundError."""
     local = Path(name).expanduser()
     if local.is_dir():
+        # sentence-transformers reads its own layout (modules.json) or a plain transformers folder
+        # (config.json, with mean pooling added); any other folder would fail deep inside it.
+        if not any((local / marker).is_file() for marker in MODEL_MARKERS):
+            raise ModelNotFoundError(
+                f"embedding_model '{name}' is a folder but not a sentence-transformers model (it has no "
+                f"{' or '.join(MODEL_MARKERS)}): set embedding_model to the folder a model was saved to "
+                f"(SentenceTransformer.save), or to '{DEFAULT_MODEL}' (the packaged model)")
         return local.resolve()
     if name in PACKAGED_MODEL_NAMES:
         try:

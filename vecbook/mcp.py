@@ -129,8 +129,9 @@ def build_server(book: VecBook) -> Any:
             description=f"How many hits to return (1-{MAX_RESULTS_LIMIT}); default from the config.",
             ge=1, le=MAX_RESULTS_LIMIT)],
         "mode": Annotated[Literal["semantic", "keyword", "hybrid"] | None, Field(
-            description="semantic (meaning), keyword (BM25 on exact words, names, ids) or hybrid (both, "
-                        "fused); default from the config.")],
+            description="semantic (meaning, in the languages stats lists as model_languages), keyword (BM25 "
+                        "on exact words, names, ids; every language) or hybrid (both, fused; leans on keywords "
+                        "for a query in another language); default from the config.")],
         "filters": Annotated[dict[str, Any] | str | None, Field(
             description='Metadata filters, Django style, e.g. {"author": "ana", "date__gte": "2024-01-01", '
                         '"tags__contains": "work", "file_path": "journal/**", "source": "files"} (an object, '

@@ -31,6 +31,18 @@ FUSION_DEPTH = 100
 # queries (bench/fusion.py: nDCG@10 0.7428 against 0.7403 for plain min-max).
 SEMANTIC_CEILING = 0.6
 KEYWORD_CEILING = 0.4
+# A query in a language the embedding model does not read (vecbook.languages) leans on keywords
+# in hybrid search: linear fusion weighs keywords at least this much, and RRF gives the keyword
+# list this share. Its meaning scores are then noise that favours other text the model cannot
+# read either (a German query put lorem-ipsum chat lines above the German note holding both of
+# its words); at 0.9 a record holding a ninth of the best keyword match outranks the best
+# record by meaning alone, which still orders close keyword matches and fills in after them
+# (at 0.8 a chat message sharing one question word passed the note holding the query's subject).
+LEAN_KEYWORD_WEIGHT = 0.9
+# A query whose words do not tell its language (vecbook.languages: a few Latin-script nouns)
+# leans on keywords when some record holds its words and none of the semantic side's first
+# UNREAD_DEPTH candidates holds any: the model's idea of it shares nothing with what was typed.
+UNREAD_DEPTH = 10
 _MISSING = object()
 _NUMBER_RE = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
 # What gt/gte/lt/lte accept besides numbers: an ISO-8601 date, optionally with a time and
@@ -455,13 +467,16 @@ class Scored:
     keyword: float | None
 
 
-def rrf_scores(rankings: Sequence[Sequence[int]], k: int) -> dict[int, float]:
-    """Reciprocal rank fusion, divided by its maximum (first in every list) to lie in [0, 1]."""
+def rrf_scores(rankings: Sequence[Sequence[int]], k: int,
+               weights: Sequence[float] | None = None) -> dict[int, float]:
+    """Reciprocal rank fusion, each list's terms times its weight (1 each unless given), divided
+    by its maximum (first in every list) to lie in [0, 1]."""
+    shares = weights or [1.0] * len(rankings)
     fused: dict[int, float] = {}
-    for ranking in rankings:
+    for ranking, share in zip(rankings, shares):
         for rank, item in enumerate(ranking, 1):
-            fused[item] = fused.get(item, 0.0) + 1.0 / (k + rank)
-    best = len(rankings) / (k + 1)
+            fused[item] = fused.get(item, 0.0) + share / (k + rank)
+    best = sum(shares) / (k + 1)
     return {item: score / best for item, score in fused.items()}
 
 
@@ -498,16 +513,19 @@ def cosine_of(scores: np.ndarray, metric: str) -> np.ndarray:
     return 1.0 - (1.0 / np.maximum(scores, 1e-12) - 1.0) / 2.0
 
 
-def _rrf_within_depth(sem_ids: list[int], kw_ids: list[int], candidates: np.ndarray, rrf_k: int) -> np.ndarray:
-    """RRF over the top FUSION_DEPTH of each list; deeper candidates (k > depth) rank after all of those.
+def _rrf_within_depth(sem_ids: list[int], kw_ids: list[int], candidates: np.ndarray, rrf_k: int,
+                      weights: tuple[float, float] = (1.0, 1.0)) -> np.ndarray:
+    """RRF over the top FUSION_DEPTH of each list (``weights``: semantic, keyword); deeper
+    candidates (k > depth) rank after all of those.
 
     Counting only the first FUSION_DEPTH ranks keeps a record's score the same
     whatever max_results is, so asking for more never reorders the first hits.
     """
-    core = rrf_scores([sem_ids[:FUSION_DEPTH], kw_ids[:FUSION_DEPTH]], rrf_k)
-    deep = rrf_scores([sem_ids, kw_ids], rrf_k)
-    # The lowest score a core record can have, and the highest a deeper one can, both normalised.
-    floor = (rrf_k + 1) / (2 * (rrf_k + FUSION_DEPTH))
+    core = rrf_scores([sem_ids[:FUSION_DEPTH], kw_ids[:FUSION_DEPTH]], rrf_k, weights)
+    deep = rrf_scores([sem_ids, kw_ids], rrf_k, weights)
+    # The lowest score a core record can have (in the lighter list alone, at its last rank), and
+    # the highest a deeper one can, both normalised.
+    floor = min(weights) * (rrf_k + 1) / (sum(weights) * (rrf_k + FUSION_DEPTH))
     ceiling = (rrf_k + 1) / (rrf_k + FUSION_DEPTH + 1)
     return np.array([core[i] if i in core else deep.get(i, 0.0) * floor / ceiling * 0.999
                      for i in candidates.tolist()])
@@ -534,9 +552,11 @@ def keyword_top(index: KeywordIndex, tokens: Sequence[str], k: int, mask: np.nda
 def rank(mode: str, k: int, *, vectors: VectorIndex | None, keywords: KeywordIndex,
          query_vector: np.ndarray | None, tokens: Sequence[str], mask: np.ndarray | None,
          fusion: str = "rrf", rrf_k: int = 60, keyword_weight: float = 0.5,
-         passage_scores: np.ndarray | None = None) -> list[Scored]:
+         passage_scores: np.ndarray | None = None, model_reads: bool | None = True) -> list[Scored]:
     """Score records for one query; returns candidates (at least the top k), unsorted by id.
-    ``passage_scores``: ``keywords.scores(tokens)``, where the caller has computed it."""
+    ``passage_scores``: ``keywords.scores(tokens)``, where the caller has computed it.
+    ``model_reads``: whether the embedding model reads the query's language (None: its words do
+    not tell, see vecbook.languages); where it does not, hybrid search leans on keywords."""
     if mode == "keyword":
         ids, scores, _ = keyword_top(keywords, tokens, k, mask, passage_scores, every=False)
         return [Scored(int(i), float(s), None, float(s)) for i, s in zip(ids, scores)]
@@ -554,12 +574,22 @@ def rank(mode: str, k: int, *, vectors: VectorIndex | None, keywords: KeywordInd
     sem = np.array([semantic.get(i, 0.0) for i in numbers])
     assert kw_all is not None  # asked for (every=True); not input validation
     kw = kw_all[candidates]
+    lean = not model_reads and (model_reads is False or _meaning_missed_the_words(sem_ids, kw_ids, kw_all))
     if fusion == "rrf":
-        total = _rrf_within_depth(sem_ids.tolist(), kw_ids.tolist(), candidates, rrf_k)
+        weights = (1.0 - LEAN_KEYWORD_WEIGHT, LEAN_KEYWORD_WEIGHT) if lean else (1.0, 1.0)
+        total = _rrf_within_depth(sem_ids.tolist(), kw_ids.tolist(), candidates, rrf_k, weights)
     else:
         core = np.isin(candidates, np.union1d(sem_ids[:FUSION_DEPTH], kw_ids[:FUSION_DEPTH]))
-        total = linear_scores(cosine_of(sem, vectors.metric), kw, keyword_weight, core)
+        weight = max(keyword_weight, LEAN_KEYWORD_WEIGHT) if lean else keyword_weight
+        total = linear_scores(cosine_of(sem, vectors.metric), kw, weight, core)
     return [Scored(i, t, semantic.get(i), w) for i, t, w in zip(numbers, total.tolist(), kw.tolist())]
+
+
+def _meaning_missed_the_words(sem_ids: np.ndarray, kw_ids: np.ndarray, kw_all: np.ndarray) -> bool:
+    """Whether some record holds the query's words (``kw_ids``: the keyword matches) while none
+    of the semantic side's first UNREAD_DEPTH candidates holds any: the sign of a query the model
+    did not read (vecbook.languages leaves a query of a few Latin-script nouns undecided)."""
+    return len(kw_ids) > 0 and not kw_all[sem_ids[:UNREAD_DEPTH]].any()
 
 
 def best_first(scored: list[Scored], records: Sequence[Any]) -> list[Scored]:
