@@ -15,6 +15,7 @@ import numpy as np
 
 from .config import Config
 from .embed import EMBED_CHUNK, MAX_WINDOWS, Embedder
+from .exports.base import collector_paused
 from .index import KeywordIndex, TermCounts, VectorIndex, encode_vectors
 from .rank import FilterColumns
 from .records import Record, split_passages
@@ -264,7 +265,8 @@ class Builder:
         every live vector by key."""
         records = snapshot.records
         ordered = [(key, self.blocks[key]) for key, _ in snapshot.report.blocks]
-        self._window_blocks([b for _, b in ordered if b.keys is None], previous, cache, observer)
+        with collector_paused():  # long-lived windows and keys, made by the hundred thousand
+            self._window_blocks([b for _, b in ordered if b.keys is None], previous, cache, observer)
         keys = [k for _, block in ordered for k in block.keys or ()]
         owners = np.repeat(np.arange(len(records)), _concatenate([b.windows for _, b in ordered], np.int64))
         spans = _concatenate([b.spans for _, b in ordered], np.int64).reshape(-1, 2)
@@ -330,15 +332,18 @@ class Builder:
                        observer: EmbeddingObserver | None = None) -> None:
         """Cut the passages of ``blocks`` into model windows (those of a layout carried from an
         earlier build are cut already) and note each block's window keys, counts and spans."""
+        # Dict lookups bound once: a warm start checks every passage of every record.
+        in_cache = cache.entries.rows.__contains__ if cache is not None else None
+
         def known(key: bytes) -> bool:
-            return (cache is not None and key in cache.entries) or (previous is not None and previous.row_of(key) is not None)
+            return (in_cache is not None and in_cache(key)) or (previous is not None and previous.row_of(key) is not None)
 
         tables = [self.splits, cache.entries.splits] if cache is not None else [self.splits]
-        added = SplitPassages.of(self._window([r for b in blocks for r in b.records],
-                                              [layout for b in blocks for layout in b.layouts], known, tables))
-        self.splits = self.splits.merged(added)
+        taken, cut = self._window([r for b in blocks for r in b.records], [layout for b in blocks for layout in b.layouts],
+                                  known, tables)
+        self.splits = self.splits.merged(SplitPassages.of(taken + cut))
         if observer is not None:
-            observer.windowed(added)
+            observer.windowed(SplitPassages.of(cut))
         for block in blocks:
             block.keys = [k for layout in block.layouts for k in layout.keys or ()]
             block.windows = np.fromiter((len(layout.keys or ()) for layout in block.layouts), dtype=np.int64,
@@ -352,19 +357,21 @@ class Builder:
                 layout.windows, layout.keys = _LET_GO, None
 
     def _window(self, records: Sequence[Record], layouts: Sequence[Layout], known: Callable[[bytes], bool],
-                tables: Sequence[SplitPassages]) -> list[SplitEntry]:
+                tables: Sequence[SplitPassages]) -> tuple[list[SplitEntry], list[SplitEntry]]:
         """Model windows for every passage not windowed yet. The tokenizer runs once per text, and
         not at all for a passage whose whole text ``known`` has a vector for (it was embedded as
         one window), whose windows one of ``tables`` holds (a split passage embedded before), or
         that lies past the record's MAX_RECORD_WINDOWS. Returns the split passages met that
-        ``tables[0]`` (the builder's own) lacks."""
+        ``tables[0]`` (the builder's own) lacks: those another table held, and those the
+        tokenizer cut."""
         todo = [(record, layout) for record, layout in zip(records, layouts) if layout.windows is None]
         todo = list({id(layout): (record, layout) for record, layout in todo}.values())
         plans = [_planned(record, layout, known, tables) for record, layout in todo]
         split = iter(self.embedder.window_spans_many(
             [record.content[a:b] for (record, _), plan in zip(todo, plans) for _, a, b, _, found, _ in plan
              if found is None]))
-        added: list[SplitEntry] = []
+        taken: list[SplitEntry] = []
+        cut: list[SplitEntry] = []
         for (record, layout), plan in zip(todo, plans):
             windows: list[tuple[int, int, int]] = []
             keys: list[bytes] = []
@@ -380,18 +387,18 @@ class Builder:
                     log.warning("%s: a passage is longer than %d model windows; only its first part is "
                                 "embedded (the keyword index covers all of it)", record.citation, MAX_WINDOWS)
                 if len(pieces) > 1 and table != 0:
-                    added.append((key, pieces, hashes, capped))
+                    (cut if table < 0 else taken).append((key, pieces, hashes, capped))
                 windows += [(number, a + start, a + end) for start, end in pieces]
                 keys += hashes
             if len(windows) > MAX_RECORD_WINDOWS or len(plan) < len(layout.passages):
-                cut = windows[MAX_RECORD_WINDOWS][1] if len(windows) > MAX_RECORD_WINDOWS else \
+                bound = windows[MAX_RECORD_WINDOWS][1] if len(windows) > MAX_RECORD_WINDOWS else \
                     layout.passages[len(plan)][0]
-                line, _ = record.lines_of(cut, cut + 1)
+                line, _ = record.lines_of(bound, bound + 1)
                 log.warning("%s: the record is longer than %d model windows; from line %s on it is found by "
                             "keyword search only (MAX_RECORD_WINDOWS)", record.citation, MAX_RECORD_WINDOWS, line)
                 windows, keys = windows[:MAX_RECORD_WINDOWS], keys[:MAX_RECORD_WINDOWS]
             layout.windows, layout.keys = windows, keys
-        return added
+        return taken, cut
 
     def _embed_missing(self, texts: dict[bytes, str], found: dict[bytes, np.ndarray], records: Sequence[Record],
                        keys: Sequence[bytes], owners: np.ndarray, missing: np.ndarray,
@@ -448,14 +455,16 @@ def _planned(record: Record, layout: Layout, known: Callable[[bytes], bool],
     record's MAX_RECORD_WINDOWS are left out: a huge record's tail is never embedded, and so
     never tokenized either once the windows before it are known."""
     plan: list[Planned] = []
+    lookups = [(number, splits.get) for number, splits in enumerate(tables) if len(splits)]
+    content, key_of = record.content, VectorCache.key
     windows = 0  # the record's windows so far, at least (a passage left to the tokenizer makes one or more)
     for number, (a, b) in enumerate(layout.passages[:MAX_RECORD_WINDOWS]):
         if windows >= MAX_RECORD_WINDOWS:
             break
-        key = VectorCache.key(record.content[a:b])
+        key = key_of(content[a:b])
         found, table = (([(0, b - a)], False, [key]), -1) if known(key) else (None, -1)
-        for number_of_table, splits in enumerate(tables if found is None else ()):
-            found = splits.get(key)
+        for number_of_table, get in lookups if found is None else ():
+            found = get(key)
             if found is not None:
                 table = number_of_table
                 break

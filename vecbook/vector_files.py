@@ -91,13 +91,14 @@ class SplitPassages:
     def get(self, key: bytes) -> tuple[list[list[int]], bool, list[bytes]] | None:
         """The windows of the passage whose text hashes to ``key`` ([start, end] in the passage),
         whether it was capped, and the hashes of the windows' texts."""
-        row = self.rows.get(key) if len(self) else None
+        row = self.rows.get(key)
         if row is None:
             return None
-        if self._lists is None:  # once: a warm start looks up every split passage
-            self._lists = (self.starts.tolist(), self.spans.tolist(), _split_keys(self.window_keys),
-                           self.capped.tolist())
-        starts, spans, keys, capped = self._lists
+        lists = self._lists
+        if lists is None:  # once: a warm start looks up every split passage
+            lists = self._lists = (self.starts.tolist(), self.spans.tolist(), _split_keys(self.window_keys),
+                                   self.capped.tolist())
+        starts, spans, keys, capped = lists
         first, end = starts[row], starts[row + 1]
         return spans[first:end], capped[row], keys[first:end]
 
