@@ -3,8 +3,8 @@
 `vecbook.py search --mode semantic` in a fresh process, timed from the parent around the whole
 process (wall seconds, and the CPU seconds of the process and its threads).
 
-    python bench/start_cost.py [--workdir DIR] [--records 2000] [--huge-mb 10] [--rounds 5]
-                               [--interrupt-records 3000] [--only huge|interrupt]
+    python bench/start_cost.py [--workdir DIR] [--records 2000] [--huge-mb 10] [--rounds 7]
+                               [--interrupt-records 1000] [--only huge|interrupt]
 
 huge: a warm search over a folder of RECORDS notes with a single-record .txt of HUGE_MB
 megabytes beside them, against the same search over the notes alone, alternating; the ratio is
@@ -99,7 +99,9 @@ def huge_row(work: Path, records: int, megabytes: int, rounds: int) -> None:
         print(f"| {name} the {megabytes} MB record | {statistics.median(r[0] for r in results):.2f} | "
               f"{statistics.median(r[1] for r in results):.2f} |")
     print(f"| ratio (within each round) | {statistics.median(walls):.2f} | {statistics.median(cpus):.2f} |")
-    print(f"target: at most 1.3 -> {'met' if statistics.median(walls) <= 1.3 else 'NOT met'}")
+    # On a shared machine the wall ratio moves with the other jobs; the CPU ratio much less.
+    print(f"target: at most 1.3 -> wall {'met' if statistics.median(walls) <= 1.3 else 'NOT met'}, "
+          f"CPU {'met' if statistics.median(cpus) <= 1.3 else 'NOT met'}")
 
 
 def fresh(cache: Path) -> None:
@@ -186,8 +188,8 @@ def main() -> None:
     parser.add_argument("--workdir", type=Path, default=ROOT / "bench" / "results", help="corpora and caches")
     parser.add_argument("--records", type=int, default=2000, help="notes beside the huge record")
     parser.add_argument("--huge-mb", type=int, default=10, help="size of the single-record .txt")
-    parser.add_argument("--interrupt-records", type=int, default=3000, help="notes of the interrupted first index")
-    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--interrupt-records", type=int, default=1000, help="notes of the interrupted first index")
+    parser.add_argument("--rounds", type=int, default=7, help="alternating rounds (interrupt: rounds of three runs)")
     parser.add_argument("--only", choices=("huge", "interrupt"), help="one row only")
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT))
