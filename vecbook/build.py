@@ -30,7 +30,7 @@ ProgressCallback = Callable[[int, int], None]
 # How one passage's windows were found: (passage number, start, end, text hash, its windows,
 # whether they were capped and their text hashes, or None where the tokenizer must cut them,
 # and the number of the table that held them, -1 for none).
-Planned = tuple[int, int, int, bytes, "tuple[Sequence[Sequence[int]], bool, list[bytes]] | None", int]
+Planned = tuple[int, int, int, bytes, tuple[Sequence[Sequence[int]], bool, list[bytes]] | None, int]
 # Model windows embedded for one record, at most (~2.2M tokens, some 9 MB of English
 # text: minutes of CPU). Past it the rest of the record is found by keyword only,
 # with a WARN; without a bound one 500 MB log file would take a day to embed.
