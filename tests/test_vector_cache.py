@@ -233,3 +233,43 @@ def test_an_append_after_a_torn_one_or_a_deleted_journal_leaves_it_readable(tmp_
     chunks, problem = read_journal(journal, "model|x|4|float32")
     assert problem is None and [c.matrix.take([0])[0, 0] for c in chunks] == [3]
     chunks[0].matrix.close()
+
+
+def test_an_unreadable_journal_is_reported_and_deleted_by_the_next_save(write_files: Any, tmp_path: Path,
+                                                                        caplog: pytest.LogCaptureFixture) -> None:
+    from conftest import FakeEmbedder
+
+    root, cache = write_files({"notes.txt": "Ferry at noon 🌊\n---\nCafé receipts 東京\n"}), tmp_path / "cache"
+    vecbook.VecBook(root, embedder=FakeEmbedder(), cache_directory=cache)
+    name = next(cache.glob("vectors-*.vbc")).name
+    journal = cache / name.replace(".vbc", ".0123456789ab.vbj")
+    journal.write_bytes(b"not a journal at all")
+    caplog.set_level(logging.WARNING, logger="vecbook")
+    book = vecbook.VecBook(root, embedder=FakeEmbedder(), cache_directory=cache)
+    assert f"vector cache journal {journal} is unusable (not a VecBook journal); it will be deleted" in caplog.text
+    assert book.stats()["last_update"]["embedded"] == 0 and not journal.exists()
+
+
+def test_a_journal_that_cannot_be_written_is_reported_once_and_the_build_saves_at_its_end(
+        write_files: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    from conftest import FakeEmbedder
+
+    monkeypatch.setattr(vecbook.caches, "CHECKPOINT_SECONDS", 0.0)  # a checkpoint after every chunk
+    monkeypatch.setattr(build, "EMBED_CHUNK", 2)
+    calls = []
+
+    def full_disk(*_: Any) -> int:
+        calls.append(1)
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(VectorCache, "append", full_disk)
+    root, cache = write_files({"notes.txt": "\n---\n".join(f"Note {n}: café 🌊 東京" for n in range(9))}), \
+        tmp_path / "cache"
+    caplog.set_level(logging.WARNING, logger="vecbook")
+    vecbook.VecBook(root, embedder=FakeEmbedder(), cache_directory=cache)
+    warned = [r.getMessage() for r in caplog.records if "journal" in r.getMessage()]
+    assert len(calls) == 1 and len(warned) == 1
+    assert warned[0].startswith("cannot write the vector cache journal ") and warned[0].endswith(
+        "([Errno 28] No space left on device); what this build embeds is saved when it ends")
+    restarted = vecbook.VecBook(root, embedder=FakeEmbedder(), cache_directory=cache)
+    assert restarted.stats()["last_update"]["embedded"] == 0
