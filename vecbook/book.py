@@ -227,6 +227,12 @@ class VecBook:
             # A build frees what it read and gathered (hundreds of MB at 100k records) in pieces
             # glibc keeps unless told: the process would stay at its build's highest RSS.
             _release_freed_memory()
+        except KeyboardInterrupt:
+            # Ctrl-C (and the CLI's SIGTERM): what was embedded is kept for the next start.
+            kept = self._keep_embedded()
+            if kept is None:
+                raise
+            raise KeyboardInterrupt(kept) from None
         finally:
             with self._cond:
                 self._building = False
@@ -234,6 +240,20 @@ class VecBook:
                 self._generation += 1
                 self._cond.notify_all()
         return self.stats()
+
+    def _keep_embedded(self) -> str | None:
+        """What an interrupted build saved of its vectors, as a sentence (None: nothing)."""
+        try:
+            kept = self._caches.keep_embedded()
+        except OSError as exc:  # a journal that cannot be written was warned about already
+            log.debug("cannot keep what was embedded: %s", exc)
+            return None
+        if not kept:
+            return None
+        with self._cond:
+            done, total = self._progress["records_embedded"], self._progress["records_total"]
+        return (f"kept the {kept:,} vector{'' if kept == 1 else 's'} embedded so far ({done:,} of {total:,} "
+                f"record{'' if total == 1 else 's'} complete); the next start embeds only the rest")
 
     def _set_progress(self, **values: Any) -> None:
         with self._cond:
@@ -379,7 +399,8 @@ class VecBook:
         _release_freed_memory()
         cache = self._caches.vectors(self.embedder.identity)
         try:
-            index, counts, live = self._builder.embed(snapshot, previous, cache, self._report_progress)
+            index, counts, live = self._builder.embed(snapshot, previous, cache, self._report_progress,
+                                                      self._caches.checkpoints(cache))
         finally:
             if cache is not None:
                 cache.release_vectors()  # the index holds them now; closed before a save replaces the file

@@ -4,13 +4,16 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
 import os
+import signal
 import sys
+import threading
 from functools import partial
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 from .book import VecBook
 from .hits import MAX_CONTEXT, Hit, check_max_results, check_query, mark_matches
@@ -275,6 +278,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     # add, remove and config path take no --log-level: they log warnings only.
     configure_logging(getattr(args, "log_level", None)
                       or ("INFO" if getattr(args, "verbose", False) or args.command == "serve" else "WARNING"))
+    with _sigterm_as_interrupt() as terminated:
+        return _run(args, terminated)
+
+
+def _run(args: argparse.Namespace, terminated: list[int]) -> int:
+    """Run the parsed command; errors, Ctrl-C and SIGTERM become one line on stderr and an exit code."""
     try:
         if not getattr(args, "loads_config", True):
             code = int(args.handler(args, None))
@@ -290,14 +299,39 @@ def main(argv: Sequence[str] | None = None) -> int:
     except VecBookError as exc:
         print(f"vecbook: error: {exc}", file=sys.stderr)
         return 1
-    except KeyboardInterrupt:
-        print("vecbook: interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as exc:
+        # An interrupted index says what it kept (the exception's text), in the same line.
+        kept = f"; {exc}" if str(exc) else ""
+        print(f"vecbook: {'terminated' if terminated else 'interrupted'}{kept}", file=sys.stderr)
+        return 128 + (terminated[0] if terminated else signal.SIGINT)  # as shells report a signal's end
     except BrokenPipeError:
         # stdout's reader left (`vecbook search ... | head`): no traceback, and none at exit when
         # Python flushes stdout again (the recipe in Python's signal module documentation).
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141  # as a shell reports a process ended by SIGPIPE
+
+
+@contextlib.contextmanager
+def _sigterm_as_interrupt() -> Iterator[list[int]]:
+    """While a command runs, SIGTERM is met as Ctrl-C is (a KeyboardInterrupt in the main
+    thread), so an interrupted first index keeps what it embedded; the list yielded holds the
+    signal once one came. ``serve`` sets its own handler. Off the main thread, nothing changes."""
+    received: list[int] = []
+
+    def interrupt(signum: int, _frame: Any) -> None:
+        if received:
+            return  # a second SIGTERM: the first is being handled (what was embedded being kept)
+        received.append(signum)
+        raise KeyboardInterrupt
+
+    if threading.current_thread() is not threading.main_thread():
+        yield received
+        return
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield received
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _open_book(config: Config, **options: Any) -> VecBook:
