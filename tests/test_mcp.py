@@ -21,7 +21,7 @@ from conftest import ROOT
 
 CONTRACT_KEYS = {"text", "file_path", "line_number", "end_line", "similarity_score", "metadata", "source",
                  "id", "citation", "semantic_score", "keyword_score", "snippet", "snippet_line", "snippet_end_line",
-                 "matched_terms", "duplicates", "truncated"}
+                 "matched_terms", "duplicates", "matches_query", "truncated"}
 
 
 def call(book: vecbook.VecBook, tool: str, args: dict[str, Any]) -> Any:
@@ -290,6 +290,22 @@ def test_search_takes_the_assistants_shorthand(sample_book: vecbook.VecBook) -> 
                                                 "until": "2024-03-31"}))
     assert hits and all(h["source"] == "files" and "2024-03-01" <= h["metadata"]["Date"] <= "2024-03-31"
                         for h in hits)
+
+
+def test_the_shorthand_s_errors_speak_of_what_the_assistant_sent(sample_book: vecbook.VecBook) -> None:
+    result = call(sample_book, "search", {"query": "lunch", "since": "2024-04-01", "until": "2024-03-31"})
+    assert result.is_error and "since 2024-04-01 is later than until 2024-03-31" in result.content[0].text
+    result = call(sample_book, "search", {"query": "bread", "sources": ["vault"], "since": "30d"})
+    assert result.is_error and "since 30d: no record of vault has a date" in result.content[0].text
+
+
+def test_a_hit_that_matched_nothing_of_the_query_says_so(sample_book: vecbook.VecBook) -> None:
+    # the default: hybrid, linear fusion
+    hits = hits_of(call(sample_book, "search", {"query": "lunch", "filters": {"tags__contains": "family"},
+                                                "max_results": 10}))
+    assert hits[0]["matches_query"] is True and "lunch" in hits[0]["matched_terms"]
+    assert [(h["similarity_score"], h["matches_query"]) for h in hits if not h["matches_query"]] == [
+        ("0.000000", False)]
 
 
 def test_get_returns_the_record_and_its_neighbours(sample_book: vecbook.VecBook) -> None:

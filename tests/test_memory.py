@@ -158,7 +158,7 @@ def test_on_windows_restored_records_hold_their_texts(write_files: Any, tmp_path
 
 
 def test_cached_keys_are_found_by_bisection_without_a_dict_of_every_key() -> None:
-    from vecbook.vector_cache import KeyRows
+    from vecbook.vector_files import KeyRows
 
     keys = [VectorCache.key(text) for text in ["a", "é", "🔥", "修理", "a"]]  # "a" twice: either row
     rows = KeyRows(b"".join(keys))

@@ -9,23 +9,31 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Iterator, Protocol, Sequence
 
 import numpy as np
 
 from .config import Config
 from .embed import EMBED_CHUNK, MAX_WINDOWS, Embedder
+from .exports.base import collector_paused
 from .index import KeywordIndex, TermCounts
-from .vector_index import VectorIndex, encode_vectors
 from .rank import FilterColumns
 from .records import Record, split_passages
-from .sources import LoadReport, SourceState, load_sources
+from .sources import LoadReport, SourceState, block_source, load_sources
 from .tokens import Vocabulary, analysis_of
-from .vector_cache import CachedVectors, StreamedVectors, VectorCache
+from .vector_cache import VectorCache
+from .vector_files import CachedVectors, SplitEntry, SplitPassages, StreamedVectors
+from .vector_index import VectorIndex, encode_vectors
 
 log = logging.getLogger("vecbook")  # one logger for the package: hosts and the CLI configure "vecbook"
 
 ProgressCallback = Callable[[int, int], None]
+# How one passage's windows were found: (passage number, start, end, text hash, its windows,
+# whether they were capped and their text hashes, or None where the tokenizer must cut them,
+# and the number of the table that held them, -1 for none).
+Planned = tuple[int, int, int, bytes, tuple[Sequence[Sequence[int]], bool, list[bytes]] | None, int]
+# A record's model windows, (passage number, start, end) in its content, and their text hashes.
+Windowed = tuple[list[tuple[int, int, int]], list[bytes]]
 # Model windows embedded for one record, at most (~2.2M tokens, some 9 MB of English
 # text: minutes of CPU). Past it the rest of the record is found by keyword only,
 # with a WARN; without a bound one 500 MB log file would take a day to embed.
@@ -102,13 +110,25 @@ class Snapshot:
         return int(self.passages[passage, 0]), int(self.passages[passage, 1])
 
 
+class EmbeddingObserver(Protocol):
+    """What a build tells of its vectors as it makes them (the caches' checkpoints)."""
+
+    def windowed(self, splits: SplitPassages) -> None:
+        """The split passages this build cut with the tokenizer or took from the cache file."""
+
+    def embedded(self, vectors: dict[bytes, np.ndarray]) -> None:
+        """Vectors the model just made, by the key of their text."""
+
+
 class LiveVectors:
-    """Every vector a build holds, by the key of its text: what the vector cache keeps.
-    Gathered only when the cache is saved, which runs after the update is published."""
+    """Every vector a build holds, by the key of its text, and the windows of its split
+    passages: what the vector cache keeps. Gathered only when the cache is saved, which runs
+    after the update is published."""
 
     def __init__(self, keys: Sequence[bytes], keep: np.ndarray, index: VectorIndex,
                  found: dict[bytes, np.ndarray]) -> None:
         self._keys, self._keep = keys, keep
+        self.splits = SplitPassages()  # set by the build once its index is made
         # The new index, which the snapshot holds anyway: the vectors the model did not make
         # in this build are saved as its float16 rows (those copied from the previous index
         # are its codes as they were; those from the cache file are not held in float32).
@@ -147,7 +167,7 @@ class LiveVectors:
                     matrix[position] = self._found[keys[start + position]]
                 yield matrix
 
-        return StreamedVectors(b"".join(keys), dim, blocks)
+        return StreamedVectors(b"".join(keys), dim, blocks, splits=self.splits)
 
 
 class Builder:
@@ -164,6 +184,10 @@ class Builder:
         # build copies those of unchanged sources instead of recounting them.
         self.term_counts: TermCounts | None = None
         self.read_started_ns = 0  # when the last read began (time.time_ns): see keyword_cache
+        # The windows of the split passages of the last build's index (those longer than one
+        # model window), so an edited record is not cut by the tokenizer again where its text
+        # was not edited; the cache file keeps them for the next start.
+        self.splits = SplitPassages()
 
     def reset(self) -> None:
         """Forget everything read and laid out: the next build starts from scratch."""
@@ -171,6 +195,7 @@ class Builder:
         self.blocks = {}
         self.vocabulary = Vocabulary()
         self.term_counts = None
+        self.splits = SplitPassages()
 
     # -- reading and keywords --
 
@@ -210,9 +235,7 @@ class Builder:
             return old
         reused = _reused_records(old, records)
         fresh = [i for i, r in enumerate(reused) if r < 0]
-        kind, _, name = key.partition(":")  # "file:<path>" or "collection:<name>", as sources names them
-        source = name if kind == "collection" else "files"
-        laid = iter(self._layouts([records[i].content for i in fresh], source))
+        laid = iter(self._layouts([records[i].content for i in fresh], block_source(key)))
         old_firsts = old.firsts if old is not None else np.zeros(1, dtype=np.int64)
         cuts: list[np.ndarray] = []
         lengths: list[np.ndarray] = []
@@ -266,13 +289,16 @@ class Builder:
     # -- vectors --
 
     def embed(self, snapshot: Snapshot, previous: VectorIndex | None, cache: VectorCache | None,
-              progress: ProgressCallback) -> tuple[VectorIndex, dict[str, int], LiveVectors]:
+              progress: ProgressCallback, observer: EmbeddingObserver | None = None
+              ) -> tuple[VectorIndex, dict[str, int], LiveVectors]:
         """The vector index for ``snapshot``: windows of every passage, their vectors taken
-        from ``previous`` (same text, same model), then ``cache``, then the model. Also
-        returns counts (reused, from_cache, embedded) and every live vector by key."""
+        from ``previous`` (same text, same model), then ``cache``, then the model (told to
+        ``observer`` as they come). Also returns counts (reused, from_cache, embedded) and
+        every live vector by key."""
         records = snapshot.records
         ordered = [(key, self.blocks[key]) for key, _ in snapshot.report.blocks]
-        self._window_blocks([b for _, b in ordered if b.keys is None], previous, cache)
+        with collector_paused():  # long-lived windows and keys, made by the hundred thousand
+            self._window_blocks([b for _, b in ordered if b.keys is None], previous, cache, observer)
         keys = [k for _, block in ordered for k in block.keys or ()]
         owners = np.repeat(np.arange(len(records)), _concatenate([b.windows for _, b in ordered], np.int64))
         spans = _concatenate([b.spans for _, b in ordered], np.int64).reshape(-1, 2)
@@ -287,7 +313,7 @@ class Builder:
         counts = {"reused": int(len(np.unique(reused[reused >= 0]))), "from_cache": len(cached),
                   "embedded": len(texts)}
         found: dict[bytes, np.ndarray] = {}  # what the model makes
-        self._embed_missing(texts, found, records, keys, owners, missing, progress)
+        self._embed_missing(texts, found, records, keys, owners, missing, progress, observer)
         keep = reused >= 0
         keep[missing] = [keys[w] in found or keys[w] in cached for w in missing.tolist()]
         index = VectorIndex(None, owners[keep], len(records), self.config.similarity_metric, spans=spans[keep],
@@ -295,7 +321,11 @@ class Builder:
                             placed=_placements(ordered, keep),
                             fill=self._codes(keys, reused, keep, found, cached, previous),
                             carry=None if previous is None else (previous, reused[keep]))
-        return index, counts, LiveVectors(keys, keep, index, found)
+        live = LiveVectors(keys, keep, index, found)
+        # A split passage is in use while its first window's vector is: the others go.
+        self.splits = live.splits = self.splits.kept(live.windows)
+        self.splits.release()  # its lookup tables, until an update looks a passage up again
+        return index, counts, live
 
     def _codes(self, keys: Sequence[bytes], reused: np.ndarray, keep: np.ndarray, found: dict[bytes, np.ndarray],
                cached: CachedVectors, previous: VectorIndex | None) -> tuple[int, Callable[[np.ndarray], None]]:
@@ -331,7 +361,8 @@ class Builder:
         """The cache's vectors for ``keys`` (those the previous index lacks), read when taken."""
         return CachedVectors({}, np.zeros((0, 0), dtype=np.float32)) if cache is None else cache.vectors_of(keys)
 
-    def _window_blocks(self, blocks: Sequence[Block], previous: VectorIndex | None, cache: VectorCache | None) -> None:
+    def _window_blocks(self, blocks: Sequence[Block], previous: VectorIndex | None, cache: VectorCache | None,
+                       observer: EmbeddingObserver | None = None) -> None:
         """Cut the passages of ``blocks`` into model windows (a record taken over from its
         source's previous block keeps the windows it had there) and note each block's window
         keys, counts and spans."""
@@ -345,18 +376,23 @@ class Builder:
 
         plans = [_taken_windows(block) for block in blocks]
         todo = []
-        for block, taken in zip(blocks, plans):
+        for block, taken_over in zip(blocks, plans):
             firsts = block.firsts
             todo += [(record, block.passages[firsts[i]:firsts[i + 1]])
-                     for i, (record, window_range) in enumerate(zip(block.records, taken)) if window_range is None]
-        cut = iter(self._window(todo, known))
-        for block, taken in zip(blocks, plans):
+                     for i, (record, window_range) in enumerate(zip(block.records, taken_over)) if window_range is None]
+        tables = [self.splits, cache.entries.splits] if cache is not None else [self.splits]
+        made, taken, cut = self._window(todo, known, tables)
+        self.splits = self.splits.merged(SplitPassages.of(taken + cut))
+        if observer is not None:
+            observer.windowed(SplitPassages.of(cut))
+        windowed = iter(made)
+        for block, taken_over in zip(blocks, plans):
             old = block.previous
             keys: list[bytes] = []
             counts, spans, numbers = [], [], []
-            for window_range in taken:
+            for window_range in taken_over:
                 if window_range is None:
-                    windows, window_keys = next(cut)
+                    windows, window_keys = next(windowed)
                     spans.append(np.array([(a, b) for _, a, b in windows], dtype=np.int32).reshape(-1, 2))
                     numbers.append(np.array([n for n, _, _ in windows], dtype=np.int32))
                 else:
@@ -371,43 +407,63 @@ class Builder:
             block.window_passages = _concatenate(numbers, np.int32)
             block.previous = block.origin = None  # taken over: the previous block can go
 
-    def _window(self, todo: Sequence[tuple[Record, np.ndarray]],
-                known: Callable[[list[bytes]], np.ndarray]) -> list[tuple[list[tuple[int, int, int]], list[bytes]]]:
+    def _window(self, todo: Sequence[tuple[Record, np.ndarray]], known: Callable[[list[bytes]], np.ndarray],
+                tables: Sequence[SplitPassages]) -> tuple[list[Windowed], list[SplitEntry], list[SplitEntry]]:
         """Model windows ((passage number, start, end) in the content) and their keys for each
-        (record, passages) of ``todo`` (the tokenizer runs once per distinct text, and not at
-        all for a passage whose whole text ``known`` has a vector for)."""
+        (record, passages) of ``todo``. The tokenizer runs once per distinct text, and not at all
+        for a passage whose whole text ``known`` has a vector for (it was embedded as one window),
+        whose windows one of ``tables`` holds (a split passage embedded before), or that lies
+        past the record's MAX_RECORD_WINDOWS. Also returns the split passages met that
+        ``tables[0]`` (the builder's own) lacks: those another table held, and those the
+        tokenizer cut."""
         distinct = list({record.content: (record, passages) for record, passages in todo}.values())
+        key_of = VectorCache.key
         # Every passage makes at least one window, so passages past the bound are never embedded.
-        texts = [record.content[a:b] for record, passages in distinct for a, b in passages[:MAX_RECORD_WINDOWS].tolist()]
-        # A passage whose whole text has a vector was embedded as one window (windows never
-        # exceed the model's limit), so a warm start skips the tokenizer for it.
-        whole = known([VectorCache.key(text) for text in texts]).tolist()
-        split = iter(self.embedder.window_spans_many([t for t, hit in zip(texts, whole) if not hit]))
-        spans = iter([([(0, len(t))], False) if hit else next(split) for t, hit in zip(texts, whole)])
-        made: dict[str, tuple[list[tuple[int, int, int]], list[bytes]]] = {}
-        for record, passages in distinct:
+        cuts = [passages[:MAX_RECORD_WINDOWS].tolist() for _, passages in distinct]
+        keys = [key_of(record.content[a:b]) for (record, _), spans in zip(distinct, cuts) for a, b in spans]
+        whole = iter(known(keys).tolist())
+        passage_keys = iter(keys)
+        plans = [_planned(spans, passage_keys, whole, tables) for spans in cuts]
+        split = iter(self.embedder.window_spans_many(
+            [record.content[a:b] for (record, _), plan in zip(distinct, plans) for _, a, b, _, found, _ in plan
+             if found is None]))
+        taken: list[SplitEntry] = []
+        cut: list[SplitEntry] = []
+        made: dict[str, Windowed] = {}
+        for (record, passages), plan in zip(distinct, plans):
             windows: list[tuple[int, int, int]] = []
-            for number, (a, b) in enumerate(passages[:MAX_RECORD_WINDOWS].tolist()):
-                pieces, capped = next(spans)
+            window_keys: list[bytes] = []
+            for number, a, b, key, found, table in plan:
+                if found is None:
+                    pieces, capped = next(split)
+                    # A window that is the whole passage has the passage's hash, taken already.
+                    hashes = [key] if pieces == [(0, b - a)] else \
+                        [key_of(record.content[a + start:a + end]) for start, end in pieces]
+                else:
+                    pieces, capped, hashes = found
                 if capped:
                     log.warning("%s: a passage is longer than %d model windows; only its first part is "
                                 "embedded (the keyword index covers all of it)", record.citation, MAX_WINDOWS)
+                if len(pieces) > 1 and table != 0:
+                    (cut if table < 0 else taken).append((key, pieces, hashes, capped))
                 windows += [(number, a + start, a + end) for start, end in pieces]
-            if len(windows) > MAX_RECORD_WINDOWS or len(passages) > MAX_RECORD_WINDOWS:
-                cut = windows[MAX_RECORD_WINDOWS][1] if len(windows) > MAX_RECORD_WINDOWS else \
-                    int(passages[MAX_RECORD_WINDOWS][0])
-                line, _ = record.lines_of(cut, cut + 1)
+                window_keys += hashes
+            if len(windows) > MAX_RECORD_WINDOWS or len(plan) < len(passages):
+                bound = windows[MAX_RECORD_WINDOWS][1] if len(windows) > MAX_RECORD_WINDOWS else \
+                    int(passages[len(plan)][0])
+                line, _ = record.lines_of(bound, bound + 1)
                 log.warning("%s: the record is longer than %d model windows; from line %s on it is found by "
                             "keyword search only (MAX_RECORD_WINDOWS)", record.citation, MAX_RECORD_WINDOWS, line)
-                windows = windows[:MAX_RECORD_WINDOWS]
-            made[record.content] = (windows, [VectorCache.key(record.content[a:b]) for _, a, b in windows])
-        return [made[record.content] for record, _ in todo]
+                windows, window_keys = windows[:MAX_RECORD_WINDOWS], window_keys[:MAX_RECORD_WINDOWS]
+            made[record.content] = (windows, window_keys)
+        return [made[record.content] for record, _ in todo], taken, cut
 
     def _embed_missing(self, texts: dict[bytes, str], found: dict[bytes, np.ndarray], records: Sequence[Record],
                        keys: Sequence[bytes], owners: np.ndarray, missing: np.ndarray,
-                       progress: ProgressCallback) -> None:
+                       progress: ProgressCallback, observer: EmbeddingObserver | None = None) -> None:
         """Embed the texts no index or cache had, in chunks, reporting records completed
-        (``missing``: the windows the previous index lacks, a superset of those of ``texts``)."""
+        (``missing``: the windows the previous index lacks, a superset of those of ``texts``)
+        and telling ``observer`` each chunk's vectors."""
         windows_of: dict[bytes, list[int]] = {}
         for window in missing.tolist():
             if keys[window] in texts:
@@ -420,9 +476,12 @@ class Builder:
         todo = sorted(texts, key=lambda k: len(texts[k]))  # similar lengths batch with little padding
         for start in range(0, len(todo), EMBED_CHUNK):
             chunk = todo[start:start + EMBED_CHUNK]
-            found.update(self._encode_isolating_failures(chunk, texts, records, owners, windows_of))
+            vectors = self._encode_isolating_failures(chunk, texts, records, owners, windows_of)
+            found.update(vectors)
             done += _count_done(remaining, owners, [w for k in chunk for w in windows_of[k]])
             progress(done, len(records))
+            if observer is not None:
+                observer.embedded(vectors)
 
     def _encode_isolating_failures(self, chunk: list[bytes], texts: dict[bytes, str], records: Sequence[Record],
                                    owners: np.ndarray, windows_of: dict[bytes, list[int]]) -> dict[bytes, np.ndarray]:
@@ -477,6 +536,32 @@ def _taken_windows(block: Block) -> list[tuple[int, int] | None]:
         number = int(np.searchsorted(old_passages, start, "right")) - 1  # the record it was in the previous block
         taken.append((int(old_windows[number]), int(old_windows[number + 1])))
     return taken
+
+
+def _planned(spans: Sequence[Sequence[int]], keys: Iterator[bytes], whole: Iterator[bool],
+             tables: Sequence[SplitPassages]) -> list[Planned]:
+    """How each passage of a record (``spans``, with the next of ``keys`` and ``whole`` for
+    each) finds its windows: one window where ``whole`` says a vector for its whole text is
+    known (windows never exceed the model's limit), those of the first of ``tables`` that holds
+    it, else the tokenizer's (None). Passages whose windows would all lie past the record's
+    MAX_RECORD_WINDOWS are left out: a huge record's tail is never embedded, and so never
+    tokenized either once the windows before it are known (their keys and flags are still
+    taken from the iterators, which run over every passage of ``spans``)."""
+    plan: list[Planned] = []
+    lookups = [(number, splits.get) for number, splits in enumerate(tables) if len(splits)]
+    windows = 0  # the record's windows so far, at least (a passage left to the tokenizer makes one or more)
+    for number, ((a, b), key, hit) in enumerate(zip(spans, keys, whole)):
+        if windows >= MAX_RECORD_WINDOWS:
+            continue
+        found, table = (([(0, b - a)], False, [key]), -1) if hit else (None, -1)
+        for number_of_table, get in lookups if found is None else ():
+            found = get(key)
+            if found is not None:
+                table = number_of_table
+                break
+        plan.append((number, a, b, key, found, table))
+        windows += len(found[0]) if found is not None else 1
+    return plan
 
 
 def _previous_rows(previous: VectorIndex | None, key: str, block: Block) -> np.ndarray:

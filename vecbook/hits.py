@@ -48,6 +48,10 @@ class Hit:
     snippet_end_line: int | None = None
     matched_terms: list[str] = dataclasses.field(default_factory=list)  # query words found in the snippet
     duplicates: list[str] = dataclasses.field(default_factory=list)  # citations of near-identical hits folded here
+    # False for a hit that matched nothing of the query: no query word, and (hybrid, linear
+    # fusion) no closer in meaning than the least close candidate, so it scores 0. Listed
+    # because it passed the filters (a filter keeps min(max_results, matching records)), last.
+    matches_query: bool = True
 
     def to_dict(self, scores_as: str = "string") -> dict[str, Any]:
         """JSON-ready dict; scores become strings with six decimals, as the spec requires,
@@ -263,16 +267,26 @@ def _contiguous(positions: list[int], centre: int) -> list[int]:
     return sorted(run)
 
 
+def unmatched(scored: Sequence[Scored]) -> frozenset[int]:
+    """The records among ``scored`` (as ranked, before any recency blend) that matched nothing
+    of the query: a score of exactly 0 with no keyword score. Only linear fusion gives one: its
+    scaling puts the least close candidate at 0, and with no query word it stays there."""
+    return frozenset(s.index for s in scored if s.score == 0.0 and not s.keyword)
+
+
 class HitShaper:
     """Turns ranked records of one query into hits: the snippet of each record's best
     passage (by keyword where a query word occurs, else by meaning) and its lines."""
 
     def __init__(self, snapshot: Snapshot, terms: dict[str, str], passage_scores: np.ndarray | None,
-                 vector: np.ndarray | None, analysis: Callable[[str], Analysis] = lambda source: ENGLISH) -> None:
+                 vector: np.ndarray | None, analysis: Callable[[str], Analysis] = lambda source: ENGLISH,
+                 unmatched: frozenset[int] = frozenset()) -> None:
         """``passage_scores``: the keyword index's ``scores`` of the query's tokens, needed
         when ``terms`` has any (the ranking computed them already: no second pass);
-        ``analysis``: the keyword analysis of a record's source (its collection's language)."""
+        ``analysis``: the keyword analysis of a record's source (its collection's language);
+        ``unmatched``: the records that matched nothing of the query (see ``unmatched``)."""
         self.snapshot = snapshot
+        self.unmatched = unmatched
         self.analysis = analysis
         self.terms = terms
         self.vector = vector
@@ -289,7 +303,7 @@ class HitShaper:
                    source=record.source, id=record.id, citation=record.citation,
                    semantic_score=scored.semantic, keyword_score=scored.keyword, snippet=snippet.text,
                    snippet_line=first, snippet_end_line=last, matched_terms=snippet.matched_terms,
-                   duplicates=duplicates)
+                   duplicates=duplicates, matches_query=scored.index not in self.unmatched)
 
     def _region(self, index: int, record: Record) -> tuple[int, int]:
         """The best passage (or model window) of a record, within its text (headers left out

@@ -35,11 +35,14 @@ from .index import TermCounts
 from .records import Problem, Record, shared_keys
 from .sources import SourceState
 from .tokens import Vocabulary
-from .vector_cache import cache_scope, write_atomically
+from .vector_cache import cache_scope
+from .vector_files import write_atomically
 
 log = logging.getLogger("vecbook")
 
-FORMAT = 2  # 2: texts apart from the records' JSON, token counts and each term's postings count, not ids
+# 2: contents as UTF-8 beside the records' JSON rows; 3: those rows a source at a time with metadata
+# keys shared, contents read back from the file, token counts and each term's postings count (no ids)
+FORMAT = 3
 # Whether restored records read their texts back from the file (``StoredTexts``) rather than
 # hold them: not on Windows, where a file held open cannot be replaced by the next save.
 READ_TEXTS_BACK = os.name != "nt"
@@ -136,7 +139,7 @@ class KeywordCache:
         """The state ``builder``'s last keyword snapshot was made from (None before one)."""
         if builder.term_counts is None:
             return None
-        sources = SourceState(dict(builder.sources.files), dict(builder.sources.collections))
+        sources = builder.sources.copy()
         return Captured(list(builder.blocks.items()), sources, list(builder.vocabulary.ids), builder.term_counts)
 
     # -- writing --
@@ -217,7 +220,8 @@ class KeywordCache:
         layouts = _layout_arrays([block for _, block, _ in kept])
         terms = _compact_terms(captured.terms, counts)
         header = {"magic": self.MAGIC, "format": FORMAT, "fingerprint": fingerprint(self.config),
-                  "terms": terms, "sources": [_source_facts(key, block, entry) for key, block, entry in kept]}
+                  "terms": terms, "sources": [_source_facts(key, block, entry, captured.sources.read_at.get(key))
+                              for key, block, entry in kept]}
         # One dumps per source, so a save in a background thread lets searches in between,
         # each appended as UTF-8 to one buffer: joining the pieces, bracketing and encoding them
         # made three more copies of the JSON (50 MB each at 100k records) at once.
@@ -253,12 +257,13 @@ class KeywordCache:
             return 0
         started = time.perf_counter()
         try:
-            state = self._read()
+            header, state = self._read()
         except Exception as exc:  # a damaged file can fail in zipfile, numpy, json or here: never fatal
             log.warning("keyword cache %s is unusable (%s: %s); reading every source", self.path,
                         type(exc).__name__, exc)
             return 0
-        if state is None:
+        if state is None:  # made by other code or settings: only when each source was read still holds
+            builder.sources.earlier = _earlier_reads(header)
             return 0
         sources, blocks, vocabulary, counts = state
         builder.reset()
@@ -269,14 +274,15 @@ class KeywordCache:
                  len(blocks), "" if len(blocks) == 1 else "s", self.path, time.perf_counter() - started)
         return restored
 
-    def _read(self) -> tuple[SourceState, dict[str, Block], Vocabulary, TermCounts] | None:
+    def _read(self) -> tuple[dict[str, Any], tuple[SourceState, dict[str, Block], Vocabulary, TermCounts] | None]:
+        """The file's header, and what it holds (None when other code or settings made it)."""
         with np.load(self.path, allow_pickle=False) as data:
             header = json.loads(data["header"].tobytes())
             if header.get("magic") != self.MAGIC:
                 raise ValueError("not a VecBook keyword cache")
             if header.get("format") != FORMAT or header["fingerprint"] != fingerprint(self.config):
                 log.info("keyword cache %s was made by other code or settings; reading every source", self.path)
-                return None
+                return header, None
             rows = _rows_by_source(data["records"], data["record_ends"])
             arrays = {name: data[name] for name in ("token_lengths", "passages", "passage_counts", "term_postings",
                                                      "doc_ids", "tf", "text_sizes")}
@@ -285,13 +291,10 @@ class KeywordCache:
         vocabulary.ids = dict(zip(header["terms"], range(len(header["terms"]))))
         blocks = _blocks(header["sources"], rows, arrays, list(map(shared_keys, header["key_sets"])), texts)
         sources = SourceState(announce=True)
+        sources.read_at = {key: at for key, (_, at) in _earlier_reads(header).items()}
         for facts, (key, block) in zip(header["sources"], blocks.items()):
-            entry = (_tuples(facts["signature"]), block.records, [Problem(*p) for p in facts["problems"]])
-            kind, _, name = key.partition(":")  # "file:<path>" or "collection:<name>", as sources names them
-            if kind == "file":
-                sources.files[name] = entry
-            else:
-                sources.collections[name] = (*entry, facts["facts"])
+            sources.put(key, (_tuples(facts["signature"]), block.records, [Problem(*p) for p in facts["problems"]],
+                              facts["facts"]))
         n_passages = len(arrays["token_lengths"])
         postings = arrays["term_postings"].astype(np.int64)
         if len(postings) != len(vocabulary) or (len(postings) and int(postings.min()) < 0) \
@@ -302,13 +305,19 @@ class KeywordCache:
                             arrays["tf"], indptr=np.concatenate([[0], np.cumsum(postings)]))
         if not np.array_equal(np.bincount(counts.doc_ids, weights=counts.tf, minlength=n_passages), arrays["token_lengths"]):
             raise ValueError("term counts and passage lengths do not agree")
-        return sources, blocks, vocabulary, counts
+        return header, (sources, blocks, vocabulary, counts)
+
+
+def _earlier_reads(header: dict[str, Any]) -> dict[str, tuple[Any, int]]:
+    """Each stored source's signature and read time (ns since the epoch), by key; sources a
+    file of an older layout stored without a time are left out."""
+    return {facts["key"]: (_tuples(facts["signature"]), facts["read_at"]) for facts in header.get("sources", [])
+            if isinstance(facts, dict) and type(facts.get("read_at")) is int and isinstance(facts.get("key"), str)}
 
 
 def _entry(sources: SourceState, key: str, block: Block) -> tuple[Any, ...] | None:
     """The source state entry ``block`` was laid out from (None if the state moved on)."""
-    kind, _, name = key.partition(":")
-    entry = (sources.files if kind == "file" else sources.collections).get(name)
+    entry = sources.entry(key)
     return entry if entry is not None and entry[1] is block.records else None
 
 
@@ -319,8 +328,7 @@ def _storable(entry: tuple[Any, ...], block: Block) -> bool:
     mtimes = list(_mtimes(signature))
     if not mtimes or max(mtimes) >= block.read_ns - SETTLE_NS or not _plain(signature, tuples=True):
         return False
-    facts = entry[3] if len(entry) > 3 else {}
-    return _plain(facts) and all(type(k) is str for keys in {r.metadata_keys for r in block.records} for k in keys) \
+    return _plain(entry[3]) and all(type(k) is str for keys in {r.metadata_keys for r in block.records} for k in keys) \
         and all(_plain(value) for r in block.records for value in r._values)
 
 
@@ -498,12 +506,9 @@ def _adopt(records: Sequence[Record], sizes: np.ndarray, path: Path, identity: t
             put(record, "_content", (start << REF_SHIFT) | size)
 
 
-def _source_facts(key: str, block: Block, entry: tuple[Any, ...]) -> dict[str, Any]:
-    facts = {"key": key, "signature": entry[0], "problems": [[p.where, p.line, p.reason, p.skipped] for p in entry[2]],
-             "records": len(block.records)}
-    if len(entry) > 3:
-        facts["facts"] = entry[3]
-    return facts
+def _source_facts(key: str, block: Block, entry: tuple[Any, ...], read_at: int | None) -> dict[str, Any]:
+    return {"key": key, "signature": entry[0], "problems": [[p.where, p.line, p.reason, p.skipped] for p in entry[2]],
+            "records": len(block.records), "read_at": read_at, "facts": entry[3]}
 
 
 def _bytes_array(text: str) -> np.ndarray:

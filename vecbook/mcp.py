@@ -1,4 +1,4 @@
-"""The MCP stdio server: ``search``, ``get``, ``sources``, ``reindex`` and ``stats`` tools over one VecBook."""
+"""The MCP server (stdio here; HTTP in ``server.py``): ``search``, ``get``, ``sources``, ``reindex`` and ``stats`` tools over one VecBook."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import json
 import logging
 import os
 import threading
-from typing import Any
+from typing import Any, Callable
 
 from .book import VecBook
 from .caches import write_before_exit, writing_put_off
@@ -75,7 +75,9 @@ def build_server(book: VecBook) -> Any:
         snippet_line and snippet_end_line, matched_terms, citation (file:lines), text (cut to
         max_chars; truncated says so: call `get` with the id for the whole record and its
         neighbours), file_path, line_number, end_line, similarity_score (0-1, as a string),
-        metadata, source, id and duplicates (citations of near-identical hits folded into it).
+        metadata, source, id, duplicates (citations of near-identical hits folded into it) and
+        matches_query (false: the hit matched nothing of the query and is listed only because
+        it passed the filters; it scores 0).
         """
         try:
             hits = book.search(query, max_results=max_results, mode=mode, filters=filters_argument(filters),
@@ -127,8 +129,9 @@ def build_server(book: VecBook) -> Any:
             description=f"How many hits to return (1-{MAX_RESULTS_LIMIT}); default from the config.",
             ge=1, le=MAX_RESULTS_LIMIT)],
         "mode": Annotated[Literal["semantic", "keyword", "hybrid"] | None, Field(
-            description="semantic (meaning), keyword (BM25 on exact words, names, ids) or hybrid (both, "
-                        "fused); default from the config.")],
+            description="semantic (meaning, in the languages stats lists as model_languages), keyword (BM25 "
+                        "on exact words, names, ids; every language) or hybrid (both, fused; leans on keywords "
+                        "for a query in another language); default from the config.")],
         "filters": Annotated[dict[str, Any] | str | None, Field(
             description='Metadata filters, Django style, e.g. {"author": "ana", "date__gte": "2024-01-01", '
                         '"tags__contains": "work", "file_path": "journal/**", "source": "files"} (an object, '
@@ -219,7 +222,14 @@ def serve(book: VecBook) -> None:
     # collector no longer walks them on each full collection while the first index is read
     # (20k records: reading and tokenizing 0.80 -> 0.70 s, measured with fastmcp imported).
     gc.freeze()
+    signal.signal(signal.SIGTERM, exit_handler())
+    server.run(transport="stdio", show_banner=False)
+    log.info("stdin closed; exiting")
 
+
+def exit_handler(before_exit: Callable[[], None] = lambda: None) -> Callable[[int, Any], None]:
+    """A signal handler that runs ``before_exit``, writes what the caches put off (within
+    EXIT_WRITE_SECONDS) and ends the process with exit code 0."""
     stopping = threading.Event()
 
     def stop(signum: int, _frame: Any) -> None:
@@ -231,6 +241,7 @@ def serve(book: VecBook) -> None:
         log.info("received signal %d; exiting", signum)
         stop_builds()  # an ONNX build under way (a first start) goes too, with its ~1 GB
         try:
+            before_exit()
             # On a thread of its own, with a time limit: the signal may have interrupted this
             # thread while it held a lock the writes take.
             writer = threading.Thread(target=write_before_exit, name="vecbook-exit-write", daemon=True)
@@ -240,6 +251,4 @@ def serve(book: VecBook) -> None:
             logging.shutdown()
             os._exit(0)
 
-    signal.signal(signal.SIGTERM, stop)
-    server.run(transport="stdio", show_banner=False)
-    log.info("stdin closed; exiting")
+    return stop

@@ -12,7 +12,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from .partition import Partition
-from .vector_cache import KeyRows
+from .vector_files import KeyRows
 
 log = logging.getLogger("vecbook")
 
