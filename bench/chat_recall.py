@@ -37,8 +37,10 @@ two halves fixed in ``TUNE``: choices are made on the tuning half, and the other
 reported beside it, never tuned on.
 
 Printed: the command, the CPU (name and flags), the settings, then per dataset and group
-the turn (evidence) recall, the share of questions with any evidence, and the session recall
-(RealMem), each at 10 hits and within each budget, with the characters the hits take.
+the evidence recall (a hit cites lines of the evidence), the held recall (a hit also shows at
+least half of the evidence's distinct words: stricter where a message is one JSON line, as in
+a ChatGPT export), the share of questions with any evidence, and the session recall (RealMem),
+each at 10 hits and within each budget, with the characters the hits take.
 """
 
 from __future__ import annotations
