@@ -18,7 +18,7 @@ from .embed import EMBED_CHUNK, MAX_WINDOWS, Embedder
 from .exports.base import collector_paused
 from .index import KeywordIndex, TermCounts, VectorIndex, encode_vectors
 from .rank import FilterColumns
-from .records import Record, split_passages
+from .records import Record, record_passages
 from .sources import LoadReport, SourceState, block_source, load_sources
 from .tokens import Vocabulary, analysis_of
 from .vector_cache import VectorCache
@@ -221,20 +221,21 @@ class Builder:
         old = self.blocks.get(key)
         if old is not None and old.records is records:
             return old
-        known = {r.content: layout for r, layout in zip(old.records, _windowed_layouts(old))} if old is not None else {}
-        layouts: list[Layout | None] = [known.get(r.content) for r in records]
+        known = {_layout_key(r): layout for r, layout in zip(old.records, _windowed_layouts(old))} \
+            if old is not None else {}
+        layouts: list[Layout | None] = [known.get(_layout_key(r)) for r in records]
         fresh = [i for i, layout in enumerate(layouts) if layout is None]
-        for i, layout in zip(fresh, self._layouts([records[i].content for i in fresh], block_source(key))):
+        for i, layout in zip(fresh, self._layouts([records[i] for i in fresh], block_source(key))):
             layouts[i] = layout
         counts = np.fromiter((len(layout.passages) for layout in layouts), dtype=np.int64, count=len(layouts))
         passages = np.array([p for layout in layouts for p in layout.passages], dtype=np.int64).reshape(-1, 2)
         return Block(records, layouts, counts, passages, read_ns=self.read_started_ns)
 
-    def _layouts(self, contents: Sequence[str], source: str) -> list[Layout]:
-        """Passages and their token ids for each of ``contents`` (tokenized together, with the
+    def _layouts(self, records: Sequence[Record], source: str) -> list[Layout]:
+        """Passages and their token ids for each of ``records`` (tokenized together, with the
         analysis of their ``source``: its collection's language)."""
-        cuts = [split_passages(content) for content in contents]
-        texts = [content[a:b] for content, passages in zip(contents, cuts) for a, b in passages]
+        cuts = [record_passages(record) for record in records]
+        texts = [record.content[a:b] for record, passages in zip(records, cuts) for a, b in passages]
         tokens = iter(self.vocabulary.encode_texts(texts, analysis_of(self.config, source)))
         return [Layout(passages, [next(tokens) for _ in passages]) for passages in cuts]
 
@@ -439,6 +440,13 @@ class Builder:
                 log.warning("%s: record could not be embedded (%s); it is found by keyword search only",
                             record.citation, exc)
         return vectors
+
+
+def _layout_key(record: Record) -> tuple[str, tuple[int, ...]]:
+    """What a record's layout depends on: its content and, for a chat window, where its
+    messages begin (its passages are message pieces)."""
+    segments = record.segments
+    return record.content, tuple(offset for offset, _, _ in segments) if len(segments) > 1 else ()
 
 
 # The windows of a layout whose block holds them (see Layout): not None, which means "not cut yet".
