@@ -381,3 +381,17 @@ def test_a_client_that_sends_only_initialize_sees_indexing_and_watching_start(tm
         assert stats["records"] == stats["records_total"] == stats["records_embedded"] == 3
     finally:
         proc.kill()
+
+
+def test_search_max_total_chars_fills_the_budget_with_cut_texts_and_says_how_many_were_left_out(
+        sample_book: vecbook.VecBook) -> None:
+    every = hits_of(call(sample_book, "search", {"query": "meeting", "max_results": 8, "max_chars": 50}))
+    assert len(every) == 8
+    result = call(sample_book, "search", {"query": "meeting", "max_results": 8, "max_chars": 50,
+                                          "max_total_chars": 120})
+    hits = hits_of(result)
+    assert sum(len(h["text"]) for h in hits) <= 120 and len(hits) < 8
+    left = 8 - len(hits)
+    assert json.loads(result.content[1].text) == {"left_out": left, "max_total_chars": 120}
+    assert result.structured_content["left_out"] == left
+    assert len(call(sample_book, "search", {"query": "meeting", "max_results": 8}).content) == 1

@@ -203,6 +203,23 @@ def test_the_same_hits_through_the_server_and_in_process(
     assert plain_through[1] == cli(*command, capsys=capsys)[1]
 
 
+def test_a_text_budget_leaves_out_the_same_hits_through_the_server(
+        served: Served, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, shared_model: None,
+        tmp_path: Path) -> None:
+    command = ("search", "boiler lunch train", "--mode", "keyword", "--max-total-chars", "120",
+               "--config", str(served.config))
+    through = cli(*command, "--json", capsys=capsys)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path))  # no record there: in-process
+    tmp_path.chmod(0o700)
+    here = cli(*command, "--json", capsys=capsys)
+    kept = json.loads(here[1])
+    assert sum(len(hit["text"]) for hit in kept) <= 120
+    assert through[1] == here[1] and "left out to keep the text within 120 characters" in here[2]
+    assert through[2].splitlines()[-1] == here[2].splitlines()[-1]
+    query = parse.urlencode([("q", "boiler lunch train"), ("mode", "keyword"), ("max_total_chars", "120")])
+    assert json.loads(fetch(f"{served.url}/search.json?{query}")[2]) == kept
+
+
 def test_search_json_takes_the_page_parameters_and_marks_matched_words(served: Served) -> None:
     query = parse.urlencode([("q", "ボイラー 🔥"), ("mode", "keyword"), ("marks", "true"), ("max_chars", "5")])
     status, headers, body = fetch(f"{served.url}/search.json?{query}")

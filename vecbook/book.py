@@ -37,9 +37,11 @@ from .hits import (
     check_half_life,
     check_unit,
     check_max_results,
+    check_max_total_chars,
     check_query,
     context_around,
     unmatched,
+    within_budget,
 )
 from .embed import Embedder, _release_freed_memory
 from .vector_index import VectorIndex
@@ -427,7 +429,7 @@ class VecBook:
                keyword_query: str | None = None, dedupe: bool | None = None,
                recency_half_life_days: float | None = None, sources: Sequence[str] | None = None,
                since: str | None = None, until: str | None = None,
-               participants: Sequence[str] | None = None) -> Results:
+               participants: Sequence[str] | None = None, max_total_chars: int | None = None) -> Results:
         """Search records; results are sorted by ``similarity_score`` (ties by id).
 
         Args:
@@ -448,12 +450,18 @@ class VecBook:
             dedupe: fold near-identical hits into the best one (its ``duplicates``); default on.
             recency_half_life_days: blend the age of each record's ``date`` into its score.
             sources, since, until, participants: shorthand filters (see ``convenience_conditions``).
+            max_total_chars: a budget for the hits' text in all (characters, not bytes): hits are
+                taken best first, a hit that does not fit in what is left is left out (a later,
+                shorter one may still fit), and ``Results.left_out`` counts those left out.
         """
         query = check_query(query)
         keyword_text = check_query(keyword_query, "keyword_query") if keyword_query is not None else query
         extra = convenience_conditions(sources, since, until, participants)
-        return self._search(query, keyword_text, max_results, mode, filters, min_score, fusion,
+        budget = check_max_total_chars(max_total_chars)
+        hits = self._search(query, keyword_text, max_results, mode, filters, min_score, fusion,
                             keyword_weight, rrf_k, dedupe, recency_half_life_days, extra)
+        kept, left_out = within_budget(hits, budget, lambda hit: len(hit.text))
+        return Results(kept, left_out)
 
     def get(self, ref: str, context: int = 0) -> Context:
         """The whole record whose ``id`` or ``citation`` is ``ref``, with up to ``context``

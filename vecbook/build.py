@@ -18,7 +18,7 @@ from .embed import EMBED_CHUNK, MAX_WINDOWS, Embedder
 from .exports.base import collector_paused
 from .index import KeywordIndex, TermCounts
 from .rank import FilterColumns
-from .records import Record, split_passages
+from .records import Record, record_passages
 from .sources import LoadReport, SourceState, block_source, load_sources
 from .tokens import Vocabulary, analysis_of
 from .vector_cache import VectorCache
@@ -235,7 +235,7 @@ class Builder:
             return old
         reused = _reused_records(old, records)
         fresh = [i for i, r in enumerate(reused) if r < 0]
-        laid = iter(self._layouts([records[i].content for i in fresh], block_source(key)))
+        laid = iter(self._layouts([records[i] for i in fresh], block_source(key)))
         old_firsts = old.firsts if old is not None else np.zeros(1, dtype=np.int64)
         cuts: list[np.ndarray] = []
         lengths: list[np.ndarray] = []
@@ -259,11 +259,12 @@ class Builder:
                      tokens, _concatenate(origin, np.int64), old if fresh != list(range(len(records))) else None,
                      read_ns=self.read_started_ns)
 
-    def _layouts(self, contents: Sequence[str], source: str) -> list[tuple[np.ndarray, list[np.ndarray]]]:
-        """Passages (an int32 array of character ranges) and their token ids for each of
-        ``contents`` (tokenized together, with the analysis of their ``source``: its collection's language)."""
-        cuts = [split_passages(content) for content in contents]
-        texts = [content[a:b] for content, passages in zip(contents, cuts) for a, b in passages]
+    def _layouts(self, records: Sequence[Record], source: str) -> list[tuple[np.ndarray, list[np.ndarray]]]:
+        """Passages (an int32 array of character ranges: ``record_passages``, message pieces for
+        a chat window) and their token ids for each of ``records`` (tokenized together, with the
+        analysis of their ``source``: its collection's language)."""
+        cuts = [record_passages(record) for record in records]
+        texts = [record.content[a:b] for record, passages in zip(records, cuts) for a, b in passages]
         tokens = iter(self.vocabulary.encode_texts(texts, analysis_of(self.config, source)))
         return [(np.array(passages, dtype=np.int32).reshape(-1, 2), [next(tokens) for _ in passages])
                 for passages in cuts]
@@ -416,7 +417,9 @@ class Builder:
         past the record's MAX_RECORD_WINDOWS. Also returns the split passages met that
         ``tables[0]`` (the builder's own) lacks: those another table held, and those the
         tokenizer cut."""
-        distinct = list({record.content: (record, passages) for record, passages in todo}.values())
+        # Keyed by text and passages: a chat window's passages are its message pieces, so the same
+        # text with other message starts is cut apart.
+        distinct = list({(record.content, passages.tobytes()): (record, passages) for record, passages in todo}.values())
         key_of = VectorCache.key
         # Every passage makes at least one window, so passages past the bound are never embedded.
         cuts = [passages[:MAX_RECORD_WINDOWS].tolist() for _, passages in distinct]
@@ -429,7 +432,7 @@ class Builder:
              if found is None]))
         taken: list[SplitEntry] = []
         cut: list[SplitEntry] = []
-        made: dict[str, Windowed] = {}
+        made: dict[tuple[str, bytes], Windowed] = {}
         for (record, passages), plan in zip(distinct, plans):
             windows: list[tuple[int, int, int]] = []
             window_keys: list[bytes] = []
@@ -455,8 +458,8 @@ class Builder:
                 log.warning("%s: the record is longer than %d model windows; from line %s on it is found by "
                             "keyword search only (MAX_RECORD_WINDOWS)", record.citation, MAX_RECORD_WINDOWS, line)
                 windows, window_keys = windows[:MAX_RECORD_WINDOWS], window_keys[:MAX_RECORD_WINDOWS]
-            made[record.content] = (windows, window_keys)
-        return [made[record.content] for record, _ in todo], taken, cut
+            made[record.content, passages.tobytes()] = (windows, window_keys)
+        return [made[record.content, passages.tobytes()] for record, passages in todo], taken, cut
 
     def _embed_missing(self, texts: dict[bytes, str], found: dict[bytes, np.ndarray], records: Sequence[Record],
                        keys: Sequence[bytes], owners: np.ndarray, missing: np.ndarray,
@@ -502,21 +505,28 @@ class Builder:
 
 
 def _reused_records(old: Block | None, records: Sequence[Record]) -> list[int]:
-    """For each record, the record of ``old`` (the source's previous block) with the same text,
-    each taken once (a second copy of a text is laid out anew), or -1."""
+    """For each record, the record of ``old`` (the source's previous block) with the same text
+    and message starts (``_layout_key``), each taken once (a second copy is laid out anew), or -1."""
     if old is None:
         return [-1] * len(records)
-    known = {record.content: number for number, record in enumerate(old.records)}
+    known = {_layout_key(record): number for number, record in enumerate(old.records)}
     taken: set[int] = set()
     reused = []
     for record in records:
-        number = known.get(record.content, -1)
+        number = known.get(_layout_key(record), -1)
         if number in taken:
             number = -1
         elif number >= 0:
             taken.add(number)
         reused.append(number)
     return reused
+
+
+def _layout_key(record: Record) -> tuple[str, tuple[int, ...]]:
+    """What a record's layout depends on: its content and, for a chat window, where its
+    messages begin (its passages are message pieces)."""
+    segments = record.segments
+    return record.content, tuple(offset for offset, _, _ in segments) if len(segments) > 1 else ()
 
 
 def _taken_windows(block: Block) -> list[tuple[int, int] | None]:

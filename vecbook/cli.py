@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
 from .book import VecBook
-from .hits import MAX_CONTEXT, Hit, check_max_results, check_query, mark_matches
+from .hits import MAX_CONTEXT, Hit, check_max_results, check_max_total_chars, check_query, mark_matches
 from .config import (
     CONFIG_NAME,
     FUSIONS,
@@ -187,6 +187,9 @@ def build_parser() -> argparse.ArgumentParser:
     search.add_argument("--no-dedupe", action="store_true", help="show near-identical hits separately")
     search.add_argument("--recency-half-life", type=float, metavar="DAYS",
                         help="favour recent records: blend a decay of this half-life into the score")
+    search.add_argument("--max-total-chars", type=int, metavar="N",
+                        help="a budget for all hits' text together: hits best first while they fit; "
+                             "how many were left out is said on stderr")
     search.add_argument("--json", action="store_true", help="print a JSON array of hits")
     search.set_defaults(handler=_cmd_search)
     get = commands.add_parser("get", parents=[common], help="show a record whole, with its neighbours",
@@ -348,18 +351,23 @@ def _cmd_search(args: argparse.Namespace, config: Config) -> int:
     check_query(args.query)
     if args.max_results is not None:
         check_max_results(args.max_results)
+    check_max_total_chars(args.max_total_chars)
     # A running server for this config answers at once; else a keyword search from the shell
     # needs no vectors: skip loading the model and embedding.
     book = find_server(config, lambda: _open_book(config, keyword_only=(args.mode or config.search_mode) == "keyword"))
     hits = book.search(args.query, max_results=args.max_results, mode=args.mode, filters=filters,
                        min_score=args.min_score, fusion=args.fusion, keyword_weight=args.keyword_weight,
                        sources=args.source, since=args.since, until=args.until, participants=args.participant,
-                       dedupe=False if args.no_dedupe else None, recency_half_life_days=args.recency_half_life)
+                       dedupe=False if args.no_dedupe else None, recency_half_life_days=args.recency_half_life,
+                       max_total_chars=args.max_total_chars)
     if args.json:
         print(json.dumps(hits.to_dicts(), indent=2, ensure_ascii=False))
     else:
         filtered = bool(filters or args.source or args.since or args.until or args.participant)
         print(format_hits(hits, color=_wants_color(), analysis=partial(analysis_of, config), filtered=filtered))
+    if hits.left_out:
+        print(f"vecbook: {hits.left_out} more hit{'s' if hits.left_out > 1 else ''} left out to keep the text "
+              f"within {args.max_total_chars:,} characters (--max-total-chars)", file=sys.stderr)
     return 0
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 import html
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence, TypeVar
 
 import numpy as np
 
@@ -26,6 +26,8 @@ if TYPE_CHECKING:  # the facade imports this module, not the other way round
 MAX_CONTEXT = 50
 # How to_dict/to_dicts give scores: six-decimal strings (the JSON contract) or floats.
 SCORE_FORMATS = ("string", "float")
+# The largest text budget a search takes (characters): past it, no budget is needed.
+MAX_TOTAL_CHARS = 100_000_000
 
 
 @dataclass(frozen=True)
@@ -120,7 +122,12 @@ class Context:
 
 
 class Results(list):  # list[Hit]
-    """A list of hits, best first, with notebook-friendly conversions."""
+    """A list of hits, best first, with notebook-friendly conversions. ``left_out``: how many
+    hits a ``max_total_chars`` budget left out (0 without one)."""
+
+    def __init__(self, hits: Iterable[Hit] = (), left_out: int = 0) -> None:
+        super().__init__(hits)
+        self.left_out = left_out
 
     def to_dicts(self, scores_as: str = "string") -> list[dict[str, Any]]:
         """The JSON shape of each hit; ``scores_as="float"`` keeps scores as floats."""
@@ -194,6 +201,34 @@ def _table(headers: list[str], rows: list[list[str]]) -> str:
     body = "".join("<tr>" + "".join(f'<td dir="auto" style="text-align:left; vertical-align:top">{c}</td>'
                                     for c in row) + "</tr>" for row in rows)
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+T = TypeVar("T")
+
+
+def within_budget(hits: Sequence[T], budget: int | None, chars: Callable[[T], int]) -> tuple[list[T], int]:
+    """The hits, best first, whose texts fit in ``budget`` characters together, and how many
+    were left out: a hit that does not fit in what is left is left out, and a later, shorter
+    one may still fill the rest. ``budget`` None keeps every hit."""
+    if budget is None:
+        return list(hits), 0
+    kept, left = [], budget
+    for hit in hits:
+        size = chars(hit)
+        if size <= left:
+            kept.append(hit)
+            left -= size
+    return kept, len(hits) - len(kept)
+
+
+def check_max_total_chars(value: Any) -> int | None:
+    """``max_total_chars`` must be None or a whole number of characters of at least 1."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_TOTAL_CHARS:
+        raise QueryError(f"max_total_chars must be a whole number of characters from 1 to {MAX_TOTAL_CHARS:,}, "
+                         f"got {value!r}")
+    return value
 
 
 def check_query(query: Any, name: str = "query") -> str:

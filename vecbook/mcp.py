@@ -10,7 +10,7 @@ from typing import Any, Callable
 
 from .book import VecBook
 from .caches import write_before_exit, writing_put_off
-from .hits import MAX_CONTEXT
+from .hits import MAX_CONTEXT, MAX_TOTAL_CHARS, check_max_total_chars, within_budget
 from .onnx_build import stop_builds
 from .config import MAX_QUERY_CHARS, MAX_RESULTS_LIMIT, QueryError, VecBookError, __version__
 from .rank import FILTER_OPERATORS
@@ -41,6 +41,7 @@ def build_server(book: VecBook) -> Any:
     from fastmcp.exceptions import ToolError
     from fastmcp.server.middleware import Middleware
     from fastmcp.tools.base import ToolResult
+    from mcp.types import TextContent
     from pydantic import Field
 
     class StartIndexing(Middleware):
@@ -67,7 +68,7 @@ def build_server(book: VecBook) -> Any:
     server.add_middleware(StartIndexing())
 
     def search(query, max_results=None, mode=None, filters=None, sources=None, since=None,  # type: ignore[no-untyped-def]
-               until=None, participants=None, max_chars=DEFAULT_MAX_CHARS, dedupe=None,
+               until=None, participants=None, max_chars=DEFAULT_MAX_CHARS, max_total_chars=None, dedupe=None,
                recency_half_life_days=None):
         """Search the user's local records (notes, journals, chats, mail, calendars, SQLite rows).
 
@@ -78,17 +79,26 @@ def build_server(book: VecBook) -> Any:
         metadata, source, id, duplicates (citations of near-identical hits folded into it) and
         matches_query (false: the hit matched nothing of the query and is listed only because
         it passed the filters; it scores 0).
+        With max_total_chars, hits are taken best first while their texts fit in it together; a
+        second text item then says how many were left out: {"left_out": N, "max_total_chars": B}.
         """
         try:
+            budget = check_max_total_chars(max_total_chars)
             hits = book.search(query, max_results=max_results, mode=mode, filters=filters_argument(filters),
                                sources=list_argument("sources", sources), since=since, until=until,
                                participants=list_argument("participants", participants), dedupe=dedupe,
                                recency_half_life_days=recency_half_life_days).to_dicts()
         except VecBookError as exc:
             raise refusal("search", exc) from None
-        hits = [bounded(hit, max_chars) for hit in hits]
+        # Each text is cut to max_chars first, so the budget counts what the client receives.
+        hits, left_out = within_budget([bounded(hit, max_chars) for hit in hits], budget, lambda hit: len(hit["text"]))
         # Explicit text content, so an empty result reads "[]" rather than nothing.
-        return ToolResult(content=json.dumps(hits, ensure_ascii=False), structured_content={"result": hits})
+        content = [TextContent(type="text", text=json.dumps(hits, ensure_ascii=False))]
+        structured: dict[str, Any] = {"result": hits}
+        if left_out:
+            content.append(TextContent(type="text", text=json.dumps({"left_out": left_out, "max_total_chars": budget})))
+            structured["left_out"] = left_out
+        return ToolResult(content=content, structured_content=structured)
 
     def get(ref, context=0):  # type: ignore[no-untyped-def]
         """The whole record a search hit came from (pass its `id` or `citation`), with up to
@@ -148,6 +158,10 @@ def build_server(book: VecBook) -> Any:
         "max_chars": Annotated[int, Field(
             description="Characters of each hit's text to return (the snippet always comes whole); "
                         "cut texts say truncated: true.", ge=0, le=1_000_000)],
+        "max_total_chars": Annotated[int | None, Field(
+            description="A budget for all hits' text together (characters): hits are taken best first "
+                        "while they fit; a second item says how many were left out. E.g. 8000.",
+            ge=1, le=MAX_TOTAL_CHARS)],
         "dedupe": Annotated[bool | None, Field(
             description="Fold near-identical hits into the best one (default on).")],
         "recency_half_life_days": Annotated[float | None, Field(

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from .config import Config, ConfigError, ModelNotFoundError, QueryError, RecordError, VecBookError, __version__
-from .hits import Context, Entry, Hit, Results
+from .hits import Context, Entry, Hit, Results, check_max_total_chars, within_budget
 
 log = logging.getLogger("vecbook")  # one logger for the package: hosts and the CLI configure "vecbook"
 
@@ -33,7 +33,8 @@ ERRORS = {cls.__name__: cls for cls in (VecBookError, ConfigError, QueryError, R
 # CLI's fusion options): the page's address, ``/search.json`` and the CLI share them.
 LIST_PARAMS = ("sources", "participants")
 SEARCH_PARAMS = ("q", "max_results", "mode", "filters", *LIST_PARAMS, "since", "until", "dedupe",
-                 "recency_half_life_days", "fusion", "keyword_weight", "min_score", "max_chars", "marks")
+                 "recency_half_life_days", "fusion", "keyword_weight", "min_score", "max_total_chars", "max_chars",
+                 "marks")
 
 
 class ServerGone(Exception):
@@ -189,13 +190,17 @@ class RemoteBook:
         self.record = record
         self._fallback = fallback
 
-    def search(self, query: str, **arguments: Any) -> Results:
-        """``VecBook.search`` through the server: the same hits."""
+    def search(self, query: str, max_total_chars: int | None = None, **arguments: Any) -> Results:
+        """``VecBook.search`` through the server: the same hits. A ``max_total_chars`` budget is
+        applied here, to the hits the server ranked, so ``left_out`` counts what it left out."""
+        budget = check_max_total_chars(max_total_chars)
         try:
             hits = _ask(self.record, "/search.json", search_params(query, **arguments), CALL_SECONDS)
         except ServerGone as exc:
-            return self._in_process(exc).search(query, **arguments)  # type: ignore[no-any-return]
-        return Results(hit_of(data) for data in hits)
+            return self._in_process(exc).search(  # type: ignore[no-any-return]
+                query, max_total_chars=budget, **arguments)
+        kept, left_out = within_budget([hit_of(data) for data in hits], budget, lambda hit: len(hit.text))
+        return Results(kept, left_out)
 
     def get(self, ref: str, context: int = 0) -> Context:
         """``VecBook.get`` through the server."""

@@ -221,6 +221,7 @@ def search_arguments(params: Any) -> tuple[dict[str, Any], int | None, bool]:
         "dedupe": _flag(value, "dedupe"), "fusion": value["fusion"],
         "recency_half_life_days": _number(value, "recency_half_life_days", float),
         "keyword_weight": _number(value, "keyword_weight", float), "min_score": _number(value, "min_score", float),
+        "max_total_chars": _number(value, "max_total_chars", int),
         **{key: [v for v in params.getlist(key) if v] or None for key in LIST_PARAMS},
     }
     return arguments, _number(value, "max_chars", int), bool(_flag(value, "marks"))
