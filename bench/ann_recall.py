@@ -11,12 +11,12 @@ texts in all; the queries: SciFact's 1,109 queries and RealMem's query turns. Ea
 once by VecBook's own ``Embedder`` (records on the ``--precision`` path, queries in float32, as
 a search embeds them) and kept in WORKDIR, so a rerun only searches.
 
-For each query the top 10 records of the approximate index (``VectorIndex`` with its partition
-forced on, whatever the size: the lists and probes it chooses for that many vectors) are
-compared with exact search over the same float16 rows: recall@10 is the share of the exact top
-10 found, averaged over the queries. It also checks that a record's own text finds that record
-first (1,000 records sampled, each searched with its own vector as a query is embedded: the
-float32 query model). Then the same at each probe count, to show the margin.
+For each query the top 10 records of the approximate index (``VectorIndex`` with its quantized
+scan forced on, whatever the size: ``APPROXIMATE_FROM`` set to 0) are compared with exact search
+over the same float16 rows: recall@10 is the share of the exact top 10 found, averaged over the
+queries. It also checks that a record's own text finds that record first (1,000 records
+sampled, each searched with its own vector as a query is embedded: the float32 query model).
+Then the same at other numbers of the scan's candidates rescored (``RESCORED``), to show the margin.
 """
 
 from __future__ import annotations
@@ -73,11 +73,11 @@ def embedded(workdir: Path, name: str, texts: list[str], precision: str, query: 
     return vectors
 
 
-def recall_at(index: object, queries: np.ndarray, exact: list[np.ndarray], probes: int | None, k: int) -> float:
+def recall_at(index: object, queries: np.ndarray, exact: list[np.ndarray], k: int) -> float:
     """Mean share of each query's exact top ``k`` that the approximate search returns."""
     found = []
     for query, truth in zip(queries, exact):
-        ids, _ = index.top(query, k, probes=probes)  # type: ignore[attr-defined]
+        ids, _ = index.top(query, k)  # type: ignore[attr-defined]
         found.append(len(set(ids.tolist()) & set(truth.tolist())) / max(len(truth), 1))
     return float(np.mean(found))
 
@@ -114,26 +114,27 @@ def main() -> None:
 
 def report(records: np.ndarray, queries: np.ndarray, k: int = 10) -> None:
     """Recall@k of the approximate index against exact search, and own-text-first."""
+    from vecbook import vector_index
     from vecbook.index import VectorIndex
 
+    vector_index.APPROXIMATE_FROM = 0  # the quantized scan whatever the size
     index = VectorIndex(records, np.arange(len(records)), len(records))
-    exact = [index.top(q, k, probes=0)[0] for q in queries]  # probes=0: exact search
-    index.partition_now()
-    partition = index.partition
-    assert partition is not None
-    print(f"{len(records):,} record vectors, {len(queries):,} queries; {partition.lists} lists, "
-          f"{partition.probes} probed by default")
-    recall = recall_at(index, queries, exact, None, k)
+    exact = [index.top(q, k, exact=True)[0] for q in queries]
+    print(f"{len(records):,} record vectors, {len(queries):,} queries; {index.index_type}")
+    recall = recall_at(index, queries, exact, k)
     print(f"recall@{k} against exact search: {recall:.4f}")
     rng = np.random.default_rng(0)
     own = rng.choice(len(records), size=min(1000, len(records)), replace=False)
     first = [int(index.top(records[i], 1)[0][0]) == i or index.top(records[i], 1)[1][0] >= 1.0 - 1e-6 for i in own]
     print(f"own vector finds its record first: {np.mean(first):.4f} of {len(own)}")
-    for probes in sorted({1, 2, 4, 8, partition.probes // 2, partition.probes, partition.probes * 2} - {0}):
+    default = vector_index.RESCORED
+    for rescored in sorted({8 * k, 128, 256, default, 2 * default}):
+        vector_index.RESCORED = rescored
         started = time.perf_counter()
-        value = recall_at(index, queries, exact, probes, k)
+        value = recall_at(index, queries, exact, k)
         ms = (time.perf_counter() - started) / len(queries) * 1000
-        print(f"  probes {probes:4d}: recall@{k} {value:.4f}, {ms:.2f} ms a query")
+        print(f"  {max(rescored, 8 * k):5d} candidates rescored: recall@{k} {value:.4f}, {ms:.2f} ms a query")
+    vector_index.RESCORED = default
 
 
 if __name__ == "__main__":

@@ -15,7 +15,7 @@ behaviour are those of real vectors of the same shapes, retrieval quality is not
 vectors' recall: ``bench/ann_recall.py``). Linux only (RSS from /proc).
 
 The warm process reports, in order: seconds from its start (interpreter included) to the
-index ready, and to the partition trained (above ``APPROXIMATE_FROM`` windows); RSS when
+index ready (above ``APPROXIMATE_FROM`` windows, its quantized scan trained); RSS when
 ready; RSS after ``--searches`` hybrid searches, and the peak; p50/p95 of ``--queries``
 distinct queries per mode, each embedded; recall@10 of the semantic top 10 against exact
 search over the same rows, and whether 200 records' own texts find them first; a new note
@@ -62,10 +62,7 @@ out = {"kind": kind, "records": book.stats()["records"], "ready_s": ready, "read
        "ready_peak_mb": rss("VmHWM"), "last_update": book.stats()["last_update"]}
 if kind == "warm":
     vectors = book._snapshot.vectors
-    partitioned = getattr(vectors, "partition", None) is not None or getattr(vectors, "_partitioning", None) is not None
-    if partitioned:
-        vectors.partition_now()
-        out["partitioned_s"] = time.perf_counter() - started
+    scanned = getattr(vectors, "store", None) is not None  # (an older VecBook: no store, exact)
     out["index_type"] = vectors.index_type
     for number in range(searches):
         book.search(queries[number % len(queries)], mode="hybrid")
@@ -86,8 +83,8 @@ if kind == "warm":
     found = []
     for q in queries:
         vector = book.embedder.encode_query(q)
-        exact = vectors.top(vector, 10, probes=0)[0] if partitioned else vectors.top(vector, 10)[0]
-        approximate = vectors.top(vector, 10)[0]  # (an older VecBook without a partition: exact)
+        exact = vectors.top(vector, 10, exact=True)[0] if scanned else vectors.top(vector, 10)[0]
+        approximate = vectors.top(vector, 10)[0]
         found.append(len(set(exact.tolist()) & set(approximate.tolist())) / max(len(exact), 1))
     out["recall_at_10"] = float(np.mean(found))
     records = book._snapshot.records
@@ -170,8 +167,6 @@ def print_size(size: int, cold: dict | None, warm: dict, searches: int) -> None:
         print(f"| cold build: start to ready (every text through the tokenizer, synthetic vectors) | {cold['ready_s']:.1f} s |")
         print(f"| cold build: peak RSS | {cold['ready_peak_mb']:,.0f} MB |")
     print(f"| warm start: process start to index ready | {warm['ready_s']:.1f} s |")
-    if "partitioned_s" in warm:
-        print(f"| warm start: to the partition trained (exact searches until then) | {warm['partitioned_s']:.1f} s |")
     print(f"| RSS when ready (peak so far) | {warm['ready_rss_mb']:,.0f} MB ({warm['ready_peak_mb']:,.0f} MB) |")
     print(f"| RSS after {searches} hybrid searches; peak RSS | {warm['serving_rss_mb']:,.0f} MB; "
           f"{warm['serving_peak_mb']:,.0f} MB |")

@@ -401,75 +401,87 @@ def clustered_vectors(rows: int, dim: int = 32, clusters: int = 40, seed: int = 
 
 @pytest.fixture()
 def approximate_from_400(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Partition indexes from 400 windows on, so small ones exercise the approximate search."""
+    """Quantized scans from 400 windows on, rescoring only 30 of its best rows, so small
+    indexes exercise the approximate search."""
     monkeypatch.setattr(vecbook.vector_index, "APPROXIMATE_FROM", 400)
+    monkeypatch.setattr(vecbook.vector_index, "RESCORED", 30)
 
 
 @pytest.mark.parametrize("metric", ["cosine", "l2"])
-def test_a_large_index_searches_its_partition_and_keeps_recall_against_exact(approximate_from_400: None,
-                                                                             metric: str) -> None:
+def test_a_large_index_scans_quantized_rows_and_scores_its_candidates_exactly(approximate_from_400: None,
+                                                                              metric: str) -> None:
     vectors = clustered_vectors(3000)
     index = vecbook.index.VectorIndex(vectors, np.arange(3000), 3000, metric)
-    partition = index.partition_now()
-    assert partition.lists >= 16 and 1 <= partition.probes < partition.lists
-    assert "lists" in index.index_type
+    assert index.store is not None and index.store.scan is not None and "PQFastScan" in index.index_type
     rng = np.random.default_rng(10)
     queries = vectors[rng.integers(0, 3000, 60)] + 0.3 * rng.normal(size=(60, 32)).astype(np.float32)  # near the topics
     found = []
     for query in queries:
-        exact_ids, exact_scores = index.top(query, 10, probes=0)
+        exact_ids, exact_scores = index.top(query, 10, exact=True)
         ids, scores = index.top(query, 10)
         found.append(len(set(ids.tolist()) & set(exact_ids.tolist())) / 10)
-        every_list = index.top(query, 10, probes=partition.lists)  # probing every list is the exact search
-        assert every_list[0].tolist() == exact_ids.tolist()
-        np.testing.assert_allclose(every_list[1], exact_scores, rtol=1e-6)
-    assert np.mean(found) >= 0.9
+        # Every score returned is the record's exact score, whatever the scan ranked.
+        every = dict(zip(*index.scores_within(query, np.ones(3000, dtype=bool))))
+        np.testing.assert_allclose(scores, [every[i] for i in ids.tolist()], rtol=1e-6)
+    assert np.mean(found) >= 0.95
     for row in (0, 17, 2999):  # a record's own vector finds it first
         assert index.top(vectors[row], 1)[0].tolist() == [row]
 
 
-def test_a_small_index_is_never_partitioned() -> None:
+def test_a_small_index_is_searched_exactly_without_a_store() -> None:
     index = vecbook.index.VectorIndex(clustered_vectors(300), np.arange(300), 300)
-    assert index.partition is None and index._partitioning is None
-    assert "lists" not in index.index_type
+    assert index.store is None and index.index_type == "IndexScalarQuantizer (float16)"
 
 
-def test_a_filter_probes_more_lists_so_its_matches_are_still_found(approximate_from_400: None,
-                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_filter_asks_the_scan_for_more_candidates_so_its_matches_are_still_found(approximate_from_400: None,
+                                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     vectors = clustered_vectors(3000)
     index = vecbook.index.VectorIndex(vectors, np.arange(3000), 3000)
-    index.partition_now()
+    monkeypatch.setattr(vecbook.vector_index, "EXACT_SUBSET", 10)  # the filters below go through the scan
     query = vectors[5] + 0.2
     for share in (0.02, 0.5):
         mask = np.random.default_rng(3).random(3000) < share
-        monkeypatch.setattr(vecbook.vector_index, "APPROXIMATE_FROM", 10)  # the filter's windows count as a large index too
         ids, _ = index.top(query, 10, mask)
         exact_ids, _ = top_k_exact(index, query, mask)
-        assert mask[ids].all() and len(set(ids.tolist()) & set(exact_ids.tolist())) >= 8
+        assert mask[ids].all() and len(set(ids.tolist()) & set(exact_ids.tolist())) >= 9
 
 
 def top_k_exact(index: vecbook.index.VectorIndex, query: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return vecbook.index.top_k(*index.scores_within(query, mask), 10)
 
 
-def test_an_update_carries_the_partition_and_assigns_new_rows_to_their_nearest_list(approximate_from_400: None) -> None:
+def updated(previous: vecbook.index.VectorIndex, source: np.ndarray, added: np.ndarray) -> vecbook.index.VectorIndex:
+    """The next index over ``previous``'s rows ``source`` (-1: the next row of ``added``)."""
+    encoded = vecbook.index.encode_vectors(added, "cosine")
+    fresh = np.flatnonzero(source < 0)
+    return vecbook.index.VectorIndex.updated(previous, np.arange(len(source)), len(source), "cosine", None, [], {},
+                                             added.shape[1], source,
+                                             lambda rows: encoded[np.searchsorted(fresh, rows)])
+
+
+def test_an_update_keeps_the_store_and_puts_new_rows_beside_it_until_they_pass_a_share(
+        approximate_from_400: None, monkeypatch: pytest.MonkeyPatch) -> None:
     vectors = clustered_vectors(3000)
     first = vecbook.index.VectorIndex(vectors, np.arange(3000), 3000)
-    partition = first.partition_now()
     added = clustered_vectors(5, seed=12)
     # The next index: rows 10.. of the first (rows 0-9 deleted), then five new rows.
-    source = np.concatenate([np.arange(10, 3000), np.full(5, -1)])
-    second = vecbook.index.VectorIndex(np.concatenate([vectors[10:], added]), np.arange(2995), 2995,
-                                       carry=(first, source))
-    assert second._partitioning is None and second.partition is not None  # carried: nothing trained
-    carried = second.partition
-    assert carried.centroids is partition.centroids
-    assert carried.assignment[:2990].tolist() == partition.assignment[10:].tolist()
-    assert carried.assignment[2990:].tolist() == partition.nearest(second.decode(np.arange(2990, 2995))).tolist()
-    assert second.top(added[2], 1)[0].tolist() == [2992]
-    grown = vecbook.index.VectorIndex(clustered_vectors(6500, seed=13), np.arange(6500), 6500,
-                                      carry=(first, np.concatenate([np.arange(3000), np.full(3500, -1)])))
-    assert grown.partition_now() is not partition and grown.partition.trained_on == 6500  # outgrown: trained again
+    second = updated(first, np.concatenate([np.arange(10, 3000), np.full(5, -1)]), added)
+    assert second.store is first.store  # nothing copied, nothing trained: the new rows are its delta
+    assert len(second.delta) == 5 and len(second.vectors) == 2995
+    assert second.top(added[2], 1)[0].tolist() == [2992]  # a new row is found
+    assert second.top(vectors[5], 1)[0].tolist() != [5 - 10]  # a deleted row is not
+    np.testing.assert_array_equal(second.vectors[:2990], first.vectors[10:])
+    # Another update carries the delta's rows over, and still no new store.
+    third = updated(second, np.concatenate([np.arange(2995), np.full(1, -1)]), clustered_vectors(1, seed=14))
+    assert third.store is first.store and len(third.delta) == 6
+    assert third.top(added[2], 1)[0].tolist() == [2992]
+    # Past MERGE_ROWS new and unreferenced rows, the rows are gathered into a new store.
+    monkeypatch.setattr(vecbook.vector_index, "MERGE_ROWS", 12)
+    monkeypatch.setattr(vecbook.vector_index, "MERGE_SHARE", 0.0)
+    fourth = updated(third, np.arange(2996), np.zeros((0, 32), dtype=np.float32))
+    assert fourth.store is not first.store and len(fourth.store) == 2996 and len(fourth.delta) == 0
+    np.testing.assert_array_equal(fourth.vectors[:], third.vectors[:])
+    assert fourth.top(added[2], 1)[0].tolist() == [2992]
 
 
 def test_a_window_is_found_by_the_hash_of_its_text() -> None:
@@ -481,17 +493,13 @@ def test_a_window_is_found_by_the_hash_of_its_text() -> None:
     assert index.owners.dtype == np.int32 and index.spans.dtype == np.int32
 
 
-def test_vectors_without_clusters_get_more_lists_probed(approximate_from_400: None) -> None:
-    """Where the rows do not fall into clusters, the default probes miss neighbours: the index
-    raises them until its own rows find their nearest others (recall against exact search)."""
+def test_vectors_without_clusters_keep_their_recall_through_the_scan(approximate_from_400: None) -> None:
+    """Rows spread evenly over the sphere (the hardest case for a quantizer, unlike a text
+    model's topics) still find their exact nearest 10 through the scan and the rescoring."""
     rng = np.random.default_rng(21)
-    vectors = rng.normal(size=(3000, 32)).astype(np.float32)  # spread evenly: the hardest case
+    vectors = rng.normal(size=(3000, 32)).astype(np.float32)
     index = vecbook.index.VectorIndex(vectors, np.arange(3000), 3000)
-    partition = index.partition_now()
-    assert partition.probes > max(1, math.ceil(partition.lists * vecbook.partition.PROBE_SHARE))
     queries = vectors[rng.integers(0, 3000, 40)] + 0.1 * rng.normal(size=(40, 32)).astype(np.float32)
-    found = [len(set(index.top(q, 10)[0].tolist()) & set(index.top(q, 10, probes=0)[0].tolist())) / 10
+    found = [len(set(index.top(q, 10)[0].tolist()) & set(index.top(q, 10, exact=True)[0].tolist())) / 10
              for q in queries]
     assert np.mean(found) >= 0.95
-    clustered = vecbook.index.VectorIndex(clustered_vectors(3000), np.arange(3000), 3000).partition_now()
-    assert clustered.probes < partition.probes

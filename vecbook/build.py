@@ -317,45 +317,43 @@ class Builder:
         self._embed_missing(texts, found, records, keys, owners, missing, progress, observer)
         keep = reused >= 0
         keep[missing] = [keys[w] in found or keys[w] in cached for w in missing.tolist()]
-        index = VectorIndex(None, owners[keep], len(records), self.config.similarity_metric, spans=spans[keep],
-                            keys=keys if keep.all() else [k for k, kept in zip(keys, keep.tolist()) if kept],
-                            placed=_placements(ordered, keep),
-                            fill=self._codes(keys, reused, keep, found, cached, previous),
-                            carry=None if previous is None else (previous, reused[keep]))
+        source = reused[keep]
+        index = VectorIndex.updated(previous, owners[keep], len(records), self.config.similarity_metric,
+                                    spans[keep], keys if keep.all() else [k for k, kept in zip(keys, keep.tolist()) if kept],
+                                    _placements(ordered, keep), self._dimension(keys, reused, keep, found, cached, previous),
+                                    source, self._fresh_rows(keys, keep, found, cached))
         live = LiveVectors(keys, keep, index, found)
         # A split passage is in use while its first window's vector is: the others go.
         self.splits = live.splits = self.splits.kept(live.windows)
         self.splits.release()  # its lookup tables, until an update looks a passage up again
         return index, counts, live
 
-    def _codes(self, keys: Sequence[bytes], reused: np.ndarray, keep: np.ndarray, found: dict[bytes, np.ndarray],
-               cached: CachedVectors, previous: VectorIndex | None) -> tuple[int, Callable[[np.ndarray], None]]:
-        """The dimension, and a writer of the float16 rows of the kept windows: those of
-        ``previous`` copied as they are, the rest (from ``found`` or ``cached``) normalised and
-        encoded. Both go ENCODE_BLOCK rows at a time: gathering all of them first held three
-        float32 copies of every new vector at once (450 MB at the end of a first build of 100k
-        records), and a warm start reads the cache file's vectors only a block at a time."""
-        copied = np.flatnonzero(reused >= 0)
+    def _dimension(self, keys: Sequence[bytes], reused: np.ndarray, keep: np.ndarray, found: dict[bytes, np.ndarray],
+                   cached: CachedVectors, previous: VectorIndex | None) -> int:
+        """The vectors' dimension: the previous index's, else that of a new vector, else the model's."""
+        if previous is not None and bool((reused >= 0).any()):
+            return int(previous.vectors.shape[1])
         fresh = np.flatnonzero(keep & (reused < 0))
-        if previous is not None and len(copied):
-            dim = previous.vectors.shape[1]
-        else:
-            first = keys[fresh[0]] if len(fresh) else None
-            dim = self.embedder.dimension if first is None else \
-                len(found[first]) if first in found else cached.take([first]).shape[1]
-        position = np.cumsum(keep) - 1
+        first = keys[fresh[0]] if len(fresh) else None
+        return self.embedder.dimension if first is None else \
+            len(found[first]) if first in found else cached.take([first]).shape[1]
+
+    def _fresh_rows(self, keys: Sequence[bytes], keep: np.ndarray, found: dict[bytes, np.ndarray],
+                    cached: CachedVectors) -> Callable[[np.ndarray], np.ndarray]:
+        """The float16 rows of kept windows the previous index lacks (by their row in the new
+        index), made from ``found`` or ``cached``, normalised and encoded a block at a time:
+        gathering all of them first held three float32 copies of every new vector at once (450 MB
+        at the end of a first build of 100k records), and a warm start reads the cache file's
+        vectors only a block at a time."""
+        kept = np.flatnonzero(keep)
         metric = self.config.similarity_metric
 
-        def write(rows: np.ndarray) -> None:
-            for start in range(0, len(copied), ENCODE_BLOCK):
-                part = copied[start:start + ENCODE_BLOCK]
-                rows[position[part]] = previous.vectors[reused[part]]  # type: ignore[union-attr]
-            for start in range(0, len(fresh), ENCODE_BLOCK):
-                part = fresh[start:start + ENCODE_BLOCK]
-                rows[position[part]] = encode_vectors(_gathered([keys[w] for w in part.tolist()], found, cached, dim),
-                                                      metric)
+        def rows(positions: np.ndarray) -> np.ndarray:
+            picked = [keys[w] for w in kept[positions].tolist()]
+            dim = len(found[picked[0]]) if picked[0] in found else cached.take(picked[:1]).shape[1]
+            return encode_vectors(_gathered(picked, found, cached, dim), metric)
 
-        return dim, write
+        return rows
 
     @staticmethod
     def _cached_vectors(keys: Sequence[bytes], cache: VectorCache | None) -> CachedVectors:
@@ -585,7 +583,7 @@ def _previous_rows(previous: VectorIndex | None, key: str, block: Block) -> np.n
         return np.full(len(keys), -1, dtype=np.int64)
     # An edited source: its windows are looked up among its own earlier rows first (an edit
     # leaves most of a file as it was), then anywhere (a text moved in from another file).
-    own = {} if placed is None else dict(zip(previous.keys[placed[1]:placed[1] + placed[2]],
+    own = {} if placed is None else dict(zip(previous.keys_of(placed[1], placed[1] + placed[2]),
                                              range(placed[1], placed[1] + placed[2])))
 
     def row(key: bytes) -> int:

@@ -1,18 +1,18 @@
-"""The vector index: FAISS's float16 rows of every model window, a record scoring as its best
-window; exhaustive, and past APPROXIMATE_FROM windows searched through a partition of its rows
-(``partition``)."""
+"""The vector index: the float16 rows of every model window, a record scoring as its best
+window. Below APPROXIMATE_FROM windows a query compares every row (FAISS's exhaustive scan of
+float16 rows); from there on it scans a product-quantized copy of the rows (``vector_store``)
+and scores its best few hundred rows exactly, so every score it returns is exact."""
 
 from __future__ import annotations
 
 import logging
 import math
-import threading
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from .partition import Partition
-from .vector_files import KeyRows
+from .vector_files import KEY_BYTES, KeyRows
+from .vector_store import Store, candidates_for, grown
 
 log = logging.getLogger("vecbook")
 
@@ -21,68 +21,92 @@ SCORE_BLOCK = 16_384
 # A search for k records first asks FAISS for k + 1 + k // SHALLOW_SHARE windows, and searches
 # as deep as multi-window records could need only when those hold fewer than k records.
 SHALLOW_SHARE = 2
-# From this many windows on, a search scores the rows of the partition's nearest lists rather
-# than every row (``Partition``): below it an exact scan of the float16 rows takes ~15 ms on a
-# laptop core and grows with the rows; above it the partition scans ~20% of them, at a
-# recall@10 against exact search of 0.988 on real vectors (bench/ann_recall.py). Until the
-# partition is trained (in a background thread, seconds at a million rows) searches are exact.
-APPROXIMATE_FROM = 250_000
-# Once trained, the partition's probes are raised until TUNE_QUERIES of the index's own rows find
-# TUNE_RECALL of their 10 nearest other rows (``VectorIndex._tuned``).
-TUNE_QUERIES = 64
-TUNE_RECALL = 0.99
-TUNE_SEED = 4321
+# From this many windows on, a search scans the quantized rows and scores exactly only the
+# candidates they rank best (``vector_store``). Below it, FAISS's scan of every float16 row
+# takes ~10 ms per 100,000 rows on a laptop core; above it, the quantized scan of a million rows
+# takes ~20 ms with the rescoring, and finds the exact top 10 (bench/scale.py, bench/ann_recall.py).
+APPROXIMATE_FROM = 200_000
+# The quantized scan's best rows a search scores exactly, at least (``candidates_for``).
+RESCORED = 512
+# A filter that leaves at most this many windows is scored exactly (a few milliseconds),
+# rather than through the scan, whose candidates it would mostly drop.
+EXACT_SUBSET = 65_536
+# An update adds its new rows to a delta beside the store and leaves removed rows unreferenced
+# in it (no copy of a million rows for one note); once the delta and the unreferenced rows
+# pass this share of the store (or MERGE_ROWS), the next build gathers every row into a new store.
+MERGE_SHARE = 0.05
+MERGE_ROWS = 20_000
+ENCODE_BLOCK = 4096  # rows copied or encoded at a time when an index is made
 
 
 class VectorIndex:
-    """Exhaustive FAISS index over record windows, stored as float16; a record scores as its best window.
+    """The index over record windows, stored as float16; a record scores as its best window.
 
     ``cosine``: vectors are L2-normalised and the inner product is the cosine c;
     score = (1 + c) / 2. ``l2``: the squared distance d; score = 1 / (1 + d).
     Both lie in [0, 1] and rise with similarity. Below APPROXIMATE_FROM windows every
-    vector is compared; from there on a search compares those of the partition's lists
-    nearest the query (``partition``, trained in the background; exact until then), each
-    with the same float16 arithmetic. float16 halves the memory a query reads, which is
-    what a scan on a laptop waits for, and keeps 11 significant bits, more than the
-    bfloat16 model output carries (8).
+    vector is compared (FAISS's ``IndexScalarQuantizer`` of float16 rows); from there on the
+    rows live in a ``Store`` (and a small delta beside it), a query scans the store's
+    quantized rows and scores the best candidates exactly from their float16 rows. float16
+    halves the memory a query reads, and keeps 11 significant bits, more than the bfloat16
+    model output carries (8).
     """
 
     def __init__(self, vectors: np.ndarray | None, owners: np.ndarray, n_records: int, metric: str = "cosine",
-                 spans: np.ndarray | None = None, keys: Sequence[bytes] = (),
+                 spans: np.ndarray | None = None, keys: Sequence[bytes] | bytes = (),
                  placed: dict[str, tuple[list[Any], int, int]] | None = None, *,
                  fill: tuple[int, Callable[[np.ndarray], None]] | None = None,
-                 carry: tuple[VectorIndex, np.ndarray] | None = None) -> None:
+                 stored: tuple[Store, np.ndarray, np.ndarray] | None = None) -> None:
         """Rows are windows: ``owners`` gives each row's record, ``spans`` its (start, end)
-        in the record's content, ``keys`` the hash of its text (for reuse by the next build),
-        ``placed`` each source's (records list, first row, rows) where all its windows are rows.
-        ``fill`` = (dimension, writer) replaces ``vectors`` (then None): the writer gets FAISS's float16
-        storage for every row and writes it in place (rows kept from an earlier index are
-        copied as they are, not decoded, normalised, encoded and copied again).
-        ``carry`` = (the previous index, each row's row there or -1): its partition is carried
-        over rather than trained again."""
-        import faiss
-
+        in the record's content, ``keys`` the hash of its text (for reuse by the next build:
+        a list, or the 16-byte keys joined), ``placed`` each source's (records list, first row,
+        rows) where all its windows are rows. ``fill`` = (dimension, writer) replaces ``vectors``
+        (then None): the writer gets the float16 storage of every row and writes it in place
+        (rows kept from an earlier index are copied as they are, not decoded, normalised,
+        encoded and copied again). ``stored`` = (store, where, delta) gives the rows instead:
+        row r is the store's row ``where[r]``, or the delta's row ``where[r] - len(store)``."""
         self.metric = metric
-        # int32: 4 bytes a window less than int64 for each, 12 MB at a million windows.
+        # int32: 4 bytes a window less than int64 for each, 4 MB at a million windows.
         self.owners = np.asarray(owners, dtype=np.int32)  # window -> record, non-decreasing
         self.n_records = n_records
         self.spans = np.zeros((len(self.owners), 2), dtype=np.int32) if spans is None else \
             np.asarray(spans, dtype=np.int32)
-        self.keys = list(keys)
+        # One buffer of 16-byte keys: a list of a million bytes objects took ~70 MB.
+        self.joined_keys = keys if isinstance(keys, (bytes, bytearray)) else b"".join(keys)
         self.placed = placed or {}
         self._lookup: KeyRows | None = None  # see rows_of
         self.embedded = np.zeros(n_records, dtype=bool)
         self.embedded[self.owners] = True
+        self.index: Any = None  # FAISS's exhaustive index (below APPROXIMATE_FROM)
+        self.store: Store | None = None
+        self.where = np.zeros(0, dtype=np.int64)
+        self.delta = np.zeros((0, 0), dtype=np.float16)
+        self._live = np.zeros(0, dtype=np.int32)  # store row -> index row (-1: no window of this index)
+        if stored is not None:
+            self._use_store(*stored)
+            return
         if fill is None:
             if vectors is None:
-                raise TypeError("VectorIndex needs vectors or fill")
+                raise TypeError("VectorIndex needs vectors, fill or stored")
             codes = encode_vectors(vectors, metric)
             fill = (codes.shape[1], lambda rows: rows.__setitem__(slice(None), codes))
         dim, write = fill
+        if len(self.owners) >= APPROXIMATE_FROM:
+            rows = np.empty((len(self.owners), dim), dtype=np.float16)
+            write(rows)
+            self._use_store(Store.built(rows, self.joined_keys, metric), np.arange(len(rows)),
+                            np.zeros((0, dim), dtype=np.float16))
+        else:
+            self._exhaustive(dim, write)
+
+    def _exhaustive(self, dim: int, write: Callable[[np.ndarray], None]) -> None:
+        """Hold the rows in FAISS's exhaustive float16 index, written in place by ``write``."""
+        import faiss
+
         self.index = faiss.IndexScalarQuantizer(
             dim, faiss.ScalarQuantizer.QT_fp16,
-            faiss.METRIC_INNER_PRODUCT if metric == "cosine" else faiss.METRIC_L2)
-        self.vectors = np.zeros((0, dim), dtype=np.float16)
+            faiss.METRIC_INNER_PRODUCT if self.metric == "cosine" else faiss.METRIC_L2)
+        self.vectors: Any = np.zeros((0, dim), dtype=np.float16)
         if len(self.owners):
             # FAISS's own float16 codes, viewed: written in place, and scored exactly (subset
             # scoring) without a second copy.
@@ -91,76 +115,84 @@ class VectorIndex:
             self.index.ntotal = len(self.owners)
             self.vectors = faiss.rev_swig_ptr(self.index.codes.data(), size).view(np.float16).reshape(-1, dim)
             write(self.vectors)
-        self.partition: Partition | None = None
-        self._partitioning: threading.Thread | None = None
-        if len(self.owners) >= APPROXIMATE_FROM:
-            carried = carry[0].partition if carry is not None else None
-            if carried is not None:
-                self.partition = carried.carried(np.asarray(carry[1], dtype=np.int64), self.decode)  # type: ignore[index]
-            if self.partition is None:
-                self._partitioning = threading.Thread(target=self._partition_in_background, name="vecbook-partition",
-                                                      daemon=True)
-                self._partitioning.start()
+
+    def _use_store(self, store: Store, where: np.ndarray, delta: np.ndarray) -> None:
+        """Hold the rows as ``store``'s rows ``where`` (and ``delta``'s, numbered past the store's)."""
+        self.store, self.where, self.delta = store, np.asarray(where, dtype=np.int64), delta
+        live = np.full(len(store), -1, dtype=np.int32)
+        in_store = self.where < len(store)
+        live[self.where[in_store]] = np.flatnonzero(in_store)
+        self._live = live
+        self._delta_rows = np.flatnonzero(~in_store)  # the index rows held in the delta
+        self.vectors = StoredRows(store, self.where, delta)
+
+    @classmethod
+    def updated(cls, previous: VectorIndex | None, owners: np.ndarray, n_records: int, metric: str,
+                spans: np.ndarray, keys: Sequence[bytes] | bytes, placed: dict[str, tuple[list[Any], int, int]],
+                dim: int, source: np.ndarray, fresh: Callable[[np.ndarray], np.ndarray]) -> VectorIndex:
+        """The index of a build whose row r is ``previous``'s row ``source[r]`` (-1: a new row,
+        whose float16 vector ``fresh(rows)`` gives). Past APPROXIMATE_FROM rows, on a previous
+        index that holds a store, the store is kept: the new rows go to a delta beside it, the
+        rows gone stay in it unreferenced, and only when both pass MERGE_SHARE of the store (or
+        MERGE_ROWS) are the rows gathered into a new store. Otherwise every row is copied."""
+        source = np.asarray(source, dtype=np.int64)
+        store = previous.store if previous is not None else None
+        if store is not None and len(owners) >= APPROXIMATE_FROM and store.dimension == dim:
+            assert previous is not None  # (the store is previous's)
+            where, delta = previous._carried_rows(source, fresh, dim)
+            unreferenced = len(store) - int(np.count_nonzero(where < len(store)))
+            if len(delta) + unreferenced <= max(MERGE_ROWS, MERGE_SHARE * len(store)):
+                return cls(None, owners, n_records, metric, spans, keys, placed, stored=(store, where, delta))
+            log.info("vector index: %d new and %d unreferenced rows beside %d: gathering them into a new store",
+                     len(delta), unreferenced, len(store))
+        copied, new = np.flatnonzero(source >= 0), np.flatnonzero(source < 0)
+
+        def write(rows: np.ndarray) -> None:
+            for start in range(0, len(copied), ENCODE_BLOCK):
+                part = copied[start:start + ENCODE_BLOCK]
+                rows[part] = previous.vectors[source[part]]  # type: ignore[union-attr]
+            for start in range(0, len(new), ENCODE_BLOCK):
+                part = new[start:start + ENCODE_BLOCK]
+                rows[part] = fresh(part)
+
+        return cls(None, owners, n_records, metric, spans, keys, placed, fill=(dim, write))
+
+    def _carried_rows(self, source: np.ndarray, fresh: Callable[[np.ndarray], np.ndarray],
+                      dim: int) -> tuple[np.ndarray, np.ndarray]:
+        """(where, delta) of a build over this index's store: copied rows keep their store rows,
+        copied delta rows and the new rows (``fresh``) make the new delta."""
+        assert self.store is not None
+        size = len(self.store)
+        where = np.empty(len(source), dtype=np.int64)
+        copied = source >= 0
+        where[copied] = self.where[source[copied]]
+        from_delta = np.flatnonzero(copied & (where >= size))
+        new = np.flatnonzero(~copied)
+        parts = [self.delta[where[from_delta] - size]] if len(from_delta) else []
+        parts += [fresh(new[start:start + ENCODE_BLOCK]) for start in range(0, len(new), ENCODE_BLOCK)]
+        where[from_delta] = size + np.arange(len(from_delta))
+        where[new] = size + len(from_delta) + np.arange(len(new))
+        delta = np.concatenate(parts).astype(np.float16, copy=False) if parts else np.zeros((0, dim), dtype=np.float16)
+        return where, delta
 
     def decode(self, rows: np.ndarray) -> np.ndarray:
-        """The float32 vectors of ``rows`` as FAISS decodes its float16 codes."""
+        """The float32 vectors of ``rows`` (as FAISS decodes its float16 codes: exactly)."""
         if not len(rows):
             return np.zeros((0, self.vectors.shape[1]), dtype=np.float32)
+        if self.index is None:
+            return self.vectors[rows].astype(np.float32)
         return self.index.sa_decode(np.ascontiguousarray(self.vectors[rows]).view(np.uint8))
 
-    def _partition_in_background(self) -> None:
-        """Train the partition on this (daemon) thread with an OpenMP team of one: a search on
-        another thread keeps the other cores, and is exact until the partition is set."""
-        import faiss
+    @property
+    def keys(self) -> list[bytes]:
+        """Each row's 16-byte key (a list made on demand: tests and tools)."""
+        joined = self.joined_keys
+        return [bytes(joined[i:i + KEY_BYTES]) for i in range(0, len(joined), KEY_BYTES)]
 
-        faiss.omp_set_num_threads(1)
-        try:
-            partition = self._tuned(Partition.train(len(self.owners), self.decode, self.metric))
-        except Exception:  # noqa: BLE001 - searches stay exact: slower, never wrong
-            log.exception("cannot partition the vector index; searches scan every vector")
-            return
-        self.partition = partition
-        log.info("vector index: %d windows in %d lists, %d probed a query", len(self.owners), partition.lists,
-                 partition.probes)
-
-    def partition_now(self) -> Partition:
-        """The partition, trained here if the background has not done it (tests, benchmarks)."""
-        if self._partitioning is not None:
-            self._partitioning.join()
-        if self.partition is None:
-            self.partition = self._tuned(Partition.train(len(self.owners), self.decode, self.metric))
-        return self.partition
-
-    def _tuned(self, partition: Partition) -> Partition:
-        """``partition`` with its probes raised until a sample of the index's own rows, searched
-        as queries, finds TUNE_RECALL of their exact 10 nearest other rows. Vectors that do not
-        fall into clusters (as real text vectors do) need more of the lists probed; where the
-        default already does, it stays (the floor that real queries were measured with)."""
-        import faiss
-
-        rows = len(self.owners)
-        picks = np.sort(np.random.default_rng(TUNE_SEED).choice(rows, size=min(TUNE_QUERIES, rows), replace=False))
-        queries = self.decode(picks)
-        if self.metric == "cosine":
-            queries /= np.maximum(np.linalg.norm(queries, axis=1, keepdims=True), 1e-12)
-        exact = [set(search_on_this_thread(self.index, q[None, :], 11)[1][0].tolist()) - {int(row)}
-                 for q, row in zip(queries, picks.tolist())]
-        probes = partition.probes
-        while probes < partition.lists:
-            found = []
-            for q, row, truth in zip(queries, picks.tolist(), exact):
-                probed = partition.probed(q, probes)
-                bitmap = np.zeros(rows, dtype=bool)
-                bitmap[probed] = True
-                bits = np.packbits(bitmap, bitorder="little")
-                params = faiss.SearchParameters(sel=faiss.IDSelectorBitmap(len(bits), faiss.swig_ptr(bits)))
-                got = set(search_on_this_thread(self.index, q[None, :], 11, params)[1][0].tolist()) - {int(row)}
-                found.append(len(got & truth) / max(len(truth), 1))
-            if float(np.mean(found)) >= TUNE_RECALL:
-                break
-            probes = min(partition.lists, probes * 3 // 2 + 1)
-        partition.probes = probes
-        return partition
+    def keys_of(self, first: int, end: int) -> list[bytes]:
+        """The keys of rows ``first`` to ``end``."""
+        joined = self.joined_keys
+        return [bytes(joined[i:i + KEY_BYTES]) for i in range(KEY_BYTES * first, KEY_BYTES * end, KEY_BYTES)]
 
     def row_of(self, key: bytes) -> int | None:
         """The row holding the window whose text hashes to ``key`` (``rows_of`` one key)."""
@@ -172,16 +204,19 @@ class VectorIndex:
         first use): a dict of every key took ~100 MB and ~1 s at a million windows, made again
         by every update that looked one up."""
         if self._lookup is None:
-            self._lookup = KeyRows(b"".join(self.keys))
+            self._lookup = KeyRows(bytes(self.joined_keys))
         return self._lookup.rows_of(keys)
 
     @property
     def index_type(self) -> str:
         """The FAISS class and its storage, for ``stats``."""
-        partition = self.partition
-        if partition is None:
+        if self.store is None:
             return f"{type(self.index).__name__} (float16)"
-        return f"{type(self.index).__name__} (float16), {partition.lists} lists, {partition.probes} probed a query"
+        scan = self.store.scan
+        if scan is None:
+            return "float16 rows, scanned exactly"
+        return (f"{type(scan.index).__name__} ({scan.index.M} x 4 bits) over float16 rows, the best "
+                f"{RESCORED} or more scored exactly")
 
     def _prepare(self, query: np.ndarray) -> np.ndarray:
         q = np.asarray(query, dtype=np.float32).reshape(1, -1).copy()
@@ -195,17 +230,18 @@ class VectorIndex:
         return 1.0 / (1.0 + np.maximum(raw, 0.0))
 
     def top(self, query: np.ndarray, k: int, mask: np.ndarray | None = None,
-            probes: int | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """The k best records (indices, scores), restricted to ``mask`` when given. With a
-        partition, among the rows of the ``probes`` lists nearest the query (its default when
-        None; 0: every row, exact)."""
+            exact: bool = False) -> tuple[np.ndarray, np.ndarray]:
+        """The k best records (indices, scores), restricted to ``mask`` when given. Past
+        APPROXIMATE_FROM windows the candidates come from the quantized scan (``exact``: from
+        every row, as a slow reference)."""
         n_windows = len(self.owners)
         if not n_windows or k <= 0:
             return np.zeros(0, dtype=np.int64), np.zeros(0)
-        partition = self.partition if probes != 0 else None
-        selected = None if mask is None else mask[self.owners]
-        if partition is not None and (selected is None or int(selected.sum()) >= APPROXIMATE_FROM):
-            return self._top_probed(query, k, partition, probes or partition.probes, selected)
+        if self.store is not None:
+            selected = None if mask is None else mask[self.owners]
+            if exact or self.store.scan is None or (selected is not None and int(selected.sum()) <= EXACT_SUBSET):
+                return top_k(*self.scores_within(query, self.embedded if mask is None else mask), k)
+            return self._top_scanned(query, k, selected)
         if mask is not None:
             return top_k(*self.scores_within(query, mask), k)
         # Extra windows of multi-window records are the only way one record can
@@ -229,38 +265,27 @@ class VectorIndex:
             return top_k(*self.scores_within(query, self.embedded), k)
         return ids, scores
 
-    def _top_probed(self, query: np.ndarray, k: int, partition: Partition, probes: int,
-                    selected: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
-        """``top`` among the rows of the lists nearest the query (and ``selected``, a filter's
-        windows: the probes then grow as the filter narrows, so that about as many of its rows
-        are scanned as an unfiltered search scans). The same depths as the exact search."""
-        import faiss
-
+    def _top_scanned(self, query: np.ndarray, k: int, selected: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+        """``top`` over a store: the quantized scan's best rows (of this index: a store row no
+        window of it holds is dropped), with every delta row, scored exactly; the candidates
+        grow until they hold k records (of ``selected`` windows, a filter's: a filter that keeps
+        a share of the windows asks the scan for that many times the candidates)."""
+        store = self.store
+        assert store is not None and store.scan is not None
         q = self._prepare(query)
+        count = candidates_for(k, RESCORED)
         if selected is not None:
-            probes = math.ceil(probes * len(selected) / max(int(selected.sum()), 1))
-        rows = partition.probed(q[0], probes)
-        if selected is not None:
-            rows = rows[selected[rows]]
-        if not len(rows):
-            return np.zeros(0, dtype=np.int64), np.zeros(0)
-        owners = self.owners[rows]
-        records = 1 + int(np.count_nonzero(owners[1:] != owners[:-1]))
-        depth = min(len(rows), k + len(rows) - records + 1)
-        bitmap = np.zeros(len(self.owners), dtype=bool)
-        bitmap[rows] = True
-        bits = np.packbits(bitmap, bitorder="little")
-        # The bitmap outlives the search: the selector only points at it.
-        params = faiss.SearchParameters(sel=faiss.IDSelectorBitmap(len(bits), faiss.swig_ptr(bits)))
-        shallow = min(depth, k + 1 + k // SHALLOW_SHARE)
-        if shallow < depth:
-            ids, scores, last = self._search_records(q, k, shallow, params)
-            if len(ids) == k and last < scores[-1]:
+            count = math.ceil(count * len(selected) / max(int(selected.sum()), 1))
+        while True:
+            found = self._live[store.scan.search(q[0], count)]
+            rows = np.concatenate([found[found >= 0], self._delta_rows])
+            if selected is not None:
+                rows = rows[selected[rows]]
+            rows.sort()
+            ids, scores = top_k(*self._score_windows(query, rows), k)
+            if len(ids) >= k or count >= len(store):
                 return ids, scores
-        ids, scores, last = self._search_records(q, k, depth, params)
-        if depth < len(rows) and len(ids) == k and last >= scores[-1]:
-            return top_k(*self._score_windows(query, rows), k)  # ties past the depth: as in top
-        return ids, scores
+            count = grown(count, len(store))
 
     def _search_records(self, q: np.ndarray, k: int, depth: int,
                         params: Any = None) -> tuple[np.ndarray, np.ndarray, float]:
@@ -300,7 +325,6 @@ class VectorIndex:
             raw[part] = block @ q if self.metric == "cosine" else ((block - q) ** 2).sum(axis=1)
         return _best_per_record(self.owners[windows], self._to_score(raw))
 
-
     def best_row(self, query: np.ndarray, record: int) -> int | None:
         """The row of ``record``'s best window for ``query`` (None: it has none), as ``best_rows``
         finds it; a record of one window (most) is not scored."""
@@ -325,6 +349,36 @@ class VectorIndex:
             top = int(np.argmax(scores))
             best[record] = (int(first) + top, float(scores[top]))
         return best
+
+
+class StoredRows:
+    """An index's float16 rows read through its store and delta (row r: ``where[r]``), as an
+    array of them would be indexed: by a row, a slice or an array of rows."""
+
+    def __init__(self, store: Store, where: np.ndarray, delta: np.ndarray) -> None:
+        self._store, self._where, self._delta = store, where, delta
+        self.shape = (len(where), store.dimension)
+        self.dtype = np.dtype(np.float16)
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    def __getitem__(self, picked: Any) -> np.ndarray:
+        physical = self._where[picked]
+        if np.ndim(physical) == 0:
+            return self.take(np.array([physical]))[0]
+        return self.take(physical)
+
+    def take(self, physical: np.ndarray) -> np.ndarray:
+        """The rows at store-or-delta positions ``physical``."""
+        size = len(self._store)
+        out = np.empty((len(physical), self.shape[1]), dtype=np.float16)
+        in_store = physical < size
+        if bool(in_store.all()):
+            return self._store.rows[physical] if len(physical) else out
+        out[in_store] = self._store.rows[physical[in_store]]
+        out[~in_store] = self._delta[physical[~in_store] - size]
+        return out
 
 
 def encode_vectors(vectors: np.ndarray, metric: str) -> np.ndarray:
