@@ -159,6 +159,19 @@ def test_the_mcp_inspector_cli_calls_search_over_http(served: Served) -> None:
     assert hits and all(hit["source"] == "files" for hit in hits)
 
 
+
+@pytest.mark.skipif(shutil.which("npx") is None, reason="needs Node's npx (mcp-remote runs on it)")
+def test_a_client_that_starts_commands_reaches_the_server_through_mcp_remote(served: Served) -> None:
+    # Claude Desktop's config starts commands: docs/mcp.md gives it `npx -y mcp-remote URL`, a stdio
+    # bridge to the HTTP server. The Inspector's CLI starts that command as Claude Desktop would.
+    out = subprocess.run(["npx", "-y", "@modelcontextprotocol/inspector@0.15.0", "--cli",
+                          "npx", "-y", "mcp-remote@0.15.1", served.url + "/mcp",
+                          "--method", "tools/call", "--tool-name", "search", "--tool-arg", "query=boiler"],
+                         capture_output=True, text=True, timeout=240)
+    assert out.returncode == 0, out.stderr[-2000:]
+    hits = json.loads(json.loads(out.stdout)["content"][0]["text"])
+    assert hits and "boiler" in hits[0]["text"].lower()
+
 # -- the page's JSON and the CLI through the server --
 
 def cli(*arguments: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
