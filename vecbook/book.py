@@ -507,9 +507,9 @@ class VecBook:
             vector = self.embedder.encode_query(semantic_text) if mode != "keyword" else None
             in_use = analyses(self.config)  # a query meets each collection's records in their language
             tokens = query_tokens(keyword_text, in_use)
-            # Folding duplicates and blending recency reorder candidates past the k-th:
-            # rank a deeper list so the k shown are the k best after both.
-            depth = min(MAX_RESULTS_LIMIT, max(k, FUSION_DEPTH)) if fold or half_life else k
+            # Folding duplicates and blending recency reorder candidates past the k-th, and
+            # merging chat hits takes more than k: rank a deeper list so k are left after all.
+            depth = min(MAX_RESULTS_LIMIT, max(2 * k, FUSION_DEPTH) if fold or half_life else 2 * k)
             terms = query_terms(keyword_text, in_use)
             # Every passage's keyword score, once: the ranking takes each record's best, the
             # snippets each hit's best passage (they used to score every passage again).
@@ -525,11 +525,12 @@ class VecBook:
                 scored = self._blend_recency(snapshot, scored, half_life)
             scored = best_first(scored, records)
             scored = [s for s in scored if floor is None or s.score >= floor]
-            groups = (fold_hits((records[s.index].text for s in scored), k) if fold
-                      else [(i, []) for i in range(min(k, len(scored)))])
+            # Hits that touch are merged into one: take more candidates, so k are left.
+            deeper = min(MAX_RESULTS_LIMIT, 2 * k)
+            groups = (fold_hits((records[s.index].text for s in scored), deeper) if fold
+                      else [(i, []) for i in range(min(deeper, len(scored)))])
             shaper = HitShaper(snapshot, terms, passage_scores, vector, partial(analysis_of, self.config), nothing)
-            return Results(shaper.hit(scored[i], [records[scored[j].index].citation for j in folded])
-                           for i, folded in groups)
+            return Results(shaper.hits(scored, groups, k))
 
     @staticmethod
     def _blend_recency(snapshot: Snapshot, scored: list[Scored], half_life: float) -> list[Scored]:
