@@ -48,7 +48,7 @@ from .index import VectorIndex
 from .tokens import analyses, analysis_of, query_tokens
 from .languages import model_languages, reads_query
 from .rank import FUSION_DEPTH, Condition, Scored, best_first, convenience_conditions, parse_filters, rank
-from .snippets import fold as fold_hits
+from .snippets import folding
 from .snippets import query_terms, recency_blend
 from .registry import summarize_report
 from .sources import LoadReport, check_collections, check_sources
@@ -508,8 +508,8 @@ class VecBook:
             in_use = analyses(self.config)  # a query meets each collection's records in their language
             tokens = query_tokens(keyword_text, in_use)
             # Folding duplicates and blending recency reorder candidates past the k-th, and
-            # merging chat hits takes more than k: rank a deeper list so k are left after all.
-            depth = min(MAX_RESULTS_LIMIT, max(2 * k, FUSION_DEPTH) if fold or half_life else 2 * k)
+            # merging chat hits takes more than k: rank a deeper list so k are left after them.
+            depth = min(MAX_RESULTS_LIMIT, max(k, FUSION_DEPTH) if fold or half_life else 2 * k)
             terms = query_terms(keyword_text, in_use)
             # Every passage's keyword score, once: the ranking takes each record's best, the
             # snippets each hit's best passage (they used to score every passage again).
@@ -525,10 +525,9 @@ class VecBook:
                 scored = self._blend_recency(snapshot, scored, half_life)
             scored = best_first(scored, records)
             scored = [s for s in scored if floor is None or s.score >= floor]
-            # Hits that touch are merged into one: take more candidates, so k are left.
-            deeper = min(MAX_RESULTS_LIMIT, 2 * k)
-            groups = (fold_hits((records[s.index].text for s in scored), deeper) if fold
-                      else [(i, []) for i in range(min(deeper, len(scored)))])
+            # Read as far as merging chat hits needs to leave k: folded (lazily), or each alone.
+            groups = (folding(records[s.index].text for s in scored) if fold
+                      else ((i, []) for i in range(len(scored))))
             shaper = HitShaper(snapshot, terms, passage_scores, vector, partial(analysis_of, self.config), nothing)
             return Results(shaper.hits(scored, groups, k))
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 import html
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence, TypeVar
 
 import numpy as np
 
@@ -328,15 +328,22 @@ class HitShaper:
         self.vector = vector
         self._passage_scores = passage_scores if terms else None
 
-    def hits(self, scored: Sequence[Scored], groups: Sequence[tuple[int, list[int]]], limit: int) -> list[Hit]:
+    def hits(self, scored: Sequence[Scored], groups: Iterable[tuple[int, list[int]]], limit: int) -> list[Hit]:
         """The hits of ranked records (``groups``: each record's position in ``scored``, best
-        first, with the positions of the near-duplicates folded into it), at most ``limit``,
-        consecutive windows of one chat conversation merged into one hit (``chat_hits``)."""
+        first, with the positions of the near-duplicates folded into it; read only as far as
+        needed), at most ``limit``, consecutive windows of one chat conversation merged into one
+        hit (``chat_hits``)."""
         records = self.snapshot.records
-        merged = merge_touching(records, ((scored[i].index, scored[i].score) for i, _ in groups), limit)
+        seen: list[tuple[int, list[int]]] = []
+
+        def ranked() -> Iterator[tuple[int, float]]:
+            for group in groups:
+                seen.append(group)
+                yield scored[group[0]].index, scored[group[0]].score
+        merged = merge_touching(records, ranked(), limit)
         out = []
         for lead, joined in merged:
-            held = [groups[p] for p in (lead, *joined)]
+            held = [seen[p] for p in (lead, *joined)]
             folded = [records[scored[j].index].citation for _, copies in held for j in copies]
             hit = self.hit(scored[held[0][0]], folded)
             if joined:
