@@ -313,8 +313,8 @@ class FilterColumns:
             refs = self._refs
         if ref in refs:
             return refs[ref]
-        # A line inside a record, or a range of lines starting inside one (a chat hit cut to
-        # some of a window's messages, or merged across windows, cites its own lines).
+        # A line inside a record, or a range of lines starting inside one (a chat hit merged
+        # across windows cites its own lines).
         match = _LINE_REF_RE.match(ref)
         if match is None:
             return None
