@@ -135,3 +135,93 @@ def test_the_same_window_text_with_other_message_starts_is_cut_into_its_new_piec
     assert record.content == content and len(record.segments) == 2
     assert _record_passages(book) == [[content[a:b] for a, b in vecbook.records.record_passages(record)]]
     assert len(_record_passages(book)[0]) == 2
+
+
+# -- chat hits merged where they touch, cut to the part that answers --
+
+STAMP_CHARS = len("15/01/2024, 09:00 - ")
+
+
+def timed_whatsapp(path: Path, messages: list[tuple[str, str, str]]) -> Path:
+    """A WhatsApp export of ``(HH:MM, author, text)`` messages on one day."""
+    path.write_text("".join(f"15/01/2024, {when} - {author}: {text}\n" for when, author, text in messages),
+                    encoding="utf-8")
+    return path
+
+
+def read_back(export: Path, hit: vecbook.Hit) -> str:
+    """The messages on the lines a hit cites, as a window's text shows them (``Name: text``)."""
+    assert hit.line_number is not None and hit.end_line is not None
+    lines = export.read_text(encoding="utf-8").splitlines()[hit.line_number - 1:hit.end_line]
+    return "\n".join(line[STAMP_CHARS:] for line in lines)
+
+
+def test_hits_on_touching_windows_of_one_conversation_merge_into_one_whose_lines_read_back_to_its_text(
+        tmp_path: Path) -> None:
+    export = timed_whatsapp(tmp_path / "chat.txt", [
+        ("09:00", "Ana", "北京的长城 🧱 trip"), ("09:01", "Ben", "مرحبا, which weekend?"),
+        ("09:02", "Ana", "the lantern festival 🏮"),
+        # a pause of an hour: a second window, touching the first
+        ("10:05", "Ben", "lantern festival tickets 🎟️"), ("10:06", "Ana", "שלום, great, booked"),
+        ("10:07", "Ben", "北京 see you 👋"),
+        # a pause: a third window matching nothing, and a fourth touching it
+        ("12:00", "Cy", "unrelated chatter"), ("14:00", "Ana", "did the lantern festival sell out?")])
+    book = chat_book(tmp_path, export)
+    assert [(r.line_number, r.end_line) for r in book._snapshot.records] == [(1, 3), (4, 6), (7, 7), (8, 8)]
+    hits = book.search("lantern festival", mode="keyword")
+    # The first two windows are one hit; the fourth touches no other hit (the third is none).
+    assert sorted((h.line_number, h.end_line) for h in hits) == [(1, 6), (8, 8)]
+    merged = next(h for h in hits if h.line_number == 1)
+    assert merged.text == "\n".join(line[STAMP_CHARS:] for line in export.read_text(encoding="utf-8").splitlines()[:6])
+    alone = book.search("lantern festival", mode="keyword", filters={"date__lt": "2024-01-15T10:00"})
+    assert merged.similarity_score >= alone[0].similarity_score  # the best of the windows merged
+    for hit in hits:
+        assert read_back(export, hit) == hit.text
+        assert hit.citation.startswith(f"chat/chat.txt:{hit.line_number}-{hit.end_line}")
+        assert book.get(hit.citation).record.line_number == hit.line_number  # get opens the window it starts in
+
+
+def test_a_merged_hit_counts_whole_in_the_budget_which_is_never_passed(tmp_path: Path) -> None:
+    export = timed_whatsapp(tmp_path / "chat.txt", [
+        ("09:00", "Ana", "ramen 🍜 tonight?"), ("10:00", "Ben", "ramen place on 长安街"),
+        ("13:00", "Cy", "ramen again lol"), ("16:00", "Dee", "أحب ramen")])
+    book = chat_book(tmp_path, export)
+    every = book.search("ramen", mode="keyword")
+    assert all(read_back(export, h) == h.text for h in every)
+    for budget in range(1, sum(len(h.text) for h in every) + 2):
+        hits = book.search("ramen", mode="keyword", max_total_chars=budget)
+        assert sum(len(h.text) for h in hits) <= budget
+        assert len(hits) + hits.left_out == len(every)
+
+
+def test_a_run_of_touching_windows_merges_only_up_to_the_merge_cap(tmp_path: Path) -> None:
+    # 40 windows (a pause of 31 minutes after every second message), each of about 130
+    # characters naming the festival: every window touches the next.
+    def clock(minutes: int) -> str:
+        return f"{minutes // 60:02d}:{minutes % 60:02d}"
+    messages = []
+    for i in range(40):
+        messages += [(clock(32 * i), "Ana", f"lantern festival 🏮 北京 {chatter(i, 6)}"),
+                     (clock(32 * i + 1), "Ben", f"مرحبا {chatter(100 + i, 6)}")]
+    export = timed_whatsapp(tmp_path / "chat.txt", messages)
+    book = chat_book(tmp_path, export)
+    assert len(book._snapshot.records) == 40
+    hits = book.search("lantern festival", mode="keyword", max_results=20)
+    assert all(len(h.text) <= vecbook.chat_hits.MERGE_MAX_CHARS for h in hits)
+    # Every window is shown once, in hits of consecutive windows, no two of which fit together.
+    spans = sorted((h.line_number, h.end_line, len(h.text)) for h in hits)
+    assert spans[0][0] == 1 and spans[-1][1] == 80 and len(hits) < 20
+    for (_, end, size), (start, _, following) in zip(spans, spans[1:]):
+        assert start == end + 1 and size + 1 + following > vecbook.chat_hits.MERGE_MAX_CHARS
+    for hit in hits:
+        assert read_back(export, hit) == hit.text
+
+
+def test_a_much_weaker_touching_window_stays_a_hit_of_its_own(tmp_path: Path) -> None:
+    export = timed_whatsapp(tmp_path / "chat.txt", [
+        ("09:00", "Ana", "lantern festival lantern festival lantern 🏮"),
+        ("10:00", "Ben", f"festival {chatter(1, 30)}")])
+    book = chat_book(tmp_path, export)
+    hits = book.search("lantern festival", mode="keyword")
+    assert [(h.line_number, h.end_line) for h in hits] == [(1, 1), (2, 2)]
+    assert hits[1].similarity_score < vecbook.chat_hits.MERGE_SCORE_SHARE * hits[0].similarity_score

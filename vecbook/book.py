@@ -48,7 +48,7 @@ from .vector_index import VectorIndex
 from .tokens import analyses, analysis_of, query_tokens
 from .languages import model_languages, reads_query
 from .rank import FUSION_DEPTH, Condition, Scored, best_first, convenience_conditions, parse_filters, rank
-from .snippets import fold as fold_hits
+from .snippets import folding
 from .snippets import query_terms, recency_blend
 from .registry import summarize_report
 from .sources import LoadReport, check_collections, check_sources
@@ -507,9 +507,9 @@ class VecBook:
             vector = self.embedder.encode_query(semantic_text) if mode != "keyword" else None
             in_use = analyses(self.config)  # a query meets each collection's records in their language
             tokens = query_tokens(keyword_text, in_use)
-            # Folding duplicates and blending recency reorder candidates past the k-th:
-            # rank a deeper list so the k shown are the k best after both.
-            depth = min(MAX_RESULTS_LIMIT, max(k, FUSION_DEPTH)) if fold or half_life else k
+            # Folding duplicates and blending recency reorder candidates past the k-th, and
+            # merging chat hits takes more than k: rank a deeper list so k are left after them.
+            depth = min(MAX_RESULTS_LIMIT, max(k, FUSION_DEPTH) if fold or half_life else 2 * k)
             terms = query_terms(keyword_text, in_use)
             # Every passage's keyword score, once: the ranking takes each record's best, the
             # snippets each hit's best passage (they used to score every passage again).
@@ -525,11 +525,11 @@ class VecBook:
                 scored = self._blend_recency(snapshot, scored, half_life)
             scored = best_first(scored, records)
             scored = [s for s in scored if floor is None or s.score >= floor]
-            groups = (fold_hits((records[s.index].text for s in scored), k) if fold
-                      else [(i, []) for i in range(min(k, len(scored)))])
+            # Read as far as merging chat hits needs to leave k: folded (lazily), or each alone.
+            groups = (folding(records[s.index].text for s in scored) if fold
+                      else ((i, []) for i in range(len(scored))))
             shaper = HitShaper(snapshot, terms, passage_scores, vector, partial(analysis_of, self.config), nothing)
-            return Results(shaper.hit(scored[i], [records[scored[j].index].citation for j in folded])
-                           for i, folded in groups)
+            return Results(shaper.hits(scored, groups, k))
 
     @staticmethod
     def _blend_recency(snapshot: Snapshot, scored: list[Scored], half_life: float) -> list[Scored]:

@@ -7,11 +7,12 @@ from __future__ import annotations
 import dataclasses
 import html
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence, TypeVar
 
 import numpy as np
 
 from .build import Snapshot
+from .chat_hits import merge_touching, merged_citation, merged_text
 from .config import FUSIONS, MAX_QUERY_CHARS, MAX_RESULTS_LIMIT, QueryError, VecBookError
 from .rank import Scored, parse_filters
 from .records import Record
@@ -326,6 +327,33 @@ class HitShaper:
         self.terms = terms
         self.vector = vector
         self._passage_scores = passage_scores if terms else None
+
+    def hits(self, scored: Sequence[Scored], groups: Iterable[tuple[int, list[int]]], limit: int) -> list[Hit]:
+        """The hits of ranked records (``groups``: each record's position in ``scored``, best
+        first, with the positions of the near-duplicates folded into it; read only as far as
+        needed), at most ``limit``, consecutive windows of one chat conversation merged into one
+        hit (``chat_hits``)."""
+        records = self.snapshot.records
+        seen: list[tuple[int, list[int]]] = []
+
+        def ranked() -> Iterator[tuple[int, float]]:
+            for group in groups:
+                seen.append(group)
+                yield scored[group[0]].index, scored[group[0]].score
+        merged = merge_touching(records, ranked(), limit)
+        out = []
+        for lead, joined in merged:
+            held = [seen[p] for p in (lead, *joined)]
+            folded = [records[scored[j].index].citation for _, copies in held for j in copies]
+            hit = self.hit(scored[held[0][0]], folded)
+            if joined:
+                windows = sorted(scored[i].index for i, _ in held)
+                hit = dataclasses.replace(hit, text=merged_text(records, windows),
+                                          line_number=records[windows[0]].line_number,
+                                          end_line=records[windows[-1]].end_line,
+                                          citation=merged_citation(records, windows))
+            out.append(hit)
+        return out
 
     def hit(self, scored: Scored, duplicates: list[str]) -> Hit:
         """The hit for one ranked record, citing the records folded into it."""

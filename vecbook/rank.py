@@ -100,6 +100,8 @@ def _parse_condition(key: str, value: Any) -> Condition:
 
 
 _SPAN_RE = re.compile(r"^\s*(\d+)\s*([hdwmy])\s*$", re.I)
+# ``path:line``, ``path:line-end`` or either with ``#anchor``: a reference to lines of a file.
+_LINE_REF_RE = re.compile(r"^(.*):(\d+)(?:-\d+)?(?:#.*)?$", re.S)
 _SPAN_DAYS = {"h": 1 / 24, "d": 1, "w": 7, "m": 30.4375, "y": 365.25}
 
 
@@ -301,7 +303,8 @@ class FilterColumns:
 
     def find(self, ref: str) -> int | None:
         """The position of the record whose id or citation is ``ref`` (a citation without its
-        ``#anchor``, or ``path:line`` for a line inside a record, also works)."""
+        ``#anchor``, ``path:line`` for a line inside a record, or ``path:line-end`` for lines
+        starting inside one, also works)."""
         with self._lock:
             if self._refs is None:
                 self._refs = {}
@@ -311,11 +314,14 @@ class FilterColumns:
             refs = self._refs
         if ref in refs:
             return refs[ref]
-        path, _, line = ref.rpartition(":")
-        if not line.isdigit():
+        # A line inside a record, or a range of lines starting inside one (a chat hit merged
+        # across windows cites its own lines).
+        match = _LINE_REF_RE.match(ref)
+        if match is None:
             return None
+        path, line = match.group(1), int(match.group(2))
         return next((i for i, r in enumerate(self.records) if r.file_path == path and r.line_number is not None
-                     and r.end_line is not None and r.line_number <= int(line) <= r.end_line), None)
+                     and r.end_line is not None and r.line_number <= line <= r.end_line), None)
 
     def dates(self) -> np.ndarray:
         """Each record's ``date`` metadata as days since 1970 (NaN where it has none), computed once."""

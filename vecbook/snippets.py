@@ -4,11 +4,12 @@ functions over text, dates and scores; the facade decides when to call them."""
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Iterator, Sequence
 
 from .tokens import ASCII_TOKEN_RE, ENGLISH, TOKEN_RE, Analysis, word_spans
 
@@ -164,17 +165,21 @@ def fold(texts: Iterable[str], limit: int) -> list[tuple[int, list[int]]]:
     """Positions of the first ``limit`` distinct texts (in order), each with the positions
     of the texts folded into it that rank above the last one kept; ``texts`` is read only
     until then (a lazy iterable spares making the texts of the candidates never reached)."""
-    kept: list[tuple[int, list[int], frozenset[Any]]] = []
+    return list(itertools.islice(folding(texts), limit))
+
+
+def folding(texts: Iterable[str]) -> Iterator[tuple[int, list[int]]]:
+    """``fold`` as it goes: each distinct text's position when it is reached, with the list of
+    the positions folded into it, which grows while later texts are read."""
+    kept: list[tuple[list[int], frozenset[Any]]] = []
     for position, text in enumerate(texts):
-        if len(kept) == limit:
-            break  # what ranks below the last hit shown is neither shown nor listed
         signature = shingles(text)
-        home = next((k for k in kept if near_duplicates(k[2], signature)), None)
+        home = next((k for k in kept if near_duplicates(k[1], signature)), None)
         if home is not None:
-            home[1].append(position)
+            home[0].append(position)
         else:
-            kept.append((position, [], signature))
-    return [(position, folded) for position, folded, _ in kept]
+            kept.append(([], signature))
+            yield position, kept[-1][0]
 
 
 # -- recency --

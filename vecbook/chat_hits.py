@@ -1,0 +1,106 @@
+"""Chat hits merged where they touch (pure functions over ranked records).
+
+A chat export is searched in conversation windows, so the best hits of a question are often
+consecutive windows of one conversation: the question asked and its answer, a fact and the
+reply to it. Such hits become one hit that holds both windows' messages in file order, cites
+the lines from the first window's first message to the last one's last, and takes the best
+score; the merged hit takes the rank of the better one, so the next hit moves up.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable, Sequence
+
+from .records import Record
+
+# The largest merged text (characters): a chat that never pauses would else chain its windows
+# into one hit no budget holds. It is also MCP's default max_chars, so a merged hit comes whole
+# to an assistant. Chosen on RealMem's tuning personas and their phone-shaped copy
+# (bench/chat_recall.py): no merge cap at all lost half of the evidence within 4,000
+# characters on the phone-shaped copy.
+MERGE_MAX_CHARS = 2_000
+# A touching hit is merged only when its score is at least this share of the better one's:
+# a far weaker neighbour would be lifted above the distinct hits ranked between them (at 0.75,
+# and with no such rule, the phone-shaped copy lost evidence within 4,000 and 8,000 characters).
+MERGE_SCORE_SHARE = 0.9
+# Metadata keys that must agree for two windows to be parts of one conversation.
+_CONVERSATION_KEYS = ("conversation", "thread")
+
+
+def is_chat_window(record: Record) -> bool:
+    """A window of chat messages: its text is its messages' lines, each a segment."""
+    return (bool(record.segments) and record.metadata.get("message_count") == len(record.segments)
+            and len(record.text) == len(record.content))
+
+
+def touch(records: Sequence[Record], a: int, b: int) -> bool:
+    """Whether records ``a`` and ``b`` are consecutive windows of one chat conversation."""
+    if abs(a - b) != 1:
+        return False
+    first, second = records[min(a, b)], records[max(a, b)]
+    return (is_chat_window(first) and is_chat_window(second) and first.file_path == second.file_path
+            and all(first.metadata.get(k) == second.metadata.get(k) for k in _CONVERSATION_KEYS)
+            and first.end_line is not None and second.line_number is not None
+            and first.end_line < second.line_number)
+
+
+def merge_touching(records: Sequence[Record], ranked: Iterable[tuple[int, float]], limit: int,
+                   max_chars: int | None = None, share: float | None = None) -> list[tuple[int, list[int]]]:
+    """Ranked hits (record, score; best first) merged where they touch: at most ``limit``
+    merged hits, as the position of the best hit of each with the positions merged into it.
+    A hit joins a better one it touches when its score is at least ``share`` of the better
+    one's and their texts together stay within ``max_chars``; else it stays a hit of its own."""
+    most = MERGE_MAX_CHARS if max_chars is None else max_chars
+    least = MERGE_SCORE_SHARE if share is None else share
+    kept: list[_Merged] = []
+    owner: dict[int, _Merged] = {}  # record -> the merged hit holding it
+    for position, (record, score) in enumerate(ranked):
+        size = len(records[record].text)
+        near = sorted({id(m): m for r in (record - 1, record + 1) if (m := owner.get(r)) is not None
+                       and touch(records, record, r)}.values(), key=lambda m: m.lead)
+        homes = [m for m in near if score >= least * m.score and m.chars + 1 + size <= most]
+        if not homes:
+            if len(kept) == limit:
+                break  # what ranks below the last hit shown is not merged in either
+            homes = [_Merged(position, score, [], [], -1)]
+            kept.append(homes[0])
+        else:
+            homes[0].merged.append(position)
+        home = homes[0]
+        home.records.append(record)
+        home.chars += 1 + size
+        if len(homes) > 1 and home.chars + 1 + homes[1].chars <= most:  # it joins the two
+            other = homes[1]
+            home.merged += [other.lead, *other.merged]
+            home.records += other.records
+            home.chars += 1 + other.chars
+            kept.remove(other)
+        for held in home.records:
+            owner[held] = home
+    return [(m.lead, sorted(m.merged)) for m in kept]
+
+
+@dataclass
+class _Merged:
+    """A hit being merged: its best hit's position and score, the positions merged into it,
+    the records it holds and the characters of their texts joined by newlines."""
+
+    lead: int
+    score: float
+    merged: list[int]
+    records: list[int]
+    chars: int
+
+
+def merged_text(records: Sequence[Record], held: Iterable[int]) -> str:
+    """The text of a merged hit: its windows' messages in file order, a line each."""
+    return "\n".join(records[r].text for r in sorted(held))
+
+
+def merged_citation(records: Sequence[Record], held: Iterable[int]) -> str:
+    """``file:first-last`` of a merged hit, with the first window's message id where it has one."""
+    order = sorted(held)
+    first, last = records[order[0]], records[order[-1]]
+    anchor = first.citation.partition("#")[2]
+    return f"{first.file_path}:{first.line_number}-{last.end_line}" + (f"#{anchor}" if anchor else "")
