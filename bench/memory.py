@@ -8,11 +8,11 @@ and the bytes each part of the index holds, found by walking its objects.
 
 DATA_DIR is any data folder (``bench/speed.py`` makes seeded ones under ``bench/results/``,
 e.g. ``corpus-100000``). Run it twice with the same cache folder for a warm start (the first
-run writes both caches). ``--random-vectors`` fills the vector cache with random unit vectors
-instead of the model's (the real model still cuts the texts into windows, so the keys, shapes
-and file are those of real vectors, and a warm start's memory is the same) in a minute rather
-than the half hour 100k records take to embed on two cores: for memory figures only, never
-for quality. The records' path is ``--precision`` (default ``auto``, what a user gets: int8 on
+run writes both caches). ``--random-vectors`` fills the vector cache with synthetic vectors
+(``bench/synthetic.py``: a hashed bag of words per text, distinct for distinct texts) instead of
+the model's (the real model still cuts the texts into windows, so the keys, shapes and file
+are those of real vectors, and a warm start's memory is the same) in minutes rather than the
+half hour 100k records take to embed on two cores: for memory figures only, never for quality. The records' path is ``--precision`` (default ``auto``, what a user gets: int8 on
 onnxruntime with int8 dot products or x86 AVX2, else float32); torch is never imported.
 """
 
@@ -32,6 +32,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
 QUERIES = ["garden kitchen budget", "train hotel flight", "doctor appointment monday", "rain"]
 
 
@@ -94,22 +95,10 @@ def parts(book: Any) -> dict[str, int]:
     if vectors is not None:
         sizes["vector index: float16 rows (FAISS)"] = vectors.vectors.nbytes
         sizes["vector index: window keys, owners, spans"] = deep_size(vectors, seen)
-    sizes["layouts (passages, token ids, windows) per source"] = deep_size(book._builder.blocks, seen)
+    sizes["layouts (passages, token counts, window keys and spans) per source"] = deep_size(book._builder.blocks, seen)
     sizes["vector cache in memory (keys)"] = deep_size(book._caches.__dict__, seen)
     sizes["the rest of the book (sources state, filters, report)"] = deep_size(book.__dict__, seen)
     return sizes
-
-
-def random_encoder(precision: str, models: Path) -> Any:
-    """An Embedder whose ``encode`` returns random unit vectors (``--random-vectors``)."""
-    import vecbook
-
-    class RandomVectors(vecbook.Embedder):
-        def encode(self, texts: Any, threads: int | None = None, query: bool = False) -> np.ndarray:
-            rows = np.random.default_rng(len(texts)).standard_normal((len(texts), self.dimension))
-            return (rows / np.linalg.norm(rows, axis=1, keepdims=True)).astype(np.float32)
-
-    return RandomVectors(precision=precision, model_cache=models)
 
 
 def main() -> None:
@@ -118,7 +107,8 @@ def main() -> None:
     parser.add_argument("--cache-dir", type=Path, required=True, help="cache folder (vectors, keywords, models)")
     parser.add_argument("--mode", choices=("hybrid", "keyword"), default="hybrid")
     parser.add_argument("--searches", type=int, default=40)
-    parser.add_argument("--random-vectors", action="store_true", help="fill the vector cache with random vectors")
+    parser.add_argument("--random-vectors", action="store_true",
+                        help="fill the vector cache with synthetic vectors (bench/synthetic.py) instead of the model's")
     parser.add_argument("--precision", choices=("auto", "float32", "int8"), default="auto",
                         help="the records' embedding path (onnxruntime either way)")
     args = parser.parse_args()
@@ -137,7 +127,9 @@ def main() -> None:
     if args.mode == "keyword":
         settings["keyword_only"] = True
     elif args.random_vectors:
-        settings["embedder"] = random_encoder(args.precision, args.cache_dir / "models")
+        from synthetic import synthetic_embedder  # bench/synthetic.py
+
+        settings["embedder"] = synthetic_embedder(args.precision, args.cache_dir / "models")
     book = vecbook.VecBook(args.data, **settings)
     built, built_peak = status("VmRSS"), status("VmHWM")
     for number in range(args.searches):

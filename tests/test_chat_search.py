@@ -110,6 +110,33 @@ def test_the_cli_says_on_stderr_how_many_hits_the_budget_left_out(write_files: A
            "(--max-total-chars)" in captured.err
 
 
+def _record_passages(book: vecbook.VecBook) -> list[list[str]]:
+    """Each record's keyword passages, as texts, from the book's snapshot."""
+    snapshot = book._snapshot
+    texts: list[list[str]] = [[] for _ in snapshot.records]
+    for owner, (a, b) in zip(snapshot.keywords.owners.tolist(), snapshot.passages.tolist()):
+        texts[owner].append(snapshot.records[owner].content[a:b])
+    return texts
+
+
+def test_the_same_window_text_with_other_message_starts_is_cut_into_its_new_pieces_on_an_update(
+        tmp_path: Path) -> None:
+    # First one message of 110 words whose second line reads like another message: one piece.
+    first, second = chatter(1, 55), chatter(2, 55)
+    export = tmp_path / "chat.txt"
+    export.write_text(f"15/01/2024, 09:00 - Ana: {first}\nBen: {second}\n", encoding="utf-8")
+    book = chat_book(tmp_path, export)
+    content = book._snapshot.records[0].content
+    assert _record_passages(book) == [[content]]
+    # Then the same text as two messages: the window's text is the same, its passages are not.
+    export.write_text(f"15/01/2024, 09:00 - Ana: {first}\n15/01/2024, 09:01 - Ben: {second}\n", encoding="utf-8")
+    book.reindex()
+    record = book._snapshot.records[0]
+    assert record.content == content and len(record.segments) == 2
+    assert _record_passages(book) == [[content[a:b] for a, b in vecbook.records.record_passages(record)]]
+    assert len(_record_passages(book)[0]) == 2
+
+
 # -- chat hits merged where they touch, cut to the part that answers --
 
 STAMP_CHARS = len("15/01/2024, 09:00 - ")

@@ -272,7 +272,10 @@ def keyword_index_equals(a: vecbook.index.KeywordIndex, b: vecbook.index.Keyword
 
 
 @pytest.mark.parametrize("idf", ["lucene", "okapi"])
-def test_an_updated_keyword_index_equals_one_built_from_scratch(idf: str) -> None:
+@pytest.mark.parametrize("block", [1 << 22, 7])  # postings copied in one block, and in many
+def test_an_updated_keyword_index_equals_one_built_from_scratch(idf: str, block: int,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(vecbook.index, "MERGE_BLOCK", block)
     vocabulary = vecbook.tokens.Vocabulary()
     corpus = [vocabulary.encode(doc) for doc in sample_corpus()]
     first = vecbook.index.KeywordIndex(corpus, idf=idf, vocabulary=vocabulary)
@@ -305,7 +308,9 @@ def test_incremental_builds_keep_the_keyword_index_equal_to_a_fresh_build(write_
         os.utime(root / name, (time.time() + 10, time.time() + 10))  # seen as changed within the second
         report = builder.read()
         updated = builder.keyword_snapshot(report).keywords
-        tokens = [t for key, _ in report.blocks for t in builder.blocks[key].tokens]
+        passages = [r.content[a:b] for r in report.records for a, b in vecbook.records.split_passages(r.content)]
+        tokens = builder.vocabulary.encode_texts(passages)  # every passage tokenized afresh
+        assert all(builder.blocks[key].tokens is None for key, _ in report.blocks)  # counted, then let go
         fresh = vecbook.index.KeywordIndex(tokens,
                                            config.bm25_k1, config.bm25_b, vocabulary=builder.vocabulary,
                                            owners=updated.owners)
@@ -385,3 +390,116 @@ def test_a_build_that_fails_while_reading_turns_the_collector_back_on(write_file
         assert gc.isenabled()
     finally:
         gc.enable() if was else gc.disable()
+
+
+def clustered_vectors(rows: int, dim: int = 32, clusters: int = 40, seed: int = 9) -> np.ndarray:
+    """Vectors in clusters, as a text model's are (topics), not spread evenly over the sphere."""
+    rng = np.random.default_rng(seed)
+    centres = rng.normal(size=(clusters, dim))
+    return (centres[rng.integers(0, clusters, rows)] + 0.35 * rng.normal(size=(rows, dim))).astype(np.float32)
+
+
+@pytest.fixture()
+def approximate_from_400(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Quantized scans from 400 windows on, rescoring only 30 of its best rows, so small
+    indexes exercise the approximate search."""
+    monkeypatch.setattr(vecbook.vector_index, "APPROXIMATE_FROM", 400)
+    monkeypatch.setattr(vecbook.vector_index, "RESCORED", 30)
+
+
+@pytest.mark.parametrize("metric", ["cosine", "l2"])
+def test_a_large_index_scans_quantized_rows_and_scores_its_candidates_exactly(approximate_from_400: None,
+                                                                              metric: str) -> None:
+    vectors = clustered_vectors(3000)
+    index = vecbook.index.VectorIndex(vectors, np.arange(3000), 3000, metric)
+    assert index.store is not None and index.store.scan is not None and "PQFastScan" in index.index_type
+    rng = np.random.default_rng(10)
+    queries = vectors[rng.integers(0, 3000, 60)] + 0.3 * rng.normal(size=(60, 32)).astype(np.float32)  # near the topics
+    found = []
+    for query in queries:
+        exact_ids, exact_scores = index.top(query, 10, exact=True)
+        ids, scores = index.top(query, 10)
+        found.append(len(set(ids.tolist()) & set(exact_ids.tolist())) / 10)
+        # Every score returned is the record's exact score, whatever the scan ranked.
+        every = dict(zip(*index.scores_within(query, np.ones(3000, dtype=bool))))
+        np.testing.assert_allclose(scores, [every[i] for i in ids.tolist()], rtol=1e-6)
+    assert np.mean(found) >= 0.95
+    for row in (0, 17, 2999):  # a record's own vector finds it first
+        assert index.top(vectors[row], 1)[0].tolist() == [row]
+
+
+def test_a_small_index_is_searched_exactly_without_a_store() -> None:
+    index = vecbook.index.VectorIndex(clustered_vectors(300), np.arange(300), 300)
+    assert index.store is None and index.index_type == "IndexScalarQuantizer (float16)"
+
+
+def test_a_filter_asks_the_scan_for_more_candidates_so_its_matches_are_still_found(approximate_from_400: None,
+                                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    vectors = clustered_vectors(3000)
+    index = vecbook.index.VectorIndex(vectors, np.arange(3000), 3000)
+    monkeypatch.setattr(vecbook.vector_index, "EXACT_SUBSET", 10)  # the filters below go through the scan
+    query = vectors[5] + 0.2
+    for share in (0.02, 0.5):
+        mask = np.random.default_rng(3).random(3000) < share
+        ids, _ = index.top(query, 10, mask)
+        exact_ids, _ = top_k_exact(index, query, mask)
+        assert mask[ids].all() and len(set(ids.tolist()) & set(exact_ids.tolist())) >= 9
+
+
+def top_k_exact(index: vecbook.index.VectorIndex, query: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    return vecbook.index.top_k(*index.scores_within(query, mask), 10)
+
+
+def updated(previous: vecbook.index.VectorIndex, source: np.ndarray, added: np.ndarray) -> vecbook.index.VectorIndex:
+    """The next index over ``previous``'s rows ``source`` (-1: the next row of ``added``)."""
+    encoded = vecbook.index.encode_vectors(added, "cosine")
+    fresh = np.flatnonzero(source < 0)
+    return vecbook.index.VectorIndex.updated(previous, np.arange(len(source)), len(source), "cosine", None, [], {},
+                                             added.shape[1], source,
+                                             lambda rows: encoded[np.searchsorted(fresh, rows)])
+
+
+def test_an_update_keeps_the_store_and_puts_new_rows_beside_it_until_they_pass_a_share(
+        approximate_from_400: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    vectors = clustered_vectors(3000)
+    first = vecbook.index.VectorIndex(vectors, np.arange(3000), 3000)
+    added = clustered_vectors(5, seed=12)
+    # The next index: rows 10.. of the first (rows 0-9 deleted), then five new rows.
+    second = updated(first, np.concatenate([np.arange(10, 3000), np.full(5, -1)]), added)
+    assert second.store is first.store  # nothing copied, nothing trained: the new rows are its delta
+    assert len(second.delta) == 5 and len(second.vectors) == 2995
+    assert second.top(added[2], 1)[0].tolist() == [2992]  # a new row is found
+    assert second.top(vectors[5], 1)[0].tolist() != [5 - 10]  # a deleted row is not
+    np.testing.assert_array_equal(second.vectors[:2990], first.vectors[10:])
+    # Another update carries the delta's rows over, and still no new store.
+    third = updated(second, np.concatenate([np.arange(2995), np.full(1, -1)]), clustered_vectors(1, seed=14))
+    assert third.store is first.store and len(third.delta) == 6
+    assert third.top(added[2], 1)[0].tolist() == [2992]
+    # Past MERGE_ROWS new and unreferenced rows, the rows are gathered into a new store.
+    monkeypatch.setattr(vecbook.vector_index, "MERGE_ROWS", 12)
+    monkeypatch.setattr(vecbook.vector_index, "MERGE_SHARE", 0.0)
+    fourth = updated(third, np.arange(2996), np.zeros((0, 32), dtype=np.float32))
+    assert fourth.store is not first.store and len(fourth.store) == 2996 and len(fourth.delta) == 0
+    np.testing.assert_array_equal(fourth.vectors[:], third.vectors[:])
+    assert fourth.top(added[2], 1)[0].tolist() == [2992]
+
+
+def test_a_window_is_found_by_the_hash_of_its_text() -> None:
+    texts = ["boiler", "café crème", "修理", "🔥", "boiler"]  # the same text twice: either row holds its vector
+    keys = [vecbook.vector_cache.VectorCache.key(t) for t in texts]
+    index = vecbook.index.VectorIndex(np.eye(5, 4, dtype=np.float32), np.arange(5), 5, keys=keys)
+    assert [index.row_of(k) for k in keys[:4]] == [0, 1, 2, 3] and index.row_of(keys[4]) in (0, 4)
+    assert index.row_of(vecbook.vector_cache.VectorCache.key("absent")) is None
+    assert index.owners.dtype == np.int32 and index.spans.dtype == np.int32
+
+
+def test_vectors_without_clusters_keep_their_recall_through_the_scan(approximate_from_400: None) -> None:
+    """Rows spread evenly over the sphere (the hardest case for a quantizer, unlike a text
+    model's topics) still find their exact nearest 10 through the scan and the rescoring."""
+    rng = np.random.default_rng(21)
+    vectors = rng.normal(size=(3000, 32)).astype(np.float32)
+    index = vecbook.index.VectorIndex(vectors, np.arange(3000), 3000)
+    queries = vectors[rng.integers(0, 3000, 40)] + 0.1 * rng.normal(size=(40, 32)).astype(np.float32)
+    found = [len(set(index.top(q, 10)[0].tolist()) & set(index.top(q, 10, exact=True)[0].tolist())) / 10
+             for q in queries]
+    assert np.mean(found) >= 0.95

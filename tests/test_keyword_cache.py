@@ -15,7 +15,8 @@ import pytest
 import vecbook
 from vecbook.config import CollectionConfig, ConfigError
 from vecbook.exports import detect_format, load_export
-from vecbook.keyword_cache import KeywordCache, _record, _record_row
+from vecbook.keyword_cache import REF_SHIFT, FileTexts, KeywordCache, _record, _record_row
+from vecbook.records import shared_keys
 
 from conftest import EXPORTS, FakeEmbedder
 
@@ -247,11 +248,18 @@ def export_records() -> list[vecbook.Record]:
     return records
 
 
-def test_every_export_format_s_records_come_back_from_the_cache_as_they_were() -> None:
+def test_every_export_format_s_records_come_back_from_the_cache_as_they_were(tmp_path: Path) -> None:
     records = export_records()
     assert len({r.source for r in records}) >= 10  # the fixtures' formats, each read
-    for record in records:
-        assert _record(_record_row(record), record.content) == record, record.citation
+    contents = [r.content.encode("utf-8", "surrogatepass") for r in records]
+    (tmp_path / "texts").write_bytes(b"".join(contents))
+    texts = FileTexts(open(tmp_path / "texts", "rb"), 0, sum(map(len, contents)))
+    start, key_sets = 0, {}
+    rows = [_record_row(record, key_sets) for record in records]
+    for record, row, content in zip(records, rows, contents):
+        restored = _record(row, list(map(shared_keys, key_sets)), texts, (start << REF_SHIFT) | len(content))
+        assert restored == record and restored.stored_in is not None, record.citation
+        start += len(content)
 
 
 def test_the_keyword_cache_file_holds_no_pickled_objects(write_files: Any, tmp_path: Path) -> None:

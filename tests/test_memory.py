@@ -91,3 +91,81 @@ def test_an_edited_file_reuses_the_windows_of_its_unchanged_records(write_files:
     after = dict(zip((r.id for r in book._snapshot.records), book._snapshot.vectors.keys))
     assert all(after[key] == value for key, value in before.items())
     assert [h.id for h in book.search("boiler", mode="semantic", max_results=4)]
+
+
+TEXTS = {"a.txt": "Author: ana\nالمرجل يعمل الآن 🔥 after the boiler repair\n---\nTags: 修理\n咖啡 and crème brûlée",
+         "b.txt": "Date: 2024-05-01\nA note about the garden shed, written long ago.\n---\nAnother about the roof."}
+
+
+def settled(root: Path) -> Path:
+    """Files dated a minute back: the keyword cache stores only sources settled before the read."""
+    import os
+    import time
+
+    for path in root.rglob("*.txt"):
+        os.utime(path, (time.time() - 60, time.time() - 60))
+    return root
+
+
+def test_a_warm_start_reads_record_texts_back_from_the_keyword_cache(write_files: Any, tmp_path: Path) -> None:
+    root, cache = settled(write_files(TEXTS)), tmp_path / "cache"
+    cold = vecbook.VecBook(root, embedder=FakeEmbedder(), cache_directory=cache)
+    warm = vecbook.VecBook(root, embedder=FakeEmbedder(), cache_directory=cache)
+    records = warm._snapshot.records
+    assert records and all(type(r._content) is int for r in records)  # no text held
+    assert records == cold._snapshot.records  # every field, the content read back, as read from the files
+    assert [r.text for r in records][0] == "المرجل يعمل الآن 🔥 after the boiler repair"
+    for query, mode in (("boiler 🔥", "hybrid"), ("咖啡", "keyword"), ("garden shed", "semantic")):
+        assert [h.to_dict() for h in warm.search(query, mode=mode)] == [h.to_dict() for h in cold.search(query, mode=mode)]
+    assert warm.get("b.txt:1", context=1).to_dict() == cold.get("b.txt:1", context=1).to_dict()
+    assert pickle.loads(pickle.dumps(records[1])).content == records[1].content  # travels as text
+
+
+def test_a_first_build_lets_go_of_its_texts_once_the_keyword_cache_holds_them(write_files: Any,
+                                                                               tmp_path: Path) -> None:
+    root = settled(write_files(TEXTS))
+    book = vecbook.VecBook(root, embedder=FakeEmbedder(), cache_directory=tmp_path / "cache")
+    records = book._snapshot.records
+    assert all(r.stored_in is not None for r in records)  # the save's file holds them now
+    assert records == vecbook.VecBook(root, embedder=FakeEmbedder(), cache_directory=False)._snapshot.records
+    none = vecbook.VecBook(root, embedder=FakeEmbedder(), cache_directory=False)
+    assert all(r.stored_in is None for r in none._snapshot.records)  # no cache folder: texts are held
+
+
+def test_texts_read_back_survive_a_later_save_replacing_the_file(write_files: Any, tmp_path: Path) -> None:
+    root, cache = settled(write_files(TEXTS)), tmp_path / "cache"
+    vecbook.VecBook(root, embedder=FakeEmbedder(), cache_directory=cache)
+    warm = vecbook.VecBook(root, embedder=FakeEmbedder(), cache_directory=cache)
+    before = {r.id: r.content for r in warm._snapshot.records}
+    (root / "b.txt").write_text("Date: 2024-06-01\nThe shed roof leaks. 屋顶漏水\n", encoding="utf-8")
+    settled(root)
+    warm.reindex()
+    warm.close()  # the keyword cache is written again (replaced by a rename)
+    (next(cache.glob("keywords-*.vbk"))).unlink()  # and even deleted: the records' file stays readable
+    assert {r.id: r.content for r in warm._snapshot.records if r.file_path == "a.txt"} == \
+        {key: value for key, value in before.items() if key.startswith("a.txt")}
+    assert warm.search("屋顶漏水", mode="keyword")[0].text == "The shed roof leaks. 屋顶漏水"
+
+
+def test_on_windows_restored_records_hold_their_texts(write_files: Any, tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(vecbook.keyword_cache, "READ_TEXTS_BACK", False)  # a file held open cannot be replaced there
+    root, cache = settled(write_files(TEXTS)), tmp_path / "cache"
+    cold = vecbook.VecBook(root, embedder=FakeEmbedder(), cache_directory=cache)
+    warm = vecbook.VecBook(root, embedder=FakeEmbedder(), cache_directory=cache)
+    assert all(r.stored_in is None for r in cold._snapshot.records + warm._snapshot.records)
+    assert warm._snapshot.records == cold._snapshot.records
+
+
+def test_cached_keys_are_found_by_bisection_without_a_dict_of_every_key() -> None:
+    from vecbook.vector_files import KeyRows
+
+    keys = [VectorCache.key(text) for text in ["a", "é", "🔥", "修理", "a"]]  # "a" twice: either row
+    rows = KeyRows(b"".join(keys))
+    found = rows.rows_of([keys[2], VectorCache.key("absent"), keys[0], keys[3]]).tolist()
+    assert found[0] == 2 and found[1] == -1 and found[2] in (0, 4) and found[3] == 3
+    assert keys[1] in rows and VectorCache.key("absent") not in rows and rows[keys[3]] == 3
+    assert list(rows) == keys and len(rows) == 5
+    # Keys whose first 8 bytes agree are told apart by the rest.
+    twins = [b"\x01" * 8 + b"\x02" * 8, b"\x01" * 8 + b"\x03" * 8]
+    assert KeyRows(b"".join(twins)).rows_of([twins[1], twins[0], b"\x01" * 8 + b"\x04" * 8]).tolist() == [1, 0, -1]

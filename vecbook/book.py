@@ -44,7 +44,7 @@ from .hits import (
     within_budget,
 )
 from .embed import Embedder, _release_freed_memory
-from .index import VectorIndex
+from .vector_index import VectorIndex
 from .tokens import analyses, analysis_of, query_tokens
 from .languages import model_languages, reads_query
 from .rank import FUSION_DEPTH, Condition, Scored, best_first, convenience_conditions, parse_filters, rank

@@ -16,13 +16,14 @@ import numpy as np
 from .config import Config
 from .embed import EMBED_CHUNK, MAX_WINDOWS, Embedder
 from .exports.base import collector_paused
-from .index import KeywordIndex, TermCounts, VectorIndex, encode_vectors
+from .index import KeywordIndex, TermCounts
 from .rank import FilterColumns
 from .records import Record, record_passages
 from .sources import LoadReport, SourceState, block_source, load_sources
 from .tokens import Vocabulary, analysis_of
 from .vector_cache import VectorCache
 from .vector_files import CachedVectors, SplitEntry, SplitPassages, StreamedVectors
+from .vector_index import VectorIndex, encode_vectors
 
 log = logging.getLogger("vecbook")  # one logger for the package: hosts and the CLI configure "vecbook"
 
@@ -31,6 +32,8 @@ ProgressCallback = Callable[[int, int], None]
 # whether they were capped and their text hashes, or None where the tokenizer must cut them,
 # and the number of the table that held them, -1 for none).
 Planned = tuple[int, int, int, bytes, tuple[Sequence[Sequence[int]], bool, list[bytes]] | None, int]
+# A record's model windows, (passage number, start, end) in its content, and their text hashes.
+Windowed = tuple[list[tuple[int, int, int]], list[bytes]]
 # Model windows embedded for one record, at most (~2.2M tokens, some 9 MB of English
 # text: minutes of CPU). Past it the rest of the record is found by keyword only,
 # with a WARN; without a bound one 500 MB log file would take a day to embed.
@@ -41,30 +44,30 @@ MAX_RECORD_WINDOWS = 10_000
 ENCODE_BLOCK = 1024
 
 
-@dataclass(slots=True)
-class Layout:
-    """How one distinct record text is indexed: its passages, their keyword tokens, and
-    (once embedded) the model windows of each passage with the hashes of their text. A
-    block holds the windows and keys of all its layouts as arrays once it has them, and
-    the layouts let go of their own (``Builder._window_blocks``): at 100k records those
-    lists took 30 MB for as long as the process ran."""
-
-    passages: list[tuple[int, int]]
-    tokens: list[np.ndarray]
-    windows: list[tuple[int, int, int]] | None = None  # (passage number, start, end) in the content
-    keys: list[bytes] | None = None
-
-
 @dataclass
 class Block:
-    """One source's records as laid out for the index. The next build carries an unchanged
-    source's block (the same records list) whole, as slices of its arrays, so an update
-    costs what changed rather than a pass over every record."""
+    """One source's records as laid out for the index, in a few arrays rather than objects
+    per record (a list of token arrays and a list of tuples per record took ~700 bytes a
+    record, 700 MB at a million, for as long as the process ran). The next build carries an
+    unchanged source's block (the same records list) whole, as slices of its arrays, so an
+    update costs what changed rather than a pass over every record.
+
+    The keyword tokens themselves are not kept: the keyword index's term counts are (and the
+    next build copies those of every passage it keeps), so a block holds each passage's
+    token count and, until the next keyword index has counted them, the token ids of the
+    passages it laid out anew (``tokens``; None for a passage whose counts are copied)."""
 
     records: list[Record]
-    layouts: list[Layout]
     counts: np.ndarray  # passages per record
-    passages: np.ndarray  # (passages, 2): character ranges in each record's content
+    passages: np.ndarray  # (passages, 2): character ranges in each record's content (int32)
+    lengths: np.ndarray  # keyword tokens per passage
+    # Each passage's token ids while the next keyword index still has to count them (None for
+    # one whose counts come from ``origin``); dropped once counted.
+    tokens: list[np.ndarray | None] | None = None
+    # For a source read again: each passage's number in the source's previous block (-1: laid
+    # out anew), so its term counts, and its record's windows, are taken over from there.
+    origin: np.ndarray | None = None
+    previous: Block | None = None  # that previous block, held until its windows are taken over
     # Set once every passage is cut into model windows (``Builder._window_blocks``):
     keys: list[bytes] | None = None  # each window's text hash
     windows: np.ndarray | None = None  # windows per record
@@ -73,15 +76,18 @@ class Block:
     # When the read these records came from began (time.time_ns): a source written within its
     # timestamps' granularity of that moment may have changed unseen (see keyword_cache).
     read_ns: int = 0
-    # Derived from the records and layouts:
-    tokens: list[np.ndarray] = field(init=False, default_factory=list)  # each passage's keyword token ids
+    # Derived from the records:
     metadata_keys: frozenset[str] = field(init=False, default=frozenset())  # casefolded, for unknown-key checks
     sources: frozenset[str] = field(init=False, default=frozenset())
 
     def __post_init__(self) -> None:
-        self.tokens = [t for layout in self.layouts for t in layout.tokens]
-        self.metadata_keys = frozenset(k.casefold() for r in self.records for k in r.metadata)
+        self.metadata_keys = frozenset(k.casefold() for keys in {r.metadata_keys for r in self.records} for k in keys)
         self.sources = frozenset(r.source for r in self.records)
+
+    @property
+    def firsts(self) -> np.ndarray:
+        """Each record's first passage in the block (and the end, last)."""
+        return np.concatenate([[0], np.cumsum(self.counts)]).astype(np.int64)
 
 
 @dataclass(frozen=True)
@@ -161,7 +167,7 @@ class LiveVectors:
                     matrix[position] = self._found[keys[start + position]]
                 yield matrix
 
-        return StreamedVectors(b"".join(keys), dim, blocks, dict(zip(keys, range(len(keys)))), self.splits)
+        return StreamedVectors(b"".join(keys), dim, blocks, splits=self.splits)
 
 
 class Builder:
@@ -204,12 +210,17 @@ class Builder:
         records = report.records
         counts = _concatenate([b.counts for _, b in ordered], np.int64)
         owners = np.repeat(np.arange(len(records)), counts)
-        passages = _concatenate([b.passages for _, b in ordered], np.int64).reshape(-1, 2)
-        tokens = [t for _, block in ordered for t in block.tokens]
+        passages = _concatenate([b.passages for _, b in ordered], np.int32).reshape(-1, 2)
+        lengths = _concatenate([b.lengths for _, b in ordered], np.int64)
+        tokens = [t for _, block in ordered for t in block.tokens or [None] * len(block.passages)]
         reuse = (self.term_counts, self._passage_sources(ordered)) if self.term_counts is not None else None
         keywords = KeywordIndex(tokens, self.config.bm25_k1, self.config.bm25_b, vocabulary=self.vocabulary,
-                                owners=owners, reuse=reuse)
-        self.blocks = dict(ordered)  # a source that is gone takes its layouts with it
+                                owners=owners, reuse=reuse, lengths=lengths)
+        for _, block in ordered:
+            block.tokens = None  # counted: the index's term counts hold them now
+            if block.previous is not None and block.previous.keys is None:
+                block.previous = block.origin = None  # no windows to take over (keyword search only, or not yet)
+        self.blocks = dict(ordered)  # a source that is gone takes its layout with it
         self.term_counts = keywords.term_counts
         columns = FilterColumns(records, frozenset().union(*(b.metadata_keys for b in self.blocks.values())),
                                 sorted(frozenset().union(*(b.sources for b in self.blocks.values()))))
@@ -217,40 +228,63 @@ class Builder:
 
     def _block(self, key: str, records: list[Record]) -> Block:
         """The block of one source: the last build's if the source was not re-read; else
-        laid out anew, taking each record whose text the source held before as it was."""
+        laid out anew, taking each record whose text the source held before as it was (its
+        passages; its term counts and windows are taken over from the previous block)."""
         old = self.blocks.get(key)
         if old is not None and old.records is records:
             return old
-        known = {_layout_key(r): layout for r, layout in zip(old.records, _windowed_layouts(old))} \
-            if old is not None else {}
-        layouts: list[Layout | None] = [known.get(_layout_key(r)) for r in records]
-        fresh = [i for i, layout in enumerate(layouts) if layout is None]
-        for i, layout in zip(fresh, self._layouts([records[i] for i in fresh], block_source(key))):
-            layouts[i] = layout
-        counts = np.fromiter((len(layout.passages) for layout in layouts), dtype=np.int64, count=len(layouts))
-        passages = np.array([p for layout in layouts for p in layout.passages], dtype=np.int64).reshape(-1, 2)
-        return Block(records, layouts, counts, passages, read_ns=self.read_started_ns)
+        reused = _reused_records(old, records)
+        fresh = [i for i, r in enumerate(reused) if r < 0]
+        laid = iter(self._layouts([records[i] for i in fresh], block_source(key)))
+        old_firsts = old.firsts if old is not None else np.zeros(1, dtype=np.int64)
+        cuts: list[np.ndarray] = []
+        lengths: list[np.ndarray] = []
+        tokens: list[np.ndarray | None] = []
+        origin: list[np.ndarray] = []
+        for r in reused:
+            if r < 0:
+                spans, ids = next(laid)
+                cuts.append(spans)
+                lengths.append(np.fromiter(map(len, ids), dtype=np.int32, count=len(ids)))
+                tokens += ids
+                origin.append(np.full(len(ids), -1, dtype=np.int64))
+            else:
+                first, end = int(old_firsts[r]), int(old_firsts[r + 1])
+                cuts.append(old.passages[first:end])  # type: ignore[union-attr]
+                lengths.append(old.lengths[first:end])  # type: ignore[union-attr]
+                tokens += [None] * (end - first)
+                origin.append(np.arange(first, end, dtype=np.int64))
+        counts = np.fromiter(map(len, cuts), dtype=np.int32, count=len(cuts))
+        return Block(records, counts, _concatenate(cuts, np.int32).reshape(-1, 2), _concatenate(lengths, np.int32),
+                     tokens, _concatenate(origin, np.int64), old if fresh != list(range(len(records))) else None,
+                     read_ns=self.read_started_ns)
 
-    def _layouts(self, records: Sequence[Record], source: str) -> list[Layout]:
-        """Passages and their token ids for each of ``records`` (tokenized together, with the
+    def _layouts(self, records: Sequence[Record], source: str) -> list[tuple[np.ndarray, list[np.ndarray]]]:
+        """Passages (an int32 array of character ranges: ``record_passages``, message pieces for
+        a chat window) and their token ids for each of ``records`` (tokenized together, with the
         analysis of their ``source``: its collection's language)."""
         cuts = [record_passages(record) for record in records]
         texts = [record.content[a:b] for record, passages in zip(records, cuts) for a, b in passages]
         tokens = iter(self.vocabulary.encode_texts(texts, analysis_of(self.config, source)))
-        return [Layout(passages, [next(tokens) for _ in passages]) for passages in cuts]
+        return [(np.array(passages, dtype=np.int32).reshape(-1, 2), [next(tokens) for _ in passages])
+                for passages in cuts]
 
     def _passage_sources(self, ordered: Sequence[tuple[str, Block]]) -> np.ndarray:
         """For each passage of ``ordered``, its passage in the last keyword index (an unchanged
-        source's passages, in order), or -1 for a source laid out anew."""
+        source's passages, in order; a re-read source's passages taken over from its previous
+        block), or -1 for a passage laid out anew."""
         firsts, first = {}, 0
         for key, block in self.blocks.items():  # the last index's sources, in its order
             firsts[key] = first
             first += len(block.passages)
         parts = []
         for key, block in ordered:
-            carried = self.blocks.get(key) is block
-            parts.append(np.arange(firsts[key], firsts[key] + len(block.passages)) if carried
-                         else np.full(len(block.passages), -1, dtype=np.int64))
+            if self.blocks.get(key) is block:
+                parts.append(np.arange(firsts[key], firsts[key] + len(block.passages)))
+            elif block.origin is not None and key in firsts and self.blocks[key] is block.previous:
+                parts.append(np.where(block.origin >= 0, block.origin + firsts[key], -1))
+            else:
+                parts.append(np.full(len(block.passages), -1, dtype=np.int64))
         return _concatenate(parts, np.int64)
 
     # -- vectors --
@@ -283,44 +317,43 @@ class Builder:
         self._embed_missing(texts, found, records, keys, owners, missing, progress, observer)
         keep = reused >= 0
         keep[missing] = [keys[w] in found or keys[w] in cached for w in missing.tolist()]
-        index = VectorIndex(None, owners[keep], len(records), self.config.similarity_metric, spans=spans[keep],
-                            keys=keys if keep.all() else [k for k, kept in zip(keys, keep.tolist()) if kept],
-                            placed=_placements(ordered, keep),
-                            fill=self._codes(keys, reused, keep, found, cached, previous))
+        source = reused[keep]
+        index = VectorIndex.updated(previous, owners[keep], len(records), self.config.similarity_metric,
+                                    spans[keep], keys if keep.all() else [k for k, kept in zip(keys, keep.tolist()) if kept],
+                                    _placements(ordered, keep), self._dimension(keys, reused, keep, found, cached, previous),
+                                    source, self._fresh_rows(keys, keep, found, cached))
         live = LiveVectors(keys, keep, index, found)
         # A split passage is in use while its first window's vector is: the others go.
         self.splits = live.splits = self.splits.kept(live.windows)
         self.splits.release()  # its lookup tables, until an update looks a passage up again
         return index, counts, live
 
-    def _codes(self, keys: Sequence[bytes], reused: np.ndarray, keep: np.ndarray, found: dict[bytes, np.ndarray],
-               cached: CachedVectors, previous: VectorIndex | None) -> tuple[int, Callable[[np.ndarray], None]]:
-        """The dimension, and a writer of the float16 rows of the kept windows: those of
-        ``previous`` copied as they are, the rest (from ``found`` or ``cached``) normalised and
-        encoded. Both go ENCODE_BLOCK rows at a time: gathering all of them first held three
-        float32 copies of every new vector at once (450 MB at the end of a first build of 100k
-        records), and a warm start reads the cache file's vectors only a block at a time."""
-        copied = np.flatnonzero(reused >= 0)
+    def _dimension(self, keys: Sequence[bytes], reused: np.ndarray, keep: np.ndarray, found: dict[bytes, np.ndarray],
+                   cached: CachedVectors, previous: VectorIndex | None) -> int:
+        """The vectors' dimension: the previous index's, else that of a new vector, else the model's."""
+        if previous is not None and bool((reused >= 0).any()):
+            return int(previous.vectors.shape[1])
         fresh = np.flatnonzero(keep & (reused < 0))
-        if previous is not None and len(copied):
-            dim = previous.vectors.shape[1]
-        else:
-            first = keys[fresh[0]] if len(fresh) else None
-            dim = self.embedder.dimension if first is None else \
-                len(found[first]) if first in found else cached.take([first]).shape[1]
-        position = np.cumsum(keep) - 1
+        first = keys[fresh[0]] if len(fresh) else None
+        return self.embedder.dimension if first is None else \
+            len(found[first]) if first in found else cached.take([first]).shape[1]
+
+    def _fresh_rows(self, keys: Sequence[bytes], keep: np.ndarray, found: dict[bytes, np.ndarray],
+                    cached: CachedVectors) -> Callable[[np.ndarray], np.ndarray]:
+        """The float16 rows of kept windows the previous index lacks (by their row in the new
+        index), made from ``found`` or ``cached``, normalised and encoded a block at a time:
+        gathering all of them first held three float32 copies of every new vector at once (450 MB
+        at the end of a first build of 100k records), and a warm start reads the cache file's
+        vectors only a block at a time."""
+        kept = np.flatnonzero(keep)
         metric = self.config.similarity_metric
 
-        def write(rows: np.ndarray) -> None:
-            for start in range(0, len(copied), ENCODE_BLOCK):
-                part = copied[start:start + ENCODE_BLOCK]
-                rows[position[part]] = previous.vectors[reused[part]]  # type: ignore[union-attr]
-            for start in range(0, len(fresh), ENCODE_BLOCK):
-                part = fresh[start:start + ENCODE_BLOCK]
-                rows[position[part]] = encode_vectors(_gathered([keys[w] for w in part.tolist()], found, cached, dim),
-                                                      metric)
+        def rows(positions: np.ndarray) -> np.ndarray:
+            picked = [keys[w] for w in kept[positions].tolist()]
+            dim = len(found[picked[0]]) if picked[0] in found else cached.take(picked[:1]).shape[1]
+            return encode_vectors(_gathered(picked, found, cached, dim), metric)
 
-        return dim, write
+        return rows
 
     @staticmethod
     def _cached_vectors(keys: Sequence[bytes], cache: VectorCache | None) -> CachedVectors:
@@ -329,57 +362,84 @@ class Builder:
 
     def _window_blocks(self, blocks: Sequence[Block], previous: VectorIndex | None, cache: VectorCache | None,
                        observer: EmbeddingObserver | None = None) -> None:
-        """Cut the passages of ``blocks`` into model windows (those of a layout carried from an
-        earlier build are cut already) and note each block's window keys, counts and spans."""
-        # Dict lookups bound once: a warm start checks every passage of every record.
-        in_cache = cache.entries.rows.__contains__ if cache is not None else None
+        """Cut the passages of ``blocks`` into model windows (a record taken over from its
+        source's previous block keeps the windows it had there) and note each block's window
+        keys, counts and spans."""
+        def known(keys: list[bytes]) -> np.ndarray:
+            found = np.zeros(len(keys), dtype=bool)
+            if cache is not None:
+                found |= cache.entries.rows.rows_of(keys) >= 0
+            if previous is not None:
+                found |= previous.rows_of(keys) >= 0
+            return found
 
-        def known(key: bytes) -> bool:
-            return (in_cache is not None and in_cache(key)) or (previous is not None and previous.row_of(key) is not None)
-
+        plans = [_taken_windows(block) for block in blocks]
+        todo = []
+        for block, taken_over in zip(blocks, plans):
+            firsts = block.firsts
+            todo += [(record, block.passages[firsts[i]:firsts[i + 1]])
+                     for i, (record, window_range) in enumerate(zip(block.records, taken_over)) if window_range is None]
         tables = [self.splits, cache.entries.splits] if cache is not None else [self.splits]
-        taken, cut = self._window([r for b in blocks for r in b.records], [layout for b in blocks for layout in b.layouts],
-                                  known, tables)
+        made, taken, cut = self._window(todo, known, tables)
         self.splits = self.splits.merged(SplitPassages.of(taken + cut))
         if observer is not None:
             observer.windowed(SplitPassages.of(cut))
-        for block in blocks:
-            block.keys = [k for layout in block.layouts for k in layout.keys or ()]
-            block.windows = np.fromiter((len(layout.keys or ()) for layout in block.layouts), dtype=np.int64,
-                                        count=len(block.layouts))
-            block.spans = np.array([(a, b) for layout in block.layouts for _, a, b in layout.windows or ()],
-                                   dtype=np.int64).reshape(-1, 2)
-            block.window_passages = np.array([n for layout in block.layouts for n, _, _ in layout.windows or ()],
-                                             dtype=np.int32)
-        for block in blocks:  # the block has them now (a layout may be shared, so only after all)
-            for layout in block.layouts:
-                layout.windows, layout.keys = _LET_GO, None
+        windowed = iter(made)
+        for block, taken_over in zip(blocks, plans):
+            old = block.previous
+            keys: list[bytes] = []
+            counts, spans, numbers = [], [], []
+            for window_range in taken_over:
+                if window_range is None:
+                    windows, window_keys = next(windowed)
+                    spans.append(np.array([(a, b) for _, a, b in windows], dtype=np.int32).reshape(-1, 2))
+                    numbers.append(np.array([n for n, _, _ in windows], dtype=np.int32))
+                else:
+                    first, end = window_range
+                    window_keys = old.keys[first:end]  # type: ignore[union-attr,index]
+                    spans.append(old.spans[first:end])  # type: ignore[union-attr,index]
+                    numbers.append(old.window_passages[first:end])  # type: ignore[union-attr,index]
+                keys += window_keys
+                counts.append(len(window_keys))
+            block.keys, block.windows = keys, np.array(counts, dtype=np.int32)
+            block.spans = _concatenate(spans, np.int32).reshape(-1, 2)
+            block.window_passages = _concatenate(numbers, np.int32)
+            block.previous = block.origin = None  # taken over: the previous block can go
 
-    def _window(self, records: Sequence[Record], layouts: Sequence[Layout], known: Callable[[bytes], bool],
-                tables: Sequence[SplitPassages]) -> tuple[list[SplitEntry], list[SplitEntry]]:
-        """Model windows for every passage not windowed yet. The tokenizer runs once per text, and
-        not at all for a passage whose whole text ``known`` has a vector for (it was embedded as
-        one window), whose windows one of ``tables`` holds (a split passage embedded before), or
-        that lies past the record's MAX_RECORD_WINDOWS. Returns the split passages met that
+    def _window(self, todo: Sequence[tuple[Record, np.ndarray]], known: Callable[[list[bytes]], np.ndarray],
+                tables: Sequence[SplitPassages]) -> tuple[list[Windowed], list[SplitEntry], list[SplitEntry]]:
+        """Model windows ((passage number, start, end) in the content) and their keys for each
+        (record, passages) of ``todo``. The tokenizer runs once per distinct text, and not at all
+        for a passage whose whole text ``known`` has a vector for (it was embedded as one window),
+        whose windows one of ``tables`` holds (a split passage embedded before), or that lies
+        past the record's MAX_RECORD_WINDOWS. Also returns the split passages met that
         ``tables[0]`` (the builder's own) lacks: those another table held, and those the
         tokenizer cut."""
-        todo = [(record, layout) for record, layout in zip(records, layouts) if layout.windows is None]
-        todo = list({id(layout): (record, layout) for record, layout in todo}.values())
-        plans = [_planned(record, layout, known, tables) for record, layout in todo]
+        # Keyed by text and passages: a chat window's passages are its message pieces, so the same
+        # text with other message starts is cut apart.
+        distinct = list({(record.content, passages.tobytes()): (record, passages) for record, passages in todo}.values())
+        key_of = VectorCache.key
+        # Every passage makes at least one window, so passages past the bound are never embedded.
+        cuts = [passages[:MAX_RECORD_WINDOWS].tolist() for _, passages in distinct]
+        keys = [key_of(record.content[a:b]) for (record, _), spans in zip(distinct, cuts) for a, b in spans]
+        whole = iter(known(keys).tolist())
+        passage_keys = iter(keys)
+        plans = [_planned(spans, passage_keys, whole, tables) for spans in cuts]
         split = iter(self.embedder.window_spans_many(
-            [record.content[a:b] for (record, _), plan in zip(todo, plans) for _, a, b, _, found, _ in plan
+            [record.content[a:b] for (record, _), plan in zip(distinct, plans) for _, a, b, _, found, _ in plan
              if found is None]))
         taken: list[SplitEntry] = []
         cut: list[SplitEntry] = []
-        for (record, layout), plan in zip(todo, plans):
+        made: dict[tuple[str, bytes], Windowed] = {}
+        for (record, passages), plan in zip(distinct, plans):
             windows: list[tuple[int, int, int]] = []
-            keys: list[bytes] = []
+            window_keys: list[bytes] = []
             for number, a, b, key, found, table in plan:
                 if found is None:
                     pieces, capped = next(split)
                     # A window that is the whole passage has the passage's hash, taken already.
                     hashes = [key] if pieces == [(0, b - a)] else \
-                        [VectorCache.key(record.content[a + start:a + end]) for start, end in pieces]
+                        [key_of(record.content[a + start:a + end]) for start, end in pieces]
                 else:
                     pieces, capped, hashes = found
                 if capped:
@@ -388,16 +448,16 @@ class Builder:
                 if len(pieces) > 1 and table != 0:
                     (cut if table < 0 else taken).append((key, pieces, hashes, capped))
                 windows += [(number, a + start, a + end) for start, end in pieces]
-                keys += hashes
-            if len(windows) > MAX_RECORD_WINDOWS or len(plan) < len(layout.passages):
+                window_keys += hashes
+            if len(windows) > MAX_RECORD_WINDOWS or len(plan) < len(passages):
                 bound = windows[MAX_RECORD_WINDOWS][1] if len(windows) > MAX_RECORD_WINDOWS else \
-                    layout.passages[len(plan)][0]
+                    int(passages[len(plan)][0])
                 line, _ = record.lines_of(bound, bound + 1)
                 log.warning("%s: the record is longer than %d model windows; from line %s on it is found by "
                             "keyword search only (MAX_RECORD_WINDOWS)", record.citation, MAX_RECORD_WINDOWS, line)
-                windows, keys = windows[:MAX_RECORD_WINDOWS], keys[:MAX_RECORD_WINDOWS]
-            layout.windows, layout.keys = windows, keys
-        return taken, cut
+                windows, window_keys = windows[:MAX_RECORD_WINDOWS], window_keys[:MAX_RECORD_WINDOWS]
+            made[record.content, passages.tobytes()] = (windows, window_keys)
+        return [made[record.content, passages.tobytes()] for record, passages in todo], taken, cut
 
     def _embed_missing(self, texts: dict[bytes, str], found: dict[bytes, np.ndarray], records: Sequence[Record],
                        keys: Sequence[bytes], owners: np.ndarray, missing: np.ndarray,
@@ -442,6 +502,24 @@ class Builder:
         return vectors
 
 
+def _reused_records(old: Block | None, records: Sequence[Record]) -> list[int]:
+    """For each record, the record of ``old`` (the source's previous block) with the same text
+    and message starts (``_layout_key``), each taken once (a second copy is laid out anew), or -1."""
+    if old is None:
+        return [-1] * len(records)
+    known = {_layout_key(record): number for number, record in enumerate(old.records)}
+    taken: set[int] = set()
+    reused = []
+    for record in records:
+        number = known.get(_layout_key(record), -1)
+        if number in taken:
+            number = -1
+        elif number >= 0:
+            taken.add(number)
+        reused.append(number)
+    return reused
+
+
 def _layout_key(record: Record) -> tuple[str, tuple[int, ...]]:
     """What a record's layout depends on: its content and, for a chat window, where its
     messages begin (its passages are message pieces)."""
@@ -449,26 +527,41 @@ def _layout_key(record: Record) -> tuple[str, tuple[int, ...]]:
     return record.content, tuple(offset for offset, _, _ in segments) if len(segments) > 1 else ()
 
 
-# The windows of a layout whose block holds them (see Layout): not None, which means "not cut yet".
-_LET_GO: list[tuple[int, int, int]] = []
+def _taken_windows(block: Block) -> list[tuple[int, int] | None]:
+    """For each record of ``block``: the range of its windows in its source's previous block,
+    where it was taken over from one that has windows, else None (it is cut here)."""
+    old = block.previous
+    if old is None or block.origin is None or old.windows is None or old.keys is None:
+        return [None] * len(block.records)
+    old_passages, old_windows = old.firsts, np.concatenate([[0], np.cumsum(old.windows)])
+    firsts = block.firsts
+    taken: list[tuple[int, int] | None] = []
+    for first, end in zip(firsts[:-1].tolist(), firsts[1:].tolist()):
+        start = int(block.origin[first]) if end > first else -1
+        if start < 0:
+            taken.append(None)
+            continue
+        number = int(np.searchsorted(old_passages, start, "right")) - 1  # the record it was in the previous block
+        taken.append((int(old_windows[number]), int(old_windows[number + 1])))
+    return taken
 
 
-def _planned(record: Record, layout: Layout, known: Callable[[bytes], bool],
+def _planned(spans: Sequence[Sequence[int]], keys: Iterator[bytes], whole: Iterator[bool],
              tables: Sequence[SplitPassages]) -> list[Planned]:
-    """How each passage of ``record`` finds its windows: one window where ``known`` has a vector
-    for its whole text (windows never exceed the model's limit), those of the first of ``tables``
-    that holds it, else the tokenizer's (None). Passages whose windows would all lie past the
-    record's MAX_RECORD_WINDOWS are left out: a huge record's tail is never embedded, and so
-    never tokenized either once the windows before it are known."""
+    """How each passage of a record (``spans``, with the next of ``keys`` and ``whole`` for
+    each) finds its windows: one window where ``whole`` says a vector for its whole text is
+    known (windows never exceed the model's limit), those of the first of ``tables`` that holds
+    it, else the tokenizer's (None). Passages whose windows would all lie past the record's
+    MAX_RECORD_WINDOWS are left out: a huge record's tail is never embedded, and so never
+    tokenized either once the windows before it are known (their keys and flags are still
+    taken from the iterators, which run over every passage of ``spans``)."""
     plan: list[Planned] = []
     lookups = [(number, splits.get) for number, splits in enumerate(tables) if len(splits)]
-    content, key_of = record.content, VectorCache.key
     windows = 0  # the record's windows so far, at least (a passage left to the tokenizer makes one or more)
-    for number, (a, b) in enumerate(layout.passages[:MAX_RECORD_WINDOWS]):
+    for number, ((a, b), key, hit) in enumerate(zip(spans, keys, whole)):
         if windows >= MAX_RECORD_WINDOWS:
-            break
-        key = key_of(content[a:b])
-        found, table = (([(0, b - a)], False, [key]), -1) if known(key) else (None, -1)
+            continue
+        found, table = (([(0, b - a)], False, [key]), -1) if hit else (None, -1)
         for number_of_table, get in lookups if found is None else ():
             found = get(key)
             if found is not None:
@@ -477,23 +570,6 @@ def _planned(record: Record, layout: Layout, known: Callable[[bytes], bool],
         plan.append((number, a, b, key, found, table))
         windows += len(found[0]) if found is not None else 1
     return plan
-
-
-def _windowed_layouts(block: Block) -> list[Layout]:
-    """``block``'s layouts with their windows and keys, put back from the block's arrays where
-    the layouts let go of them (for a source read again, whose unchanged records keep theirs)."""
-    if block.keys is None or block.windows is None or block.spans is None or block.window_passages is None:
-        return block.layouts
-    layouts, first = [], 0
-    for layout, count in zip(block.layouts, block.windows.tolist()):
-        if layout.windows is not _LET_GO:
-            layouts.append(layout)
-        else:
-            spans = block.spans[first:first + count].tolist()
-            windows = [(n, a, b) for n, (a, b) in zip(block.window_passages[first:first + count].tolist(), spans)]
-            layouts.append(Layout(layout.passages, layout.tokens, windows, block.keys[first:first + count]))
-        first += count
-    return layouts
 
 
 def _previous_rows(previous: VectorIndex | None, key: str, block: Block) -> np.ndarray:
@@ -507,7 +583,7 @@ def _previous_rows(previous: VectorIndex | None, key: str, block: Block) -> np.n
         return np.full(len(keys), -1, dtype=np.int64)
     # An edited source: its windows are looked up among its own earlier rows first (an edit
     # leaves most of a file as it was), then anywhere (a text moved in from another file).
-    own = {} if placed is None else dict(zip(previous.keys[placed[1]:placed[1] + placed[2]],
+    own = {} if placed is None else dict(zip(previous.keys_of(placed[1], placed[1] + placed[2]),
                                              range(placed[1], placed[1] + placed[2])))
 
     def row(key: bytes) -> int:

@@ -21,7 +21,7 @@ from .build import Builder, LiveVectors
 from .config import Config, ConfigError
 from .keyword_cache import Captured, KeywordCache
 from .vector_cache import VectorCache, cache_scope, seed_scopes
-from .vector_files import KeyedVectors, SplitPassages, StreamedVectors
+from .vector_files import KeyedVectors, KeyRows, SplitPassages, StreamedVectors
 
 log = logging.getLogger("vecbook")
 
@@ -128,7 +128,7 @@ class Caches:
             # Its save takes in the journals of this build and the builds before it.
             self._pending = (cache, live, list(self._journaling))
         before, after = cache.entries.rows, live.windows
-        reused = sum(map(before.__contains__, after))  # map and sum loop in C: ~10 ms at 100k
+        reused = int((before.rows_of(list(after)) >= 0).sum())
         # A cache started from another scope's file prunes nothing of its own.
         pruned = 0 if cache.seeded else len(before) - reused
         return {"path": str(cache.path), "entries": len(after), "reused": reused,
@@ -388,9 +388,9 @@ def writing_put_off() -> bool:
     return _flushing.locked()
 
 
-def _same_keys(live: dict[bytes, int], cached: dict[bytes, int]) -> bool:
+def _same_keys(live: dict[bytes, int], cached: KeyRows) -> bool:
     """Whether the live vectors are exactly the cached ones (by key)."""
-    return len(live) == len(cached) and all(map(cached.__contains__, live))
+    return len(live) == len(cached) and bool((cached.rows_of(list(live)) >= 0).all())
 
 
 def check_cache_directory(config: Config) -> Config:

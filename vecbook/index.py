@@ -1,16 +1,22 @@
-"""Indexes: BM25 keyword scoring from numpy postings (over the terms of ``tokens``) and the
-exhaustive FAISS vector index whose records score by their best window."""
+"""Indexes: BM25 keyword scoring from numpy postings (over the terms of ``tokens``), and the
+FAISS vector index (``vector_index``, whose names are also found here)."""
 
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
 from functools import cached_property
-from typing import Any, Callable, Sequence
+from typing import Sequence
 
 import numpy as np
 
 from .tokens import Vocabulary
+from .vector_index import (  # noqa: F401 - re-exported: the vector index lived here
+    APPROXIMATE_FROM,
+    VectorIndex,
+    encode_vectors,
+    search_on_this_thread,
+    top_k,
+)
 
 
 class TermCounts:
@@ -61,11 +67,12 @@ class KeywordIndex:
     nothing. Everything else (k1, b, length normalisation) is BM25Okapi's.
     """
 
-    def __init__(self, documents: Sequence[Sequence[str]] | Sequence[np.ndarray], k1: float = 1.5,
+    def __init__(self, documents: Sequence[Sequence[str]] | Sequence[np.ndarray | None], k1: float = 1.5,
                  b: float = 0.75, epsilon: float = 0.25, idf: str = "lucene",
                  vocabulary: Vocabulary | None = None, owners: np.ndarray | None = None,
-                 reuse: tuple[TermCounts, np.ndarray] | None = None) -> None:
-        """``documents`` are token lists, or token-id arrays of ``vocabulary``.
+                 reuse: tuple[TermCounts, np.ndarray] | None = None, lengths: np.ndarray | None = None) -> None:
+        """``documents`` are token lists, or token-id arrays of ``vocabulary`` (None for a passage
+        whose counts ``reuse`` copies: then ``lengths`` gives every passage's token count).
 
         Args:
             reuse: (an earlier index's ``term_counts`` over the same ``vocabulary``, ``source``): passage
@@ -82,13 +89,15 @@ class KeywordIndex:
         self.owners = np.arange(self.n_passages) if owners is None else np.asarray(owners, dtype=np.int64)
         self.size = int(self.owners[-1]) + 1 if len(self.owners) else 0  # records
         self._starts = np.searchsorted(self.owners, np.arange(self.size))  # each record's first passage
-        self.lengths = np.fromiter(map(len, documents), dtype=np.int64, count=self.n_passages)
+        self.lengths = np.asarray(lengths, dtype=np.int64) if lengths is not None else \
+            np.fromiter(map(len, documents), dtype=np.int64, count=self.n_passages)
         self.n_terms = len(vocabulary)
         if reuse is not None and reuse[0].vocabulary is vocabulary:
-            terms, docs, tf = self._merged_pairs(documents, *reuse)
+            indptr, docs, tf = self._merged_postings(documents, *reuse)
         else:
             terms, docs, tf = self._count_pairs(documents, np.arange(self.n_passages, dtype=np.int64))
-        self._build_postings(docs, terms, tf)
+            indptr = np.searchsorted(terms, np.arange(self.n_terms + 1))
+        self._build_postings(docs, indptr, tf)
 
     def _count_pairs(self, documents: Sequence[np.ndarray],
                      numbers: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -107,15 +116,55 @@ class KeywordIndex:
         terms, docs = np.divmod(keys, width)
         return terms, docs, counts
 
-    def _merged_pairs(self, documents: Sequence[np.ndarray], previous: TermCounts,
-                      source: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """``_count_pairs`` of all documents, with the copied passages' pairs taken from ``previous``
-        (a gather and a merge, linear in the postings) and only the new passages counted."""
+    def _merged_postings(self, documents: Sequence[np.ndarray | None], previous: TermCounts,
+                         source: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(indptr, documents, counts) of every passage's postings, the copied passages' taken
+        from ``previous`` and only the new passages counted. Copied passages that keep their
+        order keep it within each term's postings, so the copy is a gather of their documents
+        (renumbered, a block at a time) and the new pairs are inserted where they belong: no
+        array of every posting's term or sort key is made (at a million records those were
+        2 GB of temporaries for a one-note update)."""
         source = np.asarray(source, dtype=np.int64)
+        old_indptr = np.concatenate([previous.indptr, np.full(self.n_terms + 1 - len(previous.indptr),
+                                                              previous.indptr[-1], dtype=np.int64)])
         if len(source) == previous.n_passages and bool(np.all(source == np.arange(len(source)))):
             # Every passage as it was (a restart from the keyword cache): the counts as they are.
-            # (Not widened to int64: at 100k records that made 125 MB of copies at once.)
-            return previous.terms, previous.doc_ids, previous.tf
+            return old_indptr, previous.doc_ids, previous.tf
+        copied = np.flatnonzero(source >= 0)
+        if len(copied) > 1 and not bool(np.all(np.diff(source[copied]) > 0)):  # passages moved past each other
+            terms, docs, tf = self._merged_pairs(documents, previous, source)
+            return np.searchsorted(terms, np.arange(self.n_terms + 1)), docs, tf
+        target = np.full(previous.n_passages, -1, dtype=np.int32)  # earlier passage -> its new number
+        target[source[copied]] = copied
+        docs_parts, tf_parts, removed = [], [], []
+        for start in range(0, len(previous.doc_ids), MERGE_BLOCK):
+            renumbered = target[previous.doc_ids[start:start + MERGE_BLOCK]]
+            kept = renumbered >= 0
+            docs_parts.append(renumbered[kept])
+            tf_parts.append(previous.tf[start:start + MERGE_BLOCK][kept])
+            removed.append(start + np.flatnonzero(~kept))
+        docs = np.concatenate(docs_parts) if docs_parts else np.zeros(0, dtype=np.int32)
+        tf = np.concatenate(tf_parts) if tf_parts else np.zeros(0, dtype=previous.tf.dtype)
+        gone = np.concatenate(removed) if removed else np.zeros(0, dtype=np.int64)
+        kept_per_term = np.diff(old_indptr) - np.bincount(np.searchsorted(old_indptr, gone, "right") - 1,
+                                                          minlength=self.n_terms)
+        kept_starts = np.concatenate([[0], np.cumsum(kept_per_term)])
+        fresh_terms, fresh_docs, fresh_tf = self._count_pairs(documents, np.flatnonzero(source < 0))
+        # Where each new pair goes among its term's copied postings (both ordered by document).
+        at = np.empty(len(fresh_terms), dtype=np.int64)
+        groups = np.flatnonzero(np.diff(fresh_terms, prepend=-1)).tolist() + [len(fresh_terms)]
+        for first, end in zip(groups[:-1], groups[1:]):
+            term = int(fresh_terms[first])
+            low, high = int(kept_starts[term]), int(kept_starts[term + 1])
+            at[first:end] = low + np.searchsorted(docs[low:high], fresh_docs[first:end])
+        indptr = np.concatenate([[0], np.cumsum(kept_per_term + np.bincount(fresh_terms, minlength=self.n_terms))])
+        docs, tf = _interleave(at, (docs, fresh_docs.astype(np.int32)), (tf, fresh_tf.astype(tf.dtype)))
+        return indptr, docs, tf
+
+    def _merged_pairs(self, documents: Sequence[np.ndarray | None], previous: TermCounts,
+                      source: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``_count_pairs`` of all documents, with the copied passages' pairs taken from ``previous``
+        and only the new passages counted, for copied passages out of their earlier order (a sort)."""
         target = np.full(previous.n_passages, -1, dtype=np.int64)  # earlier passage -> its new number
         copied = np.flatnonzero(source >= 0)
         target[source[copied]] = copied
@@ -132,12 +181,13 @@ class KeywordIndex:
         at = np.searchsorted(keys, fresh_terms * width + fresh_docs)
         return _interleave(at, (terms, fresh_terms), (docs, fresh_docs), (tf, fresh_tf))
 
-    def _build_postings(self, docs: np.ndarray, terms: np.ndarray, tf: np.ndarray) -> None:
-        """Weights of the (term, document, count) pairs, which come ordered by term, then document."""
+    def _build_postings(self, docs: np.ndarray, indptr: np.ndarray, tf: np.ndarray) -> None:
+        """The postings (each term's documents and counts from ``indptr[term]``, by document) and
+        what scoring them needs."""
         n_terms = self.n_terms
         lengths = self.lengths.astype(np.float64)
         avgdl = lengths.mean() if self.n_passages and lengths.sum() else 1.0
-        df = np.bincount(terms, minlength=n_terms).astype(np.float64)
+        df = np.diff(indptr).astype(np.float64)
         if self.idf_kind == "lucene":
             idf = np.log1p((self.n_passages - df + 0.5) / (df + 0.5))
         else:
@@ -155,7 +205,7 @@ class KeywordIndex:
         # Counts of a passage's term (at most its words) fit 16 bits but for freak texts.
         self.tf = tf.astype(np.uint16 if not len(tf) or int(tf.max()) <= np.iinfo(np.uint16).max else np.int32,
                             copy=False)
-        self.indptr = np.concatenate([[0], np.cumsum(df.astype(np.int64))])
+        self.indptr = np.asarray(indptr, dtype=np.int64)
 
     def _weights(self, start: int, end: int, tid: int) -> np.ndarray:
         """The BM25 weights of the postings ``start:end`` (all of term ``tid``)."""
@@ -258,227 +308,9 @@ def _interleave(at: np.ndarray, *pairs: tuple[np.ndarray, np.ndarray]) -> tuple[
     return tuple(merged)
 
 
-# Windows scored per block when scoring a filtered subset: 16k x 384 float32 is 25 MB.
-SCORE_BLOCK = 16_384
-# A search for k records first asks FAISS for k + 1 + k // SHALLOW_SHARE windows, and searches
-# as deep as multi-window records could need only when those hold fewer than k records.
-SHALLOW_SHARE = 2
+# Postings renumbered at a time when an update copies them (4M: 16 MB of temporaries).
+MERGE_BLOCK = 1 << 22
 
 
-class VectorIndex:
-    """Exhaustive FAISS index over record windows, stored as float16; a record scores as its best window.
-
-    ``cosine``: vectors are L2-normalised and the inner product is the cosine c;
-    score = (1 + c) / 2. ``l2``: the squared distance d; score = 1 / (1 + d).
-    Both lie in [0, 1] and rise with similarity. Every vector is compared (no
-    approximation); float16 halves the memory a query reads, which is what a
-    scan on a laptop waits for, and keeps 11 significant bits, more than the
-    bfloat16 model output carries (8).
-    """
-
-    def __init__(self, vectors: np.ndarray | None, owners: np.ndarray, n_records: int, metric: str = "cosine",
-                 spans: np.ndarray | None = None, keys: Sequence[bytes] = (),
-                 placed: dict[str, tuple[list[Any], int, int]] | None = None, *,
-                 fill: tuple[int, Callable[[np.ndarray], None]] | None = None) -> None:
-        """Rows are windows: ``owners`` gives each row's record, ``spans`` its (start, end)
-        in the record's content, ``keys`` the hash of its text (for reuse by the next build),
-        ``placed`` each source's (records list, first row, rows) where all its windows are rows.
-        ``fill`` = (dimension, writer) replaces ``vectors`` (then None): the writer gets FAISS's float16
-        storage for every row and writes it in place (rows kept from an earlier index are
-        copied as they are, not decoded, normalised, encoded and copied again)."""
-        import faiss
-
-        self.metric = metric
-        self.owners = np.asarray(owners, dtype=np.int64)  # window -> record, non-decreasing
-        self.n_records = n_records
-        self.spans = np.zeros((len(self.owners), 2), dtype=np.int64) if spans is None else spans
-        self.keys = list(keys)
-        self.placed = placed or {}
-        self._rows: dict[bytes, int] | None = None
-        self.embedded = np.zeros(n_records, dtype=bool)
-        self.embedded[self.owners] = True
-        if fill is None:
-            if vectors is None:
-                raise TypeError("VectorIndex needs vectors or fill")
-            codes = encode_vectors(vectors, metric)
-            fill = (codes.shape[1], lambda rows: rows.__setitem__(slice(None), codes))
-        dim, write = fill
-        self.index = faiss.IndexScalarQuantizer(
-            dim, faiss.ScalarQuantizer.QT_fp16,
-            faiss.METRIC_INNER_PRODUCT if metric == "cosine" else faiss.METRIC_L2)
-        self.vectors = np.zeros((0, dim), dtype=np.float16)
-        if len(self.owners):
-            # FAISS's own float16 codes, viewed: written in place, and scored exactly (subset
-            # scoring) without a second copy.
-            size = len(self.owners) * dim * 2
-            self.index.codes.resize(size)
-            self.index.ntotal = len(self.owners)
-            self.vectors = faiss.rev_swig_ptr(self.index.codes.data(), size).view(np.float16).reshape(-1, dim)
-            write(self.vectors)
-
-    def row_of(self, key: bytes) -> int | None:
-        """The row holding the window whose text hashes to ``key`` (the dict is made on first use)."""
-        if self._rows is None:
-            self._rows = {k: i for i, k in enumerate(self.keys)}
-        return self._rows.get(key)
-
-    @property
-    def index_type(self) -> str:
-        """The FAISS class and its storage, for ``stats``."""
-        return f"{type(self.index).__name__} (float16)"
-
-    def _prepare(self, query: np.ndarray) -> np.ndarray:
-        q = np.asarray(query, dtype=np.float32).reshape(1, -1).copy()
-        if self.metric == "cosine":
-            q /= max(float(np.linalg.norm(q)), 1e-12)
-        return q
-
-    def _to_score(self, raw: np.ndarray) -> np.ndarray:
-        if self.metric == "cosine":
-            return np.clip((1.0 + raw) / 2.0, 0.0, 1.0)
-        return 1.0 / (1.0 + np.maximum(raw, 0.0))
-
-    def top(self, query: np.ndarray, k: int, mask: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """The k best records (indices, scores), restricted to ``mask`` when given."""
-        if mask is not None:
-            return top_k(*self.scores_within(query, mask), k)
-        n_windows = len(self.owners)
-        if not n_windows or k <= 0:
-            return np.zeros(0, dtype=np.int64), np.zeros(0)
-        # Extra windows of multi-window records are the only way one record can
-        # take several of the top slots; searching that many more guarantees k
-        # records. One window beyond shows whether equal scores run past the cut.
-        depth = min(n_windows, k + n_windows - int(self.embedded.sum()) + 1)
-        q = self._prepare(query)
-        shallow = min(depth, k + 1 + k // SHALLOW_SHARE)
-        if shallow < depth:
-            # Most records have one window, so a few more than k windows usually hold k
-            # records: then they are the k best, since every record left out scores at most
-            # the last window found, below the k-th (the deeper search returns the same).
-            # At 100k records, 151 windows against 851 saved ~0.5 ms of a 8-9 ms search.
-            ids, scores, last = self._search_records(q, k, shallow)
-            if len(ids) == k and last < scores[-1]:
-                return ids, scores
-        ids, scores, last = self._search_records(q, k, depth)
-        if depth < n_windows and len(ids) == k and last >= scores[-1]:
-            # Equal scores (duplicate records) straddle the search depth and FAISS
-            # picked among them arbitrarily: score all, so top_k cuts by record order.
-            return top_k(*self.scores_within(query, self.embedded), k)
-        return ids, scores
-
-    def _search_records(self, q: np.ndarray, k: int, depth: int) -> tuple[np.ndarray, np.ndarray, float]:
-        """The k best records among the ``depth`` best windows FAISS finds for the prepared
-        query ``q``, and the score of the last of those windows."""
-        raw, windows = search_on_this_thread(self.index, q, depth)
-        windows, raw = windows[0], raw[0]
-        keep = windows >= 0
-        scores_all = self._to_score(raw[keep])
-        ids, scores = top_k(*_best_per_record(self.owners[windows[keep]], scores_all), k)
-        return ids, scores, float(scores_all[-1]) if len(scores_all) else -np.inf
-
-    def scores_within(self, query: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Exact scores of every embedded record where ``mask`` is true (same numbers as FAISS)."""
-        return self._score_windows(query, np.flatnonzero(mask[self.owners]))
-
-    def scores_of(self, query: np.ndarray, records: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """``scores_within`` a mask of ``records`` (sorted, distinct), without the mask: their
-        windows are found by bisection, not by a pass over every window's owner."""
-        first = np.searchsorted(self.owners, records, "left")
-        counts = np.searchsorted(self.owners, records, "right") - first
-        ends = np.cumsum(counts)
-        # Each record's run of windows first..first+count, in record order: the windows a
-        # mask of these records selects, in the same order, so the scores are the same.
-        windows = np.arange(int(ends[-1]) if len(ends) else 0, dtype=np.int64) + np.repeat(first - ends + counts, counts)
-        return self._score_windows(query, windows)
-
-    def _score_windows(self, query: np.ndarray, windows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Each record's best score among ``windows`` (ascending row numbers)."""
-        if not len(windows):
-            return np.zeros(0, dtype=np.int64), np.zeros(0)
-        q = self._prepare(query)[0]
-        raw = np.empty(len(windows), dtype=np.float32)
-        for start in range(0, len(windows), SCORE_BLOCK):  # blocks bound the float32 copy
-            part = slice(start, start + SCORE_BLOCK)
-            block = self.vectors[windows[part]].astype(np.float32)  # decoded as FAISS decodes them
-            raw[part] = block @ q if self.metric == "cosine" else ((block - q) ** 2).sum(axis=1)
-        return _best_per_record(self.owners[windows], self._to_score(raw))
-
-
-    def best_row(self, query: np.ndarray, record: int) -> int | None:
-        """The row of ``record``'s best window for ``query`` (None: it has none), as ``best_rows``
-        finds it; a record of one window (most) is not scored."""
-        first, last = self.owners.searchsorted(record, "left"), self.owners.searchsorted(record, "right")
-        if last - first == 1:
-            return int(first)
-        best = self.best_rows(query, [record]).get(record)
-        return None if best is None else best[0]
-
-    def best_rows(self, query: np.ndarray, records: Sequence[int]) -> dict[int, tuple[int, float]]:
-        """For each of ``records``: its best window (row) and that window's score."""
-        q = self._prepare(query)[0]
-        best: dict[int, tuple[int, float]] = {}
-        for record in records:
-            # Rows are ordered by record, so a record's windows are one slice.
-            first, last = np.searchsorted(self.owners, [record, record + 1])
-            if last <= first:
-                continue
-            block = self.vectors[first:last].astype(np.float32)
-            raw = block @ q if self.metric == "cosine" else ((block - q) ** 2).sum(axis=1)
-            scores = self._to_score(raw)
-            top = int(np.argmax(scores))
-            best[record] = (int(first) + top, float(scores[top]))
-        return best
-
-
-def encode_vectors(vectors: np.ndarray, metric: str) -> np.ndarray:
-    """The float16 rows FAISS stores for ``vectors`` (L2-normalised first for cosine)."""
-    import faiss
-
-    vectors = np.array(vectors, dtype=np.float32, order="C")  # a copy: the caller's array stays as it was
-    if vectors.ndim != 2 or not len(vectors):
-        return np.zeros((0, vectors.shape[1] if vectors.ndim == 2 else 0), dtype=np.float16)
-    if metric == "cosine":
-        faiss.normalize_L2(vectors)  # normalise so inner product equals cosine
-    encoder = faiss.IndexScalarQuantizer(vectors.shape[1], faiss.ScalarQuantizer.QT_fp16)
-    return encoder.sa_encode(vectors).view(np.float16)
-
-
-def search_on_this_thread(index: object, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """``index.search(queries, k)`` with an OpenMP team of one: the calling thread scans alone.
-
-    FAISS splits a search by query, so one query is scanned by one thread whatever the team
-    size; but the search still opens a team of one thread per core and ends at a barrier
-    that waits for every member. With the other core busy, the idle member waits for it:
-    at 100k windows beside one busy process, a search took 15.8 ms against 9.5 ms alone
-    (medians of 120 alternating; p95 28.0 against 17.6); on an idle machine they are equal.
-    omp_set_num_threads sets the calling thread's own count, restored here, so other
-    threads (and this one's later batch work) keep their teams.
-    """
-    import faiss
-
-    threads = faiss.omp_get_max_threads()
-    faiss.omp_set_num_threads(1)
-    try:
-        return index.search(queries, k)  # type: ignore[attr-defined]
-    finally:
-        faiss.omp_set_num_threads(threads)
-
-
-def _best_per_record(owners: np.ndarray, scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Collapse window scores to one score per record: the best window's."""
-    if not len(owners):
-        return owners, scores
-    order = np.lexsort((-scores, owners))
-    owners, scores = owners[order], scores[order]
-    first = np.concatenate([[True], owners[1:] != owners[:-1]])
-    return owners[first], scores[first]
-
-
-def top_k(ids: np.ndarray, scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """The k highest scores, best first; equal scores go by record order, so ties cut the same every time."""
-    if len(ids) > k:
-        kth = np.partition(scores, len(scores) - k)[len(scores) - k]  # an O(n) cut, keeping every tie
-        keep = scores >= kth
-        ids, scores = ids[keep], scores[keep]
-    order = np.lexsort((ids, -scores))[:k]
-    return ids[order], scores[order]
+# Postings renumbered at a time when an update copies them (4M: 16 MB of temporaries).
+MERGE_BLOCK = 1 << 22

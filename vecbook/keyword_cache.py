@@ -1,6 +1,6 @@
 """The keyword cache: what the last build read and laid out (each source's records, problems
-and signature, every passage's keyword token ids, the vocabulary and the keyword index's term
-counts), kept in the cache folder so that a restart reads and tokenizes only the sources that
+and signature, every passage's range and keyword token count, the vocabulary and the keyword
+index's term counts), kept in the cache folder so that a restart reads and tokenizes only the sources that
 changed since, and answers its first keyword query that much sooner.
 
 One file per data scope, beside the vector cache and pruned by the same rule. It holds JSON
@@ -25,14 +25,14 @@ import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any, BinaryIO, Callable, Iterator, Sequence
 
 import numpy as np
 
-from .build import Block, Builder, Layout
+from .build import Block, Builder
 from .config import Config
 from .index import TermCounts
-from .records import Problem, Record
+from .records import Problem, Record, shared_keys
 from .sources import SourceState
 from .tokens import Vocabulary
 from .vector_cache import cache_scope
@@ -40,7 +40,13 @@ from .vector_files import write_atomically
 
 log = logging.getLogger("vecbook")
 
-FORMAT = 2  # 2: the records' contents as UTF-8 beside their JSON rows, not inside them
+# 2: contents as UTF-8 beside the records' JSON rows; 3: those rows a source at a time with metadata
+# keys shared, contents read back from the file, token counts and each term's postings count (no ids)
+FORMAT = 3
+# Whether restored records read their texts back from the file (``StoredTexts``) rather than
+# hold them: not on Windows, where a file held open cannot be replaced by the next save.
+READ_TEXTS_BACK = os.name != "nt"
+TEXT_CHUNK = 8 << 20  # bytes of record texts read or written at a time when the file is saved
 # A source written this close to (or after) the moment its read began may have changed
 # again within its timestamp's granularity (2 s on FAT) without its signature showing it:
 # it is not kept, so the next start reads it again.
@@ -212,28 +218,35 @@ class KeywordCache:
         stored = {key for key, _, _ in kept}
         counts = _kept_counts(captured.counts, captured.blocks, stored)
         layouts = _layout_arrays([block for _, block, _ in kept])
-        terms = _compact_terms(captured.terms, counts, layouts)
+        terms = _compact_terms(captured.terms, counts)
         header = {"magic": self.MAGIC, "format": FORMAT, "fingerprint": fingerprint(self.config),
                   "terms": terms, "sources": [_source_facts(key, block, entry, captured.sources.read_at.get(key))
                               for key, block, entry in kept]}
         # One dumps per source, so a save in a background thread lets searches in between,
         # each appended as UTF-8 to one buffer: joining the pieces, bracketing and encoding them
-        # made three more copies of the JSON (50 MB each at 100k records) at once. The contents
-        # go to a buffer of their own, as UTF-8: decoding them from JSON took 90 ms per 10 MB.
-        records, contents, sizes = bytearray(b"["), bytearray(), []
+        # made three more copies of the JSON (50 MB each at 100k records) at once.
+        key_sets: dict[tuple[str, ...], int] = {}  # each distinct tuple of metadata keys, once for the file
+        records = bytearray()
+        ends = np.zeros(len(kept), dtype=np.int64)  # each source's rows end here: a restart parses one at a time
         for number, (_, block, _) in enumerate(kept):
-            records += (b"," if number else b"") + json.dumps(
-                list(map(_record_row, block.records)), ensure_ascii=False).encode("utf-8", "surrogatepass")
-            for record in block.records:
-                encoded = record.content.encode("utf-8", "surrogatepass")
-                contents += encoded
-                sizes.append(len(encoded))
-        records += b"]"
+            records += json.dumps([_record_row(record, key_sets) for record in block.records],
+                                  ensure_ascii=False).encode("utf-8", "surrogatepass")
+            ends[number] = len(records)
+        header["key_sets"] = list(key_sets)
+        every = [record for _, block, _ in kept for record in block.records]
+        sizes = np.fromiter(map(_text_size, every), dtype=np.int64, count=len(every))
         arrays = {"header": _bytes_array(json.dumps(header)), "records": np.frombuffer(records, dtype=np.uint8),
-                  "contents": np.frombuffer(contents, dtype=np.uint8), "content_bytes": np.array(sizes, dtype=np.int64),
-                  **layouts, **counts}
-        write_atomically(self.path, ".keywords-", lambda out: np.savez(out, **arrays))
+                  "record_ends": ends, "text_sizes": sizes, **layouts, **counts}
+        written: list[tuple[int, int]] = []
+
+        def write(out: BinaryIO) -> None:
+            _write_npz(out, arrays, every, int(sizes.sum()))
+            written.append(_identity(out))  # what the records adopt must be this very file
+
+        write_atomically(self.path, ".keywords-", write)
         self._held = [(key, block.records) for key, block, _ in kept]
+        if READ_TEXTS_BACK:
+            _adopt(every, sizes, self.path, written[0])
 
     # -- reading --
 
@@ -270,21 +283,28 @@ class KeywordCache:
             if header.get("format") != FORMAT or header["fingerprint"] != fingerprint(self.config):
                 log.info("keyword cache %s was made by other code or settings; reading every source", self.path)
                 return header, None
-            rows = json.loads(data["records"].tobytes())
-            arrays = {name: data[name] for name in ("tokens", "token_lengths", "passages", "passage_counts",
-                                                     "terms", "doc_ids", "tf", "contents", "content_bytes")}
+            rows = _rows_by_source(data["records"], data["record_ends"])
+            arrays = {name: data[name] for name in ("token_lengths", "passages", "passage_counts", "term_postings",
+                                                     "doc_ids", "tf", "text_sizes")}
+            texts = _opened_texts(self.path, int(arrays["text_sizes"].sum()), _identity(data.zip.fp))
         vocabulary = Vocabulary()
         vocabulary.ids = dict(zip(header["terms"], range(len(header["terms"]))))
-        blocks = _blocks(header["sources"], rows, arrays, len(vocabulary))
+        blocks = _blocks(header["sources"], rows, arrays, list(map(shared_keys, header["key_sets"])), texts)
         sources = SourceState(announce=True)
         sources.read_at = {key: at for key, (_, at) in _earlier_reads(header).items()}
         for facts, (key, block) in zip(header["sources"], blocks.items()):
             sources.put(key, (_tuples(facts["signature"]), block.records, [Problem(*p) for p in facts["problems"]],
                               facts["facts"]))
         n_passages = len(arrays["token_lengths"])
-        counts = TermCounts(vocabulary, n_passages, *(arrays[name].astype(np.int32) for name in ("terms", "doc_ids", "tf")))
-        if len(counts.doc_ids) and (int(counts.doc_ids.max()) >= n_passages or int(counts.terms.max()) >= len(vocabulary)):
+        postings = arrays["term_postings"].astype(np.int64)
+        if len(postings) != len(vocabulary) or (len(postings) and int(postings.min()) < 0) \
+                or int(postings.sum()) != len(arrays["doc_ids"]) or len(arrays["doc_ids"]) != len(arrays["tf"]) \
+                or (len(arrays["doc_ids"]) and int(arrays["doc_ids"].max()) >= n_passages):
             raise ValueError("term counts out of range")
+        counts = TermCounts(vocabulary, n_passages, None, arrays["doc_ids"].astype(np.int32, copy=False),
+                            arrays["tf"], indptr=np.concatenate([[0], np.cumsum(postings)]))
+        if not np.array_equal(np.bincount(counts.doc_ids, weights=counts.tf, minlength=n_passages), arrays["token_lengths"]):
+            raise ValueError("term counts and passage lengths do not agree")
         return header, (sources, blocks, vocabulary, counts)
 
 
@@ -308,7 +328,8 @@ def _storable(entry: tuple[Any, ...], block: Block) -> bool:
     mtimes = list(_mtimes(signature))
     if not mtimes or max(mtimes) >= block.read_ns - SETTLE_NS or not _plain(signature, tuples=True):
         return False
-    return _plain(entry[3]) and all(_plain(r.metadata) for r in block.records)
+    return _plain(entry[3]) and all(type(k) is str for keys in {r.metadata_keys for r in block.records} for k in keys) \
+        and all(_plain(value) for r in block.records for value in r._values)
 
 
 def _mtimes(signature: Any) -> Iterator[int]:
@@ -338,31 +359,151 @@ def _tuples(value: Any) -> Any:
     return tuple(map(_tuples, value)) if isinstance(value, list) else value
 
 
-def _record_row(record: Record) -> list[Any]:
-    """A record as a JSON row, without its content (stored apart). Its text is nearly always the
-    end of its content (the body after the headers), and is then stored as the number of
-    characters before it: half the size."""
-    content, text = record.content, record.text
-    body: str | int = len(content) - len(text) if content.endswith(text) else text
-    return [body, record.file_path, record.line_number, record.end_line, record.metadata, record.source,
-            record.id, record.citation, record.segments]
+def _record_row(record: Record, key_sets: dict[tuple[str, ...], int]) -> list[Any]:
+    """A record as a JSON row, its content apart (the file's ``texts``) and its metadata keys by
+    their number in the file's ``key_sets``. Its text is nearly always the end of its content
+    (the body after the headers), and is then stored as the number of characters before it."""
+    keys = key_sets.setdefault(record.metadata_keys, len(key_sets))
+    return [record._text, record.file_path, record.line_number, record.end_line, keys, record._values,
+            record.source, record._id, record._citation, record.segments]  # id, citation: null for their usual forms
 
 
-def _record(row: list[Any], content: str) -> Record:
-    body, *fields, segments = row
-    text = content[body:] if type(body) is int else body
-    return Record(text, *fields, content=content, segments=tuple(map(tuple, segments)) if segments else ())
+def _text_size(record: Record) -> int:
+    """The bytes of a record's content in UTF-8 (a stored one's, without reading it)."""
+    stored = record.stored_in
+    return stored[1] & REF_SIZE if stored is not None else len(record.content.encode("utf-8", "surrogatepass"))
 
 
-def _contents(arrays: dict[str, np.ndarray]) -> Iterator[str]:
-    """Each record's content, decoded from the stored UTF-8 a record at a time (decoding all of
-    it at once would widen every content to four bytes a character for one emoji among them)."""
-    data = memoryview(arrays["contents"])
-    ends = np.cumsum(arrays["content_bytes"]).tolist()
-    if (ends[-1] if ends else 0) != len(data):
-        raise ValueError("its contents do not agree")
-    for start, end in zip([0, *ends[:-1]], ends):
-        yield str(data[start:end], "utf-8", "surrogatepass")
+# A stored content's reference: its first byte in the file's texts, shifted past its size.
+REF_SHIFT = 32
+REF_SIZE = (1 << REF_SHIFT) - 1
+
+
+class FileTexts:
+    """Record contents read back from a keyword cache file (a stretch of its ``texts``), which
+    stays open for as long as a record refers to it: a save that replaces the file leaves this
+    one readable (POSIX keeps a renamed-over file for whoever holds it open)."""
+
+    def __init__(self, file: BinaryIO, offset: int, size: int) -> None:
+        self._file = file  # held while records refer to it
+        self._offset, self.size = offset, size
+
+    def read(self, ref: int) -> str:
+        """The content that ``ref`` names."""
+        return self.read_bytes(ref).decode("utf-8", "surrogatepass")
+
+    def read_bytes(self, ref: int) -> bytes:
+        """The UTF-8 bytes ``ref`` names."""
+        start, size = ref >> REF_SHIFT, ref & REF_SIZE
+        data = os.pread(self._file.fileno(), size, self._offset + start)
+        if len(data) != size:
+            raise ValueError(f"the keyword cache {self._file.name} was cut short while in use")
+        return data
+
+    def __del__(self) -> None:
+        self._file.close()
+
+
+def _identity(file: Any) -> tuple[int, int]:
+    """(device, inode) of an open file."""
+    info = os.fstat(file.fileno())
+    return info.st_dev, info.st_ino
+
+
+def _opened_texts(path: Path, size: int, identity: tuple[int, int]) -> FileTexts:
+    """The ``texts`` of the file at ``path``, checked to be the file ``identity`` names (another
+    process may replace it at any moment) and to hold ``size`` bytes."""
+    import zipfile
+
+    file = open(path, "rb")  # noqa: SIM115 - FileTexts holds it, or it is closed here
+    try:
+        if _identity(file) != identity:
+            raise ValueError("another process replaced it meanwhile")
+        with zipfile.ZipFile(file) as archive:  # a file passed in stays open
+            info = archive.getinfo("texts.npy")
+        file.seek(info.header_offset)
+        local = file.read(30)
+        if len(local) != 30 or local[:4] != b"PK\x03\x04":
+            raise ValueError("its texts are not where its index says")
+        names, extra = int.from_bytes(local[26:28], "little"), int.from_bytes(local[28:30], "little")
+        file.seek(info.header_offset + 30 + names + extra)
+        version = np.lib.format.read_magic(file)
+        read_header = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+        shape, _, dtype = read_header(file)
+        if shape != (size,) or dtype != np.uint8:
+            raise ValueError("its texts do not agree with its records")
+        return FileTexts(file, file.tell(), size)
+    except BaseException:
+        file.close()
+        raise
+
+
+def _write_npz(out: BinaryIO, arrays: dict[str, np.ndarray], records: Sequence[Record], size: int) -> None:
+    """``np.savez``'s file, with one more member, ``texts``: every record's content in UTF-8, one
+    after the other, written a chunk at a time rather than gathered (450 MB at a million records)."""
+    import zipfile
+
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_STORED, allowZip64=True) as archive:
+        for name, array in arrays.items():
+            with archive.open(f"{name}.npy", "w", force_zip64=True) as member:
+                np.lib.format.write_array(member, np.asanyarray(array), allow_pickle=False)
+        with archive.open("texts.npy", "w", force_zip64=True) as member:
+            np.lib.format.write_array_header_2_0(member, {"descr": "|u1", "fortran_order": False, "shape": (size,)})
+            for chunk in _text_chunks(records):
+                member.write(chunk)
+
+
+def _text_chunks(records: Sequence[Record]) -> Iterator[bytes]:
+    """The records' contents in UTF-8, joined into chunks of about TEXT_CHUNK bytes; the
+    contents of stored records that follow each other in their file are read in one go."""
+    pending: list[bytes] = []
+    held = 0
+    run: list[Any] | None = None  # [texts, first byte, end] of stored contents that follow each other
+    for record in records:
+        stored = record.stored_in
+        if stored is not None and isinstance(stored[0], FileTexts):
+            texts, ref = stored
+            start = ref >> REF_SHIFT
+            end = start + (ref & REF_SIZE)
+            if run is not None and run[0] is texts and run[2] == start and end - run[1] <= TEXT_CHUNK:
+                run[2] = end
+                continue
+            if run is not None:
+                pending.append(run[0].read_bytes((run[1] << REF_SHIFT) | (run[2] - run[1])))
+                held += len(pending[-1])
+            run = [texts, start, end]
+        else:
+            if run is not None:
+                pending.append(run[0].read_bytes((run[1] << REF_SHIFT) | (run[2] - run[1])))
+                held += len(pending[-1])
+                run = None
+            pending.append(record.content.encode("utf-8", "surrogatepass"))
+            held += len(pending[-1])
+        if held >= TEXT_CHUNK:
+            yield b"".join(pending)
+            pending, held = [], 0
+    if run is not None:
+        pending.append(run[0].read_bytes((run[1] << REF_SHIFT) | (run[2] - run[1])))
+    if pending:
+        yield b"".join(pending)
+
+
+def _adopt(records: Sequence[Record], sizes: np.ndarray, path: Path, identity: tuple[int, int]) -> None:
+    """Let records that hold their contents read them back from the file just written instead
+    (the file's texts are the records' in order). Stored ones keep their file: a reader takes a
+    record's reference and its file one after the other, so only a held content may change."""
+    if all(record.stored_in is not None for record in records):
+        return
+    try:
+        texts = _opened_texts(path, int(sizes.sum()), identity)
+    except (OSError, ValueError, KeyError) as exc:
+        log.info("keyword cache %s: record texts stay in memory (%s)", path, exc)
+        return
+    put = object.__setattr__
+    for record, start, size in zip(records, _starts(sizes), sizes.tolist()):
+        if record.stored_in is None:
+            put(record, "_texts", texts)  # first: the content is still held while the file is set
+            put(record, "_content", (start << REF_SHIFT) | size)
 
 
 def _source_facts(key: str, block: Block, entry: tuple[Any, ...], read_at: int | None) -> dict[str, Any]:
@@ -375,65 +516,107 @@ def _bytes_array(text: str) -> np.ndarray:
 
 
 def _layout_arrays(blocks: Sequence[Block]) -> dict[str, np.ndarray]:
-    """Every stored passage's character range and token ids, and passages per record."""
-    tokens = [t for block in blocks for t in block.tokens]
-    return {"tokens": np.concatenate(tokens).astype(np.int32) if tokens else np.zeros(0, dtype=np.int32),
-            "token_lengths": np.fromiter(map(len, tokens), dtype=np.int64, count=len(tokens)),
-            "passages": np.concatenate([b.passages for b in blocks]) if blocks else np.zeros((0, 2), dtype=np.int64),
-            "passage_counts": np.concatenate([b.counts for b in blocks]) if blocks else np.zeros(0, dtype=np.int64)}
+    """Every stored passage's character range and keyword token count, and passages per record."""
+    return {"token_lengths": _concatenated([b.lengths for b in blocks], np.int32),
+            "passages": _concatenated([b.passages for b in blocks], np.int32).reshape(-1, 2),
+            "passage_counts": _concatenated([b.counts for b in blocks], np.int32)}
+
+
+def _concatenated(parts: list[np.ndarray], dtype: type) -> np.ndarray:
+    return np.concatenate(parts).astype(dtype, copy=False) if parts else np.zeros(0, dtype=dtype)
 
 
 def _kept_counts(counts: TermCounts, blocks: Sequence[tuple[str, Block]], stored: set[str]) -> dict[str, np.ndarray]:
-    """The term counts of the stored sources' passages, renumbered as stored (in order)."""
+    """The term counts of the stored sources' passages, renumbered as stored (in order): each
+    posting's passage and count, and each term's number of postings (the file holds no term id
+    per posting, and none is made: 256 MB at a million records)."""
     kept = np.concatenate([np.full(len(b.passages), key in stored) for key, b in blocks]) if blocks \
         else np.zeros(0, dtype=bool)
-    number = np.cumsum(kept) - 1
+    per_term = np.diff(counts.indptr)
+    if bool(kept.all()):
+        return {"doc_ids": counts.doc_ids.astype(np.int32, copy=False), "tf": counts.tf, "term_postings": per_term}
+    number = (np.cumsum(kept) - 1).astype(np.int32)
     pairs = kept[counts.doc_ids]
-    return {"terms": counts.terms[pairs], "doc_ids": number[counts.doc_ids[pairs]].astype(np.int32),
-            "tf": counts.tf[pairs]}
+    gone = np.flatnonzero(~pairs)  # the postings of passages not stored, each taken from its term
+    per_term = per_term - np.bincount(np.searchsorted(counts.indptr, gone, "right") - 1, minlength=len(per_term))
+    return {"doc_ids": number[counts.doc_ids[pairs]], "tf": counts.tf[pairs], "term_postings": per_term}
 
 
-def _compact_terms(terms: list[str], counts: dict[str, np.ndarray], layouts: dict[str, np.ndarray]) -> list[str]:
-    """Only the terms some stored passage holds, renumbered in order (``counts`` and ``layouts``
-    are rewritten to the new ids): the vocabulary in memory keeps every term it ever learnt
-    (ids never change there), and a restart should not inherit those of deleted sources."""
-    held = counts["terms"]  # in postings order, so each term's pairs are together
-    used = held[np.flatnonzero(np.diff(held, prepend=-1))] if len(held) else np.zeros(0, dtype=np.int32)
-    renumber = np.full(len(terms), -1, dtype=np.int32)
-    renumber[used] = np.arange(len(used), dtype=np.int32)
-    counts["terms"] = renumber[held]
-    layouts["tokens"] = renumber[layouts["tokens"]]
+def _compact_terms(terms: list[str], counts: dict[str, np.ndarray]) -> list[str]:
+    """Only the terms some stored passage holds, in order (``counts`` is rewritten to them): the
+    vocabulary in memory keeps every term it ever learnt (ids never change there), and a restart
+    should not inherit those of deleted sources."""
+    used = np.flatnonzero(counts["term_postings"])
+    counts["term_postings"] = counts["term_postings"][used].astype(np.int64)
     return [terms[t] for t in used.tolist()]
 
 
-def _blocks(sources: list[dict[str, Any]], rows: list[list[Any]], arrays: dict[str, np.ndarray],
-            n_terms: int) -> dict[str, Block]:
-    """The stored blocks, checked against each other (a mismatch raises ValueError)."""
-    tokens, lengths = arrays["tokens"], arrays["token_lengths"]
-    passages, counts = arrays["passages"].reshape(-1, 2), arrays["passage_counts"]
-    if len(rows) != len(sources) or any(len(r) != s["records"] for r, s in zip(rows, sources)) \
-            or sum(s["records"] for s in sources) != len(counts) or len(arrays["content_bytes"]) != len(counts) \
-            or int(counts.sum()) != len(passages) or len(passages) != len(lengths) or int(lengths.sum()) != len(tokens):
+def _rows_by_source(records: np.ndarray, ends: np.ndarray) -> tuple[int, Callable[[int], list[list[Any]]]]:
+    """How many sources the file's rows hold, and the JSON rows of the n-th, parsed when asked
+    for: parsing a million rows at once left their transient objects among the records' own,
+    memory the process kept."""
+    starts = np.concatenate([[0], ends[:-1]]).tolist() if len(ends) else []
+    bounds = list(zip(starts, ends.tolist()))
+
+    def rows(number: int) -> list[list[Any]]:
+        start, end = bounds[number]
+        return json.loads(records[start:end].tobytes())
+
+    return len(bounds), rows
+
+
+def _blocks(sources: list[dict[str, Any]], stored: tuple[int, Callable[[int], list[list[Any]]]],
+            arrays: dict[str, np.ndarray], key_sets: list[tuple[str, ...]], texts: FileTexts) -> dict[str, Block]:
+    """The stored blocks, checked against each other (a mismatch raises ValueError); ``stored``
+    is ``_rows_by_source``'s."""
+    count, rows = stored
+    lengths = arrays["token_lengths"].astype(np.int32, copy=False)
+    passages, counts = arrays["passages"].reshape(-1, 2).astype(np.int32, copy=False), arrays["passage_counts"]
+    sizes = arrays["text_sizes"]
+    if count != len(sources) \
+            or sum(s["records"] for s in sources) != len(counts) or len(counts) != len(sizes) \
+            or int(counts.sum()) != len(passages) or len(passages) != len(lengths) \
+            or (len(lengths) and int(lengths.min()) < 0) or (len(sizes) and int(sizes.min()) < 0):
         raise ValueError("its parts do not agree")
-    if len(tokens) and (int(tokens.min()) < 0 or int(tokens.max()) >= n_terms):
-        raise ValueError("token ids out of range")
-    ends = np.cumsum(lengths).tolist()
-    per_passage = [tokens[a:b] for a, b in zip([0, *ends[:-1]], ends)]  # views: np.split took 5x as long
-    spans = list(map(tuple, passages.tolist()))
-    passage_ends = np.cumsum(counts).tolist()  # each record's passages end here
-    contents = _contents(arrays)
+    passage_ends = np.concatenate([[0], np.cumsum(counts)])  # record r's passages: passage_ends[r]..[r + 1]
+    text_starts = np.concatenate([[0], np.cumsum(sizes)])
     blocks: dict[str, Block] = {}
     # Only settled sources were stored: settled they stay, until their signature changes.
     restored_ns = time.time_ns()
     record = 0
-    for facts, block_rows in zip(sources, rows):
-        records = list(map(_record, block_rows, contents))
-        bounds = passage_ends[record:record + len(records)]
-        first = passage_ends[record - 1] if record else 0
-        layouts = [Layout(spans[a:b], per_passage[a:b]) for a, b in zip([first, *bounds[:-1]], bounds)]
-        last = bounds[-1] if bounds else first
-        blocks[facts["key"]] = Block(records, layouts, counts[record:record + len(records)].astype(np.int64),
-                                     passages[first:last].astype(np.int64), read_ns=restored_ns)
-        record += len(records)
+    for number, facts in enumerate(sources):
+        block_rows = rows(number)
+        if len(block_rows) != facts["records"]:
+            raise ValueError("its parts do not agree")
+        end = record + len(block_rows)
+        refs = [(start << REF_SHIFT) | size
+                for start, size in zip(text_starts[record:end].tolist(), sizes[record:end].tolist())]
+        records = [_record(row, key_sets, texts, ref) for row, ref in zip(block_rows, refs)]
+        first, last = int(passage_ends[record]), int(passage_ends[end])
+        blocks[facts["key"]] = Block(records, counts[record:end].astype(np.int32),
+                                     passages[first:last], lengths[first:last], read_ns=restored_ns)
+        record = end
     return blocks
 
+
+def _record(row: list[Any], key_sets: list[tuple[str, ...]], texts: FileTexts, ref: int) -> Record:
+    """A stored record: its content read back from ``texts`` when asked for (READ_TEXTS_BACK),
+    else read here and held."""
+    body, file_path, line, end, keys, values, source, id, citation, segments = row
+    segments = tuple(map(tuple, segments)) if segments else ()
+    if len(values) != len(key_sets[keys]):
+        raise ValueError("a record's metadata does not agree with its keys")
+    if READ_TEXTS_BACK:
+        return Record.stored(body, file_path, line, end, key_sets[keys], values, source, id, citation, segments,
+                             texts, ref)
+    metadata = dict(zip(key_sets[keys], values))
+    content = texts.read(ref)
+    text = content[body:] if type(body) is int else body
+    return Record(text, file_path, line, end, metadata, source, f"{file_path}:{line}" if id is None else id,
+                  f"{file_path}:{line}-{end}" if citation is None else citation, content, segments)
+
+
+def _starts(sizes: np.ndarray) -> list[int]:
+    """Each content's first byte among the texts (Python ints: past 4 GB of text a shifted
+    reference no longer fits 64 bits)."""
+    return [0, *np.cumsum(sizes)[:-1].tolist()] if len(sizes) else []

@@ -17,7 +17,8 @@ from typing import Any, Sequence
 import numpy as np
 
 from .config import QueryError
-from .index import KeywordIndex, VectorIndex, top_k
+from .index import KeywordIndex
+from .vector_index import VectorIndex, top_k
 from .records import Record
 from .snippets import date_days
 
@@ -292,7 +293,7 @@ class FilterColumns:
         """``known_keys`` (casefolded metadata keys) and ``known_sources`` (sorted) may be
         given when the caller has them, rather than found by a pass over every record."""
         self.records = records
-        self.known_keys = known_keys if known_keys is not None else {k.casefold() for r in records for k in r.metadata}
+        self.known_keys = known_keys if known_keys is not None else {k.casefold() for r in records for k in r.metadata_keys}
         self.known_sources = known_sources if known_sources is not None else sorted({r.source for r in records})
         self._columns: dict[tuple[str, tuple[str, ...]], tuple[np.ndarray, list[Any]]] = {}
         self._lock = threading.Lock()
@@ -439,7 +440,7 @@ class FilterColumns:
                 code = index[token] = len(uniques)
                 uniques.append(value)
             raw_codes.append(code)
-        codes = np.asarray(raw_codes, dtype=np.int64)
+        codes = np.asarray(raw_codes, dtype=np.int32)  # 4 bytes a record a key filtered on
         codes[codes < 0] = len(uniques)
         with self._lock:
             self._columns[cache_key] = (codes, uniques)

@@ -7,7 +7,7 @@ import codecs
 import re
 import sys
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol, Sequence
 
 SEPARATOR = "---"
 # A header key is one word (letter first); the colon must be followed by a
@@ -48,11 +48,13 @@ class Record:
     text, nearly always the end of the content, as the offset where it begins there; an id
     and a citation of the usual ``path:line`` and ``path:line-end`` forms made when read; and
     metadata keys and short values interned, so that a thousand records sharing ``Author:
-    ana`` share its strings.
+    ana`` share its strings. A record restored from the keyword cache holds no text at all:
+    its content is read back from the cache file when asked for (``stored``; a hit's
+    snippet, ``get``), which at a million records keeps ~500 MB of text out of memory.
     """
 
-    __slots__ = ("_text", "file_path", "line_number", "end_line", "metadata", "source", "_id", "_citation",
-                 "content", "segments")
+    __slots__ = ("_text", "file_path", "line_number", "end_line", "_keys", "_values", "source", "_id", "_citation",
+                 "_content", "segments", "_texts")
     FIELDS = ("text", "file_path", "line_number", "end_line", "metadata", "source", "id", "citation", "content",
               "segments")
 
@@ -64,12 +66,63 @@ class Record:
         put(self, "file_path", sys.intern(file_path) if type(file_path) is str else file_path)
         put(self, "line_number", line_number)
         put(self, "end_line", end_line)
-        put(self, "metadata", {sys.intern(k) if type(k) is str else k: _shared(v) for k, v in metadata.items()})
+        put(self, "_keys", _key_tuple(tuple(sys.intern(k) if type(k) is str else k for k in metadata)))
+        put(self, "_values", tuple(map(_shared, metadata.values())))
         put(self, "source", sys.intern(source) if type(source) is str else source)
         put(self, "_id", None if id == f"{file_path}:{line_number}" else id)
         put(self, "_citation", None if citation == f"{file_path}:{line_number}-{end_line}" else citation)
-        put(self, "content", content)
+        put(self, "_content", content)
         put(self, "segments", segments)
+        put(self, "_texts", None)
+
+    @classmethod
+    def stored(cls, body: int | str, file_path: str, line_number: int | None, end_line: int | None,
+               keys: tuple[str, ...], values: Sequence[Any], source: str, id: str | None, citation: str | None,
+               segments: tuple[tuple[int, int, int], ...], texts: StoredTexts, ref: int) -> Record:
+        """A record whose content ``texts`` reads back by ``ref`` when asked for; ``body`` is where
+        its text begins in the content (or the text itself, where it is not the content's end),
+        ``keys`` (from ``shared_keys``) and ``values`` its metadata, ``id`` and ``citation`` None
+        for their usual forms.
+        Made with the slots' own setters: a restart makes a million of these."""
+        record = _new(cls)
+        set_text, set_path, set_line, set_end, set_keys, set_values, set_source, set_id, set_citation, set_content, \
+            set_segments, set_texts = _SETTERS
+        set_text(record, body)
+        set_path(record, _intern(file_path))
+        set_line(record, line_number)
+        set_end(record, end_line)
+        set_keys(record, keys)
+        set_values(record, tuple([_intern(v) if type(v) is str and len(v) <= INTERNED_CHARS else v for v in values]))
+        set_source(record, _intern(source))
+        set_id(record, id)
+        set_citation(record, citation)
+        set_content(record, ref)
+        set_segments(record, segments)
+        set_texts(record, texts)
+        return record
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        """The record's headers (or its collection's fields), as a new dict each time: a record
+        keeps their values in a tuple beside a tuple of keys that records of the same header
+        lines share (a dict a record took ~180 bytes, 180 MB at a million)."""
+        return dict(zip(self._keys, self._values))
+
+    @property
+    def metadata_keys(self) -> tuple[str, ...]:
+        """The metadata's keys, in order (no dict made)."""
+        return self._keys
+
+    @property
+    def content(self) -> str:
+        """The whole record, headers included: what is embedded and keyword-indexed."""
+        content = self._content
+        return content if type(content) is str else self._texts.read(content)
+
+    @property
+    def stored_in(self) -> tuple[StoredTexts, int] | None:
+        """(the texts, the reference) a stored record's content is read back from; None when held."""
+        return None if type(self._content) is str else (self._texts, self._content)
 
     @property
     def text(self) -> str:
@@ -108,7 +161,9 @@ class Record:
         return "Record(" + ", ".join(f"{name}={getattr(self, name)!r}" for name in self.FIELDS) + ")"
 
     def __getstate__(self) -> tuple[Any, ...]:
-        return tuple(getattr(self, name) for name in self.__slots__)
+        # A stored record's content travels as text: the file it is read from stays here.
+        held = {"_content": self.content, "_texts": None}
+        return tuple(held.get(name, getattr(self, name)) for name in self.__slots__)
 
     def __setstate__(self, state: tuple[Any, ...]) -> None:
         for name, value in zip(self.__slots__, state):
@@ -130,6 +185,38 @@ class Record:
         first = max(bisect.bisect_right(offsets, start) - 1, 0)
         last = max(bisect.bisect_left(offsets, max(end, start + 1)) - 1, first)
         return list(self.segments[first:last + 1])
+
+
+# Key tuples shared by the records that have the same metadata keys in the same order (a
+# file's headers, an export's fields); new ones are no longer kept past this many.
+KEY_TUPLES = 65_536
+_key_tuples: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+
+
+def shared_keys(keys: Sequence[str]) -> tuple[str, ...]:
+    """The tuple of metadata keys (interned) that records with these keys share."""
+    return _key_tuple(tuple(map(sys.intern, keys)))
+
+
+def _key_tuple(keys: tuple[Any, ...]) -> tuple[Any, ...]:
+    """The shared copy of ``keys``."""
+    shared = _key_tuples.get(keys)
+    if shared is None:
+        shared = _key_tuples.setdefault(keys, keys) if len(_key_tuples) < KEY_TUPLES else keys
+    return shared
+
+
+_new = object.__new__
+_intern = sys.intern
+# Each slot's setter, in __slots__ order (Record.stored).
+_SETTERS = tuple(Record.__dict__[name].__set__ for name in Record.__slots__)
+
+
+class StoredTexts(Protocol):
+    """Where stored records' contents are read back from (the keyword cache's file)."""
+
+    def read(self, ref: int) -> str:
+        """The content that ``ref`` names."""
 
 
 @dataclass(frozen=True)

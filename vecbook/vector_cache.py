@@ -230,18 +230,18 @@ class VectorCache:
         build takes the vectors of the index it replaces first, and a saved cache holds no others)."""
         wanted = list(dict.fromkeys(keys))
         entries = self.entries
-        reread = self._released and any(map(entries.__contains__, wanted))  # a pass over every key
+        reread = self._released and bool((entries.rows.rows_of(wanted) >= 0).any())
         if reread:
             self._wait_for_saves()
         with self._entries_lock:  # no save swaps entries between the check, the read and the capture
             if self.entries is not entries:  # a save swapped them meanwhile: look again
                 entries = self.entries
-                reread = self._released and any(map(entries.__contains__, wanted))
+                reread = self._released and bool((entries.rows.rows_of(wanted) >= 0).any())
             if reread:
                 self._install(self._loaded())
                 entries = self.entries
-        rows = entries.rows
-        return CachedVectors({key: rows[key] for key in wanted if key in rows}, entries.matrix)
+        found = entries.rows.rows_of(wanted).tolist()
+        return CachedVectors({key: row for key, row in zip(wanted, found) if row >= 0}, entries.matrix)
 
     def release_vectors(self) -> None:
         """Close the files the vectors are read from, keeping their keys (and the key -> row

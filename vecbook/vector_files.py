@@ -166,16 +166,67 @@ def _rows_of(joined: bytes, rows: np.ndarray) -> bytes:
     return np.frombuffer(joined, dtype=np.uint8).reshape(-1, KEY_BYTES)[rows].tobytes()
 
 
+class KeyRows(Mapping[bytes, int]):
+    """Key -> row of a buffer of 16-byte keys, found by bisection of the keys' first 8 bytes,
+    sorted once: a dict of a million keys took ~100 MB and ~1 s to make, for as long as the
+    cache was open. Keys are hashes, so their first 8 bytes spread evenly; a key with the same
+    first 8 bytes as another is told apart by the rest. ``rows_of`` looks up many at once."""
+
+    def __init__(self, joined: bytes) -> None:
+        self.joined = joined
+        count = len(joined) // KEY_BYTES
+        whole = np.frombuffer(joined, dtype=">u8").reshape(count, KEY_BYTES // 8)
+        self._order = np.argsort(whole[:, 0], kind="stable").astype(np.int64)
+        self._sorted = whole[self._order, 0]
+        self._whole = whole
+
+    def rows_of(self, keys: Sequence[bytes]) -> np.ndarray:
+        """Each key's row (-1 where it has none)."""
+        if not len(keys) or not len(self._sorted):
+            return np.full(len(keys), -1, dtype=np.int64)
+        wanted = np.frombuffer(b"".join(keys), dtype=">u8").reshape(len(keys), KEY_BYTES // 8)
+        at = np.minimum(np.searchsorted(self._sorted, wanted[:, 0]), len(self._sorted) - 1)
+        rows = self._order[at]
+        found = (self._whole[rows] == wanted).all(axis=1)
+        result = np.where(found, rows, -1)
+        # A first 8 bytes shared by other keys: look along the run of equal ones (never, in practice).
+        for i in np.flatnonzero(~found & (self._sorted[at] == wanted[:, 0])).tolist():
+            position = int(at[i])
+            while position < len(self._sorted) and self._sorted[position] == wanted[i, 0]:
+                row = int(self._order[position])
+                if bool((self._whole[row] == wanted[i]).all()):
+                    result[i] = row
+                    break
+                position += 1
+        return result
+
+    def __getitem__(self, key: bytes) -> int:
+        row = int(self.rows_of([key])[0]) if len(key) == KEY_BYTES else -1
+        if row < 0:
+            raise KeyError(key)
+        return row
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, bytes) and len(key) == KEY_BYTES and int(self.rows_of([key])[0]) >= 0
+
+    def __iter__(self) -> Iterator[bytes]:
+        joined = self.joined
+        return (joined[i:i + KEY_BYTES] for i in range(0, len(joined), KEY_BYTES))
+
+    def __len__(self) -> int:
+        return len(self.joined) // KEY_BYTES
+
+
 class KeyedVectors(Mapping[bytes, np.ndarray]):
     """Vectors by the 16-byte key of their text, held as one buffer of keys and one float32
     matrix: reading, writing and gathering 100k of them are a few numpy passes rather than
     a Python object per vector (which held the interpreter for ~0.7 s in a background save,
-    stalling the next update). The key -> row dict is made on the first lookup. A cache read
+    stalling the next update). The key -> row table is made on the first lookup. A cache read
     from its files holds the keys only, its vectors staying there (``FileRows``); ``splits``
     are the windows of its split passages."""
 
     def __init__(self, joined: bytes = b"", matrix: np.ndarray | FileRows | None = None,
-                 rows: dict[bytes, int] | None = None, splits: SplitPassages | None = None) -> None:
+                 rows: KeyRows | None = None, splits: SplitPassages | None = None) -> None:
         self.joined = joined
         self.matrix = np.zeros((0, 0), dtype=np.float32) if matrix is None else matrix
         if len(joined) != KEY_BYTES * len(self.matrix):
@@ -192,10 +243,10 @@ class KeyedVectors(Mapping[bytes, np.ndarray]):
         return cls(b"".join(keys), matrix)
 
     @property
-    def rows(self) -> dict[bytes, int]:
+    def rows(self) -> KeyRows:
         """Key -> row of ``matrix``."""
         if self._rows is None:
-            self._rows = dict(zip(_split_keys(self.joined), range(len(self.matrix))))
+            self._rows = KeyRows(self.joined)
         return self._rows
 
     def __getitem__(self, key: bytes) -> np.ndarray:
@@ -217,7 +268,7 @@ class StreamedVectors:
     of every vector first (150 MB at 100k records, beside the index holding them already)."""
 
     def __init__(self, joined: bytes, dimension: int, blocks: Callable[[], Iterator[np.ndarray]],
-                 rows: dict[bytes, int] | None = None, splits: SplitPassages | None = None) -> None:
+                 rows: KeyRows | None = None, splits: SplitPassages | None = None) -> None:
         self.joined = joined
         self.dimension = dimension
         self.blocks = blocks
