@@ -34,7 +34,7 @@ LISTS = [
 
 
 def matching(filters: dict[str, Any]) -> list[str]:
-    mask = vecbook.rank.FilterColumns(RECORDS).mask(vecbook.rank.parse_filters(filters))
+    mask = vecbook.filters.FilterColumns(RECORDS).mask(vecbook.filters.parse_filters(filters))
     return [r.id for r, keep in zip(RECORDS, mask) if keep]
 
 
@@ -83,20 +83,20 @@ def test_filter_operators(filters: dict[str, Any], expected: list[str]) -> None:
     ({"tags__ne": "work"}, ["m0", "m2"]),                      # no member equals it
 ])
 def test_list_values_match_member_by_member(filters: dict[str, Any], expected: list[str]) -> None:
-    mask = vecbook.rank.FilterColumns(LISTS).mask(vecbook.rank.parse_filters(filters))
+    mask = vecbook.filters.FilterColumns(LISTS).mask(vecbook.filters.parse_filters(filters))
     assert [r.id for r, keep in zip(LISTS, mask) if keep] == expected
 
 
 @pytest.mark.parametrize("value", [3, -2.5, "10", "1e3", "2024-01-31", "2024-01-31T09:30", "2024-01-31 09:30:15",
                                    "2024-01-31T09:30:00.5Z", "2024-01-31T09:30:00+01:00", "2024-01-31T09:30+0100"])
 def test_range_filters_take_numbers_and_iso_dates(value: Any) -> None:
-    assert vecbook.rank.parse_filters({"date__gte": value})[0].value == value
+    assert vecbook.filters.parse_filters({"date__gte": value})[0].value == value
 
 
 @pytest.mark.parametrize("value", ["abc", "", "2024-1-5", "31/01/2024", "2024-01-31T9", "2024-01", True])
 def test_any_other_range_value_is_an_error_saying_what_is_accepted(value: Any) -> None:
     with pytest.raises(vecbook.QueryError) as error:
-        vecbook.rank.parse_filters({"priority__gt": value})
+        vecbook.filters.parse_filters({"priority__gt": value})
     assert str(error.value) == ("filter 'priority__gt' needs a number or an ISO date such as 2024-01-31 or "
                                 f"2024-01-31T09:30:00+01:00, got {value!r}")
 
@@ -113,7 +113,7 @@ def test_any_other_range_value_is_an_error_saying_what_is_accepted(value: Any) -
 ])
 def test_malformed_filters_are_query_errors_naming_them(filters: dict[str, Any], message: str) -> None:
     with pytest.raises(vecbook.QueryError) as error:
-        vecbook.rank.parse_filters(filters)
+        vecbook.filters.parse_filters(filters)
     assert message in str(error.value)
 
 
@@ -142,7 +142,7 @@ def test_a_source_no_record_comes_from_is_an_error_pointing_to_metadata_source(f
 
 def test_filters_must_be_an_object() -> None:
     with pytest.raises(vecbook.QueryError, match="filters must be an object"):
-        vecbook.rank.parse_filters(["author=ana"])  # type: ignore[arg-type]
+        vecbook.filters.parse_filters(["author=ana"])  # type: ignore[arg-type]
 
 
 def test_rrf_is_normalised_to_one_for_first_in_every_list() -> None:

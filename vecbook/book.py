@@ -47,7 +47,8 @@ from .embed import Embedder, _release_freed_memory
 from .vector_index import VectorIndex
 from .tokens import analyses, analysis_of, query_tokens
 from .languages import model_languages, reads_query
-from .rank import FUSION_DEPTH, Condition, Scored, best_first, convenience_conditions, parse_filters, rank
+from .filters import Condition, convenience_conditions, parse_filters
+from .rank import FUSION_DEPTH, Scored, best_first, rank
 from .snippets import folding
 from .snippets import query_terms, recency_blend
 from .registry import summarize_report

@@ -17,7 +17,7 @@ from .config import Config
 from .embed import EMBED_CHUNK, MAX_WINDOWS, Embedder
 from .exports.base import collector_paused
 from .index import KeywordIndex, TermCounts
-from .rank import FilterColumns
+from .filters import FilterColumns
 from .records import Record, record_passages
 from .sources import LoadReport, SourceState, block_source, load_sources
 from .tokens import Vocabulary, analysis_of

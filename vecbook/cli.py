@@ -37,7 +37,7 @@ from .mcp import serve
 from .remote import find_server
 from .registry import add_source, inspect, remove_source
 from .tokens import ENGLISH, Analysis, analysis_of
-from .rank import convenience_conditions, parse_filters
+from .filters import convenience_conditions, parse_filters
 from .records import Problem
 
 log = logging.getLogger("vecbook")  # one logger for the package: hosts and the CLI configure "vecbook"

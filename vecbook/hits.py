@@ -14,7 +14,8 @@ import numpy as np
 from .build import Snapshot
 from .chat_hits import merge_touching, merged_citation, merged_text
 from .config import FUSIONS, MAX_QUERY_CHARS, MAX_RESULTS_LIMIT, QueryError, VecBookError
-from .rank import Scored, parse_filters
+from .filters import parse_filters
+from .rank import Scored
 from .records import Record
 from .snippets import make_snippet
 from .tokens import ENGLISH, Analysis, word_spans

@@ -13,7 +13,7 @@ from .caches import write_before_exit, writing_put_off
 from .hits import MAX_CONTEXT, MAX_TOTAL_CHARS, check_max_total_chars, within_budget
 from .onnx_build import stop_builds
 from .config import MAX_QUERY_CHARS, MAX_RESULTS_LIMIT, QueryError, VecBookError, __version__
-from .rank import FILTER_OPERATORS
+from .filters import FILTER_OPERATORS
 
 # Characters of each hit's text an MCP search returns by default: the snippet points at
 # the answer, and ten whole 4 MB records would flood an assistant's context.

@@ -1,0 +1,441 @@
+"""Metadata filters: the filter syntax (``{"key__op": value}`` and the shorthand ones such as
+sources, dates and participants) parsed into Conditions, and FilterColumns, which caches each
+filtered key's column per index and turns Conditions into a mask of records."""
+
+from __future__ import annotations
+
+import difflib
+import fnmatch
+import json
+import math
+import re
+import threading
+import time
+from dataclasses import dataclass, replace
+from typing import Any, Sequence
+
+import numpy as np
+
+from .config import QueryError
+from .records import Record
+from .snippets import date_days
+
+FILTER_OPERATORS = ("exact", "ne", "gt", "gte", "lt", "lte", "in", "contains", "startswith", "exists")
+_MISSING = object()
+_NUMBER_RE = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
+# What gt/gte/lt/lte accept besides numbers: an ISO-8601 date, optionally with a time and
+# an offset. ISO text sorts chronologically, so such values keep comparing as text; any
+# other text would compare alphabetically, which is never what a range filter means.
+_ISO_DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$")
+_COMPARISONS = ("gt", "gte", "lt", "lte")
+
+
+@dataclass(frozen=True)
+class Condition:
+    """One parsed filter: ``date__gte: "2024-01-01"`` -> field, path, op, value."""
+
+    key: str
+    field: str  # "metadata", "source" or "file_path"
+    path: tuple[str, ...]
+    op: str
+    value: Any
+    # Set for the shorthand filters (``since``, ``until``, ``participants``): how the user
+    # wrote it, "since 30d", so that an error speaks of what was typed, not of "date__gte".
+    shorthand: str = ""
+
+
+def parse_filters(filters: dict[str, Any] | None) -> list[Condition]:
+    """Validate Django-style filters; raise QueryError naming the key at fault."""
+    if filters is None:
+        return []
+    if not isinstance(filters, dict):
+        raise QueryError(f"filters must be an object mapping keys to values, got {type(filters).__name__}")
+    return [_parse_condition(str(key), value) for key, value in filters.items()]
+
+
+def _parse_condition(key: str, value: Any) -> Condition:
+    name, op = key, "exact"
+    if "__" in key:
+        name, op = key.rsplit("__", 1)
+        if op not in FILTER_OPERATORS:
+            raise QueryError(f"unknown filter operator '{op}' in '{key}' (use one of: {', '.join(FILTER_OPERATORS)})")
+    if not name:
+        raise QueryError(f"filter '{key}' has no key before the operator")
+    lowered = name.lower()
+    if lowered.startswith("metadata."):
+        field_name, path = "metadata", tuple(name[len("metadata."):].split("."))
+    elif lowered in ("source", "file_path"):
+        field_name, path = lowered, ()
+    else:
+        field_name, path = "metadata", tuple(name.split("."))
+    if any(not part for part in path):
+        raise QueryError(f"filter key '{key}' has an empty path segment")
+    _check_filter_value(key, op, value)
+    if op == "in":
+        value = list(value)
+    return Condition(key, field_name, path, op, value)
+
+
+_SPAN_RE = re.compile(r"^\s*(\d+)\s*([hdwmy])\s*$", re.I)
+# ``path:line``, ``path:line-end`` or either with ``#anchor``: a reference to lines of a file.
+_LINE_REF_RE = re.compile(r"^(.*):(\d+)(?:-\d+)?(?:#.*)?$", re.S)
+_SPAN_DAYS = {"h": 1 / 24, "d": 1, "w": 7, "m": 30.4375, "y": 365.25}
+
+
+def convenience_conditions(sources: Sequence[str] | None = None, since: str | None = None,
+                           until: str | None = None, participants: Sequence[str] | None = None,
+                           now: float | None = None) -> list[Condition]:
+    """The assistants' shorthand as filters: ``sources`` (any of these collections, ``files``
+    for the .txt records), ``since``/``until`` (an ISO date or date-time, or a span back
+    from now such as ``30d``, ``2w``, ``6m``, ``1y``, ``12h``; ``until`` a date includes that
+    whole day) and ``participants`` (each one named takes part: a whole-word match)."""
+    conditions = []
+    if sources:
+        conditions.append(_parse_condition("source__in", list(_string_list("sources", sources))))
+    if since:
+        start = _moment("since", since, now)
+        conditions.append(replace(_parse_condition("date__gte", start), shorthand=f"since {since}"))
+    if until:
+        moment = _moment("until", until, now)
+        op = "lt" if len(moment) == 10 else "lte"
+        end = _next_day(moment) if op == "lt" else moment
+        if since and date_days(start) >= date_days(end) + (0 if op == "lt" else 1e-9):
+            raise QueryError(f"since {since} is later than until {until}: no record can be dated between them "
+                             f"(swap them?)")
+        conditions.append(replace(_parse_condition(f"date__{op}", end), shorthand=f"until {until}"))
+    for person in _string_list("participants", participants or []):
+        conditions.append(replace(_parse_condition("participants__contains", person),
+                                  shorthand=f"participants {person}"))
+    return conditions
+
+
+def _string_list(name: str, values: Any) -> list[str]:
+    if isinstance(values, str):
+        values = [values]
+    if not isinstance(values, (list, tuple)) or not all(isinstance(v, str) and v.strip() for v in values):
+        raise QueryError(f"{name} must be a list of names, got {values!r}")
+    return [v.strip() for v in values]
+
+
+def _moment(name: str, value: Any, now: float | None) -> str:
+    """An ISO date or date-time as given, or a span back from ``now`` as an ISO date-time (UTC)."""
+    from datetime import date, datetime, timedelta, timezone
+
+    if not isinstance(value, str):
+        raise QueryError(f"{name} must be a date such as 2024-01-31 or a span such as 30d, got {value!r}")
+    span = _SPAN_RE.match(value)
+    if span:
+        moment = datetime.fromtimestamp(time.time() if now is None else now, timezone.utc)
+        moment -= timedelta(days=int(span.group(1)) * _SPAN_DAYS[span.group(2).lower()])
+        return moment.replace(microsecond=0).isoformat()
+    text = value.strip()
+    try:
+        (date.fromisoformat(text) if len(text) == 10 else datetime.fromisoformat(text))
+    except ValueError:
+        raise QueryError(f"{name} must be an ISO date (2024-01-31), a date-time (2024-01-31T09:00) or a span "
+                         f"back from now (30d, 2w, 6m, 1y, 12h); got {value!r}") from None
+    return text
+
+
+def _next_day(day: str) -> str:
+    from datetime import date, timedelta
+
+    return (date.fromisoformat(day) + timedelta(days=1)).isoformat()
+
+
+def _check_filter_value(key: str, op: str, value: Any) -> None:
+    scalar = (str, int, float, bool)
+    if op == "exists":
+        if not isinstance(value, bool):
+            raise QueryError(f"filter '{key}' needs true or false, got {value!r}")
+    elif op == "in":
+        if not isinstance(value, (list, tuple)) or not all(isinstance(v, scalar) for v in value):
+            raise QueryError(f"filter '{key}' needs a list of values, got {value!r}")
+    elif not isinstance(value, scalar) or (isinstance(value, float) and not math.isfinite(value)):
+        raise QueryError(f"filter '{key}' needs a string or number, got {value!r}")
+    elif op in _COMPARISONS and not _is_comparable(value):
+        raise QueryError(f"filter '{key}' needs a number or an ISO date such as 2024-01-31 or "
+                         f"2024-01-31T09:30:00+01:00, got {value!r}")
+
+
+def _is_comparable(value: Any) -> bool:
+    """A number, or text that is a number or an ISO-8601 date/datetime."""
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, (int, float)):
+        return True
+    text = value.strip()
+    return bool(_NUMBER_RE.match(text) or _ISO_DATE_RE.match(text))
+
+
+def _as_number(value: Any) -> float | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        return float(value)
+    if isinstance(value, str) and _NUMBER_RE.match(value.strip()):
+        return float(value)
+    return None
+
+
+def _as_text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return value.casefold()
+    if isinstance(value, (dict, list)):
+        return json.dumps(value, sort_keys=True).casefold()
+    return str(value).casefold()
+
+
+def compare_values(a: Any, b: Any) -> int:
+    """-1, 0 or 1: numbers compare as numbers, everything else (ISO dates too) as case-folded text."""
+    na, nb = _as_number(a), _as_number(b)
+    left, right = (na, nb) if na is not None and nb is not None else (_as_text(a), _as_text(b))
+    return (left > right) - (left < right)
+
+
+def value_matches(value: Any, op: str, target: Any, glob: bool = False) -> bool:
+    """Whether one metadata value satisfies ``op target``; ``_MISSING`` means the key is absent."""
+    if value is _MISSING:
+        return op == "ne" or (op == "exists" and not target)
+    if op == "exists":
+        return bool(target)
+    items = value if isinstance(value, list) else [value]
+    if op in ("exact", "ne", "in"):
+        targets = target if op == "in" else [target]
+        found = any(_equal(v, t, glob) for v in items for t in targets)
+        return not found if op == "ne" else found
+    if op == "contains":
+        if isinstance(value, list):
+            return any(_equal(v, target, False) or _has_word(v, target) for v in value)
+        if isinstance(value, dict):
+            return _as_text(target) in {_as_text(k) for k in value}
+        return _as_text(target) in _as_text(value)
+    if op == "startswith":
+        return any(_as_text(v).startswith(_as_text(target)) for v in items)
+    sign = {"gt": (1,), "gte": (0, 1), "lt": (-1,), "lte": (-1, 0)}[op]
+    return any(compare_values(v, target) in sign for v in items)
+
+
+def _has_word(member: Any, target: Any) -> bool:
+    """Whether a list member holds ``target`` as a whole word: "ana" is in "Ana Lopez",
+    but "work" is not in "homework" (a list holds names and labels, not prose)."""
+    if isinstance(member, (dict, list)):
+        return False
+    word = re.escape(_as_text(target))
+    return re.search(rf"(?<!\w){word}(?!\w)", _as_text(member)) is not None
+
+
+def _equal(value: Any, target: Any, glob: bool) -> bool:
+    if glob:
+        return fnmatch.fnmatchcase(str(value), str(target))
+    return compare_values(value, target) == 0
+
+
+def lookup_metadata(metadata: dict[str, Any], path: tuple[str, ...]) -> Any:
+    """A metadata value by key, case-insensitively; dotted paths walk nested JSON objects."""
+    whole = ".".join(path)
+    for candidate in (whole, None):
+        if candidate is not None:
+            found = _get_casefold(metadata, candidate)
+            if found is not _MISSING or len(path) == 1:
+                return found
+    current: Any = metadata
+    for part in path:
+        if not isinstance(current, dict):
+            return _MISSING
+        current = _get_casefold(current, part)
+        if current is _MISSING:
+            return _MISSING
+    return current
+
+
+def _get_casefold(mapping: dict[str, Any], key: str) -> Any:
+    if key in mapping:
+        return mapping[key]
+    folded = key.casefold()
+    for name, value in mapping.items():
+        if name.casefold() == folded:
+            return value
+    return _MISSING
+
+
+class FilterColumns:
+    """Per-index filter evaluation: each key's values are factorised once, and a
+    predicate is evaluated over distinct values only, then spread with numpy."""
+
+    def __init__(self, records: Sequence[Record], known_keys: frozenset[str] | None = None,
+                 known_sources: list[str] | None = None) -> None:
+        """``known_keys`` (casefolded metadata keys) and ``known_sources`` (sorted) may be
+        given when the caller has them, rather than found by a pass over every record."""
+        self.records = records
+        self.known_keys = known_keys if known_keys is not None else {k.casefold() for r in records for k in r.metadata_keys}
+        self.known_sources = known_sources if known_sources is not None else sorted({r.source for r in records})
+        self._columns: dict[tuple[str, tuple[str, ...]], tuple[np.ndarray, list[Any]]] = {}
+        self._lock = threading.Lock()
+        self._dates: np.ndarray | None = None
+        self._refs: dict[str, int] | None = None
+        self._having: dict[str, set[str]] = {}  # metadata key -> the sources some of whose records have it
+
+    def find(self, ref: str) -> int | None:
+        """The position of the record whose id or citation is ``ref`` (a citation without its
+        ``#anchor``, ``path:line`` for a line inside a record, or ``path:line-end`` for lines
+        starting inside one, also works)."""
+        with self._lock:
+            if self._refs is None:
+                self._refs = {}
+                for position, record in enumerate(self.records):
+                    for key in (record.citation, record.citation.split("#", 1)[0], record.id):
+                        self._refs.setdefault(key, position)
+            refs = self._refs
+        if ref in refs:
+            return refs[ref]
+        # A line inside a record, or a range of lines starting inside one (a chat hit merged
+        # across windows cites its own lines).
+        match = _LINE_REF_RE.match(ref)
+        if match is None:
+            return None
+        path, line = match.group(1), int(match.group(2))
+        return next((i for i, r in enumerate(self.records) if r.file_path == path and r.line_number is not None
+                     and r.end_line is not None and r.line_number <= line <= r.end_line), None)
+
+    def dates(self) -> np.ndarray:
+        """Each record's ``date`` metadata as days since 1970 (NaN where it has none), computed once."""
+        with self._lock:
+            if self._dates is None:
+                self._dates = np.array([date_days(lookup_metadata(r.metadata, ("date",))) for r in self.records],
+                                       dtype=np.float64)
+            return self._dates
+
+    def mask(self, conditions: Sequence[Condition]) -> np.ndarray | None:
+        """Records matching every condition, or None when there are no conditions."""
+        if not conditions:
+            return None
+        result = np.ones(len(self.records), dtype=bool)
+        self._check_shorthand(conditions)
+        for condition in conditions:
+            self._check_known(condition)
+            codes, uniques = self._column(condition)
+            glob = condition.field == "file_path" and condition.op in ("exact", "in")
+            verdict = np.array([value_matches(v, condition.op, condition.value, glob) for v in uniques]
+                               + [value_matches(_MISSING, condition.op, condition.value)], dtype=bool)
+            result &= verdict[codes]
+        return result
+
+    def _check_known(self, condition: Condition) -> None:
+        """A key no record has, or a source no record comes from, is a typo: say so rather
+        than return nothing."""
+        if not self.records:
+            return
+        if condition.field == "source":
+            self._check_source(condition)
+        if condition.field != "metadata" or condition.shorthand:  # (see _check_shorthand)
+            return
+        whole, head = ".".join(condition.path).casefold(), condition.path[0].casefold()
+        if whole in self.known_keys or head in self.known_keys:
+            return
+        close = difflib.get_close_matches(whole, sorted(self.known_keys), n=1)
+        hint = f"; did you mean '{close[0]}'?" if close else ""
+        known = ", ".join(sorted(self.known_keys)[:20]) or "none"
+        name = ".".join(condition.path)
+        where = f" in '{condition.key}'" if condition.key != name else ""
+        raise QueryError(f"unknown filter key '{name}'{where}: no record has it{hint} (known keys: {known})")
+
+    def _check_shorthand(self, conditions: Sequence[Condition]) -> None:
+        """``since``, ``until`` or ``participants`` over sources none of whose records has a
+        date (or names participants) can match nothing: say which sources, in the words the
+        user typed, rather than return no results (or name the filter key behind the shorthand)."""
+        if not self.records:
+            return
+        searched = self._searched_sources(conditions)
+        for condition in conditions:
+            if not condition.shorthand:
+                continue
+            key = condition.path[0]
+            having = self._sources_with(key)
+            if any(source.casefold() in having for source in searched):
+                continue
+            dated = key == "date"
+            what, kinds, others = (("has a date", "a Date: header, or the time of a message, mail or event",
+                                    "sources with dates") if dated else
+                                   ("names its participants", "chats, mail and calendars name them",
+                                    "sources that name them"))
+            having_them = [s for s in self.known_sources if s.casefold() in having]
+            raise QueryError(f"{condition.shorthand}: no record of {', '.join(searched)} {what} ({kinds}), so none "
+                             f"can match; {others}: {', '.join(having_them) or 'none'}")
+
+    def _searched_sources(self, conditions: Sequence[Condition]) -> list[str]:
+        """The sources a search covers: those its ``source`` conditions name, else all."""
+        searched = list(self.known_sources)
+        for condition in conditions:
+            if condition.field == "source" and condition.op in ("exact", "in"):
+                wanted = {_as_text(v) for v in (condition.value if condition.op == "in" else [condition.value])}
+                searched = [s for s in searched if s.casefold() in wanted]
+        return searched
+
+    def _sources_with(self, key: str) -> set[str]:
+        """The sources (casefolded) of which some record has metadata ``key``; computed once a key."""
+        with self._lock:
+            having = self._having.get(key.casefold())
+        if having is None:
+            having = {r.source.casefold() for r in self.records
+                      if lookup_metadata(r.metadata, (key,)) not in (_MISSING, None)}
+            with self._lock:
+                self._having[key.casefold()] = having
+        return having
+
+    def _check_source(self, condition: Condition) -> None:
+        if condition.op not in ("exact", "ne", "in"):
+            return
+        known = {s.casefold() for s in self.known_sources}
+        wanted = condition.value if condition.op == "in" else [condition.value]
+        unknown = [v for v in wanted if _as_text(v) not in known]
+        if unknown:
+            raise QueryError(
+                f"no record comes from source '{unknown[0]}' (sources: {', '.join(self.known_sources)}); "
+                f"'source' is the collection a record came from: for a metadata field named source, "
+                f"filter on metadata.source={unknown[0]}")
+
+    def _column(self, condition: Condition) -> tuple[np.ndarray, list[Any]]:
+        """Codes per record into a list of distinct values; the last code means 'missing'."""
+        cache_key = (condition.field, tuple(p.casefold() for p in condition.path))
+        with self._lock:
+            if cache_key in self._columns:
+                return self._columns[cache_key]
+        index: dict[Any, int] = {}
+        uniques: list[Any] = []
+        raw_codes = []
+        for record in self.records:
+            value = self._value(record, condition)
+            if value is _MISSING:
+                raw_codes.append(-1)
+                continue
+            token = _value_token(value)
+            code = index.get(token)
+            if code is None:
+                code = index[token] = len(uniques)
+                uniques.append(value)
+            raw_codes.append(code)
+        codes = np.asarray(raw_codes, dtype=np.int32)  # 4 bytes a record a key filtered on
+        codes[codes < 0] = len(uniques)
+        with self._lock:
+            self._columns[cache_key] = (codes, uniques)
+        return codes, uniques
+
+    @staticmethod
+    def _value(record: Record, condition: Condition) -> Any:
+        if condition.field == "source":
+            return record.source
+        if condition.field == "file_path":
+            return record.file_path
+        return lookup_metadata(record.metadata, condition.path)
+
+
+def _value_token(value: Any) -> Any:
+    """A hashable stand-in for a metadata value, equal for equal values of one type: the
+    value itself (with its type, so 1, 1.0, True and "1" stay apart) for a scalar, JSON for
+    a list or table. The JSON encoding of every value took ~0.4 s a column at 100k records."""
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return type(value), value
+    return json.dumps(value, sort_keys=True, default=str)
