@@ -18,6 +18,7 @@ from .embed import EMBED_CHUNK, MAX_WINDOWS, Embedder
 from .exports.base import collector_paused
 from .index import KeywordIndex, TermCounts
 from .filters import FilterColumns
+from .blocks import Block, reused_records, taken_windows
 from .records import Record, record_passages
 from .sources import LoadReport, SourceState, block_source, load_sources
 from .tokens import Vocabulary, analysis_of
@@ -42,52 +43,6 @@ MAX_RECORD_WINDOWS = 10_000
 # few such blocks are all a build holds beside its index (at 16k rows, ~60 MB at the end of
 # a warm start of 100k records, its highest moment).
 ENCODE_BLOCK = 1024
-
-
-@dataclass
-class Block:
-    """One source's records as laid out for the index, in a few arrays rather than objects
-    per record (a list of token arrays and a list of tuples per record took ~700 bytes a
-    record, 700 MB at a million, for as long as the process ran). The next build carries an
-    unchanged source's block (the same records list) whole, as slices of its arrays, so an
-    update costs what changed rather than a pass over every record.
-
-    The keyword tokens themselves are not kept: the keyword index's term counts are (and the
-    next build copies those of every passage it keeps), so a block holds each passage's
-    token count and, until the next keyword index has counted them, the token ids of the
-    passages it laid out anew (``tokens``; None for a passage whose counts are copied)."""
-
-    records: list[Record]
-    counts: np.ndarray  # passages per record
-    passages: np.ndarray  # (passages, 2): character ranges in each record's content (int32)
-    lengths: np.ndarray  # keyword tokens per passage
-    # Each passage's token ids while the next keyword index still has to count them (None for
-    # one whose counts come from ``origin``); dropped once counted.
-    tokens: list[np.ndarray | None] | None = None
-    # For a source read again: each passage's number in the source's previous block (-1: laid
-    # out anew), so its term counts, and its record's windows, are taken over from there.
-    origin: np.ndarray | None = None
-    previous: Block | None = None  # that previous block, held until its windows are taken over
-    # Set once every passage is cut into model windows (``Builder._window_blocks``):
-    keys: list[bytes] | None = None  # each window's text hash
-    windows: np.ndarray | None = None  # windows per record
-    spans: np.ndarray | None = None  # (windows, 2) in the record's content
-    window_passages: np.ndarray | None = None  # each window's passage number in its record
-    # When the read these records came from began (time.time_ns): a source written within its
-    # timestamps' granularity of that moment may have changed unseen (see keyword_cache).
-    read_ns: int = 0
-    # Derived from the records:
-    metadata_keys: frozenset[str] = field(init=False, default=frozenset())  # casefolded, for unknown-key checks
-    sources: frozenset[str] = field(init=False, default=frozenset())
-
-    def __post_init__(self) -> None:
-        self.metadata_keys = frozenset(k.casefold() for keys in {r.metadata_keys for r in self.records} for k in keys)
-        self.sources = frozenset(r.source for r in self.records)
-
-    @property
-    def firsts(self) -> np.ndarray:
-        """Each record's first passage in the block (and the end, last)."""
-        return np.concatenate([[0], np.cumsum(self.counts)]).astype(np.int64)
 
 
 @dataclass(frozen=True)
@@ -233,7 +188,7 @@ class Builder:
         old = self.blocks.get(key)
         if old is not None and old.records is records:
             return old
-        reused = _reused_records(old, records)
+        reused = reused_records(old, records)
         fresh = [i for i, r in enumerate(reused) if r < 0]
         laid = iter(self._layouts([records[i] for i in fresh], block_source(key)))
         old_firsts = old.firsts if old is not None else np.zeros(1, dtype=np.int64)
@@ -373,7 +328,7 @@ class Builder:
                 found |= previous.rows_of(keys) >= 0
             return found
 
-        plans = [_taken_windows(block) for block in blocks]
+        plans = [taken_windows(block) for block in blocks]
         todo = []
         for block, taken_over in zip(blocks, plans):
             firsts = block.firsts
@@ -500,50 +455,6 @@ class Builder:
                 log.warning("%s: record could not be embedded (%s); it is found by keyword search only",
                             record.citation, exc)
         return vectors
-
-
-def _reused_records(old: Block | None, records: Sequence[Record]) -> list[int]:
-    """For each record, the record of ``old`` (the source's previous block) with the same text
-    and message starts (``_layout_key``), each taken once (a second copy is laid out anew), or -1."""
-    if old is None:
-        return [-1] * len(records)
-    known = {_layout_key(record): number for number, record in enumerate(old.records)}
-    taken: set[int] = set()
-    reused = []
-    for record in records:
-        number = known.get(_layout_key(record), -1)
-        if number in taken:
-            number = -1
-        elif number >= 0:
-            taken.add(number)
-        reused.append(number)
-    return reused
-
-
-def _layout_key(record: Record) -> tuple[str, tuple[int, ...]]:
-    """What a record's layout depends on: its content and, for a chat window, where its
-    messages begin (its passages are message pieces)."""
-    segments = record.segments
-    return record.content, tuple(offset for offset, _, _ in segments) if len(segments) > 1 else ()
-
-
-def _taken_windows(block: Block) -> list[tuple[int, int] | None]:
-    """For each record of ``block``: the range of its windows in its source's previous block,
-    where it was taken over from one that has windows, else None (it is cut here)."""
-    old = block.previous
-    if old is None or block.origin is None or old.windows is None or old.keys is None:
-        return [None] * len(block.records)
-    old_passages, old_windows = old.firsts, np.concatenate([[0], np.cumsum(old.windows)])
-    firsts = block.firsts
-    taken: list[tuple[int, int] | None] = []
-    for first, end in zip(firsts[:-1].tolist(), firsts[1:].tolist()):
-        start = int(block.origin[first]) if end > first else -1
-        if start < 0:
-            taken.append(None)
-            continue
-        number = int(np.searchsorted(old_passages, start, "right")) - 1  # the record it was in the previous block
-        taken.append((int(old_windows[number]), int(old_windows[number + 1])))
-    return taken
 
 
 def _planned(spans: Sequence[Sequence[int]], keys: Iterator[bytes], whole: Iterator[bool],

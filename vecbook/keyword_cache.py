@@ -29,7 +29,8 @@ from typing import Any, BinaryIO, Callable, Iterator, Sequence
 
 import numpy as np
 
-from .build import Block, Builder
+from .blocks import Block
+from .build import Builder
 from .config import Config
 from .index import TermCounts
 from .records import Problem, Record, shared_keys

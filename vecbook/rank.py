@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from operator import attrgetter
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
