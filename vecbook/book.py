@@ -50,6 +50,7 @@ from .languages import model_languages, reads_query
 from .filters import Condition, convenience_conditions, parse_filters
 from .rank import FUSION_DEPTH, Scored, best_first, rank
 from .snippets import folding
+from .status import count_sources, index_stats
 from .snippets import query_terms, recency_blend
 from .registry import summarize_report
 from .sources import LoadReport, check_collections, check_sources
@@ -384,7 +385,7 @@ class VecBook:
         report = snapshot.report if snapshot is not None else LoadReport()
         count = len(report.records)
         log.info("indexed %s in %.1fs: %s (%s read, %s embedded, %d reused)", counted(count, "record"),
-                 update["seconds"], _count_sources(report), counted(update["files_read"], "file"),
+                 update["seconds"], count_sources(report), counted(update["files_read"], "file"),
                  counted(update.get("embedded", 0), "text"), update.get("reused", 0) + update.get("from_cache", 0))
 
     # -- embedding --
@@ -578,43 +579,11 @@ class VecBook:
         return [summary.to_dict() for summary in summarize_report(self.config, snapshot.report)]
 
     def stats(self) -> dict[str, Any]:
-        """Counts, problems, model and index facts, and indexing progress."""
+        """Counts, problems, model and index facts, and indexing progress (``status.index_stats``)."""
         with self._cond:
             snapshot, progress = self._snapshot, dict(self._progress)
-        report = snapshot.report if snapshot else LoadReport()
-        vectors = snapshot.vectors if snapshot else None
-        started, finished = progress.get("started"), progress.get("finished")
-        by_source = report.counts_by_source()
-        return {
-            "state": progress["state"],
-            "records": len(report.records),
-            "files": report.files,
-            "sources": {"files": by_source.get("files", 0), **{n: by_source.get(n, 0) for n in report.collections}},
-            "records_embedded": progress["records_embedded"],
-            "records_total": progress["records_total"],
-            "elapsed_seconds": round((finished or time.time()) - started, 3) if started else 0.0,
-            "index_seconds": round(snapshot.index_seconds, 3) if snapshot else 0.0,
-            "skipped": [p.to_dict() for p in report.problems if p.skipped],
-            "warnings": [p.to_dict() for p in report.problems if not p.skipped],
-            "collections": report.collections,
-            "outside_links": report.outside_links,
-            "data_directory": str(self.config.data_directory) if self.config.data_directory else None,
-            "model": self.config.embedding_model,
-            "model_languages": sorted(model_languages(self.config) or ["all"]),
-            "dimensions": int(vectors.vectors.shape[1]) if vectors is not None else None,
-            "precision": self.embedder.precision if vectors is not None else None,
-            "runtime": self.embedder.runtime if vectors is not None else None,
-            "metric": self.config.similarity_metric,
-            "index_type": vectors.index_type if vectors is not None else None,
-            "keyword_index": f"BM25Okapi (k1={self.config.bm25_k1}, b={self.config.bm25_b}, "
-                             f"language={self.config.language}{'' if self.config.stemming else ', no stemming'})",
-            "search_mode": self.config.search_mode,
-            "fusion": self.config.fusion,
-            "cache": snapshot.cache if snapshot else None,
-            "last_update": dict(snapshot.update) if snapshot else None,
-            "watching": self._watcher is not None and self._watcher.running,
-            "error": progress.get("error"),
-        }
+        return index_stats(self.config, self.embedder, snapshot, progress,
+                           watching=self._watcher is not None and self._watcher.running)
 
 
 def _pace(since: tuple[float, int], now: float, done: int, total: int) -> str:
@@ -625,12 +594,3 @@ def _pace(since: tuple[float, int], now: float, done: int, total: int) -> str:
     rate = (done - first) / seconds
     left = f", about {(total - done) / rate:.0f} s left" if done < total else ""
     return f" ({rate:.0f} records/s{left})"
-
-
-def _count_sources(report: LoadReport) -> str:
-    """'30 from 7 files, 16 from collection messages' for the log: collections counted apart."""
-    by_source = report.counts_by_source()
-    parts = [f"{by_source.get('files', 0)} from {counted(report.files, 'file')}"]
-    parts += [f"{by_source.get(name, 0)} from collection {name}" for name in report.collections]
-    return ", ".join(parts)
-

@@ -35,6 +35,7 @@ from .config import Config
 from .index import TermCounts
 from .records import Problem, Record, shared_keys
 from .sources import SourceState
+from .stored_texts import REF_SHIFT, FileTexts, adopt_texts, file_identity, opened_texts, text_size, write_npz
 from .tokens import Vocabulary
 from .vector_cache import cache_scope
 from .vector_files import write_atomically
@@ -47,7 +48,6 @@ FORMAT = 3
 # Whether restored records read their texts back from the file (``StoredTexts``) rather than
 # hold them: not on Windows, where a file held open cannot be replaced by the next save.
 READ_TEXTS_BACK = os.name != "nt"
-TEXT_CHUNK = 8 << 20  # bytes of record texts read or written at a time when the file is saved
 # A source written this close to (or after) the moment its read began may have changed
 # again within its timestamp's granularity (2 s on FAT) without its signature showing it:
 # it is not kept, so the next start reads it again.
@@ -235,19 +235,19 @@ class KeywordCache:
             ends[number] = len(records)
         header["key_sets"] = list(key_sets)
         every = [record for _, block, _ in kept for record in block.records]
-        sizes = np.fromiter(map(_text_size, every), dtype=np.int64, count=len(every))
+        sizes = np.fromiter(map(text_size, every), dtype=np.int64, count=len(every))
         arrays = {"header": _bytes_array(json.dumps(header)), "records": np.frombuffer(records, dtype=np.uint8),
                   "record_ends": ends, "text_sizes": sizes, **layouts, **counts}
         written: list[tuple[int, int]] = []
 
         def write(out: BinaryIO) -> None:
-            _write_npz(out, arrays, every, int(sizes.sum()))
-            written.append(_identity(out))  # what the records adopt must be this very file
+            write_npz(out, arrays, every, int(sizes.sum()))
+            written.append(file_identity(out))  # what the records adopt must be this very file
 
         write_atomically(self.path, ".keywords-", write)
         self._held = [(key, block.records) for key, block, _ in kept]
         if READ_TEXTS_BACK:
-            _adopt(every, sizes, self.path, written[0])
+            adopt_texts(every, sizes, self.path, written[0])
 
     # -- reading --
 
@@ -287,7 +287,7 @@ class KeywordCache:
             rows = _rows_by_source(data["records"], data["record_ends"])
             arrays = {name: data[name] for name in ("token_lengths", "passages", "passage_counts", "term_postings",
                                                      "doc_ids", "tf", "text_sizes")}
-            texts = _opened_texts(self.path, int(arrays["text_sizes"].sum()), _identity(data.zip.fp))
+            texts = opened_texts(self.path, int(arrays["text_sizes"].sum()), file_identity(data.zip.fp))
         vocabulary = Vocabulary()
         vocabulary.ids = dict(zip(header["terms"], range(len(header["terms"]))))
         blocks = _blocks(header["sources"], rows, arrays, list(map(shared_keys, header["key_sets"])), texts)
@@ -367,144 +367,6 @@ def _record_row(record: Record, key_sets: dict[tuple[str, ...], int]) -> list[An
     keys = key_sets.setdefault(record.metadata_keys, len(key_sets))
     return [record._text, record.file_path, record.line_number, record.end_line, keys, record._values,
             record.source, record._id, record._citation, record.segments]  # id, citation: null for their usual forms
-
-
-def _text_size(record: Record) -> int:
-    """The bytes of a record's content in UTF-8 (a stored one's, without reading it)."""
-    stored = record.stored_in
-    return stored[1] & REF_SIZE if stored is not None else len(record.content.encode("utf-8", "surrogatepass"))
-
-
-# A stored content's reference: its first byte in the file's texts, shifted past its size.
-REF_SHIFT = 32
-REF_SIZE = (1 << REF_SHIFT) - 1
-
-
-class FileTexts:
-    """Record contents read back from a keyword cache file (a stretch of its ``texts``), which
-    stays open for as long as a record refers to it: a save that replaces the file leaves this
-    one readable (POSIX keeps a renamed-over file for whoever holds it open)."""
-
-    def __init__(self, file: BinaryIO, offset: int, size: int) -> None:
-        self._file = file  # held while records refer to it
-        self._offset, self.size = offset, size
-
-    def read(self, ref: int) -> str:
-        """The content that ``ref`` names."""
-        return self.read_bytes(ref).decode("utf-8", "surrogatepass")
-
-    def read_bytes(self, ref: int) -> bytes:
-        """The UTF-8 bytes ``ref`` names."""
-        start, size = ref >> REF_SHIFT, ref & REF_SIZE
-        data = os.pread(self._file.fileno(), size, self._offset + start)
-        if len(data) != size:
-            raise ValueError(f"the keyword cache {self._file.name} was cut short while in use")
-        return data
-
-    def __del__(self) -> None:
-        self._file.close()
-
-
-def _identity(file: Any) -> tuple[int, int]:
-    """(device, inode) of an open file."""
-    info = os.fstat(file.fileno())
-    return info.st_dev, info.st_ino
-
-
-def _opened_texts(path: Path, size: int, identity: tuple[int, int]) -> FileTexts:
-    """The ``texts`` of the file at ``path``, checked to be the file ``identity`` names (another
-    process may replace it at any moment) and to hold ``size`` bytes."""
-    import zipfile
-
-    file = open(path, "rb")  # noqa: SIM115 - FileTexts holds it, or it is closed here
-    try:
-        if _identity(file) != identity:
-            raise ValueError("another process replaced it meanwhile")
-        with zipfile.ZipFile(file) as archive:  # a file passed in stays open
-            info = archive.getinfo("texts.npy")
-        file.seek(info.header_offset)
-        local = file.read(30)
-        if len(local) != 30 or local[:4] != b"PK\x03\x04":
-            raise ValueError("its texts are not where its index says")
-        names, extra = int.from_bytes(local[26:28], "little"), int.from_bytes(local[28:30], "little")
-        file.seek(info.header_offset + 30 + names + extra)
-        version = np.lib.format.read_magic(file)
-        read_header = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
-        shape, _, dtype = read_header(file)
-        if shape != (size,) or dtype != np.uint8:
-            raise ValueError("its texts do not agree with its records")
-        return FileTexts(file, file.tell(), size)
-    except BaseException:
-        file.close()
-        raise
-
-
-def _write_npz(out: BinaryIO, arrays: dict[str, np.ndarray], records: Sequence[Record], size: int) -> None:
-    """``np.savez``'s file, with one more member, ``texts``: every record's content in UTF-8, one
-    after the other, written a chunk at a time rather than gathered (450 MB at a million records)."""
-    import zipfile
-
-    with zipfile.ZipFile(out, "w", zipfile.ZIP_STORED, allowZip64=True) as archive:
-        for name, array in arrays.items():
-            with archive.open(f"{name}.npy", "w", force_zip64=True) as member:
-                np.lib.format.write_array(member, np.asanyarray(array), allow_pickle=False)
-        with archive.open("texts.npy", "w", force_zip64=True) as member:
-            np.lib.format.write_array_header_2_0(member, {"descr": "|u1", "fortran_order": False, "shape": (size,)})
-            for chunk in _text_chunks(records):
-                member.write(chunk)
-
-
-def _text_chunks(records: Sequence[Record]) -> Iterator[bytes]:
-    """The records' contents in UTF-8, joined into chunks of about TEXT_CHUNK bytes; the
-    contents of stored records that follow each other in their file are read in one go."""
-    pending: list[bytes] = []
-    held = 0
-    run: list[Any] | None = None  # [texts, first byte, end] of stored contents that follow each other
-    for record in records:
-        stored = record.stored_in
-        if stored is not None and isinstance(stored[0], FileTexts):
-            texts, ref = stored
-            start = ref >> REF_SHIFT
-            end = start + (ref & REF_SIZE)
-            if run is not None and run[0] is texts and run[2] == start and end - run[1] <= TEXT_CHUNK:
-                run[2] = end
-                continue
-            if run is not None:
-                pending.append(run[0].read_bytes((run[1] << REF_SHIFT) | (run[2] - run[1])))
-                held += len(pending[-1])
-            run = [texts, start, end]
-        else:
-            if run is not None:
-                pending.append(run[0].read_bytes((run[1] << REF_SHIFT) | (run[2] - run[1])))
-                held += len(pending[-1])
-                run = None
-            pending.append(record.content.encode("utf-8", "surrogatepass"))
-            held += len(pending[-1])
-        if held >= TEXT_CHUNK:
-            yield b"".join(pending)
-            pending, held = [], 0
-    if run is not None:
-        pending.append(run[0].read_bytes((run[1] << REF_SHIFT) | (run[2] - run[1])))
-    if pending:
-        yield b"".join(pending)
-
-
-def _adopt(records: Sequence[Record], sizes: np.ndarray, path: Path, identity: tuple[int, int]) -> None:
-    """Let records that hold their contents read them back from the file just written instead
-    (the file's texts are the records' in order). Stored ones keep their file: a reader takes a
-    record's reference and its file one after the other, so only a held content may change."""
-    if all(record.stored_in is not None for record in records):
-        return
-    try:
-        texts = _opened_texts(path, int(sizes.sum()), identity)
-    except (OSError, ValueError, KeyError) as exc:
-        log.info("keyword cache %s: record texts stay in memory (%s)", path, exc)
-        return
-    put = object.__setattr__
-    for record, start, size in zip(records, _starts(sizes), sizes.tolist()):
-        if record.stored_in is None:
-            put(record, "_texts", texts)  # first: the content is still held while the file is set
-            put(record, "_content", (start << REF_SHIFT) | size)
 
 
 def _source_facts(key: str, block: Block, entry: tuple[Any, ...], read_at: int | None) -> dict[str, Any]:
@@ -615,9 +477,3 @@ def _record(row: list[Any], key_sets: list[tuple[str, ...]], texts: FileTexts, r
     text = content[body:] if type(body) is int else body
     return Record(text, file_path, line, end, metadata, source, f"{file_path}:{line}" if id is None else id,
                   f"{file_path}:{line}-{end}" if citation is None else citation, content, segments)
-
-
-def _starts(sizes: np.ndarray) -> list[int]:
-    """Each content's first byte among the texts (Python ints: past 4 GB of text a shifted
-    reference no longer fits 64 bits)."""
-    return [0, *np.cumsum(sizes)[:-1].tolist()] if len(sizes) else []

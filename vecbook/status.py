@@ -1,0 +1,60 @@
+"""What ``stats`` reports about a book: its records, files and sources, the problems found, the
+model and index it searches with, and how far indexing has come."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from .build import Snapshot
+from .config import Config, counted
+from .embed import Embedder
+from .languages import model_languages
+from .sources import LoadReport
+
+
+def index_stats(config: Config, embedder: Embedder, snapshot: Snapshot | None, progress: dict[str, Any],
+                watching: bool) -> dict[str, Any]:
+    """The ``stats`` dictionary of a book whose current index is ``snapshot`` (None before its first)."""
+    report = snapshot.report if snapshot else LoadReport()
+    vectors = snapshot.vectors if snapshot else None
+    started, finished = progress.get("started"), progress.get("finished")
+    by_source = report.counts_by_source()
+    return {
+        "state": progress["state"],
+        "records": len(report.records),
+        "files": report.files,
+        "sources": {"files": by_source.get("files", 0), **{n: by_source.get(n, 0) for n in report.collections}},
+        "records_embedded": progress["records_embedded"],
+        "records_total": progress["records_total"],
+        "elapsed_seconds": round((finished or time.time()) - started, 3) if started else 0.0,
+        "index_seconds": round(snapshot.index_seconds, 3) if snapshot else 0.0,
+        "skipped": [p.to_dict() for p in report.problems if p.skipped],
+        "warnings": [p.to_dict() for p in report.problems if not p.skipped],
+        "collections": report.collections,
+        "outside_links": report.outside_links,
+        "data_directory": str(config.data_directory) if config.data_directory else None,
+        "model": config.embedding_model,
+        "model_languages": sorted(model_languages(config) or ["all"]),
+        "dimensions": int(vectors.vectors.shape[1]) if vectors is not None else None,
+        "precision": embedder.precision if vectors is not None else None,
+        "runtime": embedder.runtime if vectors is not None else None,
+        "metric": config.similarity_metric,
+        "index_type": vectors.index_type if vectors is not None else None,
+        "keyword_index": f"BM25Okapi (k1={config.bm25_k1}, b={config.bm25_b}, "
+                         f"language={config.language}{'' if config.stemming else ', no stemming'})",
+        "search_mode": config.search_mode,
+        "fusion": config.fusion,
+        "cache": snapshot.cache if snapshot else None,
+        "last_update": dict(snapshot.update) if snapshot else None,
+        "watching": watching,
+        "error": progress.get("error"),
+    }
+
+
+def count_sources(report: LoadReport) -> str:
+    """'30 from 7 files, 16 from collection messages' for the log: collections counted apart."""
+    by_source = report.counts_by_source()
+    parts = [f"{by_source.get('files', 0)} from {counted(report.files, 'file')}"]
+    parts += [f"{by_source.get(name, 0)} from collection {name}" for name in report.collections]
+    return ", ".join(parts)
