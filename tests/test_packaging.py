@@ -59,6 +59,6 @@ def test_every_data_file_the_package_reads_is_shipped_in_it() -> None:
         shipped = tomllib.load(handle)["tool"]["setuptools"]["package-data"]["vecbook"]
     data = sorted(p.name for p in (ROOT / "vecbook").iterdir() if p.is_file() and p.suffix not in (".py", ".pyc"))
     assert data == sorted(shipped) == ["calibration.txt"]
-    from vecbook import onnx_build
+    from vecbook import onnx_int8
 
-    assert onnx_build.CALIBRATION_FILE.is_file() and len(onnx_build._calibration_texts()) >= 50
+    assert onnx_int8.CALIBRATION_FILE.is_file() and len(onnx_int8._calibration_texts()) >= 50
