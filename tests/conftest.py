@@ -41,6 +41,22 @@ def user_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
             os.environ[name] = value
 
 
+@pytest.fixture(scope="session", autouse=True)
+def runtime_folder(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """Where ``serve --http`` leaves its record and the CLI looks for it (platformdirs' runtime
+    folder, from XDG_RUNTIME_DIR): a folder of this session, never the user's, so a server the
+    user runs is never asked by a test. Subprocesses inherit it."""
+    folder = tmp_path_factory.mktemp("runtime")
+    folder.chmod(0o700)  # platformdirs takes XDG_RUNTIME_DIR only as the XDG spec has it
+    saved = os.environ.get("XDG_RUNTIME_DIR")
+    os.environ["XDG_RUNTIME_DIR"] = str(folder)
+    yield folder / "vecbook"
+    if saved is None:
+        os.environ.pop("XDG_RUNTIME_DIR", None)
+    else:
+        os.environ["XDG_RUNTIME_DIR"] = saved
+
+
 @pytest.fixture(autouse=True)
 def vecbook_log_level_restored() -> Iterator[None]:
     """The CLI sets the "vecbook" logger's level (WARNING for a one-shot command): a later
@@ -102,23 +118,25 @@ def sample_book(embedder: vecbook.Embedder) -> vecbook.VecBook:
     return vecbook.VecBook.from_config(ROOT / "vecbook.toml", embedder=embedder)
 
 
+def write_tree(root: Path, files: dict[str, str | bytes]) -> Path:
+    """Create files under ``root`` from {relative path: text or bytes}; returns ``root``."""
+    root.mkdir(parents=True, exist_ok=True)
+    for rel, content in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content, encoding="utf-8", newline="")
+    return root
+
+
 @pytest.fixture
 def write_files(tmp_path: Path) -> Callable[[dict[str, str | bytes]], Path]:
     """Create files under tmp_path/data from {relative path: text or bytes}; returns the folder."""
     root = tmp_path / "data"
     root.mkdir(exist_ok=True)
-
-    def write(files: dict[str, str | bytes]) -> Path:
-        for rel, content in files.items():
-            path = root / rel
-            path.parent.mkdir(parents=True, exist_ok=True)
-            if isinstance(content, bytes):
-                path.write_bytes(content)
-            else:
-                path.write_text(content, encoding="utf-8", newline="")
-        return root
-
-    return write
+    return lambda files: write_tree(root, files)
 
 
 @pytest.fixture
@@ -220,3 +238,30 @@ def assert_messages_cited(root: Path, record: vecbook.Record) -> None:
         span = "\n".join(whole[first - record.line_number:last - record.line_number + 1])
         escaped = json.dumps(said, ensure_ascii=False)[1:-1]
         assert said in span or escaped in span or json.dumps(said)[1:-1] in span, (record.citation, said)
+
+
+# The records a served book holds in the server and page tests: dated notes (one holding markup
+# that must stay text, one in Japanese, Hebrew and emoji) and the sample WhatsApp export.
+SERVED_NOTES = {
+    "journal.txt": "Date: 2024-03-14\nTags: home\n\nBoiler broke overnight, no hot water. The plumber came at 4pm.\n"
+                   "---\nDate: 2024-03-20\n\nMum's birthday lunch at Little Lisbon; she ordered the bacalhau.\n"
+                   "---\nDate: 2024-05-02\n\nBooked the train to Porto for the summer holiday.\n",
+    "hostile.txt": "Date: 2024-04-01\n\nPasted from a web page about the boiler manual: "
+                   "<script>window.vecbookPwned = 1</script> and <img src=x onerror=\"window.vecbookPwned = 2\"> end.\n",
+    "world.txt": "Date: 2024-04-10\n\n東京で新しいボイラーを買った 🔥 — בוילר חדש במטבח\n",
+}
+
+
+def write_served_corpus(folder: Path) -> Path:
+    """The notes above and the sample WhatsApp chat as ``family-chat`` under ``folder``; returns its vecbook.toml."""
+    import json
+
+    notes = folder / "notes"
+    notes.mkdir(parents=True, exist_ok=True)
+    for name, text in SERVED_NOTES.items():
+        (notes / name).write_text(text, encoding="utf-8")
+    chat = SAMPLES / "exports" / "WhatsApp Chat with Family.txt"
+    config = folder / "vecbook.toml"
+    config.write_text(f'data_directory = "notes"\n\n[[collections]]\nname = "family-chat"\n'
+                      f'path = {json.dumps(str(chat))}\nformat = "whatsapp"\n', encoding="utf-8")
+    return config

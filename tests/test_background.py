@@ -551,8 +551,8 @@ def test_a_corrupt_or_foreign_cache_is_reported_and_rebuilt(write_files: Any, em
 
 # The power cut also ends the keyword cache's saving thread, which pytest reports.
 @pytest.mark.filterwarnings("ignore::pytest.PytestUnhandledThreadExceptionWarning")
-def test_a_crash_while_writing_leaves_the_old_cache_intact(write_files: Any, embedder: vecbook.Embedder,
-                                                           tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_crash_while_writing_leaves_the_old_cache_intact_and_keeps_what_was_embedded(
+        write_files: Any, embedder: vecbook.Embedder, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     root, cache = write_files(NOTES), tmp_path / "cache"
     cached_book(root, cache, embedder)
     before = {p.name: p.read_bytes() for p in cache.iterdir()}
@@ -562,12 +562,18 @@ def test_a_crash_while_writing_leaves_the_old_cache_intact(write_files: Any, emb
         raise KeyboardInterrupt("power cut")
 
     monkeypatch.setattr(vecbook.embed.os, "replace", crash)
-    with pytest.raises(KeyboardInterrupt):
+    with pytest.raises(KeyboardInterrupt, match=r"^kept the 1 vector embedded so far \(8 of 8 records complete\); "
+                                                r"the next start embeds only the rest$"):
         cached_book(root, cache, embedder)
     monkeypatch.undo()
-    assert {p.name: p.read_bytes() for p in cache.iterdir()} == before  # no temp file left behind
+    after = {p.name: p.read_bytes() for p in cache.iterdir()}
+    journals = [name for name in after if name.endswith(".vbj")]
+    assert len(journals) == 1  # what was embedded, beside the old file
+    assert {name: data for name, data in after.items() if name not in journals} == before  # no temp file left behind
     book, counting = cached_book(root, cache, embedder)
-    assert counting.embedded == ["A new note about lighthouses."]
+    assert counting.embedded == []
+    assert book.search("lighthouses", mode="semantic", max_results=1)[0].id == "extra.txt:1"
+    assert not list(cache.glob("*.vbj"))  # the cache file holds it now
 
 
 def test_adding_or_removing_a_collection_keeps_the_vectors_of_every_unchanged_source(

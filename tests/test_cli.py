@@ -34,7 +34,7 @@ def test_search_prints_score_citation_and_text(capsys: pytest.CaptureFixture[str
     assert re.match(r" 1\. [01]\.\d{6}  travel\.txt:28-\d+$", first), first
     assert "Location: Lisbon" in out and "INFO" not in out
     # Files and collections are counted apart, so a surprise collection is visible.
-    assert re.search(r"indexed 87 records in \d+\.\ds: 49 from 10 files, 16 from collection messages, 6 from "
+    assert re.search(r"indexed 88 records in \d+\.\ds: 50 from 11 files, 16 from collection messages, 6 from "
                      r"collection family-chat, 4 from collection hiking-club, 4 from collection calendar, 8 from "
                      r"collection vault \(", err), err
 
@@ -65,9 +65,9 @@ def test_data_dir_overrides_the_config(capsys: pytest.CaptureFixture[str], write
 def test_stats_in_both_formats(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "stats", "--json", "--config", CONFIG)
     stats = json.loads(out)
-    assert code == 0 and stats["records"] == 87 and stats["files"] == 10
+    assert code == 0 and stats["records"] == 88 and stats["files"] == 11
     code, out, _ = run(capsys, "stats", "--config", CONFIG)
-    assert code == 0 and "records: 87" in out and "index_type: IndexScalarQuantizer (float16)" in out
+    assert code == 0 and "records: 88" in out and "index_type: IndexScalarQuantizer (float16)" in out
 
 
 @pytest.mark.parametrize("argv, message", [

@@ -122,6 +122,10 @@ def test_mcp_client_configs_start_a_server_the_cli_accepts() -> None:
     assert configs
     for config in configs:
         for server in config["mcpServers"].values():
+            if "url" in server or server["command"] == "npx":  # serve --http's address, or a bridge to it
+                url = server.get("url") or server["args"][-1]
+                assert re.fullmatch(r"http://127\.0\.0\.1:8765/mcp", url), url
+                continue
             arguments = vecbook_arguments([server["command"], *server["args"]])
             assert arguments is not None and arguments[0] == "serve"
             parse(arguments)

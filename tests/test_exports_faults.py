@@ -79,6 +79,19 @@ def test_telegram_messages_with_only_date_or_only_unixtime_get_one_kind_of_time(
     assert_windows_run_forward(records)
 
 
+def test_every_telegram_item_with_both_times_shows_the_offset_text_or_not(tmp_path: Path) -> None:
+    # The only items with both fields are a message without text and a service message (a
+    # pinned message), neither of them read: both show UTC-03:00, which the bare dates take.
+    path = write(tmp_path, "result.json", telegram_chat([
+        {"date": "2022-03-08T13:07:42"},                                   # bare: 16:07:42 UTC
+        {"date": "2022-03-08T13:08:00", "date_unixtime": "1646755680", "text": ""},
+        {"date": "2022-03-08T13:09:00", "date_unixtime": "1646755740", "type": "service", "action": "pin_message"},
+        {"date_unixtime": "1646755800"}]))                                 # 16:10 UTC
+    records, _ = load(path)
+    assert [(r.metadata["date"], r.metadata["end_date"]) for r in records] == [
+        ("2022-03-08T13:07:42-03:00", "2022-03-08T16:10:00+00:00")]
+
+
 def test_a_telegram_export_of_bare_dates_keeps_them_as_written(tmp_path: Path) -> None:
     path = write(tmp_path, "result.json", telegram_chat([{"date": "2019-01-01T10:00:00"},
                                                           {"date": "2019-01-01T10:05:00"}]))
@@ -113,7 +126,11 @@ def test_a_truncated_telegram_export_keeps_its_first_messages_and_does_not_say_s
     ("14.12.22, 13:34 - ", "2022-12-14T13:34:00"),                       # de
     ("14.12.2022 klo 13.34 - ", "2022-12-14T13:34:00"),                  # fi
     ("14/12/2022, 1:34 p. m. - ", "2022-12-14T13:34:00"),                # es
-    ("[2022. 12. 14. 오후 1:34:05] ", "2022-12-14T13:34:05"),             # ko
+    ("[2022. 12. 14. 오후 1:34:05] ", "2022-12-14T13:34:05"),             # ko, iOS
+    ("2022. 12. 14. 오후 1:34 - ", "2022-12-14T13:34:00"),                # ko, Android
+    ("2022년 12월 14일 오후 1:34 - ", "2022-12-14T13:34:00"),             # ko, Android: the date in words
+    ("2022년 12월 14일 오전 12:05 - ", "2022-12-14T00:05:00"),            # ko, 오전: 12 AM is midnight
+    ("2022年12月14日 下午1:34 - ", "2022-12-14T13:34:00"),                # 年月日
     ("[2022/12/14 午後1:34:05] ", "2022-12-14T13:34:05"),                 # ja
     ("2022/12/14 下午1:34 - ", "2022-12-14T13:34:00"),                    # zh
     ("14/12/2022, 1:34 م - ", "2022-12-14T13:34:00"),                    # ar
@@ -188,8 +205,8 @@ def test_stats_lists_a_collection_that_loaded_nothing_as_skipped(tmp_path: Path)
 
 # -- a chat export dropped into the data folder --
 
-def test_a_whatsapp_export_dropped_among_the_records_gets_one_hint(tmp_path: Path,
-                                                                   caplog: pytest.LogCaptureFixture) -> None:
+def test_a_whatsapp_export_dropped_among_the_records_is_read_as_the_chat_it_is(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     import logging
     import os
     import time
@@ -216,15 +233,18 @@ def test_a_whatsapp_export_dropped_among_the_records_gets_one_hint(tmp_path: Pat
                                cache_directory=tmp_path / "cache")
 
     caplog.set_level(logging.WARNING, logger="vecbook")
-    stats = open_book().stats()
-    hints = [r.getMessage() for r in caplog.records if "looks like a WhatsApp export" in r.getMessage()]
-    assert hints == [
-        f"WhatsApp Chat - Bo.zip: skipped: looks like a WhatsApp export: `vecbook add \"{root / 'WhatsApp Chat - Bo.zip'}\"`",
-        f"WhatsApp Chat with Ana.txt: read as records: looks like a WhatsApp export: "
-        f"`vecbook add \"{root / 'WhatsApp Chat with Ana.txt'}\"`"]
-    assert [p["file_path"] for p in stats["skipped"]] == ["WhatsApp Chat - Bo.zip"]
-    assert [p["file_path"] for p in stats["warnings"]] == ["WhatsApp Chat with Ana.txt"]
-    caplog.clear()
-    again = open_book().stats()  # unchanged: no second hint, stats still lists them
-    assert [r for r in caplog.records if "looks like" in r.getMessage()] == []
-    assert again["skipped"] == stats["skipped"] and again["warnings"] == stats["warnings"]
+    book = open_book()
+    hits = book.search("café", mode="keyword", dedupe=False)
+    assert sorted((h.citation, h.id, h.metadata["format"], h.metadata["conversation"]) for h in hits) == [
+        ("WhatsApp Chat - Bo.zip!/_chat.txt:1-2", hits[0].id, "whatsapp", "Bo"),
+        ("WhatsApp Chat with Ana.txt:1-2", hits[1].id, "whatsapp", "Ana")]
+    assert [h.id.split("#")[0] for h in hits] == ["files:WhatsApp Chat - Bo.zip!/_chat.txt",
+                                                  "files:WhatsApp Chat with Ana.txt"]
+    assert all(h.source == "files" and h.text == "Ana: ¿vamos al café? ☕\nBo: sí" for h in hits)
+    stats = book.stats()
+    assert (stats["skipped"], stats["warnings"], caplog.records) == ([], [], [])
+    [files] = book.sources()
+    assert files["kinds"] == {"text": 1, "whatsapp": 2} and files["not_read"] == {".zip": 1}
+    again = open_book()  # unchanged: nothing read again, the same records
+    assert again.stats()["last_update"]["files_read"] == 0
+    assert [h.id for h in again.search("café", mode="keyword", dedupe=False)] == [h.id for h in hits]

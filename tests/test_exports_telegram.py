@@ -83,14 +83,15 @@ def test_a_personal_chat_yields_windows_of_its_messages() -> None:
     assert problems == []
     assert [(r.citation, r.text) for r in records] == [
         ("tg/chat-analytics_DM_2A_7M.json:16-39#3644", "Bob: https://google.com 👀"),
-        # "date" alone is local time: read in this computer's zone (no message shows the
-        # exporting one), so its two months' gap to an exact time is measured and splits
+        # "date" alone is local time, read at the exporting computer's offset: the one item
+        # with both fields (a service message without text: a call) shows -03:00; its gap of
+        # years to the next message, and two months' to an exact time, split
         ("tg/chat-analytics_DM_2A_7M.json:40-53#3645", "Alice: hello world"),
         ("tg/chat-analytics_DM_2A_7M.json:54-67#3662", "Bob: world?"),
         ("tg/chat-analytics_DM_2A_7M.json:68-81#3663", "Alice: blah blah"),
         ("tg/chat-analytics_DM_2A_7M.json:82-105#3672", "Alice: [photo]\nAlice: [photo]"),
     ]
-    local = datetime(2019, 7, 12, 16, 55, 32).astimezone().isoformat()
+    local = "2019-07-12T16:55:32-03:00"  # whatever this computer's zone
     assert records[0].metadata == {"chat_type": "personal_chat", "date": local,
                                    "end_date": local, "participants": ["Bob"],
                                    "conversation": "Bob", "format": "telegram", "message_count": 1}

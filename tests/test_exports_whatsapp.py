@@ -120,6 +120,29 @@ def test_a_locale_s_header_gives_the_date_as_written(tmp_path: Path, line: str, 
     assert [(r.text, r.metadata["date"]) for r in records] == [("Ana: hi", date)]
 
 
+def test_a_korean_android_export_is_detected_and_read_across_the_day(tmp_path: Path) -> None:
+    path = chat(tmp_path, "2020년 1월 12일 오전 9:41 - 메시지와 전화는 종단간 암호화됩니다.\n"
+                          "2020년 1월 12일 오전 11:58 - 지민: 점심 뭐 먹을까? 🍜\n"
+                          "2020년 1월 12일 오후 12:03 - Ana: 비빔밥!\n그리고 커피 ☕\n"
+                          "2020년 1월 13일 오후 1:05 - 지민: 좋아\n", name="WhatsApp Chat with 지민.txt")
+    assert detect_format(collection(path)) == "whatsapp"
+    records, problems = load(path)
+    assert problems == []
+    assert [(r.text, r.metadata["date"], r.citation) for r in records] == [
+        ("지민: 점심 뭐 먹을까? 🍜\nAna: 비빔밥!\n그리고 커피 ☕", "2020-01-12T11:58:00", "wa/WhatsApp Chat with 지민.txt:2-4"),
+        ("지민: 좋아", "2020-01-13T13:05:00", "wa/WhatsApp Chat with 지민.txt:5-5")]
+
+
+def test_kakaotalk_lines_are_not_taken_for_whatsapp_messages(tmp_path: Path) -> None:
+    # KakaoTalk's export ("2020. 1. 12. 오후 1:05, Name : text") is another app's format.
+    path = chat(tmp_path, "2020. 1. 12. 오후 1:05, 지민 : 안녕\n2020. 1. 12. 오후 1:06, Ana : 안녕하세요\n",
+                name="KakaoTalk_Chat.txt")
+    assert "whatsapp" not in vecbook.exports.recognising_formats(collection(path))
+    records, problems = load(path, "whatsapp")
+    assert records == [] and "in a date or time format not read (line 1: '2020. 1. 12. 오후 1:05, 지민 : 안녕')" \
+        in problems[0]
+
+
 @pytest.mark.parametrize("dates, expected, warning", [
     (["03/04/23", "13/04/23"], "2023-04-03", None),  # a first field past 12: day-first
     (["04/03/23", "04/13/23"], "2023-04-03", None),  # a second field past 12: month-first

@@ -108,15 +108,17 @@ def test_an_unreadable_folder_is_a_warning(write_files: Any, monkeypatch: pytest
 
 
 def test_an_unreadable_file_is_a_warning(write_files: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    import vecbook.exports.base
+
     root = write_files({"a.txt": "fine\n", "b.txt": "secret\n"})
-    real = Path.read_bytes
+    real = vecbook.exports.base._read_file
 
-    def read_bytes(self: Path) -> bytes:
-        if self.name == "b.txt":
-            raise PermissionError(13, "Permission denied", str(self))
-        return real(self)
+    def read_file(path: Path, limit: int) -> bytes:
+        if path.name == "b.txt":
+            raise PermissionError(13, "Permission denied", str(path))
+        return real(path, limit)
 
-    monkeypatch.setattr(Path, "read_bytes", read_bytes)
+    monkeypatch.setattr(vecbook.exports.base, "_read_file", read_file)
     report = vecbook.sources.load_directory(root)
     assert [r.id for r in report.records] == ["a.txt:1"]
     assert [str(p) for p in report.problems] == ["b.txt: cannot read file: Permission denied"]
@@ -132,7 +134,7 @@ def snapshot_tree(root: Path) -> dict[str, tuple[bytes, int, int]]:
 def test_the_data_tree_is_untouched_by_load_search_and_reindex(write_files: Any, make_book: Any,
                                                                 tmp_path: Path) -> None:
     root = write_files({"a.txt": "Key: v\nbody one\n---\n\n---\nbody two\n", "sub/b.txt": b"\xef\xbb\xbfbom\r\n",
-                        "bad.txt": b"caf\xe9\n", "bin.txt": b"\x00\x01", "notes.md": "not indexed\n"})
+                        "bad.txt": b"caf\xe9\n", "bin.txt": b"\x00\x01", "notes.md": "# A note\nread, never written\n"})
     before = snapshot_tree(root)
     folder_mtime = root.stat().st_mtime_ns
     book = make_book(root, cache_directory=tmp_path / "cache")

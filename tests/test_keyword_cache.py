@@ -251,7 +251,7 @@ def test_every_export_format_s_records_come_back_from_the_cache_as_they_were() -
     records = export_records()
     assert len({r.source for r in records}) >= 10  # the fixtures' formats, each read
     for record in records:
-        assert _record(_record_row(record)) == record, record.citation
+        assert _record(_record_row(record), record.content) == record, record.citation
 
 
 def test_the_keyword_cache_file_holds_no_pickled_objects(write_files: Any, tmp_path: Path) -> None:

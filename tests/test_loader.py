@@ -43,12 +43,18 @@ def test_records_keep_file_order(write_files: WriteFiles) -> None:
     assert [r.text for r in load_directory(root).records] == ["one", "two", "three"]
 
 
-def test_only_txt_files_are_read(write_files: WriteFiles) -> None:
+def test_notes_records_and_exports_are_read_and_other_files_counted(write_files: WriteFiles) -> None:
     root = write_files({
         "keep.txt": "x", "notes.md": "x", "data.csv": "x", "backup.txt.bak": "x", "noext": "x",
-        "txt": "x", "folder.txt/inner.txt": "x",
+        "txt": "x", "folder.txt/inner.txt": "x", "photo.JPG": b"\xff\xd8", ".hidden.txt": "x", ".git/HEAD.txt": "x",
     })
-    assert sorted(rels(root)) == ["folder.txt/inner.txt", "keep.txt"]
+    # files with no suffix may be an mbox: looked at, and not read when nothing recognises them
+    assert sorted(rels(root)) == ["folder.txt/inner.txt", "keep.txt", "noext", "notes.md", "txt"]
+    report = load_directory(root)
+    assert [r.file_path for r in report.records] == ["folder.txt/inner.txt", "keep.txt", "notes.md"]
+    assert report.data_directory == {"kinds": {"text": 2, "markdown": 1},
+                                     "not_read": {".csv": 1, ".bak": 1, "": 2, ".jpg": 1}}
+    assert report.files == 3 and report.problems == []
 
 
 def test_empty_data_directory(write_files: WriteFiles) -> None:

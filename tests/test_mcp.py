@@ -21,7 +21,7 @@ from conftest import ROOT
 
 CONTRACT_KEYS = {"text", "file_path", "line_number", "end_line", "similarity_score", "metadata", "source",
                  "id", "citation", "semantic_score", "keyword_score", "snippet", "snippet_line", "snippet_end_line",
-                 "matched_terms", "duplicates", "truncated"}
+                 "matched_terms", "duplicates", "matches_query", "truncated"}
 
 
 def call(book: vecbook.VecBook, tool: str, args: dict[str, Any]) -> Any:
@@ -292,6 +292,22 @@ def test_search_takes_the_assistants_shorthand(sample_book: vecbook.VecBook) -> 
                         for h in hits)
 
 
+def test_the_shorthand_s_errors_speak_of_what_the_assistant_sent(sample_book: vecbook.VecBook) -> None:
+    result = call(sample_book, "search", {"query": "lunch", "since": "2024-04-01", "until": "2024-03-31"})
+    assert result.is_error and "since 2024-04-01 is later than until 2024-03-31" in result.content[0].text
+    result = call(sample_book, "search", {"query": "bread", "sources": ["vault"], "since": "30d"})
+    assert result.is_error and "since 30d: no record of vault has a date" in result.content[0].text
+
+
+def test_a_hit_that_matched_nothing_of_the_query_says_so(sample_book: vecbook.VecBook) -> None:
+    # the default: hybrid, linear fusion
+    hits = hits_of(call(sample_book, "search", {"query": "lunch", "filters": {"tags__contains": "family"},
+                                                "max_results": 10}))
+    assert hits[0]["matches_query"] is True and "lunch" in hits[0]["matched_terms"]
+    assert [(h["similarity_score"], h["matches_query"]) for h in hits if not h["matches_query"]] == [
+        ("0.000000", False)]
+
+
 def test_get_returns_the_record_and_its_neighbours(sample_book: vecbook.VecBook) -> None:
     hit = hits_of(call(sample_book, "search", {"query": "boiler broke overnight", "max_results": 1}))[0]
     context = call(sample_book, "get", {"ref": hit["id"], "context": 1}).structured_content
@@ -365,3 +381,17 @@ def test_a_client_that_sends_only_initialize_sees_indexing_and_watching_start(tm
         assert stats["records"] == stats["records_total"] == stats["records_embedded"] == 3
     finally:
         proc.kill()
+
+
+def test_search_max_total_chars_fills_the_budget_with_cut_texts_and_says_how_many_were_left_out(
+        sample_book: vecbook.VecBook) -> None:
+    every = hits_of(call(sample_book, "search", {"query": "meeting", "max_results": 8, "max_chars": 50}))
+    assert len(every) == 8
+    result = call(sample_book, "search", {"query": "meeting", "max_results": 8, "max_chars": 50,
+                                          "max_total_chars": 120})
+    hits = hits_of(result)
+    assert sum(len(h["text"]) for h in hits) <= 120 and len(hits) < 8
+    left = 8 - len(hits)
+    assert json.loads(result.content[1].text) == {"left_out": left, "max_total_chars": 120}
+    assert result.structured_content["left_out"] == left
+    assert len(call(sample_book, "search", {"query": "meeting", "max_results": 8}).content) == 1

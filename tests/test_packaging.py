@@ -12,7 +12,7 @@ import vecbook
 from conftest import ROOT
 from vecbook.config import tomllib
 
-TEST_TOOLS = {"pytest", "hypothesis"}
+TEST_TOOLS = {"pytest", "hypothesis", "selenium"}
 
 
 def requirement_lines() -> list[str]:
@@ -58,7 +58,23 @@ def test_every_data_file_the_package_reads_is_shipped_in_it() -> None:
     with open(ROOT / "pyproject.toml", "rb") as handle:
         shipped = tomllib.load(handle)["tool"]["setuptools"]["package-data"]["vecbook"]
     data = sorted(p.name for p in (ROOT / "vecbook").iterdir() if p.is_file() and p.suffix not in (".py", ".pyc"))
-    assert data == sorted(shipped) == ["calibration.txt"]
+    assert data == sorted(s for s in shipped if "/" not in s) == ["calibration.txt"]  # the page: below
     from vecbook import onnx_int8
 
     assert onnx_int8.CALIBRATION_FILE.is_file() and len(onnx_int8._calibration_texts()) >= 50
+
+
+def test_the_wheel_ships_the_search_page(tmp_path: Path) -> None:
+    """`pip install .` builds a wheel: the page's files must be in it, or `serve --http` serves 404s."""
+    import zipfile
+
+    out = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
+                          "-w", str(tmp_path), str(ROOT)], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    names = zipfile.ZipFile(next(tmp_path.glob("vecbook-*.whl"))).namelist()
+    from vecbook.server import PAGE, STATIC_TYPES
+
+    assert sorted(p.name for p in PAGE.iterdir() if not p.name.startswith(".")) == sorted(["index.html", *STATIC_TYPES])
+    for name in ["index.html", *STATIC_TYPES]:
+        assert f"vecbook/page/{name}" in names
+    assert "vecbook/calibration.txt" in names and "vecbook/server.py" in names

@@ -220,3 +220,93 @@ def test_candidates_are_put_best_first_with_ties_by_id_whatever_order_they_come_
               Scored(3, 0.5, None, 0.5)]
     ordered = [records[s.index].id for s in best_first(scored, records)]
     assert ordered == ["a.txt:4", "a.txt:10", "b.txt:1", "notes.txt:9"]  # ids compare as text, as citations do
+
+
+# -- the shorthand filters --
+
+def test_since_later_than_until_is_an_error_naming_both(write_files: Any, fake_book: Any) -> None:
+    book = fake_book(write_files({"a.txt": "Date: 2024-03-09\n\nlunch with Mum\n"}))
+    with pytest.raises(vecbook.QueryError, match=r"^since 2024-06-01 is later than until 2024-01-31: no record can "
+                                                 r"be dated between them \(swap them\?\)$"):
+        book.search("lunch", since="2024-06-01", until="2024-01-31")
+    with pytest.raises(vecbook.QueryError, match=r"^since 30d is later than until 60d"):
+        book.search("lunch", since="30d", until="60d")
+    # one day is a range: until a date takes that whole day
+    assert [h.citation for h in book.search("lunch", since="2024-03-09", until="2024-03-09", mode="keyword")] == [
+        "a.txt:1-3"]
+
+
+def test_since_over_sources_without_dates_says_so_in_the_users_words(write_files: Any, fake_book: Any) -> None:
+    book = fake_book(write_files({"a.txt": "lunch with Mum 🍲\n---\nAlmoço com a avó\n"}))
+    with pytest.raises(vecbook.QueryError) as raised:
+        book.search("lunch", since="30d")
+    assert str(raised.value) == ("since 30d: no record of files has a date (a Date: header, or the time of a message, "
+                                 "mail or event), so none can match; sources with dates: none")
+    with pytest.raises(vecbook.QueryError, match=r"^participants Ana: no record of files names its participants "
+                                                 r"\(chats, mail and calendars name them\)"):
+        book.search("lunch", participants=["Ana"])
+    # a filter the user wrote keeps its own words
+    with pytest.raises(vecbook.QueryError, match=r"^unknown filter key 'date' in 'date__gte'"):
+        book.search("lunch", filters={"date__gte": "2024-01-01"})
+
+
+def test_the_cli_says_which_of_the_chosen_sources_have_no_dates(
+        shared_model: None, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    from conftest import ROOT
+
+    monkeypatch.chdir(ROOT)
+    code = vecbook.main(["search", "sourdough", "--source", "vault", "--since", "2024-01-01", "--mode", "keyword"])
+    _, err = capsys.readouterr()
+    assert code == 2 and err == (
+        "vecbook: error: since 2024-01-01: no record of vault has a date (a Date: header, or the time of a message, "
+        "mail or event), so none can match; sources with dates: calendar, family-chat, files, hiking-club, messages\n")
+    code = vecbook.main(["search", "lunch", "--since", "2024-04-01", "--until", "2024-03-31"])
+    assert code == 2 and capsys.readouterr()[1] == (
+        "vecbook: error: since 2024-04-01 is later than until 2024-03-31: no record can be dated between them "
+        "(swap them?)\n")
+
+
+# -- hits that matched nothing of the query --
+
+NOTES_TAGGED = {"family.txt": "Tags: family\n\nLunch with Mum at Little Lisbon 🍲\n---\nTags: family\n\n"
+                              "Priya drove up from Bristol with the kids.\n---\nTags: family\n\n"
+                              "Grandad's allotment, 1978: runner beans and a shed.\n---\nTags: work\n\nLunch meeting.\n"}
+
+
+def test_a_filtered_hit_that_matched_nothing_of_the_query_says_so(write_files: Any, fake_book: Any) -> None:
+    """Linear fusion puts the least close candidate at 0: with no query word either, it matched
+    nothing, and is listed (filters keep min(max_results, matching records)) saying so."""
+    book = fake_book(write_files(NOTES_TAGGED))
+    hits = book.search("lunch", mode="hybrid", fusion="linear", filters={"tags": "family"}, max_results=5)
+    assert len(hits) == 3 and hits[0].citation == "family.txt:1-3" and hits[0].matches_query
+    nothing = [h for h in hits if not h.matches_query]
+    assert nothing and all(h.similarity_score == 0.0 and h.keyword_score == 0.0 and not h.matched_terms
+                           for h in nothing)
+    assert all(h.similarity_score > 0 for h in hits if h.matches_query)
+    assert nothing[0].to_dict()["matches_query"] is False and hits[0].to_dict()["matches_query"] is True
+    # a recency blend lifts a score above 0, not what was matched
+    blended = book.search("lunch", mode="hybrid", fusion="linear", filters={"tags": "family"},
+                          recency_half_life_days=30)
+    assert {h.citation for h in blended if not h.matches_query} == {h.citation for h in nothing}
+    for mode, fusion in (("semantic", None), ("keyword", None), ("hybrid", "rrf")):
+        assert all(h.matches_query for h in book.search("lunch", mode=mode, fusion=fusion, filters={"tags": "family"}))
+
+
+def test_the_cli_marks_a_hit_that_matched_nothing_of_the_query(
+        write_files: Any, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(vecbook.VecBook, "__init__", _with_fake_embedder(vecbook.VecBook.__init__))
+    root = write_files(NOTES_TAGGED)
+    assert vecbook.main(["search", "lunch", "--data-dir", str(root), "--mode", "hybrid", "--fusion", "linear",
+                         "--filter", "tags=family"]) == 0
+    out = capsys.readouterr()[0]
+    ranked = [line for line in out.splitlines() if line[:3].strip().rstrip(".").isdigit()]
+    assert ranked[0] == " 1. " + ranked[0][4:12] + "  family.txt:1-3"
+    assert ranked[-1].endswith("  (matched nothing of the query; listed as it passed the filters)")
+    assert " 0.000000  " in ranked[-1]
+
+
+def _with_fake_embedder(original: Any) -> Any:
+    def init(self: vecbook.VecBook, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("embedder", FakeEmbedder())
+        original(self, *args, **kwargs)
+    return init

@@ -64,7 +64,7 @@ def test_a_notes_folder_and_an_export_are_searched_together_from_any_folder(
         monkeypatch: pytest.MonkeyPatch) -> None:
     assert run(capsys, "add", str(home / WHATSAPP.name), "--name", "family-chat")[0] == 0
     code, out, _ = run(capsys, "add", str(home / "notes"))
-    assert code == 0 and "  format: text" in out and "  records: 2" in out
+    assert code == 0 and "  format: notes\n" in out and "  records: 2\n  files: 1 text file\n" in out
     monkeypatch.chdir(tmp_path_factory.mktemp("elsewhere"))
     code, out, _ = run(capsys, "config", "path")
     assert (code, out) == (0, f"{user_config}\n")
@@ -75,7 +75,7 @@ def test_a_notes_folder_and_an_export_are_searched_together_from_any_folder(
     listed = json.loads(out)
     assert listed["config_file"] == str(user_config)
     assert [(s["name"], s["format"], s["records"]) for s in listed["sources"]] == [
-        ("family-chat", "whatsapp", 6), ("notes", "text", 2)]
+        ("family-chat", "whatsapp", 6), ("notes", "notes", 2)]
     # the second listing knows when the first one indexed
     assert json.loads(run(capsys, "sources", "--json")[1])["last_indexed"] is not None
 
@@ -89,6 +89,41 @@ def test_sources_lists_format_path_records_dates_and_description(
            "  path: samples/exports/WhatsApp Chat with Family.txt\n" \
            "  description: family WhatsApp group, February-March 2024\n" in out
     assert "messages: sqlite, 16 records, 2024-04-20 to 2024-06-20\n  path: samples/chats.db\n" in out
+
+
+def test_sources_says_when_each_source_was_last_indexed_across_config_changes(
+        home: Path, user_config: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """A config change makes the keyword cache unusable (every source is read again), but a
+    source read again unchanged keeps the time its records were indexed; an edit moves it."""
+    import types
+    from datetime import datetime
+
+    def at(moment: str) -> None:
+        ns = int(datetime.fromisoformat(moment).timestamp() * 1e9)
+        monkeypatch.setattr(vecbook.sources, "time", types.SimpleNamespace(time_ns=lambda: ns))
+
+    def indexed() -> dict[str, str]:
+        listed = json.loads(run(capsys, "sources", "--json")[1])
+        return {s["name"]: s["last_indexed"] for s in listed["sources"]}
+
+    garden = home / "notes" / "garden.txt"
+    for path in (garden, home / WHATSAPP.name):
+        os.utime(path, (1_700_000_000, 1_700_000_000))  # settled: the keyword cache keeps them
+    at("2024-05-02T10:00:00")
+    assert run(capsys, "add", "notes")[0] == 0
+    assert indexed() == {"notes": "2024-05-02 10:00"}
+    code, out, _ = run(capsys, "sources")
+    assert f"\nnotes: notes, 2 records, 2024-05-02 to 2024-06-11\n  path: {home / 'notes'}\n" \
+           "  files: 1 text file\n  last indexed: 2024-05-02 10:00\n" in out
+    at("2024-05-03T09:30:00")
+    assert run(capsys, "add", WHATSAPP.name)[0] == 0
+    assert indexed() == {"notes": "2024-05-02 10:00", "whatsapp-chat-with-family": "2024-05-03 09:30"}
+    garden.write_text("Date: 2024-05-02\n\nPlant the courgettes.\n", encoding="utf-8")
+    os.utime(garden, (1_700_000_100, 1_700_000_100))
+    at("2024-05-04T08:15:00")
+    assert indexed() == {"notes": "2024-05-04 08:15", "whatsapp-chat-with-family": "2024-05-03 09:30"}
+    code, out, _ = run(capsys, "sources")
+    assert "notes: notes, 1 record, 2024-05-02 to 2024-05-02\n" in out
 
 
 def test_remove_takes_one_source_out_and_keeps_the_rest_of_the_file(
@@ -178,14 +213,28 @@ def _unreadable(home: Path) -> str:
     (["add", "picture.png"], "cannot tell what {home}/picture.png is: no format recognises it; pass --format"),
     (["add", "notes", "--table", "t"], "--table and --text-column apply to a SQLite database"),
     (["remove", "nope"], "no source named 'nope' in {config} (sources: old)"),
+    # a source that yields nothing is not registered, --format or not: the reader says why
+    (["add", "picture.png", "--format", "telegram"], "nothing to search in {home}/picture.png: not a telegram export "
+     "(Telegram Desktop JSON (result.json)); no format VecBook reads recognises it; nothing was added"),
+    (["add", "cut.json", "--format", "telegram"], "nothing to search in {home}/cut.json: invalid JSON: Unterminated "
+     "string starting at (line 1); nothing was added"),
+    (["add", "cut.json"], "nothing to search in {home}/cut.json: invalid JSON"),
+    (["add", "empty.json", "--format", "discord"], "nothing to search in {home}/empty.json: the file is empty; "
+     "nothing was added"),
+    (["add", "quiet.json"], "nothing to search in {home}/quiet.json: no telegram messages or items found in it; "
+     "nothing was added"),
 ], ids=["missing", "unknown-format", "bad-name", "reserved-name", "name-in-use", "not-a-format", "table-not-sqlite",
-        "remove-unknown"])
+        "remove-unknown", "not-that-format", "cut-short", "cut-short-detected", "empty", "no-messages"])
 def test_bad_input_is_one_line_and_changes_no_file(
         home: Path, user_config: Path, capsys: pytest.CaptureFixture[str], argv: list[str], message: str) -> None:
     user_config.parent.mkdir(parents=True)
     user_config.write_text('# mine\n[[collections]]\nname = "old"\npath = "notes"\nformat = "text"\n',
                            encoding="utf-8")
     (home / "picture.png").write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(64))
+    chat = '{"name": "Ana", "type": "personal_chat", "id": 1, "messages": [{"id": 1, "text": "olá, café ☕'
+    (home / "cut.json").write_text(chat, encoding="utf-8")
+    (home / "empty.json").write_bytes(b"")
+    (home / "quiet.json").write_text(chat.split("[")[0] + "[]}", encoding="utf-8")
     before = user_config.read_bytes()
     code, out, err = run(capsys, *argv)
     assert code == 2 and out == "" and err.count("\n") == 1
@@ -222,6 +271,39 @@ def test_a_file_already_added_is_refused_under_any_name(
                                  "are searched already\n")
 
 
+def test_a_path_inside_a_source_or_holding_one_is_added_with_a_warning(
+        home: Path, user_config: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Both would read its records: added (the user may mean it), and told that they come back twice."""
+    chats = home / "exports" / "chats"
+    chats.mkdir(parents=True)
+    shutil.copy(WHATSAPP, chats / WHATSAPP.name)
+    assert run(capsys, "add", "exports/chats")[0] == 0
+    code, out, err = run(capsys, "add", f"exports/chats/{WHATSAPP.name}", "--name", "family")
+    assert code == 0 and "added 'family'" in out
+    assert f"WARN {chats / WHATSAPP.name} lies inside 'chats' ({chats}), which reads it already: " \
+           "its records will be searched twice (`vecbook remove chats` to keep the new source alone)" in err
+    code, out, err = run(capsys, "add", "exports", "--name", "everything")
+    assert code == 0
+    assert err.count("WARN") == 2 and f"WARN {home / 'exports'} holds 'chats' ({chats}), already added: its records " \
+           "will be searched twice (`vecbook remove chats` to keep the new source alone)" in err
+    assert [c.name for c in load_config(user_config).collections] == ["chats", "family", "everything"]
+
+
+def test_a_notes_folder_leaves_the_sources_inside_it_to_their_readers(
+        home: Path, user_config: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """As the data folder does: each record is read once, by its own reader, so nothing overlaps."""
+    (home / "notes" / "todo.md").write_text("# Todo\nRenew the passport 🛂 before the trip.\n", encoding="utf-8")
+    assert run(capsys, "add", "notes")[0] == 0
+    code, out, err = run(capsys, "add", "notes/garden.txt")
+    assert code == 0 and "WARN" not in err
+    code, out, err = run(capsys, "add", str(home), "--name", "everything")
+    assert code == 0 and "WARN" not in err
+    assert "  files: 1 whatsapp export\n" in out  # notes/ (with garden.txt) is left to the two sources above
+    book = vecbook.VecBook.from_config(user_config, keyword_only=True)
+    assert book.stats()["sources"] == {"files": 0, "notes": 1, "garden": 2, "everything": 6}
+    assert [hit.citation for hit in book.search("strawberries", mode="keyword")] == ["garden/garden.txt:5-7"]
+
+
 @pytest.mark.skipif(os.name != "posix" or os.geteuid() == 0, reason="root reads any file")
 def test_an_unreadable_path_is_refused(home: Path, user_config: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = run(capsys, "add", _unreadable(home))
@@ -242,12 +324,12 @@ def test_a_path_two_formats_claim_needs_format(
         home: Path, user_config: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     real = vecbook.registry.recognising_formats
     monkeypatch.setattr(vecbook.registry, "recognising_formats", lambda collection: ["slack", "discord"])
-    code, _, err = run(capsys, "add", "notes")
-    assert code == 2 and err.startswith(f"vecbook: error: cannot tell the format of {home}/notes: it looks like "
-                                        f"slack and discord; pass --format (formats: ")
+    code, _, err = run(capsys, "add", WHATSAPP.name)
+    assert code == 2 and err.startswith(f"vecbook: error: cannot tell the format of {home / WHATSAPP.name}: it "
+                                        f"looks like slack and discord; pass --format (formats: ")
     assert not user_config.exists()
     monkeypatch.setattr(vecbook.registry, "recognising_formats", real)  # not undo(): conftest's patches stay
-    code, out, _ = run(capsys, "add", "notes", "--format", "TEXT")  # --format decides, in any case
+    code, out, _ = run(capsys, "add", WHATSAPP.name, "--format", "TEXT")  # --format decides, in any case
     assert code == 0 and "  format: text\n" in out
 
 
@@ -282,6 +364,18 @@ def test_a_sqlite_table_is_asked_for_when_it_cannot_be_guessed(
     assert "  format: sqlite\n" in out and "  records: 1\n" in out and "  dates: 2024-05-03 to 2024-05-03\n" in out
     code, out, _ = run(capsys, "search", "swimming lengths", "--mode", "keyword", "--json")
     assert [h["citation"] for h in json.loads(out)] == [f"{database}#diary:1"]
+
+
+def test_a_table_without_rows_is_not_registered(home: Path, user_config: Path,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    database = home / "empty.db"
+    with sqlite3.connect(database) as connection:
+        connection.execute("CREATE TABLE notes(id INTEGER PRIMARY KEY, content TEXT)")
+    connection.close()
+    code, out, err = run(capsys, "add", str(database))
+    assert (code, out, err) == (2, "", f"vecbook: error: nothing to search in {database}: it holds no rows; "
+                                       "nothing was added\n")
+    assert not user_config.exists()
 
 
 def test_a_database_with_one_id_and_content_table_needs_no_table(
@@ -400,5 +494,27 @@ def test_a_damaged_zip_among_the_notes_does_not_stop_the_read(tmp_path: Path) ->
     start = 30 + len("WhatsApp Chat - Ana.txt")  # the member's compressed bytes follow its local header
     data[start:start + 10] = b"\xff" * 10
     archive.write_bytes(bytes(data))
-    files, _, _ = vecbook.sources.discover_files(notes)
-    assert [rel for rel, _ in files] == ["a.txt"]
+    report = vecbook.sources.load_directory(notes)
+    assert [r.file_path for r in report.records] == ["a.txt"]
+    assert report.data_directory == {"kinds": {"text": 1}, "not_read": {".zip": 1}}  # counted: no reader knows it
+
+
+def test_a_telegram_chat_is_named_by_the_chat_and_an_account_export_by_its_folder(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Telegram Desktop calls every export result.json: named "result", the second one collided.
+    chats = {"ChatExport_2024-03-01": {"name": "Família Silva", "type": "private_group", "id": 11},
+             "ChatExport_2024-03-02": {"name": "Bob", "type": "personal_chat", "id": 12}}
+    for folder, head in chats.items():
+        message = {"id": 1, "type": "message", "date": "2024-03-01T10:00:00", "from": "Ana", "text": "olá"}
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "result.json").write_text(json.dumps({**head, "messages": [message]}), encoding="utf-8")
+    account = tmp_path / "DataExport_2024-03-05"
+    account.mkdir()
+    (account / "result.json").write_text(json.dumps({"about": "Here is the data you requested.", "chats": {"list": [
+        {"name": "Bob", "type": "personal_chat", "id": 12, "messages": [
+            {"id": 1, "type": "message", "date": "2024-03-01T10:00:00", "from": "Ana", "text": "hi"}]}]}}),
+        encoding="utf-8")
+    config = tmp_path / "vecbook.toml"
+    for path in ("ChatExport_2024-03-01/result.json", "ChatExport_2024-03-02", str(account / "result.json")):
+        assert run(capsys, "add", str(tmp_path / path), "--config", str(config))[0] == 0
+    assert [c.name for c in load_config(config).collections] == ["familia-silva", "bob", "dataexport_2024-03-05"]

@@ -179,9 +179,9 @@ def test_to_pandas_gives_one_row_per_hit(sample_book: vecbook.VecBook) -> None:
 
 def test_stats_report_counts_model_and_index(sample_book: vecbook.VecBook) -> None:
     stats = sample_book.stats()
-    assert stats["files"] == 10 and stats["sources"]["files"] == 49 and stats["sources"]["messages"] == 16
+    assert stats["files"] == 11 and stats["sources"]["files"] == 50 and stats["sources"]["messages"] == 16
     assert stats["sources"]["family-chat"] == 6 and stats["sources"]["vault"] == 8
-    assert stats["records"] == 87 and stats["skipped"] == []
+    assert stats["records"] == 88 and stats["skipped"] == []
     assert stats["metric"] == "cosine" and stats["index_type"] == "IndexScalarQuantizer (float16)" and stats["dimensions"] == 384
     assert stats["state"] == "ready" and stats["index_seconds"] > 0
 

@@ -245,14 +245,19 @@ def test_only_changes_that_matter_trigger_an_update(write_files: Any, book_over:
     calls: list[float] = []
     original = book.reindex
     monkeypatch.setattr(book, "reindex", lambda full=False: calls.append(time.time()) or original(full))
-    (root / "notes.md").write_text("not a record\n", encoding="utf-8")
+    (root / "notes.pdf").write_bytes(b"%PDF-1.7 not read")
     (root / "draft.txt.swp").write_bytes(b"editor swap")
     (root / "image.png").write_bytes(b"\x89PNG")
+    (root / ".git").mkdir()
+    (root / ".git" / "index.txt").write_text("a hidden folder holds no notes\n", encoding="utf-8")
     time.sleep(1.5)
     assert calls == []
     (root / "b.txt").write_text("echo\n", encoding="utf-8")
     eventually(lambda: found(book, "echo") == ["b.txt:1"])
     assert 1 <= len(calls) <= 2
+    (root / "sub").mkdir()
+    (root / "sub" / "c.md").write_text("# Café ☕\nEcho of a note 🎶\n", encoding="utf-8")  # a note: read too
+    eventually(lambda: found(book, "note") == ["files:sub/c.md#c > Café ☕"])
 
 
 def test_a_burst_of_1000_new_files_all_arrive(write_files: Any, book_over: Any) -> None:

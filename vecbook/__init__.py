@@ -4,15 +4,15 @@ Plain ``.txt`` files (records separated by ``---`` lines) and read-only SQLite
 tables are loaded at start-up, embedded with all-MiniLM-L6-v2 into an in-memory
 FAISS index beside a BM25 keyword index, and searched from the shell
 (``vecbook search "..."`` once installed, or ``python vecbook.py search "..."`` in a checkout),
-over MCP stdio (``vecbook serve``) or from Python (``from vecbook import VecBook``). Every hit
+over MCP (``vecbook serve``; ``--http`` adds a search page) or from Python (``from vecbook import VecBook``). Every hit
 cites its file and line range.
 
 The package's modules are its sections, in dependency order (each imports only
-the ones before it): config -> cpu -> records -> onnx_model -> onnx_build -> embed -> vector_cache -> tokens -> index
--> snippets -> rank -> sqlite_ro -> exports -> sources -> registry -> build -> keyword_cache -> caches -> hits
--> watch -> book (the VecBook facade) -> mcp -> cli. ``import vecbook`` loads the standard
-library and numpy only; torch, sentence-transformers, onnxruntime, faiss and fastmcp are
-imported by the functions that use them.
+the ones before it): config -> cpu -> records -> onnx_model -> onnx_build -> embed -> vector_files
+-> vector_cache -> tokens -> languages -> index -> snippets -> rank -> sqlite_ro -> exports -> sources -> registry
+-> build -> keyword_cache -> caches -> hits -> watch -> book (the VecBook facade) -> mcp -> remote -> server -> cli.
+``import vecbook`` loads the standard library and numpy only; torch, sentence-transformers, onnxruntime, faiss and
+fastmcp are imported by the functions that use them.
 """
 
 from .book import VecBook

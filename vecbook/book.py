@@ -20,6 +20,7 @@ from .config import (
     QueryError,
     VecBookError,
     config_without_file,
+    counted,
     load_config,
     replace_config,
 )
@@ -36,12 +37,16 @@ from .hits import (
     check_half_life,
     check_unit,
     check_max_results,
+    check_max_total_chars,
     check_query,
     context_around,
+    unmatched,
+    within_budget,
 )
 from .embed import Embedder, _release_freed_memory
 from .index import VectorIndex
 from .tokens import analyses, analysis_of, query_tokens
+from .languages import model_languages, reads_query
 from .rank import FUSION_DEPTH, Condition, Scored, best_first, convenience_conditions, parse_filters, rank
 from .snippets import fold as fold_hits
 from .snippets import query_terms, recency_blend
@@ -224,6 +229,12 @@ class VecBook:
             # A build frees what it read and gathered (hundreds of MB at 100k records) in pieces
             # glibc keeps unless told: the process would stay at its build's highest RSS.
             _release_freed_memory()
+        except KeyboardInterrupt:
+            # Ctrl-C (and the CLI's SIGTERM): what was embedded is kept for the next start.
+            kept = self._keep_embedded()
+            if kept is None:
+                raise
+            raise KeyboardInterrupt(kept) from None
         finally:
             with self._cond:
                 self._building = False
@@ -231,6 +242,20 @@ class VecBook:
                 self._generation += 1
                 self._cond.notify_all()
         return self.stats()
+
+    def _keep_embedded(self) -> str | None:
+        """What an interrupted build saved of its vectors, as a sentence (None: nothing)."""
+        try:
+            kept = self._caches.keep_embedded()
+        except OSError as exc:  # a journal that cannot be written was warned about already
+            log.debug("cannot keep what was embedded: %s", exc)
+            return None
+        if not kept:
+            return None
+        with self._cond:
+            done, total = self._progress["records_embedded"], self._progress["records_total"]
+        return (f"kept the {kept:,} vector{'' if kept == 1 else 's'} embedded so far ({done:,} of {total:,} "
+                f"record{'' if total == 1 else 's'} complete); the next start embeds only the rest")
 
     def _set_progress(self, **values: Any) -> None:
         with self._cond:
@@ -357,9 +382,9 @@ class VecBook:
             self._cond.notify_all()
         report = snapshot.report if snapshot is not None else LoadReport()
         count = len(report.records)
-        log.info("indexed %d record%s in %.1fs: %s (%d files read, %d texts embedded, %d reused)", count,
-                 "" if count == 1 else "s", update["seconds"], _count_sources(report), update["files_read"],
-                 update.get("embedded", 0), update.get("reused", 0) + update.get("from_cache", 0))
+        log.info("indexed %s in %.1fs: %s (%s read, %s embedded, %d reused)", counted(count, "record"),
+                 update["seconds"], _count_sources(report), counted(update["files_read"], "file"),
+                 counted(update.get("embedded", 0), "text"), update.get("reused", 0) + update.get("from_cache", 0))
 
     # -- embedding --
 
@@ -376,7 +401,8 @@ class VecBook:
         _release_freed_memory()
         cache = self._caches.vectors(self.embedder.identity)
         try:
-            index, counts, live = self._builder.embed(snapshot, previous, cache, self._report_progress)
+            index, counts, live = self._builder.embed(snapshot, previous, cache, self._report_progress,
+                                                      self._caches.checkpoints(cache))
         finally:
             if cache is not None:
                 cache.release_vectors()  # the index holds them now; closed before a save replaces the file
@@ -403,7 +429,7 @@ class VecBook:
                keyword_query: str | None = None, dedupe: bool | None = None,
                recency_half_life_days: float | None = None, sources: Sequence[str] | None = None,
                since: str | None = None, until: str | None = None,
-               participants: Sequence[str] | None = None) -> Results:
+               participants: Sequence[str] | None = None, max_total_chars: int | None = None) -> Results:
         """Search records; results are sorted by ``similarity_score`` (ties by id).
 
         Args:
@@ -424,12 +450,18 @@ class VecBook:
             dedupe: fold near-identical hits into the best one (its ``duplicates``); default on.
             recency_half_life_days: blend the age of each record's ``date`` into its score.
             sources, since, until, participants: shorthand filters (see ``convenience_conditions``).
+            max_total_chars: a budget for the hits' text in all (characters, not bytes): hits are
+                taken best first, a hit that does not fit in what is left is left out (a later,
+                shorter one may still fit), and ``Results.left_out`` counts those left out.
         """
         query = check_query(query)
         keyword_text = check_query(keyword_query, "keyword_query") if keyword_query is not None else query
         extra = convenience_conditions(sources, since, until, participants)
-        return self._search(query, keyword_text, max_results, mode, filters, min_score, fusion,
+        budget = check_max_total_chars(max_total_chars)
+        hits = self._search(query, keyword_text, max_results, mode, filters, min_score, fusion,
                             keyword_weight, rrf_k, dedupe, recency_half_life_days, extra)
+        kept, left_out = within_budget(hits, budget, lambda hit: len(hit.text))
+        return Results(kept, left_out)
 
     def get(self, ref: str, context: int = 0) -> Context:
         """The whole record whose ``id`` or ``citation`` is ``ref``, with up to ``context``
@@ -482,17 +514,20 @@ class VecBook:
             # Every passage's keyword score, once: the ranking takes each record's best, the
             # snippets each hit's best passage (they used to score every passage again).
             passage_scores = snapshot.keywords.scores(tokens) if mode != "semantic" or terms else None
+            # Hybrid search leans on keywords for a query in a language the model does not read.
+            reads = reads_query(semantic_text, model_languages(self.config)) if mode == "hybrid" else True
             scored = rank(mode, depth, vectors=snapshot.vectors, keywords=snapshot.keywords, query_vector=vector,
                           tokens=tokens, mask=mask, fusion=fusion, rrf_k=rrf, keyword_weight=weight,
-                          passage_scores=passage_scores)
+                          passage_scores=passage_scores, model_reads=reads)
             records = snapshot.records
+            nothing = unmatched(scored)  # before a recency blend lifts their score
             if half_life:
                 scored = self._blend_recency(snapshot, scored, half_life)
             scored = best_first(scored, records)
             scored = [s for s in scored if floor is None or s.score >= floor]
             groups = (fold_hits((records[s.index].text for s in scored), k) if fold
                       else [(i, []) for i in range(min(k, len(scored)))])
-            shaper = HitShaper(snapshot, terms, passage_scores, vector, partial(analysis_of, self.config))
+            shaper = HitShaper(snapshot, terms, passage_scores, vector, partial(analysis_of, self.config), nothing)
             return Results(shaper.hit(scored[i], [records[scored[j].index].citation for j in folded])
                            for i, folded in groups)
 
@@ -564,6 +599,7 @@ class VecBook:
             "outside_links": report.outside_links,
             "data_directory": str(self.config.data_directory) if self.config.data_directory else None,
             "model": self.config.embedding_model,
+            "model_languages": sorted(model_languages(self.config) or ["all"]),
             "dimensions": int(vectors.vectors.shape[1]) if vectors is not None else None,
             "precision": self.embedder.precision if vectors is not None else None,
             "runtime": self.embedder.runtime if vectors is not None else None,
@@ -593,7 +629,7 @@ def _pace(since: tuple[float, int], now: float, done: int, total: int) -> str:
 def _count_sources(report: LoadReport) -> str:
     """'30 from 7 files, 16 from collection messages' for the log: collections counted apart."""
     by_source = report.counts_by_source()
-    parts = [f"{by_source.get('files', 0)} from {report.files} files"]
+    parts = [f"{by_source.get('files', 0)} from {counted(report.files, 'file')}"]
     parts += [f"{by_source.get(name, 0)} from collection {name}" for name in report.collections]
     return ", ".join(parts)
 

@@ -9,22 +9,28 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Iterator, Protocol, Sequence
 
 import numpy as np
 
 from .config import Config
 from .embed import EMBED_CHUNK, MAX_WINDOWS, Embedder
+from .exports.base import collector_paused
 from .index import KeywordIndex, TermCounts, VectorIndex, encode_vectors
 from .rank import FilterColumns
-from .records import Record, split_passages
-from .sources import LoadReport, SourceState, load_sources
+from .records import Record, record_passages
+from .sources import LoadReport, SourceState, block_source, load_sources
 from .tokens import Vocabulary, analysis_of
-from .vector_cache import CachedVectors, StreamedVectors, VectorCache
+from .vector_cache import VectorCache
+from .vector_files import CachedVectors, SplitEntry, SplitPassages, StreamedVectors
 
 log = logging.getLogger("vecbook")  # one logger for the package: hosts and the CLI configure "vecbook"
 
 ProgressCallback = Callable[[int, int], None]
+# How one passage's windows were found: (passage number, start, end, text hash, its windows,
+# whether they were capped and their text hashes, or None where the tokenizer must cut them,
+# and the number of the table that held them, -1 for none).
+Planned = tuple[int, int, int, bytes, tuple[Sequence[Sequence[int]], bool, list[bytes]] | None, int]
 # Model windows embedded for one record, at most (~2.2M tokens, some 9 MB of English
 # text: minutes of CPU). Past it the rest of the record is found by keyword only,
 # with a WARN; without a bound one 500 MB log file would take a day to embed.
@@ -98,13 +104,25 @@ class Snapshot:
         return int(self.passages[passage, 0]), int(self.passages[passage, 1])
 
 
+class EmbeddingObserver(Protocol):
+    """What a build tells of its vectors as it makes them (the caches' checkpoints)."""
+
+    def windowed(self, splits: SplitPassages) -> None:
+        """The split passages this build cut with the tokenizer or took from the cache file."""
+
+    def embedded(self, vectors: dict[bytes, np.ndarray]) -> None:
+        """Vectors the model just made, by the key of their text."""
+
+
 class LiveVectors:
-    """Every vector a build holds, by the key of its text: what the vector cache keeps.
-    Gathered only when the cache is saved, which runs after the update is published."""
+    """Every vector a build holds, by the key of its text, and the windows of its split
+    passages: what the vector cache keeps. Gathered only when the cache is saved, which runs
+    after the update is published."""
 
     def __init__(self, keys: Sequence[bytes], keep: np.ndarray, index: VectorIndex,
                  found: dict[bytes, np.ndarray]) -> None:
         self._keys, self._keep = keys, keep
+        self.splits = SplitPassages()  # set by the build once its index is made
         # The new index, which the snapshot holds anyway: the vectors the model did not make
         # in this build are saved as its float16 rows (those copied from the previous index
         # are its codes as they were; those from the cache file are not held in float32).
@@ -143,7 +161,7 @@ class LiveVectors:
                     matrix[position] = self._found[keys[start + position]]
                 yield matrix
 
-        return StreamedVectors(b"".join(keys), dim, blocks, dict(zip(keys, range(len(keys)))))
+        return StreamedVectors(b"".join(keys), dim, blocks, dict(zip(keys, range(len(keys)))), self.splits)
 
 
 class Builder:
@@ -160,6 +178,10 @@ class Builder:
         # build copies those of unchanged sources instead of recounting them.
         self.term_counts: TermCounts | None = None
         self.read_started_ns = 0  # when the last read began (time.time_ns): see keyword_cache
+        # The windows of the split passages of the last build's index (those longer than one
+        # model window), so an edited record is not cut by the tokenizer again where its text
+        # was not edited; the cache file keeps them for the next start.
+        self.splits = SplitPassages()
 
     def reset(self) -> None:
         """Forget everything read and laid out: the next build starts from scratch."""
@@ -167,6 +189,7 @@ class Builder:
         self.blocks = {}
         self.vocabulary = Vocabulary()
         self.term_counts = None
+        self.splits = SplitPassages()
 
     # -- reading and keywords --
 
@@ -198,22 +221,21 @@ class Builder:
         old = self.blocks.get(key)
         if old is not None and old.records is records:
             return old
-        known = {r.content: layout for r, layout in zip(old.records, _windowed_layouts(old))} if old is not None else {}
-        layouts: list[Layout | None] = [known.get(r.content) for r in records]
+        known = {_layout_key(r): layout for r, layout in zip(old.records, _windowed_layouts(old))} \
+            if old is not None else {}
+        layouts: list[Layout | None] = [known.get(_layout_key(r)) for r in records]
         fresh = [i for i, layout in enumerate(layouts) if layout is None]
-        kind, _, name = key.partition(":")  # "file:<path>" or "collection:<name>", as sources names them
-        source = name if kind == "collection" else "files"
-        for i, layout in zip(fresh, self._layouts([records[i].content for i in fresh], source)):
+        for i, layout in zip(fresh, self._layouts([records[i] for i in fresh], block_source(key))):
             layouts[i] = layout
         counts = np.fromiter((len(layout.passages) for layout in layouts), dtype=np.int64, count=len(layouts))
         passages = np.array([p for layout in layouts for p in layout.passages], dtype=np.int64).reshape(-1, 2)
         return Block(records, layouts, counts, passages, read_ns=self.read_started_ns)
 
-    def _layouts(self, contents: Sequence[str], source: str) -> list[Layout]:
-        """Passages and their token ids for each of ``contents`` (tokenized together, with the
+    def _layouts(self, records: Sequence[Record], source: str) -> list[Layout]:
+        """Passages and their token ids for each of ``records`` (tokenized together, with the
         analysis of their ``source``: its collection's language)."""
-        cuts = [split_passages(content) for content in contents]
-        texts = [content[a:b] for content, passages in zip(contents, cuts) for a, b in passages]
+        cuts = [record_passages(record) for record in records]
+        texts = [record.content[a:b] for record, passages in zip(records, cuts) for a, b in passages]
         tokens = iter(self.vocabulary.encode_texts(texts, analysis_of(self.config, source)))
         return [Layout(passages, [next(tokens) for _ in passages]) for passages in cuts]
 
@@ -234,13 +256,16 @@ class Builder:
     # -- vectors --
 
     def embed(self, snapshot: Snapshot, previous: VectorIndex | None, cache: VectorCache | None,
-              progress: ProgressCallback) -> tuple[VectorIndex, dict[str, int], LiveVectors]:
+              progress: ProgressCallback, observer: EmbeddingObserver | None = None
+              ) -> tuple[VectorIndex, dict[str, int], LiveVectors]:
         """The vector index for ``snapshot``: windows of every passage, their vectors taken
-        from ``previous`` (same text, same model), then ``cache``, then the model. Also
-        returns counts (reused, from_cache, embedded) and every live vector by key."""
+        from ``previous`` (same text, same model), then ``cache``, then the model (told to
+        ``observer`` as they come). Also returns counts (reused, from_cache, embedded) and
+        every live vector by key."""
         records = snapshot.records
         ordered = [(key, self.blocks[key]) for key, _ in snapshot.report.blocks]
-        self._window_blocks([b for _, b in ordered if b.keys is None], previous, cache)
+        with collector_paused():  # long-lived windows and keys, made by the hundred thousand
+            self._window_blocks([b for _, b in ordered if b.keys is None], previous, cache, observer)
         keys = [k for _, block in ordered for k in block.keys or ()]
         owners = np.repeat(np.arange(len(records)), _concatenate([b.windows for _, b in ordered], np.int64))
         spans = _concatenate([b.spans for _, b in ordered], np.int64).reshape(-1, 2)
@@ -255,14 +280,18 @@ class Builder:
         counts = {"reused": int(len(np.unique(reused[reused >= 0]))), "from_cache": len(cached),
                   "embedded": len(texts)}
         found: dict[bytes, np.ndarray] = {}  # what the model makes
-        self._embed_missing(texts, found, records, keys, owners, missing, progress)
+        self._embed_missing(texts, found, records, keys, owners, missing, progress, observer)
         keep = reused >= 0
         keep[missing] = [keys[w] in found or keys[w] in cached for w in missing.tolist()]
         index = VectorIndex(None, owners[keep], len(records), self.config.similarity_metric, spans=spans[keep],
                             keys=keys if keep.all() else [k for k, kept in zip(keys, keep.tolist()) if kept],
                             placed=_placements(ordered, keep),
                             fill=self._codes(keys, reused, keep, found, cached, previous))
-        return index, counts, LiveVectors(keys, keep, index, found)
+        live = LiveVectors(keys, keep, index, found)
+        # A split passage is in use while its first window's vector is: the others go.
+        self.splits = live.splits = self.splits.kept(live.windows)
+        self.splits.release()  # its lookup tables, until an update looks a passage up again
+        return index, counts, live
 
     def _codes(self, keys: Sequence[bytes], reused: np.ndarray, keep: np.ndarray, found: dict[bytes, np.ndarray],
                cached: CachedVectors, previous: VectorIndex | None) -> tuple[int, Callable[[np.ndarray], None]]:
@@ -298,13 +327,22 @@ class Builder:
         """The cache's vectors for ``keys`` (those the previous index lacks), read when taken."""
         return CachedVectors({}, np.zeros((0, 0), dtype=np.float32)) if cache is None else cache.vectors_of(keys)
 
-    def _window_blocks(self, blocks: Sequence[Block], previous: VectorIndex | None, cache: VectorCache | None) -> None:
+    def _window_blocks(self, blocks: Sequence[Block], previous: VectorIndex | None, cache: VectorCache | None,
+                       observer: EmbeddingObserver | None = None) -> None:
         """Cut the passages of ``blocks`` into model windows (those of a layout carried from an
         earlier build are cut already) and note each block's window keys, counts and spans."""
-        def known(key: bytes) -> bool:
-            return (cache is not None and key in cache.entries) or (previous is not None and previous.row_of(key) is not None)
+        # Dict lookups bound once: a warm start checks every passage of every record.
+        in_cache = cache.entries.rows.__contains__ if cache is not None else None
 
-        self._window([r for b in blocks for r in b.records], [layout for b in blocks for layout in b.layouts], known)
+        def known(key: bytes) -> bool:
+            return (in_cache is not None and in_cache(key)) or (previous is not None and previous.row_of(key) is not None)
+
+        tables = [self.splits, cache.entries.splits] if cache is not None else [self.splits]
+        taken, cut = self._window([r for b in blocks for r in b.records], [layout for b in blocks for layout in b.layouts],
+                                  known, tables)
+        self.splits = self.splits.merged(SplitPassages.of(taken + cut))
+        if observer is not None:
+            observer.windowed(SplitPassages.of(cut))
         for block in blocks:
             block.keys = [k for layout in block.layouts for k in layout.keys or ()]
             block.windows = np.fromiter((len(layout.keys or ()) for layout in block.layouts), dtype=np.int64,
@@ -317,41 +355,56 @@ class Builder:
             for layout in block.layouts:
                 layout.windows, layout.keys = _LET_GO, None
 
-    def _window(self, records: Sequence[Record], layouts: Sequence[Layout], known: Callable[[bytes], bool]) -> None:
-        """Model windows for every passage not windowed yet (the tokenizer runs once per text,
-        and not at all for a passage whose whole text ``known`` has a vector for)."""
+    def _window(self, records: Sequence[Record], layouts: Sequence[Layout], known: Callable[[bytes], bool],
+                tables: Sequence[SplitPassages]) -> tuple[list[SplitEntry], list[SplitEntry]]:
+        """Model windows for every passage not windowed yet. The tokenizer runs once per text, and
+        not at all for a passage whose whole text ``known`` has a vector for (it was embedded as
+        one window), whose windows one of ``tables`` holds (a split passage embedded before), or
+        that lies past the record's MAX_RECORD_WINDOWS. Returns the split passages met that
+        ``tables[0]`` (the builder's own) lacks: those another table held, and those the
+        tokenizer cut."""
         todo = [(record, layout) for record, layout in zip(records, layouts) if layout.windows is None]
         todo = list({id(layout): (record, layout) for record, layout in todo}.values())
-        # Every passage makes at least one window, so passages past the bound are never embedded.
-        texts = [record.content[a:b] for record, layout in todo for a, b in layout.passages[:MAX_RECORD_WINDOWS]]
-        # A passage whose whole text has a vector was embedded as one window (windows never
-        # exceed the model's limit), so a warm start skips the tokenizer for it.
-        whole = [known(VectorCache.key(text)) for text in texts]
-        split = iter(self.embedder.window_spans_many([t for t, hit in zip(texts, whole) if not hit]))
-        spans = iter([([(0, len(t))], False) if hit else next(split) for t, hit in zip(texts, whole)])
-        for record, layout in todo:
+        plans = [_planned(record, layout, known, tables) for record, layout in todo]
+        split = iter(self.embedder.window_spans_many(
+            [record.content[a:b] for (record, _), plan in zip(todo, plans) for _, a, b, _, found, _ in plan
+             if found is None]))
+        taken: list[SplitEntry] = []
+        cut: list[SplitEntry] = []
+        for (record, layout), plan in zip(todo, plans):
             windows: list[tuple[int, int, int]] = []
-            for number, (a, b) in enumerate(layout.passages[:MAX_RECORD_WINDOWS]):
-                pieces, capped = next(spans)
+            keys: list[bytes] = []
+            for number, a, b, key, found, table in plan:
+                if found is None:
+                    pieces, capped = next(split)
+                    # A window that is the whole passage has the passage's hash, taken already.
+                    hashes = [key] if pieces == [(0, b - a)] else \
+                        [VectorCache.key(record.content[a + start:a + end]) for start, end in pieces]
+                else:
+                    pieces, capped, hashes = found
                 if capped:
                     log.warning("%s: a passage is longer than %d model windows; only its first part is "
                                 "embedded (the keyword index covers all of it)", record.citation, MAX_WINDOWS)
+                if len(pieces) > 1 and table != 0:
+                    (cut if table < 0 else taken).append((key, pieces, hashes, capped))
                 windows += [(number, a + start, a + end) for start, end in pieces]
-            if len(windows) > MAX_RECORD_WINDOWS or len(layout.passages) > MAX_RECORD_WINDOWS:
-                cut = windows[MAX_RECORD_WINDOWS][1] if len(windows) > MAX_RECORD_WINDOWS else \
-                    layout.passages[MAX_RECORD_WINDOWS][0]
-                line, _ = record.lines_of(cut, cut + 1)
+                keys += hashes
+            if len(windows) > MAX_RECORD_WINDOWS or len(plan) < len(layout.passages):
+                bound = windows[MAX_RECORD_WINDOWS][1] if len(windows) > MAX_RECORD_WINDOWS else \
+                    layout.passages[len(plan)][0]
+                line, _ = record.lines_of(bound, bound + 1)
                 log.warning("%s: the record is longer than %d model windows; from line %s on it is found by "
                             "keyword search only (MAX_RECORD_WINDOWS)", record.citation, MAX_RECORD_WINDOWS, line)
-                windows = windows[:MAX_RECORD_WINDOWS]
-            layout.windows = windows
-            layout.keys = [VectorCache.key(record.content[a:b]) for _, a, b in windows]
+                windows, keys = windows[:MAX_RECORD_WINDOWS], keys[:MAX_RECORD_WINDOWS]
+            layout.windows, layout.keys = windows, keys
+        return taken, cut
 
     def _embed_missing(self, texts: dict[bytes, str], found: dict[bytes, np.ndarray], records: Sequence[Record],
                        keys: Sequence[bytes], owners: np.ndarray, missing: np.ndarray,
-                       progress: ProgressCallback) -> None:
+                       progress: ProgressCallback, observer: EmbeddingObserver | None = None) -> None:
         """Embed the texts no index or cache had, in chunks, reporting records completed
-        (``missing``: the windows the previous index lacks, a superset of those of ``texts``)."""
+        (``missing``: the windows the previous index lacks, a superset of those of ``texts``)
+        and telling ``observer`` each chunk's vectors."""
         windows_of: dict[bytes, list[int]] = {}
         for window in missing.tolist():
             if keys[window] in texts:
@@ -364,9 +417,12 @@ class Builder:
         todo = sorted(texts, key=lambda k: len(texts[k]))  # similar lengths batch with little padding
         for start in range(0, len(todo), EMBED_CHUNK):
             chunk = todo[start:start + EMBED_CHUNK]
-            found.update(self._encode_isolating_failures(chunk, texts, records, owners, windows_of))
+            vectors = self._encode_isolating_failures(chunk, texts, records, owners, windows_of)
+            found.update(vectors)
             done += _count_done(remaining, owners, [w for k in chunk for w in windows_of[k]])
             progress(done, len(records))
+            if observer is not None:
+                observer.embedded(vectors)
 
     def _encode_isolating_failures(self, chunk: list[bytes], texts: dict[bytes, str], records: Sequence[Record],
                                    owners: np.ndarray, windows_of: dict[bytes, list[int]]) -> dict[bytes, np.ndarray]:
@@ -386,8 +442,41 @@ class Builder:
         return vectors
 
 
+def _layout_key(record: Record) -> tuple[str, tuple[int, ...]]:
+    """What a record's layout depends on: its content and, for a chat window, where its
+    messages begin (its passages are message pieces)."""
+    segments = record.segments
+    return record.content, tuple(offset for offset, _, _ in segments) if len(segments) > 1 else ()
+
+
 # The windows of a layout whose block holds them (see Layout): not None, which means "not cut yet".
 _LET_GO: list[tuple[int, int, int]] = []
+
+
+def _planned(record: Record, layout: Layout, known: Callable[[bytes], bool],
+             tables: Sequence[SplitPassages]) -> list[Planned]:
+    """How each passage of ``record`` finds its windows: one window where ``known`` has a vector
+    for its whole text (windows never exceed the model's limit), those of the first of ``tables``
+    that holds it, else the tokenizer's (None). Passages whose windows would all lie past the
+    record's MAX_RECORD_WINDOWS are left out: a huge record's tail is never embedded, and so
+    never tokenized either once the windows before it are known."""
+    plan: list[Planned] = []
+    lookups = [(number, splits.get) for number, splits in enumerate(tables) if len(splits)]
+    content, key_of = record.content, VectorCache.key
+    windows = 0  # the record's windows so far, at least (a passage left to the tokenizer makes one or more)
+    for number, (a, b) in enumerate(layout.passages[:MAX_RECORD_WINDOWS]):
+        if windows >= MAX_RECORD_WINDOWS:
+            break
+        key = key_of(content[a:b])
+        found, table = (([(0, b - a)], False, [key]), -1) if known(key) else (None, -1)
+        for number_of_table, get in lookups if found is None else ():
+            found = get(key)
+            if found is not None:
+                table = number_of_table
+                break
+        plan.append((number, a, b, key, found, table))
+        windows += len(found[0]) if found is not None else 1
+    return plan
 
 
 def _windowed_layouts(block: Block) -> list[Layout]:

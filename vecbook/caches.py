@@ -1,11 +1,13 @@
 """A VecBook's on-disk caches in its cache folder: the vector cache and the keyword cache, where
 the folder may lie, and when each is written (a first or full build before ``reindex()``
 returns; an update in the background after its snapshot is published, at most once a minute;
-whatever is still unwritten when the book closes or the process exits)."""
+what a long build embedded so far, to a journal every CHECKPOINT_SECONDS and when it is
+interrupted; whatever is still unwritten when the book closes or the process exits)."""
 
 from __future__ import annotations
 
 import atexit
+import contextlib
 import dataclasses
 import logging
 import threading
@@ -13,10 +15,13 @@ import time
 import weakref
 from typing import Any
 
+import numpy as np
+
 from .build import Builder, LiveVectors
 from .config import Config, ConfigError
 from .keyword_cache import Captured, KeywordCache
 from .vector_cache import VectorCache, cache_scope, seed_scopes
+from .vector_files import KeyedVectors, SplitPassages, StreamedVectors
 
 log = logging.getLogger("vecbook")
 
@@ -24,6 +29,11 @@ log = logging.getLogger("vecbook")
 # else when that time is up: at 100k records each file is ~150 MB and ~1 s of CPU to write, and
 # a burst of edits would rewrite both for every save of a note.
 UPDATE_WRITE_SECONDS = 60.0
+# A build that embeds for longer appends what it made to a journal at least this often, so a
+# process killed midway (kill -9, a power cut) loses at most this much of its embedding. Each
+# append writes only the vectors made since the last (~1.5 KB each, ~5 MB per 30 s on a laptop);
+# rewriting the whole cache file instead would write ~150 MB each time at 100k records.
+CHECKPOINT_SECONDS = 30.0
 
 # Every book's caches, so that the exit writes what updates put off (the timer that would write
 # them is a daemon, so that a finished script does not wait a minute for it) and a server's
@@ -43,12 +53,14 @@ class Caches:
         self.keywords = KeywordCache(config.cache_directory, config) if config.cache_directory else None
         self._vectors: VectorCache | None = None
         self._lock = threading.Lock()
-        self._pending: tuple[VectorCache, LiveVectors] | None = None
+        self._pending: tuple[VectorCache, LiveVectors, list[Checkpoints]] | None = None
         self._save_lock = threading.Lock()  # one save at a time, so the newest live set is written last
         self._saver: threading.Thread | None = None
         self._last_write = -UPDATE_WRITE_SECONDS  # time.monotonic() when the last write began
         self._due_keywords: Captured | None = None  # an update's keyword state, written with its vectors
         self._timer: threading.Timer | None = None  # the put-off write of an update
+        # The journals of builds whose vectors no save has taken in yet, oldest first.
+        self._journaling: list[Checkpoints] = []
         with _books_lock:
             _books.add(self)
 
@@ -85,13 +97,36 @@ class Caches:
             self._vectors.load()
         return self._vectors
 
+    def checkpoints(self, cache: VectorCache | None) -> Checkpoints | None:
+        """The journal of a build about to embed (None when the cache is off): it saves what the
+        build makes as it goes, until the build's own save takes it in."""
+        if cache is None:
+            return None
+        checkpoints = Checkpoints(cache)
+        with self._lock:
+            self._journaling.append(checkpoints)
+        return checkpoints
+
+    def keep_embedded(self) -> int:
+        """Write to their journals what the builds in flight embedded and no file holds yet (on
+        Ctrl-C, SIGTERM, at exit); returns how many vectors the journals of those builds hold.
+        A build whose save is waiting (an update's, put off) is left to that save."""
+        with self._lock:
+            covered = self._pending[2] if self._pending is not None else []
+            journaling = [checkpoints for checkpoints in self._journaling if checkpoints not in covered]
+        kept = sum(checkpoints.write() for checkpoints in journaling)
+        if kept:
+            log.info("vector cache: kept %d vectors embedded since the last save, for the next start", kept)
+        return kept
+
     def vectors_built(self, cache: VectorCache | None, live: LiveVectors) -> dict[str, Any] | None:
         """Note ``live`` as the vectors to save (replacing an older set no save has taken yet);
         returns what saving it does to the cache, for stats."""
         if cache is None:
             return None
         with self._lock:
-            self._pending = (cache, live)
+            # Its save takes in the journals of this build and the builds before it.
+            self._pending = (cache, live, list(self._journaling))
         before, after = cache.entries.rows, live.windows
         reused = sum(map(before.__contains__, after))  # map and sum loop in C: ~10 ms at 100k
         # A cache started from another scope's file prunes nothing of its own.
@@ -144,6 +179,7 @@ class Caches:
             timer.cancel()  # one still waiting ends; one already writing is waited for
             if timer is not threading.current_thread():
                 timer.join()
+        self.keep_embedded()  # first: a build in flight has no other save, and this one is quick
         if captured is not None or self._pending is not None:
             with self._lock:
                 self._last_write = time.monotonic()
@@ -240,13 +276,84 @@ class Caches:
                 pending, self._pending = self._pending, None
             if pending is None:
                 return
-            cache, live = pending
+            cache, live, journaling = pending
             try:
-                # Nothing new or stale: leave the file alone (unless it is still the seed's).
-                if cache.seeded or not _same_keys(live.windows, cache.entries.rows):
+                # Nothing new or stale: leave the file alone (unless it is a seed's, of an older
+                # format, or has journals beside it).
+                if cache.needs_rewrite or not _same_keys(live.windows, cache.entries.rows) \
+                        or not live.splits.same_keys(cache.entries.splits):
                     cache.save(live.vectors())
             except OSError as exc:
                 log.warning("cannot write the vector cache %s (%s); continuing without it", cache.path, exc)
+                return
+            # The file holds every live vector the journals did: they go.
+            for checkpoints in journaling:
+                checkpoints.retire()
+            with self._lock:
+                self._journaling = [c for c in self._journaling if c not in journaling]
+
+
+class Checkpoints:
+    """What one build embedded that no cache file holds yet, appended to a journal of its own
+    (``VectorCache.append``) every CHECKPOINT_SECONDS while it embeds and when ``write`` is
+    called (Ctrl-C, SIGTERM, the exit): never a rewrite of the cache file, and never a pruning,
+    so a checkpoint costs only the new vectors and drops nothing another source still needs.
+    The build's save takes the journal in and ``retire`` deletes it."""
+
+    def __init__(self, cache: VectorCache) -> None:
+        self.cache = cache
+        self.path = cache.new_journal()
+        self._lock = threading.Lock()  # one append at a time: the build's thread, or an exit's
+        self._splits = SplitPassages()
+        self._chunks: list[dict[bytes, np.ndarray]] = []  # what the build made since the last append
+        self._size = 0  # the journal's bytes that hold whole chunks
+        self._kept = 0  # vectors in the journal
+        self._last = time.monotonic()
+        self._closed = False  # retired, or a write failed: no more appends
+
+    def windowed(self, splits: SplitPassages) -> None:
+        """The split passages of the build: written with the first vectors."""
+        with self._lock:
+            self._splits = splits
+
+    def embedded(self, vectors: dict[bytes, np.ndarray]) -> None:
+        """Vectors the build just made; appended to the journal when the last append is CHECKPOINT_SECONDS old."""
+        with self._lock:
+            self._chunks.append(vectors)
+            due = time.monotonic() - self._last >= CHECKPOINT_SECONDS
+        if due:
+            self.write()
+
+    def write(self) -> int:
+        """Append what the journal lacks; returns the vectors it holds."""
+        with self._lock:
+            chunks = self._chunks
+            if self._closed or not (chunks or len(self._splits)):
+                return self._kept
+            vectors = {key: vector for chunk in chunks for key, vector in chunk.items()}
+            keep = StreamedVectors.of(KeyedVectors.from_dict(vectors))
+            keep.splits = self._splits
+            started = time.perf_counter()
+            try:
+                self._size = self.cache.append(self.path, keep, self._size)
+            except OSError as exc:
+                self._closed = True
+                log.warning("cannot write the vector cache journal %s (%s); what this build embeds is saved when "
+                            "it ends", self.path, exc)
+                return self._kept
+            self._chunks, self._splits = [], SplitPassages()
+            self._kept += len(vectors)
+            self._last = time.monotonic()
+            log.debug("vector cache: %d vectors appended to %s in %.3f s", len(vectors), self.path,
+                      time.perf_counter() - started)
+            return self._kept
+
+    def retire(self) -> None:
+        """The build's save holds what the journal did: delete it, and append nothing more."""
+        with self._lock:
+            self._closed = True
+            with contextlib.suppress(OSError):
+                self.path.unlink(missing_ok=True)
 
 
 def write_put_off() -> None:

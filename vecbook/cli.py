@@ -4,16 +4,19 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
 import os
+import signal
 import sys
+import threading
 from functools import partial
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 from .book import VecBook
-from .hits import MAX_CONTEXT, Hit, check_max_results, check_query, mark_matches
+from .hits import MAX_CONTEXT, Hit, check_max_results, check_max_total_chars, check_query, mark_matches
 from .config import (
     CONFIG_NAME,
     FUSIONS,
@@ -24,14 +27,17 @@ from .config import (
     QueryError,
     VecBookError,
     __version__,
+    counted,
     find_config_file,
     load_config,
     user_config_file,
 )
+from .exports.notes import describe_kinds
 from .mcp import serve
+from .remote import find_server
 from .registry import add_source, inspect, remove_source
 from .tokens import ENGLISH, Analysis, analysis_of
-from .rank import parse_filters
+from .rank import convenience_conditions, parse_filters
 from .records import Problem
 
 log = logging.getLogger("vecbook")  # one logger for the package: hosts and the CLI configure "vecbook"
@@ -181,6 +187,9 @@ def build_parser() -> argparse.ArgumentParser:
     search.add_argument("--no-dedupe", action="store_true", help="show near-identical hits separately")
     search.add_argument("--recency-half-life", type=float, metavar="DAYS",
                         help="favour recent records: blend a decay of this half-life into the score")
+    search.add_argument("--max-total-chars", type=int, metavar="N",
+                        help="a budget for all hits' text together: hits best first while they fit; "
+                             "how many were left out is said on stderr")
     search.add_argument("--json", action="store_true", help="print a JSON array of hits")
     search.set_defaults(handler=_cmd_search)
     get = commands.add_parser("get", parents=[common], help="show a record whole, with its neighbours",
@@ -201,14 +210,29 @@ def build_parser() -> argparse.ArgumentParser:
     reindex.add_argument("--full", action="store_true",
                          help="rebuild from scratch instead of reusing what is unchanged (the cache still counts)")
     reindex.set_defaults(handler=_cmd_reindex)
-    serve_cmd = commands.add_parser("serve", parents=[common], help="run the MCP server on stdio",
-                                    description="Run the MCP stdio server (for Claude Desktop, Claude Code...); "
-                                                "changes to the records are picked up as they happen.")
+    serve_cmd = commands.add_parser("serve", parents=[common], help="run the MCP server (stdio, or HTTP with the page)",
+                                    description="Run the MCP server on stdio (for Claude Desktop, Claude Code...), "
+                                                "or with --http one server for every client, the search page and "
+                                                "the CLI; changes to the records are picked up as they happen.")
     serve_cmd.add_argument("--no-watch", action="store_true",
                            help="do not watch the data directory and collections (reindex by the MCP tool only)")
+    _add_http_options(serve_cmd)
     serve_cmd.set_defaults(handler=_cmd_serve)
     _add_source_commands(commands, common)
     return parser
+
+
+def _add_http_options(serve_cmd: argparse.ArgumentParser) -> None:
+    """``serve --http`` and where it listens (docs/server.md)."""
+    from .server import DEFAULT_HOST, DEFAULT_PORT, TOKEN_VARIABLE
+
+    serve_cmd.add_argument("--http", action="store_true",
+                           help="serve MCP over streamable HTTP at /mcp, the search page at /, and the CLI")
+    serve_cmd.add_argument("--host", metavar="HOST", help=f"--http: the address to listen on (default: {DEFAULT_HOST}; "
+                                                          "any other needs a token)")
+    serve_cmd.add_argument("--port", type=int, metavar="N", help=f"--http: the port (default: {DEFAULT_PORT}; 0: any free one)")
+    serve_cmd.add_argument("--token", metavar="TOKEN", help=f"--http: the bearer token clients must send (default: "
+                                                            f"${TOKEN_VARIABLE}; needed beyond loopback)")
 
 
 def _add_source_commands(commands: Any, common: argparse.ArgumentParser) -> None:
@@ -257,6 +281,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     # add, remove and config path take no --log-level: they log warnings only.
     configure_logging(getattr(args, "log_level", None)
                       or ("INFO" if getattr(args, "verbose", False) or args.command == "serve" else "WARNING"))
+    with _sigterm_as_interrupt() as terminated:
+        return _run(args, terminated)
+
+
+def _run(args: argparse.Namespace, terminated: list[int]) -> int:
+    """Run the parsed command; errors, Ctrl-C and SIGTERM become one line on stderr and an exit code."""
     try:
         if not getattr(args, "loads_config", True):
             code = int(args.handler(args, None))
@@ -272,14 +302,39 @@ def main(argv: Sequence[str] | None = None) -> int:
     except VecBookError as exc:
         print(f"vecbook: error: {exc}", file=sys.stderr)
         return 1
-    except KeyboardInterrupt:
-        print("vecbook: interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as exc:
+        # An interrupted index says what it kept (the exception's text), in the same line.
+        kept = f"; {exc}" if str(exc) else ""
+        print(f"vecbook: {'terminated' if terminated else 'interrupted'}{kept}", file=sys.stderr)
+        return 128 + (terminated[0] if terminated else signal.SIGINT)  # as shells report a signal's end
     except BrokenPipeError:
         # stdout's reader left (`vecbook search ... | head`): no traceback, and none at exit when
         # Python flushes stdout again (the recipe in Python's signal module documentation).
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141  # as a shell reports a process ended by SIGPIPE
+
+
+@contextlib.contextmanager
+def _sigterm_as_interrupt() -> Iterator[list[int]]:
+    """While a command runs, SIGTERM is met as Ctrl-C is (a KeyboardInterrupt in the main
+    thread), so an interrupted first index keeps what it embedded; the list yielded holds the
+    signal once one came. ``serve`` sets its own handler. Off the main thread, nothing changes."""
+    received: list[int] = []
+
+    def interrupt(signum: int, _frame: Any) -> None:
+        if received:
+            return  # a second SIGTERM: the first is being handled (what was embedded being kept)
+        received.append(signum)
+        raise KeyboardInterrupt
+
+    if threading.current_thread() is not threading.main_thread():
+        yield received
+        return
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield received
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _open_book(config: Config, **options: Any) -> VecBook:
@@ -292,25 +347,33 @@ def _cmd_search(args: argparse.Namespace, config: Config) -> int:
     # Check everything that needs no index before building one: loading the model and
     # indexing take seconds, and a typo in a filter should not cost them.
     parse_filters(filters)
+    convenience_conditions(args.source, args.since, args.until, args.participant)
     check_query(args.query)
     if args.max_results is not None:
         check_max_results(args.max_results)
-    # A keyword search from the shell needs no vectors: skip loading the model and embedding.
-    book = _open_book(config, keyword_only=(args.mode or config.search_mode) == "keyword")
+    check_max_total_chars(args.max_total_chars)
+    # A running server for this config answers at once; else a keyword search from the shell
+    # needs no vectors: skip loading the model and embedding.
+    book = find_server(config, lambda: _open_book(config, keyword_only=(args.mode or config.search_mode) == "keyword"))
     hits = book.search(args.query, max_results=args.max_results, mode=args.mode, filters=filters,
                        min_score=args.min_score, fusion=args.fusion, keyword_weight=args.keyword_weight,
                        sources=args.source, since=args.since, until=args.until, participants=args.participant,
-                       dedupe=False if args.no_dedupe else None, recency_half_life_days=args.recency_half_life)
+                       dedupe=False if args.no_dedupe else None, recency_half_life_days=args.recency_half_life,
+                       max_total_chars=args.max_total_chars)
     if args.json:
         print(json.dumps(hits.to_dicts(), indent=2, ensure_ascii=False))
     else:
-        print(format_hits(hits, color=_wants_color(), analysis=partial(analysis_of, config)))
+        filtered = bool(filters or args.source or args.since or args.until or args.participant)
+        print(format_hits(hits, color=_wants_color(), analysis=partial(analysis_of, config), filtered=filtered))
+    if hits.left_out:
+        print(f"vecbook: {hits.left_out} more hit{'s' if hits.left_out > 1 else ''} left out to keep the text "
+              f"within {args.max_total_chars:,} characters (--max-total-chars)", file=sys.stderr)
     return 0
 
 
 def _cmd_get(args: argparse.Namespace, config: Config) -> int:
     # Looking a record up needs no vectors: skip the model.
-    context = _open_book(config, keyword_only=True).get(args.ref, args.context)
+    context = find_server(config, lambda: _open_book(config, keyword_only=True)).get(args.ref, args.context)
     if args.json:
         print(json.dumps(context.to_dict(), indent=2, ensure_ascii=False))
         return 0
@@ -328,15 +391,18 @@ def _wants_color() -> bool:
 
 
 def format_hits(hits: Sequence[Hit], color: bool = False,
-                analysis: Callable[[str], Analysis] = lambda source: ENGLISH) -> str:
-    """Human-readable results: rank, score and citation, metadata, then the snippet with the
-    lines it comes from (matched words highlighted when ``color``, as ``analysis`` of the
-    hit's source cuts them)."""
+                analysis: Callable[[str], Analysis] = lambda source: ENGLISH, filtered: bool = False) -> str:
+    """Human-readable results: rank, score and citation (a hit that matched nothing of the
+    query says so, and, when the search was ``filtered``, that it passed the filters),
+    metadata, then the snippet with the lines it comes from (matched words highlighted when
+    ``color``, as ``analysis`` of the hit's source cuts them)."""
     if not hits:
         return "no results"
+    why_listed = "; listed as it passed the filters" if filtered else ""
     blocks = []
     for rank_number, hit in enumerate(hits, 1):
-        lines = [f"{rank_number:>2}. {hit.similarity_score:.6f}  {hit.citation}"]
+        lines = [f"{rank_number:>2}. {hit.similarity_score:.6f}  {hit.citation}"
+                 + ("" if hit.matches_query else f"  (matched nothing of the query{why_listed})")]
         if hit.metadata:
             shown = ", ".join(f"{k}: {_shown_value(v)}" for k, v in hit.metadata.items())
             lines.append("    " + _clip(shown))
@@ -369,7 +435,7 @@ def _clip(text: str) -> str:
 
 
 def _cmd_stats(args: argparse.Namespace, config: Config) -> int:
-    stats = _open_book(config).stats()
+    stats = find_server(config, lambda: _open_book(config)).stats()
     if args.json:
         print(json.dumps(stats, indent=2, ensure_ascii=False))
         return 0
@@ -394,8 +460,24 @@ def _cmd_reindex(args: argparse.Namespace, config: Config) -> int:
 
 
 def _cmd_serve(args: argparse.Namespace, config: Config) -> int:
+    from .server import DEFAULT_HOST, DEFAULT_PORT, TOKEN_VARIABLE, check_bind, serve_http
+
+    token = args.token or os.environ.get(TOKEN_VARIABLE) or None
+    if not args.http:
+        named = [flag for flag, value in (("--host", args.host), ("--port", args.port), ("--token", args.token))
+                 if value is not None]
+        if named:
+            raise ConfigError(f"{named[0]} is for the HTTP server: add --http")
+    else:
+        if args.port is not None and not 0 <= args.port <= 65535:
+            raise ConfigError(f"--port must be from 0 (any free port) to 65535, got {args.port}")
+        check_bind(args.host or DEFAULT_HOST, token)  # before anything loads
     route_other_loggers()
-    serve(VecBook(config=config, background=True, watch=config.watch and not args.no_watch))
+    book = VecBook(config=config, background=True, watch=config.watch and not args.no_watch)
+    if args.http:
+        serve_http(book, args.host or DEFAULT_HOST, DEFAULT_PORT if args.port is None else args.port, token)
+    else:
+        serve(book)
     return 0
 
 
@@ -410,6 +492,8 @@ def _cmd_add(args: argparse.Namespace, _config: None) -> int:
                     table=args.table, text_column=args.text_column)
     print(f"found '{found.summary.name}':")
     print("\n".join("  " + line for line in found.summary.lines()))
+    for warning in found.warnings:
+        log.warning("%s", warning)
     add_source(target, found.table)
     print(f"added '{found.summary.name}' to {target}")
     here = Path.cwd() / CONFIG_NAME
@@ -438,38 +522,26 @@ def _cmd_config_path(args: argparse.Namespace, _config: None) -> int:
 
 
 def _cmd_sources(args: argparse.Namespace, config: Config) -> int:
-    indexed = _last_indexed(config)  # before this run's own read updates it
     book = _open_book(config, keyword_only=True)
     listed = book.sources()
+    latest = max((s["last_indexed"] for s in listed if s["last_indexed"]), default=None)
     if args.json:
         print(json.dumps({"config_file": str(config.config_file) if config.config_file else None,
-                          "last_indexed": indexed, "sources": listed}, indent=2, ensure_ascii=False))
+                          "last_indexed": latest, "sources": listed}, indent=2, ensure_ascii=False))
         return 0
     print(f"config: {config.config_file or 'none'}")
-    never = "never (this was the first read)" if config.cache_directory else "unknown (the cache is off)"
-    print(f"last indexed: {indexed or never}")
+    if config.cache_directory is None:
+        print("last indexed: at every start (the cache is off)")
     for source in listed:
         dates = f", {source['first_date']} to {source['last_date']}" if source["first_date"] else ""
-        print(f"\n{source['name']}: {source['format']}, {source['records']} records{dates}")
+        print(f"\n{source['name']}: {source['format']}, {counted(source['records'], 'record')}{dates}")
         print(f"  path: {source['path']}")
+        if source["kinds"] or source["not_read"]:
+            print(f"  files: {describe_kinds(source['kinds'], source['not_read'])}")
         if source["description"]:
             print(f"  description: {source['description']}")
+        if config.cache_directory is not None and source["last_indexed"]:
+            print(f"  last indexed: {source['last_indexed']}")
         if source["problems"]:
             print(f"  problems: {len(source['problems'])} (`vecbook stats` lists them)")
     return 0
-
-
-def _last_indexed(config: Config) -> str | None:
-    """When these sources were last indexed: the time the keyword cache of this config (what
-    the last build read) was written, local time to the minute; None without one."""
-    from datetime import datetime
-
-    from .keyword_cache import KeywordCache
-
-    if config.cache_directory is None:
-        return None
-    try:
-        written = KeywordCache(config.cache_directory, config).path.stat().st_mtime
-    except OSError:
-        return None
-    return datetime.fromtimestamp(written).isoformat(" ", "minutes")

@@ -10,7 +10,7 @@ import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -24,6 +24,11 @@ DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 # Names under which the packaged MiniLM weights are accepted; anything else must
 # be a local model directory, because nothing is downloaded at run time.
 PACKAGED_MODEL_NAMES = (DEFAULT_MODEL, "all-MiniLM-L6-v2")
+# The languages all-MiniLM-L6-v2 was trained on: its queries in any other language lean on
+# keywords in hybrid search (vecbook.languages). Another model reads every language
+# (ALL_LANGUAGES) unless ``embedding_languages`` names them.
+PACKAGED_MODEL_LANGUAGES = ("english",)
+ALL_LANGUAGES = "all"
 MODES = ("semantic", "keyword", "hybrid")
 FUSIONS = ("rrf", "linear")
 METRICS = ("cosine", "l2")
@@ -36,6 +41,16 @@ LANGUAGES = ("none", "arabic", "armenian", "basque", "catalan", "czech", "danish
              "esperanto", "estonian", "finnish", "french", "german", "greek", "hindi", "hungarian", "indonesian",
              "irish", "italian", "lithuanian", "nepali", "norwegian", "persian", "polish", "portuguese",
              "romanian", "russian", "serbian", "spanish", "swedish", "tamil", "turkish", "yiddish")
+# What ``embedding_languages`` names: the keyword languages, the languages written in the scripts
+# vecbook.languages tells apart (its SCRIPTS), and other widely written Latin-script languages.
+EMBEDDING_LANGUAGES = tuple(sorted({
+    *LANGUAGES[1:], "afrikaans", "albanian", "amharic", "assamese", "azerbaijani", "belarusian", "bengali",
+    "bosnian", "bulgarian", "burmese", "chinese", "croatian", "dhivehi", "filipino", "galician", "georgian",
+    "gujarati", "hausa", "hebrew", "icelandic", "japanese", "kannada", "kazakh", "khmer", "korean", "kurdish",
+    "kyrgyz", "lao", "latvian", "luxembourgish", "macedonian", "malay", "malayalam", "maltese", "marathi",
+    "mongolian", "odia", "pashto", "punjabi", "sanskrit", "sinhala", "slovak", "slovenian", "swahili", "syriac",
+    "tagalog", "tajik", "telugu", "thai", "tibetan", "tigrinya", "ukrainian", "urdu", "uzbek", "vietnamese",
+    "welsh", "yoruba", "zulu"}))
 # A result list longer than this is no longer "search"; it also bounds the
 # candidate arrays a single query allocates.
 MAX_RESULTS_LIMIT = 1000
@@ -74,6 +89,11 @@ class QueryError(VecBookError):
     """A search request is invalid (empty query, bad limit, bad filter...)."""
 
 
+def counted(count: int, noun: str, plural: str | None = None) -> str:
+    """``1 record``, ``2 records``: a count with its noun (``plural`` where it is not noun + s)."""
+    return f"{count} {noun if count == 1 else plural or noun + 's'}"
+
+
 @dataclass(frozen=True)
 class CollectionConfig:
     """One ``[[collections]]`` table: SQLite rows (``database``) or an export (``path``), read-only."""
@@ -106,6 +126,9 @@ class Config:
     data_directory: Path | None = Path("data")
     max_results: int = 10
     embedding_model: str = DEFAULT_MODEL
+    # The languages the model reads: ALL_LANGUAGES or names from EMBEDDING_LANGUAGES; None: not
+    # set (English for the packaged model, every language for another: vecbook.languages).
+    embedding_languages: str | tuple[str, ...] | None = None
     similarity_metric: str = "cosine"
     log_level: str = "INFO"
     # Defaults tuned on SciFact's train queries (bench/quality.py; docs/performance.md).
@@ -134,6 +157,7 @@ _SCALAR_KEYS: dict[str, tuple[tuple[type, ...], tuple[Any, ...] | None]] = {
     "data_directory": ((str,), None),
     "max_results": ((int,), None),
     "embedding_model": ((str,), None),
+    "embedding_languages": ((str, list, tuple), None),  # "all", or a list (the environment: names and commas)
     "similarity_metric": ((str,), METRICS),
     "log_level": ((str,), LOG_LEVELS),
     "search_mode": ((str,), MODES),
@@ -303,11 +327,47 @@ def _check_values(raw: dict[str, Any], where: str, base: Path) -> dict[str, Any]
                               f"(to turn the vector cache off), got true")
         if key in _PATH_KEYS:
             value = base / Path(value).expanduser()
+        elif key == "embedding_model":
+            value = _model_folder(value, base)
+        elif key == "embedding_languages":
+            value = _check_embedding_languages(value, where)
         checked[key] = float(value) if float in types else value
     _check_ranges(checked, where)
     if checked.get("log_level") == "WARN":
         checked["log_level"] = "WARNING"
     return checked
+
+
+def _model_folder(name: str, base: Path) -> str:
+    """``embedding_model`` as given, or, where it names a folder relative to ``base`` (the config
+    file's folder, else the working directory), that folder's absolute path: relative paths in a
+    config file resolve against its folder, wherever the command is run from."""
+    if name in PACKAGED_MODEL_NAMES:
+        return name
+    folder = base / Path(name).expanduser()
+    return str(folder.resolve()) if folder.is_dir() else name
+
+
+def _check_embedding_languages(value: str | Sequence[Any], where: str) -> str | tuple[str, ...]:
+    """``embedding_languages``: "all", or language names (a list, or in text separated by
+    commas), each one of EMBEDDING_LANGUAGES."""
+    names = value.split(",") if isinstance(value, str) else value
+    if not all(isinstance(name, str) for name in names):
+        raise ConfigError(f"config key 'embedding_languages' in {where} must be \"{ALL_LANGUAGES}\" or a list of "
+                          f"language names such as [\"english\", \"german\"], got {value!r}")
+    cleaned = [name.strip().lower() for name in names if name.strip()]
+    if cleaned == [ALL_LANGUAGES]:
+        return ALL_LANGUAGES
+    if not cleaned:
+        raise ConfigError(f"config key 'embedding_languages' in {where} names no language: give "
+                          f"\"{ALL_LANGUAGES}\" or the languages the model reads, such as [\"english\"]")
+    for name in cleaned:
+        if name not in EMBEDDING_LANGUAGES:
+            close = difflib.get_close_matches(name, [ALL_LANGUAGES, *EMBEDDING_LANGUAGES], n=1)
+            hint = f" (did you mean '{close[0]}'?)" if close else ""
+            raise ConfigError(f"config key 'embedding_languages' in {where}: unknown language '{name}'{hint}; "
+                              f"give \"{ALL_LANGUAGES}\" or names from: {', '.join(EMBEDDING_LANGUAGES)}")
+    return tuple(dict.fromkeys(cleaned))
 
 
 def _check_ranges(values: dict[str, Any], where: str) -> None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 import html
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence, TypeVar
 
 import numpy as np
 
@@ -26,6 +26,8 @@ if TYPE_CHECKING:  # the facade imports this module, not the other way round
 MAX_CONTEXT = 50
 # How to_dict/to_dicts give scores: six-decimal strings (the JSON contract) or floats.
 SCORE_FORMATS = ("string", "float")
+# The largest text budget a search takes (characters): past it, no budget is needed.
+MAX_TOTAL_CHARS = 100_000_000
 
 
 @dataclass(frozen=True)
@@ -48,6 +50,10 @@ class Hit:
     snippet_end_line: int | None = None
     matched_terms: list[str] = dataclasses.field(default_factory=list)  # query words found in the snippet
     duplicates: list[str] = dataclasses.field(default_factory=list)  # citations of near-identical hits folded here
+    # False for a hit that matched nothing of the query: no query word, and (hybrid, linear
+    # fusion) no closer in meaning than the least close candidate, so it scores 0. Listed
+    # because it passed the filters (a filter keeps min(max_results, matching records)), last.
+    matches_query: bool = True
 
     def to_dict(self, scores_as: str = "string") -> dict[str, Any]:
         """JSON-ready dict; scores become strings with six decimals, as the spec requires,
@@ -116,7 +122,12 @@ class Context:
 
 
 class Results(list):  # list[Hit]
-    """A list of hits, best first, with notebook-friendly conversions."""
+    """A list of hits, best first, with notebook-friendly conversions. ``left_out``: how many
+    hits a ``max_total_chars`` budget left out (0 without one)."""
+
+    def __init__(self, hits: Iterable[Hit] = (), left_out: int = 0) -> None:
+        super().__init__(hits)
+        self.left_out = left_out
 
     def to_dicts(self, scores_as: str = "string") -> list[dict[str, Any]]:
         """The JSON shape of each hit; ``scores_as="float"`` keeps scores as floats."""
@@ -192,6 +203,34 @@ def _table(headers: list[str], rows: list[list[str]]) -> str:
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
+T = TypeVar("T")
+
+
+def within_budget(hits: Sequence[T], budget: int | None, chars: Callable[[T], int]) -> tuple[list[T], int]:
+    """The hits, best first, whose texts fit in ``budget`` characters together, and how many
+    were left out: a hit that does not fit in what is left is left out, and a later, shorter
+    one may still fill the rest. ``budget`` None keeps every hit."""
+    if budget is None:
+        return list(hits), 0
+    kept, left = [], budget
+    for hit in hits:
+        size = chars(hit)
+        if size <= left:
+            kept.append(hit)
+            left -= size
+    return kept, len(hits) - len(kept)
+
+
+def check_max_total_chars(value: Any) -> int | None:
+    """``max_total_chars`` must be None or a whole number of characters of at least 1."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_TOTAL_CHARS:
+        raise QueryError(f"max_total_chars must be a whole number of characters from 1 to {MAX_TOTAL_CHARS:,}, "
+                         f"got {value!r}")
+    return value
+
+
 def check_query(query: Any, name: str = "query") -> str:
     """A query must be a non-blank string of at most MAX_QUERY_CHARS characters."""
     if not isinstance(query, str) or not query.strip():
@@ -263,16 +302,26 @@ def _contiguous(positions: list[int], centre: int) -> list[int]:
     return sorted(run)
 
 
+def unmatched(scored: Sequence[Scored]) -> frozenset[int]:
+    """The records among ``scored`` (as ranked, before any recency blend) that matched nothing
+    of the query: a score of exactly 0 with no keyword score. Only linear fusion gives one: its
+    scaling puts the least close candidate at 0, and with no query word it stays there."""
+    return frozenset(s.index for s in scored if s.score == 0.0 and not s.keyword)
+
+
 class HitShaper:
     """Turns ranked records of one query into hits: the snippet of each record's best
     passage (by keyword where a query word occurs, else by meaning) and its lines."""
 
     def __init__(self, snapshot: Snapshot, terms: dict[str, str], passage_scores: np.ndarray | None,
-                 vector: np.ndarray | None, analysis: Callable[[str], Analysis] = lambda source: ENGLISH) -> None:
+                 vector: np.ndarray | None, analysis: Callable[[str], Analysis] = lambda source: ENGLISH,
+                 unmatched: frozenset[int] = frozenset()) -> None:
         """``passage_scores``: the keyword index's ``scores`` of the query's tokens, needed
         when ``terms`` has any (the ranking computed them already: no second pass);
-        ``analysis``: the keyword analysis of a record's source (its collection's language)."""
+        ``analysis``: the keyword analysis of a record's source (its collection's language);
+        ``unmatched``: the records that matched nothing of the query (see ``unmatched``)."""
         self.snapshot = snapshot
+        self.unmatched = unmatched
         self.analysis = analysis
         self.terms = terms
         self.vector = vector
@@ -289,7 +338,7 @@ class HitShaper:
                    source=record.source, id=record.id, citation=record.citation,
                    semantic_score=scored.semantic, keyword_score=scored.keyword, snippet=snippet.text,
                    snippet_line=first, snippet_end_line=last, matched_terms=snippet.matched_terms,
-                   duplicates=duplicates)
+                   duplicates=duplicates, matches_query=scored.index not in self.unmatched)
 
     def _region(self, index: int, record: Record) -> tuple[int, int]:
         """The best passage (or model window) of a record, within its text (headers left out

@@ -35,11 +35,12 @@ from .index import TermCounts
 from .records import Problem, Record
 from .sources import SourceState
 from .tokens import Vocabulary
-from .vector_cache import cache_scope, write_atomically
+from .vector_cache import cache_scope
+from .vector_files import write_atomically
 
 log = logging.getLogger("vecbook")
 
-FORMAT = 1
+FORMAT = 2  # 2: the records' contents as UTF-8 beside their JSON rows, not inside them
 # A source written this close to (or after) the moment its read began may have changed
 # again within its timestamp's granularity (2 s on FAT) without its signature showing it:
 # it is not kept, so the next start reads it again.
@@ -132,7 +133,7 @@ class KeywordCache:
         """The state ``builder``'s last keyword snapshot was made from (None before one)."""
         if builder.term_counts is None:
             return None
-        sources = SourceState(dict(builder.sources.files), dict(builder.sources.collections))
+        sources = builder.sources.copy()
         return Captured(list(builder.blocks.items()), sources, list(builder.vocabulary.ids), builder.term_counts)
 
     # -- writing --
@@ -213,16 +214,23 @@ class KeywordCache:
         layouts = _layout_arrays([block for _, block, _ in kept])
         terms = _compact_terms(captured.terms, counts, layouts)
         header = {"magic": self.MAGIC, "format": FORMAT, "fingerprint": fingerprint(self.config),
-                  "terms": terms, "sources": [_source_facts(key, block, entry) for key, block, entry in kept]}
+                  "terms": terms, "sources": [_source_facts(key, block, entry, captured.sources.read_at.get(key))
+                              for key, block, entry in kept]}
         # One dumps per source, so a save in a background thread lets searches in between,
         # each appended as UTF-8 to one buffer: joining the pieces, bracketing and encoding them
-        # made three more copies of the JSON (50 MB each at 100k records) at once.
-        records = bytearray(b"[")
+        # made three more copies of the JSON (50 MB each at 100k records) at once. The contents
+        # go to a buffer of their own, as UTF-8: decoding them from JSON took 90 ms per 10 MB.
+        records, contents, sizes = bytearray(b"["), bytearray(), []
         for number, (_, block, _) in enumerate(kept):
             records += (b"," if number else b"") + json.dumps(
                 list(map(_record_row, block.records)), ensure_ascii=False).encode("utf-8", "surrogatepass")
+            for record in block.records:
+                encoded = record.content.encode("utf-8", "surrogatepass")
+                contents += encoded
+                sizes.append(len(encoded))
         records += b"]"
         arrays = {"header": _bytes_array(json.dumps(header)), "records": np.frombuffer(records, dtype=np.uint8),
+                  "contents": np.frombuffer(contents, dtype=np.uint8), "content_bytes": np.array(sizes, dtype=np.int64),
                   **layouts, **counts}
         write_atomically(self.path, ".keywords-", lambda out: np.savez(out, **arrays))
         self._held = [(key, block.records) for key, block, _ in kept]
@@ -236,12 +244,13 @@ class KeywordCache:
             return 0
         started = time.perf_counter()
         try:
-            state = self._read()
+            header, state = self._read()
         except Exception as exc:  # a damaged file can fail in zipfile, numpy, json or here: never fatal
             log.warning("keyword cache %s is unusable (%s: %s); reading every source", self.path,
                         type(exc).__name__, exc)
             return 0
-        if state is None:
+        if state is None:  # made by other code or settings: only when each source was read still holds
+            builder.sources.earlier = _earlier_reads(header)
             return 0
         sources, blocks, vocabulary, counts = state
         builder.reset()
@@ -252,39 +261,43 @@ class KeywordCache:
                  len(blocks), "" if len(blocks) == 1 else "s", self.path, time.perf_counter() - started)
         return restored
 
-    def _read(self) -> tuple[SourceState, dict[str, Block], Vocabulary, TermCounts] | None:
+    def _read(self) -> tuple[dict[str, Any], tuple[SourceState, dict[str, Block], Vocabulary, TermCounts] | None]:
+        """The file's header, and what it holds (None when other code or settings made it)."""
         with np.load(self.path, allow_pickle=False) as data:
             header = json.loads(data["header"].tobytes())
-            if header.get("magic") != self.MAGIC or header.get("format") != FORMAT:
-                raise ValueError("not a VecBook keyword cache of this format")
-            if header["fingerprint"] != fingerprint(self.config):
+            if header.get("magic") != self.MAGIC:
+                raise ValueError("not a VecBook keyword cache")
+            if header.get("format") != FORMAT or header["fingerprint"] != fingerprint(self.config):
                 log.info("keyword cache %s was made by other code or settings; reading every source", self.path)
-                return None
+                return header, None
             rows = json.loads(data["records"].tobytes())
             arrays = {name: data[name] for name in ("tokens", "token_lengths", "passages", "passage_counts",
-                                                     "terms", "doc_ids", "tf")}
+                                                     "terms", "doc_ids", "tf", "contents", "content_bytes")}
         vocabulary = Vocabulary()
         vocabulary.ids = dict(zip(header["terms"], range(len(header["terms"]))))
         blocks = _blocks(header["sources"], rows, arrays, len(vocabulary))
         sources = SourceState(announce=True)
+        sources.read_at = {key: at for key, (_, at) in _earlier_reads(header).items()}
         for facts, (key, block) in zip(header["sources"], blocks.items()):
-            entry = (_tuples(facts["signature"]), block.records, [Problem(*p) for p in facts["problems"]])
-            kind, _, name = key.partition(":")  # "file:<path>" or "collection:<name>", as sources names them
-            if kind == "file":
-                sources.files[name] = entry
-            else:
-                sources.collections[name] = (*entry, facts["facts"])
+            sources.put(key, (_tuples(facts["signature"]), block.records, [Problem(*p) for p in facts["problems"]],
+                              facts["facts"]))
         n_passages = len(arrays["token_lengths"])
         counts = TermCounts(vocabulary, n_passages, *(arrays[name].astype(np.int32) for name in ("terms", "doc_ids", "tf")))
         if len(counts.doc_ids) and (int(counts.doc_ids.max()) >= n_passages or int(counts.terms.max()) >= len(vocabulary)):
             raise ValueError("term counts out of range")
-        return sources, blocks, vocabulary, counts
+        return header, (sources, blocks, vocabulary, counts)
+
+
+def _earlier_reads(header: dict[str, Any]) -> dict[str, tuple[Any, int]]:
+    """Each stored source's signature and read time (ns since the epoch), by key; sources a
+    file of an older layout stored without a time are left out."""
+    return {facts["key"]: (_tuples(facts["signature"]), facts["read_at"]) for facts in header.get("sources", [])
+            if isinstance(facts, dict) and type(facts.get("read_at")) is int and isinstance(facts.get("key"), str)}
 
 
 def _entry(sources: SourceState, key: str, block: Block) -> tuple[Any, ...] | None:
     """The source state entry ``block`` was laid out from (None if the state moved on)."""
-    kind, _, name = key.partition(":")
-    entry = (sources.files if kind == "file" else sources.collections).get(name)
+    entry = sources.entry(key)
     return entry if entry is not None and entry[1] is block.records else None
 
 
@@ -295,8 +308,7 @@ def _storable(entry: tuple[Any, ...], block: Block) -> bool:
     mtimes = list(_mtimes(signature))
     if not mtimes or max(mtimes) >= block.read_ns - SETTLE_NS or not _plain(signature, tuples=True):
         return False
-    facts = entry[3] if len(entry) > 3 else {}
-    return _plain(facts) and all(_plain(r.metadata) for r in block.records)
+    return _plain(entry[3]) and all(_plain(r.metadata) for r in block.records)
 
 
 def _mtimes(signature: Any) -> Iterator[int]:
@@ -327,26 +339,35 @@ def _tuples(value: Any) -> Any:
 
 
 def _record_row(record: Record) -> list[Any]:
-    """A record as a JSON row. Its text is nearly always the end of its content (the body
-    after the headers), and is then stored as the number of characters before it: half the size."""
+    """A record as a JSON row, without its content (stored apart). Its text is nearly always the
+    end of its content (the body after the headers), and is then stored as the number of
+    characters before it: half the size."""
     content, text = record.content, record.text
     body: str | int = len(content) - len(text) if content.endswith(text) else text
     return [body, record.file_path, record.line_number, record.end_line, record.metadata, record.source,
-            record.id, record.citation, content, record.segments]
+            record.id, record.citation, record.segments]
 
 
-def _record(row: list[Any]) -> Record:
-    body, *fields, content, segments = row
+def _record(row: list[Any], content: str) -> Record:
+    body, *fields, segments = row
     text = content[body:] if type(body) is int else body
     return Record(text, *fields, content=content, segments=tuple(map(tuple, segments)) if segments else ())
 
 
-def _source_facts(key: str, block: Block, entry: tuple[Any, ...]) -> dict[str, Any]:
-    facts = {"key": key, "signature": entry[0], "problems": [[p.where, p.line, p.reason, p.skipped] for p in entry[2]],
-             "records": len(block.records)}
-    if len(entry) > 3:
-        facts["facts"] = entry[3]
-    return facts
+def _contents(arrays: dict[str, np.ndarray]) -> Iterator[str]:
+    """Each record's content, decoded from the stored UTF-8 a record at a time (decoding all of
+    it at once would widen every content to four bytes a character for one emoji among them)."""
+    data = memoryview(arrays["contents"])
+    ends = np.cumsum(arrays["content_bytes"]).tolist()
+    if (ends[-1] if ends else 0) != len(data):
+        raise ValueError("its contents do not agree")
+    for start, end in zip([0, *ends[:-1]], ends):
+        yield str(data[start:end], "utf-8", "surrogatepass")
+
+
+def _source_facts(key: str, block: Block, entry: tuple[Any, ...], read_at: int | None) -> dict[str, Any]:
+    return {"key": key, "signature": entry[0], "problems": [[p.where, p.line, p.reason, p.skipped] for p in entry[2]],
+            "records": len(block.records), "read_at": read_at, "facts": entry[3]}
 
 
 def _bytes_array(text: str) -> np.ndarray:
@@ -391,7 +412,7 @@ def _blocks(sources: list[dict[str, Any]], rows: list[list[Any]], arrays: dict[s
     tokens, lengths = arrays["tokens"], arrays["token_lengths"]
     passages, counts = arrays["passages"].reshape(-1, 2), arrays["passage_counts"]
     if len(rows) != len(sources) or any(len(r) != s["records"] for r, s in zip(rows, sources)) \
-            or sum(s["records"] for s in sources) != len(counts) \
+            or sum(s["records"] for s in sources) != len(counts) or len(arrays["content_bytes"]) != len(counts) \
             or int(counts.sum()) != len(passages) or len(passages) != len(lengths) or int(lengths.sum()) != len(tokens):
         raise ValueError("its parts do not agree")
     if len(tokens) and (int(tokens.min()) < 0 or int(tokens.max()) >= n_terms):
@@ -400,12 +421,13 @@ def _blocks(sources: list[dict[str, Any]], rows: list[list[Any]], arrays: dict[s
     per_passage = [tokens[a:b] for a, b in zip([0, *ends[:-1]], ends)]  # views: np.split took 5x as long
     spans = list(map(tuple, passages.tolist()))
     passage_ends = np.cumsum(counts).tolist()  # each record's passages end here
+    contents = _contents(arrays)
     blocks: dict[str, Block] = {}
     # Only settled sources were stored: settled they stay, until their signature changes.
     restored_ns = time.time_ns()
     record = 0
     for facts, block_rows in zip(sources, rows):
-        records = list(map(_record, block_rows))
+        records = list(map(_record, block_rows, contents))
         bounds = passage_ends[record:record + len(records)]
         first = passage_ends[record - 1] if record else 0
         layouts = [Layout(spans[a:b], per_passage[a:b]) for a, b in zip([first, *bounds[:-1]], bounds)]

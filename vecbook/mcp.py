@@ -1,4 +1,4 @@
-"""The MCP stdio server: ``search``, ``get``, ``sources``, ``reindex`` and ``stats`` tools over one VecBook."""
+"""The MCP server (stdio here; HTTP in ``server.py``): ``search``, ``get``, ``sources``, ``reindex`` and ``stats`` tools over one VecBook."""
 
 from __future__ import annotations
 
@@ -6,11 +6,11 @@ import json
 import logging
 import os
 import threading
-from typing import Any
+from typing import Any, Callable
 
 from .book import VecBook
 from .caches import write_before_exit, writing_put_off
-from .hits import MAX_CONTEXT
+from .hits import MAX_CONTEXT, MAX_TOTAL_CHARS, check_max_total_chars, within_budget
 from .onnx_build import stop_builds
 from .config import MAX_QUERY_CHARS, MAX_RESULTS_LIMIT, QueryError, VecBookError, __version__
 from .rank import FILTER_OPERATORS
@@ -41,6 +41,7 @@ def build_server(book: VecBook) -> Any:
     from fastmcp.exceptions import ToolError
     from fastmcp.server.middleware import Middleware
     from fastmcp.tools.base import ToolResult
+    from mcp.types import TextContent
     from pydantic import Field
 
     class StartIndexing(Middleware):
@@ -67,7 +68,7 @@ def build_server(book: VecBook) -> Any:
     server.add_middleware(StartIndexing())
 
     def search(query, max_results=None, mode=None, filters=None, sources=None, since=None,  # type: ignore[no-untyped-def]
-               until=None, participants=None, max_chars=DEFAULT_MAX_CHARS, dedupe=None,
+               until=None, participants=None, max_chars=DEFAULT_MAX_CHARS, max_total_chars=None, dedupe=None,
                recency_half_life_days=None):
         """Search the user's local records (notes, journals, chats, mail, calendars, SQLite rows).
 
@@ -75,18 +76,29 @@ def build_server(book: VecBook) -> Any:
         snippet_line and snippet_end_line, matched_terms, citation (file:lines), text (cut to
         max_chars; truncated says so: call `get` with the id for the whole record and its
         neighbours), file_path, line_number, end_line, similarity_score (0-1, as a string),
-        metadata, source, id and duplicates (citations of near-identical hits folded into it).
+        metadata, source, id, duplicates (citations of near-identical hits folded into it) and
+        matches_query (false: the hit matched nothing of the query and is listed only because
+        it passed the filters; it scores 0).
+        With max_total_chars, hits are taken best first while their texts fit in it together; a
+        second text item then says how many were left out: {"left_out": N, "max_total_chars": B}.
         """
         try:
+            budget = check_max_total_chars(max_total_chars)
             hits = book.search(query, max_results=max_results, mode=mode, filters=filters_argument(filters),
                                sources=list_argument("sources", sources), since=since, until=until,
                                participants=list_argument("participants", participants), dedupe=dedupe,
                                recency_half_life_days=recency_half_life_days).to_dicts()
         except VecBookError as exc:
             raise refusal("search", exc) from None
-        hits = [bounded(hit, max_chars) for hit in hits]
+        # Each text is cut to max_chars first, so the budget counts what the client receives.
+        hits, left_out = within_budget([bounded(hit, max_chars) for hit in hits], budget, lambda hit: len(hit["text"]))
         # Explicit text content, so an empty result reads "[]" rather than nothing.
-        return ToolResult(content=json.dumps(hits, ensure_ascii=False), structured_content={"result": hits})
+        content = [TextContent(type="text", text=json.dumps(hits, ensure_ascii=False))]
+        structured: dict[str, Any] = {"result": hits}
+        if left_out:
+            content.append(TextContent(type="text", text=json.dumps({"left_out": left_out, "max_total_chars": budget})))
+            structured["left_out"] = left_out
+        return ToolResult(content=content, structured_content=structured)
 
     def get(ref, context=0):  # type: ignore[no-untyped-def]
         """The whole record a search hit came from (pass its `id` or `citation`), with up to
@@ -127,8 +139,9 @@ def build_server(book: VecBook) -> Any:
             description=f"How many hits to return (1-{MAX_RESULTS_LIMIT}); default from the config.",
             ge=1, le=MAX_RESULTS_LIMIT)],
         "mode": Annotated[Literal["semantic", "keyword", "hybrid"] | None, Field(
-            description="semantic (meaning), keyword (BM25 on exact words, names, ids) or hybrid (both, "
-                        "fused); default from the config.")],
+            description="semantic (meaning, in the languages stats lists as model_languages), keyword (BM25 "
+                        "on exact words, names, ids; every language) or hybrid (both, fused; leans on keywords "
+                        "for a query in another language); default from the config.")],
         "filters": Annotated[dict[str, Any] | str | None, Field(
             description='Metadata filters, Django style, e.g. {"author": "ana", "date__gte": "2024-01-01", '
                         '"tags__contains": "work", "file_path": "journal/**", "source": "files"} (an object, '
@@ -145,6 +158,10 @@ def build_server(book: VecBook) -> Any:
         "max_chars": Annotated[int, Field(
             description="Characters of each hit's text to return (the snippet always comes whole); "
                         "cut texts say truncated: true.", ge=0, le=1_000_000)],
+        "max_total_chars": Annotated[int | None, Field(
+            description="A budget for all hits' text together (characters): hits are taken best first "
+                        "while they fit; a second item says how many were left out. E.g. 8000.",
+            ge=1, le=MAX_TOTAL_CHARS)],
         "dedupe": Annotated[bool | None, Field(
             description="Fold near-identical hits into the best one (default on).")],
         "recency_half_life_days": Annotated[float | None, Field(
@@ -219,7 +236,14 @@ def serve(book: VecBook) -> None:
     # collector no longer walks them on each full collection while the first index is read
     # (20k records: reading and tokenizing 0.80 -> 0.70 s, measured with fastmcp imported).
     gc.freeze()
+    signal.signal(signal.SIGTERM, exit_handler())
+    server.run(transport="stdio", show_banner=False)
+    log.info("stdin closed; exiting")
 
+
+def exit_handler(before_exit: Callable[[], None] = lambda: None) -> Callable[[int, Any], None]:
+    """A signal handler that runs ``before_exit``, writes what the caches put off (within
+    EXIT_WRITE_SECONDS) and ends the process with exit code 0."""
     stopping = threading.Event()
 
     def stop(signum: int, _frame: Any) -> None:
@@ -231,6 +255,7 @@ def serve(book: VecBook) -> None:
         log.info("received signal %d; exiting", signum)
         stop_builds()  # an ONNX build under way (a first start) goes too, with its ~1 GB
         try:
+            before_exit()
             # On a thread of its own, with a time limit: the signal may have interrupted this
             # thread while it held a lock the writes take.
             writer = threading.Thread(target=write_before_exit, name="vecbook-exit-write", daemon=True)
@@ -240,6 +265,4 @@ def serve(book: VecBook) -> None:
             logging.shutdown()
             os._exit(0)
 
-    signal.signal(signal.SIGTERM, stop)
-    server.run(transport="stdio", show_banner=False)
-    log.info("stdin closed; exiting")
+    return stop

@@ -10,7 +10,7 @@ import math
 import re
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from operator import attrgetter
 from typing import Any, Sequence
 
@@ -31,6 +31,18 @@ FUSION_DEPTH = 100
 # queries (bench/fusion.py: nDCG@10 0.7428 against 0.7403 for plain min-max).
 SEMANTIC_CEILING = 0.6
 KEYWORD_CEILING = 0.4
+# A query in a language the embedding model does not read (vecbook.languages) leans on keywords
+# in hybrid search: linear fusion weighs keywords at least this much, and RRF gives the keyword
+# list this share. Its meaning scores are then noise that favours other text the model cannot
+# read either (a German query put lorem-ipsum chat lines above the German note holding both of
+# its words); at 0.9 a record holding a ninth of the best keyword match outranks the best
+# record by meaning alone, which still orders close keyword matches and fills in after them
+# (at 0.8 a chat message sharing one question word passed the note holding the query's subject).
+LEAN_KEYWORD_WEIGHT = 0.9
+# A query whose words do not tell its language (vecbook.languages: a few Latin-script nouns)
+# leans on keywords when some record holds its words and none of the semantic side's first
+# UNREAD_DEPTH candidates holds any: the model's idea of it shares nothing with what was typed.
+UNREAD_DEPTH = 10
 _MISSING = object()
 _NUMBER_RE = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
 # What gt/gte/lt/lte accept besides numbers: an ISO-8601 date, optionally with a time and
@@ -49,6 +61,9 @@ class Condition:
     path: tuple[str, ...]
     op: str
     value: Any
+    # Set for the shorthand filters (``since``, ``until``, ``participants``): how the user
+    # wrote it, "since 30d", so that an error speaks of what was typed, not of "date__gte".
+    shorthand: str = ""
 
 
 def parse_filters(filters: dict[str, Any] | None) -> list[Condition]:
@@ -98,13 +113,19 @@ def convenience_conditions(sources: Sequence[str] | None = None, since: str | No
     if sources:
         conditions.append(_parse_condition("source__in", list(_string_list("sources", sources))))
     if since:
-        conditions.append(_parse_condition("date__gte", _moment("since", since, now)))
+        start = _moment("since", since, now)
+        conditions.append(replace(_parse_condition("date__gte", start), shorthand=f"since {since}"))
     if until:
         moment = _moment("until", until, now)
         op = "lt" if len(moment) == 10 else "lte"
-        conditions.append(_parse_condition(f"date__{op}", _next_day(moment) if op == "lt" else moment))
+        end = _next_day(moment) if op == "lt" else moment
+        if since and date_days(start) >= date_days(end) + (0 if op == "lt" else 1e-9):
+            raise QueryError(f"since {since} is later than until {until}: no record can be dated between them "
+                             f"(swap them?)")
+        conditions.append(replace(_parse_condition(f"date__{op}", end), shorthand=f"until {until}"))
     for person in _string_list("participants", participants or []):
-        conditions.append(_parse_condition("participants__contains", person))
+        conditions.append(replace(_parse_condition("participants__contains", person),
+                                  shorthand=f"participants {person}"))
     return conditions
 
 
@@ -275,6 +296,7 @@ class FilterColumns:
         self._lock = threading.Lock()
         self._dates: np.ndarray | None = None
         self._refs: dict[str, int] | None = None
+        self._having: dict[str, set[str]] = {}  # metadata key -> the sources some of whose records have it
 
     def find(self, ref: str) -> int | None:
         """The position of the record whose id or citation is ``ref`` (a citation without its
@@ -307,6 +329,7 @@ class FilterColumns:
         if not conditions:
             return None
         result = np.ones(len(self.records), dtype=bool)
+        self._check_shorthand(conditions)
         for condition in conditions:
             self._check_known(condition)
             codes, uniques = self._column(condition)
@@ -323,7 +346,7 @@ class FilterColumns:
             return
         if condition.field == "source":
             self._check_source(condition)
-        if condition.field != "metadata":
+        if condition.field != "metadata" or condition.shorthand:  # (see _check_shorthand)
             return
         whole, head = ".".join(condition.path).casefold(), condition.path[0].casefold()
         if whole in self.known_keys or head in self.known_keys:
@@ -334,6 +357,49 @@ class FilterColumns:
         name = ".".join(condition.path)
         where = f" in '{condition.key}'" if condition.key != name else ""
         raise QueryError(f"unknown filter key '{name}'{where}: no record has it{hint} (known keys: {known})")
+
+    def _check_shorthand(self, conditions: Sequence[Condition]) -> None:
+        """``since``, ``until`` or ``participants`` over sources none of whose records has a
+        date (or names participants) can match nothing: say which sources, in the words the
+        user typed, rather than return no results (or name the filter key behind the shorthand)."""
+        if not self.records:
+            return
+        searched = self._searched_sources(conditions)
+        for condition in conditions:
+            if not condition.shorthand:
+                continue
+            key = condition.path[0]
+            having = self._sources_with(key)
+            if any(source.casefold() in having for source in searched):
+                continue
+            dated = key == "date"
+            what, kinds, others = (("has a date", "a Date: header, or the time of a message, mail or event",
+                                    "sources with dates") if dated else
+                                   ("names its participants", "chats, mail and calendars name them",
+                                    "sources that name them"))
+            having_them = [s for s in self.known_sources if s.casefold() in having]
+            raise QueryError(f"{condition.shorthand}: no record of {', '.join(searched)} {what} ({kinds}), so none "
+                             f"can match; {others}: {', '.join(having_them) or 'none'}")
+
+    def _searched_sources(self, conditions: Sequence[Condition]) -> list[str]:
+        """The sources a search covers: those its ``source`` conditions name, else all."""
+        searched = list(self.known_sources)
+        for condition in conditions:
+            if condition.field == "source" and condition.op in ("exact", "in"):
+                wanted = {_as_text(v) for v in (condition.value if condition.op == "in" else [condition.value])}
+                searched = [s for s in searched if s.casefold() in wanted]
+        return searched
+
+    def _sources_with(self, key: str) -> set[str]:
+        """The sources (casefolded) of which some record has metadata ``key``; computed once a key."""
+        with self._lock:
+            having = self._having.get(key.casefold())
+        if having is None:
+            having = {r.source.casefold() for r in self.records
+                      if lookup_metadata(r.metadata, (key,)) not in (_MISSING, None)}
+            with self._lock:
+                self._having[key.casefold()] = having
+        return having
 
     def _check_source(self, condition: Condition) -> None:
         if condition.op not in ("exact", "ne", "in"):
@@ -401,13 +467,16 @@ class Scored:
     keyword: float | None
 
 
-def rrf_scores(rankings: Sequence[Sequence[int]], k: int) -> dict[int, float]:
-    """Reciprocal rank fusion, divided by its maximum (first in every list) to lie in [0, 1]."""
+def rrf_scores(rankings: Sequence[Sequence[int]], k: int,
+               weights: Sequence[float] | None = None) -> dict[int, float]:
+    """Reciprocal rank fusion, each list's terms times its weight (1 each unless given), divided
+    by its maximum (first in every list) to lie in [0, 1]."""
+    shares = weights or [1.0] * len(rankings)
     fused: dict[int, float] = {}
-    for ranking in rankings:
+    for ranking, share in zip(rankings, shares):
         for rank, item in enumerate(ranking, 1):
-            fused[item] = fused.get(item, 0.0) + 1.0 / (k + rank)
-    best = len(rankings) / (k + 1)
+            fused[item] = fused.get(item, 0.0) + share / (k + rank)
+    best = sum(shares) / (k + 1)
     return {item: score / best for item, score in fused.items()}
 
 
@@ -444,16 +513,19 @@ def cosine_of(scores: np.ndarray, metric: str) -> np.ndarray:
     return 1.0 - (1.0 / np.maximum(scores, 1e-12) - 1.0) / 2.0
 
 
-def _rrf_within_depth(sem_ids: list[int], kw_ids: list[int], candidates: np.ndarray, rrf_k: int) -> np.ndarray:
-    """RRF over the top FUSION_DEPTH of each list; deeper candidates (k > depth) rank after all of those.
+def _rrf_within_depth(sem_ids: list[int], kw_ids: list[int], candidates: np.ndarray, rrf_k: int,
+                      weights: tuple[float, float] = (1.0, 1.0)) -> np.ndarray:
+    """RRF over the top FUSION_DEPTH of each list (``weights``: semantic, keyword); deeper
+    candidates (k > depth) rank after all of those.
 
     Counting only the first FUSION_DEPTH ranks keeps a record's score the same
     whatever max_results is, so asking for more never reorders the first hits.
     """
-    core = rrf_scores([sem_ids[:FUSION_DEPTH], kw_ids[:FUSION_DEPTH]], rrf_k)
-    deep = rrf_scores([sem_ids, kw_ids], rrf_k)
-    # The lowest score a core record can have, and the highest a deeper one can, both normalised.
-    floor = (rrf_k + 1) / (2 * (rrf_k + FUSION_DEPTH))
+    core = rrf_scores([sem_ids[:FUSION_DEPTH], kw_ids[:FUSION_DEPTH]], rrf_k, weights)
+    deep = rrf_scores([sem_ids, kw_ids], rrf_k, weights)
+    # The lowest score a core record can have (in the lighter list alone, at its last rank), and
+    # the highest a deeper one can, both normalised.
+    floor = min(weights) * (rrf_k + 1) / (sum(weights) * (rrf_k + FUSION_DEPTH))
     ceiling = (rrf_k + 1) / (rrf_k + FUSION_DEPTH + 1)
     return np.array([core[i] if i in core else deep.get(i, 0.0) * floor / ceiling * 0.999
                      for i in candidates.tolist()])
@@ -480,9 +552,11 @@ def keyword_top(index: KeywordIndex, tokens: Sequence[str], k: int, mask: np.nda
 def rank(mode: str, k: int, *, vectors: VectorIndex | None, keywords: KeywordIndex,
          query_vector: np.ndarray | None, tokens: Sequence[str], mask: np.ndarray | None,
          fusion: str = "rrf", rrf_k: int = 60, keyword_weight: float = 0.5,
-         passage_scores: np.ndarray | None = None) -> list[Scored]:
+         passage_scores: np.ndarray | None = None, model_reads: bool | None = True) -> list[Scored]:
     """Score records for one query; returns candidates (at least the top k), unsorted by id.
-    ``passage_scores``: ``keywords.scores(tokens)``, where the caller has computed it."""
+    ``passage_scores``: ``keywords.scores(tokens)``, where the caller has computed it.
+    ``model_reads``: whether the embedding model reads the query's language (None: its words do
+    not tell, see vecbook.languages); where it does not, hybrid search leans on keywords."""
     if mode == "keyword":
         ids, scores, _ = keyword_top(keywords, tokens, k, mask, passage_scores, every=False)
         return [Scored(int(i), float(s), None, float(s)) for i, s in zip(ids, scores)]
@@ -500,12 +574,22 @@ def rank(mode: str, k: int, *, vectors: VectorIndex | None, keywords: KeywordInd
     sem = np.array([semantic.get(i, 0.0) for i in numbers])
     assert kw_all is not None  # asked for (every=True); not input validation
     kw = kw_all[candidates]
+    lean = not model_reads and (model_reads is False or _meaning_missed_the_words(sem_ids, kw_ids, kw_all))
     if fusion == "rrf":
-        total = _rrf_within_depth(sem_ids.tolist(), kw_ids.tolist(), candidates, rrf_k)
+        weights = (1.0 - LEAN_KEYWORD_WEIGHT, LEAN_KEYWORD_WEIGHT) if lean else (1.0, 1.0)
+        total = _rrf_within_depth(sem_ids.tolist(), kw_ids.tolist(), candidates, rrf_k, weights)
     else:
         core = np.isin(candidates, np.union1d(sem_ids[:FUSION_DEPTH], kw_ids[:FUSION_DEPTH]))
-        total = linear_scores(cosine_of(sem, vectors.metric), kw, keyword_weight, core)
+        weight = max(keyword_weight, LEAN_KEYWORD_WEIGHT) if lean else keyword_weight
+        total = linear_scores(cosine_of(sem, vectors.metric), kw, weight, core)
     return [Scored(i, t, semantic.get(i), w) for i, t, w in zip(numbers, total.tolist(), kw.tolist())]
+
+
+def _meaning_missed_the_words(sem_ids: np.ndarray, kw_ids: np.ndarray, kw_all: np.ndarray) -> bool:
+    """Whether some record holds the query's words (``kw_ids``: the keyword matches) while none
+    of the semantic side's first UNREAD_DEPTH candidates holds any: the sign of a query the model
+    did not read (vecbook.languages leaves a query of a few Latin-script nouns undecided)."""
+    return len(kw_ids) > 0 and not kw_all[sem_ids[:UNREAD_DEPTH]].any()
 
 
 def best_first(scored: list[Scored], records: Sequence[Any]) -> list[Scored]:

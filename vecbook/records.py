@@ -20,6 +20,11 @@ REPLACEMENT = "\ufffd"
 # and a snippet can point at it. Notes, messages and abstracts stay whole
 # (97% of SciFact's abstracts are shorter), so BM25 still sees them entire.
 PASSAGE_WORDS = 400
+# A chat window's messages are indexed in pieces of consecutive messages holding at most this
+# many words (a longer message is a piece of its own): each piece is a keyword passage and a
+# model window, and the window scores as its best piece, so a fact said in one line of a long
+# window is not diluted by the rest. Chosen on RealMem's tuning personas (bench/chat_recall.py).
+PIECE_WORDS = 60
 _WORD_RE = re.compile(r"\S+")
 # Headers whose value is a list of names or labels ("Tags: quick, leftovers"): split on
 # commas so that filters match members (tags__in=quick) rather than the whole line.
@@ -261,6 +266,36 @@ def split_passages(content: str, size: int = PASSAGE_WORDS) -> list[tuple[int, i
     if start is not None:
         passages.append((start, len(content)))
     return [(a, _trim_end(content, a, b)) for a, b in passages if content[a:b].strip()]
+
+
+def record_passages(record: Record) -> list[tuple[int, int]]:
+    """A record's passages: a chat window of several messages (``segments``) in message pieces
+    (``message_pieces``), any other record by ``split_passages``."""
+    if len(record.segments) > 1:
+        return message_pieces(record.content, [offset for offset, _, _ in record.segments])
+    return split_passages(record.content)
+
+
+def message_pieces(content: str, starts: list[int], size: int = PIECE_WORDS) -> list[tuple[int, int]]:
+    """``content`` (messages beginning at the offsets ``starts``, one a line or more) as pieces of
+    consecutive messages of at most ``size`` words together; a longer message is a piece of its
+    own, cut by ``split_passages`` where it passes PASSAGE_WORDS. The pieces cover every word."""
+    bounds = [(a, _trim_end(content, a, b)) for a, b in zip(starts, [*starts[1:], len(content)])]
+    pieces: list[tuple[int, int]] = []
+    first, words = None, 0
+    for a, b in bounds:
+        count = len(content[a:b].split())
+        if first is not None and words + count > size:
+            pieces.append((first, last))
+            first, words = None, 0
+        if count > size:
+            pieces.extend((a + x, a + y) for x, y in split_passages(content[a:b]))
+            continue
+        first = a if first is None else first
+        last, words = b, words + count
+    if first is not None:
+        pieces.append((first, last))
+    return [(a, b) for a, b in pieces if content[a:b].strip()] or [(0, len(content))]
 
 
 def _trim_end(content: str, start: int, end: int) -> int:

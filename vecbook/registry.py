@@ -24,11 +24,13 @@ from .config import (
     ConfigError,
     load_config,
 )
-from .exports import FORMATS, format_list, recognising_formats
+from .exports import FORMATS, format_list, open_export, reader, recognising_formats
+from .exports.notes import describe_kinds, holds_notes
 from .records import Problem, Record
 from .snippets import date_days
 from .tokens import fold
-from .sources import LoadReport, load_collection, load_export
+from .sources import (DATA_SOURCE, NOTES_FORMATS, LoadReport, is_notes_folder, load_collection, load_export,
+                      other_sources)
 from .sqlite_ro import open_readonly
 
 # What ``--format`` accepts besides the export formats: a SQLite database of rows.
@@ -53,6 +55,11 @@ class SourceSummary:
     participants: list[str] = field(default_factory=list)  # most frequent first
     problems: list[str] = field(default_factory=list)
     description: str = ""
+    last_indexed: str | None = None  # when its records were last indexed (local time, to the minute)
+    # A notes folder (the data directory too): its files by kind ("markdown", "text", an export's
+    # format), and the files it does not read, by suffix; empty for other sources.
+    kinds: dict[str, int] = field(default_factory=dict)
+    not_read: dict[str, int] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict."""
@@ -61,6 +68,8 @@ class SourceSummary:
     def lines(self) -> list[str]:
         """The summary as a person reads it, one fact a line."""
         lines = [f"format: {self.format}", f"path: {self.path}", f"records: {self.records}"]
+        if self.kinds or self.not_read:
+            lines.append(f"files: {describe_kinds(self.kinds, self.not_read)}")
         if self.first_date:
             lines.append(f"dates: {self.first_date} to {self.last_date}")
         if self.participants:
@@ -76,9 +85,10 @@ class SourceSummary:
 
 
 def summarize(name: str, format_name: str, path: str, records: Sequence[Record],
-              problems: Sequence[Problem | str], description: str = "") -> SourceSummary:
+              problems: Sequence[Problem | str], description: str = "",
+              facts: dict[str, Any] | None = None) -> SourceSummary:
     """Count the records of one source, their date range (``date``/``end_date`` metadata, any
-    case) and their participants."""
+    case) and their participants; a notes folder's ``facts`` give its files by kind."""
     days: list[str] = []
     people: Counter[str] = Counter()
     for record in records:
@@ -90,8 +100,8 @@ def summarize(name: str, format_name: str, path: str, records: Sequence[Record],
     return SourceSummary(name=name, format=format_name, path=path, records=len(records),
                          first_date=min(days) if days else None, last_date=max(days) if days else None,
                          participants=[p for p, _ in people.most_common(SHOWN_PARTICIPANTS)],
-                         problems=[str(p) for p in problems], description=description)
-
+                         problems=[str(p) for p in problems], description=description,
+                         kinds=dict((facts or {}).get("kinds", {})), not_read=dict((facts or {}).get("not_read", {})))
 
 
 def summarize_report(config: Config, report: LoadReport) -> list[SourceSummary]:
@@ -103,24 +113,49 @@ def summarize_report(config: Config, report: LoadReport) -> list[SourceSummary]:
     found = []
     if config.data_directory is not None:
         problems = [p for p in report.problems if not p.reason.startswith("collection '")]
-        found.append(summarize("files", "text", str(config.data_directory), by_source.get("files", []),
-                               problems, "the .txt records of the data directory"))
+        found.append(summarize(DATA_SOURCE, "notes", str(config.data_directory), by_source.get(DATA_SOURCE, []),
+                               problems, "the data directory's notes, records and exports", report.data_directory))
     for collection in config.collections:
         facts = report.collections.get(collection.name, {})
         fmt = facts.get("format") or collection.format or ("sqlite" if collection.database else "?")
         found.append(summarize(collection.name, fmt, collection.database_label,
                                by_source.get(collection.name, []), facts.get("problems", []),
-                               collection.description))
+                               collection.description, facts))
+    for summary in found:
+        read_at = report.read_at.get(summary.name)
+        summary.last_indexed = local_minute(read_at / 1e9) if read_at is not None else None
     return found
 
-def derive_name(path: Path) -> str:
-    """A collection name from a file or folder name: ``WhatsApp Chat with Family.txt`` ->
-    ``whatsapp-chat-with-family``, ``Familia Peña.txt`` -> ``familia-pena`` (accents folded); a
-    name with no Latin letters or digits (``微信.zip``) becomes ``source-`` and a short hash of
-    the path, so two such files get two names."""
-    stem = path.name if path.is_dir() else path.stem
-    name = re.sub(r"[^a-z0-9_]+", "-", fold(stem.lower())).strip("-_")[:64].strip("-_")
-    return name or "source-" + hashlib.sha256(str(path.resolve()).encode("utf-8", "surrogatepass")).hexdigest()[:6]
+
+def local_minute(seconds: float) -> str:
+    """A moment as local time to the minute, ``2024-05-02 14:05``."""
+    from datetime import datetime
+
+    return datetime.fromtimestamp(seconds).isoformat(" ", "minutes")
+
+
+def derive_name(path: Path, format_name: str | None = None) -> str:
+    """A collection name from the name the export gives itself, where its format has one (a
+    Telegram chat's name: every Telegram export is a ``result.json``), else from the file or
+    folder name: ``WhatsApp Chat with Family.txt`` -> ``whatsapp-chat-with-family``, ``Familia
+    Peña.txt`` -> ``familia-pena`` (accents folded); a name with no Latin letters or digits
+    (``微信.zip``) becomes ``source-`` and a short hash of the path, so two such files get two
+    names."""
+    for given in (_suggested_name(path, format_name), path.name if path.is_dir() else path.stem):
+        name = re.sub(r"[^a-z0-9_]+", "-", fold((given or "").lower())).strip("-_")[:64].strip("-_")
+        if name:
+            return name
+    return "source-" + hashlib.sha256(str(path.resolve()).encode("utf-8", "surrogatepass")).hexdigest()[:6]
+
+
+def _suggested_name(path: Path, format_name: str | None) -> str | None:
+    """The name an export of ``format_name`` gives itself (its reader's ``suggested_name``), if any."""
+    if format_name not in FORMATS:
+        return None
+    suggest = getattr(reader(format_name), "suggested_name", None)
+    if suggest is None:
+        return None
+    return suggest(open_export(CollectionConfig(name="source", path=path, database_label=str(path))))
 
 
 def _head(path: Path, size: int) -> bytes:
@@ -151,8 +186,40 @@ def check_not_added(path: Path, table: str | None, query: str | None, config: Co
         where = collection.database or collection.path
         if where is not None and where.resolve() == path and (collection.table, collection.query) == (table, query):
             what = f"table '{table}' of {path}" if table else str(path)
-            raise ConfigError(f"{what} is already added as '{collection.name}' (in {config_file}); "
+            # (one --format cannot add a folder's other kind: a notes folder reads every kind already)
+            reads = ", which reads every kind of file in it (.md notes, .txt records, the exports inside)" \
+                if is_notes_folder(collection) else ""
+            raise ConfigError(f"{what} is already added as '{collection.name}' (in {config_file}){reads}; "
                               f"`vecbook remove {collection.name}` first to add it again")
+
+
+def overlaps(path: Path, config: Config | None, notes: bool = False) -> list[str]:
+    """What a new source at ``path`` shares with those the config has: a file or folder it lies
+    inside, or one it holds (whose records both would read, so every one comes back twice).
+    The data folder and notes folders (``notes``: the new source is one) leave out the paths
+    of other sources (each is read by its own reader), so they overlap nothing."""
+    if config is None or notes:
+        return []
+    found = []
+    if config.data_directory is not None and _inside(Path(config.data_directory).resolve(), path):
+        found.append(f"{path} holds the data folder {config.data_directory}: its notes will be searched twice")
+    for collection in config.collections:
+        where = collection.path or collection.database
+        if where is None or is_notes_folder(collection):
+            continue
+        where = where.resolve()
+        if _inside(path, where):
+            found.append(f"{path} lies inside '{collection.name}' ({where}), which reads it already: its records "
+                         f"will be searched twice (`vecbook remove {collection.name}` to keep the new source alone)")
+        elif _inside(where, path):
+            found.append(f"{path} holds '{collection.name}' ({where}), already added: its records will be searched "
+                         f"twice (`vecbook remove {collection.name}` to keep the new source alone)")
+    return found
+
+
+def _inside(inner: Path, outer: Path) -> bool:
+    """Whether ``inner`` lies inside the folder ``outer`` (not ``outer`` itself)."""
+    return outer in inner.parents
 
 
 def check_readable(path: Path) -> Path:
@@ -172,16 +239,23 @@ def check_readable(path: Path) -> Path:
 
 
 def choose_format(path: Path, name: str, wanted: str | None) -> str:
-    """``--format`` checked against the known ones, else the format read from the content:
-    an export format that recognises it, else SQLite for a database, else ``text`` for a
-    folder holding .txt files; ConfigError listing the formats when none fits."""
+    """``--format`` checked against the known ones, else the format read from the content: a
+    folder that holds notes (a ``.md``, or a ``.txt`` no export format claims) or the exports of
+    several formats is ``notes``, read file by file; else the export format that recognises it,
+    SQLite for a database, or ``text`` for a ``.txt`` file; ConfigError listing the formats when
+    none fits, or several claim a file."""
     choices = f"formats: {format_list()}; {SQLITE} (a SQLite database of rows)"
     if wanted is not None:
         wanted = wanted.lower()
         if wanted != SQLITE and wanted not in FORMATS:
             raise ConfigError(f"unknown format '{wanted}' ({choices})")
-        return wanted
+        # a folder said to be Markdown notes or text records is read as notes: every kind in it
+        return "notes" if wanted in NOTES_FORMATS and path.is_dir() else wanted
+    if path.is_dir() and holds_notes(path):
+        return "notes"
     claimed = recognising_formats(CollectionConfig(name=name, path=path, database_label=str(path)))
+    if len(claimed) > 1 and path.is_dir():
+        return "notes"  # a folder of several apps' exports: each file is read by its own reader
     if len(claimed) > 1:
         raise ConfigError(f"cannot tell the format of {path}: it looks like {' and '.join(claimed)}; "
                           f"pass --format ({choices})")
@@ -189,7 +263,7 @@ def choose_format(path: Path, name: str, wanted: str | None) -> str:
         return claimed[0]
     if path.is_file() and _head(path, len(SQLITE_MAGIC)) == SQLITE_MAGIC:
         return SQLITE
-    if (path.is_dir() and any(p.suffix.lower() == ".txt" for p in path.rglob("*"))) or path.suffix.lower() == ".txt":
+    if path.suffix.lower() == ".txt":
         return "text"  # .txt records, as in the data directory
     raise ConfigError(f"cannot tell what {path} is: no format recognises it; pass --format ({choices})")
 
@@ -252,6 +326,7 @@ class NewSource:
 
     table: dict[str, Any]
     summary: SourceSummary
+    warnings: list[str] = field(default_factory=list)  # what ``add`` says before it writes (see ``overlaps``)
 
 
 def inspect(path_text: str, config_file: Path, name: str | None = None, format_name: str | None = None,
@@ -262,8 +337,11 @@ def inspect(path_text: str, config_file: Path, name: str | None = None, format_n
     config = checked_config(config_file) if config_file.is_file() else None
     taken = [c.name for c in config.collections] if config is not None else []
     path = check_readable(Path(path_text).expanduser().absolute())
-    name = check_name(name if name is not None else derive_name(path), taken, config_file)
-    chosen = choose_format(path, name, format_name)
+    if name is not None:
+        name = check_name(name, taken, config_file)  # a bad name is refused before the path is read
+    chosen = choose_format(path, name or "source", format_name)
+    if name is None:
+        name = check_name(derive_name(path, chosen), taken, config_file)
     if (table or text_column) and chosen != SQLITE:
         raise ConfigError(f"--table and --text-column apply to a SQLite database; {path} is {chosen}")
     label = _path_for(path, config_file)
@@ -276,15 +354,34 @@ def inspect(path_text: str, config_file: Path, name: str | None = None, format_n
         collection = CollectionConfig(name=name, database=path, database_label=label, table=picked_table,
                                       query=query)
         records, problems, _ = load_collection(collection)
+        facts: dict[str, Any] = {}
     else:
         check_not_added(path, None, None, config, config_file)
         entry["path"] = label
         entry["format"] = chosen  # written, not detected again at each start
         collection = CollectionConfig(name=name, path=path, database_label=label, format=chosen)
-        records, problems, _ = load_export(collection)
+        records, problems, facts = load_export(collection, other_sources(config, name) if config else [])
+    if not records:
+        raise ConfigError(f"nothing to search in {path}: {why_empty(problems, name, path, label)}; nothing was added")
     if description:
         entry["description"] = description
-    return NewSource(entry, summarize(name, chosen, label, records, problems, description or ""))
+    return NewSource(entry, summarize(name, facts.get("format", chosen), label, records, problems, description or "",
+                                      facts), overlaps(path, config, notes=chosen == "notes"))
+
+
+def why_empty(problems: Sequence[Problem], name: str, path: Path, label: str) -> str:
+    """What the reader found wrong with a source that gave no record, in one line: the first
+    problem that skipped something (a file's own WARN), else the first at all, with the file
+    inside the source and the line where known; a database table without rows says so."""
+    if not problems:
+        return "it holds no rows"
+    problem = next((p for p in problems if p.skipped), problems[0])
+    reason = problem.reason.removeprefix(f"collection '{name}': ").removeprefix(f"nothing read from {path}: ")
+    reason = reason.removeprefix("file skipped: ")  # nothing of it was kept: that is what is said
+    file = problem.where.removeprefix(f"{name}/")
+    where = [file] if problem.where not in (label, name) and not (path.is_file() and file == path.name) else []
+    where += [f"line {problem.line}"] if problem.line and f"(line {problem.line})" not in reason else []
+    return f"{reason} ({', '.join(where)})" if where else reason
 
 
 def checked_config(config_file: Path) -> Config:

@@ -1,5 +1,6 @@
-"""Sources: ``.txt`` files discovered under the data directory, rows of read-only SQLite collections,
-and exports read in place (``exports/``)."""
+"""Sources: the data directory and notes folders read file by file (``exports/notes``), rows of
+read-only SQLite collections, and exports read in place (``exports/``); what changed since the
+last read, so that only that is read again."""
 
 from __future__ import annotations
 
@@ -8,20 +9,32 @@ import logging
 import os
 import re
 import sqlite3
+import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
-from .config import CONFIG_NAME, CollectionConfig, Config, ConfigError, RecordError, user_config_file
-from .exports import detect_format, load_export
-from .exports.whatsapp import looks_like_chat
-from .records import Problem, Record, read_record_file
+from .config import CONFIG_NAME, CollectionConfig, Config, ConfigError, RecordError, counted, user_config_file
+from .exports import detect_format
+from .exports import load_export as load_whole_export
+from .exports.notes import OTHER, TEXT, Folder, Listing, list_files, read_file
+from .records import Problem, Record
 # Re-exported: they lived here before the export readers needed them too.
 from .sqlite_ro import SQLITE_BUSY_TIMEOUT_SECONDS, _is_wal, open_readonly  # noqa: F401
 
 log = logging.getLogger("vecbook")  # one logger for the package: hosts and the CLI configure "vecbook"
 
+
+# The data directory's source name, and the block keys of sources: a file of the data directory
+# ("file:<path>"), a file of a notes folder added as a source ("notes:<name>/<path>"), a
+# collection read whole ("collection:<name>").
+DATA_SOURCE = "files"
+FILE_KEY, NOTES_KEY, COLLECTION_KEY = "file:", "notes:", "collection:"
+# Formats whose collection, when its path is a folder, is a notes folder read file by file: the
+# two ``vecbook add`` wrote for notes folders before it wrote "notes" keep working, now reading
+# every kind of file the folder holds.
+NOTES_FORMATS = frozenset({"notes", "markdown", "text"})
 
 # Row metadata longer than this is not added to the embedded text: it is
 # usually an id list or a blob of JSON, not words a person searches for.
@@ -41,9 +54,15 @@ class LoadReport:
     collections_read: int = 0
     new_problems: list[Problem] = field(default_factory=list)  # found by this read: logged as WARNs
     known_problems: int = 0  # those of sources restored from the keyword cache, warned about when read
-    # ``records`` by source ("file:<path>", "collection:<name>"), in order. An unchanged source
-    # keeps the very list the last read made, so a build can carry everything made from it.
+    # ``records`` by block key (see FILE_KEY), in order. An unchanged source keeps the very list
+    # the last read made, so a build can carry everything made from it.
     blocks: list[tuple[str, list[Record]]] = field(default_factory=list)
+    # The data directory's files by kind and the files it does not read, by suffix (as a notes
+    # collection's facts have them).
+    data_directory: dict[str, Any] = field(default_factory=dict)
+    # When each source's records were last indexed (ns since the epoch; for the data
+    # directory's ``files``, the latest of its files): by source name.
+    read_at: dict[str, int] = field(default_factory=dict)
 
     def counts_by_source(self) -> Counter[str]:
         """Records per source ("files" or a collection's name), a block at a time: the
@@ -51,9 +70,9 @@ class LoadReport:
         if not self.blocks:
             return Counter(r.source for r in self.records)
         counts: Counter[str] = Counter()
-        for _, records in self.blocks:
+        for key, records in self.blocks:
             if records:
-                counts[records[0].source] += len(records)
+                counts[block_source(key)] += len(records)
         return counts
 
     def removed_since(self, earlier: LoadReport) -> int:
@@ -67,6 +86,18 @@ class LoadReport:
 
 
 Signature = tuple[Any, ...]
+# What one read of a source found: its signature, records, problems and facts (a file of a notes
+# folder: its kind; a collection read whole: its format, files...).
+Entry = tuple[Signature, list[Record], list[Problem], dict[str, Any]]
+
+
+def block_source(key: str) -> str:
+    """The source (``files`` or a collection's name) whose records the block ``key`` holds."""
+    if key.startswith(FILE_KEY):
+        return DATA_SOURCE
+    if key.startswith(NOTES_KEY):
+        return key[len(NOTES_KEY):].split("/", 1)[0]
+    return key[len(COLLECTION_KEY):]
 
 
 @dataclass
@@ -74,12 +105,48 @@ class SourceState:
     """What the last read found, per file and per collection, with the signature it was
     read under (size, mtime, inode): an unchanged source is not read again."""
 
-    files: dict[str, tuple[Signature, list[Record], list[Problem]]] = field(default_factory=dict)
-    collections: dict[str, tuple[Signature, list[Record], list[Problem], dict[str, Any]]] = field(
-        default_factory=dict)
+    files: dict[str, Entry] = field(default_factory=dict)  # the data directory's, by path
+    collections: dict[str, Entry] = field(default_factory=dict)  # collections read whole, by name
+    # Notes folders added as sources, read file by file: by collection name, then path.
+    notes: dict[str, dict[str, Entry]] = field(default_factory=dict)
     # Set when the state was restored from the keyword cache: the next read counts the problems
     # of sources it does not read again (warned about when they were read: once per change).
     announce: bool = False
+    # When each source's current content was first read (ns since the epoch), by block key:
+    # what ``sources`` shows as "last indexed". Kept in the keyword cache with the rest.
+    read_at: dict[str, int] = field(default_factory=dict)
+    # Each source's signature and read time from a keyword cache that other code or settings
+    # made (unusable, but true about when): a source read again unchanged keeps its time.
+    earlier: dict[str, tuple[Signature, int]] = field(default_factory=dict)
+
+    def entry(self, key: str) -> Entry | None:
+        """What the last read found for the block ``key``."""
+        if key.startswith(FILE_KEY):
+            return self.files.get(key[len(FILE_KEY):])
+        if key.startswith(NOTES_KEY):
+            name, _, rel = key[len(NOTES_KEY):].partition("/")
+            return self.notes.get(name, {}).get(rel)
+        return self.collections.get(key[len(COLLECTION_KEY):])
+
+    def put(self, key: str, entry: Entry) -> None:
+        """Keep ``entry`` as what the block ``key`` holds (a restore from the keyword cache)."""
+        if key.startswith(FILE_KEY):
+            self.files[key[len(FILE_KEY):]] = entry
+        elif key.startswith(NOTES_KEY):
+            name, _, rel = key[len(NOTES_KEY):].partition("/")
+            self.notes.setdefault(name, {})[rel] = entry
+        else:
+            self.collections[key[len(COLLECTION_KEY):]] = entry
+
+    def copy(self) -> SourceState:
+        """The state as it is now (a later read replaces its dicts rather than changing them)."""
+        return SourceState(dict(self.files), dict(self.collections), dict(self.notes), read_at=dict(self.read_at))
+
+    def read_now(self, key: str, signature: Any, now: int) -> int:
+        """The read time of source ``key`` read again now with ``signature``: its earlier
+        time when an earlier read saw the same content, else ``now``."""
+        earlier = self.earlier.get(key)
+        return earlier[1] if earlier is not None and signature is not None and earlier[0] == signature else now
 
 
 def file_signature(path: Path) -> Signature | None:
@@ -108,154 +175,81 @@ def tree_signature(path: Path) -> Signature:
 
 
 def discover_files(root: Path, exclude: Sequence[Path] = ()) -> tuple[list[tuple[str, Path]], list[Problem], list[str]]:
-    """All ``.txt`` files under root in sorted order, following symlinks (and zips holding a
-    WhatsApp chat: not read, listed to say how to add them).
-
-    A folder reached twice (a symlink loop) is walked once; a file reached
-    twice is listed once; broken links and unreadable folders become Problems.
-    The files and folders in ``exclude`` (collections read in their own format, such as a
-    WhatsApp chat kept among the notes) are left out: each record is read once, by its reader.
-    Returns (relative path, path) pairs, problems, and the relative paths of
-    links that point outside ``root``.
-    """
-    real_root = root.resolve()
-    files: list[tuple[str, Path]] = []
-    problems: list[Problem] = []
-    outside: list[str] = []
-    excluded = {identity for identity in map(_identity, exclude) if identity is not None}
-    seen_dirs: set[tuple[int, int]] = set(excluded)
-    seen_files: set[tuple[int, int]] = set(excluded)
-
-    def on_error(error: OSError) -> None:
-        where = _relative(Path(error.filename or root), root)
-        problems.append(Problem(where, None, f"cannot read folder: {error.strerror}"))
-
-    for folder, dirs, names in os.walk(root, followlinks=True, onerror=on_error):
-        here = Path(folder)
-        identity = _identity(here)
-        if identity is None or identity in seen_dirs:
-            dirs[:] = []
-            continue
-        seen_dirs.add(identity)
-        dirs.sort()
-        for name in [d for d in dirs if (here / d).is_symlink()]:
-            _note_link(here / name, root, real_root, outside)
-        for name in sorted(names):
-            path = here / name
-            _collect_file(path, root, real_root, files, problems, outside, seen_files)
-    files.sort(key=lambda item: item[0].split("/"))  # a folder's files and subfolders interleave by name
-    return files, problems, outside
-
-
-def _identity(path: Path) -> tuple[int, int] | None:
-    try:
-        info = path.stat()
-    except OSError:
-        return None
-    return info.st_dev, info.st_ino
-
-
-def _relative(path: Path, root: Path) -> str:
-    try:
-        return path.relative_to(root).as_posix()
-    except ValueError:
-        return str(path)
-
-
-def _note_link(path: Path, root: Path, real_root: Path, outside: list[str]) -> None:
-    target = path.resolve()
-    if target != real_root and real_root not in target.parents:
-        outside.append(_relative(path, root))
-
-
-def _collect_file(path: Path, root: Path, real_root: Path, files: list[tuple[str, Path]],
-                  problems: list[Problem], outside: list[str], seen: set[tuple[int, int]]) -> None:
-    rel = _relative(path, root)
-    if path.is_symlink():
-        if not path.exists():
-            problems.append(Problem(rel, None, "broken symbolic link skipped"))
-            return
-        if path.suffix.lower() == ".txt":
-            _note_link(path, root, real_root, outside)
-    if path.suffix.lower() != ".txt" and not (path.suffix.lower() == ".zip" and _zip_holds_a_chat(path)):
-        return
-    identity = _identity(path)
-    if identity is None or not path.is_file():
-        return
-    if identity in seen:
-        log.debug("%s is a second path to a file already indexed, or a collection; skipped", rel)
-        return
-    seen.add(identity)
-    files.append((rel, path))
+    """The files of the data directory to read (notes, records, exports: see ``exports.notes``),
+    in sorted order, following symlinks, but those in ``exclude`` (sources read by their own
+    reader). Returns (relative path, path) pairs, problems, and the links that point outside."""
+    listing = list_files(Folder(DATA_SOURCE, root), exclude)
+    return listing.files, listing.problems, listing.outside
 
 
 def load_file(rel: str, path: Path) -> tuple[list[Record], list[Problem]]:
-    """Read and parse one record file; any failure is a Problem, never an exception. A chat
-    export dropped among the records (a WhatsApp ``.txt``, read as records all the same, or
-    its ``.zip``, not read) gets a hint: how to add it as the export it is."""
-    if path.suffix.lower() == ".zip":  # listed only when it holds a WhatsApp chat
-        return [], [Problem(rel, None, f"skipped: {_export_hint(path)}")]
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        return [], [Problem(rel, None, f"cannot read file: {exc.strerror or exc}")]
-    records, problems = read_record_file(data, rel)
-    if b"\x00" not in data and looks_like_chat(data[:65_536]):  # a binary file was skipped: no hint
-        problems.append(Problem(rel, None, f"read as records: {_export_hint(path)}", skipped=False))
+    """Read one file of the data directory by its kind (a ``.txt`` as records, a ``.md`` note, an
+    export); any failure is a Problem, never an exception."""
+    records, problems, _ = read_file(Folder(DATA_SOURCE, path.parent), rel, path)
     return records, problems
-
-
-def _export_hint(path: Path) -> str:
-    """The hint for a chat export found among the records."""
-    shown = str(path) if " " not in str(path) else f'"{path}"'
-    return f"looks like a WhatsApp export: `vecbook add {shown}`"
-
-
-def _zip_holds_a_chat(path: Path) -> bool:
-    """Whether a zip's first ``.txt`` member looks like a WhatsApp chat (read in memory)."""
-    import zipfile
-    import zlib
-
-    try:
-        with zipfile.ZipFile(path) as archive:
-            member = next((m for m in archive.infolist() if m.filename.lower().endswith(".txt")
-                           and not m.filename.startswith("__MACOSX/")), None)
-            if member is None:
-                return False
-            with archive.open(member) as handle:
-                return looks_like_chat(handle.read(65_536))
-    except (OSError, zipfile.BadZipFile, ValueError, RuntimeError, EOFError, zlib.error):
-        return False  # RuntimeError: an encrypted member; EOFError, zlib.error: a damaged or cut-short one
 
 
 def load_directory(root: Path | None, state: SourceState | None = None,
                    exclude: Sequence[Path] = ()) -> LoadReport:
-    """Every record of every ``.txt`` file under root (none when root is None) but those in
-    ``exclude``; with ``state``, files whose signature is unchanged since the last read are
-    taken from it, and ``state`` is updated to what this read found."""
+    """Every record of every file under root (none when root is None) but those in ``exclude``;
+    with ``state``, files whose signature is unchanged since the last read are taken from it,
+    and ``state`` is updated to what this read found."""
     report = LoadReport()
-    files, report.problems, report.outside_links = discover_files(root, exclude) if root is not None else ([], [], [])
-    report.new_problems = list(report.problems)
-    before = state.files if state is not None else {}
-    now: dict[str, tuple[Signature, list[Record], list[Problem]]] = {}
-    for rel, path in files:
-        signature = file_signature(path)  # taken before reading: a write during the read shows next time
+    state = state if state is not None else SourceState()
+    read_at = {key: at for key, at in state.read_at.items() if not key.startswith(FILE_KEY)}
+    if root is not None:
+        folder = Folder(DATA_SOURCE, root)
+        listing = list_files(folder, exclude)
+        report.outside_links = listing.outside
+        state.files, facts = _read_folder(folder, listing, state.files, FILE_KEY, state, report, read_at)
+        report.files = sum(facts["kinds"].values())
+        report.data_directory = facts
+        if listing.files:
+            report.read_at[DATA_SOURCE] = max(read_at[FILE_KEY + rel] for rel, _ in listing.files)
+    else:
+        state.files = {}
+    state.read_at = read_at
+    return report
+
+
+def _read_folder(folder: Folder, listing: Listing, before: dict[str, Entry], prefix: str, state: SourceState,
+                 report: LoadReport, read_at: dict[str, int]) -> tuple[dict[str, Entry], dict[str, Any]]:
+    """Each file of a notes folder, taken from ``before`` where its signature is unchanged, else
+    read again by its kind; adds them to ``report`` (one block a file, keyed ``prefix + path``).
+    Returns the entries now, and the folder's facts (files by kind, files not read by suffix)."""
+    now: dict[str, Entry] = {}
+    kinds: Counter[str] = Counter()
+    not_read = Counter(listing.others)
+    started = time.time_ns()
+    report.problems.extend(listing.problems)
+    mark = len(report.new_problems)
+    for rel, path in listing.files:
+        key = prefix + rel
+        # taken before reading: a write during the read shows next time
+        signature = tree_signature(path) if path.is_dir() else file_signature(path)
         entry = before.get(rel)
         if entry is None or signature is None or entry[0] != signature:
-            records, problems = load_file(rel, path)
-            entry = (signature, records, problems)
+            records, problems, kind = read_file(folder, rel, path)
+            entry = (signature, records, problems, {"kind": kind})
             report.files_read += 1
             report.new_problems.extend(problems)
-        elif state is not None and state.announce:
+            read_at[key] = state.read_now(key, signature, started)
+        elif state.announce:
             report.known_problems += len(entry[2])
         now[rel] = entry
+        read_at.setdefault(key, state.read_at.get(key, started))
         report.records.extend(entry[1])
-        report.blocks.append((f"file:{rel}", entry[1]))
+        report.blocks.append((key, entry[1]))
         report.problems.extend(entry[2])
-    if state is not None:
-        state.files = now
-    report.files = len(files)
-    return report
+        kind = entry[3]["kind"] if len(entry) > 3 else TEXT
+        if kind == OTHER:
+            not_read[path.suffix.lower()] += 1
+        else:
+            kinds[kind] += 1
+    # The folder's own problems (an unreadable folder, a broken link) are told when its files change.
+    if now.keys() != before.keys() or any(now[rel] is not before.get(rel) for rel in now):
+        report.new_problems[mark:mark] = listing.problems
+    return now, {"kinds": dict(kinds), "not_read": dict(not_read)}
 
 
 # Whitespace and SQL comments that may come before the statement's first keyword.
@@ -371,12 +365,12 @@ def _row_problems(collection: CollectionConfig, bad_json: int, empty: int, dupli
     where, label = f"collection '{collection.name}'", collection.database_label
     problems = []
     if bad_json:
-        problems.append(Problem(label, None, f"{where}: {bad_json} rows have invalid JSON metadata (kept without it)",
+        problems.append(Problem(label, None, f"{where}: {counted(bad_json, 'row has', 'rows have')} invalid JSON metadata (kept without it)",
                                 False))
     if empty:
-        problems.append(Problem(label, None, f"{where}: {empty} rows with NULL or empty content skipped"))
+        problems.append(Problem(label, None, f"{where}: {counted(empty, 'row')} with NULL or empty content skipped"))
     if duplicate:
-        problems.append(Problem(label, None, f"{where}: {duplicate} rows with a repeated id skipped"))
+        problems.append(Problem(label, None, f"{where}: {counted(duplicate, 'row')} with a repeated id skipped"))
     return problems
 
 
@@ -412,29 +406,37 @@ def load_sources(config: Config, state: SourceState | None = None) -> LoadReport
     collections are not read again, and only problems found by this read are
     logged: a known bad record is not warned about on every rebuild.
     """
-    exports = [c.path for c in config.collections if c.path is not None]
-    report = load_directory(config.data_directory, state, exports)
-    before = state.collections if state is not None else {}
-    now = {}
+    state = state if state is not None else SourceState()
+    report = load_directory(config.data_directory, state, other_sources(config, None))
+    now: dict[str, Entry] = {}
+    notes: dict[str, dict[str, Entry]] = {}
+    read_at = {key: at for key, at in state.read_at.items() if key.startswith(FILE_KEY)}
+    started = time.time_ns()
     for collection in config.collections:
+        if is_notes_folder(collection, state):
+            notes[collection.name] = _load_notes(collection, other_sources(config, collection.name), state, report,
+                                                 read_at)
+            continue
+        key = COLLECTION_KEY + collection.name
         signature = tree_signature(collection.path if collection.path is not None else collection.database)
-        entry = before.get(collection.name)
+        entry = state.collections.get(collection.name)
         if entry is None or entry[0] != signature:
             entry = (signature, *_load_one_collection(collection))
             report.collections_read += 1
             report.new_problems.extend(entry[2])
-        elif state is not None and state.announce:
+            read_at[key] = state.read_now(key, signature, started)
+        elif state.announce:
             report.known_problems += len(entry[2])
         now[collection.name] = entry
+        report.read_at[collection.name] = read_at.setdefault(key, state.read_at.get(key, started))
         _, records, problems, facts = entry
         report.records.extend(records)
-        report.blocks.append((f"collection:{collection.name}", records))
+        report.blocks.append((key, records))
         report.problems.extend(problems)
         report.collections[collection.name] = {**facts, "records": len(records),
                                                "problems": [p.reason for p in problems]}
-    if state is not None:
-        state.collections = now
-        state.announce = False
+    state.collections, state.notes, state.read_at = now, notes, read_at
+    state.announce = False
     for problem in report.new_problems:
         log.warning("%s", problem)
     if report.known_problems:
@@ -443,8 +445,80 @@ def load_sources(config: Config, state: SourceState | None = None) -> LoadReport
     return report
 
 
+def other_sources(config: Config, name: str | None) -> list[Path]:
+    """The files and folders the sources of ``config`` read, but collection ``name``'s (None: the
+    data directory's): a notes folder and the data directory leave them to their own readers,
+    so each record is read once."""
+    paths = [c.path if c.path is not None else c.database for c in config.collections if c.name != name]
+    if name is not None and config.data_directory is not None:
+        paths.append(config.data_directory)
+    return [path for path in paths if path is not None]
+
+
+def is_notes_folder(collection: CollectionConfig, state: SourceState | None = None) -> bool:
+    """Whether a collection is a notes folder, read file by file: ``format = "notes"``, or a
+    folder said (or, without ``format``, found) to be Markdown notes or text records."""
+    path = collection.path
+    if path is None:
+        return False
+    if collection.format is not None:
+        return collection.format == "notes" or (collection.format in NOTES_FORMATS and path.is_dir())
+    if state is not None and (collection.name in state.notes or collection.name in state.collections):
+        return collection.name in state.notes  # detected at an earlier read: a folder is not walked at each
+    try:
+        return path.is_dir() and detect_format(collection) in NOTES_FORMATS
+    except ConfigError:
+        return False  # reading it whole says why
+
+
+def load_export(collection: CollectionConfig, exclude: Sequence[Path] = ()) -> tuple[list[Record], list[Problem],
+                                                                                  dict[str, Any]]:
+    """The records of one ``path`` collection, its problems and its facts for ``stats``: an
+    export read whole, a notes folder file by file, leaving out the other sources in ``exclude``
+    (what ``vecbook add`` shows before it writes)."""
+    if not is_notes_folder(collection):
+        return load_whole_export(collection)
+    report = LoadReport()
+    _load_notes(collection, exclude, SourceState(), report, {})
+    facts = report.collections[collection.name]
+    return report.records, report.problems, {k: v for k, v in facts.items() if k not in ("records", "problems")}
+
+
+def _load_notes(collection: CollectionConfig, exclude: Sequence[Path], state: SourceState, report: LoadReport,
+                read_at: dict[str, int]) -> dict[str, Entry]:
+    """A notes folder's files, each read again only when it changed, into ``report`` (one block
+    a file); returns what each file gave."""
+    assert collection.path is not None  # only path collections come here; not input validation
+    name, root = collection.name, collection.path
+    folder = Folder(name, root, f"{name}/", f"collection '{name}': ", collection.window_gap_minutes,
+                    collection.date_order)
+    where = f"collection '{name}'"
+    first, problems_before, read_before = len(report.records), len(report.problems), report.files_read
+    if root.exists():
+        listing = list_files(folder, [p for p in exclude if p.resolve() != root.resolve()])
+    else:
+        listing = Listing(problems=[Problem(collection.database_label, None, f"{where}: folder not found ({root})")])
+    entries, facts = _read_folder(folder, listing, state.notes.get(name, {}), f"{NOTES_KEY}{name}/", state, report,
+                                  read_at)
+    records, problems = report.records[first:], report.problems[problems_before:]
+    if not records and root.exists() and not any(p.skipped for p in problems):
+        empty = Problem(collection.database_label, None, f"{where}: nothing read from {root}: it holds no notes "
+                                                          "(.md, .txt) and no export VecBook reads")
+        problems.append(empty)
+        report.problems.append(empty)
+        if report.files_read > read_before or name not in state.notes:
+            report.new_problems.append(empty)
+    times = [read_at[f"{NOTES_KEY}{name}/{rel}"] for rel in entries]
+    if times:
+        report.read_at[name] = max(times)
+    report.collections[name] = {"path": collection.database_label, "format": "notes",
+                                "files": sum(facts["kinds"].values()), **facts, "records": len(records),
+                                "problems": [p.reason for p in problems]}
+    return entries
+
+
 def _load_one_collection(collection: CollectionConfig) -> tuple[list[Record], list[Problem], dict[str, Any]]:
     if collection.path is not None:
-        return load_export(collection)
+        return load_whole_export(collection)
     records, problems, skipped = load_collection(collection)
     return records, problems, {"database": collection.database_label, "skipped_rows": skipped}

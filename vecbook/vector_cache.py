@@ -1,5 +1,6 @@
 """The persistent vector cache: vectors keyed by model identity and a hash of the embedded
-text, one file per model and data scope, written atomically and pruned by last use."""
+text, one file per model and data scope (with the journals of long builds beside it), written
+atomically and pruned by last use."""
 
 from __future__ import annotations
 
@@ -8,16 +9,29 @@ import hashlib
 import json
 import logging
 import os
-import struct
-import tempfile
+import secrets
 import threading
 import time
 from pathlib import Path
-from typing import Any, BinaryIO, Callable, ClassVar, Iterable, Iterator, Mapping, Sequence
+from typing import ClassVar, Iterable, Sequence
 
 import numpy as np
 
 from .config import Config
+from .vector_files import (
+    CACHE_FORMAT,
+    CACHE_MAGIC,
+    CachedVectors,
+    FileRows,
+    KeyedVectors,
+    StreamedVectors,
+    append_to_journal,
+    joined_entries,
+    read_cache_file,
+    read_header,
+    read_journal,
+    write_cache_file,
+)
 
 log = logging.getLogger("vecbook")
 
@@ -32,136 +46,6 @@ STALE_TEMP_SECONDS = 24 * 3600
 SAVE_WAIT_SECONDS = 60.0
 
 
-KEY_BYTES = 16
-READ_BLOCK = 1 << 22  # bytes checksummed at a time when a cache file is read
-
-
-class KeyedVectors(Mapping[bytes, np.ndarray]):
-    """Vectors by the 16-byte key of their text, held as one buffer of keys and one float32
-    matrix: reading, writing and gathering 100k of them are a few numpy passes rather than
-    a Python object per vector (which held the interpreter for ~0.7 s in a background save,
-    stalling the next update). The key -> row dict is made on the first lookup. A cache read
-    from its file holds the keys only, its vectors staying there (``FileRows``)."""
-
-    def __init__(self, joined: bytes = b"", matrix: np.ndarray | FileRows | None = None,
-                 rows: dict[bytes, int] | None = None) -> None:
-        self.joined = joined
-        self.matrix = np.zeros((0, 0), dtype=np.float32) if matrix is None else matrix
-        if len(joined) != KEY_BYTES * len(self.matrix):
-            raise ValueError(f"{len(joined) // KEY_BYTES} keys for {len(self.matrix)} vectors")
-        self._rows = rows
-
-    @classmethod
-    def from_dict(cls, vectors: dict[bytes, np.ndarray]) -> KeyedVectors:
-        """From key -> vector (tests, small sets)."""
-        keys = list(vectors)
-        dim = len(vectors[keys[0]]) if keys else 0
-        matrix = np.asarray([vectors[k] for k in keys], dtype=np.float32).reshape(len(keys), dim)
-        return cls(b"".join(keys), matrix)
-
-    @property
-    def rows(self) -> dict[bytes, int]:
-        """Key -> row of ``matrix``."""
-        if self._rows is None:
-            joined = self.joined
-            self._rows = {joined[i:i + KEY_BYTES]: n for n, i in enumerate(range(0, len(joined), KEY_BYTES))}
-        return self._rows
-
-    def __getitem__(self, key: bytes) -> np.ndarray:
-        return self.matrix[self.rows[key]]
-
-    def __contains__(self, key: object) -> bool:
-        return key in self.rows
-
-    def __iter__(self) -> Iterator[bytes]:
-        return iter(self.rows)
-
-    def __len__(self) -> int:
-        return len(self.matrix)
-
-
-class StreamedVectors:
-    """Keys, and their float32 vectors made a block at a time (``blocks``, which can be called
-    again and gives the same blocks): what a build's save writes without gathering a matrix
-    of every vector first (150 MB at 100k records, beside the index holding them already)."""
-
-    def __init__(self, joined: bytes, dimension: int, blocks: Callable[[], Iterator[np.ndarray]],
-                 rows: dict[bytes, int] | None = None) -> None:
-        self.joined = joined
-        self.dimension = dimension
-        self.blocks = blocks
-        self.rows = rows
-
-    def __len__(self) -> int:
-        return len(self.joined) // KEY_BYTES
-
-
-class FileRows:
-    """The float32 rows of a cache file, read from it when asked for rather than held: a warm
-    start encodes them into the index a block at a time, and never holds all of them at once
-    (150 MB at 100k records, beside the index). The file stays open until ``close`` (a save
-    that replaces it meanwhile leaves this one readable, as POSIX keeps a renamed-over file)."""
-
-    def __init__(self, file: BinaryIO, offset: int, count: int, dimension: int) -> None:
-        self._file = file  # held until close()
-        self._lock = threading.Lock()  # seek and read are one step
-        self._offset, self.shape = offset, (count, dimension)
-
-    def __len__(self) -> int:
-        return self.shape[0]
-
-    def __getitem__(self, row: int) -> np.ndarray:
-        return self.take([row])[0]
-
-    def take(self, rows: Sequence[int]) -> np.ndarray:
-        """The vectors of ``rows``, in that order; a run of consecutive rows is one read."""
-        dim = self.shape[1]
-        out = np.empty((len(rows), dim), dtype=np.float32)
-        size = 4 * dim
-        with self._lock:
-            start = 0
-            while start < len(rows):
-                end = start + 1
-                while end < len(rows) and rows[end] == rows[end - 1] + 1:
-                    end += 1
-                self._file.seek(self._offset + rows[start] * size)
-                data = self._file.read((end - start) * size)
-                if len(data) != (end - start) * size:
-                    raise ValueError("the cache file was cut short while in use")
-                out[start:end] = np.frombuffer(data, dtype="<f4").reshape(end - start, dim)
-                start = end
-        return out
-
-    def close(self) -> None:
-        self._file.close()
-
-
-class CachedVectors(Mapping[bytes, np.ndarray]):
-    """Some keys' vectors in the cache file (key -> row), read when asked for."""
-
-    def __init__(self, rows: dict[bytes, int], source: FileRows | np.ndarray) -> None:
-        self.rows, self._source = rows, source
-
-    def __getitem__(self, key: bytes) -> np.ndarray:
-        return self.take([key])[0]
-
-    def take(self, keys: Sequence[bytes]) -> np.ndarray:
-        """The vectors of ``keys`` as one float32 matrix."""
-        rows = [self.rows[key] for key in keys]
-        if isinstance(self._source, FileRows):
-            return self._source.take(rows)
-        return np.asarray(self._source[rows], dtype=np.float32).reshape(len(rows), -1)
-
-    def __contains__(self, key: object) -> bool:
-        return key in self.rows
-
-    def __iter__(self) -> Iterator[bytes]:
-        return iter(self.rows)
-
-    def __len__(self) -> int:
-        return len(self.rows)
-
-
 class VectorCache:
     """Persistent vectors, keyed by model identity and a hash of the embedded text.
 
@@ -171,16 +55,17 @@ class VectorCache:
     the first of its ``seeds`` (other scopes: ``seed_scopes``) that has a readable file:
     vectors are keyed by text, so another scope's are as good, and a config over a folder
     already searched alone embeds only what the folder lacks.
-    Layout: magic, a JSON header (identity, dimension, count, sha256 of the payload), then
-    the 16-byte text hashes and the float32 vectors.
-    Writes go to a temporary file that is renamed over the old one, so a crash (or
+    Beside the file, journals hold what long builds embedded since its last save (appended
+    every CHECKPOINT_SECONDS, see caches, and when a build is interrupted): a load reads the
+    file and every journal of its scope, and the next save takes them in and deletes them.
+    The layouts are in ``vector_files``.
+    Saves go to a temporary file that is renamed over the old one, so a crash (or
     a second process writing the same file) leaves one whole cache, never a mix; a
     file that fails any check is reported and rebuilt. Each save keeps exactly the
     scope's live vectors, and deletes the cache files of scopes not written for
     STALE_SCOPE_DAYS.
     """
 
-    MAGIC = b"VECBOOK-CACHE-1\n"
     # One save at a time in a process: builds publish their snapshot first and save after,
     # so a save may still run when the next build finishes (processes rely on the rename).
     _save_lock = threading.Lock()
@@ -193,12 +78,17 @@ class VectorCache:
         self.directory = directory
         self.identity = identity
         self._model_hash = hashlib.sha256(identity.encode()).hexdigest()[:16]
-        self.path = directory / f"vectors-{self._model_hash}{_scope_hash(scope)}.vbc"
+        self._name = f"vectors-{self._model_hash}{_scope_hash(scope)}"
+        self.path = directory / f"{self._name}.vbc"
         self.seeds = [directory / f"vectors-{self._model_hash}{_scope_hash(seed)}.vbc" for seed in seeds]
         self._scope_hashes = [_scope_hash(each) for each in (scope, *seeds) if each]
         # Whether ``entries`` came from a seed's file: the first save then writes this scope's
         # own file even when the keys are the same.
         self.seeded = False
+        # The format of the file ``entries`` came from: an older one is written anew at the next save.
+        self.format = CACHE_FORMAT
+        # The journals read into ``entries``: the next save takes their vectors in and deletes them.
+        self.journals: set[Path] = set()
         self.entries = KeyedVectors()
         # Whether ``entries`` holds only the keys: the vectors were let go once a build had
         # taken what it needed (``release_vectors``) and are read again if a build asks for one.
@@ -217,6 +107,12 @@ class VectorCache:
         """16 bytes of sha256: collisions are out of reach for a personal corpus."""
         return hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()[:16]
 
+    @property
+    def needs_rewrite(self) -> bool:
+        """Whether the next save must write the file even if its keys are the live ones: it was
+        a seed's, is of an older format, or journals were read beside it."""
+        return self.seeded or self.format < CACHE_FORMAT or bool(self.journals)
+
     def begin_save(self) -> None:
         """Announce a save that will run in another thread (``end_save`` when it is done)."""
         with self._announced_changed:
@@ -231,8 +127,8 @@ class VectorCache:
             self._announced_changed.notify_all()
 
     def load(self) -> None:
-        """Read the cache file (or, while there is none, a seed's); warn and start empty when
-        the file fails a check."""
+        """Read the cache file (or, while there is none, a seed's) and this scope's journals;
+        warn and start empty when the file fails a check."""
         self._wait_for_saves()
         with self._entries_lock:
             self._install(self._loaded())
@@ -249,9 +145,16 @@ class VectorCache:
             self._announced_changed.wait_for(lambda: self.path not in self._announced, timeout=SAVE_WAIT_SECONDS)
 
     def _loaded(self) -> KeyedVectors:
+        """(Under ``_entries_lock``.) The file's vectors (or while it has none those of the first
+        seed whose file reads), then those of this scope's journals."""
+        entries = self._loaded_file()
+        journals = self._journal_entries()
+        return joined_entries([entries, *journals]) if journals else entries
+
+    def _loaded_file(self) -> KeyedVectors:
         """(Under ``_entries_lock``.) The file's vectors, or while it has none those of the first
         seed whose file reads (none when the file fails a check, with a WARN, or no seed reads)."""
-        self.seeded = False
+        self.seeded, self.format = False, CACHE_FORMAT
         if self.path.exists():
             try:
                 return self._opened(self.path)
@@ -275,6 +178,30 @@ class VectorCache:
                         _described(other))
         return KeyedVectors()
 
+    def _journal_entries(self) -> list[KeyedVectors]:
+        """(Under ``_entries_lock``.) The chunks of this scope's journals that read whole, oldest
+        journal first; each journal read is noted, for the next save to delete."""
+        chunks: list[KeyedVectors] = []
+        journals = []
+        for path in self.directory.glob(f"{self._name}.*.vbj"):
+            with contextlib.suppress(OSError):
+                journals.append((path.stat().st_mtime, path))
+        for _, path in sorted(journals):
+            try:
+                read, problem = read_journal(path, self.identity)
+            except FileNotFoundError:
+                continue  # another process's save took it in meanwhile
+            except (OSError, ValueError, KeyError, json.JSONDecodeError) as exc:
+                log.warning("vector cache journal %s is unusable (%s); it will be deleted", path, exc)
+                self.journals.add(path)
+                continue
+            if problem is not None:  # a process killed while it appended: its last chunk is lost
+                log.info("vector cache journal %s ends early (%s); its whole chunks are used", path, problem)
+            log.info("vector cache: %d vectors from %s", sum(map(len, read)), path)
+            chunks += read
+            self.journals.add(path)
+        return chunks
+
     def _other_model(self) -> str | None:
         """The identity in the newest cache file of this scope (or a seed's) made for another
         model or records path, if any."""
@@ -286,19 +213,8 @@ class VectorCache:
                         others[path] = path.stat().st_mtime
         for path in sorted(others, key=others.__getitem__, reverse=True):
             with contextlib.suppress(OSError, ValueError, KeyError), open(path, "rb") as file:
-                return str(self._header(file)["identity"])
+                return str(read_header(file, CACHE_MAGIC, "a VecBook cache file")["identity"])
         return None
-
-    def _header(self, file: BinaryIO) -> dict[str, Any]:
-        """The JSON header of the cache file open in ``file`` (ValueError if it is not one)."""
-        head = file.read(len(self.MAGIC) + 4)
-        if not head.startswith(self.MAGIC) or len(head) < len(self.MAGIC) + 4:
-            raise ValueError("not a VecBook cache file")
-        (size,) = struct.unpack_from("<I", head, len(self.MAGIC))
-        header = json.loads(file.read(size))
-        if not isinstance(header, dict):
-            raise ValueError("not a VecBook cache file")
-        return header
 
     def _opened(self, path: Path) -> KeyedVectors:
         """The keys of the cache file at ``path`` (``_read``), marked as in use."""
@@ -328,92 +244,77 @@ class VectorCache:
         return CachedVectors({key: rows[key] for key in wanted if key in rows}, entries.matrix)
 
     def release_vectors(self) -> None:
-        """Close the file the vectors are read from, keeping their keys (and the key -> row
-        table, if made): once a build has taken its vectors, its index holds them (float16).
-        (Reading the whole file at once held 150 MB more at 100k records, all the time.)"""
+        """Close the files the vectors are read from, keeping their keys (and the key -> row
+        table, if made) and split passages: once a build has taken its vectors, its index holds
+        them (float16). (Reading the whole file at once held 150 MB more at 100k records, all
+        the time.)"""
         with self._entries_lock:
             entries = self.entries
             if len(entries) and entries.matrix.shape[1]:
                 self._released = True  # first: a reader that sees keys only must know to read the file
                 self.entries = KeyedVectors(entries.joined, np.empty((len(entries), 0), dtype=np.float32),
-                                            entries._rows)
+                                            entries._rows, entries.splits)
                 if isinstance(entries.matrix, FileRows):
                     entries.matrix.close()
             retired, self._retired = self._retired, []
+        self.entries.splits.release()
         for rows in retired:  # replaced by a save or load while the build read them: it is done now
             rows.close()
 
     def _read(self, path: Path) -> KeyedVectors:
-        """The keys of the cache file at ``path``, checked (size and checksum, read a block at a
-        time), with its vectors left in the file (``FileRows``, which keeps it open)."""
-        file = open(path, "rb")  # noqa: SIM115 - FileRows holds it, or it is closed here
-        try:
-            header = self._header(file)
-            if header["identity"] != self.identity:
-                raise ValueError(f"made for another model ({header['identity']})")
-            count, dim = int(header["count"]), int(header["dimension"])
-            offset = file.tell()
-            if os.fstat(file.fileno()).st_size - offset != count * (KEY_BYTES + 4 * dim):
-                raise ValueError("truncated")
-            keys = file.read(KEY_BYTES * count)
-            digest = hashlib.sha256(keys)
-            while block := file.read(READ_BLOCK):
-                digest.update(block)
-            if digest.hexdigest() != header["sha256"]:
-                raise ValueError("checksum mismatch")
-        except BaseException:
-            file.close()
-            raise
-        return KeyedVectors(keys, FileRows(file, offset + KEY_BYTES * count, count, dim))
+        """The keys of the cache file at ``path``, checked, with its vectors left in the file."""
+        header, entries = read_cache_file(path, self.identity)
+        self.format = int(header.get("format", 1))
+        return entries
 
     def save(self, keep: KeyedVectors | StreamedVectors | dict[bytes, np.ndarray]) -> None:
-        """Atomically replace the cache with exactly ``keep`` (which prunes stale entries)."""
+        """Atomically replace the cache with exactly ``keep`` (which prunes stale entries), then
+        delete the journals read at load, which it took in (a build's own journal goes with
+        its ``Checkpoints``)."""
         if isinstance(keep, dict):
             keep = KeyedVectors.from_dict(keep)
         if isinstance(keep, KeyedVectors):
-            matrix = np.ascontiguousarray(keep.matrix, dtype="<f4")
-            keep = StreamedVectors(keep.joined, matrix.shape[1] if len(keep) else 0, lambda: iter([matrix]), keep._rows)
+            keep = StreamedVectors.of(keep)
         with self._save_lock:
             self._write(keep)
+            done, self.journals = self.journals, set()
+        for path in done:
+            with contextlib.suppress(OSError):
+                path.unlink(missing_ok=True)
         self.prune_stale_scopes()
 
     def _write(self, keep: StreamedVectors) -> None:
         self.directory.mkdir(parents=True, exist_ok=True)
-        dim = keep.dimension if len(keep) else 0
-        # The payload is the keys then the vectors; hashed and written in pieces, not
-        # joined, which would copy 150 MB more at 100k records (the vectors are made twice,
-        # a block at a time, rather than held whole).
-        joined = keep.joined
-        digest = hashlib.sha256(joined)
-        for block in keep.blocks():
-            digest.update(np.ascontiguousarray(block, dtype="<f4"))
-        header = json.dumps({"identity": self.identity, "dimension": dim, "count": len(keep),
-                             "sha256": digest.hexdigest()}).encode()
-
-        def write(out: BinaryIO) -> None:
-            out.write(self.MAGIC + struct.pack("<I", len(header)) + header)
-            out.write(joined)
-            for block in keep.blocks():
-                out.write(np.ascontiguousarray(block, dtype="<f4"))
 
         def install() -> None:
             # The file holds the vectors; memory keeps their keys (see release_vectors).
             if isinstance(self.entries.matrix, FileRows):
                 self._retired.append(self.entries.matrix)  # a build may still read it
-            self._released, self.seeded = True, False
-            self.entries = KeyedVectors(joined, np.empty((len(keep), 0), dtype=np.float32), keep.rows)
+            self._released, self.seeded, self.format = True, False, CACHE_FORMAT
+            self.entries = KeyedVectors(keep.joined, np.empty((len(keep), 0), dtype=np.float32), keep.rows,
+                                        keep.splits)
 
         # The rename and the new keys under the lock a read of the file takes: the write itself
         # (1-2 s at 100k records) is not, so a build never waits for it.
-        write_atomically(self.path, ".vectors-", write, self._entries_lock, install)
+        write_cache_file(self.path, self.identity, keep, self._entries_lock, install)
+
+    def new_journal(self) -> Path:
+        """A journal file name of this scope no other build uses (created by its first append)."""
+        return self.directory / f"{self._name}.{secrets.token_hex(6)}.vbj"
+
+    def append(self, journal: Path, keep: StreamedVectors, valid: int) -> int:
+        """Append ``keep`` to ``journal`` (``vector_files.append_to_journal``); returns its valid size."""
+        self.directory.mkdir(parents=True, exist_ok=True)
+        return append_to_journal(journal, self.identity, keep, valid)
 
     def prune_stale_scopes(self, now: float | None = None) -> list[Path]:
-        """Delete cache files (of any scope or model) not written for STALE_SCOPE_DAYS, and
-        temporary files a killed process left behind; returns what was deleted."""
+        """Delete cache files and journals (of any scope or model) not written for STALE_SCOPE_DAYS,
+        and temporary files a killed process left behind; returns what was deleted."""
         now = time.time() if now is None else now
         deleted = []
         # The keyword cache's files (one per data scope) follow the same rule.
-        for pattern, age in (("vectors-*.vbc", STALE_SCOPE_DAYS * 86400), ("keywords-*.vbk", STALE_SCOPE_DAYS * 86400),
+        for pattern, age in (("vectors-*.vbc", STALE_SCOPE_DAYS * 86400), ("vectors-*.vbj", STALE_SCOPE_DAYS * 86400),
+                             ("keywords-*.vbk", STALE_SCOPE_DAYS * 86400),
                              (".vectors-*.tmp", STALE_TEMP_SECONDS), (".keywords-*.tmp", STALE_TEMP_SECONDS)):
             for path in self.directory.glob(pattern):
                 try:
@@ -426,29 +327,6 @@ class VectorCache:
             log.info("vector cache: deleted %d file%s unused for %d days", len(deleted),
                      "" if len(deleted) == 1 else "s", STALE_SCOPE_DAYS)
         return deleted
-
-
-def write_atomically(path: Path, prefix: str, write: Callable[[BinaryIO], None],
-                     lock: contextlib.AbstractContextManager[Any] | None = None,
-                     then: Callable[[], None] | None = None) -> None:
-    """Write ``path`` through a temporary file (named ``prefix``..., ``.tmp``) in its folder, synced
-    and renamed over it: a crash, or a second process writing the same file, leaves the old file
-    or the new one, never a mix (and no temporary file, unless the process itself is killed).
-    The rename and ``then`` run holding ``lock`` where one is given."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temp = tempfile.mkstemp(prefix=prefix, suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(handle, "wb") as out:
-            write(out)
-            out.flush()
-            os.fsync(out.fileno())
-        with lock if lock is not None else contextlib.nullcontext():
-            os.replace(temp, path)
-            if then is not None:
-                then()
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
 
 
 def _scope_hash(scope: str) -> str:

@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable
 
 from .config import Config
+from .exports.notes import read_change
+from .sources import is_notes_folder
 
 if TYPE_CHECKING:  # pragma: no cover - the book imports this module, not the other way round
     from .book import VecBook
@@ -38,25 +40,25 @@ class Root:
     folder: str  # absolute, as watchfiles reports paths under it
     recursive: bool
     names: frozenset[str] | None = None  # only these files directly in the folder (a database, its WAL)
-    txt_only: bool = False  # the data directory: only .txt files and folders
+    notes: bool = False  # a notes folder (the data directory too): only the files it reads, and folders
 
     def matters(self, path: str, deleted: bool) -> bool:
         """Whether a change of ``path`` (under this root) can change what the sources hold."""
         if self.names is not None:
             return os.path.dirname(path) == self.folder and os.path.basename(path) in self.names
-        if not self.txt_only:
+        if not self.notes:
             return True
-        if path.lower().endswith(".txt"):
-            return True
-        # A folder (made, renamed, deleted): its .txt files come and go with it. A deleted
-        # path cannot be asked whether it was one; a name without a suffix usually was.
-        return os.path.isdir(path) or (deleted and not os.path.splitext(path)[1])
+        # A folder (made, renamed, deleted): its files come and go with it. A deleted path cannot
+        # be asked whether it was one; read_change takes a name without a suffix as one.
+        rel = os.path.relpath(path, self.folder).replace(os.sep, "/")
+        return read_change(rel, is_dir=not deleted and os.path.isdir(path))
 
 
 def watch_roots(config: Config) -> list[Root]:
-    """The data directory (recursively, .txt only), every collection folder (recursively),
-    and the folder of every collection file (only that file and its ``-wal``)."""
-    roots = ([Root(os.path.abspath(config.data_directory), recursive=True, txt_only=True)]
+    """The data directory and notes folders (recursively, the files they read), every other
+    collection folder (recursively), and the folder of every collection file (only that file
+    and its ``-wal``)."""
+    roots = ([Root(os.path.abspath(config.data_directory), recursive=True, notes=True)]
              if config.data_directory is not None else [])
     for collection in config.collections:
         path = collection.path if collection.path is not None else collection.database
@@ -64,7 +66,7 @@ def watch_roots(config: Config) -> list[Root]:
             continue
         path = Path(os.path.abspath(path))
         if path.is_dir():
-            roots.append(Root(str(path), recursive=True))
+            roots.append(Root(str(path), recursive=True, notes=is_notes_folder(collection)))
         else:  # a file, or not there yet: watch its folder, not the folder's whole tree
             roots.append(Root(str(path.parent), recursive=False, names=frozenset({path.name, f"{path.name}-wal"})))
     return roots

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 import logging
+from functools import lru_cache
 from typing import Any
 
 from ..config import CollectionConfig, ConfigError
@@ -32,11 +33,15 @@ FORMATS: dict[str, tuple[str, str]] = {
     "slack": ("slack", "Slack workspace export, folder or .zip"),
     "telegram": ("telegram", "Telegram Desktop JSON (result.json)"),
     "text": ("text", "a folder of .txt records, as in the data directory (never guessed)"),
+    "notes": ("notes", "a folder of notes read file by file: .md as Markdown, .txt as records, "
+                       "exports inside by their readers (never guessed)"),
 }
 
 
+@lru_cache(maxsize=None)
 def reader(format_name: str) -> Any:
-    """The module (or the module's reader object) with ``detect`` and ``read`` for ``format_name``."""
+    """The module (or the module's reader object) with ``detect`` and ``read`` for ``format_name``
+    (found once: a notes folder asks for each of its files)."""
     module, _, name = FORMATS[format_name][0].partition(":")
     found = importlib.import_module(f".{module}", __name__)
     return getattr(found, name) if name else found
@@ -80,10 +85,11 @@ def recognising_formats(collection: CollectionConfig) -> list[str]:
     """The formats whose reader recognises the export from its content (``vecbook add`` asks
     for ``--format`` when there are several)."""
     export = open_export(collection)
-    return [name for name in FORMATS if _detects(name, export)]
+    return [name for name in FORMATS if detects(name, export)]
 
 
-def _detects(name: str, export: Export) -> bool:
+def detects(name: str, export: Export) -> bool:
+    """Whether format ``name``'s reader recognises ``export`` (a detector that fails says no)."""
     try:
         return bool(reader(name).detect(export))
     except Exception as exc:  # noqa: BLE001 - a detector must never stop start-up
@@ -122,8 +128,8 @@ def _why_nothing(export: Export, forced: str | None) -> str:
         return "the export holds no file"
     if all(f.size == 0 for f in files):
         return "the file is empty" if len(files) == 1 else f"its {len(files)} files are empty"
-    if forced is not None and not _detects(forced, export):
-        others = [name for name in FORMATS if name != forced and _detects(name, export)]
+    if forced is not None and not detects(forced, export):
+        others = [name for name in FORMATS if name != forced and detects(name, export)]
         looks = f"it looks like {' or '.join(others)} (set format = \"{others[0]}\")" if others else \
             "no format VecBook reads recognises it"
         return f"not a {forced} export ({FORMATS[forced][1]}); {looks}"

@@ -22,7 +22,7 @@ import threading
 import zipfile
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Sequence, TypeVar
 
@@ -43,6 +43,8 @@ MAX_ZIP_TOTAL_BYTES = 4 << 30
 # A conversation window holds at most this many words: all-MiniLM-L6-v2 reads 256
 # word pieces, about 200 English words.
 MAX_WINDOW_WORDS = 200
+# What detection looks at, at most, of a file's start (``ExportFile.head``'s default).
+HEAD_BYTES = 65_536
 # Files never read inside an export: OS litter, not content.
 IGNORED_NAMES = frozenset({".DS_Store", "Thumbs.db", "desktop.ini"})
 
@@ -56,6 +58,13 @@ class ExportFile:
     size: int
     _read: Callable[[int], bytes]
     path: Path | None = None  # the file on disk, when it is not a zip member
+    # Its first HEAD_BYTES, kept once ``keep_head`` read them (a file many detectors look at)
+    _head: bytes | None = field(default=None, repr=False, compare=False)
+
+    def keep_head(self) -> None:
+        """Read the first HEAD_BYTES once for every ``head`` after (and the whole of a small file)."""
+        if self._head is None:
+            self._head = self.head(HEAD_BYTES)
 
     @property
     def name(self) -> str:
@@ -66,13 +75,17 @@ class ExportFile:
         """The whole file; ``OSError`` when unreadable, ``ValueError`` past ``limit`` bytes."""
         if self.size > limit:
             raise ValueError(f"{self.size:,} bytes is over the {limit:,}-byte limit for one export file")
+        if self._head is not None and len(self._head) < HEAD_BYTES and len(self._head) == self.size:
+            return self._head  # the whole file, read by keep_head
         data = self._read(limit + 1)
         if len(data) > limit:
             raise ValueError(f"over the {limit:,}-byte limit for one export file")
         return data
 
-    def head(self, size: int = 65_536) -> bytes:
+    def head(self, size: int = HEAD_BYTES) -> bytes:
         """The first ``size`` bytes (for detection); empty when unreadable."""
+        if self._head is not None and (size <= len(self._head) or len(self._head) < HEAD_BYTES):
+            return self._head[:size]
         try:
             return self._read(size)[:size]
         except (OSError, ValueError, zipfile.BadZipFile):
@@ -87,10 +100,19 @@ class Export:
     """One export collection being read: its files, its settings, and the problems found."""
 
     def __init__(self, name: str, path: Path, label: str, gap_minutes: float = 30.0,
-                 format_name: str = "", date_order: str | None = None) -> None:
+                 format_name: str = "", date_order: str | None = None, *, rel: str | None = None,
+                 label_prefix: str | None = None, problem_prefix: str | None = None) -> None:
         self.name = name
         self.path = path
         self.label = label
+        # One file or folder of a notes folder read as an export (see ``notes``): its path inside
+        # the notes folder, which its files' paths start with; None: the export is the source.
+        self.rel = rel
+        # A file's label (a record's ``file_path``) is this and its path: ``<collection>/``, or
+        # nothing in the data directory, whose paths are relative to it.
+        self.label_prefix = f"{name}/" if label_prefix is None else label_prefix
+        # What every problem's reason starts with: the collection's name (nothing in the data directory).
+        self.problem_prefix = f"collection '{name}': " if problem_prefix is None else problem_prefix
         self.gap_minutes = gap_minutes
         self.format = format_name
         self.date_order = date_order  # "dmy" or "mdy" for dates either reading allows; None: guessed
@@ -100,7 +122,7 @@ class Export:
     def warn(self, where: ExportFile | str | None, line: int | None, reason: str, skipped: bool = True) -> None:
         """Record a problem; the loader logs it as a WARN naming collection, file and line."""
         label = where.label if isinstance(where, ExportFile) else (where or self.label)
-        self.problems.append(Problem(label, line, f"collection '{self.name}': {reason}", skipped))
+        self.problems.append(Problem(label, line, f"{self.problem_prefix}{reason}", skipped))
 
     def files(self) -> list[ExportFile]:
         """Every file of the export, sorted by path: the folder's files (recursively), the
@@ -138,14 +160,15 @@ class Export:
         return [f for f in self.files() if predicate(f)]
 
     def _list_files(self) -> Iterator[ExportFile]:
-        if self.path.is_file():
-            yield from self._expand(self.path, self.path.name)
+        if self.path.is_file() or (self.rel is not None and not self.path.is_dir()):  # (one gone since listed: a WARN)
+            yield from self._expand(self.path, self.rel or self.path.name)
             return
+        inside = f"{self.rel}/" if self.rel else ""
         for folder, dirs, names in os.walk(self.path, followlinks=True):
             dirs.sort()
             for name in sorted(names):
                 path = Path(folder, name)
-                rel = path.relative_to(self.path).as_posix()
+                rel = inside + path.relative_to(self.path).as_posix()
                 if name not in IGNORED_NAMES:
                     yield from self._expand(path, rel)
 
@@ -184,7 +207,7 @@ class Export:
                              lambda limit, m=member: _read_member(archive, m, limit, budget))
 
     def _label(self, rel: str) -> str:
-        return f"{self.name}/{rel}"
+        return f"{self.label_prefix}{rel}"
 
 
 class _BytesReader:
@@ -247,7 +270,6 @@ class Message:
     role: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)  # format-specific keys for the window
     anchor: str | None = None  # the citation's "#..." when not the id (a database row: "table:rowid")
-    local_offset: timedelta | None = None  # the UTC offset of the exporting computer, where the export shows it
 
     @property
     def date(self) -> str | None:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections import Counter
 from datetime import datetime, timedelta, timezone
@@ -20,6 +21,8 @@ _CHAT_TYPE = re.compile(rb'"type"\s*:\s*"(?:saved_messages|replies|verification_
 _ACCOUNT = re.compile(rb'"(?:personal_information|chats|left_chats|contacts|frequent_contacts)"\s*:\s*\{')
 # An account export's first key (told apart from a chat without walking past its messages).
 _ACCOUNT_START = re.compile(r'\s*\{\s*"(?:about|personal_information)"')
+# A single chat's name: the first key of its export.
+_NAME = re.compile(r'^\s*\{\s*"name"\s*:\s*("(?:[^"\\]|\\.)*")')
 # Where the chats of a whole-account export are: each one's "list".
 CHAT_LISTS = ("chats", "left_chats")
 # What a media message holds, shown in its place (the media itself is never read).
@@ -42,30 +45,61 @@ def _json_files(export: Export) -> list[ExportFile]:
     return export.find(lambda f: f.name.lower().endswith(".json"))
 
 
+def suggested_name(export: Export) -> str | None:
+    """What to call the export (``vecbook add`` names a source by it): Telegram Desktop calls
+    every export ``result.json``, so a single chat is named by the chat's ``name``, and a
+    whole-account export, or a folder of several chats, by the folder holding it."""
+    files = [f for f in _json_files(export) if _looks_like(f.head())]
+    if len(files) == 1 and not _ACCOUNT_START.match(files[0].head(4096).decode("utf-8-sig", errors="replace")):
+        name = _chat_name(files[0].head())
+        if name:
+            return name
+    if export.path.is_file():
+        return export.path.parent.name
+    return export.path.name
+
+
+def _chat_name(head: bytes) -> str | None:
+    """A single-chat export's ``name`` (Telegram writes it first), read from the file's head."""
+    found = _NAME.search(head.decode("utf-8-sig", errors="replace"))
+    if found is None:
+        return None
+    try:
+        name = json.loads(found.group(1))
+    except ValueError:
+        return None
+    return name.strip() if isinstance(name, str) and name.strip() else None
+
+
 def read(export: Export) -> list[Record]:
     """Every chat's messages, windowed."""
     files = [f for f in _json_files(export) if _looks_like(f.head())]
     with collector_paused():
-        return chat_records(export, export.read_each(files, lambda f: _one_kind_of_time(_file_messages(export, f))))
+        return chat_records(export, export.read_each(files, lambda f: _file_read(export, f)))
 
 
-def _one_kind_of_time(messages: Iterator[Message]) -> Iterator[Message]:
+def _file_read(export: Export, file: ExportFile) -> Iterator[Message]:
+    """The file's messages, with one kind of time (see ``_one_kind_of_time``)."""
+    offsets: Counter[timedelta] = Counter()
+    return _one_kind_of_time(_file_messages(export, file, offsets), offsets)
+
+
+def _one_kind_of_time(messages: Iterator[Message], offsets: Counter[timedelta]) -> Iterator[Message]:
     """The file's messages, each with an aware time when any has one.
 
     ``date`` is the exporting computer's local time without a zone; ``date_unixtime`` (written
     beside it since 2021) is exact. A message with only ``date`` in a file where others have an
-    exact time gets the offset the file's messages with both fields show (the most common one),
-    else this computer's zone: without one kind of time, no gap between the two kinds could be
-    measured. A file of bare dates only keeps them as written. The file's messages are held
-    until it is read (whether it mixes is known only then); a failure part way is raised
-    after the messages read before it."""
+    exact time gets the offset the file's items with both fields show (the most common one;
+    ``offsets``, counted as the file is read: every item with both counts, text or not,
+    service messages too, since a file may have only one such item), else this computer's
+    zone: without one kind of time, no gap between the two kinds could be measured. A file of
+    bare dates only keeps them as written. The file's messages are held until it is read
+    (whether it mixes is known only then); a failure part way is raised after the messages
+    read before it."""
     held: list[Message] = []
-    offsets: Counter[timedelta] = Counter()
     aware, failure = False, None
     try:
         for message in messages:
-            if message.local_offset is not None:
-                offsets[message.local_offset] += 1
             if message.when is not None and message.when.tzinfo is not None:
                 aware = True
             held.append(message)
@@ -80,7 +114,7 @@ def _one_kind_of_time(messages: Iterator[Message]) -> Iterator[Message]:
         raise failure
 
 
-def _file_messages(export: Export, file: ExportFile) -> Iterator[Message]:
+def _file_messages(export: Export, file: ExportFile, offsets: Counter[timedelta]) -> Iterator[Message]:
     doc = JsonText(file.read_text())
     start = doc.skip_ws(0)
     if not _ACCOUNT_START.match(doc.text):
@@ -89,13 +123,13 @@ def _file_messages(export: Export, file: ExportFile) -> Iterator[Message]:
         if at is None:
             export.warn(file, 1, f"chat '{_conversation(head)}' has no 'messages' array; file skipped")
             return
-        yield from _chat_messages(export, file, doc, at, head, qualify=False)
+        yield from _chat_messages(export, file, doc, at, head, offsets, qualify=False)
         return
     # A whole account: walked member by member, so each message is decoded once (finding
     # "left_chats" with doc.path, or listing chats with doc.elements, would decode every
     # chat whole first: twice the time, and the largest chat held in memory decoded).
     def chat(at: int) -> Generator[Message, None, int]:
-        return _account_chat(export, file, doc, at)
+        return _account_chat(export, file, doc, at, offsets)
 
     def chat_list(key: str, at: int) -> Generator[Message, None, int] | None:
         return _walk_array(doc, at, chat) if key == "list" else None
@@ -106,7 +140,8 @@ def _file_messages(export: Export, file: ExportFile) -> Iterator[Message]:
     yield from _walk_object(doc, start, section)
 
 
-def _account_chat(export: Export, file: ExportFile, doc: JsonText, start: int) -> Generator[Message, None, int]:
+def _account_chat(export: Export, file: ExportFile, doc: JsonText, start: int,
+                  offsets: Counter[timedelta]) -> Generator[Message, None, int]:
     """The messages of one chat of an account export; returns the offset after the chat.
     Telegram writes ``name``, ``type`` and ``id`` before ``messages``, as read here."""
     if not doc.text.startswith("{", start):
@@ -115,22 +150,28 @@ def _account_chat(export: Export, file: ExportFile, doc: JsonText, start: int) -
 
     def visit(key: str, at: int) -> Generator[Message, None, int]:
         if key == "messages":  # message ids count per chat: the chat's id keeps them apart in one file
-            return _chat_messages(export, file, doc, at, head, qualify=True)
+            return _chat_messages(export, file, doc, at, head, offsets, qualify=True)
         return _keep(doc, at, head, key)
 
     return (yield from _walk_object(doc, start, visit))
 
 
 def _chat_messages(export: Export, file: ExportFile, doc: JsonText, at: int, head: dict[str, Any],
-                   qualify: bool) -> Generator[Message, None, int]:
-    """The messages of the array at ``at`` of the chat ``head`` describes; returns the offset after it."""
+                   offsets: Counter[timedelta], qualify: bool) -> Generator[Message, None, int]:
+    """The messages of the array at ``at`` of the chat ``head`` describes, counting into
+    ``offsets`` the UTC offset each item with both kinds of time shows; returns the offset after it."""
     conversation = _conversation(head)
     prefix = f"{head.get('id')}:" if qualify else ""
     metadata = {"chat_type": head["type"]} if isinstance(head.get("type"), str) else {}
     after = doc.skip_ws(at) + 1
     for begin, end, item in doc.elements(at):
         after = end
-        if not isinstance(item, dict) or item.get("type", "message") != "message":
+        if not isinstance(item, dict):
+            continue
+        offset = _local_offset(item)
+        if offset is not None:
+            offsets[offset] += 1
+        if item.get("type", "message") != "message":
             continue  # service messages: joins, calls, pins, title changes
         line, end_line = doc.lines(begin, end)
         message = _message(export, item, conversation, file, line, end_line, prefix)
@@ -218,21 +259,20 @@ def _message(export: Export, item: dict[str, Any], conversation: str, file: Expo
         return None
     author = item.get("from") or item.get("from_id") or "?"
     message_id = item.get("id")
-    message = Message(conversation=conversation, author=str(author).strip(), text=text, file=file, line=line,
-                      end_line=end_line, when=when, id=f"{prefix}{message_id}" if message_id is not None else None)
-    message.local_offset = _local_offset(item, when)
-    return message
+    return Message(conversation=conversation, author=str(author).strip(), text=text, file=file, line=line,
+                   end_line=end_line, when=when, id=f"{prefix}{message_id}" if message_id is not None else None)
 
 
-def _local_offset(item: dict[str, Any], when: datetime) -> timedelta | None:
-    """The exporting computer's UTC offset this message shows: its ``date`` (local, bare) less
+def _local_offset(item: dict[str, Any]) -> timedelta | None:
+    """The exporting computer's UTC offset an item shows: its ``date`` (local, bare) less
     its ``date_unixtime`` (exact); None unless it has both."""
-    date = item.get("date")
-    if when.tzinfo is None or not isinstance(date, str):
+    date, unix = item.get("date"), item.get("date_unixtime")
+    if not isinstance(date, str) or unix is None:
         return None
     try:
+        when = from_timestamp(float(unix))
         local = datetime.fromisoformat(date)
-    except ValueError:
+    except (TypeError, ValueError, OverflowError, OSError):
         return None
     if local.tzinfo is not None:
         return None

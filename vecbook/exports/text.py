@@ -28,7 +28,7 @@ def read(export: Export) -> list[Record]:
 def _records(export: Export, file: ExportFile) -> Iterator[Record]:
     records, problems = read_record_file(file.read_bytes(), file.label)
     for problem in problems:
-        export.problems.append(Problem(problem.where, problem.line, f"collection '{export.name}': {problem.reason}",
-                                       problem.skipped))
+        export.problems.append(Problem(problem.where, problem.line, f"{export.problem_prefix}{problem.reason}",
+                                       problem.skipped) if export.problem_prefix else problem)
     for record in records:
-        yield record.replace(source=export.name)
+        yield record if record.source == export.name else record.replace(source=export.name)

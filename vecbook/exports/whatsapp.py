@@ -9,7 +9,8 @@ Each message starts a line with its date and time, in the phone's locale:
   ``1:05 م``, ``1:05 μ.μ.``), seconds or not, ``:`` or ``.`` in the time (``13.34``, Finnish
   ``klo 13.34``), a stray dot after it (``13:34. -``);
 - ``/`` ``.`` ``-`` between the date's fields (a space after each allowed: ``2020. 1. 12.``),
-  2- or 4-digit years, the year first (``2023-12-31``, ``2022/12/14``) or last;
+  2- or 4-digit years, the year first (``2023-12-31``, ``2022/12/14``) or last; or the date
+  in Korean words, ``2020년 1월 12일`` (Android in Korean), and in 年月日;
 - iOS puts an invisible U+200E before attachment and system lines and texts.
 
 Lines that do not start that way continue the message above (their lines are cited); one that
@@ -50,14 +51,17 @@ _SPACE = "[ \u202f\u00a0]"
 AM_MARKS = ("午前", "上午", "오전", "ص", "π.μ.", "πμ")
 PM_MARKS = ("午後", "下午", "오후", "م", "μ.μ.", "μμ")
 _MARK = (r"(?:[AaPp]\.?" + _SPACE + r"?[Mm]\.?|" + "|".join(re.escape(m) for m in AM_MARKS + PM_MARKS) + ")")
-_DATE = r"(\d{1,4}[./-] ?\d{1,2}[./-] ?\d{1,4})\.?"
+# Korean phones write the date in words: "2020년 1월 12일" (year, month, day; Chinese and
+# Japanese characters alike, 年月日).
+_WORDS_DATE = r"\d{2,4}[년年] ?\d{1,2}[월月] ?\d{1,2}[일日]"
+_DATE = r"(\d{1,4}[./-] ?\d{1,2}[./-] ?\d{1,4}|" + _WORDS_DATE + r")\.?"
 _TIME = (r"((?:" + _MARK + _SPACE + r"?)?\d{1,2}[:.]\d{2}(?:[:.]\d{2})?(?:" + _SPACE + r"?" + _MARK + r")?)\.?")
 HEADER = re.compile(r"^[\u200e\u200f\ufeff]*(\[)?" + _DATE + r",?" + _SPACE + r"(?:klo |kl\. )?" + _TIME
                     + r"(?(1)\][ \u202f\u00a0]?|[ \u202f\u00a0][-\u2013][ \u202f\u00a0])", re.M)
 # A line that starts like a message header (a date, then a time), whether or not HEADER reads it.
-LIKE_HEADER = re.compile(r"^[\u200e\u200f\ufeff]*\[?\d{1,4}[./-] ?\d{1,2}[./-] ?\d{2,4}\.?,?\s+\D{0,6}\d{1,2}[:.]\d{2}",
-                         re.M)
-_DATE_FIELDS = re.compile(r"(\d+)[./-] ?(\d+)[./-] ?(\d+)")
+LIKE_HEADER = re.compile(r"^[\u200e\u200f\ufeff]*\[?(?:\d{1,4}[./-] ?\d{1,2}[./-] ?\d{2,4}|" + _WORDS_DATE
+                         + r")\.?,?\s+\D{0,6}\d{1,2}[:.]\d{2}", re.M)
+_DATE_FIELDS = re.compile(r"(\d+)(?:[./-]|[년年]) ?(\d+)(?:[./-]|[월月]) ?(\d+)")
 _CLOCK = re.compile(r"(\d+)[:.](\d+)(?:[:.](\d+))?")
 # A chat's name from its file: "WhatsApp Chat with Ana", "WhatsApp Chat - Ana" (iOS zips),
 # "WhatsApp Chat mit Ana" and other languages' one-word "with".
@@ -80,11 +84,6 @@ def detect(export: Export) -> bool:
     """A ``.txt`` (plain or in a zip) whose first non-blank line starts with a WhatsApp
     date and time and that has a ``Name: text`` message near the top."""
     return any(_looks_like(f.head(), strict=True) for f in _text_files(export))
-
-
-def looks_like_chat(head: bytes) -> bool:
-    """Whether a file starting with ``head`` is a WhatsApp chat export (as ``detect`` judges one)."""
-    return _looks_like(head, strict=True)
 
 
 def _looks_like(head: bytes, strict: bool = False) -> bool:
@@ -252,8 +251,8 @@ def _date_order(export: Export, file: ExportFile, dates: list[str]) -> str:
 
 
 def _first(date: str) -> str:
-    """The first field of a date as written ("2023" of "2023-12-31")."""
-    return re.split(r"[./-]", date, maxsplit=1)[0]
+    """The first field of a date as written ("2023" of "2023-12-31" and of "2023년 12월 31일")."""
+    return _DATE_FIELDS.match(date).group(1)  # type: ignore[union-attr]  # HEADER matched it
 
 
 def _chronological(dates: Iterable[tuple[int, int, int] | None]) -> bool:

@@ -1,0 +1,295 @@
+"""A folder that holds more than one kind of file is read file by file, at any depth, in one
+source: ``.md`` notes by the Markdown reader, ``.txt`` files as records, an export found inside
+by its own reader (or named in a WARN with the ``vecbook add`` line that reads it); the data
+directory alike. Each file is read again only when it changed."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sqlite3
+import time
+from pathlib import Path
+
+import pytest
+
+import vecbook
+from conftest import EXPORTS, FakeEmbedder, cited_lines, write_tree
+from vecbook.config import CollectionConfig, load_config
+from vecbook.exports import load_export as read_whole
+
+WHATSAPP = EXPORTS / "whatsapp" / "chat-analytics_2A_5M.txt"
+TELEGRAM = EXPORTS / "telegram" / "chat-analytics_DM_2A_7M.json"
+VAULT = EXPORTS / "obsidian" / "kepano-obsidian-vault"
+
+KYOTO = """---
+tags: [viaje, 日本]
+date: 2024-03-02
+---
+# 京都 Kyoto
+Visit Fushimi Inari at dawn 🦊 and eat yudōfu.
+
+## Café
+The café near Nanzen-ji serves matcha crème brûlée. #food
+"""
+READING = "Date: 2024-03-03\nTags: bücher\n\nLire « L'Étranger » de Camus, en français 📚\n---\n北京烤鸭: order a day ahead.\n"
+NOTES = {
+    "Trips/2024/Kyoto.md": KYOTO,
+    "reading.txt": READING,
+    "Trips/packing.txt": "Passport, yen, the rail pass 🚄.\n",
+    # a subfolder with more .txt than .md: its note is read all the same
+    "Archive/old/a.txt": "Ancienne note sur la forêt.\n",
+    "Archive/old/b.txt": "Old note about the harbour.\n",
+    "Archive/old/c.md": "# Harbour\nThe ferry leaves at 07:40 from pier ٣.\n",
+    "Attachments/photo.jpg": b"\xff\xd8\xff\xe0",
+    ".obsidian/app.json": "{}",
+    ".trash/gone.md": "# Gone\ndeleted note\n",
+}
+
+
+def write_notes(root: Path) -> Path:
+    """The notes folder of these tests: notes and records at several depths, a WhatsApp chat
+    and a Telegram chat export among them, a picture, and hidden folders."""
+    write_tree(root, NOTES)
+    (root / "Chats" / "ChatExport_2024-03-01").mkdir(parents=True)
+    shutil.copy(WHATSAPP, root / "Chats" / "WhatsApp Chat with B.txt")
+    shutil.copy(TELEGRAM, root / "Chats" / "ChatExport_2024-03-01" / "result.json")
+    past = time.time() - 60  # settled: the keyword cache keeps them
+    for folder, _, names in os.walk(root):
+        for name in names:
+            os.utime(Path(folder, name), (past, past))
+    return root
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = vecbook.main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def by_file(records: list[vecbook.Record]) -> dict[str, list[vecbook.Record]]:
+    found: dict[str, list[vecbook.Record]] = {}
+    for record in records:
+        found.setdefault(record.file_path, []).append(record)
+    return found
+
+
+def test_add_reads_every_kind_in_one_source_and_prints_the_count_per_kind(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    notes = write_notes(tmp_path / "notes")
+    config = tmp_path / "vecbook.toml"
+    code, out, err = run(capsys, "add", str(notes), "--config", str(config))
+    assert code == 0, err
+    assert "  format: notes\n" in out and "  records: " in out
+    assert "  files: 2 Markdown notes, 4 text files, 1 telegram export, 1 whatsapp export, " \
+           "1 other file not read (.jpg)\n" in out
+    [collection] = load_config(config).collections
+    assert (collection.name, collection.format) == ("notes", "notes")
+    records = read_notes(collection)
+    files = by_file(records)
+    assert sorted(files) == [
+        "notes/Archive/old/a.txt", "notes/Archive/old/b.txt", "notes/Archive/old/c.md",
+        "notes/Chats/ChatExport_2024-03-01/result.json", "notes/Chats/WhatsApp Chat with B.txt",
+        "notes/Trips/2024/Kyoto.md", "notes/Trips/packing.txt", "notes/reading.txt"]
+    # each kind cites its own lines, and the lines hold what the record says
+    kyoto, cafe = files["notes/Trips/2024/Kyoto.md"]
+    assert (kyoto.citation, kyoto.metadata["title"], kyoto.metadata["tags"]) == (
+        "notes/Trips/2024/Kyoto.md:5-6", "Kyoto > 京都 Kyoto", ["viaje", "日本", "food"])
+    assert (cafe.citation, cafe.id, cafe.metadata["folder"]) == (
+        "notes/Trips/2024/Kyoto.md:8-9", "notes:Trips/2024/Kyoto.md#Kyoto > 京都 Kyoto > Café", "Trips/2024")
+    assert cited_lines(notes, cafe) == ["## Café", "The café near Nanzen-ji serves matcha crème brûlée. #food"]
+    first, second = files["notes/reading.txt"]
+    assert (first.citation, first.id, first.metadata, first.source) == (
+        "notes/reading.txt:1-4", "notes/reading.txt:1", {"Date": "2024-03-03", "Tags": ["bücher"]}, "notes")
+    assert cited_lines(notes, second) == ["北京烤鸭: order a day ahead."]
+    [harbour] = files["notes/Archive/old/c.md"]
+    assert harbour.text == "# Harbour\nThe ferry leaves at 07:40 from pier ٣."
+    chat = files["notes/Chats/WhatsApp Chat with B.txt"]
+    assert {r.metadata["format"] for r in chat} == {"whatsapp"} and chat[0].metadata["conversation"] == "B"
+    assert chat[0].citation.startswith("notes/Chats/WhatsApp Chat with B.txt:1-")
+    telegram = files["notes/Chats/ChatExport_2024-03-01/result.json"]
+    assert {r.metadata["format"] for r in telegram} == {"telegram"} and "#" in telegram[0].citation
+    assert telegram[0].metadata["conversation"] == "Bob"
+
+
+def read_notes(collection: CollectionConfig) -> list[vecbook.Record]:
+    records, problems, _ = vecbook.sources.load_export(collection)
+    assert problems == []
+    return records
+
+
+def test_a_subfolder_with_more_text_files_than_notes_is_read_whole(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    notes = write_notes(tmp_path / "notes")
+    config = tmp_path / "vecbook.toml"
+    code, out, _ = run(capsys, "add", str(notes / "Archive" / "old"), "--config", str(config))
+    assert code == 0 and "  format: notes\n" in out and "  files: 1 Markdown note, 2 text files\n" in out
+    book = vecbook.VecBook.from_config(config, keyword_only=True)
+    assert book.stats()["sources"] == {"files": 0, "old": 3}
+    assert [h.citation for h in book.search("ferry pier", mode="keyword")] == ["old/c.md:1-2"]
+
+
+def test_a_folder_of_several_apps_exports_is_added_as_notes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    exports = tmp_path / "Exports"
+    (exports / "ChatExport_2024-03-01").mkdir(parents=True)
+    shutil.copy(WHATSAPP, exports / "WhatsApp Chat with B.txt")
+    shutil.copy(TELEGRAM, exports / "ChatExport_2024-03-01" / "result.json")
+    code, out, err = run(capsys, "add", str(exports), "--config", str(tmp_path / "vecbook.toml"))
+    assert code == 0, err
+    assert "  format: notes\n" in out and "  files: 1 telegram export, 1 whatsapp export\n" in out
+
+
+def test_an_export_two_formats_claim_and_a_database_are_named_with_the_add_line(tmp_path: Path) -> None:
+    notes = tmp_path / "my notes"
+    notes.mkdir()
+    (notes / "todo.md").write_text("# Todo\nWater the ficus.\n", encoding="utf-8")
+    both = {"name": "Ana", "type": "personal_chat", "guild": {"name": "g"}, "channel": {"name": "c"}, "messages": []}
+    (notes / "odd.json").write_text(json.dumps(both), encoding="utf-8")
+    with sqlite3.connect(notes / "diary.db") as connection:
+        connection.execute("CREATE TABLE entries(id INTEGER PRIMARY KEY, content TEXT)")
+    connection.close()
+    records, problems, facts = vecbook.sources.load_export(CollectionConfig(
+        name="mine", path=notes, database_label=str(notes), format="notes"))
+    assert [r.citation for r in records] == ["mine/todo.md:1-2"]
+    assert [str(p) for p in problems] == [
+        f"mine/diary.db: collection 'mine': a SQLite database, not read here: `vecbook add \"{notes / 'diary.db'}\"` "
+        f"reads its rows",
+        f"mine/odd.json: collection 'mine': looks like discord and telegram, so it is not read here: "
+        f"`vecbook add \"{notes / 'odd.json'}\" --format discord` or `vecbook add \"{notes / 'odd.json'}\" --format "
+        f"telegram` reads it"]
+    assert (facts["kinds"], facts["not_read"]) == ({"markdown": 1}, {".db": 1, ".json": 1})
+
+
+def test_stats_and_sources_show_a_notes_folders_problems_and_kinds(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "todo.md").write_text("# Todo\nWater the ficus 🌿.\n", encoding="utf-8")
+    both = {"name": "Ana", "type": "personal_chat", "guild": {"name": "g"}, "channel": {"name": "c"}, "messages": []}
+    (notes / "odd.json").write_text(json.dumps(both), encoding="utf-8")
+    config = tmp_path / "vecbook.toml"
+    config.write_text(f'data_directory = "{notes}"\n', encoding="utf-8")
+    code, out, _ = run(capsys, "sources", "--config", str(config))
+    assert code == 0 and f"files: notes, 1 record\n  path: {notes}\n  files: 1 Markdown note, 1 other file not " \
+                          "read (.json)\n  description: the data directory's notes, records and exports\n" in out
+    assert "\n  problems: 1 (`vecbook stats` lists them)\n" in out
+    code, out, _ = run(capsys, "stats", "--json", "--config", str(config))
+    [skipped] = json.loads(out)["skipped"]
+    assert skipped["file_path"] == "odd.json" and skipped["reason"].startswith("looks like discord and telegram")
+
+
+def test_the_data_directory_reads_notes_records_and_exports(tmp_path: Path) -> None:
+    root = write_notes(tmp_path / "data")
+    book = vecbook.VecBook(data_directory=root, embedder=FakeEmbedder(), keyword_only=True)
+    [hit] = book.search("matcha brûlée", mode="keyword")
+    assert (hit.citation, hit.source, hit.id) == (
+        "Trips/2024/Kyoto.md:8-9", "files", "files:Trips/2024/Kyoto.md#Kyoto > 京都 Kyoto > Café")
+    assert [h.citation for h in book.search("Étranger", mode="keyword")] == ["reading.txt:1-4"]
+    assert {h.metadata.get("format") for h in book.search("Bob", mode="keyword")} == {"telegram"}
+    stats = book.stats()
+    assert (stats["files"], stats["skipped"], stats["warnings"]) == (8, [], [])
+    [files] = book.sources()
+    assert (files["format"], files["kinds"], files["not_read"]) == (
+        "notes", {"markdown": 2, "text": 4, "telegram": 1, "whatsapp": 1}, {".jpg": 1})
+    assert not any(".trash" in h.file_path for h in book.search("deleted note", mode="keyword"))
+
+
+def test_an_edit_of_one_note_reads_only_that_file_and_ids_stay_across_restarts(tmp_path: Path) -> None:
+    notes = write_notes(tmp_path / "notes")
+    config = tmp_path / "vecbook.toml"
+    config.write_text(f'[[collections]]\nname = "notes"\npath = "{notes}"\nformat = "notes"\n', encoding="utf-8")
+
+    def open_book() -> vecbook.VecBook:
+        return vecbook.VecBook.from_config(config, embedder=FakeEmbedder(), keyword_only=True,
+                                           cache_directory=tmp_path / "cache")
+
+    book = open_book()
+    before = book._snapshot.report
+    ids = sorted(r.id for r in before.records)
+    kyoto = notes / "Trips" / "2024" / "Kyoto.md"
+    kyoto.write_text(KYOTO.replace("matcha crème brûlée", "hōjicha parfait"), encoding="utf-8")
+    os.utime(kyoto, (time.time() - 30, time.time() - 30))  # settled: the keyword cache keeps it
+    book.reindex()
+    update = book.stats()["last_update"]
+    assert (update["files_read"], update["collections_read"]) == (1, 0)
+    after = book._snapshot.report
+    unchanged = [key for (key, records), (_, earlier) in zip(after.blocks, before.blocks) if records is earlier]
+    assert len(unchanged) == len(after.blocks) - 1 and "notes:notes/Trips/2024/Kyoto.md" not in unchanged
+    assert [h.citation for h in book.search("parfait", mode="keyword")] == ["notes/Trips/2024/Kyoto.md:8-9"]
+    assert sorted(r.id for r in after.records) == ids  # the sections kept their ids
+    book.close()
+    again = open_book()  # from the keyword cache: nothing is read again, the same ids
+    assert again.stats()["last_update"]["files_read"] == 0
+    assert sorted(r.id for r in again._snapshot.report.records) == ids
+
+
+@pytest.mark.parametrize("written", ["markdown", "text"])
+def test_a_notes_folder_added_by_an_earlier_version_reads_every_kind(tmp_path: Path, written: str) -> None:
+    """`vecbook add` wrote format "markdown" (mostly .md) or "text" (else) for a notes folder:
+    each dropped the other kind in silence. Such a table reads the folder whole now, and the
+    Markdown sections keep the ids the Markdown reader gave them."""
+    notes = write_notes(tmp_path / "notes")
+    config = tmp_path / "vecbook.toml"
+    config.write_text(f'[[collections]]\nname = "notes"\npath = "{notes}"\nformat = "{written}"\n', encoding="utf-8")
+    book = vecbook.VecBook.from_config(config, keyword_only=True)
+    files = by_file(book._snapshot.report.records)
+    assert len(files) == 8 and book.stats()["collections"]["notes"]["format"] == "notes"
+    markdown_ids = [r.id for r in read_whole(CollectionConfig(name="notes", path=notes, database_label=str(notes),
+                                                              format="markdown"))[0]]
+    assert [r.id for f in sorted(files) if f.endswith(".md") for r in files[f]] == markdown_ids
+
+
+def test_a_vault_read_as_notes_gives_what_the_markdown_reader_gives(tmp_path: Path) -> None:
+    """A folder of one kind reads as it did: the .obsidian folder, hidden folders and the
+    Templates plugin's folder are left out; citations, ids and metadata are the same."""
+    vault = CollectionConfig(name="vault", path=VAULT, database_label=str(VAULT), format="notes")
+    records, problems, facts = vecbook.sources.load_export(vault)
+    whole, whole_problems, _ = read_whole(CollectionConfig(name="vault", path=VAULT, database_label=str(VAULT),
+                                                           format="markdown"))
+    assert sorted(records, key=lambda r: r.id) == sorted(whole, key=lambda r: r.id) and problems == whole_problems
+    assert not any("Templates/" in r.file_path for r in records)
+    assert facts["kinds"] == {"markdown": len({r.file_path for r in records})}
+    assert facts["not_read"] == {"": 1, ".jpg": 1}  # LICENSE and a picture
+
+
+def test_adding_the_folder_again_for_its_other_kind_is_refused_saying_what_it_reads(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    notes = write_notes(tmp_path / "notes")
+    config = tmp_path / "vecbook.toml"
+    config.write_text(f'[[collections]]\nname = "notes"\npath = "{notes}"\nformat = "markdown"\n', encoding="utf-8")
+    code, out, err = run(capsys, "add", str(notes), "--format", "text", "--name", "notes-txt", "--config", str(config))
+    assert (code, out) == (2, "")
+    assert err == (f"vecbook: error: {notes} is already added as 'notes' (in {config}), which reads every kind of "
+                   f"file in it (.md notes, .txt records, the exports inside); `vecbook remove notes` first to add "
+                   f"it again\n")
+
+
+def test_the_watcher_follows_the_files_a_notes_folder_reads(tmp_path: Path) -> None:
+    from vecbook.watch import watch_roots
+
+    notes = write_notes(tmp_path / "notes")
+    config = vecbook.config.config_without_file(data_directory=tmp_path / "notes")
+    [root] = watch_roots(config)
+    changes = {"Trips/new.md": True, "a/b/c.txt": True, "result.json": True, "Inbox": True, "photo.jpg": False,
+               ".git/index": False, ".trash/x.md": False, ".obsidian/templates.json": True, "mail/cur/1.host:2,S": True}
+    assert {rel: root.matters(str(notes / rel), deleted=False) for rel in changes} == changes
+    assert root.matters(str(notes / "Trips"), deleted=False) and root.matters(str(notes / "gone"), deleted=True)
+
+
+def test_a_slack_export_and_a_maildir_inside_are_read_whole_by_their_readers(tmp_path: Path) -> None:
+    """Their files make sense only together (Slack's users.json names the day files' authors)."""
+    notes = tmp_path / "notes"
+    shutil.copytree(EXPORTS / "slack" / "slack-export-viewer_testarchive", notes / "work" / "slack")
+    shutil.copytree(EXPORTS / "email" / "maildir_mailpile", notes / "mail", ignore=shutil.ignore_patterns("broken*"))
+    (notes / "work" / "plan.md").write_text("# Plan\nShip the sailor's log ⛵.\n", encoding="utf-8")
+    records, _, facts = vecbook.sources.load_export(CollectionConfig(
+        name="notes", path=notes, database_label=str(notes), format="notes"))
+    assert facts["kinds"] == {"markdown": 1, "maildir": 1, "slack": 1}
+    slack = [r for r in records if r.metadata.get("format") == "slack"]
+    whole, _, _ = read_whole(CollectionConfig(name="notes", path=EXPORTS / "slack" / "slack-export-viewer_testarchive",
+                                              database_label="x", format="slack"))
+    assert sorted(r.text for r in slack) == sorted(r.text for r in whole)  # authors named through users.json
+    assert all(r.file_path.startswith("notes/work/slack/") for r in slack)
+    mail = [r for r in records if r.metadata.get("format") == "maildir"]
+    assert mail and all(r.file_path.startswith("notes/mail/cur/") for r in mail)

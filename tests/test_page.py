@@ -1,0 +1,214 @@
+"""The search page in a real browser: headless Chromium (Debian's chromium and chromium-driver)
+driven by Selenium, against the app served by uvicorn on a thread of this process."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Callable, Iterator
+from urllib import parse
+
+import pytest
+
+import vecbook
+from conftest import write_served_corpus
+from test_server import TOKEN, in_thread
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+CHROMEDRIVER = shutil.which("chromedriver")
+# .ci/run installs both and sets this: there a missing browser fails the run instead of skipping.
+REQUIRED = os.environ.get("VECBOOK_BROWSER_TESTS") == "required"
+if not (CHROMIUM and CHROMEDRIVER):
+    if REQUIRED:
+        raise RuntimeError("the browser tests need Debian's chromium and chromium-driver: apt-get install -y "
+                           "chromium chromium-driver")
+    pytest.skip("no chromium/chromedriver (apt-get install chromium chromium-driver)", allow_module_level=True)
+try:
+    from selenium import webdriver
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+except ImportError:
+    if REQUIRED:
+        raise
+    pytest.skip("selenium is not installed (pip install -r requirements.txt)", allow_module_level=True)
+
+WAIT_SECONDS = 30.0
+
+
+def start_chromium(dark: bool = False) -> Any:
+    """Headless Chromium on a fresh profile, offline-minded: no background networking, no sync."""
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    profile = tempfile.mkdtemp(prefix="vecbook-chromium-")
+    for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                 "--no-first-run", "--window-size=1100,900", f"--user-data-dir={profile}"):
+        options.add_argument(flag)
+    driver = webdriver.Chrome(service=webdriver.ChromeService(executable_path=CHROMEDRIVER), options=options)
+    driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": [
+        {"name": "prefers-color-scheme", "value": "dark" if dark else "light"}]})
+    driver.profile_folder = profile
+    return driver
+
+
+def stop_chromium(driver: Any) -> None:
+    driver.quit()
+    shutil.rmtree(driver.profile_folder, ignore_errors=True)
+
+
+def until(condition: Callable[[], Any], what: str) -> Any:
+    """The first truthy value of ``condition()`` within WAIT_SECONDS."""
+    deadline = time.monotonic() + WAIT_SECONDS
+    while time.monotonic() < deadline:
+        try:
+            value = condition()
+        except Exception:  # the element is not there yet, or went stale while the page redrew
+            value = None
+        if value:
+            return value
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+@pytest.fixture(scope="module")
+def page_book(tmp_path_factory: pytest.TempPathFactory, embedder: vecbook.Embedder) -> vecbook.VecBook:
+    config = write_served_corpus(tmp_path_factory.mktemp("page"))
+    return vecbook.VecBook(config=vecbook.load_config(config), embedder=embedder)
+
+
+@pytest.fixture(scope="module")
+def site(page_book: vecbook.VecBook) -> Iterator[str]:
+    with in_thread(page_book) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    driver = start_chromium()
+    yield driver
+    stop_chromium(driver)
+
+
+def hits(browser: Any) -> list[Any]:
+    return browser.find_elements(By.CSS_SELECTOR, "#hits .hit")
+
+
+def citations(browser: Any) -> list[str]:
+    return [hit.find_element(By.CSS_SELECTOR, ".citation").text for hit in hits(browser)]
+
+
+def search_for(browser: Any, site: str, text: str) -> None:
+    browser.get(site + "/")
+    until(lambda: browser.find_elements(By.CSS_SELECTOR, "#sources input"), "the sources list")
+    box = browser.find_element(By.ID, "q")
+    box.send_keys(text, Keys.ENTER)
+    until(lambda: "hit" in browser.find_element(By.ID, "status").text, "hits")
+
+
+def test_typing_a_query_shows_hits_with_their_citation_score_date_and_marked_words(browser: Any, site: str) -> None:
+    search_for(browser, site, "boiler broke")
+    first = hits(browser)[0]
+    assert first.find_element(By.CSS_SELECTOR, ".citation").text == "journal.txt:1-4"
+    assert first.find_element(By.CSS_SELECTOR, ".date").text == "2024-03-14"
+    assert first.find_element(By.CSS_SELECTOR, ".source").text == "files"
+    assert 0 < float(first.find_element(By.CSS_SELECTOR, ".score").text) <= 1
+    marked = [mark.text for mark in first.find_elements(By.TAG_NAME, "mark")]
+    assert marked == ["Boiler", "broke"]
+    assert browser.current_url == site + "/?q=boiler+broke"
+
+
+def test_a_hit_opens_in_context_without_leaving_the_page(browser: Any, site: str) -> None:
+    search_for(browser, site, "bacalhau lunch")
+    page = browser.current_url
+    hits(browser)[0].find_element(By.CSS_SELECTOR, "a.open").click()
+    dialog = until(lambda: browser.find_element(By.CSS_SELECTOR, "dialog[open]"), "the context dialog")
+    until(lambda: dialog.find_elements(By.CSS_SELECTOR, ".entry.this-hit"), "the entries")
+    entries = dialog.find_elements(By.CSS_SELECTOR, ".entry")
+    mine = dialog.find_element(By.CSS_SELECTOR, ".entry.this-hit")
+    assert len(entries) == 3 and mine.get_attribute("aria-current") == "true"  # its neighbours on each side
+    assert "this hit" in mine.text and "journal.txt:6-8" in mine.text
+    assert "bacalhau" in mine.find_element(By.TAG_NAME, "mark").text
+    assert browser.current_url.startswith(page) and "open=journal.txt" in browser.current_url
+    browser.find_element(By.TAG_NAME, "body").send_keys(Keys.ESCAPE)
+    until(lambda: not browser.find_elements(By.CSS_SELECTOR, "dialog[open]"), "the dialog to close")
+    assert browser.current_url == page
+
+
+def test_filters_by_source_and_date(browser: Any, site: str) -> None:
+    search_for(browser, site, "birthday")
+    assert {"files", "family-chat"} <= {hit.find_element(By.CSS_SELECTOR, ".source").text for hit in hits(browser)}
+    browser.find_element(By.CSS_SELECTOR, "#sources input[value='family-chat']").click()
+    browser.execute_script("document.getElementById('until').value = '2024-03-01'")
+    browser.find_element(By.ID, "q").send_keys(Keys.ENTER)
+    until(lambda: "until=2024-03-01" in browser.current_url, "the address to carry the filters")
+    until(lambda: hits(browser) and all(h.find_element(By.CSS_SELECTOR, ".source").text == "family-chat"
+                                        for h in hits(browser)), "family-chat hits only")
+    dates = [hit.find_element(By.CSS_SELECTOR, ".date").text for hit in hits(browser)]
+    assert dates and all("2024-02-14" <= date[:10] <= "2024-03-01" for date in dates)
+    assert "sources=family-chat" in browser.current_url
+
+
+def test_filters_by_participant(browser: Any, site: str) -> None:
+    search_for(browser, site, "birthday")
+    people = browser.find_element(By.ID, "participants")
+    people.send_keys("Priya", Keys.ENTER)
+    until(lambda: "participants=Priya" in browser.current_url, "the address to carry the participant")
+    until(lambda: hits(browser) and all("Priya" in h.find_element(By.CSS_SELECTOR, ".people").text
+                                        for h in hits(browser)), "conversations with Priya only")
+    assert browser.find_elements(By.CSS_SELECTOR, "#people option[value='Priya']")  # offered from `sources`
+
+
+def test_a_bookmarked_address_runs_the_same_search(browser: Any, site: str) -> None:
+    query = parse.urlencode([("q", "lunch"), ("mode", "keyword"), ("sources", "files"), ("since", "2024-03-15")])
+    browser.get(f"{site}/?{query}")
+    until(lambda: hits(browser), "hits on load")
+    assert citations(browser) == ["journal.txt:6-8"]
+    assert browser.find_element(By.ID, "q").get_attribute("value") == "lunch"
+    assert browser.find_element(By.ID, "mode").get_attribute("value") == "keyword"
+    assert browser.find_element(By.CSS_SELECTOR, "#sources input[value='files']").is_selected()
+    assert browser.find_element(By.ID, "since").get_attribute("value") == "2024-03-15"
+
+
+def test_record_text_holding_markup_is_shown_never_run(browser: Any, site: str) -> None:
+    search_for(browser, site, "boiler manual pasted")
+    hit = next(h for h in hits(browser) if "hostile.txt" in h.text)
+    snippet = hit.find_element(By.CSS_SELECTOR, ".snippet").text
+    assert "<script>window.vecbookPwned = 1</script>" in snippet and '<img src=x onerror="window.vecbookPwned = 2">' in snippet
+    assert not browser.find_elements(By.CSS_SELECTOR, "#hits script, #hits img")
+    hit.find_element(By.CSS_SELECTOR, "a.open").click()
+    mine = until(lambda: browser.find_element(By.CSS_SELECTOR, "dialog[open] .entry.this-hit"), "the record")
+    assert "<script>window.vecbookPwned = 1</script>" in mine.text
+    assert browser.execute_script("return window.vecbookPwned") is None
+
+
+def test_text_in_any_script_and_direction_is_shown_whole(browser: Any, site: str) -> None:
+    search_for(browser, site, "ボイラー")
+    hit = next(h for h in hits(browser) if "world.txt" in h.text)
+    assert "東京で新しいボイラーを買った 🔥 — בוילר חדש במטבח" in hit.text
+    assert [mark.text for mark in hit.find_elements(By.TAG_NAME, "mark")] == ["ボイラー"]
+
+
+def test_slash_focuses_the_search_box(browser: Any, site: str) -> None:
+    search_for(browser, site, "train")
+    browser.execute_script("document.activeElement.blur()")
+    assert browser.switch_to.active_element.get_attribute("id") != "q"
+    ActionChains(browser).send_keys("/").perform()  # typed with nothing focused, as a person would
+    assert browser.switch_to.active_element.get_attribute("id") == "q"
+    assert browser.find_element(By.ID, "q").get_attribute("value") == "train"  # the key is not typed into it
+
+
+def test_the_page_asks_for_the_token_once_and_keeps_it(page_book: vecbook.VecBook, browser: Any) -> None:
+    with in_thread(page_book, token=TOKEN) as url:
+        browser.get(f"{url}/?q=boiler")
+        field = until(lambda: browser.find_element(By.ID, "token"), "the token field")
+        until(lambda: field.is_displayed(), "the token form")
+        field.send_keys(TOKEN, Keys.ENTER)
+        until(lambda: hits(browser), "hits once the token is given")
+        browser.get(f"{url}/?q=lunch")  # the same session: not asked again
+        until(lambda: hits(browser), "hits without asking again")
+        assert not browser.find_element(By.ID, "token").is_displayed()
+        browser.execute_script("sessionStorage.clear()")

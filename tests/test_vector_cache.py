@@ -1,0 +1,275 @@
+"""The vector cache keeps, beside the vectors, the windows of every passage longer than one
+model window (docs/freshness-and-caches.md, vector cache): a warm start never runs the
+tokenizer over text it embedded before, so a huge record costs a restart only the reading of
+its vectors. Its files carry a format version: an older file is read and written anew, a newer
+one is reported and rebuilt."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import struct
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import vecbook
+from vecbook import build
+from vecbook.vector_cache import VectorCache
+from vecbook.vector_files import (
+    CACHE_MAGIC,
+    KeyedVectors,
+    SplitPassages,
+    StreamedVectors,
+    read_cache_file,
+    read_journal,
+)
+
+# A record of many passages (400 words each), each longer than one model window (254 tokens),
+# in several scripts: the windows are cut by the model's tokenizer, in characters of each.
+LINES = ["Day {n}: the boiler café needed 修理 again, المرجل يعمل الآن 🔥 and the garden budget grew",
+         "Notes {n}: Straße, naïve crème brûlée, 東京の会議 at noon, שלום לכולם, and a long walk home",
+         "Entry {n}: invoices, receipts, 咖啡 and tea, the roof repair estimate, emoji 🎉🌊 at the end"]
+LONG = "\n".join(LINES[n % 3].format(n=n) for n in range(160))
+
+
+def long_record_files() -> dict[str, str]:
+    return {"long.txt": f"Title: a long journal\n{LONG}\n", "short.txt": "A short note about violins.\n"}
+
+
+def recording_tokenizer(embedder: vecbook.Embedder, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The texts the embedder's tokenizer cuts into windows from here on."""
+    seen: list[str] = []
+    real = embedder.window_spans_many
+
+    def window_spans_many(texts: Any) -> Any:
+        seen.extend(texts)
+        return real(texts)
+
+    monkeypatch.setattr(embedder, "window_spans_many", window_spans_many)
+    return seen
+
+
+def test_a_warm_start_cuts_no_passage_it_embedded_before(write_files: Any, embedder: vecbook.Embedder,
+                                                         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root, cache = write_files(long_record_files()), tmp_path / "cache"
+    cold = vecbook.VecBook(root, embedder=embedder, cache_directory=cache)
+    assert len(cold._builder.splits) >= 3  # the long record's passages are each several windows
+    assert len(cold._snapshot.vectors.keys) > len(cold._builder.splits) + 1
+    tokenized = recording_tokenizer(embedder, monkeypatch)
+    warm = vecbook.VecBook(root, embedder=embedder, cache_directory=cache)
+    assert tokenized == []
+    assert warm.stats()["last_update"]["embedded"] == 0
+    assert warm._snapshot.vectors.keys == cold._snapshot.vectors.keys
+    assert np.array_equal(warm._snapshot.vectors.spans, cold._snapshot.vectors.spans)
+    for query in ("boiler repair 修理", "東京の会議", "المرجل 🔥"):
+        assert [h.citation for h in warm.search(query, mode="semantic")] == \
+            [h.citation for h in cold.search(query, mode="semantic")]
+
+
+def test_an_edited_long_record_is_cut_again_only_where_it_changed(write_files: Any, embedder: vecbook.Embedder,
+                                                                  tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    root, cache = write_files(long_record_files()), tmp_path / "cache"
+    book = vecbook.VecBook(root, embedder=embedder, cache_directory=cache)
+    before = {book._snapshot.records[0].content[a:b] for a, b in book._snapshot.passages.tolist()}
+    tokenized = recording_tokenizer(embedder, monkeypatch)
+    added = "\n".join(LINES[1].format(n=n) for n in range(1000, 1050))
+    write_files({"long.txt": f"Title: a long journal\n{LONG}\n{added}\n"})  # appended to, as a log is
+    book.reindex()
+    content = next(r.content for r in book._snapshot.records if r.file_path == "long.txt")
+    passages = [content[a:b] for a, b in book._snapshot.passages.tolist()[:len(book._snapshot.passages) - 1]]
+    assert tokenized and set(tokenized) == set(passages) - before  # only the passages the edit made
+    book.close()  # writes what the update put off
+    tokenized.clear()
+    restarted = vecbook.VecBook(root, embedder=embedder, cache_directory=cache)
+    assert tokenized == [] and restarted.stats()["last_update"]["embedded"] == 0
+
+
+def test_a_record_past_its_window_bound_is_not_cut_past_it_at_a_warm_start(
+        write_files: Any, embedder: vecbook.Embedder, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        caplog: pytest.LogCaptureFixture) -> None:
+    monkeypatch.setattr(build, "MAX_RECORD_WINDOWS", 7)
+    root, cache = write_files(long_record_files()), tmp_path / "cache"
+    caplog.set_level(logging.WARNING, logger="vecbook")
+    cold = vecbook.VecBook(root, embedder=embedder, cache_directory=cache)
+    warned = [r.getMessage() for r in caplog.records if "MAX_RECORD_WINDOWS" in r.getMessage()]
+    assert len(warned) == 1 and warned[0].startswith("long.txt:1-161: the record is longer than 7 model windows; "
+                                                     "from line ")
+    caplog.clear()
+    tokenized = recording_tokenizer(embedder, monkeypatch)
+    warm = vecbook.VecBook(root, embedder=embedder, cache_directory=cache)
+    assert tokenized == []  # neither the windows kept nor the tail past them
+    assert [r.getMessage() for r in caplog.records if "MAX_RECORD_WINDOWS" in r.getMessage()] == warned
+    assert warm._snapshot.vectors.keys == cold._snapshot.vectors.keys
+    assert np.array_equal(warm._snapshot.vectors.spans, cold._snapshot.vectors.spans)
+
+
+def rewritten_in_format_1(path: Path) -> None:
+    """The cache file at ``path`` as a VecBook before split passages wrote it: keys and vectors."""
+    data = path.read_bytes()
+    (size,) = struct.unpack_from("<I", data, len(CACHE_MAGIC))
+    header = json.loads(data[len(CACHE_MAGIC) + 4:len(CACHE_MAGIC) + 4 + size])
+    start = len(CACHE_MAGIC) + 4 + size
+    payload = data[start:start + header["count"] * (16 + 4 * header["dimension"])]
+    old = json.dumps({"identity": header["identity"], "dimension": header["dimension"], "count": header["count"],
+                      "sha256": hashlib.sha256(payload).hexdigest()}).encode()
+    path.write_bytes(CACHE_MAGIC + struct.pack("<I", len(old)) + old + payload)
+
+
+def test_a_cache_file_of_the_older_format_is_read_and_written_anew(write_files: Any, embedder: vecbook.Embedder,
+                                                                   tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    root, cache = write_files(long_record_files()), tmp_path / "cache"
+    vecbook.VecBook(root, embedder=embedder, cache_directory=cache)
+    path = next(cache.glob("vectors-*.vbc"))
+    rewritten_in_format_1(path)
+    assert read_cache_file(path, embedder.identity)[0].get("format") is None
+    upgraded = vecbook.VecBook(root, embedder=embedder, cache_directory=cache)
+    assert upgraded.stats()["last_update"]["embedded"] == 0  # its vectors are used
+    header, entries = read_cache_file(path, embedder.identity)
+    entries.matrix.close()
+    assert header["format"] == 2 and len(entries.splits) == len(upgraded._builder.splits) >= 3
+    tokenized = recording_tokenizer(embedder, monkeypatch)
+    vecbook.VecBook(root, embedder=embedder, cache_directory=cache)
+    assert tokenized == []
+
+
+def test_a_cache_file_of_a_newer_format_is_reported_and_rebuilt(write_files: Any, tmp_path: Path,
+                                                                caplog: pytest.LogCaptureFixture) -> None:
+    from conftest import FakeEmbedder
+
+    root, cache = write_files(long_record_files()), tmp_path / "cache"
+    first = vecbook.VecBook(root, embedder=FakeEmbedder(), cache_directory=cache)
+    path = next(cache.glob("vectors-*.vbc"))
+    data = path.read_bytes()
+    (size,) = struct.unpack_from("<I", data, len(CACHE_MAGIC))
+    header = json.loads(data[len(CACHE_MAGIC) + 4:len(CACHE_MAGIC) + 4 + size])
+    newer = json.dumps({**header, "format": 3}).encode()
+    path.write_bytes(CACHE_MAGIC + struct.pack("<I", len(newer)) + newer + data[len(CACHE_MAGIC) + 4 + size:])
+    caplog.set_level(logging.WARNING, logger="vecbook")
+    book = vecbook.VecBook(root, embedder=FakeEmbedder(), cache_directory=cache)
+    assert f"vector cache {path} is unusable (written by a newer VecBook (format 3)); it will be rebuilt" in caplog.text
+    assert book.stats()["last_update"]["embedded"] == first.stats()["last_update"]["embedded"] > 1
+    assert read_cache_file(path, FakeEmbedder().identity)[0]["format"] == 2
+
+
+def key(text: str) -> bytes:
+    return VectorCache.key(text)
+
+
+def entry(name: str, windows: int, capped: bool = False) -> tuple[bytes, list[tuple[int, int]], list[bytes], bool]:
+    return key(name), [(i * 10, i * 10 + 15) for i in range(windows)], [key(f"{name}/{i}") for i in range(windows)], capped
+
+
+def test_split_passages_merge_keep_and_read_back_as_written() -> None:
+    one = SplitPassages.of([entry("å 東京", 2), entry("b 🔥", 3, capped=True)])
+    two = SplitPassages.of([entry("b 🔥", 3, capped=True), entry("c שלום", 4)])
+    both = one.merged(two)
+    assert len(both) == 3
+    assert both.get(key("c שלום")) == ([[0, 15], [10, 25], [20, 35], [30, 45]], False,
+                                       [key(f"c שלום/{i}") for i in range(4)])
+    assert both.get(key("b 🔥"))[1] is True and both.get(key("missing")) is None
+    kept = both.kept({key("b 🔥/0"), key("c שלום/0"), key("å 東京/1")})  # a passage lives by its first window
+    assert sorted(kept.rows) == sorted([key("b 🔥"), key("c שלום")])
+    assert kept.get(key("c שלום")) == both.get(key("c שלום"))
+    data = b"".join(kept.parts())
+    again = SplitPassages.parsed(data, len(kept), len(kept.spans))
+    assert again.same_keys(kept) and again.get(key("b 🔥")) == kept.get(key("b 🔥"))
+    with pytest.raises(ValueError, match="cut short"):
+        SplitPassages.parsed(data[:-1], len(kept), len(kept.spans))
+
+
+def test_vectors_of_a_cache_file_and_its_journal_read_as_one(tmp_path: Path) -> None:
+    cache = VectorCache(tmp_path, "model|x|4|float32")
+    base = {key(t): np.full(4, i, dtype=np.float32) for i, t in enumerate(["a", "é", "🔥"])}
+    cache.save(base)
+    journal = cache.new_journal()
+    later = {key("🔥"): np.full(4, 9, dtype=np.float32), key("東京"): np.full(4, 7, dtype=np.float32)}
+    valid = cache.append(journal, StreamedVectors.of(KeyedVectors.from_dict(later)), 0)
+    valid = cache.append(journal, StreamedVectors.of(KeyedVectors.from_dict({key("x"): np.ones(4, np.float32)})),
+                         valid)
+    with open(journal, "ab") as out:
+        out.write(b"\x10\x00\x00\x00{\"count\": 1")  # a chunk a killed process did not finish
+    reopened = VectorCache(tmp_path, "model|x|4|float32")
+    reopened.load()
+    assert len(reopened.entries) == 5 and reopened.journals == {journal} and reopened.needs_rewrite
+    keys = [key("東京"), key("🔥"), key("a"), key("x")]
+    # A key stored twice is the cache file's: the same text, the same model, the same vector.
+    assert reopened.vectors_of(keys).take(keys)[:, 0].tolist() == [7, 2, 0, 1]
+    chunks, problem = read_journal(journal, "model|x|4|float32")
+    assert len(chunks) == 2 and problem == "a chunk cut short"
+    for chunk in chunks:
+        chunk.matrix.close()
+    everything = list(reopened.entries.rows)
+    reopened.save(dict(zip(everything, reopened.vectors_of(everything).take(everything))))
+    assert not journal.exists() and not reopened.needs_rewrite  # taken into the cache file
+    again = VectorCache(tmp_path, "model|x|4|float32")
+    again.load()
+    assert len(again.entries) == 5 and again.journals == set()
+    again.release_vectors()
+
+
+def test_an_append_after_a_torn_one_or_a_deleted_journal_leaves_it_readable(tmp_path: Path) -> None:
+    cache = VectorCache(tmp_path, "model|x|4|float32")
+    journal = cache.new_journal()
+
+    def chunk(text: str, value: float) -> StreamedVectors:
+        return StreamedVectors.of(KeyedVectors.from_dict({key(text): np.full(4, value, dtype=np.float32)}))
+
+    valid = cache.append(journal, chunk("ä", 1), 0)
+    with open(journal, "ab") as out:
+        out.write(b"\x40\x00\x00\x00{\"dimension\": 4, \"count\"")  # an append Ctrl-C cut midway
+    valid = cache.append(journal, chunk("東京", 2), valid)  # written over what the cut one left
+    chunks, problem = read_journal(journal, "model|x|4|float32")
+    assert problem is None and [c.matrix.take([0])[0, 0] for c in chunks] == [1, 2]
+    for part in chunks:
+        part.matrix.close()
+    journal.unlink()  # another process's save took it in
+    cache.append(journal, chunk("🔥", 3), valid)
+    chunks, problem = read_journal(journal, "model|x|4|float32")
+    assert problem is None and [c.matrix.take([0])[0, 0] for c in chunks] == [3]
+    chunks[0].matrix.close()
+
+
+def test_an_unreadable_journal_is_reported_and_deleted_by_the_next_save(write_files: Any, tmp_path: Path,
+                                                                        caplog: pytest.LogCaptureFixture) -> None:
+    from conftest import FakeEmbedder
+
+    root, cache = write_files({"notes.txt": "Ferry at noon 🌊\n---\nCafé receipts 東京\n"}), tmp_path / "cache"
+    vecbook.VecBook(root, embedder=FakeEmbedder(), cache_directory=cache)
+    name = next(cache.glob("vectors-*.vbc")).name
+    journal = cache / name.replace(".vbc", ".0123456789ab.vbj")
+    journal.write_bytes(b"not a journal at all")
+    caplog.set_level(logging.WARNING, logger="vecbook")
+    book = vecbook.VecBook(root, embedder=FakeEmbedder(), cache_directory=cache)
+    assert f"vector cache journal {journal} is unusable (not a VecBook journal); it will be deleted" in caplog.text
+    assert book.stats()["last_update"]["embedded"] == 0 and not journal.exists()
+
+
+def test_a_journal_that_cannot_be_written_is_reported_once_and_the_build_saves_at_its_end(
+        write_files: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    from conftest import FakeEmbedder
+
+    monkeypatch.setattr(vecbook.caches, "CHECKPOINT_SECONDS", 0.0)  # a checkpoint after every chunk
+    monkeypatch.setattr(build, "EMBED_CHUNK", 2)
+    calls = []
+
+    def full_disk(*_: Any) -> int:
+        calls.append(1)
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(VectorCache, "append", full_disk)
+    root, cache = write_files({"notes.txt": "\n---\n".join(f"Note {n}: café 🌊 東京" for n in range(9))}), \
+        tmp_path / "cache"
+    caplog.set_level(logging.WARNING, logger="vecbook")
+    vecbook.VecBook(root, embedder=FakeEmbedder(), cache_directory=cache)
+    warned = [r.getMessage() for r in caplog.records if "journal" in r.getMessage()]
+    assert len(calls) == 1 and len(warned) == 1
+    assert warned[0].startswith("cannot write the vector cache journal ") and warned[0].endswith(
+        "([Errno 28] No space left on device); what this build embeds is saved when it ends")
+    restarted = vecbook.VecBook(root, embedder=FakeEmbedder(), cache_directory=cache)
+    assert restarted.stats()["last_update"]["embedded"] == 0

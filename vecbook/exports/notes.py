@@ -1,0 +1,298 @@
+"""A folder of notes, read file by file: the data directory, and a notes folder added as a source
+(``format = "notes"``). Each file is read by its own reader, at any depth: ``.md`` notes by the
+Markdown reader (front matter, headings, tags, wikilinks), ``.txt`` files as records, and an app's
+export found among them (a WhatsApp chat, a Telegram ``result.json``, a calendar, an mbox, a Slack
+or Maildir folder) by that export's reader; one that cannot be told apart is named in a WARN with
+the ``vecbook add`` line that reads it. Each file is read on its own, so ``sources`` re-reads only
+the files that changed.
+
+As in an Obsidian vault, folders whose names start with a dot (``.obsidian``, ``.trash``,
+``.git``), hidden files and the Templates plugin's folder are not notes.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+from ..config import counted
+from ..records import Problem, Record
+from . import FORMATS, detects, reader
+from .base import IGNORED_NAMES, Export
+from .markdown import SUFFIXES as MARKDOWN_SUFFIXES
+
+log = logging.getLogger("vecbook")
+
+# The kinds a file of a notes folder is read as besides an export's format: decided by its
+# suffix, never guessed from content (any export may hold .txt files).
+MARKDOWN, TEXT, OTHER = "markdown", "text", "other"
+TEXT_SUFFIX = ".txt"
+# Files that may be an app's export, read when a reader recognises them ("": no suffix, as an
+# mbox often has). Any other file (pictures, PDFs, documents) is counted, never opened.
+EXPORT_SUFFIXES = frozenset({"", ".json", ".zip", ".ics", ".ical", ".icalendar", ".ifb", ".mbox", ".mbx",
+                             ".db", ".sqlite", ".sqlite3"})
+READ_SUFFIXES = EXPORT_SUFFIXES | {TEXT_SUFFIX, *MARKDOWN_SUFFIXES}
+# A folder holding one of these files (Slack's workspace lists beside its channel folders) or all
+# of these folders (a Maildir's) may be an export read whole: its files make sense only together.
+EXPORT_FOLDER_FILES = frozenset({"channels.json", "users.json"})
+EXPORT_FOLDER_DIRS = frozenset({"cur", "new"})
+# Formats never guessed for a file found here: the note kinds have their suffixes, and this one.
+NOT_GUESSED = frozenset({MARKDOWN, TEXT, "notes"})
+SQLITE_MAGIC = b"SQLite format 3\x00"
+# How ``add`` and ``sources`` name each kind, one and many; an export is "<format> export".
+KIND_NOUNS = {MARKDOWN: ("Markdown note", "Markdown notes"), TEXT: ("text file", "text files")}
+
+
+def detect(export: Export) -> bool:
+    """Never: ``vecbook add`` chooses this format for a folder of notes no export format claims."""
+    return False
+
+
+def read(export: Export) -> list[Record]:
+    """Every file of the folder by its own reader, at once (``sources`` reads them one by one)."""
+    folder = Folder(export.name, export.path, export.label_prefix, export.problem_prefix, export.gap_minutes,
+                    export.date_order)
+    listing = list_files(folder)
+    export.problems.extend(listing.problems)
+    records: list[Record] = []
+    for rel, path in listing.files:
+        found, problems, _ = read_file(folder, rel, path)
+        records.extend(found)
+        export.problems.extend(problems)
+    return records
+
+
+@dataclass(frozen=True)
+class Folder:
+    """A notes folder being read: the data directory (source ``files``, paths relative to it,
+    problems without a source's name) or a collection (paths ``<name>/...``, problems naming it)."""
+
+    name: str
+    root: Path
+    label_prefix: str = ""
+    problem_prefix: str = ""
+    gap_minutes: float = 30.0
+    date_order: str | None = None
+
+    def problem(self, rel: str, reason: str) -> Problem:
+        """A problem of the file or folder ``rel`` (its path inside the notes folder)."""
+        return Problem(self.label_prefix + rel, None, self.problem_prefix + reason)
+
+    def export(self, rel: str, path: Path) -> Export:
+        """The file (or export folder) ``rel`` as an export of its own, cited as part of this folder."""
+        return Export(self.name, path, self.label_prefix + rel, self.gap_minutes, "", self.date_order, rel=rel,
+                      label_prefix=self.label_prefix, problem_prefix=self.problem_prefix)
+
+
+@dataclass
+class Listing:
+    """What a notes folder holds: the files (and export folders) to read with their paths inside
+    it, in order; problems met on the way; the links that lead outside it; and the files not
+    read, by suffix."""
+
+    files: list[tuple[str, Path]] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    outside: list[str] = field(default_factory=list)
+    others: Counter[str] = field(default_factory=Counter)
+
+
+def list_files(folder: Folder, exclude: Sequence[Path] = ()) -> Listing:
+    """The files of ``folder`` to read, following symbolic links (a folder reached twice, a
+    symlink loop, is walked once; a file reached twice is listed once), but those in
+    ``exclude`` (other sources, read by their own readers), hidden folders and files, and the
+    vault's templates. A folder that is an app's export is listed whole. Broken links and
+    unreadable folders are problems."""
+    root = folder.root
+    listing = Listing()
+    if root.is_file():  # a source of one note
+        listing.files.append((root.name, root))
+        return listing
+    real_root = root.resolve()
+    excluded = {identity for identity in map(_identity, exclude) if identity is not None}
+    seen_dirs: set[tuple[int, int]] = set(excluded)
+    seen_files: set[tuple[int, int]] = set(excluded)
+
+    def on_error(error: OSError) -> None:
+        listing.problems.append(folder.problem(_relative(Path(error.filename or root), root),
+                                               f"cannot read folder: {error.strerror}"))
+
+    for name, dirs, names in os.walk(root, followlinks=True, onerror=on_error):
+        here = Path(name)
+        identity = _identity(here)
+        if identity is None or identity in seen_dirs:
+            dirs[:] = []
+            continue
+        seen_dirs.add(identity)
+        if here != root and _is_export_folder(folder, _relative(here, root), here, dirs, names):
+            listing.files.append((_relative(here, root), here))
+            dirs[:] = []
+            continue
+        if ".obsidian" in dirs:
+            seen_dirs.update(_template_folders(here))
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        for child in [d for d in dirs if (here / d).is_symlink()]:
+            _note_link(here / child, root, real_root, listing.outside)
+        for child in sorted(names):
+            _collect(folder, here / child, real_root, listing, seen_files)
+    listing.files.sort(key=lambda item: item[0].split("/"))  # a folder's files and subfolders interleave by name
+    return listing
+
+
+def read_file(folder: Folder, rel: str, path: Path) -> tuple[list[Record], list[Problem], str]:
+    """One file (or export folder) of a notes folder: its records, its problems and its kind
+    (``markdown``, ``text``, the format of the export that read it, or ``other``: not read)."""
+    export = folder.export(rel, path)
+    kind = _kind(export, path)
+    records: list[Record] = []
+    if kind != OTHER:
+        export.format = kind
+        try:
+            records = list(reader(kind).read(export))
+        except Exception as exc:  # noqa: BLE001 - a reader bug must not stop the rest of the folder
+            log.debug("reader %s failed on %s", kind, path, exc_info=True)
+            export.warn(None, None, f"the {kind} reader failed ({type(exc).__name__}: {exc}); its records are lost")
+    return records, export.problems, kind
+
+
+def read_change(rel: str, is_dir: bool) -> bool:
+    """Whether a change of ``rel`` (a path inside a notes folder, "/"-separated) can change what
+    the folder reads: a file it reads or may (a deleted folder has no suffix either), a folder,
+    a Maildir message, the vault's templates setting; nothing in hidden folders."""
+    parts = rel.split("/")
+    if parts[-2:] == [".obsidian", "templates.json"]:
+        return True
+    if any(part.startswith(".") for part in parts):
+        return False
+    return is_dir or os.path.splitext(parts[-1])[1].lower() in READ_SUFFIXES or parts[-2:-1] in (["cur"], ["new"])
+
+
+def holds_notes(root: Path) -> bool:
+    """Whether a folder holds notes (a Markdown note, or a ``.txt`` that no export format claims):
+    then it is a notes folder, whatever exports lie beside them."""
+    folder = Folder("source", root, "source/")
+    for rel, path in list_files(folder).files:
+        suffix = path.suffix.lower() if not path.is_dir() else None
+        if suffix in MARKDOWN_SUFFIXES or (suffix == TEXT_SUFFIX and _kind(folder.export(rel, path), path) == TEXT):
+            return True
+    return False
+
+
+def describe_kinds(kinds: dict[str, int], not_read: dict[str, int]) -> str:
+    """``12 Markdown notes, 10 text files, 1 whatsapp export, 3 other files not read (.jpg, .pdf)``."""
+    order = sorted(kinds, key=lambda kind: (kind not in KIND_NOUNS, list(KIND_NOUNS).index(kind)
+                                            if kind in KIND_NOUNS else 0, kind))
+    parts = [counted(kinds[kind], *KIND_NOUNS.get(kind, (f"{kind} export", f"{kind} exports"))) for kind in order]
+    if not_read:
+        suffixes = ", ".join(suffix or "no extension" for suffix in sorted(not_read))
+        parts.append(f"{counted(sum(not_read.values()), 'other file')} not read ({suffixes})")
+    return ", ".join(parts) or "no files"
+
+
+def add_line(path: Path, format_name: str | None = None) -> str:
+    """The ``vecbook add`` command that reads ``path`` on its own."""
+    shown = f'"{path}"' if any(c.isspace() or c in "'\"$`&;|()<>*?" for c in str(path)) else str(path)
+    return f"vecbook add {shown}" + (f" --format {format_name}" if format_name else "")
+
+
+# -- what a file is --
+
+
+def _kind(export: Export, path: Path) -> str:
+    """Markdown by its suffix; else the one export format that recognises it; else text for a
+    ``.txt``, and nothing for the rest. An export that several formats claim, or a SQLite
+    database, is a WARN giving the ``vecbook add`` line that reads it, not a giant record."""
+    if path.suffix.lower() in MARKDOWN_SUFFIXES and not path.is_dir():
+        return MARKDOWN
+    files = export.files()
+    if len(files) == 1 and files[0].path is not None:  # a plain file: the detectors share one read of its start
+        files[0].keep_head()
+    found = [name for name in FORMATS if name not in NOT_GUESSED and detects(name, export)]
+    if len(found) == 1:
+        return found[0]
+    if found:
+        lines = " or ".join(f"`{add_line(path, name)}`" for name in found)
+        export.warn(None, None, f"looks like {' and '.join(found)}, so it is not read here: {lines} reads it")
+        return OTHER
+    if path.suffix.lower() == TEXT_SUFFIX and not path.is_dir():
+        return TEXT
+    if not path.is_dir() and _head(path, len(SQLITE_MAGIC)) == SQLITE_MAGIC:
+        export.warn(None, None, f"a SQLite database, not read here: `{add_line(path)}` reads its rows")
+    return OTHER
+
+
+def _is_export_folder(folder: Folder, rel: str, path: Path, dirs: list[str], names: list[str]) -> bool:
+    """Whether a folder found inside is an app's export read whole (Slack's, a Maildir): only
+    a folder with their files is asked, and only export formats' readers answer."""
+    if not (EXPORT_FOLDER_FILES & set(names) or EXPORT_FOLDER_DIRS <= set(dirs)):
+        return False
+    export = folder.export(rel, path)
+    return any(name not in NOT_GUESSED and detects(name, export) for name in FORMATS)
+
+
+def _template_folders(vault: Path) -> list[tuple[int, int]]:
+    """The folder Obsidian's Templates plugin is set to (``.obsidian/templates.json``): its
+    notes hold placeholders such as ``{{date}}``, not notes."""
+    try:
+        folder = json.loads((vault / ".obsidian" / "templates.json").read_text(encoding="utf-8")).get("folder")
+    except (OSError, ValueError, AttributeError):
+        return []
+    identity = _identity(vault / folder.strip("/")) if isinstance(folder, str) and folder.strip("/") else None
+    return [identity] if identity is not None else []
+
+
+def _collect(folder: Folder, path: Path, real_root: Path, listing: Listing, seen: set[tuple[int, int]]) -> None:
+    name = path.name
+    if name.startswith(".") or name in IGNORED_NAMES:  # hidden files, editors' and the OS's litter
+        return
+    rel = _relative(path, folder.root)
+    if path.is_symlink() and not path.exists():
+        listing.problems.append(folder.problem(rel, "broken symbolic link skipped"))
+        return
+    suffix = path.suffix.lower()
+    if suffix not in READ_SUFFIXES:
+        listing.others[suffix] += 1
+        return
+    if path.is_symlink():
+        _note_link(path, folder.root, real_root, listing.outside)
+    identity = _identity(path)
+    if identity is None or not path.is_file():
+        return
+    if identity in seen:
+        log.debug("%s is a second path to a file already read, or another source's; skipped", rel)
+        return
+    seen.add(identity)
+    listing.files.append((rel, path))
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    try:
+        info = path.stat()
+    except OSError:
+        return None
+    return info.st_dev, info.st_ino
+
+
+def _relative(path: Path, root: Path) -> str:
+    try:
+        return path.relative_to(root).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def _note_link(path: Path, root: Path, real_root: Path, outside: list[str]) -> None:
+    target = path.resolve()
+    if target != real_root and real_root not in target.parents:
+        outside.append(_relative(path, root))
+
+
+def _head(path: Path, size: int) -> bytes:
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(size)
+    except OSError:
+        return b""

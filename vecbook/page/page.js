@@ -1,0 +1,274 @@
+// VecBook's search page. Every piece of record text reaches the page as a text node
+// (textContent / append of strings), never as markup: a record holding <script> shows it.
+// The address carries the whole search (/?q=...&mode=...&sources=...), so a search can be
+// bookmarked; /search.json takes the same parameters and answers the same hits as JSON.
+"use strict";
+
+const TOKEN_KEY = "vecbook-token";   // sessionStorage: asked once per browser session
+const CONTEXT = 3;                   // records shown before and after an opened hit
+const FIELDS = ["q", "mode", "since", "until"];
+const LISTS = ["sources", "participants"];
+let searchNumber = 0;                // a newer search makes an older one's answer moot
+let retry = null;                    // what to do again once a token is given
+
+const $ = (id) => document.getElementById(id);
+
+function el(tag, attributes, ...children) {
+  const node = document.createElement(tag);
+  for (const [name, value] of Object.entries(attributes || {})) {
+    if (name === "class") node.className = value;
+    else node.setAttribute(name, value);
+  }
+  node.append(...children.filter((child) => child !== null && child !== undefined && child !== ""));
+  return node;
+}
+
+class NeedsToken extends Error {}
+
+async function getJSON(path, params) {
+  const headers = { Accept: "application/json" };
+  const token = sessionStorage.getItem(TOKEN_KEY);
+  if (token) headers.Authorization = "Bearer " + token;
+  const response = await fetch(path + (params ? "?" + params : ""), { headers, cache: "no-store" });
+  let body;
+  try { body = await response.json(); } catch { body = { error: response.status + " " + response.statusText }; }
+  if (response.status === 401) {
+    if (token) sessionStorage.removeItem(TOKEN_KEY);
+    showTokenForm(token ? "that token is not this server's" : "");
+    throw new NeedsToken(body.error);
+  }
+  if (!response.ok) throw new Error(body.error || response.statusText);
+  return body;
+}
+
+function showTokenForm(problem) {
+  $("token-form").hidden = false;
+  $("token-problem").textContent = problem;
+  $("token").focus();
+}
+
+// -- the form and the address --
+
+function paramsFromForm() {
+  const params = new URLSearchParams();
+  for (const name of FIELDS) {
+    const value = $(name).value.trim();
+    if (value) params.set(name, value);
+  }
+  for (const box of document.querySelectorAll("#sources input:checked")) params.append("sources", box.value);
+  for (const name of $("participants").value.split(",")) {
+    if (name.trim()) params.append("participants", name.trim());
+  }
+  return params;
+}
+
+function formFromParams(params) {
+  for (const name of FIELDS) $(name).value = params.get(name) || "";
+  const chosen = new Set(params.getAll("sources"));
+  for (const box of document.querySelectorAll("#sources input")) box.checked = chosen.has(box.value);
+  $("participants").value = params.getAll("participants").join(", ");
+}
+
+function searchParams(params) {
+  const copy = new URLSearchParams(params);
+  copy.delete("open");
+  return copy;
+}
+
+// -- results --
+
+function metadataValue(metadata, names) {
+  for (const [key, value] of Object.entries(metadata || {})) {
+    if (names.includes(key.toLowerCase())) return Array.isArray(value) ? value.join(", ") : String(value);
+  }
+  return "";
+}
+
+function appendMarked(parent, text, marks) {
+  // marks: [start, end) offsets in characters (code points), as the server counts them
+  const chars = Array.from(text);
+  let at = 0;
+  for (const [start, end] of marks || []) {
+    parent.append(chars.slice(at, start).join(""), el("mark", {}, chars.slice(start, end).join("")));
+    at = end;
+  }
+  parent.append(chars.slice(at).join(""));
+  return parent;
+}
+
+function hitItem(hit, params) {
+  const link = new URLSearchParams(params);
+  link.set("open", hit.id);
+  const meta = el("div", { class: "meta" },
+    el("span", { class: "score", title: "similarity score" }, hit.similarity_score),
+    el("span", { class: "citation" }, hit.citation),
+    el("span", { class: "date" }, metadataValue(hit.metadata, ["date"])),
+    el("span", { class: "source" }, hit.source),
+    el("span", { class: "people" }, metadataValue(hit.metadata, ["participants", "author", "from"])));
+  const snippet = appendMarked(el("p", { class: "snippet" }), hit.snippet || hit.text, hit.snippet_marks);
+  const anchor = el("a", { class: "open", href: "/?" + link }, meta, snippet);
+  anchor.addEventListener("click", (event) => {
+    if (event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey) return;  // a new tab: let it
+    event.preventDefault();
+    history.replaceState(null, "", "/?" + link);
+    openContext(hit);
+  });
+  return el("li", { class: "hit" }, anchor);
+}
+
+async function runSearch(params) {
+  const number = ++searchNumber;
+  const status = $("status");
+  status.className = "";
+  const query = params.get("q");
+  if (!query) {
+    $("hits").replaceChildren();
+    status.replaceChildren();
+    return;
+  }
+  status.textContent = "searching…";
+  const asked = searchParams(params);
+  const started = performance.now();
+  try {
+    const withMarks = new URLSearchParams(asked);
+    withMarks.set("marks", "true");
+    withMarks.set("max_chars", "600");
+    const hits = await getJSON("/search.json", withMarks);
+    if (number !== searchNumber) return;
+    const took = Math.round(performance.now() - started);
+    $("hits").replaceChildren(...hits.map((hit) => hitItem(hit, asked)));
+    status.replaceChildren(
+      hits.length ? `${hits.length} hit${hits.length === 1 ? "" : "s"} (${took} ms)` : "no results",
+      el("a", { href: "/search.json?" + asked }, "JSON"));
+    const open = params.get("open");
+    const hit = open && hits.find((h) => h.id === open);
+    if (hit) openContext(hit);
+  } catch (error) {
+    if (number !== searchNumber) return;
+    if (error instanceof NeedsToken) { retry = () => runSearch(params); status.textContent = ""; return; }
+    $("hits").replaceChildren();
+    status.className = "problem";
+    status.textContent = error.message;
+  }
+}
+
+// -- a hit in context --
+
+function entryBlock(entry, hit) {
+  const isHit = entry.id === hit.id;
+  const where = entry.line_number ? `lines ${entry.line_number}-${entry.end_line}` : "";
+  const head = el("h3", {},
+    isHit ? el("span", { class: "label" }, "this hit · ") : null,
+    `${entry.citation}  ${metadataValue(entry.metadata, ["date"])}  ${where}`);
+  const text = el("div", { class: "text" });
+  const found = isHit ? snippetSpan(entry.text, hit.snippet) : null;
+  if (found) {
+    text.append(entry.text.slice(0, found[0]), el("mark", {}, entry.text.slice(found[0], found[1])),
+                entry.text.slice(found[1]));
+  } else {
+    text.append(entry.text);
+  }
+  const block = el("article", { class: isHit ? "entry this-hit" : "entry" }, head, text);
+  if (isHit) block.setAttribute("aria-current", "true");
+  return block;
+}
+
+function snippetSpan(text, snippet) {
+  // the snippet is a stretch of the record, with … where it was cut
+  const core = (snippet || "").replace(/^…/, "").replace(/…$/, "").trim();
+  const at = core ? text.indexOf(core) : -1;
+  return at >= 0 ? [at, at + core.length] : null;
+}
+
+async function openContext(hit) {
+  const dialog = $("context");
+  $("context-title").textContent = hit.citation;
+  const params = new URLSearchParams({ ref: hit.id, context: String(CONTEXT) });
+  $("context-json").setAttribute("href", "/get.json?" + params);
+  $("entries").replaceChildren(el("p", {}, "loading…"));
+  if (!dialog.open) dialog.showModal();
+  try {
+    const context = await getJSON("/get.json", params);
+    const entries = [...context.before, context.record, ...context.after];
+    $("entries").replaceChildren(...entries.map((entry) => entryBlock(entry, hit)));
+    const mine = $("entries").querySelector(".this-hit");
+    if (mine) mine.scrollIntoView({ block: "center" });
+  } catch (error) {
+    if (error instanceof NeedsToken) { dialog.close(); retry = () => openContext(hit); return; }
+    $("entries").replaceChildren(el("p", { class: "problem" }, error.message));
+  }
+}
+
+function closeContext() {
+  const params = new URLSearchParams(location.search);
+  if (params.has("open")) {
+    params.delete("open");
+    history.replaceState(null, "", "/?" + params);
+  }
+}
+
+// -- what the server searches --
+
+async function loadSources() {
+  const [about, sources] = await Promise.all([getJSON("/-/server.json"), getJSON("/sources.json")]);
+  $("default-mode").textContent = `default (${about.search_mode})`;
+  const boxes = sources.map((source) => el("label", { title: source.description || source.path || "" },
+    el("input", { type: "checkbox", value: source.name }), ` ${source.name} (${source.records})`));
+  $("sources").append(...boxes);
+  const people = new Set(sources.flatMap((source) => source.participants || []));
+  $("people").replaceChildren(...[...people].slice(0, 1000).map((name) => el("option", { value: name })));
+  const firsts = sources.map((s) => s.first_date).filter(Boolean).sort();
+  const lasts = sources.map((s) => s.last_date).filter(Boolean).sort();
+  for (const id of ["since", "until"]) {
+    if (firsts.length) $(id).setAttribute("min", firsts[0].slice(0, 10));
+    if (lasts.length) $(id).setAttribute("max", lasts[lasts.length - 1].slice(0, 10));
+  }
+}
+
+async function start() {
+  try {
+    await loadSources();
+  } catch (error) {
+    if (error instanceof NeedsToken) { retry = start; return; }
+    $("status").className = "problem";
+    $("status").textContent = error.message;
+    return;
+  }
+  const params = new URLSearchParams(location.search);
+  formFromParams(params);
+  await runSearch(params);
+  if (!params.get("q")) $("q").focus();
+}
+
+document.addEventListener("DOMContentLoaded", () => {
+  $("search").addEventListener("submit", (event) => {
+    event.preventDefault();
+    const params = paramsFromForm();
+    history.pushState(null, "", "/?" + params);
+    runSearch(params);
+  });
+  $("token-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    sessionStorage.setItem(TOKEN_KEY, $("token").value.trim());
+    $("token").value = "";
+    $("token-form").hidden = true;
+    if (retry) { const again = retry; retry = null; again(); }
+  });
+  $("close").addEventListener("click", () => $("context").close());
+  $("context").addEventListener("close", closeContext);
+  window.addEventListener("popstate", () => {
+    const params = new URLSearchParams(location.search);
+    formFromParams(params);
+    if ($("context").open) $("context").close();
+    runSearch(params);
+  });
+  document.addEventListener("keydown", (event) => {
+    const typing = /^(INPUT|TEXTAREA|SELECT)$/.test(event.target.tagName) || event.target.isContentEditable;
+    if (event.key === "/" && !typing && !$("context").open) {
+      event.preventDefault();
+      $("q").focus();
+      $("q").select();
+    }
+  });
+  start();
+});

@@ -1,0 +1,411 @@
+"""The HTTP server (``vecbook serve --http``): the MCP tools over MCP's streamable HTTP transport
+at ``/mcp``, the search page at ``/`` and its JSON (``/search.json``, ``/get.json``,
+``/sources.json``, ``/stats.json``, ``/-/server.json``), all behind one guard: loopback ``Host``
+names only, no request from another ``Origin``, a bearer token where one is set, bounded
+request bodies. fastmcp builds the Starlette app; uvicorn (which comes with it) serves it."""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+import json
+import logging
+import os
+import socket
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+from .book import VecBook
+from .config import ConfigError, QueryError, VecBookError, __version__
+from .hits import mark_matches
+from .mcp import bounded, exit_handler, filters_argument
+from .remote import LIST_PARAMS, SEARCH_PARAMS, ServerRecord, config_identity, record_path, remove_record, write_record
+from .tokens import analysis_of
+
+log = logging.getLogger("vecbook")  # one logger for the package: hosts and the CLI configure "vecbook"
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 8765
+TOKEN_VARIABLE = "VECBOOK_TOKEN"
+# A token shorter than this could be guessed by a client trying tokens over the network.
+MIN_TOKEN_CHARS = 16
+# Request bodies (MCP's JSON-RPC posts): a search call is under 50 KB (queries stop at 10,000
+# characters), so 1 MiB leaves room for any real call and refuses a flood with 413.
+MAX_BODY_BYTES = 1 << 20
+# A client has this long to send its whole body; a slower one gets 408 and its connection closes.
+BODY_SECONDS = 30.0
+# The request line and headers may be this large: a 10,000-character CJK query is ~90 KB once
+# percent-encoded in a /search.json address (h11's own default is 16 KB).
+MAX_HEADER_BYTES = 256 * 1024
+# The page's own files, shipped in the package (vecbook/page): no CDN, no build step.
+PAGE = Path(__file__).resolve().parent / "page"
+STATIC_TYPES = {"page.js": "text/javascript; charset=utf-8", "page.css": "text/css; charset=utf-8",
+                "icon.svg": "image/svg+xml"}
+# What needs no token: the page and its files hold no record text (they ask for it, with the token).
+PUBLIC_PATHS = ("/", "/favicon.ico", *(f"/-/static/{name}" for name in STATIC_TYPES))
+# Every response: the page runs only its own script and loads nothing from elsewhere, so even
+# record text that slipped into markup could not run; nothing frames it or sniffs types.
+SECURITY_HEADERS = [
+    (b"content-security-policy", b"default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
+                                 b"connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"),
+    (b"x-content-type-options", b"nosniff"),
+    (b"referrer-policy", b"no-referrer"),
+    (b"x-frame-options", b"DENY"),
+]
+# Fetch metadata of requests a page of another site made (scripts, images, fetches): refused;
+# a plain navigation (a link or bookmark to a search) is not.
+FOREIGN_SITES = ("cross-site", "same-site")
+
+
+def check_bind(host: str, token: str | None) -> bool:
+    """Whether ``host`` is a loopback address; raises ConfigError for any other without a token
+    (and for a token too short or not fit for a header)."""
+    loopback = is_loopback_address(host)
+    if token is not None and (len(token) < MIN_TOKEN_CHARS or not token.isascii() or not token.isprintable()
+                              or " " in token):
+        raise ConfigError(f"the token must be at least {MIN_TOKEN_CHARS} printable ASCII characters without "
+                          "spaces; make one with: python -c \"import secrets; print(secrets.token_urlsafe(32))\"")
+    if not loopback and not token:
+        raise ConfigError(
+            f"refusing to serve on {host} without a token: beyond loopback anyone who can reach this machine "
+            f"could read your notes, chats and mail through it. Set {TOKEN_VARIABLE} (or --token) to a secret "
+            "each client sends as 'Authorization: Bearer TOKEN', or leave --host at 127.0.0.1")
+    return loopback
+
+
+def is_loopback_address(host: str) -> bool:
+    """Whether ``host`` (a name or an address) names this machine's loopback interface only."""
+    try:
+        return all(ipaddress.ip_address(info[4][0].split("%")[0]).is_loopback
+                   for info in socket.getaddrinfo(host, None, type=socket.SOCK_STREAM))
+    except (OSError, ValueError):
+        return False
+
+
+def is_loopback_host(header: str) -> bool:
+    """Whether a ``Host`` header (``name[:port]``) is ``localhost`` or a loopback address, as a
+    browser led here by a rebound DNS name would not send."""
+    name = header.strip().lower()
+    if name.startswith("["):
+        name = name[1:name.find("]")] if "]" in name else name
+    elif name.count(":") == 1:
+        name = name.split(":")[0]
+    if name == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
+
+
+class Guard:
+    """ASGI middleware in front of every route: the Host, Origin and token checks (refusals
+    answered with 421, 403 or 401 and logged), and bodies read whole, bounded in size (413)
+    and time (408), before the app sees them. It also adds SECURITY_HEADERS to every response."""
+
+    def __init__(self, app: Any, token: str | None = None, loopback: bool = True) -> None:
+        self.app = app
+        self.token = token
+        self.loopback = loopback
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = {key.decode("latin-1").lower(): value.decode("latin-1") for key, value in scope["headers"]}
+        refused = self.refusal(scope, headers)
+        if refused is None and scope["method"] not in ("GET", "HEAD", "OPTIONS"):
+            body, refused = await self.read_body(receive)
+            if body is None and refused is None:
+                return  # the client left before sending its request: nobody to answer
+            if refused is None:
+                receive = _replay(body or b"", receive)
+        if refused is not None:
+            status, reason = refused
+            client = scope.get("client") or ("?", 0)
+            log.warning("refused %s %s from %s: %s", scope["method"], scope["path"], client[0], reason)
+            await self.answer(send, status, reason)
+            return
+
+        async def send_secured(message: dict[str, Any]) -> None:
+            if message["type"] == "http.response.start":
+                message = {**message, "headers": [*message.get("headers", []), *SECURITY_HEADERS]}
+            await send(message)
+
+        await self.app(scope, receive, send_secured)
+
+    def refusal(self, scope: dict[str, Any], headers: dict[str, str]) -> tuple[int, str] | None:
+        """(status, reason) when the request is refused before any route sees it."""
+        host = headers.get("host", "")
+        if self.loopback and not is_loopback_host(host):
+            return 421, f"Host {host!r} is not a loopback name or address (a DNS rebinding attempt?)"
+        origin = headers.get("origin")
+        if origin is not None and origin.rstrip("/").lower() != f"{scope.get('scheme', 'http')}://{host}".lower():
+            return 403, f"a page of another origin ({origin}) may not use this server"
+        if headers.get("sec-fetch-site") in FOREIGN_SITES and headers.get("sec-fetch-mode") != "navigate":
+            return 403, f"a page of another site may not use this server (Sec-Fetch-Site: {headers['sec-fetch-site']})"
+        if self.token and scope["path"] not in PUBLIC_PATHS:
+            scheme, _, given = headers.get("authorization", "").strip().partition(" ")
+            if scheme.lower() != "bearer":
+                return 401, "this server needs its token: send 'Authorization: Bearer TOKEN'"
+            if not hmac.compare_digest(given.strip().encode("utf-8"), self.token.encode("utf-8")):
+                return 401, "wrong token"
+        declared = headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
+            return 413, f"the request body ({declared} bytes) is over the limit of {MAX_BODY_BYTES} bytes"
+        return None
+
+    async def read_body(self, receive: Any) -> tuple[bytes | None, tuple[int, str] | None]:
+        """The whole request body, or a refusal: over MAX_BODY_BYTES, or not sent within BODY_SECONDS;
+        (None, None) when the client left."""
+        import anyio
+
+        chunks: list[bytes] = []
+        size = 0
+        with anyio.move_on_after(BODY_SECONDS):
+            while True:
+                message = await receive()
+                if message["type"] == "http.disconnect":
+                    return None, None
+                chunks.append(message.get("body", b""))
+                size += len(chunks[-1])
+                if size > MAX_BODY_BYTES:
+                    return b"", (413, f"the request body is over the limit of {MAX_BODY_BYTES} bytes")
+                if not message.get("more_body", False):
+                    return b"".join(chunks), None
+        return None, (408, f"the request body did not arrive within {BODY_SECONDS:.0f} s")
+
+    async def answer(self, send: Any, status: int, reason: str) -> None:
+        """A refusal as JSON ``{"error": reason, "type": "refused"}`` (the page shows it)."""
+        body = json.dumps({"error": reason, "type": "refused"}).encode("utf-8")
+        headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
+                   (b"connection", b"close"), *SECURITY_HEADERS]
+        if status == 401:
+            headers.append((b"www-authenticate", b'Bearer realm="vecbook"'))
+        try:
+            await send({"type": "http.response.start", "status": status, "headers": headers})
+            await send({"type": "http.response.body", "body": body})
+        except OSError:
+            pass  # the client is gone already
+
+
+def _replay(body: bytes, receive: Any) -> Any:
+    """A ``receive`` that hands the app the body read already, then waits on the client (disconnects)."""
+    sent = False
+
+    async def replay() -> dict[str, Any]:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()  # type: ignore[no-any-return]
+
+    return replay
+
+
+# -- the page's JSON --
+
+def search_arguments(params: Any) -> tuple[dict[str, Any], int | None, bool]:
+    """``VecBook.search``'s keyword arguments from a ``/search.json`` address (empty values count
+    as absent, as a form leaves them), with ``max_chars`` and ``marks``."""
+    unknown = sorted(set(params.keys()) - set(SEARCH_PARAMS))
+    if unknown:
+        raise QueryError(f"unknown parameter {unknown[0]!r}; the search takes {', '.join(SEARCH_PARAMS)}")
+    value = {key: params.get(key) or None for key in SEARCH_PARAMS if key not in LIST_PARAMS}
+    if value["q"] is None:
+        raise QueryError("query must be a non-empty string: pass it as q=...")
+    arguments = {
+        "query": value["q"], "max_results": _number(value, "max_results", int), "mode": value["mode"],
+        "filters": filters_argument(value["filters"]), "since": value["since"], "until": value["until"],
+        "dedupe": _flag(value, "dedupe"), "fusion": value["fusion"],
+        "recency_half_life_days": _number(value, "recency_half_life_days", float),
+        "keyword_weight": _number(value, "keyword_weight", float), "min_score": _number(value, "min_score", float),
+        "max_total_chars": _number(value, "max_total_chars", int),
+        **{key: [v for v in params.getlist(key) if v] or None for key in LIST_PARAMS},
+    }
+    return arguments, _number(value, "max_chars", int), bool(_flag(value, "marks"))
+
+
+def _number(values: dict[str, Any], key: str, kind: Callable[[str], Any]) -> Any:
+    text = values[key]
+    if text is None:
+        return None
+    try:
+        return kind(text)
+    except ValueError:
+        raise QueryError(f"{key} must be a {'whole ' if kind is int else ''}number, got {text!r}") from None
+
+
+def _flag(values: dict[str, Any], key: str) -> bool | None:
+    text = values[key]
+    if text is None:
+        return None
+    if text.lower() not in ("true", "false", "1", "0"):
+        raise QueryError(f"{key} must be true or false, got {text!r}")
+    return text.lower() in ("true", "1")
+
+
+def match_offsets(text: str, terms: list[str], analysis: Any) -> list[list[int]]:
+    """[start, end) character offsets of the words of ``text`` the CLI would highlight for ``terms``."""
+    spans: list[list[int]] = []
+    position = 0
+
+    def plain(part: str) -> str:
+        nonlocal position
+        position += len(part)
+        return part
+
+    def mark(word: str) -> str:
+        nonlocal position
+        spans.append([position, position + len(word)])
+        position += len(word)
+        return word
+
+    mark_matches(text, terms, mark, plain, analysis)
+    return spans
+
+
+def page_routes(book: VecBook) -> dict[str, Callable[[Any], Any]]:
+    """The page and its JSON, by path: each calls one method of ``book`` (on a worker thread,
+    so a long search never holds the server's event loop) and answers its JSON shape."""
+    from starlette.responses import FileResponse, Response
+
+    def search(request: Any) -> Any:
+        arguments, max_chars, marks = search_arguments(request.query_params)
+        hits = book.search(**arguments).to_dicts()
+        if max_chars is not None:
+            hits = [bounded(hit, max_chars) for hit in hits]
+        if marks:
+            for hit in hits:
+                hit["snippet_marks"] = match_offsets(hit["snippet"], hit["matched_terms"],
+                                                     analysis_of(book.config, hit["source"]))
+        return hits
+
+    def get(request: Any) -> Any:
+        context = _number({"context": request.query_params.get("context") or "0"}, "context", int)
+        return book.get(request.query_params.get("ref", ""), context).to_dict()
+
+    def about(_request: Any) -> Any:
+        config = book.config
+        return {"name": "vecbook", "version": __version__, "config": config_identity(config), "pid": os.getpid(),
+                "config_file": str(config.config_file) if config.config_file else None,
+                "search_mode": book.default_mode, "max_results": config.max_results}
+
+    def page(_request: Any) -> Any:
+        return FileResponse(PAGE / "index.html", media_type="text/html; charset=utf-8",
+                            headers={"Cache-Control": "no-cache"})
+
+    def static(request: Any) -> Any:
+        name = request.path_params["name"]
+        if name not in STATIC_TYPES:
+            return Response("not found", status_code=404, media_type="text/plain")
+        return FileResponse(PAGE / name, media_type=STATIC_TYPES[name], headers={"Cache-Control": "no-cache"})
+
+    def icon(_request: Any) -> Any:
+        return FileResponse(PAGE / "icon.svg", media_type=STATIC_TYPES["icon.svg"])
+
+    json_routes = {"/search.json": search, "/get.json": get, "/sources.json": lambda _: book.sources(),
+                   "/stats.json": lambda _: book.stats(), "/-/server.json": about}
+    return {**{path: _json_route(path, handler) for path, handler in json_routes.items()},
+            "/": _threaded(page), "/-/static/{name}": _threaded(static), "/favicon.ico": _threaded(icon)}
+
+
+def _threaded(handler: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    async def route(request: Any) -> Any:
+        from starlette.concurrency import run_in_threadpool
+
+        return await run_in_threadpool(handler, request)
+
+    return route
+
+
+def _json_route(path: str, handler: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """A route answering ``handler``'s result as JSON; a VecBook error is 400 with
+    ``{"error": message, "type": class name}`` (and a log line, as MCP refusals have)."""
+    from starlette.responses import Response
+
+    def answer(request: Any) -> Any:
+        try:
+            data, status = handler(request), 200
+        except VecBookError as exc:
+            log.warning("%s refused: %s", path.strip("/").removesuffix(".json"), " ".join(str(exc).splitlines()))
+            data, status = {"error": str(exc), "type": type(exc).__name__}, 400
+        return Response(json.dumps(data, ensure_ascii=False), status_code=status,
+                        media_type="application/json", headers={"Cache-Control": "no-store"})
+
+    return _threaded(answer)
+
+
+def build_app(book: VecBook, token: str | None = None, loopback: bool = True) -> Any:
+    """The ASGI app: fastmcp's streamable HTTP app for ``book``'s tools at ``/mcp``, with the
+    page's routes added and the ``Guard`` in front."""
+    from starlette.middleware import Middleware
+
+    from .mcp import build_server
+
+    server = build_server(book)
+    for path, route in page_routes(book).items():
+        server.custom_route(path, methods=["GET"])(route)
+    # fastmcp's own Host/Origin check is left off: the Guard makes the same checks for every
+    # route, the page's too, and logs each refusal.
+    return server.http_app(path="/mcp", middleware=[Middleware(Guard, token=token, loopback=loopback)],
+                           host_origin_protection=False)
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """A listening socket on ``host``:``port`` (port 0: any free one), or an error that says what to do."""
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM,
+                                                              flags=socket.AI_PASSIVE)[0]
+    except socket.gaierror as exc:
+        raise ConfigError(f"--host {host!r} is not an address of this machine ({exc.strerror})") from None
+    sock = socket.socket(family, kind, proto)
+    if os.name != "nt":  # on Windows the option would let another process take the port over
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind(address)
+        sock.listen(1024)
+    except OSError as exc:
+        sock.close()
+        raise VecBookError(f"cannot listen on {host}:{port}: {exc.strerror} (another vecbook serve --http? "
+                           "pass --port N for another port)") from None
+    return sock
+
+
+def serve_http(book: VecBook, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, token: str | None = None) -> None:
+    """Serve ``book`` over HTTP until SIGTERM or Ctrl-C, leaving a record of this server (for the
+    CLI) in the runtime folder meanwhile; at exit, remove it and write what the caches put off."""
+    import signal
+
+    loopback = check_bind(host, token)
+    sock = bind(host, port)
+    address = sock.getsockname()
+    reachable = ("127.0.0.1" if sock.family == socket.AF_INET else "::1") if \
+        ipaddress.ip_address(address[0].split("%")[0]).is_unspecified else address[0]
+    url = f"http://{f'[{reachable}]' if ':' in reachable else reachable}:{address[1]}"
+    record = record_path(book.config)
+    app = build_app(book, token, loopback)
+    stop = exit_handler(lambda: remove_record(record, os.getpid()))
+    signal.signal(signal.SIGTERM, stop)  # uvicorn stops first, then hands the signal on to this
+    signal.signal(signal.SIGINT, stop)
+    server = http_server(app)
+    write_record(record, ServerRecord(url=url, pid=os.getpid(), config=config_identity(book.config), token=token,
+                                      version=__version__, started=time.time()))
+    log.info("serving the search page at %s/ and MCP at %s/mcp%s", url, url,
+             "" if loopback else f" (listening on {host}; clients send the token)")
+    book.start()
+    try:
+        server.run(sockets=[sock])  # until a signal: uvicorn stops, then hands it on to ``stop``
+    finally:
+        remove_record(record, os.getpid())
+    raise VecBookError("the HTTP server stopped without being asked to (see the log above)")
+
+
+def http_server(app: Any) -> Any:
+    """The uvicorn server for ``app``: VecBook's logging (none of uvicorn's own set-up), no
+    access log, request heads up to MAX_HEADER_BYTES, two seconds for open calls at exit."""
+    import uvicorn
+
+    return uvicorn.Server(uvicorn.Config(app, log_config=None, access_log=False, lifespan="on", ws="none",
+                                         timeout_graceful_shutdown=2, h11_max_incomplete_event_size=MAX_HEADER_BYTES))
