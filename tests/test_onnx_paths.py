@@ -19,7 +19,7 @@ import pytest
 
 import vecbook
 from vecbook import cpu, embed, onnx_build, onnx_int8, onnx_model
-from conftest import DATA, ROOT
+from conftest import DATA, ROOT, torch_embedder
 
 SENTENCES = [
     "the walrus hid the golden key under the pier",
@@ -34,26 +34,9 @@ SENTENCES = [
 
 
 @pytest.fixture(scope="module")
-def int8(user_cache: Path) -> vecbook.Embedder:
-    model = vecbook.Embedder(precision="int8", model_cache=user_cache / "models")
-    model.load()
-    return model
-
-
-@pytest.fixture(scope="module")
-def float32(user_cache: Path) -> vecbook.Embedder:
-    model = vecbook.Embedder(precision="float32", model_cache=user_cache / "models")
-    model.load()
-    return model
-
-
-@pytest.fixture(scope="module")
 def torch32() -> vecbook.Embedder:
     """float32 on torch, as on a machine where onnxruntime cannot run the model."""
-    model = vecbook.Embedder(precision="float32")
-    path = embed.resolve_model(model.model_name)
-    model._model, model._path = model._load_torch(path, bfloat16=False), path
-    return model
+    return torch_embedder(bfloat16=False)
 
 
 def test_building_holds_back_only_the_build_libraries_records(caplog: pytest.LogCaptureFixture) -> None:

@@ -5,13 +5,12 @@ ranks as the run that filled them."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 
 import vecbook
-from vecbook import embed, onnx_build, onnx_model
+from conftest import torch_embedder
+from vecbook import onnx_build, onnx_model
 
 MIXED = [
     "ok",
@@ -40,13 +39,6 @@ ALONE = [0, 1, 3, 4, 5, 6, 11, 14, 15]
 
 
 @pytest.fixture(scope="module")
-def int8(user_cache: Path) -> vecbook.Embedder:
-    model = vecbook.Embedder(precision="int8", model_cache=user_cache / "models")
-    model.load()
-    return model
-
-
-@pytest.fixture(scope="module")
 def int8_other_recipe(tmp_path_factory: pytest.TempPathFactory) -> vecbook.Embedder:
     """The int8 recipe this CPU does not build (8-bit operands, or 7-bit ones), built apart."""
     native = onnx_model.recipe()
@@ -60,34 +52,19 @@ def int8_other_recipe(tmp_path_factory: pytest.TempPathFactory) -> vecbook.Embed
 
 
 @pytest.fixture(scope="module")
-def float32(user_cache: Path) -> vecbook.Embedder:
-    model = vecbook.Embedder(precision="float32", model_cache=user_cache / "models")
-    model.load()
-    assert model.runtime == "onnxruntime"
-    return model
-
-
-def _torch(bfloat16: bool) -> vecbook.Embedder:
-    """float32 or bfloat16 on torch, queries included (as where onnxruntime cannot run the model)."""
-    model = vecbook.Embedder(precision="bfloat16" if bfloat16 else "float32")
-    path = embed.resolve_model(model.model_name)
-    model._model, model._path = model._load_torch(path, bfloat16=bfloat16), path
-    return model
-
-
-@pytest.fixture(scope="module")
 def torch_float32() -> vecbook.Embedder:
-    return _torch(bfloat16=False)
+    return torch_embedder(bfloat16=False)
 
 
 @pytest.fixture(scope="module")
 def torch_bfloat16() -> vecbook.Embedder:
-    return _torch(bfloat16=True)
+    return torch_embedder(bfloat16=True)
 
 
 @pytest.mark.parametrize("path", ["int8", "int8_other_recipe", "float32", "torch_float32", "torch_bfloat16"])
 def test_a_text_gets_the_same_vector_alone_and_in_a_mixed_batch(path: str, request: pytest.FixtureRequest) -> None:
     model = request.getfixturevalue(path)
+    assert model.load() and model.runtime == ("torch" if path.startswith("torch") else "onnxruntime")
     batch = model.encode(MIXED)
     assert batch.shape == (len(MIXED), 384)
     for i in ALONE:
