@@ -100,6 +100,31 @@ def embedder(user_cache: Path) -> vecbook.Embedder:
     return model
 
 
+@pytest.fixture(scope="module")
+def int8(user_cache: Path) -> vecbook.Embedder:
+    """The real model on int8 (onnxruntime), records and queries, whatever this CPU's default."""
+    model = vecbook.Embedder(precision="int8", model_cache=user_cache / "models")
+    model.load()
+    return model
+
+
+@pytest.fixture(scope="module")
+def float32(user_cache: Path) -> vecbook.Embedder:
+    """The real model on float32 (onnxruntime, where it runs the model)."""
+    model = vecbook.Embedder(precision="float32", model_cache=user_cache / "models")
+    model.load()
+    return model
+
+
+def torch_embedder(bfloat16: bool) -> vecbook.Embedder:
+    """The real model on torch, float32 or bfloat16, queries included: as on a machine where
+    onnxruntime cannot run the model."""
+    model = vecbook.Embedder(precision="bfloat16" if bfloat16 else "float32")
+    path = vecbook.embed.resolve_model(model.model_name)
+    model._model, model._path = model._load_torch(path, bfloat16=bfloat16), path
+    return model
+
+
 @pytest.fixture
 def shared_model(embedder: vecbook.Embedder, monkeypatch: pytest.MonkeyPatch) -> None:
     """Each CLI call builds a VecBook; give them the already-loaded model."""

@@ -18,8 +18,8 @@ import numpy as np
 import pytest
 
 import vecbook
-from vecbook import cpu, embed, onnx_build, onnx_model
-from conftest import DATA, ROOT
+from vecbook import cpu, embed, onnx_build, onnx_int8, onnx_model
+from conftest import DATA, ROOT, torch_embedder
 
 SENTENCES = [
     "the walrus hid the golden key under the pier",
@@ -34,26 +34,9 @@ SENTENCES = [
 
 
 @pytest.fixture(scope="module")
-def int8(user_cache: Path) -> vecbook.Embedder:
-    model = vecbook.Embedder(precision="int8", model_cache=user_cache / "models")
-    model.load()
-    return model
-
-
-@pytest.fixture(scope="module")
-def float32(user_cache: Path) -> vecbook.Embedder:
-    model = vecbook.Embedder(precision="float32", model_cache=user_cache / "models")
-    model.load()
-    return model
-
-
-@pytest.fixture(scope="module")
 def torch32() -> vecbook.Embedder:
     """float32 on torch, as on a machine where onnxruntime cannot run the model."""
-    model = vecbook.Embedder(precision="float32")
-    path = embed.resolve_model(model.model_name)
-    model._model, model._path = model._load_torch(path, bfloat16=False), path
-    return model
+    return torch_embedder(bfloat16=False)
 
 
 def test_building_holds_back_only_the_build_libraries_records(caplog: pytest.LogCaptureFixture) -> None:
@@ -222,12 +205,12 @@ def test_stop_builds_ends_a_build_under_way(tmp_path: Path, monkeypatch: pytest.
 
 def test_a_missing_calibration_text_is_a_clear_build_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "calibration.txt").write_text("\n  \n", encoding="utf-8")
-    monkeypatch.setattr(onnx_build, "CALIBRATION_FILE", tmp_path / "calibration.txt")
+    monkeypatch.setattr(onnx_int8, "CALIBRATION_FILE", tmp_path / "calibration.txt")
     with pytest.raises(onnx_build.OnnxBuildError, match="calibration.txt is empty: reinstall vecbook"):
-        onnx_build._calibration_texts()
-    monkeypatch.setattr(onnx_build, "CALIBRATION_FILE", tmp_path / "gone.txt")
+        onnx_int8._calibration_texts()
+    monkeypatch.setattr(onnx_int8, "CALIBRATION_FILE", tmp_path / "gone.txt")
     with pytest.raises(onnx_build.OnnxBuildError, match="cannot read the calibration text .*gone.txt"):
-        onnx_build._calibration_texts()
+        onnx_int8._calibration_texts()
 
 
 @pytest.mark.parametrize("file, seven_bits", [("xeon-sapphire-rapids.txt", False), ("epyc-avx2.txt", True)])
@@ -254,14 +237,22 @@ def test_rebalancing_for_int8_leaves_the_float32_vectors_as_they_were(float32: v
     model = float32.load()
     spec = onnx_model.check_supported(float32._path)
     graph = onnx.load(str(model.folder / onnx_model.FLOAT_FILE))
-    in_float32 = onnx_build._rebalance(graph.graph, onnx_build._calibrate(graph, float32._path, spec))
+    plan = onnx_int8._rebalance(graph.graph, onnx_int8._calibrate(graph, float32._path, spec))
     smoothed = [node for node in graph.graph.node if node.name.rsplit("/", 1)[-1].startswith("Smooth_")]
     assert len(smoothed) == 12  # MiniLM's 6 layers: the fused Attention and the up-projection of each
-    assert in_float32 and all(name.endswith("/OutlierProduct") for name in in_float32)  # its huge activations
+    # ... which take static steps, over a range holding 0 (the other products take a step per token)
+    assert sorted(plan.static) == sorted(_fed(graph.graph, node).name for node in smoothed)
+    assert all(low < 0 < high for low, high in plan.static.values())
+    assert plan.in_float32 and all(name.endswith("/OutlierProduct") for name in plan.in_float32)  # huge activations
     session = ort.InferenceSession(graph.SerializeToString(), providers=["CPUExecutionProvider"])
     ids, _ = model.prepare(SENTENCES)
     rebalanced = np.concatenate([model._forward(session, [tokens]) for tokens in ids])
     assert ((rebalanced * float32.encode(SENTENCES)).sum(axis=1) > 0.99999).all()
+
+
+def _fed(graph: object, smoothing: object) -> object:
+    """The product a smoothing Mul feeds."""
+    return next(node for node in graph.node if smoothing.output[0] in node.input)
 
 
 @pytest.mark.parametrize("file, seven_bits", [("epyc-avx2.txt", True), ("xeon-sandy-bridge.txt", True),

@@ -59,9 +59,9 @@ def test_every_data_file_the_package_reads_is_shipped_in_it() -> None:
         shipped = tomllib.load(handle)["tool"]["setuptools"]["package-data"]["vecbook"]
     data = sorted(p.name for p in (ROOT / "vecbook").iterdir() if p.is_file() and p.suffix not in (".py", ".pyc"))
     assert data == sorted(s for s in shipped if "/" not in s) == ["calibration.txt"]  # the page: below
-    from vecbook import onnx_build
+    from vecbook import onnx_int8
 
-    assert onnx_build.CALIBRATION_FILE.is_file() and len(onnx_build._calibration_texts()) >= 50
+    assert onnx_int8.CALIBRATION_FILE.is_file() and len(onnx_int8._calibration_texts()) >= 50
 
 
 def test_the_wheel_ships_the_search_page(tmp_path: Path) -> None:

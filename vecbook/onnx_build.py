@@ -1,6 +1,6 @@
 """Building the ONNX files once per machine and model, in the cache folder: the model exported
-with torch, fused with onnxruntime's transformer optimizer, and its int8 copy (RECIPE: the
-float32 graph rebalanced on a calibration text, then quantized). Building needs torch,
+with torch, fused with onnxruntime's transformer optimizer, and its int8 copy (RECIPE, made by
+``onnx_int8``: the float32 graph rebalanced on a calibration text, then quantized). Building needs torch,
 transformers, onnx and onnxruntime (all in requirements.txt), runs in a child process (their
 memory leaves with it) and takes 10-20 s. The built files are checked against their recorded
 size and time (else sha256) on every load and rebuilt when one is missing or damaged.
@@ -24,25 +24,11 @@ import warnings
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
-import numpy as np
-
-from .config import VecBookError
-from .onnx_model import FLOAT_FILE, INT8_FILE, RECIPE, _runtime, model_files, recipe
+from .onnx_int8 import quantize
+from .onnx_model import FLOAT_FILE, INT8_FILE, RECIPE, OnnxBuildError, model_files, recipe
 
 log = logging.getLogger("vecbook")
 
-# SmoothQuant's migration strength: a product's input channel j is divided by
-# max|x_j| ** alpha / max|w_j| ** (1 - alpha). Mean cosine to float32 over 400 SciFact
-# abstracts: 0.3: 0.99876, 0.5: 0.99926, 0.6: 0.99937, 0.7: 0.99933, 0.8: 0.99929.
-SMOOTHING_ALPHA = 0.6
-# A down-projection input channel whose calibrated peak is this many times the median
-# channel's (MiniLM: one channel at 14-25 against ~3 in layers 1-4, at one token per text)
-# is computed in float32; at most this many channels per product.
-OUTLIER_RATIO = 6.0
-MAX_OUTLIER_CHANNELS = 8
-# Texts the calibration runs (chat, notes, mail, a few other scripts), shipped with the package.
-CALIBRATION_FILE = Path(__file__).with_name("calibration.txt")
-CALIBRATION_BATCH = 8
 MANIFEST_FILE = "manifest.json"
 
 
@@ -141,10 +127,6 @@ BUILD_TIMEOUT_SECONDS = 1800
 # Build children running now, so a server leaving mid-build takes them along (stop_builds).
 _children: set[subprocess.Popen[str]] = set()
 _children_lock = threading.Lock()
-
-
-class OnnxBuildError(VecBookError):
-    """Building the ONNX files failed; the message holds the end of the build's own report."""
 
 
 def _build_apart(model_dir: Path, out: Path, spec: dict[str, Any]) -> None:
@@ -259,7 +241,7 @@ def _discard(folder: Path) -> None:
 
 def _build(model_dir: Path, out: Path, spec: dict[str, Any]) -> None:
     """Export with torch, fuse with onnxruntime's transformer optimizer, then write the int8
-    copy (see RECIPE and _quantize)."""
+    copy (see RECIPE and onnx_int8.quantize)."""
     fp32, fused = out / "fp32.onnx", out / "fused.onnx"
     _export(model_dir, fp32)
     from onnxruntime.transformers.optimizer import optimize_model
@@ -271,7 +253,7 @@ def _build(model_dir: Path, out: Path, spec: dict[str, Any]) -> None:
     fused_model.save_model_to_file(str(fused))
     del fused_model
     fp32.unlink()
-    _quantize(fused, out / INT8_FILE, model_dir, spec)
+    quantize(fused, out / INT8_FILE, model_dir, spec, seven_bit=recipe() != RECIPE)
     fused.rename(out / FLOAT_FILE)
     names = (FLOAT_FILE, INT8_FILE)
     manifest = {"recipe": recipe(), "source": str(model_dir), "files": {name: _sha256(out / name) for name in names},
@@ -303,177 +285,3 @@ def _export(model_dir: Path, path: Path) -> None:
                           input_names=names, output_names=["last_hidden_state"],
                           dynamic_axes={name: {0: "batch", 1: "tokens"} for name in [*names, "last_hidden_state"]},
                           opset_version=17, do_constant_folding=True, dynamo=False)
-
-
-def _quantize(source: Path, target: Path, model_dir: Path, spec: dict[str, Any]) -> None:
-    """The int8 graph: the float32 graph rebalanced by the calibration text's activations
-    (_rebalance, which leaves its vectors as they were), then every weight product but the
-    outlier channels' quantized to int8 weights per output channel (activations per batch)."""
-    import onnx
-    from onnxruntime.quantization import QuantType, quantize_dynamic
-
-    model = onnx.load(str(source))
-    in_float32 = _rebalance(model.graph, _calibrate(model, model_dir, spec))
-    weights = _weights(model.graph)
-    nodes = [node.name for node in model.graph.node if _is_product(node, weights) and node.name not in in_float32]
-    rebalanced = target.with_name("rebalanced.onnx")
-    onnx.save(model, str(rebalanced))
-    del model, weights
-    quantize_dynamic(str(rebalanced), str(target), weight_type=QuantType.QInt8, per_channel=True,
-                     reduce_range=recipe() != RECIPE, op_types_to_quantize=["MatMul", "Attention"],
-                     nodes_to_quantize=nodes, extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT})
-    rebalanced.unlink()
-
-
-def _weights(graph: Any) -> dict[str, Any]:
-    """The graph's 2-D initializers (weight matrices) by name."""
-    return {tensor.name: tensor for tensor in graph.initializer if len(tensor.dims) == 2}
-
-
-def _is_product(node: Any, weights: dict[str, Any]) -> bool:
-    """A product of an activation with a weight matrix: what int8 quantizes (a BERT layer's
-    fused Attention holds the query, key and value weights; the other three are MatMuls)."""
-    return node.op_type in ("MatMul", "Attention") and len(node.input) > 1 and node.input[1] in weights
-
-
-def _calibrate(model: Any, model_dir: Path, spec: dict[str, Any]) -> dict[str, np.ndarray]:
-    """Each weight product's input: the largest magnitude of each channel over the calibration
-    texts' tokens (padding excluded), from the float32 graph."""
-    from onnx import TensorProto, helper
-    from tokenizers import Tokenizer
-
-    ort = _runtime()
-    texts = _calibration_texts()
-    weights = _weights(model.graph)
-    inputs = sorted({node.input[0] for node in model.graph.node if _is_product(node, weights)})
-    outputs = len(model.graph.output)
-    model.graph.output.extend(helper.make_tensor_value_info(name, TensorProto.FLOAT, None) for name in inputs)
-    options = ort.SessionOptions()
-    options.log_severity_level = 3
-    session = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
-    del model.graph.output[outputs:]
-    tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
-    tokenizer.enable_truncation(max_length=spec["max_tokens"])
-    tokenizer.enable_padding(pad_id=tokenizer.token_to_id("[PAD]") or 0)
-    peaks: dict[str, np.ndarray] = {}
-    for start in range(0, len(texts), CALIBRATION_BATCH):
-        encodings = tokenizer.encode_batch(texts[start:start + CALIBRATION_BATCH])
-        ids = np.array([e.ids for e in encodings], dtype=np.int64)
-        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
-        values = session.run(inputs, {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)})
-        tokens = mask.astype(bool)
-        for name, value in zip(inputs, values):
-            peak = np.abs(value[tokens]).max(axis=0)
-            peaks[name] = np.maximum(peaks[name], peak) if name in peaks else peak
-    return peaks
-
-
-def _calibration_texts() -> list[str]:
-    """The non-blank lines of CALIBRATION_FILE; OnnxBuildError where it is missing or empty."""
-    try:
-        texts = [line for line in CALIBRATION_FILE.read_text(encoding="utf-8").splitlines() if line.strip()]
-    except (OSError, UnicodeDecodeError) as exc:
-        raise OnnxBuildError(f"cannot read the calibration text {CALIBRATION_FILE} ({exc}): "
-                             "reinstall vecbook") from None
-    if not texts:
-        raise OnnxBuildError(f"the calibration text {CALIBRATION_FILE} is empty: reinstall vecbook")
-    return texts
-
-
-def _rebalance(graph: Any, peaks: dict[str, np.ndarray]) -> set[str]:
-    """Rewrite the float32 graph in place so that per-batch int8 activations lose less, without
-    changing what it computes; returns the products to keep in float32.
-
-    A product whose input comes from a LayerNorm (the fused Attention's query/key/value, the
-    feed-forward up-projection) sees a few channels far larger than the rest, which set the
-    whole batch's int8 step: its input is divided per channel by a scale that the weights'
-    rows are multiplied by (SmoothQuant). A feed-forward down-projection sees a channel or two
-    with huge values at one token per text: those channels are zeroed in its int8 product and
-    multiplied in a float32 product of their own, added back."""
-    from onnx import NodeProto, numpy_helper
-
-    weights = _weights(graph)
-    producers = {output: node for node in graph.node for output in node.output}
-    uses: dict[str, int] = {}
-    for node in graph.node:
-        for name in node.input:
-            uses[name] = uses.get(name, 0) + 1
-    before: dict[int, list[Any]] = {}
-    after: dict[int, list[Any]] = {}
-    in_float32: set[str] = set()
-    for number, node in enumerate(graph.node):
-        if not _is_product(node, weights):
-            continue
-        node.name = node.name or f"{node.op_type}_product_{number}"  # quantize_dynamic picks nodes by name
-        if uses[node.input[1]] > 1:  # a shared weight cannot take one product's scales
-            continue
-        weight = numpy_helper.to_array(weights[node.input[1]])
-        source = producers.get(node.input[0])
-        if source is not None and source.op_type.endswith("LayerNormalization"):
-            before[number] = _smooth(graph, node, peaks[node.input[0]], weight, number)
-        elif _projects_down(weight.shape):
-            split = _split_outliers(graph, node, peaks[node.input[0]], weight, number)
-            if split is not None:
-                before[number], after[number] = split
-                in_float32.add(before[number][-1].name)
-    ordered = []
-    for number, node in enumerate(graph.node):
-        for part in (*before.get(number, []), node, *after.get(number, [])):
-            ordered.append(NodeProto())
-            ordered[-1].CopyFrom(part)  # a copy: the originals are cleared below
-    del graph.node[:]
-    graph.node.extend(ordered)
-    return in_float32
-
-
-def _smooth(graph: Any, node: Any, peak: np.ndarray, weight: np.ndarray, number: int) -> list[Any]:
-    """Divide ``node``'s input by per-channel scales and multiply its weight rows by them: the
-    Mul node to insert before it."""
-    from onnx import helper, numpy_helper
-
-    scales = (np.clip(peak, 1e-5, None) ** SMOOTHING_ALPHA
-              / np.clip(np.abs(weight).max(axis=1), 1e-5, None) ** (1 - SMOOTHING_ALPHA))
-    scales /= np.exp(np.log(scales).mean())  # geometric mean 1: the product's overall size stays
-    graph_weight = next(tensor for tensor in graph.initializer if tensor.name == node.input[1])
-    graph_weight.CopyFrom(numpy_helper.from_array((weight * scales[:, None]).astype(np.float32), node.input[1]))
-    # Names carry the node's number: ONNX does not require node names to be unique.
-    inverse, smoothed = f"{node.name}/smoothing_{number}", f"{node.input[0]}/smoothed_{number}"
-    graph.initializer.append(numpy_helper.from_array((1 / scales).astype(np.float32), inverse))
-    mul = helper.make_node("Mul", [node.input[0], inverse], [smoothed], name=f"{node.name}/Smooth_{number}")
-    node.input[0] = smoothed
-    return [mul]
-
-
-def _split_outliers(graph: Any, node: Any, peak: np.ndarray, weight: np.ndarray,
-                    number: int) -> tuple[list[Any], list[Any]] | None:
-    """Take the input channels whose peak stands OUTLIER_RATIO times above the median channel's
-    out of ``node``'s product into a float32 one: the nodes to insert before it (the float32
-    product last) and after it (the sum), or None where no channel stands out."""
-    from onnx import helper, numpy_helper
-
-    channels = np.argsort(-peak, kind="stable")[:MAX_OUTLIER_CHANNELS]
-    channels = np.sort(channels[peak[channels] > OUTLIER_RATIO * np.median(peak)])
-    if not len(channels):
-        return None
-    keep = np.ones(len(peak), dtype=np.float32)
-    keep[channels] = 0.0
-    x, y, prefix = node.input[0], node.output[0], f"{node.name}/{number}"  # unique, as in _smooth
-    graph.initializer.extend([numpy_helper.from_array(keep, f"{prefix}/kept"),
-                              numpy_helper.from_array(channels.astype(np.int64), f"{prefix}/outliers"),
-                              numpy_helper.from_array(weight[channels].astype(np.float32), f"{prefix}/outlier_weight")])
-    inserted = [helper.make_node("Mul", [x, f"{prefix}/kept"], [f"{x}/kept_{number}"], name=f"{prefix}/Keep"),
-                helper.make_node("Gather", [x, f"{prefix}/outliers"], [f"{x}/outliers_{number}"],
-                                 name=f"{prefix}/Outliers", axis=-1),
-                helper.make_node("MatMul", [f"{x}/outliers_{number}", f"{prefix}/outlier_weight"],
-                                 [f"{y}/outliers_{number}"], name=f"{prefix}/OutlierProduct")]
-    node.input[0], node.output[0] = f"{x}/kept_{number}", f"{y}/kept_{number}"
-    join = helper.make_node("Add", [f"{y}/kept_{number}", f"{y}/outliers_{number}"], [y], name=f"{prefix}/Join")
-    return inserted, [join]
-
-
-def _projects_down(weight_shape: tuple[int, ...]) -> bool:
-    """A weight matrix from a wider space to a narrower one: in a BERT layer, only the
-    feed-forward output (intermediate size -> hidden size) is one."""
-    return len(weight_shape) == 2 and weight_shape[0] > weight_shape[1]
-
-

@@ -17,6 +17,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from .config import VecBookError
 from .cpu import CpuInfo, detect, has_int8_dot
 
 log = logging.getLogger("vecbook")
@@ -28,18 +29,20 @@ log = logging.getLogger("vecbook")
 os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
 
 # Part of the built folder's name and of the vectors' identity: a changed recipe builds
-# a new file and never reuses vectors made by the old one. The recipe: int8 weights per output
-# channel, activations quantized per batch at run time, after two float32-exact rewrites that
-# the calibration text sizes (see onnx_build._rebalance): each product fed by a LayerNorm gets per-channel
-# scales moved from its input into its weights (SmoothQuant), and each feed-forward
-# down-projection keeps the few input channels that carry the model's huge activations in a
-# float32 product of their own. On a CPU without int8 dot products the weights keep 7 bits
-# ("-7bit"): AVX2's int8 kernels add pairs of products in 16 bits, which 8-bit weights overflow.
-RECIPE = "int8-smooth-v3"
+# a new file and never reuses vectors made by the old one. The recipe (onnx_int8): int8 weights
+# per output channel, after two float32-exact rewrites that the calibration text sizes: each
+# product fed by a LayerNorm gets per-channel scales moved from its input into its weights
+# (SmoothQuant), and each feed-forward down-projection keeps the few input channels that carry
+# the model's huge activations in a float32 product of their own. Then activation steps that
+# never depend on the rest of the batch, so a text gets the same vector alone or among others:
+# a static step (calibrated) where a LayerNorm feeds the product, one per token elsewhere. On a
+# CPU without int8 dot products one operand of each product keeps 7 bits ("-7bit"): AVX2's int8
+# kernels add pairs of products in 16 bits, which two 8-bit operands overflow.
+RECIPE = "int8-smooth-v4"
 # Whether RECIPE passed the quality gate that any path ``precision = "auto"`` takes must pass
 # (SciFact test hybrid-linear nDCG@10 >= 0.735, semantic within 0.005 of float32, chat
 # recall@10 within 0.01), measured with the packaged all-MiniLM-L6-v2 for both its 8-bit and
-# its 7-bit weights (docs/performance.md); "auto" takes it for that model only.
+# its 7-bit operands (docs/performance.md); "auto" takes it for that model only.
 RECIPE_PASSES_GATE = True
 FLOAT_FILE = "model-float32.onnx"  # the fused graph: precision float32, and int8's queries
 INT8_FILE = "model-int8.onnx"  # the same graph with int8 weights: precision int8's records
@@ -57,6 +60,10 @@ QUERY_THREADS = 2
 class OnnxUnavailable(Exception):
     """onnxruntime cannot run the model here (a package is missing, or the model is not a
     kind it supports); the message says why. The embedder falls back to torch."""
+
+
+class OnnxBuildError(VecBookError):
+    """Building the ONNX files failed; the message holds the end of the build's own report."""
 
 
 def _runtime() -> Any:
@@ -113,9 +120,9 @@ def model_files(model_dir: Path) -> list[tuple[str, int]]:
 
 
 def recipe(info: CpuInfo | None = None) -> str:
-    """The int8 recipe built on this CPU: RECIPE, with 7-bit weights ("-7bit") where the CPU has
-    no int8 dot products (x86 without VNNI adds pairs of int8 products in 16 bits, which
-    8-bit weights can overflow; 7-bit ones cannot)."""
+    """The int8 recipe built on this CPU: RECIPE, with a 7-bit operand in each product ("-7bit")
+    where the CPU has no int8 dot products (x86 without VNNI adds pairs of int8 products in 16
+    bits, which two 8-bit operands can overflow; a 7-bit one cannot)."""
     return RECIPE if has_int8_dot(info or detect()) else f"{RECIPE}-7bit"
 
 
@@ -127,6 +134,10 @@ class OnnxModel:
     few milliseconds and keeps int8's error on one side of each comparison: a one-word text
     agreed 0.94 in cosine with float32 under int8.
     """
+
+    # A batch pads to its longest text: both graphs give a text the same vector whatever the
+    # padding and the batch (no step of the int8 recipe looks across rows; tested).
+    fixed_padding = False
 
     def __init__(self, model_dir: Path, folder: Path, spec: dict[str, Any], int8: bool = False) -> None:
         from tokenizers import Tokenizer
