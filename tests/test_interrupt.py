@@ -87,11 +87,14 @@ def wait_for_chunks(proc: subprocess.Popen[str], marks: Path, chunks: int, timeo
 def next_start(config: Path, embedder: vecbook.Embedder) -> dict[str, Any]:
     book = vecbook.VecBook(config=vecbook.load_config(config), embedder=embedder)
     book.close()
-    return dict(book.stats()["last_update"])
+    stats = book.stats()
+    return {**stats["last_update"], "cache_file": Path(stats["cache"]["path"])}
 
 
-def cache_folder() -> Path:
-    return Path(os.environ["VECBOOK_CACHE_DIRECTORY"])
+def journals(cache_file: Path) -> list[Path]:
+    """The journals beside ``cache_file`` (of its scope: other tests' books share the session's
+    cache folder, and one still closing may leave a journal of its own there for a moment)."""
+    return list(cache_file.parent.glob(f"{cache_file.stem}.*.vbj"))
 
 
 @pytest.mark.parametrize("signum, code, word", [(signal.SIGINT, 130, "interrupted"),
@@ -116,12 +119,13 @@ def test_a_first_index_stopped_by_ctrl_c_or_sigterm_keeps_what_it_embedded(
     assert 12 <= kept < RECORDS and int(line.group(2)) == kept  # one window per record
     update = next_start(library, embedder)
     assert update["from_cache"] == kept and update["embedded"] == RECORDS - kept  # only the rest
-    assert not list(cache_folder().glob("*.vbj"))  # the journal is in the cache file now
+    assert not journals(update["cache_file"])  # the journal is in the cache file now
 
 
 def test_a_killed_index_loses_only_what_came_after_its_last_checkpoint(library: Path,
                                                                        embedder: vecbook.Embedder) -> None:
-    next_start(library, embedder)  # every note cached: what the new export's checkpoints must not prune
+    # every note cached: what the new export's checkpoints must not prune
+    cache_file = next_start(library, embedder)["cache_file"]
     (library.parent / "notes" / "chat.txt").write_text(notes(RECORDS, first=1000) + "\n", encoding="utf-8")
     proc, marks = start(library, 0.0, "reindex")  # a checkpoint after every chunk
     try:
@@ -131,7 +135,7 @@ def test_a_killed_index_loses_only_what_came_after_its_last_checkpoint(library: 
     finally:
         if proc.poll() is None:
             proc.kill()
-    assert len(list(cache_folder().glob("*.vbj"))) >= 1
+    assert len(journals(cache_file)) >= 1
     update = next_start(library, embedder)
     kept = update["from_cache"] - RECORDS  # the first notes' vectors all came from the cache file
     assert checkpointed <= kept < RECORDS and update["embedded"] == RECORDS - kept
