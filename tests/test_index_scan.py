@@ -67,7 +67,8 @@ def trainings(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
 def queries(vectors: np.ndarray, count: int = 30) -> np.ndarray:
     rng = np.random.default_rng(10)
-    return vectors[rng.integers(0, len(vectors), count)] + 0.3 * rng.normal(size=(count, vectors.shape[1])).astype(np.float32)
+    noise = rng.normal(size=(count, vectors.shape[1])).astype(np.float32)
+    return vectors[rng.integers(0, len(vectors), count)] + 0.3 * noise
 
 
 def test_searches_before_the_scan_is_ready_are_exact_and_the_scan_then_finds_the_same_top_hits(
@@ -81,7 +82,8 @@ def test_searches_before_the_scan_is_ready_are_exact_and_the_scan_then_finds_the
         exact_ids, exact_scores = index.top(q, 10, exact=True)
         assert ids.tolist() == exact_ids.tolist() and scores.tolist() == exact_scores.tolist()
     mask = np.arange(ROWS) % 3 == 0
-    assert index.top(vectors[6], 5, mask)[0].tolist() == vecbook.index.top_k(*index.scores_within(vectors[6], mask), 5)[0].tolist()
+    exact_filtered = vecbook.index.top_k(*index.scores_within(vectors[6], mask), 5)[0]
+    assert index.top(vectors[6], 5, mask)[0].tolist() == exact_filtered.tolist()
     held_training.set()
     scanned(index)  # swapped in
     assert "PQFastScan" in index.index_type
@@ -184,18 +186,20 @@ def test_a_damaged_or_stale_saved_scan_is_ignored_and_trained_over(
     caplog.set_level(logging.INFO, logger="vecbook")
     again = scanned(build(vectors, saved, keys))
     assert trainings == [ROWS, ROWS]
-    assert [r.levelno for r in caplog.records if message in r.getMessage() and str(saved.path) in r.getMessage()] == [level]
+    said = [r.levelno for r in caplog.records if message in r.getMessage() and str(saved.path) in r.getMessage()]
+    assert said == [level]
     assert again.top(vectors[17], 1)[0].tolist() == [17]
     assert vecbook.vector_store.wait_for_scans(30)
-    assert ScanFile(saved.path, "model|x").load(saved.key_for(b"".join(keys), "cosine", 32), ROWS) is not None  # saved anew
+    key = saved.key_for(b"".join(keys), "cosine", 32)
+    assert ScanFile(saved.path, "model|x").load(key, ROWS) is not None  # saved anew, for the rows of now
 
 
 def test_a_book_saves_its_scan_in_the_cache_folder_and_the_next_start_reads_it(
         tmp_path: Path, fake_book: Callable[..., vecbook.VecBook], trainings: list[int]) -> None:
     data = tmp_path / "data"
     data.mkdir()
-    (data / "notes.md").write_text("\n\n".join(f"# Note {n}\n\nthe boiler {n} café 修理 {n % 7}" for n in range(500)),
-                                   encoding="utf-8")
+    notes = "\n\n".join(f"# Note {n}\n\nthe boiler {n} café 修理 {n % 7}" for n in range(500))
+    (data / "notes.md").write_text(notes, encoding="utf-8")
     cache = tmp_path / "cache"
     book = fake_book(data, cache_directory=cache)
     store = book._snapshot.vectors.store
