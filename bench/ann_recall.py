@@ -119,6 +119,7 @@ def report(records: np.ndarray, queries: np.ndarray, k: int = 10) -> None:
 
     vector_index.APPROXIMATE_FROM = 0  # the quantized scan whatever the size
     index = VectorIndex(records, np.arange(len(records)), len(records))
+    assert index.store is not None and index.store.wait_for_scan()  # made in the background
     exact = [index.top(q, k, exact=True)[0] for q in queries]
     print(f"{len(records):,} record vectors, {len(queries):,} queries; {index.index_type}")
     recall = recall_at(index, queries, exact, k)

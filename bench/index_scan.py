@@ -56,7 +56,12 @@ def main() -> None:
     started = time.perf_counter()
     index = vi.VectorIndex(None, np.arange(n), n, "cosine", fill=(DIM, write))
     print(f"{n:,} rows made into an index in {time.perf_counter() - started:.1f} s (rows generated "
-          f"included); {index.index_type}", flush=True)
+          f"included)", flush=True)
+    if index.store is not None:  # its scan is made in the background: wait for it
+        index.store.wait_for_scan()
+        print(f"its quantized scan set {time.perf_counter() - started:.1f} s after the start (one "
+              f"background thread)", flush=True)
+    print(index.index_type, flush=True)
     rng = np.random.default_rng(99)
     picks = rng.integers(0, n, 60)
     queries = index.decode(picks) + 0.05 * rng.standard_normal((60, DIM), dtype=np.float32)

@@ -15,8 +15,10 @@ behaviour are those of real vectors of the same shapes, retrieval quality is not
 vectors' recall: ``bench/ann_recall.py``). Linux only (RSS from /proc).
 
 The warm process reports, in order: seconds from its start (interpreter included) to the
-index ready (above ``APPROXIMATE_FROM`` windows, its quantized scan trained); RSS when
-ready; RSS after ``--searches`` hybrid searches, and the peak; p50/p95 of ``--queries``
+index ready; RSS when
+ready; seconds from its start until the index's quantized scan is in use (read back from the
+cache folder, or trained in the background: searches are exact until then), and one semantic
+search's time before it; RSS after ``--searches`` hybrid searches, and the peak; p50/p95 of ``--queries``
 distinct queries per mode, each embedded; recall@10 of the semantic top 10 against exact
 search over the same rows, and whether 200 records' own texts find them first; a new note
 appended to ``journal.txt``, seconds until ``reindex()`` returns and it is found by keyword
@@ -60,9 +62,19 @@ book = vecbook.VecBook(corpus, cache_directory=cache, embedder=embedder, precisi
 ready = time.perf_counter() - started
 out = {"kind": kind, "records": book.stats()["records"], "ready_s": ready, "ready_rss_mb": rss(),
        "ready_peak_mb": rss("VmHWM"), "last_update": book.stats()["last_update"]}
+store = getattr(book._snapshot.vectors, "store", None)  # (an older VecBook: no store, exact)
+if store is not None and hasattr(store, "wait_for_scan"):
+    # The quantized scan is read back or trained in the background: exact searches until then.
+    out["exact_until_scan"] = not store.wait_for_scan(0)
+    if kind == "warm" and out["exact_until_scan"]:
+        t = time.perf_counter()
+        book.search(queries[0], mode="semantic")
+        out["semantic_before_scan_ms"] = (time.perf_counter() - t) * 1000
+    store.wait_for_scan()
+    out["scan_s"] = time.perf_counter() - started
 if kind == "warm":
     vectors = book._snapshot.vectors
-    scanned = getattr(vectors, "store", None) is not None  # (an older VecBook: no store, exact)
+    scanned = store is not None
     out["index_type"] = vectors.index_type
     for number in range(searches):
         book.search(queries[number % len(queries)], mode="hybrid")
@@ -111,6 +123,8 @@ if kind == "warm":
         journal.write_bytes(original)
         book.reindex()
         book.close()
+if hasattr(vecbook.vector_store, "wait_for_scans"):
+    vecbook.vector_store.wait_for_scans()  # the scan saved in the cache folder before the process ends
 print(json.dumps(out))
 """
 
@@ -150,7 +164,7 @@ def main() -> None:
         cache = args.workdir / f"scale-cache-{size}"
         cold = None
         if args.cold or not list(cache.glob("vectors-*.vbc")):
-            for path in [*cache.glob("vectors-*.vbc"), *cache.glob("keywords-*.vbk")]:
+            for path in [*cache.glob("vectors-*.vbc"), *cache.glob("keywords-*.vbk"), *cache.glob("scan-*.vbs")]:
                 path.unlink()
             cold = child("cold", corpus, cache, args.precision, qs, 0)
             print(json.dumps({"size": size, "cold": cold}), flush=True)
@@ -167,6 +181,11 @@ def print_size(size: int, cold: dict | None, warm: dict, searches: int) -> None:
         print(f"| cold build: start to ready (every text through the tokenizer, synthetic vectors) | {cold['ready_s']:.1f} s |")
         print(f"| cold build: peak RSS | {cold['ready_peak_mb']:,.0f} MB |")
     print(f"| warm start: process start to index ready | {warm['ready_s']:.1f} s |")
+    if "scan_s" in warm:
+        before = f"; one semantic search before it: {warm['semantic_before_scan_ms']:.0f} ms" \
+            if "semantic_before_scan_ms" in warm else ""
+        print(f"| warm start: process start to the quantized scan in use (exact searches until then{before}) | "
+              f"{warm['scan_s']:.1f} s |")
     print(f"| RSS when ready (peak so far) | {warm['ready_rss_mb']:,.0f} MB ({warm['ready_peak_mb']:,.0f} MB) |")
     print(f"| RSS after {searches} hybrid searches; peak RSS | {warm['serving_rss_mb']:,.0f} MB; "
           f"{warm['serving_peak_mb']:,.0f} MB |")

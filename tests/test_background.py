@@ -312,12 +312,14 @@ def test_cache_files_unused_for_60_days_are_deleted_when_a_scope_saves(write_fil
     day = 86400
     old, recent = cache / "vectors-aaaa-old.vbc", cache / "vectors-aaaa-recent.vbc"
     temp, foreign = cache / ".vectors-crashed.tmp", cache / "notes.txt"
-    for path, age in ((old, 61 * day), (recent, 59 * day), (temp, 2 * day), (foreign, 400 * day)):
+    old_scan, recent_scan, scan_temp = cache / "scan-aaaa-old.vbs", cache / "scan-aaaa-recent.vbs", cache / ".scan-x.tmp"
+    for path, age in ((old, 61 * day), (recent, 59 * day), (temp, 2 * day), (foreign, 400 * day),
+                      (old_scan, 61 * day), (recent_scan, 59 * day), (scan_temp, 2 * day)):
         path.write_bytes(b"x")
         os.utime(path, (time.time() - age, time.time() - age))
     vecbook.VecBook(write_files(NOTES), embedder=FakeEmbedder(), cache_directory=cache)
-    assert not old.exists() and not temp.exists()
-    assert recent.exists() and foreign.exists()  # in use lately, or not a cache file at all
+    assert not old.exists() and not temp.exists() and not old_scan.exists() and not scan_temp.exists()
+    assert recent.exists() and foreign.exists() and recent_scan.exists()  # in use lately, or not a cache file
     assert len(list(cache.glob("*.vbc"))) == 2
 
 

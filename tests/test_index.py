@@ -411,7 +411,7 @@ def approximate_from_400(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_a_large_index_scans_quantized_rows_and_scores_its_candidates_exactly(approximate_from_400: None,
                                                                               metric: str) -> None:
     vectors = clustered_vectors(3000)
-    index = vecbook.index.VectorIndex(vectors, np.arange(3000), 3000, metric)
+    index = scanned(vecbook.index.VectorIndex(vectors, np.arange(3000), 3000, metric))
     assert index.store is not None and index.store.scan is not None and "PQFastScan" in index.index_type
     rng = np.random.default_rng(10)
     queries = vectors[rng.integers(0, 3000, 60)] + 0.3 * rng.normal(size=(60, 32)).astype(np.float32)  # near the topics
@@ -428,6 +428,12 @@ def test_a_large_index_scans_quantized_rows_and_scores_its_candidates_exactly(ap
         assert index.top(vectors[row], 1)[0].tolist() == [row]
 
 
+def scanned(index: vecbook.index.VectorIndex) -> vecbook.index.VectorIndex:
+    """``index`` once the background thread has set its store's scan."""
+    assert index.store is not None and index.store.wait_for_scan(60) and index.store.scan is not None
+    return index
+
+
 def test_a_small_index_is_searched_exactly_without_a_store() -> None:
     index = vecbook.index.VectorIndex(clustered_vectors(300), np.arange(300), 300)
     assert index.store is None and index.index_type == "IndexScalarQuantizer (float16)"
@@ -436,7 +442,7 @@ def test_a_small_index_is_searched_exactly_without_a_store() -> None:
 def test_a_filter_asks_the_scan_for_more_candidates_so_its_matches_are_still_found(approximate_from_400: None,
                                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     vectors = clustered_vectors(3000)
-    index = vecbook.index.VectorIndex(vectors, np.arange(3000), 3000)
+    index = scanned(vecbook.index.VectorIndex(vectors, np.arange(3000), 3000))
     monkeypatch.setattr(vecbook.vector_index, "EXACT_SUBSET", 10)  # the filters below go through the scan
     query = vectors[5] + 0.2
     for share in (0.02, 0.5):
@@ -462,7 +468,7 @@ def updated(previous: vecbook.index.VectorIndex, source: np.ndarray, added: np.n
 def test_an_update_keeps_the_store_and_puts_new_rows_beside_it_until_they_pass_a_share(
         approximate_from_400: None, monkeypatch: pytest.MonkeyPatch) -> None:
     vectors = clustered_vectors(3000)
-    first = vecbook.index.VectorIndex(vectors, np.arange(3000), 3000)
+    first = scanned(vecbook.index.VectorIndex(vectors, np.arange(3000), 3000))
     added = clustered_vectors(5, seed=12)
     # The next index: rows 10.. of the first (rows 0-9 deleted), then five new rows.
     second = updated(first, np.concatenate([np.arange(10, 3000), np.full(5, -1)]), added)
@@ -478,7 +484,7 @@ def test_an_update_keeps_the_store_and_puts_new_rows_beside_it_until_they_pass_a
     # Past MERGE_ROWS new and unreferenced rows, the rows are gathered into a new store.
     monkeypatch.setattr(vecbook.vector_index, "MERGE_ROWS", 12)
     monkeypatch.setattr(vecbook.vector_index, "MERGE_SHARE", 0.0)
-    fourth = updated(third, np.arange(2996), np.zeros((0, 32), dtype=np.float32))
+    fourth = scanned(updated(third, np.arange(2996), np.zeros((0, 32), dtype=np.float32)))
     assert fourth.store is not first.store and len(fourth.store) == 2996 and len(fourth.delta) == 0
     np.testing.assert_array_equal(fourth.vectors[:], third.vectors[:])
     assert fourth.top(added[2], 1)[0].tolist() == [2992]
@@ -498,7 +504,7 @@ def test_vectors_without_clusters_keep_their_recall_through_the_scan(approximate
     model's topics) still find their exact nearest 10 through the scan and the rescoring."""
     rng = np.random.default_rng(21)
     vectors = rng.normal(size=(3000, 32)).astype(np.float32)
-    index = vecbook.index.VectorIndex(vectors, np.arange(3000), 3000)
+    index = scanned(vecbook.index.VectorIndex(vectors, np.arange(3000), 3000))
     queries = vectors[rng.integers(0, 3000, 40)] + 0.1 * rng.normal(size=(40, 32)).astype(np.float32)
     found = [len(set(index.top(q, 10)[0].tolist()) & set(index.top(q, 10, exact=True)[0].tolist())) / 10
              for q in queries]

@@ -22,6 +22,7 @@ from .blocks import Block, reused_records, taken_windows
 from .records import Record, record_passages
 from .sources import LoadReport, SourceState, block_source, load_sources
 from .tokens import Vocabulary, analysis_of
+from .scan_file import ScanFile
 from .vector_cache import VectorCache
 from .vector_files import CachedVectors, SplitEntry, SplitPassages, StreamedVectors
 from .vector_index import VectorIndex, encode_vectors
@@ -276,7 +277,8 @@ class Builder:
         index = VectorIndex.updated(previous, owners[keep], len(records), self.config.similarity_metric,
                                     spans[keep], keys if keep.all() else [k for k, kept in zip(keys, keep.tolist()) if kept],
                                     _placements(ordered, keep), self._dimension(keys, reused, keep, found, cached, previous),
-                                    source, self._fresh_rows(keys, keep, found, cached))
+                                    source, self._fresh_rows(keys, keep, found, cached),
+                                    ScanFile(cache.scan_path, cache.identity) if cache is not None else None)
         live = LiveVectors(keys, keep, index, found)
         # A split passage is in use while its first window's vector is: the others go.
         self.splits = live.splits = self.splits.kept(live.windows)

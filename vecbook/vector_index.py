@@ -1,18 +1,23 @@
 """The vector index: the float16 rows of every model window, a record scoring as its best
 window. Below APPROXIMATE_FROM windows a query compares every row (FAISS's exhaustive scan of
 float16 rows); from there on it scans a product-quantized copy of the rows (``vector_store``)
-and scores its best few hundred rows exactly, so every score it returns is exact."""
+and scores its best few hundred rows exactly, so every score it returns is exact. That copy is
+made (or read back from the cache folder) in the background: until it is set, the index scores
+every row exactly."""
 
 from __future__ import annotations
 
 import logging
 import math
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
 
 from .vector_files import KEY_BYTES, KeyRows
-from .vector_store import Store, candidates_for, grown
+from .vector_store import Scan, Store, candidates_for, grown
+
+if TYPE_CHECKING:
+    from .scan_file import ScanFile
 
 log = logging.getLogger("vecbook")
 
@@ -56,7 +61,7 @@ class VectorIndex:
                  spans: np.ndarray | None = None, keys: Sequence[bytes] | bytes = (),
                  placed: dict[str, tuple[list[Any], int, int]] | None = None, *,
                  fill: tuple[int, Callable[[np.ndarray], None]] | None = None,
-                 stored: tuple[Store, np.ndarray, np.ndarray] | None = None) -> None:
+                 stored: tuple[Store, np.ndarray, np.ndarray] | None = None, scans: ScanFile | None = None) -> None:
         """Rows are windows: ``owners`` gives each row's record, ``spans`` its (start, end)
         in the record's content, ``keys`` the hash of its text (for reuse by the next build:
         a list, or the 16-byte keys joined), ``placed`` each source's (records list, first row,
@@ -64,7 +69,8 @@ class VectorIndex:
         (then None): the writer gets the float16 storage of every row and writes it in place
         (rows kept from an earlier index are copied as they are, not decoded, normalised,
         encoded and copied again). ``stored`` = (store, where, delta) gives the rows instead:
-        row r is the store's row ``where[r]``, or the delta's row ``where[r] - len(store)``."""
+        row r is the store's row ``where[r]``, or the delta's row ``where[r] - len(store)``.
+        ``scans``: where a new store's scan is saved, and read back when it holds these rows."""
         self.metric = metric
         # int32: 4 bytes a window less than int64 for each, 4 MB at a million windows.
         self.owners = np.asarray(owners, dtype=np.int32)  # window -> record, non-decreasing
@@ -94,7 +100,7 @@ class VectorIndex:
         if len(self.owners) >= APPROXIMATE_FROM:
             rows = np.empty((len(self.owners), dim), dtype=np.float16)
             write(rows)
-            self._use_store(Store.built(rows, self.joined_keys, metric), np.arange(len(rows)),
+            self._use_store(Store.built(rows, self.joined_keys, metric, scans), np.arange(len(rows)),
                             np.zeros((0, dim), dtype=np.float16))
         else:
             self._exhaustive(dim, write)
@@ -129,12 +135,14 @@ class VectorIndex:
     @classmethod
     def updated(cls, previous: VectorIndex | None, owners: np.ndarray, n_records: int, metric: str,
                 spans: np.ndarray, keys: Sequence[bytes] | bytes, placed: dict[str, tuple[list[Any], int, int]],
-                dim: int, source: np.ndarray, fresh: Callable[[np.ndarray], np.ndarray]) -> VectorIndex:
+                dim: int, source: np.ndarray, fresh: Callable[[np.ndarray], np.ndarray],
+                scans: ScanFile | None = None) -> VectorIndex:
         """The index of a build whose row r is ``previous``'s row ``source[r]`` (-1: a new row,
         whose float16 vector ``fresh(rows)`` gives). Past APPROXIMATE_FROM rows, on a previous
         index that holds a store, the store is kept: the new rows go to a delta beside it, the
         rows gone stay in it unreferenced, and only when both pass MERGE_SHARE of the store (or
-        MERGE_ROWS) are the rows gathered into a new store. Otherwise every row is copied."""
+        MERGE_ROWS) are the rows gathered into a new store (its scan made in the background, or
+        read from ``scans``). Otherwise every row is copied."""
         source = np.asarray(source, dtype=np.int64)
         store = previous.store if previous is not None else None
         if store is not None and len(owners) >= APPROXIMATE_FROM and store.dimension == dim:
@@ -155,7 +163,7 @@ class VectorIndex:
                 part = new[start:start + ENCODE_BLOCK]
                 rows[part] = fresh(part)
 
-        return cls(None, owners, n_records, metric, spans, keys, placed, fill=(dim, write))
+        return cls(None, owners, n_records, metric, spans, keys, placed, fill=(dim, write), scans=scans)
 
     def _carried_rows(self, source: np.ndarray, fresh: Callable[[np.ndarray], np.ndarray],
                       dim: int) -> tuple[np.ndarray, np.ndarray]:
@@ -214,7 +222,9 @@ class VectorIndex:
             return f"{type(self.index).__name__} (float16)"
         scan = self.store.scan
         if scan is None:
-            return "float16 rows, scanned exactly"
+            if self.store.scan_settled.is_set():
+                return "float16 rows, scanned exactly"
+            return "float16 rows, scanned exactly until their quantized scan is ready"
         return (f"{type(scan.index).__name__} ({scan.index.M} x 4 bits) over float16 rows, the best "
                 f"{RESCORED} or more scored exactly")
 
@@ -239,9 +249,11 @@ class VectorIndex:
             return np.zeros(0, dtype=np.int64), np.zeros(0)
         if self.store is not None:
             selected = None if mask is None else mask[self.owners]
-            if exact or self.store.scan is None or (selected is not None and int(selected.sum()) <= EXACT_SUBSET):
+            scan = self.store.scan  # read once: the background thread sets it (once) at any moment
+            if exact or scan is None or (selected is not None and int(selected.sum()) <= EXACT_SUBSET):
+                # Until the scan is ready every row is scored: slower, as exact.
                 return top_k(*self.scores_within(query, self.embedded if mask is None else mask), k)
-            return self._top_scanned(query, k, selected)
+            return self._top_scanned(query, k, selected, scan)
         if mask is not None:
             return top_k(*self.scores_within(query, mask), k)
         # Extra windows of multi-window records are the only way one record can
@@ -265,19 +277,20 @@ class VectorIndex:
             return top_k(*self.scores_within(query, self.embedded), k)
         return ids, scores
 
-    def _top_scanned(self, query: np.ndarray, k: int, selected: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    def _top_scanned(self, query: np.ndarray, k: int, selected: np.ndarray | None,
+                     scan: Scan) -> tuple[np.ndarray, np.ndarray]:
         """``top`` over a store: the quantized scan's best rows (of this index: a store row no
         window of it holds is dropped), with every delta row, scored exactly; the candidates
         grow until they hold k records (of ``selected`` windows, a filter's: a filter that keeps
         a share of the windows asks the scan for that many times the candidates)."""
         store = self.store
-        assert store is not None and store.scan is not None
+        assert store is not None
         q = self._prepare(query)
         count = candidates_for(k, RESCORED)
         if selected is not None:
             count = math.ceil(count * len(selected) / max(int(selected.sum()), 1))
         while True:
-            found = self._live[store.scan.search(q[0], count)]
+            found = self._live[scan.search(q[0], count)]
             rows = np.concatenate([found[found >= 0], self._delta_rows])
             if selected is not None:
                 rows = rows[selected[rows]]

@@ -2,19 +2,32 @@
 product-quantized copy of them that a query scans in full (``Scan``) to find the candidates
 whose float16 rows it then scores exactly.
 
-A ``Store`` never changes once made: an update that adds windows keeps the store and puts the
-new rows beside it (the index's delta), and an update that removes windows leaves their rows in
-the store, unreferenced, until enough have come and gone that the index gathers its rows into a
-new store (``VectorIndex``).
+A ``Store``'s rows never change once made: an update that adds windows keeps the store and puts
+the new rows beside it (the index's delta), and an update that removes windows leaves their rows
+in the store, unreferenced, until enough have come and gone that the index gathers its rows into
+a new store (``VectorIndex``).
+
+A store is searched exactly (every float16 row) from the moment it is made: its scan is trained
+(~40-55 s at a million rows on two laptop cores), or read back from the cache folder
+(``scan_file``), by one background thread at low priority, and set on the store in one
+assignment once whole, so no start or update waits for it and no search sees half of it.
 """
 
 from __future__ import annotations
 
 import logging
 import math
-from typing import Any, Callable
+import os
+import queue
+import sys
+import threading
+import weakref
+from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from .scan_file import ScanFile
 
 log = logging.getLogger("vecbook")
 
@@ -30,6 +43,8 @@ ENCODE_BLOCK = 16_384
 # with recall 1.000 at 2 dimensions each, 0.9975 at 3 and 0.990 (1,024 rows) at 4; a scan of
 # 2 dimensions each reads 96 bytes a row and took ~16-20 ms a query on one core.
 DIMS_PER_SUBQUANTIZER = 2
+# How long the background thread that makes scans waits for another store before it ends.
+IDLE_SECONDS = 30.0
 
 
 class Scan:
@@ -43,7 +58,8 @@ class Scan:
     @classmethod
     def trained(cls, rows: int, decode: Callable[[np.ndarray], np.ndarray], metric: str) -> Scan | None:
         """A scan of ``rows`` rows (float32 from ``decode``), trained on a seeded sample; None for
-        a dimension it cannot split (odd), where searches stay exact."""
+        a dimension it cannot split (odd), where searches stay exact. ``decode`` raises
+        ``StoreGone`` to stop it (the store it reads is no longer searched)."""
         import faiss
 
         if not rows:
@@ -85,14 +101,23 @@ def _subquantizers(dim: int) -> int | None:
     return None
 
 
-class Store:
-    """Float16 rows (``rows``), the 16-byte keys of their
-    texts (``joined``) and their ``Scan``. Shared by every index made from it; never changed."""
+class StoreGone(Exception):
+    """Raised to the scan being made for a store that nothing searches any more."""
 
-    def __init__(self, rows: np.ndarray, joined: bytes, scan: Scan | None) -> None:
+
+class Store:
+    """Float16 rows (``rows``), the 16-byte keys of their texts (``joined``) and their ``Scan``
+    (None until the background thread has made it: searches are exact until then). Shared by
+    every index made from it; its rows never change."""
+
+    def __init__(self, rows: np.ndarray, joined: bytes, scan: Scan | None = None) -> None:
         self.rows = rows
         self.joined = joined
         self.scan = scan
+        # Set once the background thread is done with this store (its scan set, or none to be had).
+        self.scan_settled = threading.Event()
+        if scan is not None:
+            self.scan_settled.set()
 
     def __len__(self) -> int:
         return len(self.rows)
@@ -102,12 +127,126 @@ class Store:
         return int(self.rows.shape[1])
 
     @classmethod
-    def built(cls, rows: np.ndarray, joined: bytes, metric: str) -> Store:
-        """A store of ``rows`` (float16, as the index keeps them), its scan trained here."""
-        started = _now()
-        scan = Scan.trained(len(rows), lambda picked: rows[picked].astype(np.float32), metric)
-        log.info("vector index: %d rows quantized for scanning in %.1f s", len(rows), _now() - started)
-        return cls(rows, joined, scan)
+    def built(cls, rows: np.ndarray, joined: bytes, metric: str, saved: ScanFile | None = None) -> Store:
+        """A store of ``rows`` (float16, as the index keeps them), searched exactly until its
+        scan, read from ``saved`` when that holds one of these very rows or else trained, is
+        set by the background thread."""
+        store = cls(rows, joined)
+        _QUANTIZER.submit(store, metric, saved)
+        return store
+
+    def wait_for_scan(self, timeout: float | None = None) -> bool:
+        """Wait until the background thread is done with this store (its scan set, or none to
+        be had); False when ``timeout`` passed first. Tools and tests: searches never wait."""
+        return self.scan_settled.wait(timeout)
+
+    def _settle(self, scan: Scan | None) -> None:
+        self.scan = scan  # one assignment: a search sees no scan or the whole one
+        self.scan_settled.set()
+
+
+class _Quantizer:
+    """The one background thread that makes stores' scans, oldest store first, at the lowest
+    CPU priority and with one FAISS thread: a search keeps a core, and a start or an update
+    never waits. A queued store holds no reference to it, so a store replaced before its turn
+    (or during its training) is dropped, not trained."""
+
+    def __init__(self) -> None:
+        self._jobs: queue.Queue[tuple[weakref.ref[Store], str, ScanFile | None]] = queue.Queue()
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+
+    def submit(self, store: Store, metric: str, saved: ScanFile | None) -> None:
+        """Queue ``store``'s scan, starting the thread if it ended (idle) or never started."""
+        with self._lock:
+            self._jobs.put((weakref.ref(store), metric, saved))
+            if self._thread is None:
+                # A daemon: a one-off search's process exits without waiting for a training.
+                self._thread = threading.Thread(target=self._run, name="vecbook-scan", daemon=True)
+                self._thread.start()
+
+    def _run(self) -> None:
+        import faiss
+
+        _lower_priority()
+        faiss.omp_set_num_threads(1)  # this thread's own count: the training runs on it alone
+        while True:
+            try:
+                job = self._jobs.get(timeout=IDLE_SECONDS)
+            except queue.Empty:
+                with self._lock:
+                    if self._jobs.empty():
+                        self._thread = None
+                        return
+                continue
+            try:
+                _make_scan(*job)
+            except StoreGone:
+                log.info("vector index: the store being quantized was replaced; its scan was dropped")
+            except Exception as exc:  # noqa: BLE001  (searches stay exact: nothing a user loses but speed)
+                log.warning("vector index: quantizing the rows for scanning failed (%s: %s); searches scan "
+                            "every row exactly", type(exc).__name__, exc)
+                store = job[0]()
+                if store is not None:
+                    store._settle(None)
+            finally:
+                self._jobs.task_done()
+
+    def wait_idle(self, timeout: float | None) -> bool:
+        """Wait until every queued store is done (its scan set and saved); False on ``timeout``."""
+        done = self._jobs.all_tasks_done
+        with done:
+            return done.wait_for(lambda: not self._jobs.unfinished_tasks, timeout)
+
+
+_QUANTIZER = _Quantizer()
+
+
+def wait_for_scans(timeout: float | None = None) -> bool:
+    """Wait until the background thread has made (and saved) the scan of every store given to
+    it; False when ``timeout`` passed first. For tools, tests and an orderly exit."""
+    return _QUANTIZER.wait_idle(timeout)
+
+
+def _make_scan(ref: weakref.ref[Store], metric: str, saved: ScanFile | None) -> None:
+    """Read ``ref``'s store's scan from ``saved``, or train it (and save it there), and set it."""
+    store = ref()
+    if store is None:
+        return
+    rows, key = len(store), saved.key_for(store.joined, metric, store.dimension) if saved is not None else ""
+    del store  # held only a block at a time below: a store replaced meanwhile is freed
+
+    def decode(picked: np.ndarray) -> np.ndarray:
+        current = ref()
+        if current is None:
+            raise StoreGone
+        return current.rows[picked].astype(np.float32)
+
+    started = _now()
+    scan = saved.load(key, rows) if saved is not None else None
+    trained = scan is None
+    if trained:
+        scan = Scan.trained(rows, decode, metric)
+        log.info("vector index: %d rows quantized for scanning in %.1f s (in the background)", rows, _now() - started)
+    else:
+        log.info("vector index: the quantized scan of %d rows read back in %.1f s", rows, _now() - started)
+    store = ref()
+    if store is None:
+        raise StoreGone
+    store._settle(scan)
+    del store
+    if trained and scan is not None and saved is not None:
+        saved.save(key, scan)
+
+
+def _lower_priority() -> None:
+    """Give the calling thread the lowest CPU priority, where a thread has its own (Linux: its
+    id is a process id to setpriority; elsewhere the call would name a process)."""
+    if sys.platform.startswith("linux"):
+        try:
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
+        except OSError:
+            pass  # not allowed here: it runs at the normal priority
 
 
 def candidates_for(k: int, rescored: int) -> int:
