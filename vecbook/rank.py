@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from operator import attrgetter
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -41,7 +41,10 @@ UNREAD_DEPTH = 10
 # weight (vecbook.build) on SciFact's 809 train queries: hybrid nDCG@10 0.744 -> 0.752 (0.25-0.5
 # within 0.002; the mean of the best 2 or 3 hits lost 0.002-0.004). Candidates stay those of the
 # query itself, so the cost is one more cosine per candidate; the moved cosines are scaled to the
-# top the query's own reach, so a query nothing is close to still scores low.
+# top the query's own reach, so a query nothing is close to still scores low. A chat window as
+# the best hit moves nothing (``rank``'s ``feeds_back``): the evidence for a question about a chat
+# lies in several conversations, and moving towards one lost RealMem's held-out personas 0.024 of
+# evidence at 10 hits and a share of the sessions reached in every budget (bench/chat_recall.py).
 FEEDBACK_WEIGHT = 0.35
 
 
@@ -144,11 +147,14 @@ def keyword_top(index: KeywordIndex, tokens: Sequence[str], k: int, mask: np.nda
 def rank(mode: str, k: int, *, vectors: VectorIndex | None, keywords: KeywordIndex,
          query_vector: np.ndarray | None, tokens: Sequence[str], mask: np.ndarray | None,
          fusion: str = "rrf", rrf_k: int = 60, keyword_weight: float = 0.5,
-         passage_scores: np.ndarray | None = None, model_reads: bool | None = True) -> list[Scored]:
+         passage_scores: np.ndarray | None = None, model_reads: bool | None = True,
+         feeds_back: Callable[[int], bool] | None = None) -> list[Scored]:
     """Score records for one query; returns candidates (at least the top k), unsorted by id.
     ``passage_scores``: ``keywords.scores(tokens)``, where the caller has computed it.
     ``model_reads``: whether the embedding model reads the query's language (None: its words do
-    not tell, see vecbook.languages); where it does not, hybrid search leans on keywords."""
+    not tell, see vecbook.languages); where it does not, hybrid search leans on keywords.
+    ``feeds_back``: whether linear fusion may move the query towards a record that is its best
+    hit (None: any record; see FEEDBACK_WEIGHT)."""
     if mode == "keyword":
         ids, scores, _ = keyword_top(keywords, tokens, k, mask, passage_scores, every=False)
         return [Scored(int(i), float(s), None, float(s)) for i, s in zip(ids, scores)]
@@ -174,8 +180,9 @@ def rank(mode: str, k: int, *, vectors: VectorIndex | None, keywords: KeywordInd
         core = np.isin(candidates, np.union1d(sem_ids[:FUSION_DEPTH], kw_ids[:FUSION_DEPTH]))
         weight = max(keyword_weight, LEAN_KEYWORD_WEIGHT) if lean else keyword_weight
         total = linear_scores(cosine_of(sem, vectors.metric), kw, weight, core)
-        if not lean and FEEDBACK_WEIGHT > 0 and len(numbers):
-            moved = feedback_query(vectors, query_vector, numbers[int(np.argmax(total))])
+        best = numbers[int(np.argmax(total))] if len(numbers) else None
+        if not lean and FEEDBACK_WEIGHT > 0 and best is not None and (feeds_back is None or feeds_back(best)):
+            moved = feedback_query(vectors, query_vector, best)
             again_ids, again_scores = vectors.scores_of(moved, candidates)
             again = dict(zip(again_ids.tolist(), again_scores.tolist()))
             sem_moved = np.array([again.get(i, 0.0) for i in numbers])
