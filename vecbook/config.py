@@ -135,9 +135,9 @@ class Config:
     search_mode: str = "hybrid"
     fusion: str = "linear"
     rrf_k: int = 60
-    keyword_weight: float = 0.35
-    bm25_k1: float = 0.9
-    bm25_b: float = 0.4
+    keyword_weight: float = 0.4
+    bm25_k1: float = 1.2
+    bm25_b: float = 0.5
     stemming: bool = True
     language: str = DEFAULT_LANGUAGE
     precision: str = "auto"
