@@ -1,12 +1,15 @@
 #!/usr/bin/env python3
 """Hybrid fusion candidates measured on BEIR SciFact: min-max normalisation (each list
 stretched to [0, 1] per query) against fixed anchors (a cosine and a BM25 level that
-mean the same thing for every query), over a grid of anchors and keyword weights.
+mean the same thing for every query), over a grid of anchors and keyword weights; then
+VecBook's floored min-max with pseudo-relevance feedback (the query moved towards the best
+fused hit, ``vecbook.rank.FEEDBACK_WEIGHT``) over a grid of steps and weights.
 
 Usage::
 
     python bench/fusion.py PATH_TO_SCIFACT --workdir DIR --cache-dir DIR [--split train|test]
-        [--anchors LO,HI,KW_HI ...] [--weights W ...]
+        [--anchors LO,HI,KW_HI ...] [--weights W ...] [--steps S ...]
+        [--bm25-k1 X] [--bm25-b X] [--title-weight N]
 
 Each query's candidates (the top 100 of each retriever, as VecBook fuses them) are
 scored once with both components; every fusion is then computed from those arrays,
@@ -81,6 +84,26 @@ def fuse_floored(cosine: np.ndarray, keyword: np.ndarray, weight: float, sem_cei
     return weight * floored(keyword, kw_ceiling) + (1 - weight) * floored(cosine, sem_ceiling)
 
 
+def fuse_feedback(book: vecbook.VecBook, vector: np.ndarray, candidates: np.ndarray, cosine: np.ndarray,
+                  keyword: np.ndarray, weight: float, step: float) -> np.ndarray:
+    """VecBook's linear fusion, then again with the cosines of the query moved ``step`` towards
+    the best fused hit (as ``vecbook.rank.rank`` does with FEEDBACK_WEIGHT)."""
+    rank = vecbook.rank
+    scores = rank.linear_scores(cosine, keyword, weight)
+    if step <= 0:
+        return scores
+    saved, rank.FEEDBACK_WEIGHT = rank.FEEDBACK_WEIGHT, step
+    try:
+        moved = rank.feedback_query(book._snapshot.vectors, vector, int(candidates[int(np.argmax(scores))]))
+    finally:
+        rank.FEEDBACK_WEIGHT = saved
+    found_ids, found = book._snapshot.vectors.scores_of(moved, candidates)
+    again = dict(zip(found_ids.tolist(), found.tolist()))
+    own_top = float(rank.floored_minmax(cosine, cosine, rank.SEMANTIC_CEILING).max())
+    return rank.linear_scores(np.array([2.0 * again.get(int(i), 0.5) - 1.0 for i in candidates]), keyword, weight,
+                              semantic_top=own_top)
+
+
 def evaluate(rows: list[tuple[str, np.ndarray, np.ndarray, np.ndarray]], ids: list[str],
              qrels: dict[str, dict[str, int]], fuse: Any) -> float:
     total = 0.0
@@ -103,14 +126,25 @@ def main() -> None:
     parser.add_argument("--ceilings", nargs="*", default=[
         f"{s},{k}" for s, k in itertools.product((0.4, 0.5, 0.6, 0.7), (0.1, 0.2, 0.3, 0.4))],
         help="floored min-max: SEM_CEILING,KW_CEILING pairs")
+    parser.add_argument("--steps", nargs="*", type=float, default=[0.0, 0.15, 0.25, 0.35, 0.5],
+                        help="feedback: the query's step towards the best fused hit (0: none)")
+    parser.add_argument("--feedback-weights", nargs="*", type=float, default=[0.3, 0.35, 0.4, 0.45])
+    parser.add_argument("--bm25-k1", type=float, help="default: bench/quality.py's TUNED")
+    parser.add_argument("--bm25-b", type=float, help="default: bench/quality.py's TUNED")
+    parser.add_argument("--title-weight", type=int, help="vecbook.build.TITLE_WEIGHT (default: VecBook's)")
     args = parser.parse_args()
+    settings = dict(quality.TUNED, **{k: v for k, v in (("bm25_k1", args.bm25_k1), ("bm25_b", args.bm25_b))
+                                      if v is not None})
+    if args.title_weight is not None:
+        vecbook.build.TITLE_WEIGHT = args.title_weight
     print(f"$ python {' '.join(shlex.quote(a) for a in sys.argv)}\n{platform.processor() or platform.machine()}")
     corpus = quality.read_jsonl(args.scifact / "corpus.jsonl")
     queries = {q["_id"]: q["text"] for q in quality.read_jsonl(args.scifact / "queries.jsonl")}
     qrels = quality.read_qrels(args.scifact / "qrels" / f"{args.split}.tsv")
     folder = args.workdir / "records"
     quality.write_corpus(corpus, folder)
-    book, _ = quality.build_book(folder, "auto", dict(quality.TUNED), args.cache_dir)
+    book, _ = quality.build_book(folder, "auto", settings, args.cache_dir)
+    print(f"bm25 k1 {settings['bm25_k1']}, b {settings['bm25_b']}, title weight {vecbook.build.TITLE_WEIGHT}")
     ids = [r.metadata["Id"] for r in book._snapshot.records]
     rows = [(qid, *components(book, queries[qid])) for qid in qrels]
     print(f"| fusion | weight | anchors (cos low, cos high, bm25 high) | nDCG@10 ({args.split}) |\n|---|---|---|---|")
@@ -132,6 +166,17 @@ def main() -> None:
             results.append((score, weight, pair))
     for score, weight, pair in sorted(results, reverse=True)[:15]:
         print(f"| floored min-max | {weight} | ceilings {pair} | {score:.4f} |")
+    vectors = {qid: book.embedder.encode_query(queries[qid]) for qid in qrels}
+    results = []
+    for step, weight in itertools.product(args.steps, args.feedback_weights):
+        total = 0.0
+        for query_id, candidates, cosine, keyword in rows:
+            scores = fuse_feedback(book, vectors[query_id], candidates, cosine, keyword, weight, step)
+            order = np.lexsort((candidates, -scores))[:10]
+            total += quality.ndcg_at_k([ids[candidates[i]] for i in order], qrels[query_id])
+        results.append((total / len(rows), weight, step))
+    for score, weight, step in sorted(results, reverse=True)[:15]:
+        print(f"| floored min-max, feedback | {weight} | step {step} | {score:.4f} |")
 
 
 if __name__ == "__main__":

@@ -59,10 +59,13 @@ SEPARATOR = vecbook.records.SEPARATOR
 
 # Settings tuned on the train split (809 queries); see the module docstring.
 # None means "VecBook's own default" (``vecbook.Config`` / ``vecbook.rank.FUSION_DEPTH``).
-# Train nDCG@10 (bfloat16 vectors): keyword 0.6949 -> 0.6977 (b 0.75 -> 0.5; k1 0.9-1.5 and
-# b 0.4-0.6 are one plateau, stemming off costs 0.03), hybrid-rrf 0.7171 -> 0.7311 (rrf_k 60 -> 1,
-# falling steadily with k), hybrid-linear 0.7378 -> 0.7425 (keyword_weight 0.5 -> 0.4; 0.34-0.44
-# within 0.003). FUSION_DEPTH: 100 is best of 10-500 (max_results=10) and does not act at
+# Train nDCG@10 (int8 vectors): hybrid-linear 0.7423 -> 0.7479 with the title weight and the
+# feedback step (vecbook.build.TITLE_WEIGHT, vecbook.rank.FEEDBACK_WEIGHT; bench/fusion.py); with
+# them, bm25 k1 0.9, b 0.4 and keyword_weight 0.35 reached 0.7516 but lost evidence on the
+# phone-shaped chats (bench/chat_recall.py), so the BM25 and weight settings stay. Earlier (bfloat16
+# vectors): b 0.75 -> 0.5 (k1 0.9-1.5 and b 0.4-0.6 are one plateau, stemming off costs 0.03),
+# keyword_weight 0.5 -> 0.4 (0.34-0.44 within 0.003); hybrid-rrf is best at rrf_k 1 (falling
+# steadily with k). FUSION_DEPTH: 100 is best of 10-500 (max_results=10) and does not act at
 # max_results=100. Semantic has no knob here.
 TUNED: dict[str, Any] = {
     "bm25_k1": 1.2,

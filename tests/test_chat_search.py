@@ -225,3 +225,16 @@ def test_a_much_weaker_touching_window_stays_a_hit_of_its_own(tmp_path: Path) ->
     hits = book.search("lantern festival", mode="keyword")
     assert [(h.line_number, h.end_line) for h in hits] == [(1, 1), (2, 2)]
     assert hits[1].similarity_score < vecbook.chat_hits.MERGE_SCORE_SHARE * hits[0].similarity_score
+
+
+def test_a_chat_window_as_the_best_hit_does_not_move_the_query_towards_it(tmp_path: Path) -> None:
+    """Linear fusion's feedback (vecbook.rank.FEEDBACK_WEIGHT) lifts the records close to a
+    note that is the best hit; the best chat window lifts nothing: a question about a chat has
+    its evidence in several conversations, not beside the first one found."""
+    export = timed_whatsapp(tmp_path / "chat.txt", [("08:00", "Ana", "plum quince rowan"),
+                                                   ("12:00", "Ana", "apple cherry damson"),
+                                                   ("18:00", "Ana", "cherry damson elder")])
+    book = chat_book(tmp_path, export)
+    assert len(book._snapshot.records) == 3  # hours apart: a window each
+    hits = book.search("apple", mode="hybrid", fusion="linear")
+    assert [h.text for h in hits] == ["Ana: apple cherry damson", "Ana: plum quince rowan", "Ana: cherry damson elder"]

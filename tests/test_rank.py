@@ -226,3 +226,35 @@ def test_more_results_keep_the_first_hits_and_their_scores(varied: Path, fake_bo
         assert len(many) == 400
         assert [(h.id, h.similarity_score) for h in many[:10]] == [(h.id, h.similarity_score) for h in few]
         assert [h.similarity_score for h in many] == sorted((h.similarity_score for h in many), reverse=True)
+
+
+# -- linear fusion takes the meaning of its best hit into account (pseudo-relevance feedback) --
+
+def test_the_feedback_query_is_the_query_moved_a_set_step_towards_the_best_hit() -> None:
+    rows = np.array([[1, 0, 0], [0, 1, 0], [0, 0.6, 0.8]], dtype=np.float32)  # record 1: two windows
+    index = vecbook.index.VectorIndex(rows, np.array([0, 1, 1]), 2)
+    moved = vecbook.rank.feedback_query(index, np.array([2.0, 0.0, 0.0]), 1)
+    centre = np.array([0.0, 0.8, 0.4]) / np.linalg.norm([0.0, 0.8, 0.4])  # its windows' mean, as a unit vector
+    expected = np.array([1.0, 0.0, 0.0]) + vecbook.rank.FEEDBACK_WEIGHT * centre
+    np.testing.assert_allclose(moved, expected / np.linalg.norm(expected), rtol=1e-3)
+
+
+@pytest.fixture
+def neighbours(tmp_path: Path) -> Path:
+    """The best hit for "apple", a record sharing its other words but not the query's, and one
+    sharing nothing, written first so that it wins the tie without feedback."""
+    root = tmp_path / "data"
+    root.mkdir()
+    (root / "a.txt").write_text("apple cherry damson\n---\nplum quince rowan\n---\ncherry damson elder\n",
+                                encoding="utf-8")
+    return root
+
+
+def test_a_record_close_in_meaning_to_the_best_hit_rises_above_an_unrelated_one(
+        neighbours: Path, fake_book: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    book = fake_book(neighbours)
+    assert [h.text for h in book.search("apple", mode="hybrid", fusion="linear")] == [
+        "apple cherry damson", "cherry damson elder", "plum quince rowan"]
+    monkeypatch.setattr(vecbook.rank, "FEEDBACK_WEIGHT", 0.0)  # without it, the two tie on nothing
+    assert [h.text for h in book.search("apple", mode="hybrid", fusion="linear")] == [
+        "apple cherry damson", "plum quince rowan", "cherry damson elder"]

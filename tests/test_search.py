@@ -73,6 +73,31 @@ def test_a_record_is_split_into_passages_with_their_own_lines() -> None:
     assert covered == content.split()
 
 
+def test_a_record_titled_with_the_query_word_outranks_one_that_says_it_twice_in_passing(
+        write_files: Any, fake_book: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A ``Title:`` header weighs TITLE_WEIGHT times its words in keyword search; the record's
+    text, lines and snippet stay as written."""
+    titled = "Title: Volcano\n\nAsh fell on the town for three days and the river ran grey."
+    passing = "The volcano tour was cancelled, so we saw the volcano museum and walked by the river."
+    root = write_files({"a.txt": f"{passing}\n---\n{titled}\n"})
+    hits = fake_book(root).search("volcano", mode="keyword")
+    assert [h.metadata.get("Title") for h in hits] == ["Volcano", None]
+    assert hits[0].text == "Ash fell on the town for three days and the river ran grey." and hits[0].line_number == 3
+    monkeypatch.setattr(vecbook.build, "TITLE_WEIGHT", 1)  # a title counted once, as any line
+    assert [h.metadata.get("Title") for h in fake_book(root).search("volcano", mode="keyword")] == [None, "Volcano"]
+
+
+@pytest.mark.parametrize("content, title", [
+    ("Title: Volcano\n\nAsh fell.", "Volcano"),
+    ("title:   Ash clouds  \nAuthor: Ana\n\nAsh fell.", "Ash clouds"),
+    ("Author: Ana\n\nTitle: not a header here", None),  # a line of the text, past the headers
+    ("Ash fell.", None),
+])
+def test_the_title_weighed_is_a_title_header_of_the_record_itself(content: str, title: str | None) -> None:
+    root_records, _ = vecbook.records.parse_records(content + "\n", "a.txt")
+    assert vecbook.records.header_title(root_records[0]) == title
+
+
 # -- snippets --
 
 def test_a_snippet_centres_on_the_most_query_words_and_marks_its_cuts() -> None:

@@ -49,6 +49,7 @@ from .tokens import analyses, analysis_of, query_tokens
 from .languages import model_languages, reads_query
 from .filters import Condition, convenience_conditions, parse_filters
 from .rank import FUSION_DEPTH, Scored, best_first, rank
+from .chat_hits import is_chat_window
 from .snippets import folding
 from .status import count_sources, index_stats
 from .snippets import query_terms, recency_blend
@@ -520,7 +521,8 @@ class VecBook:
             reads = reads_query(semantic_text, model_languages(self.config)) if mode == "hybrid" else True
             scored = rank(mode, depth, vectors=snapshot.vectors, keywords=snapshot.keywords, query_vector=vector,
                           tokens=tokens, mask=mask, fusion=fusion, rrf_k=rrf, keyword_weight=weight,
-                          passage_scores=passage_scores, model_reads=reads)
+                          passage_scores=passage_scores, model_reads=reads,
+                          feeds_back=lambda i: not is_chat_window(snapshot.records[i]))
             records = snapshot.records
             nothing = unmatched(scored)  # before a recency blend lifts their score
             if half_life:

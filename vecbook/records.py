@@ -355,6 +355,17 @@ def split_passages(content: str, size: int = PASSAGE_WORDS) -> list[tuple[int, i
     return [(a, _trim_end(content, a, b)) for a, b in passages if content[a:b].strip()]
 
 
+def header_title(record: Record) -> str | None:
+    """The value of a ``Title:`` header line among the record's own headers (any case; None
+    where it has none, as a chat window or an export record whose title is not in its text)."""
+    headers = record.content[:len(record.content) - len(record.text)]
+    for line in headers.split("\n"):
+        match = HEADER_RE.match(line)
+        if match and match.group(1).casefold() == "title" and (match.group(2) or "").strip():
+            return match.group(2).strip()
+    return None
+
+
 def record_passages(record: Record) -> list[tuple[int, int]]:
     """A record's passages: a chat window of several messages (``segments``) in message pieces
     (``message_pieces``), any other record by ``split_passages``."""

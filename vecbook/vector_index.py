@@ -338,6 +338,11 @@ class VectorIndex:
             raw[part] = block @ q if self.metric == "cosine" else ((block - q) ** 2).sum(axis=1)
         return _best_per_record(self.owners[windows], self._to_score(raw))
 
+    def windows_of(self, record: int) -> np.ndarray:
+        """The rows (windows) of ``record``, ascending; empty where it has no vector."""
+        first, last = np.searchsorted(self.owners, [record, record + 1])
+        return np.arange(first, last, dtype=np.int64)
+
     def best_row(self, query: np.ndarray, record: int) -> int | None:
         """The row of ``record``'s best window for ``query`` (None: it has none), as ``best_rows``
         finds it; a record of one window (most) is not scored."""
