@@ -18,7 +18,7 @@ from .embed import EMBED_CHUNK, MAX_WINDOWS, Embedder
 from .exports.base import collector_paused
 from .index import KeywordIndex, TermCounts
 from .filters import FilterColumns
-from .blocks import Block, reused_records, taken_windows
+from .blocks import Block, Keys, Windows, reused_records, taken_windows
 from .records import Record, record_passages
 from .sources import LoadReport, SourceState, block_source, load_sources
 from .tokens import Vocabulary, analysis_of
@@ -254,9 +254,15 @@ class Builder:
         every live vector by key."""
         records = snapshot.records
         ordered = [(key, self.blocks[key]) for key, _ in snapshot.report.blocks]
+        identity = self.embedder.identity
+        _forget_foreign_windows([b for _, b in ordered], identity)
+        if cache is not None and previous is None:
+            # Windows restored from the keyword cache looked no split passage up: the cache's
+            # table is kept as it is (those still in use), not written again without them.
+            self.splits = self.splits.merged(cache.entries.splits)
         with collector_paused():  # long-lived windows and keys, made by the hundred thousand
-            self._window_blocks([b for _, b in ordered if b.keys is None], previous, cache, observer)
-        keys = [k for _, block in ordered for k in block.keys or ()]
+            self._window_blocks([b for _, b in ordered if b.keys is None], previous, cache, identity, observer)
+        keys = Keys(b"".join(block.keys.joined for _, block in ordered if block.keys is not None))
         owners = np.repeat(np.arange(len(records)), _concatenate([b.windows for _, b in ordered], np.int64))
         spans = _concatenate([b.spans for _, b in ordered], np.int64).reshape(-1, 2)
         # Each window's row in the previous index (-1: not there): an unchanged source's
@@ -275,7 +281,7 @@ class Builder:
         keep[missing] = [keys[w] in found or keys[w] in cached for w in missing.tolist()]
         source = reused[keep]
         index = VectorIndex.updated(previous, owners[keep], len(records), self.config.similarity_metric,
-                                    spans[keep], keys if keep.all() else [k for k, kept in zip(keys, keep.tolist()) if kept],
+                                    spans[keep], keys.joined if keep.all() else [k for k, kept in zip(keys, keep.tolist()) if kept],
                                     _placements(ordered, keep), self._dimension(keys, reused, keep, found, cached, previous),
                                     source, self._fresh_rows(keys, keep, found, cached),
                                     ScanFile(cache.scan_path, cache.identity) if cache is not None else None)
@@ -318,10 +324,10 @@ class Builder:
         return CachedVectors({}, np.zeros((0, 0), dtype=np.float32)) if cache is None else cache.vectors_of(keys)
 
     def _window_blocks(self, blocks: Sequence[Block], previous: VectorIndex | None, cache: VectorCache | None,
-                       observer: EmbeddingObserver | None = None) -> None:
+                       identity: str, observer: EmbeddingObserver | None = None) -> None:
         """Cut the passages of ``blocks`` into model windows (a record taken over from its
         source's previous block keeps the windows it had there) and note each block's window
-        keys, counts and spans."""
+        keys, counts and spans, cut by the embedder of ``identity``."""
         def known(keys: list[bytes]) -> np.ndarray:
             found = np.zeros(len(keys), dtype=bool)
             if cache is not None:
@@ -351,16 +357,17 @@ class Builder:
                     windows, window_keys = next(windowed)
                     spans.append(np.array([(a, b) for _, a, b in windows], dtype=np.int32).reshape(-1, 2))
                     numbers.append(np.array([n for n, _, _ in windows], dtype=np.int32))
+                    keys.append(b"".join(window_keys))
+                    counts.append(len(window_keys))
                 else:
                     first, end = window_range
-                    window_keys = old.keys[first:end]  # type: ignore[union-attr,index]
+                    keys.append(old.keys[first:end].joined)  # type: ignore[union-attr,index]
                     spans.append(old.spans[first:end])  # type: ignore[union-attr,index]
                     numbers.append(old.window_passages[first:end])  # type: ignore[union-attr,index]
-                keys += window_keys
-                counts.append(len(window_keys))
-            block.keys, block.windows = keys, np.array(counts, dtype=np.int32)
-            block.spans = _concatenate(spans, np.int32).reshape(-1, 2)
-            block.window_passages = _concatenate(numbers, np.int32)
+                    counts.append(end - first)
+            block.windowed = Windows(Keys(b"".join(keys)), np.array(counts, dtype=np.int32),
+                                     _concatenate(spans, np.int32).reshape(-1, 2), _concatenate(numbers, np.int32),
+                                     identity)
             block.previous = block.origin = None  # taken over: the previous block can go
 
     def _window(self, todo: Sequence[tuple[Record, np.ndarray]], known: Callable[[list[bytes]], np.ndarray],
@@ -485,10 +492,19 @@ def _planned(spans: Sequence[Sequence[int]], keys: Iterator[bytes], whole: Itera
     return plan
 
 
+def _forget_foreign_windows(blocks: Sequence[Block], identity: str) -> None:
+    """Drop the windows another embedder cut (restored from a keyword cache written with another
+    model, precision or window size) from ``blocks`` and their previous blocks: they are cut again."""
+    for block in blocks:
+        for laid in (block, block.previous):
+            if laid is not None and laid.windowed is not None and laid.windowed.identity != identity:
+                laid.windowed = None
+
+
 def _previous_rows(previous: VectorIndex | None, key: str, block: Block) -> np.ndarray:
     """The row in ``previous`` of each window of ``block`` (-1 where it has none): one range
     when the source is unchanged since ``previous`` was built, else a lookup per window."""
-    keys = block.keys or []
+    keys = block.keys or Keys()
     placed = previous.placed.get(key) if previous is not None else None
     if placed is not None and placed[0] is block.records and placed[2] == len(keys):
         return np.arange(placed[1], placed[1] + placed[2], dtype=np.int64)
