@@ -4,6 +4,7 @@ answers exactly as a start that read everything."""
 from __future__ import annotations
 
 import dataclasses
+import json
 import logging
 import os
 import time
@@ -257,10 +258,15 @@ def test_every_export_format_s_records_come_back_from_the_cache_as_they_were(tmp
     texts = FileTexts(open(tmp_path / "texts", "rb"), 0, sum(map(len, contents)))
     start, key_sets = 0, {}
     rows = [_record_row(record, key_sets) for record in records]
+    refs = []
     for record, row, content in zip(records, rows, contents):
-        restored = _record(row, list(map(shared_keys, key_sets)), texts, (start << REF_SHIFT) | len(content))
+        refs.append((start << REF_SHIFT) | len(content))
+        restored = _record(row, list(map(shared_keys, key_sets)), texts, refs[-1])
         assert restored == record and restored.stored_in is not None, record.citation
         start += len(content)
+    # As a restart makes them, a source's rows at a time (through JSON, which gives lists back).
+    rows = json.loads(json.dumps(rows, ensure_ascii=False))
+    assert vecbook.Record.stored_many(rows, list(map(shared_keys, key_sets)), texts, refs) == records
 
 
 def test_the_keyword_cache_file_holds_no_pickled_objects(write_files: Any, tmp_path: Path) -> None:

@@ -506,7 +506,8 @@ def _blocks(sources: list[dict[str, Any]], stored: tuple[int, Callable[[int], li
         end = record + len(block_rows)
         refs = [(start << REF_SHIFT) | size
                 for start, size in zip(text_starts[record:end].tolist(), sizes[record:end].tolist())]
-        records = [_record(row, key_sets, texts, ref) for row, ref in zip(block_rows, refs)]
+        records = Record.stored_many(block_rows, key_sets, texts, refs) if READ_TEXTS_BACK else \
+            [_record(row, key_sets, texts, ref) for row, ref in zip(block_rows, refs)]
         first, last = int(passage_ends[record]), int(passage_ends[end])
         blocks[facts["key"]] = Block(records, counts[record:end].astype(np.int32),
                                      passages[first:last], lengths[first:last], read_ns=restored_ns)
