@@ -4,12 +4,14 @@ answers exactly as a start that read everything."""
 from __future__ import annotations
 
 import dataclasses
+import json
 import logging
 import os
 import time
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 import vecbook
@@ -256,10 +258,15 @@ def test_every_export_format_s_records_come_back_from_the_cache_as_they_were(tmp
     texts = FileTexts(open(tmp_path / "texts", "rb"), 0, sum(map(len, contents)))
     start, key_sets = 0, {}
     rows = [_record_row(record, key_sets) for record in records]
+    refs = []
     for record, row, content in zip(records, rows, contents):
-        restored = _record(row, list(map(shared_keys, key_sets)), texts, (start << REF_SHIFT) | len(content))
+        refs.append((start << REF_SHIFT) | len(content))
+        restored = _record(row, list(map(shared_keys, key_sets)), texts, refs[-1])
         assert restored == record and restored.stored_in is not None, record.citation
         start += len(content)
+    # As a restart makes them, a source's rows at a time (through JSON, which gives lists back).
+    rows = json.loads(json.dumps(rows, ensure_ascii=False))
+    assert vecbook.Record.stored_many(rows, list(map(shared_keys, key_sets)), texts, refs) == records
 
 
 def test_the_keyword_cache_file_holds_no_pickled_objects(write_files: Any, tmp_path: Path) -> None:
@@ -287,3 +294,173 @@ def test_a_save_never_replaces_a_newer_capture(write_files: Any, tmp_path: Path)
     live._caches.keywords.save(newer)
     live._caches.keywords.save(older)
     assert book(root, cache).stats()["last_update"]["files_read"] == 0
+
+
+# -- model windows kept with their sources --
+
+# A passage longer than one model window (cut in several), CJK, right-to-left and emoji text,
+# and a chat whose windows are its message pieces.
+LONG_LINES = ["Day {n}: the boiler café needed 修理 again, المرجل يعمل الآن 🔥 and the garden budget grew",
+              "Notes {n}: Straße, naïve crème brûlée, 東京の会議 at noon, שלום לכולם, and a long walk home"]
+WINDOWED = {
+    "long.txt": "Title: a long journal\n" + "\n".join(LONG_LINES[n % 2].format(n=n) for n in range(60)) + "\n",
+    "notes.txt": "東京の会議は正午に始まります 🎉\n---\nשלום לכולם, the roof repair estimate is ready\n---\n"
+                 "Café crème brûlée for the walrus party 🦭",
+}
+CHAT = "".join(f"15/01/2024, 09:{minute:02d} - {author}: {message}\n" for minute, (author, message) in enumerate(
+    [("Ana", "the plumber comes thursday 🔧"), ("Ben", "東京 trip booked, ホテル near the station"),
+     ("Ana", " ".join(f"filler{i}" for i in range(70))), ("Ben", "שלום, the boiler works again")]))
+WINDOW_QUERIES = ["boiler repair 修理", "東京の会議", "المرجل 🔥", "plumber thursday", "walrus brûlée", "שלום roof"]
+
+
+def windowed_book(tmp_path: Path, embedder: vecbook.Embedder, cache: Path | None) -> vecbook.VecBook:
+    """A book over WINDOWED (its notes folder) and CHAT (a WhatsApp collection)."""
+    (tmp_path / "vecbook.toml").write_text(
+        f'data_directory = "notes"\n[[collections]]\nname = "chat"\npath = "{tmp_path / "chat.txt"}"\n'
+        'format = "whatsapp"\n', encoding="utf-8")
+    return vecbook.VecBook(config=vecbook.load_config(tmp_path / "vecbook.toml"), embedder=embedder,
+                           cache_directory=cache if cache is not None else False)
+
+
+def write_windowed(tmp_path: Path) -> None:
+    from conftest import write_tree
+
+    write_tree(tmp_path / "notes", WINDOWED)
+    (tmp_path / "chat.txt").write_text(CHAT, encoding="utf-8")
+    settle(tmp_path / "notes", tmp_path / "chat.txt")
+
+
+def found(book: vecbook.VecBook) -> list[list[dict[str, Any]]]:
+    return [[hit.to_dict(scores_as="float") for hit in book.search(query, mode=mode)]
+            for query in WINDOW_QUERIES for mode in ("semantic", "hybrid")]
+
+
+def assert_same_answers(one: vecbook.VecBook, other: vecbook.VecBook) -> None:
+    """The same hits in the same order, scores equal to 1e-6."""
+    for mine, theirs in zip(found(one), found(other), strict=True):
+        assert [h["citation"] for h in mine] == [h["citation"] for h in theirs]
+        for a, b in zip(mine, theirs):
+            for score in ("similarity_score", "semantic_score", "keyword_score"):
+                assert (a[score] is None) == (b[score] is None)
+                assert a[score] is None or a[score] == pytest.approx(b[score], abs=1e-6)
+            assert {k: v for k, v in a.items() if not k.endswith("_score")} == \
+                {k: v for k, v in b.items() if not k.endswith("_score")}
+
+
+def counting(monkeypatch: pytest.MonkeyPatch, embedder: vecbook.Embedder) -> tuple[list[str], list[int]]:
+    """The texts ``embedder`` cuts into windows from here on, and the record contents read back
+    from a keyword cache file."""
+    cut: list[str] = []
+    read: list[int] = []
+    real_cut, real_read = embedder.window_spans_many, vecbook.stored_texts.FileTexts.read
+
+    def window_spans_many(texts: Any) -> Any:
+        cut.extend(texts)
+        return real_cut(texts)
+
+    def read_back(self: Any, ref: int) -> str:
+        read.append(ref)
+        return real_read(self, ref)
+
+    monkeypatch.setattr(embedder, "window_spans_many", window_spans_many)
+    monkeypatch.setattr(vecbook.stored_texts.FileTexts, "read", read_back)
+    return cut, read
+
+
+def test_a_warm_start_takes_its_windows_from_the_keyword_cache_and_answers_as_a_cold_build(
+        tmp_path: Path, embedder: vecbook.Embedder, monkeypatch: pytest.MonkeyPatch) -> None:
+    write_windowed(tmp_path)
+    cache = tmp_path / "cache"
+    first = windowed_book(tmp_path, embedder, cache)
+    assert len(first._builder.splits) >= 2  # the long record's passage is several windows
+    assert any(len(r.segments) > 1 for r in first._snapshot.records)  # a chat window of messages
+    first.close()
+    cut, read = counting(monkeypatch, embedder)
+    warm = windowed_book(tmp_path, embedder, cache)
+    assert warm.stats()["last_update"]["files_read"] == 0 and warm.stats()["last_update"]["embedded"] == 0
+    assert cut == [] and read == []  # no record's text was read back, none cut into windows
+    cold = windowed_book(tmp_path, embedder, None)
+    assert warm._snapshot.vectors.keys == cold._snapshot.vectors.keys
+    assert np.array_equal(warm._snapshot.vectors.spans, cold._snapshot.vectors.spans)
+    assert_same_answers(warm, cold)
+
+
+def test_an_edited_source_gets_new_windows_and_the_others_keep_theirs(
+        tmp_path: Path, embedder: vecbook.Embedder, monkeypatch: pytest.MonkeyPatch) -> None:
+    write_windowed(tmp_path)
+    cache = tmp_path / "cache"
+    windowed_book(tmp_path, embedder, cache).close()
+    added = "A new record: the lighthouse keeper's quokka 🦘 fixed the 灯台"
+    (tmp_path / "notes" / "notes.txt").write_text(WINDOWED["notes.txt"] + "\n---\n" + added, encoding="utf-8")
+    settle(tmp_path / "notes" / "notes.txt")
+    cut, _ = counting(monkeypatch, embedder)
+    edited = windowed_book(tmp_path, embedder, cache)
+    assert edited.stats()["last_update"]["files_read"] == 1
+    assert cut == [added]  # the edited file's other records keep their windows
+    edited.close()
+    cut.clear()
+    again = windowed_book(tmp_path, embedder, cache)
+    assert cut == [] and again.stats()["last_update"]["files_read"] == 0
+    assert [h.text for h in again.search("quokka lighthouse", mode="semantic", max_results=1)] == [added]
+    assert_same_answers(again, windowed_book(tmp_path, embedder, None))
+
+
+class HalvingEmbedder(FakeEmbedder):
+    """Another model: its windows are each text's two halves (a text over 20 characters)."""
+
+    @property
+    def identity(self) -> str:
+        return "fake-bag-of-words|256|halves"
+
+    def window_spans_many(self, texts: Any) -> list[tuple[list[tuple[int, int]], bool]]:
+        return [([(0, len(t) // 2), (len(t) // 2, len(t))] if len(t) > 20 else [(0, len(t))], False) for t in texts]
+
+
+def test_windows_another_embedder_cut_are_cut_again(write_files: Any, tmp_path: Path) -> None:
+    root, cache = write_files(NOTES), tmp_path / "cache"
+    settle(root)
+    vecbook.VecBook(data_directory=root, embedder=FakeEmbedder(), cache_directory=cache).close()
+    halving = HalvingEmbedder()
+    cut: list[str] = []
+    real = halving.window_spans_many
+    halving.window_spans_many = lambda texts: cut.extend(texts) or real(texts)  # type: ignore[method-assign]
+    other = vecbook.VecBook(data_directory=root, embedder=halving, cache_directory=cache)
+    assert other.stats()["last_update"]["files_read"] == 0  # the records come from the cache, their windows do not
+    assert len(cut) == len(other._snapshot.passages)
+    cold = vecbook.VecBook(data_directory=root, embedder=HalvingEmbedder(), cache_directory=False)
+    assert other._snapshot.vectors.keys == cold._snapshot.vectors.keys
+    assert np.array_equal(other._snapshot.vectors.spans, cold._snapshot.vectors.spans)
+    assert [[h.to_dict() for h in other.search(q)] for q in QUERIES] == \
+        [[h.to_dict() for h in cold.search(q)] for q in QUERIES]
+    other.close()
+    cut.clear()
+    vecbook.VecBook(data_directory=root, embedder=halving, cache_directory=cache)
+    assert cut == []  # the file holds this embedder's windows now
+
+
+@pytest.mark.parametrize("damage", ["window keys cut short", "a window past its record's passages",
+                                    "windows of fewer records"])
+def test_damaged_windows_are_reported_and_every_source_read(write_files: Any, tmp_path: Path, damage: str,
+                                                           caplog: pytest.LogCaptureFixture) -> None:
+    root, cache = write_files(NOTES), tmp_path / "cache"
+    settle(root)
+    vecbook.VecBook(data_directory=root, embedder=FakeEmbedder(), cache_directory=cache).close()
+    path = next(cache.glob("keywords-*.vbk"))
+    with np.load(path) as stored:
+        parts = {name: stored[name] for name in stored.files}
+    assert len(parts["window_counts"]) == len(parts["passage_counts"])  # every record's windows were kept
+    if damage == "window keys cut short":
+        parts["window_keys"] = parts["window_keys"][:-16]
+    elif damage == "a window past its record's passages":
+        parts["window_passages"] = parts["window_passages"] + 50
+    else:
+        parts["window_counts"] = parts["window_counts"][:-1]
+    with path.open("wb") as out:
+        np.savez(out, **parts)
+    caplog.set_level(logging.WARNING, logger="vecbook")
+    restarted = vecbook.VecBook(data_directory=root, embedder=FakeEmbedder(), cache_directory=cache)
+    assert "keyword cache" in caplog.text and "is unusable" in caplog.text
+    assert restarted.stats()["last_update"]["files_read"] == 4
+    cold = vecbook.VecBook(data_directory=root, embedder=FakeEmbedder(), cache_directory=False)
+    assert [[h.to_dict() for h in restarted.search(q)] for q in QUERIES] == \
+        [[h.to_dict() for h in cold.search(q)] for q in QUERIES]

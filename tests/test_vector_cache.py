@@ -273,3 +273,18 @@ def test_a_journal_that_cannot_be_written_is_reported_once_and_the_build_saves_a
         "([Errno 28] No space left on device); what this build embeds is saved when it ends")
     restarted = vecbook.VecBook(root, embedder=FakeEmbedder(), cache_directory=cache)
     assert restarted.stats()["last_update"]["embedded"] == 0
+
+
+def test_window_keys_read_as_a_sequence_and_each_distinct_key_s_first_window_is_found() -> None:
+    from vecbook.blocks import Keys
+
+    # Keys that share their first 8 bytes, end in zero bytes, or repeat.
+    names = [b"a" * 8 + b"b" * 8, b"a" * 8 + b"c" * 8, b"z" * 14 + b"\0\0", b"a" * 8 + b"b" * 8, b"\0" * 16,
+             b"z" * 14 + b"\0\0", b"\0" * 16]
+    keys = Keys(b"".join(names))
+    assert list(keys) == names and len(keys) == 7 and keys[-1] == names[-1] and list(keys[2:4]) == names[2:4]
+    assert keys.firsts(np.arange(7)).tolist() == [0, 1, 2, 4]
+    assert keys.firsts(np.array([3, 5, 6])).tolist() == [3, 5, 6]
+    assert keys.at(np.array([4, 1])) == names[4] + names[1] and keys.at(np.arange(7)) == keys.joined
+    with pytest.raises(IndexError):
+        keys[7]

@@ -319,6 +319,9 @@ class VecBook:
         try:
             if not self.keyword_only and error is None:
                 vectors, counts = self._embed(base, None if full or previous is None else previous.vectors)
+                # Again, with the windows just cut (the next start takes them rather than reading
+                # every record's text back and cutting it); a file holding them all is left alone.
+                self._caches.save_keywords(captured, update=previous is not None and not full)
         except VecBookError as exc:
             error = str(exc)
             log.error("semantic search unavailable: %s", error)

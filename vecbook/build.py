@@ -18,13 +18,13 @@ from .embed import EMBED_CHUNK, MAX_WINDOWS, Embedder
 from .exports.base import collector_paused
 from .index import KeywordIndex, TermCounts
 from .filters import FilterColumns
-from .blocks import Block, reused_records, taken_windows
+from .blocks import Block, Keys, Windows, reused_records, taken_windows
 from .records import Record, header_title, record_passages
 from .sources import LoadReport, SourceState, block_source, load_sources
 from .tokens import Vocabulary, analysis_of
 from .scan_file import ScanFile
 from .vector_cache import VectorCache
-from .vector_files import CachedVectors, SplitEntry, SplitPassages, StreamedVectors
+from .vector_files import FileRows, KeyRows, SplitEntry, SplitPassages, StreamedVectors, rows_from
 from .vector_index import VectorIndex, encode_vectors
 
 log = logging.getLogger("vecbook")  # one logger for the package: hosts and the CLI configure "vecbook"
@@ -87,8 +87,8 @@ class LiveVectors:
     passages: what the vector cache keeps. Gathered only when the cache is saved, which runs
     after the update is published."""
 
-    def __init__(self, keys: Sequence[bytes], keep: np.ndarray, index: VectorIndex,
-                 found: dict[bytes, np.ndarray]) -> None:
+    def __init__(self, keys: Keys, keep: np.ndarray, index: VectorIndex, found: dict[bytes, np.ndarray],
+                 made: np.ndarray) -> None:
         self._keys, self._keep = keys, keep
         self.splits = SplitPassages()  # set by the build once its index is made
         # The new index, which the snapshot holds anyway: the vectors the model did not make
@@ -96,40 +96,48 @@ class LiveVectors:
         # are its codes as they were; those from the cache file are not held in float32).
         self._index = index
         self._found = found  # what the model made in this build, in float32
-        self._windows: dict[bytes, int] | None = None
+        self._made = made  # the windows whose vector is the model's (in ``found``)
+        self._firsts: np.ndarray | None = None
+        self._windows: KeyRows | None = None
 
     @property
-    def windows(self) -> dict[bytes, int]:
-        """Each live key (once) with one of its windows. Built by dict(zip()), which loops in C:
-        a comprehension over 100k windows held the interpreter ten times as long."""
+    def firsts(self) -> np.ndarray:
+        """The first kept window of each live key, in window order: found by sorting the keys
+        as numbers (a dict of a million keys took seconds and ~100 MB)."""
+        if self._firsts is None:
+            self._firsts = self._keys.firsts(np.flatnonzero(self._keep))
+        return self._firsts
+
+    @property
+    def windows(self) -> KeyRows:
+        """Each live key, once (a lookup of many at once: ``rows_of``)."""
         if self._windows is None:
-            kept = np.flatnonzero(self._keep)
-            keys = self._keys if len(kept) == len(self._keys) else [self._keys[w] for w in kept.tolist()]
-            self._windows = dict(zip(keys, kept.tolist()))
+            self._windows = KeyRows(self._keys.at(self.firsts))
         return self._windows
 
     def vectors(self) -> StreamedVectors:
         """The live keys and their float32 vectors, as the cache stores them, made ENCODE_BLOCK
         at a time as the save writes them."""
-        windows = self.windows
-        picked = np.fromiter(windows.values(), dtype=np.int64, count=len(windows))
+        picked = self.firsts
         rows = np.cumsum(self._keep)[picked] - 1  # each kept window's row in the index
-        keys = list(windows)
-        copied = np.fromiter((key not in self._found for key in keys), dtype=bool, count=len(keys))
+        made = np.zeros(len(self._keys), dtype=bool)
+        made[self._made] = True
+        copied = ~made[picked]
+        keys = self._keys
         dim = self._index.vectors.shape[1]
 
         def blocks() -> Iterator[np.ndarray]:
-            for start in range(0, len(keys), ENCODE_BLOCK):
-                end = min(start + ENCODE_BLOCK, len(keys))
+            for start in range(0, len(picked), ENCODE_BLOCK):
+                end = min(start + ENCODE_BLOCK, len(picked))
                 matrix = np.empty((end - start, dim), dtype=np.float32)
                 here = copied[start:end]
                 if bool(here.any()):
                     matrix[here] = self._index.vectors[rows[start:end][here]]
                 for position in np.flatnonzero(~here).tolist():
-                    matrix[position] = self._found[keys[start + position]]
+                    matrix[position] = self._found[keys[int(picked[start + position])]]
                 yield matrix
 
-        return StreamedVectors(b"".join(keys), dim, blocks, splits=self.splits)
+        return StreamedVectors(self.windows.joined, dim, blocks, rows=self.windows, splits=self.splits)
 
 
 class Builder:
@@ -266,9 +274,15 @@ class Builder:
         every live vector by key."""
         records = snapshot.records
         ordered = [(key, self.blocks[key]) for key, _ in snapshot.report.blocks]
+        identity = self.embedder.identity
+        _forget_foreign_windows([b for _, b in ordered], identity)
+        if cache is not None and previous is None:
+            # Windows restored from the keyword cache looked no split passage up: the cache's
+            # table is kept as it is (those still in use), not written again without them.
+            self.splits = self.splits.merged(cache.entries.splits)
         with collector_paused():  # long-lived windows and keys, made by the hundred thousand
-            self._window_blocks([b for _, b in ordered if b.keys is None], previous, cache, observer)
-        keys = [k for _, block in ordered for k in block.keys or ()]
+            self._window_blocks([b for _, b in ordered if b.keys is None], previous, cache, identity, observer)
+        keys = Keys(b"".join(block.keys.joined for _, block in ordered if block.keys is not None))
         owners = np.repeat(np.arange(len(records)), _concatenate([b.windows for _, b in ordered], np.int64))
         spans = _concatenate([b.spans for _, b in ordered], np.int64).reshape(-1, 2)
         # Each window's row in the previous index (-1: not there): an unchanged source's
@@ -276,64 +290,73 @@ class Builder:
         # that changed, plus numpy passes over the rest.
         reused = _concatenate([_previous_rows(previous, key, block) for key, block in ordered], np.int64)
         missing = np.flatnonzero(reused < 0)
-        cached = self._cached_vectors([keys[w] for w in missing.tolist()], cache)
+        # Each window's row in the cache (-1: none, or in the previous index), looked up at once.
+        in_cache, cached = cache.rows_of(keys.at(missing)) if cache is not None else \
+            (np.full(len(missing), -1, dtype=np.int64), np.zeros((0, 0), dtype=np.float32))
+        cache_rows = np.full(len(keys), -1, dtype=np.int64)
+        cache_rows[missing] = in_cache
+        uncached = missing[in_cache < 0]
         texts = {keys[w]: records[o].content[a:b] for w, o, (a, b)
-                 in zip(missing.tolist(), owners[missing].tolist(), spans[missing].tolist()) if keys[w] not in cached}
-        counts = {"reused": int(len(np.unique(reused[reused >= 0]))), "from_cache": len(cached),
-                  "embedded": len(texts)}
+                 in zip(uncached.tolist(), owners[uncached].tolist(), spans[uncached].tolist())}
+        counts = {"reused": _distinct(reused), "from_cache": _distinct(in_cache), "embedded": len(texts)}
         found: dict[bytes, np.ndarray] = {}  # what the model makes
-        self._embed_missing(texts, found, records, keys, owners, missing, progress, observer)
-        keep = reused >= 0
-        keep[missing] = [keys[w] in found or keys[w] in cached for w in missing.tolist()]
+        self._embed_missing(texts, found, records, keys, owners, uncached, progress, observer)
+        keep = (reused >= 0) | (cache_rows >= 0)
+        made = uncached[np.fromiter((keys[w] in found for w in uncached.tolist()), dtype=bool, count=len(uncached))]
+        keep[made] = True
         source = reused[keep]
+        dim = self._dimension(reused, keep, cache_rows, cached, keys, found, previous)
         index = VectorIndex.updated(previous, owners[keep], len(records), self.config.similarity_metric,
-                                    spans[keep], keys if keep.all() else [k for k, kept in zip(keys, keep.tolist()) if kept],
-                                    _placements(ordered, keep), self._dimension(keys, reused, keep, found, cached, previous),
-                                    source, self._fresh_rows(keys, keep, found, cached),
+                                    spans[keep], keys.at(np.flatnonzero(keep)), _placements(ordered, keep), dim,
+                                    source, self._fresh_rows(keys, keep, found, cache_rows, cached),
                                     ScanFile(cache.scan_path, cache.identity) if cache is not None else None)
-        live = LiveVectors(keys, keep, index, found)
+        live = LiveVectors(keys, keep, index, found, made)
         # A split passage is in use while its first window's vector is: the others go.
         self.splits = live.splits = self.splits.kept(live.windows)
         self.splits.release()  # its lookup tables, until an update looks a passage up again
         return index, counts, live
 
-    def _dimension(self, keys: Sequence[bytes], reused: np.ndarray, keep: np.ndarray, found: dict[bytes, np.ndarray],
-                   cached: CachedVectors, previous: VectorIndex | None) -> int:
+    def _dimension(self, reused: np.ndarray, keep: np.ndarray, cache_rows: np.ndarray, cached: FileRows | np.ndarray,
+                   keys: Keys, found: dict[bytes, np.ndarray], previous: VectorIndex | None) -> int:
         """The vectors' dimension: the previous index's, else that of a new vector, else the model's."""
         if previous is not None and bool((reused >= 0).any()):
             return int(previous.vectors.shape[1])
-        fresh = np.flatnonzero(keep & (reused < 0))
-        first = keys[fresh[0]] if len(fresh) else None
-        return self.embedder.dimension if first is None else \
-            len(found[first]) if first in found else cached.take([first]).shape[1]
+        windows = np.flatnonzero(keep & (reused < 0))
+        if not len(windows):
+            return self.embedder.dimension
+        first = int(windows[0])
+        return int(cached.shape[1]) if cache_rows[first] >= 0 else len(found[keys[first]])
 
-    def _fresh_rows(self, keys: Sequence[bytes], keep: np.ndarray, found: dict[bytes, np.ndarray],
-                    cached: CachedVectors) -> Callable[[np.ndarray], np.ndarray]:
+    def _fresh_rows(self, keys: Keys, keep: np.ndarray, found: dict[bytes, np.ndarray], cache_rows: np.ndarray,
+                    cached: FileRows | np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
         """The float16 rows of kept windows the previous index lacks (by their row in the new
-        index), made from ``found`` or ``cached``, normalised and encoded a block at a time:
-        gathering all of them first held three float32 copies of every new vector at once (450 MB
-        at the end of a first build of 100k records), and a warm start reads the cache file's
-        vectors only a block at a time."""
+        index), made from ``found`` or the cache's rows (``cache_rows``, read from ``cached``),
+        normalised and encoded a block at a time: gathering all of them first held three float32
+        copies of every new vector at once (450 MB at the end of a first build of 100k records),
+        and a warm start reads the cache file's vectors only a block at a time."""
         kept = np.flatnonzero(keep)
         metric = self.config.similarity_metric
 
         def rows(positions: np.ndarray) -> np.ndarray:
-            picked = [keys[w] for w in kept[positions].tolist()]
-            dim = len(found[picked[0]]) if picked[0] in found else cached.take(picked[:1]).shape[1]
-            return encode_vectors(_gathered(picked, found, cached, dim), metric)
+            windows = kept[positions]
+            stored = cache_rows[windows]
+            from_cache = stored >= 0
+            model = np.flatnonzero(~from_cache).tolist()
+            dim = int(cached.shape[1]) if bool(from_cache.any()) else len(found[keys[int(windows[model[0]])]])
+            vectors = np.empty((len(windows), dim), dtype=np.float32)
+            if bool(from_cache.any()):
+                vectors[from_cache] = rows_from(cached, stored[from_cache])
+            for position in model:
+                vectors[position] = found[keys[int(windows[position])]]
+            return encode_vectors(vectors, metric)
 
         return rows
 
-    @staticmethod
-    def _cached_vectors(keys: Sequence[bytes], cache: VectorCache | None) -> CachedVectors:
-        """The cache's vectors for ``keys`` (those the previous index lacks), read when taken."""
-        return CachedVectors({}, np.zeros((0, 0), dtype=np.float32)) if cache is None else cache.vectors_of(keys)
-
     def _window_blocks(self, blocks: Sequence[Block], previous: VectorIndex | None, cache: VectorCache | None,
-                       observer: EmbeddingObserver | None = None) -> None:
+                       identity: str, observer: EmbeddingObserver | None = None) -> None:
         """Cut the passages of ``blocks`` into model windows (a record taken over from its
         source's previous block keeps the windows it had there) and note each block's window
-        keys, counts and spans."""
+        keys, counts and spans, cut by the embedder of ``identity``."""
         def known(keys: list[bytes]) -> np.ndarray:
             found = np.zeros(len(keys), dtype=bool)
             if cache is not None:
@@ -363,16 +386,17 @@ class Builder:
                     windows, window_keys = next(windowed)
                     spans.append(np.array([(a, b) for _, a, b in windows], dtype=np.int32).reshape(-1, 2))
                     numbers.append(np.array([n for n, _, _ in windows], dtype=np.int32))
+                    keys.append(b"".join(window_keys))
+                    counts.append(len(window_keys))
                 else:
                     first, end = window_range
-                    window_keys = old.keys[first:end]  # type: ignore[union-attr,index]
+                    keys.append(old.keys[first:end].joined)  # type: ignore[union-attr,index]
                     spans.append(old.spans[first:end])  # type: ignore[union-attr,index]
                     numbers.append(old.window_passages[first:end])  # type: ignore[union-attr,index]
-                keys += window_keys
-                counts.append(len(window_keys))
-            block.keys, block.windows = keys, np.array(counts, dtype=np.int32)
-            block.spans = _concatenate(spans, np.int32).reshape(-1, 2)
-            block.window_passages = _concatenate(numbers, np.int32)
+                    counts.append(end - first)
+            block.windowed = Windows(Keys(b"".join(keys)), np.array(counts, dtype=np.int32),
+                                     _concatenate(spans, np.int32).reshape(-1, 2), _concatenate(numbers, np.int32),
+                                     identity)
             block.previous = block.origin = None  # taken over: the previous block can go
 
     def _window(self, todo: Sequence[tuple[Record, np.ndarray]], known: Callable[[list[bytes]], np.ndarray],
@@ -497,10 +521,19 @@ def _planned(spans: Sequence[Sequence[int]], keys: Iterator[bytes], whole: Itera
     return plan
 
 
+def _forget_foreign_windows(blocks: Sequence[Block], identity: str) -> None:
+    """Drop the windows another embedder cut (restored from a keyword cache written with another
+    model, precision or window size) from ``blocks`` and their previous blocks: they are cut again."""
+    for block in blocks:
+        for laid in (block, block.previous):
+            if laid is not None and laid.windowed is not None and laid.windowed.identity != identity:
+                laid.windowed = None
+
+
 def _previous_rows(previous: VectorIndex | None, key: str, block: Block) -> np.ndarray:
     """The row in ``previous`` of each window of ``block`` (-1 where it has none): one range
     when the source is unchanged since ``previous`` was built, else a lookup per window."""
-    keys = block.keys or []
+    keys = block.keys or Keys()
     placed = previous.placed.get(key) if previous is not None else None
     if placed is not None and placed[0] is block.records and placed[2] == len(keys):
         return np.arange(placed[1], placed[1] + placed[2], dtype=np.int64)
@@ -534,15 +567,15 @@ def _placements(ordered: Sequence[tuple[str, Block]], keep: np.ndarray) -> dict[
     return placed
 
 
-def _gathered(keys: Sequence[bytes], found: dict[bytes, np.ndarray], cached: CachedVectors, dim: int) -> np.ndarray:
-    """The float32 vectors of ``keys``, each from ``found`` (the model's) or else ``cached``."""
-    vectors = np.empty((len(keys), dim), dtype=np.float32)
-    from_cache = np.fromiter((key not in found for key in keys), dtype=bool, count=len(keys))
-    if bool(from_cache.any()):
-        vectors[from_cache] = cached.take([key for key, hit in zip(keys, from_cache.tolist()) if hit])
-    for position in np.flatnonzero(~from_cache).tolist():
-        vectors[position] = found[keys[position]]
-    return vectors
+def _distinct(rows: np.ndarray) -> int:
+    """How many distinct rows ``rows`` names (-1: none), counted by marking each rather than
+    sorting (a million of a warm start's cache rows)."""
+    named = rows[rows >= 0]
+    if not len(named):
+        return 0
+    marked = np.zeros(int(named.max()) + 1, dtype=bool)
+    marked[named] = True
+    return int(np.count_nonzero(marked))
 
 
 def _concatenate(parts: Sequence[np.ndarray | None], dtype: type) -> np.ndarray:

@@ -128,7 +128,7 @@ class Caches:
             # Its save takes in the journals of this build and the builds before it.
             self._pending = (cache, live, list(self._journaling))
         before, after = cache.entries.rows, live.windows
-        reused = int((before.rows_of(list(after)) >= 0).sum())
+        reused = int((before.rows_of(after.joined) >= 0).sum())
         # A cache started from another scope's file prunes nothing of its own.
         pruned = 0 if cache.seeded else len(before) - reused
         return {"path": str(cache.path), "entries": len(after), "reused": reused,
@@ -388,9 +388,9 @@ def writing_put_off() -> bool:
     return _flushing.locked()
 
 
-def _same_keys(live: dict[bytes, int], cached: KeyRows) -> bool:
+def _same_keys(live: KeyRows, cached: KeyRows) -> bool:
     """Whether the live vectors are exactly the cached ones (by key)."""
-    return len(live) == len(cached) and bool((cached.rows_of(list(live)) >= 0).all())
+    return len(live) == len(cached) and bool((cached.rows_of(live.joined) >= 0).all())
 
 
 def check_cache_directory(config: Config) -> Config:

@@ -29,7 +29,7 @@ from typing import Any, BinaryIO, Callable, Iterator, Sequence
 
 import numpy as np
 
-from .blocks import Block
+from .blocks import Block, Keys, Windows
 from .build import Builder
 from .config import Config
 from .index import TermCounts
@@ -38,13 +38,16 @@ from .sources import SourceState
 from .stored_texts import REF_SHIFT, FileTexts, adopt_texts, file_identity, opened_texts, text_size, write_npz
 from .tokens import Vocabulary
 from .vector_cache import cache_scope
-from .vector_files import write_atomically
+from .vector_files import KEY_BYTES, write_atomically
 
 log = logging.getLogger("vecbook")
 
 # 2: contents as UTF-8 beside the records' JSON rows; 3: those rows a source at a time with metadata
-# keys shared, contents read back from the file, token counts and each term's postings count (no ids)
-FORMAT = 3
+# keys shared, contents read back from the file, token counts and each term's postings count (no ids);
+# 4: each source's model windows (keys, ranges, passage numbers) and the embedder that cut them
+FORMAT = 4
+# The windows kept with the sources cut into them (as one array each, for every such source).
+WINDOW_ARRAYS = ("window_keys", "window_counts", "window_spans", "window_passages")
 # Whether restored records read their texts back from the file (``StoredTexts``) rather than
 # hold them: not on Windows, where a file held open cannot be replaced by the next save.
 READ_TEXTS_BACK = os.name != "nt"
@@ -123,7 +126,8 @@ class KeywordCache:
         self.config = config
         scope = hashlib.sha256(cache_scope(config).encode("utf-8", "surrogatepass")).hexdigest()[:16]
         self.path = directory / f"keywords-{scope}.vbk"
-        self._held: list[tuple[str, list[Record]]] = []  # each source the file holds, with its records
+        # Each source the file holds, with its records and the windows it holds of them.
+        self._held: list[tuple[str, list[Record], Windows | None]] = []
         self._lock = threading.Lock()
         self._pending: Captured | None = None
         self._saver: threading.Thread | None = None
@@ -131,9 +135,11 @@ class KeywordCache:
         self._written = 0  # ``taken`` of the capture the file holds
 
     def _holds(self, blocks: Sequence[tuple[str, Block]]) -> bool:
-        """Whether the file holds exactly these sources' records lists (the lists, not equal ones)."""
+        """Whether the file holds exactly these sources' records lists (the lists, not equal ones),
+        and the windows of each that has them (a first build's are cut after its first save)."""
         return len(blocks) == len(self._held) and all(
-            key == held and block.records is records for (key, block), (held, records) in zip(blocks, self._held))
+            key == held and block.records is records and (block.windowed is None or block.windowed is windows)
+            for (key, block), (held, records, windows) in zip(blocks, self._held))
 
     @staticmethod
     def capture(builder: Builder) -> Captured | None:
@@ -220,9 +226,15 @@ class KeywordCache:
         counts = _kept_counts(captured.counts, captured.blocks, stored)
         layouts = _layout_arrays([block for _, block, _ in kept])
         terms = _compact_terms(captured.terms, counts)
+        # Read once: another thread may set a block's windows meanwhile (in one assignment).
+        windowed = [block.windowed for _, block, _ in kept]
+        identity = next((w.identity for w in windowed if w is not None), None)
+        windowed = [w if w is not None and w.identity == identity else None for w in windowed]
         header = {"magic": self.MAGIC, "format": FORMAT, "fingerprint": fingerprint(self.config),
-                  "terms": terms, "sources": [_source_facts(key, block, entry, captured.sources.read_at.get(key))
-                              for key, block, entry in kept]}
+                  "terms": terms, "windows_of": identity,
+                  "sources": [dict(_source_facts(key, block, entry, captured.sources.read_at.get(key)),
+                                   windows=windows is not None)
+                              for (key, block, entry), windows in zip(kept, windowed)]}
         # One dumps per source, so a save in a background thread lets searches in between,
         # each appended as UTF-8 to one buffer: joining the pieces, bracketing and encoding them
         # made three more copies of the JSON (50 MB each at 100k records) at once.
@@ -237,7 +249,8 @@ class KeywordCache:
         every = [record for _, block, _ in kept for record in block.records]
         sizes = np.fromiter(map(text_size, every), dtype=np.int64, count=len(every))
         arrays = {"header": _bytes_array(json.dumps(header)), "records": np.frombuffer(records, dtype=np.uint8),
-                  "record_ends": ends, "text_sizes": sizes, **layouts, **counts}
+                  "record_ends": ends, "text_sizes": sizes, **layouts, **counts,
+                  **_window_arrays([w for w in windowed if w is not None])}
         written: list[tuple[int, int]] = []
 
         def write(out: BinaryIO) -> None:
@@ -245,7 +258,7 @@ class KeywordCache:
             written.append(file_identity(out))  # what the records adopt must be this very file
 
         write_atomically(self.path, ".keywords-", write)
-        self._held = [(key, block.records) for key, block, _ in kept]
+        self._held = [(key, block.records, windows) for (key, block, _), windows in zip(kept, windowed)]
         if READ_TEXTS_BACK:
             adopt_texts(every, sizes, self.path, written[0])
 
@@ -269,7 +282,7 @@ class KeywordCache:
         sources, blocks, vocabulary, counts = state
         builder.reset()
         builder.sources, builder.blocks, builder.vocabulary, builder.term_counts = sources, blocks, vocabulary, counts
-        self._held = [(key, block.records) for key, block in blocks.items()]
+        self._held = [(key, block.records, block.windowed) for key, block in blocks.items()]
         restored = sum(len(b.records) for b in blocks.values())
         log.info("keyword cache: %d record%s of %d source%s from %s in %.2f s", restored, "" if restored == 1 else "s",
                  len(blocks), "" if len(blocks) == 1 else "s", self.path, time.perf_counter() - started)
@@ -286,11 +299,12 @@ class KeywordCache:
                 return header, None
             rows = _rows_by_source(data["records"], data["record_ends"])
             arrays = {name: data[name] for name in ("token_lengths", "passages", "passage_counts", "term_postings",
-                                                     "doc_ids", "tf", "text_sizes")}
+                                                     "doc_ids", "tf", "text_sizes", *WINDOW_ARRAYS)}
             texts = opened_texts(self.path, int(arrays["text_sizes"].sum()), file_identity(data.zip.fp))
         vocabulary = Vocabulary()
         vocabulary.ids = dict(zip(header["terms"], range(len(header["terms"]))))
         blocks = _blocks(header["sources"], rows, arrays, list(map(shared_keys, header["key_sets"])), texts)
+        _restore_windows(header, list(blocks.values()), arrays)
         sources = SourceState(announce=True)
         sources.read_at = {key: at for key, (_, at) in _earlier_reads(header).items()}
         for facts, (key, block) in zip(header["sources"], blocks.items()):
@@ -385,6 +399,44 @@ def _layout_arrays(blocks: Sequence[Block]) -> dict[str, np.ndarray]:
             "passage_counts": _concatenated([b.counts for b in blocks], np.int32)}
 
 
+def _window_arrays(windowed: Sequence[Windows]) -> dict[str, np.ndarray]:
+    """The windows of the sources stored with them, in order: each window's key (16 bytes, as
+    one array), range in its record's content and passage number, and windows per record."""
+    return {"window_keys": np.frombuffer(b"".join(w.keys.joined for w in windowed), dtype=np.uint8),
+            "window_counts": _concatenated([w.counts for w in windowed], np.int32),
+            "window_spans": _concatenated([w.spans for w in windowed], np.int32).reshape(-1, 2),
+            "window_passages": _concatenated([w.passages for w in windowed], np.int32)}
+
+
+def _restore_windows(header: dict[str, Any], blocks: Sequence[Block], arrays: dict[str, np.ndarray]) -> None:
+    """Give the blocks stored with windows their windows back (checked against each other and
+    their passages: a mismatch raises ValueError), noted as cut by the header's embedder; the
+    build checks that against its own before using them."""
+    stored = [block for facts, block in zip(header["sources"], blocks) if facts.get("windows") is True]
+    identity = header.get("windows_of")
+    keys, counts = arrays["window_keys"], arrays["window_counts"].astype(np.int64)
+    spans, numbers = arrays["window_spans"].reshape(-1, 2), arrays["window_passages"]
+    total = int(counts.sum())
+    if (stored and type(identity) is not str) or len(counts) != sum(len(b.records) for b in stored) \
+            or (len(counts) and int(counts.min()) < 0) or len(keys) != KEY_BYTES * total \
+            or len(spans) != total or len(numbers) != total:
+        raise ValueError("its windows do not agree")
+    passages = np.concatenate([b.counts for b in stored]).astype(np.int64) if stored else np.zeros(0, np.int64)
+    if total and (int(numbers.min()) < 0 or bool((numbers >= np.repeat(passages, counts)).any())
+                  or int(spans.min()) < 0 or bool((spans[:, 0] > spans[:, 1]).any())):
+        raise ValueError("its windows do not agree with its passages")
+    joined = keys.tobytes()
+    record = window = 0
+    for block in stored:
+        end = record + len(block.records)
+        here = counts[record:end]
+        last = window + int(here.sum())
+        block.windowed = Windows(Keys(joined[KEY_BYTES * window:KEY_BYTES * last]), here.astype(np.int32),
+                                 spans[window:last].astype(np.int32, copy=False),
+                                 numbers[window:last].astype(np.int32, copy=False), str(identity))
+        record, window = end, last
+
+
 def _concatenated(parts: list[np.ndarray], dtype: type) -> np.ndarray:
     return np.concatenate(parts).astype(dtype, copy=False) if parts else np.zeros(0, dtype=dtype)
 
@@ -454,7 +506,8 @@ def _blocks(sources: list[dict[str, Any]], stored: tuple[int, Callable[[int], li
         end = record + len(block_rows)
         refs = [(start << REF_SHIFT) | size
                 for start, size in zip(text_starts[record:end].tolist(), sizes[record:end].tolist())]
-        records = [_record(row, key_sets, texts, ref) for row, ref in zip(block_rows, refs)]
+        records = Record.stored_many(block_rows, key_sets, texts, refs) if READ_TEXTS_BACK else \
+            [_record(row, key_sets, texts, ref) for row, ref in zip(block_rows, refs)]
         first, last = int(passage_ends[record]), int(passage_ends[end])
         blocks[facts["key"]] = Block(records, counts[record:end].astype(np.int32),
                                      passages[first:last], lengths[first:last], read_ns=restored_ns)

@@ -101,6 +101,44 @@ class Record:
         set_texts(record, texts)
         return record
 
+    @classmethod
+    def stored_many(cls, rows: Sequence[Sequence[Any]], key_sets: Sequence[tuple[str, ...]], texts: StoredTexts,
+                    refs: Sequence[int]) -> list[Record]:
+        """``stored`` for each of ``rows`` (body, file path, line, end line, number of its keys in
+        ``key_sets``, values, source, id, citation, segments as lists) and ``refs``, in one loop:
+        a restart makes a million of these, and a call per record (and an intern per path and
+        source, mostly those of the record before) took a third of a warm start's restore.
+        ValueError where a record's values do not agree with its keys."""
+        set_text, set_path, set_line, set_end, set_keys, set_values, set_source, set_id, set_citation, set_content, \
+            set_segments, set_texts = _SETTERS
+        new, intern, limit = _new, _intern, INTERNED_CHARS
+        path = source = None
+        records = []
+        for (body, file_path, line, end, keys, values, origin, id, citation, segments), ref in zip(rows, refs):
+            names = key_sets[keys]
+            if len(values) != len(names):
+                raise ValueError("a record's metadata does not agree with its keys")
+            if file_path != path:
+                path = intern(file_path)
+            if origin != source:
+                source = intern(origin)
+            record = new(cls)
+            set_text(record, body)
+            set_path(record, path)
+            set_line(record, line)
+            set_end(record, end)
+            set_keys(record, names)
+            set_values(record, tuple([intern(v) if type(v) is str and len(v) <= limit else v for v in values])
+                       if values else ())
+            set_source(record, source)
+            set_id(record, id)
+            set_citation(record, citation)
+            set_content(record, ref)
+            set_segments(record, tuple(map(tuple, segments)) if segments else ())
+            set_texts(record, texts)
+            records.append(record)
+        return records
+
     @property
     def metadata(self) -> dict[str, Any]:
         """The record's headers (or its collection's fields), as a new dict each time: a record

@@ -227,23 +227,28 @@ class VectorCache:
         return entries
 
     def vectors_of(self, keys: Iterable[bytes]) -> CachedVectors:
-        """The cached vectors of those of ``keys`` the cache holds, read from the file when asked
-        for. Once the vectors were released the file is opened again, if one is wanted (rare: a
-        build takes the vectors of the index it replaces first, and a saved cache holds no others)."""
+        """The cached vectors of those of ``keys`` the cache holds, read from the file when asked for."""
         wanted = list(dict.fromkeys(keys))
+        rows, source = self.rows_of(b"".join(wanted))
+        return CachedVectors({key: row for key, row in zip(wanted, rows.tolist()) if row >= 0}, source)
+
+    def rows_of(self, joined: bytes) -> tuple[np.ndarray, FileRows | np.ndarray]:
+        """Each of the 16-byte keys ``joined``'s row in the cache (-1: none), and what those rows are
+        read from (``rows_from``). Once the vectors were released the file is opened again, if one
+        is wanted (rare: a build takes the vectors of the index it replaces first, and a saved
+        cache holds no others)."""
         entries = self.entries
-        reread = self._released and bool((entries.rows.rows_of(wanted) >= 0).any())
+        reread = self._released and bool((entries.rows.rows_of(joined) >= 0).any())
         if reread:
             self._wait_for_saves()
         with self._entries_lock:  # no save swaps entries between the check, the read and the capture
             if self.entries is not entries:  # a save swapped them meanwhile: look again
                 entries = self.entries
-                reread = self._released and bool((entries.rows.rows_of(wanted) >= 0).any())
+                reread = self._released and bool((entries.rows.rows_of(joined) >= 0).any())
             if reread:
                 self._install(self._loaded())
                 entries = self.entries
-        found = entries.rows.rows_of(wanted).tolist()
-        return CachedVectors({key: row for key, row in zip(wanted, found) if row >= 0}, entries.matrix)
+            return entries.rows.rows_of(joined), entries.matrix
 
     def release_vectors(self) -> None:
         """Close the files the vectors are read from, keeping their keys (and the key -> row

@@ -122,8 +122,11 @@ class SplitPassages:
         """Only the passages whose first window's text hash is in ``live`` (a build's vectors)."""
         if not len(self):
             return self
-        firsts = (self.window_keys[i:i + KEY_BYTES] for i in (KEY_BYTES * self.starts[:-1]).tolist())
-        keep = np.fromiter(map(live.__contains__, firsts), dtype=bool, count=len(self))
+        if isinstance(live, KeyRows):  # one lookup of every first window
+            keep = live.rows_of(_rows_of(self.window_keys, self.starts[:-1])) >= 0
+        else:
+            firsts = (self.window_keys[i:i + KEY_BYTES] for i in (KEY_BYTES * self.starts[:-1]).tolist())
+            keep = np.fromiter(map(live.__contains__, firsts), dtype=bool, count=len(self))
         return self if bool(keep.all()) else self._select(np.flatnonzero(keep))
 
     def _select(self, rows: np.ndarray) -> SplitPassages:
@@ -180,11 +183,13 @@ class KeyRows(Mapping[bytes, int]):
         self._sorted = whole[self._order, 0]
         self._whole = whole
 
-    def rows_of(self, keys: Sequence[bytes]) -> np.ndarray:
-        """Each key's row (-1 where it has none)."""
-        if not len(keys) or not len(self._sorted):
-            return np.full(len(keys), -1, dtype=np.int64)
-        wanted = np.frombuffer(b"".join(keys), dtype=">u8").reshape(len(keys), KEY_BYTES // 8)
+    def rows_of(self, keys: Sequence[bytes] | bytes) -> np.ndarray:
+        """Each key's row (-1 where it has none); ``keys`` may be the 16-byte keys joined."""
+        joined = keys if isinstance(keys, bytes) else b"".join(keys)
+        count = len(joined) // KEY_BYTES
+        if not count or not len(self._sorted):
+            return np.full(count, -1, dtype=np.int64)
+        wanted = np.frombuffer(joined, dtype=">u8").reshape(count, KEY_BYTES // 8)
         at = np.minimum(np.searchsorted(self._sorted, wanted[:, 0]), len(self._sorted) - 1)
         rows = self._order[at]
         found = (self._whole[rows] == wanted).all(axis=1)
@@ -348,10 +353,7 @@ class CachedVectors(Mapping[bytes, np.ndarray]):
 
     def take(self, keys: Sequence[bytes]) -> np.ndarray:
         """The vectors of ``keys`` as one float32 matrix."""
-        rows = [self.rows[key] for key in keys]
-        if isinstance(self._source, FileRows):
-            return self._source.take(rows)
-        return np.asarray(self._source[rows], dtype=np.float32).reshape(len(rows), -1)
+        return rows_from(self._source, [self.rows[key] for key in keys])
 
     def __contains__(self, key: object) -> bool:
         return key in self.rows
@@ -361,6 +363,13 @@ class CachedVectors(Mapping[bytes, np.ndarray]):
 
     def __len__(self) -> int:
         return len(self.rows)
+
+
+def rows_from(source: FileRows | np.ndarray, rows: Sequence[int] | np.ndarray) -> np.ndarray:
+    """The float32 vectors of a cache's ``rows`` (read from its files, or from a matrix)."""
+    if isinstance(source, FileRows):
+        return source.take(rows)
+    return np.asarray(source[np.asarray(rows, dtype=np.int64)], dtype=np.float32).reshape(len(rows), -1)
 
 
 @contextlib.contextmanager
