@@ -24,6 +24,7 @@ from .sources import LoadReport, SourceState, block_source, load_sources
 from .tokens import Vocabulary, analysis_of
 from .scan_file import ScanFile
 from .vector_cache import VectorCache
+from .spill import MadeVectors
 from .vector_files import CachedVectors, SplitEntry, SplitPassages, StreamedVectors
 from .vector_index import VectorIndex, encode_vectors
 
@@ -58,7 +59,7 @@ class Snapshot:
     vectors: VectorIndex | None = None
     vector_error: str | None = None
     index_seconds: float = 0.0
-    cache: dict[str, Any] | None = None
+    cache: Callable[[], dict[str, Any]] | None = None  # what saving its vectors does to the cache (stats)
     update: dict[str, Any] = field(default_factory=dict)
 
     def passage_span(self, passage: int) -> tuple[int, int]:
@@ -82,25 +83,27 @@ class LiveVectors:
     after the update is published."""
 
     def __init__(self, keys: Sequence[bytes], keep: np.ndarray, index: VectorIndex,
-                 found: dict[bytes, np.ndarray]) -> None:
+                 found: MadeVectors) -> None:
         self._keys, self._keep = keys, keep
         self.splits = SplitPassages()  # set by the build once its index is made
         # The new index, which the snapshot holds anyway: the vectors the model did not make
         # in this build are saved as its float16 rows (those copied from the previous index
         # are its codes as they were; those from the cache file are not held in float32).
         self._index = index
-        self._found = found  # what the model made in this build, in float32
+        self._found = found  # what the model made in this build, in float32 (in a temporary file)
         self._windows: dict[bytes, int] | None = None
 
     @property
     def windows(self) -> dict[bytes, int]:
-        """Each live key (once) with one of its windows. Built by dict(zip()), which loops in C:
-        a comprehension over 100k windows held the interpreter ten times as long."""
+        """Each live key (once) with one of its windows (``live_windows``)."""
         if self._windows is None:
-            kept = np.flatnonzero(self._keep)
-            keys = self._keys if len(kept) == len(self._keys) else [self._keys[w] for w in kept.tolist()]
-            self._windows = dict(zip(keys, kept.tolist()))
+            self._windows = live_windows(self._keys, self._keep)
         return self._windows
+
+    def windows_later(self) -> Callable[[], dict[bytes, int]]:
+        """A function that makes ``windows`` when called, holding only the keys (not the vectors)."""
+        keys, keep = self._keys, self._keep
+        return lambda: live_windows(keys, keep)
 
     def vectors(self) -> StreamedVectors:
         """The live keys and their float32 vectors, as the cache stores them, made ENCODE_BLOCK
@@ -119,11 +122,20 @@ class LiveVectors:
                 here = copied[start:end]
                 if bool(here.any()):
                     matrix[here] = self._index.vectors[rows[start:end][here]]
-                for position in np.flatnonzero(~here).tolist():
-                    matrix[position] = self._found[keys[start + position]]
+                made = np.flatnonzero(~here)
+                if len(made):
+                    matrix[made] = self._found.take([keys[start + p] for p in made.tolist()])
                 yield matrix
 
         return StreamedVectors(b"".join(keys), dim, blocks, splits=self.splits)
+
+
+def live_windows(keys: Sequence[bytes], keep: np.ndarray) -> dict[bytes, int]:
+    """Each key of a kept window (once) with one of its windows. Built by dict(zip()), which
+    loops in C: a comprehension over 100k windows held the interpreter ten times as long."""
+    kept = np.flatnonzero(keep)
+    kept_keys = keys if len(kept) == len(keys) else [keys[w] for w in kept.tolist()]
+    return dict(zip(kept_keys, kept.tolist()))
 
 
 class Builder:
@@ -265,12 +277,12 @@ class Builder:
         reused = _concatenate([_previous_rows(previous, key, block) for key, block in ordered], np.int64)
         missing = np.flatnonzero(reused < 0)
         cached = self._cached_vectors([keys[w] for w in missing.tolist()], cache)
-        texts = {keys[w]: records[o].content[a:b] for w, o, (a, b)
-                 in zip(missing.tolist(), owners[missing].tolist(), spans[missing].tolist()) if keys[w] not in cached}
-        counts = {"reused": int(len(np.unique(reused[reused >= 0]))), "from_cache": len(cached),
-                  "embedded": len(texts)}
-        found: dict[bytes, np.ndarray] = {}  # what the model makes
-        self._embed_missing(texts, found, records, keys, owners, missing, progress, observer)
+        todo = _todo([keys[w] for w in missing.tolist()], cached, missing, spans)
+        counts = {"reused": _distinct_rows(reused, previous), "from_cache": len(cached),
+                  "embedded": len(todo.first)}
+        # What the model makes, in a temporary file beside the cache (not held in float32).
+        found = MadeVectors(len(todo.first), cache.directory if cache is not None else None)
+        self._embed_missing(todo, found, records, keys, owners, spans, progress, observer)
         keep = reused >= 0
         keep[missing] = [keys[w] in found or keys[w] in cached for w in missing.tolist()]
         source = reused[keep]
@@ -281,11 +293,12 @@ class Builder:
                                     ScanFile(cache.scan_path, cache.identity) if cache is not None else None)
         live = LiveVectors(keys, keep, index, found)
         # A split passage is in use while its first window's vector is: the others go.
-        self.splits = live.splits = self.splits.kept(live.windows)
+        # (Looked up in the new index's keys: a dict of every live key is made only by the save.)
+        self.splits = live.splits = self.splits.kept(index)
         self.splits.release()  # its lookup tables, until an update looks a passage up again
         return index, counts, live
 
-    def _dimension(self, keys: Sequence[bytes], reused: np.ndarray, keep: np.ndarray, found: dict[bytes, np.ndarray],
+    def _dimension(self, keys: Sequence[bytes], reused: np.ndarray, keep: np.ndarray, found: MadeVectors,
                    cached: CachedVectors, previous: VectorIndex | None) -> int:
         """The vectors' dimension: the previous index's, else that of a new vector, else the model's."""
         if previous is not None and bool((reused >= 0).any()):
@@ -293,9 +306,9 @@ class Builder:
         fresh = np.flatnonzero(keep & (reused < 0))
         first = keys[fresh[0]] if len(fresh) else None
         return self.embedder.dimension if first is None else \
-            len(found[first]) if first in found else cached.take([first]).shape[1]
+            found.dimension if first in found else cached.take([first]).shape[1]
 
-    def _fresh_rows(self, keys: Sequence[bytes], keep: np.ndarray, found: dict[bytes, np.ndarray],
+    def _fresh_rows(self, keys: Sequence[bytes], keep: np.ndarray, found: MadeVectors,
                     cached: CachedVectors) -> Callable[[np.ndarray], np.ndarray]:
         """The float16 rows of kept windows the previous index lacks (by their row in the new
         index), made from ``found`` or ``cached``, normalised and encoded a block at a time:
@@ -307,7 +320,7 @@ class Builder:
 
         def rows(positions: np.ndarray) -> np.ndarray:
             picked = [keys[w] for w in kept[positions].tolist()]
-            dim = len(found[picked[0]]) if picked[0] in found else cached.take(picked[:1]).shape[1]
+            dim = found.dimension if picked[0] in found else cached.take(picked[:1]).shape[1]
             return encode_vectors(_gathered(picked, found, cached, dim), metric)
 
         return rows
@@ -416,47 +429,82 @@ class Builder:
             made[record.content, passages.tobytes()] = (windows, window_keys)
         return [made[record.content, passages.tobytes()] for record, passages in todo], taken, cut
 
-    def _embed_missing(self, texts: dict[bytes, str], found: dict[bytes, np.ndarray], records: Sequence[Record],
-                       keys: Sequence[bytes], owners: np.ndarray, missing: np.ndarray,
-                       progress: ProgressCallback, observer: EmbeddingObserver | None = None) -> None:
-        """Embed the texts no index or cache had, in chunks, reporting records completed
-        (``missing``: the windows the previous index lacks, a superset of those of ``texts``)
-        and telling ``observer`` each chunk's vectors."""
-        windows_of: dict[bytes, list[int]] = {}
-        for window in missing.tolist():
-            if keys[window] in texts:
-                windows_of.setdefault(keys[window], []).append(window)
-        todo_windows = np.fromiter((w for ws in windows_of.values() for w in ws), dtype=np.int64)
-        remaining = np.bincount(owners[todo_windows], minlength=len(records))
+    def _embed_missing(self, todo: Todo, found: MadeVectors, records: Sequence[Record], keys: Sequence[bytes],
+                       owners: np.ndarray, spans: np.ndarray, progress: ProgressCallback,
+                       observer: EmbeddingObserver | None = None) -> None:
+        """Embed the texts of ``todo`` in chunks into ``found``, reporting records completed and
+        telling ``observer`` each chunk's vectors. Each chunk's texts are cut from their records
+        as it is embedded: a dict of every text to embed held ~0.5 GB at a million records."""
+        remaining = np.bincount(owners[todo.windows], minlength=len(records))
         # A record is done when all its windows have vectors (a record without windows never is).
         done = int(np.count_nonzero((remaining == 0) & (np.bincount(owners, minlength=len(records)) > 0)))
         progress(done, len(records))
-        todo = sorted(texts, key=lambda k: len(texts[k]))  # similar lengths batch with little padding
-        for start in range(0, len(todo), EMBED_CHUNK):
-            chunk = todo[start:start + EMBED_CHUNK]
-            vectors = self._encode_isolating_failures(chunk, texts, records, owners, windows_of)
-            found.update(vectors)
-            done += _count_done(remaining, owners, [w for k in chunk for w in windows_of[k]])
+        starts = np.concatenate([[0], todo.ends])
+        for start in range(0, len(todo.first), EMBED_CHUNK):
+            end = min(start + EMBED_CHUNK, len(todo.first))
+            vectors = self._encode_isolating_failures(todo.first[start:end].tolist(), records, keys, owners, spans)
+            found.add(vectors)
+            done += _count_done(remaining, owners, todo.windows[starts[start]:starts[end]].tolist())
             progress(done, len(records))
             if observer is not None:
                 observer.embedded(vectors)
 
-    def _encode_isolating_failures(self, chunk: list[bytes], texts: dict[bytes, str], records: Sequence[Record],
-                                   owners: np.ndarray, windows_of: dict[bytes, list[int]]) -> dict[bytes, np.ndarray]:
-        """Embed a chunk; if it fails, embed text by text so one bad record costs only itself."""
+    def _encode_isolating_failures(self, windows: list[int], records: Sequence[Record], keys: Sequence[bytes],
+                                   owners: np.ndarray, spans: np.ndarray) -> dict[bytes, np.ndarray]:
+        """Embed the texts of ``windows`` (one window per text); if that fails, embed text by
+        text so one bad record costs only itself."""
+        contents: dict[int, str] = {}  # a record's content once per chunk (a stored one is read back)
+
+        def text(window: int) -> str:
+            owner = int(owners[window])
+            if owner not in contents:
+                contents[owner] = records[owner].content
+            return contents[owner][int(spans[window, 0]):int(spans[window, 1])]
+
+        texts = [text(w) for w in windows]
+        chunk = [keys[w] for w in windows]
         try:
-            return dict(zip(chunk, self.embedder.encode([texts[k] for k in chunk])))
+            return dict(zip(chunk, self.embedder.encode(texts)))
         except Exception as exc:  # the model may raise anything; the spec says keep going
             log.warning("embedding a batch failed (%s); retrying its records one by one", exc)
         vectors: dict[bytes, np.ndarray] = {}
-        for key in chunk:
+        for window, key, one in zip(windows, chunk, texts):
             try:
-                vectors[key] = self.embedder.encode([texts[key]])[0]
+                vectors[key] = self.embedder.encode([one])[0]
             except Exception as exc:
-                record = records[int(owners[windows_of[key][0]])]
                 log.warning("%s: record could not be embedded (%s); it is found by keyword search only",
-                            record.citation, exc)
+                            records[int(owners[window])].citation, exc)
         return vectors
+
+
+@dataclass(frozen=True)
+class Todo:
+    """The windows of a build that no index or cache has a vector for, by their text: ``first``,
+    each distinct text's first window, in the order they are embedded (shortest first, so
+    similar lengths batch with little padding; ties in the order the windows come);
+    ``windows``, every such window grouped in that order, each text's ending at ``ends``."""
+
+    first: np.ndarray
+    windows: np.ndarray
+    ends: np.ndarray
+
+
+def _todo(missing_keys: Sequence[bytes], cached: CachedVectors, missing: np.ndarray, spans: np.ndarray) -> Todo:
+    """The ``Todo`` of the windows ``missing`` (whose keys are ``missing_keys``) that ``cached`` lacks."""
+    slot_of: dict[bytes, int] = {}  # each distinct text's number, in the order first met
+    slots = np.fromiter((-1 if key in cached else slot_of.setdefault(key, len(slot_of)) for key in missing_keys),
+                        dtype=np.int64, count=len(missing_keys))
+    del slot_of
+    chosen = slots >= 0
+    windows, slots = missing[chosen], slots[chosen]
+    _, first_at = np.unique(slots, return_index=True)
+    first = windows[first_at]
+    order = np.argsort(spans[first, 1] - spans[first, 0], kind="stable")  # by characters, as before
+    rank = np.empty(len(order), dtype=np.int64)
+    rank[order] = np.arange(len(order))
+    grouped = np.argsort(rank[slots], kind="stable")
+    ends = np.cumsum(np.bincount(slots, minlength=len(order))[order])
+    return Todo(first[order], windows[grouped], ends)
 
 
 def _planned(spans: Sequence[Sequence[int]], keys: Iterator[bytes], whole: Iterator[bool],
@@ -522,15 +570,26 @@ def _placements(ordered: Sequence[tuple[str, Block]], keep: np.ndarray) -> dict[
     return placed
 
 
-def _gathered(keys: Sequence[bytes], found: dict[bytes, np.ndarray], cached: CachedVectors, dim: int) -> np.ndarray:
+def _gathered(keys: Sequence[bytes], found: MadeVectors, cached: CachedVectors, dim: int) -> np.ndarray:
     """The float32 vectors of ``keys``, each from ``found`` (the model's) or else ``cached``."""
     vectors = np.empty((len(keys), dim), dtype=np.float32)
     from_cache = np.fromiter((key not in found for key in keys), dtype=bool, count=len(keys))
     if bool(from_cache.any()):
         vectors[from_cache] = cached.take([key for key, hit in zip(keys, from_cache.tolist()) if hit])
-    for position in np.flatnonzero(~from_cache).tolist():
-        vectors[position] = found[keys[position]]
+    made = np.flatnonzero(~from_cache)
+    if len(made):
+        vectors[made] = found.take([keys[position] for position in made.tolist()])
     return vectors
+
+
+def _distinct_rows(reused: np.ndarray, previous: VectorIndex | None) -> int:
+    """How many distinct rows of ``previous`` ``reused`` names (-1: none), by a mark per row:
+    np.unique sorted or hashed every reused row, ~1 s of a one-note update at a million."""
+    if previous is None or not len(reused):
+        return 0
+    seen = np.zeros(len(previous.owners), dtype=bool)
+    seen[reused[reused >= 0]] = True
+    return int(np.count_nonzero(seen))
 
 
 def _concatenate(parts: Sequence[np.ndarray | None], dtype: type) -> np.ndarray:

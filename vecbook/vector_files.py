@@ -118,12 +118,14 @@ class SplitPassages:
         unique = np.fromiter(sorted(both.rows.values()), dtype=np.int64, count=len(both.rows))
         return both if len(unique) == len(both) else both._select(unique)
 
-    def kept(self, live: Container[bytes]) -> SplitPassages:
-        """Only the passages whose first window's text hash is in ``live`` (a build's vectors)."""
+    def kept(self, live: Container[bytes] | Any) -> SplitPassages:
+        """Only the passages whose first window's text hash is in ``live`` (a build's vectors:
+        keys, or an index whose ``rows_of`` looks them up at once)."""
         if not len(self):
             return self
-        firsts = (self.window_keys[i:i + KEY_BYTES] for i in (KEY_BYTES * self.starts[:-1]).tolist())
-        keep = np.fromiter(map(live.__contains__, firsts), dtype=bool, count=len(self))
+        firsts = [self.window_keys[i:i + KEY_BYTES] for i in (KEY_BYTES * self.starts[:-1]).tolist()]
+        keep = live.rows_of(firsts) >= 0 if hasattr(live, "rows_of") else \
+            np.fromiter(map(live.__contains__, firsts), dtype=bool, count=len(self))
         return self if bool(keep.all()) else self._select(np.flatnonzero(keep))
 
     def _select(self, rows: np.ndarray) -> SplitPassages:
