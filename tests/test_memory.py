@@ -169,3 +169,66 @@ def test_cached_keys_are_found_by_bisection_without_a_dict_of_every_key() -> Non
     # Keys whose first 8 bytes agree are told apart by the rest.
     twins = [b"\x01" * 8 + b"\x02" * 8, b"\x01" * 8 + b"\x03" * 8]
     assert KeyRows(b"".join(twins)).rows_of([twins[1], twins[0], b"\x01" * 8 + b"\x04" * 8]).tolist() == [1, 0, -1]
+
+
+MANY = {f"part{p}.txt": "\n---\n".join(f"Author: ana\nNote {p}-{i}: the boiler 修理 café 🔥 number {p * 7 + i}"
+                                        + (" and a longer tail of words" * (i % 4)) for i in range(6))
+        for p in range(4)}
+MANY["dupes.txt"] = "Same text twice\n---\nSame text twice\n---\nA third, longer note: שלום 東京"
+
+
+class RecordingEmbedder(FakeEmbedder):
+    """FakeEmbedder that keeps each batch of texts it was given."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.batches: list[list[str]] = []
+
+    def encode(self, texts: Any) -> Any:
+        self.batches.append(list(texts))
+        return super().encode(texts)
+
+
+def test_a_first_build_keeps_what_the_model_made_in_a_file_and_a_warm_start_gets_the_same_index(
+        write_files: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from vecbook import spill
+
+    made: list[spill.MadeVectors] = []
+    real_init = spill.MadeVectors.__init__
+
+    def recording(self: spill.MadeVectors, *args: Any, **kwargs: Any) -> None:
+        real_init(self, *args, **kwargs)
+        made.append(self)
+
+    monkeypatch.setattr(spill.MadeVectors, "__init__", recording)
+    root = write_files(MANY)
+    held = vecbook.VecBook(root, embedder=FakeEmbedder(), cache_directory=tmp_path / "held")
+    assert not made[-1].spilled  # a few texts: no file
+    monkeypatch.setattr(spill, "SPILL_FROM", 1)
+    cold = vecbook.VecBook(root, embedder=FakeEmbedder(), cache_directory=tmp_path / "cache")
+    assert made[-1].spilled and made[-1]._file.fileno() >= 0 and len(made[-1]) == 26  # a temporary file, not a dict
+    assert not [p for p in (tmp_path / "cache").iterdir() if p.name.startswith("vecbook-made-")]  # unnamed
+    warm = vecbook.VecBook(root, embedder=FakeEmbedder(), cache_directory=tmp_path / "cache")
+    assert warm.stats()["last_update"]["from_cache"] == 26 and warm.stats()["last_update"]["embedded"] == 0
+    for other in (held, warm):
+        assert other._snapshot.vectors.keys == cold._snapshot.vectors.keys
+        assert np.allclose(other._snapshot.vectors.decode(np.arange(27)), cold._snapshot.vectors.decode(np.arange(27)),
+                           atol=1e-6, rtol=0)
+    for query in ("boiler 修理", "שלום 東京", "🔥 longer tail"):
+        assert [h.to_dict() for h in warm.search(query, mode="hybrid")] == \
+            [h.to_dict() for h in cold.search(query, mode="hybrid")]
+
+
+def test_the_model_gets_each_distinct_text_once_shortest_first_in_chunks(write_files: Any,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    from vecbook import build
+
+    monkeypatch.setattr(build, "EMBED_CHUNK", 4)
+    embedder = RecordingEmbedder()
+    book = vecbook.VecBook(write_files(MANY), embedder=embedder, cache_directory=False)
+    texts = [text for batch in embedder.batches for text in batch]
+    assert all(len(batch) <= 4 for batch in embedder.batches)
+    assert sorted(texts) == sorted({r.content for r in book._snapshot.records})  # each text once
+    assert [len(t) for t in texts] == sorted(len(t) for t in texts)
+    assert book.stats()["last_update"]["embedded"] == 26 and book.stats()["records_embedded"] == 27
+    assert book.search("Same text twice", mode="semantic", max_results=2, dedupe=False)[1].text == "Same text twice"

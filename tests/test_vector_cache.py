@@ -273,3 +273,19 @@ def test_a_journal_that_cannot_be_written_is_reported_once_and_the_build_saves_a
         "([Errno 28] No space left on device); what this build embeds is saved when it ends")
     restarted = vecbook.VecBook(root, embedder=FakeEmbedder(), cache_directory=cache)
     assert restarted.stats()["last_update"]["embedded"] == 0
+
+
+def test_passages_are_cut_a_chunk_of_records_at_a_time_with_the_same_windows(
+        write_files: Any, embedder: vecbook.Embedder, monkeypatch: pytest.MonkeyPatch) -> None:
+    files = {**long_record_files(), "more.txt": f"A second long one\n{LONG[::-1]}\n---\nשלום 東京 🎉 short"}
+    whole = vecbook.VecBook(write_files(files), embedder=embedder, cache_directory=False)
+    calls: list[int] = []
+    real = embedder.window_spans_many
+    monkeypatch.setattr(embedder, "window_spans_many", lambda texts: calls.append(len(texts)) or real(texts))
+    monkeypatch.setattr(build, "WINDOW_CHUNK", 1)
+    chunked = vecbook.VecBook(write_files(files), embedder=embedder, cache_directory=False)
+    assert len(calls) == len(chunked._snapshot.records) == 4  # one record's passages at a time
+    for name in ("keys", "spans", "owners"):
+        assert np.array_equal(np.asarray(getattr(chunked._snapshot.vectors, name)),
+                              np.asarray(getattr(whole._snapshot.vectors, name))), name
+    assert len(chunked._snapshot.vectors.keys) > 6  # the long records were cut into several windows

@@ -45,6 +45,9 @@ MAX_RECORD_WINDOWS = 10_000
 # few such blocks are all a build holds beside its index (at 16k rows, ~60 MB at the end of
 # a warm start of 100k records, its highest moment).
 ENCODE_BLOCK = 1024
+# Records whose passages are cut into model windows at a time (their texts handed to the
+# tokenizer together, in its own batches): bounds what the windowing holds beside the records.
+WINDOW_CHUNK = 8192
 
 
 @dataclass(frozen=True)
@@ -385,23 +388,38 @@ class Builder:
         past the record's MAX_RECORD_WINDOWS. Also returns the split passages met that
         ``tables[0]`` (the builder's own) lacks: those another table held, and those the
         tokenizer cut."""
-        # Keyed by text and passages: a chat window's passages are its message pieces, so the same
-        # text with other message starts is cut apart.
-        distinct = list({(record.content, passages.tobytes()): (record, passages) for record, passages in todo}.values())
+        # Keyed by a hash of the text and the passages: a chat window's passages are its message
+        # pieces, so the same text with other message starts is cut apart. (Keyed by the text
+        # itself, a first build held every record's content at once, read back from the keyword
+        # cache: ~0.8 GB at a million records.)
         key_of = VectorCache.key
+        names = [key_of(record.content) + passages.tobytes() for record, passages in todo]
+        distinct = list(dict(zip(names, todo)).items())
+        taken: list[SplitEntry] = []
+        cut: list[SplitEntry] = []
+        made: dict[bytes, Windowed] = {}
+        # A chunk of records at a time: the texts handed to the tokenizer at once were every
+        # passage's at a first build (~0.8 GB more).
+        for start in range(0, len(distinct), WINDOW_CHUNK):
+            self._window_chunk(distinct[start:start + WINDOW_CHUNK], known, tables, made, taken, cut)
+        return [made[name] for name in names], taken, cut
+
+    def _window_chunk(self, distinct: Sequence[tuple[bytes, tuple[Record, np.ndarray]]],
+                      known: Callable[[list[bytes]], np.ndarray], tables: Sequence[SplitPassages],
+                      made: dict[bytes, Windowed], taken: list[SplitEntry], cut: list[SplitEntry]) -> None:
+        """``_window`` for some distinct (name, (record, passages)): their windows into ``made``
+        by name, the split passages they meet into ``taken`` and ``cut``."""
+        key_of = VectorCache.key
+        contents = [record.content for _, (record, _) in distinct]  # once each (a stored one is read back)
         # Every passage makes at least one window, so passages past the bound are never embedded.
-        cuts = [passages[:MAX_RECORD_WINDOWS].tolist() for _, passages in distinct]
-        keys = [key_of(record.content[a:b]) for (record, _), spans in zip(distinct, cuts) for a, b in spans]
+        cuts = [passages[:MAX_RECORD_WINDOWS].tolist() for _, (_, passages) in distinct]
+        keys = [key_of(content[a:b]) for content, spans in zip(contents, cuts) for a, b in spans]
         whole = iter(known(keys).tolist())
         passage_keys = iter(keys)
         plans = [_planned(spans, passage_keys, whole, tables) for spans in cuts]
         split = iter(self.embedder.window_spans_many(
-            [record.content[a:b] for (record, _), plan in zip(distinct, plans) for _, a, b, _, found, _ in plan
-             if found is None]))
-        taken: list[SplitEntry] = []
-        cut: list[SplitEntry] = []
-        made: dict[tuple[str, bytes], Windowed] = {}
-        for (record, passages), plan in zip(distinct, plans):
+            [content[a:b] for content, plan in zip(contents, plans) for _, a, b, _, found, _ in plan if found is None]))
+        for (name, (record, passages)), content, plan in zip(distinct, contents, plans):
             windows: list[tuple[int, int, int]] = []
             window_keys: list[bytes] = []
             for number, a, b, key, found, table in plan:
@@ -409,7 +427,7 @@ class Builder:
                     pieces, capped = next(split)
                     # A window that is the whole passage has the passage's hash, taken already.
                     hashes = [key] if pieces == [(0, b - a)] else \
-                        [key_of(record.content[a + start:a + end]) for start, end in pieces]
+                        [key_of(content[a + start:a + end]) for start, end in pieces]
                 else:
                     pieces, capped, hashes = found
                 if capped:
@@ -426,8 +444,7 @@ class Builder:
                 log.warning("%s: the record is longer than %d model windows; from line %s on it is found by "
                             "keyword search only (MAX_RECORD_WINDOWS)", record.citation, MAX_RECORD_WINDOWS, line)
                 windows, window_keys = windows[:MAX_RECORD_WINDOWS], window_keys[:MAX_RECORD_WINDOWS]
-            made[record.content, passages.tobytes()] = (windows, window_keys)
-        return [made[record.content, passages.tobytes()] for record, passages in todo], taken, cut
+            made[name] = (windows, window_keys)
 
     def _embed_missing(self, todo: Todo, found: MadeVectors, records: Sequence[Record], keys: Sequence[bytes],
                        owners: np.ndarray, spans: np.ndarray, progress: ProgressCallback,
