@@ -232,3 +232,32 @@ def test_the_model_gets_each_distinct_text_once_shortest_first_in_chunks(write_f
     assert [len(t) for t in texts] == sorted(len(t) for t in texts)
     assert book.stats()["last_update"]["embedded"] == 26 and book.stats()["records_embedded"] == 27
     assert book.search("Same text twice", mode="semantic", max_results=2, dedupe=False)[1].text == "Same text twice"
+
+
+def test_a_one_file_update_reads_and_embeds_only_its_new_text_and_finds_it_by_keyword_and_meaning(
+        write_files: Any, tmp_path: Path) -> None:
+    root, embedder = settled(write_files(MANY)), RecordingEmbedder()
+    book = vecbook.VecBook(root, embedder=embedder, cache_directory=tmp_path / "cache")
+    embedder.batches.clear()
+    with open(root / "part2.txt", "a", encoding="utf-8") as handle:
+        handle.write("\n---\nA quokka fixed the lighthouse 灯台 with a blue umbrella ☂️")
+    update = book.reindex()["last_update"]
+    assert (update["files_read"], update["embedded"], update["records"]) == (1, 1, 28)
+    assert embedder.batches == [["A quokka fixed the lighthouse 灯台 with a blue umbrella ☂️"]]
+    assert book.stats()["cache"] == {"path": str(next((tmp_path / "cache").glob("*.vbc"))), "entries": 27,
+                                     "reused": 26, "embedded": 1, "pruned": 0}
+    assert book.search("quokka 灯台", mode="keyword")[0].text.startswith("A quokka")
+    assert book.search("quokka lighthouse umbrella", mode="semantic")[0].text.startswith("A quokka")
+
+
+def test_the_cache_stats_count_distinct_keys_and_those_the_cache_holds() -> None:
+    from vecbook.vector_files import KeyRows
+
+    def keys(*names: str) -> bytes:
+        return b"".join(VectorCache.key(name) for name in names)
+
+    live = KeyRows(keys("a", "é", "a", "🔥", "東京", "é"))
+    assert live.overlap(KeyRows(keys("a", "🔥", "gone"))) == (4, 2)
+    assert live.overlap(KeyRows(b"")) == (4, 0) and KeyRows(b"").overlap(live) == (0, 0)
+    twins = KeyRows(b"\x01" * 8 + b"\x02" * 8 + b"\x01" * 8 + b"\x03" * 8 + b"\x01" * 8 + b"\x02" * 8)
+    assert twins.overlap(KeyRows(b"\x01" * 8 + b"\x03" * 8)) == (2, 1)  # the same first 8 bytes, apart

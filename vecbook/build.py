@@ -92,7 +92,7 @@ class LiveVectors:
         # The new index, which the snapshot holds anyway: the vectors the model did not make
         # in this build are saved as its float16 rows (those copied from the previous index
         # are its codes as they were; those from the cache file are not held in float32).
-        self._index = index
+        self.index = index
         self._found = found  # what the model made in this build, in float32 (in a temporary file)
         self._windows: dict[bytes, int] | None = None
 
@@ -103,10 +103,6 @@ class LiveVectors:
             self._windows = live_windows(self._keys, self._keep)
         return self._windows
 
-    def windows_later(self) -> Callable[[], dict[bytes, int]]:
-        """A function that makes ``windows`` when called, holding only the keys (not the vectors)."""
-        keys, keep = self._keys, self._keep
-        return lambda: live_windows(keys, keep)
 
     def vectors(self) -> StreamedVectors:
         """The live keys and their float32 vectors, as the cache stores them, made ENCODE_BLOCK
@@ -116,7 +112,7 @@ class LiveVectors:
         rows = np.cumsum(self._keep)[picked] - 1  # each kept window's row in the index
         keys = list(windows)
         copied = np.fromiter((key not in self._found for key in keys), dtype=bool, count=len(keys))
-        dim = self._index.vectors.shape[1]
+        dim = self.index.vectors.shape[1]
 
         def blocks() -> Iterator[np.ndarray]:
             for start in range(0, len(keys), ENCODE_BLOCK):
@@ -124,7 +120,7 @@ class LiveVectors:
                 matrix = np.empty((end - start, dim), dtype=np.float32)
                 here = copied[start:end]
                 if bool(here.any()):
-                    matrix[here] = self._index.vectors[rows[start:end][here]]
+                    matrix[here] = self.index.vectors[rows[start:end][here]]
                 made = np.flatnonzero(~here)
                 if len(made):
                     matrix[made] = self._found.take([keys[start + p] for p in made.tolist()])

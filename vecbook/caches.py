@@ -13,7 +13,7 @@ import logging
 import threading
 import time
 import weakref
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -22,6 +22,7 @@ from .config import Config, ConfigError
 from .keyword_cache import Captured, KeywordCache
 from .vector_cache import VectorCache, cache_scope, seed_scopes
 from .vector_files import KeyedVectors, KeyRows, SplitPassages, StreamedVectors
+from .vector_index import VectorIndex
 
 log = logging.getLogger("vecbook")
 
@@ -290,13 +291,12 @@ class Caches:
 
 class CacheFacts:
     """What saving a build's live vectors does to the cache (``path``, ``entries``, ``reused``,
-    ``embedded``, ``pruned``), worked out on the first call: it looks every live key up in the
-    cache's keys, ~0.5 s at a million windows, which a one-note update need not wait for."""
+    ``embedded``, ``pruned``), worked out on the first call from the new index's sorted keys
+    and the cache's as the build found them (``KeyRows.overlap``)."""
 
     def __init__(self, cache: VectorCache, live: LiveVectors) -> None:
-        # The cache's keys as the build found them (a save replaces them) and the live set.
-        self._before: KeyRows | None = cache.entries.rows
-        self._windows: Callable[[], dict[bytes, int]] | None = live.windows_later()
+        self._before: KeyRows | None = cache.entries.rows  # a save replaces the cache's keys
+        self._index: VectorIndex | None = live.index
         self._path, self._seeded = str(cache.path), cache.seeded
         self._facts: dict[str, Any] | None = None
         self._lock = threading.Lock()
@@ -304,14 +304,13 @@ class CacheFacts:
     def __call__(self) -> dict[str, Any]:
         with self._lock:
             if self._facts is None:
-                assert self._before is not None and self._windows is not None
-                after = self._windows()
-                reused = int((self._before.rows_of(list(after)) >= 0).sum())
+                assert self._before is not None and self._index is not None
+                entries, reused = self._index.lookup.overlap(self._before)
                 # A cache started from another scope's file prunes nothing of its own.
                 pruned = 0 if self._seeded else len(self._before) - reused
-                self._facts = {"path": self._path, "entries": len(after), "reused": reused,
-                               "embedded": len(after) - reused, "pruned": pruned}
-                self._before = self._windows = None  # worked out: let them go
+                self._facts = {"path": self._path, "entries": entries, "reused": reused,
+                               "embedded": entries - reused, "pruned": pruned}
+                self._before = self._index = None  # worked out: let them go
             return dict(self._facts)
 
 

@@ -186,7 +186,24 @@ class KeyRows(Mapping[bytes, int]):
         """Each key's row (-1 where it has none)."""
         if not len(keys) or not len(self._sorted):
             return np.full(len(keys), -1, dtype=np.int64)
-        wanted = np.frombuffer(b"".join(keys), dtype=">u8").reshape(len(keys), KEY_BYTES // 8)
+        return self._rows_of(np.frombuffer(b"".join(keys), dtype=">u8").reshape(len(keys), KEY_BYTES // 8))
+
+    def overlap(self, other: KeyRows) -> tuple[int, int]:
+        """(how many distinct keys this holds, how many of those ``other`` holds), in numpy passes
+        over the sorted keys: a dict of every key and a lookup of each took ~0.7 s at a million."""
+        if not len(self._sorted):
+            return 0, 0
+        ordered = self._whole[self._order]
+        same_start = self._sorted[1:] == self._sorted[:-1]
+        if bool((same_start & (ordered[1:, 1] != ordered[:-1, 1])).any()):
+            distinct = np.unique(ordered, axis=0)  # two keys share their first 8 bytes (never, in practice)
+        else:  # equal keys lie next to each other
+            distinct = ordered[np.concatenate([[True], ~same_start])]
+        held = other._rows_of(distinct) >= 0 if len(other._sorted) else np.zeros(0, dtype=bool)
+        return len(distinct), int(np.count_nonzero(held))
+
+    def _rows_of(self, wanted: np.ndarray) -> np.ndarray:
+        """``rows_of`` for keys as (n, 2) big-endian u8 halves."""
         at = np.minimum(np.searchsorted(self._sorted, wanted[:, 0]), len(self._sorted) - 1)
         rows = self._order[at]
         found = (self._whole[rows] == wanted).all(axis=1)
