@@ -96,7 +96,7 @@ class KeywordIndex:
             indptr, docs, tf = self._merged_postings(documents, *reuse)
         else:
             terms, docs, tf = self._count_pairs(documents, np.arange(self.n_passages, dtype=np.int64))
-            indptr = np.searchsorted(terms, np.arange(self.n_terms + 1))
+            indptr = np.concatenate([[0], np.cumsum(np.bincount(terms, minlength=self.n_terms))])
         self._build_postings(docs, indptr, tf)
 
     def _count_pairs(self, documents: Sequence[np.ndarray],
@@ -114,7 +114,7 @@ class KeywordIndex:
         ends = np.cumsum(lengths)
         cuts = np.unique(np.concatenate([[0], np.searchsorted(ends, np.arange(COUNT_BLOCK, int(ends[-1]), COUNT_BLOCK),
                                                               "right"), [len(numbers)]]))
-        blocks = []
+        blocks = []  # each block's (per-term pair counts, documents, counts): its terms follow from the first
         for first, end in zip(cuts[:-1].tolist(), cuts[1:].tolist()):
             token_ids = np.concatenate([np.asarray(documents[i], dtype=np.int64) for i in numbers[first:end].tolist()])
             # Count pairs with one np.unique over term-major keys rather than a Counter per
@@ -123,21 +123,20 @@ class KeywordIndex:
                                      return_counts=True)
             del token_ids
             terms, docs = np.divmod(keys, width)
-            blocks.append((terms.astype(np.int32), docs.astype(np.int32), counts.astype(np.int32)))
-        if len(blocks) == 1:
-            return blocks[0]
+            blocks.append((np.bincount(terms, minlength=self.n_terms), docs.astype(np.int32), counts.astype(np.int32)))
         # Blocks hold ascending documents, so each term's pairs go block after block.
-        per_block = [np.bincount(terms, minlength=self.n_terms) for terms, _, _ in blocks]
-        placed = np.concatenate([[0], np.cumsum(np.sum(per_block, axis=0))])[:-1]  # each term's first pair
-        total = sum(len(terms) for terms, _, _ in blocks)
-        out = [np.empty(total, dtype=np.int32) for _ in range(3)]
-        for (terms, docs, counts), here in zip(blocks, per_block):
-            before = np.cumsum(here) - here  # each term's first pair within the block
-            at = placed[terms] + np.arange(len(terms)) - before[terms]
-            for column, values in zip(out, (terms, docs, counts)):
-                column[at] = values
+        per_term = np.sum([here for here, _, _ in blocks], axis=0)
+        out_terms = np.repeat(np.arange(self.n_terms, dtype=np.int32), per_term)
+        placed = np.concatenate([[0], np.cumsum(per_term)])[:-1]  # each term's next free slot
+        out_docs, out_counts = np.empty(len(out_terms), dtype=np.int32), np.empty(len(out_terms), dtype=np.int32)
+        blocks.reverse()
+        while blocks:  # each block let go once placed
+            here, docs, counts = blocks.pop()
+            terms = np.repeat(np.arange(self.n_terms), here)
+            at = placed[terms] + np.arange(len(terms)) - (np.cumsum(here) - here)[terms]
+            out_docs[at], out_counts[at] = docs, counts
             placed += here
-        return out[0], out[1], out[2]
+        return out_terms, out_docs, out_counts
 
     def _merged_postings(self, documents: Sequence[np.ndarray | None], previous: TermCounts,
                          source: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
