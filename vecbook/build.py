@@ -24,7 +24,7 @@ from .sources import LoadReport, SourceState, block_source, load_sources
 from .tokens import Vocabulary, analysis_of
 from .scan_file import ScanFile
 from .vector_cache import VectorCache
-from .spill import MadeVectors
+from .spill import MadeVectors, Todo, todo_of
 from .vector_files import CachedVectors, SplitEntry, SplitPassages, StreamedVectors
 from .vector_index import VectorIndex, encode_vectors
 
@@ -276,7 +276,7 @@ class Builder:
         reused = _concatenate([_previous_rows(previous, key, block) for key, block in ordered], np.int64)
         missing = np.flatnonzero(reused < 0)
         cached = self._cached_vectors([keys[w] for w in missing.tolist()], cache)
-        todo = _todo([keys[w] for w in missing.tolist()], cached, missing, spans)
+        todo = todo_of([keys[w] for w in missing.tolist()], cached, missing, spans)
         counts = {"reused": _distinct_rows(reused, previous), "from_cache": len(cached),
                   "embedded": len(todo.first)}
         # What the model makes, in a temporary file beside the cache (not held in float32).
@@ -488,36 +488,6 @@ class Builder:
                 log.warning("%s: record could not be embedded (%s); it is found by keyword search only",
                             records[int(owners[window])].citation, exc)
         return vectors
-
-
-@dataclass(frozen=True)
-class Todo:
-    """The windows of a build that no index or cache has a vector for, by their text: ``first``,
-    each distinct text's first window, in the order they are embedded (shortest first, so
-    similar lengths batch with little padding; ties in the order the windows come);
-    ``windows``, every such window grouped in that order, each text's ending at ``ends``."""
-
-    first: np.ndarray
-    windows: np.ndarray
-    ends: np.ndarray
-
-
-def _todo(missing_keys: Sequence[bytes], cached: CachedVectors, missing: np.ndarray, spans: np.ndarray) -> Todo:
-    """The ``Todo`` of the windows ``missing`` (whose keys are ``missing_keys``) that ``cached`` lacks."""
-    slot_of: dict[bytes, int] = {}  # each distinct text's number, in the order first met
-    slots = np.fromiter((-1 if key in cached else slot_of.setdefault(key, len(slot_of)) for key in missing_keys),
-                        dtype=np.int64, count=len(missing_keys))
-    del slot_of
-    chosen = slots >= 0
-    windows, slots = missing[chosen], slots[chosen]
-    _, first_at = np.unique(slots, return_index=True)
-    first = windows[first_at]
-    order = np.argsort(spans[first, 1] - spans[first, 0], kind="stable")  # by characters, as before
-    rank = np.empty(len(order), dtype=np.int64)
-    rank[order] = np.arange(len(order))
-    grouped = np.argsort(rank[slots], kind="stable")
-    ends = np.cumsum(np.bincount(slots, minlength=len(order))[order])
-    return Todo(first[order], windows[grouped], ends)
 
 
 def _planned(spans: Sequence[Sequence[int]], keys: Iterator[bytes], whole: Iterator[bool],

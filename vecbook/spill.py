@@ -1,5 +1,6 @@
-"""The vectors one build's model makes, by the key of their text, kept in an unnamed temporary
-file rather than in the process: a first index of a million records makes ~1M float32 vectors
+"""The new vectors of one build: which of its windows need the model (``Todo``), and what the
+model makes of them, by the key of their text, kept in an unnamed temporary file rather than
+in the process (``MadeVectors``): a first index of a million records makes ~1M float32 vectors
 (1.5 GB) that are wanted only twice after they are made, once when the index's float16 rows
 are encoded and once when the vector cache is saved. Held as Python arrays they were the cold
 build's largest part; written out as they come, the page cache holds them (clean pages the
@@ -13,7 +14,8 @@ import logging
 import tempfile
 import threading
 from pathlib import Path
-from typing import BinaryIO, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import BinaryIO, Container, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -89,3 +91,34 @@ class MadeVectors(Mapping[bytes, np.ndarray]):
     def close(self) -> None:
         """Delete the file (the vectors are gone); also done when the object is collected."""
         self._file.close()
+
+
+@dataclass(frozen=True)
+class Todo:
+    """The windows of a build that no index or cache has a vector for, by their text: ``first``,
+    each distinct text's first window, in the order they are embedded (shortest first, so
+    similar lengths batch with little padding; ties in the order the windows come);
+    ``windows``, every such window grouped in that order, each text's ending at ``ends``."""
+
+    first: np.ndarray
+    windows: np.ndarray
+    ends: np.ndarray
+
+
+def todo_of(missing_keys: Sequence[bytes], cached: Container[bytes], missing: np.ndarray,
+            spans: np.ndarray) -> Todo:
+    """The ``Todo`` of the windows ``missing`` (whose keys are ``missing_keys``) that ``cached`` lacks."""
+    slot_of: dict[bytes, int] = {}  # each distinct text's number, in the order first met
+    slots = np.fromiter((-1 if key in cached else slot_of.setdefault(key, len(slot_of)) for key in missing_keys),
+                        dtype=np.int64, count=len(missing_keys))
+    del slot_of
+    chosen = slots >= 0
+    windows, slots = missing[chosen], slots[chosen]
+    _, first_at = np.unique(slots, return_index=True)
+    first = windows[first_at]
+    order = np.argsort(spans[first, 1] - spans[first, 0], kind="stable")  # by characters
+    rank = np.empty(len(order), dtype=np.int64)
+    rank[order] = np.arange(len(order))
+    grouped = np.argsort(rank[slots], kind="stable")
+    ends = np.cumsum(np.bincount(slots, minlength=len(order))[order])
+    return Todo(first[order], windows[grouped], ends)
