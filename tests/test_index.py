@@ -296,6 +296,19 @@ def test_an_updated_keyword_index_equals_one_built_from_scratch(idf: str, block:
             np.testing.assert_array_equal(updated.scores(tokens), scratch.scores(tokens))
 
 
+@pytest.mark.parametrize("block", [1, 5, 23])
+def test_pairs_counted_a_block_of_tokens_at_a_time_give_the_same_index(block: int,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    vocabulary = vecbook.tokens.Vocabulary()
+    corpus = [vocabulary.encode(doc) for doc in sample_corpus()] + [vocabulary.encode([]),
+                                                                    vocabulary.encode(["咖啡", "café", "🔥", "café"])]
+    whole = vecbook.index.KeywordIndex(corpus, vocabulary=vocabulary)
+    monkeypatch.setattr(vecbook.index, "COUNT_BLOCK", block)
+    blocked = vecbook.index.KeywordIndex(corpus, vocabulary=vocabulary)
+    keyword_index_equals(blocked, whole)
+    assert whole.indptr[-1] == sum(len(set(d.tolist())) for d in corpus)  # one posting a distinct term and passage
+
+
 def test_incremental_builds_keep_the_keyword_index_equal_to_a_fresh_build(write_files: Any) -> None:
     files = {"a.txt": "apple pie\n---\nbanana split\n---\ncherry tart", "b.txt": "durian\n---\nelderberry wine"}
     root = write_files(files)

@@ -169,3 +169,95 @@ def test_cached_keys_are_found_by_bisection_without_a_dict_of_every_key() -> Non
     # Keys whose first 8 bytes agree are told apart by the rest.
     twins = [b"\x01" * 8 + b"\x02" * 8, b"\x01" * 8 + b"\x03" * 8]
     assert KeyRows(b"".join(twins)).rows_of([twins[1], twins[0], b"\x01" * 8 + b"\x04" * 8]).tolist() == [1, 0, -1]
+
+
+MANY = {f"part{p}.txt": "\n---\n".join(f"Author: ana\nNote {p}-{i}: the boiler 修理 café 🔥 number {p * 7 + i}"
+                                        + (" and a longer tail of words" * (i % 4)) for i in range(6))
+        for p in range(4)}
+MANY["dupes.txt"] = "Same text twice\n---\nSame text twice\n---\nA third, longer note: שלום 東京"
+
+
+class RecordingEmbedder(FakeEmbedder):
+    """FakeEmbedder that keeps each batch of texts it was given."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.batches: list[list[str]] = []
+
+    def encode(self, texts: Any) -> Any:
+        self.batches.append(list(texts))
+        return super().encode(texts)
+
+
+def test_a_first_build_keeps_what_the_model_made_in_a_file_and_a_warm_start_gets_the_same_index(
+        write_files: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from vecbook import spill
+
+    made: list[spill.MadeVectors] = []
+    real_init = spill.MadeVectors.__init__
+
+    def recording(self: spill.MadeVectors, *args: Any, **kwargs: Any) -> None:
+        real_init(self, *args, **kwargs)
+        made.append(self)
+
+    monkeypatch.setattr(spill.MadeVectors, "__init__", recording)
+    root = write_files(MANY)
+    held = vecbook.VecBook(root, embedder=FakeEmbedder(), cache_directory=tmp_path / "held")
+    assert not made[-1].spilled  # a few texts: no file
+    monkeypatch.setattr(spill, "SPILL_FROM", 1)
+    cold = vecbook.VecBook(root, embedder=FakeEmbedder(), cache_directory=tmp_path / "cache")
+    assert made[-1].spilled and made[-1]._file.fileno() >= 0 and len(made[-1]) == 26  # a temporary file, not a dict
+    assert not [p for p in (tmp_path / "cache").iterdir() if p.name.startswith("vecbook-made-")]  # unnamed
+    warm = vecbook.VecBook(root, embedder=FakeEmbedder(), cache_directory=tmp_path / "cache")
+    assert warm.stats()["last_update"]["from_cache"] == 26 and warm.stats()["last_update"]["embedded"] == 0
+    for other in (held, warm):
+        assert other._snapshot.vectors.keys == cold._snapshot.vectors.keys
+        assert np.allclose(other._snapshot.vectors.decode(np.arange(27)), cold._snapshot.vectors.decode(np.arange(27)),
+                           atol=1e-6, rtol=0)
+    for query in ("boiler 修理", "שלום 東京", "🔥 longer tail"):
+        assert [h.to_dict() for h in warm.search(query, mode="hybrid")] == \
+            [h.to_dict() for h in cold.search(query, mode="hybrid")]
+
+
+def test_the_model_gets_each_distinct_text_once_shortest_first_in_chunks(write_files: Any,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    from vecbook import build
+
+    monkeypatch.setattr(build, "EMBED_CHUNK", 4)
+    embedder = RecordingEmbedder()
+    book = vecbook.VecBook(write_files(MANY), embedder=embedder, cache_directory=False)
+    texts = [text for batch in embedder.batches for text in batch]
+    assert all(len(batch) <= 4 for batch in embedder.batches)
+    assert sorted(texts) == sorted({r.content for r in book._snapshot.records})  # each text once
+    assert [len(t) for t in texts] == sorted(len(t) for t in texts)
+    assert book.stats()["last_update"]["embedded"] == 26 and book.stats()["records_embedded"] == 27
+    assert book.search("Same text twice", mode="semantic", max_results=2, dedupe=False)[1].text == "Same text twice"
+
+
+def test_a_one_file_update_reads_and_embeds_only_its_new_text_and_finds_it_by_keyword_and_meaning(
+        write_files: Any, tmp_path: Path) -> None:
+    root, embedder = settled(write_files(MANY)), RecordingEmbedder()
+    book = vecbook.VecBook(root, embedder=embedder, cache_directory=tmp_path / "cache")
+    embedder.batches.clear()
+    with open(root / "part2.txt", "a", encoding="utf-8") as handle:
+        handle.write("\n---\nA quokka fixed the lighthouse 灯台 with a blue umbrella ☂️")
+    update = book.reindex()["last_update"]
+    assert (update["files_read"], update["embedded"], update["records"]) == (1, 1, 28)
+    assert embedder.batches == [["A quokka fixed the lighthouse 灯台 with a blue umbrella ☂️"]]
+    assert book.stats()["cache"] == {"path": str(next((tmp_path / "cache").glob("*.vbc"))), "entries": 27,
+                                     "reused": 26, "embedded": 1, "pruned": 0}
+    assert book.search("quokka 灯台", mode="keyword")[0].text.startswith("A quokka")
+    assert book.search("quokka lighthouse umbrella", mode="semantic")[0].text.startswith("A quokka")
+
+
+def test_the_cache_stats_count_distinct_keys_and_those_the_cache_holds() -> None:
+    from vecbook.vector_files import KeyRows
+
+    def keys(*names: str) -> bytes:
+        return b"".join(VectorCache.key(name) for name in names)
+
+    live = KeyRows(keys("a", "é", "a", "🔥", "東京", "é"))
+    assert live.overlap(KeyRows(keys("a", "🔥", "gone"))) == (4, 2)
+    assert live.overlap(KeyRows(b"")) == (4, 0) and KeyRows(b"").overlap(live) == (0, 0)
+    twins = KeyRows(b"\x01" * 8 + b"\x02" * 8 + b"\x01" * 8 + b"\x03" * 8 + b"\x01" * 8 + b"\x02" * 8)
+    assert twins.overlap(KeyRows(b"\x01" * 8 + b"\x03" * 8)) == (2, 1)  # the same first 8 bytes, apart

@@ -288,3 +288,19 @@ def test_window_keys_read_as_a_sequence_and_each_distinct_key_s_first_window_is_
     assert keys.at(np.array([4, 1])) == names[4] + names[1] and keys.at(np.arange(7)) == keys.joined
     with pytest.raises(IndexError):
         keys[7]
+
+
+def test_passages_are_cut_a_chunk_of_records_at_a_time_with_the_same_windows(
+        write_files: Any, embedder: vecbook.Embedder, monkeypatch: pytest.MonkeyPatch) -> None:
+    files = {**long_record_files(), "more.txt": f"A second long one\n{LONG[::-1]}\n---\nשלום 東京 🎉 short"}
+    whole = vecbook.VecBook(write_files(files), embedder=embedder, cache_directory=False)
+    calls: list[int] = []
+    real = embedder.window_spans_many
+    monkeypatch.setattr(embedder, "window_spans_many", lambda texts: calls.append(len(texts)) or real(texts))
+    monkeypatch.setattr(build, "WINDOW_CHUNK", 1)
+    chunked = vecbook.VecBook(write_files(files), embedder=embedder, cache_directory=False)
+    assert len(calls) == len(chunked._snapshot.records) == 4  # one record's passages at a time
+    for name in ("keys", "spans", "owners"):
+        assert np.array_equal(np.asarray(getattr(chunked._snapshot.vectors, name)),
+                              np.asarray(getattr(whole._snapshot.vectors, name))), name
+    assert len(chunked._snapshot.vectors.keys) > 6  # the long records were cut into several windows

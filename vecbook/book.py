@@ -107,7 +107,7 @@ class VecBook:
         self._full_requested = False
         self._builder = Builder(config, self.embedder)
         self._caches = Caches(config)
-        self._cache_facts: dict[str, Any] | None = None
+        self._cache_facts: Callable[[], dict[str, Any]] | None = None
         self._watcher: Any = None  # a watch.Watcher while watching (see watch())
         self._watch_on_start = watch and background  # a background book watches from start() on
         self._background = background

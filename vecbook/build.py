@@ -24,6 +24,7 @@ from .sources import LoadReport, SourceState, block_source, load_sources
 from .tokens import Vocabulary, analysis_of
 from .scan_file import ScanFile
 from .vector_cache import VectorCache
+from .spill import MadeVectors, Todo, todo_of
 from .vector_files import FileRows, KeyRows, SplitEntry, SplitPassages, StreamedVectors, rows_from
 from .vector_index import VectorIndex, encode_vectors
 
@@ -50,6 +51,9 @@ TITLE_WEIGHT = 3
 # few such blocks are all a build holds beside its index (at 16k rows, ~60 MB at the end of
 # a warm start of 100k records, its highest moment).
 ENCODE_BLOCK = 1024
+# Records whose passages are cut into model windows at a time (their texts handed to the
+# tokenizer together, in its own batches): bounds what the windowing holds beside the records.
+WINDOW_CHUNK = 8192
 
 
 @dataclass(frozen=True)
@@ -64,7 +68,7 @@ class Snapshot:
     vectors: VectorIndex | None = None
     vector_error: str | None = None
     index_seconds: float = 0.0
-    cache: dict[str, Any] | None = None
+    cache: Callable[[], dict[str, Any]] | None = None  # what saving its vectors does to the cache (stats)
     update: dict[str, Any] = field(default_factory=dict)
 
     def passage_span(self, passage: int) -> tuple[int, int]:
@@ -87,15 +91,15 @@ class LiveVectors:
     passages: what the vector cache keeps. Gathered only when the cache is saved, which runs
     after the update is published."""
 
-    def __init__(self, keys: Keys, keep: np.ndarray, index: VectorIndex, found: dict[bytes, np.ndarray],
+    def __init__(self, keys: Keys, keep: np.ndarray, index: VectorIndex, found: MadeVectors,
                  made: np.ndarray) -> None:
         self._keys, self._keep = keys, keep
         self.splits = SplitPassages()  # set by the build once its index is made
         # The new index, which the snapshot holds anyway: the vectors the model did not make
         # in this build are saved as its float16 rows (those copied from the previous index
         # are its codes as they were; those from the cache file are not held in float32).
-        self._index = index
-        self._found = found  # what the model made in this build, in float32
+        self.index = index
+        self._found = found  # what the model made in this build, in float32 (in a temporary file)
         self._made = made  # the windows whose vector is the model's (in ``found``)
         self._firsts: np.ndarray | None = None
         self._windows: KeyRows | None = None
@@ -115,6 +119,7 @@ class LiveVectors:
             self._windows = KeyRows(self._keys.at(self.firsts))
         return self._windows
 
+
     def vectors(self) -> StreamedVectors:
         """The live keys and their float32 vectors, as the cache stores them, made ENCODE_BLOCK
         at a time as the save writes them."""
@@ -124,7 +129,7 @@ class LiveVectors:
         made[self._made] = True
         copied = ~made[picked]
         keys = self._keys
-        dim = self._index.vectors.shape[1]
+        dim = self.index.vectors.shape[1]
 
         def blocks() -> Iterator[np.ndarray]:
             for start in range(0, len(picked), ENCODE_BLOCK):
@@ -132,9 +137,10 @@ class LiveVectors:
                 matrix = np.empty((end - start, dim), dtype=np.float32)
                 here = copied[start:end]
                 if bool(here.any()):
-                    matrix[here] = self._index.vectors[rows[start:end][here]]
-                for position in np.flatnonzero(~here).tolist():
-                    matrix[position] = self._found[keys[int(picked[start + position])]]
+                    matrix[here] = self.index.vectors[rows[start:end][here]]
+                model = np.flatnonzero(~here)
+                if len(model):
+                    matrix[model] = self._found.take([keys[int(picked[start + p])] for p in model.tolist()])
                 yield matrix
 
         return StreamedVectors(self.windows.joined, dim, blocks, rows=self.windows, splits=self.splits)
@@ -296,11 +302,11 @@ class Builder:
         cache_rows = np.full(len(keys), -1, dtype=np.int64)
         cache_rows[missing] = in_cache
         uncached = missing[in_cache < 0]
-        texts = {keys[w]: records[o].content[a:b] for w, o, (a, b)
-                 in zip(uncached.tolist(), owners[uncached].tolist(), spans[uncached].tolist())}
-        counts = {"reused": _distinct(reused), "from_cache": _distinct(in_cache), "embedded": len(texts)}
-        found: dict[bytes, np.ndarray] = {}  # what the model makes
-        self._embed_missing(texts, found, records, keys, owners, uncached, progress, observer)
+        todo = todo_of([keys[w] for w in uncached.tolist()], (), uncached, spans)
+        counts = {"reused": _distinct(reused), "from_cache": _distinct(in_cache), "embedded": len(todo.first)}
+        # What the model makes, in a temporary file beside the cache (not held in float32).
+        found = MadeVectors(len(todo.first), cache.directory if cache is not None else None)
+        self._embed_missing(todo, found, records, keys, owners, spans, progress, observer)
         keep = (reused >= 0) | (cache_rows >= 0)
         made = uncached[np.fromiter((keys[w] in found for w in uncached.tolist()), dtype=bool, count=len(uncached))]
         keep[made] = True
@@ -312,22 +318,22 @@ class Builder:
                                     ScanFile(cache.scan_path, cache.identity) if cache is not None else None)
         live = LiveVectors(keys, keep, index, found, made)
         # A split passage is in use while its first window's vector is: the others go.
-        self.splits = live.splits = self.splits.kept(live.windows)
+        # (Looked up in the new index's keys: a dict of every live key is made only by the save.)
+        self.splits = live.splits = self.splits.kept(index)
         self.splits.release()  # its lookup tables, until an update looks a passage up again
         return index, counts, live
 
     def _dimension(self, reused: np.ndarray, keep: np.ndarray, cache_rows: np.ndarray, cached: FileRows | np.ndarray,
-                   keys: Keys, found: dict[bytes, np.ndarray], previous: VectorIndex | None) -> int:
+                   keys: Keys, found: MadeVectors, previous: VectorIndex | None) -> int:
         """The vectors' dimension: the previous index's, else that of a new vector, else the model's."""
         if previous is not None and bool((reused >= 0).any()):
             return int(previous.vectors.shape[1])
         windows = np.flatnonzero(keep & (reused < 0))
         if not len(windows):
             return self.embedder.dimension
-        first = int(windows[0])
-        return int(cached.shape[1]) if cache_rows[first] >= 0 else len(found[keys[first]])
+        return int(cached.shape[1]) if cache_rows[int(windows[0])] >= 0 else found.dimension
 
-    def _fresh_rows(self, keys: Keys, keep: np.ndarray, found: dict[bytes, np.ndarray], cache_rows: np.ndarray,
+    def _fresh_rows(self, keys: Keys, keep: np.ndarray, found: MadeVectors, cache_rows: np.ndarray,
                     cached: FileRows | np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
         """The float16 rows of kept windows the previous index lacks (by their row in the new
         index), made from ``found`` or the cache's rows (``cache_rows``, read from ``cached``),
@@ -341,13 +347,13 @@ class Builder:
             windows = kept[positions]
             stored = cache_rows[windows]
             from_cache = stored >= 0
-            model = np.flatnonzero(~from_cache).tolist()
-            dim = int(cached.shape[1]) if bool(from_cache.any()) else len(found[keys[int(windows[model[0]])]])
+            model = np.flatnonzero(~from_cache)
+            dim = int(cached.shape[1]) if bool(from_cache.any()) else found.dimension
             vectors = np.empty((len(windows), dim), dtype=np.float32)
             if bool(from_cache.any()):
                 vectors[from_cache] = rows_from(cached, stored[from_cache])
-            for position in model:
-                vectors[position] = found[keys[int(windows[position])]]
+            if len(model):
+                vectors[model] = found.take([keys[int(w)] for w in windows[model].tolist()])
             return encode_vectors(vectors, metric)
 
         return rows
@@ -408,23 +414,38 @@ class Builder:
         past the record's MAX_RECORD_WINDOWS. Also returns the split passages met that
         ``tables[0]`` (the builder's own) lacks: those another table held, and those the
         tokenizer cut."""
-        # Keyed by text and passages: a chat window's passages are its message pieces, so the same
-        # text with other message starts is cut apart.
-        distinct = list({(record.content, passages.tobytes()): (record, passages) for record, passages in todo}.values())
+        # Keyed by a hash of the text and the passages: a chat window's passages are its message
+        # pieces, so the same text with other message starts is cut apart. (Keyed by the text
+        # itself, a first build held every record's content at once, read back from the keyword
+        # cache: ~0.8 GB at a million records.)
         key_of = VectorCache.key
+        names = [key_of(record.content) + passages.tobytes() for record, passages in todo]
+        distinct = list(dict(zip(names, todo)).items())
+        taken: list[SplitEntry] = []
+        cut: list[SplitEntry] = []
+        made: dict[bytes, Windowed] = {}
+        # A chunk of records at a time: the texts handed to the tokenizer at once were every
+        # passage's at a first build (~0.8 GB more).
+        for start in range(0, len(distinct), WINDOW_CHUNK):
+            self._window_chunk(distinct[start:start + WINDOW_CHUNK], known, tables, made, taken, cut)
+        return [made[name] for name in names], taken, cut
+
+    def _window_chunk(self, distinct: Sequence[tuple[bytes, tuple[Record, np.ndarray]]],
+                      known: Callable[[list[bytes]], np.ndarray], tables: Sequence[SplitPassages],
+                      made: dict[bytes, Windowed], taken: list[SplitEntry], cut: list[SplitEntry]) -> None:
+        """``_window`` for some distinct (name, (record, passages)): their windows into ``made``
+        by name, the split passages they meet into ``taken`` and ``cut``."""
+        key_of = VectorCache.key
+        contents = [record.content for _, (record, _) in distinct]  # once each (a stored one is read back)
         # Every passage makes at least one window, so passages past the bound are never embedded.
-        cuts = [passages[:MAX_RECORD_WINDOWS].tolist() for _, passages in distinct]
-        keys = [key_of(record.content[a:b]) for (record, _), spans in zip(distinct, cuts) for a, b in spans]
+        cuts = [passages[:MAX_RECORD_WINDOWS].tolist() for _, (_, passages) in distinct]
+        keys = [key_of(content[a:b]) for content, spans in zip(contents, cuts) for a, b in spans]
         whole = iter(known(keys).tolist())
         passage_keys = iter(keys)
         plans = [_planned(spans, passage_keys, whole, tables) for spans in cuts]
         split = iter(self.embedder.window_spans_many(
-            [record.content[a:b] for (record, _), plan in zip(distinct, plans) for _, a, b, _, found, _ in plan
-             if found is None]))
-        taken: list[SplitEntry] = []
-        cut: list[SplitEntry] = []
-        made: dict[tuple[str, bytes], Windowed] = {}
-        for (record, passages), plan in zip(distinct, plans):
+            [content[a:b] for content, plan in zip(contents, plans) for _, a, b, _, found, _ in plan if found is None]))
+        for (name, (record, passages)), content, plan in zip(distinct, contents, plans):
             windows: list[tuple[int, int, int]] = []
             window_keys: list[bytes] = []
             for number, a, b, key, found, table in plan:
@@ -432,7 +453,7 @@ class Builder:
                     pieces, capped = next(split)
                     # A window that is the whole passage has the passage's hash, taken already.
                     hashes = [key] if pieces == [(0, b - a)] else \
-                        [key_of(record.content[a + start:a + end]) for start, end in pieces]
+                        [key_of(content[a + start:a + end]) for start, end in pieces]
                 else:
                     pieces, capped, hashes = found
                 if capped:
@@ -449,49 +470,53 @@ class Builder:
                 log.warning("%s: the record is longer than %d model windows; from line %s on it is found by "
                             "keyword search only (MAX_RECORD_WINDOWS)", record.citation, MAX_RECORD_WINDOWS, line)
                 windows, window_keys = windows[:MAX_RECORD_WINDOWS], window_keys[:MAX_RECORD_WINDOWS]
-            made[record.content, passages.tobytes()] = (windows, window_keys)
-        return [made[record.content, passages.tobytes()] for record, passages in todo], taken, cut
+            made[name] = (windows, window_keys)
 
-    def _embed_missing(self, texts: dict[bytes, str], found: dict[bytes, np.ndarray], records: Sequence[Record],
-                       keys: Sequence[bytes], owners: np.ndarray, missing: np.ndarray,
-                       progress: ProgressCallback, observer: EmbeddingObserver | None = None) -> None:
-        """Embed the texts no index or cache had, in chunks, reporting records completed
-        (``missing``: the windows the previous index lacks, a superset of those of ``texts``)
-        and telling ``observer`` each chunk's vectors."""
-        windows_of: dict[bytes, list[int]] = {}
-        for window in missing.tolist():
-            if keys[window] in texts:
-                windows_of.setdefault(keys[window], []).append(window)
-        todo_windows = np.fromiter((w for ws in windows_of.values() for w in ws), dtype=np.int64)
-        remaining = np.bincount(owners[todo_windows], minlength=len(records))
+    def _embed_missing(self, todo: Todo, found: MadeVectors, records: Sequence[Record], keys: Sequence[bytes],
+                       owners: np.ndarray, spans: np.ndarray, progress: ProgressCallback,
+                       observer: EmbeddingObserver | None = None) -> None:
+        """Embed the texts of ``todo`` in chunks into ``found``, reporting records completed and
+        telling ``observer`` each chunk's vectors. Each chunk's texts are cut from their records
+        as it is embedded: a dict of every text to embed held ~0.5 GB at a million records."""
+        remaining = np.bincount(owners[todo.windows], minlength=len(records))
         # A record is done when all its windows have vectors (a record without windows never is).
         done = int(np.count_nonzero((remaining == 0) & (np.bincount(owners, minlength=len(records)) > 0)))
         progress(done, len(records))
-        todo = sorted(texts, key=lambda k: len(texts[k]))  # similar lengths batch with little padding
-        for start in range(0, len(todo), EMBED_CHUNK):
-            chunk = todo[start:start + EMBED_CHUNK]
-            vectors = self._encode_isolating_failures(chunk, texts, records, owners, windows_of)
-            found.update(vectors)
-            done += _count_done(remaining, owners, [w for k in chunk for w in windows_of[k]])
+        starts = np.concatenate([[0], todo.ends])
+        for start in range(0, len(todo.first), EMBED_CHUNK):
+            end = min(start + EMBED_CHUNK, len(todo.first))
+            vectors = self._encode_isolating_failures(todo.first[start:end].tolist(), records, keys, owners, spans)
+            found.add(vectors)
+            done += _count_done(remaining, owners, todo.windows[starts[start]:starts[end]].tolist())
             progress(done, len(records))
             if observer is not None:
                 observer.embedded(vectors)
 
-    def _encode_isolating_failures(self, chunk: list[bytes], texts: dict[bytes, str], records: Sequence[Record],
-                                   owners: np.ndarray, windows_of: dict[bytes, list[int]]) -> dict[bytes, np.ndarray]:
-        """Embed a chunk; if it fails, embed text by text so one bad record costs only itself."""
+    def _encode_isolating_failures(self, windows: list[int], records: Sequence[Record], keys: Sequence[bytes],
+                                   owners: np.ndarray, spans: np.ndarray) -> dict[bytes, np.ndarray]:
+        """Embed the texts of ``windows`` (one window per text); if that fails, embed text by
+        text so one bad record costs only itself."""
+        contents: dict[int, str] = {}  # a record's content once per chunk (a stored one is read back)
+
+        def text(window: int) -> str:
+            owner = int(owners[window])
+            if owner not in contents:
+                contents[owner] = records[owner].content
+            return contents[owner][int(spans[window, 0]):int(spans[window, 1])]
+
+        texts = [text(w) for w in windows]
+        chunk = [keys[w] for w in windows]
         try:
-            return dict(zip(chunk, self.embedder.encode([texts[k] for k in chunk])))
+            return dict(zip(chunk, self.embedder.encode(texts)))
         except Exception as exc:  # the model may raise anything; the spec says keep going
             log.warning("embedding a batch failed (%s); retrying its records one by one", exc)
         vectors: dict[bytes, np.ndarray] = {}
-        for key in chunk:
+        for window, key, one in zip(windows, chunk, texts):
             try:
-                vectors[key] = self.embedder.encode([texts[key]])[0]
+                vectors[key] = self.embedder.encode([one])[0]
             except Exception as exc:
-                record = records[int(owners[windows_of[key][0]])]
                 log.warning("%s: record could not be embedded (%s); it is found by keyword search only",
-                            record.citation, exc)
+                            records[int(owners[window])].citation, exc)
         return vectors
 
 

@@ -22,6 +22,7 @@ from .config import Config, ConfigError
 from .keyword_cache import Captured, KeywordCache
 from .vector_cache import VectorCache, cache_scope, seed_scopes
 from .vector_files import KeyedVectors, KeyRows, SplitPassages, StreamedVectors
+from .vector_index import VectorIndex
 
 log = logging.getLogger("vecbook")
 
@@ -119,20 +120,15 @@ class Caches:
             log.info("vector cache: kept %d vectors embedded since the last save, for the next start", kept)
         return kept
 
-    def vectors_built(self, cache: VectorCache | None, live: LiveVectors) -> dict[str, Any] | None:
+    def vectors_built(self, cache: VectorCache | None, live: LiveVectors) -> CacheFacts | None:
         """Note ``live`` as the vectors to save (replacing an older set no save has taken yet);
-        returns what saving it does to the cache, for stats."""
+        returns what saving it does to the cache, for stats (worked out when first asked for)."""
         if cache is None:
             return None
         with self._lock:
             # Its save takes in the journals of this build and the builds before it.
             self._pending = (cache, live, list(self._journaling))
-        before, after = cache.entries.rows, live.windows
-        reused = int((before.rows_of(after.joined) >= 0).sum())
-        # A cache started from another scope's file prunes nothing of its own.
-        pruned = 0 if cache.seeded else len(before) - reused
-        return {"path": str(cache.path), "entries": len(after), "reused": reused,
-                "embedded": len(after) - reused, "pruned": pruned}
+        return CacheFacts(cache, live)
 
     # -- saving --
 
@@ -291,6 +287,31 @@ class Caches:
                 checkpoints.retire()
             with self._lock:
                 self._journaling = [c for c in self._journaling if c not in journaling]
+
+
+class CacheFacts:
+    """What saving a build's live vectors does to the cache (``path``, ``entries``, ``reused``,
+    ``embedded``, ``pruned``), worked out on the first call from the new index's sorted keys
+    and the cache's as the build found them (``KeyRows.overlap``)."""
+
+    def __init__(self, cache: VectorCache, live: LiveVectors) -> None:
+        self._before: KeyRows | None = cache.entries.rows  # a save replaces the cache's keys
+        self._index: VectorIndex | None = live.index
+        self._path, self._seeded = str(cache.path), cache.seeded
+        self._facts: dict[str, Any] | None = None
+        self._lock = threading.Lock()
+
+    def __call__(self) -> dict[str, Any]:
+        with self._lock:
+            if self._facts is None:
+                assert self._before is not None and self._index is not None
+                entries, reused = self._index.lookup.overlap(self._before)
+                # A cache started from another scope's file prunes nothing of its own.
+                pruned = 0 if self._seeded else len(self._before) - reused
+                self._facts = {"path": self._path, "entries": entries, "reused": reused,
+                               "embedded": entries - reused, "pruned": pruned}
+                self._before = self._index = None  # worked out: let them go
+            return dict(self._facts)
 
 
 class Checkpoints:

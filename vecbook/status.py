@@ -45,7 +45,7 @@ def index_stats(config: Config, embedder: Embedder, snapshot: Snapshot | None, p
                          f"language={config.language}{'' if config.stemming else ', no stemming'})",
         "search_mode": config.search_mode,
         "fusion": config.fusion,
-        "cache": snapshot.cache if snapshot else None,
+        "cache": snapshot.cache() if snapshot is not None and snapshot.cache is not None else None,
         "last_update": dict(snapshot.update) if snapshot else None,
         "watching": watching,
         "error": progress.get("error"),

@@ -118,11 +118,12 @@ class SplitPassages:
         unique = np.fromiter(sorted(both.rows.values()), dtype=np.int64, count=len(both.rows))
         return both if len(unique) == len(both) else both._select(unique)
 
-    def kept(self, live: Container[bytes]) -> SplitPassages:
-        """Only the passages whose first window's text hash is in ``live`` (a build's vectors)."""
+    def kept(self, live: Container[bytes] | Any) -> SplitPassages:
+        """Only the passages whose first window's text hash is in ``live`` (a build's vectors:
+        keys, or an index whose ``rows_of`` looks them up at once)."""
         if not len(self):
             return self
-        if isinstance(live, KeyRows):  # one lookup of every first window
+        if hasattr(live, "rows_of"):  # keys (KeyRows) or an index: one lookup of every first window
             keep = live.rows_of(_rows_of(self.window_keys, self.starts[:-1])) >= 0
         else:
             firsts = (self.window_keys[i:i + KEY_BYTES] for i in (KEY_BYTES * self.starts[:-1]).tolist())
@@ -189,7 +190,24 @@ class KeyRows(Mapping[bytes, int]):
         count = len(joined) // KEY_BYTES
         if not count or not len(self._sorted):
             return np.full(count, -1, dtype=np.int64)
-        wanted = np.frombuffer(joined, dtype=">u8").reshape(count, KEY_BYTES // 8)
+        return self._find(np.frombuffer(joined, dtype=">u8").reshape(count, KEY_BYTES // 8))
+
+    def overlap(self, other: KeyRows) -> tuple[int, int]:
+        """(how many distinct keys this holds, how many of those ``other`` holds), in numpy passes
+        over the sorted keys: a dict of every key and a lookup of each took ~0.7 s at a million."""
+        if not len(self._sorted):
+            return 0, 0
+        ordered = self._whole[self._order]
+        same_start = self._sorted[1:] == self._sorted[:-1]
+        if bool((same_start & (ordered[1:, 1] != ordered[:-1, 1])).any()):
+            distinct = np.unique(ordered, axis=0)  # two keys share their first 8 bytes (never, in practice)
+        else:  # equal keys lie next to each other
+            distinct = ordered[np.concatenate([[True], ~same_start])]
+        held = other._find(distinct) >= 0 if len(other._sorted) else np.zeros(0, dtype=bool)
+        return len(distinct), int(np.count_nonzero(held))
+
+    def _find(self, wanted: np.ndarray) -> np.ndarray:
+        """``rows_of`` for keys as (n, 2) big-endian u8 halves."""
         at = np.minimum(np.searchsorted(self._sorted, wanted[:, 0]), len(self._sorted) - 1)
         rows = self._order[at]
         found = (self._whole[rows] == wanted).all(axis=1)

@@ -211,9 +211,14 @@ class VectorIndex:
         """The row holding each key's window (-1: none), found by bisection (``KeyRows``, made on
         first use): a dict of every key took ~100 MB and ~1 s at a million windows, made again
         by every update that looked one up."""
+        return self.lookup.rows_of(keys)
+
+    @property
+    def lookup(self) -> KeyRows:
+        """The rows' keys, sorted for bisection (made on first use)."""
         if self._lookup is None:
             self._lookup = KeyRows(bytes(self.joined_keys))
-        return self._lookup.rows_of(keys)
+        return self._lookup
 
     @property
     def index_type(self) -> str:

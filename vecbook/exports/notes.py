@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import stat
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -250,17 +251,28 @@ def _collect(folder: Folder, path: Path, real_root: Path, listing: Listing, seen
     if name.startswith(".") or name in IGNORED_NAMES:  # hidden files, editors' and the OS's litter
         return
     rel = _relative(path, folder.root)
-    if path.is_symlink() and not path.exists():
+    # One lstat answers for a plain file (most of them): a refresh lists every file of a
+    # notes folder, and four calls a file were ~0.3 s of a one-note update at 10,000 files.
+    try:
+        info = path.lstat()
+    except OSError:
+        return
+    link = stat.S_ISLNK(info.st_mode)
+    if link and not path.exists():
         listing.problems.append(folder.problem(rel, "broken symbolic link skipped"))
         return
     suffix = path.suffix.lower()
     if suffix not in READ_SUFFIXES:
         listing.others[suffix] += 1
         return
-    if path.is_symlink():
+    if link:
         _note_link(path, folder.root, real_root, listing.outside)
-    identity = _identity(path)
-    if identity is None or not path.is_file():
+        identity = _identity(path)
+        if identity is None or not path.is_file():
+            return
+    elif stat.S_ISREG(info.st_mode):
+        identity = info.st_dev, info.st_ino
+    else:
         return
     if identity in seen:
         log.debug("%s is a second path to a file already read, or another source's; skipped", rel)

@@ -1,0 +1,124 @@
+"""The new vectors of one build: which of its windows need the model (``Todo``), and what the
+model makes of them, by the key of their text, kept in an unnamed temporary file rather than
+in the process (``MadeVectors``): a first index of a million records makes ~1M float32 vectors
+(1.5 GB) that are wanted only twice after they are made, once when the index's float16 rows
+are encoded and once when the vector cache is saved. Held as Python arrays they were the cold
+build's largest part; written out as they come, the page cache holds them (clean pages the
+kernel can drop) and the process holds only a key -> row table. A build that embeds fewer than
+SPILL_FROM texts (an update) keeps them in memory, in the same layout."""
+
+from __future__ import annotations
+
+import io
+import logging
+import tempfile
+import threading
+from pathlib import Path
+from dataclasses import dataclass
+from typing import BinaryIO, Container, Iterator, Mapping, Sequence
+
+import numpy as np
+
+from .vector_files import FileRows
+
+log = logging.getLogger("vecbook")
+
+# Texts to embed from which a build writes its vectors to a temporary file (1.5 KB each):
+# below it, at most ~6 MB stay in memory and no file is made for a one-note update.
+SPILL_FROM = 4096
+
+
+class MadeVectors(Mapping[bytes, np.ndarray]):
+    """Float32 vectors appended a chunk at a time (``add``), read back by key (``take``) from a
+    temporary file in ``directory`` (the cache folder, else the system's), or from memory when
+    ``expected`` is below SPILL_FROM or the file cannot be made (with a WARN: the build then
+    holds them as it did before, which a small machine may not afford)."""
+
+    def __init__(self, expected: int, directory: Path | None = None) -> None:
+        self._rows: dict[bytes, int] = {}
+        self._file: BinaryIO = io.BytesIO()
+        self.spilled = False
+        if expected >= SPILL_FROM:
+            try:
+                if directory is not None:
+                    directory.mkdir(parents=True, exist_ok=True)
+                self._file = tempfile.TemporaryFile(dir=directory, prefix="vecbook-made-")
+                self.spilled = True
+            except OSError as exc:
+                log.warning("cannot make a temporary file for the new vectors in %s (%s); they are held in memory "
+                            "until the index is built", directory or tempfile.gettempdir(), exc)
+        self.dimension = 0
+        self._reader: FileRows | None = None
+        self._lock = threading.Lock()  # one reader over the file: a save's thread may read beside the build's
+
+    def add(self, vectors: Mapping[bytes, np.ndarray]) -> None:
+        """Append ``vectors`` (a key already held keeps its first vector: the same text)."""
+        fresh = [key for key in vectors if key not in self._rows]
+        if not fresh:
+            return
+        matrix = np.ascontiguousarray(np.stack([vectors[key] for key in fresh]), dtype="<f4")
+        if not self.dimension:
+            self.dimension = matrix.shape[1]
+        with self._lock:
+            self._reader = None  # made again for the rows added
+            self._file.seek(0, io.SEEK_END)
+            self._file.write(matrix.tobytes())
+        first = len(self._rows)
+        self._rows.update(zip(fresh, range(first, first + len(fresh))))
+
+    def take(self, keys: Sequence[bytes]) -> np.ndarray:
+        """The vectors of ``keys`` (each held) as one float32 matrix, read in runs of consecutive rows."""
+        with self._lock:
+            if self._reader is None:
+                self._file.flush()
+                self._reader = FileRows([(self._file, 0, len(self._rows))], self.dimension)
+            reader = self._reader
+        rows = self._rows
+        return reader.take([rows[key] for key in keys])
+
+    def __getitem__(self, key: bytes) -> np.ndarray:
+        return self.take([key])[0]
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._rows
+
+    def __iter__(self) -> Iterator[bytes]:
+        return iter(self._rows)
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def close(self) -> None:
+        """Delete the file (the vectors are gone); also done when the object is collected."""
+        self._file.close()
+
+
+@dataclass(frozen=True)
+class Todo:
+    """The windows of a build that no index or cache has a vector for, by their text: ``first``,
+    each distinct text's first window, in the order they are embedded (shortest first, so
+    similar lengths batch with little padding; ties in the order the windows come);
+    ``windows``, every such window grouped in that order, each text's ending at ``ends``."""
+
+    first: np.ndarray
+    windows: np.ndarray
+    ends: np.ndarray
+
+
+def todo_of(missing_keys: Sequence[bytes], cached: Container[bytes], missing: np.ndarray,
+            spans: np.ndarray) -> Todo:
+    """The ``Todo`` of the windows ``missing`` (whose keys are ``missing_keys``) that ``cached`` lacks."""
+    slot_of: dict[bytes, int] = {}  # each distinct text's number, in the order first met
+    slots = np.fromiter((-1 if key in cached else slot_of.setdefault(key, len(slot_of)) for key in missing_keys),
+                        dtype=np.int64, count=len(missing_keys))
+    del slot_of
+    chosen = slots >= 0
+    windows, slots = missing[chosen], slots[chosen]
+    _, first_at = np.unique(slots, return_index=True)
+    first = windows[first_at]
+    order = np.argsort(spans[first, 1] - spans[first, 0], kind="stable")  # by characters
+    rank = np.empty(len(order), dtype=np.int64)
+    rank[order] = np.arange(len(order))
+    grouped = np.argsort(rank[slots], kind="stable")
+    ends = np.cumsum(np.bincount(slots, minlength=len(order))[order])
+    return Todo(first[order], windows[grouped], ends)
