@@ -24,8 +24,8 @@ from .sources import LoadReport, SourceState, block_source, load_sources
 from .tokens import Vocabulary, analysis_of
 from .scan_file import ScanFile
 from .vector_cache import VectorCache
-from .spill import MadeVectors, Todo, todo_of
-from .vector_files import FileRows, KeyRows, SplitEntry, SplitPassages, StreamedVectors, rows_from
+from .spill import LiveVectors, MadeVectors, Todo, todo_of
+from .vector_files import FileRows, SplitEntry, SplitPassages, rows_from
 from .vector_index import VectorIndex, encode_vectors
 
 log = logging.getLogger("vecbook")  # one logger for the package: hosts and the CLI configure "vecbook"
@@ -47,10 +47,6 @@ MAX_RECORD_WINDOWS = 10_000
 # 809 train queries (hybrid nDCG@10 0.7423 -> 0.7434 alone, 0.7467 -> 0.7479 beside it; 2 and 3
 # alike); records without a title header (chat windows, most notes) are unchanged.
 TITLE_WEIGHT = 3
-# Vectors encoded (or gathered for a cache save) at a time: 1024 x 384 float32 is 1.5 MB, and a
-# few such blocks are all a build holds beside its index (at 16k rows, ~60 MB at the end of
-# a warm start of 100k records, its highest moment).
-ENCODE_BLOCK = 1024
 # Records whose passages are cut into model windows at a time (their texts handed to the
 # tokenizer together, in its own batches): bounds what the windowing holds beside the records.
 WINDOW_CHUNK = 8192
@@ -84,66 +80,6 @@ class EmbeddingObserver(Protocol):
 
     def embedded(self, vectors: dict[bytes, np.ndarray]) -> None:
         """Vectors the model just made, by the key of their text."""
-
-
-class LiveVectors:
-    """Every vector a build holds, by the key of its text, and the windows of its split
-    passages: what the vector cache keeps. Gathered only when the cache is saved, which runs
-    after the update is published."""
-
-    def __init__(self, keys: Keys, keep: np.ndarray, index: VectorIndex, found: MadeVectors,
-                 made: np.ndarray) -> None:
-        self._keys, self._keep = keys, keep
-        self.splits = SplitPassages()  # set by the build once its index is made
-        # The new index, which the snapshot holds anyway: the vectors the model did not make
-        # in this build are saved as its float16 rows (those copied from the previous index
-        # are its codes as they were; those from the cache file are not held in float32).
-        self.index = index
-        self._found = found  # what the model made in this build, in float32 (in a temporary file)
-        self._made = made  # the windows whose vector is the model's (in ``found``)
-        self._firsts: np.ndarray | None = None
-        self._windows: KeyRows | None = None
-
-    @property
-    def firsts(self) -> np.ndarray:
-        """The first kept window of each live key, in window order: found by sorting the keys
-        as numbers (a dict of a million keys took seconds and ~100 MB)."""
-        if self._firsts is None:
-            self._firsts = self._keys.firsts(np.flatnonzero(self._keep))
-        return self._firsts
-
-    @property
-    def windows(self) -> KeyRows:
-        """Each live key, once (a lookup of many at once: ``rows_of``)."""
-        if self._windows is None:
-            self._windows = KeyRows(self._keys.at(self.firsts))
-        return self._windows
-
-
-    def vectors(self) -> StreamedVectors:
-        """The live keys and their float32 vectors, as the cache stores them, made ENCODE_BLOCK
-        at a time as the save writes them."""
-        picked = self.firsts
-        rows = np.cumsum(self._keep)[picked] - 1  # each kept window's row in the index
-        made = np.zeros(len(self._keys), dtype=bool)
-        made[self._made] = True
-        copied = ~made[picked]
-        keys = self._keys
-        dim = self.index.vectors.shape[1]
-
-        def blocks() -> Iterator[np.ndarray]:
-            for start in range(0, len(picked), ENCODE_BLOCK):
-                end = min(start + ENCODE_BLOCK, len(picked))
-                matrix = np.empty((end - start, dim), dtype=np.float32)
-                here = copied[start:end]
-                if bool(here.any()):
-                    matrix[here] = self.index.vectors[rows[start:end][here]]
-                model = np.flatnonzero(~here)
-                if len(model):
-                    matrix[model] = self._found.take([keys[int(picked[start + p])] for p in model.tolist()])
-                yield matrix
-
-        return StreamedVectors(self.windows.joined, dim, blocks, rows=self.windows, splits=self.splits)
 
 
 class Builder:

@@ -17,7 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from .build import Builder, LiveVectors
+from .build import Builder
+from .spill import LiveVectors
 from .config import Config, ConfigError
 from .keyword_cache import Captured, KeywordCache
 from .vector_cache import VectorCache, cache_scope, seed_scopes

@@ -1,5 +1,6 @@
-"""The new vectors of one build: which of its windows need the model (``Todo``), and what the
-model makes of them, by the key of their text, kept in an unnamed temporary file rather than
+"""The vectors of one build: which of its windows need the model (``Todo``), every live vector
+by the key of its text as the cache save gathers them (``LiveVectors``), and what the model
+makes of them, by the key of their text, kept in an unnamed temporary file rather than
 in the process (``MadeVectors``): a first index of a million records makes ~1M float32 vectors
 (1.5 GB) that are wanted only twice after they are made, once when the index's float16 rows
 are encoded and once when the vector cache is saved. Held as Python arrays they were the cold
@@ -19,13 +20,19 @@ from typing import BinaryIO, Container, Iterator, Mapping, Sequence
 
 import numpy as np
 
-from .vector_files import FileRows
+from .blocks import Keys
+from .vector_files import FileRows, KeyRows, SplitPassages, StreamedVectors
+from .vector_index import VectorIndex
 
 log = logging.getLogger("vecbook")
 
 # Texts to embed from which a build writes its vectors to a temporary file (1.5 KB each):
 # below it, at most ~6 MB stay in memory and no file is made for a one-note update.
 SPILL_FROM = 4096
+# Vectors encoded (or gathered for a cache save) at a time: 1024 x 384 float32 is 1.5 MB, and a
+# few such blocks are all a build holds beside its index (at 16k rows, ~60 MB at the end of
+# a warm start of 100k records, its highest moment).
+ENCODE_BLOCK = 1024
 
 
 class MadeVectors(Mapping[bytes, np.ndarray]):
@@ -122,3 +129,63 @@ def todo_of(missing_keys: Sequence[bytes], cached: Container[bytes], missing: np
     grouped = np.argsort(rank[slots], kind="stable")
     ends = np.cumsum(np.bincount(slots, minlength=len(order))[order])
     return Todo(first[order], windows[grouped], ends)
+
+
+class LiveVectors:
+    """Every vector a build holds, by the key of its text, and the windows of its split
+    passages: what the vector cache keeps. Gathered only when the cache is saved, which runs
+    after the update is published."""
+
+    def __init__(self, keys: Keys, keep: np.ndarray, index: VectorIndex, found: MadeVectors,
+                 made: np.ndarray) -> None:
+        self._keys, self._keep = keys, keep
+        self.splits = SplitPassages()  # set by the build once its index is made
+        # The new index, which the snapshot holds anyway: the vectors the model did not make
+        # in this build are saved as its float16 rows (those copied from the previous index
+        # are its codes as they were; those from the cache file are not held in float32).
+        self.index = index
+        self._found = found  # what the model made in this build, in float32 (in a temporary file)
+        self._made = made  # the windows whose vector is the model's (in ``found``)
+        self._firsts: np.ndarray | None = None
+        self._windows: KeyRows | None = None
+
+    @property
+    def firsts(self) -> np.ndarray:
+        """The first kept window of each live key, in window order: found by sorting the keys
+        as numbers (a dict of a million keys took seconds and ~100 MB)."""
+        if self._firsts is None:
+            self._firsts = self._keys.firsts(np.flatnonzero(self._keep))
+        return self._firsts
+
+    @property
+    def windows(self) -> KeyRows:
+        """Each live key, once (a lookup of many at once: ``rows_of``)."""
+        if self._windows is None:
+            self._windows = KeyRows(self._keys.at(self.firsts))
+        return self._windows
+
+
+    def vectors(self) -> StreamedVectors:
+        """The live keys and their float32 vectors, as the cache stores them, made ENCODE_BLOCK
+        at a time as the save writes them."""
+        picked = self.firsts
+        rows = np.cumsum(self._keep)[picked] - 1  # each kept window's row in the index
+        made = np.zeros(len(self._keys), dtype=bool)
+        made[self._made] = True
+        copied = ~made[picked]
+        keys = self._keys
+        dim = self.index.vectors.shape[1]
+
+        def blocks() -> Iterator[np.ndarray]:
+            for start in range(0, len(picked), ENCODE_BLOCK):
+                end = min(start + ENCODE_BLOCK, len(picked))
+                matrix = np.empty((end - start, dim), dtype=np.float32)
+                here = copied[start:end]
+                if bool(here.any()):
+                    matrix[here] = self.index.vectors[rows[start:end][here]]
+                model = np.flatnonzero(~here)
+                if len(model):
+                    matrix[model] = self._found.take([keys[int(picked[start + p])] for p in model.tolist()])
+                yield matrix
+
+        return StreamedVectors(self.windows.joined, dim, blocks, rows=self.windows, splits=self.splits)
