@@ -155,7 +155,7 @@ def _fixed_rows(linear: Any) -> Any:
     def forward(x: Any) -> Any:
         rows = x.reshape(-1, x.shape[-1])
         weight, bias = linear.weight, linear.bias
-        if torch.is_autocast_cpu_enabled():
+        if torch.is_autocast_enabled("cpu"):
             if not cast:
                 cast.append((weight.to(torch.bfloat16), None if bias is None else bias.to(torch.bfloat16)))
             (weight, bias), rows = cast[0], rows.to(torch.bfloat16)
