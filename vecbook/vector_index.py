@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import math
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Literal, Sequence
 
 import numpy as np
 
@@ -323,13 +323,20 @@ class VectorIndex:
     def scores_of(self, query: np.ndarray, records: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``scores_within`` a mask of ``records`` (sorted, distinct), without the mask: their
         windows are found by bisection, not by a pass over every window's owner."""
-        first = np.searchsorted(self.owners, records, "left")
-        counts = np.searchsorted(self.owners, records, "right") - first
+        first, counts = self._bounds(records, "left"), self._bounds(records, "right")
+        counts -= first
         ends = np.cumsum(counts)
         # Each record's run of windows first..first+count, in record order: the windows a
         # mask of these records selects, in the same order, so the scores are the same.
         windows = np.arange(int(ends[-1]) if len(ends) else 0, dtype=np.int64) + np.repeat(first - ends + counts, counts)
         return self._score_windows(query, windows)
+
+    def _bounds(self, records: Sequence[int] | np.ndarray, side: Literal["left", "right"] = "left") -> np.ndarray:
+        """Where ``records`` begin (or end, side "right") among the rows, by bisection of the
+        owners with the values in the owners' own dtype: numpy casts the whole array to the
+        values' type otherwise (int32 owners and an int64 or a Python int: ~0.5 ms a call at a
+        million rows, 13 ms of a hybrid search's hits)."""
+        return np.searchsorted(self.owners, np.asarray(records, dtype=self.owners.dtype), side).astype(np.int64)
 
     def _score_windows(self, query: np.ndarray, windows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Each record's best score among ``windows`` (ascending row numbers)."""
@@ -345,13 +352,13 @@ class VectorIndex:
 
     def windows_of(self, record: int) -> np.ndarray:
         """The rows (windows) of ``record``, ascending; empty where it has no vector."""
-        first, last = np.searchsorted(self.owners, [record, record + 1])
+        first, last = self._bounds([record, record + 1]).tolist()
         return np.arange(first, last, dtype=np.int64)
 
     def best_row(self, query: np.ndarray, record: int) -> int | None:
         """The row of ``record``'s best window for ``query`` (None: it has none), as ``best_rows``
         finds it; a record of one window (most) is not scored."""
-        first, last = self.owners.searchsorted(record, "left"), self.owners.searchsorted(record, "right")
+        first, last = self._bounds([record, record + 1]).tolist()
         if last - first == 1:
             return int(first)
         best = self.best_rows(query, [record]).get(record)
@@ -363,7 +370,7 @@ class VectorIndex:
         best: dict[int, tuple[int, float]] = {}
         for record in records:
             # Rows are ordered by record, so a record's windows are one slice.
-            first, last = np.searchsorted(self.owners, [record, record + 1])
+            first, last = self._bounds([record, record + 1]).tolist()
             if last <= first:
                 continue
             block = self.vectors[first:last].astype(np.float32)
