@@ -158,7 +158,7 @@ def test_on_windows_restored_records_hold_their_texts(write_files: Any, tmp_path
 
 
 def test_cached_keys_are_found_by_bisection_without_a_dict_of_every_key() -> None:
-    from vecbook.vector_files import KeyRows
+    from vecbook.key_rows import KeyRows
 
     keys = [VectorCache.key(text) for text in ["a", "é", "🔥", "修理", "a"]]  # "a" twice: either row
     rows = KeyRows(b"".join(keys))
@@ -251,7 +251,7 @@ def test_a_one_file_update_reads_and_embeds_only_its_new_text_and_finds_it_by_ke
 
 
 def test_the_cache_stats_count_distinct_keys_and_those_the_cache_holds() -> None:
-    from vecbook.vector_files import KeyRows
+    from vecbook.key_rows import KeyRows
 
     def keys(*names: str) -> bytes:
         return b"".join(VectorCache.key(name) for name in names)

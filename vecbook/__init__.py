@@ -8,7 +8,7 @@ over MCP (``vecbook serve``; ``--http`` adds a search page) or from Python (``fr
 cites its file and line range.
 
 The package's modules are its sections, in dependency order (each imports only
-the ones before it): config -> cpu -> records -> onnx_model -> onnx_build -> embed -> vector_files
+the ones before it): config -> cpu -> records -> onnx_model -> onnx_build -> embed -> key_rows -> vector_files
 -> vector_cache -> vector_store -> scan_file -> vector_index -> tokens -> languages -> index -> snippets -> filters -> rank
 -> sqlite_ro -> exports -> sources -> registry
 -> blocks -> spill -> build -> stored_texts -> keyword_cache -> caches -> chat_hits -> hits -> status -> watch -> book (the VecBook facade) -> mcp -> remote

@@ -10,7 +10,7 @@ from typing import Iterator, Sequence, overload
 import numpy as np
 
 from .records import Record
-from .vector_files import KEY_BYTES
+from .key_rows import KEY_BYTES
 
 
 class Keys(Sequence[bytes]):

@@ -51,7 +51,7 @@ from .filters import Condition, convenience_conditions, parse_filters
 from .rank import FUSION_DEPTH, Scored, best_first, rank
 from .chat_hits import is_chat_window
 from .snippets import folding
-from .status import count_sources, index_stats
+from .status import count_sources, index_stats, pace
 from .snippets import query_terms, recency_blend
 from .registry import summarize_report
 from .sources import LoadReport, check_collections, check_sources
@@ -425,7 +425,7 @@ class VecBook:
             self._pace = (now, done)  # the first report of this build: where its rate is counted from
         if done == total or now - self._progress.get("logged", 0.0) >= PROGRESS_LOG_SECONDS:
             self._progress["logged"] = now
-            log.info("embedded %d of %d records%s", done, total, _pace(self._pace, now, done, total))
+            log.info("embedded %d of %d records%s", done, total, pace(self._pace, now, done, total))
 
     # -- search --
 
@@ -572,7 +572,6 @@ class VecBook:
                     "keyword index", progress["records_embedded"], progress["records_total"], mode)
         return snapshot, "keyword"
 
-
     # -- stats --
 
     def sources(self) -> list[dict[str, Any]]:
@@ -589,13 +588,3 @@ class VecBook:
             snapshot, progress = self._snapshot, dict(self._progress)
         return index_stats(self.config, self.embedder, snapshot, progress,
                            watching=self._watcher is not None and self._watcher.running)
-
-
-def _pace(since: tuple[float, int], now: float, done: int, total: int) -> str:
-    """' (120 records/s, about 85 s left)' for a progress line; empty until there is a rate."""
-    seconds, first = now - since[0], since[1]
-    if seconds <= 0 or done <= first:
-        return ""
-    rate = (done - first) / seconds
-    left = f", about {(total - done) / rate:.0f} s left" if done < total else ""
-    return f" ({rate:.0f} records/s{left})"

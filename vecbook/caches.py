@@ -22,7 +22,8 @@ from .spill import LiveVectors
 from .config import Config, ConfigError
 from .keyword_cache import Captured, KeywordCache
 from .vector_cache import VectorCache, cache_scope, seed_scopes
-from .vector_files import KeyedVectors, KeyRows, SplitPassages, StreamedVectors
+from .key_rows import KeyRows
+from .vector_files import KeyedVectors, SplitPassages, StreamedVectors
 from .vector_index import VectorIndex
 
 log = logging.getLogger("vecbook")

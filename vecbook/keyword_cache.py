@@ -38,7 +38,8 @@ from .sources import SourceState
 from .stored_texts import REF_SHIFT, FileTexts, adopt_texts, file_identity, opened_texts, text_size, write_npz
 from .tokens import Vocabulary
 from .vector_cache import cache_scope
-from .vector_files import KEY_BYTES, write_atomically
+from .key_rows import KEY_BYTES
+from .vector_files import write_atomically
 
 log = logging.getLogger("vecbook")
 

@@ -21,7 +21,8 @@ from typing import BinaryIO, Container, Iterator, Mapping, Sequence
 import numpy as np
 
 from .blocks import Keys
-from .vector_files import FileRows, KeyRows, SplitPassages, StreamedVectors
+from .key_rows import KeyRows
+from .vector_files import FileRows, SplitPassages, StreamedVectors
 from .vector_index import VectorIndex
 
 log = logging.getLogger("vecbook")

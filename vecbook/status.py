@@ -1,5 +1,6 @@
 """What ``stats`` reports about a book: its records, files and sources, the problems found, the
-model and index it searches with, and how far indexing has come."""
+model and index it searches with, and how far indexing has come (and at what pace, for the
+progress lines)."""
 
 from __future__ import annotations
 
@@ -58,3 +59,13 @@ def count_sources(report: LoadReport) -> str:
     parts = [f"{by_source.get('files', 0)} from {counted(report.files, 'file')}"]
     parts += [f"{by_source.get(name, 0)} from collection {name}" for name in report.collections]
     return ", ".join(parts)
+
+
+def pace(since: tuple[float, int], now: float, done: int, total: int) -> str:
+    """' (120 records/s, about 85 s left)' for a progress line; empty until there is a rate."""
+    seconds, first = now - since[0], since[1]
+    if seconds <= 0 or done <= first:
+        return ""
+    rate = (done - first) / seconds
+    left = f", about {(total - done) / rate:.0f} s left" if done < total else ""
+    return f" ({rate:.0f} records/s{left})"

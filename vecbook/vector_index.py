@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Callable, Literal, Sequence
 
 import numpy as np
 
-from .vector_files import KEY_BYTES, KeyRows
+from .key_rows import KEY_BYTES, KeyRows
 from .vector_store import Scan, Store, candidates_for, grown
 
 if TYPE_CHECKING:
