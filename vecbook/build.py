@@ -22,6 +22,7 @@ from .blocks import Block, Keys, Windows, reused_records, taken_windows
 from .records import Record, header_title, record_passages
 from .sources import LoadReport, SourceState, block_source, load_sources
 from .tokens import Vocabulary, analysis_of
+from .rows_file import RowsFile
 from .scan_file import ScanFile
 from .vector_cache import VectorCache
 from .spill import LiveVectors, MadeVectors, Todo, todo_of
@@ -251,7 +252,8 @@ class Builder:
         index = VectorIndex.updated(previous, owners[keep], len(records), self.config.similarity_metric,
                                     spans[keep], keys.at(np.flatnonzero(keep)), _placements(ordered, keep), dim,
                                     source, self._fresh_rows(keys, keep, found, cache_rows, cached),
-                                    ScanFile(cache.scan_path, cache.identity) if cache is not None else None)
+                                    ScanFile(cache.scan_path, cache.identity) if cache is not None else None,
+                                    RowsFile(cache.rows_path, cache.identity) if cache is not None else None)
         live = LiveVectors(keys, keep, index, found, made)
         # A split passage is in use while its first window's vector is: the others go.
         # (Looked up in the new index's keys: a dict of every live key is made only by the save.)
