@@ -135,7 +135,8 @@ def test_a_restart_does_not_inherit_the_terms_of_deleted_sources(write_files: An
 
 
 @pytest.mark.parametrize("damage", ["truncate", "garbage", "mismatch", "not an object", "a value past its table",
-                                    "a key set past its table", "a record's lines short", "texts said to be apart"])
+                                    "a key set past its table", "a record's lines short", "texts said to be apart",
+                                    "a term count changed"])
 def test_a_damaged_keyword_cache_is_reported_and_every_source_read(write_files: Any, tmp_path: Path, damage: str,
                                                                    caplog: pytest.LogCaptureFixture) -> None:
     root, cache = write_files(NOTES), tmp_path / "cache"
@@ -160,6 +161,9 @@ def test_a_damaged_keyword_cache_is_reported_and_every_source_read(write_files: 
             parts["record_keys"] = parts["record_keys"] + 1000
         elif damage == "a record's lines short":
             parts["record_lines"] = parts["record_lines"][:-1]
+        elif damage == "a term count changed":  # the file then is whole (its CRCs agree), its parts not
+            parts["tf"] = parts["tf"].copy()
+            parts["tf"][0] += 1
         elif damage == "texts said to be apart":  # from their contents, with no text among the extras
             parts["record_bodies"] = np.full_like(parts["record_bodies"], -1)
         else:

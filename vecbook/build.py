@@ -231,7 +231,8 @@ class Builder:
         # Each window's row in the previous index (-1: not there): an unchanged source's
         # rows are one range, so everything past this line is proportional to the windows
         # that changed, plus numpy passes over the rest.
-        reused = _concatenate([_previous_rows(previous, key, block) for key, block in ordered], np.int64)
+        reused = _concatenate([_previous_rows(previous, key, block) for key, block in ordered], np.int64) \
+            if previous is not None else np.full(len(keys), -1, dtype=np.int64)  # (a first build: one array)
         missing = np.flatnonzero(reused < 0)
         # Each window's row in the cache (-1: none, or in the previous index), looked up at once.
         in_cache, cached = cache.rows_of(keys.at(missing)) if cache is not None else \

@@ -147,6 +147,7 @@ class StoredRecords:
         start = int(extra_ends[number - 1]) if number else 0
         extras = json.loads(column["record_extras"][start:int(extra_ends[number])].tobytes()) \
             if extra_ends[number] > start else []
+        keys = list(map(self.key_sets.__getitem__, column["record_keys"][first:end].tolist()))
         bodies = column["record_bodies"][first:end]
         if any(not isinstance(e, list) or len(e) != 5 or type(e[0]) is not int or not 0 <= e[0] < end - first
                for e in extras) \
@@ -155,8 +156,7 @@ class StoredRecords:
         return Record.stored_many(texts, refs, bodies.tolist(),
                                   list(map(self.paths.__getitem__, column["record_paths"][first:end].tolist())),
                                   _lines(column["record_lines"][first:end]), _lines(column["record_ends"][first:end]),
-                                  list(map(self.key_sets.__getitem__, column["record_keys"][first:end].tolist())),
-                                  list(map(self.values.__getitem__, ids)),
+                                  keys, _value_tuples(list(map(self.values.__getitem__, ids)), keys),
                                   list(map(self.origins.__getitem__, column["record_origins"][first:end].tolist())),
                                   extras)
 
@@ -167,6 +167,23 @@ class StoredRecords:
         origins = np.unique(self.columns["record_origins"][first:end]).tolist()
         return (frozenset(k.casefold() for number in keys for k in self.key_sets[number]),
                 frozenset(self.origins[number] for number in origins))
+
+
+def _value_tuples(values: list[Any], keys: list[tuple[str, ...]]) -> list[tuple[Any, ...]]:
+    """Each record's metadata values as a tuple as long as its keys (``values`` holds them one
+    after another): cut by zip where the records have as many keys each (a source's records
+    mostly share their header lines), else one slice each."""
+    sizes = set(map(len, keys))
+    if len(sizes) == 1:
+        size = sizes.pop()
+        if not size:
+            return [()] * len(keys)
+        return list(zip(*[iter(values)] * size))
+    tuples, start = [], 0
+    for names in keys:
+        tuples.append(tuple(values[start:start + len(names)]))
+        start += len(names)
+    return tuples
 
 
 def _within(ids: np.ndarray, size: int) -> bool:

@@ -78,12 +78,12 @@ class Record:
     @classmethod
     def stored_many(cls, texts: StoredTexts, refs: Sequence[int], bodies: Sequence[int], paths: Sequence[str],
                     lines: Sequence[int | None], ends: Sequence[int | None], keys: Sequence[tuple[str, ...]],
-                    values: Sequence[Any], sources: Sequence[str],
+                    values: Sequence[tuple[Any, ...]], sources: Sequence[str],
                     extras: Sequence[tuple[int, str | None, str | None, str | None, Any]] = ()) -> list[Record]:
         """Records whose contents ``texts`` reads back by their ``refs`` when asked for, from columns
         (one entry per record): where each text begins in its content (``bodies``), file paths,
-        lines, end lines, metadata keys (tuples from ``shared_keys``), sources; ``values`` holds
-        every record's metadata values one after another (as many each as its keys). Ids and
+        lines, end lines, metadata keys (tuples from ``shared_keys``) and values (a tuple as long
+        as its keys), sources. Ids and
         citations take their usual forms and segments none, except for the records ``extras``
         names: (number among these records, text where it is not the content's end, id, citation,
         segments as lists), each None (or empty) where usual.
@@ -93,17 +93,17 @@ class Record:
             set_segments, set_texts = _SETTERS
         new = _new
         records = []
-        position = 0
-        for body, path, line, end, names, origin, ref in zip(bodies, paths, lines, ends, keys, sources, refs):
+        for body, path, line, end, names, held, origin, ref in zip(bodies, paths, lines, ends, keys, values, sources,
+                                                                   refs):
+            if len(held) != len(names):
+                raise ValueError("a record's metadata does not agree with its keys")
             record = new(cls)
             set_text(record, body)
             set_path(record, path)
             set_line(record, line)
             set_end(record, end)
             set_keys(record, names)
-            count = len(names)
-            set_values(record, tuple(values[position:position + count]) if count else ())
-            position += count
+            set_values(record, held)
             set_source(record, origin)
             set_id(record, None)
             set_citation(record, None)
@@ -111,7 +111,7 @@ class Record:
             set_segments(record, ())
             set_texts(record, texts)
             records.append(record)
-        if position != len(values):
+        if len(records) != len(values):
             raise ValueError("the records' metadata does not agree with their keys")
         for number, text, id, citation, segments in extras:
             record = records[number]
