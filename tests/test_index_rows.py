@@ -22,9 +22,7 @@ from vecbook.rows_file import ROWS_MAGIC, RowsFile
 from vecbook.vector_cache import VectorCache
 
 from test_index import clustered_vectors
-
-ROWS = 3000
-KEYS = [VectorCache.key(f"window {row} · 修理 · café 🔥") for row in range(ROWS)]
+from test_index_scan import KEYS, ROWS
 
 
 @pytest.fixture(autouse=True)
@@ -127,7 +125,7 @@ def damage(path: Path, how: str) -> None:
 @pytest.mark.parametrize(("how", "message"), [
     ("flipped", "are unusable (its rows do not match their digest); they are made from the vector cache"),
     ("cut", "are unusable ("),
-    ("header", "are unusable (damaged header)"),
+    ("header", "are unusable (Expecting value"),
     ("not rows", "are unusable (not a VecBook rows file)"),
     ("format", "were made by another version (format 7; this is format 1); they are made from the vector cache"),
 ])

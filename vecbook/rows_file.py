@@ -21,11 +21,11 @@ import mmap
 import os
 import struct
 from pathlib import Path
-from typing import BinaryIO, Iterator
+from typing import Any, BinaryIO, Iterator
 
 import numpy as np
 
-from .vector_files import write_atomically
+from .vector_files import read_header, write_atomically
 
 log = logging.getLogger("vecbook")
 
@@ -131,21 +131,10 @@ def _aligned(size: int) -> int:
     return -(-size // ALIGN) * ALIGN
 
 
-def _read_header(handle: BinaryIO) -> tuple[dict, int]:
+def _read_header(handle: BinaryIO) -> tuple[dict[str, Any], int]:
     """The JSON header of a rows file, and where its rows begin (ValueError if it is not one)."""
-    if handle.read(len(ROWS_MAGIC)) != ROWS_MAGIC:
-        raise ValueError("not a VecBook rows file")
-    size = handle.read(4)
-    if len(size) != 4:
-        raise ValueError("cut short")
-    length = struct.unpack("<I", size)[0]
-    try:
-        header = json.loads(handle.read(length))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise ValueError("damaged header") from exc
-    if not isinstance(header, dict):
-        raise ValueError("damaged header")
-    return header, _aligned(len(ROWS_MAGIC) + 4 + length)
+    header = read_header(handle, ROWS_MAGIC, "a VecBook rows file")
+    return header, _aligned(handle.tell())
 
 
 def _check_size(handle: BinaryIO, offset: int, size: int) -> None:
