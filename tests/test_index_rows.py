@@ -85,6 +85,20 @@ def test_a_start_over_the_same_rows_maps_the_saved_rows_instead_of_encoding_them
     assert exact == [second.top(q, 10)[0].tolist() for q in vectors[:5]]
 
 
+def test_where_files_are_not_mapped_the_rows_are_read_and_the_file_can_be_replaced(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(vecbook.rows_file, "MAP_ROWS", False)  # Windows: a mapped file cannot be replaced
+    vectors = clustered_vectors(ROWS)
+    saved = RowsFile(tmp_path / "rows-a.vbr", "model|x")
+    encoded: list[int] = []
+    first = build(vectors, saved, encoded=encoded)
+    second = build(vectors, saved, encoded=encoded)
+    assert encoded == [ROWS] and not isinstance(mapped_from(second.store.rows), vecbook.rows_file.mmap.mmap)
+    assert np.array_equal(second.store.rows, first.store.rows) and results(second, vectors) == results(first, vectors)
+    build(clustered_vectors(ROWS, seed=4), saved, keys=[VectorCache.key(f"other {row}") for row in range(ROWS)])
+    assert saved.load(saved.key_for(b"".join(KEYS), "cosine", 32), ROWS, 32) is None  # replaced
+
+
 def test_other_rows_another_model_or_another_metric_are_not_mapped(tmp_path: Path,
                                                                   caplog: pytest.LogCaptureFixture) -> None:
     vectors = clustered_vectors(ROWS)
