@@ -17,8 +17,8 @@ import pytest
 import vecbook
 from vecbook.config import CollectionConfig, ConfigError
 from vecbook.exports import detect_format, load_export
-from vecbook.keyword_cache import REF_SHIFT, FileTexts, KeywordCache, _record, _record_row
-from vecbook.records import shared_keys
+from vecbook.keyword_cache import REF_SHIFT, FileTexts, KeywordCache
+from vecbook.record_columns import StoredRecords, record_columns
 
 from conftest import EXPORTS, FakeEmbedder
 
@@ -134,7 +134,9 @@ def test_a_restart_does_not_inherit_the_terms_of_deleted_sources(write_files: An
     assert answers(restarted) == answers(book(root, None))
 
 
-@pytest.mark.parametrize("damage", ["truncate", "garbage", "mismatch", "not an object"])
+@pytest.mark.parametrize("damage", ["truncate", "garbage", "mismatch", "not an object", "a value past its table",
+                                    "a key set past its table", "a record's lines short", "texts said to be apart",
+                                    "a term count changed"])
 def test_a_damaged_keyword_cache_is_reported_and_every_source_read(write_files: Any, tmp_path: Path, damage: str,
                                                                    caplog: pytest.LogCaptureFixture) -> None:
     root, cache = write_files(NOTES), tmp_path / "cache"
@@ -153,6 +155,17 @@ def test_a_damaged_keyword_cache_is_reported_and_every_source_read(write_files: 
             parts = {name: stored[name] for name in stored.files}
         if damage == "mismatch":
             parts["token_lengths"] = parts["token_lengths"][:-1]
+        elif damage == "a value past its table":
+            parts["record_values"] = parts["record_values"] + 1000
+        elif damage == "a key set past its table":
+            parts["record_keys"] = parts["record_keys"] + 1000
+        elif damage == "a record's lines short":
+            parts["record_lines"] = parts["record_lines"][:-1]
+        elif damage == "a term count changed":  # the file then is whole (its CRCs agree), its parts not
+            parts["tf"] = parts["tf"].copy()
+            parts["tf"][0] += 1
+        elif damage == "texts said to be apart":  # from their contents, with no text among the extras
+            parts["record_bodies"] = np.full_like(parts["record_bodies"], -1)
         else:
             parts["header"] = np.frombuffer(b"[1, 2]", dtype=np.uint8)
         with path.open("wb") as out:
@@ -253,20 +266,25 @@ def export_records() -> list[vecbook.Record]:
 def test_every_export_format_s_records_come_back_from_the_cache_as_they_were(tmp_path: Path) -> None:
     records = export_records()
     assert len({r.source for r in records}) >= 10  # the fixtures' formats, each read
+    assert any(r._id is not None for r in records) and any(r.segments for r in records)
+    assert any(r.line_number is None for r in records) and any(type(r._text) is str for r in records)
     contents = [r.content.encode("utf-8", "surrogatepass") for r in records]
     (tmp_path / "texts").write_bytes(b"".join(contents))
     texts = FileTexts(open(tmp_path / "texts", "rb"), 0, sum(map(len, contents)))
-    start, key_sets = 0, {}
-    rows = [_record_row(record, key_sets) for record in records]
-    refs = []
-    for record, row, content in zip(records, rows, contents):
+    refs, start = [], 0
+    for content in contents:
         refs.append((start << REF_SHIFT) | len(content))
-        restored = _record(row, list(map(shared_keys, key_sets)), texts, refs[-1])
-        assert restored == record and restored.stored_in is not None, record.citation
         start += len(content)
-    # As a restart makes them, a source's rows at a time (through JSON, which gives lists back).
-    rows = json.loads(json.dumps(rows, ensure_ascii=False))
-    assert vecbook.Record.stored_many(rows, list(map(shared_keys, key_sets)), texts, refs) == records
+    # Two sources, as a restart reads them (the tables through JSON, as the file's header holds them).
+    half = len(records) // 2
+    arrays, tables = record_columns([records[:half], records[half:]])
+    stored = StoredRecords.read(json.loads(json.dumps(tables, ensure_ascii=False)), arrays, 2)
+    restored = stored.of(0, 0, half, texts, refs[:half]) + stored.of(1, half, len(records), texts, refs[half:])
+    for record, again in zip(records, restored, strict=True):
+        assert again == record and again.stored_in is not None, record.citation
+        assert type(again.line_number) is type(record.line_number) and again.metadata == record.metadata
+    assert stored.facts(0, half) == (frozenset(k.casefold() for r in records[:half] for k in r.metadata_keys),
+                                     frozenset(r.source for r in records[:half]))
 
 
 def test_the_keyword_cache_file_holds_no_pickled_objects(write_files: Any, tmp_path: Path) -> None:

@@ -4,7 +4,7 @@ previous block."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import InitVar, dataclass, field
 from typing import Iterator, Sequence, overload
 
 import numpy as np
@@ -111,11 +111,17 @@ class Block:
     # When the read these records came from began (time.time_ns): a source written within its
     # timestamps' granularity of that moment may have changed unseen (see keyword_cache).
     read_ns: int = 0
+    # (metadata keys, sources) where the caller knows them without looking at every record (a
+    # restore from the keyword cache's columns); else they are derived from the records.
+    facts: InitVar[tuple[frozenset[str], frozenset[str]] | None] = None
     # Derived from the records:
     metadata_keys: frozenset[str] = field(init=False, default=frozenset())  # casefolded, for unknown-key checks
     sources: frozenset[str] = field(init=False, default=frozenset())
 
-    def __post_init__(self) -> None:
+    def __post_init__(self, facts: tuple[frozenset[str], frozenset[str]] | None) -> None:
+        if facts is not None:
+            self.metadata_keys, self.sources = facts
+            return
         self.metadata_keys = frozenset(k.casefold() for keys in {r.metadata_keys for r in self.records} for k in keys)
         self.sources = frozenset(r.source for r in self.records)
 

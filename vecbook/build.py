@@ -22,6 +22,7 @@ from .blocks import Block, Keys, Windows, reused_records, taken_windows
 from .records import Record, header_title, record_passages
 from .sources import LoadReport, SourceState, block_source, load_sources
 from .tokens import Vocabulary, analysis_of
+from .rows_file import RowsFile
 from .scan_file import ScanFile
 from .vector_cache import VectorCache
 from .spill import LiveVectors, MadeVectors, Todo, todo_of
@@ -230,7 +231,8 @@ class Builder:
         # Each window's row in the previous index (-1: not there): an unchanged source's
         # rows are one range, so everything past this line is proportional to the windows
         # that changed, plus numpy passes over the rest.
-        reused = _concatenate([_previous_rows(previous, key, block) for key, block in ordered], np.int64)
+        reused = _concatenate([_previous_rows(previous, key, block) for key, block in ordered], np.int64) \
+            if previous is not None else np.full(len(keys), -1, dtype=np.int64)  # (a first build: one array)
         missing = np.flatnonzero(reused < 0)
         # Each window's row in the cache (-1: none, or in the previous index), looked up at once.
         in_cache, cached = cache.rows_of(keys.at(missing)) if cache is not None else \
@@ -251,7 +253,8 @@ class Builder:
         index = VectorIndex.updated(previous, owners[keep], len(records), self.config.similarity_metric,
                                     spans[keep], keys.at(np.flatnonzero(keep)), _placements(ordered, keep), dim,
                                     source, self._fresh_rows(keys, keep, found, cache_rows, cached),
-                                    ScanFile(cache.scan_path, cache.identity) if cache is not None else None)
+                                    ScanFile(cache.scan_path, cache.identity) if cache is not None else None,
+                                    RowsFile(cache.rows_path, cache.identity) if cache is not None else None)
         live = LiveVectors(keys, keep, index, found, made)
         # A split passage is in use while its first window's vector is: the others go.
         # (Looked up in the new index's keys: a dict of every live key is made only by the save.)

@@ -25,7 +25,7 @@ import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, BinaryIO, Callable, Iterator, Sequence
+from typing import Any, BinaryIO, Iterator, Sequence
 
 import numpy as np
 
@@ -33,7 +33,8 @@ from .blocks import Block, Keys, Windows
 from .build import Builder
 from .config import Config
 from .index import TermCounts
-from .records import Problem, Record, shared_keys
+from .records import Problem, Record
+from .record_columns import RECORD_ARRAYS, StoredRecords, record_columns, storable_lines
 from .sources import SourceState
 from .stored_texts import REF_SHIFT, FileTexts, adopt_texts, file_identity, opened_texts, text_size, write_npz
 from .tokens import Vocabulary
@@ -45,8 +46,9 @@ log = logging.getLogger("vecbook")
 
 # 2: contents as UTF-8 beside the records' JSON rows; 3: those rows a source at a time with metadata
 # keys shared, contents read back from the file, token counts and each term's postings count (no ids);
-# 4: each source's model windows (keys, ranges, passage numbers) and the embedder that cut them
-FORMAT = 4
+# 4: each source's model windows (keys, ranges, passage numbers) and the embedder that cut them;
+# 5: the records as columns (numbers into tables of paths, sources, key sets and values), not JSON rows
+FORMAT = 5
 # The windows kept with the sources cut into them (as one array each, for every such source).
 WINDOW_ARRAYS = ("window_keys", "window_counts", "window_spans", "window_passages")
 # Whether restored records read their texts back from the file (``StoredTexts``) rather than
@@ -236,21 +238,11 @@ class KeywordCache:
                   "sources": [dict(_source_facts(key, block, entry, captured.sources.read_at.get(key)),
                                    windows=windows is not None)
                               for (key, block, entry), windows in zip(kept, windowed)]}
-        # One dumps per source, so a save in a background thread lets searches in between,
-        # each appended as UTF-8 to one buffer: joining the pieces, bracketing and encoding them
-        # made three more copies of the JSON (50 MB each at 100k records) at once.
-        key_sets: dict[tuple[str, ...], int] = {}  # each distinct tuple of metadata keys, once for the file
-        records = bytearray()
-        ends = np.zeros(len(kept), dtype=np.int64)  # each source's rows end here: a restart parses one at a time
-        for number, (_, block, _) in enumerate(kept):
-            records += json.dumps([_record_row(record, key_sets) for record in block.records],
-                                  ensure_ascii=False).encode("utf-8", "surrogatepass")
-            ends[number] = len(records)
-        header["key_sets"] = list(key_sets)
+        columns, tables = record_columns([block.records for _, block, _ in kept])
+        header.update(tables)
         every = [record for _, block, _ in kept for record in block.records]
         sizes = np.fromiter(map(text_size, every), dtype=np.int64, count=len(every))
-        arrays = {"header": _bytes_array(json.dumps(header)), "records": np.frombuffer(records, dtype=np.uint8),
-                  "record_ends": ends, "text_sizes": sizes, **layouts, **counts,
+        arrays = {"header": _bytes_array(json.dumps(header)), **columns, "text_sizes": sizes, **layouts, **counts,
                   **_window_arrays([w for w in windowed if w is not None])}
         written: list[tuple[int, int]] = []
 
@@ -298,13 +290,13 @@ class KeywordCache:
             if header.get("format") != FORMAT or header["fingerprint"] != fingerprint(self.config):
                 log.info("keyword cache %s was made by other code or settings; reading every source", self.path)
                 return header, None
-            rows = _rows_by_source(data["records"], data["record_ends"])
             arrays = {name: data[name] for name in ("token_lengths", "passages", "passage_counts", "term_postings",
-                                                     "doc_ids", "tf", "text_sizes", *WINDOW_ARRAYS)}
+                                                     "doc_ids", "tf", "text_sizes", *WINDOW_ARRAYS, *RECORD_ARRAYS)}
             texts = opened_texts(self.path, int(arrays["text_sizes"].sum()), file_identity(data.zip.fp))
         vocabulary = Vocabulary()
         vocabulary.ids = dict(zip(header["terms"], range(len(header["terms"]))))
-        blocks = _blocks(header["sources"], rows, arrays, list(map(shared_keys, header["key_sets"])), texts)
+        stored = StoredRecords.read(header, arrays, len(header["sources"]))
+        blocks = _blocks(header["sources"], stored, arrays, texts)
         _restore_windows(header, list(blocks.values()), arrays)
         sources = SourceState(announce=True)
         sources.read_at = {key: at for key, (_, at) in _earlier_reads(header).items()}
@@ -315,11 +307,14 @@ class KeywordCache:
         postings = arrays["term_postings"].astype(np.int64)
         if len(postings) != len(vocabulary) or (len(postings) and int(postings.min()) < 0) \
                 or int(postings.sum()) != len(arrays["doc_ids"]) or len(arrays["doc_ids"]) != len(arrays["tf"]) \
-                or (len(arrays["doc_ids"]) and int(arrays["doc_ids"].max()) >= n_passages):
+                or (len(arrays["doc_ids"]) and (int(arrays["doc_ids"].max()) >= n_passages
+                                                or int(arrays["doc_ids"].min()) < 0)):
             raise ValueError("term counts out of range")
         counts = TermCounts(vocabulary, n_passages, None, arrays["doc_ids"].astype(np.int32, copy=False),
                             arrays["tf"], indptr=np.concatenate([[0], np.cumsum(postings)]))
-        if not np.array_equal(np.bincount(counts.doc_ids, weights=counts.tf, minlength=n_passages), arrays["token_lengths"]):
+        # Their totals, not each passage's (a weighted bincount of every posting: ~0.7 s and a
+        # float64 copy of them, 450 MB at a million records); a damaged member fails its CRC.
+        if int(counts.tf.sum(dtype=np.int64)) != int(arrays["token_lengths"].sum(dtype=np.int64)):
             raise ValueError("term counts and passage lengths do not agree")
         return header, (sources, blocks, vocabulary, counts)
 
@@ -345,7 +340,8 @@ def _storable(entry: tuple[Any, ...], block: Block) -> bool:
     if not mtimes or max(mtimes) >= block.read_ns - SETTLE_NS or not _plain(signature, tuples=True):
         return False
     return _plain(entry[3]) and all(type(k) is str for keys in {r.metadata_keys for r in block.records} for k in keys) \
-        and all(_plain(value) for r in block.records for value in r._values)
+        and all(_plain(value) for r in block.records for value in r._values) \
+        and all(type(r.file_path) is str and type(r.source) is str and storable_lines(r) for r in block.records)
 
 
 def _mtimes(signature: Any) -> Iterator[int]:
@@ -373,15 +369,6 @@ def _plain(value: Any, tuples: bool = False) -> bool:
 def _tuples(value: Any) -> Any:
     """A signature as it was: JSON gives its tuples back as lists."""
     return tuple(map(_tuples, value)) if isinstance(value, list) else value
-
-
-def _record_row(record: Record, key_sets: dict[tuple[str, ...], int]) -> list[Any]:
-    """A record as a JSON row, its content apart (the file's ``texts``) and its metadata keys by
-    their number in the file's ``key_sets``. Its text is nearly always the end of its content
-    (the body after the headers), and is then stored as the number of characters before it."""
-    keys = key_sets.setdefault(record.metadata_keys, len(key_sets))
-    return [record._text, record.file_path, record.line_number, record.end_line, keys, record._values,
-            record.source, record._id, record._citation, record.segments]  # id, citation: null for their usual forms
 
 
 def _source_facts(key: str, block: Block, entry: tuple[Any, ...], read_at: int | None) -> dict[str, Any]:
@@ -467,30 +454,14 @@ def _compact_terms(terms: list[str], counts: dict[str, np.ndarray]) -> list[str]
     return [terms[t] for t in used.tolist()]
 
 
-def _rows_by_source(records: np.ndarray, ends: np.ndarray) -> tuple[int, Callable[[int], list[list[Any]]]]:
-    """How many sources the file's rows hold, and the JSON rows of the n-th, parsed when asked
-    for: parsing a million rows at once left their transient objects among the records' own,
-    memory the process kept."""
-    starts = np.concatenate([[0], ends[:-1]]).tolist() if len(ends) else []
-    bounds = list(zip(starts, ends.tolist()))
-
-    def rows(number: int) -> list[list[Any]]:
-        start, end = bounds[number]
-        return json.loads(records[start:end].tobytes())
-
-    return len(bounds), rows
-
-
-def _blocks(sources: list[dict[str, Any]], stored: tuple[int, Callable[[int], list[list[Any]]]],
-            arrays: dict[str, np.ndarray], key_sets: list[tuple[str, ...]], texts: FileTexts) -> dict[str, Block]:
-    """The stored blocks, checked against each other (a mismatch raises ValueError); ``stored``
-    is ``_rows_by_source``'s."""
-    count, rows = stored
+def _blocks(sources: list[dict[str, Any]], stored: StoredRecords, arrays: dict[str, np.ndarray],
+            texts: FileTexts) -> dict[str, Block]:
+    """The stored blocks, checked against each other (a mismatch raises ValueError)."""
     lengths = arrays["token_lengths"].astype(np.int32, copy=False)
     passages, counts = arrays["passages"].reshape(-1, 2).astype(np.int32, copy=False), arrays["passage_counts"]
     sizes = arrays["text_sizes"]
-    if count != len(sources) \
-            or sum(s["records"] for s in sources) != len(counts) or len(counts) != len(sizes) \
+    if sum(s["records"] for s in sources) != len(counts) or len(counts) != len(sizes) \
+            or len(counts) != len(stored.columns["record_paths"]) \
             or int(counts.sum()) != len(passages) or len(passages) != len(lengths) \
             or (len(lengths) and int(lengths.min()) < 0) or (len(sizes) and int(sizes.min()) < 0):
         raise ValueError("its parts do not agree")
@@ -501,33 +472,24 @@ def _blocks(sources: list[dict[str, Any]], stored: tuple[int, Callable[[int], li
     restored_ns = time.time_ns()
     record = 0
     for number, facts in enumerate(sources):
-        block_rows = rows(number)
-        if len(block_rows) != facts["records"]:
-            raise ValueError("its parts do not agree")
-        end = record + len(block_rows)
+        end = record + facts["records"]
         refs = [(start << REF_SHIFT) | size
                 for start, size in zip(text_starts[record:end].tolist(), sizes[record:end].tolist())]
-        records = Record.stored_many(block_rows, key_sets, texts, refs) if READ_TEXTS_BACK else \
-            [_record(row, key_sets, texts, ref) for row, ref in zip(block_rows, refs)]
+        records = stored.of(number, record, end, texts, refs)
+        if not READ_TEXTS_BACK:
+            _hold_contents(records, texts)
         first, last = int(passage_ends[record]), int(passage_ends[end])
-        blocks[facts["key"]] = Block(records, counts[record:end].astype(np.int32),
-                                     passages[first:last], lengths[first:last], read_ns=restored_ns)
+        blocks[facts["key"]] = Block(records, counts[record:end].astype(np.int32), passages[first:last],
+                                     lengths[first:last], read_ns=restored_ns, facts=stored.facts(record, end))
         record = end
     return blocks
 
 
-def _record(row: list[Any], key_sets: list[tuple[str, ...]], texts: FileTexts, ref: int) -> Record:
-    """A stored record: its content read back from ``texts`` when asked for (READ_TEXTS_BACK),
-    else read here and held."""
-    body, file_path, line, end, keys, values, source, id, citation, segments = row
-    segments = tuple(map(tuple, segments)) if segments else ()
-    if len(values) != len(key_sets[keys]):
-        raise ValueError("a record's metadata does not agree with its keys")
-    if READ_TEXTS_BACK:
-        return Record.stored(body, file_path, line, end, key_sets[keys], values, source, id, citation, segments,
-                             texts, ref)
-    metadata = dict(zip(key_sets[keys], values))
-    content = texts.read(ref)
-    text = content[body:] if type(body) is int else body
-    return Record(text, file_path, line, end, metadata, source, f"{file_path}:{line}" if id is None else id,
-                  f"{file_path}:{line}-{end}" if citation is None else citation, content, segments)
+def _hold_contents(records: Sequence[Record], texts: FileTexts) -> None:
+    """Let restored records hold their contents, read here (READ_TEXTS_BACK off)."""
+    put = object.__setattr__
+    for record in records:
+        stored = record.stored_in
+        assert stored is not None
+        put(record, "_content", texts.read(stored[1]))
+        put(record, "_texts", None)

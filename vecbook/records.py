@@ -49,7 +49,7 @@ class Record:
     and a citation of the usual ``path:line`` and ``path:line-end`` forms made when read; and
     metadata keys and short values interned, so that a thousand records sharing ``Author:
     ana`` share its strings. A record restored from the keyword cache holds no text at all:
-    its content is read back from the cache file when asked for (``stored``; a hit's
+    its content is read back from the cache file when asked for (``stored_many``; a hit's
     snippet, ``get``), which at a million records keeps ~500 MB of text out of memory.
     """
 
@@ -76,67 +76,50 @@ class Record:
         put(self, "_texts", None)
 
     @classmethod
-    def stored(cls, body: int | str, file_path: str, line_number: int | None, end_line: int | None,
-               keys: tuple[str, ...], values: Sequence[Any], source: str, id: str | None, citation: str | None,
-               segments: tuple[tuple[int, int, int], ...], texts: StoredTexts, ref: int) -> Record:
-        """A record whose content ``texts`` reads back by ``ref`` when asked for; ``body`` is where
-        its text begins in the content (or the text itself, where it is not the content's end),
-        ``keys`` (from ``shared_keys``) and ``values`` its metadata, ``id`` and ``citation`` None
-        for their usual forms.
-        Made with the slots' own setters: a restart makes a million of these."""
-        record = _new(cls)
+    def stored_many(cls, texts: StoredTexts, refs: Sequence[int], bodies: Sequence[int], paths: Sequence[str],
+                    lines: Sequence[int | None], ends: Sequence[int | None], keys: Sequence[tuple[str, ...]],
+                    values: Sequence[tuple[Any, ...]], sources: Sequence[str],
+                    extras: Sequence[tuple[int, str | None, str | None, str | None, Any]] = ()) -> list[Record]:
+        """Records whose contents ``texts`` reads back by their ``refs`` when asked for, from columns
+        (one entry per record): where each text begins in its content (``bodies``), file paths,
+        lines, end lines, metadata keys (tuples from ``shared_keys``) and values (a tuple as long
+        as its keys), sources. Ids and
+        citations take their usual forms and segments none, except for the records ``extras``
+        names: (number among these records, text where it is not the content's end, id, citation,
+        segments as lists), each None (or empty) where usual.
+        Made in one loop with the slots' own setters, from values already shared (interned): a
+        restart makes a million of these, and a call or a JSON row per record took most of it."""
         set_text, set_path, set_line, set_end, set_keys, set_values, set_source, set_id, set_citation, set_content, \
             set_segments, set_texts = _SETTERS
-        set_text(record, body)
-        set_path(record, _intern(file_path))
-        set_line(record, line_number)
-        set_end(record, end_line)
-        set_keys(record, keys)
-        set_values(record, tuple([_intern(v) if type(v) is str and len(v) <= INTERNED_CHARS else v for v in values]))
-        set_source(record, _intern(source))
-        set_id(record, id)
-        set_citation(record, citation)
-        set_content(record, ref)
-        set_segments(record, segments)
-        set_texts(record, texts)
-        return record
-
-    @classmethod
-    def stored_many(cls, rows: Sequence[Sequence[Any]], key_sets: Sequence[tuple[str, ...]], texts: StoredTexts,
-                    refs: Sequence[int]) -> list[Record]:
-        """``stored`` for each of ``rows`` (body, file path, line, end line, number of its keys in
-        ``key_sets``, values, source, id, citation, segments as lists) and ``refs``, in one loop:
-        a restart makes a million of these, and a call per record (and an intern per path and
-        source, mostly those of the record before) took a third of a warm start's restore.
-        ValueError where a record's values do not agree with its keys."""
-        set_text, set_path, set_line, set_end, set_keys, set_values, set_source, set_id, set_citation, set_content, \
-            set_segments, set_texts = _SETTERS
-        new, intern, limit = _new, _intern, INTERNED_CHARS
-        path = source = None
+        new = _new
         records = []
-        for (body, file_path, line, end, keys, values, origin, id, citation, segments), ref in zip(rows, refs):
-            names = key_sets[keys]
-            if len(values) != len(names):
+        for body, path, line, end, names, held, origin, ref in zip(bodies, paths, lines, ends, keys, values, sources,
+                                                                   refs):
+            if len(held) != len(names):
                 raise ValueError("a record's metadata does not agree with its keys")
-            if file_path != path:
-                path = intern(file_path)
-            if origin != source:
-                source = intern(origin)
             record = new(cls)
             set_text(record, body)
             set_path(record, path)
             set_line(record, line)
             set_end(record, end)
             set_keys(record, names)
-            set_values(record, tuple([intern(v) if type(v) is str and len(v) <= limit else v for v in values])
-                       if values else ())
-            set_source(record, source)
-            set_id(record, id)
-            set_citation(record, citation)
+            set_values(record, held)
+            set_source(record, origin)
+            set_id(record, None)
+            set_citation(record, None)
             set_content(record, ref)
-            set_segments(record, tuple(map(tuple, segments)) if segments else ())
+            set_segments(record, ())
             set_texts(record, texts)
             records.append(record)
+        if len(records) != len(values):
+            raise ValueError("the records' metadata does not agree with their keys")
+        for number, text, id, citation, segments in extras:
+            record = records[number]
+            if text is not None:
+                set_text(record, text)
+            set_id(record, id)
+            set_citation(record, citation)
+            set_segments(record, tuple(map(tuple, segments)) if segments else ())
         return records
 
     @property
@@ -245,8 +228,7 @@ def _key_tuple(keys: tuple[Any, ...]) -> tuple[Any, ...]:
 
 
 _new = object.__new__
-_intern = sys.intern
-# Each slot's setter, in __slots__ order (Record.stored).
+# Each slot's setter, in __slots__ order (Record.stored_many).
 _SETTERS = tuple(Record.__dict__[name].__set__ for name in Record.__slots__)
 
 

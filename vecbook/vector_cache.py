@@ -82,6 +82,8 @@ class VectorCache:
         self.path = directory / f"{self._name}.vbc"
         # Where a large index over this scope's rows saves its quantized scan (``scan_file``).
         self.scan_path = directory / f"scan-{self._model_hash}{_scope_hash(scope)}.vbs"
+        # And where it saves its float16 rows, mapped by the next start over the same rows (``rows_file``).
+        self.rows_path = directory / f"rows-{self._model_hash}{_scope_hash(scope)}.vbr"
         self.seeds = [directory / f"vectors-{self._model_hash}{_scope_hash(seed)}.vbc" for seed in seeds]
         self._scope_hashes = [_scope_hash(each) for each in (scope, *seeds) if each]
         # Whether ``entries`` came from a seed's file: the first save then writes this scope's
@@ -322,11 +324,12 @@ class VectorCache:
         # The keyword cache's files (one per data scope) follow the same rule.
         for pattern, age in (("vectors-*.vbc", STALE_SCOPE_DAYS * 86400), ("vectors-*.vbj", STALE_SCOPE_DAYS * 86400),
                              ("keywords-*.vbk", STALE_SCOPE_DAYS * 86400), ("scan-*.vbs", STALE_SCOPE_DAYS * 86400),
+                             ("rows-*.vbr", STALE_SCOPE_DAYS * 86400),
                              (".vectors-*.tmp", STALE_TEMP_SECONDS), (".keywords-*.tmp", STALE_TEMP_SECONDS),
-                             (".scan-*.tmp", STALE_TEMP_SECONDS)):
+                             (".scan-*.tmp", STALE_TEMP_SECONDS), (".rows-*.tmp", STALE_TEMP_SECONDS)):
             for path in self.directory.glob(pattern):
                 try:
-                    if path not in (self.path, self.scan_path) and now - path.stat().st_mtime > age:
+                    if path not in (self.path, self.scan_path, self.rows_path) and now - path.stat().st_mtime > age:
                         path.unlink()
                         deleted.append(path)
                 except OSError:

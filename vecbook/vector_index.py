@@ -17,6 +17,7 @@ from .key_rows import KEY_BYTES, KeyRows
 from .vector_store import Scan, Store, candidates_for, grown
 
 if TYPE_CHECKING:
+    from .rows_file import RowsFile
     from .scan_file import ScanFile
 
 log = logging.getLogger("vecbook")
@@ -61,7 +62,8 @@ class VectorIndex:
                  spans: np.ndarray | None = None, keys: Sequence[bytes] | bytes = (),
                  placed: dict[str, tuple[list[Any], int, int]] | None = None, *,
                  fill: tuple[int, Callable[[np.ndarray], None]] | None = None,
-                 stored: tuple[Store, np.ndarray, np.ndarray] | None = None, scans: ScanFile | None = None) -> None:
+                 stored: tuple[Store, np.ndarray, np.ndarray] | None = None, scans: ScanFile | None = None,
+                 saved_rows: RowsFile | None = None) -> None:
         """Rows are windows: ``owners`` gives each row's record, ``spans`` its (start, end)
         in the record's content, ``keys`` the hash of its text (for reuse by the next build:
         a list, or the 16-byte keys joined), ``placed`` each source's (records list, first row,
@@ -70,7 +72,9 @@ class VectorIndex:
         (rows kept from an earlier index are copied as they are, not decoded, normalised,
         encoded and copied again). ``stored`` = (store, where, delta) gives the rows instead:
         row r is the store's row ``where[r]``, or the delta's row ``where[r] - len(store)``.
-        ``scans``: where a new store's scan is saved, and read back when it holds these rows."""
+        ``scans``: where a new store's scan is saved, and read back when it holds these rows;
+        ``saved_rows``: where a new store's float16 rows are saved, and mapped from when it holds
+        these rows (``fill`` is then never called)."""
         self.metric = metric
         # int32: 4 bytes a window less than int64 for each, 4 MB at a million windows.
         self.owners = np.asarray(owners, dtype=np.int32)  # window -> record, non-decreasing
@@ -98,12 +102,24 @@ class VectorIndex:
             fill = (codes.shape[1], lambda rows: rows.__setitem__(slice(None), codes))
         dim, write = fill
         if len(self.owners) >= APPROXIMATE_FROM:
-            rows = np.empty((len(self.owners), dim), dtype=np.float16)
-            write(rows)
+            rows = self._store_rows(dim, write, saved_rows)
             self._use_store(Store.built(rows, self.joined_keys, metric, scans), np.arange(len(rows)),
                             np.zeros((0, dim), dtype=np.float16))
         else:
             self._exhaustive(dim, write)
+
+    def _store_rows(self, dim: int, write: Callable[[np.ndarray], None], saved: RowsFile | None) -> np.ndarray:
+        """A new store's float16 rows: mapped from ``saved`` when it holds these very rows (nothing
+        is read from the vector cache or encoded: ~4 s of a warm start at a million rows), else
+        written by ``write`` and saved there (the file's copy then serves, mapped)."""
+        key = saved.key_for(self.joined_keys, self.metric, dim) if saved is not None else ""
+        rows = saved.load(key, len(self.owners), dim) if saved is not None else None
+        if rows is None:
+            rows = np.empty((len(self.owners), dim), dtype=np.float16)
+            write(rows)
+            if saved is not None:
+                rows = saved.save(key, rows)
+        return rows
 
     def _exhaustive(self, dim: int, write: Callable[[np.ndarray], None]) -> None:
         """Hold the rows in FAISS's exhaustive float16 index, written in place by ``write``."""
@@ -136,13 +152,14 @@ class VectorIndex:
     def updated(cls, previous: VectorIndex | None, owners: np.ndarray, n_records: int, metric: str,
                 spans: np.ndarray, keys: Sequence[bytes] | bytes, placed: dict[str, tuple[list[Any], int, int]],
                 dim: int, source: np.ndarray, fresh: Callable[[np.ndarray], np.ndarray],
-                scans: ScanFile | None = None) -> VectorIndex:
+                scans: ScanFile | None = None, saved_rows: RowsFile | None = None) -> VectorIndex:
         """The index of a build whose row r is ``previous``'s row ``source[r]`` (-1: a new row,
         whose float16 vector ``fresh(rows)`` gives). Past APPROXIMATE_FROM rows, on a previous
         index that holds a store, the store is kept: the new rows go to a delta beside it, the
         rows gone stay in it unreferenced, and only when both pass MERGE_SHARE of the store (or
         MERGE_ROWS) are the rows gathered into a new store (its scan made in the background, or
-        read from ``scans``). Otherwise every row is copied."""
+        read from ``scans``). Otherwise every row is copied (a new store's rows mapped from
+        ``saved_rows`` when it holds them, else saved there)."""
         source = np.asarray(source, dtype=np.int64)
         store = previous.store if previous is not None else None
         if store is not None and len(owners) >= APPROXIMATE_FROM and store.dimension == dim:
@@ -163,7 +180,8 @@ class VectorIndex:
                 part = new[start:start + ENCODE_BLOCK]
                 rows[part] = fresh(part)
 
-        return cls(None, owners, n_records, metric, spans, keys, placed, fill=(dim, write), scans=scans)
+        return cls(None, owners, n_records, metric, spans, keys, placed, fill=(dim, write), scans=scans,
+                   saved_rows=saved_rows)
 
     def _carried_rows(self, source: np.ndarray, fresh: Callable[[np.ndarray], np.ndarray],
                       dim: int) -> tuple[np.ndarray, np.ndarray]:

@@ -1,0 +1,296 @@
+"""A large index's float16 rows are saved in the cache folder and mapped by a start over the
+same rows, instead of reading the vector cache and encoding every vector again; a damaged or
+stale file is reported and the rows are made as before (docs/freshness-and-caches.md)."""
+
+from __future__ import annotations
+
+import json
+import logging
+import stat
+import struct
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+import pytest
+
+import vecbook
+import vecbook.rows_file
+import vecbook.vector_index
+import vecbook.vector_store
+from vecbook.rows_file import ROWS_MAGIC, RowsFile
+from vecbook.vector_cache import VectorCache
+
+from test_index import clustered_vectors
+from test_index_scan import KEYS, ROWS
+
+
+@pytest.fixture(autouse=True)
+def approximate_from_400(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Stores from 400 windows on; their scans are never trained here (not what is tested)."""
+    monkeypatch.setattr(vecbook.vector_index, "APPROXIMATE_FROM", 400)
+    monkeypatch.setattr(vecbook.vector_index, "RESCORED", 30)
+    monkeypatch.setattr(vecbook.vector_store.Scan, "trained", classmethod(lambda cls, *args: None))
+
+
+def build(vectors: np.ndarray, saved: RowsFile, keys: list[bytes] = KEYS,
+          encoded: list[int] | None = None) -> vecbook.index.VectorIndex:
+    """An index of ``vectors`` whose rows are saved in (or mapped from) ``saved``; ``encoded``
+    counts the rows made by encoding."""
+    codes = vecbook.index.encode_vectors(vectors, "cosine")
+
+    def write(rows: np.ndarray) -> None:
+        if encoded is not None:
+            encoded.append(len(rows))
+        rows[:] = codes
+
+    return vecbook.index.VectorIndex(None, np.arange(len(vectors)), len(vectors), keys=keys,
+                                     fill=(vectors.shape[1], write), saved_rows=saved)
+
+
+def results(index: vecbook.index.VectorIndex, vectors: np.ndarray) -> list[tuple[list[int], list[float]]]:
+    rng = np.random.default_rng(3)
+    found = []
+    for q in vectors[rng.integers(0, len(vectors), 20)] + 0.3 * rng.normal(size=(20, vectors.shape[1])):
+        ids, scores = index.top(q.astype(np.float32), 10)
+        found.append((ids.tolist(), scores.tolist()))
+    return found
+
+
+def mapped_from(array: np.ndarray) -> Any:
+    """The object at the root of ``array``'s bases (an mmap for mapped rows)."""
+    base: Any = array
+    while isinstance(base, np.ndarray) and base.base is not None:
+        base = base.base
+    return base.obj if isinstance(base, memoryview) else base
+
+
+def test_a_start_over_the_same_rows_maps_the_saved_rows_instead_of_encoding_them(tmp_path: Path) -> None:
+    vectors = clustered_vectors(ROWS)
+    saved = RowsFile(tmp_path / "rows-a.vbr", "model|x")
+    encoded: list[int] = []
+    first = build(vectors, saved, encoded=encoded)
+    assert encoded == [ROWS] and saved.path.exists()
+    assert stat.S_IMODE(saved.path.stat().st_mode) == 0o600
+    assert not first.store.rows.flags.writeable  # the saving index serves the file's copy too
+    second = build(vectors, RowsFile(saved.path, "model|x"), encoded=encoded)
+    assert encoded == [ROWS]  # nothing encoded: the rows are the file's
+    rows = second.store.rows
+    assert not rows.flags.writeable and np.array_equal(rows, first.store.rows)
+    if vecbook.rows_file.MAP_ROWS:
+        assert isinstance(mapped_from(rows), vecbook.rows_file.mmap.mmap)
+    mine = results(second, vectors)
+    assert mine == results(first, vectors)
+    exact = [second.top(q, 10, exact=True)[0].tolist() for q in vectors[:5]]
+    assert exact == [second.top(q, 10)[0].tolist() for q in vectors[:5]]
+
+
+def test_where_files_are_not_mapped_the_rows_are_read_and_the_file_can_be_replaced(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(vecbook.rows_file, "MAP_ROWS", False)  # Windows: a mapped file cannot be replaced
+    vectors = clustered_vectors(ROWS)
+    saved = RowsFile(tmp_path / "rows-a.vbr", "model|x")
+    encoded: list[int] = []
+    first = build(vectors, saved, encoded=encoded)
+    second = build(vectors, saved, encoded=encoded)
+    assert encoded == [ROWS] and not isinstance(mapped_from(second.store.rows), vecbook.rows_file.mmap.mmap)
+    assert np.array_equal(second.store.rows, first.store.rows) and results(second, vectors) == results(first, vectors)
+    build(clustered_vectors(ROWS, seed=4), saved, keys=[VectorCache.key(f"other {row}") for row in range(ROWS)])
+    assert saved.load(saved.key_for(b"".join(KEYS), "cosine", 32), ROWS, 32) is None  # replaced
+
+
+def test_other_rows_another_model_or_another_metric_are_not_mapped(tmp_path: Path,
+                                                                  caplog: pytest.LogCaptureFixture) -> None:
+    vectors = clustered_vectors(ROWS)
+    saved = RowsFile(tmp_path / "rows-a.vbr", "model|x")
+    build(vectors, saved)
+    caplog.set_level(logging.INFO, logger="vecbook")
+    changed = [VectorCache.key("changed")] + KEYS[1:]
+    assert saved.load(saved.key_for(b"".join(changed), "cosine", 32), ROWS, 32) is None
+    assert RowsFile(saved.path, "model|y").load(RowsFile(saved.path, "model|y").key_for(b"".join(KEYS), "cosine", 32),
+                                                ROWS, 32) is None
+    assert saved.load(saved.key_for(b"".join(KEYS), "l2", 32), ROWS, 32) is None
+    said = [r for r in caplog.records if "are of other rows; they are made from the vector cache" in r.getMessage()]
+    assert [r.levelno for r in said] == [logging.INFO] * 3
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+
+
+def damage(path: Path, how: str) -> None:
+    data = bytearray(path.read_bytes())
+    size = struct.unpack("<I", data[len(ROWS_MAGIC):len(ROWS_MAGIC) + 4])[0]
+    start = len(ROWS_MAGIC) + 4
+    header = json.loads(data[start:start + size])
+    if how == "flipped":
+        data[-100] ^= 0x01
+    elif how == "cut":
+        data = data[:len(data) - 768]
+    elif how == "header":
+        data[start] = ord("x")
+    elif how == "not rows":
+        data[:4] = b"JUNK"
+    elif how == "format":
+        header["format"] = 7
+        encoded = json.dumps(header).encode()
+        assert len(encoded) == size  # the same length: the rows stay where they were
+        data[start:start + size] = encoded
+    path.write_bytes(bytes(data))
+
+
+@pytest.mark.parametrize(("how", "message"), [
+    ("flipped", "are unusable (its rows do not match their digest); they are made from the vector cache"),
+    ("cut", "are unusable ("),
+    ("header", "are unusable (Expecting value"),
+    ("not rows", "are unusable (not a VecBook rows file)"),
+    ("format", "were made by another version (format 7; this is format 1); they are made from the vector cache"),
+])
+def test_a_damaged_rows_file_is_a_warning_and_the_rows_are_made_again_with_the_same_results(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture, how: str, message: str) -> None:
+    vectors = clustered_vectors(ROWS)
+    saved = RowsFile(tmp_path / "rows-a.vbr", "model|x")
+    first = build(vectors, saved)
+    expected = results(first, vectors)
+    del first
+    damage(saved.path, how)
+    caplog.set_level(logging.INFO, logger="vecbook")
+    encoded: list[int] = []
+    again = build(vectors, saved, encoded=encoded)
+    assert encoded == [ROWS]  # made from the vectors, as without a file
+    said = [r.levelno for r in caplog.records if message in r.getMessage() and str(saved.path) in r.getMessage()]
+    assert said == [logging.WARNING]
+    assert results(again, vectors) == expected
+    # Saved anew: the next start maps it.
+    assert saved.load(saved.key_for(b"".join(KEYS), "cosine", 32), ROWS, 32) is not None
+
+
+def test_a_file_replaced_while_mapped_leaves_the_mapped_rows_as_they_were(tmp_path: Path) -> None:
+    vectors = clustered_vectors(ROWS)
+    saved = RowsFile(tmp_path / "rows-a.vbr", "model|x")
+    first = build(vectors, saved)
+    before = np.array(first.store.rows)
+    other = clustered_vectors(ROWS, seed=4)
+    build(other, saved, keys=[VectorCache.key(f"other {row}") for row in range(ROWS)])  # rewrites the file
+    assert np.array_equal(first.store.rows, before)  # the old file, still mapped
+    assert not list(tmp_path.glob(".rows-*.tmp"))
+
+
+def test_a_save_that_fails_midway_leaves_the_old_file_whole_and_serves_the_rows_it_made(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    vectors = clustered_vectors(ROWS)
+    saved = RowsFile(tmp_path / "rows-a.vbr", "model|x")
+    build(vectors, saved)
+    old = saved.path.read_bytes()
+
+    def failing_fsync(fd: int) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(vecbook.vector_files.os, "fsync", failing_fsync)
+    caplog.set_level(logging.INFO, logger="vecbook")
+    other = clustered_vectors(ROWS, seed=4)
+    keys = [VectorCache.key(f"other {row}") for row in range(ROWS)]
+    index = build(other, saved, keys=keys)
+    assert saved.path.read_bytes() == old and not list(tmp_path.glob(".rows-*.tmp"))
+    assert "could not save the vector rows to" in caplog.text and "No space left on device" in caplog.text
+    assert index.store.rows.flags.writeable  # its own rows: the file is not theirs
+    assert index.top(other[17], 1)[0].tolist() == [17]
+
+
+def test_a_small_index_saves_no_rows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(vecbook.vector_index, "APPROXIMATE_FROM", 200_000)
+    saved = RowsFile(tmp_path / "rows-a.vbr", "model|x")
+    index = build(clustered_vectors(500), saved, keys=KEYS[:500])
+    assert index.store is None and not saved.path.exists()
+
+
+# -- a book's warm start --
+
+def counted_cache_reads(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The rows read from the vector cache's files from here on (its float32 vectors)."""
+    reads: list[int] = []
+    real = vecbook.vector_files.FileRows.take
+
+    def take(self: Any, rows: Any) -> np.ndarray:
+        reads.append(len(rows))
+        return real(self, rows)
+
+    monkeypatch.setattr(vecbook.vector_files.FileRows, "take", take)
+    return reads
+
+
+def filtered(book: vecbook.VecBook) -> list[list[tuple[str, float]]]:
+    """Hits of searches filtered by metadata, by file and by source."""
+    searches = [("the boiler café", {"title": "a long journal"}), ("roof repair", {"file_path": "notes.txt"}),
+                ("plumber", {"source": "chat"}), ("東京の会議", {"file_path__ne": "long.txt"})]
+    return [[(hit.citation, round(hit.similarity_score, 6)) for hit in book.search(q, mode=mode, filters=f)]
+            for q, f in searches for mode in ("semantic", "hybrid")]
+
+
+@pytest.fixture()
+def windowed(tmp_path: Path, embedder: vecbook.Embedder, monkeypatch: pytest.MonkeyPatch) -> Callable[..., Any]:
+    """A book over test_keyword_cache's WINDOWED notes and CHAT (CJK, Hebrew, Arabic, emoji, a
+    split passage, a chat of message pieces), its index a store from its first window on."""
+    from test_keyword_cache import windowed_book, write_windowed
+
+    monkeypatch.setattr(vecbook.vector_index, "APPROXIMATE_FROM", 1)
+    write_windowed(tmp_path)
+    return lambda cache: windowed_book(tmp_path, embedder, cache)
+
+
+def test_a_warm_start_maps_the_rows_and_answers_as_a_cold_build(
+        tmp_path: Path, windowed: Callable[..., vecbook.VecBook], monkeypatch: pytest.MonkeyPatch) -> None:
+    from test_keyword_cache import assert_same_answers
+
+    cache = tmp_path / "cache"
+    first = windowed(cache)
+    assert first._snapshot.vectors.store is not None
+    first.close()
+    files = list(cache.glob("rows-*.vbr"))
+    assert len(files) == 1 and stat.S_IMODE(files[0].stat().st_mode) == 0o600
+    reads = counted_cache_reads(monkeypatch)
+    warm = windowed(cache)
+    assert reads == []  # no vector read from the cache: the rows are the file's
+    assert warm.stats()["last_update"]["embedded"] == 0
+    if vecbook.rows_file.MAP_ROWS:
+        assert isinstance(mapped_from(warm._snapshot.vectors.store.rows), vecbook.rows_file.mmap.mmap)
+    cold = windowed(None)
+    assert warm._snapshot.vectors.keys == cold._snapshot.vectors.keys
+    assert_same_answers(warm, cold)
+    assert filtered(warm) == filtered(cold) and all(filtered(warm))
+    warm.close()
+
+
+def test_an_edited_source_is_read_again_and_its_new_record_found_with_rows_made_anew(
+        tmp_path: Path, windowed: Callable[..., vecbook.VecBook], monkeypatch: pytest.MonkeyPatch,
+        caplog: pytest.LogCaptureFixture) -> None:
+    from test_keyword_cache import WINDOWED, assert_same_answers, settle
+
+    cache = tmp_path / "cache"
+    windowed(cache).close()
+    added = "A new record: the lighthouse keeper's quokka 🦘 fixed the 灯台"
+    (tmp_path / "notes" / "notes.txt").write_text(WINDOWED["notes.txt"] + "\n---\n" + added, encoding="utf-8")
+    settle(tmp_path / "notes" / "notes.txt")
+    caplog.set_level(logging.INFO, logger="vecbook")
+    edited = windowed(cache)
+    assert edited.stats()["last_update"]["files_read"] == 1
+    assert "are of other rows; they are made from the vector cache" in caplog.text
+    assert [h.text for h in edited.search("quokka lighthouse", mode="semantic", max_results=1)] == [added]
+    edited.close()
+    reads = counted_cache_reads(monkeypatch)
+    again = windowed(cache)  # the rows saved by the edited start: mapped
+    assert reads == [] and [h.text for h in again.search("quokka lighthouse", mode="semantic", max_results=1)] == [added]
+    assert_same_answers(again, windowed(None))
+
+
+def test_a_damaged_rows_file_is_a_warning_and_a_warm_start_answers_as_a_cold_build(
+        tmp_path: Path, windowed: Callable[..., vecbook.VecBook], caplog: pytest.LogCaptureFixture) -> None:
+    from test_keyword_cache import assert_same_answers
+
+    cache = tmp_path / "cache"
+    windowed(cache).close()
+    (path,) = cache.glob("rows-*.vbr")
+    damage(path, "flipped")
+    caplog.set_level(logging.INFO, logger="vecbook")
+    warm = windowed(cache)
+    assert [r.levelno for r in caplog.records if "are unusable (its rows do not match their digest)" in r.getMessage()] \
+        == [logging.WARNING]
+    assert_same_answers(warm, windowed(None))
+    assert filtered(warm) == filtered(windowed(None))
