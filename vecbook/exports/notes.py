@@ -97,6 +97,9 @@ class Listing:
     read, by suffix."""
 
     files: list[tuple[str, Path]] = field(default_factory=list)
+    # A plain file's signature (size, mtime in ns, inode, device) from the lstat that listed it,
+    # by its path inside the folder: a refresh compares it without a second stat of every file.
+    signatures: dict[str, tuple[int, int, int, int]] = field(default_factory=dict)
     problems: list[Problem] = field(default_factory=list)
     outside: list[str] = field(default_factory=list)
     others: Counter[str] = field(default_factory=Counter)
@@ -272,6 +275,7 @@ def _collect(folder: Folder, path: Path, real_root: Path, listing: Listing, seen
             return
     elif stat.S_ISREG(info.st_mode):
         identity = info.st_dev, info.st_ino
+        listing.signatures[rel] = info.st_size, info.st_mtime_ns, info.st_ino, info.st_dev
     else:
         return
     if identity in seen:
