@@ -100,14 +100,17 @@ class LayeredCounts:
 
     @property
     def doc_ids(self) -> np.ndarray:
+        """Every posting's passage, of the compacted counts."""
         return self.whole().doc_ids
 
     @property
     def tf(self) -> np.ndarray:
+        """Every posting's count, of the compacted counts."""
         return self.whole().tf
 
     @property
     def indptr(self) -> np.ndarray:
+        """Each term's first posting, of the compacted counts."""
         return self.whole().indptr
 
     @property
@@ -357,6 +360,7 @@ class KeywordIndex:
         return counts.state if isinstance(counts, LayeredCounts) else counts
 
     def _whole(self) -> TermCounts:
+        """This index's counts, compacted if layered."""
         counts = self._counts
         return counts.whole() if isinstance(counts, LayeredCounts) else counts
 
