@@ -238,3 +238,30 @@ def test_a_book_saves_its_scan_in_the_cache_folder_and_the_next_start_reads_it(
     assert again._snapshot.vectors.store.wait_for_scan(60) and trainings == [len(store)]
     assert [h.id for h in again.search("boiler 42", mode="semantic")] == [h.id for h in hits]
     again.close()
+
+
+def test_a_book_restarted_after_an_edit_keeps_its_saved_scan_and_finds_the_new_text(
+        tmp_path: Path, fake_book: Callable[..., vecbook.VecBook], trainings: list[int]) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    for part in range(5):
+        notes = "\n\n".join(f"# Note {n}\n\nthe boiler {n} café 修理 {n % 7}" for n in range(part * 100, part * 100 + 100))
+        (data / f"notes{part}.md").write_text(notes, encoding="utf-8")
+    cache = tmp_path / "cache"
+    book = fake_book(data, cache_directory=cache)
+    assert book._snapshot.vectors.store.wait_for_scan(60) and vecbook.vector_store.wait_for_scans(30)
+    boiler = book.search("boiler 42", mode="semantic")[0].id
+    book.close()
+    saved = next(cache.glob("scan-*.vbs"))
+    written = saved.read_bytes()
+    with open(data / "notes2.md", "a", encoding="utf-8") as handle:
+        handle.write("\n\n# A pangolin\n\nthe pangolin mended the windmill 🔥 with a red scarf\n")
+    again = fake_book(data, cache_directory=cache)
+    store = again._snapshot.vectors.store
+    assert store.wait_for_scan(60) and vecbook.vector_store.wait_for_scans(30)
+    assert len(trainings) == 1 and store.scan.to_store is not None  # the saved scan, matched, not retrained
+    assert saved.read_bytes() == written
+    hits = again.search("the pangolin mended the windmill 🔥 with a red scarf", mode="semantic", max_results=3)
+    assert "pangolin" in hits[0].text
+    assert again.search("boiler 42", mode="semantic")[0].id == boiler
+    again.close()
