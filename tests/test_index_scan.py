@@ -168,8 +168,8 @@ def damage(path: Path, how: str) -> None:
 @pytest.mark.parametrize(("how", "level", "message"), [
     ("flipped", logging.WARNING, "is unusable (its payload does not match its digest); it will be trained again"),
     ("cut", logging.WARNING, "is unusable ("),
-    ("faiss", logging.WARNING, "was made by another version (format 1, FAISS 0.0.1; this is format 1"),
-    ("other rows", logging.INFO, "is of other rows; it will be trained again"),
+    ("faiss", logging.WARNING, "was made by another version (format 2, FAISS 0.0.1; this is format 2"),
+    ("other rows", logging.INFO, "is of other rows (600 of 3000 rows changed since); it will be trained again"),
 ])
 def test_a_damaged_or_stale_saved_scan_is_ignored_and_trained_over(
         tmp_path: Path, trainings: list[int], caplog: pytest.LogCaptureFixture,
@@ -179,8 +179,8 @@ def test_a_damaged_or_stale_saved_scan_is_ignored_and_trained_over(
     scanned(build(vectors, saved))
     saved_files(saved)
     keys = KEYS
-    if how == "other rows":
-        keys = [VectorCache.key("changed")] + KEYS[1:]
+    if how == "other rows":  # a tenth of the rows changed: past KEEP_SHARE
+        keys = [VectorCache.key(f"changed {row}") for row in range(ROWS // 10)] + KEYS[ROWS // 10:]
     else:
         damage(saved.path, how)
     caplog.set_level(logging.INFO, logger="vecbook")
@@ -192,6 +192,31 @@ def test_a_damaged_or_stale_saved_scan_is_ignored_and_trained_over(
     assert vecbook.vector_store.wait_for_scans(30)
     key = saved.key_for(b"".join(keys), "cosine", 32)
     assert ScanFile(saved.path, "model|x").load(key, ROWS) is not None  # saved anew, for the rows of now
+
+
+def test_a_start_over_rows_edited_since_keeps_the_saved_scan_and_scores_the_changed_rows_exactly(
+        tmp_path: Path, trainings: list[int], caplog: pytest.LogCaptureFixture) -> None:
+    vectors = clustered_vectors(ROWS)
+    saved = ScanFile(tmp_path / "scan-a.vbs", "model|x")
+    scanned(build(vectors, saved))
+    saved_files(saved)
+    written = saved.path.read_bytes()
+    # Rows 0-19 deleted, 40 new rows inserted in the middle, one text twice: 1.5% of the rows.
+    fresh = clustered_vectors(40, seed=21)
+    now = np.concatenate([vectors[20:1500], fresh, vectors[1500:], vectors[2999:]])
+    keys = KEYS[20:1500] + [VectorCache.key(f"new {row} 咖啡") for row in range(40)] + KEYS[1500:] + KEYS[2999:]
+    caplog.set_level(logging.INFO, logger="vecbook")
+    again = scanned(build(now, ScanFile(saved.path, "model|x"), keys))
+    assert trainings == [ROWS]  # kept, not trained
+    assert again.store.scan.to_store is not None and len(again.store.scan.uncovered) == 41
+    assert "41 rows changed since it was saved are scored exactly beside it" in caplog.text
+    assert vecbook.vector_store.wait_for_scans(30) and saved.path.read_bytes() == written  # not saved again
+    for row in (3, 1480, 1480 + 39):  # a new row, through the scan, finds itself first
+        assert again.top(now[row], 1)[0].tolist() == [row]
+    hits = [again.top(q, 10)[0].tolist() for q in queries(now, 60)]
+    exact = [again.top(q, 10, exact=True)[0].tolist() for q in queries(now, 60)]
+    recall = np.mean([len(set(a) & set(b)) / 10 for a, b in zip(hits, exact)])
+    assert recall >= 0.98
 
 
 def test_a_book_saves_its_scan_in_the_cache_folder_and_the_next_start_reads_it(
@@ -212,4 +237,31 @@ def test_a_book_saves_its_scan_in_the_cache_folder_and_the_next_start_reads_it(
     again = fake_book(data, cache_directory=cache)
     assert again._snapshot.vectors.store.wait_for_scan(60) and trainings == [len(store)]
     assert [h.id for h in again.search("boiler 42", mode="semantic")] == [h.id for h in hits]
+    again.close()
+
+
+def test_a_book_restarted_after_an_edit_keeps_its_saved_scan_and_finds_the_new_text(
+        tmp_path: Path, fake_book: Callable[..., vecbook.VecBook], trainings: list[int]) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    for part in range(5):
+        notes = "\n\n".join(f"# Note {n}\n\nthe boiler {n} café 修理 {n % 7}" for n in range(part * 100, part * 100 + 100))
+        (data / f"notes{part}.md").write_text(notes, encoding="utf-8")
+    cache = tmp_path / "cache"
+    book = fake_book(data, cache_directory=cache)
+    assert book._snapshot.vectors.store.wait_for_scan(60) and vecbook.vector_store.wait_for_scans(30)
+    boiler = book.search("boiler 42", mode="semantic")[0].id
+    book.close()
+    saved = next(cache.glob("scan-*.vbs"))
+    written = saved.read_bytes()
+    with open(data / "notes2.md", "a", encoding="utf-8") as handle:
+        handle.write("\n\n# A pangolin\n\nthe pangolin mended the windmill 🔥 with a red scarf\n")
+    again = fake_book(data, cache_directory=cache)
+    store = again._snapshot.vectors.store
+    assert store.wait_for_scan(60) and vecbook.vector_store.wait_for_scans(30)
+    assert len(trainings) == 1 and store.scan.to_store is not None  # the saved scan, matched, not retrained
+    assert saved.read_bytes() == written
+    hits = again.search("the pangolin mended the windmill 🔥 with a red scarf", mode="semantic", max_results=3)
+    assert "pangolin" in hits[0].text
+    assert again.search("boiler 42", mode="semantic")[0].id == boiler
     again.close()

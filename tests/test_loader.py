@@ -222,3 +222,30 @@ def test_record_problems_carry_the_relative_path(write_files: WriteFiles) -> Non
     report = load_directory(root)
     assert messages(report) == ["sub/bad.txt:3: empty record skipped",
                                 "sub/bad.txt:4: record has headers but no text; skipped"]
+
+
+def test_a_refresh_compares_each_plain_file_by_the_lstat_that_listed_it(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    # At 10,000 files every extra call a file is a share of a one-note update: a plain file is
+    # listed and compared with one lstat, and a change is still seen.
+    root = tmp_path / "notes"
+    (root / "sub").mkdir(parents=True)
+    for n in range(12):
+        (root / ("sub" if n % 2 else "") / f"note {n} 咖啡.md").write_text(f"# Note {n}\n\nbody {n} 🔥\n", encoding="utf-8")
+    state = vecbook.sources.SourceState()
+    load_directory(root, state)
+    followed: list[Path] = []
+    original = Path.stat
+
+    def stat(self: Path, *, follow_symlinks: bool = True) -> os.stat_result:
+        if follow_symlinks and self.suffix == ".md":
+            followed.append(self)
+        return original(self, follow_symlinks=follow_symlinks)
+
+    monkeypatch.setattr(Path, "stat", stat)
+    again = load_directory(root, state)
+    assert followed == [] and again.files_read == 0 and len(again.records) == 12
+    (root / "sub" / "note 3 咖啡.md").write_text("# Note 3\n\nedited 🔥 body\n", encoding="utf-8")
+    os.utime(root / "sub" / "note 3 咖啡.md", ns=(1, 10**18))
+    edited = load_directory(root, state)
+    assert edited.files_read == 1 and any("edited" in r.content for r in edited.records)

@@ -16,7 +16,7 @@ import numpy as np
 from .config import Config
 from .embed import EMBED_CHUNK, MAX_WINDOWS, Embedder
 from .exports.base import collector_paused
-from .index import KeywordIndex, TermCounts
+from .index import Counts, KeywordIndex
 from .filters import FilterColumns
 from .blocks import Block, Keys, Windows, reused_records, taken_windows
 from .records import Record, header_title, record_passages
@@ -95,7 +95,7 @@ class Builder:
         self.blocks: dict[str, Block] = {}  # by source, as the last keyword snapshot laid them out
         # The last keyword index's term counts (over ``blocks``, in their order): the next
         # build copies those of unchanged sources instead of recounting them.
-        self.term_counts: TermCounts | None = None
+        self.term_counts: Counts | None = None
         self.read_started_ns = 0  # when the last read began (time.time_ns): see keyword_cache
         # The windows of the split passages of the last build's index (those longer than one
         # model window), so an edited record is not cut by the tokenizer again where its text

@@ -1,11 +1,21 @@
 """Indexes: BM25 keyword scoring from numpy postings (over the terms of ``tokens``), and the
-FAISS vector index (``vector_index``, whose names are also found here)."""
+FAISS vector index (``vector_index``, whose names are also found here).
+
+An update's keyword index does not copy the postings it was built on: it keeps them as they
+are (its main postings, in their own passage numbers), with where each of their passages is now
+(-1: deleted or edited) and a small delta of the postings of passages counted since
+(``LayeredCounts``). Scores add the delta's postings to the main ones, and the BM25 statistics
+(N, the mean length, each query term's document frequency) are those of the live passages, so
+they are the scores a build from scratch gives. The delta is folded into new main postings
+(compacted) when it passes DELTA_SHARE of the passages, or by the keyword cache's background
+save, never on the search path."""
 
 from __future__ import annotations
 
+import threading
 from collections import Counter
 from functools import cached_property
-from typing import Sequence
+from typing import Sequence, Union
 
 import numpy as np
 
@@ -17,6 +27,13 @@ from .vector_index import (  # noqa: F401 - re-exported: the vector index lived 
     search_on_this_thread,
     top_k,
 )
+
+# An update keeps its keyword postings layered (main + delta, deleted passages masked) while the
+# passages of the delta and those masked in the main postings number at most this share of the
+# main postings' passages (or DELTA_PASSAGES); past it the update compacts them into new main
+# postings, which at a million records copies every posting (~1-2 s on a laptop core).
+DELTA_SHARE = 0.05
+DELTA_PASSAGES = 4096
 
 
 class TermCounts:
@@ -47,6 +64,129 @@ class TermCounts:
         """Each posting's term id (int32), made on demand (a build and a cache save read it)."""
         return np.repeat(np.arange(len(self.indptr) - 1, dtype=np.int32), np.diff(self.indptr))
 
+    def postings(self, tid: int) -> tuple[np.ndarray, np.ndarray]:
+        """The (passages, counts) of term ``tid`` (empty for a term past these counts' terms)."""
+        if tid + 1 >= len(self.indptr):
+            return self.doc_ids[:0], self.tf[:0]
+        start, end = int(self.indptr[tid]), int(self.indptr[tid + 1])
+        return self.doc_ids[start:end], self.tf[start:end]
+
+
+# The layers of an update's counts: (main counts, each main passage's number now or -1, delta counts).
+Layers = tuple[TermCounts, np.ndarray, TermCounts]
+
+
+class LayeredCounts:
+    """An update's term counts as the counts it was built on (``main``, in their own passage
+    numbers, shared and never copied), where each main passage is now (``placed``, -1: gone)
+    and the counts of the passages laid out since (``delta``, numbered as now). Reads of
+    ``doc_ids``, ``tf``, ``indptr`` or ``terms`` (the keyword cache's save, tests) compact the
+    layers into whole counts once, and from then on every reader (searches too) uses those."""
+
+    def __init__(self, main: TermCounts, placed: np.ndarray, delta: TermCounts) -> None:
+        self.vocabulary = delta.vocabulary
+        self.n_passages = delta.n_passages
+        # One attribute, replaced in one assignment when compacted: a search reads it once.
+        self.state: Layers | TermCounts = (main, placed, delta)
+        self._lock = threading.Lock()
+
+    def whole(self) -> TermCounts:
+        """The counts compacted (made on first call, under a lock; the layers are let go)."""
+        with self._lock:
+            state = self.state
+            if isinstance(state, tuple):
+                state = self.state = compacted(*state)
+            return state
+
+    @property
+    def doc_ids(self) -> np.ndarray:
+        """Every posting's passage, of the compacted counts."""
+        return self.whole().doc_ids
+
+    @property
+    def tf(self) -> np.ndarray:
+        """Every posting's count, of the compacted counts."""
+        return self.whole().tf
+
+    @property
+    def indptr(self) -> np.ndarray:
+        """Each term's first posting, of the compacted counts."""
+        return self.whole().indptr
+
+    @property
+    def terms(self) -> np.ndarray:
+        """Each posting's term id, of the compacted counts."""
+        return self.whole().terms
+
+
+Counts = Union[TermCounts, LayeredCounts]
+
+
+def compacted(main: TermCounts, placed: np.ndarray, delta: TermCounts) -> TermCounts:
+    """Whole counts from layers: ``main``'s postings renumbered by ``placed`` (those of gone
+    passages dropped) with ``delta``'s inserted where they belong. Kept passages that keep their
+    order keep it within each term's postings, so the copy is a gather of their passages
+    (renumbered, a block at a time) and the delta's pairs are inserted: no array of every
+    posting's term or sort key is made (at a million records those were 2 GB of temporaries)."""
+    n_terms = len(delta.indptr) - 1
+    old_indptr = np.concatenate([main.indptr, np.full(n_terms + 1 - len(main.indptr), main.indptr[-1],
+                                                      dtype=np.int64)]).astype(np.int64)
+    kept_order = placed[placed >= 0]
+    fresh_terms, fresh_docs, fresh_tf = delta.terms, delta.doc_ids, delta.tf
+    if len(kept_order) > 1 and not bool(np.all(np.diff(kept_order) > 0)):  # passages moved past each other
+        return _sorted_counts(main, placed, delta, n_terms)
+    target = placed.astype(np.int32, copy=False)
+    docs_parts, tf_parts, removed = [], [], []
+    for start in range(0, len(main.doc_ids), MERGE_BLOCK):
+        renumbered = target[main.doc_ids[start:start + MERGE_BLOCK]]
+        kept = renumbered >= 0
+        docs_parts.append(renumbered[kept])
+        tf_parts.append(main.tf[start:start + MERGE_BLOCK][kept])
+        removed.append(start + np.flatnonzero(~kept))
+    docs = np.concatenate(docs_parts) if docs_parts else np.zeros(0, dtype=np.int32)
+    tf = np.concatenate(tf_parts) if tf_parts else np.zeros(0, dtype=main.tf.dtype)
+    gone = np.concatenate(removed) if removed else np.zeros(0, dtype=np.int64)
+    kept_per_term = np.diff(old_indptr) - np.bincount(np.searchsorted(old_indptr, gone, "right") - 1,
+                                                      minlength=n_terms)
+    kept_starts = np.concatenate([[0], np.cumsum(kept_per_term)])
+    # Where each delta pair goes among its term's copied postings (both ordered by passage).
+    at = np.empty(len(fresh_terms), dtype=np.int64)
+    groups = np.flatnonzero(np.diff(fresh_terms, prepend=-1)).tolist() + [len(fresh_terms)]
+    for first, end in zip(groups[:-1], groups[1:]):
+        term = int(fresh_terms[first])
+        low, high = int(kept_starts[term]), int(kept_starts[term + 1])
+        at[first:end] = low + np.searchsorted(docs[low:high], fresh_docs[first:end])
+    indptr = np.concatenate([[0], np.cumsum(kept_per_term + np.diff(delta.indptr))]).astype(np.int64)
+    docs, tf = _interleave(at, (docs, fresh_docs.astype(np.int32)), (tf, fresh_tf.astype(tf.dtype)))
+    return TermCounts(delta.vocabulary, delta.n_passages, None, docs, _narrow(tf), indptr)
+
+
+def _sorted_counts(main: TermCounts, placed: np.ndarray, delta: TermCounts, n_terms: int) -> TermCounts:
+    """``compacted`` for kept passages out of their earlier order: every pair sorted."""
+    docs = placed[main.doc_ids]
+    kept = docs >= 0
+    terms = np.concatenate([main.terms[kept], delta.terms]).astype(np.int64)
+    docs = np.concatenate([docs[kept], delta.doc_ids]).astype(np.int64)
+    tf = np.concatenate([main.tf[kept], delta.tf.astype(main.tf.dtype)])
+    order = np.argsort(terms * max(delta.n_passages, 1) + docs, kind="stable")
+    indptr = np.concatenate([[0], np.cumsum(np.bincount(terms, minlength=n_terms))]).astype(np.int64)
+    return TermCounts(delta.vocabulary, delta.n_passages, None, docs[order].astype(np.int32), _narrow(tf[order]),
+                      indptr)
+
+
+def _padded(counts: TermCounts, n_terms: int) -> TermCounts:
+    """``counts`` with an ``indptr`` over ``n_terms`` terms (the vocabulary grows between builds)."""
+    if len(counts.indptr) >= n_terms + 1:
+        return counts
+    indptr = np.concatenate([counts.indptr, np.full(n_terms + 1 - len(counts.indptr), counts.indptr[-1])])
+    return TermCounts(counts.vocabulary, counts.n_passages, None, counts.doc_ids, counts.tf, indptr.astype(np.int64))
+
+
+def _narrow(tf: np.ndarray) -> np.ndarray:
+    """Counts of a passage's term (at most its words) as uint16, but for freak texts."""
+    return tf.astype(np.uint16 if not len(tf) or int(tf.max()) <= np.iinfo(np.uint16).max else np.int32,
+                     copy=False)
+
 
 class KeywordIndex:
     """BM25Okapi scores (rank-bm25's term weighting) answered from numpy postings.
@@ -56,8 +196,8 @@ class KeywordIndex:
     best passage. Without ``owners`` every document is a record of its own.
 
     rank-bm25's ``get_scores`` loops in Python over every document; here each
-    term keeps a postings array of (document, precomputed weight), so a query
-    costs one vectorised add per query term. With ``idf="okapi"`` the scores
+    term keeps a postings array of (document, count), weighed when a query reads it,
+    so a query costs one vectorised add per query term. With ``idf="okapi"`` the scores
     equal ``BM25Okapi.get_scores`` exactly (``tests/test_index.py`` checks it).
 
     The default ``idf="lucene"`` is log(1 + (N - n + 0.5) / (n + 0.5)), Lucene's
@@ -70,15 +210,16 @@ class KeywordIndex:
     def __init__(self, documents: Sequence[Sequence[str]] | Sequence[np.ndarray | None], k1: float = 1.5,
                  b: float = 0.75, epsilon: float = 0.25, idf: str = "lucene",
                  vocabulary: Vocabulary | None = None, owners: np.ndarray | None = None,
-                 reuse: tuple[TermCounts, np.ndarray] | None = None, lengths: np.ndarray | None = None) -> None:
+                 reuse: tuple[Counts, np.ndarray] | None = None, lengths: np.ndarray | None = None) -> None:
         """``documents`` are token lists, or token-id arrays of ``vocabulary`` (None for a passage
         whose counts ``reuse`` copies: then ``lengths`` gives every passage's token count).
 
         Args:
             reuse: (an earlier index's ``term_counts`` over the same ``vocabulary``, ``source``): passage
                 p has the tokens of that index's passage ``source[p]`` (-1: new tokens), each earlier passage
-                named at most once. Those passages' term counts are copied instead of recounted;
-                the scores equal a build from scratch, since idf and lengths are recomputed.
+                named at most once. Those passages' term counts are taken over instead of recounted
+                (kept in place beside a delta of the new ones, ``LayeredCounts``); the scores equal a
+                build from scratch, since idf and lengths are those of the passages now.
         """
         self.k1, self.b, self.epsilon, self.idf_kind = k1, b, epsilon, idf
         if vocabulary is None:
@@ -93,11 +234,22 @@ class KeywordIndex:
             np.fromiter(map(len, documents), dtype=np.int64, count=self.n_passages)
         self.n_terms = len(vocabulary)
         if reuse is not None and reuse[0].vocabulary is vocabulary:
-            indptr, docs, tf = self._merged_postings(documents, *reuse)
+            counts = self._updated_counts(documents, *reuse)
         else:
             terms, docs, tf = self._count_pairs(documents, np.arange(self.n_passages, dtype=np.int64))
             indptr = np.concatenate([[0], np.cumsum(np.bincount(terms, minlength=self.n_terms))])
-        self._build_postings(docs, indptr, tf)
+            counts = TermCounts(vocabulary, self.n_passages, None, docs.astype(np.int32, copy=False), _narrow(tf),
+                                indptr.astype(np.int64))
+        self._counts: Counts = counts
+        lengths_f = self.lengths.astype(np.float64)
+        avgdl = lengths_f.mean() if self.n_passages and lengths_f.sum() else 1.0
+        # Each passage's length normalisation; a posting's weight is made from it, its count
+        # and its term's idf when a query reads the posting, rather than kept (8 bytes a
+        # posting: 40 MB at 100k records); the same operations give the same numbers.
+        self._norm = self.k1 * (1 - self.b + self.b * lengths_f / avgdl)
+        self._whole_idf: tuple[TermCounts, np.ndarray] | None = None
+        if isinstance(counts, TermCounts):
+            self._idf_of(counts)
 
     def _count_pairs(self, documents: Sequence[np.ndarray],
                      numbers: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -138,138 +290,167 @@ class KeywordIndex:
             placed += here
         return out_terms, out_docs, out_counts
 
-    def _merged_postings(self, documents: Sequence[np.ndarray | None], previous: TermCounts,
-                         source: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(indptr, documents, counts) of every passage's postings, the copied passages' taken
-        from ``previous`` and only the new passages counted. Copied passages that keep their
-        order keep it within each term's postings, so the copy is a gather of their documents
-        (renumbered, a block at a time) and the new pairs are inserted where they belong: no
-        array of every posting's term or sort key is made (at a million records those were
-        2 GB of temporaries for a one-note update)."""
+    def _updated_counts(self, documents: Sequence[np.ndarray | None], previous: Counts,
+                        source: np.ndarray) -> Counts:
+        """This index's counts from ``previous``'s (see ``reuse``): the main postings ``previous``
+        was built on kept as they are, their passages renumbered (``placed``) and a delta of the
+        passages laid out since; compacted into whole counts once the delta and the gone passages
+        pass DELTA_SHARE of the main passages (and always for okapi idf, whose floor is a mean
+        over every term's idf)."""
         source = np.asarray(source, dtype=np.int64)
-        old_indptr = np.concatenate([previous.indptr, np.full(self.n_terms + 1 - len(previous.indptr),
-                                                              previous.indptr[-1], dtype=np.int64)])
-        if len(source) == previous.n_passages and bool(np.all(source == np.arange(len(source)))):
+        state = previous.state if isinstance(previous, LayeredCounts) else previous
+        if isinstance(state, TermCounts) and len(source) == state.n_passages and \
+                bool(np.all(source == np.arange(len(source)))):
             # Every passage as it was (a restart from the keyword cache): the counts as they are.
-            return old_indptr, previous.doc_ids, previous.tf
+            return _padded(state, self.n_terms)
+        main, placed, delta = (state, None, None) if isinstance(state, TermCounts) else state
+        to_new = np.full(previous.n_passages, -1, dtype=np.int32)  # earlier passage -> its number now
         copied = np.flatnonzero(source >= 0)
-        if len(copied) > 1 and not bool(np.all(np.diff(source[copied]) > 0)):  # passages moved past each other
-            terms, docs, tf = self._merged_pairs(documents, previous, source)
-            return np.searchsorted(terms, np.arange(self.n_terms + 1)), docs, tf
-        target = np.full(previous.n_passages, -1, dtype=np.int32)  # earlier passage -> its new number
-        target[source[copied]] = copied
-        docs_parts, tf_parts, removed = [], [], []
-        for start in range(0, len(previous.doc_ids), MERGE_BLOCK):
-            renumbered = target[previous.doc_ids[start:start + MERGE_BLOCK]]
-            kept = renumbered >= 0
-            docs_parts.append(renumbered[kept])
-            tf_parts.append(previous.tf[start:start + MERGE_BLOCK][kept])
-            removed.append(start + np.flatnonzero(~kept))
-        docs = np.concatenate(docs_parts) if docs_parts else np.zeros(0, dtype=np.int32)
-        tf = np.concatenate(tf_parts) if tf_parts else np.zeros(0, dtype=previous.tf.dtype)
-        gone = np.concatenate(removed) if removed else np.zeros(0, dtype=np.int64)
-        kept_per_term = np.diff(old_indptr) - np.bincount(np.searchsorted(old_indptr, gone, "right") - 1,
-                                                          minlength=self.n_terms)
-        kept_starts = np.concatenate([[0], np.cumsum(kept_per_term)])
-        fresh_terms, fresh_docs, fresh_tf = self._count_pairs(documents, np.flatnonzero(source < 0))
-        # Where each new pair goes among its term's copied postings (both ordered by document).
-        at = np.empty(len(fresh_terms), dtype=np.int64)
-        groups = np.flatnonzero(np.diff(fresh_terms, prepend=-1)).tolist() + [len(fresh_terms)]
-        for first, end in zip(groups[:-1], groups[1:]):
-            term = int(fresh_terms[first])
-            low, high = int(kept_starts[term]), int(kept_starts[term + 1])
-            at[first:end] = low + np.searchsorted(docs[low:high], fresh_docs[first:end])
-        indptr = np.concatenate([[0], np.cumsum(kept_per_term + np.bincount(fresh_terms, minlength=self.n_terms))])
-        docs, tf = _interleave(at, (docs, fresh_docs.astype(np.int32)), (tf, fresh_tf.astype(tf.dtype)))
-        return indptr, docs, tf
-
-    def _merged_pairs(self, documents: Sequence[np.ndarray | None], previous: TermCounts,
-                      source: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """``_count_pairs`` of all documents, with the copied passages' pairs taken from ``previous``
-        and only the new passages counted, for copied passages out of their earlier order (a sort)."""
-        target = np.full(previous.n_passages, -1, dtype=np.int64)  # earlier passage -> its new number
-        copied = np.flatnonzero(source >= 0)
-        target[source[copied]] = copied
-        new_docs = target[previous.doc_ids]
-        kept = new_docs >= 0
-        terms, docs, tf = previous.terms[kept].astype(np.int64), new_docs[kept], previous.tf[kept]
-        width = max(self.n_passages, 1)
-        keys = terms * width + docs
-        if len(copied) > 1 and not bool(np.all(np.diff(source[copied]) > 0)):  # passages moved past each other
-            order = np.argsort(keys, kind="stable")
-            keys, terms, docs, tf = keys[order], terms[order], docs[order], tf[order]
-        fresh_terms, fresh_docs, fresh_tf = self._count_pairs(documents, np.flatnonzero(source < 0))
-        # Where each new pair goes among the copied ones (both are in postings order).
-        at = np.searchsorted(keys, fresh_terms.astype(np.int64) * width + fresh_docs)
-        return _interleave(at, (terms, fresh_terms), (docs, fresh_docs), (tf, fresh_tf))
-
-    def _build_postings(self, docs: np.ndarray, indptr: np.ndarray, tf: np.ndarray) -> None:
-        """The postings (each term's documents and counts from ``indptr[term]``, by document) and
-        what scoring them needs."""
-        n_terms = self.n_terms
-        lengths = self.lengths.astype(np.float64)
-        avgdl = lengths.mean() if self.n_passages and lengths.sum() else 1.0
-        df = np.diff(indptr).astype(np.float64)
-        if self.idf_kind == "lucene":
-            idf = np.log1p((self.n_passages - df + 0.5) / (df + 0.5))
+        to_new[source[copied]] = copied
+        if placed is None:
+            placed = to_new
         else:
-            idf = np.log(self.n_passages - df + 0.5) - np.log(df + 0.5)
+            placed = np.where(placed >= 0, to_new[np.maximum(placed, 0)], -1).astype(np.int32)
+        fresh = self._count_pairs(documents, np.flatnonzero(source < 0))
+        new_delta = self._delta(delta, to_new, fresh)
+        live = int(np.count_nonzero(placed >= 0))
+        changed = (self.n_passages - live) + (main.n_passages - live)  # delta passages, and main ones masked
+        if self.idf_kind != "lucene" or changed > max(DELTA_PASSAGES, DELTA_SHARE * main.n_passages):
+            return compacted(main, placed, new_delta)
+        return LayeredCounts(main, placed, new_delta)
+
+    def _delta(self, delta: TermCounts | None, to_new: np.ndarray,
+               fresh: tuple[np.ndarray, np.ndarray, np.ndarray]) -> TermCounts:
+        """The delta counts of this index: the earlier delta's pairs of passages still here
+        (renumbered), with ``fresh``'s (term, passage, count) triples, in postings order."""
+        terms, docs, tf = (np.asarray(part, dtype=np.int64) for part in fresh)
+        if delta is not None and len(delta.doc_ids):
+            carried = to_new[delta.doc_ids]
+            kept = carried >= 0
+            terms = np.concatenate([delta.terms[kept].astype(np.int64), terms])
+            docs = np.concatenate([carried[kept].astype(np.int64), docs])
+            tf = np.concatenate([delta.tf[kept].astype(np.int64), tf])
+            order = np.lexsort((docs, terms))
+            terms, docs, tf = terms[order], docs[order], tf[order]
+        indptr = np.concatenate([[0], np.cumsum(np.bincount(terms, minlength=self.n_terms))]).astype(np.int64)
+        return TermCounts(self.vocabulary, self.n_passages, None, docs.astype(np.int32), _narrow(tf), indptr)
+
+    def _idf_of(self, counts: TermCounts) -> np.ndarray:
+        """Every term's idf for whole ``counts`` (kept for the counts last asked about)."""
+        held = self._whole_idf
+        if held is not None and held[0] is counts:
+            return held[1]
+        idf = self._idf(np.diff(counts.indptr).astype(np.float64))
+        if self.idf_kind != "lucene" and len(idf):
             # rank-bm25 floors negative idf (terms in over half the documents)
             # at epsilon times the mean idf.
-            if n_terms:
-                idf[idf < 0] = self.epsilon * idf.mean()
-        self.idf = idf
-        # Each passage's length normalisation; a posting's weight is made from it, its count
-        # and its term's idf when a query reads the posting, rather than kept (8 bytes a
-        # posting: 40 MB at 100k records); the same operations give the same numbers.
-        self._norm = self.k1 * (1 - self.b + self.b * lengths / avgdl)
-        self.doc_ids = docs.astype(np.int32, copy=False)
-        # Counts of a passage's term (at most its words) fit 16 bits but for freak texts.
-        self.tf = tf.astype(np.uint16 if not len(tf) or int(tf.max()) <= np.iinfo(np.uint16).max else np.int32,
-                            copy=False)
-        self.indptr = np.asarray(indptr, dtype=np.int64)
+            idf[idf < 0] = self.epsilon * idf.mean()
+        self._whole_idf = (counts, idf)
+        return idf
 
-    def _weights(self, start: int, end: int, tid: int) -> np.ndarray:
-        """The BM25 weights of the postings ``start:end`` (all of term ``tid``)."""
+    def _idf(self, df: np.ndarray) -> np.ndarray:
+        """The idf of terms in ``df`` passages (float64; okapi's before its floor)."""
+        if self.idf_kind == "lucene":
+            return np.log1p((self.n_passages - df + 0.5) / (df + 0.5))
+        return np.log(self.n_passages - df + 0.5) - np.log(df + 0.5)
+
+    def _state(self) -> TermCounts | Layers:
+        """The counts searches read now: whole, or layers (read once per query)."""
+        counts = self._counts
+        return counts.state if isinstance(counts, LayeredCounts) else counts
+
+    def _whole(self) -> TermCounts:
+        """This index's counts, compacted if layered."""
+        counts = self._counts
+        return counts.whole() if isinstance(counts, LayeredCounts) else counts
+
+    @property
+    def doc_ids(self) -> np.ndarray:
+        """Every posting's passage, in postings order (of the counts compacted, if layered)."""
+        return self._whole().doc_ids
+
+    @property
+    def tf(self) -> np.ndarray:
+        """Every posting's count, in postings order."""
+        return self._whole().tf
+
+    @property
+    def indptr(self) -> np.ndarray:
+        """Each term's first posting (and one past the last)."""
+        return np.asarray(self._whole().indptr, dtype=np.int64)
+
+    @property
+    def idf(self) -> np.ndarray:
+        """Every term's idf (tests and tools)."""
+        return self._idf_of(self._whole())
+
+    @property
+    def layered(self) -> bool:
+        """Whether this index's postings are still main + delta (not compacted)."""
+        return isinstance(self._state(), tuple)
+
+    def _term_postings(self, state: TermCounts | Layers, tid: int) -> tuple[np.ndarray, np.ndarray, float]:
+        """The (passages, counts) of term ``tid`` in the passages now, and its idf."""
+        if isinstance(state, TermCounts):
+            docs, tf = state.postings(tid)
+            return docs, tf, float(self._idf_of(state)[tid]) if len(docs) else 0.0
+        main, placed, delta = state
+        docs, tf = main.postings(tid)
+        docs = np.take(placed, docs)  # np.take: faster than fancy indexing, as in _weights
+        kept = docs >= 0
+        if not bool(kept.all()):
+            docs, tf = docs[kept], tf[kept]
+        more_docs, more_tf = delta.postings(tid)
+        if len(more_docs):
+            docs, tf = np.concatenate([docs, more_docs]), np.concatenate([tf, more_tf.astype(tf.dtype)])
+        # The idf of the live passages' frequency, made as a whole build makes it (an array).
+        return docs, tf, float(self._idf(np.array([len(docs)], dtype=np.float64))[0]) if len(docs) else 0.0
+
+    def _weights(self, docs: np.ndarray, tf: np.ndarray, idf: float) -> np.ndarray:
+        """The BM25 weights of one term's postings (passages ``docs``, counts ``tf``)."""
         # counts / (counts + norm) * (idf * (k1 + 1)) in place: two temporaries and four passes,
         # and np.take, which gathers faster than fancy indexing (0.34 -> 0.22 ms for a query's
         # terms at 100k records; the weights agree with rank-bm25's to 1e-12).
-        counts = self.tf[start:end].astype(np.float64)
-        denominator = np.take(self._norm, self.doc_ids[start:end])
+        counts = tf.astype(np.float64)
+        denominator = np.take(self._norm, docs)
         denominator += counts
         np.divide(counts, denominator, out=counts)
-        counts *= self.idf[tid] * (self.k1 + 1)
+        counts *= idf * (self.k1 + 1)
         return counts
 
     @property
     def weights(self) -> np.ndarray:
         """Every posting's weight, in postings order (made on demand: tests and tools)."""
-        parts = [self._weights(int(self.indptr[t]), int(self.indptr[t + 1]), t) for t in range(self.n_terms)]
+        whole = self._whole()
+        idf = self._idf_of(whole)
+        parts = [self._weights(*whole.postings(t), float(idf[t])) for t in range(len(whole.indptr) - 1)]
         return np.concatenate(parts) if parts else np.zeros(0, dtype=np.float64)
 
     @property
-    def term_counts(self) -> TermCounts:
-        """This index's term counts, for a later index's ``reuse``."""
-        return TermCounts(self.vocabulary, self.n_passages, None, self.doc_ids, self.tf, self.indptr)
+    def term_counts(self) -> Counts:
+        """This index's term counts, for a later index's ``reuse`` (and the keyword cache)."""
+        return self._counts
 
     def _term(self, term: str) -> int | None:
-        """The term's id if some passage of this index holds it. The vocabulary only grows
-        (ids stay valid across builds), so it also names terms added since this index was
-        built and terms whose every passage has since been deleted: neither counts, as in an
-        index built from scratch (a deleted term's idf would otherwise raise ``upper_bound``)."""
+        """The term's id if the vocabulary holds it (ids stay valid across builds: it also names
+        terms added since this index was built, and terms whose every passage has since been
+        deleted, which score nothing, as in an index built from scratch)."""
         tid = self.vocabulary.ids.get(term)
-        return tid if tid is not None and tid < self.n_terms and self.indptr[tid + 1] > self.indptr[tid] else None
+        return tid if tid is not None and tid < self.n_terms else None
 
     def scores(self, tokens: Sequence[str]) -> np.ndarray:
         """BM25 score of every document (passage) for the query tokens (0 where no token occurs)."""
+        state = self._state()
         documents, weights = [], []
         for term, repeat in Counter(tokens).items():
             tid = self._term(term)
             if tid is None:
                 continue
-            start, end = self.indptr[tid], self.indptr[tid + 1]
-            documents.append(self.doc_ids[start:end])
-            term_weights = self._weights(start, end, tid)
+            docs, tf, idf = self._term_postings(state, tid)
+            if not len(docs):
+                continue
+            documents.append(docs)
+            term_weights = self._weights(docs, tf, idf)
             weights.append(term_weights if repeat == 1 else repeat * term_weights)
         if not documents:
             return np.zeros(self.n_passages, dtype=np.float64)
@@ -309,8 +490,12 @@ class KeywordIndex:
 
     def upper_bound(self, tokens: Sequence[str]) -> float:
         """A score no document can reach: each term's idf times (k1 + 1); used to map scores into [0, 1]."""
-        bound = sum(repeat * self.idf[tid] for t, repeat in Counter(tokens).items()
-                    if (tid := self._term(t)) is not None)
+        state = self._state()
+        bound = 0.0
+        for term, repeat in Counter(tokens).items():
+            tid = self._term(term)
+            if tid is not None:
+                bound += repeat * self._term_postings(state, tid)[2]
         return float(bound * (self.k1 + 1))
 
 

@@ -225,8 +225,12 @@ def _read_folder(folder: Folder, listing: Listing, before: dict[str, Entry], pre
     mark = len(report.new_problems)
     for rel, path in listing.files:
         key = prefix + rel
-        # taken before reading: a write during the read shows next time
-        signature = tree_signature(path) if path.is_dir() else file_signature(path)
+        # Taken before reading: a write during the read shows next time. A plain file's is the
+        # listing's own lstat (the same fields as a stat: it is no link); a link's, an export
+        # folder's and a lone file's are read here.
+        signature = listing.signatures.get(rel)
+        if signature is None:
+            signature = tree_signature(path) if path.is_dir() else file_signature(path)
         entry = before.get(rel)
         if entry is None or signature is None or entry[0] != signature:
             records, problems, kind = read_file(folder, rel, path)

@@ -312,9 +312,12 @@ class VectorIndex:
         count = candidates_for(k, RESCORED)
         if selected is not None:
             count = math.ceil(count * len(selected) / max(int(selected.sum()), 1))
+        # Store rows a scan saved over other rows lacks are scored exactly, as the delta is.
+        unscanned = self._live[scan.uncovered] if len(scan.uncovered) else scan.uncovered
+        extra = np.concatenate([self._delta_rows, unscanned[unscanned >= 0]]) if len(unscanned) else self._delta_rows
         while True:
             found = self._live[scan.search(q[0], count)]
-            rows = np.concatenate([found[found >= 0], self._delta_rows])
+            rows = np.concatenate([found[found >= 0], extra])
             if selected is not None:
                 rows = rows[selected[rows]]
             rows.sort()

@@ -54,6 +54,11 @@ class Scan:
 
     def __init__(self, index: Any) -> None:
         self.index = index
+        # A scan saved over other rows and matched to this store's (``scan_file``): each scan
+        # row's store row (-1: its text is gone), and the store rows it lacks, sorted (a search
+        # scores those exactly). None and none for a scan of the store's very rows.
+        self.to_store: np.ndarray | None = None
+        self.uncovered = np.zeros(0, dtype=np.int64)
 
     @classmethod
     def trained(cls, rows: int, decode: Callable[[np.ndarray], np.ndarray], metric: str) -> Scan | None:
@@ -80,8 +85,9 @@ class Scan:
         return int(self.index.ntotal)
 
     def search(self, query: np.ndarray, count: int) -> np.ndarray:
-        """The ``count`` rows the quantizer scores best for the prepared float32 ``query``, best
-        first (FAISS scans on the calling thread: its other cores stay with other work)."""
+        """The store rows of the ``count`` rows the quantizer scores best for the prepared float32
+        ``query``, best first (FAISS scans on the calling thread: its other cores stay with other
+        work); rows whose text the store no longer holds are left out."""
         from .vector_index import search_on_this_thread
 
         count = min(count, len(self))
@@ -89,7 +95,11 @@ class Scan:
             return np.zeros(0, dtype=np.int64)
         _, rows = search_on_this_thread(self.index, query.reshape(1, -1), count)
         rows = rows[0]
-        return rows[rows >= 0]
+        rows = rows[rows >= 0]
+        if self.to_store is None:
+            return rows
+        rows = self.to_store[rows]
+        return rows[rows >= 0].astype(np.int64)
 
 
 def _subquantizers(dim: int) -> int | None:
@@ -213,7 +223,7 @@ def _make_scan(ref: weakref.ref[Store], metric: str, saved: ScanFile | None) -> 
     store = ref()
     if store is None:
         return
-    rows, key = len(store), saved.key_for(store.joined, metric, store.dimension) if saved is not None else ""
+    rows, joined, dimension = len(store), store.joined, store.dimension
     del store  # held only a block at a time below: a store replaced meanwhile is freed
 
     def decode(picked: np.ndarray) -> np.ndarray:
@@ -223,20 +233,21 @@ def _make_scan(ref: weakref.ref[Store], metric: str, saved: ScanFile | None) -> 
         return current.rows[picked].astype(np.float32)
 
     started = _now()
-    scan = saved.load(key, rows) if saved is not None else None
+    # A saved scan of these rows, or of rows that differ little from them (``scan_file``).
+    scan = saved.load_over(joined, metric, dimension) if saved is not None else None
     trained = scan is None
     if trained:
         scan = Scan.trained(rows, decode, metric)
         log.info("vector index: %d rows quantized for scanning in %.1f s (in the background)", rows, _now() - started)
     else:
-        log.info("vector index: the quantized scan of %d rows read back in %.1f s", rows, _now() - started)
+        log.info("vector index: the quantized scan of %d rows read back in %.1f s", len(scan), _now() - started)
     store = ref()
     if store is None:
         raise StoreGone
     store._settle(scan)
     del store
     if trained and scan is not None and saved is not None:
-        saved.save(key, scan)
+        saved.save(saved.key_for(joined, metric, dimension), scan, joined, metric, dimension)
 
 
 def _lower_priority() -> None:
