@@ -50,6 +50,7 @@ from .languages import model_languages, reads_query
 from .filters import Condition, convenience_conditions, parse_filters
 from .rank import FUSION_DEPTH, Scored, best_first, rank
 from .chat_hits import is_chat_window, named_blend, named_shares
+from .date_words import date_blend, query_span
 from .snippets import folding
 from .status import count_sources, index_stats, pace
 from .snippets import query_terms, recency_blend
@@ -533,6 +534,10 @@ class VecBook:
             shares = named_shares(records, [s.index for s in scored], semantic_text)  # chat speakers the query names
             if shares:
                 scored = [dataclasses.replace(s, score=named_blend(s.score, shares.get(s.index, 0.0))) for s in scored]
+            span = query_span(semantic_text, snapshot.columns.dates(), mask)  # "in March", "2 weeks ago"
+            if span:
+                days = snapshot.columns.dates()
+                scored = [dataclasses.replace(s, score=date_blend(s.score, float(days[s.index]), span)) for s in scored]
             scored = best_first(scored, records)
             scored = [s for s in scored if floor is None or s.score >= floor]
             # Read as far as merging chat hits needs to leave k: folded (lazily), or each alone.
