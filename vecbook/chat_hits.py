@@ -124,15 +124,20 @@ def merged_citation(records: Sequence[Record], held: Iterable[int]) -> str:
 def named_shares(records: Sequence[Record], candidates: Iterable[int], query: str) -> dict[int, float]:
     """For each chat window among ``candidates`` where someone the query names writes, the share
     of its messages that person (or those people) wrote; empty when the query names nobody.
-    Names are the candidate windows' participants (the export's senders)."""
-    chats = [i for i in candidates if is_chat_window(records[i])]
-    people = {p for i in chats for p in records[i].metadata.get("participants") or () if isinstance(p, str)}
-    named = named_people(query, people)
+    Names are the candidates' participants (the export's senders). Only the windows a named
+    person takes part in have their text read (a record restored from the cache reads it from
+    the file), so a query naming nobody costs a look at each candidate's metadata."""
+    talk = {i: people for i in candidates
+            if "message_count" in records[i].metadata_keys and (people := records[i].metadata.get("participants"))}
+    named = named_people(query, {p for people in talk.values() for p in people if isinstance(p, str)})
     shares = {}
-    for i in chats if named else ():
+    for i, people in talk.items() if named else ():
         record = records[i]
+        if named.isdisjoint(people) or not is_chat_window(record):
+            continue
+        content = record.content
         starts = [offset for offset, _, _ in record.segments]
-        theirs = sum(any(record.content.startswith(f"{p}: ", o) for p in named) for o in starts)
+        theirs = sum(any(content.startswith(f"{p}: ", o) for p in named) for o in starts)
         if theirs:
             shares[i] = theirs / len(starts)
     return shares
