@@ -49,7 +49,7 @@ from .tokens import analyses, analysis_of, query_tokens
 from .languages import model_languages, reads_query
 from .filters import Condition, convenience_conditions, parse_filters
 from .rank import FUSION_DEPTH, Scored, best_first, rank
-from .chat_hits import is_chat_window, named_blend, named_shares
+from .chat_hits import is_chat_window, named_blend, named_windows
 from .date_words import date_blend, query_span
 from .snippets import folding
 from .status import count_sources, index_stats, pace
@@ -531,9 +531,9 @@ class VecBook:
             nothing = unmatched(scored)  # before a recency blend lifts their score
             if half_life:
                 scored = self._blend_recency(snapshot, scored, half_life)
-            shares = named_shares(records, [s.index for s in scored], semantic_text)  # chat speakers the query names
-            if shares:
-                scored = [dataclasses.replace(s, score=named_blend(s.score, shares.get(s.index, 0.0))) for s in scored]
+            theirs = named_windows(records, [s.index for s in scored], semantic_text)  # chat speakers it names
+            if theirs:
+                scored = [dataclasses.replace(s, score=named_blend(s.score, s.index in theirs)) for s in scored]
             span = query_span(semantic_text, snapshot.columns.dates(), mask)  # "in March", "2 weeks ago"
             if span:
                 days = snapshot.columns.dates()
