@@ -534,7 +534,7 @@ class VecBook:
             theirs = named_windows(records, [s.index for s in scored], semantic_text)  # chat speakers it names
             if theirs:
                 scored = [dataclasses.replace(s, score=named_blend(s.score, s.index in theirs)) for s in scored]
-            span = query_span(semantic_text, snapshot.columns.dates(), mask)  # "in March", "2 weeks ago"
+            span = query_span(semantic_text, snapshot.columns.dates, mask)  # "in March", "2 weeks ago"
             if span:
                 days = snapshot.columns.dates()
                 scored = [dataclasses.replace(s, score=date_blend(s.score, float(days[s.index]), span)) for s in scored]

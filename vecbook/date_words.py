@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 import re
 from datetime import date, timedelta
+from typing import Callable
 
 import numpy as np
 
@@ -41,15 +42,16 @@ _DAY_RE = re.compile(rf"\b(?:on|last) ({'|'.join(_DAYS)})\b")
 _YEAR_RE = re.compile(r"\b(?:in|during) ((?:19|20)\d\d)\b")
 
 
-def query_span(query: str, dates: np.ndarray, mask: np.ndarray | None) -> tuple[float, float] | None:
+def query_span(query: str, dates: Callable[[], np.ndarray], mask: np.ndarray | None) -> tuple[float, float] | None:
     """The span of days (as days since 1970: [first, end)) the query's date words name, counted
-    back from the newest of the records it may return (``dates``: each record's, NaN for none;
-    ``mask``: those its filters allow, None for all); None when it names none, or no record the
-    search may return has a date."""
+    back from the newest of the records it may return (``dates()``: each record's, NaN for none,
+    asked for only when the query has date words; ``mask``: those its filters allow, None for
+    all); None when it names none, or no record the search may return has a date."""
     text = " ".join(query.lower().split())
     if not any(pattern.search(text) for pattern, _ in _READERS):
         return None
-    allowed = dates if mask is None else dates[mask]
+    every = dates()
+    allowed = every if mask is None else every[mask]
     if not np.isfinite(allowed).any():
         return None
     span = date_span(text, date(1970, 1, 1) + timedelta(days=math.floor(float(np.nanmax(allowed)))))
