@@ -130,7 +130,7 @@ def named_windows(records: Sequence[Record], candidates: Iterable[int], query: s
     names nobody): names are the candidates' participants (the export's senders), read from
     their metadata alone."""
     talk = {i: people for i in candidates
-            if "message_count" in records[i].metadata_keys and (people := records[i].metadata.get("participants"))}
+            if "message_count" in records[i].metadata_keys and (people := records[i].metadata_value("participants"))}
     named = named_people(query, {p for people in talk.values() for p in people if isinstance(p, str)})
     return {i for i, people in talk.items() if not named.isdisjoint(people)} if named else set()
 
