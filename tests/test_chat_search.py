@@ -238,3 +238,59 @@ def test_a_chat_window_as_the_best_hit_does_not_move_the_query_towards_it(tmp_pa
     assert len(book._snapshot.records) == 3  # hours apart: a window each
     hits = book.search("apple", mode="hybrid", fusion="linear")
     assert [h.text for h in hits] == ["Ana: apple cherry damson", "Ana: plum quince rowan", "Ana: cherry damson elder"]
+
+
+# -- a question naming a chat participant --
+
+def test_a_question_naming_ana_ranks_her_window_about_the_trip_above_one_where_she_does_not_write(
+        tmp_path: Path) -> None:
+    # A group chat where Ana and Ben write in most windows, an hour apart: to the keyword index
+    # "ana" is a common word. Ben's message holds the trip's words in fewer words than Ana's.
+    messages = []
+    for hour in range(8, 16):
+        messages += [(f"{hour:02d}:00", "Ana", chatter(hour, 5)), (f"{hour:02d}:01", "Ben", chatter(50 + hour, 5))]
+    messages += [("16:00", "Ben", "the Lisbon trip 🚆 was long"), ("16:01", "Cy", "مرحبا 北京"),
+                 ("17:00", "Ana", chatter(17, 5)), ("17:01", "Ben", chatter(67, 5)),
+                 ("18:00", "Cy", "so how was it?"), ("18:01", "Ana", "Lisbon trip was lovely, Café Núñez 🌞")]
+    export = timed_whatsapp(tmp_path / "chat.txt", messages)
+    book = chat_book(tmp_path, export)
+    assert len(book._snapshot.records) == 11
+    unnamed = book.search("the Lisbon trip", mode="keyword")
+    assert unnamed[0].text.startswith("Ben: the Lisbon trip")
+    for mode in ("keyword", "hybrid"):
+        hits = book.search("what did Ana say about the Lisbon trip", mode=mode)
+        assert hits[0].text.endswith("Ana: Lisbon trip was lovely, Café Núñez 🌞"), mode
+        assert hits[1].text.startswith("Ben: the Lisbon trip")  # softly: Ben's answer still comes next
+        assert all(0.0 <= h.similarity_score <= 1.0 for h in hits)
+
+
+def test_a_question_naming_ana_still_returns_a_clearly_better_match_from_ben_first(tmp_path: Path) -> None:
+    export = timed_whatsapp(tmp_path / "chat.txt", [
+        ("09:00", "Ben", "the plumber fixed the boiler on thursday 🔧"),
+        ("12:00", "Ana", f"boiler {chatter(1, 40)}")])
+    book = chat_book(tmp_path, export)
+    hits = book.search("did Ana hear when the plumber fixed the boiler", mode="keyword")
+    assert hits[0].text.startswith("Ben: ") and hits[1].text.startswith("Ana: ")
+
+
+@pytest.mark.parametrize("query, people, named", [
+    ("what did jose say", ["José Núñez", "Ben"], {"José Núñez"}),  # accents folded, either word of the name
+    ("NÚÑEZ said?", ["José Núñez"], {"José Núñez"}),
+    ("王小明说了什么", ["王小明", "李雷"], {"王小明"}),  # a name in a script without spaces: the whole of it
+    ("王说了什么", ["王小明"], set()),
+    ("ماذا قال محمد", ["محمد", "Ben"], {"محمد"}),  # right to left
+    ("what did Ana say 🌸", ["Ana 🌸", "Anabel"], {"Ana 🌸"}),  # a word of the name, not a prefix of one
+    ("what did you tell me", ["You", "Me", "Sam"], set()),  # senders called You or Me are stop words
+    ("plan B for the trip", ["B", "Ben"], set()),  # one letter names nobody
+])
+def test_a_participant_is_named_by_a_word_of_their_name(query: str, people: list[str], named: set[str]) -> None:
+    assert vecbook.chat_hits.named_people(query, people) == named
+
+
+def test_a_query_naming_nobody_leaves_chat_scores_as_they_were(tmp_path: Path) -> None:
+    export = timed_whatsapp(tmp_path / "chat.txt", [("09:00", "Ana", "lantern festival 🏮"),
+                                                   ("12:00", "Ben", "lantern festival tickets")])
+    book = chat_book(tmp_path, export)
+    records = book._snapshot.records
+    assert vecbook.chat_hits.named_windows(records, range(len(records)), "lantern festival") == set()
+    assert vecbook.chat_hits.named_windows(records, range(len(records)), "Ana's lantern") == {0}

@@ -36,6 +36,13 @@ def test_a_record_keeps_its_text_once_and_gives_back_every_field_as_given() -> N
         record.text = "changed"  # type: ignore[misc]
 
 
+def test_one_metadata_value_is_read_without_the_whole_metadata() -> None:
+    record = vecbook.Record(text="مرحبا 🔥", file_path="chat.txt", line_number=1, end_line=2,
+                            metadata={"participants": ["José", "王小明"], "message_count": 2})
+    assert record.metadata_value("participants") == ["José", "王小明"] == record.metadata["participants"]
+    assert record.metadata_value("thread") is None and record.metadata_value("thread", "main") == "main"
+
+
 def test_records_share_the_strings_of_repeated_metadata(write_files: Any) -> None:
     book = vecbook.VecBook(write_files(NOTES), keyword_only=True, cache_directory=False)
     first, second, _ = book._snapshot.records

@@ -49,7 +49,8 @@ from .tokens import analyses, analysis_of, query_tokens
 from .languages import model_languages, reads_query
 from .filters import Condition, convenience_conditions, parse_filters
 from .rank import FUSION_DEPTH, Scored, best_first, rank
-from .chat_hits import is_chat_window
+from .chat_hits import is_chat_window, named_blend, named_windows
+from .date_words import date_blend, query_span
 from .snippets import folding
 from .status import count_sources, index_stats, pace
 from .snippets import query_terms, recency_blend
@@ -530,6 +531,13 @@ class VecBook:
             nothing = unmatched(scored)  # before a recency blend lifts their score
             if half_life:
                 scored = self._blend_recency(snapshot, scored, half_life)
+            theirs = named_windows(records, [s.index for s in scored], semantic_text)  # chat speakers it names
+            if theirs:
+                scored = [dataclasses.replace(s, score=named_blend(s.score, s.index in theirs)) for s in scored]
+            span = query_span(semantic_text, snapshot.columns.dates, mask)  # "in March", "2 weeks ago"
+            if span:
+                days = snapshot.columns.dates()
+                scored = [dataclasses.replace(s, score=date_blend(s.score, float(days[s.index]), span)) for s in scored]
             scored = best_first(scored, records)
             scored = [s for s in scored if floor is None or s.score >= floor]
             # Read as far as merging chat hits needs to leave k: folded (lazily), or each alone.

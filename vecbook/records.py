@@ -134,6 +134,12 @@ class Record:
         """The metadata's keys, in order (no dict made)."""
         return self._keys
 
+    def metadata_value(self, key: str, default: Any = None) -> Any:
+        """One metadata value, ``default`` where the record has no such key (no dict made: a
+        search looks at a few keys of each of its candidates)."""
+        keys = self._keys
+        return self._values[keys.index(key)] if key in keys else default
+
     @property
     def content(self) -> str:
         """The whole record, headers included: what is embedded and keyword-indexed."""

@@ -1,0 +1,99 @@
+"""Date words in a query: a soft preference for records of the days they name, counted back
+from the newest record the search may return (vecbook.date_words)."""
+
+from __future__ import annotations
+
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import vecbook
+from vecbook.date_words import date_span
+from test_chat_search import chat_book, chatter
+
+WEDNESDAY = date(2024, 7, 17)
+
+
+@pytest.mark.parametrize("query, first, end", [
+    ("what did we eat in March", date(2024, 3, 1), date(2024, 4, 1)),
+    ("in December", date(2023, 12, 1), date(2024, 1, 1)),  # a month without a year: the latest one begun
+    ("rent for March 2023", date(2023, 3, 1), date(2023, 4, 1)),
+    ("the trip last summer", date(2023, 6, 1), date(2023, 9, 1)),  # mid-July: last summer is 2023's
+    ("in the winter", date(2023, 12, 1), date(2024, 3, 1)),
+    ("dinner 2 weeks ago", date(2024, 6, 30), date(2024, 7, 7)),  # the week around 14 days back
+    ("a couple of days ago", date(2024, 7, 15), date(2024, 7, 16)),
+    ("three months ago", date(2024, 4, 3), date(2024, 5, 4)),
+    ("what did Ana say on Tuesday", date(2024, 7, 16), date(2024, 7, 17)),
+    ("last Wednesday", date(2024, 7, 10), date(2024, 7, 11)),  # the latest one before the reference day
+    ("YESTERDAY'S plan", date(2024, 7, 16), date(2024, 7, 17)),
+    ("last week", date(2024, 7, 8), date(2024, 7, 15)),  # Monday to Sunday
+    ("this month", date(2024, 7, 1), date(2024, 8, 1)),
+    ("last year", date(2023, 1, 1), date(2024, 1, 1)),
+    ("photos in 2022", date(2022, 1, 1), date(2023, 1, 1)),
+])
+def test_date_words_name_a_span_of_days_back_from_the_reference_day(query: str, first: date, end: date) -> None:
+    assert date_span(query, WEDNESDAY) == (first, end)
+
+
+@pytest.mark.parametrize("query", ["may I ask about the sun", "what about last time", "a second opinion",
+                                   "三月的晚饭", "مارس", "🎂 party"])
+def test_words_that_only_look_like_dates_name_no_span(query: str) -> None:
+    assert date_span(query, WEDNESDAY) is None
+
+
+def whatsapp_days(path: Path, messages: list[tuple[str, str, str]]) -> Path:
+    """A WhatsApp export of ``(DD/MM/YYYY, author, text)`` messages, each at 09:00."""
+    path.write_text("".join(f"{day}, 09:00 - {author}: {text}\n" for day, author, text in messages), encoding="utf-8")
+    return path
+
+
+def test_in_march_prefers_marchs_messages_but_still_returns_a_better_match_from_may(tmp_path: Path) -> None:
+    # Days apart and with other talk between: each message is a window, none merged with another.
+    export = whatsapp_days(tmp_path / "chat.txt", [
+        ("02/03/2024", "Ana", "Café Núñez dinner 🍷 was fine"),
+        ("05/03/2024", "Ben", f"boiler {chatter(5, 30)}"),
+        ("05/04/2024", "Cy", "مرحبا 北京 " + chatter(1, 5)),
+        ("10/05/2024", "Ben", "dinner at Café Núñez 🍷"),
+        ("15/05/2024", "Cy", chatter(2, 5)),
+        ("20/05/2024", "Ana", "the plumber fixed the boiler 🔧"),
+        ("01/06/2024", "Cy", chatter(3, 5))])
+    book = chat_book(tmp_path, export)
+    assert len(book._snapshot.records) == 7
+    plain = book.search("dinner at Café Núñez", mode="keyword")
+    assert plain[0].text == "Ben: dinner at Café Núñez 🍷"  # May's, the shorter message, ranks first
+    march = book.search("dinner at cafe nunez in March", mode="keyword")
+    assert [h.text for h in march[:2]] == ["Ana: Café Núñez dinner 🍷 was fine",
+                                          "Ben: dinner at Café Núñez 🍷"]  # May's still next
+    assert all(0.0 <= h.similarity_score <= 1.0 for h in march)
+    # A far better match from May stays first: the preference only tips close ones.
+    boiler = book.search("when the plumber fixed the boiler in March", mode="keyword")
+    assert boiler[0].text == "Ana: the plumber fixed the boiler 🔧" and boiler[1].text.startswith("Ben: boiler")
+
+
+def test_date_words_count_back_from_the_newest_record_the_filters_allow(tmp_path: Path) -> None:
+    export = whatsapp_days(tmp_path / "chat.txt", [
+        ("01/02/2024", "Ana", "the lantern festival 🏮 tickets"),
+        ("10/02/2024", "Ben", "lantern festival 🏮 tickets, lantern festival"),
+        ("20/02/2024", "Ana", f"{chatter(3, 4)}"),
+        ("10/04/2024", "Ben", f"{chatter(4, 4)}")])
+    book = chat_book(tmp_path, export)
+    assert book.search("lantern festival", mode="keyword")[0].text.startswith("Ben: ")
+    # The newest record it may return is 20 February: 3 weeks ago is around 30 January.
+    hits = book.search("lantern festival 3 weeks ago", mode="keyword", filters={"date__lt": "2024-03-01"})
+    assert hits[0].text.startswith("Ana: the lantern festival")
+    # Without the filter the newest is 10 April: 3 weeks ago is around 20 March, which none is from.
+    assert book.search("lantern festival 3 weeks ago", mode="keyword")[0].text.startswith("Ben: ")
+
+
+def test_a_query_naming_no_date_is_scored_as_before(tmp_path: Path) -> None:
+    export = whatsapp_days(tmp_path / "chat.txt", [("01/03/2024", "Ana", "lantern festival"),
+                                                   ("01/05/2024", "Ben", "lantern festival tickets")])
+    book = chat_book(tmp_path, export)
+    columns = book._snapshot.columns
+    def unread() -> Any:
+        raise AssertionError("the records' dates were read for a query naming no date")
+    assert vecbook.date_words.query_span("lantern festival", unread, None) is None  # costs nothing
+    assert vecbook.date_words.query_span("lantern festival in March", columns.dates, None) == (
+        (date(2024, 3, 1) - date(1970, 1, 1)).days, (date(2024, 4, 1) - date(1970, 1, 1)).days)

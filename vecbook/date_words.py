@@ -1,0 +1,144 @@
+"""Date words in a query ("in March", "last summer", "2 weeks ago", "on Tuesday"): the span of
+days they name, counted back from a reference day (the newest record the search may return), as
+a soft preference for records dated inside it (``date_blend``), never a filter.
+
+English only: the phrases are matched by a few patterns over the query's lower-cased words. A
+date parser (dateparser's ``search_dates``) reads more languages, but takes tens of milliseconds
+a query and finds dates in ordinary words ("may", "sun", "a second"); a query naming no date
+must cost nothing and change nothing here.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from datetime import date, timedelta
+from typing import Callable
+
+import numpy as np
+
+# When a query names a span of days, each candidate's score becomes (1 - DATE_WEIGHT) x its
+# score + DATE_WEIGHT where its date lies in the span (x its score alone where it does not, or
+# has no date): a record from the span gains ~0.11 on the rest, so it passes close matches from
+# other days while a clearly better match from another day stays first. Not measured on data:
+# no question of RealMem names a day ("last time" is the nearest, and names no span).
+DATE_WEIGHT = 0.1
+
+_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september",
+           "october", "november", "december")
+_DAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+# Northern seasons as (first month, months): winter runs from December into the next year.
+_SEASONS = {"spring": (3, 3), "summer": (6, 3), "autumn": (9, 3), "fall": (9, 3), "winter": (12, 3)}
+_NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
+            "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "a couple of": 2, "a few": 3}
+_UNIT_DAYS = {"day": 1, "week": 7, "month": 30, "year": 365}
+_NUMBER = r"(\d{1,3}|a couple of|a few|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)"
+_AGO_RE = re.compile(rf"\b{_NUMBER} (day|week|month|year)s? ago\b")
+_NAMED_RE = re.compile(r"\b(yesterday|today|(?:last|this) (?:week|month|year))\b")
+_SEASON_RE = re.compile(r"\b(last|this|in|in the) (spring|summer|autumn|fall|winter)\b")
+_MONTH_RE = re.compile(rf"\b(?:in|last|during|since|early|late|mid) ({'|'.join(_MONTHS)})(?: (\d{{4}}))?\b"
+                       rf"|\b({'|'.join(_MONTHS)}) (\d{{4}})\b")
+_DAY_RE = re.compile(rf"\b(?:on|last) ({'|'.join(_DAYS)})\b")
+_YEAR_RE = re.compile(r"\b(?:in|during) ((?:19|20)\d\d)\b")
+
+
+def query_span(query: str, dates: Callable[[], np.ndarray], mask: np.ndarray | None) -> tuple[float, float] | None:
+    """The span of days (as days since 1970: [first, end)) the query's date words name, counted
+    back from the newest of the records it may return (``dates()``: each record's, NaN for none,
+    asked for only when the query has date words; ``mask``: those its filters allow, None for
+    all); None when it names none, or no record the search may return has a date."""
+    text = " ".join(query.lower().split())
+    if not any(pattern.search(text) for pattern, _ in _READERS):
+        return None
+    every = dates()
+    allowed = every if mask is None else every[mask]
+    if not np.isfinite(allowed).any():
+        return None
+    span = date_span(text, date(1970, 1, 1) + timedelta(days=math.floor(float(np.nanmax(allowed)))))
+    return None if span is None else (days_since_epoch(span[0]), days_since_epoch(span[1]))
+
+
+def date_span(query: str, reference: date) -> tuple[date, date] | None:
+    """The days [first, end) the query's first date phrase names, counted back from
+    ``reference`` (the newest day a hit can have), or None when it names none. A month or
+    weekday without a year is the latest one on or before ``reference``'s day; "last summer" the
+    latest summer over by then; "2 weeks ago" the week around the day 14 days back."""
+    text = " ".join(query.lower().split())
+    found = [(m.start(), span) for pattern, read in _READERS
+             if (m := pattern.search(text)) and (span := read(m, reference)) is not None]
+    return min(found)[1] if found else None
+
+
+def _ago(m: re.Match[str], ref: date) -> tuple[date, date]:
+    count = int(m.group(1)) if m.group(1).isdigit() else _NUMBERS[m.group(1)]
+    unit = _UNIT_DAYS[m.group(2)]
+    centre = ref - timedelta(days=count * unit)
+    half = unit // 2
+    return centre - timedelta(days=half), centre + timedelta(days=half + 1)
+
+
+def _named(m: re.Match[str], ref: date) -> tuple[date, date]:
+    phrase = m.group(1)
+    if phrase in ("yesterday", "today"):
+        day = ref - timedelta(days=1 if phrase == "yesterday" else 0)
+        return day, day + timedelta(days=1)
+    which, unit = phrase.split()
+    back = 1 if which == "last" else 0
+    if unit == "week":
+        monday = ref - timedelta(days=ref.weekday() + 7 * back)
+        return monday, monday + timedelta(days=7)
+    if unit == "month":
+        first = _month_start(ref.year, ref.month - back)
+        return first, _month_start(first.year, first.month + 1)
+    return date(ref.year - back, 1, 1), date(ref.year - back + 1, 1, 1)
+
+
+def _season(m: re.Match[str], ref: date) -> tuple[date, date]:
+    first_month, months = _SEASONS[m.group(2)]
+    for year in (ref.year, ref.year - 1, ref.year - 2):
+        start = date(year, first_month, 1)
+        end = _month_start(year, first_month + months)
+        # "last summer": the latest summer over by the reference day; else the latest begun.
+        if (end <= ref) if m.group(1) == "last" else (start <= ref):
+            return start, end
+    return date(ref.year - 2, first_month, 1), _month_start(ref.year - 2, first_month + months)
+
+
+def _month(m: re.Match[str], ref: date) -> tuple[date, date]:
+    name, year = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
+    month = _MONTHS.index(name) + 1
+    first = date(int(year), month, 1) if year else date(ref.year if month <= ref.month else ref.year - 1, month, 1)
+    return first, _month_start(first.year, month + 1)
+
+
+def _weekday(m: re.Match[str], ref: date) -> tuple[date, date]:
+    back = (ref.weekday() - _DAYS.index(m.group(1))) % 7 or 7  # the latest one before the reference day
+    day = ref - timedelta(days=back)
+    return day, day + timedelta(days=1)
+
+
+def _year(m: re.Match[str], ref: date) -> tuple[date, date]:
+    year = int(m.group(1))
+    return date(year, 1, 1), date(year + 1, 1, 1)
+
+
+def _month_start(year: int, month: int) -> date:
+    """The first day of ``month`` of ``year``, months past 12 or below 1 carried into the year."""
+    year += (month - 1) // 12
+    return date(year, (month - 1) % 12 + 1, 1)
+
+
+_READERS = ((_AGO_RE, _ago), (_NAMED_RE, _named), (_SEASON_RE, _season), (_MONTH_RE, _month),
+            (_DAY_RE, _weekday), (_YEAR_RE, _year))
+
+
+def date_blend(score: float, days: float, span: tuple[float, float]) -> float:
+    """A candidate's score where the query names a span of days (``days``: its date, as days
+    since 1970, NaN for none; ``span``: [first, end) the same way): see DATE_WEIGHT."""
+    inside = not math.isnan(days) and span[0] <= days < span[1]
+    return (1.0 - DATE_WEIGHT) * score + (DATE_WEIGHT if inside else 0.0)
+
+
+def days_since_epoch(day: date) -> float:
+    """``day`` as days since 1970-01-01 (as the records' dates are compared)."""
+    return float((day - date(1970, 1, 1)).days)
