@@ -9,6 +9,7 @@ import logging
 import stat
 import struct
 import threading
+import time
 import weakref
 from pathlib import Path
 from typing import Any, Callable, Iterator
@@ -17,6 +18,7 @@ import numpy as np
 import pytest
 
 import vecbook
+import vecbook.caches
 import vecbook.scan_file
 import vecbook.vector_index
 import vecbook.vector_store
@@ -265,3 +267,33 @@ def test_a_book_restarted_after_an_edit_keeps_its_saved_scan_and_finds_the_new_t
     assert "pangolin" in hits[0].text
     assert again.search("boiler 42", mode="semantic")[0].id == boiler
     again.close()
+
+
+def test_a_first_build_trains_its_scan_only_once_its_caches_are_saved(
+        tmp_path: Path, fake_book: Callable[..., vecbook.VecBook], monkeypatch: pytest.MonkeyPatch) -> None:
+    # At a million records the training's sample and codes beside the save were the build's peak.
+    events: list[str] = []
+    original_trained = vecbook.vector_store.Scan.trained.__func__  # type: ignore[attr-defined]
+    original_save = vecbook.caches.Caches.save
+
+    def trained(cls: Any, *args: Any) -> Any:
+        events.append("training")
+        return original_trained(cls, *args)
+
+    def slow_save(self: Any) -> None:
+        events.append("save begins")
+        time.sleep(0.5)  # time enough for a training that does not wait to begin
+        original_save(self)
+        events.append("save ends")
+
+    monkeypatch.setattr(vecbook.vector_store.Scan, "trained", classmethod(trained))
+    monkeypatch.setattr(vecbook.caches.Caches, "save", slow_save)
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "notes.md").write_text("\n\n".join(f"# Note {n}\n\nthe boiler {n} café 修理 🔥" for n in range(500)),
+                                   encoding="utf-8")
+    book = fake_book(data, cache_directory=tmp_path / "cache")
+    assert book._snapshot.vectors.store.wait_for_scan(60)
+    assert events == ["save begins", "save ends", "training"]
+    assert book._snapshot.vectors.store.scan is not None
+    book.close()

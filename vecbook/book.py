@@ -45,6 +45,7 @@ from .hits import (
 )
 from .embed import Embedder, _release_freed_memory
 from .vector_index import VectorIndex
+from .vector_store import trainings_held
 from .tokens import analyses, analysis_of, query_tokens
 from .languages import model_languages, reads_query
 from .filters import Condition, convenience_conditions, parse_filters
@@ -220,19 +221,23 @@ class VecBook:
             self._building = True
             covers, full, self._full_requested = self._requested, self._full_requested, False
         try:
-            update = self._build(full)
-            # After the new snapshot is published: searches never wait on it. An update (the
-            # watcher's usual case: one file changed) does not wait either, since writing
-            # 100k vectors takes longer than the update, and writes at most once a minute. A
-            # first or full build saves (vectors and keywords) before it returns, so the
-            # process that ran it (the CLI's reindex) leaves the cache whole.
-            if update:
-                self._caches.save_update()
-            else:
-                self._caches.save()
-            # A build frees what it read and gathered (hundreds of MB at 100k records) in pieces
-            # glibc keeps unless told: the process would stay at its build's highest RSS.
-            _release_freed_memory()
+            # No scan is trained until the caches are saved: at a million records the training's
+            # sample and codes beside a first build's save were its peak of memory (a saved scan
+            # of these rows is still read at once).
+            with trainings_held():
+                update = self._build(full)
+                # After the new snapshot is published: searches never wait on it. An update (the
+                # watcher's usual case: one file changed) does not wait either, since writing
+                # 100k vectors takes longer than the update, and writes at most once a minute. A
+                # first or full build saves (vectors and keywords) before it returns, so the
+                # process that ran it (the CLI's reindex) leaves the cache whole.
+                if update:
+                    self._caches.save_update()
+                else:
+                    self._caches.save()
+                # A build frees what it read and gathered (hundreds of MB at 100k records) in
+                # pieces glibc keeps unless told: the process would stay at its highest RSS.
+                _release_freed_memory()
         except KeyboardInterrupt:
             # Ctrl-C (and the CLI's SIGTERM): what was embedded is kept for the next start.
             kept = self._keep_embedded()

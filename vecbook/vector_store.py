@@ -15,6 +15,7 @@ assignment once whole, so no start or update waits for it and no search sees hal
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
 import os
@@ -22,7 +23,7 @@ import queue
 import sys
 import threading
 import weakref
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 import numpy as np
 
@@ -165,6 +166,8 @@ class _Quantizer:
         self._jobs: queue.Queue[tuple[weakref.ref[Store], str, ScanFile | None]] = queue.Queue()
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
+        self._holds = 0  # builds under way that asked trainings to wait (``held``)
+        self._unheld = threading.Condition()
 
     def submit(self, store: Store, metric: str, saved: ScanFile | None) -> None:
         """Queue ``store``'s scan, starting the thread if it ended (idle) or never started."""
@@ -202,6 +205,25 @@ class _Quantizer:
             finally:
                 self._jobs.task_done()
 
+    @contextlib.contextmanager
+    def held(self) -> Iterator[None]:
+        """No scan is trained while this is held (a saved one is still read): a build holds it
+        until its caches are saved, so that a first build's training does not add its sample
+        and codes to the build's own peak of memory."""
+        with self._unheld:
+            self._holds += 1
+        try:
+            yield
+        finally:
+            with self._unheld:
+                self._holds -= 1
+                self._unheld.notify_all()
+
+    def wait_unheld(self) -> None:
+        """Return once no build holds the trainings back."""
+        with self._unheld:
+            self._unheld.wait_for(lambda: not self._holds)
+
     def wait_idle(self, timeout: float | None) -> bool:
         """Wait until every queued store is done (its scan set and saved); False on ``timeout``."""
         done = self._jobs.all_tasks_done
@@ -210,6 +232,11 @@ class _Quantizer:
 
 
 _QUANTIZER = _Quantizer()
+
+
+def trainings_held() -> contextlib.AbstractContextManager[None]:
+    """A context in which no scan is trained (``_Quantizer.held``)."""
+    return _QUANTIZER.held()
 
 
 def wait_for_scans(timeout: float | None = None) -> bool:
@@ -237,6 +264,8 @@ def _make_scan(ref: weakref.ref[Store], metric: str, saved: ScanFile | None) -> 
     scan = saved.load_over(joined, metric, dimension) if saved is not None else None
     trained = scan is None
     if trained:
+        _QUANTIZER.wait_unheld()
+        started = _now()
         scan = Scan.trained(rows, decode, metric)
         log.info("vector index: %d rows quantized for scanning in %.1f s (in the background)", rows, _now() - started)
     else:
