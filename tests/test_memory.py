@@ -5,7 +5,6 @@ has them, and keyword postings keep no per-posting weights; none of it changes a
 from __future__ import annotations
 
 import pickle
-import time
 from pathlib import Path
 from typing import Any
 
@@ -269,29 +268,3 @@ def test_the_cache_stats_count_distinct_keys_and_those_the_cache_holds() -> None
     assert live.overlap(KeyRows(b"")) == (4, 0) and KeyRows(b"").overlap(live) == (0, 0)
     twins = KeyRows(b"\x01" * 8 + b"\x02" * 8 + b"\x01" * 8 + b"\x03" * 8 + b"\x01" * 8 + b"\x02" * 8)
     assert twins.overlap(KeyRows(b"\x01" * 8 + b"\x03" * 8)) == (2, 1)  # the same first 8 bytes, apart
-
-
-def test_a_first_build_writes_its_vector_cache_once_its_keyword_cache_is_written(
-        write_files: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    # Both writes' buffers at once were a first build's peak of memory at a million records.
-    from vecbook.keyword_cache import KeywordCache
-
-    events: list[str] = []
-    real_keywords, real_vectors = KeywordCache.save, VectorCache.save
-
-    def slow_keywords(self: KeywordCache, captured: Any) -> None:
-        events.append("keywords begin")
-        time.sleep(0.3)  # time enough for a vector write that does not wait to begin
-        real_keywords(self, captured)
-        events.append("keywords end")
-
-    def vectors(self: VectorCache, keep: Any) -> None:
-        events.append("vectors")
-        real_vectors(self, keep)
-
-    monkeypatch.setattr(KeywordCache, "save", slow_keywords)
-    monkeypatch.setattr(VectorCache, "save", vectors)
-    book = vecbook.VecBook(write_files(MANY), embedder=FakeEmbedder(), cache_directory=tmp_path / "cache")
-    before = events[:events.index("vectors")]
-    assert "keywords end" in before and before.count("keywords begin") == before.count("keywords end")
-    assert book.search("boiler 修理", mode="hybrid")

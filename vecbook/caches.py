@@ -139,12 +139,12 @@ class Caches:
         build does this before it returns, so the process that ran it leaves both caches whole."""
         with self._lock:
             self._last_write = time.monotonic()
-        # The keyword save this build started (in the background) ends first: the two writes'
-        # buffers at once were a first build's peak of memory (a million records: the keyword
-        # file's rows and postings beside the vector file's blocks, over the index).
-        if self.keywords is not None:
-            self.keywords.wait()
-        self._save_pending_vectors()
+        try:
+            self._save_pending_vectors()
+        finally:
+            # Even when the vector write fails: the keyword save this build started is in flight.
+            if self.keywords is not None:
+                self.keywords.wait()
 
     def save_update(self) -> None:
         """After an update's snapshot is published: write both caches in the background now if
