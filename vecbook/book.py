@@ -221,9 +221,8 @@ class VecBook:
             self._building = True
             covers, full, self._full_requested = self._requested, self._full_requested, False
         try:
-            # No scan is trained until the caches are saved: at a million records the training's
-            # sample and codes beside a first build's save were its peak of memory (a saved scan
-            # of these rows is still read at once).
+            # No scan is trained until the caches are saved (a saved one is still read at once):
+            # beside a first build's save, a training was its peak of memory at a million records.
             with trainings_held():
                 update = self._build(full)
                 # After the new snapshot is published: searches never wait on it. An update (the
@@ -536,11 +535,9 @@ class VecBook:
             nothing = unmatched(scored)  # before a recency blend lifts their score
             if half_life:
                 scored = self._blend_recency(snapshot, scored, half_life)
-            theirs = named_windows(records, [s.index for s in scored], semantic_text)  # chat speakers it names
-            if theirs:
+            if theirs := named_windows(records, [s.index for s in scored], semantic_text):  # chat speakers it names
                 scored = [dataclasses.replace(s, score=named_blend(s.score, s.index in theirs)) for s in scored]
-            span = query_span(semantic_text, snapshot.columns.dates, mask)  # "in March", "2 weeks ago"
-            if span:
+            if span := query_span(semantic_text, snapshot.columns.dates, mask):  # "in March", "2 weeks ago"
                 days = snapshot.columns.dates()
                 scored = [dataclasses.replace(s, score=date_blend(s.score, float(days[s.index]), span)) for s in scored]
             scored = best_first(scored, records)
