@@ -25,8 +25,11 @@ from vecbook.vector_files import read_journal
 RECORDS = 48
 # Runs a command as `vecbook` does, embedding in chunks of 4 texts and pausing after each, with a
 # line in the marker file once a chunk is noted (and appended to the journal when one is due).
+# Ctrl-C is met with Python's own handler, as in a terminal: a test run started in the background
+# by a non-interactive shell inherits SIGINT ignored, and the child would never see it.
 DRIVER = """
-import sys, time
+import signal, sys, time
+signal.signal(signal.SIGINT, signal.default_int_handler)
 sys.path.insert(0, sys.argv[1])
 import vecbook.build, vecbook.caches, vecbook.cli
 vecbook.build.EMBED_CHUNK = 4
