@@ -7,7 +7,7 @@ the lines from the first window's first message to the last one's last, and take
 score; the merged hit takes the rank of the better one, so the next hit moves up.
 
 A question that names a participant of a chat ("what did Ana say about the trip?") favours the
-windows where that person writes (``named_lift``): softly, as a filter would lose the answers
+windows where that person writes (``named_windows``, ``named_blend``): softly, as a filter would lose the answers
 another person gave.
 """
 
