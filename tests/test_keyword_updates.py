@@ -63,14 +63,17 @@ def test_scores_equal_a_fresh_build_across_random_edits_adds_and_deletes(seed: i
     documents = [[rng.choice(WORDS) for _ in range(rng.randint(0, 6))] for _ in range(rng.randint(0, 30))]
     index = KeywordIndex([vocabulary.encode(d) for d in documents], vocabulary=vocabulary)
     # floor 10,000: never compacted; 3: compacted by the update whenever the delta passes 3 passages.
+    changed = False  # a move back to its own place changes nothing: the counts stay as they were
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(vecbook.index, "DELTA_PASSAGES", floor)
         for _ in range(steps):
+            before = len(documents)
             documents, source = edited(documents, rng)
+            changed |= len(source) != before or bool(np.any(source != np.arange(len(source))))
             index = updated_index(index, documents, source, vocabulary)
             fresh = KeywordIndex([vocabulary.encode(d) for d in documents], vocabulary=vocabulary)
             scores_agree(index, fresh)
-    if floor == 10_000 and index.n_passages:
+    if floor == 10_000 and index.n_passages and changed:
         assert index.layered
 
 
