@@ -77,6 +77,19 @@ def test_scores_equal_a_fresh_build_across_random_edits_adds_and_deletes(seed: i
         assert index.layered
 
 
+def test_a_passage_added_after_every_passage_was_deleted_is_scored_as_in_a_fresh_build() -> None:
+    # Found by the random sequence: a layered index with no passage left, then one added.
+    vocabulary = Vocabulary()
+    documents = [["rice", "咖啡"], ["quokka", "🔥"], ["café"]]
+    index = KeywordIndex([vocabulary.encode(d) for d in documents], vocabulary=vocabulary)
+    index = updated_index(index, [["rice", "咖啡"], ["café"]], np.array([0, 2]), vocabulary)
+    index = updated_index(index, [], np.zeros(0, dtype=np.int64), vocabulary)
+    documents = [["שלום", "café"]]
+    index = updated_index(index, documents, np.array([-1]), vocabulary)
+    scores_agree(index, KeywordIndex([vocabulary.encode(d) for d in documents], vocabulary=vocabulary))
+    assert index.scores(["café"]).tolist()[0] > 0
+
+
 def test_an_update_keeps_the_main_postings_and_counts_only_the_new_passages() -> None:
     vocabulary = Vocabulary()
     documents = [["rice", "kimchi"], ["咖啡", "🔥"], ["outage", "the", "the"], ["quokka"]]

@@ -309,8 +309,11 @@ class KeywordIndex:
         to_new[source[copied]] = copied
         if placed is None:
             placed = to_new
-        else:
-            placed = np.where(placed >= 0, to_new[np.maximum(placed, 0)], -1).astype(np.int32)
+        else:  # a main passage still live takes its number now; one gone before stays gone
+            live = placed >= 0
+            renumbered = np.full(len(placed), -1, dtype=np.int32)
+            renumbered[live] = to_new[placed[live]]  # none live when every passage was deleted
+            placed = renumbered
         fresh = self._count_pairs(documents, np.flatnonzero(source < 0))
         new_delta = self._delta(delta, to_new, fresh)
         live = int(np.count_nonzero(placed >= 0))
