@@ -9,11 +9,18 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 import pytest
+from hypothesis import settings
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import vecbook  # noqa: E402
+
+# Property tests draw the same examples on every run (derandomized), so CI and a user's run
+# agree and a failure reproduces; HYPOTHESIS_PROFILE=explore draws new ones while working.
+settings.register_profile("vecbook", derandomize=True, database=None)
+settings.register_profile("explore", max_examples=200)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "vecbook"))
 
 SAMPLES = ROOT / "samples"
 DATA = Path(__file__).resolve().parent / "data"
