@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from .build import Builder
+from .embed import _release_freed_memory
 from .spill import LiveVectors
 from .config import Config, ConfigError
 from .keyword_cache import Captured, KeywordCache
@@ -146,6 +147,16 @@ class Caches:
             if self.keywords is not None:
                 self.keywords.wait()
 
+    def save_restart(self) -> None:
+        """After a restart's snapshot is published (a start that took the keyword cache): write
+        what changed in the background, as an update does but at once. Its keyword save is in
+        flight already; a book opened meanwhile in this process waits for both files
+        (``KeywordCache.restore``, ``VectorCache.load``), and the process's exit finishes them
+        (the threads are not daemons; each file is replaced atomically)."""
+        with self._lock:
+            self._last_write = time.monotonic()
+        self._save_vectors_in_background()
+
     def save_update(self) -> None:
         """After an update's snapshot is published: write both caches in the background now if
         their last write began UPDATE_WRITE_SECONDS ago or more, else once that time is up (the
@@ -262,6 +273,11 @@ class Caches:
             self._save_pending_vectors()
         finally:
             cache.end_save()
+        if self.keywords is not None:
+            self.keywords.wait()
+        # What both saves gathered goes back to the system, as a build's own save's does: a
+        # server would otherwise keep it (glibc holds freed pieces) while it serves.
+        _release_freed_memory()
 
     def _save_pending_vectors(self) -> None:
         """Keep exactly the live vectors of the last build (which prunes the stale ones), if
