@@ -18,7 +18,7 @@ import vecbook
 import vecbook.rows_file
 import vecbook.vector_index
 import vecbook.vector_store
-from vecbook.rows_file import ROWS_MAGIC, RowsFile
+from vecbook.rows_file import ROWS_FORMAT, ROWS_MAGIC, RowsFile
 from vecbook.vector_cache import VectorCache
 
 from test_index import clustered_vectors
@@ -141,7 +141,8 @@ def damage(path: Path, how: str) -> None:
     ("cut", "are unusable ("),
     ("header", "are unusable (Expecting value"),
     ("not rows", "are unusable (not a VecBook rows file)"),
-    ("format", "were made by another version (format 7; this is format 1); they are made from the vector cache"),
+    ("format", f"were made by another version (format 7; this is format {ROWS_FORMAT}); they are made from the "
+               "vector cache"),
 ])
 def test_a_damaged_rows_file_is_a_warning_and_the_rows_are_made_again_with_the_same_results(
         tmp_path: Path, caplog: pytest.LogCaptureFixture, how: str, message: str) -> None:
@@ -216,6 +217,19 @@ def counted_cache_reads(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     return reads
 
 
+def counted_encodings(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The rows a build encodes to float16 from here on (from the vector cache or the model)."""
+    encoded: list[int] = []
+    real = vecbook.build.encode_vectors
+
+    def encode(vectors: np.ndarray, metric: str) -> np.ndarray:
+        encoded.append(len(vectors))
+        return real(vectors, metric)
+
+    monkeypatch.setattr(vecbook.build, "encode_vectors", encode)
+    return encoded
+
+
 def filtered(book: vecbook.VecBook) -> list[list[tuple[str, float]]]:
     """Hits of searches filtered by metadata, by file and by source."""
     searches = [("the boiler café", {"title": "a long journal"}), ("roof repair", {"file_path": "notes.txt"}),
@@ -258,25 +272,69 @@ def test_a_warm_start_maps_the_rows_and_answers_as_a_cold_build(
     warm.close()
 
 
-def test_an_edited_source_is_read_again_and_its_new_record_found_with_rows_made_anew(
+ADDED = "A new record: the lighthouse keeper's quokka 🦘 fixed the 灯台"
+
+
+def edit_notes(tmp_path: Path) -> None:
+    """Add a record (ADDED) to the windowed book's notes.txt, dated a minute back."""
+    from test_keyword_cache import WINDOWED, settle
+
+    (tmp_path / "notes" / "notes.txt").write_text(WINDOWED["notes.txt"] + "\n---\n" + ADDED, encoding="utf-8")
+    settle(tmp_path / "notes" / "notes.txt")
+
+
+def test_a_start_after_an_edit_keeps_the_saved_rows_and_puts_the_new_ones_beside_them(
         tmp_path: Path, windowed: Callable[..., vecbook.VecBook], monkeypatch: pytest.MonkeyPatch,
         caplog: pytest.LogCaptureFixture) -> None:
-    from test_keyword_cache import WINDOWED, assert_same_answers, settle
+    from test_keyword_cache import assert_same_answers
 
     cache = tmp_path / "cache"
     windowed(cache).close()
-    added = "A new record: the lighthouse keeper's quokka 🦘 fixed the 灯台"
-    (tmp_path / "notes" / "notes.txt").write_text(WINDOWED["notes.txt"] + "\n---\n" + added, encoding="utf-8")
-    settle(tmp_path / "notes" / "notes.txt")
+    (path,) = cache.glob("rows-*.vbr")
+    written = path.read_bytes()
+    edit_notes(tmp_path)
+    caplog.set_level(logging.INFO, logger="vecbook")
+    encoded = counted_encodings(monkeypatch)
+    edited = windowed(cache)
+    assert edited.stats()["last_update"]["files_read"] == 1
+    store = edited._snapshot.vectors.store
+    rows = len(store.rows)
+    assert f"vector index: the saved rows {path} hold {rows} of {rows + 1} rows; 1 new beside them" in caplog.text
+    assert encoded == [1] and len(edited._snapshot.vectors.delta) == 1  # only the new window is encoded
+    if vecbook.rows_file.MAP_ROWS:
+        assert isinstance(mapped_from(store.rows), vecbook.rows_file.mmap.mmap)
+    assert path.read_bytes() == written  # nothing written: the file's rows serve as they are
+    assert [h.text for h in edited.search("quokka lighthouse", mode="semantic", max_results=1)] == [ADDED]
+    assert_same_answers(edited, windowed(None))
+    edited.close()
+    reads = counted_cache_reads(monkeypatch)
+    again = windowed(cache)  # the new window's vector read from the vector cache, the rest mapped
+    assert reads == [1] and [h.text for h in again.search("quokka lighthouse", mode="semantic", max_results=1)] == \
+        [ADDED]
+    assert_same_answers(again, windowed(None))
+
+
+def test_a_start_after_more_change_than_a_delta_holds_makes_and_saves_its_rows_anew(
+        tmp_path: Path, windowed: Callable[..., vecbook.VecBook], monkeypatch: pytest.MonkeyPatch,
+        caplog: pytest.LogCaptureFixture) -> None:
+    from test_keyword_cache import assert_same_answers
+
+    cache = tmp_path / "cache"
+    windowed(cache).close()
+    monkeypatch.setattr(vecbook.vector_index, "MERGE_ROWS", 0)
+    monkeypatch.setattr(vecbook.vector_index, "MERGE_SHARE", 0.0)
+    edit_notes(tmp_path)
     caplog.set_level(logging.INFO, logger="vecbook")
     edited = windowed(cache)
     assert edited.stats()["last_update"]["files_read"] == 1
     assert "are of other rows; they are made from the vector cache" in caplog.text
-    assert [h.text for h in edited.search("quokka lighthouse", mode="semantic", max_results=1)] == [added]
+    assert len(edited._snapshot.vectors.delta) == 0
+    assert [h.text for h in edited.search("quokka lighthouse", mode="semantic", max_results=1)] == [ADDED]
     edited.close()
     reads = counted_cache_reads(monkeypatch)
     again = windowed(cache)  # the rows saved by the edited start: mapped
-    assert reads == [] and [h.text for h in again.search("quokka lighthouse", mode="semantic", max_results=1)] == [added]
+    assert reads == [] and [h.text for h in again.search("quokka lighthouse", mode="semantic", max_results=1)] == \
+        [ADDED]
     assert_same_answers(again, windowed(None))
 
 

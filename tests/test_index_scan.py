@@ -261,7 +261,7 @@ def test_a_book_restarted_after_an_edit_keeps_its_saved_scan_and_finds_the_new_t
     again = fake_book(data, cache_directory=cache)
     store = again._snapshot.vectors.store
     assert store.wait_for_scan(60) and vecbook.vector_store.wait_for_scans(30)
-    assert len(trainings) == 1 and store.scan.to_store is not None  # the saved scan, matched, not retrained
+    assert len(trainings) == 1 and store.scan is not None  # the saved scan, not retrained
     assert saved.read_bytes() == written
     hits = again.search("the pangolin mended the windmill 🔥 with a red scarf", mode="semantic", max_results=3)
     assert "pangolin" in hits[0].text
