@@ -314,6 +314,40 @@ def test_a_start_after_an_edit_keeps_the_saved_rows_and_puts_the_new_ones_beside
     assert_same_answers(again, windowed(None))
 
 
+def mapped_kb(path: Path) -> int:
+    """The kB of ``path``'s mappings this process holds resident (its Rss lines in /proc/self/smaps)."""
+    resident, inside = 0, False
+    for line in Path("/proc/self/smaps").read_text().splitlines():
+        if line[:1] in "0123456789abcdef" and "-" in line.split(" ", 1)[0]:  # a mapping's first line
+            inside = line.endswith(str(path))
+        elif inside and line.startswith("Rss:"):
+            resident += int(line.split()[1])
+    return resident
+
+
+@pytest.mark.skipif(not Path("/proc/self/smaps").exists() or not vecbook.rows_file.MAP_ROWS,
+                    reason="Linux's /proc, mapped rows")
+def test_a_cache_save_over_mapped_rows_leaves_their_pages_out_of_the_process(
+        tmp_path: Path, windowed: Callable[..., vecbook.VecBook], monkeypatch: pytest.MonkeyPatch) -> None:
+    cache = tmp_path / "cache"
+    windowed(cache).close()
+    (path,) = cache.glob("rows-*.vbr")
+    edit_notes(tmp_path)
+    saved: list[int] = []
+    real = vecbook.caches.Caches._save_pending_vectors
+
+    def save(self: Any) -> None:
+        real(self)
+        saved.append(mapped_kb(path))  # as the save ends, before anything else reads a row
+
+    monkeypatch.setattr(vecbook.caches.Caches, "_save_pending_vectors", save)
+    edited = windowed(cache)  # its new key: the vector cache is written, every row read
+    edited._caches.wait()
+    assert saved and saved[-1] == 0
+    assert edited.search("quokka lighthouse", mode="semantic", max_results=1)
+    edited.close()
+
+
 def test_a_start_after_more_change_than_a_delta_holds_makes_and_saves_its_rows_anew(
         tmp_path: Path, windowed: Callable[..., vecbook.VecBook], monkeypatch: pytest.MonkeyPatch,
         caplog: pytest.LogCaptureFixture) -> None:
