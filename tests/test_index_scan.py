@@ -297,3 +297,44 @@ def test_a_first_build_trains_its_scan_only_once_its_caches_are_saved(
     assert events == ["save begins", "save ends", "training"]
     assert book._snapshot.vectors.store.scan is not None
     book.close()
+
+
+def test_a_restart_that_saves_in_the_background_trains_its_scan_only_once_that_save_has_ended(
+        tmp_path: Path, fake_book: Callable[..., vecbook.VecBook], monkeypatch: pytest.MonkeyPatch) -> None:
+    from test_keyword_cache import settle
+
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "notes.md").write_text("\n\n".join(f"# Note {n}\n\nthe boiler {n} café 修理 🔥" for n in range(500)),
+                                   encoding="utf-8")
+    (data / "other.md").write_text("# Other\n\nthe windmill", encoding="utf-8")
+    settle(data / "notes.md", data / "other.md")
+    cache = tmp_path / "cache"
+    first = fake_book(data, cache_directory=cache)
+    assert first._snapshot.vectors.store.wait_for_scan(60) and vecbook.vector_store.wait_for_scans(30)
+    first.close()
+    for saved in cache.glob("scan-*.vbs"):
+        saved.unlink()  # the restart's store must train its scan
+    (data / "other.md").write_text("# Other\n\nthe windmill and a pangolin 🦔", encoding="utf-8")
+    settle(data / "other.md")
+    events: list[str] = []
+    original_trained = vecbook.vector_store.Scan.trained.__func__  # type: ignore[attr-defined]
+    original_save = vecbook.caches.Caches._save_pending_vectors
+
+    def trained(cls: Any, *args: Any) -> Any:
+        events.append("training")
+        return original_trained(cls, *args)
+
+    def slow_save(self: Any) -> None:
+        events.append("save begins")
+        time.sleep(0.5)  # time enough for a training that does not wait to begin
+        original_save(self)
+        events.append("save ends")
+
+    monkeypatch.setattr(vecbook.vector_store.Scan, "trained", classmethod(trained))
+    monkeypatch.setattr(vecbook.caches.Caches, "_save_pending_vectors", slow_save)
+    restarted = fake_book(data, cache_directory=cache)
+    assert restarted.stats()["last_update"]["files_read"] == 1
+    assert restarted._snapshot.vectors.store.wait_for_scan(60)
+    assert events == ["save begins", "save ends", "training"]
+    restarted.close()
