@@ -386,3 +386,26 @@ def test_a_damaged_rows_file_is_a_warning_and_a_warm_start_answers_as_a_cold_bui
         == [logging.WARNING]
     assert_same_answers(warm, windowed(None))
     assert filtered(warm) == filtered(windowed(None))
+
+
+def test_a_start_s_rows_are_found_among_the_saved_ones_in_place_or_by_lookup() -> None:
+    from vecbook.key_rows import KeyRows
+    from vecbook.vector_index import _rows_in
+
+    keys = [bytes([i % 256, i // 256]) * 8 for i in range(1000)]
+    stored = b"".join(keys)
+    added = [bytes([7]) * 16, bytes([9]) * 16]
+    # One source changed in the middle: rows 400-409 gone, two new ones in their place.
+    joined = b"".join(keys[:400] + added + keys[410:])
+    where = _rows_in(stored, joined, 50)
+    assert where.tolist() == list(range(400)) + [-1, -1] + list(range(410, 1000))
+    assert where.tolist() == KeyRows(stored).rows_of(joined).tolist()
+    # Rows moved within the changed stretch are still found; a row moved from far away counts as new there.
+    joined = b"".join(keys[:400] + [keys[405], keys[404]] + added + [keys[900]] + keys[410:])
+    where = _rows_in(stored, joined, 50)
+    assert where[400:405].tolist() == [405, 404, -1, -1, -1] and where[405:].tolist() == list(range(410, 1000))
+    # More change than that: every key looked up, wherever it is.
+    shuffled = b"".join(reversed(keys))
+    assert _rows_in(stored, shuffled, 50).tolist() == list(range(999, -1, -1))
+    assert _rows_in(stored, b"".join(keys[:10]), 50).tolist() == list(range(10))
+    assert _rows_in(stored, b"", 50).tolist() == [] and _rows_in(b"", joined, 5000).tolist() == [-1] * (len(joined) // 16)

@@ -453,7 +453,7 @@ def _saved_store(saved: RowsFile, joined: bytes, metric: str, dim: int, fresh: C
         return None
     key, stored = found
     size = len(stored) // KEY_BYTES
-    where = KeyRows(stored).rows_of(joined)  # each row's row in the file (-1: none)
+    where = _rows_in(stored, joined, max(MERGE_ROWS, MERGE_SHARE * size))
     # A file row serves the first row with its key (a text in two windows): the others are new.
     held = np.flatnonzero(where >= 0)
     _, first = np.unique(where[held], return_index=True)
@@ -472,6 +472,31 @@ def _saved_store(saved: RowsFile, joined: bytes, metric: str, dim: int, fresh: C
     parts = [fresh(new[start:start + ENCODE_BLOCK]) for start in range(0, len(new), ENCODE_BLOCK)]
     delta = np.concatenate(parts).astype(np.float16, copy=False) if parts else np.zeros((0, dim), dtype=np.float16)
     return Store.built(rows, stored, metric, scans), where, delta
+
+
+def _rows_in(stored: bytes, joined: bytes, changed: float) -> np.ndarray:
+    """Each of the 16-byte keys ``joined``'s row among ``stored`` (-1: none). A start's rows come
+    in the order of the saved ones but for the sources that changed: the rows both begin and
+    end with are matched in place (one comparison of each, ~10 ms at a million), and only those
+    between looked up (among the stored ones between) when they are at most ``changed`` rows; a
+    key found only elsewhere then counts as new (its row goes to the delta). Otherwise every key
+    is looked up (``KeyRows``: a sort of the stored keys and a bisection of each, ~1-3 s)."""
+    old = np.frombuffer(stored, dtype="<u8").reshape(-1, KEY_BYTES // 8)
+    new = np.frombuffer(joined, dtype="<u8").reshape(-1, KEY_BYTES // 8)
+    both = min(len(old), len(new))
+    differ = np.flatnonzero((old[:both] != new[:both]).any(axis=1))
+    head = int(differ[0]) if len(differ) else both
+    differ = np.flatnonzero((old[len(old) - both:][::-1] != new[len(new) - both:][::-1]).any(axis=1))
+    tail = min(int(differ[0]) if len(differ) else both, both - head)
+    if len(new) - head - tail > changed:
+        return KeyRows(stored).rows_of(joined)
+    where = np.full(len(new), -1, dtype=np.int64)
+    where[:head] = np.arange(head)
+    where[len(new) - tail:] = np.arange(len(old) - tail, len(old))
+    if len(new) - head - tail and len(old) - head - tail:
+        found = KeyRows(old[head:len(old) - tail].tobytes()).rows_of(new[head:len(new) - tail].tobytes())
+        where[head:len(new) - tail] = np.where(found >= 0, found + head, -1)
+    return where
 
 
 def encode_vectors(vectors: np.ndarray, metric: str) -> np.ndarray:
