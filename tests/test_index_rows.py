@@ -18,7 +18,7 @@ import vecbook
 import vecbook.rows_file
 import vecbook.vector_index
 import vecbook.vector_store
-from vecbook.rows_file import ROWS_MAGIC, RowsFile
+from vecbook.rows_file import ROWS_FORMAT, ROWS_MAGIC, RowsFile
 from vecbook.vector_cache import VectorCache
 
 from test_index import clustered_vectors
@@ -141,7 +141,8 @@ def damage(path: Path, how: str) -> None:
     ("cut", "are unusable ("),
     ("header", "are unusable (Expecting value"),
     ("not rows", "are unusable (not a VecBook rows file)"),
-    ("format", "were made by another version (format 7; this is format 1); they are made from the vector cache"),
+    ("format", f"were made by another version (format 7; this is format {ROWS_FORMAT}); they are made from the "
+               "vector cache"),
 ])
 def test_a_damaged_rows_file_is_a_warning_and_the_rows_are_made_again_with_the_same_results(
         tmp_path: Path, caplog: pytest.LogCaptureFixture, how: str, message: str) -> None:
@@ -216,6 +217,19 @@ def counted_cache_reads(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     return reads
 
 
+def counted_encodings(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The rows a build encodes to float16 from here on (from the vector cache or the model)."""
+    encoded: list[int] = []
+    real = vecbook.build.encode_vectors
+
+    def encode(vectors: np.ndarray, metric: str) -> np.ndarray:
+        encoded.append(len(vectors))
+        return real(vectors, metric)
+
+    monkeypatch.setattr(vecbook.build, "encode_vectors", encode)
+    return encoded
+
+
 def filtered(book: vecbook.VecBook) -> list[list[tuple[str, float]]]:
     """Hits of searches filtered by metadata, by file and by source."""
     searches = [("the boiler café", {"title": "a long journal"}), ("roof repair", {"file_path": "notes.txt"}),
@@ -258,25 +272,103 @@ def test_a_warm_start_maps_the_rows_and_answers_as_a_cold_build(
     warm.close()
 
 
-def test_an_edited_source_is_read_again_and_its_new_record_found_with_rows_made_anew(
+ADDED = "A new record: the lighthouse keeper's quokka 🦘 fixed the 灯台"
+
+
+def edit_notes(tmp_path: Path) -> None:
+    """Add a record (ADDED) to the windowed book's notes.txt, dated a minute back."""
+    from test_keyword_cache import WINDOWED, settle
+
+    (tmp_path / "notes" / "notes.txt").write_text(WINDOWED["notes.txt"] + "\n---\n" + ADDED, encoding="utf-8")
+    settle(tmp_path / "notes" / "notes.txt")
+
+
+def test_a_start_after_an_edit_keeps_the_saved_rows_and_puts_the_new_ones_beside_them(
         tmp_path: Path, windowed: Callable[..., vecbook.VecBook], monkeypatch: pytest.MonkeyPatch,
         caplog: pytest.LogCaptureFixture) -> None:
-    from test_keyword_cache import WINDOWED, assert_same_answers, settle
+    from test_keyword_cache import assert_same_answers
 
     cache = tmp_path / "cache"
     windowed(cache).close()
-    added = "A new record: the lighthouse keeper's quokka 🦘 fixed the 灯台"
-    (tmp_path / "notes" / "notes.txt").write_text(WINDOWED["notes.txt"] + "\n---\n" + added, encoding="utf-8")
-    settle(tmp_path / "notes" / "notes.txt")
+    (path,) = cache.glob("rows-*.vbr")
+    written = path.read_bytes()
+    edit_notes(tmp_path)
+    caplog.set_level(logging.INFO, logger="vecbook")
+    encoded = counted_encodings(monkeypatch)
+    edited = windowed(cache)
+    assert edited.stats()["last_update"]["files_read"] == 1
+    store = edited._snapshot.vectors.store
+    rows = len(store.rows)
+    assert f"vector index: the saved rows {path} hold {rows} of {rows + 1} rows; 1 new beside them" in caplog.text
+    assert encoded == [1] and len(edited._snapshot.vectors.delta) == 1  # only the new window is encoded
+    if vecbook.rows_file.MAP_ROWS:
+        assert isinstance(mapped_from(store.rows), vecbook.rows_file.mmap.mmap)
+    assert path.read_bytes() == written  # nothing written: the file's rows serve as they are
+    assert [h.text for h in edited.search("quokka lighthouse", mode="semantic", max_results=1)] == [ADDED]
+    assert_same_answers(edited, windowed(None))
+    edited.close()
+    reads = counted_cache_reads(monkeypatch)
+    again = windowed(cache)  # the new window's vector read from the vector cache, the rest mapped
+    assert reads == [1] and [h.text for h in again.search("quokka lighthouse", mode="semantic", max_results=1)] == \
+        [ADDED]
+    assert_same_answers(again, windowed(None))
+
+
+def mapped_kb(path: Path) -> int:
+    """The kB of ``path``'s mappings this process holds resident (its Rss lines in /proc/self/smaps)."""
+    resident, inside = 0, False
+    for line in Path("/proc/self/smaps").read_text().splitlines():
+        if line[:1] in "0123456789abcdef" and "-" in line.split(" ", 1)[0]:  # a mapping's first line
+            inside = line.endswith(str(path))
+        elif inside and line.startswith("Rss:"):
+            resident += int(line.split()[1])
+    return resident
+
+
+@pytest.mark.skipif(not Path("/proc/self/smaps").exists() or not vecbook.rows_file.MAP_ROWS,
+                    reason="Linux's /proc, mapped rows")
+def test_a_cache_save_over_mapped_rows_leaves_their_pages_out_of_the_process(
+        tmp_path: Path, windowed: Callable[..., vecbook.VecBook], monkeypatch: pytest.MonkeyPatch) -> None:
+    cache = tmp_path / "cache"
+    windowed(cache).close()
+    (path,) = cache.glob("rows-*.vbr")
+    edit_notes(tmp_path)
+    saved: list[int] = []
+    real = vecbook.caches.Caches._save_pending_vectors
+
+    def save(self: Any) -> None:
+        real(self)
+        saved.append(mapped_kb(path))  # as the save ends, before anything else reads a row
+
+    monkeypatch.setattr(vecbook.caches.Caches, "_save_pending_vectors", save)
+    edited = windowed(cache)  # its new key: the vector cache is written, every row read
+    edited._caches.wait()
+    assert saved and saved[-1] == 0
+    assert edited.search("quokka lighthouse", mode="semantic", max_results=1)
+    edited.close()
+
+
+def test_a_start_after_more_change_than_a_delta_holds_makes_and_saves_its_rows_anew(
+        tmp_path: Path, windowed: Callable[..., vecbook.VecBook], monkeypatch: pytest.MonkeyPatch,
+        caplog: pytest.LogCaptureFixture) -> None:
+    from test_keyword_cache import assert_same_answers
+
+    cache = tmp_path / "cache"
+    windowed(cache).close()
+    monkeypatch.setattr(vecbook.vector_index, "MERGE_ROWS", 0)
+    monkeypatch.setattr(vecbook.vector_index, "MERGE_SHARE", 0.0)
+    edit_notes(tmp_path)
     caplog.set_level(logging.INFO, logger="vecbook")
     edited = windowed(cache)
     assert edited.stats()["last_update"]["files_read"] == 1
     assert "are of other rows; they are made from the vector cache" in caplog.text
-    assert [h.text for h in edited.search("quokka lighthouse", mode="semantic", max_results=1)] == [added]
+    assert len(edited._snapshot.vectors.delta) == 0
+    assert [h.text for h in edited.search("quokka lighthouse", mode="semantic", max_results=1)] == [ADDED]
     edited.close()
     reads = counted_cache_reads(monkeypatch)
     again = windowed(cache)  # the rows saved by the edited start: mapped
-    assert reads == [] and [h.text for h in again.search("quokka lighthouse", mode="semantic", max_results=1)] == [added]
+    assert reads == [] and [h.text for h in again.search("quokka lighthouse", mode="semantic", max_results=1)] == \
+        [ADDED]
     assert_same_answers(again, windowed(None))
 
 
@@ -294,3 +386,26 @@ def test_a_damaged_rows_file_is_a_warning_and_a_warm_start_answers_as_a_cold_bui
         == [logging.WARNING]
     assert_same_answers(warm, windowed(None))
     assert filtered(warm) == filtered(windowed(None))
+
+
+def test_a_start_s_rows_are_found_among_the_saved_ones_in_place_or_by_lookup() -> None:
+    from vecbook.key_rows import KeyRows
+    from vecbook.vector_index import _rows_in
+
+    keys = [bytes([i % 256, i // 256]) * 8 for i in range(1000)]
+    stored = b"".join(keys)
+    added = [bytes([7]) * 16, bytes([9]) * 16]
+    # One source changed in the middle: rows 400-409 gone, two new ones in their place.
+    joined = b"".join(keys[:400] + added + keys[410:])
+    where = _rows_in(stored, joined, 50)
+    assert where.tolist() == list(range(400)) + [-1, -1] + list(range(410, 1000))
+    assert where.tolist() == KeyRows(stored).rows_of(joined).tolist()
+    # Rows moved within the changed stretch are still found; a row moved from far away counts as new there.
+    joined = b"".join(keys[:400] + [keys[405], keys[404]] + added + [keys[900]] + keys[410:])
+    where = _rows_in(stored, joined, 50)
+    assert where[400:405].tolist() == [405, 404, -1, -1, -1] and where[405:].tolist() == list(range(410, 1000))
+    # More change than that: every key looked up, wherever it is.
+    shuffled = b"".join(reversed(keys))
+    assert _rows_in(stored, shuffled, 50).tolist() == list(range(999, -1, -1))
+    assert _rows_in(stored, b"".join(keys[:10]), 50).tolist() == list(range(10))
+    assert _rows_in(stored, b"", 50).tolist() == [] and _rows_in(b"", joined, 5000).tolist() == [-1] * (len(joined) // 16)

@@ -261,7 +261,7 @@ def test_a_book_restarted_after_an_edit_keeps_its_saved_scan_and_finds_the_new_t
     again = fake_book(data, cache_directory=cache)
     store = again._snapshot.vectors.store
     assert store.wait_for_scan(60) and vecbook.vector_store.wait_for_scans(30)
-    assert len(trainings) == 1 and store.scan.to_store is not None  # the saved scan, matched, not retrained
+    assert len(trainings) == 1 and store.scan is not None  # the saved scan, not retrained
     assert saved.read_bytes() == written
     hits = again.search("the pangolin mended the windmill 🔥 with a red scarf", mode="semantic", max_results=3)
     assert "pangolin" in hits[0].text
@@ -269,12 +269,12 @@ def test_a_book_restarted_after_an_edit_keeps_its_saved_scan_and_finds_the_new_t
     again.close()
 
 
-def test_a_first_build_trains_its_scan_only_once_its_caches_are_saved(
-        tmp_path: Path, fake_book: Callable[..., vecbook.VecBook], monkeypatch: pytest.MonkeyPatch) -> None:
-    # At a million records the training's sample and codes beside the save were the build's peak.
+def trainings_and_saves(monkeypatch: pytest.MonkeyPatch, save: str) -> list[str]:
+    """In order from here on: each scan trained, and where each call of ``Caches.<save>`` begins
+    and ends (slowed by 0.5 s, time enough for a training that does not wait to begin)."""
     events: list[str] = []
     original_trained = vecbook.vector_store.Scan.trained.__func__  # type: ignore[attr-defined]
-    original_save = vecbook.caches.Caches.save
+    original_save = getattr(vecbook.caches.Caches, save)
 
     def trained(cls: Any, *args: Any) -> Any:
         events.append("training")
@@ -282,12 +282,19 @@ def test_a_first_build_trains_its_scan_only_once_its_caches_are_saved(
 
     def slow_save(self: Any) -> None:
         events.append("save begins")
-        time.sleep(0.5)  # time enough for a training that does not wait to begin
+        time.sleep(0.5)
         original_save(self)
         events.append("save ends")
 
     monkeypatch.setattr(vecbook.vector_store.Scan, "trained", classmethod(trained))
-    monkeypatch.setattr(vecbook.caches.Caches, "save", slow_save)
+    monkeypatch.setattr(vecbook.caches.Caches, save, slow_save)
+    return events
+
+
+def test_a_first_build_trains_its_scan_only_once_its_caches_are_saved(
+        tmp_path: Path, fake_book: Callable[..., vecbook.VecBook], monkeypatch: pytest.MonkeyPatch) -> None:
+    # At a million records the training's sample and codes beside the save were the build's peak.
+    events = trainings_and_saves(monkeypatch, "save")
     data = tmp_path / "data"
     data.mkdir()
     (data / "notes.md").write_text("\n\n".join(f"# Note {n}\n\nthe boiler {n} café 修理 🔥" for n in range(500)),
@@ -297,3 +304,29 @@ def test_a_first_build_trains_its_scan_only_once_its_caches_are_saved(
     assert events == ["save begins", "save ends", "training"]
     assert book._snapshot.vectors.store.scan is not None
     book.close()
+
+
+def test_a_restart_that_saves_in_the_background_trains_its_scan_only_once_that_save_has_ended(
+        tmp_path: Path, fake_book: Callable[..., vecbook.VecBook], monkeypatch: pytest.MonkeyPatch) -> None:
+    from test_keyword_cache import settle
+
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "notes.md").write_text("\n\n".join(f"# Note {n}\n\nthe boiler {n} café 修理 🔥" for n in range(500)),
+                                   encoding="utf-8")
+    (data / "other.md").write_text("# Other\n\nthe windmill", encoding="utf-8")
+    settle(data / "notes.md", data / "other.md")
+    cache = tmp_path / "cache"
+    first = fake_book(data, cache_directory=cache)
+    assert first._snapshot.vectors.store.wait_for_scan(60) and vecbook.vector_store.wait_for_scans(30)
+    first.close()
+    for saved in cache.glob("scan-*.vbs"):
+        saved.unlink()  # the restart's store must train its scan
+    (data / "other.md").write_text("# Other\n\nthe windmill and a pangolin 🦔", encoding="utf-8")
+    settle(data / "other.md")
+    events = trainings_and_saves(monkeypatch, "_save_pending_vectors")
+    restarted = fake_book(data, cache_directory=cache)
+    assert restarted.stats()["last_update"]["files_read"] == 1
+    assert restarted._snapshot.vectors.store.wait_for_scan(60)
+    assert events == ["save begins", "save ends", "training"]
+    restarted.close()

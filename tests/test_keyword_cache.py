@@ -7,6 +7,9 @@ import dataclasses
 import json
 import logging
 import os
+import subprocess
+import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -118,6 +121,72 @@ def test_an_update_soon_after_a_save_is_written_when_the_book_closes(write_files
     restarted = book(root, cache)
     assert restarted.stats()["last_update"]["files_read"] == 0
     assert answers(restarted) == answers(book(root, None))
+
+
+def held_keyword_writes(monkeypatch: pytest.MonkeyPatch) -> threading.Event:
+    """Hold every keyword cache write until the returned event is set (for at most 10 s)."""
+    release = threading.Event()
+    write = KeywordCache._write
+
+    def held(self: KeywordCache, captured: Any) -> None:
+        release.wait(10)
+        write(self, captured)
+
+    monkeypatch.setattr(KeywordCache, "_write", held)
+    return release
+
+
+def test_a_restart_saves_in_the_background_and_a_second_start_waits_for_that_save(
+        write_files: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root, cache = write_files(NOTES), tmp_path / "cache"
+    settle(root)
+    book(root, cache)
+    path = next(cache.glob("keywords-*.vbk"))
+    written = path.read_bytes()
+    (root / "travel.txt").write_text("Ferry to Corsica at dawn.\n---\nHotel near the port.", encoding="utf-8")
+    settle(root / "travel.txt")
+    release = held_keyword_writes(monkeypatch)
+    started = time.monotonic()
+    restarted = book(root, cache)
+    # Ready, and searchable with the change, while its keyword cache is still to be written.
+    assert time.monotonic() - started < 5 and not release.is_set() and path.read_bytes() == written
+    assert restarted.stats()["last_update"]["files_read"] == 1
+    assert restarted.search("ferry corsica", mode="keyword")[0].citation == "travel.txt:1-1"
+    # A second book in this process waits for that save, and reads nothing again.
+    threading.Timer(0.3, release.set).start()
+    again = book(root, cache)
+    assert release.is_set() and path.read_bytes() != written
+    assert again.stats()["last_update"]["files_read"] == 0
+    assert answers(again) == answers(book(root, None))
+
+
+def test_a_restart_s_save_in_flight_is_finished_when_the_process_exits(write_files: Any, tmp_path: Path) -> None:
+    root, cache = write_files(NOTES), tmp_path / "cache"
+    settle(root)
+    book(root, cache)
+    (root / "travel.txt").write_text("Ferry to Corsica at dawn.\n---\nHotel near the port.", encoding="utf-8")
+    settle(root / "travel.txt")
+    # A process that restarts (its keyword write slowed) and ends at once: its exit finishes the file.
+    script = f"""
+import sys, time
+sys.path[:0] = {[str(Path(__file__).parent), str(Path(vecbook.__file__).parent.parent)]!r}
+from pathlib import Path
+import vecbook
+from vecbook.keyword_cache import KeywordCache
+from conftest import FakeEmbedder
+write = KeywordCache._write
+def slow(self, captured):
+    time.sleep(0.5)
+    write(self, captured)
+KeywordCache._write = slow
+book = vecbook.VecBook(data_directory={str(root)!r}, embedder=FakeEmbedder(), keyword_only=True,
+                       cache_directory=Path({str(cache)!r}))
+assert book.stats()["last_update"]["files_read"] == 1
+"""
+    subprocess.run([sys.executable, "-c", script], check=True, timeout=120)
+    again = book(root, cache)
+    assert again.stats()["last_update"]["files_read"] == 0
+    assert again.search("ferry corsica", mode="keyword")[0].citation == "travel.txt:1-1"
 
 
 def test_a_restart_does_not_inherit_the_terms_of_deleted_sources(write_files: Any, tmp_path: Path) -> None:

@@ -20,6 +20,7 @@ import vecbook
 from vecbook import build
 from vecbook.vector_cache import VectorCache
 from vecbook.vector_files import (
+    CACHE_FORMAT,
     CACHE_MAGIC,
     KeyedVectors,
     SplitPassages,
@@ -132,10 +133,79 @@ def test_a_cache_file_of_the_older_format_is_read_and_written_anew(write_files: 
     assert upgraded.stats()["last_update"]["embedded"] == 0  # its vectors are used
     header, entries = read_cache_file(path, embedder.identity)
     entries.matrix.close()
-    assert header["format"] == 2 and len(entries.splits) == len(upgraded._builder.splits) >= 3
+    assert header["format"] == CACHE_FORMAT and len(entries.splits) == len(upgraded._builder.splits) >= 3
     tokenized = recording_tokenizer(embedder, monkeypatch)
     vecbook.VecBook(root, embedder=embedder, cache_directory=cache)
     assert tokenized == []
+
+
+def cache_header(data: bytes) -> tuple[dict[str, Any], int]:
+    """The JSON header of cache file bytes ``data``, and where its payload begins."""
+    (size,) = struct.unpack_from("<I", data, len(CACHE_MAGIC))
+    return json.loads(data[len(CACHE_MAGIC) + 4:len(CACHE_MAGIC) + 4 + size]), len(CACHE_MAGIC) + 4 + size
+
+
+def rewritten_in_format_2(path: Path) -> None:
+    """The cache file at ``path`` as format 2 wrote it: one SHA-256 of the whole payload."""
+    data = path.read_bytes()
+    header, start = cache_header(data)
+    del header["vector_sums"]
+    old = json.dumps({**header, "format": 2, "sha256": hashlib.sha256(data[start:]).hexdigest()}).encode()
+    path.write_bytes(CACHE_MAGIC + struct.pack("<I", len(old)) + old + data[start:])
+
+
+def test_a_cache_file_of_format_2_is_read_and_written_anew_with_sums(write_files: Any, tmp_path: Path) -> None:
+    from conftest import FakeEmbedder
+
+    root, cache = write_files(long_record_files()), tmp_path / "cache"
+    vecbook.VecBook(root, embedder=FakeEmbedder(), cache_directory=cache)
+    path = next(cache.glob("vectors-*.vbc"))
+    rewritten_in_format_2(path)
+    assert read_cache_file(path, FakeEmbedder().identity)[0]["format"] == 2
+    upgraded = vecbook.VecBook(root, embedder=FakeEmbedder(), cache_directory=cache)
+    assert upgraded.stats()["last_update"]["embedded"] == 0  # its vectors are used
+    upgraded.close()
+    header, entries = read_cache_file(path, FakeEmbedder().identity)
+    entries.matrix.close()
+    assert header["format"] == CACHE_FORMAT == 3 and "vector_sums" in header
+
+
+@pytest.mark.parametrize("where", ["vectors", "keys", "splits"])
+def test_a_damaged_cache_file_is_reported_and_rebuilt(write_files: Any, tmp_path: Path, where: str,
+                                                      caplog: pytest.LogCaptureFixture) -> None:
+    from conftest import FakeEmbedder
+
+    root, cache = write_files(long_record_files()), tmp_path / "cache"
+    first = vecbook.VecBook(root, embedder=FakeEmbedder(), cache_directory=cache)
+    path = next(cache.glob("vectors-*.vbc"))
+    data = bytearray(path.read_bytes())
+    header, start = cache_header(bytes(data))
+    keys = 16 * header["count"]
+    # One byte of the payload changed: in the vectors (their sums), a key, a split passage's window.
+    at = {"vectors": start + keys + 4 * header["dimension"] * header["count"] // 2, "keys": start + 5,
+          "splits": len(data) - 3}[where]
+    data[at] ^= 0x10
+    path.write_bytes(bytes(data))
+    caplog.set_level(logging.WARNING, logger="vecbook")
+    rebuilt = vecbook.VecBook(root, embedder=FakeEmbedder(), cache_directory=cache)
+    assert f"vector cache {path} is unusable (checksum mismatch); it will be rebuilt" in caplog.text
+    assert rebuilt.stats()["last_update"]["embedded"] == first.stats()["last_update"]["embedded"] > 1
+    rebuilt.close()
+    assert read_cache_file(path, FakeEmbedder().identity)[0]["format"] == CACHE_FORMAT
+
+
+def test_the_vector_sums_change_with_any_piece_and_not_with_how_blocks_are_cut() -> None:
+    from vecbook.vector_files import SUM_BYTES, gathered_pieces, summed_digest
+
+    vectors = np.random.default_rng(3).standard_normal((3 * SUM_BYTES // 32 + 7, 8)).astype("<f4")
+    whole = summed_digest(gathered_pieces([vectors]))
+    assert summed_digest(gathered_pieces([vectors[:1], vectors[1:1000], vectors[1000:]])) == whole
+    changed = vectors.copy()
+    changed[-1, -1] += 1  # in the last, short piece
+    assert summed_digest(gathered_pieces([changed])) != whole
+    mib = SUM_BYTES // 32  # rows per MiB
+    swapped = np.concatenate([vectors[mib:2 * mib], vectors[:mib], vectors[2 * mib:]])  # two MiBs swapped
+    assert summed_digest(gathered_pieces([swapped])) != whole
 
 
 def test_a_cache_file_of_a_newer_format_is_reported_and_rebuilt(write_files: Any, tmp_path: Path,
@@ -148,13 +218,14 @@ def test_a_cache_file_of_a_newer_format_is_reported_and_rebuilt(write_files: Any
     data = path.read_bytes()
     (size,) = struct.unpack_from("<I", data, len(CACHE_MAGIC))
     header = json.loads(data[len(CACHE_MAGIC) + 4:len(CACHE_MAGIC) + 4 + size])
-    newer = json.dumps({**header, "format": 3}).encode()
+    newer = json.dumps({**header, "format": CACHE_FORMAT + 1}).encode()
     path.write_bytes(CACHE_MAGIC + struct.pack("<I", len(newer)) + newer + data[len(CACHE_MAGIC) + 4 + size:])
     caplog.set_level(logging.WARNING, logger="vecbook")
     book = vecbook.VecBook(root, embedder=FakeEmbedder(), cache_directory=cache)
-    assert f"vector cache {path} is unusable (written by a newer VecBook (format 3)); it will be rebuilt" in caplog.text
+    assert f"vector cache {path} is unusable (written by a newer VecBook (format {CACHE_FORMAT + 1})); it will be " \
+        "rebuilt" in caplog.text
     assert book.stats()["last_update"]["embedded"] == first.stats()["last_update"]["embedded"] > 1
-    assert read_cache_file(path, FakeEmbedder().identity)[0]["format"] == 2
+    assert read_cache_file(path, FakeEmbedder().identity)[0]["format"] == CACHE_FORMAT
 
 
 def key(text: str) -> bytes:

@@ -224,16 +224,15 @@ class VecBook:
             # No scan is trained until the caches are saved (a saved one is still read at once):
             # beside a first build's save, a training was its peak of memory at a million records.
             with trainings_held():
-                update = self._build(full)
+                built = self._build(full)
                 # After the new snapshot is published: searches never wait on it. An update (the
                 # watcher's usual case: one file changed) does not wait either, since writing
-                # 100k vectors takes longer than the update, and writes at most once a minute. A
-                # first or full build saves (vectors and keywords) before it returns, so the
-                # process that ran it (the CLI's reindex) leaves the cache whole.
-                if update:
-                    self._caches.save_update()
-                else:
-                    self._caches.save()
+                # 100k vectors takes longer than the update, and writes at most once a minute; a
+                # restart over the keyword cache writes at once, in the background too. A first
+                # or full build saves (vectors and keywords) before it returns, so the process
+                # that ran it (the CLI's reindex) leaves the cache whole.
+                {"update": self._caches.save_update, "restart": self._caches.save_restart}.get(
+                    built, self._caches.save)()
                 # A build frees what it read and gathered (hundreds of MB at 100k records) in
                 # pieces glibc keeps unless told: the process would stay at its highest RSS.
                 _release_freed_memory()
@@ -270,8 +269,9 @@ class VecBook:
             self._progress.update(values)
             self._cond.notify_all()
 
-    def _build(self, full: bool) -> bool:
-        """Build and publish a snapshot; True if it updated an earlier one (not a first or full build)."""
+    def _build(self, full: bool) -> str:
+        """Build and publish a snapshot; "update" if it updated an earlier one, "restart" for a
+        first build over the keyword cache, else "build" (a first or full build)."""
         started = time.perf_counter()
         self._pace = None
         with self._cond:
@@ -300,7 +300,7 @@ class VecBook:
         if unchanged:
             self._set_progress(**served)  # the counters describe the index still served
             self._finish(previous, started, dict(update, changed=False))
-            return True
+            return "update"
         with self._cond:
             if self._snapshot is None or self._snapshot.vectors is None:
                 self._snapshot = base  # keyword search works from here on
@@ -338,7 +338,7 @@ class VecBook:
         snapshot = dataclasses.replace(base, vectors=vectors, vector_error=error,
                                        cache=self._cache_facts, index_seconds=time.perf_counter() - started)
         self._finish(snapshot, started, update)
-        return previous is not None and not full
+        return "update" if previous is not None and not full else "restart" if restored is not None else "build"
 
     def _wait_for_a_quiet_moment(self) -> None:
         """Before the model loads in the background: wait until no search has run for

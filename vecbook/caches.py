@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from .build import Builder
+from .embed import _release_freed_memory
 from .spill import LiveVectors
 from .config import Config, ConfigError
 from .keyword_cache import Captured, KeywordCache
@@ -25,6 +26,7 @@ from .vector_cache import VectorCache, cache_scope, seed_scopes
 from .key_rows import KeyRows
 from .vector_files import KeyedVectors, SplitPassages, StreamedVectors
 from .vector_index import VectorIndex
+from .vector_store import trainings_held
 
 log = logging.getLogger("vecbook")
 
@@ -146,6 +148,24 @@ class Caches:
             if self.keywords is not None:
                 self.keywords.wait()
 
+    def save_restart(self) -> None:
+        """After a restart's snapshot is published (a start that took the keyword cache): write
+        what changed in the background, as an update does but at once. Its keyword save is in
+        flight already; a book opened meanwhile in this process waits for both files
+        (``KeywordCache.restore``, ``VectorCache.load``), and the process's exit finishes them
+        (the threads are not daemons; each file is replaced atomically)."""
+        with self._lock:
+            self._last_write = time.monotonic()
+        # No scan is trained until both are written, as for a first build: the training's sample
+        # and codes beside the writes' buffers made a build's peak of memory (see book.reindex).
+        held = trainings_held()
+        held.__enter__()
+        try:
+            self._save_vectors_in_background(held)
+        except BaseException:
+            held.__exit__(None, None, None)
+            raise
+
     def save_update(self) -> None:
         """After an update's snapshot is published: write both caches in the background now if
         their last write began UPDATE_WRITE_SECONDS ago or more, else once that time is up (the
@@ -231,14 +251,18 @@ class Caches:
             finally:
                 cache.end_save()
 
-    def _save_vectors_in_background(self) -> None:
+    def _save_vectors_in_background(self, held: contextlib.AbstractContextManager[None] | None = None) -> None:
         """Save the pending vectors in a thread. Not a daemon: a process that exits still
-        finishes the file (the rename keeps it whole either way); ``wait()`` waits for it too."""
+        finishes the file (the rename keeps it whole either way); ``wait()`` waits for it too.
+        ``held`` (entered) is left once both caches' writes have ended (at once when there are
+        no vectors to write: a keyword-only book trains no scan)."""
         with self._lock:
             if self._pending is None:
+                if held is not None:
+                    held.__exit__(None, None, None)
                 return
             cache = self._pending[0]
-            saver = threading.Thread(target=self._save_announced, args=(cache,), name="vecbook-cache")
+            saver = threading.Thread(target=self._save_announced, args=(cache, held), name="vecbook-cache")
             cache.begin_save()  # a book opening this cache from now on waits for the file
             try:
                 saver.start()  # before it is recorded: wait() never joins a thread that did not start
@@ -247,7 +271,7 @@ class Caches:
             if saver is not None:
                 self._saver = saver
                 return
-        self._save_announced(cache)
+        self._save_announced(cache, held)
 
     def wait(self) -> None:
         """Return when no write of either cache is in flight (a put-off write is not in flight)."""
@@ -257,11 +281,24 @@ class Caches:
         if self.keywords is not None:
             self.keywords.wait()
 
-    def _save_announced(self, cache: VectorCache) -> None:
+    def _save_announced(self, cache: VectorCache, held: contextlib.AbstractContextManager[None] | None = None) -> None:
         try:
             self._save_pending_vectors()
         finally:
             cache.end_save()
+            self._after_keywords(held)
+
+    def _after_keywords(self, held: contextlib.AbstractContextManager[None] | None) -> None:
+        """Once the keyword write in flight has ended: give what the writes gathered back to the
+        system, as a build's own save does (a server would otherwise keep it, as glibc holds
+        freed pieces, while it serves), and leave ``held``."""
+        try:
+            if self.keywords is not None:
+                self.keywords.wait()
+            _release_freed_memory()
+        finally:
+            if held is not None:
+                held.__exit__(None, None, None)
 
     def _save_pending_vectors(self) -> None:
         """Keep exactly the live vectors of the last build (which prunes the stale ones), if

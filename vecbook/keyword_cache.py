@@ -62,6 +62,37 @@ SETTLE_NS = 2_000_000_000
 # PyStemmer too: a new Snowball release may stem a word otherwise, and the cached terms would
 # no longer be those a query is cut into.
 PARSING_LIBRARIES = ("icalendar", "python-dateutil", "tzdata", "pystemmer")
+# How long a restore waits for this process's save of the same file in flight (a million
+# records take ~5 s); past it the older file is read, which is still whole (and what changed
+# since is read again).
+SAVE_WAIT_SECONDS = 120.0
+
+# Saves in flight in this process, by file: a restore waits for them, so a second book opened
+# while the first one's restart still saves reads the file that save writes, not the older one
+# (whose changed sources it would read and tokenize again).
+_in_flight: dict[Path, int] = {}
+_in_flight_changed = threading.Condition()
+
+
+def _announce(path: Path) -> None:
+    """A save of ``path`` is in flight (``_retire`` when it is done)."""
+    with _in_flight_changed:
+        _in_flight[path] = _in_flight.get(path, 0) + 1
+
+
+def _retire(path: Path) -> None:
+    """The save announced by ``_announce`` is done (or failed)."""
+    with _in_flight_changed:
+        _in_flight[path] -= 1
+        if not _in_flight[path]:
+            del _in_flight[path]
+        _in_flight_changed.notify_all()
+
+
+def wait_for_saves(path: Path, timeout: float = SAVE_WAIT_SECONDS) -> bool:
+    """Wait until no save of ``path`` is in flight in this process; False when ``timeout`` passed first."""
+    with _in_flight_changed:
+        return _in_flight_changed.wait_for(lambda: path not in _in_flight, timeout=timeout)
 
 
 @lru_cache(maxsize=1)
@@ -165,14 +196,18 @@ class KeywordCache:
                 return  # the running saver takes it next
             if self._start_saver():
                 return
+            _announce(self.path)
         self._save_pending()  # no new threads while the interpreter exits: save here
 
     def _start_saver(self) -> bool:
-        """(Under ``_lock``.) Start a saver thread; False if the interpreter allows no new one."""
+        """(Under ``_lock``.) Start a saver thread, announced as in flight until it ends (a
+        restore in this process waits for it); False if the interpreter allows no new one."""
         saver = threading.Thread(target=self._save_pending, name="vecbook-keyword-cache")
+        _announce(self.path)
         try:
             saver.start()  # before it is recorded: wait() never joins a thread that did not start
         except RuntimeError:
+            _retire(self.path)
             return False
         self._saver = saver
         return True
@@ -198,10 +233,11 @@ class KeywordCache:
         finally:
             with self._lock:
                 # Whatever ended this thread, the next save starts a new one (and takes a
-                # capture this one left).
+                # capture this one left), announced before this one's announcement ends.
                 self._saver = None
                 if self._pending is not None:
                     self._start_saver()
+            _retire(self.path)
 
     def save_logged(self, captured: Captured) -> None:
         """``save``, with a failure to write logged (a WARN) rather than raised."""
@@ -213,10 +249,14 @@ class KeywordCache:
     def save(self, captured: Captured) -> None:
         """Atomically replace the file with ``captured``'s settled, storable sources, unless
         it holds a newer capture (saves come from a saver thread and from flushes)."""
-        with self._write_lock:
-            if captured.taken >= self._written:
-                self._write(captured)
-                self._written = captured.taken
+        _announce(self.path)  # a flush's or a timer's save too: a restore meanwhile waits for it
+        try:
+            with self._write_lock:
+                if captured.taken >= self._written:
+                    self._write(captured)
+                    self._written = captured.taken
+        finally:
+            _retire(self.path)
 
     def _write(self, captured: Captured) -> None:
         if self._held and self._holds(captured.blocks) and self.path.exists():
@@ -260,6 +300,8 @@ class KeywordCache:
     def restore(self, builder: Builder) -> int:
         """Load the file into an empty ``builder`` (its next read re-reads only what changed);
         returns the records restored, 0 when there is no usable file."""
+        if not wait_for_saves(self.path):
+            log.info("keyword cache %s: a save of it is still in flight; reading the file as it is", self.path)
         if not self.path.exists():
             return 0
         started = time.perf_counter()

@@ -4,12 +4,16 @@ same rows instead of reading the cache's float32 vectors and encoding them (~1.5
 ~4 s at a million rows). The mapped rows are pages the operating system reads when a search
 touches them and may drop again, rather than memory of the process's own.
 
-A file is used only for the rows it was made from: its key hashes the model identity, the
-metric, the dimension and every row's text key in order (as ``scan_file``'s), so changed rows
-are made from the vector cache as before and the file is written anew. It is written
-atomically (mode 0600, like the other caches); its rows begin at a page boundary, and carry a
-checksum (a 64-bit sum of each MiB, hashed) that a load verifies by reading the file, not the
-mapping: a file cut short or damaged is reported and the rows are made from the vector cache.
+A file is mapped whole for the rows it was made from: its key hashes the model identity, the
+metric, the dimension and every row's text key in order (as ``scan_file``'s). After the rows
+it holds those text keys (16 bytes each), so a start over rows that changed a little since
+(a file edited between two starts) still maps it, keeps the rows whose keys it holds, and puts
+the others in a delta beside it (``VectorIndex.updated``), as an update does within a process;
+past that share the rows are made from the vector cache as before and the file is written anew.
+It is written atomically (mode 0600, like the other caches); its rows begin at a page
+boundary, and rows and keys carry a checksum (a 64-bit sum of each MiB, hashed) that a load
+verifies by reading the file, not the mapping: a file cut short or damaged is reported and the
+rows are made from the vector cache.
 """
 
 from __future__ import annotations
@@ -21,19 +25,20 @@ import mmap
 import os
 import struct
 from pathlib import Path
-from typing import Any, BinaryIO, Iterator
+from typing import Any, BinaryIO
 
 import numpy as np
 
-from .vector_files import read_header, write_atomically
+from .key_rows import KEY_BYTES
+from .vector_files import gathered_pieces, read_header, read_pieces, summed_digest, write_atomically
 
 log = logging.getLogger("vecbook")
 
 ROWS_MAGIC = b"VBROWS\x00\x01"
 # The file's layout, and how its key and checksum are made: a change to any gets a new number.
-ROWS_FORMAT = 1
+# 2: the rows' text keys after the rows, in the checksum.
+ROWS_FORMAT = 2
 ALIGN = 4096  # the rows begin at a multiple of this (a page), so they are mapped where they lie
-SUM_BYTES = 1 << 20  # the checksum sums each MiB of the rows as 64-bit words
 WRITE_BYTES = 8 << 20  # bytes of rows written at a time
 # Whether a loaded file is mapped rather than read into memory: not on Windows, where a mapped
 # file cannot be replaced by the next save.
@@ -71,10 +76,10 @@ class RowsFile:
                 if header.get("rows") != rows or header.get("dimension") != dimension:
                     raise ValueError(f"{header.get('rows')} rows of {header.get('dimension')}, not {rows} of "
                                      f"{dimension}")
-                size = _payload_bytes(rows, dimension)
+                size = _payload_bytes(rows, dimension) + KEY_BYTES * rows
                 _check_size(handle, offset, size)
                 handle.seek(offset)
-                if _digest(_read_pieces(handle, size)) != header.get("digest"):
+                if summed_digest(read_pieces(handle, size)) != header.get("digest"):
                     raise ValueError("its rows do not match their digest")
                 loaded = _opened_rows(handle, offset, rows, dimension)
         except FileNotFoundError:
@@ -88,14 +93,35 @@ class RowsFile:
             pass
         return loaded
 
-    def save(self, key: str, rows: np.ndarray) -> np.ndarray:
-        """Atomically replace the file with ``rows`` (float16), the rows of ``key``; returns them
-        as the file holds them (mapped), or ``rows`` themselves where the file could not be
-        written (a WARN: the next start makes them from the vector cache again) or mapped."""
+    def keys(self, metric: str, dimension: int) -> tuple[str, bytes] | None:
+        """The file's key and its rows' text keys (joined), when it holds rows of this model,
+        ``metric`` and ``dimension`` in this format (its keys checked against its key; the rows
+        are checked by ``load``); None for no such file. Cheap: the header and 16 bytes a row."""
+        try:
+            with open(self.path, "rb") as handle:
+                header, offset = _read_header(handle)
+                rows = header.get("rows")
+                if header.get("format") != ROWS_FORMAT or header.get("dimension") != dimension \
+                        or type(rows) is not int or rows < 0:
+                    return None
+                _check_size(handle, offset, _payload_bytes(rows, dimension) + KEY_BYTES * rows)
+                handle.seek(offset + _payload_bytes(rows, dimension))
+                joined = handle.read(KEY_BYTES * rows)
+        except (OSError, ValueError):
+            return None  # none, or damaged: ``load`` reports a damaged file where it is asked for its rows
+        key = header.get("key")
+        return (key, joined) if key == self.key_for(joined, metric, dimension) else None
+
+    def save(self, key: str, rows: np.ndarray, joined: bytes) -> np.ndarray:
+        """Atomically replace the file with ``rows`` (float16), the rows of ``key`` whose text
+        keys are ``joined``; returns them as the file holds them (mapped), or ``rows`` themselves
+        where the file could not be written (a WARN: the next start makes them from the vector
+        cache again) or mapped."""
         rows = np.ascontiguousarray(rows, dtype="<f2")
         count, dimension = rows.shape
+        keys = np.frombuffer(joined, dtype=np.uint8)
         header = json.dumps({"format": ROWS_FORMAT, "key": key, "rows": count, "dimension": dimension,
-                             "digest": _digest(_pieces(rows))}).encode()
+                             "digest": summed_digest(gathered_pieces([rows, keys]))}).encode()
         head = ROWS_MAGIC + struct.pack("<I", len(header)) + header
 
         def write(out: BinaryIO) -> None:
@@ -103,6 +129,7 @@ class RowsFile:
             data = memoryview(rows).cast("B")
             for start in range(0, len(data), WRITE_BYTES):
                 out.write(data[start:start + WRITE_BYTES])
+            out.write(joined)
 
         try:
             write_atomically(self.path, ".rows-", write)
@@ -116,7 +143,7 @@ class RowsFile:
                 # Another process may have saved its own rows meanwhile: only these are mapped.
                 if saved.get("key") != key or saved.get("rows") != count or saved.get("dimension") != dimension:
                     return rows
-                _check_size(handle, offset, _payload_bytes(count, dimension))
+                _check_size(handle, offset, _payload_bytes(count, dimension) + len(joined))
                 return _opened_rows(handle, offset, count, dimension)
         except (OSError, ValueError):
             return rows
@@ -155,43 +182,3 @@ def _opened_rows(handle: BinaryIO, offset: int, rows: int, dimension: int) -> np
         return data.reshape(rows, dimension)
     mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
     return np.frombuffer(mapped, dtype="<f2", count=count, offset=offset).reshape(rows, dimension)
-
-
-def _pieces(rows: np.ndarray) -> Iterator[memoryview]:
-    """The bytes of ``rows`` a SUM_BYTES piece at a time."""
-    data = memoryview(rows).cast("B")
-    for start in range(0, len(data), SUM_BYTES):
-        yield data[start:start + SUM_BYTES]
-
-
-def _read_pieces(handle: BinaryIO, size: int) -> Iterator[memoryview]:
-    """``size`` bytes of ``handle`` a SUM_BYTES piece at a time (ValueError if it ends sooner);
-    read into one buffer, so the pages are not mapped into the process to be checked."""
-    buffer = bytearray(SUM_BYTES)
-    view = memoryview(buffer)
-    left = size
-    while left:
-        piece = min(SUM_BYTES, left)
-        filled = 0
-        while filled < piece:  # a whole piece, as the writer summed it
-            got = handle.readinto(view[filled:piece])
-            if not got:
-                raise ValueError("cut short")
-            filled += got
-        yield view[:piece]
-        left -= piece
-
-
-def _digest(pieces: Iterator[memoryview]) -> str:
-    """The rows' checksum: each piece summed as little-endian 64-bit words (the last zero-padded),
-    those sums hashed. Any changed, lost or moved piece changes it; summing is ~10x faster than
-    hashing the rows themselves (~0.1 s against ~2 s for 768 MB)."""
-    sums = []
-    for piece in pieces:
-        tail = len(piece) % 8
-        words = np.frombuffer(piece, dtype="<u8", count=len(piece) // 8)
-        total = int(words.sum(dtype=np.uint64)) if len(words) else 0
-        if tail:
-            total += int.from_bytes(bytes(piece[len(piece) - tail:]), "little")
-        sums.append(total % (1 << 64))
-    return hashlib.blake2b(np.array(sums, dtype="<u8").tobytes(), digest_size=16).hexdigest()

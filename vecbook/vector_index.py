@@ -118,7 +118,7 @@ class VectorIndex:
             rows = np.empty((len(self.owners), dim), dtype=np.float16)
             write(rows)
             if saved is not None:
-                rows = saved.save(key, rows)
+                rows = saved.save(key, rows, bytes(self.joined_keys))
         return rows
 
     def _exhaustive(self, dim: int, write: Callable[[np.ndarray], None]) -> None:
@@ -158,9 +158,16 @@ class VectorIndex:
         index that holds a store, the store is kept: the new rows go to a delta beside it, the
         rows gone stay in it unreferenced, and only when both pass MERGE_SHARE of the store (or
         MERGE_ROWS) are the rows gathered into a new store (its scan made in the background, or
-        read from ``scans``). Otherwise every row is copied (a new store's rows mapped from
-        ``saved_rows`` when it holds them, else saved there)."""
+        read from ``scans``). A start (no ``previous``) keeps the store of ``saved_rows`` in the
+        same way when the file holds rows of other keys within that share (``_saved_store``).
+        Otherwise every row is copied (a new store's rows mapped from ``saved_rows`` when it
+        holds exactly them, else saved there)."""
         source = np.asarray(source, dtype=np.int64)
+        if previous is None and saved_rows is not None and len(owners) >= APPROXIMATE_FROM:
+            joined = bytes(keys) if isinstance(keys, (bytes, bytearray)) else b"".join(keys)
+            kept = _saved_store(saved_rows, joined, metric, dim, fresh, scans)
+            if kept is not None:
+                return cls(None, owners, n_records, metric, spans, keys, placed, stored=kept)
         store = previous.store if previous is not None else None
         if store is not None and len(owners) >= APPROXIMATE_FROM and store.dimension == dim:
             assert previous is not None  # (the store is previous's)
@@ -430,6 +437,66 @@ class StoredRows:
         out[in_store] = self._store.rows[physical[in_store]]
         out[~in_store] = self._delta[physical[~in_store] - size]
         return out
+
+
+def _saved_store(saved: RowsFile, joined: bytes, metric: str, dim: int, fresh: Callable[[np.ndarray], np.ndarray],
+                 scans: ScanFile | None) -> tuple[Store, np.ndarray, np.ndarray] | None:
+    """A start's (store, where, delta) over the rows ``saved`` holds, when they are of other
+    rows than ``joined`` (a file edited since they were saved) and the rows they lack and those
+    of theirs no longer used stay within MERGE_SHARE of them (or MERGE_ROWS), as an update's
+    delta does: the file's rows are mapped where a row's key is there, the others (``fresh``)
+    go to the delta, and the store's scan is the one saved for the file's rows. Nothing is
+    written. None for no such file, the very same rows (mapped as they are, by ``__init__``),
+    or more change than that share (the rows are made anew and saved)."""
+    found = saved.keys(metric, dim)
+    if found is None or found[0] == saved.key_for(joined, metric, dim):
+        return None
+    key, stored = found
+    size = len(stored) // KEY_BYTES
+    where = _rows_in(stored, joined, max(MERGE_ROWS, MERGE_SHARE * size))
+    # A file row serves the first row with its key (a text in two windows): the others are new.
+    held = np.flatnonzero(where >= 0)
+    _, first = np.unique(where[held], return_index=True)
+    repeated = np.ones(len(held), dtype=bool)
+    repeated[first] = False
+    where[held[repeated]] = -1
+    new = np.flatnonzero(where < 0)
+    if len(new) + size - len(first) > max(MERGE_ROWS, MERGE_SHARE * size):
+        return None
+    rows = saved.load(key, size, dim)
+    if rows is None:
+        return None
+    log.info("vector index: the saved rows %s hold %d of %d rows; %d new beside them", saved.path, len(first),
+             len(where), len(new))
+    where[new] = size + np.arange(len(new))
+    parts = [fresh(new[start:start + ENCODE_BLOCK]) for start in range(0, len(new), ENCODE_BLOCK)]
+    delta = np.concatenate(parts).astype(np.float16, copy=False) if parts else np.zeros((0, dim), dtype=np.float16)
+    return Store.built(rows, stored, metric, scans), where, delta
+
+
+def _rows_in(stored: bytes, joined: bytes, changed: float) -> np.ndarray:
+    """Each of the 16-byte keys ``joined``'s row among ``stored`` (-1: none). A start's rows come
+    in the order of the saved ones but for the sources that changed: the rows both begin and
+    end with are matched in place (one comparison of each, ~10 ms at a million), and only those
+    between looked up (among the stored ones between) when they are at most ``changed`` rows; a
+    key found only elsewhere then counts as new (its row goes to the delta). Otherwise every key
+    is looked up (``KeyRows``: a sort of the stored keys and a bisection of each, ~1-3 s)."""
+    old = np.frombuffer(stored, dtype="<u8").reshape(-1, KEY_BYTES // 8)
+    new = np.frombuffer(joined, dtype="<u8").reshape(-1, KEY_BYTES // 8)
+    both = min(len(old), len(new))
+    differ = np.flatnonzero((old[:both] != new[:both]).any(axis=1))
+    head = int(differ[0]) if len(differ) else both
+    differ = np.flatnonzero((old[len(old) - both:][::-1] != new[len(new) - both:][::-1]).any(axis=1))
+    tail = min(int(differ[0]) if len(differ) else both, both - head)
+    if len(new) - head - tail > changed:
+        return KeyRows(stored).rows_of(joined)
+    where = np.full(len(new), -1, dtype=np.int64)
+    where[:head] = np.arange(head)
+    where[len(new) - tail:] = np.arange(len(old) - tail, len(old))
+    if len(new) - head - tail and len(old) - head - tail:
+        found = KeyRows(old[head:len(old) - tail].tobytes()).rows_of(new[head:len(new) - tail].tobytes())
+        where[head:len(new) - tail] = np.where(found >= 0, found + head, -1)
+    return where
 
 
 def encode_vectors(vectors: np.ndarray, metric: str) -> np.ndarray:
