@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import vecbook
+import vecbook.index as index_module
 from vecbook.index import KeywordIndex, LayeredCounts, TermCounts
 from vecbook.tokens import Vocabulary
 
@@ -130,6 +131,27 @@ def test_compaction_gives_the_same_scores_and_lets_the_layers_go() -> None:
     documents, source = edited(documents, rng)
     scores_agree(updated_index(index, documents, source, vocabulary),
                  KeywordIndex([vocabulary.encode(d) for d in documents], vocabulary=vocabulary))
+
+
+def test_compaction_block_by_block_keeps_a_new_count_past_what_the_earlier_counts_type_holds(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(index_module, "MERGE_BLOCK", 7)  # the main postings copied in many blocks
+    vocabulary = Vocabulary()
+    rng = random.Random(11)
+    documents = [[rng.choice(WORDS) for _ in range(5)] for _ in range(60)]
+    index = KeywordIndex([vocabulary.encode(d) for d in documents], vocabulary=vocabulary)
+    assert index.tf.dtype == np.uint16
+    documents.insert(30, ["café"] * 70_000 + ["東京", "🔥"])  # a count past what uint16 holds
+    source = np.array(list(range(30)) + [-1] + list(range(30, 60)), dtype=np.int64)
+    del documents[50], documents[3]  # the higher first: both are numbers before either deletion
+    source = np.delete(source, [3, 50])
+    index = updated_index(index, documents, source, vocabulary)
+    assert index.layered
+    index.term_counts.whole()
+    fresh = KeywordIndex([vocabulary.encode(d) for d in documents], vocabulary=vocabulary)
+    for name in ("doc_ids", "tf", "indptr"):
+        np.testing.assert_array_equal(getattr(index, name), getattr(fresh, name), err_msg=name)
+    scores_agree(index, fresh)
 
 
 def test_an_update_past_the_delta_share_compacts(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import threading
 from collections import Counter
 from functools import cached_property
-from typing import Sequence, Union
+from typing import Iterator, Sequence, Union
 
 import numpy as np
 
@@ -126,39 +126,58 @@ def compacted(main: TermCounts, placed: np.ndarray, delta: TermCounts) -> TermCo
     """Whole counts from layers: ``main``'s postings renumbered by ``placed`` (those of gone
     passages dropped) with ``delta``'s inserted where they belong. Kept passages that keep their
     order keep it within each term's postings, so the copy is a gather of their passages
-    (renumbered, a block at a time) and the delta's pairs are inserted: no array of every
-    posting's term or sort key is made (at a million records those were 2 GB of temporaries)."""
+    (renumbered, a block at a time) written straight to its place in the new arrays, beside the
+    delta's pairs: beyond the new arrays only a block's temporaries are held (at a million
+    records an array of every posting's term or sort key took 2 GB, copies of the whole
+    postings ~900 MB)."""
     n_terms = len(delta.indptr) - 1
     old_indptr = np.concatenate([main.indptr, np.full(n_terms + 1 - len(main.indptr), main.indptr[-1],
                                                       dtype=np.int64)]).astype(np.int64)
     kept_order = placed[placed >= 0]
-    fresh_terms, fresh_docs, fresh_tf = delta.terms, delta.doc_ids, delta.tf
     if len(kept_order) > 1 and not bool(np.all(np.diff(kept_order) > 0)):  # passages moved past each other
         return _sorted_counts(main, placed, delta, n_terms)
     target = placed.astype(np.int32, copy=False)
-    docs_parts, tf_parts, removed = [], [], []
-    for start in range(0, len(main.doc_ids), MERGE_BLOCK):
-        renumbered = target[main.doc_ids[start:start + MERGE_BLOCK]]
+    gone_per_term = np.zeros(n_terms, dtype=np.int64)
+    for start, renumbered in _renumbered_blocks(main, target):
+        gone = start + np.flatnonzero(renumbered < 0)
+        if len(gone):
+            gone_per_term += np.bincount(np.searchsorted(old_indptr, gone, "right") - 1, minlength=n_terms)
+    kept_starts = np.concatenate([[0], np.cumsum(np.diff(old_indptr) - gone_per_term)])
+    at = _delta_places(main, target, delta, old_indptr, kept_starts)
+    total = int(kept_starts[-1]) + len(at)
+    docs = np.empty(total, dtype=np.int32)
+    tf = np.empty(total, dtype=np.result_type(main.tf.dtype, delta.tf.dtype))
+    fresh = at + np.arange(len(at))  # where each delta pair lands
+    docs[fresh], tf[fresh] = delta.doc_ids, delta.tf
+    done = 0  # kept postings written so far
+    for start, renumbered in _renumbered_blocks(main, target):
         kept = renumbered >= 0
-        docs_parts.append(renumbered[kept])
-        tf_parts.append(main.tf[start:start + MERGE_BLOCK][kept])
-        removed.append(start + np.flatnonzero(~kept))
-    docs = np.concatenate(docs_parts) if docs_parts else np.zeros(0, dtype=np.int32)
-    tf = np.concatenate(tf_parts) if tf_parts else np.zeros(0, dtype=main.tf.dtype)
-    gone = np.concatenate(removed) if removed else np.zeros(0, dtype=np.int64)
-    kept_per_term = np.diff(old_indptr) - np.bincount(np.searchsorted(old_indptr, gone, "right") - 1,
-                                                      minlength=n_terms)
-    kept_starts = np.concatenate([[0], np.cumsum(kept_per_term)])
-    # Where each delta pair goes among its term's copied postings (both ordered by passage).
-    at = np.empty(len(fresh_terms), dtype=np.int64)
+        order = np.arange(done, done + int(kept.sum()))
+        where = order + np.searchsorted(at, order, "right")  # past the delta pairs inserted before it
+        docs[where], tf[where] = renumbered[kept], main.tf[start:start + MERGE_BLOCK][kept]
+        done += len(order)
+    indptr = np.concatenate([[0], np.cumsum(np.diff(kept_starts) + np.diff(delta.indptr))]).astype(np.int64)
+    return TermCounts(delta.vocabulary, delta.n_passages, None, docs, _narrow(tf), indptr)
+
+
+def _renumbered_blocks(main: TermCounts, target: np.ndarray) -> Iterator[tuple[int, np.ndarray]]:
+    """(first posting, its block's passages renumbered by ``target``, -1: gone), MERGE_BLOCK at a time."""
+    for start in range(0, len(main.doc_ids), MERGE_BLOCK):
+        yield start, target[main.doc_ids[start:start + MERGE_BLOCK]]
+
+
+def _delta_places(main: TermCounts, target: np.ndarray, delta: TermCounts, old_indptr: np.ndarray,
+                  kept_starts: np.ndarray) -> np.ndarray:
+    """For each delta pair, the kept main postings that come before it (both ordered by term,
+    then passage): a search in its term's renumbered postings only."""
+    at = np.empty(len(delta.terms), dtype=np.int64)
+    fresh_terms, fresh_docs = delta.terms, delta.doc_ids
     groups = np.flatnonzero(np.diff(fresh_terms, prepend=-1)).tolist() + [len(fresh_terms)]
     for first, end in zip(groups[:-1], groups[1:]):
         term = int(fresh_terms[first])
-        low, high = int(kept_starts[term]), int(kept_starts[term + 1])
-        at[first:end] = low + np.searchsorted(docs[low:high], fresh_docs[first:end])
-    indptr = np.concatenate([[0], np.cumsum(kept_per_term + np.diff(delta.indptr))]).astype(np.int64)
-    docs, tf = _interleave(at, (docs, fresh_docs.astype(np.int32)), (tf, fresh_tf.astype(tf.dtype)))
-    return TermCounts(delta.vocabulary, delta.n_passages, None, docs, _narrow(tf), indptr)
+        olds = target[main.doc_ids[int(old_indptr[term]):int(old_indptr[term + 1])]]
+        at[first:end] = kept_starts[term] + np.searchsorted(olds[olds >= 0], fresh_docs[first:end])
+    return at
 
 
 def _sorted_counts(main: TermCounts, placed: np.ndarray, delta: TermCounts, n_terms: int) -> TermCounts:
@@ -500,22 +519,6 @@ class KeywordIndex:
             if tid is not None:
                 bound += repeat * self._term_postings(state, tid)[2]
         return float(bound * (self.k1 + 1))
-
-
-def _interleave(at: np.ndarray, *pairs: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, ...]:
-    """For each (old, new) pair: ``np.insert(old, at, new)`` with ``at`` non-decreasing; the
-    positions are worked out once for all the pairs (three np.insert calls took ~0.1 s at 100k)."""
-    total = len(pairs[0][0]) + len(at)
-    placed = at + np.arange(len(at))  # where each new element lands
-    old_slots = np.ones(total, dtype=bool)
-    old_slots[placed] = False
-    merged = []
-    for old, new in pairs:
-        out = np.empty(total, dtype=np.result_type(old, new))
-        out[old_slots] = old
-        out[placed] = new
-        merged.append(out)
-    return tuple(merged)
 
 
 # Postings renumbered at a time when an update copies them (4M: 16 MB of temporaries).
