@@ -12,12 +12,14 @@ import sys
 import threading
 import time
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
 import pytest
 
 import vecbook
+from vecbook.caches import _stale_records
 from vecbook.config import CollectionConfig, ConfigError
 from vecbook.exports import detect_format, load_export
 from vecbook.keyword_cache import REF_SHIFT, FileTexts, KeywordCache
@@ -158,6 +160,54 @@ def test_a_restart_saves_in_the_background_and_a_second_start_waits_for_that_sav
     assert release.is_set() and path.read_bytes() != written
     assert again.stats()["last_update"]["files_read"] == 0
     assert answers(again) == answers(book(root, None))
+
+
+def test_a_restart_that_changed_at_most_one_percent_of_the_records_keeps_the_file_and_reads_the_change_again(
+        write_files: Any, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    many = "\n---\n".join(f"Day {i}: the weather by the harbour, note {i}." for i in range(300))
+    root, cache = write_files({"many.txt": many, "diary.txt": "Bread dough rests overnight."}), tmp_path / "cache"
+    settle(root)
+    book(root, cache)
+    path = next(cache.glob("keywords-*.vbk"))
+    written = path.read_bytes()
+    # One record of 301 changed: the file is kept, the change searched at once and read again next time.
+    (root / "diary.txt").write_text("Ferry to Corsica at dawn 🚢, Ajaccio café, 北京 ferry, مرحبا.", encoding="utf-8")
+    settle(root / "diary.txt")
+    with caplog.at_level(logging.INFO, logger="vecbook"):
+        restarted = book(root, cache)
+        restarted._caches.wait()
+    assert "keyword cache: 1 of 301 records changed since" in caplog.text and "it is kept" in caplog.text
+    assert path.read_bytes() == written
+    assert restarted.search("ferry corsica", mode="keyword")[0].citation == "diary.txt:1-1"
+    assert [h.citation for h in restarted.search("北京", mode="keyword")] == ["diary.txt:1-1"]
+    # Its keyword counts, layered over the file's, are compacted in the background, as a save would.
+    deadline = time.monotonic() + 10
+    while restarted._snapshot.keywords.layered and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not restarted._snapshot.keywords.layered
+    again = book(root, cache)
+    assert again.stats()["last_update"]["files_read"] == 1
+    fresh = book(root, None)
+    for query in ("ferry corsica", "weather harbour note 12", "北京", "مرحبا", "café"):
+        assert [h.to_dict() for h in again.search(query, mode="keyword")] == \
+            [h.to_dict() for h in fresh.search(query, mode="keyword")]
+    # A change to more than 1% of the records rewrites the file; the next start reads nothing.
+    (root / "many.txt").write_text(many.replace("note 7.", "note seven, a walrus."), encoding="utf-8")
+    settle(root / "many.txt")
+    book(root, cache)._caches.wait()
+    assert path.read_bytes() != written
+    last = book(root, cache)
+    assert last.stats()["last_update"]["files_read"] == 0
+    assert last.search("walrus", mode="keyword")[0].citation == "many.txt:15-15"
+
+
+def test_a_restored_source_whose_windows_the_file_lacks_counts_as_changed_where_windows_are_cut() -> None:
+    records = [object()] * 50
+    held, bare = SimpleNamespace(records=records, windowed=object()), SimpleNamespace(records=records, windowed=None)
+    restored: dict[str, Any] = {"a": held, "b": bare, "gone": SimpleNamespace(records=[object()] * 3, windowed=None)}
+    now: dict[str, Any] = {"a": held, "b": bare, "new": SimpleNamespace(records=[object()] * 2, windowed=None)}
+    assert _stale_records(restored, now, windows=True) == (50 + 3 + 2, 102)
+    assert _stale_records(restored, now, windows=False) == (3 + 2, 102)
 
 
 def test_a_restart_s_save_in_flight_is_finished_when_the_process_exits(write_files: Any, tmp_path: Path) -> None:

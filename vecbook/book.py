@@ -24,6 +24,7 @@ from .config import (
     load_config,
     replace_config,
 )
+from .blocks import Block
 from .build import Builder, Snapshot
 from .exports.base import collector_paused
 from .hits import (
@@ -52,9 +53,8 @@ from .filters import Condition, convenience_conditions, parse_filters
 from .rank import FUSION_DEPTH, Scored, best_first, rank
 from .chat_hits import is_chat_window, named_blend, named_windows
 from .date_words import date_blend, query_span
-from .snippets import folding
 from .status import count_sources, index_stats, pace
-from .snippets import query_terms, recency_blend
+from .snippets import folding, query_terms, recency_blend
 from .registry import summarize_report
 from .sources import LoadReport, check_collections, check_sources
 from .caches import Caches, check_cache_directory
@@ -228,9 +228,8 @@ class VecBook:
                 # After the new snapshot is published: searches never wait on it. An update (the
                 # watcher's usual case: one file changed) does not wait either, since writing
                 # 100k vectors takes longer than the update, and writes at most once a minute; a
-                # restart over the keyword cache writes at once, in the background too. A first
-                # or full build saves (vectors and keywords) before it returns, so the process
-                # that ran it (the CLI's reindex) leaves the cache whole.
+                # restart writes what changed at once, in the background too (restart_capture). A
+                # first or full build saves before it returns: the CLI's reindex leaves it whole.
                 {"update": self._caches.save_update, "restart": self._caches.save_restart}.get(
                     built, self._caches.save)()
                 # A build frees what it read and gathered (hundreds of MB at 100k records) in
@@ -281,11 +280,11 @@ class VecBook:
         if full:
             self._builder.reset()
         previous = self._snapshot
-        restored: set[str] | None = None  # the sources the keyword cache held, on a restart that used it
+        restored: dict[str, Block] | None = None  # what the keyword cache held, on a restart that used it
         with collector_paused():
             if previous is None and not full and self._builder.term_counts is None:
                 self._caches.restore_keywords(self._builder)  # a restart reads only what changed since
-                restored = set(self._builder.blocks) if self._builder.blocks else None
+                restored = dict(self._builder.blocks) or None
             log.info("reading %s", self.config.data_directory or "the collections")
             report = self._builder.read()
             unchanged = self._unchanged(previous, report, full)
@@ -295,7 +294,8 @@ class VecBook:
                                 self.config.data_directory or "the collections")
                 self._set_progress(state="indexing keywords", records_total=len(report.records))
                 base = self._builder.keyword_snapshot(report)
-                captured = self._caches.capture_keywords(self._builder)
+                captured = self._caches.capture_keywords(self._builder) if restored is None else \
+                    self._caches.restart_capture(self._builder, restored, windows=not self.keyword_only)
         update = {"full": full, "files_read": report.files_read, "collections_read": report.collections_read}
         if unchanged:
             self._set_progress(**served)  # the counters describe the index still served
@@ -333,7 +333,7 @@ class VecBook:
         removed = report.removed_since(previous.report) if previous else 0
         # A restart that found every source as the keyword cache held it changed nothing.
         changed = restored is None or report.files_read + report.collections_read > 0 or \
-            {key for key, _ in report.blocks} != restored
+            {key for key, _ in report.blocks} != restored.keys()
         update.update(changed=changed, records=len(report.records), removed=removed, **counts)
         snapshot = dataclasses.replace(base, vectors=vectors, vector_error=error,
                                        cache=self._cache_facts, index_seconds=time.perf_counter() - started)

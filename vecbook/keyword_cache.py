@@ -12,6 +12,7 @@ with a WARN and the sources are read as on a first start.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import itertools
@@ -257,6 +258,11 @@ class KeywordCache:
                     self._written = captured.taken
         finally:
             _retire(self.path)
+
+    def touch(self) -> None:
+        """Mark the file as in use (caches of any scope are pruned by their last use)."""
+        with contextlib.suppress(OSError):
+            os.utime(self.path)
 
     def _write(self, captured: Captured) -> None:
         if self._held and self._holds(captured.blocks) and self.path.exists():
