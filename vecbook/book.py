@@ -50,6 +50,7 @@ from .tokens import analyses, analysis_of, query_tokens
 from .languages import model_languages, reads_query
 from .filters import Condition, convenience_conditions, parse_filters
 from .rank import FUSION_DEPTH, Scored, best_first, rank
+from .keyword_prune import PassageScores
 from .chat_hits import is_chat_window, named_blend, named_windows
 from .date_words import date_blend, query_span
 from .snippets import folding
@@ -522,9 +523,9 @@ class VecBook:
             # merging chat hits takes more than k: rank a deeper list so k are left after them.
             depth = min(MAX_RESULTS_LIMIT, max(k, FUSION_DEPTH) if fold or half_life else 2 * k)
             terms = query_terms(keyword_text, in_use)
-            # Every passage's keyword score, once: the ranking takes each record's best, the
-            # snippets each hit's best passage (they used to score every passage again).
-            passage_scores = snapshot.keywords.scores(tokens) if mode != "semantic" or terms else None
+            # Hybrid fusion reads every passage's keyword score (so do its snippets); keyword ranking
+            # does not (vecbook.keyword_prune), and snippets then score their hits' passages alone.
+            passage_scores = snapshot.keywords.scores(tokens) if mode == "hybrid" else None
             # Hybrid search leans on keywords for a query in a language the model does not read.
             reads = reads_query(semantic_text, model_languages(self.config)) if mode == "hybrid" else True
             scored = rank(mode, depth, vectors=snapshot.vectors, keywords=snapshot.keywords, query_vector=vector,
@@ -545,7 +546,8 @@ class VecBook:
             # Read as far as merging chat hits needs to leave k: folded (lazily), or each alone.
             groups = (folding(records[s.index].text for s in scored) if fold
                       else ((i, []) for i in range(len(scored))))
-            shaper = HitShaper(snapshot, terms, passage_scores, vector, partial(analysis_of, self.config), nothing)
+            shaper = HitShaper(snapshot, terms, PassageScores(snapshot.keywords, tokens) if passage_scores is None
+                               else passage_scores, vector, partial(analysis_of, self.config), nothing)
             return Results(shaper.hits(scored, groups, k))
 
     @staticmethod
