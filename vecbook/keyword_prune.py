@@ -26,6 +26,11 @@ import numpy as np
 from .index import KeywordIndex, QueryTerm
 from .vector_index import top_k
 
+# Pruning pays for its rounds (a pass over every passage's mark each, and numpy calls a term)
+# once a query reads this many postings: at 100,000 records (~90,000 postings a query, in cache)
+# scoring every posting took 1.35 ms against pruning's 2.5 ms; at a million (~870,000) 26 ms
+# against 16-19 ms (bench/keyword_speed.py).
+PRUNE_FROM = 300_000
 # Distinct query terms pruned at most (a bit or two each in a passage's mark, every mark bounded).
 MAX_TERMS = 12
 # Terms whose postings counted once and more than once are marked apart (2 bits a term).
@@ -53,7 +58,8 @@ def top_records(index: KeywordIndex, tokens: Sequence[str], k: int,
     in ``mask`` with a positive score, exactly as the top k of ``index.record_scores(tokens)``;
     None where pruning would not save work (then score every passage)."""
     terms = index.postings_of(tokens)
-    if not terms or len(terms) > MAX_TERMS or k < 1 or any(term.idf <= 0 for term in terms):
+    if not terms or len(terms) > MAX_TERMS or k < 1 or any(term.idf <= 0 for term in terms) or \
+            sum(len(term.docs) for term in terms) < PRUNE_FROM:
         return None
     terms = index.sorted_postings(terms)
     scorer = _Scorer(index, terms)
