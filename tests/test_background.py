@@ -647,3 +647,17 @@ def test_a_save_landing_while_an_update_reads_the_cache_leaves_nothing_unwritten
 
     again = vecbook.VecBook(data_directory=data, cache_directory=cache, embedder=FakeEmbedder())
     assert again.stats()["last_update"]["embedded"] == 0  # every vector came from the cache
+
+
+def test_a_model_loaded_already_waits_for_no_quiet_moment(write_files: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A server loads the model while the client connects (vecbook.mcp.preload_model): the quiet
+    # moment kept the first keyword search from sharing the interpreter with the load, and with
+    # the model loaded there is nothing left to keep it from.
+    monkeypatch.setattr(vecbook.book, "QUIET_SECONDS", 5.0)
+    model = FakeEmbedder()
+    monkeypatch.setattr(type(model), "loaded", property(lambda self: True), raising=False)
+    book = vecbook.VecBook(data_directory=write_files(NOTES), embedder=model, background=True, cache_directory=False)
+    started = time.monotonic()
+    book.start()
+    assert book.wait_until_ready(timeout=10)
+    assert time.monotonic() - started < 3.0

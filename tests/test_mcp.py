@@ -395,3 +395,56 @@ def test_search_max_total_chars_fills_the_budget_with_cut_texts_and_says_how_man
     assert json.loads(result.content[1].text) == {"left_out": left, "max_total_chars": 120}
     assert result.structured_content["left_out"] == left
     assert len(call(sample_book, "search", {"query": "meeting", "max_results": 8}).content) == 1
+
+
+def test_serve_loads_the_model_while_the_server_starts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A restart's first hybrid answer waited on the model, loaded only after the first message.
+    import gc
+    import threading
+
+    from conftest import FakeEmbedder
+    from vecbook import mcp
+
+    loaded = threading.Event()
+
+    class Loading(FakeEmbedder):
+        def load(self) -> Any:
+            loaded.set()
+
+    seen: dict[str, bool] = {}
+
+    class Server:
+        def run(self, **_settings: Any) -> None:
+            seen["loaded before any message"] = loaded.wait(10)
+
+    monkeypatch.setattr(mcp, "build_server", lambda book: Server())
+    monkeypatch.setattr(gc, "freeze", lambda: None)
+    monkeypatch.setattr(signal, "signal", lambda *args: None)
+    (tmp_path / "data").mkdir()
+    book = vecbook.VecBook(data_directory=tmp_path / "data", embedder=Loading(), background=True, watch=False)
+    mcp.serve(book)
+    assert seen == {"loaded before any message": True}
+
+
+def test_a_keyword_only_server_loads_no_model(tmp_path: Path) -> None:
+    import threading
+
+    from conftest import FakeEmbedder
+    from vecbook import mcp
+
+    calls: list[str] = []
+
+    class Counting(FakeEmbedder):
+        def load(self) -> Any:
+            calls.append("load")
+
+    (tmp_path / "data").mkdir()
+    mcp.preload_model(vecbook.VecBook(data_directory=tmp_path / "data", embedder=Counting(), keyword_only=True))
+    time.sleep(0.3)
+    assert calls == [] and not [t for t in threading.enumerate() if t.name == "vecbook-model"]
+    mcp.preload_model(vecbook.VecBook(data_directory=tmp_path / "data", embedder=Counting(), background=True))
+    for _ in range(100):
+        if calls:
+            break
+        time.sleep(0.05)
+    assert calls == ["load"]

@@ -311,7 +311,7 @@ class VecBook:
         vectors, error, counts = None, None, {}
         try:
             if not self.keyword_only:
-                if previous is None and self._background:
+                if previous is None and self._background and not self.embedder.loaded:
                     self._wait_for_a_quiet_moment()
                 self.embedder.load()
         except VecBookError as exc:
