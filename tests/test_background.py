@@ -654,6 +654,7 @@ def test_a_model_loaded_already_waits_for_no_quiet_moment(write_files: Any, monk
     # moment kept the first keyword search from sharing the interpreter with the load, and with
     # the model loaded there is nothing left to keep it from.
     monkeypatch.setattr(vecbook.book, "QUIET_SECONDS", 5.0)
+    monkeypatch.setattr(vecbook.book, "QUIET_WAIT_LIMIT_SECONDS", 10.0)
     model = FakeEmbedder()
     monkeypatch.setattr(type(model), "loaded", property(lambda self: True), raising=False)
     book = vecbook.VecBook(data_directory=write_files(NOTES), embedder=model, background=True, cache_directory=False)
