@@ -116,6 +116,7 @@ class VecBook:
         self._background = background
         self._pace: tuple[float, int] | None = None  # (time.monotonic(), records done) at a build's first progress
         self._searches = 0  # searches running on a snapshot now
+        self._awaiting_vectors = 0  # searches waiting for the vectors (the model need not wait for quiet)
         self._quiet_since = 0.0  # time.monotonic() when the last one ended, or keyword search began
         self._progress: dict[str, Any] = {"state": "not started", "records_embedded": 0, "records_total": 0,
                                           "started": None, "finished": None}
@@ -311,7 +312,7 @@ class VecBook:
         vectors, error, counts = None, None, {}
         try:
             if not self.keyword_only:
-                if previous is None and self._background and not self.embedder.loaded:
+                if previous is None and self._background:
                     self._wait_for_a_quiet_moment()
                 self.embedder.load()
         except VecBookError as exc:
@@ -347,10 +348,14 @@ class VecBook:
         model holds the interpreter for stretches of ~0.1 s, and a server's first keyword
         search, sent with the handshake, arrives just as keyword search opens: over MCP at
         20k records it started 0.31 s after keyword search was ready, and 0.07 s after with
-        this wait (the request waits in fastmcp while the interpreter is busy)."""
+        this wait (the request waits in fastmcp while the interpreter is busy). A search waiting
+        for the vectors ends the wait: it waits on the model itself (a restart's first hybrid
+        answer had waited QUIET_SECONDS more)."""
         deadline = time.monotonic() + QUIET_WAIT_LIMIT_SECONDS
         with self._cond:
             while (now := time.monotonic()) < deadline:
+                if self._awaiting_vectors:  # a search waits on the model itself: no keyword answer to spare
+                    return
                 if self._searches:
                     self._cond.wait(deadline - now)
                 elif now - self._quiet_since >= QUIET_SECONDS:
@@ -570,8 +575,13 @@ class VecBook:
             if not self._cond.wait_for(lambda: self._snapshot is not None, timeout=max(wait, 1.0)):
                 raise VecBookError("the index is still loading; try again in a few seconds")
             if mode != "keyword":
-                self._cond.wait_for(lambda: self._snapshot is not None and (
-                    self._snapshot.vectors is not None or self._snapshot.vector_error is not None), timeout=wait)
+                self._awaiting_vectors += 1
+                self._cond.notify_all()  # a model load waiting for a quiet moment goes at once
+                try:
+                    self._cond.wait_for(lambda: self._snapshot is not None and (
+                        self._snapshot.vectors is not None or self._snapshot.vector_error is not None), timeout=wait)
+                finally:
+                    self._awaiting_vectors -= 1
             snapshot = self._snapshot
             assert snapshot is not None  # guaranteed by the wait above
             progress = dict(self._progress)

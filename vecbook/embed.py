@@ -352,11 +352,6 @@ class Embedder:
                     self._load()
         return self._query_model or self._model
 
-    @property
-    def loaded(self) -> bool:
-        """Whether ``load`` has loaded the model (a later call returns at once)."""
-        return self._query_model is not None or self._model is not None
-
     def _load(self) -> None:
         path = resolve_model(self.model_name)
         _prepare_torch_environment()

@@ -1,21 +1,21 @@
-"""The top records of a keyword search without scoring every passage: the exact top-k of the
-full BM25 scores, from far fewer weights.
+"""The top records of a keyword search without scoring every passage: the exact top k of the
+full BM25 scores (same records, order and scores), from far fewer weights.
 
-A passage's score is at most the sum of the bounds of the query terms it holds (a term's
-bound: its idf (k1 + 1) times the highest count / (count + length norm) of its postings,
-``KeywordIndex.ratio_bound``). Each passage's set of query terms is marked in one small array
-(a bit a term), and the sets are taken in order of their bound, highest first, until their
-passages cover a few times k records: those passages are scored exactly, and the k-th best of
-their records' scores (with the filters' mask) is a score the true k-th best reaches. Every
-passage of a set whose bound is below it cannot lift its record into the top k, so only the
-passages of the other sets are scored (exactly, as ``KeywordIndex.scores`` adds them), and the
-top k of their records is the top k of a full search: same records, order and scores.
+Each passage is marked with the query terms it holds, a bit a term, and (for up to SPLIT_TERMS
+terms) a bit a term it holds more than once. A mark's bound is the sum of its terms' highest
+weights among postings of that kind (``KeywordIndex.ratio_bounds``: the highest count / (count +
+length norm) counted once, and counted more than once, times idf (k1 + 1)); no passage with that
+mark scores above it. Marks are taken best bound first, a round at a time: each round's passages
+are scored exactly, as ``KeywordIndex.scores`` adds them, and once k records (within the filters'
+mask) are scored, the k-th best of their scores is a score the true k-th best reaches. When the
+next mark's bound is below it, no passage left can lift its record into the top k (a record's
+best passage is among those scored), so the top k of the records scored is the full search's.
 
-A query of common words at a million passages reads ~870,000 postings for a full search; the
-records that can reach its top 100 are the few thousand that hold most of its words. Where
-pruning cannot leave out enough (fewer than k matches, a bound too low to cut, more than
-MAX_TERMS terms, okapi's negative idf), ``top_records`` answers None and the caller scores
-every passage."""
+A query of common words at a million passages reads ~870,000 postings; the passages that can
+reach its top 100 are the few thousand holding most of its words, most of their terms counted
+once. Where pruning cannot save work (a query reading fewer than PRUNE_FROM postings, more than
+MAX_TERMS terms, okapi's idf below zero, more than MAX_SHARE of the postings to score),
+``top_records`` answers None and the caller scores every passage."""
 
 from __future__ import annotations
 
@@ -28,8 +28,8 @@ from .vector_index import top_k
 
 # Pruning pays for its rounds (a pass over every passage's mark each, and numpy calls a term)
 # once a query reads this many postings: at 100,000 records (~90,000 postings a query, in cache)
-# scoring every posting took 1.35 ms against pruning's 2.5 ms; at a million (~870,000) 26 ms
-# against 16-19 ms (bench/keyword_speed.py).
+# scoring every posting took 1.35 ms against pruning's 2.5 ms; at a million (~870,000) 43 ms
+# against 21 ms (bench/keyword_speed.py, load ~6).
 PRUNE_FROM = 300_000
 # Distinct query terms pruned at most (a bit or two each in a passage's mark, every mark bounded).
 MAX_TERMS = 12
@@ -49,7 +49,7 @@ SLACK = 1e-9
 # postings, the lookups cost more than scoring every posting.
 MAX_SHARE = 0.25
 # Marks whose passages are found one comparison at a time rather than by a lookup of every mark.
-COMPARED_SETS = 12
+COMPARED_MARKS = 12
 
 
 def top_records(index: KeywordIndex, tokens: Sequence[str], k: int,
@@ -145,12 +145,12 @@ class _Scorer:
             odds = np.where(held == 0, 1 - share_once - share_more, share_once + share_more)
         return bounds, np.prod(odds, axis=1) * index.n_passages
 
-    def passages_of(self, sets: np.ndarray) -> np.ndarray:
-        """The passages (ascending) whose set of query terms is one of ``sets`` (a bool per set)."""
-        named = np.flatnonzero(sets)
-        if len(named) > COMPARED_SETS:
-            return np.flatnonzero(np.take(sets, self.marks))  # np.take: 2.5x fancy indexing's speed here
-        # A comparison a set (0.04 ms at a million passages) against a lookup of every mark (1.1 ms).
+    def passages_of(self, chosen: np.ndarray) -> np.ndarray:
+        """The passages (ascending) whose mark is one of ``chosen`` (a bool per mark)."""
+        named = np.flatnonzero(chosen)
+        if len(named) > COMPARED_MARKS:
+            return np.flatnonzero(np.take(chosen, self.marks))  # np.take: 2.5x fancy indexing's speed here
+        # A comparison a mark (0.04 ms at a million passages) against a lookup of every mark (1.1 ms).
         held = self.marks == named[0]
         for bits in named[1:].tolist():
             held |= self.marks == bits

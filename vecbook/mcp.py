@@ -231,7 +231,6 @@ def serve(book: VecBook) -> None:
     import gc
     import signal
 
-    preload_model(book)
     server = build_server(book)
     # The imports leave ~54k objects the collector tracks, alive as long as the process: frozen, the
     # collector no longer walks them on each full collection while the first index is read
@@ -240,24 +239,6 @@ def serve(book: VecBook) -> None:
     signal.signal(signal.SIGTERM, exit_handler())
     server.run(transport="stdio", show_banner=False)
     log.info("stdin closed; exiting")
-
-
-def preload_model(book: VecBook) -> None:
-    """Load the embedding model on a thread of its own while fastmcp is imported and the client
-    connects, rather than after the first message: a restart's first hybrid or semantic answer
-    waited on it (at 10k records over warm caches, ~0.5 s of a ~1 s lead over a bare fastmcp
-    server). onnxruntime builds its session mostly outside the interpreter; a failure is left for
-    the index build to meet and report."""
-    if book.keyword_only:
-        return
-
-    def load() -> None:
-        try:
-            book.embedder.load()
-            import faiss  # noqa: F401 - the vector index's, imported here while the client connects
-        except Exception as exc:  # noqa: BLE001 - the build loads it again and says what is wrong
-            log.debug("preloading the model failed (%s); the index build loads it", exc)
-    threading.Thread(target=load, name="vecbook-model", daemon=True).start()
 
 
 def exit_handler(before_exit: Callable[[], None] = lambda: None) -> Callable[[int, Any], None]:
