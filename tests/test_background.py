@@ -114,6 +114,21 @@ def test_a_search_waiting_for_vectors_does_not_hold_the_model_back(write_files: 
     assert model.loaded_at is not None and model.loaded_at - started < vecbook.book.QUIET_WAIT_LIMIT_SECONDS
 
 
+def test_a_search_waiting_for_vectors_ends_the_quiet_wait(write_files: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The quiet moment spares a first keyword answer the model load; a hybrid or semantic search
+    # waiting for the vectors waits on the load itself (a restart's first hybrid answer waited
+    # the quiet moment on top), so the load starts at once.
+    monkeypatch.setattr(vecbook.book, "QUIET_SECONDS", 5.0)
+    monkeypatch.setattr(vecbook.book, "QUIET_WAIT_LIMIT_SECONDS", 10.0)
+    model = LoadTimingEmbedder()
+    book = vecbook.VecBook(data_directory=write_files(NOTES), embedder=model, background=True, cache_directory=False)
+    book.start()
+    started = time.monotonic()
+    hits = book.search("kayak paddle", mode="hybrid")
+    assert hits[0].id == "kayak.txt:1" and hits[0].semantic_score is not None
+    assert model.loaded_at is not None and model.loaded_at - started < 2.5
+
+
 def test_semantic_search_waits_for_vectors_within_the_limit(write_files: Any, embedder: vecbook.Embedder) -> None:
     slow = SlowEmbedder(embedder)
     book = vecbook.VecBook(data_directory=write_files(NOTES), embedder=slow, background=True,

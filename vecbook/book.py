@@ -51,6 +51,7 @@ from .tokens import analyses, analysis_of, query_tokens
 from .languages import model_languages, reads_query
 from .filters import Condition, convenience_conditions, parse_filters
 from .rank import FUSION_DEPTH, Scored, best_first, rank
+from .keyword_prune import PassageScores
 from .chat_hits import is_chat_window, named_blend, named_windows
 from .date_words import date_blend, query_span
 from .status import count_sources, index_stats, pace
@@ -115,6 +116,7 @@ class VecBook:
         self._background = background
         self._pace: tuple[float, int] | None = None  # (time.monotonic(), records done) at a build's first progress
         self._searches = 0  # searches running on a snapshot now
+        self._awaiting_vectors = 0  # searches waiting for the vectors (the model need not wait for quiet)
         self._quiet_since = 0.0  # time.monotonic() when the last one ended, or keyword search began
         self._progress: dict[str, Any] = {"state": "not started", "records_embedded": 0, "records_total": 0,
                                           "started": None, "finished": None}
@@ -346,10 +348,14 @@ class VecBook:
         model holds the interpreter for stretches of ~0.1 s, and a server's first keyword
         search, sent with the handshake, arrives just as keyword search opens: over MCP at
         20k records it started 0.31 s after keyword search was ready, and 0.07 s after with
-        this wait (the request waits in fastmcp while the interpreter is busy)."""
+        this wait (the request waits in fastmcp while the interpreter is busy). A search waiting
+        for the vectors ends the wait: it waits on the model itself (a restart's first hybrid
+        answer had waited QUIET_SECONDS more)."""
         deadline = time.monotonic() + QUIET_WAIT_LIMIT_SECONDS
         with self._cond:
             while (now := time.monotonic()) < deadline:
+                if self._awaiting_vectors:  # a search waits on the model itself: no keyword answer to spare
+                    return
                 if self._searches:
                     self._cond.wait(deadline - now)
                 elif now - self._quiet_since >= QUIET_SECONDS:
@@ -522,9 +528,9 @@ class VecBook:
             # merging chat hits takes more than k: rank a deeper list so k are left after them.
             depth = min(MAX_RESULTS_LIMIT, max(k, FUSION_DEPTH) if fold or half_life else 2 * k)
             terms = query_terms(keyword_text, in_use)
-            # Every passage's keyword score, once: the ranking takes each record's best, the
-            # snippets each hit's best passage (they used to score every passage again).
-            passage_scores = snapshot.keywords.scores(tokens) if mode != "semantic" or terms else None
+            # Hybrid fusion reads every passage's keyword score (so do its snippets); keyword ranking
+            # does not (vecbook.keyword_prune), and snippets then score their hits' passages alone.
+            passage_scores = snapshot.keywords.scores(tokens) if mode == "hybrid" else None
             # Hybrid search leans on keywords for a query in a language the model does not read.
             reads = reads_query(semantic_text, model_languages(self.config)) if mode == "hybrid" else True
             scored = rank(mode, depth, vectors=snapshot.vectors, keywords=snapshot.keywords, query_vector=vector,
@@ -545,7 +551,8 @@ class VecBook:
             # Read as far as merging chat hits needs to leave k: folded (lazily), or each alone.
             groups = (folding(records[s.index].text for s in scored) if fold
                       else ((i, []) for i in range(len(scored))))
-            shaper = HitShaper(snapshot, terms, passage_scores, vector, partial(analysis_of, self.config), nothing)
+            shaper = HitShaper(snapshot, terms, PassageScores(snapshot.keywords, tokens) if passage_scores is None
+                               else passage_scores, vector, partial(analysis_of, self.config), nothing)
             return Results(shaper.hits(scored, groups, k))
 
     @staticmethod
@@ -568,8 +575,13 @@ class VecBook:
             if not self._cond.wait_for(lambda: self._snapshot is not None, timeout=max(wait, 1.0)):
                 raise VecBookError("the index is still loading; try again in a few seconds")
             if mode != "keyword":
-                self._cond.wait_for(lambda: self._snapshot is not None and (
-                    self._snapshot.vectors is not None or self._snapshot.vector_error is not None), timeout=wait)
+                self._awaiting_vectors += 1
+                self._cond.notify_all()  # a model load waiting for a quiet moment goes at once
+                try:
+                    self._cond.wait_for(lambda: self._snapshot is not None and (
+                        self._snapshot.vectors is not None or self._snapshot.vector_error is not None), timeout=wait)
+                finally:
+                    self._awaiting_vectors -= 1
             snapshot = self._snapshot
             assert snapshot is not None  # guaranteed by the wait above
             progress = dict(self._progress)

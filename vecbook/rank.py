@@ -10,6 +10,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from .index import KeywordIndex
+from .keyword_prune import top_records
 from .vector_index import VectorIndex, top_k
 
 # Each retriever contributes this many candidates (or max_results, if larger)
@@ -132,8 +133,13 @@ def keyword_top(index: KeywordIndex, tokens: Sequence[str], k: int, mask: np.nda
                 every: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """Top keyword matches (indices, scores in [0, 1]) plus all normalised scores (None unless
     ``every``: keyword mode needs only the top, and skips a pass over every record).
-    ``passage_scores`` is ``index.scores(tokens)`` where the caller has it already."""
+    ``passage_scores`` is ``index.scores(tokens)`` where the caller has it already; without it and
+    ``every``, the top is found without scoring every passage (vecbook.keyword_prune), the same."""
     bound = index.upper_bound(tokens)
+    if not every and passage_scores is None and bound > 0:
+        pruned = top_records(index, tokens, k, mask)
+        if pruned is not None:
+            return pruned[0], pruned[1] / bound, None
     if bound <= 0:
         best = np.zeros(index.size)
     else:
