@@ -261,16 +261,18 @@ def test_a_record_close_in_meaning_to_the_best_hit_rises_above_an_unrelated_one(
 
 
 def fused(passages: list[list[str]], vectors: np.ndarray, query: str, query_vector: np.ndarray,
-          keyword_weight: float = 0.4) -> dict[int, float]:
+          keyword_weight: float = 0.4, chats: bool = False) -> dict[int, float]:
     """Linear hybrid scores of records made of ``passages`` (each record's passages' texts, one a
-    keyword passage) with one model window each (``vectors``)."""
+    keyword passage) with one model window each (``vectors``); ``chats``: every record is taken
+    for a chat window (as ``VecBook.search`` tells rank with ``feeds_back``)."""
     tokenize = vecbook.tokens.tokenize
     documents = [tokenize(text) for texts in passages for text in texts]
     owners = np.array([i for i, texts in enumerate(passages) for _ in texts])
     keywords = vecbook.index.KeywordIndex(documents, k1=1.2, b=0.5, owners=owners)
     store = vecbook.index.VectorIndex(vectors.astype(np.float32), np.arange(len(passages)), len(passages))
     scored = vecbook.rank.rank("hybrid", 10, vectors=store, keywords=keywords, query_vector=query_vector,
-                               tokens=tokenize(query), mask=None, fusion="linear", keyword_weight=keyword_weight)
+                               tokens=tokenize(query), mask=None, fusion="linear", keyword_weight=keyword_weight,
+                               feeds_back=(lambda _: False) if chats else None)
     return {s.index: s.score for s in scored}
 
 
@@ -293,6 +295,9 @@ def test_a_record_holding_the_query_words_in_several_passages_ranks_above_one_ho
         patch.setattr(vecbook.rank, "RECORD_SHARE", 0.0)
         alone = fused([once, twice, unrelated], vectors, query, query_vector)
     assert alone[1] == pytest.approx(alone[0])  # without the other passages the two tie
+    # A chat window's message pieces are not added up: long windows would take the budget.
+    windows = fused([once, twice, unrelated], vectors, query, query_vector, chats=True)
+    assert windows[1] == pytest.approx(windows[0])
 
 
 def test_a_record_of_one_passage_has_no_other_passages_to_count() -> None:
@@ -343,3 +348,6 @@ def test_a_query_whose_keyword_list_has_one_clear_match_follows_it_over_a_flat_m
         patch.setattr(vecbook.rank, "PEAK_SHIFT", 0.0)
         fixed = fused(texts, vectors, query, query_vector)
     assert max(fixed, key=fixed.get) == 1
+    # Chat windows at the top of the lists keep the fixed weight (measured: chats lost with the shift).
+    windows = fused(texts, vectors, query, query_vector, chats=True)
+    assert max(windows, key=windows.get) == 1

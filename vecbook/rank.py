@@ -53,7 +53,10 @@ FEEDBACK_WEIGHT = 0.35
 # stands clear of the next ones has found something; a flat list has only ranked look-alikes.
 # Fitted with RECORD_SHARE on SciFact's 809 train queries: hybrid nDCG@10 0.7479 -> 0.7507 (the
 # shift alone 0.7490; 0.75 and 1.25 gave 0.7500 and 0.7497). A weight of exactly 0 or 1 (one side
-# only) and a query that leans on keywords keep their weight.
+# only) and a query that leans on keywords keep their weight, and so does a query whose lists'
+# first PEAK_RANK hold a chat window: on chats the shift lost a question or two in several budgets
+# (bench/chat_quality.py hybrid R@10 0.900 -> 0.889; bench/chat_recall.py phone, held-out personas,
+# 0.372 -> 0.370 within 8,000 characters), so chat search keeps its fixed weight.
 PEAK_SHIFT = 1.0
 PEAK_RANK = 5
 WEIGHT_LOW, WEIGHT_HIGH = 0.1, 0.9
@@ -61,6 +64,8 @@ WEIGHT_LOW, WEIGHT_HIGH = 0.1, 0.9
 # is scored in linear fusion by its best passage plus this share of its other passages' scores:
 # words of the query met in several of its passages are evidence that one passage misses.
 # SciFact train, with PEAK_SHIFT: the share alone 0.7479 -> 0.7496 (0.25: 0.7485, 0.5: 0.7481).
+# A chat window's message pieces are left out: summing them favours long windows, which take more
+# of an assistant's text budget (``rank``'s ``feeds_back`` tells chat windows).
 RECORD_SHARE = 0.1
 
 
@@ -170,7 +175,8 @@ def rank(mode: str, k: int, *, vectors: VectorIndex | None, keywords: KeywordInd
     ``model_reads``: whether the embedding model reads the query's language (None: its words do
     not tell, see vecbook.languages); where it does not, hybrid search leans on keywords.
     ``feeds_back``: whether linear fusion may move the query towards a record that is its best
-    hit (None: any record; see FEEDBACK_WEIGHT)."""
+    hit (None: any record; see FEEDBACK_WEIGHT); the records it refuses (chat windows) are also
+    left out of the shape weight and the other passages (PEAK_SHIFT, RECORD_SHARE)."""
     if mode == "keyword":
         ids, scores, _ = keyword_top(keywords, tokens, k, mask, passage_scores, every=False)
         return [Scored(int(i), float(s), None, float(s)) for i, s in zip(ids, scores)]
@@ -197,15 +203,18 @@ def rank(mode: str, k: int, *, vectors: VectorIndex | None, keywords: KeywordInd
     else:
         core = np.isin(candidates, np.union1d(sem_ids[:FUSION_DEPTH], kw_ids[:FUSION_DEPTH]))
         cosine = cosine_of(sem, vectors.metric)
+        plain = feeds_back or (lambda _: True)
         if lean:
             weight = max(keyword_weight, LEAN_KEYWORD_WEIGHT)
-        else:
+        elif PEAK_SHIFT and all(map(plain, _tops(candidates[core], cosine[core], kw[core]))):
             weight = peaked_weight(keyword_weight, cosine[core], kw[core])
+        else:
+            weight = keyword_weight
         if RECORD_SHARE > 0 and passage_scores is not None:
-            kw = kw + RECORD_SHARE * other_passages(keywords, passage_scores, candidates, tokens)
+            kw = kw + RECORD_SHARE * other_passages(keywords, passage_scores, candidates, tokens, plain)
         total = linear_scores(cosine, kw, weight, core)
         best = numbers[int(np.argmax(total))] if len(numbers) else None
-        if not lean and FEEDBACK_WEIGHT > 0 and best is not None and (feeds_back is None or feeds_back(best)):
+        if not lean and FEEDBACK_WEIGHT > 0 and best is not None and plain(best):
             moved = feedback_query(vectors, query_vector, best)
             again_ids, again_scores = vectors.scores_of(moved, candidates)
             again = dict(zip(again_ids.tolist(), again_scores.tolist()))
@@ -238,10 +247,19 @@ def _drop(values: np.ndarray) -> float:
     return float(top.max() - top.min())
 
 
+def _tops(candidates: np.ndarray, cosine: np.ndarray, keyword: np.ndarray) -> list[int]:
+    """The first PEAK_RANK candidates of each list (the records whose scores make its shape)."""
+    rank = min(PEAK_RANK, len(candidates))
+    if not rank:
+        return []
+    picked = np.union1d(np.argpartition(-cosine, rank - 1)[:rank], np.argpartition(-keyword, rank - 1)[:rank])
+    return candidates[picked].tolist()
+
+
 def other_passages(keywords: KeywordIndex, passage_scores: np.ndarray, candidates: np.ndarray,
-                   tokens: Sequence[str]) -> np.ndarray:
+                   tokens: Sequence[str], counts: Callable[[int], bool] = lambda _: True) -> np.ndarray:
     """Each candidate's keyword score in its passages other than its best, on the [0, 1] scale of
-    ``keyword_top`` (0 for a record of one passage: most records)."""
+    ``keyword_top`` (0 for a record of one passage, most records, and for one ``counts`` refuses)."""
     extra = np.zeros(len(candidates))
     if keywords.n_passages == keywords.size or not len(candidates):
         return extra
@@ -251,6 +269,8 @@ def other_passages(keywords: KeywordIndex, passage_scores: np.ndarray, candidate
     if not len(split):
         return extra
     for at in split.tolist():
+        if not counts(int(candidates[at])):
+            continue
         own = passage_scores[first[at]:end[at]]
         extra[at] = float(own.sum() - own.max())
     bound = keywords.upper_bound(tokens)
