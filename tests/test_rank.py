@@ -284,7 +284,7 @@ def test_a_record_holding_the_query_words_in_several_passages_ranks_above_one_ho
     # Two long notes alike in meaning (the same window vector) whose best passages match the
     # query equally; the first meets the query's words again in another passage.
     query = "東京 café שלום 🍣"
-    twice = ["東京 café שלום 🍣 " + filler(30, "a"), "东京 café " + filler(30, "b")]
+    twice = ["東京 café שלום 🍣 " + filler(30, "a"), "東京 café " + filler(30, "b")]
     once = ["東京 café שלום 🍣 " + filler(30, "a"), filler(32, "c")]
     unrelated = [filler(34, "d")]
     vectors = np.array([[1.0, 0.2, 0.0], [1.0, 0.2, 0.0], [0.0, 0.0, 1.0]])
