@@ -258,3 +258,96 @@ def test_a_record_close_in_meaning_to_the_best_hit_rises_above_an_unrelated_one(
     monkeypatch.setattr(vecbook.rank, "FEEDBACK_WEIGHT", 0.0)  # without it, the two tie on nothing
     assert [h.text for h in book.search("apple", mode="hybrid", fusion="linear")] == [
         "apple cherry damson", "plum quince rowan", "cherry damson elder"]
+
+
+def fused(passages: list[list[str]], vectors: np.ndarray, query: str, query_vector: np.ndarray,
+          keyword_weight: float = 0.4, chats: bool = False) -> dict[int, float]:
+    """Linear hybrid scores of records made of ``passages`` (each record's passages' texts, one a
+    keyword passage) with one model window each (``vectors``); ``chats``: every record is taken
+    for a chat window (as ``VecBook.search`` tells rank with ``feeds_back``)."""
+    tokenize = vecbook.tokens.tokenize
+    documents = [tokenize(text) for texts in passages for text in texts]
+    owners = np.array([i for i, texts in enumerate(passages) for _ in texts])
+    keywords = vecbook.index.KeywordIndex(documents, k1=1.2, b=0.5, owners=owners)
+    store = vecbook.index.VectorIndex(vectors.astype(np.float32), np.arange(len(passages)), len(passages))
+    scored = vecbook.rank.rank("hybrid", 10, vectors=store, keywords=keywords, query_vector=query_vector,
+                               tokens=tokenize(query), mask=None, fusion="linear", keyword_weight=keyword_weight,
+                               feeds_back=(lambda _: False) if chats else None)
+    return {s.index: s.score for s in scored}
+
+
+def filler(n: int, tag: str) -> str:
+    return " ".join(f"{tag}{i}" for i in range(n))
+
+
+def test_a_record_holding_the_query_words_in_several_passages_ranks_above_one_holding_them_once() -> None:
+    # Two long notes alike in meaning (the same window vector) whose best passages match the
+    # query equally; the first meets the query's words again in another passage.
+    query = "東京 café שלום 🍣"
+    twice = ["東京 café שלום 🍣 " + filler(30, "a"), "東京 café " + filler(30, "b")]
+    once = ["東京 café שלום 🍣 " + filler(30, "a"), filler(32, "c")]
+    unrelated = [filler(34, "d")]
+    vectors = np.array([[1.0, 0.2, 0.0], [1.0, 0.2, 0.0], [0.0, 0.0, 1.0]])
+    query_vector = np.array([1.0, 0.0, 0.0])
+    scores = fused([once, twice, unrelated], vectors, query, query_vector)
+    assert scores[1] > scores[0] > scores[2]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(vecbook.rank, "RECORD_SHARE", 0.0)
+        alone = fused([once, twice, unrelated], vectors, query, query_vector)
+    assert alone[1] == pytest.approx(alone[0])  # without the other passages the two tie
+    # A chat window's message pieces are not added up: long windows would take the budget.
+    windows = fused([once, twice, unrelated], vectors, query, query_vector, chats=True)
+    assert windows[1] == pytest.approx(windows[0])
+
+
+def test_a_record_of_one_passage_has_no_other_passages_to_count() -> None:
+    tokenize = vecbook.tokens.tokenize
+    keywords = vecbook.index.KeywordIndex([tokenize("crème brûlée"), tokenize("crème"), tokenize("brûlée")],
+                                          owners=np.array([0, 1, 1]))
+    tokens = tokenize("crème brûlée")
+    extra = vecbook.rank.other_passages(keywords, keywords.scores(tokens), np.array([0, 1]), tokens)
+    assert extra[0] == 0.0
+    passage = keywords.scores(tokens)
+    assert extra[1] == pytest.approx(min(passage[1], passage[2]) / keywords.upper_bound(tokens))
+
+
+def test_the_keyword_weight_rises_when_the_keyword_list_has_a_clear_best_and_falls_when_meaning_has() -> None:
+    flat = np.array([0.5, 0.49, 0.49, 0.48, 0.48, 0.1])
+    peaked = np.array([0.7, 0.5, 0.49, 0.48, 0.48, 0.1])  # its best 0.22 above its 5th; the flat one's 0.02
+    weight = vecbook.rank.peaked_weight
+    assert weight(0.4, flat, peaked) == pytest.approx(0.6)
+    assert weight(0.4, peaked, flat) == pytest.approx(0.2)
+    assert weight(0.4, flat, flat) == pytest.approx(0.4)
+    very = np.array([1.0, 0.0, 0.0, 0.0, 0.0])
+    assert weight(0.4, flat, very) == pytest.approx(vecbook.rank.WEIGHT_HIGH)
+    assert weight(0.4, very, flat) == pytest.approx(vecbook.rank.WEIGHT_LOW)
+
+
+def test_a_weight_asking_for_one_side_only_or_past_the_bounds_or_without_keyword_matches_is_kept() -> None:
+    flat = np.array([0.5, 0.5, 0.5, 0.5, 0.5])
+    very = np.array([1.0, 0.0, 0.0, 0.0, 0.0])
+    weight = vecbook.rank.peaked_weight
+    assert weight(0.0, flat, very) == 0.0 and weight(1.0, very, flat) == 1.0
+    assert weight(0.95, flat, very) == pytest.approx(0.95)  # a user's weight above the bound stays reachable
+    assert weight(0.05, very, flat) == pytest.approx(0.05)
+    assert weight(0.4, np.array([0.7]), np.array([0.2])) == pytest.approx(0.4)  # one candidate: no drop
+    assert weight(0.4, very, np.zeros(5)) == 0.4  # no candidate holds a query word: nothing to weigh
+
+
+def test_a_query_whose_keyword_list_has_one_clear_match_follows_it_over_a_flat_meaning_list() -> None:
+    # The first record holds the rare words the query names (niño, Ωmega); the meaning list is
+    # flat, its best (the second record) barely above the rest: at the fixed weight 0.4 meaning
+    # decides, with the weight moved by the lists' shapes the keyword match comes first.
+    query = "niño Ωmega"
+    texts = [["niño Ωmega " + filler(20, "x")], [filler(22, "y")]] + [[filler(22, f"z{i}_")] for i in range(6)]
+    vectors = np.array([[0.70, 0.714, 0]] + [[0.80, 0.6, 0]] + [[0.78, 0.626, 0]] * 6)
+    query_vector = np.array([1.0, 0.0, 0.0])
+    scores = fused(texts, vectors, query, query_vector)
+    assert max(scores, key=scores.get) == 0
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(vecbook.rank, "PEAK_SHIFT", 0.0)
+        fixed = fused(texts, vectors, query, query_vector)
+    assert max(fixed, key=fixed.get) == 1
+    # Chat windows at the top of the lists keep the fixed weight (measured: chats lost with the shift).
+    windows = fused(texts, vectors, query, query_vector, chats=True)
+    assert max(windows, key=windows.get) == 1

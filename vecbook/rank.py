@@ -48,6 +48,26 @@ UNREAD_DEPTH = 10
 # lost RealMem's held-out personas 0.024 of evidence at 10 hits and a share of the sessions reached
 # in every budget (bench/chat_recall.py).
 FEEDBACK_WEIGHT = 0.35
+# Linear fusion's keyword weight moves with how peaked each list is: PEAK_SHIFT x (the keyword
+# list's drop from its best to its 5th score, in its [0, 1] scale, minus the semantic list's drop
+# in cosine from its best to its 5th), within [WEIGHT_LOW, WEIGHT_HIGH]. A list whose best match
+# stands clear of the next ones has found something; a flat list has only ranked look-alikes.
+# Fitted with RECORD_SHARE on SciFact's 809 train queries: hybrid nDCG@10 0.7479 -> 0.7507 (the
+# shift alone 0.7490; 0.75 and 1.25 gave 0.7500 and 0.7497). A weight of exactly 0 or 1 (one side
+# only) and a query that leans on keywords keep their weight, and so does a query whose lists'
+# first PEAK_RANK hold a chat window: on chats this shift and RECORD_SHARE together lost a question
+# or two in several budgets (bench/chat_quality.py hybrid R@10 0.900 -> 0.889; bench/chat_recall.py
+# phone, held-out personas, 0.372 -> 0.370 within 8,000 characters), so chat search keeps its weight.
+PEAK_SHIFT = 1.0
+PEAK_RANK = 5
+WEIGHT_LOW, WEIGHT_HIGH = 0.1, 0.9
+# A record split into several keyword passages (a long note, a chat window's message pieces)
+# is scored in linear fusion by its best passage plus this share of its other passages' scores:
+# words of the query met in several of its passages are evidence that one passage misses.
+# SciFact train, with PEAK_SHIFT: the share alone 0.7479 -> 0.7496 (0.25: 0.7485, 0.5: 0.7481).
+# A chat window's message pieces are left out: summing them favours long windows, which take more
+# of an assistant's text budget (``rank``'s ``feeds_back`` tells chat windows).
+RECORD_SHARE = 0.1
 
 
 @dataclass(frozen=True)
@@ -161,7 +181,8 @@ def rank(mode: str, k: int, *, vectors: VectorIndex | None, keywords: KeywordInd
     ``model_reads``: whether the embedding model reads the query's language (None: its words do
     not tell, see vecbook.languages); where it does not, hybrid search leans on keywords.
     ``feeds_back``: whether linear fusion may move the query towards a record that is its best
-    hit (None: any record; see FEEDBACK_WEIGHT)."""
+    hit (None: any record; see FEEDBACK_WEIGHT); the records it refuses (chat windows) are also
+    left out of the shape weight and the other passages (PEAK_SHIFT, RECORD_SHARE)."""
     if mode == "keyword":
         ids, scores, _ = keyword_top(keywords, tokens, k, mask, passage_scores, every=False)
         return [Scored(int(i), float(s), None, float(s)) for i, s in zip(ids, scores)]
@@ -170,6 +191,8 @@ def rank(mode: str, k: int, *, vectors: VectorIndex | None, keywords: KeywordInd
         ids, scores = vectors.top(query_vector, k, mask)
         return [Scored(int(i), float(s), float(s), None) for i, s in zip(ids, scores)]
     depth = max(k, FUSION_DEPTH)
+    if passage_scores is None and fusion != "rrf" and RECORD_SHARE > 0:
+        passage_scores = keywords.scores(tokens)  # once: the best per record and the other passages
     sem_ids, _ = vectors.top(query_vector, depth, mask)
     kw_ids, _, kw_all = keyword_top(keywords, tokens, depth, mask, passage_scores)
     candidates = np.union1d(sem_ids, kw_ids).astype(np.int64)
@@ -178,17 +201,26 @@ def rank(mode: str, k: int, *, vectors: VectorIndex | None, keywords: KeywordInd
     numbers = candidates.tolist()  # Python ints and floats: the loops below skip numpy's scalars
     sem = np.array([semantic.get(i, 0.0) for i in numbers])
     assert kw_all is not None  # asked for (every=True); not input validation
-    kw = kw_all[candidates]
+    kw = kw_best = kw_all[candidates]
     lean = not model_reads and (model_reads is False or _meaning_missed_the_words(sem_ids, kw_ids, kw_all))
     if fusion == "rrf":
         weights = (1.0 - LEAN_KEYWORD_WEIGHT, LEAN_KEYWORD_WEIGHT) if lean else (1.0, 1.0)
         total = _rrf_within_depth(sem_ids.tolist(), kw_ids.tolist(), candidates, rrf_k, weights)
     else:
         core = np.isin(candidates, np.union1d(sem_ids[:FUSION_DEPTH], kw_ids[:FUSION_DEPTH]))
-        weight = max(keyword_weight, LEAN_KEYWORD_WEIGHT) if lean else keyword_weight
-        total = linear_scores(cosine_of(sem, vectors.metric), kw, weight, core)
+        cosine = cosine_of(sem, vectors.metric)
+        plain = feeds_back or (lambda _: True)
+        if lean:
+            weight = max(keyword_weight, LEAN_KEYWORD_WEIGHT)
+        elif PEAK_SHIFT and all(map(plain, _tops(candidates[core], cosine[core], kw[core]))):
+            weight = peaked_weight(keyword_weight, cosine[core], kw[core])
+        else:
+            weight = keyword_weight
+        if RECORD_SHARE > 0 and passage_scores is not None:
+            kw = kw + RECORD_SHARE * other_passages(keywords, passage_scores, candidates, tokens, plain)
+        total = linear_scores(cosine, kw, weight, core)
         best = numbers[int(np.argmax(total))] if len(numbers) else None
-        if not lean and FEEDBACK_WEIGHT > 0 and best is not None and (feeds_back is None or feeds_back(best)):
+        if not lean and FEEDBACK_WEIGHT > 0 and best is not None and plain(best):
             moved = feedback_query(vectors, query_vector, best)
             again_ids, again_scores = vectors.scores_of(moved, candidates)
             again = dict(zip(again_ids.tolist(), again_scores.tolist()))
@@ -198,7 +230,57 @@ def rank(mode: str, k: int, *, vectors: VectorIndex | None, keywords: KeywordInd
             # close to keeps a weak semantic list, and its hits a low score).
             own_top = float(_semantic_scaled(cosine_of(sem, vectors.metric), core).max())
             total = linear_scores(cosine_of(sem_moved, vectors.metric), kw, weight, core, own_top)
-    return [Scored(i, t, semantic.get(i), w) for i, t, w in zip(numbers, total.tolist(), kw.tolist())]
+    return [Scored(i, t, semantic.get(i), w) for i, t, w in zip(numbers, total.tolist(), kw_best.tolist())]
+
+
+def peaked_weight(keyword_weight: float, cosine: np.ndarray, keyword: np.ndarray) -> float:
+    """The keyword weight moved PEAK_SHIFT x (the keyword list's drop from its best score to its
+    PEAK_RANK-th minus the cosines' drop), kept within [WEIGHT_LOW, WEIGHT_HIGH] (or the weight
+    itself where it lies outside); a weight of 0 or 1 asks for one side only and stays. Where no
+    candidate holds a query word the weight stays too: a flat keyword list of zeros found nothing
+    to weigh against meaning, and moving weight to a weak semantic list would lift a nonsense
+    query's scores (``min_score`` reads them)."""
+    if keyword_weight <= 0.0 or keyword_weight >= 1.0 or PEAK_SHIFT == 0 or not keyword.any():
+        return keyword_weight
+    moved = keyword_weight + PEAK_SHIFT * (_drop(keyword) - _drop(cosine))
+    return float(np.clip(moved, min(keyword_weight, WEIGHT_LOW), max(keyword_weight, WEIGHT_HIGH)))
+
+
+def _drop(values: np.ndarray) -> float:
+    """The best of ``values`` minus its PEAK_RANK-th best (its last, in a shorter list)."""
+    rank = min(PEAK_RANK, len(values))
+    top = -np.partition(-values, rank - 1)[:rank]
+    return float(top.max() - top.min())
+
+
+def _tops(candidates: np.ndarray, cosine: np.ndarray, keyword: np.ndarray) -> list[int]:
+    """The first PEAK_RANK candidates of each list (the records whose scores make its shape)."""
+    rank = min(PEAK_RANK, len(candidates))
+    if not rank:
+        return []
+    picked = np.union1d(np.argpartition(-cosine, rank - 1)[:rank], np.argpartition(-keyword, rank - 1)[:rank])
+    return candidates[picked].tolist()
+
+
+def other_passages(keywords: KeywordIndex, passage_scores: np.ndarray, candidates: np.ndarray,
+                   tokens: Sequence[str], counts: Callable[[int], bool] = lambda _: True) -> np.ndarray:
+    """Each candidate's keyword score in its passages other than its best, on the [0, 1] scale of
+    ``keyword_top`` (0 for a record of one passage, most records, and for one ``counts`` refuses)."""
+    extra = np.zeros(len(candidates))
+    if keywords.n_passages == keywords.size or not len(candidates):
+        return extra
+    first = np.searchsorted(keywords.owners, candidates)
+    end = np.searchsorted(keywords.owners, candidates + 1)
+    split = np.flatnonzero(end - first > 1)
+    if not len(split):
+        return extra
+    for at in split.tolist():
+        if not counts(int(candidates[at])):
+            continue
+        own = passage_scores[first[at]:end[at]]
+        extra[at] = float(own.sum() - own.max())
+    bound = keywords.upper_bound(tokens)
+    return extra / (bound if bound > 0 else 1.0)
 
 
 def feedback_query(vectors: VectorIndex, query_vector: np.ndarray, record: int) -> np.ndarray:
