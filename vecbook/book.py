@@ -50,12 +50,12 @@ from .vector_store import trainings_held
 from .tokens import analyses, analysis_of, query_tokens
 from .languages import model_languages, reads_query
 from .filters import Condition, convenience_conditions, parse_filters
-from .rank import FUSION_DEPTH, Scored, best_first, rank
+from .rank import FUSION_DEPTH, best_first, rank
 from .keyword_prune import PassageScores
-from .chat_hits import is_chat_window, named_blend, named_windows
-from .date_words import date_blend, query_span
+from .chat_hits import is_chat_window
+from .blends import blended
 from .status import count_sources, index_stats, pace
-from .snippets import folding, query_terms, recency_blend
+from .snippets import folding, query_terms
 from .registry import summarize_report
 from .sources import LoadReport, check_collections, check_sources
 from .caches import Caches, check_cache_directory
@@ -539,14 +539,7 @@ class VecBook:
                           feeds_back=lambda i: not is_chat_window(snapshot.records[i]))
             records = snapshot.records
             nothing = unmatched(scored)  # before a recency blend lifts their score
-            if half_life:
-                scored = self._blend_recency(snapshot, scored, half_life)
-            if theirs := named_windows(records, [s.index for s in scored], semantic_text):  # chat speakers it names
-                scored = [dataclasses.replace(s, score=named_blend(s.score, s.index in theirs)) for s in scored]
-            if span := query_span(semantic_text, snapshot.columns.dates, mask):  # "in March", "2 weeks ago"
-                days = snapshot.columns.dates()
-                scored = [dataclasses.replace(s, score=date_blend(s.score, float(days[s.index]), span)) for s in scored]
-            scored = best_first(scored, records)
+            scored = best_first(blended(snapshot, scored, semantic_text, mask, half_life), records)
             scored = [s for s in scored if floor is None or s.score >= floor]
             # Read as far as merging chat hits needs to leave k: folded (lazily), or each alone.
             groups = (folding(records[s.index].text for s in scored) if fold
@@ -554,14 +547,6 @@ class VecBook:
             shaper = HitShaper(snapshot, terms, PassageScores(snapshot.keywords, tokens) if passage_scores is None
                                else passage_scores, vector, partial(analysis_of, self.config), nothing)
             return Results(shaper.hits(scored, groups, k))
-
-    @staticmethod
-    def _blend_recency(snapshot: Snapshot, scored: list[Scored], half_life: float) -> list[Scored]:
-        """Each candidate's score blended with the decay of its ``date`` (see snippets.recency_blend)."""
-        days = snapshot.columns.dates()
-        today = time.time() / 86_400.0
-        return [dataclasses.replace(s, score=recency_blend(s.score, float(days[s.index]), today, half_life))
-                for s in scored]
 
     def _snapshot_for(self, mode: str) -> tuple[Snapshot, str]:
         """The current snapshot, waiting (bounded) for vectors when the mode needs them;
