@@ -409,3 +409,30 @@ def test_a_start_s_rows_are_found_among_the_saved_ones_in_place_or_by_lookup() -
     assert _rows_in(stored, shuffled, 50).tolist() == list(range(999, -1, -1))
     assert _rows_in(stored, b"".join(keys[:10]), 50).tolist() == list(range(10))
     assert _rows_in(stored, b"", 50).tolist() == [] and _rows_in(b"", joined, 5000).tolist() == [-1] * (len(joined) // 16)
+
+
+@pytest.mark.skipif(not Path("/proc/self/smaps").exists() or not vecbook.rows_file.MAP_ROWS,
+                    reason="Linux's /proc, mapped rows")
+def test_a_few_mapped_rows_are_read_through_the_file_and_no_page_of_it_becomes_the_process_s_own(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    vectors = clustered_vectors(ROWS)
+    saved = RowsFile(tmp_path / "rows-a.vbr", "model|x")
+    build(vectors, saved)
+    index = build(vectors, RowsFile(saved.path, "model|x"))
+    rows = index.store.rows
+    assert isinstance(mapped_from(rows), vecbook.rows_file.mmap.mmap) and mapped_kb(saved.path) == 0
+    picked = np.array([5, 0, ROWS - 1, 17, 5, -1])
+    read = index.vectors[picked]  # a search's candidates and a hit's windows are read so
+    scored = index._score_windows(vectors[0].astype(np.float32), np.array([0, 3, 9, ROWS - 1]))
+    assert mapped_kb(saved.path) == 0
+    copy = np.array(rows)  # every page, through the mapping
+    np.testing.assert_array_equal(read, copy[picked])
+    assert scored[0].tolist() == [0, 3, 9, ROWS - 1]
+    with pytest.raises(IndexError, match=f"row {ROWS} is out of bounds for {ROWS} rows"):
+        vecbook.rows_file.read_rows(rows, np.array([ROWS]))
+    # More rows than a read takes go through the mapping (an exact scan): that is what maps them.
+    other = build(vectors, RowsFile(saved.path, "model|x"))
+    before = mapped_kb(saved.path)
+    monkeypatch.setattr(vecbook.rows_file, "READ_ROWS_LIMIT", 3)
+    other.vectors[picked]
+    assert mapped_kb(saved.path) > before

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Callable, Literal, Sequence
 import numpy as np
 
 from .key_rows import KEY_BYTES, KeyRows
+from .rows_file import read_rows
 from .vector_store import Scan, Store, candidates_for, grown
 
 if TYPE_CHECKING:
@@ -433,8 +434,8 @@ class StoredRows:
         out = np.empty((len(physical), self.shape[1]), dtype=np.float16)
         in_store = physical < size
         if bool(in_store.all()):
-            return self._store.rows[physical] if len(physical) else out
-        out[in_store] = self._store.rows[physical[in_store]]
+            return read_rows(self._store.rows, physical) if len(physical) else out
+        out[in_store] = read_rows(self._store.rows, physical[in_store])
         out[~in_store] = self._delta[physical[~in_store] - size]
         return out
 
