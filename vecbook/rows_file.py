@@ -21,7 +21,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import contextlib
 import mmap
 import os
 import struct
@@ -191,7 +190,7 @@ def _opened_rows(handle: BinaryIO, offset: int, rows: int, dimension: int) -> np
         return data.reshape(rows, dimension)
     mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
     array = np.frombuffer(mapped, dtype="<f2", count=count, offset=offset).reshape(rows, dimension)
-    if hasattr(os, "preadv"):
+    if hasattr(os, "pread"):
         descriptor = os.dup(handle.fileno())
         _FILES[mapped] = (descriptor, offset, array.__array_interface__["data"][0])
         weakref.finalize(mapped, os.close, descriptor)
@@ -203,22 +202,22 @@ def read_rows(rows: np.ndarray, picked: np.ndarray) -> np.ndarray:
     time: READ_ROWS_LIMIT) rather than the mapping: the system maps whole pieces of its page
     cache around each row touched (~0.9 MB a row on Linux 6.18, large folios), so the 512 rows a
     search scores, scattered over a million, made ~450 MB of the file count as this process's
-    own; read, they stay in the page cache only (~2.5 us a row)."""
+    own; read, they stay in the page cache only (~1.5 us a row)."""
     source = _file_of(rows) if 0 < len(picked) <= READ_ROWS_LIMIT else None
     if source is None:
         return rows[picked]
     descriptor, start = source
     step = rows.strides[0]
-    out = np.empty((len(picked), rows.shape[1]), dtype=rows.dtype)
-    into = out.view(np.uint8).reshape(len(picked), step)
-    for at, row in enumerate(np.asarray(picked, dtype=np.int64).tolist()):
-        if row < 0:
-            row += len(rows)
-        if not 0 <= row < len(rows):
-            raise IndexError(f"row {row} is out of bounds for {len(rows)} rows")
-        if os.preadv(descriptor, [into[at]], start + row * step) != step:
-            raise OSError(f"the rows file ended before row {row}")
-    return out
+    picked = np.asarray(picked, dtype=np.int64)
+    picked = np.where(picked < 0, picked + len(rows), picked)
+    if int(picked.min()) < 0 or int(picked.max()) >= len(rows):
+        wrong = int(picked[(picked < 0) | (picked >= len(rows))][0])
+        raise IndexError(f"row {wrong} is out of bounds for {len(rows)} rows")
+    pread = os.pread  # a read a row, joined once: ~1.5 us a row (a view per row into one array: ~2)
+    data = bytearray().join([pread(descriptor, step, offset) for offset in (start + picked * step).tolist()])
+    if len(data) != step * len(picked):
+        raise OSError("the rows file ended before a row it holds")
+    return np.frombuffer(data, dtype=rows.dtype).reshape(len(picked), rows.shape[1])
 
 
 def _file_of(rows: np.ndarray) -> tuple[int, int] | None:
