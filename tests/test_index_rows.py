@@ -429,8 +429,12 @@ def test_a_few_mapped_rows_are_read_through_the_file_and_no_page_of_it_becomes_t
     np.testing.assert_array_equal(read, copy[picked])
     assert scored[0].tolist() == [0, 3, 9, ROWS - 1]
     with pytest.raises(IndexError, match=f"row {ROWS} is out of bounds for {ROWS} rows"):
-        vecbook.rows_file.read_rows(rows, np.array([ROWS]))
-    # More rows than a read takes go through the mapping (an exact scan): that is what maps them.
+        vecbook.rows_file.read_rows(rows, np.array([0, ROWS]))
+    # Rows side by side (an exact scan's block), or more than a read takes, go through the mapping.
+    other = build(vectors, RowsFile(saved.path, "model|x"))
+    before = mapped_kb(saved.path)
+    other.vectors[np.arange(40, 60)]
+    assert mapped_kb(saved.path) > before
     other = build(vectors, RowsFile(saved.path, "model|x"))
     before = mapped_kb(saved.path)
     monkeypatch.setattr(vecbook.rows_file, "READ_ROWS_LIMIT", 3)

@@ -44,9 +44,10 @@ WRITE_BYTES = 8 << 20  # bytes of rows written at a time
 # Whether a loaded file is mapped rather than read into memory: not on Windows, where a mapped
 # file cannot be replaced by the next save.
 MAP_ROWS = os.name != "nt"
-# A read of at most this many mapped rows (a search's candidates, a hit's windows) goes through
-# the file rather than the mapping (``read_rows``); more (an exact scan) through the mapping.
-READ_ROWS_LIMIT = 16_384
+# A read of at most this many mapped rows, scattered (a search's candidates, a hit's windows), goes
+# through the file rather than the mapping (``read_rows``); more, or rows side by side (an exact
+# scan's blocks, a filter's subset), through the mapping.
+READ_ROWS_LIMIT = 4_096
 
 # Each mapping of rows, with its file open beside it (closed with the mapping) and where in the
 # file the array ``_opened_rows`` returned begins: (descriptor, file offset, array address).
@@ -203,7 +204,7 @@ def read_rows(rows: np.ndarray, picked: np.ndarray) -> np.ndarray:
     cache around each row touched (~0.9 MB a row on Linux 6.18, large folios), so the 512 rows a
     search scores, scattered over a million, made ~450 MB of the file count as this process's
     own; read, they stay in the page cache only (~1.5 us a row)."""
-    source = _file_of(rows) if 0 < len(picked) <= READ_ROWS_LIMIT else None
+    source = _file_of(rows) if 0 < len(picked) <= READ_ROWS_LIMIT and not _dense(picked, len(rows)) else None
     if source is None:
         return rows[picked]
     descriptor, start = source
@@ -218,6 +219,13 @@ def read_rows(rows: np.ndarray, picked: np.ndarray) -> np.ndarray:
     if len(data) != step * len(picked):
         raise OSError("the rows file ended before a row it holds")
     return np.frombuffer(data, dtype=rows.dtype).reshape(len(picked), rows.shape[1])
+
+
+def _dense(picked: np.ndarray, count: int) -> bool:
+    """Whether ``picked`` covers at least an eighth of the rows it spans (a block of an exact
+    scan): those are read through the mapping, whose pages such a scan reads anyway."""
+    first, last = int(np.min(picked)) % max(count, 1), int(np.max(picked)) % max(count, 1)
+    return len(picked) * 8 >= abs(last - first) + 1
 
 
 def _file_of(rows: np.ndarray) -> tuple[int, int] | None:
