@@ -224,8 +224,8 @@ def read_rows(rows: np.ndarray, picked: np.ndarray) -> np.ndarray:
 def _dense(picked: np.ndarray, count: int) -> bool:
     """Whether ``picked`` covers at least an eighth of the rows it spans (a block of an exact
     scan): those are read through the mapping, whose pages such a scan reads anyway."""
-    first, last = int(np.min(picked)) % max(count, 1), int(np.max(picked)) % max(count, 1)
-    return len(picked) * 8 >= abs(last - first) + 1
+    first, last = int(np.min(picked)), int(np.max(picked))
+    return first >= 0 and last < count and len(picked) * 8 >= last - first + 1
 
 
 def _file_of(rows: np.ndarray) -> tuple[int, int] | None:
