@@ -19,7 +19,6 @@ import numpy as np
 import pytest
 
 import vecbook
-from vecbook.caches import _stale_records
 from vecbook.config import CollectionConfig, ConfigError
 from vecbook.exports import detect_format, load_export
 from vecbook.keyword_cache import REF_SHIFT, FileTexts, KeywordCache
@@ -201,13 +200,15 @@ def test_a_restart_that_changed_at_most_one_percent_of_the_records_keeps_the_fil
     assert last.search("walrus", mode="keyword")[0].citation == "many.txt:15-15"
 
 
-def test_a_restored_source_whose_windows_the_file_lacks_counts_as_changed_where_windows_are_cut() -> None:
-    records = [object()] * 50
-    held, bare = SimpleNamespace(records=records, windowed=object()), SimpleNamespace(records=records, windowed=None)
-    restored: dict[str, Any] = {"a": held, "b": bare, "gone": SimpleNamespace(records=[object()] * 3, windowed=None)}
-    now: dict[str, Any] = {"a": held, "b": bare, "new": SimpleNamespace(records=[object()] * 2, windowed=None)}
-    assert _stale_records(restored, now, windows=True) == (50 + 3 + 2, 102)
-    assert _stale_records(restored, now, windows=False) == (3 + 2, 102)
+def test_a_source_is_stale_when_re_read_gone_new_or_with_windows_the_file_lacks(tmp_path: Path) -> None:
+    records, windows = [object()] * 50, object()
+    cache = KeywordCache(tmp_path, vecbook.Config(data_directory=tmp_path))
+    cache._held = [("a", records, windows), ("b", records, None), ("c", records, windows), ("gone", [object()] * 3, None)]
+    now: dict[str, Any] = {"a": SimpleNamespace(records=records, windowed=windows),  # as the file holds it
+                           "b": SimpleNamespace(records=records, windowed=object()),  # windows cut since
+                           "c": SimpleNamespace(records=list(records), windowed=None),  # read again
+                           "new": SimpleNamespace(records=[object()] * 2, windowed=None)}
+    assert cache.stale(now) == (50 + 50 + 2 + 3, 152)
 
 
 def test_a_restart_s_save_in_flight_is_finished_when_the_process_exits(write_files: Any, tmp_path: Path) -> None:

@@ -297,7 +297,7 @@ class VecBook:
                 self._set_progress(state="indexing keywords", records_total=len(report.records))
                 base = self._builder.keyword_snapshot(report)
                 captured = self._caches.capture_keywords(self._builder) if restored is None else \
-                    self._caches.restart_capture(self._builder, restored, windows=not self.keyword_only)
+                    self._caches.restart_capture(self._builder)
         update = {"full": full, "files_read": report.files_read, "collections_read": report.collections_read}
         if unchanged:
             self._set_progress(**served)  # the counters describe the index still served
@@ -328,6 +328,8 @@ class VecBook:
                 vectors, counts = self._embed(base, None if full or previous is None else previous.vectors)
                 # Again, with the windows just cut (the next start takes them rather than reading
                 # every record's text back and cutting it); a file holding them all is left alone.
+                if captured is None and restored is not None:  # windows cut since count as changed
+                    captured = self._caches.restart_capture(self._builder)
                 self._caches.save_keywords(captured, update=previous is not None and not full)
         except VecBookError as exc:
             error = str(exc)

@@ -17,7 +17,6 @@ from typing import Any
 
 import numpy as np
 
-from .blocks import Block
 from .build import Builder
 from .embed import _release_freed_memory
 from .spill import LiveVectors
@@ -97,15 +96,15 @@ class Caches:
         if not update:
             self.keywords.save_in_background(captured)
 
-    def restart_capture(self, builder: Builder, restored: dict[str, Block], windows: bool) -> Captured | None:
-        """What a restart (a first build over the keyword cache, which held ``restored``) saves of
-        its keyword state: nothing when at most RESTART_REWRITE_SHARE of its records are not in
-        the file as they are (``windows``: whether the build cuts model windows, which the file
-        then holds too). Its counts, then layered over the file's, are compacted in the background,
-        as a save would (a layered index scores ~1.3x slower at a million records)."""
+    def restart_capture(self, builder: Builder) -> Captured | None:
+        """What a restart (a first build over the keyword cache) saves of its keyword state:
+        nothing when at most RESTART_REWRITE_SHARE of its records are not in the file as they
+        are (``KeywordCache.stale``: re-read, gone, or windows the file lacks, cut since by this
+        model). Its counts, then layered over the file's, are compacted in the background, as a
+        save would (a layered index scores ~1.3x slower at a million records)."""
         if self.keywords is None:
             return None
-        stale, total = _stale_records(restored, builder.blocks, windows)
+        stale, total = self.keywords.stale(builder.blocks)
         if stale > RESTART_REWRITE_SHARE * total:
             return self.capture_keywords(builder)
         self.keywords.touch()
@@ -352,17 +351,6 @@ class Caches:
                 checkpoints.retire()
             with self._lock:
                 self._journaling = [c for c in self._journaling if c not in journaling]
-
-
-def _stale_records(restored: dict[str, Block], blocks: dict[str, Block], windows: bool) -> tuple[int, int]:
-    """(records of ``blocks`` not held by the keyword file as they are, plus those of sources
-    gone since; all of ``blocks``' records). A block is held when it is the very one restored
-    (an unchanged source keeps it) and, where the build cuts windows, the file had its windows."""
-    total = sum(len(block.records) for block in blocks.values())
-    stale = sum(len(block.records) for key, block in blocks.items()
-                if restored.get(key) is not block or (windows and block.windowed is None))
-    stale += sum(len(block.records) for key, block in restored.items() if key not in blocks)
-    return stale, total
 
 
 class CacheFacts:

@@ -259,6 +259,18 @@ class KeywordCache:
         finally:
             _retire(self.path)
 
+    def stale(self, blocks: dict[str, Block]) -> tuple[int, int]:
+        """(records of ``blocks`` the file does not hold as they are: re-read, or with windows
+        it lacks, plus those of sources gone since; all of ``blocks``' records)."""
+        held = {key: (records, windows) for key, records, windows in self._held}
+        total = stale = 0
+        for key, block in blocks.items():
+            total += len(block.records)
+            records, windows = held.pop(key, (None, None))
+            if block.records is not records or (block.windowed is not None and block.windowed is not windows):
+                stale += len(block.records)
+        return stale + sum(len(records) for records, _ in held.values()), total
+
     def touch(self) -> None:
         """Mark the file as in use (caches of any scope are pruned by their last use)."""
         with contextlib.suppress(OSError):
