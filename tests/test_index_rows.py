@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 import vecbook
+import vecbook.file_writes
 import vecbook.rows_file
 import vecbook.vector_index
 import vecbook.vector_store
@@ -184,7 +185,7 @@ def test_a_save_that_fails_midway_leaves_the_old_file_whole_and_serves_the_rows_
     def failing_fsync(fd: int) -> None:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(vecbook.vector_files.os, "fsync", failing_fsync)
+    monkeypatch.setattr(vecbook.file_writes.os, "fsync", failing_fsync)
     caplog.set_level(logging.INFO, logger="vecbook")
     other = clustered_vectors(ROWS, seed=4)
     keys = [VectorCache.key(f"other {row}") for row in range(ROWS)]

@@ -195,7 +195,7 @@ def test_a_damaged_cache_file_is_reported_and_rebuilt(write_files: Any, tmp_path
 
 
 def test_the_vector_sums_change_with_any_piece_and_not_with_how_blocks_are_cut() -> None:
-    from vecbook.vector_files import SUM_BYTES, gathered_pieces, summed_digest
+    from vecbook.file_writes import SUM_BYTES, gathered_pieces, summed_digest
 
     vectors = np.random.default_rng(3).standard_normal((3 * SUM_BYTES // 32 + 7, 8)).astype("<f4")
     whole = summed_digest(gathered_pieces([vectors]))

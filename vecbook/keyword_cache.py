@@ -41,7 +41,7 @@ from .stored_texts import REF_SHIFT, FileTexts, adopt_texts, file_identity, open
 from .tokens import Vocabulary
 from .vector_cache import cache_scope
 from .key_rows import KEY_BYTES
-from .vector_files import write_atomically
+from .file_writes import write_atomically
 
 log = logging.getLogger("vecbook")
 

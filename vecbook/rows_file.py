@@ -31,7 +31,8 @@ from typing import Any, BinaryIO
 import numpy as np
 
 from .key_rows import KEY_BYTES
-from .vector_files import gathered_pieces, read_header, read_pieces, summed_digest, write_atomically
+from .file_writes import gathered_pieces, read_pieces, summed_digest, write_atomically
+from .vector_files import read_header
 
 log = logging.getLogger("vecbook")
 

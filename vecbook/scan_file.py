@@ -27,7 +27,7 @@ from typing import BinaryIO
 import numpy as np
 
 from .key_rows import KEY_BYTES, KeyRows
-from .vector_files import write_atomically
+from .file_writes import write_atomically
 from .vector_store import DIMS_PER_SUBQUANTIZER, TRAIN_ROWS, TRAIN_SEED, Scan
 
 log = logging.getLogger("vecbook")
