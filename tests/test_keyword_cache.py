@@ -137,15 +137,23 @@ def held_keyword_writes(monkeypatch: pytest.MonkeyPatch) -> threading.Event:
     return release
 
 
-def test_a_restart_saves_in_the_background_and_a_second_start_waits_for_that_save(
-        write_files: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    root, cache = write_files(NOTES), tmp_path / "cache"
+def cached_then_edited(root: Path, cache: Path, name: str, text: str) -> tuple[Path, bytes]:
+    """A first book over settled ``root`` writes its keyword cache; then file ``name`` gets
+    ``text`` (settled): returns the cache file and the bytes it held."""
     settle(root)
     book(root, cache)
     path = next(cache.glob("keywords-*.vbk"))
     written = path.read_bytes()
-    (root / "travel.txt").write_text("Ferry to Corsica at dawn.\n---\nHotel near the port.", encoding="utf-8")
-    settle(root / "travel.txt")
+    (root / name).write_text(text, encoding="utf-8")
+    settle(root / name)
+    return path, written
+
+
+def test_a_restart_saves_in_the_background_and_a_second_start_waits_for_that_save(
+        write_files: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root, cache = write_files(NOTES), tmp_path / "cache"
+    path, written = cached_then_edited(root, cache, "travel.txt",
+                                       "Ferry to Corsica at dawn.\n---\nHotel near the port.")
     release = held_keyword_writes(monkeypatch)
     started = time.monotonic()
     restarted = book(root, cache)
@@ -165,13 +173,9 @@ def test_a_restart_that_changed_at_most_one_percent_of_the_records_keeps_the_fil
         write_files: Any, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     many = "\n---\n".join(f"Day {i}: the weather by the harbour, note {i}." for i in range(300))
     root, cache = write_files({"many.txt": many, "diary.txt": "Bread dough rests overnight."}), tmp_path / "cache"
-    settle(root)
-    book(root, cache)
-    path = next(cache.glob("keywords-*.vbk"))
-    written = path.read_bytes()
     # One record of 301 changed: the file is kept, the change searched at once and read again next time.
-    (root / "diary.txt").write_text("Ferry to Corsica at dawn 🚢, Ajaccio café, 北京 ferry, مرحبا.", encoding="utf-8")
-    settle(root / "diary.txt")
+    path, written = cached_then_edited(root, cache, "diary.txt",
+                                       "Ferry to Corsica at dawn 🚢, Ajaccio café, 北京 ferry, مرحبا.")
     with caplog.at_level(logging.INFO, logger="vecbook"):
         restarted = book(root, cache)
         restarted._caches.wait()
