@@ -406,7 +406,7 @@ def message_pieces(content: str, starts: list[int], size: int = PIECE_WORDS) -> 
     own, cut by ``split_passages`` where it passes PASSAGE_WORDS. The pieces cover every word."""
     bounds = [(a, _trim_end(content, a, b)) for a, b in zip(starts, [*starts[1:], len(content)])]
     pieces: list[tuple[int, int]] = []
-    first, words = None, 0
+    first, last, words = None, 0, 0
     for a, b in bounds:
         count = len(content[a:b].split())
         if first is not None and words + count > size:

@@ -12,7 +12,6 @@ characters inside a clause is found, and a query's bigrams are scored as BM25 ov
 from __future__ import annotations
 
 import re
-import sys
 import threading
 import unicodedata
 from collections import Counter
