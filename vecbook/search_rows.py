@@ -31,22 +31,35 @@ class SearchRows:
         self.decoded = 0  # rows decoded so far (tests and benches count them)
 
     def __call__(self, rows: np.ndarray) -> np.ndarray:
-        """The float32 vectors of ``rows``, in their order."""
+        """The float32 vectors of ``rows``, in their order (not to be written to: they are kept)."""
         rows = np.asarray(rows, dtype=np.int64)
-        out = np.empty((len(rows), self._dimension), dtype=np.float32)
         missing = np.ones(len(rows), dtype=bool)
+        found = []  # (which of rows, held vectors, where they lie there) a batch at a time
         for held, vectors in self._held:
             at = np.minimum(np.searchsorted(held, rows), len(held) - 1)
-            found = missing & (held[at] == rows)
-            if found.any():
-                out[found] = vectors[at[found]]
-                missing &= ~found
-        if missing.any():
-            wanted = np.unique(rows[missing])  # ascending, distinct: side-by-side rows are read together
-            fresh = self._decode(wanted)
-            self.decoded += len(wanted)
+            there = missing & (held[at] == rows)
+            if there.all():
+                return vectors[at]  # (most asks after the first: every row in one batch)
+            if there.any():
+                found.append((there, vectors, at))
+                missing &= ~there
+        wanted = np.unique(rows[missing])  # ascending, distinct: side-by-side rows are read together
+        fresh = self._keep(wanted) if len(wanted) else np.zeros((0, self._dimension), dtype=np.float32)
+        if not found and len(wanted) == len(rows) and bool((wanted == rows).all()):
+            return fresh  # (the first ask, of ascending rows: nothing to gather)
+        out = np.empty((len(rows), self._dimension), dtype=np.float32)
+        for there, vectors, at in found:
+            out[there] = vectors[at[there]]
+        if len(wanted):
             out[missing] = fresh[np.searchsorted(wanted, rows[missing])]
-            if self._count + len(wanted) <= HELD_ROWS:
-                self._held.append((wanted, fresh))
-                self._count += len(wanted)
         return out
+
+    def _keep(self, wanted: np.ndarray) -> np.ndarray:
+        """The decoded ``wanted`` rows (ascending, distinct), kept while the search holds fewer than HELD_ROWS."""
+        fresh = self._decode(wanted)
+        fresh.flags.writeable = False  # handed out as they are
+        self.decoded += len(wanted)
+        if self._count + len(wanted) <= HELD_ROWS:
+            self._held.append((wanted, fresh))
+            self._count += len(wanted)
+        return fresh
