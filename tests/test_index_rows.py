@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import stat
 import struct
 from pathlib import Path
@@ -431,11 +432,18 @@ def test_a_few_mapped_rows_are_read_through_the_file_and_no_page_of_it_becomes_t
     assert scored[0].tolist() == [0, 3, 9, ROWS - 1]
     with pytest.raises(IndexError, match=f"row {ROWS} is out of bounds for {ROWS} rows"):
         vecbook.rows_file.read_rows(rows, np.array([0, ROWS]))
-    # Rows side by side (an exact scan's block), or more than a read takes, go through the mapping.
+    # Rows side by side (a record's windows) are one read, and map no page either.
     other = build(vectors, RowsFile(saved.path, "model|x"))
     before = mapped_kb(saved.path)
-    other.vectors[np.arange(40, 60)]
-    assert mapped_kb(saved.path) > before
+    sizes: list[int] = []
+    pread = os.pread
+    monkeypatch.setattr(os, "pread", lambda handle, size, offset: sizes.append(size) or pread(handle, size, offset))
+    runs = np.array([40, 41, 42, 43, 7, 100, 101, 3])
+    np.testing.assert_array_equal(other.vectors[runs], copy[runs])
+    assert sizes == [4 * rows.strides[0], rows.strides[0], 2 * rows.strides[0], rows.strides[0]]
+    assert mapped_kb(saved.path) == before
+    monkeypatch.setattr(os, "pread", pread)
+    # More rows than a read takes (an exact scan's block) go through the mapping.
     other = build(vectors, RowsFile(saved.path, "model|x"))
     before = mapped_kb(saved.path)
     monkeypatch.setattr(vecbook.rows_file, "READ_ROWS_LIMIT", 3)

@@ -1,6 +1,8 @@
 """Keyword search's top k without scoring every passage (vecbook.keyword_prune): the records,
 their order and their scores are exactly those of a full search, whatever the corpus, query,
-filter mask, k, or an index layered by updates; snippets score their hits' passages alone."""
+filter mask, k, or an index layered by updates; snippets score their hits' passages alone. Where
+every passage is scored (hybrid search), the top k is found among the passages above a cut,
+without every record's best, with the same records, order and scores."""
 
 from __future__ import annotations
 
@@ -14,9 +16,10 @@ from hypothesis import strategies as st
 
 from vecbook import keyword_prune
 from vecbook.index import KeywordIndex
-from vecbook.keyword_prune import PassageScores, top_records
+from vecbook.keyword_prune import PassageScores, top_of_scores, top_records
 from vecbook.rank import keyword_top
 from vecbook.tokens import Vocabulary
+from vecbook.vector_index import top_k
 
 # Words of several scripts (CJK, accents, right-to-left, emoji), common ones first: a corpus
 # draws them Zipf-like, so a query mixes words in most passages with rare ones.
@@ -43,9 +46,12 @@ def random_query(rng: random.Random) -> list[str]:
 
 
 def full_top(index: KeywordIndex, tokens: list[str], k: int, mask: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
-    """The top k of every passage scored (the search before pruning)."""
-    ids, scores, _ = keyword_top(index, tokens, k, mask, passage_scores=index.scores(tokens), every=False)
-    return ids, scores
+    """The top k of every record's best passage (the search before pruning), on keyword_top's scale."""
+    best = index.record_scores(tokens)
+    ids = np.flatnonzero((best > 0) & (True if mask is None else mask))
+    top_ids, top_scores = top_k(ids, best[ids], k)
+    bound = index.upper_bound(tokens)
+    return top_ids, top_scores / (bound if bound > 0 else 1.0)
 
 
 def assert_same_top(index: KeywordIndex, tokens: list[str], k: int, mask: np.ndarray | None) -> bool:
@@ -193,3 +199,52 @@ def test_keyword_search_does_not_score_every_passage(write_files: Any, make_book
     assert [(h.citation, h.similarity_score, h.snippet) for h in again] == \
         [(h.citation, h.similarity_score, h.snippet) for h in expected]
     assert again[0].matched_terms and "東京" in again[0].snippet
+
+
+# -- the top k among every passage's scores, from those above a cut (hybrid search) --
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.sampled_from([1, 2, 5, 10, 40]), st.booleans(), st.sampled_from([1, 2, 4]))
+def test_the_top_k_of_the_passages_above_a_cut_is_the_full_top_k(seed: int, k: int, masked: bool, step: int) -> None:
+    rng = random.Random(seed)
+    documents, owners = random_corpus(rng, rng.randint(1, 600))
+    index = KeywordIndex(documents, owners=owners)
+    mask = np.array([rng.random() < 0.5 for _ in range(index.size)]) if masked else None
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(keyword_prune, "SAMPLE_STEP", step)
+        patch.setattr(keyword_prune, "CUT_FACTOR", rng.choice([1, 2, 8]))
+        for _ in range(6):
+            query = random_query(rng)
+            scores = index.scores(query)
+            ids, best = full_top(index, query, k, mask)
+            found = top_of_scores(index, scores, k, mask)
+            if found is not None:
+                np.testing.assert_array_equal(found[0], ids)
+                np.testing.assert_array_equal(found[1] / index.upper_bound(query), best)
+            # The path hybrid search takes, whether the cut answered or not.
+            top_ids, top_scores, _ = keyword_top(index, query, k, mask, passage_scores=scores, every=False)
+            np.testing.assert_array_equal(top_ids, ids)
+            np.testing.assert_array_equal(top_scores, best)
+
+
+def test_ties_among_the_passages_above_the_cut_go_by_record_order_as_in_a_full_search(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # Passages repeated word for word tie; the records of 1-3 passages hold CJK, emoji, Hebrew.
+    documents = [["moss", "東京"], ["🔥"], ["moss"], ["tax", "שלום", "moss"]] * 250
+    owners = np.repeat(np.arange(400), [1, 2, 3, 4] * 100)
+    index = KeywordIndex(documents, owners=owners)
+    monkeypatch.setattr(keyword_prune, "SAMPLE_STEP", 3)  # (not 4: each sample would be the same passage)
+    monkeypatch.setattr(keyword_prune, "CUT_FACTOR", 2)
+    for query, k in ((["moss", "東京"], 10), (["שלום", "🔥"], 25), (["moss"], 7)):
+        scores = index.scores(query)
+        found = top_of_scores(index, scores, k, None)
+        assert found is not None
+        ids, best = full_top(index, query, k, None)
+        np.testing.assert_array_equal(found[0], ids)
+        np.testing.assert_array_equal(found[1] / index.upper_bound(query), best)
+    # Fewer records above the cut than k (a filter keeping few of them): every record's best is taken.
+    few = np.zeros(index.size, dtype=bool)
+    few[[3, 200]] = True
+    assert top_of_scores(index, index.scores(["moss"]), 5, few) is None
+    # No passage scored: nothing to cut.
+    assert top_of_scores(index, index.scores(["absent"]), 5, None) is None

@@ -351,3 +351,83 @@ def test_a_query_whose_keyword_list_has_one_clear_match_follows_it_over_a_flat_m
     # Chat windows at the top of the lists keep the fixed weight (measured: chats lost with the shift).
     windows = fused(texts, vectors, query, query_vector, chats=True)
     assert max(windows, key=windows.get) == 1
+
+
+# -- a hybrid search reads each vector row it scores once, with the same results --
+
+def hybrid_corpus(seed: int) -> tuple[vecbook.index.KeywordIndex, vecbook.index.VectorIndex, np.ndarray]:
+    """Random records of 1-3 keyword passages (CJK, emoji, Hebrew, accents) and 1-3 model windows
+    each, in a store with its scan, and a delta of rows added after it (an update that re-embedded
+    every 7th window); and the windows' vectors."""
+    from test_index import clustered_vectors, scanned
+    from test_keyword_prune import random_corpus
+
+    rng = random.Random(seed)
+    documents, owners = random_corpus(rng, 1500)
+    keywords = vecbook.index.KeywordIndex(documents, owners=owners)
+    n = keywords.size
+    windows = np.repeat(np.arange(n), np.random.default_rng(seed).integers(1, 4, n))
+    vectors = clustered_vectors(len(windows), seed=seed)
+    first = scanned(vecbook.index.VectorIndex(vectors, windows, n))
+    source = np.arange(len(windows))
+    source[::7] = -1
+    fresh = np.flatnonzero(source < 0)
+    vectors[fresh] = clustered_vectors(len(fresh), seed=seed + 1)
+    encoded = vecbook.index.encode_vectors(vectors[fresh], "cosine")
+    index = vecbook.index.VectorIndex.updated(first, windows, n, "cosine", np.zeros((len(windows), 2)), [], {},
+                                              vectors.shape[1], source,
+                                              lambda rows: encoded[np.searchsorted(fresh, rows)])
+    assert index.store is first.store and len(index.delta) == len(fresh)
+    return keywords, index, vectors
+
+
+@pytest.mark.parametrize("fusion", ["linear", "rrf"])
+def test_a_hybrid_search_reads_each_row_once_and_ranks_as_reading_them_again_did(
+        fusion: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(vecbook.vector_index, "APPROXIMATE_FROM", 400)
+    monkeypatch.setattr(vecbook.vector_index, "RESCORED", 30)
+    monkeypatch.setattr(vecbook.vector_index, "EXACT_SUBSET", 10)  # a filter's candidates come from the scan too
+    monkeypatch.setattr(vecbook.rank, "FUSION_DEPTH", 12)  # the cut finds the keyword top among the passages
+    monkeypatch.setattr(vecbook.keyword_prune, "SAMPLE_STEP", 3)
+    from test_keyword_prune import random_query
+
+    keywords, index, vectors = hybrid_corpus(4)
+    decoded: list[list[int]] = []
+    decode = vecbook.index.VectorIndex.decode
+
+    def counted(self: Any, rows: np.ndarray) -> np.ndarray:
+        decoded[-1].extend(np.asarray(rows).tolist())
+        return decode(self, rows)
+    monkeypatch.setattr(vecbook.index.VectorIndex, "decode", counted)
+    answered: list[bool] = []
+
+    def cut(*args: Any) -> Any:
+        found = vecbook.keyword_prune.top_of_scores(*args)
+        answered.append(found is not None)
+        return found
+    monkeypatch.setattr(vecbook.rank, "top_of_scores", cut)
+    rng = random.Random(8)
+    noise = np.random.default_rng(8)
+    for number in range(20):
+        tokens = random_query(rng)
+        query = vectors[rng.randrange(len(vectors))] + 0.3 * noise.normal(size=vectors.shape[1]).astype(np.float32)
+        mask = noise.random(keywords.size) < 0.6 if number % 4 == 3 else None
+
+        def search() -> list[tuple[int, float, float | None, float | None]]:
+            decoded.append([])
+            scored = vecbook.rank.rank("hybrid", 10, vectors=index, keywords=keywords, query_vector=query,
+                                       tokens=tokens, mask=mask, fusion=fusion)
+            return sorted((s.index, s.score, s.semantic, s.keyword) for s in scored)
+        found = search()
+        assert len(decoded[-1]) == len(set(decoded[-1]))  # no row read twice
+        with monkeypatch.context() as patch:  # the search before: every row read each time it is scored
+            patch.setattr(vecbook.search_rows, "HELD_ROWS", 0)
+            patch.setattr(vecbook.rank, "top_of_scores", lambda *args: None)
+            assert search() == found
+        if fusion == "linear" and keywords.upper_bound(tokens) > 0:
+            assert len(decoded[-1]) > len(set(decoded[-1]))  # (the feedback query's scores read them again)
+        # Each candidate's keyword score is its best passage's, over the bound, as every record's.
+        bound = keywords.upper_bound(tokens)
+        best = keywords.record_scores(tokens) / (bound if bound > 0 else 1.0) if bound > 0 else np.zeros(keywords.size)
+        assert [keyword for _, _, _, keyword in found] == [float(best[i]) for i, _, _, _ in found]
+    assert any(answered)  # the keyword top came from the passages above the cut

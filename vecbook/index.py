@@ -439,12 +439,13 @@ class KeywordIndex:
         # The idf of the live passages' frequency, made as a whole build makes it (an array).
         return docs, tf, float(self._idf(np.array([len(docs)], dtype=np.float64))[0]) if len(docs) else 0.0
 
-    def _weights(self, docs: np.ndarray, tf: np.ndarray, idf: float) -> np.ndarray:
-        """The BM25 weights of one term's postings (passages ``docs``, counts ``tf``)."""
+    def _weights(self, docs: np.ndarray, tf: np.ndarray, idf: float, out: np.ndarray | None = None) -> np.ndarray:
+        """The BM25 weights of one term's postings (passages ``docs``, counts ``tf``), into ``out`` if given."""
         # counts / (counts + norm) * (idf * (k1 + 1)) in place: two temporaries and four passes,
         # and np.take, which gathers faster than fancy indexing (0.34 -> 0.22 ms for a query's
         # terms at 100k records; the weights agree with rank-bm25's to 1e-12).
-        counts = tf.astype(np.float64)
+        counts = np.empty(len(tf), dtype=np.float64) if out is None else out
+        counts[:] = tf
         denominator = np.take(self._norm, docs)
         denominator += counts
         np.divide(counts, denominator, out=counts)
@@ -500,10 +501,18 @@ class KeywordIndex:
         # One bincount over the query's postings makes the same additions in the same order
         # (from zero, term by term) as adding each term's postings into a zeroed array, so the
         # sums are bit for bit the same, in half the time: at 100k passages 0.34 ms against
-        # 0.67 ms (a fancy-indexed add gathers and scatters once per term).
-        return np.bincount(np.concatenate([term.docs for term in terms]),
-                           weights=np.concatenate([self.term_weights(term) for term in terms]),
-                           minlength=self.n_passages)
+        # 0.67 ms (a fancy-indexed add gathers and scatters once per term). The passages are joined
+        # in numpy's index type (gathers convert to it) and weighed in place: 7% less at a million.
+        docs = np.concatenate([term.docs for term in terms], dtype=np.intp)
+        weights = np.empty(len(docs), dtype=np.float64)
+        start = 0
+        for term in terms:
+            end = start + len(term.docs)
+            part = self._weights(docs[start:end], term.tf, term.idf, weights[start:end])
+            if term.repeat != 1:
+                part *= term.repeat  # as term_weights multiplies them
+            start = end
+        return np.bincount(docs, weights=weights, minlength=self.n_passages)
 
     def scores_at(self, terms: Sequence[QueryTerm], passages: np.ndarray) -> np.ndarray:
         """The ``scores`` of the passages ``passages`` (ascending) alone, bit for bit: each term's

@@ -50,6 +50,10 @@ SLACK = 1e-9
 MAX_SHARE = 0.25
 # Marks whose passages are found one comparison at a time rather than by a lookup of every mark.
 COMPARED_MARKS = 12
+# Where every passage is scored already (hybrid search), ``top_of_scores`` cuts them at a score
+# that about CUT_FACTOR x k passages reach, found in every SAMPLE_STEP-th passage's score.
+SAMPLE_STEP = 32
+CUT_FACTOR = 8
 
 
 def top_records(index: KeywordIndex, tokens: Sequence[str], k: int,
@@ -88,6 +92,34 @@ def top_records(index: KeywordIndex, tokens: Sequence[str], k: int,
         if len(records) >= k:
             cut = float(np.partition(best, len(best) - k)[len(best) - k])
         taken, want = upto, want * GROWTH
+    return top_k(records, best, k)
+
+
+def top_of_scores(index: KeywordIndex, scores: np.ndarray, k: int,
+                  mask: np.ndarray | None) -> tuple[np.ndarray, np.ndarray] | None:
+    """The k best records (ids, scores) of every passage's ``scores`` among those in ``mask``
+    with a positive score, exactly as the top k of ``index.best_per_record(scores)``, from the
+    passages at or above a cut rather than every record's best. The cut is a score about
+    CUT_FACTOR x k passages reach, judged from a sample of them: a record's best passage is at
+    or above it whenever any of its passages is, so once k records are found there, the k-th
+    best is at or above it too, and every record that can be in the top k is among them. None
+    where the cut finds fewer than k records (few matches, or a filter that keeps few), or
+    where the passages do not outnumber what the cut saves (the caller takes every record's best)."""
+    sample = scores[::SAMPLE_STEP]
+    rank = -(-CUT_FACTOR * k // SAMPLE_STEP)
+    if k < 1 or rank >= len(sample) // 2:
+        return None
+    cut = float(np.partition(sample, len(sample) - rank)[len(sample) - rank])
+    if cut <= 0:
+        return None
+    passages = np.flatnonzero(scores >= cut)
+    owners = index.owners[passages]  # ascending, as the passages are
+    first = np.flatnonzero(np.diff(owners, prepend=-1))
+    records, best = owners[first], np.maximum.reduceat(scores[passages], first)
+    if mask is not None:
+        records, best = records[mask[records]], best[mask[records]]
+    if len(records) < k:
+        return None
     return top_k(records, best, k)
 
 

@@ -10,7 +10,8 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from .index import KeywordIndex
-from .keyword_prune import top_records
+from .keyword_prune import top_of_scores, top_records
+from .search_rows import SearchRows
 from .vector_index import VectorIndex, top_k
 
 # Each retriever contributes this many candidates (or max_results, if larger)
@@ -149,13 +150,15 @@ def _rrf_within_depth(sem_ids: list[int], kw_ids: list[int], candidates: np.ndar
 
 
 def keyword_top(index: KeywordIndex, tokens: Sequence[str], k: int, mask: np.ndarray | None,
-                passage_scores: np.ndarray | None = None,
-                every: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+                passage_scores: np.ndarray | None = None, every: bool = True,
+                bound: float | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """Top keyword matches (indices, scores in [0, 1]) plus all normalised scores (None unless
-    ``every``: keyword mode needs only the top, and skips a pass over every record).
-    ``passage_scores`` is ``index.scores(tokens)`` where the caller has it already; without it and
-    ``every``, the top is found without scoring every passage (vecbook.keyword_prune), the same."""
-    bound = index.upper_bound(tokens)
+    ``every``: keyword mode and hybrid fusion need only the top, and skip passes over every
+    record). ``passage_scores`` is ``index.scores(tokens)`` where the caller has it already;
+    without it and without ``every``, the top is found without scoring every passage
+    (vecbook.keyword_prune), the same. ``bound``: ``index.upper_bound(tokens)``, where the caller
+    has it."""
+    bound = index.upper_bound(tokens) if bound is None else bound
     if not every and passage_scores is None and bound > 0:
         pruned = top_records(index, tokens, k, mask)
         if pruned is not None:
@@ -163,7 +166,12 @@ def keyword_top(index: KeywordIndex, tokens: Sequence[str], k: int, mask: np.nda
     if bound <= 0:
         best = np.zeros(index.size)
     else:
-        best = index.best_per_record(index.scores(tokens) if passage_scores is None else passage_scores)
+        scores = index.scores(tokens) if passage_scores is None else passage_scores
+        if not every:
+            found = top_of_scores(index, scores, k, mask)  # the top without every record's best
+            if found is not None:
+                return found[0], found[1] / bound, None
+        best = index.best_per_record(scores)
     candidates = best if mask is None else np.where(mask, best, 0.0)
     ids = np.flatnonzero(candidates > 0)  # a bool array: numpy finds its nonzeros ~8x faster than a float one's
     top_ids, top_scores = top_k(ids, candidates[ids], k)
@@ -191,18 +199,22 @@ def rank(mode: str, k: int, *, vectors: VectorIndex | None, keywords: KeywordInd
         ids, scores = vectors.top(query_vector, k, mask)
         return [Scored(int(i), float(s), float(s), None) for i, s in zip(ids, scores)]
     depth = max(k, FUSION_DEPTH)
-    if passage_scores is None and fusion != "rrf" and RECORD_SHARE > 0:
-        passage_scores = keywords.scores(tokens)  # once: the best per record and the other passages
-    sem_ids, _ = vectors.top(query_vector, depth, mask)
-    kw_ids, _, kw_all = keyword_top(keywords, tokens, depth, mask, passage_scores)
+    if passage_scores is None:
+        passage_scores = keywords.scores(tokens)  # once: the top, the candidates' best and their other passages
+    bound = keywords.upper_bound(tokens)
+    # Each vector row this search scores is read once: the scan's candidates, the fused
+    # candidates' windows (most of them among those), again for the feedback query.
+    held = vectors.search_rows()
+    sem_ids, _ = vectors.top(query_vector, depth, mask, held=held)
+    kw_ids, _, _ = keyword_top(keywords, tokens, depth, mask, passage_scores, every=False, bound=bound)
     candidates = np.union1d(sem_ids, kw_ids).astype(np.int64)
-    found_ids, found_scores = vectors.scores_of(query_vector, candidates)
+    found_ids, found_scores = vectors.scores_of(query_vector, candidates, held)
     semantic = dict(zip(found_ids.tolist(), found_scores.tolist()))
     numbers = candidates.tolist()  # Python ints and floats: the loops below skip numpy's scalars
     sem = np.array([semantic.get(i, 0.0) for i in numbers])
-    assert kw_all is not None  # asked for (every=True); not input validation
-    kw = kw_best = kw_all[candidates]
-    lean = not model_reads and (model_reads is False or _meaning_missed_the_words(sem_ids, kw_ids, kw_all))
+    kw = kw_best = keyword_of(keywords, passage_scores, candidates, bound)
+    lean = not model_reads and (model_reads is False or _meaning_missed_the_words(
+        kw_ids, kw[np.searchsorted(candidates, sem_ids[:UNREAD_DEPTH])]))
     if fusion == "rrf":
         weights = (1.0 - LEAN_KEYWORD_WEIGHT, LEAN_KEYWORD_WEIGHT) if lean else (1.0, 1.0)
         total = _rrf_within_depth(sem_ids.tolist(), kw_ids.tolist(), candidates, rrf_k, weights)
@@ -217,12 +229,12 @@ def rank(mode: str, k: int, *, vectors: VectorIndex | None, keywords: KeywordInd
         else:
             weight = keyword_weight
         if RECORD_SHARE > 0 and passage_scores is not None:
-            kw = kw + RECORD_SHARE * other_passages(keywords, passage_scores, candidates, tokens, plain)
+            kw = kw + RECORD_SHARE * other_passages(keywords, passage_scores, candidates, tokens, plain, bound)
         total = linear_scores(cosine, kw, weight, core)
         best = numbers[int(np.argmax(total))] if len(numbers) else None
         if not lean and FEEDBACK_WEIGHT > 0 and best is not None and plain(best):
-            moved = feedback_query(vectors, query_vector, best)
-            again_ids, again_scores = vectors.scores_of(moved, candidates)
+            moved = feedback_query(vectors, query_vector, best, held)
+            again_ids, again_scores = vectors.scores_of(moved, candidates, held)
             again = dict(zip(again_ids.tolist(), again_scores.tolist()))
             sem_moved = np.array([again.get(i, 0.0) for i in numbers])
             # The moved query is close to its best hit by construction: its cosines order the
@@ -263,9 +275,11 @@ def _tops(candidates: np.ndarray, cosine: np.ndarray, keyword: np.ndarray) -> li
 
 
 def other_passages(keywords: KeywordIndex, passage_scores: np.ndarray, candidates: np.ndarray,
-                   tokens: Sequence[str], counts: Callable[[int], bool] = lambda _: True) -> np.ndarray:
+                   tokens: Sequence[str], counts: Callable[[int], bool] = lambda _: True,
+                   bound: float | None = None) -> np.ndarray:
     """Each candidate's keyword score in its passages other than its best, on the [0, 1] scale of
-    ``keyword_top`` (0 for a record of one passage, most records, and for one ``counts`` refuses)."""
+    ``keyword_top`` (0 for a record of one passage, most records, and for one ``counts`` refuses).
+    ``bound``: ``keywords.upper_bound(tokens)``, where the caller has it."""
     extra = np.zeros(len(candidates))
     if keywords.n_passages == keywords.size or not len(candidates):
         return extra
@@ -279,28 +293,49 @@ def other_passages(keywords: KeywordIndex, passage_scores: np.ndarray, candidate
             continue
         own = passage_scores[first[at]:end[at]]
         extra[at] = float(own.sum() - own.max())
-    bound = keywords.upper_bound(tokens)
+    bound = keywords.upper_bound(tokens) if bound is None else bound
     return extra / (bound if bound > 0 else 1.0)
 
 
-def feedback_query(vectors: VectorIndex, query_vector: np.ndarray, record: int) -> np.ndarray:
+def keyword_of(keywords: KeywordIndex, passage_scores: np.ndarray, records: np.ndarray,
+               bound: float) -> np.ndarray:
+    """The keyword scores of ``records`` (sorted, distinct) on ``keyword_top``'s [0, 1] scale:
+    each one's best passage of ``passage_scores`` over ``bound`` (0 where ``bound`` is not
+    positive, as there), without a best for every record."""
+    if bound <= 0 or not len(records):
+        return np.zeros(len(records))
+    if keywords.n_passages == keywords.size:
+        return passage_scores[records] / bound
+    first = np.searchsorted(keywords.owners, records)
+    counts = np.searchsorted(keywords.owners, records + 1) - first
+    if not bool(counts.all()):
+        return keywords.best_per_record(passage_scores)[records] / bound  # a record of no passage
+    runs = np.cumsum(counts) - counts  # where each record's passages begin among those gathered
+    passages = np.arange(int(counts.sum())) + np.repeat(first - runs, counts)
+    return np.maximum.reduceat(passage_scores[passages], runs) / bound
+
+
+def feedback_query(vectors: VectorIndex, query_vector: np.ndarray, record: int,
+                   held: SearchRows | None = None) -> np.ndarray:
     """The query's unit vector moved FEEDBACK_WEIGHT of a unit step towards ``record``'s mean
-    window vector, as a unit vector (the query itself where the record has no vector)."""
+    window vector, as a unit vector (the query itself where the record has no vector); its rows
+    taken from ``held`` (the search's) when given."""
     query = np.asarray(query_vector, dtype=np.float32).ravel()
     query = query / max(float(np.linalg.norm(query)), 1e-12)
     rows = vectors.windows_of(record)
-    centre = vectors.decode(rows).mean(axis=0) if rows.size else None
+    centre = (vectors.decode if held is None else held)(rows).mean(axis=0) if rows.size else None
     if centre is None or float(np.linalg.norm(centre)) < 1e-12:
         return query
     moved = query + FEEDBACK_WEIGHT * centre / float(np.linalg.norm(centre))
     return moved / max(float(np.linalg.norm(moved)), 1e-12)
 
 
-def _meaning_missed_the_words(sem_ids: np.ndarray, kw_ids: np.ndarray, kw_all: np.ndarray) -> bool:
+def _meaning_missed_the_words(kw_ids: np.ndarray, semantic_firsts: np.ndarray) -> bool:
     """Whether some record holds the query's words (``kw_ids``: the keyword matches) while none
-    of the semantic side's first UNREAD_DEPTH candidates holds any: the sign of a query the model
-    did not read (vecbook.languages leaves a query of a few Latin-script nouns undecided)."""
-    return len(kw_ids) > 0 and not kw_all[sem_ids[:UNREAD_DEPTH]].any()
+    of the semantic side's first UNREAD_DEPTH candidates holds any (``semantic_firsts``: their
+    keyword scores): the sign of a query the model did not read (vecbook.languages leaves a query
+    of a few Latin-script nouns undecided)."""
+    return len(kw_ids) > 0 and not semantic_firsts.any()
 
 
 def best_first(scored: list[Scored], records: Sequence[Any]) -> list[Scored]:

@@ -45,9 +45,9 @@ WRITE_BYTES = 8 << 20  # bytes of rows written at a time
 # Whether a loaded file is mapped rather than read into memory: not on Windows, where a mapped
 # file cannot be replaced by the next save.
 MAP_ROWS = os.name != "nt"
-# A read of at most this many mapped rows, scattered (a search's candidates, a hit's windows), goes
-# through the file rather than the mapping (``read_rows``); more, or rows side by side (an exact
-# scan's blocks, a filter's subset), through the mapping.
+# A read of at most this many mapped rows (a search's candidates, a hit's windows) goes through the
+# file rather than the mapping (``read_rows``), a run of rows side by side in one read; more (an
+# exact scan's blocks, a large filter's subset) through the mapping, whose pages such a scan reads anyway.
 READ_ROWS_LIMIT = 4_096
 
 # Each mapping of rows, with its file open beside it (closed with the mapping) and where in the
@@ -204,8 +204,8 @@ def read_rows(rows: np.ndarray, picked: np.ndarray) -> np.ndarray:
     time: READ_ROWS_LIMIT) rather than the mapping: the system maps whole pieces of its page
     cache around each row touched (~0.9 MB a row on Linux 6.18, large folios), so the 512 rows a
     search scores, scattered over a million, made ~450 MB of the file count as this process's
-    own; read, they stay in the page cache only (~1.5 us a row)."""
-    source = _file_of(rows) if 0 < len(picked) <= READ_ROWS_LIMIT and not _dense(picked, len(rows)) else None
+    own; read, they stay in the page cache only (~1.5 us a read, one a run of rows side by side)."""
+    source = _file_of(rows) if 0 < len(picked) <= READ_ROWS_LIMIT else None
     if source is None:
         return rows[picked]
     descriptor, start = source
@@ -215,18 +215,19 @@ def read_rows(rows: np.ndarray, picked: np.ndarray) -> np.ndarray:
     if int(picked.min()) < 0 or int(picked.max()) >= len(rows):
         wrong = int(picked[(picked < 0) | (picked >= len(rows))][0])
         raise IndexError(f"row {wrong} is out of bounds for {len(rows)} rows")
-    pread = os.pread  # a read a row, joined once: ~1.5 us a row (a view per row into one array: ~2)
-    data = bytearray().join([pread(descriptor, step, offset) for offset in (start + picked * step).tolist()])
+    # One read a row, or a run of rows side by side (a record's windows), joined once: ~1.5 us a
+    # read (a view per row into one array: ~2).
+    runs = np.flatnonzero(np.diff(picked, prepend=-2) != 1)  # where each run begins
+    pread = os.pread
+    if len(runs) == len(picked):
+        data = bytearray().join([pread(descriptor, step, offset) for offset in (start + picked * step).tolist()])
+    else:
+        sizes = (np.diff(np.append(runs, len(picked))) * step).tolist()
+        data = bytearray().join([pread(descriptor, size, offset)
+                                 for size, offset in zip(sizes, (start + picked[runs] * step).tolist())])
     if len(data) != step * len(picked):
         raise OSError("the rows file ended before a row it holds")
     return np.frombuffer(data, dtype=rows.dtype).reshape(len(picked), rows.shape[1])
-
-
-def _dense(picked: np.ndarray, count: int) -> bool:
-    """Whether ``picked`` covers at least an eighth of the rows it spans (a block of an exact
-    scan): those are read through the mapping, whose pages such a scan reads anyway."""
-    first, last = int(np.min(picked)), int(np.max(picked))
-    return first >= 0 and last < count and len(picked) * 8 >= last - first + 1
 
 
 def _file_of(rows: np.ndarray) -> tuple[int, int] | None:

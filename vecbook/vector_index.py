@@ -15,6 +15,7 @@ import numpy as np
 
 from .key_rows import KEY_BYTES, KeyRows
 from .rows_file import read_rows
+from .search_rows import SearchRows
 from .vector_store import Scan, Store, candidates_for, grown
 
 if TYPE_CHECKING:
@@ -217,6 +218,11 @@ class VectorIndex:
             return self.vectors[rows].astype(np.float32)
         return self.index.sa_decode(np.ascontiguousarray(self.vectors[rows]).view(np.uint8))
 
+    def search_rows(self) -> SearchRows:
+        """A search's decoded rows (``SearchRows``): given to ``top``, ``scores_of`` and the
+        feedback query, each row one search scores is read and decoded once."""
+        return SearchRows(self.decode, int(self.vectors.shape[1]))
+
     @property
     def keys(self) -> list[bytes]:
         """Each row's 16-byte key (a list made on demand: tests and tools)."""
@@ -271,10 +277,11 @@ class VectorIndex:
         return 1.0 / (1.0 + np.maximum(raw, 0.0))
 
     def top(self, query: np.ndarray, k: int, mask: np.ndarray | None = None,
-            exact: bool = False) -> tuple[np.ndarray, np.ndarray]:
+            exact: bool = False, held: SearchRows | None = None) -> tuple[np.ndarray, np.ndarray]:
         """The k best records (indices, scores), restricted to ``mask`` when given. Past
         APPROXIMATE_FROM windows the candidates come from the quantized scan (``exact``: from
-        every row, as a slow reference)."""
+        every row, as a slow reference), and the rows they are scored from are kept in ``held``
+        (the search's ``search_rows``) when given."""
         n_windows = len(self.owners)
         if not n_windows or k <= 0:
             return np.zeros(0, dtype=np.int64), np.zeros(0)
@@ -284,7 +291,7 @@ class VectorIndex:
             if exact or scan is None or (selected is not None and int(selected.sum()) <= EXACT_SUBSET):
                 # Until the scan is ready every row is scored: slower, as exact.
                 return top_k(*self.scores_within(query, self.embedded if mask is None else mask), k)
-            return self._top_scanned(query, k, selected, scan)
+            return self._top_scanned(query, k, selected, scan, held)
         if mask is not None:
             return top_k(*self.scores_within(query, mask), k)
         # Extra windows of multi-window records are the only way one record can
@@ -309,7 +316,7 @@ class VectorIndex:
         return ids, scores
 
     def _top_scanned(self, query: np.ndarray, k: int, selected: np.ndarray | None,
-                     scan: Scan) -> tuple[np.ndarray, np.ndarray]:
+                     scan: Scan, held: SearchRows | None = None) -> tuple[np.ndarray, np.ndarray]:
         """``top`` over a store: the quantized scan's best rows (of this index: a store row no
         window of it holds is dropped), with every delta row, scored exactly; the candidates
         grow until they hold k records (of ``selected`` windows, a filter's: a filter that keeps
@@ -329,7 +336,7 @@ class VectorIndex:
             if selected is not None:
                 rows = rows[selected[rows]]
             rows.sort()
-            ids, scores = top_k(*self._score_windows(query, rows), k)
+            ids, scores = top_k(*self._score_windows(query, rows, held), k)
             if len(ids) >= k or count >= len(store):
                 return ids, scores
             count = grown(count, len(store))
@@ -349,16 +356,18 @@ class VectorIndex:
         """Exact scores of every embedded record where ``mask`` is true (same numbers as FAISS)."""
         return self._score_windows(query, np.flatnonzero(mask[self.owners]))
 
-    def scores_of(self, query: np.ndarray, records: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def scores_of(self, query: np.ndarray, records: np.ndarray,
+                  held: SearchRows | None = None) -> tuple[np.ndarray, np.ndarray]:
         """``scores_within`` a mask of ``records`` (sorted, distinct), without the mask: their
-        windows are found by bisection, not by a pass over every window's owner."""
+        windows are found by bisection, not by a pass over every window's owner. Their rows are
+        taken from (and kept in) ``held`` when given."""
         first, counts = self._bounds(records, "left"), self._bounds(records, "right")
         counts -= first
         ends = np.cumsum(counts)
         # Each record's run of windows first..first+count, in record order: the windows a
         # mask of these records selects, in the same order, so the scores are the same.
         windows = np.arange(int(ends[-1]) if len(ends) else 0, dtype=np.int64) + np.repeat(first - ends + counts, counts)
-        return self._score_windows(query, windows)
+        return self._score_windows(query, windows, held)
 
     def _bounds(self, records: Sequence[int] | np.ndarray, side: Literal["left", "right"] = "left") -> np.ndarray:
         """Where ``records`` begin (or end, side "right") among the rows, by bisection of the
@@ -367,15 +376,18 @@ class VectorIndex:
         million rows, 13 ms of a hybrid search's hits)."""
         return np.searchsorted(self.owners, np.asarray(records, dtype=self.owners.dtype), side).astype(np.int64)
 
-    def _score_windows(self, query: np.ndarray, windows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Each record's best score among ``windows`` (ascending row numbers)."""
+    def _score_windows(self, query: np.ndarray, windows: np.ndarray,
+                       held: SearchRows | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Each record's best score among ``windows`` (ascending row numbers), their rows
+        decoded by ``held`` when given (a search's rows read once), else read and decoded."""
         if not len(windows):
             return np.zeros(0, dtype=np.int64), np.zeros(0)
         q = self._prepare(query)[0]
         raw = np.empty(len(windows), dtype=np.float32)
+        decode = self.decode if held is None else held
         for start in range(0, len(windows), SCORE_BLOCK):  # blocks bound the float32 copy
             part = slice(start, start + SCORE_BLOCK)
-            block = self.decode(windows[part])  # decoded as FAISS decodes them (and as fast)
+            block = decode(windows[part])  # decoded as FAISS decodes them (and as fast)
             raw[part] = block @ q if self.metric == "cosine" else ((block - q) ** 2).sum(axis=1)
         return _best_per_record(self.owners[windows], self._to_score(raw))
 
