@@ -24,7 +24,7 @@ from .config import Config, ConfigError
 from .index import LayeredCounts
 from .keyword_cache import Captured, KeywordCache
 from .vector_cache import VectorCache, cache_scope, seed_scopes
-from .key_rows import KeyRows
+from .key_rows import KeyRows, overlap_after
 from .vector_files import KeyedVectors, SplitPassages, StreamedVectors
 from .vector_index import VectorIndex
 from .vector_store import trainings_held
@@ -72,6 +72,7 @@ class Caches:
         self._timer: threading.Timer | None = None  # the put-off write of an update
         # The journals of builds whose vectors no save has taken in yet, oldest first.
         self._journaling: list[Checkpoints] = []
+        self._facts: CacheFacts | None = None  # the last build's (an update's are worked out from them)
         with _books_lock:
             _books.add(self)
 
@@ -152,12 +153,15 @@ class Caches:
     def vectors_built(self, cache: VectorCache | None, live: LiveVectors) -> CacheFacts | None:
         """Note ``live`` as the vectors to save (replacing an older set no save has taken yet);
         returns what saving it does to the cache, for stats (worked out when first asked for)."""
+        # Without a cache nothing asks for the lookup: the index lets the previous one's keys go.
+        carried = live.index.carried_from(keep=cache is not None)
         if cache is None:
             return None
         with self._lock:
             # Its save takes in the journals of this build and the builds before it.
             self._pending = (cache, live, list(self._journaling))
-        return CacheFacts(cache, live)
+            facts = self._facts = CacheFacts(cache, live, self._facts, carried)
+        return facts
 
     # -- saving --
 
@@ -343,6 +347,10 @@ class Caches:
                 if cache.needs_rewrite or not _same_keys(live.windows, cache.entries.rows) \
                         or not live.splits.same_keys(cache.entries.splits):
                     cache.save(live.vectors())
+                    with self._lock:
+                        facts = self._facts
+                    if facts is not None:  # the next update's facts are worked out against the file now
+                        facts.saved(live.index, cache.entries.rows)
             except OSError as exc:
                 log.warning("cannot write the vector cache %s (%s); continuing without it", cache.path, exc)
                 return
@@ -358,18 +366,56 @@ class CacheFacts:
     ``embedded``, ``pruned``), worked out on the first call from the new index's sorted keys
     and the cache's as the build found them (``KeyRows.overlap``)."""
 
-    def __init__(self, cache: VectorCache, live: LiveVectors) -> None:
+    def __init__(self, cache: VectorCache, live: LiveVectors, earlier: CacheFacts | None = None,
+                 carried: tuple[KeyRows, np.ndarray] | None = None) -> None:
+        """``earlier``: the facts of the index this one's was updated from (``carried``: that index's
+        sorted keys and each row's row there), whose overlap with the same cache file this one's
+        is worked out from (``key_rows.overlap_after``), if they were worked out already."""
         self._before: KeyRows | None = cache.entries.rows  # a save replaces the cache's keys
         self._index: VectorIndex | None = live.index
         self._path, self._seeded = str(cache.path), cache.seeded
         self._facts: dict[str, Any] | None = None
         self._lock = threading.Lock()
+        # What the overlap was worked out from: the index's sorted keys and the cache's, by reference.
+        self._against: tuple[weakref.ref[KeyRows], weakref.ref[KeyRows]] | None = None
+        # (an index, the cache's keys once saved from it): see ``saved``
+        self._saved: tuple[weakref.ref[VectorIndex], weakref.ref[KeyRows]] | None = None
+        found = earlier._overlap_for(carried[0], self._before) if earlier is not None and carried is not None else None
+        self._earlier: tuple[tuple[int, int], KeyRows, np.ndarray] | None = \
+            (found[0], found[1], carried[1]) if found is not None and carried is not None else None
+
+    def _overlap_for(self, lookup: KeyRows, before: KeyRows | None) -> tuple[tuple[int, int], KeyRows] | None:
+        """(entries, reused) if worked out between ``lookup`` and ``before`` (both by reference),
+        or known once ``before`` was saved from this index (``saved``)."""
+        with self._lock:
+            against, facts, saved = self._against, self._facts, self._saved
+            if facts is None or against is None or against[0]() is not lookup:
+                return None
+            if against[1]() is before:
+                return (facts["entries"], facts["reused"]), lookup
+            index, rows = saved if saved is not None else (lambda: None, lambda: None)
+            if rows() is before and before is not None and (held := index()) is not None \
+                    and held._lookup is lookup and len(before) == facts["entries"]:
+                return (facts["entries"], facts["entries"]), lookup  # the file holds every key of the index
+            return None
+
+    def saved(self, index: VectorIndex, rows: KeyRows) -> None:
+        """The cache file now holds exactly the keys of ``index`` (``rows``): an update of it
+        works its facts out against the new file, if these facts are ``index``'s."""
+        with self._lock:
+            self._saved = (weakref.ref(index), weakref.ref(rows))
 
     def __call__(self) -> dict[str, Any]:
         with self._lock:
             if self._facts is None:
                 assert self._before is not None and self._index is not None
-                entries, reused = self._index.lookup.overlap(self._before)
+                lookup = self._index.lookup
+                self._index.carried_from(keep=False)  # the previous index's keys: not needed from here on
+                earlier, self._earlier = self._earlier, None
+                derived = overlap_after(earlier[0], earlier[1], lookup, earlier[2], self._before) \
+                    if earlier is not None else None
+                entries, reused = derived if derived is not None else lookup.overlap(self._before)
+                self._against = (weakref.ref(lookup), weakref.ref(self._before))
                 # A cache started from another scope's file prunes nothing of its own.
                 pruned = 0 if self._seeded else len(self._before) - reused
                 self._facts = {"path": self._path, "entries": entries, "reused": reused,
