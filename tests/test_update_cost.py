@@ -161,3 +161,41 @@ def test_edits_in_a_row_report_the_cache_facts_and_answers_of_a_fresh_start(
         updated_hits, fresh_hits = answers(book, query), answers(fresh, query)
         assert [hit[:2] for hit in updated_hits] == [hit[:2] for hit in fresh_hits]
         assert [hit[2] for hit in updated_hits] == pytest.approx([hit[2] for hit in fresh_hits], abs=1e-6)
+
+
+def test_a_save_that_fails_after_edits_keeps_the_old_cache_readable_and_the_facts_right(
+        write_files: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    import logging
+
+    from vecbook.caches import write_put_off
+
+    root, folder = settled(write_files(NOTES)), tmp_path / "cache"
+    book = vecbook.VecBook(root, embedder=SplittingEmbedder(), cache_directory=folder)
+    book.stats()
+    saved = {path.name: path.read_bytes() for path in folder.glob("vectors-*.vbc")}
+
+    def full_disk(self: VectorCache, keep: Any) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(VectorCache, "save", full_disk)
+    caplog.set_level(logging.WARNING, logger="vecbook")
+    for number, text in enumerate(["A quokka 灯台 ☂️", "مرحبا quokka again 🌂"]):
+        with open(root / "a.txt", "a", encoding="utf-8") as handle:
+            handle.write(f"\n---\n{text}")
+        facts = book.reindex()["cache"]
+        write_put_off()  # the update's put-off save runs now, and fails
+        cache = book._caches._vectors
+        assert cache is not None
+        expected = KeyRows(bytes(book._snapshot.vectors.joined_keys)).overlap(cache.entries.rows)
+        assert (facts["entries"], facts["reused"]) == expected and facts["embedded"] == number + 1
+    assert "cannot write the vector cache" in caplog.text and "No space left on device" in caplog.text
+    assert {path.name: path.read_bytes() for path in folder.glob("vectors-*.vbc")} == saved  # left as it was
+    monkeypatch.undo()
+    again = vecbook.VecBook(root, embedder=SplittingEmbedder(), cache_directory=folder)
+    assert "unusable" not in caplog.text
+    assert again.stats()["last_update"]["embedded"] == 2  # the two notes; the rest from the old file
+    fresh = vecbook.VecBook(root, embedder=SplittingEmbedder(), cache_directory=False)
+    for query in ("quokka 灯台", "مرحبا", "ferry island"):
+        assert [hit[:2] for hit in answers(again, query)] == [hit[:2] for hit in answers(fresh, query)]
+    book.close()
+    again.close()
