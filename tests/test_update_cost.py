@@ -199,3 +199,26 @@ def test_a_save_that_fails_after_edits_keeps_the_old_cache_readable_and_the_fact
         assert [hit[:2] for hit in answers(again, query)] == [hit[:2] for hit in answers(fresh, query)]
     book.close()
     again.close()
+
+
+def test_an_updates_cache_write_waits_a_moment_for_the_searches_after_the_edit(
+        write_files: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from vecbook import caches
+
+    monkeypatch.setattr(caches, "UPDATE_SETTLE_SECONDS", 0.5)
+    root = settled(write_files(NOTES))
+    book = vecbook.VecBook(root, embedder=SplittingEmbedder(), cache_directory=tmp_path / "cache")
+    book._caches._last_write -= 3600  # the last write an hour ago: no minute left to wait for
+    writes: list[float] = []
+    save = VectorCache.save
+    monkeypatch.setattr(VectorCache, "save", lambda self, keep: writes.append(time.monotonic()) or save(self, keep))
+    with open(root / "a.txt", "a", encoding="utf-8") as handle:
+        handle.write("\n---\nA quokka fixed the lighthouse 灯台 ☂️")
+    edited = time.monotonic()
+    book.reindex()
+    assert book.search("quokka 灯台", mode="hybrid")[0].text.startswith("A quokka") and writes == []
+    deadline = time.monotonic() + 30
+    while not writes and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert writes and writes[0] - edited >= 0.5  # written in the background once the moment passed
+    book.close()

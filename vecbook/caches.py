@@ -35,6 +35,11 @@ log = logging.getLogger("vecbook")
 # else when that time is up: at 100k records each file is ~150 MB and ~1 s of CPU to write, and
 # a burst of edits would rewrite both for every save of a note.
 UPDATE_WRITE_SECONDS = 60.0
+# ... and never sooner than this after the update (nor than UPDATE_WRITE_SECONDS): the searches
+# that follow an edit (the edited note looked up) do not share two cores with the write. At a
+# million records the write compacts the keyword postings and writes a 1.5 GB vector cache,
+# seconds of CPU, and began at once, beside the rest of the reindex() that started it.
+UPDATE_SETTLE_SECONDS = 5.0
 # A build that embeds for longer appends what it made to a journal at least this often, so a
 # process killed midway (kill -9, a power cut) loses at most this much of its embedding. Each
 # append writes only the vectors made since the last (~1.5 KB each, ~5 MB per 30 s on a laptop);
@@ -196,15 +201,16 @@ class Caches:
             raise
 
     def save_update(self) -> None:
-        """After an update's snapshot is published: write both caches in the background now if
-        their last write began UPDATE_WRITE_SECONDS ago or more, else once that time is up (the
-        newest state then; ``flush`` and the process's exit write it sooner)."""
+        """After an update's snapshot is published: write both caches in the background once
+        UPDATE_SETTLE_SECONDS have passed, and UPDATE_WRITE_SECONDS since their last write began
+        (the newest state then; ``flush`` and the process's exit write it sooner)."""
         with self._lock:
             if self._pending is None and self._due_keywords is None:
                 return  # nothing changed
             if self._timer is not None:
                 return  # the timer writes the newest state
-            delay = self._last_write + UPDATE_WRITE_SECONDS - time.monotonic()
+            delay = max(self._last_write + UPDATE_WRITE_SECONDS - time.monotonic(),
+                        min(UPDATE_SETTLE_SECONDS, UPDATE_WRITE_SECONDS))
             if delay > 0 and not _exiting:
                 self._start_timer(delay)
                 return
