@@ -18,7 +18,7 @@ import pytest
 import vecbook
 from conftest import FakeEmbedder
 from vecbook import key_rows
-from vecbook.key_rows import KEY_BYTES, KeyRows
+from vecbook.key_rows import KeyRows
 from vecbook.vector_cache import VectorCache
 
 key_rows_overlap = KeyRows.overlap
