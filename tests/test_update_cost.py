@@ -222,3 +222,30 @@ def test_an_updates_cache_write_waits_a_moment_for_the_searches_after_the_edit(
         time.sleep(0.05)
     assert writes and writes[0] - edited >= 0.5  # written in the background once the moment passed
     book.close()
+
+
+def test_a_start_works_its_cache_facts_out_after_its_save_and_the_first_edit_from_them(
+        write_files: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import threading
+
+    root, folder = settled(write_files(NOTES)), tmp_path / "cache"
+    vecbook.VecBook(root, embedder=SplittingEmbedder(), cache_directory=folder).close()
+    with open(root / "b.txt", "a", encoding="utf-8") as handle:
+        handle.write("\n---\nA new line 東京 🔥")  # changed since: the restart saves in the background
+    settled(root)
+    overlaps: list[str] = []
+    monkeypatch.setattr(KeyRows, "overlap",
+                        lambda self, other: overlaps.append(threading.current_thread().name) or key_rows_overlap(self, other))
+    book = vecbook.VecBook(root, embedder=SplittingEmbedder(), cache_directory=folder)
+    assert threading.current_thread().name not in overlaps  # the start returned without them
+    book._caches.wait()
+    assert overlaps == ["vecbook-cache"]  # worked out once the save had ended
+    with open(root / "a.txt", "a", encoding="utf-8") as handle:
+        handle.write("\n---\nA quokka 灯台 ☂️")
+    facts = book.reindex()["cache"]
+    assert overlaps == ["vecbook-cache"]  # the edit's facts from the start's
+    cache = book._caches._vectors
+    assert cache is not None
+    assert (facts["entries"], facts["reused"]) == \
+        key_rows_overlap(KeyRows(bytes(book._snapshot.vectors.joined_keys)), cache.entries.rows)
+    book.close()
