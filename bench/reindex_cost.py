@@ -7,21 +7,54 @@ found by keyword and by meaning; each round starts once the last one's backgroun
 done, and also gives the CPU seconds of the calling thread alone (the build runs on it; the
 process's count includes background saves). ``journal.txt`` is put back as it was after. CODE names the
 checkout whose ``vecbook`` runs (default: this one), to compare two versions over one cache.
+``--steps`` adds each round's wall seconds per step of ``reindex()`` (reading what changed, the
+keyword snapshot, the vectors, the saves begun, the ``stats`` it returns); ``--profile`` prints
+cProfile's top functions of the last round's ``reindex()``.
 
     python bench/reindex_cost.py SIZE CACHE_DIR [--rounds 3] [--code PATH] [--workdir bench/results]
+        [--steps] [--profile]
 """
 
 from __future__ import annotations
 
 import argparse
+import cProfile
+import functools
+import importlib
 import json
 import os
+import pstats
 import statistics
 import sys
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+# The steps ``--steps`` times: (module of vecbook, class or None, function).
+STEPS = {"read": ("build", "Builder", "read"), "keywords": ("build", "Builder", "keyword_snapshot"),
+         "vectors": ("book", "VecBook", "_embed"), "saves begun": ("caches", "Caches", "save_update"),
+         "stats": ("book", "VecBook", "stats"), "memory release": ("book", None, "_release_freed_memory")}
+
+
+def timed_steps() -> dict[str, float]:
+    """Wrap each of STEPS' functions to add its wall seconds to the dict returned."""
+    spent: dict[str, float] = {}
+    for name, (module_name, class_name, function) in STEPS.items():
+        module = importlib.import_module(f"vecbook.{module_name}")
+        owner = getattr(module, class_name) if class_name else module
+        inner = getattr(owner, function)
+
+        @functools.wraps(inner)
+        def wrapper(*args, _inner=inner, _name=name, **kwargs):  # type: ignore[no-untyped-def]
+            started = time.perf_counter()
+            try:
+                return _inner(*args, **kwargs)
+            finally:
+                spent[_name] = spent.get(_name, 0.0) + time.perf_counter() - started
+        setattr(owner, function, wrapper)
+    return spent
 
 
 def main() -> None:
@@ -31,6 +64,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--code", type=Path, default=ROOT)
     parser.add_argument("--workdir", type=Path, default=ROOT / "bench" / "results")
+    parser.add_argument("--steps", action="store_true", help="each round's wall seconds per step of reindex()")
+    parser.add_argument("--profile", action="store_true", help="cProfile of the last round's reindex()")
     args = parser.parse_args()
     os.environ["HF_HUB_OFFLINE"] = "1"
     sys.path[:0] = [str(args.code), str(ROOT / "bench")]
@@ -50,7 +85,9 @@ def main() -> None:
 
     out: dict = {"code": str(args.code), "cpu_line": cpu_description(), "load_average": os.getloadavg()[0],
                  "wall": [], "cpu": [], "thread_cpu": [], "visible": [],
-                 "found": []}
+                 "found": [], "steps": []}
+    spent = timed_steps() if args.steps else None
+    profile = cProfile.Profile() if args.profile else None
     try:
         for number in range(args.rounds):
             with open(journal, "a", encoding="utf-8") as handle:
@@ -62,8 +99,17 @@ def main() -> None:
                 book._caches.wait()
             if hasattr(vecbook.vector_store, "wait_for_scans"):
                 vecbook.vector_store.wait_for_scans()
+            if spent is not None:
+                spent.clear()
+            last = profile is not None and number == args.rounds - 1
+            if last:
+                profile.enable()
             wall, cpu, own = time.perf_counter(), time.process_time(), time.thread_time()
             book.reindex()
+            if last:
+                profile.disable()
+            if spent is not None:
+                out["steps"].append({name: round(seconds, 3) for name, seconds in spent.items()})
             out["wall"].append(round(time.perf_counter() - wall, 3))
             out["cpu"].append(round(time.process_time() - cpu, 3))
             out["thread_cpu"].append(round(time.thread_time() - own, 3))
@@ -78,6 +124,8 @@ def main() -> None:
     for name in ("wall", "cpu", "thread_cpu", "visible"):
         out[name + "_median"] = statistics.median(out[name])
     print(json.dumps(out))
+    if profile is not None:
+        pstats.Stats(profile).sort_stats("cumulative").print_stats(40)
 
 
 if __name__ == "__main__":

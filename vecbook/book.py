@@ -121,7 +121,7 @@ class VecBook:
         self._progress: dict[str, Any] = {"state": "not started", "records_embedded": 0, "records_total": 0,
                                           "started": None, "finished": None}
         if not background:
-            self.reindex()
+            self._update()  # (not reindex(): its stats' cache facts are worked out after the save)
             if watch:
                 self.watch()
 
@@ -187,7 +187,7 @@ class VecBook:
 
     def _background_build(self) -> None:
         try:
-            self.reindex()
+            self._update()
         except Exception:  # a thread has no caller to raise to: log it and keep serving
             log.exception("indexing failed")
 
@@ -210,6 +210,11 @@ class VecBook:
         that waited), because the running build may have read a file before the
         change the caller wants to see.
         """
+        self._update(full)
+        return self.stats()
+
+    def _update(self, full: bool = False) -> None:
+        """``reindex`` without the stats it returns."""
         with self._cond:
             self._requested += 1
             ticket = self._requested
@@ -219,7 +224,7 @@ class VecBook:
                     break
                 self._cond.wait()
             else:
-                return self.stats()
+                return
             self._building = True
             covers, full, self._full_requested = self._requested, self._full_requested, False
         try:
@@ -249,7 +254,6 @@ class VecBook:
                 self._covered = covers
                 self._generation += 1
                 self._cond.notify_all()
-        return self.stats()
 
     def _keep_embedded(self) -> str | None:
         """What an interrupted build saved of its vectors, as a sentence (None: nothing)."""

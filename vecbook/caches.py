@@ -24,7 +24,7 @@ from .config import Config, ConfigError
 from .index import LayeredCounts
 from .keyword_cache import Captured, KeywordCache
 from .vector_cache import VectorCache, cache_scope, seed_scopes
-from .key_rows import KeyRows
+from .key_rows import KeyRows, overlap_after
 from .vector_files import KeyedVectors, SplitPassages, StreamedVectors
 from .vector_index import VectorIndex
 from .vector_store import trainings_held
@@ -35,6 +35,11 @@ log = logging.getLogger("vecbook")
 # else when that time is up: at 100k records each file is ~150 MB and ~1 s of CPU to write, and
 # a burst of edits would rewrite both for every save of a note.
 UPDATE_WRITE_SECONDS = 60.0
+# ... and never sooner than this after the update (nor than UPDATE_WRITE_SECONDS): the searches
+# that follow an edit (the edited note looked up) do not share two cores with the write. At a
+# million records the write compacts the keyword postings and writes a 1.5 GB vector cache,
+# seconds of CPU, and began at once, beside the rest of the reindex() that started it.
+UPDATE_SETTLE_SECONDS = 5.0
 # A build that embeds for longer appends what it made to a journal at least this often, so a
 # process killed midway (kill -9, a power cut) loses at most this much of its embedding. Each
 # append writes only the vectors made since the last (~1.5 KB each, ~5 MB per 30 s on a laptop);
@@ -72,6 +77,7 @@ class Caches:
         self._timer: threading.Timer | None = None  # the put-off write of an update
         # The journals of builds whose vectors no save has taken in yet, oldest first.
         self._journaling: list[Checkpoints] = []
+        self._facts: CacheFacts | None = None  # the last build's (an update's are worked out from them)
         with _books_lock:
             _books.add(self)
 
@@ -152,12 +158,15 @@ class Caches:
     def vectors_built(self, cache: VectorCache | None, live: LiveVectors) -> CacheFacts | None:
         """Note ``live`` as the vectors to save (replacing an older set no save has taken yet);
         returns what saving it does to the cache, for stats (worked out when first asked for)."""
+        # Without a cache nothing asks for the lookup: the index lets the previous one's keys go.
+        carried = live.index.carried_from(keep=cache is not None)
         if cache is None:
             return None
         with self._lock:
             # Its save takes in the journals of this build and the builds before it.
             self._pending = (cache, live, list(self._journaling))
-        return CacheFacts(cache, live)
+            facts = self._facts = CacheFacts(cache, live, self._facts, carried)
+        return facts
 
     # -- saving --
 
@@ -192,15 +201,16 @@ class Caches:
             raise
 
     def save_update(self) -> None:
-        """After an update's snapshot is published: write both caches in the background now if
-        their last write began UPDATE_WRITE_SECONDS ago or more, else once that time is up (the
-        newest state then; ``flush`` and the process's exit write it sooner)."""
+        """After an update's snapshot is published: write both caches in the background once
+        UPDATE_SETTLE_SECONDS have passed, and UPDATE_WRITE_SECONDS since their last write began
+        (the newest state then; ``flush`` and the process's exit write it sooner)."""
         with self._lock:
             if self._pending is None and self._due_keywords is None:
                 return  # nothing changed
             if self._timer is not None:
                 return  # the timer writes the newest state
-            delay = self._last_write + UPDATE_WRITE_SECONDS - time.monotonic()
+            delay = max(self._last_write + UPDATE_WRITE_SECONDS - time.monotonic(),
+                        min(UPDATE_SETTLE_SECONDS, UPDATE_WRITE_SECONDS))
             if delay > 0 and not _exiting:
                 self._start_timer(delay)
                 return
@@ -312,6 +322,13 @@ class Caches:
         finally:
             cache.end_save()
             self._after_keywords(held)
+        with self._lock:
+            facts = self._facts
+        if facts is not None:
+            # Worked out here rather than by the start that made them (a start's reindex() returns
+            # no stats): an overlap of every key, ~0.3 s at a million, which the first update's
+            # facts are then worked out from.
+            facts()
 
     def _after_keywords(self, held: contextlib.AbstractContextManager[None] | None) -> None:
         """Once the keyword write in flight has ended: give what the writes gathered back to the
@@ -343,6 +360,10 @@ class Caches:
                 if cache.needs_rewrite or not _same_keys(live.windows, cache.entries.rows) \
                         or not live.splits.same_keys(cache.entries.splits):
                     cache.save(live.vectors())
+                    with self._lock:
+                        facts = self._facts
+                    if facts is not None:  # the next update's facts are worked out against the file now
+                        facts.saved(live.index, cache.entries.rows)
             except OSError as exc:
                 log.warning("cannot write the vector cache %s (%s); continuing without it", cache.path, exc)
                 return
@@ -358,18 +379,56 @@ class CacheFacts:
     ``embedded``, ``pruned``), worked out on the first call from the new index's sorted keys
     and the cache's as the build found them (``KeyRows.overlap``)."""
 
-    def __init__(self, cache: VectorCache, live: LiveVectors) -> None:
+    def __init__(self, cache: VectorCache, live: LiveVectors, earlier: CacheFacts | None = None,
+                 carried: tuple[KeyRows, np.ndarray] | None = None) -> None:
+        """``earlier``: the facts of the index this one's was updated from (``carried``: that index's
+        sorted keys and each row's row there), whose overlap with the same cache file this one's
+        is worked out from (``key_rows.overlap_after``), if they were worked out already."""
         self._before: KeyRows | None = cache.entries.rows  # a save replaces the cache's keys
         self._index: VectorIndex | None = live.index
         self._path, self._seeded = str(cache.path), cache.seeded
         self._facts: dict[str, Any] | None = None
         self._lock = threading.Lock()
+        # What the overlap was worked out from: the index's sorted keys and the cache's, by reference.
+        self._against: tuple[weakref.ref[KeyRows], weakref.ref[KeyRows]] | None = None
+        # (an index, the cache's keys once saved from it): see ``saved``
+        self._saved: tuple[weakref.ref[VectorIndex], weakref.ref[KeyRows]] | None = None
+        found = earlier._overlap_for(carried[0], self._before) if earlier is not None and carried is not None else None
+        self._earlier: tuple[tuple[int, int], KeyRows, np.ndarray] | None = \
+            (found[0], found[1], carried[1]) if found is not None and carried is not None else None
+
+    def _overlap_for(self, lookup: KeyRows, before: KeyRows | None) -> tuple[tuple[int, int], KeyRows] | None:
+        """(entries, reused) if worked out between ``lookup`` and ``before`` (both by reference),
+        or known once ``before`` was saved from this index (``saved``)."""
+        with self._lock:
+            against, facts, saved = self._against, self._facts, self._saved
+            if facts is None or against is None or against[0]() is not lookup:
+                return None
+            if against[1]() is before:
+                return (facts["entries"], facts["reused"]), lookup
+            index, rows = saved if saved is not None else (lambda: None, lambda: None)
+            if rows() is before and before is not None and (held := index()) is not None \
+                    and held._lookup is lookup and len(before) == facts["entries"]:
+                return (facts["entries"], facts["entries"]), lookup  # the file holds every key of the index
+            return None
+
+    def saved(self, index: VectorIndex, rows: KeyRows) -> None:
+        """The cache file now holds exactly the keys of ``index`` (``rows``): an update of it
+        works its facts out against the new file, if these facts are ``index``'s."""
+        with self._lock:
+            self._saved = (weakref.ref(index), weakref.ref(rows))
 
     def __call__(self) -> dict[str, Any]:
         with self._lock:
             if self._facts is None:
                 assert self._before is not None and self._index is not None
-                entries, reused = self._index.lookup.overlap(self._before)
+                lookup = self._index.lookup
+                self._index.carried_from(keep=False)  # the previous index's keys: not needed from here on
+                earlier, self._earlier = self._earlier, None
+                derived = overlap_after(earlier[0], earlier[1], lookup, earlier[2], self._before) \
+                    if earlier is not None else None
+                entries, reused = derived if derived is not None else lookup.overlap(self._before)
+                self._against = (weakref.ref(lookup), weakref.ref(self._before))
                 # A cache started from another scope's file prunes nothing of its own.
                 pruned = 0 if self._seeded else len(self._before) - reused
                 self._facts = {"path": self._path, "entries": entries, "reused": reused,

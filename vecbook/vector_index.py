@@ -87,6 +87,8 @@ class VectorIndex:
         self.joined_keys = keys if isinstance(keys, (bytes, bytearray)) else b"".join(keys)
         self.placed = placed or {}
         self._lookup: KeyRows | None = None  # see rows_of
+        # (the previous index's sorted keys, each row's row there or -1): see ``updated``
+        self._carried_from: tuple[KeyRows, np.ndarray] | None = None
         self.embedded = np.zeros(n_records, dtype=bool)
         self.embedded[self.owners] = True
         self.index: Any = None  # FAISS's exhaustive index (below APPROXIMATE_FROM)
@@ -165,6 +167,20 @@ class VectorIndex:
         Otherwise every row is copied (a new store's rows mapped from ``saved_rows`` when it
         holds exactly them, else saved there)."""
         source = np.asarray(source, dtype=np.int64)
+        index = cls._updated(previous, owners, n_records, metric, spans, keys, placed, dim, source, fresh, scans,
+                             saved_rows)
+        if previous is not None and previous._lookup is not None and len(source) == len(index.owners):
+            # The next lookup (an update's split passages, the cache facts stats reports) orders
+            # these keys from the previous index's order rather than sorting them again.
+            index._carried_from = (previous._lookup, source)
+        return index
+
+    @classmethod
+    def _updated(cls, previous: VectorIndex | None, owners: np.ndarray, n_records: int, metric: str,
+                 spans: np.ndarray, keys: Sequence[bytes] | bytes, placed: dict[str, tuple[list[Any], int, int]],
+                 dim: int, source: np.ndarray, fresh: Callable[[np.ndarray], np.ndarray],
+                 scans: ScanFile | None, saved_rows: RowsFile | None) -> VectorIndex:
+        """``updated``'s index (its rows kept, carried or copied)."""
         if previous is None and saved_rows is not None and len(owners) >= APPROXIMATE_FROM:
             joined = bytes(keys) if isinstance(keys, (bytes, bytearray)) else b"".join(keys)
             kept = _saved_store(saved_rows, joined, metric, dim, fresh, scans)
@@ -247,10 +263,21 @@ class VectorIndex:
 
     @property
     def lookup(self) -> KeyRows:
-        """The rows' keys, sorted for bisection (made on first use)."""
+        """The rows' keys, sorted for bisection (made on first use: from the previous index's,
+        when an update made this one from it, see ``updated``)."""
         if self._lookup is None:
-            self._lookup = KeyRows(bytes(self.joined_keys))
+            carried, joined = self._carried_from, bytes(self.joined_keys)
+            self._lookup = carried[0].carried(carried[1], joined) if carried is not None else KeyRows(joined)
         return self._lookup
+
+    def carried_from(self, keep: bool) -> tuple[KeyRows, np.ndarray] | None:
+        """(the previous index's sorted keys, each row's row there or -1) if an update made this
+        index from one; let go now unless ``keep`` (the update's cache facts are worked out from
+        them, and let them go then)."""
+        carried = self._carried_from
+        if not keep:
+            self._carried_from = None
+        return carried
 
     @property
     def index_type(self) -> str:
