@@ -200,15 +200,13 @@ class VecBook:
     def reindex(self, full: bool = False) -> dict[str, Any]:
         """Bring the index up to date with the sources; returns ``stats()``.
 
-        Incremental: only files and collections that changed are read again, only
-        new text is embedded (vectors are reused by the hash of their text), and a
-        deleted record is gone from the next snapshot. ``full=True`` forgets all
-        of that and rebuilds from scratch (vectors may still come from the on-disk
-        cache, which holds what this model made of the same text). Searches keep
-        using the old snapshot until the new one is complete. A call made while a
-        build runs waits for it and then for one more build (shared by every call
-        that waited), because the running build may have read a file before the
-        change the caller wants to see.
+        Incremental: only files and collections that changed are read again, only new text is
+        embedded (vectors are reused by the hash of their text), and a deleted record is gone
+        from the next snapshot. ``full=True`` forgets all of that and rebuilds from scratch
+        (vectors may still come from the on-disk cache, which holds what this model made of the
+        same text). Searches keep using the old snapshot until the new one is complete. A call
+        made while a build runs waits for it and then for one more build (shared by every call
+        that waited), because the running build may have read a file before the change wanted.
         """
         self._update(full)
         return self.stats()
@@ -216,8 +214,7 @@ class VecBook:
     def _update(self, full: bool = False) -> None:
         """``reindex`` without the stats it returns."""
         with self._cond:
-            self._requested += 1
-            ticket = self._requested
+            self._requested = ticket = self._requested + 1
             self._full_requested |= full
             while self._covered < ticket:
                 if not self._building:
