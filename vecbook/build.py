@@ -246,7 +246,7 @@ class Builder:
         found = MadeVectors(len(todo.first), cache.directory if cache is not None else None)
         self._embed_missing(todo, found, records, keys, owners, spans, progress, observer)
         keep = (reused >= 0) | (cache_rows >= 0)
-        made = uncached[np.fromiter((keys[w] in found for w in uncached.tolist()), dtype=bool, count=len(uncached))]
+        made = uncached[found.rows_of(keys.at(uncached)) >= 0]
         keep[made] = True
         source = reused[keep]
         dim = self._dimension(reused, keep, cache_rows, cached, keys, found, previous)
