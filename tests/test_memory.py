@@ -256,6 +256,33 @@ def test_what_the_model_made_is_found_by_key_without_a_table_of_python_objects(t
         made.take([b"z" * 16])
 
 
+def test_the_windows_cut_for_every_record_are_held_packed(write_files: Any) -> None:
+    """A first build cuts every record into model windows before it embeds: each record's
+    windows and keys are held as one bytes object until they are laid out by source (lists of
+    tuples, ints and keys took ~535 bytes a record, ~0.5 GB at a million)."""
+    import tracemalloc
+
+    from vecbook.vector_files import SplitPassages
+
+    notes = "\n---\n".join(f"Note {i}: the boiler 修理 at שלום street, visit {i} 🔥" for i in range(3000))
+    book = vecbook.VecBook(write_files({"notes.txt": notes}), embedder=FakeEmbedder(), cache_directory=False)
+    records = book._snapshot.records
+    todo = [(record, np.array([[0, len(record.content)]], dtype=np.int32)) for record in records]
+    for record in records:
+        record.content  # read back before counting: not what the windows hold
+    tracemalloc.start()
+    try:
+        made, _, cut = book._builder._window(todo, lambda keys: np.zeros(len(keys), dtype=bool), [SplitPassages()])
+        held = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    assert len(made) == len(records) == 3000 and not cut
+    assert held / len(records) < 250  # lists of tuples, ints and keys: ~420
+    index = book._snapshot.vectors
+    assert b"".join(packed[:16] for packed in made) == index.joined_keys  # the windows the index holds
+    assert index.spans.tolist() == [[0, len(record.content)] for record in records]
+
+
 def test_the_model_gets_each_distinct_text_once_shortest_first_in_chunks(write_files: Any,
                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     from vecbook import build
