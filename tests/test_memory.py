@@ -226,6 +226,63 @@ def test_a_first_build_keeps_what_the_model_made_in_a_file_and_a_warm_start_gets
             [h.to_dict() for h in cold.search(query, mode="hybrid")]
 
 
+def test_what_the_model_made_is_found_by_key_without_a_table_of_python_objects(tmp_path: Path) -> None:
+    """A first build's made vectors are looked up through their keys joined and sorted once: a
+    dict of every key held ~140 MB to the end of a first build of a million records."""
+    import hashlib
+    import tracemalloc
+
+    from vecbook import spill
+
+    keys = [hashlib.blake2b(str(i).encode(), digest_size=16).digest() for i in range(100_000)]
+    vectors = np.arange(len(keys) * 4, dtype=np.float32).reshape(-1, 4)
+    made = spill.MadeVectors(len(keys), tmp_path)
+    tracemalloc.start()
+    try:
+        for start in range(0, len(keys), 64):  # as a build adds them, EMBED_CHUNK at a time
+            made.add(dict(zip(keys[start:start + 64], vectors[start:start + 64])))
+        held = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    assert made.spilled and len(made) == len(keys)
+    assert held < 4 * 2 ** 20  # the keys joined: 1.6 MB (a dict of them: 8 MB more)
+    picked = [keys[i] for i in (99_999, 0, 512, 512)]
+    assert np.array_equal(made.take(picked), vectors[[99_999, 0, 512, 512]])
+    assert keys[7] in made and b"x" * 16 not in made and list(made)[:2] == keys[:2]
+    assert made.rows_of(b"".join([keys[3], b"y" * 16])).tolist() == [3, -1]
+    made.add({keys[3]: np.full(4, -1, dtype=np.float32)})  # the same text again keeps its first vector
+    assert np.array_equal(made[keys[3]], vectors[3])
+    with pytest.raises(KeyError):
+        made.take([b"z" * 16])
+
+
+def test_the_windows_cut_for_every_record_are_held_packed(write_files: Any) -> None:
+    """A first build cuts every record into model windows before it embeds: each record's
+    windows and keys are held as one bytes object until they are laid out by source (lists of
+    tuples, ints and keys took ~535 bytes a record, ~0.5 GB at a million)."""
+    import tracemalloc
+
+    from vecbook.vector_files import SplitPassages
+
+    notes = "\n---\n".join(f"Note {i}: the boiler 修理 at שלום street, visit {i} 🔥" for i in range(3000))
+    book = vecbook.VecBook(write_files({"notes.txt": notes}), embedder=FakeEmbedder(), cache_directory=False)
+    records = book._snapshot.records
+    todo = [(record, np.array([[0, len(record.content)]], dtype=np.int32)) for record in records]
+    for record in records:
+        record.content  # read back before counting: not what the windows hold
+    tracemalloc.start()
+    try:
+        made, _, cut = book._builder._window(todo, lambda keys: np.zeros(len(keys), dtype=bool), [SplitPassages()])
+        held = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    assert len(made) == len(records) == 3000 and not cut
+    assert held / len(records) < 250  # lists of tuples, ints and keys: ~420
+    index = book._snapshot.vectors
+    assert b"".join(packed[:16] for packed in made) == index.joined_keys  # the windows the index holds
+    assert index.spans.tolist() == [[0, len(record.content)] for record in records]
+
+
 def test_the_model_gets_each_distinct_text_once_shortest_first_in_chunks(write_files: Any,
                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     from vecbook import build

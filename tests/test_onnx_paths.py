@@ -179,6 +179,20 @@ def test_the_build_child_imports_what_this_process_imports_not_files_where_it_st
     assert "shadowed" not in str(failed.value) and "no-such-model" in str(failed.value)
 
 
+def test_a_build_given_relative_folders_writes_into_them(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A model cache named relative to the current folder (``Embedder(model_cache="cache/models")``)
+    is built into: the child, started in its build folder, gets both folders as absolute paths."""
+    monkeypatch.setattr(onnx_build, "BUILD_CHILD", "import sys, pathlib; "
+                        "assert pathlib.Path(sys.argv[1], 'config.json').is_file(), sys.argv[1]; "
+                        "pathlib.Path(sys.argv[2], 'built').write_text('yes')")
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "model").mkdir()
+    (tmp_path / "model" / "config.json").write_text("{}")
+    (tmp_path / "cache" / ".build-1").mkdir(parents=True)
+    onnx_build._build_apart(Path("model"), Path("cache/.build-1"), {})
+    assert (tmp_path / "cache" / ".build-1" / "built").read_text() == "yes"
+
+
 def test_stop_builds_ends_a_build_under_way(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """serve, stopped by SIGTERM during a first start, takes the build child (~1 GB) along."""
     import threading

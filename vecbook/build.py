@@ -19,6 +19,7 @@ from .exports.base import collector_paused
 from .index import Counts, KeywordIndex
 from .filters import FilterColumns
 from .blocks import Block, Keys, Windows, reused_records, taken_windows
+from .key_rows import KEY_BYTES
 from .records import Record, header_title, record_passages
 from .sources import LoadReport, SourceState, block_source, load_sources
 from .tokens import Vocabulary, analysis_of
@@ -36,8 +37,11 @@ ProgressCallback = Callable[[int, int], None]
 # whether they were capped and their text hashes, or None where the tokenizer must cut them,
 # and the number of the table that held them, -1 for none).
 Planned = tuple[int, int, int, bytes, tuple[Sequence[Sequence[int]], bool, list[bytes]] | None, int]
-# A record's model windows, (passage number, start, end) in its content, and their text hashes.
-Windowed = tuple[list[tuple[int, int, int]], list[bytes]]
+# A record's model windows packed in one bytes object (``_packed``): their text hashes, then
+# each window's (passage number, start, end) in its content as int32. Lists of tuples, ints and
+# keys took ~535 bytes a one-window record while a first build cut every record (~0.5 GB at a
+# million records); packed, ~180.
+Windowed = bytes
 # Model windows embedded for one record, at most (~2.2M tokens, some 9 MB of English
 # text: minutes of CPU). Past it the rest of the record is found by keyword only,
 # with a WARN; without a bound one 500 MB log file would take a day to embed.
@@ -246,7 +250,7 @@ class Builder:
         found = MadeVectors(len(todo.first), cache.directory if cache is not None else None)
         self._embed_missing(todo, found, records, keys, owners, spans, progress, observer)
         keep = (reused >= 0) | (cache_rows >= 0)
-        made = uncached[np.fromiter((keys[w] in found for w in uncached.tolist()), dtype=bool, count=len(uncached))]
+        made = uncached[found.rows_of(keys.at(uncached)) >= 0]
         keep[made] = True
         source = reused[keep]
         dim = self._dimension(reused, keep, cache_rows, cached, keys, found, previous)
@@ -328,11 +332,11 @@ class Builder:
             counts, spans, numbers = [], [], []
             for window_range in taken_over:
                 if window_range is None:
-                    windows, window_keys = next(windowed)
-                    spans.append(np.array([(a, b) for _, a, b in windows], dtype=np.int32).reshape(-1, 2))
-                    numbers.append(np.array([n for n, _, _ in windows], dtype=np.int32))
-                    keys.append(b"".join(window_keys))
-                    counts.append(len(window_keys))
+                    window_keys, table = _unpacked(next(windowed))
+                    spans.append(table[:, 1:])
+                    numbers.append(table[:, 0])
+                    keys.append(window_keys)
+                    counts.append(len(table))
                 else:
                     first, end = window_range
                     keys.append(old.keys[first:end].joined)  # type: ignore[union-attr,index]
@@ -409,7 +413,7 @@ class Builder:
                 log.warning("%s: the record is longer than %d model windows; from line %s on it is found by "
                             "keyword search only (MAX_RECORD_WINDOWS)", record.citation, MAX_RECORD_WINDOWS, line)
                 windows, window_keys = windows[:MAX_RECORD_WINDOWS], window_keys[:MAX_RECORD_WINDOWS]
-            made[name] = (windows, window_keys)
+            made[name] = _packed(windows, window_keys)
 
     def _embed_missing(self, todo: Todo, found: MadeVectors, records: Sequence[Record], keys: Sequence[bytes],
                        owners: np.ndarray, spans: np.ndarray, progress: ProgressCallback,
@@ -483,6 +487,17 @@ def _planned(spans: Sequence[Sequence[int]], keys: Iterator[bytes], whole: Itera
         plan.append((number, a, b, key, found, table))
         windows += len(found[0]) if found is not None else 1
     return plan
+
+
+def _packed(windows: Sequence[tuple[int, int, int]], keys: Sequence[bytes]) -> Windowed:
+    """A record's windows and their keys in one bytes object (see ``Windowed``)."""
+    return b"".join(keys) + np.array(windows, dtype=np.int32).reshape(-1, 3).tobytes()
+
+
+def _unpacked(packed: Windowed) -> tuple[bytes, np.ndarray]:
+    """(the keys joined, an int32 (windows, 3) array of passage number, start, end) of ``_packed``."""
+    count = len(packed) // (KEY_BYTES + 12)
+    return packed[:KEY_BYTES * count], np.frombuffer(packed, dtype=np.int32, offset=KEY_BYTES * count).reshape(-1, 3)
 
 
 def _forget_foreign_windows(blocks: Sequence[Block], identity: str) -> None:

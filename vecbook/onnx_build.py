@@ -137,8 +137,10 @@ def _build_apart(model_dir: Path, out: Path, spec: dict[str, Any]) -> None:
         _build_here(model_dir, out, spec)
         return
     path = [os.path.abspath(entry) for entry in sys.path]  # "" (the current folder) as the folder it is
-    arguments = [sys.executable, "-I", "-c", BUILD_CHILD, str(model_dir), str(out), json.dumps(spec), recipe(),
-                 json.dumps(path)]
+    # The folders as absolute paths: the child starts in ``out``, where a relative path (a
+    # model_cache given as "cache/models") would name another folder and the build would fail.
+    arguments = [sys.executable, "-I", "-c", BUILD_CHILD, os.path.abspath(model_dir), os.path.abspath(out),
+                 json.dumps(spec), recipe(), json.dumps(path)]
     # A server started by a desktop app has no console: a child console would flash open on Windows.
     flags = getattr(subprocess, "CREATE_NO_WINDOW", 0) if sys.platform == "win32" else 0
     try:

@@ -21,7 +21,7 @@ from typing import BinaryIO, Container, Iterator, Mapping, Sequence
 import numpy as np
 
 from .blocks import Keys
-from .key_rows import KeyRows
+from .key_rows import KEY_BYTES, KeyRows
 from .vector_files import FileRows, SplitPassages, StreamedVectors
 from .vector_index import VectorIndex
 
@@ -46,7 +46,10 @@ class MadeVectors(Mapping[bytes, np.ndarray]):
     holds them as it did before, which a small machine may not afford)."""
 
     def __init__(self, expected: int, directory: Path | None = None) -> None:
-        self._rows: dict[bytes, int] = {}
+        # Each row's key, joined in row order, and a lookup by bisection made when first asked
+        # (``KeyRows``): a dict of a million keys held ~140 MB to the end of a first build.
+        self._joined = bytearray()
+        self._lookup: KeyRows | None = None
         self._file: BinaryIO = io.BytesIO()
         self.spilled = False
         if expected >= SPILL_FROM:
@@ -63,41 +66,50 @@ class MadeVectors(Mapping[bytes, np.ndarray]):
         self._lock = threading.Lock()  # one reader over the file: a save's thread may read beside the build's
 
     def add(self, vectors: Mapping[bytes, np.ndarray]) -> None:
-        """Append ``vectors`` (a key already held keeps its first vector: the same text)."""
-        fresh = [key for key in vectors if key not in self._rows]
-        if not fresh:
+        """Append ``vectors``, whose keys are not held yet: a build embeds each distinct text once
+        (were one added again, the lookup would still find its first vector)."""
+        if not vectors:
             return
-        matrix = np.ascontiguousarray(np.stack([vectors[key] for key in fresh]), dtype="<f4")
+        matrix = np.ascontiguousarray(np.stack(list(vectors.values())), dtype="<f4")
         if not self.dimension:
             self.dimension = matrix.shape[1]
         with self._lock:
-            self._reader = None  # made again for the rows added
+            self._reader = self._lookup = None  # made again for the rows added
             self._file.seek(0, io.SEEK_END)
             self._file.write(matrix.tobytes())
-        first = len(self._rows)
-        self._rows.update(zip(fresh, range(first, first + len(fresh))))
+            self._joined += b"".join(vectors)
+
+    def rows_of(self, keys: Sequence[bytes] | bytes) -> np.ndarray:
+        """Each key's row (-1: not held); ``keys`` may be the 16-byte keys joined."""
+        with self._lock:
+            if self._lookup is None:
+                self._lookup = KeyRows(bytes(self._joined))
+            lookup = self._lookup
+        return lookup.rows_of(keys)
 
     def take(self, keys: Sequence[bytes]) -> np.ndarray:
         """The vectors of ``keys`` (each held) as one float32 matrix, read in runs of consecutive rows."""
+        rows = self.rows_of(keys)
+        if bool((rows < 0).any()):
+            raise KeyError(keys[int(np.flatnonzero(rows < 0)[0])])
         with self._lock:
             if self._reader is None:
                 self._file.flush()
-                self._reader = FileRows([(self._file, 0, len(self._rows))], self.dimension)
+                self._reader = FileRows([(self._file, 0, len(self._joined) // KEY_BYTES)], self.dimension)
             reader = self._reader
-        rows = self._rows
-        return reader.take([rows[key] for key in keys])
+        return reader.take(rows.tolist())
 
     def __getitem__(self, key: bytes) -> np.ndarray:
         return self.take([key])[0]
 
     def __contains__(self, key: object) -> bool:
-        return key in self._rows
+        return isinstance(key, bytes) and len(key) == KEY_BYTES and int(self.rows_of([key])[0]) >= 0
 
     def __iter__(self) -> Iterator[bytes]:
-        return iter(self._rows)
+        return iter(Keys(bytes(self._joined)))
 
     def __len__(self) -> int:
-        return len(self._rows)
+        return len(self._joined) // KEY_BYTES
 
     def close(self) -> None:
         """Delete the file (the vectors are gone); also done when the object is collected."""
