@@ -41,10 +41,10 @@ def build(vectors: np.ndarray, saved: RowsFile, keys: list[bytes] = KEYS,
     counts the rows made by encoding."""
     codes = vecbook.index.encode_vectors(vectors, "cosine")
 
-    def write(rows: np.ndarray) -> None:
+    def write(rows: np.ndarray, start: int) -> None:
         if encoded is not None:
             encoded.append(len(rows))
-        rows[:] = codes
+        rows[:] = codes[start:start + len(rows)]
 
     return vecbook.index.VectorIndex(None, np.arange(len(vectors)), len(vectors), keys=keys,
                                      fill=(vectors.shape[1], write), saved_rows=saved)
@@ -72,11 +72,11 @@ def test_a_start_over_the_same_rows_maps_the_saved_rows_instead_of_encoding_them
     saved = RowsFile(tmp_path / "rows-a.vbr", "model|x")
     encoded: list[int] = []
     first = build(vectors, saved, encoded=encoded)
-    assert encoded == [ROWS] and saved.path.exists()
+    assert sum(encoded) == ROWS and saved.path.exists()
     assert stat.S_IMODE(saved.path.stat().st_mode) == 0o600
     assert not first.store.rows.flags.writeable  # the saving index serves the file's copy too
     second = build(vectors, RowsFile(saved.path, "model|x"), encoded=encoded)
-    assert encoded == [ROWS]  # nothing encoded: the rows are the file's
+    assert sum(encoded) == ROWS  # nothing encoded: the rows are the file's
     rows = second.store.rows
     assert not rows.flags.writeable and np.array_equal(rows, first.store.rows)
     if vecbook.rows_file.MAP_ROWS:
@@ -87,6 +87,23 @@ def test_a_start_over_the_same_rows_maps_the_saved_rows_instead_of_encoding_them
     assert exact == [second.top(q, 10)[0].tolist() for q in vectors[:5]]
 
 
+def test_a_first_build_writes_its_rows_into_the_file_a_block_at_a_time_never_holding_them_whole(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    vectors = clustered_vectors(ROWS)
+    dimension = vectors.shape[1]
+    monkeypatch.setattr(vecbook.rows_file, "WRITE_BYTES", 100 * 2 * dimension)  # 100 rows a block
+    saved = RowsFile(tmp_path / "rows-a.vbr", "model|x")
+    encoded: list[int] = []
+    index = build(vectors, saved, encoded=encoded)
+    assert sum(encoded) == ROWS and max(encoded) == 100 < ROWS
+    assert isinstance(mapped_from(index.store.rows), vecbook.rows_file.mmap.mmap) or not vecbook.rows_file.MAP_ROWS
+    expected = vecbook.index.encode_vectors(vectors, "cosine")
+    np.testing.assert_array_equal(index.store.rows, expected)
+    # The file checks out (its digest is of what was written) and serves the next start as it is.
+    again = saved.load(saved.key_for(b"".join(KEYS), "cosine", dimension), ROWS, dimension)
+    assert again is not None and np.array_equal(again, expected)
+
+
 def test_where_files_are_not_mapped_the_rows_are_read_and_the_file_can_be_replaced(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(vecbook.rows_file, "MAP_ROWS", False)  # Windows: a mapped file cannot be replaced
@@ -95,7 +112,7 @@ def test_where_files_are_not_mapped_the_rows_are_read_and_the_file_can_be_replac
     encoded: list[int] = []
     first = build(vectors, saved, encoded=encoded)
     second = build(vectors, saved, encoded=encoded)
-    assert encoded == [ROWS] and not isinstance(mapped_from(second.store.rows), vecbook.rows_file.mmap.mmap)
+    assert sum(encoded) == ROWS and not isinstance(mapped_from(second.store.rows), vecbook.rows_file.mmap.mmap)
     assert np.array_equal(second.store.rows, first.store.rows) and results(second, vectors) == results(first, vectors)
     build(clustered_vectors(ROWS, seed=4), saved, keys=[VectorCache.key(f"other {row}") for row in range(ROWS)])
     assert saved.load(saved.key_for(b"".join(KEYS), "cosine", 32), ROWS, 32) is None  # replaced
@@ -157,7 +174,7 @@ def test_a_damaged_rows_file_is_a_warning_and_the_rows_are_made_again_with_the_s
     caplog.set_level(logging.INFO, logger="vecbook")
     encoded: list[int] = []
     again = build(vectors, saved, encoded=encoded)
-    assert encoded == [ROWS]  # made from the vectors, as without a file
+    assert sum(encoded) == ROWS  # made from the vectors, as without a file
     said = [r.levelno for r in caplog.records if message in r.getMessage() and str(saved.path) in r.getMessage()]
     assert said == [logging.WARNING]
     assert results(again, vectors) == expected
@@ -415,7 +432,7 @@ def test_a_start_s_rows_are_found_among_the_saved_ones_in_place_or_by_lookup() -
 
 @pytest.mark.skipif(not Path("/proc/self/smaps").exists() or not vecbook.rows_file.MAP_ROWS,
                     reason="Linux's /proc, mapped rows")
-def test_a_few_mapped_rows_are_read_through_the_file_and_no_page_of_it_becomes_the_process_s_own(
+def test_mapped_rows_in_few_runs_are_read_through_the_file_and_no_page_of_it_becomes_the_process_s_own(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     vectors = clustered_vectors(ROWS)
     saved = RowsFile(tmp_path / "rows-a.vbr", "model|x")
@@ -432,20 +449,44 @@ def test_a_few_mapped_rows_are_read_through_the_file_and_no_page_of_it_becomes_t
     assert scored[0].tolist() == [0, 3, 9, ROWS - 1]
     with pytest.raises(IndexError, match=f"row {ROWS} is out of bounds for {ROWS} rows"):
         vecbook.rows_file.read_rows(rows, np.array([0, ROWS]))
-    # Rows side by side (a record's windows) are one read, and map no page either.
+    # Rows side by side (a record's windows, an exact scan's block) are one read, and map no page either.
     other = build(vectors, RowsFile(saved.path, "model|x"))
     before = mapped_kb(saved.path)
     sizes: list[int] = []
-    pread = os.pread
-    monkeypatch.setattr(os, "pread", lambda handle, size, offset: sizes.append(size) or pread(handle, size, offset))
+    preadv = os.preadv
+    monkeypatch.setattr(os, "preadv", lambda handle, views, offset: sizes.append(sum(map(len, views)))
+                        or preadv(handle, views, offset))
     runs = np.array([40, 41, 42, 43, 7, 100, 101, 3])
     np.testing.assert_array_equal(other.vectors[runs], copy[runs])
     assert sizes == [4 * rows.strides[0], rows.strides[0], 2 * rows.strides[0], rows.strides[0]]
-    assert mapped_kb(saved.path) == before
-    monkeypatch.setattr(os, "pread", pread)
-    # More rows than a read takes (an exact scan's block) go through the mapping.
+    monkeypatch.setattr(vecbook.rows_file, "READ_ROWS_LIMIT", 3)
+    block = np.arange(ROWS // 4, ROWS)
+    np.testing.assert_array_equal(other.vectors[block], copy[block])
+    assert sizes[4:] == [len(block) * rows.strides[0]] and mapped_kb(saved.path) == before
+    monkeypatch.setattr(os, "preadv", preadv)
+    # Rows in more runs than a read takes (a large filter's scattered subset) go through the mapping.
     other = build(vectors, RowsFile(saved.path, "model|x"))
     before = mapped_kb(saved.path)
-    monkeypatch.setattr(vecbook.rows_file, "READ_ROWS_LIMIT", 3)
     other.vectors[picked]
     assert mapped_kb(saved.path) > before
+
+
+@pytest.mark.skipif(not Path("/proc/self/smaps").exists() or not vecbook.rows_file.MAP_ROWS,
+                    reason="Linux's /proc, mapped rows")
+def test_a_scan_s_training_reads_mapped_rows_through_the_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    vectors = clustered_vectors(ROWS)
+    saved = RowsFile(tmp_path / "rows-a.vbr", "model|x")
+    build(vectors, saved)
+    monkeypatch.setattr(vecbook.rows_file, "READ_ROWS_LIMIT", 64)
+    seen: list[tuple[np.ndarray, int]] = []
+
+    def trained(cls: type, rows: int, decode: Callable[[np.ndarray], np.ndarray], metric: str) -> None:
+        # A training sample scattered over the rows (more runs than one read takes), then every row.
+        seen.append((np.concatenate([decode(np.arange(0, rows, 3)), decode(np.arange(rows))]), mapped_kb(saved.path)))
+
+    monkeypatch.setattr(vecbook.vector_store.Scan, "trained", classmethod(trained))
+    index = build(vectors, RowsFile(saved.path, "model|x"))
+    assert index.store.wait_for_scan(30)
+    expected = vecbook.index.encode_vectors(vectors, "cosine").astype(np.float32)
+    np.testing.assert_array_equal(seen[0][0], np.concatenate([expected[::3], expected]))
+    assert seen[0][1] == 0  # no page of the file became the process's own

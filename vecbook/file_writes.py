@@ -77,6 +77,9 @@ def read_pieces(handle: BinaryIO, size: int) -> Iterator[memoryview]:
         left -= piece
 
 
+DIGEST_CHARS = 32  # ``summed_digest``'s length: hex of a 16-byte hash
+
+
 def summed_digest(pieces: Iterable[memoryview]) -> str:
     """A checksum of bytes given a SUM_BYTES piece at a time: each piece summed as little-endian
     64-bit words (the last zero-padded), those sums hashed. Any changed, lost or moved piece
@@ -90,4 +93,4 @@ def summed_digest(pieces: Iterable[memoryview]) -> str:
         if tail:
             total += int.from_bytes(bytes(piece[len(piece) - tail:]), "little")
         sums.append(total % (1 << 64))
-    return hashlib.blake2b(np.array(sums, dtype="<u8").tobytes(), digest_size=16).hexdigest()
+    return hashlib.blake2b(np.array(sums, dtype="<u8").tobytes(), digest_size=DIGEST_CHARS // 2).hexdigest()

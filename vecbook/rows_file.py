@@ -26,12 +26,13 @@ import os
 import struct
 import weakref
 from pathlib import Path
+from collections.abc import Callable, Iterator
 from typing import Any, BinaryIO
 
 import numpy as np
 
 from .key_rows import KEY_BYTES
-from .file_writes import gathered_pieces, read_pieces, summed_digest, write_atomically
+from .file_writes import DIGEST_CHARS, gathered_pieces, read_pieces, summed_digest, write_atomically
 from .vector_files import read_header
 
 log = logging.getLogger("vecbook")
@@ -45,9 +46,9 @@ WRITE_BYTES = 8 << 20  # bytes of rows written at a time
 # Whether a loaded file is mapped rather than read into memory: not on Windows, where a mapped
 # file cannot be replaced by the next save.
 MAP_ROWS = os.name != "nt"
-# A read of at most this many mapped rows (a search's candidates, a hit's windows) goes through the
-# file rather than the mapping (``read_rows``), a run of rows side by side in one read; more (an
-# exact scan's blocks, a large filter's subset) through the mapping, whose pages such a scan reads anyway.
+# Mapped rows that lie in at most this many runs (rows side by side: a search's candidates, a hit's
+# windows, an exact scan's block) are read through the file rather than the mapping (``read_rows``),
+# a run in one read; rows in more runs (a large filter's scattered subset) through the mapping.
 READ_ROWS_LIMIT = 4_096
 
 # Each mapping of rows, with its file open beside it (closed with the mapping) and where in the
@@ -128,35 +129,75 @@ class RowsFile:
         where the file could not be written (a WARN: the next start makes them from the vector
         cache again) or mapped."""
         rows = np.ascontiguousarray(rows, dtype="<f2")
-        count, dimension = rows.shape
-        keys = np.frombuffer(joined, dtype=np.uint8)
-        header = json.dumps({"format": ROWS_FORMAT, "key": key, "rows": count, "dimension": dimension,
-                             "digest": summed_digest(gathered_pieces([rows, keys]))}).encode()
-        head = ROWS_MAGIC + struct.pack("<I", len(header)) + header
 
-        def write(out: BinaryIO) -> None:
-            out.write(head + bytes(_aligned(len(head)) - len(head)))
-            data = memoryview(rows).cast("B")
-            for start in range(0, len(data), WRITE_BYTES):
-                out.write(data[start:start + WRITE_BYTES])
+        def copy(block: np.ndarray, start: int) -> None:
+            block[:] = rows[start:start + len(block)]
+
+        saved = self.save_made(key, rows.shape, copy, joined)
+        return rows if saved is None else saved
+
+    def save_made(self, key: str, shape: tuple[int, int], write: Callable[[np.ndarray, int], None],
+                  joined: bytes) -> np.ndarray | None:
+        """Atomically replace the file with the float16 rows ``write`` makes (``write(block, r)``
+        fills ``block`` with rows r, r + 1, ...), the ``shape`` rows of ``key`` whose text keys are
+        ``joined``, a block at a time: the rows never sit in the process whole (768 MB at a
+        million: a first build's peak). Returns them as the file holds them (mapped); None where
+        the file could not be written (a WARN) or mapped."""
+        count, dimension = shape
+        keys = np.frombuffer(joined, dtype=np.uint8)
+        sums: list[str] = []
+
+        def made() -> Iterator[np.ndarray]:
+            block = np.empty((min(count, max(1, WRITE_BYTES // (2 * max(dimension, 1)))), dimension), dtype="<f2")
+            for start in range(0, count, len(block)):
+                part = block[:min(len(block), count - start)]
+                write(part, start)
+                yield part
+
+        def header(digest: str) -> bytes:
+            text = json.dumps({"format": ROWS_FORMAT, "key": key, "rows": count, "dimension": dimension,
+                               "digest": digest}).encode()
+            head = ROWS_MAGIC + struct.pack("<I", len(text)) + text
+            return head + bytes(_aligned(len(head)) - len(head))
+
+        def write_file(out: BinaryIO) -> None:
+            # The digest is known once every row is written: a header of its length first, then
+            # the real one over it (a digest's length never changes).
+            out.write(header("0" * DIGEST_CHARS))
+
+            def written() -> Iterator[np.ndarray]:
+                for part in made():
+                    out.write(memoryview(part).cast("B"))
+                    yield part
+                yield keys
+
+            sums.append(summed_digest(gathered_pieces(written())))
             out.write(joined)
+            out.seek(0)
+            out.write(header(sums[0]))
 
         try:
-            write_atomically(self.path, ".rows-", write)
+            write_atomically(self.path, ".rows-", write_file)
         except OSError as exc:
             log.warning("could not save the vector rows to %s (%s); the next start makes them from the vector "
                         "cache again", self.path, exc)
-            return rows
+            return None
         try:
             with open(self.path, "rb") as handle:
                 saved, offset = _read_header(handle)
                 # Another process may have saved its own rows meanwhile: only these are mapped.
                 if saved.get("key") != key or saved.get("rows") != count or saved.get("dimension") != dimension:
-                    return rows
+                    return None
                 _check_size(handle, offset, _payload_bytes(count, dimension) + len(joined))
                 return _opened_rows(handle, offset, count, dimension)
         except (OSError, ValueError):
-            return rows
+            return None
+
+
+def fill_rows(rows: np.ndarray, write: Callable[[np.ndarray, int], None], block: int) -> None:
+    """Fill ``rows`` ``block`` rows at a time by ``write`` (the block, its first row's number)."""
+    for start in range(0, len(rows), block):
+        write(rows[start:start + block], start)
 
 
 def _payload_bytes(rows: int, dimension: int) -> int:
@@ -200,12 +241,13 @@ def _opened_rows(handle: BinaryIO, offset: int, rows: int, dimension: int) -> np
 
 
 def read_rows(rows: np.ndarray, picked: np.ndarray) -> np.ndarray:
-    """``rows[picked]``. Rows mapped from a rows file are read through the file (a few at a
-    time: READ_ROWS_LIMIT) rather than the mapping: the system maps whole pieces of its page
-    cache around each row touched (~0.9 MB a row on Linux 6.18, large folios), so the 512 rows a
-    search scores, scattered over a million, made ~450 MB of the file count as this process's
-    own; read, they stay in the page cache only (~1.5 us a read, one a run of rows side by side)."""
-    source = _file_of(rows) if 0 < len(picked) <= READ_ROWS_LIMIT else None
+    """``rows[picked]``. Rows mapped from a rows file are read through the file rather than the
+    mapping where they lie in at most READ_ROWS_LIMIT runs (rows side by side): the system maps
+    whole pieces of its page cache around each row touched (~0.9 MB a row on Linux 6.18, large
+    folios), so the 512 rows a search scores, scattered over a million, made ~450 MB of the file
+    count as this process's own; read, they stay in the page cache only (~1.5 us a read, one a
+    run: an exact scan's block of rows is one read)."""
+    source = _file_of(rows) if len(picked) else None
     if source is None:
         return rows[picked]
     descriptor, start = source
@@ -215,19 +257,44 @@ def read_rows(rows: np.ndarray, picked: np.ndarray) -> np.ndarray:
     if int(picked.min()) < 0 or int(picked.max()) >= len(rows):
         wrong = int(picked[(picked < 0) | (picked >= len(rows))][0])
         raise IndexError(f"row {wrong} is out of bounds for {len(rows)} rows")
-    # One read a row, or a run of rows side by side (a record's windows), joined once: ~1.5 us a
-    # read (a view per row into one array: ~2).
     runs = np.flatnonzero(np.diff(picked, prepend=-2) != 1)  # where each run begins
-    pread = os.pread
+    if len(runs) > READ_ROWS_LIMIT:
+        return rows[picked]
+    offsets = (start + picked[runs] * step).tolist()
     if len(runs) == len(picked):
-        data = bytearray().join([pread(descriptor, step, offset) for offset in (start + picked * step).tolist()])
-    else:
-        sizes = (np.diff(np.append(runs, len(picked))) * step).tolist()
-        data = bytearray().join([pread(descriptor, size, offset)
-                                 for size, offset in zip(sizes, (start + picked[runs] * step).tolist())])
-    if len(data) != step * len(picked):
-        raise OSError("the rows file ended before a row it holds")
-    return np.frombuffer(data, dtype=rows.dtype).reshape(len(picked), rows.shape[1])
+        # One read a row, joined once: ~1.5 us a read (a view per row into one array: ~2).
+        data = bytearray().join([os.pread(descriptor, step, offset) for offset in offsets])
+        if len(data) != step * len(picked):
+            raise OSError("the rows file ended before a row it holds")
+        return np.frombuffer(data, dtype=rows.dtype).reshape(len(picked), rows.shape[1])
+    out = np.empty((len(picked), rows.shape[1]), dtype=rows.dtype)
+    view = memoryview(out).cast("B")
+    first = (runs * step).tolist()
+    for begin, end, offset in zip(first, [*first[1:], len(view)], offsets):
+        _read_into(descriptor, view[begin:end], offset)
+    return out
+
+
+def read_many(rows: np.ndarray, picked: np.ndarray) -> np.ndarray:
+    """``rows[picked]`` for any number of rows, READ_ROWS_LIMIT of them at a time by ``read_rows``:
+    mapped rows scattered over the file (a scan's training sample) are read through it too."""
+    if len(picked) <= READ_ROWS_LIMIT:
+        return read_rows(rows, picked)
+    return np.concatenate([read_rows(rows, picked[start:start + READ_ROWS_LIMIT])
+                           for start in range(0, len(picked), READ_ROWS_LIMIT)])
+
+
+def _read_into(descriptor: int, view: memoryview, offset: int) -> None:
+    """Fill ``view`` from the file at ``offset`` (a read may return less than asked: ~2 GB)."""
+    while len(view):
+        if hasattr(os, "preadv"):
+            got = os.preadv(descriptor, [view], offset)
+        else:  # (macOS before 11)
+            chunk = os.pread(descriptor, len(view), offset)
+            view[:len(chunk)], got = chunk, len(chunk)
+        if not got:
+            raise OSError("the rows file ended before a row it holds")
+        view, offset = view[got:], offset + got
 
 
 def _file_of(rows: np.ndarray) -> tuple[int, int] | None:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Callable, Literal, Sequence
 import numpy as np
 
 from .key_rows import KEY_BYTES, KeyRows
-from .rows_file import read_rows
+from .rows_file import fill_rows, read_rows
 from .search_rows import SearchRows
 from .vector_store import Scan, Store, candidates_for, grown
 
@@ -63,16 +63,16 @@ class VectorIndex:
     def __init__(self, vectors: np.ndarray | None, owners: np.ndarray, n_records: int, metric: str = "cosine",
                  spans: np.ndarray | None = None, keys: Sequence[bytes] | bytes = (),
                  placed: dict[str, tuple[list[Any], int, int]] | None = None, *,
-                 fill: tuple[int, Callable[[np.ndarray], None]] | None = None,
+                 fill: tuple[int, Callable[[np.ndarray, int], None]] | None = None,
                  stored: tuple[Store, np.ndarray, np.ndarray] | None = None, scans: ScanFile | None = None,
                  saved_rows: RowsFile | None = None) -> None:
         """Rows are windows: ``owners`` gives each row's record, ``spans`` its (start, end)
         in the record's content, ``keys`` the hash of its text (for reuse by the next build:
         a list, or the 16-byte keys joined), ``placed`` each source's (records list, first row,
         rows) where all its windows are rows. ``fill`` = (dimension, writer) replaces ``vectors``
-        (then None): the writer gets the float16 storage of every row and writes it in place
-        (rows kept from an earlier index are copied as they are, not decoded, normalised,
-        encoded and copied again). ``stored`` = (store, where, delta) gives the rows instead:
+        (then None): the writer gets float16 storage for a block of rows and the first one's number
+        and writes them in place (rows kept from an earlier index are copied as they are, not
+        decoded, normalised, encoded and copied again). ``stored`` = (store, where, delta) gives the rows instead:
         row r is the store's row ``where[r]``, or the delta's row ``where[r] - len(store)``.
         ``scans``: where a new store's scan is saved, and read back when it holds these rows;
         ``saved_rows``: where a new store's float16 rows are saved, and mapped from when it holds
@@ -103,7 +103,7 @@ class VectorIndex:
             if vectors is None:
                 raise TypeError("VectorIndex needs vectors, fill or stored")
             codes = encode_vectors(vectors, metric)
-            fill = (codes.shape[1], lambda rows: rows.__setitem__(slice(None), codes))
+            fill = (codes.shape[1], lambda rows, start: rows.__setitem__(slice(None), codes[start:start + len(rows)]))
         dim, write = fill
         if len(self.owners) >= APPROXIMATE_FROM:
             rows = self._store_rows(dim, write, saved_rows)
@@ -112,17 +112,17 @@ class VectorIndex:
         else:
             self._exhaustive(dim, write)
 
-    def _store_rows(self, dim: int, write: Callable[[np.ndarray], None], saved: RowsFile | None) -> np.ndarray:
+    def _store_rows(self, dim: int, write: Callable[[np.ndarray, int], None], saved: RowsFile | None) -> np.ndarray:
         """A new store's float16 rows: mapped from ``saved`` when it holds these very rows (nothing
         is read from the vector cache or encoded: ~4 s of a warm start at a million rows), else
-        written by ``write`` and saved there (the file's copy then serves, mapped)."""
+        written by ``write`` into it a block at a time and mapped (in memory where it cannot be)."""
         key = saved.key_for(self.joined_keys, self.metric, dim) if saved is not None else ""
         rows = saved.load(key, len(self.owners), dim) if saved is not None else None
+        if rows is None and saved is not None:
+            rows = saved.save_made(key, (len(self.owners), dim), write, bytes(self.joined_keys))
         if rows is None:
             rows = np.empty((len(self.owners), dim), dtype=np.float16)
-            write(rows)
-            if saved is not None:
-                rows = saved.save(key, rows, bytes(self.joined_keys))
+            fill_rows(rows, write, ENCODE_BLOCK)
         return rows
 
     def _exhaustive(self, dim: int, write: Callable[[np.ndarray], None]) -> None:
@@ -140,7 +140,7 @@ class VectorIndex:
             self.index.codes.resize(size)
             self.index.ntotal = len(self.owners)
             self.vectors = faiss.rev_swig_ptr(self.index.codes.data(), size).view(np.float16).reshape(-1, dim)
-            write(self.vectors)
+            fill_rows(self.vectors, write, ENCODE_BLOCK)
 
     def _use_store(self, store: Store, where: np.ndarray, delta: np.ndarray) -> None:
         """Hold the rows as ``store``'s rows ``where`` (and ``delta``'s, numbered past the store's)."""
@@ -195,15 +195,14 @@ class VectorIndex:
                 return cls(None, owners, n_records, metric, spans, keys, placed, stored=(store, where, delta))
             log.info("vector index: %d new and %d unreferenced rows beside %d: gathering them into a new store",
                      len(delta), unreferenced, len(store))
-        copied, new = np.flatnonzero(source >= 0), np.flatnonzero(source < 0)
 
-        def write(rows: np.ndarray) -> None:
-            for start in range(0, len(copied), ENCODE_BLOCK):
-                part = copied[start:start + ENCODE_BLOCK]
-                rows[part] = previous.vectors[source[part]]  # type: ignore[union-attr]
-            for start in range(0, len(new), ENCODE_BLOCK):
-                part = new[start:start + ENCODE_BLOCK]
-                rows[part] = fresh(part)
+        def write(rows: np.ndarray, start: int) -> None:
+            picked = source[start:start + len(rows)]
+            copied, new = np.flatnonzero(picked >= 0), np.flatnonzero(picked < 0)
+            if len(copied):
+                rows[copied] = previous.vectors[picked[copied]]  # type: ignore[union-attr]
+            if len(new):
+                rows[new] = fresh(new + start)
 
         return cls(None, owners, n_records, metric, spans, keys, placed, fill=(dim, write), scans=scans,
                    saved_rows=saved_rows)
