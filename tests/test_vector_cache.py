@@ -321,6 +321,27 @@ def test_an_unreadable_journal_is_reported_and_deleted_by_the_next_save(write_fi
     assert book.stats()["last_update"]["embedded"] == 0 and not journal.exists()
 
 
+def test_a_build_that_embeds_fast_appends_to_its_journal_once_checkpoint_vectors_wait(
+        write_files: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from conftest import FakeEmbedder
+
+    monkeypatch.setattr(vecbook.caches, "CHECKPOINT_SECONDS", 3600.0)  # never by the clock here
+    monkeypatch.setattr(vecbook.caches, "CHECKPOINT_VECTORS", 4)
+    monkeypatch.setattr(build, "EMBED_CHUNK", 2)
+    appended: list[int] = []
+    append = VectorCache.append
+
+    def counted(self: VectorCache, journal: Path, keep: Any, valid: int) -> int:
+        appended.append(len(keep))
+        return append(self, journal, keep, valid)
+
+    monkeypatch.setattr(VectorCache, "append", counted)
+    root = write_files({"notes.txt": "\n---\n".join(f"Note {n}: café 🌊 東京 שלום" for n in range(9))})
+    book = vecbook.VecBook(root, embedder=FakeEmbedder(), cache_directory=tmp_path / "cache")
+    assert appended[:2] == [4, 4]  # what waits is bounded, however little time passed
+    assert book.search("Note 7 café", mode="semantic", max_results=1)[0].text.startswith("Note 7")
+
+
 def test_a_journal_that_cannot_be_written_is_reported_once_and_the_build_saves_at_its_end(
         write_files: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
     from conftest import FakeEmbedder

@@ -45,6 +45,10 @@ UPDATE_SETTLE_SECONDS = 5.0
 # append writes only the vectors made since the last (~1.5 KB each, ~5 MB per 30 s on a laptop);
 # rewriting the whole cache file instead would write ~150 MB each time at 100k records.
 CHECKPOINT_SECONDS = 30.0
+# ... or sooner, once this many vectors wait (~100 MB of float32, held twice while appended): a
+# model that embeds fast (synthetic vectors, a GPU) made ~400,000 in 30 s at a million records,
+# and holding them, then their copy for the append, made a first build's peak (+1.2 GB).
+CHECKPOINT_VECTORS = 65_536
 # A restart over the keyword cache rewrites it only when more than this share of the records
 # it serves are not in the file as they are (re-read, gone, or windows the file lacks): at a
 # million records one changed note otherwise rewrote a ~1 GB file, ~5 s of CPU and ~300 MB held
@@ -450,6 +454,7 @@ class Checkpoints:
         self._lock = threading.Lock()  # one append at a time: the build's thread, or an exit's
         self._splits = SplitPassages()
         self._chunks: list[dict[bytes, np.ndarray]] = []  # what the build made since the last append
+        self._waiting = 0  # the vectors in them
         self._size = 0  # the journal's bytes that hold whole chunks
         self._kept = 0  # vectors in the journal
         self._last = time.monotonic()
@@ -461,10 +466,12 @@ class Checkpoints:
             self._splits = splits
 
     def embedded(self, vectors: dict[bytes, np.ndarray]) -> None:
-        """Vectors the build just made; appended to the journal when the last append is CHECKPOINT_SECONDS old."""
+        """Vectors the build just made; appended to the journal when the last append is
+        CHECKPOINT_SECONDS old or CHECKPOINT_VECTORS wait."""
         with self._lock:
             self._chunks.append(vectors)
-            due = time.monotonic() - self._last >= CHECKPOINT_SECONDS
+            self._waiting += len(vectors)
+            due = time.monotonic() - self._last >= CHECKPOINT_SECONDS or self._waiting >= CHECKPOINT_VECTORS
         if due:
             self.write()
 
@@ -485,7 +492,7 @@ class Checkpoints:
                 log.warning("cannot write the vector cache journal %s (%s); what this build embeds is saved when "
                             "it ends", self.path, exc)
                 return self._kept
-            self._chunks, self._splits = [], SplitPassages()
+            self._chunks, self._splits, self._waiting = [], SplitPassages(), 0
             self._kept += len(vectors)
             self._last = time.monotonic()
             log.debug("vector cache: %d vectors appended to %s in %.3f s", len(vectors), self.path,
