@@ -25,8 +25,8 @@ import mmap
 import os
 import struct
 import weakref
-from pathlib import Path
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any, BinaryIO
 
 import numpy as np
@@ -145,7 +145,6 @@ class RowsFile:
         the file could not be written (a WARN) or mapped."""
         count, dimension = shape
         keys = np.frombuffer(joined, dtype=np.uint8)
-        sums: list[str] = []
 
         def made() -> Iterator[np.ndarray]:
             block = np.empty((min(count, max(1, WRITE_BYTES // (2 * max(dimension, 1)))), dimension), dtype="<f2")
@@ -171,10 +170,10 @@ class RowsFile:
                     yield part
                 yield keys
 
-            sums.append(summed_digest(gathered_pieces(written())))
+            digest = summed_digest(gathered_pieces(written()))
             out.write(joined)
             out.seek(0)
-            out.write(header(sums[0]))
+            out.write(header(digest))
 
         try:
             write_atomically(self.path, ".rows-", write_file)
