@@ -113,9 +113,7 @@ def top_of_scores(index: KeywordIndex, scores: np.ndarray, k: int,
     if cut <= 0:
         return None
     passages = np.flatnonzero(scores >= cut)
-    owners = index.owners[passages]  # ascending, as the passages are
-    first = np.flatnonzero(np.diff(owners, prepend=-1))
-    records, best = owners[first], np.maximum.reduceat(scores[passages], first)
+    records, best = _best_of_records(index.owners[passages], scores[passages])
     if mask is not None:
         records, best = records[mask[records]], best[mask[records]]
     if len(records) < k:
@@ -211,13 +209,16 @@ class _Scorer:
     def records(self, passages: np.ndarray, mask: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
         """The records of ``passages`` (ascending) in ``mask`` with a positive score, and each
         one's best score among those passages."""
-        scores = self.scores(passages)
-        owners = self.index.owners[passages]  # ascending, as the passages are
-        first = np.flatnonzero(np.diff(owners, prepend=-1))
-        records = owners[first]
-        best = np.maximum.reduceat(scores, first) if len(first) else scores
+        records, best = _best_of_records(self.index.owners[passages], self.scores(passages))
         keep = best > 0 if mask is None else (best > 0) & mask[records]
         return records[keep], best[keep]
+
+
+def _best_of_records(owners: np.ndarray, scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The records of passages (ascending) whose ``owners`` and ``scores`` are given, each once,
+    with its best score among them."""
+    first = np.flatnonzero(np.diff(owners, prepend=-1))
+    return owners[first], (np.maximum.reduceat(scores, first) if len(first) else scores)
 
 
 def _positions(docs: np.ndarray, passages: np.ndarray) -> np.ndarray:

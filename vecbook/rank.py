@@ -12,6 +12,7 @@ import numpy as np
 from .index import KeywordIndex
 from .keyword_prune import top_of_scores, top_records
 from .search_rows import SearchRows
+from .vector_files import joined_runs
 from .vector_index import VectorIndex, top_k
 
 # Each retriever contributes this many candidates (or max_results, if larger)
@@ -228,7 +229,7 @@ def rank(mode: str, k: int, *, vectors: VectorIndex | None, keywords: KeywordInd
             weight = peaked_weight(keyword_weight, cosine[core], kw[core])
         else:
             weight = keyword_weight
-        if RECORD_SHARE > 0 and passage_scores is not None:
+        if RECORD_SHARE > 0:
             kw = kw + RECORD_SHARE * other_passages(keywords, passage_scores, candidates, tokens, plain, bound)
         total = linear_scores(cosine, kw, weight, core)
         best = numbers[int(np.argmax(total))] if len(numbers) else None
@@ -311,8 +312,7 @@ def keyword_of(keywords: KeywordIndex, passage_scores: np.ndarray, records: np.n
     if not bool(counts.all()):
         return keywords.best_per_record(passage_scores)[records] / bound  # a record of no passage
     runs = np.cumsum(counts) - counts  # where each record's passages begin among those gathered
-    passages = np.arange(int(counts.sum())) + np.repeat(first - runs, counts)
-    return np.maximum.reduceat(passage_scores[passages], runs) / bound
+    return np.maximum.reduceat(passage_scores[joined_runs(first, counts)], runs) / bound
 
 
 def feedback_query(vectors: VectorIndex, query_vector: np.ndarray, record: int,

@@ -137,9 +137,7 @@ class SplitPassages:
     def _select(self, rows: np.ndarray) -> SplitPassages:
         """The entries at ``rows``, in that order."""
         counts = self.counts[rows].astype(np.int64)
-        # Each selected entry's windows: its first window's row repeated over its count, plus 0, 1, 2...
-        windows = np.repeat(self.starts[rows], counts) + \
-            np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts)
+        windows = joined_runs(self.starts[rows], counts)  # each selected entry's windows
         return SplitPassages(_rows_of(self.keys, rows), counts, self.capped[rows], self.spans[windows],
                              _rows_of(self.window_keys, windows))
 
@@ -167,6 +165,13 @@ class SplitPassages:
 def split_bytes(passages: int, windows: int) -> list[int]:
     """The sizes of the payload's split sections."""
     return [KEY_BYTES * passages, 4 * passages, passages, 8 * windows, KEY_BYTES * windows]
+
+
+def joined_runs(first: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """The runs first[i], first[i] + 1, ... (counts[i] of them) one after the other, as int64."""
+    counts = np.asarray(counts, dtype=np.int64)
+    starts = np.cumsum(counts) - counts  # where each run begins in the result
+    return np.arange(int(counts.sum()), dtype=np.int64) + np.repeat(np.asarray(first, dtype=np.int64) - starts, counts)
 
 
 def _rows_of(joined: bytes, rows: np.ndarray) -> bytes:

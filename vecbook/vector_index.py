@@ -16,6 +16,7 @@ import numpy as np
 from .key_rows import KEY_BYTES, KeyRows
 from .rows_file import fill_rows, read_rows
 from .search_rows import SearchRows
+from .vector_files import joined_runs
 from .vector_store import Scan, Store, candidates_for, grown
 
 if TYPE_CHECKING:
@@ -387,12 +388,10 @@ class VectorIndex:
         """``scores_within`` a mask of ``records`` (sorted, distinct), without the mask: their
         windows are found by bisection, not by a pass over every window's owner. Their rows are
         taken from (and kept in) ``held`` when given."""
-        first, counts = self._bounds(records, "left"), self._bounds(records, "right")
-        counts -= first
-        ends = np.cumsum(counts)
-        # Each record's run of windows first..first+count, in record order: the windows a
-        # mask of these records selects, in the same order, so the scores are the same.
-        windows = np.arange(int(ends[-1]) if len(ends) else 0, dtype=np.int64) + np.repeat(first - ends + counts, counts)
+        first = self._bounds(records, "left")
+        # Each record's run of windows, in record order: the windows a mask of these records
+        # selects, in the same order, so the scores are the same.
+        windows = joined_runs(first, self._bounds(records, "right") - first)
         return self._score_windows(query, windows, held)
 
     def _bounds(self, records: Sequence[int] | np.ndarray, side: Literal["left", "right"] = "left") -> np.ndarray:
