@@ -90,6 +90,7 @@ def test_the_pruned_top_k_is_the_full_top_k(seed: int, k: int, masked: bool, spl
         patch.setattr(keyword_prune, "SEED_FACTOR", rng.choice([1, 4]))
         patch.setattr(keyword_prune, "GROWTH", 2)
         patch.setattr(keyword_prune, "SPLIT_TERMS", 8 if split else 0)
+        patch.setattr(keyword_prune, "FIRST_SCORED", rng.choice([1, 4]))
         for _ in range(6):
             query = random_query(rng)
             # Pruning answers every query holding an indexed word here (no share limit).
@@ -113,6 +114,52 @@ def test_pruning_leaves_out_passages_and_still_finds_the_full_top(every_round: N
     matching = int(np.count_nonzero(index.scores(query)))
     assert 0 < sum(scored) < matching / 2  # most matching passages were never scored
     assert len(scored) >= 2  # a first round found the cut, a later one the rest
+
+
+def test_a_round_scores_only_the_passages_whose_own_bound_reaches_the_cut(every_round: None,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    rng = random.Random(8)
+    documents, owners = random_corpus(rng, 3000)
+    index = KeywordIndex(documents, owners=owners)
+    held, scored = [], []
+    passages_of, records = keyword_prune._Scorer.passages_of, keyword_prune._Scorer.records
+    monkeypatch.setattr(keyword_prune._Scorer, "passages_of", lambda self, chosen: held.append(
+        found := passages_of(self, chosen)) or found)
+    monkeypatch.setattr(keyword_prune._Scorer, "records", lambda self, passages, mask: scored.append(
+        len(passages)) or records(self, passages, mask))
+    monkeypatch.setattr(keyword_prune, "SEED_FACTOR", 64)  # a first round of many passages
+    assert assert_same_top(index, ["the", "rice", "café", "🔥", "שלום"], 10, None)
+    assert 0 < sum(scored) < sum(map(len, held)) / 2
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.booleans())
+def test_a_passage_bound_is_never_below_its_score_and_is_its_score_when_its_mark_tells_each_term_is_held_once(
+        seed: int, split: bool) -> None:
+    rng = random.Random(seed)
+    documents, owners = random_corpus(rng, rng.randint(1, 300))
+    index = KeywordIndex(documents, owners=owners)
+    query = random_query(rng)
+    terms = index.sorted_postings(index.postings_of(query))
+    if not terms:
+        return
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(keyword_prune, "SPLIT_TERMS", 8 if split else 0)  # without it a mark tells no counts
+        scorer = keyword_prune._Scorer(index, terms)
+    passages = np.arange(index.n_passages)
+    bounds, scores = scorer.passage_bounds(passages), index.scores(query)
+    assert np.all(bounds * (1 + keyword_prune.SLACK) >= scores)
+    once = np.ones(index.n_passages, dtype=bool)  # each query term held at most once
+    for term in terms:
+        once[term.docs[term.tf > 1]] = False
+    if split:
+        np.testing.assert_allclose(bounds[once], scores[once], rtol=1e-12)
+    for term in terms:  # the term's own bounds hold at each of its postings
+        ratios = index.term_weights(term) / term.repeat / (term.idf * (index.k1 + 1))
+        once_bound, more_bound, most = index.ratio_bounds(term)
+        assert most == int(term.tf.max())
+        assert np.all(ratios[term.tf == 1] <= once_bound * (1 + 1e-12))
+        assert np.all(ratios[term.tf > 1] <= more_bound * (1 + 1e-12))
 
 
 def test_ties_at_the_cut_go_by_record_order_as_in_a_full_search(every_round: None) -> None:

@@ -20,13 +20,8 @@ from typing import Iterator, NamedTuple, Sequence, Union
 import numpy as np
 
 from .tokens import Vocabulary
-from .vector_index import (  # noqa: F401 - re-exported: the vector index lived here
-    APPROXIMATE_FROM,
-    VectorIndex,
-    encode_vectors,
-    search_on_this_thread,
-    top_k,
-)
+# Re-exported: the vector index lived here.
+from .vector_index import APPROXIMATE_FROM, VectorIndex, encode_vectors, search_on_this_thread, top_k  # noqa: F401
 
 # An update keeps its keyword postings layered (main + delta, deleted passages masked) while the
 # passages of the delta and those masked in the main postings number at most this share of the
@@ -276,7 +271,7 @@ class KeywordIndex:
         # Each passage's length normalisation; a posting's weight is made from it, its count
         # and its term's idf when a query reads the posting, rather than kept (8 bytes a
         # posting: 40 MB at 100k records); the same operations give the same numbers.
-        self._norm = self.k1 * (1 - self.b + self.b * lengths_f / avgdl)
+        self.norms = self.k1 * (1 - self.b + self.b * lengths_f / avgdl)
         self._whole_idf: tuple[TermCounts, np.ndarray] | None = None
         if isinstance(counts, TermCounts):
             self._idf_of(counts)
@@ -446,7 +441,7 @@ class KeywordIndex:
         # terms at 100k records; the weights agree with rank-bm25's to 1e-12).
         counts = np.empty(len(tf), dtype=np.float64) if out is None else out
         counts[:] = tf
-        denominator = np.take(self._norm, docs)
+        denominator = np.take(self.norms, docs)
         denominator += counts
         np.divide(counts, denominator, out=counts)
         counts *= idf * (self.k1 + 1)
@@ -539,22 +534,24 @@ class KeywordIndex:
             out.append(term)
         return out
 
-    def ratio_bounds(self, term: QueryTerm) -> tuple[float, float]:
-        """The highest count / (count + length norm) of ``term``'s postings counted once, and of
-        those counted more than once (0: none): its weights are at most these times idf (k1 + 1).
-        Found on a term's first query and kept (two floats a term)."""
+    def ratio_bounds(self, term: QueryTerm) -> tuple[float, float, int]:
+        """Bounds of count / (count + length norm) over ``term``'s postings counted once (its
+        shortest passage's 1 / (1 + norm)) and more than once (their highest; 0: none): its weights
+        are at most these times idf (k1 + 1); and its highest count. Kept from a term's first query
+        (a term in 218,000 passages: 1.3 ms, 3.8 ms with every posting's ratio)."""
         bounds = self._ratio_bounds.get(term.tid)
         if bounds is None:
-            counts = term.tf.astype(np.float64)
-            ratios = counts / (np.take(self._norm, term.docs) + counts)  # as _weights divides
-            once = term.tf == 1
-            bounds = (float(ratios[once].max()) if once.any() else 0.0,
-                      float(ratios[~once].max()) if not once.all() else 0.0)
+            norms = np.take(self.norms, term.docs)
+            many = np.flatnonzero(term.tf > 1)
+            counts = term.tf[many].astype(np.float64)
+            ratios = counts / (norms[many] + counts)  # as _weights divides
+            bounds = (1.0 / (float(norms.min()) + 1.0) if len(many) < len(norms) else 0.0,
+                      float(ratios.max()) if len(many) else 0.0, int(counts.max()) if len(many) else 1)
             self._ratio_bounds[term.tid] = bounds
         return bounds
 
     @cached_property
-    def _ratio_bounds(self) -> dict[int, tuple[float, float]]:
+    def _ratio_bounds(self) -> dict[int, tuple[float, float, int]]:
         """Each queried term's ``ratio_bounds`` (this index's postings and lengths: an update is a new index)."""
         return {}
 
