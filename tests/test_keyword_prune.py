@@ -105,9 +105,9 @@ def test_pruning_leaves_out_passages_and_still_finds_the_full_top(every_round: N
     scored: list[int] = []
     records = keyword_prune._Scorer.records
 
-    def counted(self: Any, passages: np.ndarray, mask: np.ndarray | None) -> Any:
+    def counted(self: Any, passages: np.ndarray) -> Any:
         scored.append(len(passages))
-        return records(self, passages, mask)
+        return records(self, passages)
     monkeypatch.setattr(keyword_prune._Scorer, "records", counted)
     query = ["the", "rice", "lighthouse", "咖啡", "🔥"]
     assert assert_same_top(index, query, 10, None)
@@ -125,8 +125,8 @@ def test_a_round_scores_only_the_passages_whose_own_bound_reaches_the_cut(every_
     passages_of, records = keyword_prune._Scorer.passages_of, keyword_prune._Scorer.records
     monkeypatch.setattr(keyword_prune._Scorer, "passages_of", lambda self, chosen: held.append(
         found := passages_of(self, chosen)) or found)
-    monkeypatch.setattr(keyword_prune._Scorer, "records", lambda self, passages, mask: scored.append(
-        len(passages)) or records(self, passages, mask))
+    monkeypatch.setattr(keyword_prune._Scorer, "records", lambda self, passages: scored.append(
+        len(passages)) or records(self, passages))
     monkeypatch.setattr(keyword_prune, "SEED_FACTOR", 64)  # a first round of many passages
     assert assert_same_top(index, ["the", "rice", "café", "🔥", "שלום"], 10, None)
     assert 0 < sum(scored) < sum(map(len, held)) / 2

@@ -99,7 +99,7 @@ def top_records(index: KeywordIndex, tokens: Sequence[str], k: int,
             passages = passages[mask[index.owners[passages]]]
         reach = scorer.passage_bounds(passages) * (1.0 + SLACK)
         for part in _parts(reach, FIRST_SCORED * k if cut <= 0 else None):
-            found, found_best = scorer.records(passages[part & (reach >= cut)], None)
+            found, found_best = scorer.records(passages[part & (reach >= cut)])
             records, best = _max_per_record(np.concatenate([records, found]), np.concatenate([best, found_best]))
             if len(records) >= k:
                 cut = float(np.partition(best, len(best) - k)[len(best) - k])
@@ -250,11 +250,11 @@ class _Scorer:
             total[found] += self.index.term_weights(term, docs, tf)
         return total
 
-    def records(self, passages: np.ndarray, mask: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
-        """The records of ``passages`` (ascending) in ``mask`` with a positive score, and each
-        one's best score among those passages."""
+    def records(self, passages: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The records of ``passages`` (ascending) with a positive score, and each one's best
+        score among those passages."""
         records, best = _best_of_records(self.index.owners[passages], self.scores(passages))
-        keep = best > 0 if mask is None else (best > 0) & mask[records]
+        keep = best > 0
         return records[keep], best[keep]
 
 
