@@ -6,9 +6,12 @@ plain ``search(question, max_results=30)`` hold, taken best first, at 10 hits an
 Usage::
 
     python bench/chat_recall.py realmem [/work/shared/eval/realmem] --cache-dir DIR
-        [--personas NAME ...] [--split tune|held-out|all] [--details FILE]
+        [--personas NAME ...] [--split tune|held-out|all] [--max-chars N] [--details FILE]
     python bench/chat_recall.py chatterbot [--pause MINUTES] --cache-dir DIR
     python bench/chat_recall.py phone [/work/shared/eval/realmem] --cache-dir DIR [--split ...]
+
+``--max-chars N`` asks each search with ``max_chars=N`` (each hit's text cut to N characters
+around its match, its cited lines those shown).
 
 Datasets:
 
@@ -384,9 +387,10 @@ def open_book(folder: Path, export: Path, fmt: str, cache_dir: Path | None, gap:
     return book
 
 
-def ask(book: vecbook.VecBook, question: Question, conversation_of: Any) -> list[Shown]:
-    """Plain ``search(question, max_results=DEPTH)`` (with the question's position filter)."""
-    hits = book.search(question.text, max_results=DEPTH, filters=question.filters)
+def ask(book: vecbook.VecBook, question: Question, conversation_of: Any, max_chars: int | None) -> list[Shown]:
+    """Plain ``search(question, max_results=DEPTH)`` (with the question's position filter and
+    ``max_chars`` where given)."""
+    hits = book.search(question.text, max_results=DEPTH, filters=question.filters, max_chars=max_chars)
     return [Shown(conversation_of(h), h.line_number, h.end_line, h.text) for h in hits]
 
 
@@ -421,7 +425,7 @@ def run_realmem(args: argparse.Namespace, work: Path, phone: bool) -> list[tuple
         built = time.perf_counter() - started
         started = time.perf_counter()
         for question in questions:
-            out.append((question, ask(book, question, conversation_of)))
+            out.append((question, ask(book, question, conversation_of, args.max_chars)))
         print(f"  {name}: {len(sessions)} sessions, {book.stats()['records']:,} records, {len(questions)} questions "
               f"({lost} memory points without a turn), built in {built:.0f} s, "
               f"{1000 * (time.perf_counter() - started) / max(len(questions), 1):.0f} ms/question",
@@ -477,7 +481,7 @@ def run_chatterbot(args: argparse.Namespace, work: Path) -> list[tuple[Question,
         answer = q["answer"]
         question = Question(q["id"], q["question"], f"answered by {answer['author']}", "chatterbot",
                             [Evidence("chat", answer["line"], answer.get("end_line", answer["line"]), answer["text"])])
-        hits = book.search(question.text, max_results=DEPTH)
+        hits = book.search(question.text, max_results=DEPTH, max_chars=args.max_chars)
         out.append((question, [Shown("chat", h.line_number, h.end_line, h.text) for h in hits]))
     book.close()
     return out
@@ -554,6 +558,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--split", choices=("tune", "held-out", "all"), default="all",
                         help=f"the tuning personas ({', '.join(TUNE)}), the other five, or all ten")
     parser.add_argument("--pause", type=float, help="chatterbot: minutes between dialogues (default: as written, 3 h)")
+    parser.add_argument("--max-chars", type=int, metavar="N",
+                        help="search with max_chars=N: each hit's text cut to N characters around its match")
     parser.add_argument("--details", type=Path, help="write each question's hits as JSON lines here")
     return parser
 
@@ -573,7 +579,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"Command: `{shlex.join(['python'] + sys.argv)}`")
     print()
     print(f"- CPU: {cpu_description()}; load average {os.getloadavg()[0]:.2f} at the end; {seconds:.0f} s in all")
-    print(f"- Search: plain `search(question, max_results={DEPTH})`, VecBook's default settings; hits taken best "
+    cut = f", max_chars={args.max_chars}" if args.max_chars is not None else ""
+    print(f"- Search: plain `search(question, max_results={DEPTH}{cut})`, VecBook's default settings; hits taken best "
           f"first until the next would pass the budget (characters of `hit.text`)")
     print()
     if args.dataset == "chatterbot":

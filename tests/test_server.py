@@ -238,7 +238,8 @@ def test_search_json_takes_the_page_parameters_and_marks_matched_words(served: S
     status, headers, body = fetch(f"{served.url}/search.json?{query}")
     hit = json.loads(body)[0]
     assert status == 200 and headers["Content-Type"] == "application/json"
-    assert hit["citation"] == "world.txt:1-3" and hit["text"] == "東京で新し" and hit["truncated"] is True
+    # Cut around the matched word, citing the line shown (line 3, after a Date header and a blank line).
+    assert hit["citation"] == "world.txt:3-3" and hit["text"] == "ボイラーを" and hit["truncated"] is True
     assert [hit["snippet"][a:b] for a, b in hit["snippet_marks"]] == ["ボイラー"]
 
 

@@ -27,23 +27,9 @@ from .config import (
 from .blocks import Block
 from .build import Builder, Snapshot
 from .exports.base import collector_paused
-from .hits import (
-    MAX_CONTEXT,
-    Context,
-    HitShaper,
-    Query,
-    Results,
-    check_bool,
-    check_choice,
-    check_half_life,
-    check_unit,
-    check_max_results,
-    check_max_total_chars,
-    check_query,
-    context_around,
-    unmatched,
-    within_budget,
-)
+from .hits import (MAX_CONTEXT, Context, HitShaper, Query, Results, check_bool, check_choice, check_half_life,
+                   check_max_chars, check_max_results, check_max_total_chars, check_query, check_unit,
+                   context_around, unmatched, within_budget)
 from .embed import Embedder, _release_freed_memory
 from .vector_index import VectorIndex
 from .vector_store import trainings_held
@@ -449,7 +435,8 @@ class VecBook:
                keyword_query: str | None = None, dedupe: bool | None = None,
                recency_half_life_days: float | None = None, sources: Sequence[str] | None = None,
                since: str | None = None, until: str | None = None,
-               participants: Sequence[str] | None = None, max_total_chars: int | None = None) -> Results:
+               participants: Sequence[str] | None = None, max_total_chars: int | None = None,
+               max_chars: int | None = None) -> Results:
         """Search records; results are sorted by ``similarity_score`` (ties by id).
 
         Args:
@@ -473,13 +460,16 @@ class VecBook:
             max_total_chars: a budget for the hits' text in all (characters, not bytes): hits are
                 taken best first, a hit that does not fit in what is left is left out (a later,
                 shorter one may still fit), and ``Results.left_out`` counts those left out.
+            max_chars: cut each hit's text to at most this many characters around its snippet (at
+                line ends where it can), its lines and citation those of the text shown
+                (``truncated``); the budget counts the texts so cut.
         """
         query = check_query(query)
         keyword_text = check_query(keyword_query, "keyword_query") if keyword_query is not None else query
         extra = convenience_conditions(sources, since, until, participants)
         budget = check_max_total_chars(max_total_chars)
         hits = self._search(query, keyword_text, max_results, mode, filters, min_score, fusion,
-                            keyword_weight, rrf_k, dedupe, recency_half_life_days, extra)
+                            keyword_weight, rrf_k, dedupe, recency_half_life_days, extra, check_max_chars(max_chars))
         kept, left_out = within_budget(hits, budget, lambda hit: len(hit.text))
         return Results(kept, left_out)
 
@@ -505,7 +495,8 @@ class VecBook:
     def _search(self, semantic_text: str, keyword_text: str, max_results: int | None, mode: str | None,
                 filters: dict[str, Any] | None, min_score: float | None, fusion: str | None,
                 keyword_weight: float | None, rrf_k: int | None, dedupe: bool | None = None,
-                recency_half_life_days: float | None = None, extra: Sequence[Condition] = ()) -> Results:
+                recency_half_life_days: float | None = None, extra: Sequence[Condition] = (),
+                max_chars: int | None = None) -> Results:
         k = check_max_results(self.config.max_results if max_results is None else max_results)
         mode = check_choice("mode", mode or self.default_mode, MODES)
         fusion = check_choice("fusion", fusion or self.config.fusion, FUSIONS)
@@ -549,7 +540,7 @@ class VecBook:
                       else ((i, []) for i in range(len(scored))))
             shaper = HitShaper(snapshot, terms, PassageScores(snapshot.keywords, tokens) if passage_scores is None
                                else passage_scores, vector, partial(analysis_of, self.config), nothing)
-            return Results(shaper.hits(scored, groups, k))
+            return Results(shaper.hits(scored, groups, k, max_chars))
 
     def _snapshot_for(self, mode: str) -> tuple[Snapshot, str]:
         """The current snapshot, waiting (bounded) for vectors when the mode needs them;

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
 from .book import VecBook
-from .hits import MAX_CONTEXT, Hit, check_max_results, check_max_total_chars, check_query, mark_matches
+from .hits import MAX_CONTEXT, Hit, check_max_chars, check_max_results, check_max_total_chars, check_query, mark_matches
 from .config import (
     CONFIG_NAME,
     FUSIONS,
@@ -190,6 +190,9 @@ def build_parser() -> argparse.ArgumentParser:
     search.add_argument("--max-total-chars", type=int, metavar="N",
                         help="a budget for all hits' text together: hits best first while they fit; "
                              "how many were left out is said on stderr")
+    search.add_argument("--max-chars", type=int, metavar="N",
+                        help="cut each hit's text to N characters around its snippet; its citation is then "
+                             "the lines shown (the budget counts the cut texts)")
     search.add_argument("--json", action="store_true", help="print a JSON array of hits")
     search.set_defaults(handler=_cmd_search)
     get = commands.add_parser("get", parents=[common], help="show a record whole, with its neighbours",
@@ -352,6 +355,7 @@ def _cmd_search(args: argparse.Namespace, config: Config) -> int:
     if args.max_results is not None:
         check_max_results(args.max_results)
     check_max_total_chars(args.max_total_chars)
+    check_max_chars(args.max_chars)
     # A running server for this config answers at once; else a keyword search from the shell
     # needs no vectors: skip loading the model and embedding.
     book = find_server(config, lambda: _open_book(config, keyword_only=(args.mode or config.search_mode) == "keyword"))
@@ -359,7 +363,7 @@ def _cmd_search(args: argparse.Namespace, config: Config) -> int:
                        min_score=args.min_score, fusion=args.fusion, keyword_weight=args.keyword_weight,
                        sources=args.source, since=args.since, until=args.until, participants=args.participant,
                        dedupe=False if args.no_dedupe else None, recency_half_life_days=args.recency_half_life,
-                       max_total_chars=args.max_total_chars)
+                       max_total_chars=args.max_total_chars, max_chars=args.max_chars)
     if args.json:
         print(json.dumps(hits.to_dicts(), indent=2, ensure_ascii=False))
     else:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import html
+import itertools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence, TypeVar
 
@@ -17,7 +18,7 @@ from .config import FUSIONS, MAX_QUERY_CHARS, MAX_RESULTS_LIMIT, QueryError, Vec
 from .filters import parse_filters
 from .rank import Scored
 from .records import Record
-from .snippets import make_snippet
+from .snippets import cut_around, make_snippet
 from .tokens import ENGLISH, Analysis, word_spans
 
 if TYPE_CHECKING:  # the facade imports this module, not the other way round
@@ -30,6 +31,8 @@ MAX_CONTEXT = 50
 SCORE_FORMATS = ("string", "float")
 # The largest text budget a search takes (characters): past it, no budget is needed.
 MAX_TOTAL_CHARS = 100_000_000
+# The longest text a hit may be cut to (``max_chars``); a record holds at most a few MB.
+MAX_CHARS = 1_000_000
 
 
 @dataclass(frozen=True)
@@ -56,6 +59,9 @@ class Hit:
     # fusion) no closer in meaning than the least close candidate, so it scores 0. Listed
     # because it passed the filters (a filter keeps min(max_results, matching records)), last.
     matches_query: bool = True
+    # True where ``max_chars`` cut ``text`` to the part around its snippet: its lines and citation
+    # are then those of the text shown (``get`` with the id gives the whole record).
+    truncated: bool = False
 
     def to_dict(self, scores_as: str = "string") -> dict[str, Any]:
         """JSON-ready dict; scores become strings with six decimals, as the spec requires,
@@ -233,6 +239,41 @@ def check_max_total_chars(value: Any) -> int | None:
     return value
 
 
+def check_max_chars(value: Any) -> int | None:
+    """``max_chars`` must be None or a whole number of characters from 0 to MAX_CHARS."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_CHARS:
+        raise QueryError(f"max_chars must be a whole number of characters from 0 to {MAX_CHARS:,}, got {value!r}")
+    return value
+
+
+def cut_hit(hit: Hit, held: Sequence[Record], lead: int, focus: tuple[int, int], limit: int) -> Hit:
+    """``hit`` with its text cut to ``limit`` characters around ``focus`` (its snippet's stretch in
+    the text of ``held[lead]``; ``held``: the records whose texts, a line each, make its text),
+    and its lines and citation narrowed to the lines of the text shown."""
+    starts = list(itertools.accumulate((len(record.text) + 1 for record in held[:-1]), initial=0))
+    start, end = cut_around(hit.text, (starts[lead] + focus[0], starts[lead] + focus[1]), limit)
+    cut = dataclasses.replace(hit, text=hit.text[start:end], truncated=True)
+    lines = []
+    for record, at in zip(held, starts):
+        a, b = max(start, at), min(end, at + len(record.text))
+        if a < b:
+            lines.append(record.lines_of(_text_offset(record) - at + a, _text_offset(record) - at + b))
+    if hit.line_number is None or not lines:  # a SQLite row keeps its row; nothing shown, its record
+        return cut
+    first, last = min(a for a, _ in lines), max(b for _, b in lines)
+    # The id of the first message shown, where a window's first message opens the text shown.
+    anchor = held[starts.index(start)].citation.partition("#")[2] if start in starts else ""
+    return dataclasses.replace(cut, line_number=first, end_line=last,
+                               citation=f"{hit.file_path}:{first}-{last}" + (f"#{anchor}" if anchor else ""))
+
+
+def _text_offset(record: Record) -> int:
+    """Where a record's text begins in its content (after its headers)."""
+    return len(record.content) - len(record.text) if record.content.endswith(record.text) else 0
+
+
 def check_query(query: Any, name: str = "query") -> str:
     """A query must be a non-blank string of at most MAX_QUERY_CHARS characters."""
     if not isinstance(query, str) or not query.strip():
@@ -329,11 +370,12 @@ class HitShaper:
         self.vector = vector
         self._passage_scores = passage_scores if terms else None
 
-    def hits(self, scored: Sequence[Scored], groups: Iterable[tuple[int, list[int]]], limit: int) -> list[Hit]:
+    def hits(self, scored: Sequence[Scored], groups: Iterable[tuple[int, list[int]]], limit: int,
+             max_chars: int | None = None) -> list[Hit]:
         """The hits of ranked records (``groups``: each record's position in ``scored``, best
         first, with the positions of the near-duplicates folded into it; read only as far as
         needed), at most ``limit``, consecutive windows of one chat conversation merged into one
-        hit (``chat_hits``)."""
+        hit (``chat_hits``), each text cut to ``max_chars`` around its snippet (``cut_hit``)."""
         records = self.snapshot.records
         seen: list[tuple[int, list[int]]] = []
 
@@ -346,28 +388,34 @@ class HitShaper:
         for lead, joined in merged:
             held = [seen[p] for p in (lead, *joined)]
             folded = [records[scored[j].index].citation for _, copies in held for j in copies]
-            hit = self.hit(scored[held[0][0]], folded)
+            best = scored[held[0][0]].index
+            hit, focus = self.hit(scored[held[0][0]], folded)
+            windows = sorted(scored[i].index for i, _ in held) if joined else [best]
             if joined:
-                windows = sorted(scored[i].index for i, _ in held)
                 hit = dataclasses.replace(hit, text=merged_text(records, windows),
                                           line_number=records[windows[0]].line_number,
                                           end_line=records[windows[-1]].end_line,
                                           citation=merged_citation(records, windows))
+            if max_chars is not None and len(hit.text) > max_chars:
+                hit = cut_hit(hit, [records[w] for w in windows], windows.index(best), focus, max_chars)
             out.append(hit)
         return out
 
-    def hit(self, scored: Scored, duplicates: list[str]) -> Hit:
-        """The hit for one ranked record, citing the records folded into it."""
+    def hit(self, scored: Scored, duplicates: list[str]) -> tuple[Hit, tuple[int, int]]:
+        """The hit for one ranked record, citing the records folded into it, and the stretch of
+        its text that its snippet centres on (``Snippet.focus``)."""
         record = self.snapshot.records[scored.index]
         snippet = make_snippet(record.content, self._region(scored.index, record), self.terms,
                                self.analysis(record.source))
         first, last = record.lines_of(snippet.start, snippet.end)
-        return Hit(text=record.text, file_path=record.file_path, line_number=record.line_number,
-                   end_line=record.end_line, similarity_score=scored.score, metadata=record.metadata,
-                   source=record.source, id=record.id, citation=record.citation,
-                   semantic_score=scored.semantic, keyword_score=scored.keyword, snippet=snippet.text,
-                   snippet_line=first, snippet_end_line=last, matched_terms=snippet.matched_terms,
-                   duplicates=duplicates, matches_query=scored.index not in self.unmatched)
+        hit = Hit(text=record.text, file_path=record.file_path, line_number=record.line_number,
+                  end_line=record.end_line, similarity_score=scored.score, metadata=record.metadata,
+                  source=record.source, id=record.id, citation=record.citation,
+                  semantic_score=scored.semantic, keyword_score=scored.keyword, snippet=snippet.text,
+                  snippet_line=first, snippet_end_line=last, matched_terms=snippet.matched_terms,
+                  duplicates=duplicates, matches_query=scored.index not in self.unmatched)
+        offset = _text_offset(record)
+        return hit, (snippet.focus[0] - offset, snippet.focus[1] - offset)
 
     def _region(self, index: int, record: Record) -> tuple[int, int]:
         """The best passage (or model window) of a record, within its text (headers left out
@@ -389,7 +437,7 @@ class HitShaper:
 
     @staticmethod
     def _within_text(record: Record, region: tuple[int, int]) -> tuple[int, int]:
-        offset = len(record.content) - len(record.text) if record.content.endswith(record.text) else 0
+        offset = _text_offset(record)
         start, end = max(region[0], offset), region[1]
         return (start, end) if end > start else (offset, len(record.content))
 

@@ -10,7 +10,7 @@ from typing import Any, Callable
 
 from .book import VecBook
 from .caches import write_before_exit, writing_put_off
-from .hits import MAX_CONTEXT, MAX_TOTAL_CHARS, check_max_total_chars, within_budget
+from .hits import MAX_CHARS, MAX_CONTEXT, MAX_TOTAL_CHARS
 from .onnx_build import stop_builds
 from .config import MAX_QUERY_CHARS, MAX_RESULTS_LIMIT, QueryError, VecBookError, __version__
 from .filters import FILTER_OPERATORS
@@ -74,29 +74,31 @@ def build_server(book: VecBook) -> Any:
 
         Returns hits best first; each has snippet (the matching lines, about 480 characters),
         snippet_line and snippet_end_line, matched_terms, citation (file:lines), text (cut to
-        max_chars; truncated says so: call `get` with the id for the whole record and its
-        neighbours), file_path, line_number, end_line, similarity_score (0-1, as a string),
-        metadata, source, id, duplicates (citations of near-identical hits folded into it) and
-        matches_query (false: the hit matched nothing of the query and is listed only because
-        it passed the filters; it scores 0).
+        max_chars around the snippet, citation and lines then those of the text shown; truncated
+        says so: call `get` with the id for the whole record and its neighbours), file_path,
+        line_number, end_line, similarity_score (0-1, as a string), metadata, source, id,
+        duplicates (citations of near-identical hits folded into it) and matches_query (false:
+        the hit matched nothing of the query and is listed only because it passed the filters;
+        it scores 0).
         With max_total_chars, hits are taken best first while their texts fit in it together; a
         second text item then says how many were left out: {"left_out": N, "max_total_chars": B}.
         """
         try:
-            budget = check_max_total_chars(max_total_chars)
-            hits = book.search(query, max_results=max_results, mode=mode, filters=filters_argument(filters),
-                               sources=list_argument("sources", sources), since=since, until=until,
-                               participants=list_argument("participants", participants), dedupe=dedupe,
-                               recency_half_life_days=recency_half_life_days).to_dicts()
+            # Each text is cut to max_chars first, so the budget counts what the client receives.
+            results = book.search(query, max_results=max_results, mode=mode, filters=filters_argument(filters),
+                                  sources=list_argument("sources", sources), since=since, until=until,
+                                  participants=list_argument("participants", participants), dedupe=dedupe,
+                                  recency_half_life_days=recency_half_life_days, max_total_chars=max_total_chars,
+                                  max_chars=max_chars)
         except VecBookError as exc:
             raise refusal("search", exc) from None
-        # Each text is cut to max_chars first, so the budget counts what the client receives.
-        hits, left_out = within_budget([bounded(hit, max_chars) for hit in hits], budget, lambda hit: len(hit["text"]))
+        hits, left_out = results.to_dicts(), results.left_out
         # Explicit text content, so an empty result reads "[]" rather than nothing.
         content = [TextContent(type="text", text=json.dumps(hits, ensure_ascii=False))]
         structured: dict[str, Any] = {"result": hits}
         if left_out:
-            content.append(TextContent(type="text", text=json.dumps({"left_out": left_out, "max_total_chars": budget})))
+            content.append(TextContent(type="text", text=json.dumps({"left_out": left_out,
+                                                                     "max_total_chars": max_total_chars})))
             structured["left_out"] = left_out
         return ToolResult(content=content, structured_content=structured)
 
@@ -156,8 +158,9 @@ def build_server(book: VecBook) -> Any:
         "participants": Annotated[list[str] | str | None, Field(
             description='Only conversations with each of these people, e.g. ["Ana"] (whole-word match).')],
         "max_chars": Annotated[int, Field(
-            description="Characters of each hit's text to return (the snippet always comes whole); "
-                        "cut texts say truncated: true.", ge=0, le=1_000_000)],
+            description="Characters of each hit's text to return: a longer text is cut to the part "
+                        "around its snippet, its lines and citation those shown, and says truncated: "
+                        "true (the snippet always comes whole).", ge=0, le=MAX_CHARS)],
         "max_total_chars": Annotated[int | None, Field(
             description="A budget for all hits' text together (characters): hits are taken best first "
                         "while they fit; a second item says how many were left out. E.g. 8000.",
@@ -188,12 +191,6 @@ def build_server(book: VecBook) -> Any:
     server.tool(sources, annotations=read_only)
     server.tool(stats, annotations=read_only)
     return server
-
-
-def bounded(hit: dict[str, Any], max_chars: int) -> dict[str, Any]:
-    """A hit whose ``text`` is cut to ``max_chars`` characters, with ``truncated`` saying whether it was."""
-    text = hit["text"]
-    return {**hit, "text": text[:max_chars], "truncated": len(text) > max_chars}
 
 
 def list_argument(name: str, value: list[str] | str | None) -> list[str] | None:

@@ -19,7 +19,7 @@ from typing import Any, Callable
 from .book import VecBook
 from .config import ConfigError, QueryError, VecBookError, __version__
 from .hits import mark_matches
-from .mcp import bounded, exit_handler, filters_argument
+from .mcp import exit_handler, filters_argument
 from .remote import LIST_PARAMS, SEARCH_PARAMS, ServerRecord, config_identity, record_path, remove_record, write_record
 from .tokens import analysis_of
 
@@ -273,9 +273,7 @@ def page_routes(book: VecBook) -> dict[str, Callable[[Any], Any]]:
 
     def search(request: Any) -> Any:
         arguments, max_chars, marks = search_arguments(request.query_params)
-        hits = book.search(**arguments).to_dicts()
-        if max_chars is not None:
-            hits = [bounded(hit, max_chars) for hit in hits]
+        hits = book.search(**arguments, max_chars=max_chars).to_dicts()
         if marks:
             for hit in hits:
                 hit["snippet_marks"] = match_offsets(hit["snippet"], hit["matched_terms"],

@@ -17,6 +17,8 @@ from .tokens import ASCII_TOKEN_RE, ENGLISH, TOKEN_RE, Analysis, word_spans
 # sentence that answers, little enough for ten hits to fit an assistant's context.
 SNIPPET_CHARS = 480
 ELLIPSIS = "…"
+# A matched word's end is looked for this far (a run of CJK text is one token, its terms bigrams).
+FOCUS_WORD_CHARS = 40
 # Near-duplicates: word 3-grams ("shingles") of each hit's text (its first
 # DEDUPE_WORDS words), folded when the shingles of the shorter text lie at least
 # DEDUPE_CONTAINMENT in the longer one: a forwarded message under another name, a
@@ -34,12 +36,15 @@ _DATE_RE = re.compile(r"^\s*(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d
 
 @dataclass(frozen=True)
 class Snippet:
-    """A stretch of a record's content: ``text`` is ``content[start:end]``, with ``…`` where cut."""
+    """A stretch of a record's content: ``text`` is ``content[start:end]``, with ``…`` where cut;
+    ``focus``: the stretch from the first matched word it is centred on to the last (its own
+    ``start`` and ``end`` where no query word occurs)."""
 
     text: str
     start: int
     end: int
     matched_terms: list[str]
+    focus: tuple[int, int] = (0, 0)
 
 
 def query_terms(query: str, analyses: Sequence[Analysis] = (ENGLISH,)) -> dict[str, str]:
@@ -64,9 +69,12 @@ def make_snippet(content: str, region: tuple[int, int], terms: dict[str, str], a
     ``analysis`` is the record's: its words meet the query's terms as the index met them."""
     start, end = region
     matches = _matches(content, start, end, terms, analysis)
+    focus = None
     if matches:
-        start = _best_start(matches, start, end, size)
-    return _cut(content, start, min(end, start + size), region, matches, terms)
+        start, first, last = _best_start(matches, start, end, size)
+        word = TOKEN_RE.match(content, last)
+        focus = (first, min(word.end(), last + FOCUS_WORD_CHARS) if word else last + 1)
+    return _cut(content, start, min(end, start + size), region, matches, terms, focus)
 
 
 def _matches(content: str, start: int, end: int, terms: dict[str, str], analysis: Analysis) -> list[tuple[int, str]]:
@@ -100,9 +108,9 @@ def _ascii_matches(lowered: str, offset: int, terms: dict[str, str], analysis: A
     return found
 
 
-def _best_start(matches: list[tuple[int, str]], start: int, end: int, size: int) -> int:
+def _best_start(matches: list[tuple[int, str]], start: int, end: int, size: int) -> tuple[int, int, int]:
     """Where a ``size``-character stretch with the most distinct terms (then most matches) begins,
-    centred on the matches it holds."""
+    centred on the matches it holds, and where the first and the last of them begin."""
     best: tuple[int, int] = (-1, -1)
     chosen = (matches[0][0], matches[0][0])
     right = 0
@@ -116,11 +124,11 @@ def _best_start(matches: list[tuple[int, str]], start: int, end: int, size: int)
             best, chosen = score, (position, inside[-1][0])
     first, last = chosen
     slack = max(0, size - (last - first)) // 2
-    return max(start, min(first - slack, end - size))
+    return max(start, min(first - slack, end - size)), first, last
 
 
 def _cut(content: str, start: int, end: int, region: tuple[int, int], matches: list[tuple[int, str]],
-         terms: dict[str, str]) -> Snippet:
+         terms: dict[str, str], focus: tuple[int, int] | None) -> Snippet:
     """The stretch moved to word boundaries and trimmed, with ``…`` where the region goes on."""
     if start > region[0]:  # begin at a word, not inside one
         space = content.find(" ", start, min(end, start + 40))
@@ -134,7 +142,30 @@ def _cut(content: str, start: int, end: int, region: tuple[int, int], matches: l
         end -= 1
     text = (ELLIPSIS if start > region[0] else "") + content[start:end] + (ELLIPSIS if end < region[1] else "")
     found = {stem for position, stem in matches if start <= position < end}
-    return Snippet(text, start, end, [terms[s] for s in terms if s in found])
+    return Snippet(text, start, end, [terms[s] for s in terms if s in found], focus or (start, end))
+
+
+def cut_around(text: str, focus: tuple[int, int], limit: int) -> tuple[int, int]:
+    """The ``[start, end)`` of at most ``limit`` characters of ``text`` around ``focus`` (the
+    matched words a snippet centres on, ``Snippet.focus``), centred on it: begun at a line start
+    and ended at a line end where the lines around it allow, else between words; the whole text
+    where it fits."""
+    if len(text) <= limit:
+        return 0, len(text)
+    if limit <= 0:
+        return 0, 0
+    first, last = focus[0], min(focus[1], focus[0] + limit)
+    start = max(0, min(first - (limit - (last - first)) // 2, len(text) - limit))
+    if start > 0 and text[start - 1] != "\n":  # begin at the next line, or the next word, before the focus
+        line = text.find("\n", start, first)
+        space = text.find(" ", start, first) if line < 0 else line
+        start = space + 1 if space >= 0 else start
+    end = min(len(text), start + limit)
+    if end < len(text) and text[end] != "\n":  # end at the last line end, or word end, after the focus
+        line = text.rfind("\n", last, end)
+        space = text.rfind(" ", last, end) if line < 0 else line
+        end = space if space > start else end
+    return start, end
 
 
 # -- duplicates --

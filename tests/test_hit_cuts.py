@@ -1,0 +1,156 @@
+"""A hit's text cut to ``max_chars``: the part around its matched words, cited by the lines shown."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import vecbook
+from conftest import EXPORTS, FakeEmbedder
+from vecbook.snippets import cut_around
+
+
+def filler(seed: int, words: int) -> str:
+    """Words that share nothing with the queries below."""
+    return " ".join(f"w{seed}x{i}" for i in range(words))
+
+
+def lines_of(path: Path, first: int | None, last: int | None) -> list[str]:
+    assert first is not None and last is not None
+    return path.read_text(encoding="utf-8").splitlines()[first - 1:last]
+
+
+def test_a_long_note_cut_to_max_chars_shows_the_lines_around_its_match_and_cites_exactly_them(
+        write_files: Any, fake_book: Any) -> None:
+    lines = [f"line {i} {filler(i, 8)}" for i in range(60)]
+    lines[47] = "the boiler was serviced in March by the plumber"
+    root = write_files({"long.txt": "\n".join(lines) + "\n"})
+    book = fake_book(root)
+    whole = book.search("boiler serviced", mode="keyword")[0]
+    assert not whole.truncated and whole.citation == "long.txt:1-60" and len(whole.text) > 2_000
+    hit = book.search("boiler serviced", mode="keyword", max_chars=300)[0]
+    assert hit.truncated and len(hit.text) <= 300 and lines[47] in hit.text
+    # Cut at line ends, so the cited lines are the text shown, and they hold the fact (line 48).
+    assert "\n".join(lines_of(root / "long.txt", hit.line_number, hit.end_line)) == hit.text
+    assert hit.citation == f"long.txt:{hit.line_number}-{hit.end_line}" and hit.line_number <= 48 <= hit.end_line
+    assert (hit.id, hit.snippet, hit.snippet_line) == (whole.id, whole.snippet, whole.snippet_line)
+    assert book.get(hit.id).record.text == whole.text  # get gives the whole record back
+
+
+def test_a_note_with_headers_cites_the_lines_of_its_text_not_its_headers(write_files: Any, fake_book: Any) -> None:
+    body = [filler(i, 10) for i in range(30)]
+    body[3] = "the kettle descaler is under the sink"
+    root = write_files({"home.txt": "Date: 2024-03-01\nTags: house\n\n" + "\n".join(body) + "\n"})
+    hit = fake_book(root).search("kettle descaler", mode="keyword", max_chars=200)[0]
+    assert hit.truncated and body[3] in hit.text
+    assert "\n".join(lines_of(root / "home.txt", hit.line_number, hit.end_line)) == hit.text
+    assert hit.line_number is not None and hit.line_number >= 4  # lines 1-3 are the headers and the blank line
+
+
+def whatsapp(tmp_path: Path, messages: list[tuple[str, str]]) -> Path:
+    """A WhatsApp export of ``(author, text)`` messages a minute apart (one window: no pauses)."""
+    path = tmp_path / "chat.txt"
+    path.write_text("".join(f"15/01/2024, 09:{minute:02d} - {author}: {text}\n"
+                            for minute, (author, text) in enumerate(messages)), encoding="utf-8")
+    return path
+
+
+def chat_book(tmp_path: Path, export: Path, fmt: str) -> vecbook.VecBook:
+    (tmp_path / "notes").mkdir(exist_ok=True)
+    (tmp_path / "vecbook.toml").write_text(
+        f'data_directory = "notes"\n[[collections]]\nname = "chat"\npath = "{export}"\nformat = "{fmt}"\n',
+        encoding="utf-8")
+    return vecbook.VecBook(config=vecbook.load_config(tmp_path / "vecbook.toml"), embedder=FakeEmbedder())
+
+
+@pytest.mark.parametrize("fact", ["the plumber comes thursday at nine", "水管工 plumber 星期四 thursday 来",
+                                  "🔧 plumber thursday 🔧", "השרברב plumber מגיע thursday"])
+def test_a_chat_hit_cut_to_max_chars_shows_whole_messages_around_the_answer_and_cites_their_lines(
+        tmp_path: Path, fact: str) -> None:
+    messages = [("Ana", filler(i, 10)) for i in range(14)]
+    messages[9] = ("Ben", fact)
+    export = whatsapp(tmp_path, messages)
+    book = chat_book(tmp_path, export, "whatsapp")
+    whole = book.search("plumber thursday", mode="keyword")[0]
+    hit = book.search("plumber thursday", mode="keyword", max_chars=250)[0]
+    assert hit.truncated and len(hit.text) <= 250 and f"Ben: {fact}" in hit.text.splitlines()
+    # Each line shown is a message of the cited lines, in order, and nothing else is cited.
+    cited = lines_of(export, hit.line_number, hit.end_line)
+    assert [line.split(" - ", 1)[1] for line in cited] == hit.text.splitlines()
+    assert whole.line_number is not None and hit.line_number is not None and hit.end_line is not None
+    assert whole.line_number < hit.line_number <= 10 <= hit.end_line < whole.end_line  # type: ignore[operator]
+    assert hit.citation == f"chat/chat.txt:{hit.line_number}-{hit.end_line}"
+
+
+def test_a_cut_hit_of_a_json_export_cites_the_message_objects_it_shows(tmp_path: Path) -> None:
+    export = EXPORTS / "telegram" / "chat-analytics_BIG_20A_5475M.json"
+    book = chat_book(tmp_path, export, "telegram")
+    longest = max(book._snapshot.records, key=lambda r: len(r.text))
+    last = longest.text.splitlines()[-1]  # its last message, asked for word for word
+    hit = next(h for h in book.search(last.split(": ", 1)[1], mode="keyword", max_results=50, max_chars=120)
+               if h.id == longest.id)
+    assert hit.truncated and hit.text.endswith(last) and len(hit.text) <= 120
+    assert longest.line_number is not None and longest.end_line is not None
+    assert longest.line_number < hit.line_number <= hit.end_line <= longest.end_line  # type: ignore[operator]
+    # The window's #message id names its first message, which is not shown: the citation drops it.
+    assert "#" in longest.citation and hit.citation == f"{hit.file_path}:{hit.line_number}-{hit.end_line}"
+    cited = "\n".join(lines_of(export, hit.line_number, hit.end_line))
+    for line in hit.text.splitlines():  # each message shown (its first 30 characters) is in the cited lines
+        said = line.split(": ", 1)[-1][:30]
+        assert said in cited or json.dumps(said)[1:-1] in cited, (hit.citation, said)
+
+
+def test_the_budget_counts_the_cut_texts(write_files: Any, fake_book: Any) -> None:
+    root = write_files({f"n{i}.txt": f"{filler(i, 100)} tulips {filler(i + 50, 100)}\n" for i in range(5)})
+    book = fake_book(root)
+    uncut = book.search("tulips", mode="keyword", max_total_chars=1_000)
+    hits = book.search("tulips", mode="keyword", max_total_chars=1_000, max_chars=300)
+    assert len(uncut) == 0 and uncut.left_out == 5  # each whole text is ~2,000 characters
+    assert len(hits) == 3 and hits.left_out == 2 and all(h.truncated and "tulips" in h.text for h in hits)
+    assert sum(len(h.text) for h in hits) <= 1_000
+
+
+def test_a_hit_within_max_chars_comes_whole(write_files: Any, fake_book: Any) -> None:
+    root = write_files({"a.txt": "short note about tulips\n"})
+    hit = fake_book(root).search("tulips", mode="keyword", max_chars=100)[0]
+    assert not hit.truncated and hit.text == "short note about tulips" and hit.citation == "a.txt:1-1"
+
+
+@pytest.mark.parametrize("value", [-1, 1.5, True, "300", 1_000_001])
+def test_max_chars_must_be_a_whole_number_of_characters(write_files: Any, fake_book: Any, value: Any) -> None:
+    book = fake_book(write_files({"a.txt": "hello"}))
+    with pytest.raises(vecbook.QueryError, match="max_chars must be a whole number of characters from 0 to"):
+        book.search("hello", max_chars=value)
+
+
+TEXT = st.text(alphabet=st.sampled_from(list("ab \n东京🎉שׁé")), max_size=300)
+
+
+@settings(max_examples=300, deadline=None)
+@given(TEXT, st.data(), st.integers(min_value=0, max_value=320))
+def test_a_cut_is_within_the_limit_and_holds_as_much_of_its_focus_as_fits(text: str, data: Any, limit: int) -> None:
+    first = data.draw(st.integers(min_value=0, max_value=len(text)))
+    last = data.draw(st.integers(min_value=first, max_value=len(text)))
+    start, end = cut_around(text, (first, last), limit)
+    assert 0 <= start <= end <= len(text) and end - start <= limit
+    if len(text) <= limit:
+        assert (start, end) == (0, len(text))
+    elif limit:
+        assert start <= first and end >= min(last, first + limit)
+
+
+def test_the_cli_cuts_each_hit_with_max_chars_and_cites_the_lines_shown(write_files: Any,
+                                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    lines = [filler(i, 12) for i in range(40)]
+    lines[30] = "the spare key is with the neighbour at number 12"
+    root = write_files({"keys.txt": "\n".join(lines) + "\n"})
+    code = vecbook.cli.main(["search", "spare key neighbour", "--mode", "keyword", "--data-dir", str(root),
+                             "--max-chars", "200", "--json"])
+    hit = json.loads(capsys.readouterr().out)[0]
+    assert code == 0 and hit["truncated"] is True and lines[30] in hit["text"] and len(hit["text"]) <= 200
+    assert hit["citation"] == f"keys.txt:{hit['line_number']}-{hit['end_line']}" and hit["line_number"] > 1
