@@ -154,3 +154,21 @@ def test_the_cli_cuts_each_hit_with_max_chars_and_cites_the_lines_shown(write_fi
     hit = json.loads(capsys.readouterr().out)[0]
     assert code == 0 and hit["truncated"] is True and lines[30] in hit["text"] and len(hit["text"]) <= 200
     assert hit["citation"] == f"keys.txt:{hit['line_number']}-{hit['end_line']}" and hit["line_number"] > 1
+
+
+def test_a_sqlite_row_cut_to_max_chars_keeps_citing_its_row(tmp_path: Path) -> None:
+    import sqlite3
+
+    db = tmp_path / "notes.db"
+    with sqlite3.connect(db) as connection:
+        connection.execute("CREATE TABLE notes (id TEXT PRIMARY KEY, content TEXT)")
+        connection.execute("INSERT INTO notes VALUES ('n1', ?)", (f"{filler(1, 200)} the wifi password is on the fridge",))
+    connection.close()
+    (tmp_path / "data").mkdir()
+    (tmp_path / "vecbook.toml").write_text(
+        f'data_directory = "data"\n[[collections]]\nname = "db"\ndatabase = "{db}"\ntable = "notes"\n', encoding="utf-8")
+    book = vecbook.VecBook(config=vecbook.load_config(tmp_path / "vecbook.toml"), embedder=FakeEmbedder())
+    whole = book.search("wifi password", mode="keyword")[0]
+    hit = book.search("wifi password", mode="keyword", max_chars=100)[0]
+    assert hit.truncated and "the wifi password is on the fridge" in hit.text and len(hit.text) <= 100
+    assert hit.line_number is None and hit.citation == whole.citation and whole.citation.endswith("#notes:n1")
