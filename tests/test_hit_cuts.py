@@ -52,6 +52,15 @@ def test_a_note_with_headers_cites_the_lines_of_its_text_not_its_headers(write_f
     assert hit.line_number is not None and hit.line_number >= 4  # lines 1-3 are the headers and the blank line
 
 
+def test_a_note_matched_by_its_title_header_alone_is_cut_at_whole_lines_it_cites(write_files: Any,
+                                                                                fake_book: Any) -> None:
+    body = [f"{filler(i, 6)} {filler(i + 100, 3)}" for i in range(40)]
+    root = write_files({"trip.txt": "Title: Zanzibar itinerary\n\n" + "\n".join(body) + "\n"})
+    hit = fake_book(root).search("zanzibar itinerary", mode="keyword", max_chars=200)[0]
+    assert hit.truncated and 100 <= len(hit.text) <= 200
+    assert "\n".join(lines_of(root / "trip.txt", hit.line_number, hit.end_line)) == hit.text
+
+
 def whatsapp(tmp_path: Path, messages: list[tuple[str, str]]) -> Path:
     """A WhatsApp export of ``(author, text)`` messages a minute apart (one window: no pauses)."""
     path = tmp_path / "chat.txt"
@@ -140,8 +149,26 @@ def test_a_cut_is_within_the_limit_and_holds_as_much_of_its_focus_as_fits(text: 
     assert 0 <= start <= end <= len(text) and end - start <= limit
     if len(text) <= limit:
         assert (start, end) == (0, len(text))
-    elif limit:
-        assert start <= first and end >= min(last, first + limit)
+    elif limit:  # the focus, or of a wide one (found by meaning) its first half-limit
+        assert start <= first and end >= min(last, first + max(1, limit // 2))
+
+
+def test_a_cut_keeps_a_chat_line_whole_with_its_speaker_where_the_line_fits() -> None:
+    text = "Ana: we meet at the station\nBen: ok\nAna: " + "blah " * 40
+    start, end = cut_around(text, (text.index("station"), text.index("station") + 7), 40)
+    assert text[start:end] == "Ana: we meet at the station\nBen: ok"
+
+
+def test_a_cut_sheds_the_blank_lines_at_its_edges() -> None:
+    text = "y " * 100 + "\n\n\nthe zeppelin hangar is here\n\n\n" + "y " * 100
+    start, end = cut_around(text, (text.index("zeppelin"), text.index("zeppelin") + 8), 40)
+    assert text[start:end] == "the zeppelin hangar is here"
+
+
+def test_a_wide_focus_found_by_meaning_is_cut_at_line_ends_too() -> None:
+    text = "\n".join(f"line {i} alpha bravo charlie delta" for i in range(40))
+    start, end = cut_around(text, (300, 780), 100)
+    assert text[start:end].splitlines() == [f"line {i} alpha bravo charlie delta" for i in (8, 9, 10)]
 
 
 def test_the_cli_cuts_each_hit_with_max_chars_and_cites_the_lines_shown(write_files: Any,
@@ -154,6 +181,12 @@ def test_the_cli_cuts_each_hit_with_max_chars_and_cites_the_lines_shown(write_fi
     hit = json.loads(capsys.readouterr().out)[0]
     assert code == 0 and hit["truncated"] is True and lines[30] in hit["text"] and len(hit["text"]) <= 200
     assert hit["citation"] == f"keys.txt:{hit['line_number']}-{hit['end_line']}" and hit["line_number"] > 1
+    # Without --json, a cut hit shows its cut text under the lines it cites (not its snippet).
+    vecbook.cli.main(["search", "spare key neighbour", "--mode", "keyword", "--data-dir", str(root),
+                      "--max-chars", "200"])
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[0].endswith(hit["citation"]) and printed[1] == f"    lines {hit['line_number']}-{hit['end_line']}:"
+    assert [line.strip() for line in printed[2:2 + len(hit["text"].splitlines())]] == hit["text"].splitlines()
 
 
 def test_a_sqlite_row_cut_to_max_chars_keeps_citing_its_row(tmp_path: Path) -> None:
@@ -172,3 +205,9 @@ def test_a_sqlite_row_cut_to_max_chars_keeps_citing_its_row(tmp_path: Path) -> N
     hit = book.search("wifi password", mode="keyword", max_chars=100)[0]
     assert hit.truncated and "the wifi password is on the fridge" in hit.text and len(hit.text) <= 100
     assert hit.line_number is None and hit.citation == whole.citation and whole.citation.endswith("#notes:n1")
+
+
+def test_a_cut_ends_inside_a_giant_word_rather_than_showing_a_fraction_of_its_limit() -> None:
+    text = "Ben: locksmith " + "z" * 1_000  # a pasted token with no space in it
+    start, end = cut_around(text, (5, 14), 100)
+    assert (start, end) == (0, 100)

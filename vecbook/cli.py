@@ -191,8 +191,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="a budget for all hits' text together: hits best first while they fit; "
                              "how many were left out is said on stderr")
     search.add_argument("--max-chars", type=int, metavar="N",
-                        help="cut each hit's text to N characters around its snippet; its citation is then "
-                             "the lines shown (the budget counts the cut texts)")
+                        help="cut each hit's text to N characters around its match and show it, with the "
+                             "lines it cites, in place of the snippet (the budget counts the cut texts)")
     search.add_argument("--json", action="store_true", help="print a JSON array of hits")
     search.set_defaults(handler=_cmd_search)
     get = commands.add_parser("get", parents=[common], help="show a record whole, with its neighbours",
@@ -398,8 +398,9 @@ def format_hits(hits: Sequence[Hit], color: bool = False,
                 analysis: Callable[[str], Analysis] = lambda source: ENGLISH, filtered: bool = False) -> str:
     """Human-readable results: rank, score and citation (a hit that matched nothing of the
     query says so, and, when the search was ``filtered``, that it passed the filters),
-    metadata, then the snippet with the lines it comes from (matched words highlighted when
-    ``color``, as ``analysis`` of the hit's source cuts them)."""
+    metadata, then the snippet with the lines it comes from, or a text cut to ``max_chars`` with
+    the lines it cites (matched words highlighted when ``color``, as ``analysis`` of the hit's
+    source cuts them)."""
     if not hits:
         return "no results"
     why_listed = "; listed as it passed the filters" if filtered else ""
@@ -410,12 +411,13 @@ def format_hits(hits: Sequence[Hit], color: bool = False,
         if hit.metadata:
             shown = ", ".join(f"{k}: {_shown_value(v)}" for k, v in hit.metadata.items())
             lines.append("    " + _clip(shown))
-        if hit.snippet_line is not None:
-            where = (f"line {hit.snippet_line}" if hit.snippet_line == hit.snippet_end_line
-                     else f"lines {hit.snippet_line}-{hit.snippet_end_line}")
-            lines.append(f"    {where}:")
-        snippet = _highlight(hit.snippet, hit.matched_terms, analysis(hit.source)) if color else hit.snippet
-        lines += ["      " + line for line in snippet.splitlines() if line.strip()]
+        # A hit cut to --max-chars shows its cut text, the lines it cites; any other its snippet.
+        body, first, last = ((hit.text, hit.line_number, hit.end_line) if hit.truncated
+                             else (hit.snippet, hit.snippet_line, hit.snippet_end_line))
+        if first is not None:
+            lines.append(f"    {f'line {first}' if first == last else f'lines {first}-{last}'}:")
+        body = _highlight(body, hit.matched_terms, analysis(hit.source)) if color else body
+        lines += ["      " + line for line in body.splitlines() if line.strip()]
         if hit.duplicates:
             lines.append(f"    also in: {', '.join(hit.duplicates)}")
         blocks.append("\n".join(lines))

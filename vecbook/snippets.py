@@ -148,24 +148,52 @@ def _cut(content: str, start: int, end: int, region: tuple[int, int], matches: l
 def cut_around(text: str, focus: tuple[int, int], limit: int) -> tuple[int, int]:
     """The ``[start, end)`` of at most ``limit`` characters of ``text`` around ``focus`` (the
     matched words a snippet centres on, ``Snippet.focus``), centred on it: begun at a line start
-    and ended at a line end where the lines around it allow, else between words; the whole text
-    where it fits."""
+    and ended at a line end where the lines around it allow, else between words, without blank
+    lines at its edges; the whole text where it fits. A focus wider than half the limit (a
+    snippet found by meaning) is kept from its start."""
     if len(text) <= limit:
         return 0, len(text)
     if limit <= 0:
         return 0, 0
-    first, last = focus[0], min(focus[1], focus[0] + limit)
+    first = focus[0]
+    last = min(focus[1], first + max(1, limit // 2))
     start = max(0, min(first - (limit - (last - first)) // 2, len(text) - limit))
-    if start > 0 and text[start - 1] != "\n":  # begin at the next line, or the next word, before the focus
-        line = text.find("\n", start, first)
-        space = text.find(" ", start, first) if line < 0 else line
-        start = space + 1 if space >= 0 else start
-    end = min(len(text), start + limit)
-    if end < len(text) and text[end] != "\n":  # end at the last line end, or word end, after the focus
-        line = text.rfind("\n", last, end)
-        space = text.rfind(" ", last, end) if line < 0 else line
-        end = space if space > start else end
+    start = _cut_start(text, start, first, last, limit)
+    end = _cut_end(text, start, min(len(text), start + limit), last)
+    while start < first and text[start] == "\n":
+        start += 1
+    while end > last and text[end - 1] == "\n":
+        end -= 1
     return start, end
+
+
+def _cut_start(text: str, start: int, first: int, last: int, limit: int) -> int:
+    """Where a cut from ``start`` begins: the start of its line where the cut still reaches
+    ``last`` from there (a chat line keeps its speaker), else the next line start before
+    ``first``, else the next word."""
+    if start == 0 or text[start - 1] == "\n":
+        return start
+    line = text.rfind("\n", 0, start) + 1
+    if last - line <= limit:
+        return line
+    for mark in ("\n", " "):
+        at = text.find(mark, start, first)
+        if at >= 0:
+            return at + 1
+    return start
+
+
+def _cut_end(text: str, start: int, end: int, last: int) -> int:
+    """Where a cut from ``start`` to at most ``end`` ends: its last line end after ``last``, else
+    its last word end, where that keeps at least half of it (a giant word is cut inside)."""
+    if end == len(text) or text[end] == "\n":
+        return end
+    least = max(last, start + (end - start) // 2)
+    for mark in ("\n", " "):
+        at = text.rfind(mark, least, end)
+        if at >= 0:
+            return at
+    return end
 
 
 # -- duplicates --
