@@ -151,6 +151,11 @@ def test_a_cut_is_within_the_limit_and_holds_as_much_of_its_focus_as_fits(text: 
         assert (start, end) == (0, len(text))
     elif limit:  # the focus, or of a wide one (found by meaning) its first half-limit
         assert start <= first and end >= min(last, first + max(1, limit // 2))
+        line_end = text.find("\n", last)
+        lines = (text.rfind("\n", 0, first) + 1, len(text) if line_end < 0 else line_end)
+        if "\n" not in text[first:last] and last - first <= limit // 2 and lines[1] - lines[0] <= limit:
+            # the focus's lines fit: the cut is whole lines
+            assert (start == 0 or text[start - 1] == "\n") and (end == len(text) or text[end] == "\n")
 
 
 def test_a_cut_keeps_a_chat_line_whole_with_its_speaker_where_the_line_fits() -> None:

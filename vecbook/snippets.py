@@ -147,24 +147,54 @@ def _cut(content: str, start: int, end: int, region: tuple[int, int], matches: l
 
 def cut_around(text: str, focus: tuple[int, int], limit: int) -> tuple[int, int]:
     """The ``[start, end)`` of at most ``limit`` characters of ``text`` around ``focus`` (the
-    matched words a snippet centres on, ``Snippet.focus``), centred on it: begun at a line start
-    and ended at a line end where the lines around it allow, else between words, without blank
-    lines at its edges; the whole text where it fits. A focus wider than half the limit (a
-    snippet found by meaning) is kept from its start."""
+    matched words a snippet centres on, ``Snippet.focus``), centred on it: whole lines where the
+    lines holding the focus fit (a chat line keeps its speaker), else begun and ended between
+    words; without blank lines at its edges; the whole text where it fits. A focus wider than
+    half the limit (a snippet found by meaning) is kept from its start."""
     if len(text) <= limit:
         return 0, len(text)
     if limit <= 0:
         return 0, 0
     first = focus[0]
     last = min(focus[1], first + max(1, limit // 2))
-    start = max(0, min(first - (limit - (last - first)) // 2, len(text) - limit))
-    start = _cut_start(text, start, first, last, limit)
-    end = _cut_end(text, start, min(len(text), start + limit), last)
+    lines_start = text.rfind("\n", 0, first) + 1
+    lines_end = text.find("\n", max(first, last - 1))
+    if 0 <= lines_end < last:  # the focus ends with its line's newline
+        lines_end = text.find("\n", last)
+    lines_end = len(text) if lines_end < 0 else lines_end
+    if lines_end - lines_start <= limit:
+        start, end = _whole_lines(text, lines_start, lines_end, limit)
+    else:
+        start = max(0, min(first - (limit - (last - first)) // 2, len(text) - limit))
+        start = _cut_start(text, start, first, last, limit)
+        end = _cut_end(text, start, min(len(text), start + limit), last)
     while start < first and text[start] == "\n":
         start += 1
     while end > last and text[end - 1] == "\n":
         end -= 1
     return start, end
+
+
+def _whole_lines(text: str, start: int, end: int, limit: int) -> tuple[int, int]:
+    """The lines ``[start, end)`` (within ``limit``) and the whole lines around them that fit in
+    it, centred on them."""
+    wide_start = max(0, min(start - (limit - (end - start)) // 2, len(text) - limit))
+    wide_end = wide_start + limit
+    if wide_start > 0 and text[wide_start - 1] != "\n":
+        wide_start = text.find("\n", wide_start, start) + 1
+    if wide_end < len(text) and text[wide_end] != "\n":
+        wide_end = text.rfind("\n", end, wide_end)
+    start, end = wide_start, min(wide_end, len(text))
+    while True:  # the centred window's partial lines may leave room for one more line on a side
+        before = text.rfind("\n", 0, start - 1) + 1 if start > 0 else start
+        after = text.find("\n", end + 1) if end < len(text) else end
+        after = len(text) if after < 0 else after
+        if before < start and end - before <= limit:
+            start = before
+        elif after > end and after - start <= limit:
+            end = after
+        else:
+            return start, end
 
 
 def _cut_start(text: str, start: int, first: int, last: int, limit: int) -> int:
