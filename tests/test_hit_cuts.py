@@ -149,8 +149,8 @@ def test_a_cut_is_within_the_limit_and_holds_as_much_of_its_focus_as_fits(text: 
     assert 0 <= start <= end <= len(text) and end - start <= limit
     if len(text) <= limit:
         assert (start, end) == (0, len(text))
-    elif limit:  # the focus, or of a wide one (found by meaning) its first half-limit
-        assert start <= first and end >= min(last, first + max(1, limit // 2))
+    elif limit:  # the focus, or of a wide one (query words far apart, found by meaning) its first character
+        assert start <= first and end >= (last if last - first <= limit // 2 else min(first + 1, len(text)))
         line_end = text.find("\n", last)
         lines = (text.rfind("\n", 0, first) + 1, len(text) if line_end < 0 else line_end)
         if "\n" not in text[first:last] and last - first <= limit // 2 and lines[1] - lines[0] <= limit:
@@ -216,3 +216,16 @@ def test_a_cut_ends_inside_a_giant_word_rather_than_showing_a_fraction_of_its_li
     text = "Ben: locksmith " + "z" * 1_000  # a pasted token with no space in it
     start, end = cut_around(text, (5, 14), 100)
     assert (start, end) == (0, 100)
+
+
+def test_a_wide_focus_is_cut_between_words_and_keeps_its_first_word() -> None:
+    # Query words far apart (wider than half the limit): the first line ends the cut, whole,
+    # rather than a cut inside a word of the next line; at a small limit the first word shows whole.
+    text = ("Ana: " + "abcd " * 9 + "golf bravo charlie\n" + "Ben: " + " ".join(["quebecromeosierra"] * 6)
+            + " golf echo\nAna: the end " + "y " * 50)
+    first = text.index("golf")
+    start, end = cut_around(text, (first, text.rindex("echo") + 4), 120)
+    assert text[start:end] == "Ana: " + "abcd " * 9 + "golf bravo charlie"
+    party = "🙂🎉 party time 🙂🎉 party time 🙂🎉 party time"
+    start, end = cut_around(party, (party.index("party"), party.rindex("party") + 5), 5)
+    assert party[start:end] == "party"

@@ -239,7 +239,7 @@ def test_search_json_takes_the_page_parameters_and_marks_matched_words(served: S
     hit = json.loads(body)[0]
     assert status == 200 and headers["Content-Type"] == "application/json"
     # Cut around the matched word, citing the line shown (line 3, after a Date header and a blank line).
-    assert hit["citation"] == "world.txt:3-3" and hit["text"] == "いボイラー" and hit["truncated"] is True
+    assert hit["citation"] == "world.txt:3-3" and hit["text"] == "ボイラーを" and hit["truncated"] is True
     assert [hit["snippet"][a:b] for a, b in hit["snippet_marks"]] == ["ボイラー"]
 
 

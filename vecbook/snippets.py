@@ -149,14 +149,20 @@ def cut_around(text: str, focus: tuple[int, int], limit: int) -> tuple[int, int]
     """The ``[start, end)`` of at most ``limit`` characters of ``text`` around ``focus`` (the
     matched words a snippet centres on, ``Snippet.focus``), centred on it: whole lines where the
     lines holding the focus fit (a chat line keeps its speaker), else begun and ended between
-    words; without blank lines at its edges; the whole text where it fits. A focus wider than
-    half the limit (a snippet found by meaning) is kept from its start."""
+    words; without blank lines at its edges; the whole text where it fits. Of a focus wider than
+    half the limit (query words far apart, a snippet found by meaning) its first half-limit is
+    centred on, and its first word is kept."""
     if len(text) <= limit:
         return 0, len(text)
     if limit <= 0:
         return 0, 0
     first = focus[0]
-    last = min(focus[1], first + max(1, limit // 2))
+    if focus[1] - first <= limit // 2:
+        last = keep = focus[1]
+    else:  # a wide focus (words far apart, a snippet found by meaning): its first word is what must show
+        word = TOKEN_RE.match(text, first)
+        keep = min(word.end() if word else first + 1, first + limit)
+        last = max(keep, first + limit // 2)
     lines_start = text.rfind("\n", 0, first) + 1
     lines_end = text.find("\n", max(first, last - 1))
     if 0 <= lines_end < last:  # the focus ends with its line's newline
@@ -167,10 +173,10 @@ def cut_around(text: str, focus: tuple[int, int], limit: int) -> tuple[int, int]
     else:
         start = max(0, min(first - (limit - (last - first)) // 2, len(text) - limit))
         start = _cut_start(text, start, first, last, limit)
-        end = _cut_end(text, start, min(len(text), start + limit), last)
+        end = _cut_end(text, start, min(len(text), start + limit), keep)
     while start < first and text[start] == "\n":
         start += 1
-    while end > last and text[end - 1] == "\n":
+    while end > keep and text[end - 1] == "\n":
         end -= 1
     return start, end
 
@@ -213,12 +219,12 @@ def _cut_start(text: str, start: int, first: int, last: int, limit: int) -> int:
     return start
 
 
-def _cut_end(text: str, start: int, end: int, last: int) -> int:
-    """Where a cut from ``start`` to at most ``end`` ends: its last line end after ``last``, else
+def _cut_end(text: str, start: int, end: int, keep: int) -> int:
+    """Where a cut from ``start`` to at most ``end`` ends: its last line end after ``keep``, else
     its last word end, where that keeps at least half of it (a giant word is cut inside)."""
     if end == len(text) or text[end] == "\n":
         return end
-    least = max(last, start + (end - start) // 2)
+    least = max(keep, start + (end - start) // 2)
     for mark in ("\n", " "):
         at = text.rfind(mark, least, end)
         if at >= 0:
