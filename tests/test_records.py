@@ -71,6 +71,14 @@ def test_headers_are_embedded_but_not_in_text() -> None:
     assert records[0].metadata == {"Author": "ana", "Tags": ["work"]}
 
 
+def test_text_start_is_where_the_text_begins_after_the_headers() -> None:
+    records, _ = vecbook.parse_records("Author: ana\nTags: work\nBody.\n", "a.txt")
+    record = records[0]
+    assert record.content[record.text_start:] == record.text == "Body."
+    other = vecbook.Record("said elsewhere", "x.json", 1, 1, {}, content="Name: ana\nsaid")
+    assert other.text_start == 0  # a text that is not the content's end begins nowhere in it
+
+
 def test_list_headers_are_split_on_commas_and_stay_visible_in_the_embedded_text() -> None:
     records, _ = vecbook.parse_records("Tags: quick, leftovers\nNote: a, b\nFried rice.", "a.txt")
     assert records[0].metadata == {"Tags": ["quick", "leftovers"], "Note": "a, b"}

@@ -259,7 +259,7 @@ def cut_hit(hit: Hit, held: Sequence[Record], lead: int, focus: tuple[int, int],
     for record, at in zip(held, starts):
         a, b = max(start, at), min(end, at + len(record.text))
         if a < b:
-            lines.append(record.lines_of(_text_offset(record) - at + a, _text_offset(record) - at + b))
+            lines.append(record.lines_of(record.text_start - at + a, record.text_start - at + b))
     if hit.line_number is None or not lines:  # a SQLite row keeps its row; nothing shown, its record
         return cut
     first, last = min(a for a, _ in lines), max(b for _, b in lines)
@@ -267,11 +267,6 @@ def cut_hit(hit: Hit, held: Sequence[Record], lead: int, focus: tuple[int, int],
     anchor = held[starts.index(start)].citation.partition("#")[2] if start in starts else ""
     return dataclasses.replace(cut, line_number=first, end_line=last,
                                citation=f"{hit.file_path}:{first}-{last}" + (f"#{anchor}" if anchor else ""))
-
-
-def _text_offset(record: Record) -> int:
-    """Where a record's text begins in its content (after its headers)."""
-    return len(record.content) - len(record.text) if record.content.endswith(record.text) else 0
 
 
 def check_query(query: Any, name: str = "query") -> str:
@@ -414,7 +409,7 @@ class HitShaper:
                   semantic_score=scored.semantic, keyword_score=scored.keyword, snippet=snippet.text,
                   snippet_line=first, snippet_end_line=last, matched_terms=snippet.matched_terms,
                   duplicates=duplicates, matches_query=scored.index not in self.unmatched)
-        offset = _text_offset(record)
+        offset = record.text_start
         return hit, (snippet.focus[0] - offset, snippet.focus[1] - offset)
 
     def _region(self, index: int, record: Record) -> tuple[int, int]:
@@ -437,7 +432,7 @@ class HitShaper:
 
     @staticmethod
     def _within_text(record: Record, region: tuple[int, int]) -> tuple[int, int]:
-        offset = _text_offset(record)
+        offset = record.text_start
         start, end = max(region[0], offset), region[1]
         return (start, end) if end > start else (offset, len(record.content))
 

@@ -158,6 +158,16 @@ class Record:
         return self.content[text:] if type(text) is int else text
 
     @property
+    def text_start(self) -> int:
+        """Where the text begins in the content (after the headers); 0 where the text is not the
+        content's end (an export record whose text is not in its content as written)."""
+        text = self._text
+        if type(text) is int:
+            return text
+        content = self.content
+        return len(content) - len(text) if content.endswith(text) else 0
+
+    @property
     def id(self) -> str:
         """A stable identifier: ``path:line`` for a block of a file."""
         return f"{self.file_path}:{self.line_number}" if self._id is None else self._id
