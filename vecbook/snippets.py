@@ -72,8 +72,7 @@ def make_snippet(content: str, region: tuple[int, int], terms: dict[str, str], a
     focus = None
     if matches:
         start, first, last = _best_start(matches, start, end, size)
-        word = TOKEN_RE.match(content, last)
-        focus = (first, min(word.end(), last + FOCUS_WORD_CHARS) if word else last + 1)
+        focus = (first, _word_end(content, last, FOCUS_WORD_CHARS))
     return _cut(content, start, min(end, start + size), region, matches, terms, focus)
 
 
@@ -123,8 +122,19 @@ def _best_start(matches: list[tuple[int, str]], start: int, end: int, size: int)
         if score > best:
             best, chosen = score, (position, inside[-1][0])
     first, last = chosen
-    slack = max(0, size - (last - first)) // 2
-    return max(start, min(first - slack, end - size)), first, last
+    return _centred(first, last, size, start, end), first, last
+
+
+def _centred(first: int, last: int, size: int, low: int, high: int) -> int:
+    """Where a ``size``-character stretch within ``[low, high)`` begins when centred on
+    ``[first, last)`` (from ``first`` where that is wider)."""
+    return max(low, min(first - max(0, size - (last - first)) // 2, high - size))
+
+
+def _word_end(text: str, at: int, most: int) -> int:
+    """The end of the word at ``at``, at most ``most`` characters on (``at + 1`` where none begins there)."""
+    word = TOKEN_RE.match(text, at)
+    return min(word.end(), at + most) if word else at + 1
 
 
 def _cut(content: str, start: int, end: int, region: tuple[int, int], matches: list[tuple[int, str]],
@@ -160,8 +170,7 @@ def cut_around(text: str, focus: tuple[int, int], limit: int) -> tuple[int, int]
     if focus[1] - first <= limit // 2:
         last = keep = focus[1]
     else:  # a wide focus (words far apart, a snippet found by meaning): its first word is what must show
-        word = TOKEN_RE.match(text, first)
-        keep = min(word.end() if word else first + 1, first + limit)
+        keep = _word_end(text, first, limit)
         last = max(keep, first + limit // 2)
     lines_start = text.rfind("\n", 0, first) + 1
     lines_end = text.find("\n", max(first, last - 1))
@@ -171,8 +180,7 @@ def cut_around(text: str, focus: tuple[int, int], limit: int) -> tuple[int, int]
     if lines_end - lines_start <= limit:
         start, end = _whole_lines(text, lines_start, lines_end, limit)
     else:
-        start = max(0, min(first - (limit - (last - first)) // 2, len(text) - limit))
-        start = _cut_start(text, start, first, last, limit)
+        start = _cut_start(text, _centred(first, last, limit, 0, len(text)), first, last, limit)
         end = _cut_end(text, start, min(len(text), start + limit), keep)
     while start < first and text[start] == "\n":
         start += 1
@@ -184,7 +192,7 @@ def cut_around(text: str, focus: tuple[int, int], limit: int) -> tuple[int, int]
 def _whole_lines(text: str, start: int, end: int, limit: int) -> tuple[int, int]:
     """The lines ``[start, end)`` (within ``limit``) and the whole lines around them that fit in
     it, centred on them."""
-    wide_start = max(0, min(start - (limit - (end - start)) // 2, len(text) - limit))
+    wide_start = _centred(start, end, limit, 0, len(text))
     wide_end = wide_start + limit
     if wide_start > 0 and text[wide_start - 1] != "\n":
         wide_start = text.find("\n", wide_start, start) + 1
