@@ -9,6 +9,7 @@ Usage::
         [--personas NAME ...] [--split tune|held-out|all] [--max-chars N] [--details FILE]
     python bench/chat_recall.py chatterbot [--pause MINUTES] --cache-dir DIR
     python bench/chat_recall.py phone [/work/shared/eval/realmem] --cache-dir DIR [--split ...]
+    python bench/chat_recall.py short [/work/shared/eval/realmem] --cache-dir DIR [--split ...]
 
 ``--max-chars N`` asks each search with ``max_chars=N`` (each hit's text cut to N characters
 around its match, its cited lines those shown).
@@ -33,6 +34,10 @@ Datasets:
   WhatsApp chat between two people, every turn sent as a burst of short messages (one a
   sentence or line), sessions days apart. Same queries and gold turns (now a run of
   messages), searched over the lines before the query's session.
+* ``short``: the phone shape with both sides writing short messages, as two people do: the
+  friend's replies cut to their first sentences (at most 160 characters), so messages average
+  about 120 characters. Only the questions whose every gold turn is the persona's own are
+  asked (the friend's long answers are cut away): the evidence is what the person said.
 
 Kinds: RealMem questions are ``one session`` or ``several sessions`` (by their gold sessions:
 the multi-hop case); chatterbot questions by whose message answers. Personas are split in
@@ -266,9 +271,10 @@ def _turn_of(turns: list[dict[str, Any]], snapshot: str) -> int | None:
 
 
 def realmem_questions(name: str, sessions: list[dict[str, Any]], lines: dict[tuple[int, int], tuple[int, int]],
-                      position_filter: str) -> tuple[list[Question], int]:
+                      position_filter: str, persona_only: bool = False) -> tuple[list[Question], int]:
     """Each query turn with gold sessions as a Question (evidence: its gold turns' lines), and
-    the number of memory points that matched no turn or message."""
+    the number of memory points that matched no turn or message. ``persona_only``: only the
+    questions whose every gold turn is the user's (the short shape cuts the other side)."""
     questions, lost = [], 0
     for position, session in enumerate(sessions):
         turns = session["dialogue_turns"]
@@ -284,7 +290,8 @@ def realmem_questions(name: str, sessions: list[dict[str, Any]], lines: dict[tup
             evidence = [Evidence(sessions[p]["session_identifier"], *lines[p, t], sessions[p]["dialogue_turns"][t]["content"])
                         for p, t in spots if (p, t) in lines]
             lost += missing + sum((p, t) not in lines for p, t in spots)
-            if not evidence:
+            if not evidence or (persona_only and any(sessions[p]["dialogue_turns"][t]["speaker"] != "User"
+                                                     for p, t in spots)):
                 continue
             kind = "one session" if len(gold_sessions) == 1 else "several sessions"
             questions.append(Question(f"{name}/{turn.get('query_id') or f'{position}-{number}'}", turn["content"],
@@ -320,6 +327,7 @@ def chatgpt_turn_lines(book: vecbook.VecBook, sessions: list[dict[str, Any]]) ->
 PHONE_NAMES = ("Alex", "Sam")  # who writes: the persona (the user) and a friend (the assistant)
 _SENTENCE_RE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'*(])")
 PHONE_MESSAGE_CHARS = 280  # a message past this is cut at a sentence (phones send bursts)
+SHORT_REPLY_CHARS = 160  # the short shape: a friend's reply is its first sentences up to this
 
 
 def phone_messages(text: str) -> list[str]:
@@ -342,11 +350,29 @@ def phone_messages(text: str) -> list[str]:
     return out
 
 
-def whatsapp_export(sessions: list[dict[str, Any]]) -> tuple[str, dict[tuple[int, int], tuple[int, int]], list[str]]:
+def short_reply(text: str) -> str:
+    """A reply as a friend texts it: its first sentences, at most SHORT_REPLY_CHARS characters
+    (the first sentence alone where it is longer; its first line where none ends)."""
+    first = next((line.strip() for line in text.split("\n") if line.strip()), "")
+    out = ""
+    for sentence in _SENTENCE_RE.split(first):
+        if out and len(out) + 1 + len(sentence) > SHORT_REPLY_CHARS:
+            break
+        out = f"{out} {sentence}" if out else sentence
+    return out
+
+
+assert short_reply("Sure. I can help.\nA list:\n- one") == "Sure. I can help."
+assert short_reply("A" * 300 + ". Then more.") == "A" * 300 + "."  # the first sentence, however long
+
+
+def whatsapp_export(sessions: list[dict[str, Any]], short: bool = False
+                    ) -> tuple[str, dict[tuple[int, int], tuple[int, int]], list[str]]:
     """The sessions as one Android WhatsApp chat: each turn a burst of messages in one minute,
     turns two minutes apart, each session at 09:00 of its date or three hours after the one
-    before, whichever is later (a phone's times never step back). Returns the text, each
-    turn's lines, and each session's start as ISO text."""
+    before, whichever is later (a phone's times never step back). ``short``: the friend's
+    replies cut to ``short_reply``. Returns the text, each turn's lines, and each session's
+    start as ISO text."""
     lines: list[str] = []
     spans: dict[tuple[int, int], tuple[int, int]] = {}
     starts: list[str] = []
@@ -358,7 +384,8 @@ def whatsapp_export(sessions: list[dict[str, Any]]) -> tuple[str, dict[tuple[int
         for number, turn in enumerate(session["dialogue_turns"]):
             author = PHONE_NAMES[0] if turn["speaker"] == "User" else PHONE_NAMES[1]
             first = len(lines) + 1
-            for message in phone_messages(turn["content"]):
+            said = short_reply(turn["content"]) if short and turn["speaker"] != "User" else turn["content"]
+            for message in phone_messages(said):
                 lines.append(f"{when:%d/%m/%Y, %H:%M} - {author}: {message}")
             if len(lines) >= first:
                 spans[position, number] = (first, len(lines))
@@ -394,20 +421,22 @@ def ask(book: vecbook.VecBook, question: Question, conversation_of: Any, max_cha
     return [Shown(conversation_of(h), h.line_number, h.end_line, h.text) for h in hits]
 
 
-def run_realmem(args: argparse.Namespace, work: Path, phone: bool) -> list[tuple[Question, list[Shown]]]:
+def run_realmem(args: argparse.Namespace, work: Path) -> list[tuple[Question, list[Shown]]]:
     """Every chosen persona: write its export, index it, ask its questions."""
     out = []
+    phone = args.dataset in ("phone", "short")
     for path in persona_files(args):
         name, sessions = read_persona(path)
-        folder = work / ("phone" if phone else "realmem") / name
+        folder = work / args.dataset / name
         folder.mkdir(parents=True, exist_ok=True)
         started = time.perf_counter()
         if phone:
-            text, lines, starts = whatsapp_export(sessions)
+            text, lines, starts = whatsapp_export(sessions, short=args.dataset == "short")
             export = folder / "WhatsApp Chat with Sam.txt"
             _write_if_changed(export, text)
             book = open_book(folder, export, "whatsapp", args.cache_dir)
-            questions, lost = realmem_questions(name, sessions, lines, "date__lt")
+            questions, lost = realmem_questions(name, sessions, lines, "date__lt",
+                                                persona_only=args.dataset == "short")
             for q in questions:  # the chat before the query's session (each session hours after the last)
                 assert q.filters is not None
                 q.filters = {"date__lt": starts[q.filters["date__lt"]]}
@@ -550,8 +579,8 @@ def table(results: Sequence[tuple[Question, list[Shown]]], title: str, sessions:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("dataset", choices=("realmem", "phone", "chatterbot"))
-    parser.add_argument("data", type=Path, nargs="?", default=REALMEM, help="RealMem's folder (realmem, phone)")
+    parser.add_argument("dataset", choices=("realmem", "phone", "short", "chatterbot"))
+    parser.add_argument("data", type=Path, nargs="?", default=REALMEM, help="RealMem's folder (realmem, phone, short)")
     parser.add_argument("--cache-dir", type=Path, help="VecBook's cache folder; the exports are written "
                         "beside it (the same paths each run, so a rerun embeds nothing)")
     parser.add_argument("--personas", nargs="+", help="only these personas (RealMem names, e.g. Ethan_Hunt)")
@@ -572,7 +601,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.dataset == "chatterbot":
         results = run_chatterbot(args, work)
     else:
-        results = run_realmem(args, work, phone=args.dataset == "phone")
+        results = run_realmem(args, work)
     seconds = time.perf_counter() - started
     from vecbook.cpu import cpu_description
 
