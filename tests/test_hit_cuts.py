@@ -154,8 +154,15 @@ def test_a_cut_is_within_the_limit_and_holds_as_much_of_its_focus_as_fits(text: 
         line_end = text.find("\n", last)
         lines = (text.rfind("\n", 0, first) + 1, len(text) if line_end < 0 else line_end)
         if "\n" not in text[first:last] and last - first <= limit // 2 and lines[1] - lines[0] <= limit:
-            # the focus's lines fit: the cut is whole lines
+            # the focus's lines fit: the cut is whole lines, and no further line (with the blank
+            # lines before it) would fit beside them
             assert (start == 0 or text[start - 1] == "\n") and (end == len(text) or text[end] == "\n")
+            before = text[:start].rstrip("\n")
+            if before and start <= first:
+                assert end - (before.rfind("\n") + 1) > limit
+            after = text[end:].lstrip("\n")
+            if after.split("\n")[0] and end >= last:
+                assert len(text) - len(after) + len(after.split("\n")[0]) - start > limit
 
 
 def test_a_cut_keeps_a_chat_line_whole_with_its_speaker_where_the_line_fits() -> None:
@@ -168,6 +175,12 @@ def test_a_cut_sheds_the_blank_lines_at_its_edges() -> None:
     text = "y " * 100 + "\n\n\nthe zeppelin hangar is here\n\n\n" + "y " * 100
     start, end = cut_around(text, (text.index("zeppelin"), text.index("zeppelin") + 8), 40)
     assert text[start:end] == "the zeppelin hangar is here"
+
+
+def test_a_blank_line_never_takes_the_room_of_a_line_that_fits() -> None:
+    text = "x" * 30 + "\n\nthe zeppelin hangar\nBen: see you there!!\n" + "y " * 40
+    start, end = cut_around(text, (text.index("zeppelin"), text.index("zeppelin") + 8), 40)
+    assert text[start:end] == "the zeppelin hangar\nBen: see you there!!"
 
 
 def test_a_wide_focus_found_by_meaning_is_cut_at_line_ends_too() -> None:
@@ -192,6 +205,21 @@ def test_the_cli_cuts_each_hit_with_max_chars_and_cites_the_lines_shown(write_fi
     printed = capsys.readouterr().out.splitlines()
     assert printed[0].endswith(hit["citation"]) and printed[1] == f"    lines {hit['line_number']}-{hit['end_line']}:"
     assert [line.strip() for line in printed[2:2 + len(hit["text"].splitlines())]] == hit["text"].splitlines()
+
+
+def test_the_cli_prints_every_line_a_cut_hit_cites_blank_ones_too(write_files: Any,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    paragraphs = [filler(i, 8) for i in range(30)]
+    paragraphs[20] = "the spare key is with the neighbour at number 12"
+    root = write_files({"keys.md": "\n\n".join(paragraphs) + "\n"})
+    vecbook.cli.main(["search", "spare key neighbour", "--mode", "keyword", "--data-dir", str(root),
+                      "--max-chars", "200", "--max-results", "1"])
+    printed = capsys.readouterr().out.splitlines()
+    at = next(i for i, line in enumerate(printed) if line.startswith("    lines "))
+    first, last = (int(n) for n in printed[at].strip().removeprefix("lines ").rstrip(":").split("-"))
+    body = printed[at + 1:]
+    assert "" in body and len(body) == last - first + 1  # the blank lines between paragraphs count
+    assert [line.strip() for line in body] == (root / "keys.md").read_text().splitlines()[first - 1:last]
 
 
 def test_a_sqlite_row_cut_to_max_chars_keeps_citing_its_row(tmp_path: Path) -> None:

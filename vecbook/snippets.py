@@ -191,24 +191,51 @@ def cut_around(text: str, focus: tuple[int, int], limit: int) -> tuple[int, int]
 
 def _whole_lines(text: str, start: int, end: int, limit: int) -> tuple[int, int]:
     """The lines ``[start, end)`` (within ``limit``) and the whole lines around them that fit in
-    it, centred on them."""
+    it, centred on them; a blank line is taken only with the line beyond it, so it never takes
+    the room of a line that would fit."""
     wide_start = _centred(start, end, limit, 0, len(text))
     wide_end = wide_start + limit
     if wide_start > 0 and text[wide_start - 1] != "\n":
         wide_start = text.find("\n", wide_start, start) + 1
     if wide_end < len(text) and text[wide_end] != "\n":
         wide_end = text.rfind("\n", end, wide_end)
-    start, end = wide_start, min(wide_end, len(text))
+    wide_end = min(wide_end, len(text))
+    while wide_start < start and text[wide_start] == "\n":  # blank edges go first
+        wide_start += 1
+    while wide_end > end and text[wide_end - 1] == "\n":
+        wide_end -= 1
+    start, end = wide_start, wide_end
     while True:  # the centred window's partial lines may leave room for one more line on a side
-        before = text.rfind("\n", 0, start - 1) + 1 if start > 0 else start
-        after = text.find("\n", end + 1) if end < len(text) else end
-        after = len(text) if after < 0 else after
+        before, after = _line_before(text, start), _line_after(text, end)
         if before < start and end - before <= limit:
             start = before
         elif after > end and after - start <= limit:
             end = after
         else:
             return start, end
+
+
+def _line_before(text: str, start: int) -> int:
+    """The start of the nearest line before ``start`` (a line start) that is not blank, the
+    blank lines between taken with it; ``start`` itself where there is none."""
+    at = start
+    while at > 0:
+        at = text.rfind("\n", 0, at - 1) + 1
+        if text[at:start].strip("\n"):
+            return at
+    return start
+
+
+def _line_after(text: str, end: int) -> int:
+    """The end of the nearest line after ``end`` (a line end) that is not blank, the blank lines
+    between taken with it; ``end`` itself where there is none."""
+    at = end
+    while at < len(text):
+        at = text.find("\n", at + 1)
+        at = len(text) if at < 0 else at
+        if text[end:at].strip("\n"):
+            return at
+    return end
 
 
 def _cut_start(text: str, start: int, first: int, last: int, limit: int) -> int:
