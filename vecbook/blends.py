@@ -10,8 +10,8 @@ import time
 import numpy as np
 
 from .build import Snapshot
-from .chat_hits import named_blend, named_windows
-from .date_words import date_blend, query_span
+from .chat_hits import NAME_WEIGHT, named_windows
+from .date_words import DATE_WEIGHT, in_span, query_span
 from .rank import Scored
 from .snippets import recency_blend
 
@@ -22,11 +22,19 @@ def blended(snapshot: Snapshot, scored: list[Scored], query: str, mask: np.ndarr
     if half_life:
         scored = _recent(snapshot, scored, half_life)
     if theirs := named_windows(snapshot.records, [s.index for s in scored], query):  # chat speakers it names
-        scored = [dataclasses.replace(s, score=named_blend(s.score, s.index in theirs)) for s in scored]
+        scored = [dataclasses.replace(s, score=preferred(s.score, NAME_WEIGHT, s.index in theirs)) for s in scored]
     if span := query_span(query, snapshot.columns.dates, mask):  # "in March", "2 weeks ago"
         days = snapshot.columns.dates()
-        scored = [dataclasses.replace(s, score=date_blend(s.score, float(days[s.index]), span)) for s in scored]
+        scored = [dataclasses.replace(s, score=preferred(s.score, DATE_WEIGHT, in_span(float(days[s.index]), span)))
+                  for s in scored]
     return scored
+
+
+def preferred(score: float, weight: float, met: bool) -> float:
+    """A candidate's score under a soft preference of ``weight``: (1 - weight) x its score, plus
+    ``weight`` where it ``met`` the preference (scores stay in [0, 1]; one that meets it gains
+    ~weight on the rest, so it passes close matches while a clearly better one stays first)."""
+    return (1.0 - weight) * score + (weight if met else 0.0)
 
 
 def _recent(snapshot: Snapshot, scored: list[Scored], half_life: float) -> list[Scored]:

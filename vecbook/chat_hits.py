@@ -7,8 +7,8 @@ the lines from the first window's first message to the last one's last, and take
 score; the merged hit takes the rank of the better one, so the next hit moves up.
 
 A question that names a participant of a chat ("what did Ana say about the trip?") favours the
-windows where that person writes (``named_windows``, ``named_blend``): softly, as a filter would lose the answers
-another person gave.
+windows where that person writes (``named_windows``, weighed by NAME_WEIGHT in ``blends``): softly, as
+a filter would lose the answers another person gave.
 """
 
 from __future__ import annotations
@@ -133,12 +133,6 @@ def named_windows(records: Sequence[Record], candidates: Iterable[int], query: s
             if "message_count" in records[i].metadata_keys and (people := records[i].metadata_value("participants"))}
     named = named_people(query, {p for people in talk.values() for p in people if isinstance(p, str)})
     return {i for i, people in talk.items() if not named.isdisjoint(people)} if named else set()
-
-
-def named_blend(score: float, theirs: bool) -> float:
-    """A candidate's score where the query names a chat participant (``theirs``: the named
-    person writes in it): see NAME_WEIGHT."""
-    return (1.0 - NAME_WEIGHT) * score + (NAME_WEIGHT if theirs else 0.0)
 
 
 def named_people(query: str, people: Iterable[str]) -> set[str]:

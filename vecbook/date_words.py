@@ -1,6 +1,7 @@
 """Date words in a query ("in March", "last summer", "2 weeks ago", "on Tuesday"): the span of
 days they name, counted back from a reference day (the newest record the search may return), as
-a soft preference for records dated inside it (``date_blend``), never a filter.
+a soft preference for records dated inside it (``in_span``, weighed by DATE_WEIGHT in ``blends``),
+never a filter.
 
 English only: the phrases are matched by a few patterns over the query's lower-cased words. A
 date parser (dateparser's ``search_dates``) reads more languages, but takes tens of milliseconds
@@ -132,11 +133,10 @@ _READERS = ((_AGO_RE, _ago), (_NAMED_RE, _named), (_SEASON_RE, _season), (_MONTH
             (_DAY_RE, _weekday), (_YEAR_RE, _year))
 
 
-def date_blend(score: float, days: float, span: tuple[float, float]) -> float:
-    """A candidate's score where the query names a span of days (``days``: its date, as days
-    since 1970, NaN for none; ``span``: [first, end) the same way): see DATE_WEIGHT."""
-    inside = not math.isnan(days) and span[0] <= days < span[1]
-    return (1.0 - DATE_WEIGHT) * score + (DATE_WEIGHT if inside else 0.0)
+def in_span(days: float, span: tuple[float, float]) -> bool:
+    """Whether a record's date (``days``: days since 1970, NaN for none) lies in ``span`` ([first,
+    end) the same way); a record without a date lies in none."""
+    return not math.isnan(days) and span[0] <= days < span[1]
 
 
 def days_since_epoch(day: date) -> float:
