@@ -99,8 +99,7 @@ class KeyRows(Mapping[bytes, int]):
         return isinstance(key, bytes) and len(key) == KEY_BYTES and int(self.rows_of([key])[0]) >= 0
 
     def __iter__(self) -> Iterator[bytes]:
-        joined = self.joined
-        return (joined[i:i + KEY_BYTES] for i in range(0, len(joined), KEY_BYTES))
+        return each_key(self.joined)
 
     def __len__(self) -> int:
         return len(self.joined) // KEY_BYTES
@@ -119,7 +118,7 @@ def overlap_after(earlier: tuple[int, int], old: KeyRows, new: KeyRows, source: 
     gone, fresh = np.flatnonzero(~referenced), np.flatnonzero(source < 0)
     if len(gone) + len(fresh) > CHANGED_ROWS_LIMIT:
         return None
-    keys = set(_keys_at(old.joined, gone)) | set(_keys_at(new.joined, fresh))
+    keys = set(each_key(keys_at(old.joined, gone))) | set(each_key(keys_at(new.joined, fresh)))
     if not keys:
         return earlier
     wanted = b"".join(keys)
@@ -129,6 +128,11 @@ def overlap_after(earlier: tuple[int, int], old: KeyRows, new: KeyRows, source: 
     return entries, earlier[1] + int(np.count_nonzero(now & held)) - int(np.count_nonzero(was & held))
 
 
-def _keys_at(joined: bytes, rows: np.ndarray) -> list[bytes]:
-    """The 16-byte keys of ``rows``."""
-    return [joined[KEY_BYTES * row:KEY_BYTES * (row + 1)] for row in rows.tolist()]
+def each_key(joined: bytes) -> Iterator[bytes]:
+    """The 16-byte keys of ``joined``, in order."""
+    return (joined[i:i + KEY_BYTES] for i in range(0, len(joined), KEY_BYTES))
+
+
+def keys_at(joined: bytes, rows: np.ndarray) -> bytes:
+    """The 16-byte keys at ``rows`` of ``joined``, joined."""
+    return np.frombuffer(joined, dtype=np.uint8).reshape(-1, KEY_BYTES)[rows].tobytes()

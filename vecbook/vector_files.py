@@ -35,7 +35,7 @@ from typing import Any, BinaryIO, Callable, Container, Iterator, Mapping, Sequen
 import numpy as np
 
 from .file_writes import gathered_pieces, read_pieces, summed_digest, write_atomically
-from .key_rows import KEY_BYTES, KeyRows
+from .key_rows import KEY_BYTES, KeyRows, keys_at
 
 CACHE_MAGIC = b"VECBOOK-CACHE-1\n"  # the family's mark; the header's ``format`` says which layout follows
 JOURNAL_MAGIC = b"VECBOOK-JOURNAL\n"
@@ -128,7 +128,7 @@ class SplitPassages:
         if not len(self):
             return self
         if hasattr(live, "rows_of"):  # keys (KeyRows) or an index: one lookup of every first window
-            keep = live.rows_of(_rows_of(self.window_keys, self.starts[:-1])) >= 0
+            keep = live.rows_of(keys_at(self.window_keys, self.starts[:-1])) >= 0
         else:
             firsts = (self.window_keys[i:i + KEY_BYTES] for i in (KEY_BYTES * self.starts[:-1]).tolist())
             keep = np.fromiter(map(live.__contains__, firsts), dtype=bool, count=len(self))
@@ -138,8 +138,8 @@ class SplitPassages:
         """The entries at ``rows``, in that order."""
         counts = self.counts[rows].astype(np.int64)
         windows = joined_runs(self.starts[rows], counts)  # each selected entry's windows
-        return SplitPassages(_rows_of(self.keys, rows), counts, self.capped[rows], self.spans[windows],
-                             _rows_of(self.window_keys, windows))
+        return SplitPassages(keys_at(self.keys, rows), counts, self.capped[rows], self.spans[windows],
+                             keys_at(self.window_keys, windows))
 
     def same_keys(self, other: SplitPassages) -> bool:
         """Whether both hold the same passages (by key)."""
@@ -172,11 +172,6 @@ def joined_runs(first: np.ndarray, counts: np.ndarray) -> np.ndarray:
     counts = np.asarray(counts, dtype=np.int64)
     starts = np.cumsum(counts) - counts  # where each run begins in the result
     return np.arange(int(counts.sum()), dtype=np.int64) + np.repeat(np.asarray(first, dtype=np.int64) - starts, counts)
-
-
-def _rows_of(joined: bytes, rows: np.ndarray) -> bytes:
-    """The 16-byte keys at ``rows`` of ``joined``, joined."""
-    return np.frombuffer(joined, dtype=np.uint8).reshape(-1, KEY_BYTES)[rows].tobytes()
 
 
 class KeyedVectors(Mapping[bytes, np.ndarray]):
