@@ -10,6 +10,7 @@ Usage::
     python bench/chat_recall.py chatterbot [--pause MINUTES] --cache-dir DIR
     python bench/chat_recall.py phone [/work/shared/eval/realmem] --cache-dir DIR [--split ...]
     python bench/chat_recall.py short [/work/shared/eval/realmem] --cache-dir DIR [--split ...]
+        [--telegram]
 
 ``--max-chars N`` asks each search with ``max_chars=N`` (each hit's text cut to N characters
 around its match, its cited lines those shown).
@@ -38,6 +39,9 @@ Datasets:
   friend's replies cut to their first sentences (at most 160 characters), so messages average
   about 120 characters. Only the questions whose every gold turn is the persona's own are
   asked (the friend's long answers are cut away): the evidence is what the person said.
+
+``--telegram`` writes the ``phone`` and ``short`` chats as a Telegram Desktop ``result.json``
+rather than a WhatsApp ``.txt``: the same messages, cited by the lines of their JSON objects.
 
 Kinds: RealMem questions are ``one session`` or ``several sessions`` (by their gold sessions:
 the multi-hop case); chatterbot questions by whose message answers. Personas are split in
@@ -366,15 +370,16 @@ assert short_reply("Sure. I can help.\nA list:\n- one") == "Sure. I can help."
 assert short_reply("A" * 300 + ". Then more.") == "A" * 300 + "."  # the first sentence, however long
 
 
-def whatsapp_export(sessions: list[dict[str, Any]], short: bool = False
-                    ) -> tuple[str, dict[tuple[int, int], tuple[int, int]], list[str]]:
-    """The sessions as one Android WhatsApp chat: each turn a burst of messages in one minute,
-    turns two minutes apart, each session at 09:00 of its date or three hours after the one
-    before, whichever is later (a phone's times never step back). ``short``: the friend's
-    replies cut to ``short_reply``. Returns the text, each turn's lines, and each session's
-    start as ISO text."""
-    lines: list[str] = []
-    spans: dict[tuple[int, int], tuple[int, int]] = {}
+Burst = tuple[int, int, datetime, str, str]  # session position, turn number, time, author, message
+
+
+def phone_bursts(sessions: list[dict[str, Any]], short: bool = False) -> tuple[list[Burst], list[str]]:
+    """The sessions as one phone chat between two people: each turn a burst of messages in one
+    minute, turns two minutes apart, each session at 09:00 of its date or three hours after the
+    one before, whichever is later (a phone's times never step back). ``short``: the friend's
+    replies cut to ``short_reply``. Returns the messages in order and each session's start as
+    ISO text."""
+    out: list[Burst] = []
     starts: list[str] = []
     when = datetime(1970, 1, 1)
     for position, session in enumerate(sessions):
@@ -383,14 +388,42 @@ def whatsapp_export(sessions: list[dict[str, Any]], short: bool = False
         starts.append(when.isoformat())
         for number, turn in enumerate(session["dialogue_turns"]):
             author = PHONE_NAMES[0] if turn["speaker"] == "User" else PHONE_NAMES[1]
-            first = len(lines) + 1
             said = short_reply(turn["content"]) if short and turn["speaker"] != "User" else turn["content"]
-            for message in phone_messages(said):
-                lines.append(f"{when:%d/%m/%Y, %H:%M} - {author}: {message}")
-            if len(lines) >= first:
-                spans[position, number] = (first, len(lines))
+            out += [(position, number, when, author, message) for message in phone_messages(said)]
             when += timedelta(minutes=2)
-    return "\n".join(lines) + "\n", spans, starts
+    return out, starts
+
+
+def whatsapp_export(bursts: Sequence[Burst]) -> tuple[str, dict[tuple[int, int], tuple[int, int]]]:
+    """The messages as one Android WhatsApp chat: the text, and each turn's lines."""
+    lines = [f"{when:%d/%m/%Y, %H:%M} - {author}: {message}" for _, _, when, author, message in bursts]
+    return "\n".join(lines) + "\n", turn_spans(bursts, [(n, n) for n in range(1, len(lines) + 1)])
+
+
+def telegram_export(bursts: Sequence[Burst]) -> str:
+    """The messages as one Telegram Desktop ``result.json`` (a personal chat, one JSON line a
+    key, as Telegram writes it)."""
+    ids = {PHONE_NAMES[0]: "user1", PHONE_NAMES[1]: "user2"}
+    messages = [{"id": number, "type": "message", "date": when.isoformat(), "from": author, "from_id": ids[author],
+                 "text": message, "text_entities": [{"type": "plain", "text": message}]}
+                for number, (_, _, when, author, message) in enumerate(bursts, 1)]
+    chat = {"name": PHONE_NAMES[1], "type": "personal_chat", "id": 2, "messages": messages}
+    return json.dumps(chat, indent=1, ensure_ascii=False) + "\n"
+
+
+def turn_spans(bursts: Sequence[Burst], lines: Sequence[tuple[int, int]]) -> dict[tuple[int, int], tuple[int, int]]:
+    """Each turn's lines: from its first message's first line to its last one's last (``lines``:
+    each message's, in order)."""
+    spans: dict[tuple[int, int], tuple[int, int]] = {}
+    for (position, number, *_), (first, last) in zip(bursts, lines, strict=True):
+        spans[position, number] = (spans.get((position, number), (first, last))[0], last)
+    return spans
+
+
+def read_message_lines(book: vecbook.VecBook) -> list[tuple[int, int]]:
+    """Each message's lines as VecBook's reader cites them, in file order."""
+    return sorted((first, last) for record in book._snapshot.records  # read-only: the reader's messages
+                  for _, first, last in record.segments)
 
 
 # --- running ----------------------------------------------------------------------
@@ -431,10 +464,18 @@ def run_realmem(args: argparse.Namespace, work: Path) -> list[tuple[Question, li
         folder.mkdir(parents=True, exist_ok=True)
         started = time.perf_counter()
         if phone:
-            text, lines, starts = whatsapp_export(sessions, short=args.dataset == "short")
-            export = folder / "WhatsApp Chat with Sam.txt"
-            _write_if_changed(export, text)
-            book = open_book(folder, export, "whatsapp", args.cache_dir)
+            bursts, starts = phone_bursts(sessions, short=args.dataset == "short")
+            if args.telegram:
+                export = folder / "telegram" / "result.json"
+                export.parent.mkdir(exist_ok=True)
+                _write_if_changed(export, telegram_export(bursts))
+                book = open_book(folder, export, "telegram", args.cache_dir)
+                lines = turn_spans(bursts, read_message_lines(book))
+            else:
+                text, lines = whatsapp_export(bursts)
+                export = folder / "WhatsApp Chat with Sam.txt"
+                _write_if_changed(export, text)
+                book = open_book(folder, export, "whatsapp", args.cache_dir)
             questions, lost = realmem_questions(name, sessions, lines, "date__lt",
                                                 persona_only=args.dataset == "short")
             for q in questions:  # the chat before the query's session (each session hours after the last)
@@ -589,6 +630,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--pause", type=float, help="chatterbot: minutes between dialogues (default: as written, 3 h)")
     parser.add_argument("--max-chars", type=int, metavar="N",
                         help="search with max_chars=N: each hit's text cut to N characters around its match")
+    parser.add_argument("--telegram", action="store_true",
+                        help="phone, short: write each persona's chat as a Telegram result.json, not a WhatsApp .txt")
     parser.add_argument("--details", type=Path, help="write each question's hits as JSON lines here")
     return parser
 
