@@ -417,7 +417,7 @@ def format_hits(hits: Sequence[Hit], color: bool = False,
         if first is not None:
             lines.append(f"    {f'line {first}' if first == last else f'lines {first}-{last}'}:")
         body = _highlight(body, hit.matched_terms, analysis(hit.source)) if color else body
-        if hit.truncated:  # every cited line, blank ones too, so the lines shown count as cited
+        if hit.truncated:  # every cited line, blank ones too: the printed lines match the cited ones one for one
             lines += [f"      {line}" if line.strip() else "" for line in body.splitlines()]
         else:
             lines += ["      " + line for line in body.splitlines() if line.strip()]
