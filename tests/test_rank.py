@@ -131,13 +131,57 @@ def test_an_unknown_key_with_an_operator_is_named_without_it() -> None:
 
 @pytest.mark.parametrize("filters", [{"source": "whatsapp"}, {"source__ne": "whatsapp"},
                                      {"source__in": ["slack", "whatsapp"]}])
-def test_a_source_no_record_comes_from_is_an_error_pointing_to_metadata_source(filters: dict[str, Any]) -> None:
+def test_a_source_no_record_comes_from_is_an_error_naming_the_sources(filters: dict[str, Any]) -> None:
+    with pytest.raises(vecbook.QueryError) as error:
+        matching(filters)
+    assert str(error.value) == "no record comes from source 'whatsapp' (sources: files, slack)"
+    assert matching({"source": "SLACK"}) == ["r3", "r4"]  # names match case-insensitively, like other values
+
+
+def test_a_misspelt_source_is_an_error_suggesting_the_source_meant() -> None:
+    with pytest.raises(vecbook.QueryError, match=r"no record comes from source 'slakc' \(did you mean 'slack'\? "
+                                                 r"sources: files, slack\)$"):
+        matching({"source": "slakc"})
+
+
+def test_a_source_filter_points_to_metadata_source_where_records_have_such_a_field() -> None:
     # Toolbox-store rows carry a `source` column (e.g. "whatsapp") in their metadata, while the
     # `source` filter is the collection: a user mixing them up gets told, not an empty result.
-    with pytest.raises(vecbook.QueryError, match=r"no record comes from source 'whatsapp' \(sources: files, slack\); "
-                                                 r".*metadata\.source=whatsapp"):
+    row = vecbook.Record(text="t0", file_path="t.db", line_number=1, end_line=1, metadata={"source": "whatsapp"},
+                         source="toolbox", id="t0", citation="t0", content="t0")
+    with pytest.raises(vecbook.QueryError, match=r"no record comes from source 'whatsapp' \(sources: files, slack, "
+                                                 r"toolbox\); .*metadata\.source=whatsapp"):
+        vecbook.filters.FilterColumns([*RECORDS, row]).mask(vecbook.filters.parse_filters({"source": "whatsapp"}))
+
+
+@pytest.mark.parametrize("filters, hint", [
+    ({"tags_contains": "work"}, "did you mean 'tags__contains'? (an operator follows two underscores)"),
+    ({"date_gte": "2024-01-01"}, "did you mean 'date__gte'?"),
+    ({"channle": "general"}, "did you mean 'channel'?"),
+    ({"auther": "ana"}, "did you mean 'author'?"),
+])
+def test_an_unknown_key_suggests_the_key_or_operator_meant(filters: dict[str, Any], hint: str) -> None:
+    with pytest.raises(vecbook.QueryError) as error:
         matching(filters)
-    assert matching({"source": "SLACK"}) == ["r3", "r4"]  # names match case-insensitively, like other values
+    assert hint in str(error.value)
+
+
+def test_a_word_for_a_person_points_to_participants_not_to_a_key_sharing_a_few_letters() -> None:
+    chat = [record("c0", date="2024-01-01", participants=["Ana", "Ben"])]
+    with pytest.raises(vecbook.QueryError) as error:
+        vecbook.filters.FilterColumns(chat).mask(vecbook.filters.parse_filters({"auther": "ana"}))
+    assert "did you mean" not in str(error.value)  # not 'date', three of its six letters in order
+    assert "the people of a chat, mail or event are filtered with participants__contains (--participant)" in str(
+        error.value)
+
+
+def test_a_participant_no_record_names_is_an_error_suggesting_close_names() -> None:
+    columns = vecbook.filters.FilterColumns(LISTS)
+    with pytest.raises(vecbook.QueryError) as error:
+        columns.mask(vecbook.filters.convenience_conditions(participants=["Lopes"]))
+    assert str(error.value) == ("participants Lopes: no chat, mail or event names a participant 'Lopes'; "
+                                "did you mean 'Ana Lopez'? (4 names known)")
+    assert list(columns.mask(vecbook.filters.convenience_conditions(participants=["lopez"]))) == [True, False, True]
 
 
 def test_filters_must_be_an_object() -> None:

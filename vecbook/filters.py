@@ -21,6 +21,12 @@ from .records import Record
 from .snippets import date_days
 
 FILTER_OPERATORS = ("exact", "ne", "gt", "gte", "lt", "lte", "in", "contains", "startswith", "exists")
+# How close a typo must be to a known key, source or name to be suggested (difflib's ratio):
+# at its default 0.6 "auther" suggested "date" (three letters of six in order).
+HINT_CUTOFF = 0.75
+# Filter keys a person might try for the people of a chat, mail or event (``participants``).
+PERSON_KEYS = ("author", "from", "sender", "speaker", "person", "people", "user", "who", "with", "participant",
+               "name", "to")
 _MISSING = object()
 _NUMBER_RE = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
 # What gt/gte/lt/lte accept besides numbers: an ISO-8601 date, optionally with a time and
@@ -320,6 +326,8 @@ class FilterColumns:
             glob = condition.field == "file_path" and condition.op in ("exact", "in")
             verdict = np.array([value_matches(v, condition.op, condition.value, glob) for v in uniques]
                                + [value_matches(_MISSING, condition.op, condition.value)], dtype=bool)
+            if condition.shorthand.startswith("participants") and not verdict.any():
+                self._no_such_participant(condition, uniques)
             result &= verdict[codes]
         return result
 
@@ -335,12 +343,25 @@ class FilterColumns:
         whole, head = ".".join(condition.path).casefold(), condition.path[0].casefold()
         if whole in self.known_keys or head in self.known_keys:
             return
-        close = difflib.get_close_matches(whole, sorted(self.known_keys), n=1)
-        hint = f"; did you mean '{close[0]}'?" if close else ""
-        known = ", ".join(sorted(self.known_keys)[:20]) or "none"
         name = ".".join(condition.path)
+        hint = self._key_hint(whole, condition.op)
+        known = ", ".join(sorted(self.known_keys)[:20]) or "none"
         where = f" in '{condition.key}'" if condition.key != name else ""
         raise QueryError(f"unknown filter key '{name}'{where}: no record has it{hint} (known keys: {known})")
+
+    def _key_hint(self, key: str, op: str) -> str:
+        """What an unknown (casefolded) filter key was likely meant to be: a known key with an
+        operator after one underscore (``tags_contains``), a close spelling of a known key, or,
+        for a word for a person, the participants chats, mail and events name."""
+        head, _, tail = key.rpartition("_")
+        if op == "exact" and tail in FILTER_OPERATORS and head.rstrip("_") in self.known_keys:
+            return f"; did you mean '{head.rstrip('_')}__{tail}'? (an operator follows two underscores)"
+        close = difflib.get_close_matches(key, sorted(self.known_keys), n=1, cutoff=HINT_CUTOFF)
+        if close:
+            return f"; did you mean '{close[0]}'?"
+        if "participants" in self.known_keys and difflib.get_close_matches(key, PERSON_KEYS, n=1, cutoff=HINT_CUTOFF):
+            return "; the people of a chat, mail or event are filtered with participants__contains (--participant)"
+        return ""
 
     def _check_shorthand(self, conditions: Sequence[Condition]) -> None:
         """``since``, ``until`` or ``participants`` over sources none of whose records has a
@@ -364,6 +385,17 @@ class FilterColumns:
             having_them = [s for s in self.known_sources if s.casefold() in having]
             raise QueryError(f"{condition.shorthand}: no record of {', '.join(searched)} {what} ({kinds}), so none "
                              f"can match; {others}: {', '.join(having_them) or 'none'}")
+
+    @staticmethod
+    def _no_such_participant(condition: Condition, uniques: list[Any]) -> None:
+        """A participant no record names is a typo, not an empty result: say so, with the closest
+        names (by whole name, and by each of its words)."""
+        names = sorted({str(p) for value in uniques for p in (value if isinstance(value, (list, tuple)) else [value])})
+        spelled = {n.casefold(): n for n in names} | {w.casefold(): n for n in names for w in n.split()}
+        close = difflib.get_close_matches(_as_text(condition.value), list(spelled), n=3, cutoff=HINT_CUTOFF)
+        hint = f"; did you mean {' or '.join(repr(spelled[c]) for c in close)}?" if close else ""
+        raise QueryError(f"{condition.shorthand}: no chat, mail or event names a participant "
+                         f"'{condition.value}'{hint} ({len(names)} names known)")
 
     def _searched_sources(self, conditions: Sequence[Condition]) -> list[str]:
         """The sources a search covers: those its ``source`` conditions name, else all."""
@@ -392,10 +424,12 @@ class FilterColumns:
         wanted = condition.value if condition.op == "in" else [condition.value]
         unknown = [v for v in wanted if _as_text(v) not in known]
         if unknown:
-            raise QueryError(
-                f"no record comes from source '{unknown[0]}' (sources: {', '.join(self.known_sources)}); "
-                f"'source' is the collection a record came from: for a metadata field named source, "
-                f"filter on metadata.source={unknown[0]}")
+            close = difflib.get_close_matches(_as_text(unknown[0]), sorted(known), n=1, cutoff=HINT_CUTOFF)
+            hint = f"did you mean '{next(s for s in self.known_sources if s.casefold() == close[0])}'? " if close else ""
+            field = (f"; 'source' is the collection a record came from: for the metadata field named source, "
+                     f"filter on metadata.source={unknown[0]}" if "source" in self.known_keys else "")
+            raise QueryError(f"no record comes from source '{unknown[0]}' ({hint}sources: "
+                             f"{', '.join(self.known_sources)}){field}")
 
     def _column(self, condition: Condition) -> tuple[np.ndarray, list[Any]]:
         """Codes per record into a list of distinct values; the last code means 'missing'."""
