@@ -184,6 +184,12 @@ def test_a_participant_no_record_names_is_an_error_suggesting_close_names() -> N
     assert list(columns.mask(vecbook.filters.convenience_conditions(participants=["lopez"]))) == [True, False, True]
 
 
+def test_a_misspelt_participant_is_offered_the_whole_name_it_is_close_to_once() -> None:
+    columns = vecbook.filters.FilterColumns([record("c0", participants=["Ana", "Ana Lopez", "Ben"])])
+    with pytest.raises(vecbook.QueryError, match=r"'Anaa'; did you mean 'Ana'\? \(3 names known\)$"):
+        columns.mask(vecbook.filters.convenience_conditions(participants=["Anaa"]))
+
+
 def test_filters_must_be_an_object() -> None:
     with pytest.raises(vecbook.QueryError, match="filters must be an object"):
         vecbook.filters.parse_filters(["author=ana"])  # type: ignore[arg-type]

@@ -12,7 +12,7 @@ import re
 import threading
 import time
 from dataclasses import dataclass, replace
-from typing import Any, Sequence
+from typing import Any, NoReturn, Sequence
 
 import numpy as np
 
@@ -354,8 +354,9 @@ class FilterColumns:
         operator after one underscore (``tags_contains``), a close spelling of a known key, or,
         for a word for a person, the participants chats, mail and events name."""
         head, _, tail = key.rpartition("_")
-        if op == "exact" and tail in FILTER_OPERATORS and head.rstrip("_") in self.known_keys:
-            return f"; did you mean '{head.rstrip('_')}__{tail}'? (an operator follows two underscores)"
+        head = head.rstrip("_")
+        if op == "exact" and tail in FILTER_OPERATORS and head in self.known_keys:
+            return f"; did you mean '{head}__{tail}'? (an operator follows two underscores)"
         close = difflib.get_close_matches(key, sorted(self.known_keys), n=1, cutoff=HINT_CUTOFF)
         if close:
             return f"; did you mean '{close[0]}'?"
@@ -387,13 +388,14 @@ class FilterColumns:
                              f"can match; {others}: {', '.join(having_them) or 'none'}")
 
     @staticmethod
-    def _no_such_participant(condition: Condition, uniques: list[Any]) -> None:
+    def _no_such_participant(condition: Condition, uniques: list[Any]) -> NoReturn:
         """A participant no record names is a typo, not an empty result: say so, with the closest
-        names (by whole name, and by each of its words)."""
+        names (by whole name, else by one of its words)."""
         names = sorted({str(p) for value in uniques for p in (value if isinstance(value, (list, tuple)) else [value])})
-        spelled = {n.casefold(): n for n in names} | {w.casefold(): n for n in names for w in n.split()}
+        spelled = {w.casefold(): n for n in names for w in n.split()} | {n.casefold(): n for n in names}
         close = difflib.get_close_matches(_as_text(condition.value), list(spelled), n=3, cutoff=HINT_CUTOFF)
-        hint = f"; did you mean {' or '.join(repr(spelled[c]) for c in close)}?" if close else ""
+        meant = list(dict.fromkeys(spelled[c] for c in close))  # a name close by whole and by a word, once
+        hint = f"; did you mean {' or '.join(map(repr, meant))}?" if meant else ""
         raise QueryError(f"{condition.shorthand}: no chat, mail or event names a participant "
                          f"'{condition.value}'{hint} ({len(names)} names known)")
 
