@@ -637,7 +637,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.telegram and args.dataset not in ("phone", "short"):
+        parser.error("--telegram writes the phone and short chats; realmem is a ChatGPT export, chatterbot a WhatsApp one")
     vecbook.cli.configure_logging("WARNING")
     work = args.cache_dir.resolve() / "chat-recall" if args.cache_dir else Path(tempfile.mkdtemp(prefix="vecbook-recall-"))
     started = time.perf_counter()
