@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 import vecbook
 from bench.multilingual import QUERIES as MULTILINGUAL_QUERIES
-from bench.multilingual import NOTES, QUESTIONS, RECORDS, write_notes
+from bench.multilingual import NOTES, QUESTIONS, RECORDS, UNLISTED_QUESTIONS, write_notes, write_unlisted
 from vecbook.config import EMBEDDING_LANGUAGES, ConfigError, ModelNotFoundError, config_without_file, load_config
 from vecbook.languages import SCRIPTS, model_languages, reads_query
 from vecbook.tokens import MAX_TERM_CHARS, Analysis, Vocabulary, analyses, analysis_of, fold, tokenize
@@ -412,6 +412,31 @@ def test_a_question_in_a_language_the_model_does_not_read_finds_its_note_first(
     # note holding its words (`Steuererklärung Erstattung` put the German note below 10 of them).
     hits = questions_book.search(query, mode="hybrid", fusion=fusion, max_results=5)
     assert hits[0].file_path == f"{expected}.txt", [h.citation for h in hits]
+
+
+@pytest.fixture(scope="module")
+def unlisted_book(tmp_path_factory: pytest.TempPathFactory, embedder: vecbook.Embedder) -> vecbook.VecBook:
+    """Indonesian notes and an Indonesian family chat (bench/multilingual.py's third table): a
+    language without a function-word list, so its questions are undecided."""
+    return vecbook.VecBook(data_directory=write_unlisted(tmp_path_factory.mktemp("unlisted")), embedder=embedder)
+
+
+@pytest.mark.parametrize("fusion", ["linear", "rrf"])
+@pytest.mark.parametrize("query, expected", [(query, expected) for query, expected, _ in UNLISTED_QUESTIONS])
+def test_a_question_in_a_language_without_a_word_list_finds_its_note_first(
+        unlisted_book: vecbook.VecBook, query: str, expected: str, fusion: str) -> None:
+    # The chat's short messages hold one of the question's words each ("Kapan pulang?"): by
+    # meaning they lie first, and by keywords nearly as high as the note holding three of them.
+    assert vecbook.languages.reads_query(query, ("english",)) is None
+    hits = unlisted_book.search(query, mode="hybrid", fusion=fusion, max_results=5)
+    assert hits[0].file_path == f"{expected}.txt", [h.citation for h in hits]
+
+
+def test_the_words_a_record_holds_are_counted_once_each_over_its_passages() -> None:
+    index = vecbook.index.KeywordIndex([["kapan", "pulang"], ["pajak", "masuk"], ["restitusi", "pajak"],
+                                        ["lorem"]], owners=[0, 1, 1, 2])
+    held = vecbook.rank.terms_held(index, ["kapan", "restitusi", "pajak", "masuk"], np.array([0, 1, 2]))
+    assert held.tolist() == [1, 3, 0]
 
 
 @pytest.mark.parametrize("query", [
