@@ -383,8 +383,9 @@ class HitShaper:
         for lead, joined in merged:
             held = [seen[p] for p in (lead, *joined)]
             folded = [records[scored[j].index].citation for _, copies in held for j in copies]
-            best = scored[held[0][0]].index
-            hit, focus = self.hit(scored[held[0][0]], folded)
+            lead_scored = scored[held[0][0]]
+            best = lead_scored.index
+            hit, focus = self.hit(lead_scored, folded)
             windows = sorted(scored[i].index for i, _ in held) if joined else [best]
             if joined:
                 hit = dataclasses.replace(hit, text=merged_text(records, windows),

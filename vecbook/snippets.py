@@ -182,11 +182,7 @@ def cut_around(text: str, focus: tuple[int, int], limit: int) -> tuple[int, int]
     else:
         start = _cut_start(text, _centred(first, last, limit, 0, len(text)), first, last, limit)
         end = _cut_end(text, start, min(len(text), start + limit), keep)
-    while start < first and text[start] == "\n":
-        start += 1
-    while end > keep and text[end - 1] == "\n":
-        end -= 1
-    return start, end
+    return _shed_blank_edges(text, start, end, first, keep)
 
 
 def _whole_lines(text: str, start: int, end: int, limit: int) -> tuple[int, int]:
@@ -199,12 +195,7 @@ def _whole_lines(text: str, start: int, end: int, limit: int) -> tuple[int, int]
         wide_start = text.find("\n", wide_start, start) + 1
     if wide_end < len(text) and text[wide_end] != "\n":
         wide_end = text.rfind("\n", end, wide_end)
-    wide_end = min(wide_end, len(text))
-    while wide_start < start and text[wide_start] == "\n":  # blank edges go first
-        wide_start += 1
-    while wide_end > end and text[wide_end - 1] == "\n":
-        wide_end -= 1
-    start, end = wide_start, wide_end
+    start, end = _shed_blank_edges(text, wide_start, min(wide_end, len(text)), start, end)  # blank edges go first
     while True:  # the centred window's partial lines may leave room for one more line on a side
         before, after = _line_before(text, start), _line_after(text, end)
         if before < start and end - before <= limit:
@@ -213,6 +204,16 @@ def _whole_lines(text: str, start: int, end: int, limit: int) -> tuple[int, int]
             end = after
         else:
             return start, end
+
+
+def _shed_blank_edges(text: str, start: int, end: int, inner_start: int, inner_end: int) -> tuple[int, int]:
+    """``[start, end)`` without the blank lines at its edges, shed no further than
+    ``[inner_start, inner_end)``."""
+    while start < inner_start and text[start] == "\n":
+        start += 1
+    while end > inner_end and text[end - 1] == "\n":
+        end -= 1
+    return start, end
 
 
 def _line_before(text: str, start: int) -> int:
