@@ -3,16 +3,20 @@
 on one synthetic corpus, alternating, each run in a fresh process.
 
     python bench/keyword_ab.py OTHER_CHECKOUT [--this CHECKOUT] [--size 100000] [--rounds 3] [--queries 200]
+                               [--corpus synthetic|whatsapp]
 
 Each round builds a keyword-only VecBook (no vector cache, no keyword cache) over the same
-``bench/speed.py`` corpus in each checkout, then times ``--queries`` keyword searches (the
-default 10 results, snippets included). Prints the medians and the ratio this checkout / OTHER.
+corpus in each checkout, then times ``--queries`` keyword searches (the default 10 results,
+snippets included). Prints the medians and the ratio this checkout / OTHER. The corpus:
+``bench/speed.py``'s ASCII records (``synthetic``), or a WhatsApp export of ``--size`` messages
+from ``bench/export_whatsapp.py`` (``whatsapp``: four chats, 2 in 7 sentences ending in an emoji).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import random
 import statistics
 import subprocess
 import sys
@@ -22,6 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
 
+import export_whatsapp  # noqa: E402  (bench/export_whatsapp.py: a generated WhatsApp export)
 import speed  # noqa: E402  (bench/speed.py: the synthetic corpus and its queries)
 
 CHILD = """
@@ -48,6 +53,16 @@ def run(checkout: Path, data: Path, queries: list[str]) -> dict[str, float]:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+def chat_queries(count: int, seed: int = 7) -> list[str]:
+    """Queries of one to three of the WhatsApp export's words, one in five with its emoji."""
+    rng = random.Random(seed)
+    found = []
+    for _ in range(count):
+        words = rng.sample(export_whatsapp.WORDS, rng.randint(1, 3))
+        found.append(" ".join(words + ([rng.choice(("😂", "👍"))] if rng.random() < 0.2 else [])))
+    return found
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("other", type=Path, help="the checkout to compare with (e.g. a worktree of main)")
@@ -55,10 +70,12 @@ def main() -> None:
     parser.add_argument("--size", type=int, default=100_000)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--corpus", choices=("synthetic", "whatsapp"), default="synthetic")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as work:
-        data = speed.make_corpus(Path(work), args.size)
-        queries = speed.queries(args.queries)
+        data = (speed.make_corpus(Path(work), args.size) if args.corpus == "synthetic"
+                else export_whatsapp.generate(Path(work) / "whatsapp", args.size))
+        queries = speed.queries(args.queries) if args.corpus == "synthetic" else chat_queries(args.queries)
         results: dict[str, list[dict[str, float]]] = {"this": [], "other": []}
         for _ in range(args.rounds):
             for name, checkout in (("this", args.this.resolve()), ("other", args.other.resolve())):

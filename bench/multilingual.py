@@ -46,6 +46,7 @@ RECORDS = {
     "fr": "Nous partirons à la mer pour l'été prochain.",
     "en": "The boiler service is due in March; call the plumber.",
     "ja-width": "ｶﾞｿﾘﾝ代は１２０００円、ＥＴＣカードで払いました。",
+    "emoji": "Pizza night at Sam's 🍕🍺 bring the 🇮🇹 flag 👍🏽 ❤️",
 }
 # (query, the record it must find first, what it checks)
 QUERIES = [
@@ -63,6 +64,8 @@ QUERIES = [
     ("été", "fr", "French elision l'été"), ("plumbers", "en", "English stemming"),
     ("ガソリン", "ja-width", "half-width katakana (and its voicing mark) typed full-width"),
     ("ETC", "ja-width", "full-width Latin typed in ASCII"), ("12000", "ja-width", "full-width digits"),
+    ("🍕", "emoji", "an emoji is a word of its own"), ("👍", "emoji", "an emoji without its skin tone"),
+    ("❤️", "emoji", "an emoji's variation selector folded"), ("🇮🇹", "emoji", "a flag"),
 ]
 
 

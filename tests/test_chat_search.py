@@ -294,3 +294,17 @@ def test_a_query_naming_nobody_leaves_chat_scores_as_they_were(tmp_path: Path) -
     records = book._snapshot.records
     assert vecbook.chat_hits.named_windows(records, range(len(records)), "lantern festival") == set()
     assert vecbook.chat_hits.named_windows(records, range(len(records)), "Ana's lantern") == {0}
+
+
+def test_an_emoji_finds_the_message_holding_it_with_any_skin_tone_and_cites_its_line(tmp_path: Path) -> None:
+    export = tmp_path / "chat.txt"
+    export.write_text("15/01/2024, 09:00 - Ana: Dinner at 8?\n15/01/2024, 09:01 - Ben: 👍🏽\n"
+                      "16/01/2024, 18:00 - Ana: The 🍕 place on Elm Street ❤️\n16/01/2024, 18:02 - Ben: ok\n",
+                      encoding="utf-8")
+    book = chat_book(tmp_path, export)
+    for query, line in (("👍", 2), ("🍕", 3), ("❤️", 3)):
+        hits = book.search(query, mode="keyword")
+        assert len(hits) == 1 and hits[0].line_number <= line <= hits[0].end_line, query
+        emoji = query.rstrip("\ufe0f")  # without its variation selector
+        assert emoji in export.read_text(encoding="utf-8").splitlines()[line - 1]
+        assert hits[0].matched_terms == [emoji]

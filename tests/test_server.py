@@ -240,7 +240,8 @@ def test_search_json_takes_the_page_parameters_and_marks_matched_words(served: S
     assert status == 200 and headers["Content-Type"] == "application/json"
     # Cut around the matched word, citing the line shown (line 3, after a Date header and a blank line).
     assert hit["citation"] == "world.txt:3-3" and hit["text"] == "ボイラーを" and hit["truncated"] is True
-    assert [hit["snippet"][a:b] for a, b in hit["snippet_marks"]] == ["ボイラー"]
+    # Both query words are marked, the emoji too, at offsets in code points (🔥 lies past U+FFFF).
+    assert [hit["snippet"][a:b] for a, b in hit["snippet_marks"]] == ["ボイラー", "🔥"]
 
 
 @pytest.mark.parametrize("query, message", [

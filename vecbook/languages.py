@@ -17,7 +17,7 @@ import unicodedata
 from functools import lru_cache
 
 from .config import ALL_LANGUAGES, PACKAGED_MODEL_LANGUAGES, PACKAGED_MODEL_NAMES, Config
-from .tokens import fold, stop_words, word_re
+from .tokens import EMOJI_RE, fold, stop_words, word_re
 
 # Scripts other than Latin, by the first word of their letters' Unicode names, and the
 # languages written in each (the names ``embedding_languages`` takes). A model reads a script
@@ -77,15 +77,17 @@ def reads_query(text: str, languages: frozenset[str] | None) -> bool | None:
     it holds a word in a script none of whose languages the model reads, or at least
     MIN_FUNCTION_WORDS function words of a Latin-script language it does not read (none of them
     a function word of one it reads) and fewer of any it reads; True when it holds at least as
-    many of a language the model reads, or its words are all in scripts it reads; None when its
-    words do not tell (a few nouns, numbers, emoji only)."""
+    many of a language the model reads, or its words are all in scripts it reads; also False for
+    a query of emoji without a letter (``🍕``, ``🎂 30``): a model named by its languages is
+    taken to read none (the packaged one reads each as an unknown token); None when its words do
+    not tell (a few nouns, numbers)."""
     if languages is None:
         return True
     scripts, latin = _words_by_script(text[:QUERY_CHARS_READ])
     if any(languages.isdisjoint(SCRIPTS[script]) for script in scripts):
         return False
     if not latin:
-        return True if scripts else None
+        return True if scripts else (False if EMOJI_RE.search(text[:QUERY_CHARS_READ]) else None)
     read, unread = _function_words(latin, languages)
     if unread >= MIN_FUNCTION_WORDS and unread > read:
         return False
