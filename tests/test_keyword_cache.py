@@ -335,11 +335,79 @@ def test_the_cache_fingerprint_holds_every_language_setting(tmp_path: Path) -> N
     chat = CollectionConfig(name="chat", path=tmp_path / "chat", database_label="chat")
     prints = {vecbook.keyword_cache.fingerprint(config) for config in (
         base, vecbook.config.replace_config(base, language="german"),
-        vecbook.config.replace_config(base, stemming=False),
-        dataclasses.replace(base, collections=(chat,)),
-        dataclasses.replace(base, collections=(dataclasses.replace(chat, language="spanish"),)))}
-    assert len(prints) == 5
+        vecbook.config.replace_config(base, stemming=False))}
+    assert len(prints) == 3
+    # A collection's own settings are its source's alone: adding one leaves the fingerprint.
+    assert vecbook.keyword_cache.fingerprint(dataclasses.replace(base, collections=(chat,))) in prints
+    settings = [vecbook.keyword_cache.source_settings(dataclasses.replace(base, collections=(c,)), "collection:chat")
+                for c in (chat, dataclasses.replace(chat, language="spanish"),
+                          dataclasses.replace(chat, window_gap_minutes=5))]
+    assert [s["language"] for s in settings] == ["english", "spanish", "english"]
+    assert len({s["collection"] for s in settings}) == 3
+    assert vecbook.keyword_cache.source_settings(base, "collection:chat") is None  # gone
     assert "pystemmer" in vecbook.keyword_cache._library_versions()
+
+
+# Twenty messages a minute apart, with a pause of ten minutes after the tenth.
+PAUSED_CHAT = "".join(f"15/01/2024, 09:{i + 10 * (i >= 10):02d} - {'Ana' if i % 2 else 'Ben'}: message {i} about "
+                      f"{topic}\n" for i, topic in enumerate(["the ferry", "lentil soup", "the walrus", "a train",
+                                                             "basil"] * 4))
+
+
+def configured(tmp_path: Path, cache: Path, collections: dict[str, str]) -> vecbook.VecBook:
+    """A keyword-only book over ``tmp_path``'s data folder and the collections of a vecbook.toml
+    (name -> the rest of its table)."""
+    tables = "".join(f'[[collections]]\nname = "{name}"\n{rest}\n' for name, rest in collections.items())
+    (tmp_path / "vecbook.toml").write_text(f'data_directory = "data"\n{tables}', encoding="utf-8")
+    return vecbook.VecBook(config=vecbook.load_config(tmp_path / "vecbook.toml"), embedder=FakeEmbedder(),
+                           keyword_only=True, cache_directory=cache)
+
+
+def reads(found: vecbook.VecBook) -> tuple[int, int]:
+    update = found.stats()["last_update"]
+    return update["files_read"], update["collections_read"]
+
+
+def test_adding_or_removing_a_source_reads_only_the_new_one_and_answers_as_a_full_read(
+        write_files: Any, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    notes = write_files(NOTES)
+    (tmp_path / "chat.txt").write_text(PAUSED_CHAT, encoding="utf-8")
+    (tmp_path / "other.txt").write_text(PAUSED_CHAT.replace("Ana", "Cleo"), encoding="utf-8")
+    settle(notes, tmp_path / "chat.txt", tmp_path / "other.txt")
+    cache = tmp_path / "cache"
+    chat = {"chat": 'path = "chat.txt"\nformat = "whatsapp"'}
+    assert reads(configured(tmp_path, cache, chat)) == (4, 1)
+    caplog.set_level(logging.INFO, logger="vecbook")
+    both = configured(tmp_path, cache, {**chat, "other": 'path = "other.txt"\nformat = "whatsapp"'})
+    assert reads(both) == (0, 1)  # only the new chat
+    assert "reading every source" not in caplog.text
+    fresh = configured(tmp_path, tmp_path / "fresh-cache", {**chat, "other": 'path = "other.txt"\nformat = "whatsapp"'})
+    assert answers(both) == answers(fresh) and [h.citation for h in both.search("Cleo walrus", mode="keyword")] == \
+        [h.citation for h in fresh.search("Cleo walrus", mode="keyword")]
+    alone = configured(tmp_path, cache, chat)  # removed again: nothing read, and nothing of it found
+    assert reads(alone) == (0, 0) and alone.search("Cleo", mode="keyword") == []
+    assert answers(alone) == answers(configured(tmp_path, tmp_path / "third-cache", chat))
+
+
+@pytest.mark.parametrize("change, read_every_source", [
+    ('window_gap_minutes = 5', False),  # two windows, not one: this chat is read again, alone
+    ('language = "spanish"', True),  # other terms: no term of the old analysis is kept
+])
+def test_a_collection_whose_settings_change_is_read_again(write_files: Any, tmp_path: Path, change: str,
+                                                          read_every_source: bool) -> None:
+    notes = write_files(NOTES)
+    (tmp_path / "chat.txt").write_text(PAUSED_CHAT, encoding="utf-8")
+    settle(notes, tmp_path / "chat.txt")
+    cache, table = tmp_path / "cache", 'path = "chat.txt"\nformat = "whatsapp"'
+    configured(tmp_path, cache, {"chat": table})
+    changed = configured(tmp_path, cache, {"chat": f"{table}\n{change}"})
+    assert reads(changed) == ((4, 1) if read_every_source else (0, 1))
+    fresh = configured(tmp_path, tmp_path / "fresh-cache", {"chat": f"{table}\n{change}"})
+    assert answers(changed) == answers(fresh)
+    assert changed.stats()["sources"]["chat"] == fresh.stats()["sources"]["chat"] == (1 if read_every_source else 2)
+    assert [h.to_dict() for h in changed.search("lentil soup walrus", mode="keyword")] == \
+        [h.to_dict() for h in fresh.search("lentil soup walrus", mode="keyword")]
+    assert reads(configured(tmp_path, cache, {"chat": f"{table}\n{change}"})) == (0, 0)
 
 
 def test_a_problem_in_the_data_is_warned_about_once_per_change_and_stats_keeps_it(

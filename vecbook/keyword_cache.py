@@ -36,9 +36,9 @@ from .config import Config
 from .index import TermCounts
 from .records import Problem, Record
 from .record_columns import RECORD_ARRAYS, StoredRecords, record_columns, storable_lines
-from .sources import SourceState
+from .sources import FILE_KEY, SourceState, block_source
 from .stored_texts import REF_SHIFT, FileTexts, adopt_texts, file_identity, opened_texts, text_size, write_npz
-from .tokens import Vocabulary
+from .tokens import Vocabulary, analysis_of
 from .vector_cache import cache_scope
 from .key_rows import KEY_BYTES
 from .file_writes import write_atomically
@@ -109,16 +109,32 @@ def code_digest() -> str:
 
 
 def fingerprint(config: Config) -> str:
-    """What the cached records depend on: the code, the Python and Unicode versions (lower-
-    casing, ``\\w``, marks, folding), the libraries that parse exports and stem, the sources and
-    the settings that shape reading and the keyword analysis (``stemming``, ``language``, each
-    collection's ``language``; BM25's k1 and b are applied at each build, so they may differ)."""
-    collections = [{key: str(value) for key, value in dataclasses.asdict(c).items()} for c in config.collections]
+    """What every cached record depends on: the code, the Python and Unicode versions (lower-
+    casing, ``\\w``, marks, folding), the libraries that parse exports and stem, the data scope
+    and the settings of the keyword analysis (``stemming``, ``language``; BM25's k1 and b are
+    applied at each build, so they may differ). Not the list of collections: ``vecbook add`` and
+    ``remove`` change it, and every other source must still come from the cache
+    (``source_settings`` holds what one source depends on)."""
     facts = {"format": FORMAT, "code": code_digest(), "python": list(sys.version_info[:2]),
              "unicode": unicodedata.unidata_version, "libraries": _library_versions(),
-             "scope": cache_scope(config), "stemming": config.stemming, "language": config.language,
-             "collections": collections}
+             "scope": cache_scope(config), "stemming": config.stemming, "language": config.language}
     return hashlib.sha256(json.dumps(facts, sort_keys=True).encode()).hexdigest()
+
+
+def source_settings(config: Config, key: str) -> dict[str, Any] | None:
+    """What the records of the source ``key`` depend on beyond ``fingerprint``: the keyword
+    analysis' language, and a hash of its collection's settings (path, format, window gap, date
+    order, columns...: none for the data directory's files); None for a collection gone."""
+    name = block_source(key)
+    if key.startswith(FILE_KEY):
+        return {"language": analysis_of(config).language, "collection": None}
+    collection = next((c for c in config.collections if c.name == name), None)
+    if collection is None:
+        return None
+    settings = json.dumps({field: str(value) for field, value in dataclasses.asdict(collection).items()},
+                          sort_keys=True)
+    return {"language": analysis_of(config, name).language,
+            "collection": hashlib.sha256(settings.encode("utf-8", "surrogatepass")).hexdigest()[:16]}
 
 
 @lru_cache(maxsize=1)
@@ -294,7 +310,7 @@ class KeywordCache:
         header = {"magic": self.MAGIC, "format": FORMAT, "fingerprint": fingerprint(self.config),
                   "terms": terms, "windows_of": identity,
                   "sources": [dict(_source_facts(key, block, entry, captured.sources.read_at.get(key)),
-                                   windows=windows is not None)
+                                   windows=windows is not None, settings=source_settings(self.config, key))
                               for (key, block, entry), windows in zip(kept, windowed)]}
         columns, tables = record_columns([block.records for _, block, _ in kept])
         header.update(tables)
@@ -361,6 +377,17 @@ class KeywordCache:
         sources = SourceState(announce=True)
         sources.read_at = {key: at for key, (_, at) in _earlier_reads(header).items()}
         for facts, (key, block) in zip(header["sources"], blocks.items()):
+            now = source_settings(self.config, key)
+            if now is None:
+                continue  # a collection removed since: the next read leaves its block out
+            if facts.get("settings") is None or facts["settings"]["language"] != now["language"]:
+                # Another analysis made its terms: every source is read again (as for a change of
+                # the global language), so no term of the old analysis is taken over.
+                log.info("keyword cache %s: the language of source %s changed; reading every source", self.path,
+                         block_source(key))
+                return header, None
+            if facts["settings"] != now:
+                continue  # its collection's settings changed: the next read reads it again
             sources.put(key, (_tuples(facts["signature"]), block.records, [Problem(*p) for p in facts["problems"]],
                               facts["facts"]))
         n_passages = len(arrays["token_lengths"])
