@@ -93,11 +93,19 @@ def test_log_level_flag_takes_the_config_spellings(capsys: pytest.CaptureFixture
     assert code == 0 and out and "INFO" not in err
 
 
-def test_argparse_errors_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
-    assert run(capsys, "search")[0] == 2
-    assert run(capsys, "search", "x", "-n", "many")[0] == 2
-    assert run(capsys, "frobnicate")[0] == 2
-    assert run(capsys, "search", "x", "--log-level", "loud")[0] == 2
+@pytest.mark.parametrize("argv, message", [
+    (["search"], "vecbook search: error: the following arguments are required: query"),
+    (["search", "x", "-n", "many"], "vecbook search: error: argument -n/--max-results: invalid int value: 'many'"),
+    (["frobnicate"], "vecbook: error: argument COMMAND: invalid choice: 'frobnicate'"),
+    (["search", "x", "--log-level", "loud"], "vecbook search: error: argument --log-level: invalid choice: 'LOUD'"),
+    (["search", "x", "--mode", "fuzzy"], "vecbook search: error: argument --mode: invalid choice: 'fuzzy'"),
+    (["stats", "--source", "x"], "vecbook: error: unrecognized arguments: --source x"),
+])
+def test_argparse_errors_exit_2_with_one_line_naming_the_help(capsys: pytest.CaptureFixture[str], argv: list[str],
+                                                             message: str) -> None:
+    code, out, err = run(capsys, *argv)
+    assert code == 2 and out == "" and err.startswith(message)
+    assert err.count("\n") == 1 and err.rstrip().endswith("--help` lists what it takes)")  # no usage block
 
 
 def test_runtime_errors_exit_1(capsys: pytest.CaptureFixture[str], tmp_path: Path, write_files: Any,

@@ -389,6 +389,9 @@ def test_config_path_says_which_file_is_in_use(
         home: Path, user_config: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "config", "path")
     assert code == 1 and out.startswith(f"none (no ./vecbook.toml and no {user_config}")
+    (home / "data").mkdir()  # with no config file, a search here reads ./data
+    code, out, _ = run(capsys, "config", "path")
+    assert code == 0 and out.startswith(f"none: ./data is searched alone (no ./vecbook.toml and no {user_config}")
     user_config.parent.mkdir(parents=True)
     user_config.write_text("", encoding="utf-8")
     assert run(capsys, "config", "path")[1] == f"{user_config}\n"

@@ -13,7 +13,7 @@ import sys
 import threading
 from functools import partial
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Iterator, NoReturn, Sequence
 
 from .book import VecBook
 from .hits import MAX_CONTEXT, Hit, check_max_chars, check_max_results, check_max_total_chars, check_query, mark_matches
@@ -149,6 +149,14 @@ def parse_filter_argument(text: str) -> tuple[str, Any]:
     return key, value
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser with a usage error on one line, as every other error is (argparse prints
+    the whole usage block first), naming the help that lists the options."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (`{self.prog} --help` lists what it takes)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``vecbook`` command line: search, get, stats, reindex, serve, add, remove, sources, config path."""
     common = argparse.ArgumentParser(add_help=False)
@@ -159,7 +167,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="stderr log level: DEBUG, INFO, WARNING (or WARN), ERROR (default: WARNING; "
                              "serve: the config's log_level, INFO)")
     common.add_argument("-v", "--verbose", action="store_true", help="log what is read and indexed (--log-level INFO)")
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="vecbook", description="VecBook: local semantic, keyword and hybrid search over your own text records.")
     parser.add_argument("--version", action="version", version=f"vecbook {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -524,7 +532,11 @@ def _cmd_config_path(args: argparse.Namespace, _config: None) -> int:
         return 0
     file = Path(args.config).expanduser() if args.config else find_config_file()
     if file is None:
-        print(f"none (no ./{CONFIG_NAME} and no {user_config_file()}; `vecbook add PATH` creates the latter)")
+        looked = f"no ./{CONFIG_NAME} and no {user_config_file()}; `vecbook add PATH` creates the latter"
+        if (Path.cwd() / "data").is_dir():  # what a search here reads then (load_config)
+            print(f"none: ./data is searched alone ({looked})")
+            return 0
+        print(f"none ({looked})")
         return 1
     print(file.absolute())
     return 0
