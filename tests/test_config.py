@@ -189,9 +189,14 @@ def test_environment_data_directory_resolves_against_the_cwd(
     ("VECBOOK_MAX_RESULTS", "ten", "invalid value 'ten' for VECBOOK_MAX_RESULTS"),
     ("VECBOOK_STEMMING", "yes", "invalid value 'yes' for VECBOOK_STEMMING"),
     ("VECBOOK_KEYWORD_WEIGHT", "half", "invalid value 'half' for VECBOOK_KEYWORD_WEIGHT"),
-    ("VECBOOK_MAX_RESULTS", "0", "config key 'max_results' in environment must be between 1 and 1000; got 0"),
+    ("VECBOOK_MAX_RESULTS", "0",
+     "config key 'max_results' in environment variable VECBOOK_MAX_RESULTS must be between 1 and 1000; got 0"),
     ("VECBOOK_SIMILARITY_METRIC", "dot",
-     "config key 'similarity_metric' in environment must be one of cosine, l2; got 'dot'"),
+     "config key 'similarity_metric' in environment variable VECBOOK_SIMILARITY_METRIC must be one of cosine, l2; "
+     "got 'dot'"),
+    ("VECBOOK_SEARCH_MODE", "fuzzy",
+     "config key 'search_mode' in environment variable VECBOOK_SEARCH_MODE must be one of semantic, keyword, hybrid; "
+     "got 'fuzzy'"),
 ])
 def test_bad_environment_values(config_file: Callable[[str], Path], monkeypatch: pytest.MonkeyPatch,
                                 name: str, text: str, message: str) -> None:
@@ -199,6 +204,16 @@ def test_bad_environment_values(config_file: Callable[[str], Path], monkeypatch:
     with pytest.raises(ConfigError) as error:
         load_config(config_file(""))
     assert str(error.value) == message
+
+
+def test_a_misspelt_environment_variable_is_named_in_a_warning_and_ignored(
+        config_file: Callable[[str], Path], monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    monkeypatch.setenv("VECBOOK_MAX_RESULT", "5")
+    monkeypatch.setenv("VECBOOK_TOKEN", "secret")  # the server's token: no setting, and near none
+    assert load_config(config_file("")).max_results == 10
+    assert [r.getMessage() for r in caplog.records if r.levelname == "WARNING"] == [
+        "environment variable VECBOOK_MAX_RESULT is no VecBook setting (did you mean VECBOOK_MAX_RESULTS?); "
+        "it is ignored"]
 
 
 # -- errors in the file --

@@ -114,6 +114,8 @@ def test_a_member_lying_about_its_size_stops_at_the_limit(tmp_path: Path, monkey
 def test_an_unknown_format_is_a_config_error_listing_the_formats(tmp_path: Path) -> None:
     with pytest.raises(vecbook.ConfigError, match=r"unknown format 'skype'.*discord"):
         detect_format(export_collection(tmp_path, fmt="skype"))
+    with pytest.raises(vecbook.ConfigError, match=r"unknown format 'whatsap' \(did you mean 'whatsapp'\?\) \("):
+        detect_format(export_collection(tmp_path, fmt="whatsap"))
 
 
 def test_a_path_no_format_recognises_is_a_config_error(tmp_path: Path) -> None:

@@ -174,9 +174,11 @@ def test_a_whatsapp_file_in_an_unread_format_says_so_and_the_collection_why(tmp_
     ("notes.txt", "Shopping: eggs, café, 🍞\n", "ics",
      "not a ics export (iCalendar .ics files); no format VecBook reads recognises it"),
     ("result.json", telegram_chat([{"date": "2022-03-08T13:07:42"}]), "discord",
-     'not a discord export (DiscordChatExporter JSON); it looks like telegram (set format = "telegram")'),
+     'not a discord export (DiscordChatExporter JSON); it looks like telegram: name that format, or none '
+     '(VecBook tells it by its content)'),
     ("result.json", telegram_chat([{"date": "2022-03-08T13:07:42"}]), "messenger",
-     'not a messenger export (Facebook Messenger JSON); it looks like telegram (set format = "telegram")'),
+     'not a messenger export (Facebook Messenger JSON); it looks like telegram: name that format, or none '
+     '(VecBook tells it by its content)'),
     ("result.json", '{"name": "x", "type": "personal_chat", "id": 1, "messages": []}', "telegram",
      "no telegram messages or items found in it"),
 ])

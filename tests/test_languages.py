@@ -402,8 +402,9 @@ def test_the_model_languages_come_from_the_environment(monkeypatch: pytest.Monke
     monkeypatch.setenv("VECBOOK_EMBEDDING_LANGUAGES", "english,german")
     assert config_without_file().embedding_languages == ("english", "german")
     monkeypatch.setenv("VECBOOK_EMBEDDING_LANGUAGES", "kinglish")
-    with pytest.raises(ConfigError, match=re.escape("config key 'embedding_languages' in environment: unknown "
-                                                    "language 'kinglish' (did you mean 'english'?)")):
+    with pytest.raises(ConfigError, match=re.escape("config key 'embedding_languages' in environment variable "
+                                                    "VECBOOK_EMBEDDING_LANGUAGES: unknown language 'kinglish' "
+                                                    "(did you mean 'english'?)")):
         config_without_file()
 
 

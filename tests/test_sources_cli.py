@@ -207,6 +207,7 @@ def _unreadable(home: Path) -> str:
 @pytest.mark.parametrize("argv, message", [
     (["add", "missing.txt"], "no such file or folder: {home}/missing.txt"),
     (["add", "notes", "--format", "papyrus"], "unknown format 'papyrus' (formats: "),
+    (["add", "notes", "--format", "discrod"], "unknown format 'discrod' (did you mean 'discord'?) (formats: "),
     (["add", "notes", "--name", "Family Chat"], "source name 'Family Chat' is not allowed: use lower-case"),
     (["add", "notes", "--name", "files"], "a source named 'files' already exists"),
     (["add", "notes", "--name", "old"], "a source named 'old' already exists (in {config}); choose another"),
@@ -223,8 +224,9 @@ def _unreadable(home: Path) -> str:
      "nothing was added"),
     (["add", "quiet.json"], "nothing to search in {home}/quiet.json: no telegram messages or items found in it; "
      "nothing was added"),
-], ids=["missing", "unknown-format", "bad-name", "reserved-name", "name-in-use", "not-a-format", "table-not-sqlite",
-        "remove-unknown", "not-that-format", "cut-short", "cut-short-detected", "empty", "no-messages"])
+], ids=["missing", "unknown-format", "misspelt-format", "bad-name", "reserved-name", "name-in-use", "not-a-format",
+        "table-not-sqlite", "remove-unknown", "not-that-format", "cut-short", "cut-short-detected", "empty",
+        "no-messages"])
 def test_bad_input_is_one_line_and_changes_no_file(
         home: Path, user_config: Path, capsys: pytest.CaptureFixture[str], argv: list[str], message: str) -> None:
     user_config.parent.mkdir(parents=True)

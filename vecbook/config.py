@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import logging
 import os
 import re
 import sys
@@ -17,6 +18,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised only on Python 3.10
     import tomli as tomllib
 
+log = logging.getLogger("vecbook")
 
 __version__ = "0.1.0"
 CONFIG_NAME = "vecbook.toml"
@@ -230,7 +232,7 @@ def load_config(path: str | Path | None = None, **overrides: Any) -> Config:
         values.update(_check_values(raw, where=str(file), base=file.parent))
     else:
         values["data_directory"] = _default_data_directory(Path.cwd(), optional=True)
-    values.update(_check_values(environment, where="environment", base=Path.cwd()))
+    values.update(_check_environment(environment))
     values.update(_check_arguments(overrides))
     return Config(**values, collections=collections, config_file=file)
 
@@ -246,7 +248,7 @@ def _default_data_directory(base: Path, optional: bool) -> Path | None:
 def config_without_file(**overrides: Any) -> Config:
     """Defaults < ``VECBOOK_*`` environment < overrides, reading no config file
     (``VecBook(data_directory=...)`` is complete without one)."""
-    values = _check_values(_environment_values(), where="environment", base=Path.cwd())
+    values = _check_environment(_environment_values())
     values.update(_check_arguments(overrides))
     return Config(**values)
 
@@ -273,8 +275,25 @@ def _read_toml(file: Path) -> dict[str, Any]:
         raise ConfigError(f"cannot read config file {file}: {exc.strerror}") from None
 
 
+def _check_environment(environment: dict[str, Any]) -> dict[str, Any]:
+    """``_check_values`` of the environment's settings, each message naming its variable."""
+    checked: dict[str, Any] = {}
+    for key, value in environment.items():
+        checked.update(_check_values({key: value}, where=f"environment variable VECBOOK_{key.upper()}",
+                                     base=Path.cwd()))
+    return checked
+
+
 def _environment_values() -> dict[str, Any]:
-    """``VECBOOK_MAX_RESULTS=5`` style variables, converted to the key's type."""
+    """``VECBOOK_MAX_RESULTS=5`` style variables, converted to the key's type; a variable named
+    like one of them but misspelt (``VECBOOK_MAX_RESULT``) is ignored with a WARN that names it."""
+    for name in os.environ:
+        if name.startswith("VECBOOK_") and name[8:].lower() not in _SCALAR_KEYS:
+            # Only near a setting: other VECBOOK_ variables (VECBOOK_TOKEN) are no settings.
+            close = difflib.get_close_matches(name[8:].lower(), list(_SCALAR_KEYS), n=1)
+            if close:
+                log.warning("environment variable %s is no VecBook setting (did you mean VECBOOK_%s?); it is ignored",
+                            name, close[0].upper())
     values: dict[str, Any] = {}
     for key, (types, _) in _SCALAR_KEYS.items():
         text = os.environ.get(f"VECBOOK_{key.upper()}")
@@ -296,10 +315,14 @@ def _environment_values() -> dict[str, Any]:
     return values
 
 
+def did_you_mean(word: str, known: Iterable[str]) -> str:
+    """`` (did you mean 'x'?)`` for the name in ``known`` closest to a misspelt ``word``, or ""."""
+    close = difflib.get_close_matches(word, list(known), n=1)
+    return f" (did you mean '{close[0]}'?)" if close else ""
+
+
 def _unknown_key_error(key: str, where: str, known: Iterable[str]) -> ConfigError:
-    close = difflib.get_close_matches(key, list(known), n=1)
-    hint = f" (did you mean '{close[0]}'?)" if close else ""
-    return ConfigError(f"unknown config key '{key}' in {where}{hint}")
+    return ConfigError(f"unknown config key '{key}' in {where}{did_you_mean(key, known)}")
 
 
 def _check_values(raw: dict[str, Any], where: str, base: Path) -> dict[str, Any]:
@@ -363,8 +386,7 @@ def _check_embedding_languages(value: str | Sequence[Any], where: str) -> str | 
                           f"\"{ALL_LANGUAGES}\" or the languages the model reads, such as [\"english\"]")
     for name in cleaned:
         if name not in EMBEDDING_LANGUAGES:
-            close = difflib.get_close_matches(name, [ALL_LANGUAGES, *EMBEDDING_LANGUAGES], n=1)
-            hint = f" (did you mean '{close[0]}'?)" if close else ""
+            hint = did_you_mean(name, [ALL_LANGUAGES, *EMBEDDING_LANGUAGES])
             raise ConfigError(f"config key 'embedding_languages' in {where}: unknown language '{name}'{hint}; "
                               f"give \"{ALL_LANGUAGES}\" or names from: {', '.join(EMBEDDING_LANGUAGES)}")
     return tuple(dict.fromkeys(cleaned))

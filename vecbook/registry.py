@@ -22,6 +22,7 @@ from .config import (
     CollectionConfig,
     Config,
     ConfigError,
+    did_you_mean,
     load_config,
 )
 from .exports import FORMATS, format_list, open_export, reader, recognising_formats
@@ -248,7 +249,7 @@ def choose_format(path: Path, name: str, wanted: str | None) -> str:
     if wanted is not None:
         wanted = wanted.lower()
         if wanted != SQLITE and wanted not in FORMATS:
-            raise ConfigError(f"unknown format '{wanted}' ({choices})")
+            raise ConfigError(f"unknown format '{wanted}'{did_you_mean(wanted, [*FORMATS, SQLITE])} ({choices})")
         # a folder said to be Markdown notes or text records is read as notes: every kind in it
         return "notes" if wanted in NOTES_FORMATS and path.is_dir() else wanted
     if path.is_dir() and holds_notes(path):

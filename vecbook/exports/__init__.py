@@ -11,7 +11,7 @@ import logging
 from functools import lru_cache
 from typing import Any
 
-from ..config import CollectionConfig, ConfigError
+from ..config import CollectionConfig, ConfigError, did_you_mean
 from ..records import Problem, Record
 from .base import Export
 
@@ -69,7 +69,8 @@ def detect_format(collection: CollectionConfig) -> str | None:
     where = f"collection '{collection.name}'"
     if collection.format is not None:
         if collection.format not in FORMATS:
-            raise ConfigError(f"{where}: unknown format '{collection.format}' (formats: {format_list()})")
+            hint = did_you_mean(collection.format, FORMATS)
+            raise ConfigError(f"{where}: unknown format '{collection.format}'{hint} (formats: {format_list()})")
         return collection.format
     if collection.path is None or not collection.path.exists():
         return None
@@ -130,8 +131,8 @@ def _why_nothing(export: Export, forced: str | None) -> str:
         return "the file is empty" if len(files) == 1 else f"its {len(files)} files are empty"
     if forced is not None and not detects(forced, export):
         others = [name for name in FORMATS if name != forced and detects(name, export)]
-        looks = f"it looks like {' or '.join(others)} (set format = \"{others[0]}\")" if others else \
-            "no format VecBook reads recognises it"
+        looks = f"it looks like {' or '.join(others)}: name that format, or none (VecBook tells it by its content)" \
+            if others else "no format VecBook reads recognises it"
         return f"not a {forced} export ({FORMATS[forced][1]}); {looks}"
     found = [p.reason.split(": ", 1)[-1] for p in export.problems]
     return f"{found[0]}" if found else f"no {export.format} messages or items found in it"
