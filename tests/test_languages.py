@@ -131,6 +131,8 @@ def test_words_keep_their_marks_where_backslash_w_drops_them() -> None:
 @pytest.mark.parametrize("language, words, same", [
     ("spanish", "reuniones reunión", True), ("german", "Häuser Haus", True), ("french", "chanteuse chanteuses", True),
     ("russian", "встречи встреча", True), ("turkish", "kitaplar kitap", True), ("english", "running runs", True),
+    ("german", "Müller mueller", True), ("german", "Häuser haeuser", True),  # umlauts typed as ae, oe, ue
+    ("english", "Müller mueller", False),
 ])
 def test_a_language_stems_its_own_words(language: str, words: str, same: bool) -> None:
     first, second = tokenize(words, language=language)
