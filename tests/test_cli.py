@@ -99,7 +99,7 @@ def test_log_level_flag_takes_the_config_spellings(capsys: pytest.CaptureFixture
     (["frobnicate"], "vecbook: error: argument COMMAND: invalid choice: 'frobnicate'"),
     (["search", "x", "--log-level", "loud"], "vecbook search: error: argument --log-level: invalid choice: 'LOUD'"),
     (["search", "x", "--mode", "fuzzy"], "vecbook search: error: argument --mode: invalid choice: 'fuzzy'"),
-    (["stats", "--source", "x"], "vecbook: error: unrecognized arguments: --source x"),
+    (["stats", "--source", "x"], "vecbook stats: error: unrecognized arguments: --source x (`vecbook stats --help`"),
 ])
 def test_argparse_errors_exit_2_with_one_line_naming_the_help(capsys: pytest.CaptureFixture[str], argv: list[str],
                                                              message: str) -> None:
@@ -246,3 +246,11 @@ def test_output_piped_to_a_reader_that_leaves_early_ends_quietly(tmp_path: Path)
     assert done.stdout.startswith(" 1. ")
     assert "Traceback" not in done.stderr and "BrokenPipeError" not in done.stderr, done.stderr
     assert done.returncode == 141
+
+
+def test_a_missing_data_directory_named_by_the_environment_names_the_variable(
+        capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("VECBOOK_DATA_DIRECTORY", str(tmp_path / "gone"))
+    code, out, err = run(capsys, "search", "x")
+    assert code == 2 and err == (f"vecbook: error: data directory not found: {tmp_path / 'gone'} (from "
+                                 "VECBOOK_DATA_DIRECTORY: create the folder, or set the variable to one that exists)\n")

@@ -209,11 +209,15 @@ def test_bad_environment_values(config_file: Callable[[str], Path], monkeypatch:
 def test_a_misspelt_environment_variable_is_named_in_a_warning_and_ignored(
         config_file: Callable[[str], Path], monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
     monkeypatch.setenv("VECBOOK_MAX_RESULT", "5")
+    monkeypatch.setenv("VECBOOK_Search_Mode", "keyword")  # names are read in capitals
+    monkeypatch.setenv("VECBOOK_CACHE", "/tmp/elsewhere")  # a setting it begins
     monkeypatch.setenv("VECBOOK_TOKEN", "secret")  # the server's token: no setting, and near none
-    assert load_config(config_file("")).max_results == 10
-    assert [r.getMessage() for r in caplog.records if r.levelname == "WARNING"] == [
-        "environment variable VECBOOK_MAX_RESULT is no VecBook setting (did you mean VECBOOK_MAX_RESULTS?); "
-        "it is ignored"]
+    config = load_config(config_file(""))
+    assert (config.max_results, config.search_mode) == (10, "hybrid")
+    assert sorted(r.getMessage() for r in caplog.records if r.levelname == "WARNING") == [
+        f"environment variable {name} is no VecBook setting (did you mean {meant}?); it is ignored"
+        for name, meant in [("VECBOOK_CACHE", "VECBOOK_CACHE_DIRECTORY"), ("VECBOOK_MAX_RESULT", "VECBOOK_MAX_RESULTS"),
+                            ("VECBOOK_Search_Mode", "VECBOOK_SEARCH_MODE")]]
 
 
 # -- errors in the file --

@@ -330,7 +330,7 @@ def test_a_change_of_language_rebuilds_the_keyword_index_once_and_never_mixes_te
     assert again.stats()["last_update"]["files_read"] == 0 and answers(again) == answers(fresh)
 
 
-def test_the_cache_fingerprint_holds_every_language_setting(tmp_path: Path) -> None:
+def test_the_cache_fingerprint_holds_every_language_setting(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     base = vecbook.config.config_without_file(data_directory=tmp_path)
     chat = CollectionConfig(name="chat", path=tmp_path / "chat", database_label="chat")
     prints = {vecbook.keyword_cache.fingerprint(config) for config in (
@@ -345,6 +345,10 @@ def test_the_cache_fingerprint_holds_every_language_setting(tmp_path: Path) -> N
     assert [s["language"] for s in settings] == ["english", "spanish", "english"]
     assert len({s["collection"] for s in settings}) == 3
     assert vecbook.keyword_cache.source_settings(base, "collection:chat") is None  # gone
+    # A path as written (`--config vecbook.toml` keeps it relative) and resolved are one source.
+    monkeypatch.chdir(tmp_path)
+    written = dataclasses.replace(base, collections=(dataclasses.replace(chat, path=Path("chat")),))
+    assert vecbook.keyword_cache.source_settings(written, "collection:chat") == settings[0]
     assert "pystemmer" in vecbook.keyword_cache._library_versions()
 
 

@@ -76,8 +76,10 @@ def test_runs_without_spaces_are_cut_into_overlapping_bigrams(text: str, terms: 
     ("❤️ 1️⃣", ["❤", "1"]),  # without its variation selector, a keycap's digit
     ("🇩🇪🇫🇷 🇮", ["🇩🇪", "🇫🇷", "🇮"]),  # regional indicators pair into flags
     ("👨‍👩‍👧", ["👨", "👩", "👧"]),  # the zero-width joiner parts a sequence
-    ("⌘K ⏰ ✈ ⭐", ["⌘", "k", "⏰", "✈", "⭐"]),
+    ("⌘K ⏰ ✈ ⭐ ✓ ➡", ["⌘", "k", "⏰", "✈", "⭐", "✓", "➡"]),
     ("x → y ■ z ─── w", ["x", "y", "z", "w"]),  # arrows, bullets and rules are no words
+    ("©️ ▶️ ↔️ #️⃣ ©", ["©", "▶", "↔", "#"]),  # unless a sign comes with the emoji variation selector
+    ("💪🏿💪", ["💪", "💪"]),
 ])
 def test_each_emoji_is_a_word_of_its_own(text: str, terms: list[str]) -> None:
     assert tokenize(text) == terms
@@ -241,7 +243,7 @@ def test_a_snippet_centres_on_the_bigram_match_and_shows_the_words_as_written() 
     ("Wir trafen uns im Café am Bahnhof.", ["cafe"], ["Café"]),
     ("İstanbul'da kırmızı", ["KIRMIZI"], ["kırmızı"]),
     ("The boilers 🔥 need service", ["boiler"], ["boilers"]),
-    ("Pizza 🍕🍺 tonight 👍🏽", ["🍕👍"], ["🍕", "👍"]),  # each emoji, not its skin tone
+    ("Pizza 🍕🍺 tonight 👍🏽 ❤️", ["🍕👍❤"], ["🍕", "👍🏽", "❤️"]),  # each emoji with its skin tone, selector
     ("נפגשנו בספרייה העירונית", ["בספרייה"], ["בספרייה"]),
     ("我的ｉＰｈｏｎｅ坏了", ["iphone"], ["ｉＰｈｏｎｅ"]),  # the full-width word as written
     ("ｶﾞｿﾘﾝ代", ["ガソリン"], ["ｶﾞｿﾘﾝ"]),  # half-width, voicing mark and all: its bigrams, one mark

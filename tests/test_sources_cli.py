@@ -388,7 +388,7 @@ def test_a_database_with_one_id_and_content_table_needs_no_table(
 
 
 def test_config_path_says_which_file_is_in_use(
-        home: Path, user_config: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        home: Path, user_config: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     code, out, _ = run(capsys, "config", "path")
     assert code == 1 and out.startswith(f"none (no ./vecbook.toml and no {user_config}")
     (home / "data").mkdir()  # with no config file, a search here reads ./data
@@ -401,6 +401,9 @@ def test_config_path_says_which_file_is_in_use(
     assert run(capsys, "config", "path")[1] == f"{home / 'vecbook.toml'}\n"
     assert run(capsys, "config", "path", "--config", "other.toml")[1] == f"{home / 'other.toml'}\n"
     assert run(capsys, "config", "path", "--data-dir", "notes")[1] == "none: --data-dir notes is searched alone\n"
+    monkeypatch.setenv("VECBOOK_DATA_DIRECTORY", "elsewhere")
+    assert run(capsys, "config", "path")[1] == "none: VECBOOK_DATA_DIRECTORY (elsewhere) is searched alone\n"
+    assert run(capsys, "config", "path", "--config", "other.toml")[1] == f"{home / 'other.toml'}\n"
 
 
 def test_a_data_folder_named_without_config_is_searched_alone(

@@ -388,9 +388,12 @@ class VecBook:
             self._cond.notify_all()
         report = snapshot.report if snapshot is not None else LoadReport()
         count = len(report.records)
+        read = counted(update["files_read"], "file")
+        if update.get("collections_read"):  # exports and databases read whole
+            read += f" and {counted(update['collections_read'], 'collection')}"
         log.info("indexed %s in %.1fs: %s (%s read, %s embedded, %d reused)", counted(count, "record"),
-                 update["seconds"], count_sources(report), counted(update["files_read"], "file"),
-                 counted(update.get("embedded", 0), "text"), update.get("reused", 0) + update.get("from_cache", 0))
+                 update["seconds"], count_sources(report), read, counted(update.get("embedded", 0), "text"),
+                 update.get("reused", 0) + update.get("from_cache", 0))
 
     # -- embedding --
 

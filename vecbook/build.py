@@ -22,7 +22,7 @@ from .blocks import Block, Keys, Windows, reused_records, taken_windows
 from .key_rows import KEY_BYTES
 from .records import Record, header_title, record_passages
 from .sources import LoadReport, SourceState, block_source, load_sources
-from .tokens import Vocabulary, analysis_of
+from .tokens import Vocabulary, analysis_of, without_sender_emoji
 from .rows_file import RowsFile
 from .scan_file import ScanFile
 from .vector_cache import VectorCache
@@ -181,7 +181,8 @@ class Builder:
         a chat window) and their token ids for each of ``records`` (tokenized together, with the
         analysis of their ``source``: its collection's language)."""
         cuts = [record_passages(record) for record in records]
-        texts = [record.content[a:b] for record, passages in zip(records, cuts) for a, b in passages]
+        views = [without_sender_emoji(record.content, record.metadata_value("participants")) for record in records]
+        texts = [view[a:b] for view, passages in zip(views, cuts) for a, b in passages]
         titled = [(i, title) for i, record in enumerate(records) if (title := header_title(record))]
         encoded = self.vocabulary.encode_texts(texts + [title for _, title in titled], analysis_of(self.config, source))
         tokens = iter(encoded[:len(texts)])

@@ -149,8 +149,8 @@ def named_people(query: str, people: Iterable[str]) -> set[str]:
             if SEGMENTED_RE.search(word):
                 hit = word in low
             else:
-                term = fold(word)
-                hit = len(term) > 1 and term not in common and term in said
+                term = fold(word)  # a word of letters or digits: a flag in a name (🇪🇸) names nobody
+                hit = len(term) > 1 and term not in common and term in said and any(c.isalnum() for c in term)
             if hit:
                 named.add(person)
                 break

@@ -151,13 +151,16 @@ def parse_filter_argument(text: str) -> tuple[str, Any]:
 
 class _Parser(argparse.ArgumentParser):
     """argparse's parser with a usage error on one line, as every other error is (argparse prints
-    the whole usage block first), naming the help that lists the options."""
+    the whole usage block first), naming the help that lists the options; ``commands``: the
+    top parser's command parsers, by name."""
+
+    commands: dict[str, argparse.ArgumentParser]
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {message} (`{self.prog} --help` lists what it takes)\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser() -> _Parser:
     """The ``vecbook`` command line: search, get, stats, reindex, serve, add, remove, sources, config path."""
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--config", metavar="PATH", help=f"config file (default: ./{CONFIG_NAME}, else the "
@@ -171,6 +174,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="vecbook", description="VecBook: local semantic, keyword and hybrid search over your own text records.")
     parser.add_argument("--version", action="version", version=f"vecbook {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    parser.commands = commands.choices
     search = commands.add_parser("search", parents=[common], help="search the records",
                                  description="Search records; prints hits best first.")
     search.add_argument("query", help="what to look for")
@@ -286,7 +290,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code (2: usage error, 1: runtime error)."""
     parser = build_parser()
     try:
-        args = parser.parse_args(argv)
+        args, unknown = parser.parse_known_args(argv)
+        if unknown:  # told by the command's own parser, whose help lists what it takes
+            parser.commands[args.command].error(f"unrecognized arguments: {' '.join(unknown)}")
     except SystemExit as exc:  # argparse exits on --help and usage errors
         return int(exc.code or 0)
     # add, remove and config path take no --log-level: they log warnings only.
@@ -529,6 +535,10 @@ def _cmd_remove(args: argparse.Namespace, _config: None) -> int:
 def _cmd_config_path(args: argparse.Namespace, _config: None) -> int:
     if args.data_dir and not args.config:
         print(f"none: --data-dir {args.data_dir} is searched alone")
+        return 0
+    named = os.environ.get("VECBOOK_DATA_DIRECTORY")
+    if named and not args.config:  # as load_config reads it: a folder named without a file
+        print(f"none: VECBOOK_DATA_DIRECTORY ({named}) is searched alone")
         return 0
     file = Path(args.config).expanduser() if args.config else find_config_file()
     if file is None:

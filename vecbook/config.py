@@ -288,12 +288,12 @@ def _environment_values() -> dict[str, Any]:
     """``VECBOOK_MAX_RESULTS=5`` style variables, converted to the key's type; a variable named
     like one of them but misspelt (``VECBOOK_MAX_RESULT``) is ignored with a WARN that names it."""
     for name in os.environ:
-        if name.startswith("VECBOOK_") and name[8:].lower() not in _SCALAR_KEYS:
-            # Only near a setting: other VECBOOK_ variables (VECBOOK_TOKEN) are no settings.
-            close = difflib.get_close_matches(name[8:].lower(), list(_SCALAR_KEYS), n=1)
-            if close:
-                log.warning("environment variable %s is no VecBook setting (did you mean VECBOOK_%s?); it is ignored",
-                            name, close[0].upper())
+        if not name.startswith("VECBOOK_") or name[8:] == name[8:].upper() and name[8:].lower() in _SCALAR_KEYS:
+            continue
+        close = _setting_near(name[8:].lower())
+        if close:  # only near a setting: other VECBOOK_ variables (VECBOOK_TOKEN) are no settings
+            log.warning("environment variable %s is no VecBook setting (did you mean VECBOOK_%s?); it is ignored",
+                        name, close.upper())
     values: dict[str, Any] = {}
     for key, (types, _) in _SCALAR_KEYS.items():
         text = os.environ.get(f"VECBOOK_{key.upper()}")
@@ -313,6 +313,16 @@ def _environment_values() -> dict[str, Any]:
         except (KeyError, ValueError):
             raise ConfigError(f"invalid value {text!r} for VECBOOK_{key.upper()}") from None
     return values
+
+
+def _setting_near(word: str) -> str | None:
+    """The setting a misspelt variable's lower-cased name means: itself in other case, one it
+    begins (``cache`` -> ``cache_directory``), else a close one."""
+    if word in _SCALAR_KEYS:
+        return word
+    begun = [key for key in _SCALAR_KEYS if len(word) >= 3 and key.startswith(word)]
+    close = begun or difflib.get_close_matches(word, list(_SCALAR_KEYS), n=1, cutoff=0.75)
+    return close[0] if close else None
 
 
 def did_you_mean(word: str, known: Iterable[str]) -> str:

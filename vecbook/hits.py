@@ -19,7 +19,7 @@ from .filters import parse_filters
 from .rank import Scored
 from .records import Record
 from .snippets import cut_around, make_snippet
-from .tokens import ENGLISH, Analysis, word_spans
+from .tokens import ENGLISH, Analysis, without_sender_emoji, word_spans
 
 if TYPE_CHECKING:  # the facade imports this module, not the other way round
     from .book import VecBook
@@ -402,7 +402,8 @@ class HitShaper:
         its text that its snippet centres on (``Snippet.focus``)."""
         record = self.snapshot.records[scored.index]
         snippet = make_snippet(record.content, self._region(scored.index, record), self.terms,
-                               self.analysis(record.source))
+                               self.analysis(record.source),
+                               matched_in=without_sender_emoji(record.content, record.metadata_value("participants")))
         first, last = record.lines_of(snippet.start, snippet.end)
         hit = Hit(text=record.text, file_path=record.file_path, line_number=record.line_number,
                   end_line=record.end_line, similarity_score=scored.score, metadata=record.metadata,

@@ -131,8 +131,10 @@ def source_settings(config: Config, key: str) -> dict[str, Any] | None:
     collection = next((c for c in config.collections if c.name == name), None)
     if collection is None:
         return None
-    settings = json.dumps({field: str(value) for field, value in dataclasses.asdict(collection).items()},
-                          sort_keys=True)
+    # Paths resolved: `--config vecbook.toml` leaves a relative path as written, the file found
+    # in this folder makes it absolute, and both read the same source.
+    settings = json.dumps({field: str(value.resolve() if isinstance(value, Path) else value)
+                           for field, value in dataclasses.asdict(collection).items()}, sort_keys=True)
     return {"language": analysis_of(config, name).language,
             "collection": hashlib.sha256(settings.encode("utf-8", "surrogatepass")).hexdigest()[:16]}
 
@@ -352,9 +354,13 @@ class KeywordCache:
         builder.reset()
         builder.sources, builder.blocks, builder.vocabulary, builder.term_counts = sources, blocks, vocabulary, counts
         self._held = [(key, block.records, block.windowed) for key, block in blocks.items()]
-        restored = sum(len(b.records) for b in blocks.values())
-        log.info("keyword cache: %d record%s of %d source%s from %s in %.2f s", restored, "" if restored == 1 else "s",
-                 len(blocks), "" if len(blocks) == 1 else "s", self.path, time.perf_counter() - started)
+        # Sources the file holds that this config no longer lists as they were are left to the read.
+        kept = [block for key, block in blocks.items() if sources.entry(key) is not None]
+        restored = sum(len(b.records) for b in kept)
+        others = f" ({len(blocks) - len(kept)} more gone or changed in the config)" if len(kept) < len(blocks) else ""
+        log.info("keyword cache: %d record%s of %d source%s from %s in %.2f s%s", restored,
+                 "" if restored == 1 else "s", len(kept), "" if len(kept) == 1 else "s", self.path,
+                 time.perf_counter() - started, others)
         return restored
 
     def _read(self) -> tuple[dict[str, Any], tuple[SourceState, dict[str, Block], Vocabulary, TermCounts] | None]:

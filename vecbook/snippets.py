@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, Iterable, Iterator, Sequence
 
-from .tokens import ASCII_TOKEN_RE, ENGLISH, TOKEN_RE, Analysis, word_spans
+from .tokens import ASCII_TOKEN_RE, EMOJI_RE, ENGLISH, TOKEN_RE, Analysis, word_spans
 
 # About ±240 characters around the match, as the user's design asks: enough for the
 # sentence that answers, little enough for ten hits to fit an assistant's context.
@@ -63,12 +63,13 @@ ASCII_WORD_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
 
 
 def make_snippet(content: str, region: tuple[int, int], terms: dict[str, str], analysis: Analysis = ENGLISH,
-                 size: int = SNIPPET_CHARS) -> Snippet:
+                 size: int = SNIPPET_CHARS, matched_in: str | None = None) -> Snippet:
     """The ``size`` characters of ``content[region]`` holding the most distinct query terms
     (the earliest such stretch; the region's start when no term occurs), cut between words.
-    ``analysis`` is the record's: its words meet the query's terms as the index met them."""
+    ``analysis`` is the record's: its words meet the query's terms as the index met them;
+    ``matched_in``: the text the index read them from where it is not ``content`` (as long)."""
     start, end = region
-    matches = _matches(content, start, end, terms, analysis)
+    matches = _matches(matched_in if matched_in is not None else content, start, end, terms, analysis)
     focus = None
     if matches:
         start, first, last = _best_start(matches, start, end, size)
@@ -133,7 +134,7 @@ def _centred(first: int, last: int, size: int, low: int, high: int) -> int:
 
 def _word_end(text: str, at: int, most: int) -> int:
     """The end of the word at ``at``, at most ``most`` characters on (``at + 1`` where none begins there)."""
-    word = TOKEN_RE.match(text, at)
+    word = TOKEN_RE.match(text, at) or EMOJI_RE.match(text, at)  # an emoji with its skin tone
     return min(word.end(), at + most) if word else at + 1
 
 

@@ -389,6 +389,10 @@ def check_sources(config: Config) -> None:
                               f"or pass --data-dir DIR or --config FILE")
         return
     if not path.exists():
+        named = os.environ.get("VECBOOK_DATA_DIRECTORY")
+        if named and (Path.cwd() / Path(named).expanduser()).resolve() == path.resolve():
+            raise ConfigError(f"data directory not found: {path} (from VECBOOK_DATA_DIRECTORY: create the folder, "
+                              f"or set the variable to one that exists)")
         raise ConfigError(f"data directory not found: {path} (create it, or set data_directory in "
                           f"{CONFIG_NAME} or pass --data-dir)")
     if not path.is_dir():

@@ -43,16 +43,19 @@ SEGMENTED = ("\u0e00-\u0eff\u1000-\u109f\u1100-\u11ff\u1780-\u17ff\u19e0-\u19ff\
              "\U00020000-\U0003134f")
 SEGMENTED_RE = re.compile(f"[{SEGMENTED}]")
 # Emoji and the pictographs beside them (technical symbols such as ⌘ and ⏰, the miscellaneous
-# symbols and dingbats ☀ ✈ ❤, ⭐, and U+1F000-1FAFF), each a word of its own, as Lucene's
-# standard tokenizer keeps them: 🍕 finds the messages holding it. Not the skin-tone modifiers
-# (U+1F3FB-1F3FF: 👍🏽 is 👍) nor the regional indicators, which pair into a flag (🇩🇪) as
-# FLAG_PAIR; the variation selectors after an emoji fold away (``_FOLDED_MARKS``), and a
-# zero-width joiner parts the emoji of a sequence (👨‍👩‍👧 is 👨 👩 👧). Arrows, geometric shapes and
-# box drawing stay separators: in notes they are bullets and rules.
+# symbols and dingbats ☀ ✈ ❤ ✓ ➡, ⭐, and U+1F000-1FAFF), each a word of its own, as Lucene's
+# standard tokenizer keeps them: 🍕 finds the messages holding it. Any other sign is one too where
+# the emoji variation selector follows it (©️, ▶️, ↔️, #️⃣), as phones send them; without it the
+# Arrows block, geometric shapes and box drawing stay separators: in notes they are bullets and
+# rules. A word takes the skin tones and variation selectors after its emoji, which fold away
+# (👍🏽 is 👍, ❤️ is ❤); the regional indicators pair into a flag (🇩🇪, FLAG_PAIR); a zero-width
+# joiner parts the emoji of a sequence (👨‍👩‍👧 is 👨 👩 👧).
 EMOJI = ("\u2300-\u23ff\u2600-\u27bf\u2b00-\u2bff\U0001f000-\U0001f1e5\U0001f200-\U0001f3fa"
          "\U0001f400-\U0001faff")
+SKIN_TONES = "\U0001f3fb-\U0001f3ff"
 FLAG_PAIR = "[\U0001f1e6-\U0001f1ff]{1,2}"
-EMOJI_RE = re.compile(f"{FLAG_PAIR}|[{EMOJI}]")
+EMOJI_WORD = f"(?:[{EMOJI}]|[^\\s\\w\\x00](?=\ufe0f))[\ufe0f{SKIN_TONES}]*"
+EMOJI_RE = re.compile(f"{FLAG_PAIR}|{EMOJI_WORD}")
 TOKEN_RE = re.compile(r"[^\W_]+")  # letters and digits; ``word_re`` adds the marks that belong to them
 # ASCII text, where [^\W_] is [a-zA-Z0-9] and there are no marks: the plain class matches
 # ~1.7x faster than the Unicode one, and most personal text is ASCII.
@@ -71,7 +74,8 @@ JOINED_CHARS = 4_000_000  # characters joined for one findall, at most (unless o
 # those would merge different words). Letters with no decomposition are mapped as ASCII folding
 # does; Turkish dotless ı folds to i, as dotted İ does (İ is i + U+0307).
 _FOLDED_MARKS = [*range(0x300, 0x370), *range(0x591, 0x5c8), *range(0x610, 0x61b), *range(0x64b, 0x660), 0x670, 0x640,
-                 *range(0xfe00, 0xfe10), 0x20e3]  # variation selectors (❤️ is ❤) and the keycap (1️⃣ is 1)
+                 *range(0xfe00, 0xfe10), 0x20e3,  # variation selectors (❤️ is ❤) and the keycap (1️⃣ is 1)
+                 *range(0x1f3fb, 0x1f400)]  # skin tones (👍🏽 is 👍)
 _FOLD_TABLE: dict[int, str | None] = {**dict.fromkeys(_FOLDED_MARKS), **{ord(k): v for k, v in {
     "ß": "ss", "ẞ": "ss", "ı": "i", "ł": "l", "ø": "o", "đ": "d", "ð": "d", "þ": "th", "æ": "ae", "œ": "oe",
     "ŀ": "l", "ħ": "h", "ſ": "s", "ς": "σ"}.items()}}
@@ -112,10 +116,11 @@ def word_re(bounded: bool = False) -> re.Pattern[str]:
     than an alternation of classes. Only the marks of the Basic Multilingual Plane are in it (all
     of them of living scripts): one character above U+FFFF turns the class into a slow list of
     ranges. They are read from this Python's Unicode tables on the first non-ASCII text (~20 ms).
-    Each emoji (``EMOJI``, a flag's pair) is a word of its own, in an alternative tried only
-    where the class matches nothing: text without emoji is cut as fast as without it."""
+    Each emoji (``EMOJI``, a flag's pair) is a word of its own, in alternatives tried only where
+    the class matches nothing (at each space and sign): a class with them in it would be the slow
+    list of ranges."""
     marks = "".join(f"{re.escape(chr(a))}-{re.escape(chr(b))}" for a, b in _mark_ranges())
-    found = f"[\\w{marks}]+|{FLAG_PAIR}|[{EMOJI}]"
+    found = f"[\\w{marks}]+|{FLAG_PAIR}|{EMOJI_WORD}"
     return re.compile(f"{found}|{BOUND}" if bounded else found)
 
 
@@ -362,6 +367,18 @@ def word_spans(text: str, start: int = 0, end: int | None = None) -> list[tuple[
         pieces = _pieces(word, a) if not word.isascii() and SEGMENTED_RE.search(word) else [(a, b, word)]
         cut += pieces if same else [(x, y, lowered(piece)) for x, y, piece in pieces]
     return cut
+
+
+def without_sender_emoji(content: str, senders: Sequence[str] | None) -> str:
+    """``content`` with the emoji of chat senders' names blanked where a line opens with one
+    (``Mum ❤️: ...``), at the same length, so offsets hold: the keyword text of a chat. A name
+    opens every line its sender writes, and as a word its emoji would rank all their messages
+    above the one that says it; the name's letters stay words (a question may name them)."""
+    named = sorted((s for s in senders or () if isinstance(s, str) and EMOJI_RE.search(s)), key=len, reverse=True)
+    if not named:
+        return content
+    opening = re.compile(f"(?m)^(?:{'|'.join(map(re.escape, named))}):")
+    return opening.sub(lambda line: EMOJI_RE.sub(lambda emoji: " " * len(emoji.group()), line.group()), content)
 
 
 def tokenize(text: str, stemming: bool = True, language: str = DEFAULT_LANGUAGE) -> list[str]:
