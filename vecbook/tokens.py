@@ -374,7 +374,8 @@ def without_sender_emoji(content: str, senders: Sequence[str] | None) -> str:
     (``Mum ❤️: ...``), at the same length, so offsets hold: the keyword text of a chat. A name
     opens every line its sender writes, and as a word its emoji would rank all their messages
     above the one that says it; the name's letters stay words (a question may name them)."""
-    named = sorted((s for s in senders or () if isinstance(s, str) and EMOJI_RE.search(s)), key=len, reverse=True)
+    listed = [senders] if isinstance(senders, str) else senders or ()  # a database row's one name
+    named = sorted((s for s in listed if isinstance(s, str) and EMOJI_RE.search(s)), key=len, reverse=True)
     if not named:
         return content
     opening = re.compile(f"(?m)^(?:{'|'.join(map(re.escape, named))}):")
