@@ -237,6 +237,34 @@ def test_stdio_server_on_sigterm_writes_what_an_update_put_off_and_exits_cleanly
     assert update["embedded"] == 0 and update["files_read"] == 0 and restarted.search("violins")
 
 
+# A server whose SIGTERM the system hands to another thread than the main one (any thread that
+# does not block it may take a process's signal): this one sends it to itself once serving.
+SIGTERM_ON_A_WORKER = """
+import signal, sys, threading, time
+sys.path.insert(0, sys.argv[1])
+import vecbook, vecbook.mcp
+book = vecbook.VecBook(data_directory=sys.argv[2], keyword_only=True, cache_directory=False)
+def later():
+    time.sleep(2)
+    signal.pthread_kill(threading.get_ident(), signal.SIGTERM)
+    time.sleep(60)
+threading.Thread(target=later, daemon=True).start()
+vecbook.mcp.serve(book)
+"""
+
+
+def test_a_sigterm_handed_to_a_worker_thread_still_stops_the_idle_server(tmp_path: Path) -> None:
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "a.txt").write_text("A note about tomatoes.\n", encoding="utf-8")
+    proc = subprocess.Popen([sys.executable, "-c", SIGTERM_ON_A_WORKER, str(ROOT), str(tmp_path / "notes")],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp_path)
+    try:
+        assert proc.wait(timeout=30) == 0  # it slept in its event loop until killed
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+
+
 def test_serve_writes_every_stderr_line_in_vecbook_log_format(tmp_path: Path) -> None:
     # FastMCP's own records (its start line, a rejected tool call) go through VecBook's
     # handler too, instead of rich's wrapped, differently dated lines.

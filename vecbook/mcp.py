@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import signal
 import threading
 from typing import Any, Callable
 
@@ -226,29 +227,50 @@ def filters_argument(value: dict[str, Any] | str | None) -> dict[str, Any] | Non
 def serve(book: VecBook) -> None:
     """Run the MCP server on stdio until stdin closes or SIGTERM arrives."""
     import gc
-    import signal
 
     server = build_server(book)
     # The imports leave ~54k objects the collector tracks, alive as long as the process: frozen, the
     # collector no longer walks them on each full collection while the first index is read
     # (20k records: reading and tokenizing 0.80 -> 0.70 s, measured with fastmcp imported).
     gc.freeze()
-    signal.signal(signal.SIGTERM, exit_handler())
+    stop = exit_handler()
+    signal.signal(signal.SIGTERM, stop)
+    on_any_thread(signal.SIGTERM, stop)
     server.run(transport="stdio", show_banner=False)
     log.info("stdin closed; exiting")
+
+
+def on_any_thread(signum: int, handler: Callable[[int, Any], None]) -> None:
+    """Run ``handler`` on a thread of its own as soon as ``signum`` arrives, whichever thread the
+    system hands it to. Python runs a handler in the main thread only, when that thread next runs
+    Python code: a SIGTERM that lands on another thread (the one reading stdin, a model's) waited
+    there while the idle server's event loop slept, and the server never left. The signal's C
+    handler writes its number to the wakeup file, which a thread here reads. (Not on Windows,
+    whose wakeup file must be a socket, and where SIGTERM is never sent by another process.)"""
+    if os.name == "nt":
+        return
+    read, write = os.pipe()
+    os.set_blocking(write, False)
+    signal.set_wakeup_fd(write, warn_on_full_buffer=False)
+
+    def watch() -> None:
+        while True:
+            if signum in os.read(read, 64):
+                handler(signum, None)
+
+    threading.Thread(target=watch, name="vecbook-signals", daemon=True).start()
 
 
 def exit_handler(before_exit: Callable[[], None] = lambda: None) -> Callable[[int, Any], None]:
     """A signal handler that runs ``before_exit``, writes what the caches put off (within
     EXIT_WRITE_SECONDS) and ends the process with exit code 0."""
-    stopping = threading.Event()
+    stopping = threading.Lock()  # taken by the first call, from the main thread or ``on_any_thread``'s
 
     def stop(signum: int, _frame: Any) -> None:
         # Write what the last minute's updates put off (the caches are written atomically,
         # so nothing else needs flushing), then leave at once rather than wait on torch threads.
-        if stopping.is_set() or writing_put_off():
+        if writing_put_off() or not stopping.acquire(blocking=False):
             return  # a second signal, or the exit (stdin closed) is writing them already: let it finish
-        stopping.set()
         log.info("received signal %d; exiting", signum)
         stop_builds()  # an ONNX build under way (a first start) goes too, with its ~1 GB
         try:
