@@ -311,7 +311,7 @@ def test_other_settings_or_other_code_never_reuse_the_keyword_cache(write_files:
     assert unstemmed.stats()["last_update"]["files_read"] == 4
     assert answers(unstemmed) == answers(book(root, None, stemming=False))
     book(root, cache)  # stemmed again: the file is rewritten for these settings
-    monkeypatch.setattr(vecbook.keyword_cache, "code_digest", lambda: "another version")
+    monkeypatch.setattr(vecbook.keyword_trust, "code_digest", lambda: "another version")
     assert book(root, cache).stats()["last_update"]["files_read"] == 4
 
 
@@ -333,23 +333,23 @@ def test_a_change_of_language_rebuilds_the_keyword_index_once_and_never_mixes_te
 def test_the_cache_fingerprint_holds_every_language_setting(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     base = vecbook.config.config_without_file(data_directory=tmp_path)
     chat = CollectionConfig(name="chat", path=tmp_path / "chat", database_label="chat")
-    prints = {vecbook.keyword_cache.fingerprint(config) for config in (
+    prints = {vecbook.keyword_trust.fingerprint(config) for config in (
         base, vecbook.config.replace_config(base, language="german"),
         vecbook.config.replace_config(base, stemming=False))}
     assert len(prints) == 3
     # A collection's own settings are its source's alone: adding one leaves the fingerprint.
-    assert vecbook.keyword_cache.fingerprint(dataclasses.replace(base, collections=(chat,))) in prints
-    settings = [vecbook.keyword_cache.source_settings(dataclasses.replace(base, collections=(c,)), "collection:chat")
+    assert vecbook.keyword_trust.fingerprint(dataclasses.replace(base, collections=(chat,))) in prints
+    settings = [vecbook.keyword_trust.source_settings(dataclasses.replace(base, collections=(c,)), "collection:chat")
                 for c in (chat, dataclasses.replace(chat, language="spanish"),
                           dataclasses.replace(chat, window_gap_minutes=5))]
     assert [s["language"] for s in settings] == ["english", "spanish", "english"]
     assert len({s["collection"] for s in settings}) == 3
-    assert vecbook.keyword_cache.source_settings(base, "collection:chat") is None  # gone
+    assert vecbook.keyword_trust.source_settings(base, "collection:chat") is None  # gone
     # A path as written (`--config vecbook.toml` keeps it relative) and resolved are one source.
     monkeypatch.chdir(tmp_path)
     written = dataclasses.replace(base, collections=(dataclasses.replace(chat, path=Path("chat")),))
-    assert vecbook.keyword_cache.source_settings(written, "collection:chat") == settings[0]
-    assert "pystemmer" in vecbook.keyword_cache._library_versions()
+    assert vecbook.keyword_trust.source_settings(written, "collection:chat") == settings[0]
+    assert "pystemmer" in vecbook.keyword_trust.library_versions()
 
 
 # Twenty messages a minute apart, with a pause of ten minutes after the tenth.

@@ -19,14 +19,11 @@ import itertools
 import json
 import logging
 import os
-import sys
 import threading
 import time
-import unicodedata
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
-from typing import Any, BinaryIO, Callable, Iterator, Sequence
+from typing import Any, BinaryIO, Sequence
 
 import numpy as np
 
@@ -35,10 +32,11 @@ from .build import Builder
 from .config import Config
 from .index import TermCounts
 from .records import Problem, Record
-from .record_columns import RECORD_ARRAYS, StoredRecords, record_columns, storable_lines
-from .sources import FILE_KEY, SourceState, block_source
+from .record_columns import RECORD_ARRAYS, StoredRecords, record_columns
+from .keyword_trust import fingerprint, from_json, settings_by_source, storable
+from .sources import SourceState, block_source
 from .stored_texts import REF_SHIFT, FileTexts, adopt_texts, file_identity, opened_texts, text_size, write_npz
-from .tokens import Vocabulary, analysis_of
+from .tokens import Vocabulary
 from .vector_cache import cache_scope
 from .key_rows import KEY_BYTES
 from .file_writes import write_atomically
@@ -55,14 +53,6 @@ WINDOW_ARRAYS = ("window_keys", "window_counts", "window_spans", "window_passage
 # Whether restored records read their texts back from the file (``StoredTexts``) rather than
 # hold them: not on Windows, where a file held open cannot be replaced by the next save.
 READ_TEXTS_BACK = os.name != "nt"
-# A source written this close to (or after) the moment its read began may have changed
-# again within its timestamp's granularity (2 s on FAT) without its signature showing it:
-# it is not kept, so the next start reads it again.
-SETTLE_NS = 2_000_000_000
-# Libraries whose output ends up in records: a new version may read the same export otherwise.
-# PyStemmer too: a new Snowball release may stem a word otherwise, and the cached terms would
-# no longer be those a query is cut into.
-PARSING_LIBRARIES = ("icalendar", "python-dateutil", "tzdata", "pystemmer")
 # How long a restore waits for this process's save of the same file in flight (a million
 # records take ~5 s); past it the older file is read, which is still whole (and what changed
 # since is read again).
@@ -94,76 +84,6 @@ def wait_for_saves(path: Path, timeout: float = SAVE_WAIT_SECONDS) -> bool:
     """Wait until no save of ``path`` is in flight in this process; False when ``timeout`` passed first."""
     with _in_flight_changed:
         return _in_flight_changed.wait_for(lambda: path not in _in_flight, timeout=timeout)
-
-
-@lru_cache(maxsize=1)
-def code_digest() -> str:
-    """A hash of VecBook's own source files: a changed parser or tokenizer never reuses what
-    an older one made (hashing the ~30 files takes about a millisecond)."""
-    package = Path(__file__).resolve().parent
-    digest = hashlib.sha256()
-    for path in sorted(package.rglob("*.py")):
-        digest.update(str(path.relative_to(package)).encode())
-        digest.update(path.read_bytes())
-    return digest.hexdigest()[:16]
-
-
-def fingerprint(config: Config) -> str:
-    """What every cached record depends on: the code, the Python and Unicode versions (lower-
-    casing, ``\\w``, marks, folding), the libraries that parse exports and stem, the data scope
-    and the settings of the keyword analysis (``stemming``, ``language``; BM25's k1 and b are
-    applied at each build, so they may differ). Not the list of collections: ``vecbook add`` and
-    ``remove`` change it, and every other source must still come from the cache
-    (``source_settings`` holds what one source depends on)."""
-    facts = {"format": FORMAT, "code": code_digest(), "python": list(sys.version_info[:2]),
-             "unicode": unicodedata.unidata_version, "libraries": _library_versions(),
-             "scope": cache_scope(config), "stemming": config.stemming, "language": config.language}
-    return hashlib.sha256(json.dumps(facts, sort_keys=True).encode()).hexdigest()
-
-
-def source_settings(config: Config, key: str) -> dict[str, Any] | None:
-    """What the records of the source ``key`` depend on beyond ``fingerprint``: the keyword
-    analysis' language, and a hash of its collection's settings (path, format, window gap, date
-    order, columns...: none for the data directory's files); None for a collection gone."""
-    name = block_source(key)
-    if key.startswith(FILE_KEY):
-        return {"language": analysis_of(config).language, "collection": None}
-    collection = next((c for c in config.collections if c.name == name), None)
-    if collection is None:
-        return None
-    # Paths resolved: `--config vecbook.toml` leaves a relative path as written, the file found
-    # in this folder makes it absolute, and both read the same source.
-    settings = json.dumps({field: str(value.resolve() if isinstance(value, Path) else value)
-                           for field, value in dataclasses.asdict(collection).items()}, sort_keys=True)
-    return {"language": analysis_of(config, name).language,
-            "collection": hashlib.sha256(settings.encode("utf-8", "surrogatepass")).hexdigest()[:16]}
-
-
-def settings_by_source(config: Config) -> Callable[[str], dict[str, Any] | None]:
-    """``source_settings`` of ``config`` for many block keys, each source's computed once: a
-    notes folder of 100,000 files is 100,000 keys of one source."""
-    known: dict[str, dict[str, Any] | None] = {}
-
-    def of(key: str) -> dict[str, Any] | None:
-        source = block_source(key)
-        if source not in known:
-            known[source] = source_settings(config, key)
-        return known[source]
-    return of
-
-
-@lru_cache(maxsize=1)
-def _library_versions() -> dict[str, str | None]:
-    """Versions of the libraries whose parsing ends up in records (calendars and their zones)."""
-    from importlib import metadata
-
-    versions: dict[str, str | None] = {}
-    for name in PARSING_LIBRARIES:
-        try:
-            versions[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            versions[name] = None
-    return versions
 
 
 _captures = itertools.count(1)
@@ -313,7 +233,7 @@ class KeywordCache:
             return
         kept = [(key, block, entry) for key, block in captured.blocks
                 if (entry := _entry(captured.sources, key, block)) is not None
-                and _storable(entry, block)]
+                and storable(entry, block)]
         stored = {key for key, _, _ in kept}
         counts = _kept_counts(captured.counts, captured.blocks, stored)
         layouts = _layout_arrays([block for _, block, _ in kept])
@@ -409,7 +329,7 @@ class KeywordCache:
                 return header, None
             if facts["settings"] != now:
                 continue  # its collection's settings changed: the next read reads it again
-            sources.put(key, (_tuples(facts["signature"]), block.records, [Problem(*p) for p in facts["problems"]],
+            sources.put(key, (from_json(facts["signature"]), block.records, [Problem(*p) for p in facts["problems"]],
                               facts["facts"]))
         n_passages = len(arrays["token_lengths"])
         postings = arrays["term_postings"].astype(np.int64)
@@ -430,7 +350,7 @@ class KeywordCache:
 def _earlier_reads(header: dict[str, Any]) -> dict[str, tuple[Any, int]]:
     """Each stored source's signature and read time (ns since the epoch), by key; sources a
     file of an older layout stored without a time are left out."""
-    return {facts["key"]: (_tuples(facts["signature"]), facts["read_at"]) for facts in header.get("sources", [])
+    return {facts["key"]: (from_json(facts["signature"]), facts["read_at"]) for facts in header.get("sources", [])
             if isinstance(facts, dict) and type(facts.get("read_at")) is int and isinstance(facts.get("key"), str)}
 
 
@@ -438,45 +358,6 @@ def _entry(sources: SourceState, key: str, block: Block) -> tuple[Any, ...] | No
     """The source state entry ``block`` was laid out from (None if the state moved on)."""
     entry = sources.entry(key)
     return entry if entry is not None and entry[1] is block.records else None
-
-
-def _storable(entry: tuple[Any, ...], block: Block) -> bool:
-    """Whether a source may be kept: settled before the read its records came from began, and
-    every value JSON gives back as it was (metadata of str, numbers, booleans, None and lists)."""
-    signature = entry[0]
-    mtimes = list(_mtimes(signature))
-    if not mtimes or max(mtimes) >= block.read_ns - SETTLE_NS or not _plain(signature, tuples=True):
-        return False
-    return _plain(entry[3]) and all(type(k) is str for keys in {r.metadata_keys for r in block.records} for k in keys) \
-        and all(_plain(value) for r in block.records for value in r._values) \
-        and all(type(r.file_path) is str and type(r.source) is str and storable_lines(r) for r in block.records)
-
-
-def _mtimes(signature: Any) -> Iterator[int]:
-    """The modification times in a signature: each (size, mtime_ns, inode, device) in it."""
-    if isinstance(signature, tuple):
-        if len(signature) == 4 and all(type(v) is int for v in signature):
-            yield signature[1]
-        else:
-            for part in signature:
-                yield from _mtimes(part)
-
-
-def _plain(value: Any, tuples: bool = False) -> bool:
-    """True for what json.loads(json.dumps(value)) gives back equal; with ``tuples``, tuples
-    too (a signature's, which ``_tuples`` turns back from lists)."""
-    if value is None or type(value) in (str, int, float, bool):
-        return True
-    if type(value) is list or (tuples and type(value) is tuple):
-        return all(_plain(item, tuples) for item in value)
-    if type(value) is dict:
-        return all(type(k) is str and _plain(v, tuples) for k, v in value.items())
-    return False
-
-
-def _tuples(value: Any) -> Any:
-    """A signature as it was: JSON gives its tuples back as lists."""
-    return tuple(map(_tuples, value)) if isinstance(value, list) else value
 
 
 def _source_facts(key: str, block: Block, entry: tuple[Any, ...], read_at: int | None) -> dict[str, Any]:
