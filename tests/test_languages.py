@@ -244,6 +244,7 @@ def test_a_snippet_centres_on_the_bigram_match_and_shows_the_words_as_written() 
     ("İstanbul'da kırmızı", ["KIRMIZI"], ["kırmızı"]),
     ("The boilers 🔥 need service", ["boiler"], ["boilers"]),
     ("Pizza 🍕🍺 tonight 👍🏽 ❤️", ["🍕👍❤"], ["🍕", "👍🏽", "❤️"]),  # each emoji with its skin tone, selector
+    ("Press #️⃣ then 1", ["#"], ["#️⃣"]),  # a sign's keycap frame
     ("נפגשנו בספרייה העירונית", ["בספרייה"], ["בספרייה"]),
     ("我的ｉＰｈｏｎｅ坏了", ["iphone"], ["ｉＰｈｏｎｅ"]),  # the full-width word as written
     ("ｶﾞｿﾘﾝ代", ["ガソリン"], ["ｶﾞｿﾘﾝ"]),  # half-width, voicing mark and all: its bigrams, one mark
@@ -481,11 +482,16 @@ def test_a_model_that_reads_every_language_never_leans(questions_book: vecbook.V
     found = {query: hits_of(book, query) for query, _, _ in QUESTIONS}
     monkeypatch.setattr(vecbook.book, "reads_query", lambda text, languages: True)
     assert found == {query: hits_of(questions_book, query) for query, _, _ in QUESTIONS}
-    # without the lean, the issue's German query finds its note first by the weight moved with the
-    # lists' shapes (one clear keyword match, a flat meaning list); at the fixed weight it does not
-    assert found["Steuererklärung Erstattung"][0][0] == "de-steuer.txt:1-1"
+    # without the lean, the weight moved with the lists' shapes (one clear keyword match, a flat
+    # meaning list) lifts the issue's German query's note to the top two; at the fixed weight it
+    # lies lower (first, then lower, on the AMX Xeon; second, then below the fourth, on an AVX2
+    # EPYC, whose int8 recipe keeps 7 bits of one operand: close meaning scores move a little)
+    def place(hits: list[tuple[str, float]]) -> int:
+        return next((i for i, (citation, _) in enumerate(hits) if citation == "de-steuer.txt:1-1"), len(hits))
+
+    shaped = place(found["Steuererklärung Erstattung"])
     monkeypatch.setattr(vecbook.rank, "PEAK_SHIFT", 0.0)
-    assert hits_of(book, "Steuererklärung Erstattung")[0][0] != "de-steuer.txt:1-1"
+    assert shaped <= 1 and place(hits_of(book, "Steuererklärung Erstattung")) > shaped
 
 
 def test_semantic_mode_ranks_by_meaning_as_asked(questions_book: vecbook.VecBook,

@@ -162,7 +162,9 @@ def mark_matches(text: str, terms: Sequence[str], mark: Callable[[str], str],
     """``text`` with each word whose term is one of ``terms``' (as the keyword index matched them:
     ``boilers`` marks ``boiler``, ``cafe`` marks ``Café``, ``长城`` marks that bigram) passed
     through ``mark``, and the text between through ``plain`` (e.g. an HTML escape)."""
-    wanted = {analysis.term(word) for term in terms for _, _, word in word_spans(term)} - {None}
+    # A sign's term (# of #️⃣, © of ©️) is no word without its selector: it stands for itself.
+    wanted = {analysis.term(word) for term in terms
+              for word in [word for _, _, word in word_spans(term)] or [term]} - {None}
     marked: list[list[int]] = []
     for start, end, word in word_spans(text) if wanted else ():
         if analysis.term(word) in wanted:

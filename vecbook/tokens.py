@@ -47,14 +47,14 @@ SEGMENTED_RE = re.compile(f"[{SEGMENTED}]")
 # standard tokenizer keeps them: 🍕 finds the messages holding it. Any other sign is one too where
 # the emoji variation selector follows it (©️, ▶️, ↔️, #️⃣), as phones send them; without it the
 # Arrows block, geometric shapes and box drawing stay separators: in notes they are bullets and
-# rules. A word takes the skin tones and variation selectors after its emoji, which fold away
-# (👍🏽 is 👍, ❤️ is ❤); the regional indicators pair into a flag (🇩🇪, FLAG_PAIR); a zero-width
-# joiner parts the emoji of a sequence (👨‍👩‍👧 is 👨 👩 👧).
+# rules. A word takes the skin tones, variation selectors and keycap frame after its emoji, which
+# fold away (👍🏽 is 👍, ❤️ is ❤, #️⃣ is #); the regional indicators pair into a flag (🇩🇪,
+# FLAG_PAIR); a zero-width joiner parts the emoji of a sequence (👨‍👩‍👧 is 👨 👩 👧).
 EMOJI = ("\u2300-\u23ff\u2600-\u27bf\u2b00-\u2bff\U0001f000-\U0001f1e5\U0001f200-\U0001f3fa"
          "\U0001f400-\U0001faff")
 SKIN_TONES = "\U0001f3fb-\U0001f3ff"
 FLAG_PAIR = "[\U0001f1e6-\U0001f1ff]{1,2}"
-EMOJI_WORD = f"(?:[{EMOJI}]|[^\\s\\w\\x00](?=\ufe0f))[\ufe0f{SKIN_TONES}]*"
+EMOJI_WORD = f"(?:[{EMOJI}]|[^\\s\\w\\x00](?=\ufe0f))[\ufe0f\u20e3{SKIN_TONES}]*"
 EMOJI_RE = re.compile(f"{FLAG_PAIR}|{EMOJI_WORD}")
 TOKEN_RE = re.compile(r"[^\W_]+")  # letters and digits; ``word_re`` adds the marks that belong to them
 # ASCII text, where [^\W_] is [a-zA-Z0-9] and there are no marks: the plain class matches
