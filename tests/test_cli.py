@@ -192,6 +192,15 @@ def test_plain_output_shows_the_snippet_with_its_lines_and_folded_duplicates() -
     assert "two \x1b[1;33mboiler\x1b[0m" in coloured  # matched by stem, as the keyword index matched it
 
 
+def test_a_line_separator_inside_a_message_is_no_printed_line_of_its_own() -> None:
+    # U+2028 inside a chat message is one line of its file: printed lines match cited lines
+    hit = vecbook.Hit(text="Bo: first\u2028second pineapple\nAna: ok", file_path="c.txt", line_number=8,
+                      end_line=9, similarity_score=0.5, metadata={}, source="files", id="c.txt:8",
+                      citation="c.txt:8-9", truncated=True)
+    assert vecbook.cli.format_hits([hit]).split("\n") == [
+        " 1. 0.500000  c.txt:8-9", "    lines 8-9:", "      Bo: first\u2028second pineapple", "      Ana: ok"]
+
+
 def test_plain_output_is_never_coloured_when_piped(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "search", "boiler", "--mode", "keyword", "--config", CONFIG)
     assert code == 0 and "boiler" in out.lower() and "\x1b[" not in out

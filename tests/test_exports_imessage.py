@@ -150,6 +150,25 @@ def test_one_persons_sms_and_imessage_chats_interleave_by_time(tmp_path: Path) -
     assert [r.text for r in ana] == ["ana@example.com: on iMessage\nana@example.com: on SMS\nme: iMessage again"]
 
 
+def test_two_groups_of_one_name_with_other_members_stay_apart(tmp_path: Path) -> None:
+    path = make_old_chat_db(tmp_path / "chat.db")
+    with sqlite3.connect(path) as db:
+        db.executescript("""
+            INSERT INTO handle VALUES (3, 'bo@example.com');
+            UPDATE chat SET display_name = 'Family' WHERE ROWID = 1;
+            INSERT INTO chat VALUES (2, 'chat77', 'Family'), (3, 'chat78', 'Family');
+            INSERT INTO chat_handle_join VALUES (2, 3), (3, 1), (3, 2);
+            INSERT INTO message VALUES (10, 'G10', 'the other Family', 3, 0, 500000020, 0),
+                                       (11, 'G11', 'the same people again', 1, 0, 500000030, 0);
+            INSERT INTO chat_message_join VALUES (2, 10), (3, 11);
+        """)
+    records, _, _ = load_export(collection(tmp_path))
+    assert {r.metadata["conversation"]: r.text.splitlines()[:2] for r in records} == {
+        "Family (ana@example.com, +4915112345678)": ["ana@example.com: Ferry at 9?",
+                                                      "ana@example.com: the same people again"],
+        "Family (bo@example.com)": ["bo@example.com: the other Family"]}
+
+
 def test_a_corrupt_database_is_a_warning_not_a_failed_start(tmp_path: Path) -> None:
     data = CHAT_DB.read_bytes()
     (tmp_path / "chat.db").write_bytes(data[:4096] + b"\x00" * 100 + data[8192:12288])

@@ -113,6 +113,11 @@ def test_every_fixture_message_is_found_at_its_cited_lines() -> None:
     ("31/12/2023, 1:05 p. m. - Ana: hi", "2023-12-31T13:05:00"),  # es
     ("31/12/2023, 1:05\u202fam - Ana: hi", "2023-12-31T01:05:00"),  # en-GB 12 h
     ("31/12/2023, 13:05 \u2013 Ana: hi", "2023-12-31T13:05:00"),  # an en dash for the hyphen
+    ("31\u200f/12\u200f/2023\u060c 1:05 \u0645 - Ana: hi", "2023-12-31T13:05:00"),  # ar: U+200F, an Arabic comma
+    ("\u0663\u0661/\u0661\u0662/\u0662\u0660\u0662\u0663\u060c \u0661:\u0660\u0665 \u0645 - Ana: hi",
+     "2023-12-31T13:05:00"),  # Arabic-Indic digits
+    ("02.05.18 \u00e0 18:00 - Ana: hi", "2018-05-02T18:00:00"),  # fr, an older Android
+    ("31/12/2566 13:05 - Ana: hi", "2023-12-31T13:05:00"),  # th: the Buddhist Era's year
 ])
 def test_a_locale_s_header_gives_the_date_as_written(tmp_path: Path, line: str, date: str) -> None:
     records, problems = load(chat(tmp_path, line + "\n"))
@@ -223,6 +228,54 @@ def test_windows_line_endings_keep_lines_and_text_clean(tmp_path: Path) -> None:
     (record,), _ = load(chat(tmp_path, text))
     assert record.text == "Ana: two\nlines\nBo: one"
     assert [s[1:] for s in record.segments] == [(1, 2), (3, 3)]
+
+
+def test_a_year_before_whatsapp_existed_is_kept_as_written_with_a_warning(tmp_path: Path) -> None:
+    # a Persian phone may write the Solar Hijri year (1402 is 2023-24), which is not converted
+    records, problems = load(chat(tmp_path, "1402/10/10, 13:05 - Ana: salam\n"))
+    assert [r.metadata["date"] for r in records] == ["1402-10-10T13:05:00"]
+    assert problems == ["wa/WhatsApp Chat with Ana.txt: collection 'wa': dates such as '1402/10/10' lie before "
+                        "WhatsApp existed (2009): the phone writes another calendar than the Gregorian; kept as written"]
+
+
+IOS_SENT = ("[31/12/2023, 13:00:00] Ana: \u200eMessages and calls are end-to-end encrypted.\n"
+            "[31/12/2023, 13:05:00] Ana: \u200eMissed voice call\n"
+            "\u200e[31/12/2023, 13:06:00] Bo: \u200eBudget.pdf \u2022 \u200e3 pages \u200e<attached: 00000013-Budget.pdf>\n"
+            "[31/12/2023, 13:07:00] Bo: \u200eLocation: https://maps.google.com/?q=51.501,-0.142\n"
+            "[31/12/2023, 13:08:00] Bo: \u200eThis message was deleted.\n"
+            "[31/12/2023, 13:09:00] Ana: \u200f\u05e9\u05dc\u05d5\u05dd\n"
+            "[31/12/2023, 13:10:00] Ana: \u200eLocation: https://maps.google.com/?q=1,2\n")
+
+
+def test_ios_marks_what_people_sent_as_it_marks_system_lines_and_both_are_told_apart(tmp_path: Path) -> None:
+    # iOS puts U+200E before its own lines, written under the chat's name (here the first line's
+    # author, the encryption notice's), and before documents, locations and deletions people sent
+    (record,), problems = load(chat(tmp_path, IOS_SENT, name="_chat.txt"))
+    assert problems == []
+    assert record.text == ("Bo: Budget.pdf \u2022 \u200e3 pages \u200e<attached: 00000013-Budget.pdf>\n"
+                           "Bo: Location: https://maps.google.com/?q=51.501,-0.142\nBo: This message was deleted.\n"
+                           "Ana: \u05e9\u05dc\u05d5\u05dd\nAna: Location: https://maps.google.com/?q=1,2")
+    assert [s[1:] for s in record.segments] == [(3, 3), (4, 4), (5, 5), (6, 6), (7, 7)]
+
+
+@pytest.mark.parametrize("line", [
+    "31.12.23, 13:06 - Jan hat den Betreff von \u201eReise\u201c zu \u201eReise: Rom 2024\u201c ge\u00e4ndert",
+    '31/12/23, 13:06 - Ana cambi\u00f3 el asunto de "Viaje" a "Viaje: Roma"',
+    "31/12/23, 13:06 - Ana a chang\u00e9 le sujet de \u00ab Voyage \u00bb en \u00ab Voyage : Rome \u00bb",
+    "31/12/23, 13:06 - Ana changed the subject to \u201cTrip: Rome\u201d",
+])
+def test_a_system_line_quoting_a_subject_with_a_colon_names_nobody(tmp_path: Path, line: str) -> None:
+    records, _ = load(chat(tmp_path, f"31/12/23, 13:05 - Ana: hola\n{line}\n31/12/23, 13:07 - Bo: Bob \"The\" Builder\n"))
+    assert [r.metadata["participants"] for r in records] == [["Ana", "Bo"]]
+
+
+def test_a_chat_in_a_form_not_read_that_is_added_as_text_says_so(tmp_path: Path) -> None:
+    path = chat(tmp_path, "02/05/2018 @ 18:00 -- Michel: bonjour\n02/05/2018 @ 18:01 -- Anne: salut\n")
+    records, problems = load(path, fmt="text")
+    assert [r.text for r in records] == ["02/05/2018 @ 18:00 -- Michel: bonjour\n02/05/2018 @ 18:01 -- Anne: salut"]
+    assert problems == ["wa/WhatsApp Chat with Ana.txt:1: collection 'wa': starts like a WhatsApp chat, in a date or "
+                        "time form not read ('02/05/2018 @ 18:00 -- Michel: bonjour'): read as text, without dates "
+                        "or senders"]
 
 
 def test_system_lines_of_android_are_skipped(tmp_path: Path) -> None:

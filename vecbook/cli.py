@@ -398,9 +398,16 @@ def _cmd_get(args: argparse.Namespace, config: Config) -> int:
     blocks = []
     for entry in [*context.before, context.record, *context.after]:
         mark = ">" if entry is context.record else " "
-        blocks.append(f"{mark} {entry.citation}\n" + "\n".join("    " + line for line in entry.text.splitlines()))
+        blocks.append(f"{mark} {entry.citation}\n" + "\n".join("    " + line for line in _lines(entry.text)))
     print("\n\n".join(blocks))
     return 0
+
+
+def _lines(text: str) -> list[str]:
+    """A text's lines as its citations count them: cut at newlines only (``str.splitlines`` also
+    cuts at U+2028 and the like, which a message may hold inside one line of its file)."""
+    lines = [line.removesuffix("\r") for line in text.split("\n")]
+    return lines[:-1] if lines[-1] == "" else lines
 
 
 def _wants_color() -> bool:
@@ -432,9 +439,9 @@ def format_hits(hits: Sequence[Hit], color: bool = False,
             lines.append(f"    {f'line {first}' if first == last else f'lines {first}-{last}'}:")
         body = _highlight(body, hit.matched_terms, analysis(hit.source)) if color else body
         if hit.truncated:  # every cited line, blank ones too: the printed lines match the cited ones one for one
-            lines += [f"      {line}" if line.strip() else "" for line in body.splitlines()]
+            lines += [f"      {line}" if line.strip() else "" for line in _lines(body)]
         else:
-            lines += ["      " + line for line in body.splitlines() if line.strip()]
+            lines += ["      " + line for line in _lines(body) if line.strip()]
         if hit.duplicates:
             lines.append(f"    also in: {', '.join(hit.duplicates)}")
         blocks.append("\n".join(lines))

@@ -152,10 +152,18 @@ def _chat_names(connection: sqlite3.Connection, members: dict[int, list[str]]) -
     columns = _columns(connection, "chat")
     display = "display_name" if "display_name" in columns else "NULL"
     identifier = "chat_identifier" if "chat_identifier" in columns else "NULL"
-    names = {}
+    names, labels = {}, {}
     for rowid, name, ident in connection.execute(f"SELECT ROWID, {display}, {identifier} FROM chat"):
-        names[rowid] = name or ", ".join(members.get(rowid, [])) or ident or f"chat {rowid}"
-    return names
+        labels[rowid] = ", ".join(members.get(rowid, [])) or ident or f"chat {rowid}"
+        names[rowid] = name or labels[rowid]
+    # Chats of one name are one conversation where their members are the same (a person's SMS
+    # and iMessage chats, a group moved between them); groups of one name with other members
+    # (a second "Family") are told apart by their members (or identifier).
+    kinds: dict[str, set[tuple[str, ...]]] = {}
+    for rowid, name in names.items():
+        kinds.setdefault(name, set()).add(tuple(members.get(rowid, [])))
+    return {rowid: f"{name} ({labels[rowid]})" if len(kinds[name]) > 1 and name != labels[rowid] else name
+            for rowid, name in names.items()}
 
 
 def _attachments(connection: sqlite3.Connection, tables: set[str]) -> dict[int, list[str]]:

@@ -12,6 +12,7 @@ from typing import Iterator
 
 from ..records import Problem, Record, read_record_file
 from .base import Export, ExportFile
+from .whatsapp import HEADER, LIKE_HEADER
 
 
 def detect(export: Export) -> bool:
@@ -26,9 +27,22 @@ def read(export: Export) -> list[Record]:
 
 
 def _records(export: Export, file: ExportFile) -> Iterator[Record]:
-    records, problems = read_record_file(file.read_bytes(), file.label)
+    data = file.read_bytes()
+    _unread_chat(export, file, data)
+    records, problems = read_record_file(data, file.label)
     for problem in problems:
         export.problems.append(Problem(problem.where, problem.line, f"{export.problem_prefix}{problem.reason}",
                                        problem.skipped) if export.problem_prefix else problem)
     for record in records:
         yield record if record.source == export.name else record.replace(source=export.name)
+
+
+def _unread_chat(export: Export, file: ExportFile, data: bytes) -> None:
+    """A WARN when the file's first line starts like a WhatsApp message whose date or time form
+    the WhatsApp reader does not read: read as text, the chat has no dates or senders."""
+    first = next(((number, line) for number, line in enumerate(data[:2000].decode("utf-8", "replace").split("\n"), 1)
+                  if line.strip()), None)
+    if first is not None and LIKE_HEADER.match(first[1]) and not HEADER.match(first[1]) and ": " in first[1]:
+        export.warn(file, first[0], f"starts like a WhatsApp chat, in a date or time form not read "
+                                    f"({first[1].strip()[:80]!r}): read as text, without dates or senders",
+                    skipped=False)

@@ -23,11 +23,12 @@ month.day), then the reading that keeps the dates in order wins; when nothing de
 the two readings differ, day-first is used (most locales write it) with a WARN. A collection's
 ``date_order`` ("dmy" or "mdy") decides every file its dates do not settle themselves.
 
-WhatsApp writes local time without a zone: dates are naive. System lines (no ``Name:``
-after the date: encryption notices, "X added Y", subject changes; iOS marks them with
-U+200E) are skipped; attachment lines (``<Media omitted>``, ``<attached: file>``,
-``image omitted``) are kept as written: they name the attachment and keep the replies
-around them readable.
+WhatsApp writes local time without a zone: dates are naive (a Thai phone's Buddhist-Era year
+is made the Gregorian one). System lines are skipped: on Android they have no ``Name:`` after
+the date ("X added Y", subject changes, in the phone's language); iOS writes them under the
+chat's own name with U+200E before the text (``_is_system``). What people sent is kept as
+written, attachments (``<Media omitted>``, ``<attached: file>``, ``image omitted``),
+locations and deletions included: they keep the replies around them readable.
 """
 
 from __future__ import annotations
@@ -54,27 +55,37 @@ _MARK = (r"(?:[AaPp]\.?" + _SPACE + r"?[Mm]\.?|" + "|".join(re.escape(m) for m i
 # Korean phones write the date in words: "2020년 1월 12일" (year, month, day; Chinese and
 # Japanese characters alike, 年月日).
 _WORDS_DATE = r"\d{2,4}[년年] ?\d{1,2}[월月] ?\d{1,2}[일日]"
-_DATE = r"(\d{1,4}[./-] ?\d{1,2}[./-] ?\d{1,4}|" + _WORDS_DATE + r")\.?"
+# Between the fields, Arabic and Persian phones write U+200F (a right-to-left mark) around the
+# separator, and an Arabic comma "،" after the date.
+_SEPARATOR = "[\u200e\u200f]?[./-][\u200e\u200f]? ?"
+_DATE = r"(\d{1,4}" + _SEPARATOR + r"\d{1,2}" + _SEPARATOR + r"\d{1,4}|" + _WORDS_DATE + r")\.?"
 _TIME = (r"((?:" + _MARK + _SPACE + r"?)?\d{1,2}[:.]\d{2}(?:[:.]\d{2})?(?:" + _SPACE + r"?" + _MARK + r")?)\.?")
-HEADER = re.compile(r"^[\u200e\u200f\ufeff]*(\[)?" + _DATE + r",?" + _SPACE + r"(?:klo |kl\. )?" + _TIME
+HEADER = re.compile(r"^[\u200e\u200f\ufeff]*(\[)?" + _DATE + r"[,،]?" + _SPACE + r"(?:klo |kl\. |à )?" + _TIME
                     + r"(?(1)\][ \u202f\u00a0]?|[ \u202f\u00a0][-\u2013][ \u202f\u00a0])", re.M)
 # A line that starts like a message header (a date, then a time), whether or not HEADER reads it.
-LIKE_HEADER = re.compile(r"^[\u200e\u200f\ufeff]*\[?(?:\d{1,4}[./-] ?\d{1,2}[./-] ?\d{2,4}|" + _WORDS_DATE
-                         + r")\.?,?\s+\D{0,6}\d{1,2}[:.]\d{2}", re.M)
-_DATE_FIELDS = re.compile(r"(\d+)(?:[./-]|[년年]) ?(\d+)(?:[./-]|[월月]) ?(\d+)")
+LIKE_HEADER = re.compile(r"^[\u200e\u200f\ufeff]*\[?(?:\d{1,4}" + _SEPARATOR + r"\d{1,2}" + _SEPARATOR + r"\d{2,4}|"
+                         + _WORDS_DATE + r")\.?[,،]?\s+\D{0,6}\d{1,2}[:.]\d{2}", re.M)
+_DATE_FIELDS = re.compile(r"(\d+)[\u200e\u200f]?(?:[./-]|[년年])[\u200e\u200f]? ?(\d+)[\u200e\u200f]?(?:[./-]|[월月])"
+                          r"[\u200e\u200f]? ?(\d+)")
+# WhatsApp exists since 2009 (2552 in the Buddhist Era, which Thai phones write): an earlier
+# year is of another calendar (a Persian phone's 1402), kept as written with a WARN.
+FIRST_YEAR = 2009
+BUDDHIST_ERA = FIRST_YEAR + 543
 _CLOCK = re.compile(r"(\d+)[:.](\d+)(?:[:.](\d+))?")
 # A chat's name from its file: "WhatsApp Chat with Ana", "WhatsApp Chat - Ana" (iOS zips),
 # "WhatsApp Chat mit Ana" and other languages' one-word "with".
 _NAME = re.compile(r"^WhatsApp[ _]Chat(?: ?- ?| \w+ )(.+)$", re.I)
-# Attachment markers, kept as messages: Android "<Media omitted>", iOS "<attached: x.jpg>",
-# "image omitted", "video omitted", "document omitted", ...
-_ATTACHMENT = re.compile(r"^(?:<[^<>]*>|.* omitted)$", re.I)
+# What someone sent, though iOS marks it as it marks system lines (U+200E first): an attachment
+# (Android "<Media omitted>", iOS "<attached: x.jpg>", "Budget.pdf • 3 pages <attached: ...>",
+# "image omitted", "document omitted") or a shared location ("Location: https://maps...").
+_SENT = re.compile(r"<[^<>]+>| omitted$|://", re.I)
 # Notices that come with a sender name (the chat's) but are the app's, not anyone's words.
 _NOTICE = re.compile(r"^Messages (?:and calls )?(?:you send to this \w+ )?(?:are|to this \w+ are) "
                      r"(?:now )?(?:end-to-end encrypted|secured with end-to-end encryption)", re.I)
-# System lines whose own text holds ": " (a quoted subject), so "Name: " seems to match.
-_SYSTEM_AUTHOR = re.compile(r" (?:changed the subject|changed the group name|created group|"
-                            r"changed this group's (?:subject|name)) ")
+# Double quotes as languages write them: a system line quoting a subject with ": " in it
+# ('Ana changed the subject to "Trip: Rome"', 'Jan hat den Betreff zu „Reise: Rom“ geändert')
+# seems to have a "Name: " before it, a name whose quote is left open.
+_QUOTES = '"\u201c\u201d\u201e\u201f\u00ab\u00bb\u300c\u300d\u300e\u300f'
 _MARKS = "\u200e\u200f\u202a\u202b\u202c\u202d\u202e\ufeff"
 # How many non-blank lines at the head of a .txt are looked at to recognise a chat.
 _DETECT_LINES = 20
@@ -145,22 +156,31 @@ def _messages(export: Export, file: ExportFile) -> Iterator[Message]:
     dates = list(dict.fromkeys(parts[2::4]))
     order = _date_order(export, file, dates)
     days = {date: _ymd(_fields(date), order) for date in dates}
+    if early := next((date for date, ymd in days.items() if ymd is not None and ymd[0] < FIRST_YEAR), None):
+        export.warn(file, None, f"dates such as '{early}' lie before WhatsApp existed ({FIRST_YEAR}): the phone "
+                                f"writes another calendar than the Gregorian; kept as written", skipped=False)
     clocks: dict[str, tuple[int, int, int] | None] = {}
     conversation = conversation_name(file)
     line = parts[0].count("\n") + 1
     if parts[0].strip(_MARKS + " \t\r\n"):
         export.warn(file, 1, f"lines 1-{line - 1} come before the first message; skipped")
     unread: list[tuple[int, str]] = []  # lines that look like headers HEADER does not read: (line, text)
-    for date, clock, body in zip(parts[2::4], parts[3::4], parts[4::4]):
+    chat = {conversation}  # the names iOS writes the chat's own system lines under
+    for number, (date, clock, body) in enumerate(zip(parts[2::4], parts[3::4], parts[4::4])):
         later = body.find("\n")  # the lines after the header's own: a message's first line is never a header
         if later >= 0 and (odd := _unread_header(body[later + 1:])) is not None:
             unread.append((line + odd[0], odd[1]))
         said = body.rstrip()
         author, sep, said = said.partition(": ")
-        if sep and "\n" not in author and not ('"' in author and _SYSTEM_AUTHOR.search(author)):
-            message = _message(export, file, conversation, author, said, line, (date, clock), days, clocks)
-            if message is not None:
-                yield message
+        name = author.strip(_MARKS + " ").lstrip("~\u202f ")
+        if sep and "\n" not in author and sum(map(author.count, _QUOTES)) % 2 == 0:
+            if _is_system(said, name, chat, number == 0):
+                if number == 0:
+                    chat.add(name)
+            else:
+                message = _message(export, file, conversation, name, said, line, (date, clock), days, clocks)
+                if message is not None:
+                    yield message
         line += body.count("\n")
     if unread:
         export.warn(file, unread[0][0], f"{len(unread)} line{'s' if len(unread) > 1 else ''} start like a message "
@@ -168,16 +188,24 @@ def _messages(export: Export, file: ExportFile) -> Iterator[Message]:
                                         f"above (first: {unread[0][1]!r})", skipped=False)
 
 
+def _is_system(said: str, author: str, chat: set[str], first: bool) -> bool:
+    """Whether a line is the app's, not ``author``'s words: the encryption notice, or iOS's text
+    marked with U+200E (the encryption notice, "X added Y", a missed call) under the ``chat``'s
+    own name (its file's, or the first line's author when that line is so marked, as iOS's
+    encryption notice always is); an attachment or a location so marked is someone's."""
+    bare = said.lstrip(_MARKS)
+    if not bare or (bare.startswith("Messages") and _NOTICE.match(bare)):
+        return True
+    marked = said.startswith("\u200e") and not _SENT.search(bare.split("\n", 1)[0])
+    return marked and (first or author in chat)
+
+
 def _message(export: Export, file: ExportFile, conversation: str, author: str, said: str, line: int,
              written: tuple[str, str], days: dict[str, tuple[int, int, int] | None],
              clocks: dict[str, tuple[int, int, int] | None]) -> Message | None:
     """A message from its parts and its date and time as ``written`` (read through the file's
-    caches ``days`` and ``clocks``); None for a system line (encryption notices, and iOS's texts
-    marked with U+200E such as "X added Y" under the group's name) or a date that does not exist."""
+    caches ``days`` and ``clocks``); None for a date that does not exist."""
     bare = said.lstrip(_MARKS)
-    if not bare or (bare != said and not _ATTACHMENT.match(bare.split("\n", 1)[0])) or (
-            bare.startswith("Messages") and _NOTICE.match(bare)):
-        return None
     date, clock = written
     if clock not in clocks:
         clocks[clock] = _clock(clock)
@@ -188,8 +216,8 @@ def _message(export: Export, file: ExportFile, conversation: str, author: str, s
         return None
     if "\r" in bare:  # a Windows-made file (or a zip from one): lines end "\r\n"
         bare = bare.replace("\r\n", "\n")
-    return Message(conversation=conversation, author=author.strip(_MARKS + " ").lstrip("~\u202f "),
-                   text=bare, file=file, line=line, end_line=line + said.count("\n"), when=when)
+    return Message(conversation=conversation, author=author, text=bare, file=file, line=line,
+                   end_line=line + said.count("\n"), when=when)
 
 
 def _fields(date: str) -> tuple[int, int, int]:
@@ -217,6 +245,8 @@ def _ymd(fields: tuple[int, int, int], order: str) -> tuple[int, int, int] | Non
     year, month, day = {"ymd": (a, b, c), "dmy": (c, b, a), "mdy": (c, a, b)}[order]
     if year < 100:
         year += 2000  # WhatsApp exists since 2009: a 2-digit year is this century
+    elif year >= BUDDHIST_ERA:
+        year -= 543  # a Thai phone's year of the Buddhist Era (2566 is 2023): same months and days
     try:
         datetime(year, month, day)
     except ValueError:
