@@ -112,6 +112,56 @@ def test_a_reply_keeps_its_quotes_in_text_but_embeds_only_its_own_words() -> Non
     assert "kernel driver?" not in reply.content and "Yes.\n\nSorry repeating comment" in reply.content
 
 
+FORWARDS = """From ana@example.com Tue Apr 02 09:00:00 2024
+Message-ID: <fwd-gmail@example.com>
+Date: Tue, 2 Apr 2024 09:00:00 +0000
+From: Ana <ana@example.com>
+Subject: Fwd: Your flight booking
+
+Here are the flight details.
+
+---------- Forwarded message ---------
+From: SkyAir <noreply@skyair.example>
+Date: Mon, Apr 1, 2024 at 8:00 AM
+
+Booking reference QX7RTZ, Lisbon to Oslo.
+
+From ana@example.com Tue Apr 02 10:00:00 2024
+Message-ID: <fwd-apple@example.com>
+Date: Tue, 2 Apr 2024 10:00:00 +0000
+From: Ana <ana@example.com>
+Subject: Vet appointment
+
+Begin forwarded message:
+
+> From: Happy Paws Clinic <desk@happypaws.example>
+>
+> Rex is booked for his rabies vaccination on 9 April.
+
+From bo@example.com Tue Apr 02 11:00:00 2024
+Message-ID: <reply@example.com>
+Date: Tue, 2 Apr 2024 11:00:00 +0000
+From: Bo <bo@example.com>
+Subject: Re: Fwd: Your flight booking
+
+Thanks, noted.
+
+On Tue, 2 Apr 2024, Ana wrote:
+> ---------- Forwarded message ---------
+> Booking reference QX7RTZ, Lisbon to Oslo.
+"""
+
+
+def test_a_forward_is_searched_by_what_it_forwards_and_a_reply_to_it_is_not(tmp_path: Path) -> None:
+    # Gmail writes the forwarded mail's headers unquoted (as Outlook's history looks), Apple Mail
+    # quotes it: either way it is the forward's content; the reply quoting it is still a reply
+    path = tmp_path / "forwards.mbox"
+    path.write_text(FORWARDS, encoding="utf-8")
+    gmail, apple, reply = load(path)[0]
+    assert "QX7RTZ" in gmail.content and "rabies vaccination" in apple.content
+    assert "QX7RTZ" not in reply.content and "Thanks, noted." in reply.content
+
+
 # -- Maildir --
 
 MAILPILE_EXPECTED = [  # citation, id, subject, flags
@@ -375,10 +425,10 @@ def test_a_message_no_rule_foresaw_is_a_warning_and_the_mailbox_goes_on(monkeypa
 
     real = mail.new_part
 
-    def choke(body: str) -> str:
+    def choke(body: str, subject: str = "") -> str:
         if "hello world" in body:
             raise RecursionError("too deep")
-        return real(body)
+        return real(body, subject)
 
     monkeypatch.setattr(mail, "new_part", choke)
     records, problems = load(MBOX)

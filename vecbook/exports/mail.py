@@ -258,8 +258,8 @@ def _parse(export: Export, file: ExportFile, data: bytes, start: int, conversati
     key = message_id or hashlib.sha1(f"{metadata['date']}|{metadata['author']}|{subject}|{body_text[:500]}".encode(
         "utf-8", "surrogatepass")).hexdigest()[:12]
     body_line = start + data.count(b"\n", 0, header_end)
-    yield _Mail(file, start, max(end, start), body_line, body_text, new_part(body_text), message_id, links, key,
-                metadata)
+    yield _Mail(file, start, max(end, start), body_line, body_text, new_part(body_text, subject or ""), message_id,
+                links, key, metadata)
 
 
 class _Warner:

@@ -34,6 +34,13 @@ ATTRIBUTION = re.compile(r"^On\s.*\b(?:wrote|writes)\s?:\s*$|"
 UNQUOTED_HISTORY = re.compile(r"^(?:-{2,}\s*Original Message\s*-{2,}|(?:_{10,}\n)?From:\s[^\n]*\n(?:Sent|Date):\s)",
                               re.M | re.I)
 QUOTED_LINE = re.compile(r"^[ \t]*>[^\n]*(?:\n|$)", re.M)
+# A forward: its subject's prefix (Fwd:, Fw:, German WG:, French TR:, Spanish RV:, Portuguese
+# Enc:, Finnish VS:, Dutch Doorst:, Polish PD:) or the line mail apps put above the forwarded
+# mail. What it forwards is its content (a booking, a receipt), kept whole, not a reply's history.
+FORWARD_SUBJECT = re.compile(r"^\s*(?:fwd?|wg|tr|rv|enc|vs|doorst|pd)\s*:", re.I)
+FORWARD_LINE = re.compile(r"^[ \t]*(?:-{3,}\s*Forwarded message\s*-{3,}|Begin forwarded message:|"
+                          r"-{3,}\s*(?:Weitergeleitete Nachricht|Message transféré|Mensaje reenviado|"
+                          r"Messaggio inoltrato|Mensagem encaminhada|Doorgestuurd bericht)\s*-{3,})", re.M | re.I)
 BLANK_LINES = re.compile(r"\n{3,}")
 SURROGATES = re.compile("[\udc80-\udcff]")
 # Parts of these types sign or wrap a message; they are not attachments anyone sent.
@@ -223,11 +230,13 @@ def _decode(payload: bytes, headers: Message) -> str:
     return payload.decode("latin-1")
 
 
-def new_part(body: str) -> str:
+def new_part(body: str, subject: str = "") -> str:
     """What a message itself says: without quoted lines, their attributions, and an
-    unquoted Outlook history."""
+    unquoted Outlook history; a forward (``FORWARD_SUBJECT``, ``FORWARD_LINE``) whole."""
     found = UNQUOTED_HISTORY.search(body)
     new = body[:found.start()] if found else body
+    if FORWARD_SUBJECT.match(subject) or FORWARD_LINE.search(new):  # (not one inside the history)
+        return clean_text(BLANK_LINES.sub("\n\n", body))
     if ">" in new:
         new = QUOTED_LINE.sub("", QUOTE_INTRO.sub(_without_attribution, new))
     return clean_text(BLANK_LINES.sub("\n\n", new))
