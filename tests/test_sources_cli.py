@@ -368,6 +368,21 @@ def test_a_sqlite_table_is_asked_for_when_it_cannot_be_guessed(
     assert [h["citation"] for h in json.loads(out)] == [f"{database}#diary:1"]
 
 
+def test_a_database_with_a_full_text_index_beside_its_table_is_added(
+        home: Path, user_config: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Joplin and Thunderbird keep an FTS index (a virtual table the read-only connection cannot
+    # open) beside their rows: listing the tables must not fail on it
+    database = home / "joplin.db"
+    with sqlite3.connect(database) as connection:
+        connection.executescript("CREATE TABLE notes(id TEXT PRIMARY KEY, body TEXT);"
+                                 "INSERT INTO notes VALUES ('a1', 'Boiler service is due in October.');"
+                                 "CREATE VIRTUAL TABLE notes_fts USING fts4(content='notes', body);")
+    connection.close()
+    code, out, err = run(capsys, "add", str(database), "--table", "notes", "--text-column", "body")
+    assert code == 0, err
+    assert "  records: 1\n" in out
+
+
 def test_a_table_without_rows_is_not_registered(home: Path, user_config: Path,
                                                 capsys: pytest.CaptureFixture[str]) -> None:
     database = home / "empty.db"

@@ -674,3 +674,44 @@ def test_a_wal_database_whose_app_is_closed_is_read_without_creating_files(tmp_p
         vecbook.CollectionConfig(name="t", database=db, database_label="app.db", table="t_documents"))
     assert [r.text for r in records] == ["hello from a closed app"] and problems == []
     assert sorted(p.name for p in tmp_path.iterdir()) == ["app.db"] and db.read_bytes() == before
+
+
+@pytest.mark.parametrize("copied", [("-wal", "-shm"), ("-wal",)])
+def test_a_wal_database_copied_with_its_wal_is_read_whole_and_nothing_beside_it_changes(
+        tmp_path: Path, copied: tuple[str, ...]) -> None:
+    # `cp chat.db* backup/` while the app runs: the newest rows lie in the -wal file, and a
+    # reader writes -shm (or creates it) unless told not to
+    app = make_notes_db(tmp_path / "app" / "app.db", journal="wal")
+    with sqlite3.connect(app) as writer:
+        writer.execute("PRAGMA wal_autocheckpoint = 0")
+        writer.execute("INSERT INTO notes_documents VALUES ('n5', '{}', 'app', 'Only in the WAL: the hive.')")
+        writer.commit()
+        (tmp_path / "copy").mkdir()
+        for suffix in ("", *copied):
+            shutil.copyfile(f"{app}{suffix}", tmp_path / "copy" / f"app.db{suffix}")
+    writer.close()
+    before = {p.name: p.read_bytes() for p in (tmp_path / "copy").iterdir()}
+    records, problems, _ = vecbook.sources.load_collection(vecbook.CollectionConfig(
+        name="t", database=tmp_path / "copy" / "app.db", database_label="app.db", table="notes_documents"))
+    assert problems == [] and "Only in the WAL: the hive." in [r.text for r in records]
+    assert {p.name: p.read_bytes() for p in (tmp_path / "copy").iterdir()} == before
+
+
+def test_text_kept_as_a_blob_or_a_number_is_read_and_binary_data_is_named(tmp_path: Path) -> None:
+    from vecbook.config import CollectionConfig
+    from vecbook.sources import load_collection
+
+    path = tmp_path / "app.db"
+    with sqlite3.connect(path) as db:
+        db.execute("CREATE TABLE entries (id INTEGER PRIMARY KEY, content)")
+        db.executemany("INSERT INTO entries VALUES (?, ?)", [
+            (1, "Dentist moved to Thursday 3pm".encode()), (2, "Plain text about the garden"), (3, 4711),
+            (4, b"\x89PNG\r\n\x1a\n\x00\x00"), (5, None)])
+    collection = CollectionConfig(name="app", database=path, table="entries", database_label="app.db")
+    records, problems, skipped = load_collection(collection)
+    assert [(r.id, r.text) for r in records] == [
+        ("app:1", "Dentist moved to Thursday 3pm"), ("app:2", "Plain text about the garden"), ("app:3", "4711")]
+    assert [p.reason for p in problems] == [
+        "collection 'app': 1 row with NULL or empty content skipped",
+        "collection 'app': 1 row whose content is binary data, not UTF-8 text, skipped"]
+    assert skipped == 2

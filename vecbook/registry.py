@@ -269,6 +269,15 @@ def choose_format(path: Path, name: str, wanted: str | None) -> str:
     raise ConfigError(f"cannot tell what {path} is: no format recognises it; pass --format ({choices})")
 
 
+def _columns(connection: sqlite3.Connection, table: str) -> list[str] | None:
+    """A table's or view's columns; None for one the read-only connection cannot open (a
+    full-text or R-tree index's virtual table, as Joplin and Thunderbird keep beside their rows)."""
+    try:
+        return [d[0] for d in connection.execute(f'SELECT * FROM "{_quoted(table)}" LIMIT 0').description]
+    except sqlite3.Error:
+        return None
+
+
 def sqlite_table(path: Path, table: str | None, text_column: str | None) -> tuple[str | None, str | None]:
     """(table, query) for a SQLite source: a table with ``id`` and ``content`` columns is used
     as it is; another text column needs ``--text-column`` and becomes a query. ConfigError
@@ -280,8 +289,7 @@ def sqlite_table(path: Path, table: str | None, text_column: str | None) -> tupl
                 "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite_%' "
                 "ORDER BY name")]
             # The read-only connection's authorizer allows SELECT only: no PRAGMA table_info.
-            columns = {n: [d[0] for d in connection.execute(f'SELECT * FROM "{_quoted(n)}" LIMIT 0').description]
-                       for n in names}
+            columns = {n: found for n in names if (found := _columns(connection, n)) is not None}
         finally:
             connection.close()
     except (sqlite3.Error, OSError) as exc:

@@ -307,12 +307,15 @@ def _rows_to_records(collection: CollectionConfig, columns: list[str],
         return [], [Problem(collection.database_label, None,
                             f"{where}: the rows need an 'id' and a 'content' column (got {', '.join(columns)})")], 0
     records: list[Record] = []
-    bad_json = empty = duplicate = 0
+    bad_json = empty = binary = duplicate = 0
     seen: set[str] = set()
     for row in rows:
         values = dict(zip(lowered, row))
-        content = values.get("content")
-        if not isinstance(content, str) or not content.strip():
+        content = _row_text(values.get("content"))
+        if content is None:
+            binary += 1
+            continue
+        if not content.strip():
             empty += 1
             continue
         row_id = str(values["id"])
@@ -323,7 +326,20 @@ def _rows_to_records(collection: CollectionConfig, columns: list[str],
         metadata, ok = _row_metadata(columns, row)
         bad_json += not ok
         records.append(_row_record(collection, row_id, content.strip(), metadata))
-    return records, _row_problems(collection, bad_json, empty, duplicate), empty + duplicate
+    return records, _row_problems(collection, bad_json, empty, binary, duplicate), empty + binary + duplicate
+
+
+def _row_text(value: Any) -> str | None:
+    """A row's content as text: text as it is, a number written out, a BLOB holding UTF-8 text
+    decoded (apps store text so); "" for NULL; None for a BLOB that is not text."""
+    if value is None or isinstance(value, str):
+        return value or ""
+    if isinstance(value, bytes):
+        try:
+            return value.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+    return str(value)
 
 
 def _row_metadata(columns: list[str], row: tuple[Any, ...]) -> tuple[dict[str, Any], bool]:
@@ -365,7 +381,8 @@ def _row_record(collection: CollectionConfig, row_id: str, content: str, metadat
     )
 
 
-def _row_problems(collection: CollectionConfig, bad_json: int, empty: int, duplicate: int) -> list[Problem]:
+def _row_problems(collection: CollectionConfig, bad_json: int, empty: int, binary: int,
+                  duplicate: int) -> list[Problem]:
     where, label = f"collection '{collection.name}'", collection.database_label
     problems = []
     if bad_json:
@@ -373,6 +390,9 @@ def _row_problems(collection: CollectionConfig, bad_json: int, empty: int, dupli
                                 False))
     if empty:
         problems.append(Problem(label, None, f"{where}: {counted(empty, 'row')} with NULL or empty content skipped"))
+    if binary:
+        problems.append(Problem(label, None, f"{where}: {counted(binary, 'row')} whose content is binary data, "
+                                             f"not UTF-8 text, skipped"))
     if duplicate:
         problems.append(Problem(label, None, f"{where}: {counted(duplicate, 'row')} with a repeated id skipped"))
     return problems

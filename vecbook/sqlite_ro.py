@@ -7,25 +7,53 @@ imports the export package.
 
 from __future__ import annotations
 
+import shutil
 import sqlite3
+import tempfile
 from pathlib import Path
 
 # How long a read waits for an app that holds a write lock on its database.
 SQLITE_BUSY_TIMEOUT_SECONDS = 5.0
 
 
+class _Connection(sqlite3.Connection):
+    """A connection that removes its scratch copy of the database (if any) when closed."""
+
+    scratch: tempfile.TemporaryDirectory[str] | None = None
+
+    def close(self) -> None:
+        super().close()
+        if self.scratch is not None:
+            self.scratch.cleanup()
+
+
 def open_readonly(database: Path) -> sqlite3.Connection:
     """Open SQLite so that nothing can write: ``mode=ro``, ``query_only`` and an authorizer.
 
-    A WAL-mode database whose app is not running has no ``-wal`` file, and even
-    a read-only connection would create ``-wal`` and ``-shm`` files beside it;
-    ``immutable=1`` reads it without creating anything. While the app runs
-    those files exist already, and ``mode=ro`` reads consistently beside it.
+    A WAL-mode database keeps its latest rows in its ``-wal`` file and the WAL's index in
+    ``-shm``, which every reader would write (even a read-only one) or create:
+    - no ``-wal`` (its app is closed): ``immutable=1`` reads it without creating anything;
+    - ``-wal`` and ``-shm`` (its app is running, or the three were copied): ``readonly_shm=1``
+      reads the WAL's rows without writing to ``-shm``, beside a live writer too;
+    - a ``-wal`` without ``-shm`` (copied without it): SQLite cannot read the WAL without
+      creating ``-shm``, so the two files are read from a scratch copy, removed on close.
     """
-    uri = database.resolve().as_uri() + "?mode=ro"
-    if _is_wal(database) and not Path(f"{database}-wal").exists():
-        uri += "&immutable=1"
-    connection = sqlite3.connect(uri, uri=True, timeout=SQLITE_BUSY_TIMEOUT_SECONDS, check_same_thread=False)
+    scratch = None
+    if not _is_wal(database):
+        uri = database.resolve().as_uri() + "?mode=ro"
+    elif not Path(f"{database}-wal").exists():
+        uri = database.resolve().as_uri() + "?mode=ro&immutable=1"
+    elif Path(f"{database}-shm").exists():
+        uri = database.resolve().as_uri() + "?mode=ro&readonly_shm=1"
+    else:
+        scratch = tempfile.TemporaryDirectory(prefix="vecbook-sqlite-")
+        copy = Path(scratch.name) / database.name
+        shutil.copyfile(database, copy)
+        shutil.copyfile(f"{database}-wal", f"{copy}-wal")
+        uri = copy.as_uri() + "?mode=ro"
+    connection = sqlite3.connect(uri, uri=True, timeout=SQLITE_BUSY_TIMEOUT_SECONDS, check_same_thread=False,
+                                 factory=_Connection)
+    connection.scratch = scratch
     connection.execute("PRAGMA query_only = ON")
     allowed = {sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_FUNCTION,
                getattr(sqlite3, "SQLITE_RECURSIVE", 33)}
