@@ -115,6 +115,25 @@ def test_invalid_front_matter_is_warned_and_the_note_kept_as_text(note: str, lin
     assert kept.line_number == 1 and kept.text.startswith("---")
 
 
+def test_an_impossible_date_in_front_matter_is_warned_and_the_note_keeps_its_properties(tmp_path: Path) -> None:
+    (tmp_path / "garden.md").write_text("---\ntags: [garden]\ndate: 2024-02-30\n---\nPlant the tomatoes.\n")
+    (record,), problems = load(tmp_path)
+    assert [(p.where, p.line, p.reason, p.skipped) for p in problems] == [
+        ("vault/garden.md", 3, "collection 'vault': front matter holds an impossible date (day is out of range "
+                               "for month); kept as written", False)]
+    assert (record.text, record.metadata["date"], record.metadata["tags"]) == ("Plant the tomatoes.", "2024-02-30",
+                                                                               ["garden"])
+
+
+def test_a_note_that_is_not_utf8_is_warned_where_its_letters_were_lost(tmp_path: Path) -> None:
+    (tmp_path / "latin1.md").write_bytes("# Brief\nM\u00fcller sagt\nok\nGr\u00f6\u00dfe\n".encode("latin-1"))
+    (record,), problems = load(tmp_path)
+    assert [(p.line, p.reason, p.skipped) for p in problems] == [
+        (2, "collection 'vault': bytes that are not UTF-8 were replaced by U+FFFD (on 2 lines, the first here); "
+            "save the note as UTF-8 to keep its letters", False)]
+    assert record.text == "# Brief\nM\ufffdller sagt\nok\nGr\ufffd\ufffde"
+
+
 def test_front_matter_that_is_not_a_mapping_is_warned(tmp_path: Path) -> None:
     (tmp_path / "list.md").write_text("---\n- a\n- b\n---\nBody text\n")
     records, problems = load(tmp_path)

@@ -12,7 +12,7 @@ import re
 from datetime import date, datetime
 from typing import Any, Iterator
 
-from ..records import Record
+from ..records import Record, decode_text
 from .base import Export, ExportFile, export_record, iso
 
 SUFFIXES = (".md", ".markdown")
@@ -84,7 +84,12 @@ def _template_folders(export: Export) -> tuple[str, ...]:
 
 
 def _records(export: Export, file: ExportFile) -> Iterator[Record]:
-    lines = [line.rstrip("\r") for line in file.read_text().split("\n")]
+    text, bad = decode_text(file.read_bytes(), file.label)
+    if bad:  # (a note in Latin-1 or Windows-1252: its accents are lost, say where)
+        where = f"on {len(bad)} lines, the first here" if len(bad) > 1 else "on this line"
+        export.warn(file, bad[0].line, f"bytes that are not UTF-8 were replaced by U+FFFD ({where}); "
+                                       f"save the note as UTF-8 to keep its letters", skipped=False)
+    lines = [line.rstrip("\r") for line in text.split("\n")]
     note = file.name.rsplit(".", 1)[0]
     inside = file.rel.split("!/", 1)[-1]  # a zip member: its path inside the archive
     folder = inside.rsplit("/", 1)[0] if "/" in inside else ""
@@ -125,6 +130,10 @@ def _front_matter(export: Export, file: ExportFile, lines: list[str]) -> tuple[d
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
         data = yaml.load("\n".join(lines[1:close]), Loader=loader)  # noqa: S506 - a safe loader
+    except ValueError as exc:  # an impossible date (2024-02-30): the block read again, dates as text
+        data = yaml.load("\n".join(lines[1:close]), Loader=_text_dates(yaml))  # noqa: S506 - a safe loader
+        line = next((i + 1 for i in range(1, close) if _raises(yaml, loader, lines[i])), 2)
+        export.warn(file, line, f"front matter holds an impossible date ({exc}); kept as written", skipped=False)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 2 if mark is not None else 1
@@ -138,6 +147,28 @@ def _front_matter(export: Export, file: ExportFile, lines: list[str]) -> tuple[d
                              f"the note is kept as text", skipped=False)
         return {}, 0
     return data, close + 1
+
+
+def _text_dates(yaml: Any) -> Any:
+    """PyYAML's safe loader that reads dates as the text they are."""
+    timestamp = "tag:yaml.org,2002:timestamp"
+
+    class TextDates(yaml.SafeLoader):  # type: ignore[misc,name-defined]
+        yaml_implicit_resolvers = {first: [(tag, rule) for tag, rule in rules if tag != timestamp]
+                                   for first, rules in yaml.SafeLoader.yaml_implicit_resolvers.items()}
+
+    return TextDates
+
+
+def _raises(yaml: Any, loader: Any, line: str) -> bool:
+    """Whether one front matter line alone fails to load with an impossible value."""
+    try:
+        yaml.load(line, Loader=loader)  # noqa: S506 - a safe loader
+    except ValueError:
+        return True
+    except yaml.YAMLError:
+        return False
+    return False
 
 
 def _front_metadata(front: dict[str, Any]) -> dict[str, Any]:
