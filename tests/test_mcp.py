@@ -245,7 +245,9 @@ sys.path.insert(0, sys.argv[1])
 import vecbook, vecbook.mcp
 book = vecbook.VecBook(data_directory=sys.argv[2], keyword_only=True, cache_directory=False)
 def later():
-    time.sleep(2)
+    while signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:  # until serve has set its handler
+        time.sleep(0.05)
+    time.sleep(1)  # the server idle in its event loop
     signal.pthread_kill(threading.get_ident(), signal.SIGTERM)
     time.sleep(60)
 threading.Thread(target=later, daemon=True).start()
