@@ -162,6 +162,20 @@ def test_a_forward_is_searched_by_what_it_forwards_and_a_reply_to_it_is_not(tmp_
     assert "QX7RTZ" not in reply.content and "Thanks, noted." in reply.content
 
 
+def test_a_body_line_starting_with_from_that_no_writer_escaped_stays_in_its_message(tmp_path: Path) -> None:
+    # old mboxo files and mailboxes joined by hand leave "From " body lines unescaped
+    path = tmp_path / "cabin.mbox"
+    path.write_text("From ola@example.no Fri Jul 08 14:08:34 2011\nFrom: Ola <ola@example.no>\nSubject: Cabin\n"
+                    "Date: Fri, 8 Jul 2011 14:08:34 +0200\n\n"
+                    "We leave on 12 August.\n\nFrom the station we take the bus; bring your sleeping bag.\n\n"
+                    "From bo@example.com Sat Jul 09 10:00:00 2011\nFrom: Bo <bo@example.com>\nSubject: Re: Cabin\n"
+                    "Date: Sat, 9 Jul 2011 10:00:00 +0200\n\n"
+                    "Great.\n", encoding="utf-8")
+    (cabin, reply), problems = load(path)
+    assert problems == [] and "sleeping bag" in cabin.text and reply.text == "Great."
+    assert (cabin.line_number, cabin.end_line, reply.line_number) == (1, 8, 10)
+
+
 # -- Maildir --
 
 MAILPILE_EXPECTED = [  # citation, id, subject, flags

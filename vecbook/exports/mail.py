@@ -31,9 +31,11 @@ FAST_ADDRESS = re.compile(r'[ \t]*(?:"((?:[^"\\]|\\.)*)"|([^",<>()@;:\\]*?))[ \t
                           r'|[ \t]*([^",<>()\s;:\\]+@[^",<>()\s;:\\]+)[ \t]*(?:,|$)')
 MBOXRD_ESCAPE = re.compile(rb"(?m)^>(>*From )")
 # An mbox message starts at a "From " line at the start of the file or after a blank
-# line (mboxo/mboxrd writers escape body lines that start with "From " as ">From ").
-MBOX_SEPARATOR = re.compile(rb"\n\r?\n(?=From \S+ +\S)")
-MBOX_SEPARATOR_REACH = 1024  # bytes a separator with its From line's first words may span
+# line, and its headers follow that line: mboxrd writers escape body lines that start with
+# "From " as ">From ", but old mboxo files and mailboxes joined by hand do not ("From the
+# station we take the bus" after a blank line is still the body).
+MBOX_SEPARATOR = re.compile(rb"\n\r?\n(?=From \S+ +\S[^\n]*\n[!-9;-~]+:)")
+MBOX_SEPARATOR_REACH = 1024  # bytes a separator with its From line and next header's name may span
 # An mbox is read in blocks of this size: Gmail's Takeout mbox can be tens of gigabytes.
 MBOX_BLOCK_BYTES = 8 << 20
 MBOX_HEAD = re.compile(rb"\AFrom \S+ +\S[^\n]*\r?\n[!-9;-~]+:")
