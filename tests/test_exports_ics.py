@@ -272,3 +272,14 @@ def test_odd_but_seen_shapes_do_not_break_an_event(tmp_path: Path) -> None:
     assert records[0].text == "Day start, timed end\nWhen: 2024-05-01 to 2024-05-01 17:00 (UTC)"
     assert records[1].metadata["end_date"] == "2024-05-02T09:45:00+00:00"
     assert [r.id for r in records] == ["cal:odd.ics#x", "cal:odd.ics#x~2"]
+
+
+def test_a_line_folded_inside_a_character_reads_back_whole(tmp_path: Path) -> None:
+    # RFC 5545 folds by octets: some writers cut a character's UTF-8 bytes across the fold
+    path = tmp_path / "fold.ics"
+    path.write_bytes(b"BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//x//y//EN\r\nBEGIN:VEVENT\r\nUID:f1@example.com\r\n"
+                     b"DTSTART:20240611T080000Z\r\nSUMMARY:Gr\xc3\r\n \xb6\xc3\x9fenplanung Stra\xc3\x9f\r\n \xc3\xa9e\r\n"
+                     b"END:VEVENT\r\nEND:VCALENDAR\r\n")
+    (record,), problems = load(path)
+    assert problems == [] and record.text.splitlines()[0] == "Größenplanung Straßée"
+    assert (record.line_number, record.end_line) == (4, 10)

@@ -132,8 +132,22 @@ def _unescape(value: str) -> str:
 # -- parsing, matched to the scan --
 
 
+# A long line folded (RFC 5545 3.1: a line break and a space or tab) inside a character's UTF-8
+# bytes, as some calendar writers fold by bytes: the character's first bytes, the fold, the rest.
+_SPLIT_FOLD = re.compile(rb"([\xc0-\xf7][\x80-\xbf]{0,2})(\r?\n[ \t])(?=[\x80-\xbf])")
+
+
+def _file_text(file: ExportFile) -> str:
+    """The file as text, a fold inside a character moved before it (so each line keeps its
+    number, and unfolding joins the character whole)."""
+    data = file.read_bytes()
+    if _SPLIT_FOLD.search(data):
+        data = _SPLIT_FOLD.sub(rb"\2\1", data)
+    return data.decode("utf-8-sig", errors="replace")
+
+
 def _records(export: Export, file: ExportFile) -> Iterator[Record]:
-    text = file.read_text()
+    text = _file_text(file)
     spans, zones = _scan(text)
     components = _parse_whole(export, file, text, spans)
     if components is None:
