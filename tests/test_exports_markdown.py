@@ -125,6 +125,15 @@ def test_an_impossible_date_in_front_matter_is_warned_and_the_note_keeps_its_pro
                                                                                ["garden"])
 
 
+def test_front_matter_dates_written_as_text_are_read_or_warned(tmp_path: Path) -> None:
+    (tmp_path / "a.md").write_text("---\ntitle: Trip\ndate: March 5, 2024\n---\nPacked.\n")
+    (tmp_path / "b.md").write_text("---\ncreated: 05/03/2024\n---\nUnpacked.\n")
+    records, problems = load(tmp_path)
+    assert [r.metadata.get("date") for r in records] == ["2024-03-05", "05/03/2024"]
+    assert [(p.where, p.line) for p in problems] == [("vault/b.md", 2)]
+    assert "created '05/03/2024' is not a date VecBook can read" in problems[0].reason
+
+
 def test_a_note_that_is_not_utf8_is_warned_where_its_letters_were_lost(tmp_path: Path) -> None:
     (tmp_path / "latin1.md").write_bytes("# Brief\nM\u00fcller sagt\nok\nGr\u00f6\u00dfe\n".encode("latin-1"))
     (record,), problems = load(tmp_path)

@@ -71,6 +71,34 @@ def test_headers_are_embedded_but_not_in_text() -> None:
     assert records[0].metadata == {"Author": "ana", "Tags": ["work"]}
 
 
+@pytest.mark.parametrize("written, iso", [
+    ("2024-03-05", "2024-03-05"), ("March 5, 2024", "2024-03-05"), ("5 March 2024", "2024-03-05"),
+    ("Tue, 5th Mar 2024 10:30", "2024-03-05T10:30:00"), ("2024/03/05", "2024-03-05"),
+    ("05.03.2024", "2024-03-05"),  # a dot: day first everywhere
+    ("25/03/2024", "2024-03-25"), ("03/25/2024", "2024-03-25"),  # a field past 12 says which is the day
+])
+def test_a_date_header_as_people_write_it_is_read_as_an_iso_date(written: str, iso: str) -> None:
+    (record,), problems = vecbook.parse_records(f"Date: {written}\nLunch with Mum.\n", "j.txt")
+    assert record.metadata == {"Date": iso} and problems == [] and record.content.startswith(f"Date: {written}\n")
+
+
+@pytest.mark.parametrize("written", ["05/03/2024", "next Tuesday", "Feb 30, 2024", "2024"])
+def test_a_date_that_says_no_day_is_kept_as_written_and_warned(written: str) -> None:
+    (record,), problems = vecbook.parse_records(f"Title: x\nDate: {written}\nLunch with Mum.\n", "j.txt")
+    assert record.metadata["Date"] == written
+    assert [(p.line, p.reason, p.skipped) for p in problems] == [
+        (2, f"Date '{written}' is not a date VecBook can read (write it as YYYY-MM-DD): --since, --until and "
+            f"recency do not see it", False)]
+
+
+def test_a_date_that_is_not_iso_is_never_inside_or_outside_a_range() -> None:
+    from vecbook.filters import value_matches
+
+    assert value_matches("2024-03-05", "gte", "2024-01-01") and not value_matches("2024-03-05", "gte", "2030-01-01")
+    assert not value_matches("05/03/2024", "gte", "2024-01-01") and not value_matches("05/03/2024", "lt", "2030-01-01")
+    assert value_matches("150", "gt", "100")  # numbers still compare as numbers
+
+
 def test_text_start_is_where_the_text_begins_after_the_headers() -> None:
     records, _ = vecbook.parse_records("Author: ana\nTags: work\nBody.\n", "a.txt")
     record = records[0]

@@ -34,6 +34,7 @@ _NUMBER_RE = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
 # other text would compare alphabetically, which is never what a range filter means.
 _ISO_DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$")
 _COMPARISONS = ("gt", "gte", "lt", "lte")
+_DATE_START = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
 @dataclass(frozen=True)
@@ -221,6 +222,9 @@ def value_matches(value: Any, op: str, target: Any, glob: bool = False) -> bool:
     if op == "startswith":
         return any(_as_text(v).startswith(_as_text(target)) for v in items)
     sign = {"gt": (1,), "gte": (0, 1), "lt": (-1,), "lte": (-1, 0)}[op]
+    if isinstance(target, str) and _ISO_DATE_RE.match(target):
+        # a date written otherwise (March 5, 2024) cannot be placed: never in or out of a range
+        items = [v for v in items if isinstance(v, str) and _DATE_START.match(v)]
     return any(compare_values(v, target) in sign for v in items)
 
 

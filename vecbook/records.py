@@ -7,6 +7,7 @@ import codecs
 import re
 import sys
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, Protocol, Sequence
 
 SEPARATOR = "---"
@@ -29,6 +30,8 @@ _WORD_RE = re.compile(r"\S+")
 # Headers whose value is a list of names or labels ("Tags: quick, leftovers"): split on
 # commas so that filters match members (tags__in=quick) rather than the whole line.
 LIST_HEADERS = frozenset({"tags", "participants", "aliases", "attendees"})
+# Headers and properties holding a record's date: read into ISO 8601 (``written_date``).
+DATE_KEYS = frozenset({"date", "end_date", "created"})
 # Metadata values up to this long are interned (shared by every record holding them).
 INTERNED_CHARS = 64
 
@@ -330,6 +333,55 @@ def read_record_file(data: bytes, file_path: str) -> tuple[list[Record], list[Pr
     return records, problems + parse_problems
 
 
+# -- dates as people write them --
+
+_MONTHS = {name: number for number, names in enumerate([
+    ("january", "jan"), ("february", "feb"), ("march", "mar"), ("april", "apr"), ("may",), ("june", "jun"),
+    ("july", "jul"), ("august", "aug"), ("september", "sep", "sept"), ("october", "oct"), ("november", "nov"),
+    ("december", "dec")], 1) for name in names}
+_MONTH = "(" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
+_DAY = r"(\d{1,2})(?:st|nd|rd|th)?\.?"
+_CLOCK = r"(?:,?\s+(?:at\s+)?(\d{1,2}):(\d{2})(?::(\d{2}))?)?"
+_WEEKDAY = r"(?:(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*\.?,?\s+)?"
+# (form, the order its groups give year, month and day in): "March 5, 2024", "5 March 2024",
+# "2024/03/05", "05.03.2024" (a dot: day first everywhere), "5/3/2024" (decided below)
+_WRITTEN_DATES = [
+    (re.compile(rf"^{_WEEKDAY}{_MONTH}\s+{_DAY},?\s+(\d{{4}}){_CLOCK}$", re.I), "mdy"),
+    (re.compile(rf"^{_WEEKDAY}{_DAY}\s+{_MONTH},?\s+(\d{{4}}){_CLOCK}$", re.I), "dmy"),
+    (re.compile(rf"^(\d{{4}})[/.](\d{{1,2}})[/.](\d{{1,2}}){_CLOCK}$"), "ymd"),
+    (re.compile(rf"^(\d{{1,2}})\.\s?(\d{{1,2}})\.\s?(\d{{4}}){_CLOCK}$"), "dmy"),
+    (re.compile(rf"^(\d{{1,2}})[/-](\d{{1,2}})[/-](\d{{4}}){_CLOCK}$"), "dmy or mdy"),
+]
+_ISO_DAY = re.compile(r"^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}|$)")
+
+
+def written_date(value: str) -> str | None:
+    """``value`` as an ISO 8601 date (with its time where it has one) when it is a date as people
+    write it and says which day it is: "March 5, 2024", "Tue, 5th March 2024 10:30", "2024/03/05",
+    "05.03.2024" (a dot: day first), "25/03/2024" (a field past 12); ISO text as it is; None for
+    anything else ("05/03/2024" could be either day)."""
+    text = value.strip()
+    if _ISO_DAY.match(text):
+        return text
+    for form, order in _WRITTEN_DATES:
+        found = form.match(text)
+        if found is None:
+            continue
+        a, b, c, *clock = found.groups()
+        month_of = (lambda v: _MONTHS[v.lower()] if v.isalpha() else int(v))
+        if order == "dmy or mdy":
+            if (int(a) > 12) == (int(b) > 12):
+                return None  # both readings, or neither, are days of a month
+            order = "dmy" if int(a) > 12 else "mdy"
+        year, month, day = {"mdy": (c, a, b), "dmy": (c, b, a), "ymd": (a, b, c)}[order]
+        try:
+            moment = datetime(int(year), month_of(month), int(day), *(int(v or 0) for v in clock))
+        except ValueError:
+            return None
+        return moment.isoformat() if clock[0] else moment.date().isoformat()
+    return None
+
+
 def _parse_block(block: list[str], first: int, file_path: str,
                  framing: bool) -> tuple[Record | None, Problem | None]:
     # The first and last lines with text, found from either end (not a pass over every line).
@@ -342,11 +394,15 @@ def _parse_block(block: list[str], first: int, file_path: str,
         bottom -= 1
     metadata: dict[str, Any] = {}
     body_start = top
+    unread: Problem | None = None
     for i in range(top, bottom + 1):
         match = HEADER_RE.match(block[i])
         if not match:
             break
-        metadata[match.group(1)] = header_value(match.group(1), match.group(2) or "")
+        key, value = match.group(1), header_value(match.group(1), match.group(2) or "")
+        if key.lower() in DATE_KEYS and isinstance(value, str) and value:
+            value, unread = date_value(value, file_path, first + i, key) if unread is None else (value, unread)
+        metadata[key] = value
         body_start = i + 1
     body = block[body_start:bottom + 1]
     while body and not body[0].strip():
@@ -359,7 +415,17 @@ def _parse_block(block: list[str], first: int, file_path: str,
         metadata=metadata, id=f"{file_path}:{line_number}",
         citation=f"{file_path}:{line_number}-{end_line}",
         content="\n".join(block[top:bottom + 1]),
-    ), None
+    ), unread
+
+
+def date_value(value: str, file_path: str, line: int, key: str) -> tuple[str, Problem | None]:
+    """A ``Date:`` value in ISO 8601 (``written_date``), or as written with a Problem saying
+    that filters and recency cannot place it."""
+    iso = written_date(value)
+    if iso is not None:
+        return iso, None
+    return value, Problem(file_path, line, f"{key} '{value}' is not a date VecBook can read (write it as "
+                                           f"YYYY-MM-DD): --since, --until and recency do not see it", False)
 
 
 def split_passages(content: str, size: int = PASSAGE_WORDS) -> list[tuple[int, int]]:

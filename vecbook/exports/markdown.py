@@ -12,7 +12,7 @@ import re
 from datetime import date, datetime
 from typing import Any, Iterator
 
-from ..records import Record, decode_text
+from ..records import DATE_KEYS, Record, date_value, decode_text
 from .base import Export, ExportFile, export_record, iso
 
 SUFFIXES = (".md", ".markdown")
@@ -96,6 +96,7 @@ def _records(export: Export, file: ExportFile) -> Iterator[Record]:
     front, body_start = _front_matter(export, file, lines)
     code = _code_lines(lines, body_start)
     metadata: dict[str, Any] = {**_front_metadata(front), "note": note, "folder": folder or None}
+    _read_dates(export, file, lines, body_start, metadata)
     tags = _front_tags(front) + _inline_tags(lines, body_start, code)
     if tags:
         metadata["tags"] = list(dict.fromkeys(tags))
@@ -147,6 +148,17 @@ def _front_matter(export: Export, file: ExportFile, lines: list[str]) -> tuple[d
                              f"the note is kept as text", skipped=False)
         return {}, 0
     return data, close + 1
+
+
+def _read_dates(export: Export, file: ExportFile, lines: list[str], body_start: int,
+                metadata: dict[str, Any]) -> None:
+    """Front matter dates written as text ("March 5, 2024") in ISO 8601, as filters and recency
+    read them; one that says no day is kept as written, with a WARN naming its line."""
+    for key in [k for k in metadata if k.lower() in DATE_KEYS and isinstance(metadata[k], str)]:
+        line = next((i + 1 for i in range(1, body_start) if lines[i].lstrip().startswith(f"{key}:")), 2)
+        metadata[key], problem = date_value(metadata[key], file.label, line, key)
+        if problem is not None:
+            export.warn(file, line, problem.reason, skipped=False)
 
 
 def _text_dates(yaml: Any) -> Any:
