@@ -459,3 +459,5 @@ def test_an_apple_mail_export_is_named_by_its_mailbox(tmp_path: Path) -> None:
     assert problems == [] and len(records) == 9
     assert {r.metadata["conversation"] for r in records} == {"Inbox"}
     assert records[0].citation.startswith("mail/Inbox.mbox/mbox:1-183#")
+    alone, _ = load(box)  # the bundle itself
+    assert {r.metadata["conversation"] for r in alone} == {"Inbox"}
