@@ -154,17 +154,18 @@ def test_two_groups_of_one_name_with_other_members_stay_apart(tmp_path: Path) ->
     path = make_old_chat_db(tmp_path / "chat.db")
     with sqlite3.connect(path) as db:
         db.executescript("""
-            INSERT INTO handle VALUES (3, 'bo@example.com');
+            -- a handle row per address and service: the SMS copy of the group lists them otherwise
+            INSERT INTO handle VALUES (3, 'bo@example.com'), (4, '+4915112345678'), (5, 'ana@example.com');
             UPDATE chat SET display_name = 'Family' WHERE ROWID = 1;
             INSERT INTO chat VALUES (2, 'chat77', 'Family'), (3, 'chat78', 'Family');
-            INSERT INTO chat_handle_join VALUES (2, 3), (3, 1), (3, 2);
+            INSERT INTO chat_handle_join VALUES (2, 3), (3, 4), (3, 5);
             INSERT INTO message VALUES (10, 'G10', 'the other Family', 3, 0, 500000020, 0),
                                        (11, 'G11', 'the same people again', 1, 0, 500000030, 0);
             INSERT INTO chat_message_join VALUES (2, 10), (3, 11);
         """)
     records, _, _ = load_export(collection(tmp_path))
     assert {r.metadata["conversation"]: r.text.splitlines()[:2] for r in records} == {
-        "Family (ana@example.com, +4915112345678)": ["ana@example.com: Ferry at 9?",
+        "Family (+4915112345678, ana@example.com)": ["ana@example.com: Ferry at 9?",
                                                       "ana@example.com: the same people again"],
         "Family (bo@example.com)": ["bo@example.com: the other Family"]}
 

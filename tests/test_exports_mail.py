@@ -138,6 +138,17 @@ Begin forwarded message:
 >
 > Rex is booked for his rabies vaccination on 9 April.
 
+From eero@example.fi Tue Apr 02 10:30:00 2024
+Message-ID: <finnish-reply@example.fi>
+Date: Tue, 2 Apr 2024 10:30:00 +0000
+From: Eero <eero@example.fi>
+Subject: VS: Tapaaminen
+
+Sopii, nähdään.
+
+On Tue, 2 Apr 2024, Ana wrote:
+> Booking reference QX7RTZ, Lisbon to Oslo.
+
 From bo@example.com Tue Apr 02 11:00:00 2024
 Message-ID: <reply@example.com>
 Date: Tue, 2 Apr 2024 11:00:00 +0000
@@ -157,9 +168,10 @@ def test_a_forward_is_searched_by_what_it_forwards_and_a_reply_to_it_is_not(tmp_
     # quotes it: either way it is the forward's content; the reply quoting it is still a reply
     path = tmp_path / "forwards.mbox"
     path.write_text(FORWARDS, encoding="utf-8")
-    gmail, apple, reply = load(path)[0]
+    gmail, apple, finnish, reply = load(path)[0]
     assert "QX7RTZ" in gmail.content and "rabies vaccination" in apple.content
     assert "QX7RTZ" not in reply.content and "Thanks, noted." in reply.content
+    assert "QX7RTZ" not in finnish.content  # VS: is a Finnish reply
 
 
 def test_a_body_line_starting_with_from_that_no_writer_escaped_stays_in_its_message(tmp_path: Path) -> None:
@@ -461,3 +473,7 @@ def test_an_apple_mail_export_is_named_by_its_mailbox(tmp_path: Path) -> None:
     assert records[0].citation.startswith("mail/Inbox.mbox/mbox:1-183#")
     alone, _ = load(box)  # the bundle itself
     assert {r.metadata["conversation"] for r in alone} == {"Inbox"}
+    plain = tmp_path / "ana"  # a plain ~/mbox keeps its own name
+    plain.mkdir()
+    shutil.copy(MBOX / "mailpile_tests.mbx", plain / "mbox")
+    assert {r.metadata["conversation"] for r in load(plain / "mbox")[0]} == {"mbox"}

@@ -248,14 +248,32 @@ IOS_SENT = ("[31/12/2023, 13:00:00] Ana: \u200eMessages and calls are end-to-end
 
 
 def test_ios_marks_what_people_sent_as_it_marks_system_lines_and_both_are_told_apart(tmp_path: Path) -> None:
-    # iOS puts U+200E before its own lines, written under the chat's name (here the first line's
-    # author, the encryption notice's), and before documents, locations and deletions people sent
-    (record,), problems = load(chat(tmp_path, IOS_SENT, name="_chat.txt"))
+    # iOS puts U+200E before its own lines, written under the chat's name, which writes nothing
+    # unmarked (its first line is the encryption notice), and before what people sent: documents,
+    # locations, deletions, and in a chat of two the other's missed calls
+    group = ("[31/12/2023, 12:59:00] Trip: \u200eAna added Bo\n"
+             "[31/12/2023, 12:59:30] Trip: \u200eAna changed the group description\n")
+    (record,), problems = load(chat(tmp_path, group + IOS_SENT, name="_chat.txt"))
     assert problems == []
-    assert record.text == ("Bo: Budget.pdf \u2022 \u200e3 pages \u200e<attached: 00000013-Budget.pdf>\n"
+    assert record.text == ("Ana: Missed voice call\n"
+                           "Bo: Budget.pdf \u2022 \u200e3 pages \u200e<attached: 00000013-Budget.pdf>\n"
                            "Bo: Location: https://maps.google.com/?q=51.501,-0.142\nBo: This message was deleted.\n"
                            "Ana: \u05e9\u05dc\u05d5\u05dd\nAna: Location: https://maps.google.com/?q=1,2")
-    assert [s[1:] for s in record.segments] == [(3, 3), (4, 4), (5, 5), (6, 6), (7, 7)]
+    assert [s[1:] for s in record.segments] == [(4, 4), (5, 5), (6, 6), (7, 7), (8, 8), (9, 9)]
+    assert record.metadata["participants"] == ["Ana", "Bo"]
+
+
+def test_an_unzipped_ios_export_is_named_after_its_folder(tmp_path: Path) -> None:
+    folder = tmp_path / "WhatsApp Chat - Trip"
+    folder.mkdir()
+    (record,), _ = load(chat(folder, "[31/12/2023, 13:05:00] Ana: see you at the station\n", name="_chat.txt"))
+    assert record.metadata["conversation"] == "Trip"
+
+
+@pytest.mark.parametrize("name", ['ד"ר כהן', 'עו"ד לוי', 'Bob "The" Builder'])
+def test_a_name_holding_quotes_still_names_its_writer(tmp_path: Path, name: str) -> None:
+    (record,), _ = load(chat(tmp_path, f"31/12/2023, 13:05 - {name}: the appointment: Tuesday\n"))
+    assert record.metadata["participants"] == [name]
 
 
 @pytest.mark.parametrize("line", [
@@ -276,6 +294,12 @@ def test_a_chat_in_a_form_not_read_that_is_added_as_text_says_so(tmp_path: Path)
     assert problems == ["wa/WhatsApp Chat with Ana.txt:1: collection 'wa': starts like a WhatsApp chat, in a date or "
                         "time form not read ('02/05/2018 @ 18:00 -- Michel: bonjour'): read as text, without dates "
                         "or senders"]
+
+
+@pytest.mark.parametrize("line", ["2024-03-05 10:30 Standup: budget is approved", "12.03.2024 08:15:02 ERROR: disk full"])
+def test_a_journal_or_log_line_with_a_date_and_time_is_no_chat(tmp_path: Path, line: str) -> None:
+    records, problems = load(chat(tmp_path, line + "\n", name="notes.txt"), fmt="text")
+    assert len(records) == 1 and problems == []
 
 
 def test_system_lines_of_android_are_skipped(tmp_path: Path) -> None:

@@ -76,6 +76,8 @@ def test_headers_are_embedded_but_not_in_text() -> None:
     ("Tue, 5th Mar 2024 10:30", "2024-03-05T10:30:00"), ("2024/03/05", "2024-03-05"),
     ("05.03.2024", "2024-03-05"),  # a dot: day first everywhere
     ("25/03/2024", "2024-03-25"), ("03/25/2024", "2024-03-25"),  # a field past 12 says which is the day
+    ("05/05/2024", "2024-05-05"),  # both readings the same day
+    ("2024-03-05 (Tuesday)", "2024-03-05 (Tuesday)"),  # an ISO date first: filters read it as it is
 ])
 def test_a_date_header_as_people_write_it_is_read_as_an_iso_date(written: str, iso: str) -> None:
     (record,), problems = vecbook.parse_records(f"Date: {written}\nLunch with Mum.\n", "j.txt")
@@ -89,6 +91,11 @@ def test_a_date_that_says_no_day_is_kept_as_written_and_warned(written: str) -> 
     assert [(p.line, p.reason, p.skipped) for p in problems] == [
         (2, f"Date '{written}' is not a date VecBook can read (write it as YYYY-MM-DD): --since, --until and "
             f"recency do not see it", False)]
+
+
+def test_each_date_header_of_a_record_is_read_when_one_cannot_be() -> None:
+    (record,), problems = vecbook.parse_records("Date: 05/03/2024\nEnd_Date: March 7, 2024\nBody.\n", "j.txt")
+    assert record.metadata == {"Date": "05/03/2024", "End_Date": "2024-03-07"} and len(problems) == 1
 
 
 def test_a_date_that_is_not_iso_is_never_inside_or_outside_a_range() -> None:

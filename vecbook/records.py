@@ -352,14 +352,14 @@ _WRITTEN_DATES = [
     (re.compile(rf"^(\d{{1,2}})\.\s?(\d{{1,2}})\.\s?(\d{{4}}){_CLOCK}$"), "dmy"),
     (re.compile(rf"^(\d{{1,2}})[/-](\d{{1,2}})[/-](\d{{4}}){_CLOCK}$"), "dmy or mdy"),
 ]
-_ISO_DAY = re.compile(r"^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}|$)")
+_ISO_DAY = re.compile(r"^\d{4}-\d{2}-\d{2}")  # what filters and recency read: "2024-03-05 (Tuesday)" too
 
 
 def written_date(value: str) -> str | None:
     """``value`` as an ISO 8601 date (with its time where it has one) when it is a date as people
     write it and says which day it is: "March 5, 2024", "Tue, 5th March 2024 10:30", "2024/03/05",
-    "05.03.2024" (a dot: day first), "25/03/2024" (a field past 12); ISO text as it is; None for
-    anything else ("05/03/2024" could be either day)."""
+    "05.03.2024" (a dot: day first), "25/03/2024" (a field past 12), "05/05/2024"; text that starts
+    with an ISO date as it is; None for anything else ("05/03/2024" could be either day)."""
     text = value.strip()
     if _ISO_DAY.match(text):
         return text
@@ -368,14 +368,14 @@ def written_date(value: str) -> str | None:
         if found is None:
             continue
         a, b, c, *clock = found.groups()
-        month_of = (lambda v: _MONTHS[v.lower()] if v.isalpha() else int(v))
         if order == "dmy or mdy":
-            if (int(a) > 12) == (int(b) > 12):
-                return None  # both readings, or neither, are days of a month
+            if a != b and (int(a) > 12) == (int(b) > 12):
+                return None  # two readings, two days (or none)
             order = "dmy" if int(a) > 12 else "mdy"
         year, month, day = {"mdy": (c, a, b), "dmy": (c, b, a), "ymd": (a, b, c)}[order]
         try:
-            moment = datetime(int(year), month_of(month), int(day), *(int(v or 0) for v in clock))
+            moment = datetime(int(year), _MONTHS.get(month.lower()) or int(month), int(day),
+                              *(int(v or 0) for v in clock))
         except ValueError:
             return None
         return moment.isoformat() if clock[0] else moment.date().isoformat()
@@ -401,7 +401,8 @@ def _parse_block(block: list[str], first: int, file_path: str,
             break
         key, value = match.group(1), header_value(match.group(1), match.group(2) or "")
         if key.lower() in DATE_KEYS and isinstance(value, str) and value:
-            value, unread = date_value(value, file_path, first + i, key) if unread is None else (value, unread)
+            value, problem = date_value(value, file_path, first + i, key)
+            unread = unread or problem  # (one WARN a record: the first date it could not read)
         metadata[key] = value
         body_start = i + 1
     body = block[body_start:bottom + 1]

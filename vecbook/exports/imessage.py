@@ -157,12 +157,14 @@ def _chat_names(connection: sqlite3.Connection, members: dict[int, list[str]]) -
         labels[rowid] = ", ".join(members.get(rowid, [])) or ident or f"chat {rowid}"
         names[rowid] = name or labels[rowid]
     # Chats of one name are one conversation where their members are the same (a person's SMS
-    # and iMessage chats, a group moved between them); groups of one name with other members
-    # (a second "Family") are told apart by their members (or identifier).
-    kinds: dict[str, set[tuple[str, ...]]] = {}
+    # and iMessage chats, a group moved between them, whose SMS copy may list them in another
+    # order); groups of one name with other members (a second "Family") are told apart by their
+    # members (or identifier).
+    people = {rowid: ", ".join(sorted(members.get(rowid, []))) or labels[rowid] for rowid in names}
+    kinds: dict[str, set[str]] = {}
     for rowid, name in names.items():
-        kinds.setdefault(name, set()).add(tuple(members.get(rowid, [])))
-    return {rowid: f"{name} ({labels[rowid]})" if len(kinds[name]) > 1 and name != labels[rowid] else name
+        kinds.setdefault(name, set()).add(people[rowid])
+    return {rowid: f"{name} ({people[rowid]})" if len(kinds[name]) > 1 and name != labels[rowid] else name
             for rowid, name in names.items()}
 
 

@@ -123,8 +123,8 @@ def _mbox_name(file: ExportFile) -> str:
     name = parts[-1]
     if name == "mbox" and len(parts) > 1:
         name = parts[-2]
-    elif name == "mbox" and file.path is not None:  # the bundle itself added: its folder's name
-        name = file.path.parent.name
+    elif name == "mbox" and file.path is not None and file.path.parent.name.lower().endswith(".mbox"):
+        name = file.path.parent.name  # Apple Mail's bundle added itself (not a plain ~/mbox file)
     return re.sub(r"\.(mbox|mbx|mbs)$", "", name, flags=re.I) or name
 
 

@@ -35,9 +35,10 @@ UNQUOTED_HISTORY = re.compile(r"^(?:-{2,}\s*Original Message\s*-{2,}|(?:_{10,}\n
                               re.M | re.I)
 QUOTED_LINE = re.compile(r"^[ \t]*>[^\n]*(?:\n|$)", re.M)
 # A forward: its subject's prefix (Fwd:, Fw:, German WG:, French TR:, Spanish RV:, Portuguese
-# Enc:, Finnish VS:, Dutch Doorst:, Polish PD:) or the line mail apps put above the forwarded
-# mail. What it forwards is its content (a booking, a receipt), kept whole, not a reply's history.
-FORWARD_SUBJECT = re.compile(r"^\s*(?:fwd?|wg|tr|rv|enc|vs|doorst|pd)\s*:", re.I)
+# Enc:, Finnish VL:, Swedish VB:, Dutch Doorst:, Polish PD:; not VS:, a Finnish reply and a
+# Danish forward) or the line mail apps put above the forwarded mail. What it forwards is its
+# content (a booking, a receipt), kept whole, not a reply's history.
+FORWARD_SUBJECT = re.compile(r"^\s*(?:fwd?|wg|tr|rv|enc|vl|vb|doorst|pd)\s*:", re.I)
 FORWARD_LINE = re.compile(r"^[ \t]*(?:-{3,}\s*Forwarded message\s*-{3,}|Begin forwarded message:|"
                           r"-{3,}\s*(?:Weitergeleitete Nachricht|Message transféré|Mensaje reenviado|"
                           r"Messaggio inoltrato|Mensagem encaminhada|Doorgestuurd bericht)\s*-{3,})", re.M | re.I)

@@ -8,11 +8,16 @@ folder that no other format recognises.
 
 from __future__ import annotations
 
+import re
 from typing import Iterator
 
 from ..records import Problem, Record, read_record_file
 from .base import Export, ExportFile
 from .whatsapp import HEADER, LIKE_HEADER
+
+# After a message header's time, a separator before the name: "] ", " - ", " -- " (a journal's
+# "2024-03-05 10:30 Standup: ..." or a log's "08:15:02 ERROR: ..." has none).
+_CHAT_LIKE = re.compile(r"\d[:.]\d{2}(?:[:.]\d{2})?[^:\n]{0,8}?(?:\]|\s[-\u2013\u2014]{1,2}\s)[^\n]*?: ")
 
 
 def detect(export: Export) -> bool:
@@ -42,7 +47,7 @@ def _unread_chat(export: Export, file: ExportFile, data: bytes) -> None:
     the WhatsApp reader does not read: read as text, the chat has no dates or senders."""
     first = next(((number, line) for number, line in enumerate(data[:2000].decode("utf-8", "replace").split("\n"), 1)
                   if line.strip()), None)
-    if first is not None and LIKE_HEADER.match(first[1]) and not HEADER.match(first[1]) and ": " in first[1]:
+    if first is not None and LIKE_HEADER.match(first[1]) and not HEADER.match(first[1]) and _CHAT_LIKE.search(first[1]):
         export.warn(file, first[0], f"starts like a WhatsApp chat, in a date or time form not read "
                                     f"({first[1].strip()[:80]!r}): read as text, without dates or senders",
                     skipped=False)

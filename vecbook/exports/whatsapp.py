@@ -25,10 +25,10 @@ the two readings differ, day-first is used (most locales write it) with a WARN. 
 
 WhatsApp writes local time without a zone: dates are naive (a Thai phone's Buddhist-Era year
 is made the Gregorian one). System lines are skipped: on Android they have no ``Name:`` after
-the date ("X added Y", subject changes, in the phone's language); iOS writes them under the
-chat's own name with U+200E before the text (``_is_system``). What people sent is kept as
-written, attachments (``<Media omitted>``, ``<attached: file>``, ``image omitted``),
-locations and deletions included: they keep the replies around them readable.
+the date ("X added Y", subject changes, in the phone's language); iOS writes them with U+200E
+before the text under the chat's own name, which writes nothing unmarked (``_marked``). What
+people sent is kept as written, attachments (``<Media omitted>``, ``<attached: file>``,
+``image omitted``), locations and deletions included: they keep the replies around them readable.
 """
 
 from __future__ import annotations
@@ -82,10 +82,12 @@ _SENT = re.compile(r"<[^<>]+>| omitted$|://", re.I)
 # Notices that come with a sender name (the chat's) but are the app's, not anyone's words.
 _NOTICE = re.compile(r"^Messages (?:and calls )?(?:you send to this \w+ )?(?:are|to this \w+ are) "
                      r"(?:now )?(?:end-to-end encrypted|secured with end-to-end encryption)", re.I)
-# Double quotes as languages write them: a system line quoting a subject with ": " in it
-# ('Ana changed the subject to "Trip: Rome"', 'Jan hat den Betreff zu „Reise: Rom“ geändert')
-# seems to have a "Name: " before it, a name whose quote is left open.
+# A system line quoting a subject with ": " in it ('Ana changed the subject to "Trip: Rome"',
+# 'Jan hat den Betreff zu „Reise: Rom“ geändert') seems to have a "Name: " before it: a "name"
+# ending in a quote opened after a space and never closed (Hebrew names hold a " between
+# letters, ד"ר כהן; a nickname may be quoted whole, Bob "The" Builder).
 _QUOTES = '"\u201c\u201d\u201e\u201f\u00ab\u00bb\u300c\u300d\u300e\u300f'
+_OPEN_QUOTE = re.compile(f"(?:^|\\s)[{_QUOTES}][^{_QUOTES}]*$")
 _MARKS = "\u200e\u200f\u202a\u202b\u202c\u202d\u202e\ufeff"
 # How many non-blank lines at the head of a .txt are looked at to recognise a chat.
 _DETECT_LINES = 20
@@ -139,10 +141,13 @@ def _unread_header(text: str) -> tuple[int, str] | None:
 
 def conversation_name(file: ExportFile) -> str:
     """The chat's name from the file name ("WhatsApp Chat with Ana.txt" -> "Ana"); a zip's
-    ``_chat.txt`` is named after the archive; else the file's stem."""
+    ``_chat.txt`` is named after the archive (or the folder it was unzipped to); else the file's
+    stem."""
     name = file.name.rsplit(".", 1)[0]
     if name.startswith("_") and "!/" in file.rel:  # iOS: "WhatsApp Chat - Ana.zip!/_chat.txt"
         name = file.rel.split("!/", 1)[0].rsplit("/", 1)[-1].rsplit(".", 1)[0]
+    elif name.startswith("_") and file.path is not None and _NAME.match(file.path.parent.name):
+        name = file.path.parent.name  # the zip unzipped (Safari, Finder): "WhatsApp Chat - Ana/_chat.txt"
     found = _NAME.match(name)
     return found.group(1).strip() if found else name
 
@@ -165,39 +170,43 @@ def _messages(export: Export, file: ExportFile) -> Iterator[Message]:
     if parts[0].strip(_MARKS + " \t\r\n"):
         export.warn(file, 1, f"lines 1-{line - 1} come before the first message; skipped")
     unread: list[tuple[int, str]] = []  # lines that look like headers HEADER does not read: (line, text)
-    chat = {conversation}  # the names iOS writes the chat's own system lines under
+    messages: list[tuple[Message, bool]] = []  # each with whether iOS marked it as it marks its own lines
+    writers: set[str] = set()  # authors of a line iOS did not mark: people, not the chat itself
     for number, (date, clock, body) in enumerate(zip(parts[2::4], parts[3::4], parts[4::4])):
         later = body.find("\n")  # the lines after the header's own: a message's first line is never a header
         if later >= 0 and (odd := _unread_header(body[later + 1:])) is not None:
             unread.append((line + odd[0], odd[1]))
         said = body.rstrip()
         author, sep, said = said.partition(": ")
-        name = author.strip(_MARKS + " ").lstrip("~\u202f ")
-        if sep and "\n" not in author and sum(map(author.count, _QUOTES)) % 2 == 0:
-            if _is_system(said, name, chat, number == 0):
-                if number == 0:
-                    chat.add(name)
-            else:
+        if sep and "\n" not in author and not _OPEN_QUOTE.search(author):
+            name = author.strip(_MARKS + " ").lstrip("~\u202f ")
+            marked = _marked(said)
+            if not _is_notice(said) and not (marked and number == 0):
                 message = _message(export, file, conversation, name, said, line, (date, clock), days, clocks)
                 if message is not None:
-                    yield message
+                    messages.append((message, marked))
+                    if not marked:
+                        writers.add(name)
         line += body.count("\n")
+    # iOS writes its own lines ("X added Y", a changed description, the encryption notice) under
+    # the chat's name, which writes nothing else; its first line is the encryption notice
+    yield from (message for message, marked in messages if not marked or message.author in writers)
     if unread:
         export.warn(file, unread[0][0], f"{len(unread)} line{'s' if len(unread) > 1 else ''} start like a message "
                                         f"header in a date or time format not read, kept as text of the message "
                                         f"above (first: {unread[0][1]!r})", skipped=False)
 
 
-def _is_system(said: str, author: str, chat: set[str], first: bool) -> bool:
-    """Whether a line is the app's, not ``author``'s words: the encryption notice, or iOS's text
-    marked with U+200E (the encryption notice, "X added Y", a missed call) under the ``chat``'s
-    own name (its file's, or the first line's author when that line is so marked, as iOS's
-    encryption notice always is); an attachment or a location so marked is someone's."""
+def _is_notice(said: str) -> bool:
+    """An empty line, or the encryption notice in English (on any platform, under any name)."""
     bare = said.lstrip(_MARKS)
-    if not bare or (bare.startswith("Messages") and _NOTICE.match(bare)):
-        return True
-    marked = said.startswith("\u200e") and not _SENT.search(bare.split("\n", 1)[0])
-    return marked and (first or author in chat)
+    return not bare or (bare.startswith("Messages") and _NOTICE.match(bare) is not None)
+
+
+def _marked(said: str) -> bool:
+    """Whether iOS marked a line as it marks its own (U+200E before the text), and it is not an
+    attachment or a location, which people send and iOS marks too."""
+    return said.startswith("\u200e") and not _SENT.search(said.lstrip(_MARKS).split("\n", 1)[0])
 
 
 def _message(export: Export, file: ExportFile, conversation: str, author: str, said: str, line: int,
