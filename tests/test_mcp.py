@@ -237,6 +237,24 @@ def test_stdio_server_on_sigterm_writes_what_an_update_put_off_and_exits_cleanly
     assert update["embedded"] == 0 and update["files_read"] == 0 and restarted.search("violins")
 
 
+def test_stdin_closed_while_the_model_loads_exits_cleanly(tmp_path: Path) -> None:
+    # An assistant that quits in VecBook's first seconds: the interpreter's own shutdown, with a
+    # thread inside onnxruntime's session set-up, aborted (SIGABRT, "terminate called ...") in
+    # one start of two to five here; the server now leaves as on SIGTERM. Two starts.
+    for attempt in range(2):
+        (tmp_path / str(attempt)).mkdir()
+        proc = start_server(tmp_path / str(attempt))
+        try:
+            handshake(proc)
+            send(proc, {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                        "params": {"name": "search", "arguments": {"query": "tomatoes", "mode": "semantic"}}})
+            _, err = proc.communicate(timeout=60)  # closes stdin at once
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+        assert proc.returncode == 0 and b"terminate called" not in err, err.decode()[-500:]
+
+
 # A server whose SIGTERM the system hands to another thread than the main one (any thread that
 # does not block it may take a process's signal): this one sends it to itself once serving.
 SIGTERM_ON_A_WORKER = """

@@ -6,6 +6,7 @@ import json
 import logging
 import os
 import signal
+import sys
 import threading
 from typing import Any, Callable
 
@@ -238,6 +239,9 @@ def serve(book: VecBook) -> None:
     on_any_thread(signal.SIGTERM, stop)
     server.run(transport="stdio", show_banner=False)
     log.info("stdin closed; exiting")
+    # The same exit as SIGTERM's: the interpreter's own shutdown, while a thread still loads the
+    # model (a client that closes stdin in the first seconds), aborted in onnxruntime's C++.
+    stop(0, None)
 
 
 def on_any_thread(signum: int, handler: Callable[[int, Any], None]) -> None:
@@ -263,7 +267,7 @@ def on_any_thread(signum: int, handler: Callable[[int, Any], None]) -> None:
 
 def exit_handler(before_exit: Callable[[], None] = lambda: None) -> Callable[[int, Any], None]:
     """A signal handler that runs ``before_exit``, writes what the caches put off (within
-    EXIT_WRITE_SECONDS) and ends the process with exit code 0."""
+    EXIT_WRITE_SECONDS) and ends the process with exit code 0 (signal 0: stdin closed)."""
     stopping = threading.Lock()  # taken by the first call, from the main thread or ``on_any_thread``'s
 
     def stop(signum: int, _frame: Any) -> None:
@@ -271,7 +275,8 @@ def exit_handler(before_exit: Callable[[], None] = lambda: None) -> Callable[[in
         # so nothing else needs flushing), then leave at once rather than wait on torch threads.
         if writing_put_off() or not stopping.acquire(blocking=False):
             return  # a second signal, or the exit (stdin closed) is writing them already: let it finish
-        log.info("received signal %d; exiting", signum)
+        if signum:  # (0: stdin closed, said already)
+            log.info("received signal %d; exiting", signum)
         stop_builds()  # an ONNX build under way (a first start) goes too, with its ~1 GB
         try:
             before_exit()
@@ -282,6 +287,11 @@ def exit_handler(before_exit: Callable[[], None] = lambda: None) -> Callable[[in
             writer.join(EXIT_WRITE_SECONDS)
         finally:
             logging.shutdown()
+            for stream in (sys.stdout, sys.stderr):  # the last replies (os._exit flushes nothing)
+                try:
+                    stream.flush()
+                except (OSError, ValueError):
+                    pass
             os._exit(0)
 
     return stop
