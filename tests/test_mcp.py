@@ -303,6 +303,7 @@ def test_serve_writes_every_stderr_line_in_vecbook_log_format(tmp_path: Path) ->
         send(proc, {"jsonrpc": "2.0", "id": 4, "method": "tools/call",
                     "params": {"name": "search", "arguments": {"query": "x", "filters": {"athor": "ana"}}}})
         assert receive(proc, 4)["result"]["isError"]
+        proc.stdin.write(b"not json at all\n")  # the SDK answers nothing: the log says so
         send(proc, {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "reindex", "arguments": {}}})
         receive(proc, 3, timeout=120)
         proc.stdin.close()
@@ -316,6 +317,8 @@ def test_serve_writes_every_stderr_line_in_vecbook_log_format(tmp_path: Path) ->
     assert "INFO Starting MCP server 'vecbook' with transport 'stdio'" in text  # FastMCP's
     assert "WARN Invalid arguments for tool 'search'" in text                  # FastMCP's
     assert "WARN n.txt:4: record has headers but no text; skipped" in text     # VecBook's
+    assert ("WARN a line on stdin is not a JSON-RPC message; ignored, with no answer (Invalid JSON: expected ident "
+            "at line 1 column 2, in 'not json at all')") in text
     # A refused call says why (fastmcp's own line named only the tool).
     assert "WARN search refused: unknown filter key 'athor'" in text and "Error calling tool" not in text
 
