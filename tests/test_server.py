@@ -23,7 +23,7 @@ import pytest
 import vecbook
 from conftest import ROOT, write_served_corpus
 from vecbook import server as http
-from vecbook.remote import ServerRecord, config_identity, record_path, wait_for_record, write_record
+from vecbook.remote import ServerRecord, config_identity, read_record, record_path, wait_for_record, write_record
 
 
 class Served(NamedTuple):
@@ -497,6 +497,28 @@ def test_the_server_watches_like_stdio(served: Served) -> None:
             break
         time.sleep(0.3)
     assert hits and hits[0]["citation"] == "violin.txt:1-3"
+
+
+def test_a_second_server_on_another_port_leaves_the_first_one_s_record(served: Served, tmp_path: Path) -> None:
+    # the CLI and page keep the first server: the second one's exit took the record with it
+    path = record_path(vecbook.load_config(served.config))
+    log = tmp_path / "second.log"
+    with open(log, "wb") as stderr:
+        second = subprocess.Popen([sys.executable, str(ROOT / "vecbook.py"), "serve", "--http", "--port", "0",
+                                   "--config", str(served.config)], stdin=subprocess.DEVNULL,
+                                  stdout=subprocess.DEVNULL, stderr=stderr, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    try:
+        deadline = time.monotonic() + 60
+        while "serving the search page" not in log.read_text() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert f"another vecbook server (pid {served.process.pid}, {served.url}) serves this config" in log.read_text()
+        assert read_record(path).pid == served.process.pid
+        second.send_signal(signal.SIGTERM)
+        assert second.wait(timeout=30) == 0
+        assert read_record(path).url == served.url
+    finally:
+        if second.poll() is None:
+            second.kill()
 
 
 def test_sigterm_stops_the_server_cleanly_and_removes_its_record(served: Served) -> None:

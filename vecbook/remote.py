@@ -9,6 +9,7 @@ import hashlib
 import json
 import logging
 import os
+import tempfile
 import time
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -86,9 +87,15 @@ def runtime_folder() -> Path:
     try:
         with warnings.catch_warnings():  # platformdirs warns when it falls back to /tmp: said below instead
             warnings.simplefilter("ignore")
-            return Path(platformdirs.user_runtime_dir("vecbook", appauthor=False))
+            runtime = Path(platformdirs.user_runtime_dir("vecbook", appauthor=False))
     except OSError:
+        runtime = None
+    # Without XDG_RUNTIME_DIR, platformdirs falls back to /tmp/runtime-<uid>, in a folder anyone
+    # may write, where another user could make it first: the state folder instead.
+    if runtime is None or (runtime.parent.name.startswith("runtime-")
+                           and runtime.parent.parent == Path(tempfile.gettempdir())):
         return Path(platformdirs.user_state_dir("vecbook", appauthor=False))
+    return runtime
 
 
 def record_path(config: Config) -> Path:
@@ -155,6 +162,19 @@ def search_params(query: str, **arguments: Any) -> list[tuple[str, str]]:
         else:
             params.append((name, repr(value) if isinstance(value, float) else str(value)))
     return params
+
+
+def other_server(path: Path) -> ServerRecord | None:
+    """The record at ``path`` when another process's server is running and answers there (a
+    second ``serve --http`` on another port must leave the first one's record in place)."""
+    record = read_record(path)
+    if record is None or record.pid == os.getpid() or not process_running(record.pid):
+        return None
+    try:
+        _ask(record, "/-/server.json", [], PROBE_SECONDS)
+    except (ServerGone, VecBookError):
+        return None
+    return record
 
 
 def find_server(config: Config, fallback: Callable[[], Any]) -> Any:

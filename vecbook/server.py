@@ -20,7 +20,8 @@ from .book import VecBook
 from .config import ConfigError, QueryError, VecBookError, __version__
 from .hits import mark_matches
 from .mcp import exit_handler, filters_argument
-from .remote import LIST_PARAMS, SEARCH_PARAMS, ServerRecord, config_identity, record_path, remove_record, write_record
+from .remote import (LIST_PARAMS, SEARCH_PARAMS, ServerRecord, config_identity, other_server, record_path,
+                     remove_record, write_record)
 from .tokens import analysis_of
 
 log = logging.getLogger("vecbook")  # one logger for the package: hosts and the CLI configure "vecbook"
@@ -388,8 +389,12 @@ def serve_http(book: VecBook, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT
     signal.signal(signal.SIGTERM, stop)  # uvicorn stops first, then hands the signal on to this
     signal.signal(signal.SIGINT, stop)
     server = http_server(app)
-    write_record(record, ServerRecord(url=url, pid=os.getpid(), config=config_identity(book.config), token=token,
-                                      version=__version__, started=time.time()))
+    if (first := other_server(record)) is not None:
+        log.warning("another vecbook server (pid %d, %s) serves this config: the CLI keeps answering through it, "
+                    "and this one answers at %s only", first.pid, first.url, url)
+    else:
+        write_record(record, ServerRecord(url=url, pid=os.getpid(), config=config_identity(book.config),
+                                          token=token, version=__version__, started=time.time()))
     log.info("serving the search page at %s/ and MCP at %s/mcp%s", url, url,
              "" if loopback else f" (listening on {host}; clients send the token)")
     book.start()
