@@ -529,3 +529,17 @@ def test_sigterm_stops_the_server_cleanly_and_removes_its_record(served: Served)
     assert not path.exists()
     assert served.process.stdout is not None and served.process.stdout.read() == b""  # nothing on stdout
     assert "ERROR" not in served.log.read_text() and "Traceback" not in served.log.read_text()
+
+
+def test_the_record_is_never_left_in_a_folder_of_tmp_anyone_may_make(monkeypatch: pytest.MonkeyPatch) -> None:
+    import tempfile
+
+    import platformdirs
+
+    from vecbook.remote import runtime_folder
+
+    fallback = Path(tempfile.gettempdir()) / f"runtime-{os.getuid() if hasattr(os, 'getuid') else 0}" / "vecbook"
+    monkeypatch.setattr(platformdirs, "user_runtime_dir", lambda *_args, **_kwargs: str(fallback))
+    assert runtime_folder() == Path(platformdirs.user_state_dir("vecbook", appauthor=False))
+    monkeypatch.setattr(platformdirs, "user_runtime_dir", lambda *_args, **_kwargs: "/run/user/1000/vecbook")
+    assert runtime_folder() == Path("/run/user/1000/vecbook")
