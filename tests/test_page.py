@@ -212,3 +212,14 @@ def test_the_page_asks_for_the_token_once_and_keeps_it(page_book: vecbook.VecBoo
         until(lambda: hits(browser), "hits without asking again")
         assert not browser.find_element(By.ID, "token").is_displayed()
         browser.execute_script("sessionStorage.clear()")
+
+
+def test_a_server_that_stopped_is_said_so_and_the_hits_stay(page_book: vecbook.VecBook, browser: Any) -> None:
+    with in_thread(page_book) as url:
+        search_for(browser, url, "boiler")
+        shown = citations(browser)
+    browser.find_element(By.ID, "q").send_keys(" broke", Keys.ENTER)  # the server has stopped
+    status = browser.find_element(By.ID, "status")
+    until(lambda: "does not answer" in status.text, "the stopped server named")
+    assert status.text == "the VecBook server does not answer: is `vecbook serve --http` still running?"
+    assert citations(browser) == shown  # the last hits are still there to read

@@ -208,7 +208,7 @@ def build_parser() -> _Parser:
                              "linear: the fused score (a nonsense query's best hit ~0.25, a real question's ~0.8), "
                              "hybrid rrf: ranks only, so it cuts only a list's tail")
     search.add_argument("--source", action="append", metavar="NAME",
-                        help="only this collection ('files' for the .txt notes); repeatable")
+                        help="only this collection ('files' for the data folder's notes); repeatable")
     search.add_argument("--since", metavar="WHEN", help="records dated on or after: 2024-01-31, or 30d, 2w, 6m, 1y")
     search.add_argument("--until", metavar="WHEN", help="records dated up to: 2024-01-31 (the whole day), or a span")
     search.add_argument("--participant", action="append", metavar="NAME",

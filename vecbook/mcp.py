@@ -151,7 +151,8 @@ def build_server(book: VecBook) -> Any:
                         '"tags__contains": "work", "file_path": "journal/**", "source": "files"} (an object, '
                         'or the same object as JSON text). Operators: ' + ", ".join(FILTER_OPERATORS) + ".")],
         "sources": Annotated[list[str] | str | None, Field(
-            description='Only these collections, e.g. ["slack", "mail"] ("files" for the .txt notes).')],
+            description='Only these collections, e.g. ["slack", "mail"] ("files" for the notes of the data '
+                        'folder, .txt and .md).')],
         "since": Annotated[str | None, Field(
             description="Only records dated on or after this: an ISO date (2024-01-31) or a span back from "
                         "now (30d, 2w, 6m, 1y, 12h).")],

@@ -29,7 +29,12 @@ async function getJSON(path, params) {
   const headers = { Accept: "application/json" };
   const token = sessionStorage.getItem(TOKEN_KEY);
   if (token) headers.Authorization = "Bearer " + token;
-  const response = await fetch(path + (params ? "?" + params : ""), { headers, cache: "no-store" });
+  let response;
+  try {
+    response = await fetch(path + (params ? "?" + params : ""), { headers, cache: "no-store" });
+  } catch {  // the browser's own "Failed to fetch": no answer at all
+    throw new Error("the VecBook server does not answer: is `vecbook serve --http` still running?");
+  }
   let body;
   try { body = await response.json(); } catch { body = { error: response.status + " " + response.statusText }; }
   if (response.status === 401) {
@@ -146,7 +151,7 @@ async function runSearch(params) {
   } catch (error) {
     if (number !== searchNumber) return;
     if (error instanceof NeedsToken) { retry = () => runSearch(params); status.textContent = ""; return; }
-    $("hits").replaceChildren();
+    if (!error.message.startsWith("the VecBook server does not answer")) $("hits").replaceChildren();
     status.className = "problem";
     status.textContent = error.message;
   }
