@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import subprocess
@@ -16,6 +17,7 @@ import pytest
 
 import vecbook
 from conftest import ROOT, FakeEmbedder
+from test_mcp import call as mcp_call
 
 
 class SlowEmbedder(vecbook.Embedder):
@@ -61,12 +63,16 @@ def test_keyword_search_works_while_vectors_are_computed(write_files: Any, embed
     fallback = book.search("boat for paddling", mode="hybrid")
     assert time.monotonic() - started < 5
     assert "answering hybrid search from the keyword index" in caplog.text
-    assert all(h.semantic_score is None for h in fallback)
+    assert all(h.semantic_score is None for h in fallback) and fallback.mode == "keyword"
+    told = mcp_call(book, "search", {"query": "boat for paddling", "mode": "semantic"})  # an assistant is told too
+    assert json.loads(told.content[-1].text)["answered_as"] == told.structured_content["answered_as"] == "keyword"
     slow.release.set()
     assert book.wait_until_ready(timeout=60)
     stats = book.stats()
     assert stats["state"] == "ready" and stats["records_embedded"] == 7
     assert book.search("boat for paddling", mode="semantic")[0].id == "kayak.txt:1"
+    answered = mcp_call(book, "search", {"query": "boat for paddling", "mode": "semantic"})
+    assert "answered_as" not in answered.structured_content and len(answered.content) == 1
 
 
 class LoadTimingEmbedder(FakeEmbedder):

@@ -131,11 +131,13 @@ class Context:
 
 class Results(list):  # list[Hit]
     """A list of hits, best first, with notebook-friendly conversions. ``left_out``: how many
-    hits a ``max_total_chars`` budget left out (0 without one)."""
+    hits a ``max_total_chars`` budget left out (0 without one); ``mode``: the mode that answered
+    (``keyword`` for a semantic or hybrid search while the first index still embeds)."""
 
-    def __init__(self, hits: Iterable[Hit] = (), left_out: int = 0) -> None:
+    def __init__(self, hits: Iterable[Hit] = (), left_out: int = 0, mode: str | None = None) -> None:
         super().__init__(hits)
         self.left_out = left_out
+        self.mode = mode
 
     def to_dicts(self, scores_as: str = "string") -> list[dict[str, Any]]:
         """The JSON shape of each hit; ``scores_as="float"`` keeps scores as floats."""

@@ -84,6 +84,8 @@ def build_server(book: VecBook) -> Any:
         it scores 0).
         With max_total_chars, hits are taken best first while their texts fit in it together; a
         second text item then says how many were left out: {"left_out": N, "max_total_chars": B}.
+        While the first index still embeds, a semantic or hybrid search is answered by keywords,
+        and a text item says so: {"answered_as": "keyword", "note": ...}.
         """
         try:
             # Each text is cut to max_chars first, so the budget counts what the client receives.
@@ -102,6 +104,13 @@ def build_server(book: VecBook) -> Any:
             content.append(TextContent(type="text", text=json.dumps({"left_out": left_out,
                                                                      "max_total_chars": max_total_chars})))
             structured["left_out"] = left_out
+        asked = mode or book.default_mode
+        if results.mode is not None and results.mode != asked:
+            note = {"answered_as": results.mode, "note": f"the first index is still computing vectors, so this "
+                                                         f"{asked} search was answered by keywords; ask again in a "
+                                                         f"minute for {asked} hits"}
+            content.append(TextContent(type="text", text=json.dumps(note)))
+            structured.update(note)
         return ToolResult(content=content, structured_content=structured)
 
     def get(ref, context=0):  # type: ignore[no-untyped-def]
