@@ -110,7 +110,16 @@ def test_malformed_calls_are_tool_errors_and_the_server_keeps_serving(
     result = call(sample_book, "search", args)
     assert result.is_error
     assert message in result.content[0].text
+    assert "\n" not in result.content[0].text and "pydantic" not in result.content[0].text  # one line, VecBook's
     assert hits_of(call(sample_book, "search", {"query": "recipe", "max_results": 1}))
+
+
+def test_an_argument_the_schema_refuses_is_named_in_one_line(sample_book: vecbook.VecBook) -> None:
+    assert call(sample_book, "search", {"query": "x", "max_results": 0}).content[0].text == \
+        "search: max_results: input should be greater than or equal to 1 (got 0)"
+    assert call(sample_book, "search", {}).content[0].text == "search: query: missing required argument"
+    assert call(sample_book, "get", {"ref": "x", "context": 51}).content[0].text == \
+        "get: context: input should be less than or equal to 50 (got 51)"
 
 
 def test_sources_tool_lists_what_an_assistant_may_pass_as_sources(sample_book: vecbook.VecBook) -> None:

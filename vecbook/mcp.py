@@ -40,7 +40,7 @@ def build_server(book: VecBook) -> Any:
     from typing import Annotated, Literal
 
     from fastmcp import FastMCP
-    from fastmcp.exceptions import ToolError
+    from fastmcp.exceptions import ToolError, ValidationError
     from fastmcp.server.middleware import Middleware
     from fastmcp.tools.base import ToolResult
     from mcp.types import TextContent
@@ -58,6 +58,18 @@ def build_server(book: VecBook) -> Any:
             book.start()  # returns at once, and does nothing after the first time
             return result
 
+    class PlainArgumentErrors(Middleware):
+        """An argument the tool's schema refuses (``max_results`` 0, ``dedupe`` "maybe") is told in
+        one line naming it, as VecBook's own refusals are, not as pydantic's report with its URL."""
+
+        async def on_call_tool(self, context: Any, call_next: Any) -> Any:
+            try:
+                return await call_next(context)
+            except ValidationError as exc:
+                if not hasattr(exc.__cause__, "errors"):
+                    raise
+                raise ToolError(f"{context.message.name}: {argument_errors(exc.__cause__)}") from None
+
     def refusal(tool: str, exc: VecBookError) -> Any:
         """The error a tool call answers with, logged here with its reason: fastmcp's own line
         names only the tool, so it is moved to DEBUG (where its version reads ``log_level``)."""
@@ -68,6 +80,7 @@ def build_server(book: VecBook) -> Any:
 
     server = FastMCP("vecbook", instructions=MCP_INSTRUCTIONS, version=__version__)
     server.add_middleware(StartIndexing())
+    server.add_middleware(PlainArgumentErrors())
 
     def search(query, max_results=None, mode=None, filters=None, sources=None, since=None,  # type: ignore[no-untyped-def]
                until=None, participants=None, max_chars=DEFAULT_MAX_CHARS, max_total_chars=None, dedupe=None,
@@ -218,6 +231,18 @@ def list_argument(name: str, value: list[str] | str | None) -> list[str] | None:
                              f"({exc.msg})") from None
         return parsed
     return [part.strip() for part in text.split(",") if part.strip()]
+
+
+def argument_errors(error: Any) -> str:
+    """A pydantic ValidationError as one line: each argument at fault, what it must be, what came."""
+    said = []
+    for found in error.errors():
+        where = ".".join(str(part) for part in found.get("loc", ()) if part != "arguments") or "arguments"
+        shown = repr(found.get("input"))
+        got = "" if str(found.get("type", "")).startswith("missing") else \
+            f" (got {shown if len(shown) <= 40 else shown[:37] + '...'})"
+        said.append(f"{where}: {found['msg'][:1].lower()}{found['msg'][1:]}{got}")
+    return "; ".join(said)
 
 
 def filters_argument(value: dict[str, Any] | str | None) -> dict[str, Any] | None:
