@@ -107,23 +107,6 @@ def route_other_loggers() -> None:
     if ours not in root.handlers:
         root.addHandler(ours)  # other libraries stay at the root's WARNING level
     log.propagate = False  # "vecbook" has the handler already: no second copy via the root
-    # The MCP SDK drops a stdin line that is not JSON-RPC with a DEBUG line only: a client that
-    # sent one waits for an answer that never comes, so the log says so.
-    dispatcher = logging.getLogger("mcp.shared.jsonrpc_dispatcher")
-    dispatcher.setLevel(logging.DEBUG)
-    dispatcher.addFilter(_unreadable_line)
-
-
-def _unreadable_line(record: logging.LogRecord) -> bool:
-    """The SDK's "transport yielded exception" as a WARN; its other DEBUG lines at VecBook's level."""
-    if record.msg == "transport yielded exception: %r" and isinstance(record.args, tuple) and record.args:
-        error = record.args[0]
-        first = error.errors()[0] if hasattr(error, "errors") and error.errors() else None  # pydantic's
-        said = f"{first['msg']}, in {str(first.get('input', '')).strip()[:120]!r}" if first else str(error)[:200]
-        record.levelno, record.levelname = logging.WARNING, "WARNING"
-        record.msg, record.args = "a line on stdin is not a JSON-RPC message; ignored, with no answer (%s)", (said,)
-        return True
-    return record.levelno >= log.getEffectiveLevel()
 
 
 class TerminalProgress:

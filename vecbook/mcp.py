@@ -272,11 +272,28 @@ def serve(book: VecBook) -> None:
     stop = exit_handler()
     signal.signal(signal.SIGTERM, stop)
     on_any_thread(signal.SIGTERM, stop)
+    # The MCP SDK drops a stdin line that is not JSON-RPC with a DEBUG line only: a client that
+    # sent one waits for an answer that never comes, so the log says so.
+    dispatcher = logging.getLogger("mcp.shared.jsonrpc_dispatcher")
+    dispatcher.setLevel(logging.DEBUG)
+    dispatcher.addFilter(_unreadable_line)
     server.run(transport="stdio", show_banner=False)
     log.info("stdin closed; exiting")
     # The same exit as SIGTERM's: the interpreter's own shutdown, while a thread still loads the
     # model (a client that closes stdin in the first seconds), aborted in onnxruntime's C++.
     stop(0, None)
+
+
+def _unreadable_line(record: logging.LogRecord) -> bool:
+    """The SDK's "transport yielded exception" as a WARN; its other DEBUG lines at VecBook's level."""
+    if record.msg == "transport yielded exception: %r" and isinstance(record.args, tuple) and record.args:
+        error = record.args[0]
+        first = error.errors()[0] if hasattr(error, "errors") and error.errors() else None  # pydantic's
+        said = f"{first['msg']}, in {str(first.get('input', '')).strip()[:120]!r}" if first else str(error)[:200]
+        record.levelno, record.levelname = logging.WARNING, "WARNING"
+        record.msg, record.args = "a line on stdin is not a JSON-RPC message; ignored, with no answer (%s)", (said,)
+        return True
+    return record.levelno >= log.getEffectiveLevel()
 
 
 def on_any_thread(signum: int, handler: Callable[[int, Any], None]) -> None:
