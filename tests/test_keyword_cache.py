@@ -258,6 +258,30 @@ def test_a_restart_does_not_inherit_the_terms_of_deleted_sources(write_files: An
     assert answers(restarted) == answers(book(root, None))
 
 
+def test_a_cache_another_process_replaces_while_it_is_opened_is_read_anew(
+        write_files: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    # two processes sharing a cache: the file may be replaced between its two opens
+    import vecbook.keyword_cache as keyword_cache
+    from vecbook.stored_texts import Replaced
+
+    root, cache = write_files(NOTES), tmp_path / "cache"
+    settle(root)
+    book(root, cache)
+    real, calls = keyword_cache.opened_texts, []
+
+    def replaced_once(*args: Any) -> Any:
+        calls.append(args)
+        if len(calls) == 1:
+            raise Replaced("another process replaced it meanwhile")
+        return real(*args)
+
+    monkeypatch.setattr(keyword_cache, "opened_texts", replaced_once)
+    caplog.set_level(logging.WARNING, logger="vecbook")
+    restarted = book(root, cache)
+    assert len(calls) == 2 and "is unusable" not in caplog.text
+    assert restarted.stats()["last_update"]["files_read"] == 0
+
+
 @pytest.mark.parametrize("damage", ["truncate", "garbage", "mismatch", "not an object", "a value past its table",
                                     "a key set past its table", "a record's lines short", "texts said to be apart",
                                     "a term count changed"])

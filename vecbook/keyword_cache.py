@@ -35,7 +35,8 @@ from .records import Problem, Record
 from .record_columns import RECORD_ARRAYS, StoredRecords, record_columns
 from .keyword_trust import fingerprint, from_json, settings_by_source, storable
 from .sources import SourceState, block_source
-from .stored_texts import REF_SHIFT, FileTexts, adopt_texts, file_identity, opened_texts, text_size, write_npz
+from .stored_texts import (REF_SHIFT, FileTexts, Replaced, adopt_texts, file_identity, opened_texts, text_size,
+                           write_npz)
 from .tokens import Vocabulary
 from .vector_cache import cache_scope
 from .key_rows import KEY_BYTES
@@ -276,7 +277,10 @@ class KeywordCache:
             return 0
         started = time.perf_counter()
         try:
-            header, state = self._read()
+            try:
+                header, state = self._read()
+            except Replaced:  # another process saved it between our two opens: read its new file
+                header, state = self._read()
         except Exception as exc:  # a damaged file can fail in zipfile, numpy, json or here: never fatal
             log.warning("keyword cache %s is unusable (%s: %s); reading every source", self.path,
                         type(exc).__name__, exc)

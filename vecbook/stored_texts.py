@@ -53,6 +53,10 @@ class FileTexts:
         self._file.close()
 
 
+class Replaced(ValueError):
+    """The file at a path is another than the one opened a moment before: a process replaced it."""
+
+
 def file_identity(file: Any) -> tuple[int, int]:
     """(device, inode) of an open file."""
     info = os.fstat(file.fileno())
@@ -67,7 +71,7 @@ def opened_texts(path: Path, size: int, identity: tuple[int, int]) -> FileTexts:
     file = open(path, "rb")  # noqa: SIM115 - FileTexts holds it, or it is closed here
     try:
         if file_identity(file) != identity:
-            raise ValueError("another process replaced it meanwhile")
+            raise Replaced("another process replaced it meanwhile")
         with zipfile.ZipFile(file) as archive:  # a file passed in stays open
             info = archive.getinfo("texts.npy")
         file.seek(info.header_offset)
