@@ -2,7 +2,7 @@
 with torch, fused with onnxruntime's transformer optimizer, and its int8 copy (RECIPE, made by
 ``onnx_int8``: the float32 graph rebalanced on a calibration text, then quantized). Building needs torch,
 transformers, onnx and onnxruntime (all in requirements.txt), runs in a child process (their
-memory leaves with it) and takes 10-20 s. The built files are checked against their recorded
+memory leaves with it) and takes 10-30 s. The built files are checked against their recorded
 size and time (else sha256) on every load and rebuilt when one is missing or damaged.
 """
 
@@ -96,7 +96,7 @@ def built_model(model_dir: Path, cache: Path, spec: dict[str, Any],
         temp = Path(tempfile.mkdtemp(prefix=".build-", dir=cache))
         try:
             # A WARNING, so a first search (quiet by default) says why it pauses.
-            log.warning("building the ONNX models once for this machine (10-20 s) in %s", folder)
+            log.warning("building the ONNX models once for this machine (10-30 s) in %s", folder)
             started = time.perf_counter()
             _build_apart(model_dir, temp, spec)
             try:
@@ -167,7 +167,7 @@ def _build_apart(model_dir: Path, out: Path, spec: dict[str, Any]) -> None:
 
 def stop_builds() -> None:
     """Kill the build children running now (a process leaving at once, as ``serve`` on SIGTERM):
-    a child would otherwise go on for its 10-20 s, holding ~1 GB. What they left in the cache
+    a child would otherwise go on for its 10-30 s, holding ~1 GB. What they left in the cache
     folder is swept by the next build."""
     with _children_lock:
         children = list(_children)
