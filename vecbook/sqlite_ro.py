@@ -38,14 +38,12 @@ def open_readonly(database: Path) -> sqlite3.Connection:
     - a ``-wal`` without ``-shm`` (copied without it): SQLite cannot read the WAL without
       creating ``-shm``, so the two files are read from a scratch copy, removed on close.
     """
-    scratch = None
-    if not _is_wal(database):
-        uri = database.resolve().as_uri() + "?mode=ro"
-    elif not Path(f"{database}-wal").exists():
-        uri = database.resolve().as_uri() + "?mode=ro&immutable=1"
-    elif Path(f"{database}-shm").exists():
-        uri = database.resolve().as_uri() + "?mode=ro&readonly_shm=1"
-    else:
+    scratch, uri, wal = None, database.resolve().as_uri() + "?mode=ro", _is_wal(database)
+    if wal and not Path(f"{database}-wal").exists():
+        uri += "&immutable=1"
+    elif wal and Path(f"{database}-shm").exists():
+        uri += "&readonly_shm=1"
+    elif wal:
         scratch = tempfile.TemporaryDirectory(prefix="vecbook-sqlite-")
         copy = Path(scratch.name) / database.name
         shutil.copyfile(database, copy)
