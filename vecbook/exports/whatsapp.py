@@ -89,6 +89,9 @@ _NOTICE = re.compile(r"^Messages (?:and calls )?(?:you send to this \w+ )?(?:are
 _QUOTES = '"\u201c\u201d\u201e\u201f\u00ab\u00bb\u300c\u300d\u300e\u300f'
 _OPEN_QUOTE = re.compile(f"(?:^|\\s)[{_QUOTES}][^{_QUOTES}]*$")
 _MARKS = "\u200e\u200f\u202a\u202b\u202c\u202d\u202e\ufeff"
+# After a message header's time, a separator before the name: "] ", " - ", " -- " (a journal's
+# "2024-03-05 10:30 Standup: ..." or a log's "08:15:02 ERROR: ..." has none).
+_CHAT_LIKE = re.compile(r"\d[:.]\d{2}(?:[:.]\d{2})?[^:\n]{0,8}?(?:\]|\s[-\u2013\u2014]{1,2}\s)[^\n]*?: ")
 # How many non-blank lines at the head of a .txt are looked at to recognise a chat.
 _DETECT_LINES = 20
 
@@ -137,6 +140,16 @@ def _unread_header(text: str) -> tuple[int, str] | None:
             end = text.find("\n", start)
             return text.count("\n", 0, start) + 1, text[start:end if end >= 0 else len(text)][:80].rstrip("\r")
     return None
+
+
+def unread_chat(head: str) -> tuple[int, str] | None:
+    """(line number, line) when the first non-blank line of ``head`` starts like a message of a
+    chat in a date or time form HEADER does not read (a separator before a name after the time,
+    ``_CHAT_LIKE``); None otherwise (a journal's or a log's dated line included)."""
+    first = next(((number, line) for number, line in enumerate(head.split("\n"), 1) if line.strip()), None)
+    if first is None or not LIKE_HEADER.match(first[1]) or HEADER.match(first[1]) or not _CHAT_LIKE.search(first[1]):
+        return None
+    return first[0], first[1].strip()
 
 
 def conversation_name(file: ExportFile) -> str:
