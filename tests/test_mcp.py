@@ -51,11 +51,22 @@ def test_server_lists_five_described_tools(sample_book: vecbook.VecBook) -> None
     assert set(tools) == {"search", "get", "sources", "reindex", "stats"}
     for tool in tools.values():
         assert tool.description and len(tool.description) > 20
+    # The whole docstring, its later paragraphs too, as fastmcp's own reading of it gave.
+    assert tools["search"].description.startswith("Search the user's local records")
+    assert '{"answered_as": "keyword", "note": ...}' in tools["search"].description
     schema = tools["search"].input_schema
     assert schema["required"] == ["query"]
     for name in ("query", "max_results", "mode", "filters", "sources", "since", "until", "participants",
                  "max_chars", "dedupe", "recency_half_life_days"):
         assert schema["properties"][name]["description"]
+
+
+def test_the_tools_are_described_without_importing_a_docstring_parser() -> None:
+    # griffe's import, fastmcp's reader of docstrings, came before `initialize` was answered.
+    script = "import sys, vecbook.mcp as m; m.build_server(None); print('griffe' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["False"]
 
 
 def test_search_returns_contract_shaped_hits(sample_book: vecbook.VecBook) -> None:
