@@ -143,6 +143,7 @@ def test_embedding_progress_is_a_bar_on_a_terminal_and_log_lines_otherwise(
     argv = ("search", "kayak", "--data-dir", str(root), "--config", CONFIG)
     code, _, err = run(capsys, *argv)
     assert code == 0 and err == ""  # not a terminal, not verbose: nothing
+    (root / "boat.txt").write_text("Canoe club meets on Friday.\n", encoding="utf-8")  # a text to embed
     code, _, err = run(capsys, *argv, "-v")
     # The config's SQLite collection is indexed too, so count, do not assume, the total.
     assert code == 0 and re.search(r"embedded (\d+) of \1 records", err) and "\r" not in err  # lines for a log

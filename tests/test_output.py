@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import logging
+import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
 import vecbook
-from conftest import ROOT
+from conftest import ROOT, FakeEmbedder
 
 
 pytestmark = pytest.mark.usefixtures("shared_model")  # each CLI call's VecBook gets the loaded model
@@ -39,6 +42,23 @@ def test_verbose_shows_what_is_read_and_indexed(tmp_path: Path, capsys: pytest.C
     assert vecbook.main(["search", "tomatoes", "--data-dir", str(notes(tmp_path)), *flag]) == 0
     err = capsys.readouterr().err
     assert " INFO reading " in err and " INFO indexed " in err
+
+
+def test_a_restart_with_nothing_changed_tells_its_reading_and_indexing_once(tmp_path: Path,
+                                                                            caplog: pytest.LogCaptureFixture) -> None:
+    root, cache = notes(tmp_path), tmp_path / "cache"
+    past = time.time() - 60  # saved before the start, as a user's files are
+    os.utime(root / "garden.txt", (past, past))
+    vecbook.VecBook(data_directory=root, embedder=FakeEmbedder(), cache_directory=cache).close()
+    with caplog.at_level(logging.INFO, logger="vecbook"):
+        again = vecbook.VecBook(data_directory=root, embedder=FakeEmbedder(), cache_directory=cache)
+        again.reindex()  # what the watcher does at its start: a look that finds nothing changed
+        again.close()
+    said = [record.getMessage() for record in caplog.records if record.levelno >= logging.INFO]
+    assert [line.split()[0] for line in said if line.startswith(("reading", "indexed"))] == ["reading", "indexed"]
+    assert any(line.startswith("indexed ") and "0 texts embedded" in line for line in said)
+    assert sum("records changed since" in line for line in said) == 1
+    assert not [line for line in said if line.startswith("embedded ")]  # nothing embedded: every vector reused
 
 
 ONNX_CHATTER = '''

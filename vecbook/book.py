@@ -274,7 +274,9 @@ class VecBook:
             if previous is None and not full and self._builder.term_counts is None:
                 self._caches.restore_keywords(self._builder)  # a restart reads only what changed since
                 restored = dict(self._builder.blocks) or None
-            log.info("reading %s", self.config.data_directory or "the collections")
+            # An update's reading is told by its "indexed" line, and only if it changed something.
+            log.log(logging.INFO if previous is None or full else logging.DEBUG, "reading %s",
+                    self.config.data_directory or "the collections")
             report = self._builder.read()
             unchanged = self._unchanged(previous, report, full)
             if not unchanged:
@@ -288,7 +290,8 @@ class VecBook:
         update = {"full": full, "files_read": report.files_read, "collections_read": report.collections_read}
         if unchanged:
             self._set_progress(**served)  # the counters describe the index still served
-            self._finish(previous, started, dict(update, changed=False))
+            # A watcher's or reindex()'s look that found nothing changed is no news at INFO.
+            self._finish(previous, started, dict(update, changed=False), quiet=True)
             return "update"
         with self._cond:
             if self._snapshot is None or self._snapshot.vectors is None:
@@ -316,7 +319,7 @@ class VecBook:
                 # Again, with the windows just cut (the next start takes them rather than reading
                 # every record's text back and cutting it); a file holding them all is left alone.
                 if captured is None and restored is not None:  # windows cut since count as changed
-                    captured = self._caches.restart_capture(self._builder)
+                    captured = self._caches.restart_capture(self._builder, again=True)
                 self._caches.save_keywords(captured, update=previous is not None and not full)
         except VecBookError as exc:
             error = str(exc)
@@ -377,7 +380,7 @@ class VecBook:
                 and len(report.blocks) == len(previous.report.blocks)
                 and all(k == j and a is b for (k, a), (j, b) in zip(report.blocks, previous.report.blocks)))
 
-    def _finish(self, snapshot: Snapshot | None, started: float, update: dict[str, Any]) -> None:
+    def _finish(self, snapshot: Snapshot | None, started: float, update: dict[str, Any], quiet: bool = False) -> None:
         update["seconds"] = round(time.perf_counter() - started, 3)
         if snapshot is not None:
             snapshot = dataclasses.replace(snapshot, update=update)
@@ -391,7 +394,7 @@ class VecBook:
         read = counted(update["files_read"], "file")
         if update.get("collections_read"):  # exports and databases read whole
             read += f" and {counted(update['collections_read'], 'collection')}"
-        log.info("indexed %s in %.1fs: %s (%s read, %s embedded, %d reused)", counted(count, "record"),
+        log.log(logging.DEBUG if quiet else logging.INFO, "indexed %s in %.1fs: %s (%s read, %s embedded, %d reused)", counted(count, "record"),
                  update["seconds"], count_sources(report), read, counted(update.get("embedded", 0), "text"),
                  update.get("reused", 0) + update.get("from_cache", 0))
 
@@ -426,6 +429,8 @@ class VecBook:
         now = time.monotonic()
         if self._pace is None:
             self._pace = (now, done)  # the first report of this build: where its rate is counted from
+            if done == total:  # nothing to embed (every vector reused): the "indexed" line says so
+                return
         if done == total or now - self._progress.get("logged", 0.0) >= PROGRESS_LOG_SECONDS:
             self._progress["logged"] = now
             log.info("embedded %d of %d records%s", done, total, pace(self._pace, now, done, total))

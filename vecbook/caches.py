@@ -106,7 +106,7 @@ class Caches:
         if not update:
             self.keywords.save_in_background(captured)
 
-    def restart_capture(self, builder: Builder) -> Captured | None:
+    def restart_capture(self, builder: Builder, again: bool = False) -> Captured | None:
         """What a restart (a first build over the keyword cache) saves of its keyword state:
         nothing when at most RESTART_REWRITE_SHARE of its records are not in the file as they
         are (``KeywordCache.stale``: re-read, gone, or windows the file lacks, cut since by this
@@ -118,8 +118,9 @@ class Caches:
         if stale > RESTART_REWRITE_SHARE * total:
             return self.capture_keywords(builder)
         self.keywords.touch()
-        log.info("keyword cache: %d of %d records changed since %s was written; it is kept (those are read "
-                 "again at the next start)", stale, total, self.keywords.path)
+        log.log(logging.DEBUG if again else logging.INFO,  # ``again``: after embedding, told once already
+                "keyword cache: %d of %d records changed since %s was written; it is kept (those are read "
+                "again at the next start)", stale, total, self.keywords.path)
         counts = builder.term_counts
         if isinstance(counts, LayeredCounts):
             threading.Thread(target=counts.whole, name="vecbook-compact", daemon=True).start()
