@@ -9,6 +9,15 @@ from ..records import Record
 from .base import Export, ExportFile, Message, chat_records, clean_text
 from .jsonpos import JsonText
 
+# The app's notices, not what anyone said: DiscordChatExporter writes a message's kind by the
+# name its enum has for it (joins, pins, renames, calls, threads started)...
+NOTICE_KINDS = frozenset({"RecipientAdd", "RecipientRemove", "Call", "ChannelNameChange", "ChannelIconChange",
+                          "ChannelPinnedMessage", "GuildMemberJoin", "ThreadCreated"})
+# ...and a kind the enum has no name for as Discord's number. Discord numbers its notices 1-18
+# (boosts, follows, discovery notices); higher numbers are what a person or bot said in reply to
+# something (20: a slash command's answer, 23: a context-menu command's), read like "Default".
+LAST_NOTICE_NUMBER = 18
+
 
 def detect(export: Export) -> bool:
     """A JSON file holding DiscordChatExporter's ``guild``, ``channel`` and ``messages`` keys."""
@@ -56,8 +65,8 @@ def _conversation(guild: dict[str, Any], channel: dict[str, Any]) -> str:
 
 
 def _message(item: Any, conversation: str, file: ExportFile, line: int, end_line: int) -> Message | None:
-    if not isinstance(item, dict) or item.get("type") not in (None, "Default", "Reply"):
-        return None  # joins, pins, renames: the app's notices, not what anyone said
+    if not isinstance(item, dict) or _is_notice(item.get("type")):
+        return None
     author = item.get("author") or {}
     name = author.get("nickname") or author.get("name") or "?"
     parts = [item.get("content") or ""]
@@ -69,6 +78,15 @@ def _message(item: Any, conversation: str, file: ExportFile, line: int, end_line
         return None
     return Message(conversation=conversation, author=name, text=text, file=file, line=line, end_line=end_line,
                    when=_when(item.get("timestamp")), id=item.get("id"))
+
+
+def _is_notice(kind: Any) -> bool:
+    """Whether a message ``type`` is one of the app's notices (see NOTICE_KINDS)."""
+    if not isinstance(kind, str):
+        return kind is not None  # a type of an unexpected shape: not a message this reader knows
+    if kind.isdigit():
+        return 1 <= int(kind) <= LAST_NOTICE_NUMBER
+    return kind in NOTICE_KINDS
 
 
 def _when(value: Any) -> datetime | None:

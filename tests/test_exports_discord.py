@@ -1,0 +1,72 @@
+"""DiscordChatExporter JSON: which messages are read, and what of each is shown."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from vecbook.config import CollectionConfig
+from vecbook.exports import load_export
+
+
+def author(name: str, bot: bool = False) -> dict[str, Any]:
+    return {"id": str(len(name)), "name": name, "discriminator": "0000", "nickname": name, "color": None,
+            "isBot": bot, "avatarUrl": "https://cdn.discordapp.com/embed/avatars/0.png"}
+
+
+def message(number: int, kind: str, content: str, who: str = "ana", **fields: Any) -> dict[str, Any]:
+    """One message as DiscordChatExporter writes it (``type`` is its MessageKind's name, or the
+    number Discord sent where that enum has no name for it)."""
+    item = {"id": str(1_100_000_000_000_000_000 + number), "type": kind,
+            "timestamp": f"2024-03-01T10:{number:02d}:00.123+01:00", "timestampEdited": None,
+            "callEndedTimestamp": None, "isPinned": False, "content": content,
+            "author": author(who, bot=who.endswith("Bot")), "attachments": [], "embeds": [], "stickers": [],
+            "reactions": [], "mentions": []}
+    item.update(fields)
+    return item
+
+
+def write_channel(folder: Path, messages: list[dict[str, Any]]) -> Path:
+    doc = {"guild": {"id": "1", "name": "Friends", "iconUrl": ""},
+           "channel": {"id": "2", "type": "GuildTextChat", "categoryId": "3", "category": "Text Channels",
+                       "name": "quiz-night", "topic": None},
+           "dateRange": {"after": None, "before": None}, "messages": messages, "messageCount": len(messages)}
+    path = folder / "Friends - Text Channels - quiz-night [2].json"
+    path.write_text(json.dumps(doc, indent=2, ensure_ascii=False), encoding="utf-8")
+    return folder
+
+
+def read(folder: Path) -> str:
+    records, problems, _ = load_export(CollectionConfig(name="dc", path=folder, database_label=str(folder)))
+    assert problems == []
+    return "\n".join(r.text for r in records)
+
+
+def test_replies_to_slash_commands_and_app_commands_are_read(tmp_path: Path) -> None:
+    # DiscordChatExporter names only the kinds its enum knows; a bot's answer to a slash command
+    # (Discord's type 20) or to a context-menu command (23) is written as the number: what the
+    # bot said is a message like any other.
+    text = read(write_channel(tmp_path, [
+        message(1, "Default", "Anyone up for the pub quiz?"),
+        message(2, "20", "Question 1: what is the capital of Mongolia?", "QuizBot",
+                interaction={"id": "9", "name": "quiz", "user": author("ana")}),
+        message(3, "Reply", "Ulaanbaatar, easy", "bo"),
+        message(4, "23", "Translated: guten Morgen means good morning", "TranslateBot"),
+    ]))
+    assert text == ("ana: Anyone up for the pub quiz?\nQuizBot: Question 1: what is the capital of Mongolia?\n"
+                    "bo: Ulaanbaatar, easy\nTranslateBot: Translated: guten Morgen means good morning")
+
+
+def test_the_apps_notices_are_not_read_by_name_or_by_number(tmp_path: Path) -> None:
+    text = read(write_channel(tmp_path, [
+        message(1, "Default", "hello"),
+        message(2, "ChannelPinnedMessage", "Pinned a message."),
+        message(3, "GuildMemberJoin", "Joined the server.", "cy"),
+        message(4, "ThreadCreated", "Started a thread."),
+        message(5, "RecipientAdd", "Added bo to the group.", "ana"),
+        message(6, "Call", "Started a call that lasted 5 minutes."),
+        message(7, "8", "", "bo"),  # a server boost: a notice Discord numbers 8-18, the enum has no name for
+        message(8, "12", "ana has added news to this channel."),
+    ]))
+    assert text == "ana: hello"
