@@ -70,3 +70,15 @@ def test_the_apps_notices_are_not_read_by_name_or_by_number(tmp_path: Path) -> N
         message(8, "12", "ana has added news to this channel."),
     ]))
     assert text == "ana: hello"
+
+
+def test_a_sticker_is_named_so_a_sticker_alone_is_not_dropped(tmp_path: Path) -> None:
+    sticker = {"id": "7", "name": "Wumpus Wave", "format": "Lottie", "sourceUrl": "https://media.discordapp.net/s/7"}
+    text = read(write_channel(tmp_path, [
+        message(1, "Default", "good morning!"),
+        message(2, "Default", "", "bo", stickers=[sticker]),
+        message(3, "Default", "see you", "cy", stickers=[sticker],
+                attachments=[{"id": "8", "url": "https://cdn/x.png", "fileName": "x.png", "fileSizeBytes": 10}]),
+    ]))
+    assert text == ("ana: good morning!\nbo: [sticker: Wumpus Wave]\n"
+                    "cy: see you\n[attachment: x.png]\n[sticker: Wumpus Wave]")

@@ -73,6 +73,8 @@ def _message(item: Any, conversation: str, file: ExportFile, line: int, end_line
     for embed in item.get("embeds") or []:
         parts += [embed.get(k) or "" for k in ("title", "description")]
     parts += [f"[attachment: {a.get('fileName') or a.get('url')}]" for a in item.get("attachments") or []]
+    # a sticker is named, as Telegram's are: a message of a sticker alone would otherwise have no text
+    parts += [f"[sticker: {s.get('name') or '?'}]" for s in item.get("stickers") or [] if isinstance(s, dict)]
     text = clean_text("\n".join(p for p in parts if p))
     if not text:
         return None
