@@ -255,6 +255,47 @@ def test_a_bot_named_later_in_the_export_is_named_everywhere(tmp_path: Path) -> 
     assert [r.text for r in records] == ["jenkins: deployed"]
 
 
+def test_a_message_whose_text_is_empty_is_read_from_its_blocks(tmp_path: Path) -> None:
+    # Apps post Block Kit alone (alerting and monitoring bots, the e-mail integration, workflow
+    # steps): "text" is empty and what the message says is in its blocks, on its attachments too.
+    rich = {"type": "rich_text", "elements": [
+        {"type": "rich_text_section", "elements": [
+            {"type": "text", "text": "Réunion déplacée, "}, {"type": "user", "user_id": "U2"},
+            {"type": "text", "text": " see "}, {"type": "channel", "channel_id": "C1"},
+            {"type": "text", "text": " and "}, {"type": "link", "url": "https://x.org/a", "text": "the agenda"},
+            {"type": "text", "text": " "}, {"type": "emoji", "name": "tada", "unicode": "1f389"},
+            {"type": "text", "text": " "}, {"type": "emoji", "name": "partyparrot"}]},
+        {"type": "rich_text_list", "style": "bullet", "elements": [
+            {"type": "rich_text_section", "elements": [{"type": "text", "text": "会議は木曜日"}]},
+            {"type": "rich_text_section", "elements": [{"type": "broadcast", "range": "here"}]}]},
+        {"type": "rich_text_preformatted", "elements": [{"type": "text", "text": "make deploy"}]}]}
+    alert = [{"type": "header", "text": {"type": "plain_text", "text": "Disk almost full"}},
+             {"type": "section", "text": {"type": "mrkdwn", "text": "*db-1* at 93%, <@U1>"},
+              "fields": [{"type": "mrkdwn", "text": "*Severity*\nwarning"}]},
+             {"type": "context", "elements": [{"type": "image", "image_url": "https://x/i.png", "alt_text": "logo"},
+                                              {"type": "mrkdwn", "text": "Grafana"}]},
+             {"type": "actions", "elements": [{"type": "button", "text": {"type": "plain_text", "text": "Ack"}}]}]
+    root = write_export(tmp_path / "x", {"general/2024-03-01": [
+        {"type": "message", "user": "U1", "text": "", "ts": "1709283600.000100", "blocks": [rich]},
+        {"type": "message", "subtype": "bot_message", "username": "Grafana", "bot_id": "B1", "text": "",
+         "ts": "1709283660.000200", "blocks": alert},
+        {"type": "message", "subtype": "bot_message", "username": "Mail", "bot_id": "B2", "text": "",
+         "ts": "1709283720.000300", "attachments": [{"blocks": [
+             {"type": "section", "text": {"type": "plain_text", "text": "Invoice 42 is due"}}]}]},
+        {"type": "message", "user": "U2", "text": "the text wins", "ts": "1709283780.000400",
+         "blocks": [{"type": "section", "text": {"type": "mrkdwn", "text": "the text wins"}}]},
+    ]}, users=USERS, channels=[{"id": "C1", "name": "general"}])
+    records, problems = load(root)
+    assert problems == []
+    assert [r.text for r in records] == [
+        "Ana: Réunion déplacée, @Bo Berg see #general and the agenda (https://x.org/a) 🎉 :partyparrot:\n"
+        "会議は木曜日\n@here\nmake deploy\n"
+        "Grafana: Disk almost full\n*db-1* at 93%, @Ana\n*Severity*\nwarning\nGrafana\n"
+        "Mail: Invoice 42 is due\n"
+        "Bo Berg: the text wins"]
+    assert_messages_cited(root, records[0])
+
+
 # -- bad input --
 
 def test_bad_files_and_messages_are_warnings_and_the_rest_loads(tmp_path: Path) -> None:

@@ -242,6 +242,8 @@ def shown_text(space: Workspace, item: dict[str, Any]) -> str:
     cards) and its files' names, one under the other."""
     text = item.get("text")
     text = space.format(text) if isinstance(text, str) else ""
+    if not text.strip() and "blocks" in item:  # Block Kit alone: apps leave "text" empty
+        text = blocks_text(space, item["blocks"])
     if "attachments" in item or "files" in item or "file" in item:
         text = "\n".join(p for p in (text, *_extras(space, item)) if p)
     # most messages are one line: clean_text's split and join is for the others
@@ -251,14 +253,81 @@ def shown_text(space: Workspace, item: dict[str, Any]) -> str:
 def _extras(space: Workspace, item: dict[str, Any]) -> Iterator[str]:
     for attachment in _list(item.get("attachments")):
         if isinstance(attachment, dict):
-            shown = [attachment.get(k) for k in ("pretext", "title", "text")]
-            shown = [s for s in shown if isinstance(s, str) and s] or [attachment.get("fallback")]
+            shown = [s for s in (attachment.get(k) for k in ("pretext", "title", "text")) if isinstance(s, str) and s]
+            if not shown and "blocks" in attachment:  # an app's card in Block Kit
+                shown = [s for s in (blocks_text(space, attachment["blocks"]),) if s]
+            shown = shown or [attachment.get("fallback")]
             yield from (space.format(s) for s in shown if isinstance(s, str))
     files = _list(item.get("files")) or ([item["file"]] if isinstance(item.get("file"), dict) else [])
     for upload in files:
         if isinstance(upload, dict):
             name = upload.get("name") or upload.get("title")
             yield f"[file: {name}]" if name else "[file]"
+
+
+def blocks_text(space: Workspace, blocks: Any) -> str:
+    """What a message's Block Kit blocks say, one line a piece: headers, sections (text and
+    fields), context lines, and rich text (the Slack client's own format). Buttons, images and
+    other controls say nothing a reader searches for. Read only where ``text`` is empty: where
+    it is not, it says the same (Slack builds it from the blocks)."""
+    lines: list[str] = []
+    for block in _list(blocks):
+        block = _object(block)
+        kind = block.get("type")
+        if kind in ("header", "section"):
+            lines += [_composed(space, block.get("text")), *(_composed(space, f) for f in _list(block.get("fields")))]
+        elif kind == "context":
+            lines += [_composed(space, element) for element in _list(block.get("elements"))]
+        elif kind == "rich_text":
+            lines += [_rich_text(space, _object(element)) for element in _list(block.get("elements"))]
+    return "\n".join(line for line in lines if line)
+
+
+def _composed(space: Workspace, value: Any) -> str:
+    """A Block Kit text object: ``plain_text`` as it is, ``mrkdwn`` with its markup resolved."""
+    value = _object(value)
+    text = value.get("text")
+    if not isinstance(text, str) or value.get("type") not in ("plain_text", "mrkdwn"):
+        return ""  # an image, a button: nothing said
+    return space.format(text) if value["type"] == "mrkdwn" else text
+
+
+def _rich_text(space: Workspace, element: dict[str, Any]) -> str:
+    """A rich text section, quote or code block as one text; a list as one line an item."""
+    if element.get("type") == "rich_text_list":
+        return "\n".join(_rich_text(space, _object(item)) for item in _list(element.get("elements")))
+    return "".join(_inline(space, _object(part)) for part in _list(element.get("elements")))
+
+
+def _inline(space: Workspace, part: dict[str, Any]) -> str:
+    """One piece of rich text as a reader sees it (as ``Workspace.format`` shows the same in ``text``)."""
+    kind, text = part.get("type"), part.get("text")
+    if kind == "text":
+        return text if isinstance(text, str) else ""
+    if kind == "link":
+        url = str(part.get("url") or "")
+        return f"{text} ({url})" if isinstance(text, str) and text and text != url else url
+    if kind == "user":
+        return "@" + space.user(str(part.get("user_id")))
+    if kind == "channel":
+        return "#" + space.channels.get(str(part.get("channel_id")), str(part.get("channel_id")))
+    if kind == "usergroup":
+        return "@" + str(part.get("usergroup_id"))
+    if kind == "broadcast":
+        return "@" + str(part.get("range"))
+    if kind == "emoji":
+        return _emoji(part)
+    if kind == "date":
+        return str(part.get("fallback") or "")
+    return text if isinstance(text, str) else ""
+
+
+def _emoji(part: dict[str, Any]) -> str:
+    """The emoji itself where Slack gives its code points (``1f44d-1f3fb``), else ``:name:`` as typed."""
+    try:
+        return "".join(chr(int(code, 16)) for code in str(part["unicode"]).split("-"))
+    except (KeyError, ValueError, OverflowError):
+        return f":{part.get('name')}:"
 
 
 def _author(space: Workspace, item: dict[str, Any]) -> tuple[str, bool]:
