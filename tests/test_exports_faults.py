@@ -5,6 +5,7 @@ Each export here is a small file written for the test, of the shape the real one
 from __future__ import annotations
 
 import json
+import re
 from datetime import datetime
 from pathlib import Path
 
@@ -189,6 +190,51 @@ def test_a_collection_that_yields_nothing_warns_naming_collection_file_and_why(
     assert records == []
     last = problems[-1]
     assert last.reason == f"collection 'tg': nothing read from {path}: {why}" and last.skipped
+
+
+# The HTML each app offers first (Telegram Desktop's and DiscordChatExporter's default format,
+# Facebook's and Instagram's default download), as the apps write their pages.
+TELEGRAM_HTML = ("ChatExport_2024-03-01/messages.html",
+                 '<!DOCTYPE html>\n<html>\n <head>\n  <meta charset="utf-8"/>\n<title>Exported Data</title>\n'
+                 ' </head>\n <body onload="CheckLocation();">\n  <div class="page_wrap">\n'
+                 '   <div class="page_body chat_page">\n    <div class="history">\n'
+                 '     <div class="message default clearfix" id="message2">\n'
+                 '      <div class="text">\nOlá, café amanhã?\n      </div>\n')
+DISCORD_HTML = ("Friends - general [1234].html",
+                '<!DOCTYPE html>\n<html lang="en">\n<head>\n<title>Friends - general</title>\n<style>\n'
+                '.chatlog { padding: 1rem 0; }\n.chatlog__message-group { display: grid; }\n</style>\n</head>\n'
+                '<body>\n<div class="chatlog">\n<div class="chatlog__message-group">hello</div>\n')
+MESSENGER_HTML = ("your_facebook_activity/messages/inbox/anasilva_10158/message_1.html",
+                  '<html><head><meta charset="utf-8" /><title>Ana Silva</title></head><body>'
+                  '<div class="_a6-g"><div class="_2ph_ _a6-h _a6-i">Ana Silva</div>'
+                  '<div class="_2ph_ _a6-p">Olá</div></div></body></html>')
+
+
+@pytest.mark.parametrize("name, page, fmt, app", [
+    (*TELEGRAM_HTML, "telegram", "Telegram Desktop's HTML export, which VecBook does not read: export the chat "
+                                 "again choosing Format: Machine-readable JSON"),
+    (*DISCORD_HTML, "discord", "DiscordChatExporter's HTML export, which VecBook does not read: export the "
+                               "channel again choosing the JSON format"),
+    (*MESSENGER_HTML, "messenger", "Facebook's (or Instagram's) HTML download, which VecBook does not read: "
+                                   "request your messages again choosing Format: JSON"),
+], ids=["telegram", "discord", "messenger"])
+def test_an_apps_html_export_is_named_with_how_to_get_the_json(
+        tmp_path: Path, name: str, page: str, fmt: str, app: str) -> None:
+    root = tmp_path / "export"
+    (root / name).parent.mkdir(parents=True)
+    (root / name).write_text(page, encoding="utf-8")
+    why = f"it is {app}"
+    # named as that format, or as another, it says so
+    for forced in (fmt, "ics"):
+        records, problems = load(root, forced, name="tg")
+        assert records == []
+        assert problems[-1].reason == f"collection 'tg': nothing read from {root}: not a {forced} export " \
+                                      f"({vecbook.exports.FORMATS[forced][1]}); {why}"
+    # and found by its content, in a config or by `vecbook add`
+    with pytest.raises(vecbook.ConfigError, match=re.escape(f"cannot tell the format of {root}: {why}")):
+        vecbook.exports.detect_format(CollectionConfig(name="tg", path=root, database_label=str(root)))
+    with pytest.raises(vecbook.ConfigError, match=f"^{re.escape(f'cannot tell what {root} is: {why}')}$"):
+        vecbook.registry.choose_format(root, "tg", None)
 
 
 def test_stats_lists_a_collection_that_loaded_nothing_as_skipped(tmp_path: Path) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 import logging
+import re
 from functools import lru_cache
 from typing import Any
 
@@ -36,6 +37,31 @@ FORMATS: dict[str, tuple[str, str]] = {
     "notes": ("notes", "a folder of notes read file by file: .md as Markdown, .txt as records, "
                        "exports inside by their readers (never guessed)"),
 }
+
+
+# The HTML a chat app offers first (Telegram Desktop's and DiscordChatExporter's default format,
+# Facebook's and Instagram's default download), which no reader reads: (file name, a mark of
+# its markup, what it is, how to get the JSON). Told apart so that a user who kept the
+# default hears what to do, not only that no format recognises the export.
+HTML_EXPORTS = (
+    (re.compile(r"(?:^|/)messages\d*\.html$"), b'class="page_wrap"',
+     "Telegram Desktop's HTML export", "export the chat again choosing Format: Machine-readable JSON"),
+    (re.compile(r"\.html?$", re.IGNORECASE), b"chatlog__",  # its stylesheet, first in the page
+     "DiscordChatExporter's HTML export", "export the channel again choosing the JSON format"),
+    (re.compile(r"(?:^|/)message_\d+\.html$"), b"<html",
+     "Facebook's (or Instagram's) HTML download", "request your messages again choosing Format: JSON"),
+)
+
+
+def html_export(export: Export) -> str | None:
+    """What the export is and how to get the JSON VecBook reads, when it is a chat app's HTML
+    export (see HTML_EXPORTS); None otherwise. Asked only once no format recognised it."""
+    for file in export.files():
+        rel = file.rel.replace("!/", "/")
+        for name, mark, what, how in HTML_EXPORTS:
+            if name.search(rel) and mark in file.head():
+                return f"it is {what}, which VecBook does not read: {how}"
+    return None
 
 
 @lru_cache(maxsize=None)
@@ -77,6 +103,9 @@ def detect_format(collection: CollectionConfig) -> str | None:
     matches = recognising_formats(collection)
     if len(matches) == 1:
         return matches[0]
+    html = None if matches else html_export(open_export(collection))
+    if html is not None:
+        raise ConfigError(f"{where}: cannot tell the format of {collection.path}: {html}")
     found = f"it looks like {' and '.join(matches)}" if matches else "no format recognises it"
     raise ConfigError(f"{where}: cannot tell the format of {collection.path}: {found}; set format = \"...\" "
                       f"in its [[collections]] table (formats: {format_list()})")
@@ -132,7 +161,7 @@ def _why_nothing(export: Export, forced: str | None) -> str:
     if forced is not None and not detects(forced, export):
         others = [name for name in FORMATS if name != forced and detects(name, export)]
         looks = f"it looks like {' or '.join(others)}: name that format, or none (VecBook tells it by its content)" \
-            if others else "no format VecBook reads recognises it"
+            if others else (html_export(export) or "no format VecBook reads recognises it")
         return f"not a {forced} export ({FORMATS[forced][1]}); {looks}"
     found = [p.reason.split(": ", 1)[-1] for p in export.problems]
     return f"{found[0]}" if found else f"no {export.format} messages or items found in it"
