@@ -296,6 +296,27 @@ def test_a_message_whose_text_is_empty_is_read_from_its_blocks(tmp_path: Path) -
     assert_messages_cited(root, records[0])
 
 
+def test_a_huddle_is_a_notice_and_what_was_said_in_its_thread_is_read(tmp_path: Path) -> None:
+    # Slackbot posts a "huddle_thread" notice for each huddle (an empty text, sometimes a block
+    # saying it happened); the chat beside the huddle is that notice's thread.
+    notice = {"type": "message", "subtype": "huddle_thread", "user": "USLACKBOT", "text": "",
+              "ts": "1709283600.000100", "thread_ts": "1709283600.000100", "no_notifications": True,
+              "room": {"id": "R1", "call_family": "huddle", "has_ended": True, "created_by": "U1",
+                       "participant_history": ["U1", "U2"], "date_start": 1709283600, "date_end": 1709284600},
+              "blocks": [{"type": "rich_text", "elements": [{"type": "rich_text_section", "elements": [
+                  {"type": "text", "text": "A huddle happened"}]}]}]}
+    root = write_export(tmp_path / "x", {"general/2024-03-01": [
+        notice,
+        {"type": "message", "user": "U1", "text": "sharing the roadmap link", "ts": "1709283660.000200",
+         "thread_ts": "1709283600.000100", "parent_user_id": "USLACKBOT"},
+        {"type": "message", "subtype": "sh_room_created", "user": "U2", "text": "", "ts": "1709290000.000300",
+         "room": {"id": "R2", "name": "", "participants": ["U2"]}},
+    ]}, users=USERS, channels=[{"id": "C1", "name": "general"}])
+    records, problems = load(root)
+    assert problems == []
+    assert [r.text for r in records] == ["Ana: sharing the roadmap link"]
+
+
 # -- bad input --
 
 def test_bad_files_and_messages_are_warnings_and_the_rest_loads(tmp_path: Path) -> None:

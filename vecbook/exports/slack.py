@@ -23,13 +23,14 @@ _DAY_HEAD = re.compile(rb'^\s*\[\s*\{')
 _TS = re.compile(rb'"ts"\s*:\s*"\d+\.\d+"')
 _MESSAGE_TYPE = re.compile(rb'"type"\s*:\s*"message"')
 # Slack's own notices, not what anyone said: joins, leaves, topic and name changes,
-# integrations added, pins, and deleted thread parents kept as placeholders.
+# integrations added, pins, deleted thread parents kept as placeholders, and calls (a huddle's
+# notice, Slackbot's, whose thread holds what was said beside the huddle; older calls' rooms).
 SKIPPED_SUBTYPES = frozenset({
     "channel_join", "channel_leave", "group_join", "group_leave", "channel_topic", "group_topic",
     "channel_purpose", "group_purpose", "channel_name", "group_name", "channel_archive",
     "group_archive", "channel_unarchive", "group_unarchive", "bot_add", "bot_remove", "bot_enable",
     "bot_disable", "pinned_item", "unpinned_item", "tombstone", "channel_convert_to_private",
-    "channel_convert_to_public", "reminder_add",
+    "channel_convert_to_public", "reminder_add", "huddle_thread", "sh_room_created",
 })
 # Slack's markup: <@U123>, <#C123|general>, <!here>, <http://x|label>.
 _MARKUP = re.compile(r"<([^<>\n]+)>")
