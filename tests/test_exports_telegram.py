@@ -149,6 +149,27 @@ def test_entities_are_joined_and_media_named(tmp_path: Path) -> None:
     assert_messages_cited(path, records[0])
 
 
+def test_a_venue_a_game_and_an_invoice_say_what_they_are(tmp_path: Path) -> None:
+    # Telegram Desktop writes a shared place's name and address beside its coordinates, and a
+    # game's or an invoice's title: what was sent, and what one searches for.
+    where = {"latitude": 38.697, "longitude": -9.203}
+    path = write(tmp_path / "result.json", chat("Lisboa", "private_group", 42, [
+        message(1, "", 1709287200, place_name="Pastéis de Belém", address="R. de Belém 84-92, Lisboa",
+                location_information=where),
+        message(2, "here!", 1709287260, "Bo", location_information=where, live_location_period_seconds=900),
+        message(3, "", 1709287320, "Cy", game_title="Lumberjack", game_description="Chop the tree",
+                game_link="https://t.me/gamebot?game=lumberjack"),
+        message(4, "", 1709287380, "Shop", invoice_information={
+            "title": "Pastel de nata ×6", "description": "fresh from the oven", "amount": 900, "currency": "EUR"}),
+    ]))
+    records, problems = load(path)
+    assert problems == []
+    assert [r.text for r in records] == [
+        "Ana: [location: Pastéis de Belém, R. de Belém 84-92, Lisboa]\nBo: here!\n[location]\n"
+        "Cy: [game: Lumberjack: Chop the tree]\nShop: [invoice: Pastel de nata ×6: fresh from the oven]"]
+    assert_messages_cited(path, records[0])
+
+
 def test_an_account_export_reads_every_chat_and_keeps_their_ids_apart(tmp_path: Path) -> None:
     path = write(tmp_path / "DataExport" / "result.json", {
         "about": "Here is the data you requested.",

@@ -313,11 +313,26 @@ def _media(item: dict[str, Any]) -> Iterator[str]:
     if isinstance(poll, dict) and poll.get("question"):
         answers = ", ".join(str(a.get("text")) for a in poll.get("answers") or [] if isinstance(a, dict))
         yield f"[poll: {poll['question']}" + (f" ({answers})]" if answers else "]")
-    if isinstance(item.get("location_information"), dict):
+    place = _joined(item.get("place_name"), item.get("address"), sep=", ")  # a venue: its name and address
+    if place:
+        yield f"[location: {place}]"
+    elif isinstance(item.get("location_information"), dict):
         yield "[location]"
+    game = _joined(item.get("game_title"), item.get("game_description"))
+    if game:
+        yield f"[game: {game}]"
+    invoice = item.get("invoice_information")
+    if isinstance(invoice, dict) and (bill := _joined(invoice.get("title"), invoice.get("description"))):
+        yield f"[invoice: {bill}]"
     contact = item.get("contact_information")
     if isinstance(contact, dict):
         yield f"[contact: {' '.join(str(contact.get(k) or '') for k in ('first_name', 'last_name')).strip()}]"
+
+
+def _joined(*parts: Any, sep: str = ": ") -> str:
+    """The parts that are non-empty strings, joined (a venue's name and address, a game's title
+    and description)."""
+    return sep.join(p.strip() for p in parts if isinstance(p, str) and p.strip())
 
 
 def _file_name(item: dict[str, Any]) -> str:
