@@ -497,10 +497,17 @@ def test_collections_written_as_an_inline_array_are_refused_naming_the_file(
     assert ".tmp" not in err and config.read_text(encoding="utf-8") == text
 
 
-def test_names_with_no_latin_letters_differ_by_path(tmp_path: Path) -> None:
-    names = {vecbook.registry.derive_name(tmp_path / f) for f in ("家族チャット.txt", "微信.zip", "Чат с мамой.txt",
-                                                                   "دردشة.txt")}
-    assert len(names) == 4 and all(n.startswith("source-") and vecbook.config.COLLECTION_NAME_RE.match(n) for n in names)
+@pytest.mark.parametrize("file, name", [
+    ("Чат с мамой.txt", "chat-s-mamoy"), ("微信.zip", "weixin"), ("Ελληνικά νέα.txt", "ellinika-nea"),
+    ("가족 단톡방", "gajog-dantogbang"), ("دردشة.txt", "drdshh"), ("👨‍👩‍👧 Family.txt", "family"),
+])
+def test_a_name_in_another_script_is_spelled_in_latin_letters(tmp_path: Path, file: str, name: str) -> None:
+    assert vecbook.registry.derive_name(tmp_path / file) == name
+
+
+def test_names_with_nothing_to_spell_differ_by_path(tmp_path: Path) -> None:
+    names = {vecbook.registry.derive_name(tmp_path / f) for f in ("★.txt", "☆☆.txt", "→.zip")}
+    assert len(names) == 3 and all(n.startswith("source-") and vecbook.config.COLLECTION_NAME_RE.match(n) for n in names)
 
 
 def test_a_damaged_zip_among_the_notes_does_not_stop_the_read(tmp_path: Path) -> None:
@@ -526,7 +533,8 @@ def test_a_telegram_chat_is_named_by_the_chat_and_an_account_export_by_its_folde
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # Telegram Desktop calls every export result.json: named "result", the second one collided.
     chats = {"ChatExport_2024-03-01": {"name": "Família Silva", "type": "private_group", "id": 11},
-             "ChatExport_2024-03-02": {"name": "Bob", "type": "personal_chat", "id": 12}}
+             "ChatExport_2024-03-02": {"name": "Bob", "type": "personal_chat", "id": 12},
+             "ChatExport_2024-03-03": {"name": "Семья Иванов", "type": "private_group", "id": 13}}
     for folder, head in chats.items():
         message = {"id": 1, "type": "message", "date": "2024-03-01T10:00:00", "from": "Ana", "text": "olá"}
         (tmp_path / folder).mkdir()
@@ -538,6 +546,9 @@ def test_a_telegram_chat_is_named_by_the_chat_and_an_account_export_by_its_folde
             {"id": 1, "type": "message", "date": "2024-03-01T10:00:00", "from": "Ana", "text": "hi"}]}]}}),
         encoding="utf-8")
     config = tmp_path / "vecbook.toml"
-    for path in ("ChatExport_2024-03-01/result.json", "ChatExport_2024-03-02", str(account / "result.json")):
+    for path in ("ChatExport_2024-03-01/result.json", "ChatExport_2024-03-02", "ChatExport_2024-03-03/result.json",
+                 str(account / "result.json")):
         assert run(capsys, "add", str(tmp_path / path), "--config", str(config))[0] == 0
-    assert [c.name for c in load_config(config).collections] == ["familia-silva", "bob", "dataexport_2024-03-05"]
+    # A chat named in Cyrillic is spelled in Latin letters, not named after its file's "result".
+    assert [c.name for c in load_config(config).collections] == ["familia-silva", "bob", "semya-ivanov",
+                                                                 "dataexport_2024-03-05"]

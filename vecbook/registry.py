@@ -139,14 +139,31 @@ def derive_name(path: Path, format_name: str | None = None) -> str:
     """A collection name from the name the export gives itself, where its format has one (a
     Telegram chat's name: every Telegram export is a ``result.json``), else from the file or
     folder name: ``WhatsApp Chat with Family.txt`` -> ``whatsapp-chat-with-family``, ``Familia
-    Peña.txt`` -> ``familia-pena`` (accents folded); a name with no Latin letters or digits
-    (``微信.zip``) becomes ``source-`` and a short hash of the path, so two such files get two
-    names."""
+    Peña.txt`` -> ``familia-pena`` (accents folded). A name in another script is spelled in
+    Latin letters (anyascii): ``Чат с мамой.txt`` -> ``chat-s-mamoy``, ``微信.zip`` -> ``weixin``,
+    so a Telegram chat named ``Семья`` is ``semya``, not its file's ``result``. One with nothing
+    to spell (``★.txt``) becomes ``source-`` and a short hash of the path."""
     for given in (_suggested_name(path, format_name), path.name if path.is_dir() else path.stem):
-        name = re.sub(r"[^a-z0-9_]+", "-", fold((given or "").lower())).strip("-_")[:64].strip("-_")
+        name = _name_of(given or "")
         if name:
             return name
     return "source-" + hashlib.sha256(str(path.resolve()).encode("utf-8", "surrogatepass")).hexdigest()[:6]
+
+
+def _name_of(given: str) -> str:
+    """``given`` as a collection name: its Latin letters and digits (accents folded), else, where
+    it has none, its letters spelled in Latin ones; "" when neither gives any."""
+    name = _slug(fold(given.lower()))
+    if not name and given.strip():
+        from anyascii import anyascii  # only naming a new source needs it
+
+        # (its ' and ` mark a soft sign or a glottal stop inside a word: Sem'ya is one word)
+        name = _slug(fold(re.sub(r"['`]", "", anyascii(given)).lower()))
+    return name
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9_]+", "-", text).strip("-_")[:64].strip("-_")
 
 
 def _suggested_name(path: Path, format_name: str | None) -> str | None:
