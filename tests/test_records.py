@@ -167,3 +167,18 @@ def test_invalid_utf8_keeps_the_record_and_skipped_records_are_marked() -> None:
 def test_decode_drops_only_a_leading_bom() -> None:
     assert vecbook.records.decode_text(b"\xef\xbb\xbfhi", "f.txt") == ("hi", [])
     assert vecbook.records.decode_text(b"hi \xef\xbb\xbf", "f.txt") == ("hi \ufeff", [])
+
+
+@pytest.mark.parametrize("written, read_by_3_10", [
+    ("2024-01-01T10:00:44.21+00:00", "2024-01-01T10:00:44.210000+00:00"),  # DiscordChatExporter's trimmed zeros
+    ("2020-09-04T17:01:52.4360000+00:00", "2020-09-04T17:01:52.436000+00:00"),  # .NET's seven digits
+    ("2024-05-02T14:05:33Z", "2024-05-02T14:05:33+00:00"),
+    ("2024-05-02T14:05:33.123456", "2024-05-02T14:05:33.123456"),
+    ("2024-05-02", "2024-05-02"),
+])
+def test_an_iso_date_time_is_read_on_python_3_10_as_3_11_reads_it(written: str, read_by_3_10: str) -> None:
+    # Python 3.10's fromisoformat reads a fraction of 3 or 6 digits only, and no Z.
+    from datetime import datetime
+
+    assert vecbook.records.fromisoformat_310(written) == read_by_3_10
+    assert vecbook.records.iso_moment(written) == datetime.fromisoformat(written)

@@ -17,7 +17,7 @@ from typing import Any, NoReturn, Sequence
 import numpy as np
 
 from .config import QueryError
-from .records import Record
+from .records import Record, iso_moment
 from .snippets import date_days
 
 FILTER_OPERATORS = ("exact", "ne", "gt", "gte", "lt", "lte", "in", "contains", "startswith", "exists")
@@ -137,7 +137,7 @@ def _moment(name: str, value: Any, now: float | None) -> str:
         return moment.replace(microsecond=0).isoformat()
     text = value.strip()
     try:
-        (date.fromisoformat(text) if len(text) == 10 else datetime.fromisoformat(text))
+        (date.fromisoformat(text) if len(text) == 10 else iso_moment(text))
     except ValueError:
         raise QueryError(f"{name} must be an ISO date (2024-01-31), a date-time (2024-01-31T09:00) or a span "
                          f"back from now (30d, 2w, 6m, 1y, 12h); got {value!r}") from None

@@ -355,6 +355,25 @@ _WRITTEN_DATES = [
 _ISO_DAY = re.compile(r"^\d{4}-\d{2}-\d{2}")  # what filters and recency read: "2024-03-05 (Tuesday)" too
 
 
+_FRACTION = re.compile(r"(?<=:\d\d)\.(\d+)")  # seconds' fraction, of any number of digits
+
+
+def iso_moment(text: str) -> datetime:
+    """``datetime.fromisoformat`` as Python 3.11 reads it, on Python 3.10 too (ValueError if it
+    is no ISO 8601 date or date-time): 3.10 reads only a fraction of a second of 3 or 6 digits and
+    no ``Z``, and exports write others (DiscordChatExporter: ``10:00:44.21+00:00``, .NET's
+    ``.4360000``), so their messages were undated there."""
+    return datetime.fromisoformat(fromisoformat_310(text.strip()))
+
+
+def fromisoformat_310(text: str) -> str:
+    """``text`` in the form Python 3.10's ``fromisoformat`` reads: ``Z`` as ``+00:00``, the
+    fraction of a second as 6 digits (cut past 6, as 3.11 does)."""
+    if text[-1:] in ("Z", "z"):
+        text = text[:-1] + "+00:00"
+    return _FRACTION.sub(lambda found: "." + (found.group(1) + "00000")[:6], text, count=1)
+
+
 def written_date(value: str) -> str | None:
     """``value`` as an ISO 8601 date (with its time where it has one) when it is a date as people
     write it and says which day it is: "March 5, 2024", "Tue, 5th March 2024 10:30", "2024/03/05",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Iterator
 
-from ..records import Record
+from ..records import Record, iso_moment
 from .base import Export, ExportFile, Message, chat_records, clean_text
 from .jsonpos import JsonText
 
@@ -95,6 +95,6 @@ def _when(value: Any) -> datetime | None:
     if not isinstance(value, str):
         return None
     try:
-        return datetime.fromisoformat(value)
+        return iso_moment(value)
     except ValueError:
         return None

@@ -11,7 +11,7 @@ import re
 from datetime import datetime, timedelta, timezone
 from typing import Any, Iterator
 
-from ..records import Record
+from ..records import Record, iso_moment
 from .base import MAX_WINDOW_WORDS, Export, ExportFile, clean_text, export_record, iso
 from .jsonpos import JsonText
 
@@ -119,7 +119,7 @@ def _when(value: Any, recording: str) -> datetime | None:
     """``datetime`` as written (naive stays naive, "Z" is UTC), else the folder's Unix time."""
     if isinstance(value, str) and value.strip():
         try:
-            return datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+            return iso_moment(value)
         except ValueError:
             pass
     if _STAMP_RE.match(recording):
