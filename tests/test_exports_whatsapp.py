@@ -118,6 +118,7 @@ def test_every_fixture_message_is_found_at_its_cited_lines() -> None:
      "2023-12-31T13:05:00"),  # Arabic-Indic digits
     ("02.05.18 \u00e0 18:00 - Ana: hi", "2018-05-02T18:00:00"),  # fr, an older Android
     ("31/12/2566 13:05 - Ana: hi", "2023-12-31T13:05:00"),  # th: the Buddhist Era's year
+    ("31/12/66 13:05 - Ana: hi", "2023-12-31T13:05:00"),  # th, the year in two digits (2066 is yet to come)
 ])
 def test_a_locale_s_header_gives_the_date_as_written(tmp_path: Path, line: str, date: str) -> None:
     records, problems = load(chat(tmp_path, line + "\n"))

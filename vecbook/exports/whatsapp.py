@@ -34,7 +34,7 @@ people sent is kept as written, attachments (``<Media omitted>``, ``<attached: f
 from __future__ import annotations
 
 import re
-from datetime import datetime
+from datetime import date, datetime
 from typing import Iterable, Iterator
 
 from ..records import Record
@@ -71,6 +71,7 @@ _DATE_FIELDS = re.compile(r"(\d+)[\u200e\u200f]?(?:[./-]|[년年])[\u200e\u200f]
 # year is of another calendar (a Persian phone's 1402), kept as written with a WARN.
 FIRST_YEAR = 2009
 BUDDHIST_ERA = FIRST_YEAR + 543
+NEXT_YEAR = date.today().year + 1  # a year past it is not yet written in a chat
 _CLOCK = re.compile(r"(\d+)[:.](\d+)(?:[:.](\d+))?")
 # A chat's name from its file: "WhatsApp Chat with Ana", "WhatsApp Chat - Ana" (iOS zips),
 # "WhatsApp Chat mit Ana" and other languages' one-word "with".
@@ -266,7 +267,9 @@ def _ymd(fields: tuple[int, int, int], order: str) -> tuple[int, int, int] | Non
     a, b, c = fields
     year, month, day = {"ymd": (a, b, c), "dmy": (c, b, a), "mdy": (c, a, b)}[order]
     if year < 100:
-        year += 2000  # WhatsApp exists since 2009: a 2-digit year is this century
+        year += 2000  # WhatsApp exists since 2009: a 2-digit year is this century...
+        if year > NEXT_YEAR and year - 43 >= FIRST_YEAR:
+            year -= 43  # ...unless it is yet to come: a Thai phone's Buddhist Era (66 is 2566: 2023)
     elif year >= BUDDHIST_ERA:
         year -= 543  # a Thai phone's year of the Buddhist Era (2566 is 2023): same months and days
     try:
