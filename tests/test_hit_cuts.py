@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 from typing import Any
@@ -12,6 +13,7 @@ from hypothesis import strategies as st
 
 import vecbook
 from conftest import EXPORTS, FakeEmbedder
+from vecbook.graphemes import cluster_end, cluster_start
 from vecbook.snippets import cut_around
 
 
@@ -145,12 +147,15 @@ TEXT = st.text(alphabet=st.sampled_from(list("ab \n东京🎉שׁé")), max_size
 def test_a_cut_is_within_the_limit_and_holds_as_much_of_its_focus_as_fits(text: str, data: Any, limit: int) -> None:
     first = data.draw(st.integers(min_value=0, max_value=len(text)))
     last = data.draw(st.integers(min_value=first, max_value=len(text)))
+    # A focus is matched words, which begin and end between grapheme clusters (ש and its point are one).
+    first, last = cluster_start(text, first), cluster_end(text, last)
     start, end = cut_around(text, (first, last), limit)
     assert 0 <= start <= end <= len(text) and end - start <= limit
     if len(text) <= limit:
         assert (start, end) == (0, len(text))
-    elif limit:  # the focus, or of a wide one (query words far apart, found by meaning) its first character
-        assert start <= first and end >= (last if last - first <= limit // 2 else min(first + 1, len(text)))
+    elif limit >= (first_end := cluster_end(text, min(first + 1, len(text)))) - first:
+        # the focus, or of a wide one (query words far apart, found by meaning) its first character
+        assert start <= first and end >= (last if last - first <= limit // 2 else first_end)
         line_end = text.find("\n", last)
         lines = (text.rfind("\n", 0, first) + 1, len(text) if line_end < 0 else line_end)
         if "\n" not in text[first:last] and last - first <= limit // 2 and lines[1] - lines[0] <= limit:
@@ -257,3 +262,31 @@ def test_a_wide_focus_is_cut_between_words_and_keeps_its_first_word() -> None:
     party = "🙂🎉 party time 🙂🎉 party time 🙂🎉 party time"
     start, end = cut_around(party, (party.index("party"), party.rindex("party") + 5), 5)
     assert party[start:end] == "party"
+
+
+# What a reader sees as one character, of one to seven code points: a skin tone, a family and a
+# rainbow flag joined by ZWJ, a country flag, an accent written as a combining mark, a Hebrew
+# point, a keycap, a Devanagari conjunct, a Hangul syllable in jamo, U+2028 inside a line.
+GRAPHEMES = ["a", "b", " ", "\n", "东", "👍🏽", "👨\u200d👩\u200d👧", "🇯🇵", "e\u0301", "ש\u05c1",
+             "🏳\ufe0f\u200d🌈", "1\ufe0f\u20e3", "क\u094dष\u093f", "\u1100\u1161\u11a8", "\u2028"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(GRAPHEMES), min_size=1, max_size=60), st.data(), st.integers(min_value=0, max_value=120))
+def test_a_cut_never_splits_a_grapheme(parts: list[str], data: Any, limit: int) -> None:
+    text = "".join(parts)
+    bounds = [0, *itertools.accumulate(len(part) for part in parts)]
+    first = data.draw(st.sampled_from(bounds))
+    last = data.draw(st.sampled_from([b for b in bounds if b >= first]))
+    start, end = cut_around(text, (first, last), limit)
+    assert start in bounds and end in bounds and 0 <= end - start <= limit
+
+
+def test_a_hit_cut_among_emoji_shows_whole_emoji(tmp_path: Path) -> None:
+    export = whatsapp(tmp_path, [("Ana", "🍕 🏳\ufe0f\u200d🌈 👍🏽 🇮🇹 cafe\u0301 👨\u200d👩\u200d👧 " * 3)])
+    book = chat_book(tmp_path, export, "whatsapp")
+    hit = book.search("🍕", mode="keyword", max_chars=5)[0]
+    assert hit.truncated and hit.text == "🍕"  # not "🍕 🏳️" and half of the rainbow flag's ZWJ sequence
+    for limit in range(1, 40):
+        text = book.search("🍕", mode="keyword", max_chars=limit)[0].text
+        assert len(text) <= limit and not text.endswith(("\u200d", "\ufe0f", "🏳", "👍", "🇮", "e", "👨"))

@@ -109,6 +109,21 @@ def test_a_snippet_centres_on_the_most_query_words_and_marks_its_cuts() -> None:
     assert snippet.matched_terms == ["boiler", "service", "due"]
 
 
+
+@pytest.mark.parametrize("around", ["👍🏽", "👨\u200d👩\u200d👧", "🇯🇵", "e\u0301", "东京", "क\u094dष\u093f"])
+def test_a_snippet_cut_inside_text_without_spaces_never_splits_a_grapheme(around: str) -> None:
+    """Text without spaces (Chinese, emoji side by side) is cut where the size ends, not at a
+    space: never inside what a reader sees as one character (a skin tone, a ZWJ sequence, a flag,
+    an accent written as a combining mark, a Devanagari conjunct)."""
+    for pad in range(len(around)):
+        content = "x" * pad + around * 300 + "水管工" + around * 300
+        snippet = make_snippet(content, (0, len(content)), query_terms("水管工"))
+        body = snippet.text.strip(ELLIPSIS)
+        assert "水管工" in body and body == content[snippet.start:snippet.end]
+        assert vecbook.graphemes.is_boundary(content, snippet.start), (pad, body[:3])
+        assert vecbook.graphemes.is_boundary(content, snippet.end), (pad, body[-3:])
+
+
 def test_snippets_cite_the_lines_they_show(write_files: Any, fake_book: Any) -> None:
     body = "\n".join(f"Line {i}: nothing to see here at all." for i in range(1, 60))
     body = body.replace("Line 41: nothing", "Line 41: the spare key is under the blue flowerpot")

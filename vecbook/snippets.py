@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, Iterable, Iterator, Sequence
 
+from .graphemes import cluster_end, cluster_start, whole_clusters
 from .tokens import ASCII_TOKEN_RE, EMOJI_RE, ENGLISH, TOKEN_RE, Analysis, word_spans
 
 # About ±240 characters around the match, as the user's design asks: enough for the
@@ -147,6 +148,9 @@ def _cut(content: str, start: int, end: int, region: tuple[int, int], matches: l
     if end < region[1]:
         space = content.rfind(" ", max(start, end - 40), end)
         end = space if space > start else end
+    # Text without spaces (Chinese, emoji side by side) is cut where the size ends: widen the cut
+    # to whole grapheme clusters, so no skin tone, flag or ZWJ sequence shows in halves.
+    start, end = cluster_start(content, start), cluster_end(content, end)
     while start < end and content[start].isspace():
         start += 1
     while end > start and content[end - 1].isspace():
@@ -160,18 +164,20 @@ def cut_around(text: str, focus: tuple[int, int], limit: int) -> tuple[int, int]
     """The ``[start, end)`` of at most ``limit`` characters of ``text`` around ``focus`` (the
     matched words a snippet centres on, ``Snippet.focus``), centred on it: whole lines where the
     lines holding the focus fit (a chat line keeps its speaker), else begun and ended between
-    words; without blank lines at its edges; the whole text where it fits. Of a focus wider than
-    half the limit (query words far apart, a snippet found by meaning) its first half-limit is
-    centred on, and its first word is kept."""
+    words; without blank lines at its edges; never inside a grapheme cluster (a skin tone, a flag,
+    a ZWJ sequence, a combining accent: ``graphemes``); the whole text where it fits. Of a focus
+    wider than half the limit (query words far apart, a snippet found by meaning) its first
+    half-limit is centred on, and its first word is kept."""
     if len(text) <= limit:
         return 0, len(text)
     if limit <= 0:
         return 0, 0
-    first = focus[0]
-    if focus[1] - first <= limit // 2:
-        last = keep = focus[1]
+    # The focus in whole clusters: a matched emoji may be one of a ZWJ sequence (👩 of 👨‍👩‍👧).
+    first, focus_end = cluster_start(text, focus[0]), cluster_end(text, focus[1])
+    if focus_end - first <= limit // 2:
+        last = keep = focus_end
     else:  # a wide focus (words far apart, a snippet found by meaning): its first word is what must show
-        keep = _word_end(text, first, limit)
+        keep = cluster_end(text, _word_end(text, first, limit))
         last = max(keep, first + limit // 2)
     lines_start = text.rfind("\n", 0, first) + 1
     lines_end = text.find("\n", max(first, last - 1))
@@ -183,7 +189,18 @@ def cut_around(text: str, focus: tuple[int, int], limit: int) -> tuple[int, int]
     else:
         start = _cut_start(text, _centred(first, last, limit, 0, len(text)), first, last, limit)
         end = _cut_end(text, start, min(len(text), start + limit), keep)
-    return _shed_blank_edges(text, start, end, first, keep)
+    start, end = _shed_blank_edges(text, start, end, first, keep)
+    # A cut between words or inside a giant one can fall inside a cluster (text without spaces,
+    # emoji side by side): half of it would show (👍 without its tone, 🏳️ and a dangling ZWJ).
+    whole = whole_clusters(text, start, end, limit)
+    if whole == (start, end):
+        return start, end
+    start, end = whole
+    while end > max(start, keep) and text[end - 1] in " \t":  # the space before the cluster cut off
+        end -= 1
+    while start < min(end, first) and text[start] in " \t":
+        start += 1
+    return start, end
 
 
 def _whole_lines(text: str, start: int, end: int, limit: int) -> tuple[int, int]:
