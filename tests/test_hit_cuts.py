@@ -98,6 +98,25 @@ def test_a_chat_hit_cut_to_max_chars_shows_whole_messages_around_the_answer_and_
     assert hit.citation == f"chat/chat.txt:{hit.line_number}-{hit.end_line}"
 
 
+
+@pytest.mark.parametrize("where", [0, 3, 6])
+def test_a_chat_hit_cut_inside_a_message_of_several_lines_cites_only_the_lines_it_shows(tmp_path: Path,
+                                                                                      where: int) -> None:
+    # A recipe sent as one message of seven lines: a cut around one of its lines shows that line
+    # and its neighbours, and cites those lines, not the message's seven.
+    lines = [f"{filler(i, 8)} 👨\u200d🍳" for i in range(7)]
+    lines[where] = "the plum cake 🍰 needs 200 g of sugar"
+    export = whatsapp(tmp_path, [("Ana", filler(20, 12)), ("Ben", "\n".join(lines)), ("Ana", filler(21, 12))])
+    book = chat_book(tmp_path, export, "whatsapp")
+    assert [s[1:] for s in book._snapshot.records[0].segments] == [(1, 1), (2, 8), (9, 9)]
+    hit = book.search("plum cake sugar", mode="keyword", max_chars=120)[0]
+    assert hit.truncated and lines[where] in hit.text
+    cited = lines_of(export, hit.line_number, hit.end_line)
+    # Each cited line as the text shows it: a message's first line after its date, later lines as they are.
+    assert "\n".join(line.split(" - ", 1)[1] if line.startswith("15/01/2024") else line for line in cited) == hit.text
+    assert hit.citation == f"chat/chat.txt:{hit.line_number}-{hit.end_line}" and hit.end_line - hit.line_number < 6
+
+
 def test_a_cut_hit_of_a_json_export_cites_the_message_objects_it_shows(tmp_path: Path) -> None:
     export = EXPORTS / "telegram" / "chat-analytics_BIG_20A_5475M.json"
     book = chat_book(tmp_path, export, "telegram")

@@ -13,6 +13,7 @@ a filter would lose the answers another person gave.
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
@@ -45,6 +46,11 @@ NAME_WEIGHT = 0.1
 _PRONOUNS = frozenset({"i", "me", "my", "mine", "you", "your", "yours", "we", "us", "our"})
 # Metadata keys that must agree for two windows to be parts of one conversation.
 _CONVERSATION_KEYS = ("conversation", "thread")
+# Formats whose messages are written line for line in the file, a message's later lines as the
+# file's next lines (WhatsApp's text export): a line of such a message's text is a line of the
+# file. In a JSON export a message is an object over several lines, its line breaks escaped
+# inside one of them, so only the whole message can be cited.
+LINE_FOR_LINE_FORMATS = frozenset({"whatsapp"})
 
 
 def is_chat_window(record: Record) -> bool:
@@ -62,6 +68,35 @@ def touch(records: Sequence[Record], a: int, b: int) -> bool:
             and all(first.metadata.get(k) == second.metadata.get(k) for k in _CONVERSATION_KEYS)
             and first.end_line is not None and second.line_number is not None
             and first.end_line < second.line_number)
+
+
+def lines_shown(record: Record, start: int, end: int) -> tuple[int, int] | tuple[None, None]:
+    """The file lines holding ``record.content[start:end]``, as ``Record.lines_of`` gives them,
+    narrowed to the lines shown where a chat message written line for line is shown in part (a
+    hit cut to ``max_chars`` around one line of a recipe sent as one message of ten lines cites
+    that line, not ten): reading the cited lines gives the text shown."""
+    first, last = record.lines_of(start, end)
+    if (first is None or last is None or not is_chat_window(record)
+            or record.metadata_value("format") not in LINE_FOR_LINE_FORMATS):
+        return first, last
+    content = record.content
+    head, tail = _message_at(record, start), _message_at(record, max(start, end - 1))
+    if head is not None:
+        first = head[1] + content.count("\n", head[0], start)
+    if tail is not None:
+        last = tail[1] + content.count("\n", tail[0], max(tail[0], end - 1))
+    return first, last
+
+
+def _message_at(record: Record, at: int) -> tuple[int, int] | None:
+    """(where its text starts, its first line) of the message of a chat window holding offset
+    ``at``, where its text has a line for each of its lines in the file; None where it has not
+    (a reader dropped a blank line at its edges): then only the whole message can be cited."""
+    segments, content = record.segments, record.content
+    index = max(bisect.bisect_right([s[0] for s in segments], at) - 1, 0)
+    offset, line, end_line = segments[index]
+    stop = segments[index + 1][0] - 1 if index + 1 < len(segments) else len(content)
+    return (offset, line) if content.count("\n", offset, stop) == end_line - line else None
 
 
 def merge_touching(records: Sequence[Record], ranked: Iterable[tuple[int, float]], limit: int,

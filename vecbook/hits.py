@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence, T
 import numpy as np
 
 from .build import Snapshot
-from .chat_hits import merge_touching, merged_citation, merged_text
+from .chat_hits import lines_shown, merge_touching, merged_citation, merged_text
 from .config import FUSIONS, MAX_QUERY_CHARS, MAX_RESULTS_LIMIT, QueryError, VecBookError
 from .filters import parse_filters
 from .rank import Scored
@@ -263,7 +263,7 @@ def cut_hit(hit: Hit, held: Sequence[Record], lead: int, focus: tuple[int, int],
     for record, at in zip(held, starts):
         a, b = max(start, at), min(end, at + len(record.text))
         if a < b:
-            lines.append(record.lines_of(record.text_start - at + a, record.text_start - at + b))
+            lines.append(lines_shown(record, record.text_start - at + a, record.text_start - at + b))
     if hit.line_number is None or not lines:  # a SQLite row keeps its row; nothing shown, its record
         return cut
     first, last = min(a for a, _ in lines), max(b for _, b in lines)
