@@ -170,6 +170,27 @@ def test_a_venue_a_game_and_an_invoice_say_what_they_are(tmp_path: Path) -> None
     assert_messages_cited(path, records[0])
 
 
+def test_a_broken_emoji_a_lone_surrogate_escape_reads_as_a_replacement_character(tmp_path: Path) -> None:
+    """An export can hold half of an emoji's UTF-16 pair (``"\\ud83d"``: a message cut inside it).
+    It reads as U+FFFD, as invalid UTF-8 bytes in a note do: a lone surrogate cannot be written
+    as UTF-8, so every hit holding it failed to print (``vecbook search`` ended in a traceback, the
+    MCP search in "Error serializing to JSON ... surrogates not allowed"). A whole pair is its emoji."""
+    path = tmp_path / "result.json"
+    path.write_text(json.dumps(chat("Trip", "personal_chat", 7, [
+        message(1, "the ferry \ud83d leaves at nine \ud83d\ude00", 1709287200),
+        message(2, ["tickets ", {"type": "bold", "text": "\udc4d"}], 1709287260, "Bo")]), indent=1), encoding="utf-8")
+    assert "\\ud83d" in path.read_text(encoding="utf-8")
+    records, problems = load(path)
+    assert problems == []
+    assert [r.text for r in records] == ["Ana: the ferry \ufffd leaves at nine 😀\nBo: tickets \ufffd"]
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "vecbook.toml").write_text(f'data_directory = "notes"\n[[collections]]\nname = "tg"\npath = "{path}"\n')
+    book = vecbook.VecBook(config=vecbook.load_config(tmp_path / "vecbook.toml"), embedder=FakeEmbedder())
+    for max_chars in (None, 12):
+        hits = book.search("ferry", mode="keyword", max_chars=max_chars)
+        json.dumps(hits.to_dicts(), ensure_ascii=False).encode("utf-8")  # what the CLI and MCP write
+
+
 def test_an_account_export_reads_every_chat_and_keeps_their_ids_apart(tmp_path: Path) -> None:
     path = write(tmp_path / "DataExport" / "result.json", {
         "about": "Here is the data you requested.",

@@ -13,6 +13,10 @@ from typing import Any, Iterator, Sequence
 
 _WHITESPACE = frozenset(" \t\n\r")
 _SPACE = re.compile(r"[ \t\n\r]*")
+# A UTF-16 surrogate written as a JSON escape ("\ud83d"): a pair decodes to its character, one
+# alone (a message cut inside an emoji) to a lone surrogate, which no UTF-8 output can write.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class JsonTextError(ValueError):
@@ -29,6 +33,9 @@ class JsonText:
     def __init__(self, text: str) -> None:
         self.text = text
         self._decoder = json.JSONDecoder()
+        # Looked for once, in C: most exports hold no surrogate escape, and their values are
+        # then used as decoded, with no walk over them.
+        self._surrogates = _SURROGATE_ESCAPE.search(text) is not None
         self._cursor = (0, 1)  # (offset, line at offset): lines are counted forward from here
 
     def line_at(self, offset: int) -> int:
@@ -56,9 +63,10 @@ class JsonText:
         """The value starting at (or after whitespace from) ``index``, and the offset after it."""
         index = self.skip_ws(index)
         try:
-            return self._decoder.raw_decode(self.text, index)
+            value, end = self._decoder.raw_decode(self.text, index)
         except json.JSONDecodeError as exc:
             raise JsonTextError(f"invalid JSON: {exc.msg}", exc.lineno) from None
+        return (_without_lone_surrogates(value) if self._surrogates else value), end
 
     def elements(self, index: int) -> Iterator[tuple[int, int, Any]]:
         """(start, end, value) of each element of the array starting at ``index``."""
@@ -112,3 +120,15 @@ class JsonText:
             found = self.text[index:index + 1] or "end of file"
             raise JsonTextError(f"expected '{char}', found {found!r}", self.line_at(min(index, len(self.text))))
         return index + 1
+
+
+def _without_lone_surrogates(value: Any) -> Any:
+    """``value`` with each lone surrogate in its strings (keys too) made U+FFFD, as a text file's
+    invalid UTF-8 bytes read: one character for one, so offsets and lengths stay."""
+    if isinstance(value, str):
+        return _LONE_SURROGATE.sub("\ufffd", value)
+    if isinstance(value, list):
+        return [_without_lone_surrogates(item) for item in value]
+    if isinstance(value, dict):
+        return {_without_lone_surrogates(key): _without_lone_surrogates(item) for key, item in value.items()}
+    return value
