@@ -110,6 +110,21 @@ def test_the_cli_says_on_stderr_how_many_hits_the_budget_left_out(write_files: A
            "(--max-total-chars)" in captured.err
 
 
+
+def test_the_cli_says_when_the_budget_left_out_every_hit_and_what_to_do(write_files: Any,
+                                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    root = write_files({f"n{i}.txt": f"tea {chatter(i, 4)}" for i in range(3)})
+    for budget in ("1", "5"):
+        code = vecbook.cli.main(["search", "tea", "--mode", "keyword", "--data-dir", str(root),
+                                 "--max-total-chars", budget])
+        captured = capsys.readouterr()
+        assert code == 0 and captured.out.strip() == "no results"
+        # Not "3 more hits" (none was shown) nor "1 characters"; and the way out.
+        unit = "character" if budget == "1" else "characters"
+        assert captured.err.strip() == (f"vecbook: all 3 hits left out: none fits within {budget} {unit} "
+                                        "(--max-total-chars; --max-chars N cuts each hit's text to N)")
+
+
 def _record_passages(book: vecbook.VecBook) -> list[list[str]]:
     """Each record's keyword passages, as texts, from the book's snapshot."""
     snapshot = book._snapshot

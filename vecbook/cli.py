@@ -384,9 +384,18 @@ def _cmd_search(args: argparse.Namespace, config: Config) -> int:
         filtered = bool(filters or args.source or args.since or args.until or args.participant)
         print(format_hits(hits, color=_wants_color(), analysis=partial(analysis_of, config), filtered=filtered))
     if hits.left_out:
-        print(f"vecbook: {hits.left_out} more hit{'s' if hits.left_out > 1 else ''} left out to keep the text "
-              f"within {args.max_total_chars:,} characters (--max-total-chars)", file=sys.stderr)
+        print(_left_out_line(len(hits), hits.left_out, args.max_total_chars), file=sys.stderr)
     return 0
+
+
+def _left_out_line(shown: int, left_out: int, budget: int) -> str:
+    """What stderr says of the hits a ``--max-total-chars`` budget left out: with none shown, that
+    none fits and how to make them fit (stdout says only "no results")."""
+    within = f"within {budget:,} character{'s' if budget != 1 else ''}"
+    if not shown:
+        return (f"vecbook: all {left_out} hit{'s' if left_out > 1 else ''} left out: none fits {within} "
+                "(--max-total-chars; --max-chars N cuts each hit's text to N)")
+    return f"vecbook: {left_out} more hit{'s' if left_out > 1 else ''} left out to keep the text {within} (--max-total-chars)"
 
 
 def _cmd_get(args: argparse.Namespace, config: Config) -> int:
