@@ -60,7 +60,8 @@ def test_a_fact_said_in_one_line_of_a_long_window_outranks_a_shorter_window_ment
     assert "the plumber comes thursday" in hits[0].text
 
 
-@pytest.mark.parametrize("text", ["今天我们去北京看长城，天气很好。", "🎉🎉🎉 party at ours 🎂🎈", "مرحبا بكم في المكتبة"])
+@pytest.mark.parametrize("text", ["今天我们去北京看长城，天气很好。", "🎉🎉🎉 party at ours 🎂🎈", "مرحبا بكم في المكتبة",
+                                  "👍🏽 🇯🇵 👨\u200d👩\u200d👧 cafe\u0301 שָׁלוֹם"])
 def test_max_total_chars_is_never_passed_and_counts_characters_not_bytes(write_files: Any, fake_book: Any,
                                                                           text: str) -> None:
     root = write_files({f"n{i}.txt": f"{text} {i}\n" for i in range(6)})
