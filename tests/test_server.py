@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import re
 import os
 import shutil
 import signal
@@ -230,7 +231,11 @@ def test_a_text_budget_leaves_out_the_same_hits_through_the_server(
     assert through[1] == here[1] and "left out to keep the text within 120 characters" in here[2]
     assert through[2].splitlines()[-1] == here[2].splitlines()[-1]
     query = parse.urlencode([("q", "boiler lunch train"), ("mode", "keyword"), ("max_total_chars", "120")])
-    assert json.loads(fetch(f"{served.url}/search.json?{query}")[2]) == kept
+    _, headers, body = fetch(f"{served.url}/search.json?{query}")
+    assert json.loads(body) == kept
+    # How many the budget left out, as MCP's left_out and the CLI's line say it.
+    left_out = int(re.search(r"(\d+) more hits? left out", here[2]).group(1))  # type: ignore[union-attr]
+    assert headers["VecBook-Left-Out"] == str(left_out) and left_out > 0
 
 
 def test_search_json_takes_the_page_parameters_and_marks_matched_words(served: Served) -> None:

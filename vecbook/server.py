@@ -13,6 +13,7 @@ import logging
 import os
 import socket
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
@@ -28,6 +29,8 @@ log = logging.getLogger("vecbook")  # one logger for the package: hosts and the 
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
+# /search.json's header saying how many hits a max_total_chars budget left out (MCP's "left_out").
+LEFT_OUT_HEADER = "VecBook-Left-Out"
 TOKEN_VARIABLE = "VECBOOK_TOKEN"
 # A token shorter than this could be guessed by a client trying tokens over the network.
 MIN_TOKEN_CHARS = 16
@@ -267,6 +270,13 @@ def match_offsets(text: str, terms: list[str], analysis: Any) -> list[list[int]]
     return spans
 
 
+@dataclass
+class Answer:
+    """A JSON route's answer with headers of its own beside the body."""
+    data: Any
+    headers: dict[str, str]
+
+
 def page_routes(book: VecBook) -> dict[str, Callable[[Any], Any]]:
     """The page and its JSON, by path: each calls one method of ``book`` (on a worker thread,
     so a long search never holds the server's event loop) and answers its JSON shape."""
@@ -274,12 +284,14 @@ def page_routes(book: VecBook) -> dict[str, Callable[[Any], Any]]:
 
     def search(request: Any) -> Any:
         arguments, max_chars, marks = search_arguments(request.query_params)
-        hits = book.search(**arguments, max_chars=max_chars).to_dicts()
+        results = book.search(**arguments, max_chars=max_chars)
+        hits = results.to_dicts()
         if marks:
             for hit in hits:
                 hit["snippet_marks"] = match_offsets(hit["snippet"], hit["matched_terms"],
                                                      analysis_of(book.config, hit["source"]))
-        return hits
+        # The body stays the list every client reads; how many hits a budget left out is a header.
+        return Answer(hits, {LEFT_OUT_HEADER: str(results.left_out)}) if arguments.get("max_total_chars") else hits
 
     def get(request: Any) -> Any:
         context = _number({"context": request.query_params.get("context") or "0"}, "context", int)
@@ -325,13 +337,16 @@ def _json_route(path: str, handler: Callable[[Any], Any]) -> Callable[[Any], Any
     from starlette.responses import Response
 
     def answer(request: Any) -> Any:
+        headers = {"Cache-Control": "no-store"}
         try:
             data, status = handler(request), 200
         except VecBookError as exc:
             log.warning("%s refused: %s", path.strip("/").removesuffix(".json"), " ".join(str(exc).splitlines()))
             data, status = {"error": str(exc), "type": type(exc).__name__}, 400
+        if isinstance(data, Answer):
+            data, headers = data.data, {**headers, **data.headers}
         return Response(json.dumps(data, ensure_ascii=False), status_code=status,
-                        media_type="application/json", headers={"Cache-Control": "no-store"})
+                        media_type="application/json", headers=headers)
 
     return _threaded(answer)
 
