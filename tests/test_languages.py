@@ -251,10 +251,10 @@ def test_a_snippet_centres_on_the_bigram_match_and_shows_the_words_as_written() 
     ("ｶﾞｿﾘﾝ代", ["ガソリン"], ["ｶﾞｿﾘﾝ"]),  # half-width, voicing mark and all: its bigrams, one mark
 ])
 def test_the_cli_highlights_what_was_matched_as_written(snippet: str, terms: list[str], marked: list[str]) -> None:
-    shown = vecbook.cli._highlight(snippet, terms)
-    bold = vecbook.cli.BOLD
-    found = [part.split(vecbook.cli.RESET)[0] for part in shown.split(bold)[1:]]
-    assert found == marked and shown.replace(bold, "").replace(vecbook.cli.RESET, "") == snippet
+    shown = vecbook.hit_lines.highlight(snippet, terms)
+    bold = vecbook.hit_lines.BOLD
+    found = [part.split(vecbook.hit_lines.RESET)[0] for part in shown.split(bold)[1:]]
+    assert found == marked and shown.replace(bold, "").replace(vecbook.hit_lines.RESET, "") == snippet
 
 
 BAD_INPUT = [

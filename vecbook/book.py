@@ -27,7 +27,7 @@ from .config import (
 from .blocks import Block
 from .build import Builder, Snapshot
 from .exports.base import collector_paused
-from .hits import (MAX_CONTEXT, Context, HitShaper, Query, Results, check_bool, check_choice, check_half_life,
+from .hits import (Context, HitShaper, Query, Results, check_bool, check_choice, check_context, check_half_life,
                    check_max_chars, check_max_results, check_max_total_chars, check_query, check_unit,
                    context_around, unmatched, within_budget)
 from .embed import Embedder, _release_freed_memory
@@ -487,8 +487,7 @@ class VecBook:
         around a hit, the neighbouring records of a journal)."""
         if not isinstance(ref, str) or not ref.strip():
             raise QueryError("get needs a hit's id or citation, e.g. 'journal/2024/03.txt:9-15'")
-        if isinstance(context, bool) or not isinstance(context, int) or not 0 <= context <= MAX_CONTEXT:
-            raise QueryError(f"context must be a whole number of records from 0 to {MAX_CONTEXT}, got {context!r}")
+        check_context(context)
         snapshot, _ = self._snapshot_for("keyword")
         position = snapshot.columns.find(ref.strip())
         if position is None:

@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, NoReturn, Sequence
 
 from .book import VecBook
-from .hits import MAX_CONTEXT, Hit, check_max_chars, check_max_results, check_max_total_chars, check_query, mark_matches
+from .hit_lines import format_hits, left_out_line, text_lines, wants_color
+from .hits import MAX_CONTEXT, check_context, check_max_chars, check_max_results, check_max_total_chars, check_query
 from .config import (
     CONFIG_NAME,
     FUSIONS,
@@ -36,16 +37,13 @@ from .exports.notes import describe_kinds
 from .mcp import serve
 from .remote import find_server
 from .registry import add_source, inspect, remove_source
-from .tokens import ENGLISH, Analysis, analysis_of
+from .tokens import analysis_of
 from .filters import convenience_conditions, parse_filters
 from .records import Problem
 
 log = logging.getLogger("vecbook")  # one logger for the package: hosts and the CLI configure "vecbook"
 
 
-# Width of the metadata line in the human-readable search output.
-PREVIEW_WIDTH = 100
-BOLD, RESET = "\x1b[1;33m", "\x1b[0m"  # bold yellow: the matched words in a terminal
 # Records left to embed from which a terminal shows a progress bar (~2 s of embedding on a laptop).
 PROGRESS_BAR_RECORDS = 200
 
@@ -160,6 +158,23 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (`{self.prog} --help` lists what it takes)\n")
 
 
+def _checked(check: Callable[[Any], Any]) -> Callable[[str], int]:
+    """An argparse type: a whole number the library's own ``check`` accepts, its refusal told
+    under the flag's name (``argument --max-total-chars: must be ...``), not the Python one's."""
+    def whole(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be a whole number, got {text!r}") from None
+        try:
+            check(value)
+        except QueryError as exc:  # "max_chars must be ...": the flag names it
+            raise argparse.ArgumentTypeError(str(exc).split(" ", 1)[1]) from None
+        return value
+
+    return whole
+
+
 def build_parser() -> _Parser:
     """The ``vecbook`` command line: search, get, stats, reindex, serve, add, remove, sources, config path."""
     common = argparse.ArgumentParser(add_help=False)
@@ -178,7 +193,7 @@ def build_parser() -> _Parser:
     search = commands.add_parser("search", parents=[common], help="search the records",
                                  description="Search records; prints hits best first.")
     search.add_argument("query", help="what to look for")
-    search.add_argument("-n", "--max-results", type=int, metavar="N", help="number of hits (1-1000)")
+    search.add_argument("-n", "--max-results", type=_checked(check_max_results), metavar="N", help="number of hits (1-1000)")
     search.add_argument("--mode", choices=MODES, help="semantic, keyword or hybrid (default from config)")
     search.add_argument("--fusion", choices=FUSIONS, help="hybrid fusion: rrf or linear")
     search.add_argument("--keyword-weight", type=float, metavar="W", help="linear fusion weight of keywords, 0-1")
@@ -199,10 +214,10 @@ def build_parser() -> _Parser:
     search.add_argument("--no-dedupe", action="store_true", help="show near-identical hits separately")
     search.add_argument("--recency-half-life", type=float, metavar="DAYS",
                         help="favour recent records: blend a decay of this half-life into the score")
-    search.add_argument("--max-total-chars", type=int, metavar="N",
+    search.add_argument("--max-total-chars", type=_checked(check_max_total_chars), metavar="N",
                         help="a budget for all hits' text together: hits best first while they fit; "
                              "how many were left out is said on stderr")
-    search.add_argument("--max-chars", type=int, metavar="N",
+    search.add_argument("--max-chars", type=_checked(check_max_chars), metavar="N",
                         help="cut each hit's text to N characters around its match and show it, with the "
                              "lines it cites, in place of the snippet (the budget counts the cut texts)")
     search.add_argument("--json", action="store_true", help="print a JSON array of hits")
@@ -211,7 +226,7 @@ def build_parser() -> _Parser:
                               description="Show the record a hit came from (by its id or citation) "
                                           "with up to --context records before and after it.")
     get.add_argument("ref", help="a hit's id or citation, e.g. journal/2024/03.txt:9-15")
-    get.add_argument("-C", "--context", type=int, default=0, metavar="N",
+    get.add_argument("-C", "--context", type=_checked(check_context), default=0, metavar="N",
                      help=f"records before and after, from the same file or conversation (0-{MAX_CONTEXT})")
     get.add_argument("--json", action="store_true", help="print JSON")
     get.set_defaults(handler=_cmd_get)
@@ -366,10 +381,6 @@ def _cmd_search(args: argparse.Namespace, config: Config) -> int:
     parse_filters(filters)
     convenience_conditions(args.source, args.since, args.until, args.participant)
     check_query(args.query)
-    if args.max_results is not None:
-        check_max_results(args.max_results)
-    check_max_total_chars(args.max_total_chars)
-    check_max_chars(args.max_chars)
     # A running server for this config answers at once; else a keyword search from the shell
     # needs no vectors: skip loading the model and embedding.
     book = find_server(config, lambda: _open_book(config, keyword_only=(args.mode or config.search_mode) == "keyword"))
@@ -382,20 +393,10 @@ def _cmd_search(args: argparse.Namespace, config: Config) -> int:
         print(json.dumps(hits.to_dicts(), indent=2, ensure_ascii=False))
     else:
         filtered = bool(filters or args.source or args.since or args.until or args.participant)
-        print(format_hits(hits, color=_wants_color(), analysis=partial(analysis_of, config), filtered=filtered))
+        print(format_hits(hits, color=wants_color(), analysis=partial(analysis_of, config), filtered=filtered))
     if hits.left_out:
-        print(_left_out_line(len(hits), hits.left_out, args.max_total_chars), file=sys.stderr)
+        print(left_out_line(len(hits), hits.left_out, args.max_total_chars), file=sys.stderr)
     return 0
-
-
-def _left_out_line(shown: int, left_out: int, budget: int) -> str:
-    """What stderr says of the hits a ``--max-total-chars`` budget left out: with none shown, that
-    none fits and how to make them fit (stdout says only "no results")."""
-    within = f"within {budget:,} character{'s' if budget != 1 else ''}"
-    if not shown:
-        return (f"vecbook: all {left_out} hit{'s' if left_out > 1 else ''} left out: none fits {within} "
-                "(--max-total-chars; --max-chars N cuts each hit's text to N)")
-    return f"vecbook: {left_out} more hit{'s' if left_out > 1 else ''} left out to keep the text {within} (--max-total-chars)"
 
 
 def _cmd_get(args: argparse.Namespace, config: Config) -> int:
@@ -407,70 +408,9 @@ def _cmd_get(args: argparse.Namespace, config: Config) -> int:
     blocks = []
     for entry in [*context.before, context.record, *context.after]:
         mark = ">" if entry is context.record else " "
-        blocks.append(f"{mark} {entry.citation}\n" + "\n".join("    " + line for line in _lines(entry.text)))
+        blocks.append(f"{mark} {entry.citation}\n" + "\n".join("    " + line for line in text_lines(entry.text)))
     print("\n\n".join(blocks))
     return 0
-
-
-def _lines(text: str) -> list[str]:
-    """A text's lines as its citations count them: cut at newlines only (``str.splitlines`` also
-    cuts at U+2028 and the like, which a message may hold inside one line of its file)."""
-    lines = [line.removesuffix("\r") for line in text.split("\n")]
-    return lines[:-1] if lines[-1] == "" else lines
-
-
-def _wants_color() -> bool:
-    """Highlight only on a terminal, and never when NO_COLOR is set (no-color.org)."""
-    return sys.stdout.isatty() and not os.environ.get("NO_COLOR")
-
-
-def format_hits(hits: Sequence[Hit], color: bool = False,
-                analysis: Callable[[str], Analysis] = lambda source: ENGLISH, filtered: bool = False) -> str:
-    """Human-readable results: rank, score and citation (a hit that matched nothing of the
-    query says so, and, when the search was ``filtered``, that it passed the filters),
-    metadata, then the snippet with the lines it comes from, or a text cut to ``max_chars`` with
-    the lines it cites (matched words highlighted when ``color``, as ``analysis`` of the hit's
-    source cuts them)."""
-    if not hits:
-        return "no results"
-    why_listed = "; listed as it passed the filters" if filtered else ""
-    blocks = []
-    for rank_number, hit in enumerate(hits, 1):
-        lines = [f"{rank_number:>2}. {hit.similarity_score:.6f}  {hit.citation}"
-                 + ("" if hit.matches_query else f"  (matched nothing of the query{why_listed})")]
-        if hit.metadata:
-            shown = ", ".join(f"{k}: {_shown_value(v)}" for k, v in hit.metadata.items())
-            lines.append("    " + _clip(shown))
-        # A hit cut to --max-chars shows its cut text, the lines it cites; any other its snippet.
-        body, first, last = ((hit.text, hit.line_number, hit.end_line) if hit.truncated
-                             else (hit.snippet, hit.snippet_line, hit.snippet_end_line))
-        if first is not None:
-            lines.append(f"    {f'line {first}' if first == last else f'lines {first}-{last}'}:")
-        body = _highlight(body, hit.matched_terms, analysis(hit.source)) if color else body
-        if hit.truncated:  # every cited line, blank ones too: the printed lines match the cited ones one for one
-            lines += [f"      {line}" if line.strip() else "" for line in _lines(body)]
-        else:
-            lines += ["      " + line for line in _lines(body) if line.strip()]
-        if hit.duplicates:
-            lines.append(f"    also in: {', '.join(hit.duplicates)}")
-        blocks.append("\n".join(lines))
-    return "\n\n".join(blocks)
-
-
-def _highlight(text: str, terms: Sequence[str], analysis: Analysis = ENGLISH) -> str:
-    """Bold the words of ``text`` whose term is one of ``terms``' (as the keyword index matched them)."""
-    return mark_matches(text, terms, lambda word: f"{BOLD}{word}{RESET}", analysis=analysis)
-
-
-def _shown_value(value: Any) -> str:
-    """A metadata value as a person reads it: a list header (``Tags``) as "quick, leftovers"."""
-    if isinstance(value, list) and all(isinstance(item, str) for item in value):
-        return ", ".join(value)
-    return str(value)
-
-
-def _clip(text: str) -> str:
-    return text if len(text) <= PREVIEW_WIDTH else text[: PREVIEW_WIDTH - 3] + "..."
 
 
 def _cmd_stats(args: argparse.Namespace, config: Config) -> int:

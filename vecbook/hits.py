@@ -252,6 +252,13 @@ def check_max_chars(value: Any) -> int | None:
     return value
 
 
+def check_context(value: Any) -> int:
+    """``context`` (records around a ``get``) must be a whole number from 0 to MAX_CONTEXT."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_CONTEXT:
+        raise QueryError(f"context must be a whole number of records from 0 to {MAX_CONTEXT}, got {value!r}")
+    return value
+
+
 def cut_hit(hit: Hit, held: Sequence[Record], lead: int, focus: tuple[int, int], limit: int) -> Hit:
     """``hit`` with its text cut to ``limit`` characters around ``focus`` (its snippet's stretch in
     the text of ``held[lead]``; ``held``: the records whose texts, a line each, make its text),

@@ -1,0 +1,87 @@
+"""How the command line prints hits and records: a rank, score and citation per hit, its
+metadata, and the snippet or cut text under the lines it cites, matched words highlighted on a
+terminal; and what stderr says of the hits a text budget left out."""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any, Callable, Sequence
+
+from .hits import Hit, mark_matches
+from .tokens import ENGLISH, Analysis
+
+# Width of the metadata line in the human-readable search output.
+PREVIEW_WIDTH = 100
+BOLD, RESET = "\x1b[1;33m", "\x1b[0m"  # bold yellow: the matched words in a terminal
+
+
+def text_lines(text: str) -> list[str]:
+    """A text's lines as its citations count them: cut at newlines only (``str.splitlines`` also
+    cuts at U+2028 and the like, which a message may hold inside one line of its file)."""
+    lines = [line.removesuffix("\r") for line in text.split("\n")]
+    return lines[:-1] if lines[-1] == "" else lines
+
+
+def wants_color() -> bool:
+    """Highlight only on a terminal, and never when NO_COLOR is set (no-color.org)."""
+    return sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+
+
+def format_hits(hits: Sequence[Hit], color: bool = False,
+                analysis: Callable[[str], Analysis] = lambda source: ENGLISH, filtered: bool = False) -> str:
+    """Human-readable results: rank, score and citation (a hit that matched nothing of the
+    query says so, and, when the search was ``filtered``, that it passed the filters),
+    metadata, then the snippet with the lines it comes from, or a text cut to ``max_chars`` with
+    the lines it cites (matched words highlighted when ``color``, as ``analysis`` of the hit's
+    source cuts them)."""
+    if not hits:
+        return "no results"
+    why_listed = "; listed as it passed the filters" if filtered else ""
+    blocks = []
+    for rank_number, hit in enumerate(hits, 1):
+        lines = [f"{rank_number:>2}. {hit.similarity_score:.6f}  {hit.citation}"
+                 + ("" if hit.matches_query else f"  (matched nothing of the query{why_listed})")]
+        if hit.metadata:
+            shown = ", ".join(f"{k}: {_shown_value(v)}" for k, v in hit.metadata.items())
+            lines.append("    " + _clip(shown))
+        # A hit cut to --max-chars shows its cut text, the lines it cites; any other its snippet.
+        body, first, last = ((hit.text, hit.line_number, hit.end_line) if hit.truncated
+                             else (hit.snippet, hit.snippet_line, hit.snippet_end_line))
+        if first is not None:
+            lines.append(f"    {f'line {first}' if first == last else f'lines {first}-{last}'}:")
+        body = highlight(body, hit.matched_terms, analysis(hit.source)) if color else body
+        if hit.truncated:  # every cited line, blank ones too: the printed lines match the cited ones one for one
+            lines += [f"      {line}" if line.strip() else "" for line in text_lines(body)]
+        else:
+            lines += ["      " + line for line in text_lines(body) if line.strip()]
+        if hit.duplicates:
+            lines.append(f"    also in: {', '.join(hit.duplicates)}")
+        blocks.append("\n".join(lines))
+    return "\n\n".join(blocks)
+
+
+def highlight(text: str, terms: Sequence[str], analysis: Analysis = ENGLISH) -> str:
+    """Bold the words of ``text`` whose term is one of ``terms``' (as the keyword index matched them)."""
+    return mark_matches(text, terms, lambda word: f"{BOLD}{word}{RESET}", analysis=analysis)
+
+
+def _shown_value(value: Any) -> str:
+    """A metadata value as a person reads it: a list header (``Tags``) as "quick, leftovers"."""
+    if isinstance(value, list) and all(isinstance(item, str) for item in value):
+        return ", ".join(value)
+    return str(value)
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= PREVIEW_WIDTH else text[: PREVIEW_WIDTH - 3] + "..."
+
+
+def left_out_line(shown: int, left_out: int, budget: int) -> str:
+    """What stderr says of the hits a ``--max-total-chars`` budget left out: with none shown, that
+    none fits and how to make them fit (stdout says only "no results")."""
+    within = f"within {budget:,} character{'s' if budget != 1 else ''}"
+    if not shown:
+        return (f"vecbook: all {left_out} hit{'s' if left_out > 1 else ''} left out: none fits {within} "
+                "(--max-total-chars; --max-chars N cuts each hit's text to N)")
+    return f"vecbook: {left_out} more hit{'s' if left_out > 1 else ''} left out to keep the text {within} (--max-total-chars)"
