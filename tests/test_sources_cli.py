@@ -500,6 +500,9 @@ def test_collections_written_as_an_inline_array_are_refused_naming_the_file(
 @pytest.mark.parametrize("file, name", [
     ("Чат с мамой.txt", "chat-s-mamoy"), ("微信.zip", "weixin"), ("Ελληνικά νέα.txt", "ellinika-nea"),
     ("가족 단톡방", "gajog-dantogbang"), ("دردشة.txt", "drdshh"), ("👨‍👩‍👧 Family.txt", "family"),
+    # Latin letters beside another script's: both spelled, or every such chat shares one name
+    ("WhatsApp Chat with Мама.txt", "whatsapp-chat-with-mama"), ("WhatsApp Chat with Папа.txt",
+    "whatsapp-chat-with-papa"), ("Семья 2023.txt", "semya-2023"), ("Straße", "strasse"),
 ])
 def test_a_name_in_another_script_is_spelled_in_latin_letters(tmp_path: Path, file: str, name: str) -> None:
     assert vecbook.registry.derive_name(tmp_path / file) == name

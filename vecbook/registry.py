@@ -11,6 +11,7 @@ import os
 import re
 import shutil
 import sqlite3
+import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -151,15 +152,18 @@ def derive_name(path: Path, format_name: str | None = None) -> str:
 
 
 def _name_of(given: str) -> str:
-    """``given`` as a collection name: its Latin letters and digits (accents folded), else, where
-    it has none, its letters spelled in Latin ones; "" when neither gives any."""
-    name = _slug(fold(given.lower()))
-    if not name and given.strip():
+    """``given`` as a collection name: its letters and digits, accents folded and those of another
+    script spelled in Latin letters (``WhatsApp Chat with Мама`` -> ``whatsapp-chat-with-mama``,
+    ``Семья 2023`` -> ``semya-2023``, not ``whatsapp-chat-with`` and ``2023``, which every such
+    chat would share); a symbol (an emoji, ``★``) says nothing; "" when nothing is left."""
+    folded = fold(given.lower())
+    if not folded.isascii():
         from anyascii import anyascii  # only naming a new source needs it
 
         # (its ' and ` mark a soft sign or a glottal stop inside a word: Sem'ya is one word)
-        name = _slug(fold(re.sub(r"['`]", "", anyascii(given)).lower()))
-    return name
+        folded = "".join(char if char.isascii() else re.sub(r"['`]", "", anyascii(char))
+                         if unicodedata.category(char)[0] in "LMN" else " " for char in folded)
+    return _slug(folded.lower())
 
 
 def _slug(text: str) -> str:
