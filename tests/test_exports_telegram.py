@@ -191,6 +191,22 @@ def test_a_broken_emoji_a_lone_surrogate_escape_reads_as_a_replacement_character
         json.dumps(hits.to_dicts(), ensure_ascii=False).encode("utf-8")  # what the CLI and MCP write
 
 
+@pytest.mark.parametrize("pair", ["\\ud83d\\ude00", "\\uD83D\\uDE00"], ids=["python", "dotnet"])
+def test_an_export_whose_emoji_are_whole_pairs_of_escapes_is_not_walked(pair: str,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """Python's json and DiscordChatExporter (.NET) write every emoji as two escapes: only a lone
+    one is mended, and the values of an export without one are used as decoded (walking each of
+    them made reading such exports 2.5x slower)."""
+    from vecbook.exports import jsonpos
+
+    def walked(value: object) -> object:
+        raise AssertionError("walked an export holding no lone surrogate")
+
+    monkeypatch.setattr(jsonpos, "_without_lone_surrogates", walked)
+    text = f'[{{"text": "nine {pair}"}},\n {{"text": "ok {pair}{pair}"}}]'
+    assert [value["text"] for _, _, value in jsonpos.JsonText(text).elements(0)] == ["nine 😀", "ok 😀😀"]
+
+
 def test_an_account_export_reads_every_chat_and_keeps_their_ids_apart(tmp_path: Path) -> None:
     path = write(tmp_path / "DataExport" / "result.json", {
         "about": "Here is the data you requested.",

@@ -15,7 +15,12 @@ _WHITESPACE = frozenset(" \t\n\r")
 _SPACE = re.compile(r"[ \t\n\r]*")
 # A UTF-16 surrogate written as a JSON escape ("\ud83d"): a pair decodes to its character, one
 # alone (a message cut inside an emoji) to a lone surrogate, which no UTF-8 output can write.
+# Only a lone one is looked for: DiscordChatExporter (.NET) and Python's json write every emoji
+# as a pair of escapes ("\uD83D\uDC46"), and walking each value of those exports for nothing
+# made reading them 2.5x slower. A pair is a high escape and a low one next to it: an escape in
+# none is lone (counted, not searched with a look-behind, which would try every offset).
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_SURROGATE_PAIR = re.compile(r"\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F]")
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -33,9 +38,10 @@ class JsonText:
     def __init__(self, text: str) -> None:
         self.text = text
         self._decoder = json.JSONDecoder()
-        # Looked for once, in C: most exports hold no surrogate escape, and their values are
-        # then used as decoded, with no walk over them.
-        self._surrogates = _SURROGATE_ESCAPE.search(text) is not None
+        # Looked for once, in C: most exports hold no lone surrogate escape, and their values
+        # are then used as decoded, with no walk over them.
+        self._surrogates = _SURROGATE_ESCAPE.search(text) is not None and \
+            len(_SURROGATE_ESCAPE.findall(text)) != 2 * len(_SURROGATE_PAIR.findall(text))
         self._cursor = (0, 1)  # (offset, line at offset): lines are counted forward from here
 
     def line_at(self, offset: int) -> int:
