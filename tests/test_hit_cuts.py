@@ -309,3 +309,16 @@ def test_a_hit_cut_among_emoji_shows_whole_emoji(tmp_path: Path) -> None:
     for limit in range(1, 40):
         text = book.search("🍕", mode="keyword", max_chars=limit)[0].text
         assert len(text) <= limit and not text.endswith(("\u200d", "\ufe0f", "🏳", "👍", "🇮", "e", "👨"))
+
+
+@pytest.mark.parametrize("line", ["今天我们去北京看长城，天气很好。", "東京で寿司を食べました。", "สวัสดีครับ👍🏽🇯🇵"])
+def test_a_cut_in_a_long_line_without_ascii_words_looks_only_near_it(line: str) -> None:
+    # Clusters are found from a boundary close before the cut, not from the line's start: a line
+    # of 100,000 characters of Chinese was scanned whole for every cut (0.2 s each).
+    from vecbook import graphemes
+
+    text = line * (100_000 // len(line))
+    for at in (len(text) - 7, len(text) // 2 + 3):
+        low = graphemes._known_boundary(text, at)
+        assert 0 < at - low <= graphemes._REACH and graphemes.is_boundary(text[low - 300:], 300)
+        assert cut_around(text, (at, at + 2), 40)[1] - cut_around(text, (at, at + 2), 40)[0] <= 40
