@@ -68,6 +68,10 @@ def test_the_apps_notices_are_not_read_by_name_or_by_number(tmp_path: Path) -> N
         message(6, "Call", "Started a call that lasted 5 minutes."),
         message(7, "8", "", "bo"),  # a server boost: a notice Discord numbers 8-18, the enum has no name for
         message(8, "12", "ana has added news to this channel."),
+        # past 19 too: AutoMod's report (its embed holds the text it blocked), a stage's start
+        message(9, "24", "", "bo", embeds=[{"title": "", "description": "the text AutoMod blocked"}]),
+        message(10, "27", "Weekly sync", "cy"),
+        message(11, "46", "", "cy", embeds=[{"title": "Poll results", "description": "Pizza won"}]),
     ]))
     assert text == "ana: hello"
 

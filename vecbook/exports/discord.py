@@ -14,9 +14,12 @@ from .jsonpos import JsonText
 NOTICE_KINDS = frozenset({"RecipientAdd", "RecipientRemove", "Call", "ChannelNameChange", "ChannelIconChange",
                           "ChannelPinnedMessage", "GuildMemberJoin", "ThreadCreated"})
 # ...and a kind the enum has no name for as Discord's number. Discord numbers its notices 1-18
-# (boosts, follows, discovery notices); higher numbers are what a person or bot said in reply to
-# something (20: a slash command's answer, 23: a context-menu command's), read like "Default".
-LAST_NOTICE_NUMBER = 18
+# (boosts, follows, discovery notices) and, past 19 (a reply), 21 (a thread's copy of the message
+# it started from), 22 (an invite reminder), 24 (AutoMod's report, its embed the blocked text),
+# 25-32 (role purchases, stage starts and ends, upsells), 36-39 (raid alerts), 44 (a purchase)
+# and 46 (a poll's result); the others are what a person or bot said (20: a slash command's
+# answer, 23: a context-menu command's), read like "Default".
+NOTICE_NUMBERS = frozenset({*range(1, 19), 21, 22, *range(24, 33), *range(36, 40), 44, 46})
 
 
 def detect(export: Export) -> bool:
@@ -87,7 +90,7 @@ def _is_notice(kind: Any) -> bool:
     if not isinstance(kind, str):
         return kind is not None  # a type of an unexpected shape: not a message this reader knows
     if kind.isdigit():
-        return 1 <= int(kind) <= LAST_NOTICE_NUMBER
+        return int(kind) in NOTICE_NUMBERS
     return kind in NOTICE_KINDS
 
 
