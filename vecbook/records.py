@@ -356,6 +356,7 @@ _ISO_DAY = re.compile(r"^\d{4}-\d{2}-\d{2}")  # what filters and recency read: "
 
 
 _FRACTION = re.compile(r"(?<=:\d\d)\.(\d+)")  # seconds' fraction, of any number of digits
+_BASIC_OFFSET = re.compile(r"(?<=\d)([+-]\d\d)(\d\d)$")  # an offset without its colon: +0100
 
 
 def iso_moment(text: str) -> datetime:
@@ -367,10 +368,11 @@ def iso_moment(text: str) -> datetime:
 
 
 def fromisoformat_310(text: str) -> str:
-    """``text`` in the form Python 3.10's ``fromisoformat`` reads: ``Z`` as ``+00:00``, the
-    fraction of a second as 6 digits (cut past 6, as 3.11 does)."""
+    """``text`` in the form Python 3.10's ``fromisoformat`` reads: ``Z`` as ``+00:00``, ``+0100``
+    as ``+01:00``, the fraction of a second as 6 digits (cut past 6, as 3.11 does)."""
     if text[-1:] in ("Z", "z"):
         text = text[:-1] + "+00:00"
+    text = _BASIC_OFFSET.sub(r"\1:\2", text)
     return _FRACTION.sub(lambda found: "." + (found.group(1) + "00000")[:6], text, count=1)
 
 
