@@ -4,6 +4,7 @@ whatever cannot be read becomes a Problem (a WARN), never an exception."""
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 from typing import Callable
 
@@ -231,7 +232,9 @@ def test_a_refresh_compares_each_plain_file_by_the_lstat_that_listed_it(tmp_path
     root = tmp_path / "notes"
     (root / "sub").mkdir(parents=True)
     for n in range(12):
-        (root / ("sub" if n % 2 else "") / f"note {n} 咖啡.md").write_text(f"# Note {n}\n\nbody {n} 🔥\n", encoding="utf-8")
+        note = root / ("sub" if n % 2 else "") / f"note {n} 咖啡.md"
+        note.write_text(f"# Note {n}\n\nbody {n} 🔥\n", encoding="utf-8")
+        os.utime(note, (time.time() - 3600, time.time() - 3600))  # settled: a fresh file is read again (settling)
     state = vecbook.sources.SourceState()
     load_directory(root, state)
     followed: list[Path] = []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import logging
 import subprocess
 import sys
@@ -233,6 +234,40 @@ def test_reindex_picks_up_changes(write_files: Any, make_book: Any) -> None:
     stats = book.reindex()
     assert stats["records"] == 1
     assert [h.id for h in book.search("yellow fruit")] == ["b.txt:1"]
+
+
+@pytest.mark.parametrize("where", ["data folder", "notes collection", "export collection"])
+def test_reindex_sees_an_edit_made_in_the_same_timestamp_tick_as_the_last_read(tmp_path: Path, where: str) -> None:
+    """A file saved again within its timestamp's granularity (1 s on HFS+, 2 s on FAT, a
+    network share's) after it was read keeps its size, mtime and inode: the read that saw it
+    so freshly written does not vouch for it, and the next reindex reads it again."""
+    paths = {"data folder": tmp_path / "data" / "a.txt", "notes collection": tmp_path / "notes" / "a.txt",
+             "export collection": tmp_path / "chat.txt"}
+    cited = {"data folder": "a.txt", "notes collection": "notes/a.txt", "export collection": "chat/chat.txt"}
+    for name, path in paths.items():
+        path.parent.mkdir(exist_ok=True)
+        words = "The boiler service is due." if name == where else "Nothing to see here."
+        path.write_text(f"01/02/2024, 10:00 - Ana: {words}\n", encoding="utf-8")
+    config = tmp_path / "vecbook.toml"
+    config.write_text('data_directory = "data"\n[[collections]]\nname = "notes"\npath = "notes"\nformat = "notes"\n'
+                      '[[collections]]\nname = "chat"\npath = "chat.txt"\nformat = "whatsapp"\n', encoding="utf-8")
+    book = vecbook.VecBook.from_config(config, embedder=FakeEmbedder())
+    assert book.search("boiler", mode="keyword")
+    path = paths[where]
+    before = os.stat(path)
+    path.write_text(path.read_text(encoding="utf-8").replace("boiler", "geyser"), encoding="utf-8")
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))  # the same tick: a coarse clock
+    book.reindex()
+    assert [h.file_path for h in book.search("geyser", mode="keyword")] == [cited[where]]
+    assert not book.search("boiler", mode="keyword")
+
+
+def test_a_reindex_that_reads_a_fresh_file_again_and_finds_it_unchanged_changes_nothing(
+        write_files: Any, fake_book: Any) -> None:
+    """Reading a just-written file again (above) costs its read, not a rebuild."""
+    root = write_files({"a.txt": "Apples are red.\n"})
+    book = fake_book(root)
+    assert book.reindex()["last_update"]["changed"] is False
 
 
 def test_reindex_calls_during_a_build_share_one_more_build(write_files: Any, make_book: Any,

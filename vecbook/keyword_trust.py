@@ -13,19 +13,16 @@ import sys
 import unicodedata
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 from .blocks import Block
 from .config import Config
 from .record_columns import storable_lines
+from .settling import SETTLE_NS, signature_mtimes
 from .sources import FILE_KEY, block_source
 from .tokens import analysis_of
 from .vector_cache import cache_scope
 
-# A source written this close to (or after) the moment its read began may have changed
-# again within its timestamp's granularity (2 s on FAT) without its signature showing it:
-# it is not kept, so the next start reads it again.
-SETTLE_NS = 2_000_000_000
 # Libraries whose output ends up in records: a new version may read the same export otherwise.
 # PyStemmer too: a new Snowball release may stem a word otherwise, and the cached terms would
 # no longer be those a query is cut into.
@@ -107,22 +104,13 @@ def storable(entry: tuple[Any, ...], block: Block) -> bool:
     """Whether a source may be kept: settled before the read its records came from began, and
     every value JSON gives back as it was (metadata of str, numbers, booleans, None and lists)."""
     signature = entry[0]
-    mtimes = list(_mtimes(signature))
+    # Not settled when its read began (``settling``): the next start reads it again.
+    mtimes = list(signature_mtimes(signature))
     if not mtimes or max(mtimes) >= block.read_ns - SETTLE_NS or not _plain(signature, tuples=True):
         return False
     return _plain(entry[3]) and all(type(k) is str for keys in {r.metadata_keys for r in block.records} for k in keys) \
         and all(_plain(value) for r in block.records for value in r._values) \
         and all(type(r.file_path) is str and type(r.source) is str and storable_lines(r) for r in block.records)
-
-
-def _mtimes(signature: Any) -> Iterator[int]:
-    """The modification times in a signature: each (size, mtime_ns, inode, device) in it."""
-    if isinstance(signature, tuple):
-        if len(signature) == 4 and all(type(v) is int for v in signature):
-            yield signature[1]
-        else:
-            for part in signature:
-                yield from _mtimes(part)
 
 
 def _plain(value: Any, tuples: bool = False) -> bool:

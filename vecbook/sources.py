@@ -20,17 +20,16 @@ from .exports import detect_format
 from .exports import load_export as load_whole_export
 from .exports.notes import OTHER, TEXT, Folder, Listing, list_files, read_file
 from .records import Problem, Record
+from .settling import settled
+# Re-exported: what the last read found and the block keys lived here before they had a module.
+from .source_state import (COLLECTION_KEY, DATA_SOURCE, FILE_KEY, NOTES_KEY, Entry, Signature,  # noqa: F401
+                           SourceState, block_source, file_signature, same_read, tree_signature)
 # Re-exported: they lived here before the export readers needed them too.
 from .sqlite_ro import SQLITE_BUSY_TIMEOUT_SECONDS, _is_wal, open_readonly  # noqa: F401
 
 log = logging.getLogger("vecbook")  # one logger for the package: hosts and the CLI configure "vecbook"
 
 
-# The data directory's source name, and the block keys of sources: a file of the data directory
-# ("file:<path>"), a file of a notes folder added as a source ("notes:<name>/<path>"), a
-# collection read whole ("collection:<name>").
-DATA_SOURCE = "files"
-FILE_KEY, NOTES_KEY, COLLECTION_KEY = "file:", "notes:", "collection:"
 # Formats whose collection, when its path is a folder, is a notes folder read file by file: the
 # two ``vecbook add`` wrote for notes folders before it wrote "notes" keep working, now reading
 # every kind of file the folder holds.
@@ -85,95 +84,6 @@ class LoadReport:
         return len(gone - came)
 
 
-Signature = tuple[Any, ...]
-# What one read of a source found: its signature, records, problems and facts (a file of a notes
-# folder: its kind; a collection read whole: its format, files...).
-Entry = tuple[Signature, list[Record], list[Problem], dict[str, Any]]
-
-
-def block_source(key: str) -> str:
-    """The source (``files`` or a collection's name) whose records the block ``key`` holds."""
-    if key.startswith(FILE_KEY):
-        return DATA_SOURCE
-    if key.startswith(NOTES_KEY):
-        return key[len(NOTES_KEY):].split("/", 1)[0]
-    return key[len(COLLECTION_KEY):]
-
-
-@dataclass
-class SourceState:
-    """What the last read found, per file and per collection, with the signature it was
-    read under (size, mtime, inode): an unchanged source is not read again."""
-
-    files: dict[str, Entry] = field(default_factory=dict)  # the data directory's, by path
-    collections: dict[str, Entry] = field(default_factory=dict)  # collections read whole, by name
-    # Notes folders added as sources, read file by file: by collection name, then path.
-    notes: dict[str, dict[str, Entry]] = field(default_factory=dict)
-    # Set when the state was restored from the keyword cache: the next read counts the problems
-    # of sources it does not read again (warned about when they were read: once per change).
-    announce: bool = False
-    # When each source's current content was first read (ns since the epoch), by block key:
-    # what ``sources`` shows as "last indexed". Kept in the keyword cache with the rest.
-    read_at: dict[str, int] = field(default_factory=dict)
-    # Each source's signature and read time from a keyword cache that other code or settings
-    # made (unusable, but true about when): a source read again unchanged keeps its time.
-    earlier: dict[str, tuple[Signature, int]] = field(default_factory=dict)
-
-    def entry(self, key: str) -> Entry | None:
-        """What the last read found for the block ``key``."""
-        if key.startswith(FILE_KEY):
-            return self.files.get(key[len(FILE_KEY):])
-        if key.startswith(NOTES_KEY):
-            name, _, rel = key[len(NOTES_KEY):].partition("/")
-            return self.notes.get(name, {}).get(rel)
-        return self.collections.get(key[len(COLLECTION_KEY):])
-
-    def put(self, key: str, entry: Entry) -> None:
-        """Keep ``entry`` as what the block ``key`` holds (a restore from the keyword cache)."""
-        if key.startswith(FILE_KEY):
-            self.files[key[len(FILE_KEY):]] = entry
-        elif key.startswith(NOTES_KEY):
-            name, _, rel = key[len(NOTES_KEY):].partition("/")
-            self.notes.setdefault(name, {})[rel] = entry
-        else:
-            self.collections[key[len(COLLECTION_KEY):]] = entry
-
-    def copy(self) -> SourceState:
-        """The state as it is now (a later read replaces its dicts rather than changing them)."""
-        return SourceState(dict(self.files), dict(self.collections), dict(self.notes), read_at=dict(self.read_at))
-
-    def read_now(self, key: str, signature: Any, now: int) -> int:
-        """The read time of source ``key`` read again now with ``signature``: its earlier
-        time when an earlier read saw the same content, else ``now``."""
-        earlier = self.earlier.get(key)
-        return earlier[1] if earlier is not None and signature is not None and earlier[0] == signature else now
-
-
-def file_signature(path: Path) -> Signature | None:
-    """(size, mtime in ns, inode, device): changes whenever the file is written or replaced."""
-    try:
-        info = path.stat()
-    except OSError:
-        return None
-    return info.st_size, info.st_mtime_ns, info.st_ino, info.st_dev
-
-
-def tree_signature(path: Path) -> Signature:
-    """Signatures of every file under ``path`` (or of ``path`` itself and its SQLite WAL);
-    an unreadable path has none, and is read (and reported) every time."""
-    try:
-        is_folder = path.is_dir()
-    except OSError:
-        return (object(),)  # equal to nothing: read again, so the WARN stays true
-    if not is_folder:
-        return (file_signature(path), file_signature(Path(f"{path}-wal")))
-    found = []
-    for folder, dirs, names in os.walk(path, followlinks=True):
-        dirs.sort()
-        found += [(folder, name, file_signature(Path(folder, name))) for name in sorted(names)]
-    return tuple(found)
-
-
 def discover_files(root: Path, exclude: Sequence[Path] = ()) -> tuple[list[tuple[str, Path]], list[Problem], list[str]]:
     """The files of the data directory to read (notes, records, exports: see ``exports.notes``),
     in sorted order, following symlinks, but those in ``exclude`` (sources read by their own
@@ -197,25 +107,28 @@ def load_directory(root: Path | None, state: SourceState | None = None,
     report = LoadReport()
     state = state if state is not None else SourceState()
     read_at = {key: at for key, at in state.read_at.items() if not key.startswith(FILE_KEY)}
+    unsettled = {key for key in state.unsettled if not key.startswith(FILE_KEY)}
     if root is not None:
         folder = Folder(DATA_SOURCE, root)
         listing = list_files(folder, exclude)
         report.outside_links = listing.outside
-        state.files, facts = _read_folder(folder, listing, state.files, FILE_KEY, state, report, read_at)
+        state.files, facts = _read_folder(folder, listing, state.files, FILE_KEY, state, report, read_at, unsettled)
         report.files = sum(facts["kinds"].values())
         report.data_directory = facts
         if listing.files:
             report.read_at[DATA_SOURCE] = max(read_at[FILE_KEY + rel] for rel, _ in listing.files)
     else:
         state.files = {}
-    state.read_at = read_at
+    state.read_at, state.unsettled = read_at, unsettled
     return report
 
 
 def _read_folder(folder: Folder, listing: Listing, before: dict[str, Entry], prefix: str, state: SourceState,
-                 report: LoadReport, read_at: dict[str, int]) -> tuple[dict[str, Entry], dict[str, Any]]:
-    """Each file of a notes folder, taken from ``before`` where its signature is unchanged, else
-    read again by its kind; adds them to ``report`` (one block a file, keyed ``prefix + path``).
+                 report: LoadReport, read_at: dict[str, int],
+                 unsettled: set[str]) -> tuple[dict[str, Entry], dict[str, Any]]:
+    """Each file of a notes folder, taken from ``before`` where its signature is unchanged (and
+    was settled when read), else read again by its kind; adds them to ``report`` (one block a
+    file, keyed ``prefix + path``) and the keys of files not settled now to ``unsettled``.
     Returns the entries now, and the folder's facts (files by kind, files not read by suffix)."""
     now: dict[str, Entry] = {}
     kinds: Counter[str] = Counter()
@@ -232,14 +145,19 @@ def _read_folder(folder: Folder, listing: Listing, before: dict[str, Entry], pre
         if signature is None:
             signature = tree_signature(path) if path.is_dir() else file_signature(path)
         entry = before.get(rel)
-        if entry is None or signature is None or entry[0] != signature:
+        if state.must_read(key, entry, signature):
             records, problems, kind = read_file(folder, rel, path)
-            entry = (signature, records, problems, {"kind": kind})
-            report.files_read += 1
-            report.new_problems.extend(problems)
-            read_at[key] = state.read_now(key, signature, started)
+            read: Entry = (signature, records, problems, {"kind": kind})
+            if not same_read(entry, read):
+                entry = read
+                report.files_read += 1
+                report.new_problems.extend(problems)
+                read_at[key] = state.read_now(key, signature, started)
         elif state.announce:
-            report.known_problems += len(entry[2])
+            report.known_problems += len(entry[2])  # type: ignore[index]  # must_read: entry is there
+        if not settled(signature, started):
+            unsettled.add(key)
+        assert entry is not None  # read above, or taken from ``before``; not input validation
         now[rel] = entry
         read_at.setdefault(key, state.read_at.get(key, started))
         report.records.extend(entry[1])
@@ -439,22 +357,28 @@ def load_sources(config: Config, state: SourceState | None = None) -> LoadReport
     now: dict[str, Entry] = {}
     notes: dict[str, dict[str, Entry]] = {}
     read_at = {key: at for key, at in state.read_at.items() if key.startswith(FILE_KEY)}
+    unsettled = {key for key in state.unsettled if key.startswith(FILE_KEY)}
     started = time.time_ns()
     for collection in config.collections:
         if is_notes_folder(collection, state):
             notes[collection.name] = _load_notes(collection, other_sources(config, collection.name), state, report,
-                                                 read_at)
+                                                 read_at, unsettled)
             continue
         key = COLLECTION_KEY + collection.name
         signature = tree_signature(collection.path if collection.path is not None else collection.database)
         entry = state.collections.get(collection.name)
-        if entry is None or entry[0] != signature:
-            entry = (signature, *_load_one_collection(collection))
-            report.collections_read += 1
-            report.new_problems.extend(entry[2])
-            read_at[key] = state.read_now(key, signature, started)
+        if state.must_read(key, entry, signature):
+            read: Entry = (signature, *_load_one_collection(collection))
+            if not same_read(entry, read):
+                entry = read
+                report.collections_read += 1
+                report.new_problems.extend(entry[2])
+                read_at[key] = state.read_now(key, signature, started)
         elif state.announce:
-            report.known_problems += len(entry[2])
+            report.known_problems += len(entry[2])  # type: ignore[index]  # must_read: entry is there
+        if not settled(signature, started):
+            unsettled.add(key)
+        assert entry is not None  # read above, or the last read's; not input validation
         now[collection.name] = entry
         report.read_at[collection.name] = read_at.setdefault(key, state.read_at.get(key, started))
         _, records, problems, facts = entry
@@ -463,7 +387,7 @@ def load_sources(config: Config, state: SourceState | None = None) -> LoadReport
         report.problems.extend(problems)
         report.collections[collection.name] = {**facts, "records": len(records),
                                                "problems": [p.reason for p in problems]}
-    state.collections, state.notes, state.read_at = now, notes, read_at
+    state.collections, state.notes, state.read_at, state.unsettled = now, notes, read_at, unsettled
     state.announce = False
     for problem in report.new_problems:
         log.warning("%s", problem)
@@ -507,15 +431,15 @@ def load_export(collection: CollectionConfig, exclude: Sequence[Path] = ()) -> t
     if not is_notes_folder(collection):
         return load_whole_export(collection)
     report = LoadReport()
-    _load_notes(collection, exclude, SourceState(), report, {})
+    _load_notes(collection, exclude, SourceState(), report, {}, set())
     facts = report.collections[collection.name]
     return report.records, report.problems, {k: v for k, v in facts.items() if k not in ("records", "problems")}
 
 
 def _load_notes(collection: CollectionConfig, exclude: Sequence[Path], state: SourceState, report: LoadReport,
-                read_at: dict[str, int]) -> dict[str, Entry]:
-    """A notes folder's files, each read again only when it changed, into ``report`` (one block
-    a file); returns what each file gave."""
+                read_at: dict[str, int], unsettled: set[str]) -> dict[str, Entry]:
+    """A notes folder's files, each read again only when it changed (or had not settled), into
+    ``report`` (one block a file); returns what each file gave."""
     assert collection.path is not None  # only path collections come here; not input validation
     name, root = collection.name, collection.path
     folder = Folder(name, root, f"{name}/", f"collection '{name}': ", collection.window_gap_minutes,
@@ -527,7 +451,7 @@ def _load_notes(collection: CollectionConfig, exclude: Sequence[Path], state: So
     else:
         listing = Listing(problems=[Problem(collection.database_label, None, f"{where}: folder not found ({root})")])
     entries, facts = _read_folder(folder, listing, state.notes.get(name, {}), f"{NOTES_KEY}{name}/", state, report,
-                                  read_at)
+                                  read_at, unsettled)
     records, problems = report.records[first:], report.problems[problems_before:]
     if not records and root.exists() and not any(p.skipped for p in problems):
         empty = Problem(collection.database_label, None, f"{where}: nothing read from {root}: it holds no notes "
