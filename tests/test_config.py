@@ -248,6 +248,16 @@ def test_unknown_argument_is_named(config_file: Callable[[str], Path]) -> None:
     assert str(error.value) == "unknown config key 'max_reslts' in arguments (did you mean 'max_results'?)"
 
 
+def test_collections_given_as_an_argument_say_where_collections_come_from(tmp_path: Path) -> None:
+    """``VecBook("notes", collections=[...])`` is no typo of a setting: the error says where
+    sources are given rather than suggest the very key it refuses."""
+    with pytest.raises(ConfigError) as error:
+        vecbook.VecBook(tmp_path, collections=[{"name": "chat", "path": "chat.txt"}])
+    assert str(error.value) == (
+        "'collections' cannot be given in arguments: sources are [[collections]] tables of a config file "
+        "(VecBook.from_config(path), which `vecbook add PATH` writes for you)")
+
+
 @pytest.mark.parametrize("line, message", [
     ('max_results = "10"', "config key 'max_results' in {f} must be int, got '10'"),
     ("max_results = 5.5", "config key 'max_results' in {f} must be int, got 5.5"),

@@ -339,6 +339,9 @@ def _check_values(raw: dict[str, Any], where: str, base: Path) -> dict[str, Any]
     """Type-check scalar keys and resolve paths against ``base``."""
     checked: dict[str, Any] = {}
     for key, value in raw.items():
+        if key == "collections":  # a known key, only not here: no "did you mean 'collections'?"
+            raise ConfigError(f"'collections' cannot be given in {where}: sources are [[collections]] tables of a "
+                              "config file (VecBook.from_config(path), which `vecbook add PATH` writes for you)")
         if key not in _SCALAR_KEYS:
             raise _unknown_key_error(key, where, [*_SCALAR_KEYS, "collections"])
         types, choices = _SCALAR_KEYS[key]
