@@ -181,6 +181,26 @@ def test_binary_file_is_skipped_with_a_problem(write_files: WriteFiles) -> None:
     assert messages(report) == ["image.txt: binary file (it holds NUL bytes) skipped"]
 
 
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-be"])
+def test_a_note_saved_as_utf16_with_its_bom_is_read_as_text(write_files: WriteFiles, encoding: str) -> None:
+    """Windows PowerShell 5's ``>`` and Notepad's "Unicode" save UTF-16 with a byte order mark:
+    its NUL bytes make it no binary file, and a Markdown note is not mojibake."""
+    bom = b"\xfe\xff" if encoding == "utf-16-be" else b""  # "utf-16" writes its own (little-endian here)
+    root = write_files({"todo.txt": bom + "Title: Trip\n\nKayak paddles, café.\n".encode(encoding),
+                        "shop.md": bom + "# Shopping\n\nBuy kayak wax.\n".encode(encoding)})
+    report = load_directory(root)
+    assert sorted((r.file_path, r.line_number, r.text) for r in report.records) == [
+        ("shop.md", 1, "# Shopping\n\nBuy kayak wax."), ("todo.txt", 1, "Kayak paddles, café.")]
+    assert messages(report) == []
+
+
+def test_a_utf16_note_with_bytes_that_are_no_utf16_keeps_the_rest_and_says_where(write_files: WriteFiles) -> None:
+    root = write_files({"todo.txt": "ok\nbad ".encode("utf-16") + b"\x00\xd8" + "\nmore\n".encode("utf-16-le")})
+    report = load_directory(root)
+    assert [r.text for r in report.records] == ["ok\nbad \ufffd\nmore"]
+    assert messages(report) == ["todo.txt:2: bytes that are not UTF-16 were replaced by U+FFFD"]
+
+
 def test_unreadable_file(write_files: WriteFiles) -> None:
     root = write_files({"secret.txt": "Hidden.", "ok.txt": "Text."})
     secret = root / "secret.txt"

@@ -276,8 +276,32 @@ class Problem:
         return {"file_path": self.where, "line": self.line, "reason": self.reason}
 
 
+# The byte order marks of UTF-16, which Windows PowerShell 5's `>` and Notepad's "Unicode" write:
+# such a note's text is half NUL bytes, and read as UTF-8 it was skipped as a binary file (a
+# ``.txt``) or indexed as mojibake (a ``.md``). Without a mark UTF-16 is not told from binary.
+_UTF16_MARKS = ((codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be"))
+# What a code unit that is no UTF-16 decodes to before it becomes U+FFFD: it marks its line (a
+# U+FFFD the note itself holds is no problem). NUL is no character a note holds.
+_NOT_UTF16 = "\x00"
+codecs.register_error("vecbook-mark-not-utf16", lambda error: (_NOT_UTF16, error.end))  # type: ignore[arg-type]
+
+
+def utf16_encoding(data: bytes) -> str | None:
+    """The UTF-16 codec that ``data``'s byte order mark names (None: no UTF-16 mark)."""
+    return next((codec for mark, codec in _UTF16_MARKS if data.startswith(mark)), None)
+
+
 def decode_text(data: bytes, file_path: str) -> tuple[str, list[Problem]]:
-    """Decode UTF-8 (BOM dropped); invalid bytes become U+FFFD with one Problem per line."""
+    """Decode UTF-8 (BOM dropped), or UTF-16 after its byte order mark; invalid bytes become
+    U+FFFD with one Problem per line."""
+    codec = utf16_encoding(data)
+    if codec is not None:
+        text = data[2:].decode(codec, errors="vecbook-mark-not-utf16")
+        if _NOT_UTF16 not in text:
+            return text, []
+        problems = [Problem(file_path, number, "bytes that are not UTF-16 were replaced by U+FFFD", False)
+                    for number, line in enumerate(text.split("\n"), 1) if _NOT_UTF16 in line]
+        return text.replace(_NOT_UTF16, "\ufffd"), problems
     if data.startswith(codecs.BOM_UTF8):
         data = data[len(codecs.BOM_UTF8):]
     try:
@@ -324,9 +348,9 @@ def parse_records(text: str, file_path: str) -> tuple[list[Record], list[Problem
 
 
 def read_record_file(data: bytes, file_path: str) -> tuple[list[Record], list[Problem]]:
-    """The records of a ``.txt`` file's bytes: a file holding NUL bytes is binary and skipped,
+    """The records of a ``.txt`` file's bytes: a file holding NUL bytes (but UTF-16) is binary and skipped,
     the rest decoded (``decode_text``) and parsed (``parse_records``); problems, never exceptions."""
-    if b"\x00" in data:
+    if b"\x00" in data and utf16_encoding(data) is None:  # UTF-16's NUL bytes are text
         return [], [Problem(file_path, None, "binary file (it holds NUL bytes) skipped")]
     text, problems = decode_text(data, file_path)
     records, parse_problems = parse_records(text, file_path)

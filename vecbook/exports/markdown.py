@@ -87,7 +87,7 @@ def _records(export: Export, file: ExportFile) -> Iterator[Record]:
     text, bad = decode_text(file.read_bytes(), file.label)
     if bad:  # (a note in Latin-1 or Windows-1252: its accents are lost, say where)
         where = f"on {len(bad)} lines, the first here" if len(bad) > 1 else "on this line"
-        export.warn(file, bad[0].line, f"bytes that are not UTF-8 were replaced by U+FFFD ({where}); "
+        export.warn(file, bad[0].line, f"{bad[0].reason} ({where}); "
                                        f"save the note as UTF-8 to keep its letters", skipped=False)
     lines = [line.rstrip("\r") for line in text.split("\n")]
     note = file.name.rsplit(".", 1)[0]
