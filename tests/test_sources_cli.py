@@ -188,6 +188,20 @@ def test_remove_takes_a_tables_own_comment_lines_with_it_and_leaves_the_others(
     assert after.startswith('data_directory = "notes"\n\n')
 
 
+def test_add_then_remove_leaves_a_hand_written_file_as_it_was_down_to_its_last_comment(
+        home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A comment closing the file belongs to what is above it: ``add`` puts a blank line between it
+    and the new table, so it is not read as the new table's description (which ``remove`` takes
+    away with the table)."""
+    config = home / "mine.toml"
+    text = '[[collections]]  # the family chat\nname = "family"\npath = "family.txt"\n# exported monthly\n'
+    config.write_text(text, encoding="utf-8")
+    assert run(capsys, "add", "notes", "--config", str(config), "--name", "garden")[0] == 0
+    assert config.read_text(encoding="utf-8").startswith(text + "\n[[collections]]\n")
+    assert run(capsys, "remove", "garden", "--config", str(config))[0] == 0
+    assert config.read_text(encoding="utf-8") == text
+
+
 def test_remove_still_removes_where_a_string_looks_like_a_comment_above_the_next_table(
         home: Path, capsys: pytest.CaptureFixture[str]) -> None:
     config = home / "tricky.toml"

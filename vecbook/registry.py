@@ -455,7 +455,18 @@ def add_source(config_file: Path, entry: dict[str, Any]) -> None:
         table[key] = value
     table.add(tomlkit.nl())  # a blank line after it, as between hand-written tables
     tables.append(table)
-    _replace_checked(config_file, tomlkit.dumps(document))
+    _replace_checked(config_file, _apart_from_above(tomlkit.dumps(document), len(tables) - 1))
+
+
+def _apart_from_above(text: str, number: int) -> str:
+    """``text`` with a blank line above its ``number``-th ``[[collections]]`` header where the line
+    right above it is not blank: a hand-written table that ends in a comment keeps it (a comment
+    right above a header describes that table, and ``remove`` takes such lines with it)."""
+    lines = text.splitlines(keepends=True)
+    headers = [i for i in _table_lines(lines) if COLLECTION_LINE.match(lines[i].rstrip("\r\n"))]
+    if number < len(headers) and headers[number] > 0 and lines[headers[number] - 1].strip():
+        lines.insert(headers[number], "\n")
+    return "".join(lines)
 
 
 def remove_source(config_file: Path, name: str) -> None:
