@@ -223,6 +223,31 @@ def test_a_change_in_a_symlinked_folder_is_seen_by_the_watcher(write_files: Any,
     eventually(lambda: found(book, "romeo") == ["linked/x.txt:1"])
 
 
+@pytest.mark.parametrize("linked", ["before the watch", "while watching"])
+def test_an_edit_of_a_symlinked_notes_file_outside_the_folder_is_seen_by_the_watcher(
+        write_files: Any, book_over: Any, tmp_path: Path, linked: str) -> None:
+    """A note linked in from elsewhere (``ln -s ~/Dropbox/todo.txt ~/notes/``) is read through its
+    link: an edit of the file it points to is an edit of the note, though no event comes from
+    the notes folder for it."""
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (outside / "todo.txt").write_text("sierra\n", encoding="utf-8")
+    root = write_files({"a.txt": "quebec\n"})
+    if linked == "before the watch":
+        (root / "todo.txt").symlink_to(outside / "todo.txt")
+    book = book_over(root, watch=True)
+    if linked == "while watching":
+        (root / "todo.txt").symlink_to(outside / "todo.txt")
+    eventually(lambda: found(book, "sierra") == ["todo.txt:1"])
+    time.sleep(1.0)  # the watch of the linked file armed
+    (outside / "todo.txt").write_text("tango\n", encoding="utf-8")
+    eventually(lambda: found(book, "tango") == ["todo.txt:1"])
+    replaced = outside / ".todo.txt.tmp"  # an editor's save: a new file renamed over the old
+    replaced.write_text("uniform\n", encoding="utf-8")
+    replaced.replace(outside / "todo.txt")
+    eventually(lambda: found(book, "uniform") == ["todo.txt:1"])
+
+
 def test_watching_is_off_unless_asked_and_stops_on_close(write_files: Any, book_over: Any) -> None:
     root = write_files({"a.txt": "alpha\n"})
     book = book_over(root)

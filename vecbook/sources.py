@@ -48,6 +48,9 @@ class LoadReport:
     problems: list[Problem] = field(default_factory=list)
     files: int = 0
     outside_links: list[str] = field(default_factory=list)
+    # The files outside the data directory and notes folders that links in them lead to
+    # (absolute): the watcher watches them where they lie.
+    linked_files: set[str] = field(default_factory=set)
     collections: dict[str, dict[str, Any]] = field(default_factory=dict)
     files_read: int = 0  # files (and collections) actually read this time; the rest were unchanged
     collections_read: int = 0
@@ -112,6 +115,7 @@ def load_directory(root: Path | None, state: SourceState | None = None,
         folder = Folder(DATA_SOURCE, root)
         listing = list_files(folder, exclude)
         report.outside_links = listing.outside
+        report.linked_files.update(map(str, listing.linked_files))
         state.files, facts = _read_folder(folder, listing, state.files, FILE_KEY, state, report, read_at, unsettled)
         report.files = sum(facts["kinds"].values())
         report.data_directory = facts
@@ -448,6 +452,7 @@ def _load_notes(collection: CollectionConfig, exclude: Sequence[Path], state: So
     first, problems_before, read_before = len(report.records), len(report.problems), report.files_read
     if root.exists():
         listing = list_files(folder, [p for p in exclude if p.resolve() != root.resolve()])
+        report.linked_files.update(map(str, listing.linked_files))
     else:
         listing = Listing(problems=[Problem(collection.database_label, None, f"{where}: folder not found ({root})")])
     entries, facts = _read_folder(folder, listing, state.notes.get(name, {}), f"{NOTES_KEY}{name}/", state, report,

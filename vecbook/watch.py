@@ -96,18 +96,31 @@ class Watcher:
                 and all(t.is_alive() for t in self._threads) and all(e.is_set() for e in self._armed))
 
     def start(self) -> None:
-        """Start the watching threads (once)."""
+        """Start the watching threads (once): the recursive roots' where there are any, and the
+        single files' always (a link to a file outside may come at any time)."""
         if self._threads:
             return
         for recursive in (True, False):
-            roots = [r for r in self.roots if r.recursive == recursive]
-            if roots:
+            if not recursive or any(r.recursive for r in self.roots):
                 armed = threading.Event()
-                thread = threading.Thread(target=self._run, args=(roots, armed), daemon=True,
+                thread = threading.Thread(target=self._run, args=(recursive, armed), daemon=True,
                                           name=f"vecbook-watch{'' if recursive else '-files'}")
                 self._threads.append(thread)
                 self._armed.append(armed)
                 thread.start()
+
+    def roots_now(self, recursive: bool) -> list[Root]:
+        """The roots one thread watches: the recursive ones; or the folders of collection files
+        and of the files that links in the notes folders lead to outside them (what the index
+        served now read: a link made since is watched once the update that read it is served)."""
+        if recursive:
+            return [r for r in self.roots if r.recursive]
+        snapshot = self.book._snapshot  # the index served now, and what its read found
+        linked: dict[str, set[str]] = {}
+        for path in sorted(snapshot.report.linked_files if snapshot is not None else ()):
+            linked.setdefault(os.path.dirname(path), set()).add(os.path.basename(path))
+        return [r for r in self.roots if not r.recursive] + [
+            Root(folder, recursive=False, names=frozenset(names)) for folder, names in linked.items()]
 
     def stop(self, timeout: float = 5.0) -> None:
         """Stop watching; waits (bounded) for the threads to end."""
@@ -122,10 +135,11 @@ class Watcher:
 
     # -- the watching thread --
 
-    def _run(self, roots: list[Root], armed: threading.Event) -> None:
-        failures = 0
+    def _run(self, recursive: bool, armed: threading.Event) -> None:
+        failures, roots = 0, []
         while not self._stop.is_set():
             try:
+                roots = self.roots_now(recursive)
                 self._watch(roots, armed)
                 failures = 0
             except Exception:  # a thread has no caller to raise to: log, wait a moment, re-arm
@@ -136,9 +150,14 @@ class Watcher:
                 self._stop.wait(pause)
 
     def _watch(self, roots: list[Root], armed: threading.Event) -> None:
-        """Watch the roots that exist until one of them vanishes or comes back (or stop)."""
+        """Watch the roots that exist until one of them vanishes or comes back, the linked files
+        change (or stop)."""
         import watchfiles
 
+        if not roots:  # no file to watch (yet): nothing to catch up with
+            armed.set()
+            self._stop.wait(REARM_SECONDS)
+            return
         before = _identities(roots)
         present = [r.folder for r in roots if before[r.folder] is not None]
         if not present:  # nothing to watch yet: wait for a root to appear
@@ -148,7 +167,7 @@ class Watcher:
             armed.set()
             return
         caught_up, folders = False, {r.folder for r in roots}
-        for changes in watchfiles.watch(*present, watch_filter=_filter(roots), debounce=DEBOUNCE_MS, step=STEP_MS,
+        for changes in watchfiles.watch(*dict.fromkeys(present), watch_filter=_filter(roots), debounce=DEBOUNCE_MS, step=STEP_MS,
                                         stop_event=self._stop, rust_timeout=int(REARM_SECONDS * 1000),
                                         yield_on_timeout=True, raise_interrupt=False, recursive=roots[0].recursive,
                                         ignore_permission_denied=True):
@@ -163,6 +182,8 @@ class Watcher:
             if any(path in folders for _, path in changes) or _identities(roots) != before:
                 log.info("a watched folder was removed or replaced; watching it again")
                 return  # re-armed by _run, which catches up again
+            if not roots[0].recursive and self.roots_now(False) != roots:
+                return  # a link to a file outside came or went: re-armed over the files now
 
     def _update(self, roots: Iterable[Root], why: str) -> None:
         """Apply the changes by an incremental reindex (not while the data directory is gone)."""

@@ -102,6 +102,9 @@ class Listing:
     signatures: dict[str, tuple[int, int, int, int]] = field(default_factory=dict)
     problems: list[Problem] = field(default_factory=list)
     outside: list[str] = field(default_factory=list)
+    # The files that links to files lead to outside the folder (resolved): no event under the
+    # folder tells of their edits, so the watcher watches them where they lie.
+    linked_files: list[Path] = field(default_factory=list)
     others: Counter[str] = field(default_factory=Counter)
 
 
@@ -273,10 +276,12 @@ def _collect(folder: Folder, path: Path, rel: str, real_root: Path, listing: Lis
         listing.others[suffix] += 1
         return
     if link:
-        _note_link(path, folder.root, real_root, listing.outside)
+        outside = _note_link(path, folder.root, real_root, listing.outside)
         identity = _identity(path)
         if identity is None or not path.is_file():
             return
+        if outside:
+            listing.linked_files.append(path.resolve())
     elif stat.S_ISREG(info.st_mode):
         identity = info.st_dev, info.st_ino
         listing.signatures[rel] = info.st_size, info.st_mtime_ns, info.st_ino, info.st_dev
@@ -304,10 +309,13 @@ def _relative(path: Path, root: Path) -> str:
         return str(path)
 
 
-def _note_link(path: Path, root: Path, real_root: Path, outside: list[str]) -> None:
+def _note_link(path: Path, root: Path, real_root: Path, outside: list[str]) -> bool:
+    """Add the link ``path`` to ``outside`` when it leads out of the folder; whether it does."""
     target = path.resolve()
     if target != real_root and real_root not in target.parents:
         outside.append(_relative(path, root))
+        return True
+    return False
 
 
 def _head(path: Path, size: int) -> bytes:
