@@ -3,6 +3,7 @@ whatever cannot be read becomes a Problem (a WARN), never an exception."""
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from pathlib import Path
@@ -199,6 +200,23 @@ def test_a_utf16_note_with_bytes_that_are_no_utf16_keeps_the_rest_and_says_where
     report = load_directory(root)
     assert [r.text for r in report.records] == ["ok\nbad \ufffd\nmore"]
     assert messages(report) == ["todo.txt:2: bytes that are not UTF-16 were replaced by U+FFFD"]
+
+
+def test_a_file_name_that_is_not_utf8_is_cited_as_text_every_output_can_carry(tmp_path: Path) -> None:
+    """A Latin-1 name from an old archive (``caf\\xe9.txt``) is read; Python holds its byte as a
+    lone surrogate, which no JSON (MCP, the HTTP server) can encode: its citation writes the byte
+    as ``\\xe9``, as Python and the shell show it."""
+    root = tmp_path / "notes"
+    (root / "sub").mkdir(parents=True)
+    try:
+        (root / os.fsdecode(b"caf\xe9.txt")).write_text("kayak\n", encoding="utf-8")
+        (root / os.fsdecode(b"d\xe9j\xe0")).mkdir()
+    except (OSError, UnicodeEncodeError):
+        pytest.skip("this file system takes UTF-8 names only")
+    (root / os.fsdecode(b"d\xe9j\xe0") / "vu.txt").write_text("canoe\n", encoding="utf-8")
+    report = load_directory(root)
+    assert sorted(r.citation for r in report.records) == ["caf\\xe9.txt:1-1", "d\\xe9j\\xe0/vu.txt:1-1"]
+    json.dumps([r.citation for r in report.records], ensure_ascii=False).encode("utf-8")  # no lone surrogate
 
 
 def test_unreadable_file(write_files: WriteFiles) -> None:

@@ -40,6 +40,20 @@ def hits_of(result: Any) -> list[dict[str, Any]]:
     return json.loads(result.content[0].text)
 
 
+def test_a_search_answers_where_a_hit_comes_from_a_file_whose_name_is_not_utf8(tmp_path: Path) -> None:
+    """A Latin-1 file name must not make the whole search fail to serialize."""
+    from conftest import FakeEmbedder
+
+    try:
+        (tmp_path / os.fsdecode(b"caf\xe9.txt")).write_text("narwhal\n", encoding="utf-8")
+    except (OSError, UnicodeEncodeError):
+        pytest.skip("this file system takes UTF-8 names only")
+    book = vecbook.VecBook(tmp_path, embedder=FakeEmbedder(), cache_directory=False)
+    [hit] = hits_of(call(book, "search", {"query": "narwhal", "mode": "keyword"}))
+    assert hit["citation"] == "caf\\xe9.txt:1-1"
+    assert call(book, "get", {"ref": hit["id"]}).is_error is False
+
+
 def test_server_lists_five_described_tools(sample_book: vecbook.VecBook) -> None:
     from fastmcp import Client
 

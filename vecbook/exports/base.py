@@ -168,7 +168,7 @@ class Export:
             dirs.sort()
             for name in sorted(names):
                 path = Path(folder, name)
-                rel = inside + path.relative_to(self.path).as_posix()
+                rel = inside + readable_path(path.relative_to(self.path).as_posix())
                 if name not in IGNORED_NAMES:
                     yield from self._expand(path, rel)
 
@@ -208,6 +208,21 @@ class Export:
 
     def _label(self, rel: str) -> str:
         return f"{self.label_prefix}{rel}"
+
+
+def readable_path(rel: str) -> str:
+    """``rel``, a path as the OS named it, as text every output can carry. A name whose bytes are
+    not UTF-8 (a Latin-1 name from an old archive or a Windows share) holds them as lone
+    surrogates, which JSON cannot encode: MCP and the HTTP server failed the whole search that
+    met one. Such bytes are written ``\\xe9``, as Python and the shell show them, so the citation
+    stays the same at every read (and an id given back finds its record)."""
+    if rel.isascii():
+        return rel
+    try:
+        raw = rel.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:  # a lone surrogate of a Windows name stands for no byte
+        return rel.encode("utf-8", "backslashreplace").decode("utf-8")
+    return raw.decode("utf-8", "backslashreplace")
 
 
 class _BytesReader:

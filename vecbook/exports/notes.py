@@ -24,7 +24,7 @@ from typing import Sequence
 from ..config import counted
 from ..records import Problem, Record
 from . import FORMATS, detects, reader
-from .base import IGNORED_NAMES, Export
+from .base import IGNORED_NAMES, Export, readable_path
 from .markdown import SUFFIXES as MARKDOWN_SUFFIXES
 
 log = logging.getLogger("vecbook")
@@ -148,7 +148,7 @@ def list_files(folder: Folder, exclude: Sequence[Path] = ()) -> Listing:
         # pathlib relative_to a file was ~60 us, 0.6 s of a refresh at 10,000 files.
         prefix = "" if here == root else _relative(here, root) + "/"
         for child in sorted(names):
-            _collect(folder, here / child, prefix + child, real_root, listing, seen_files)
+            _collect(folder, here / child, prefix + readable_path(child), real_root, listing, seen_files)
     listing.files.sort(key=lambda item: item[0].split("/"))  # a folder's files and subfolders interleave by name
     return listing
 
@@ -303,10 +303,11 @@ def _identity(path: Path) -> tuple[int, int] | None:
 
 
 def _relative(path: Path, root: Path) -> str:
+    """``path`` inside ``root`` as its records cite it (``readable_path``)."""
     try:
-        return path.relative_to(root).as_posix()
+        return readable_path(path.relative_to(root).as_posix())
     except ValueError:
-        return str(path)
+        return readable_path(str(path))
 
 
 def _note_link(path: Path, root: Path, real_root: Path, outside: list[str]) -> bool:
