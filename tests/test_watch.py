@@ -4,6 +4,7 @@ never before it is complete), the watcher that applies them by itself, and stats
 from __future__ import annotations
 
 import json
+import logging
 import random
 import shutil
 import sqlite3
@@ -246,6 +247,30 @@ def test_an_edit_of_a_symlinked_notes_file_outside_the_folder_is_seen_by_the_wat
     replaced.write_text("uniform\n", encoding="utf-8")
     replaced.replace(outside / "todo.txt")
     eventually(lambda: found(book, "uniform") == ["todo.txt:1"])
+
+
+def test_an_edit_of_a_file_whose_name_is_not_utf8_is_applied_and_the_watch_goes_on(
+        write_files: Any, book_over: Any, caplog: pytest.LogCaptureFixture) -> None:
+    """watchfiles cannot name such a file (``Unable to decode path``) and stops: that is a change
+    to read, not a failure to back off from (each one had doubled the pause, to a minute, in
+    which no edit was seen, and logged a traceback)."""
+    import os
+
+    root = write_files({"a.txt": "alpha\n"})
+    name = root / os.fsdecode(b"caf\xe9.txt")
+    try:
+        name.write_text("oscar\n", encoding="utf-8")
+    except (OSError, UnicodeEncodeError):
+        pytest.skip("this file system takes UTF-8 names only")
+    book = book_over(root, watch=True)
+    for word in ("papa", "quebec", "romeo"):
+        name.write_text(f"{word}\n", encoding="utf-8")
+        eventually(lambda: found(book, word) == ["caf\\xe9.txt:1"])
+    started = time.monotonic()
+    (root / "a.txt").write_text("sierra\n", encoding="utf-8")
+    eventually(lambda: found(book, "sierra") == ["a.txt:1"])
+    assert time.monotonic() - started < 2.5
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR] == []
 
 
 def test_watching_is_off_unless_asked_and_stops_on_close(write_files: Any, book_over: Any) -> None:

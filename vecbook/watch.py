@@ -28,6 +28,8 @@ STEP_MS = 50
 # How often the roots themselves are checked (a watch on a folder that was deleted and
 # made again sees nothing): this is only for re-arming, changes come from watchfiles.
 REARM_SECONDS = 0.5
+# How watchfiles (its Rust side) says it met a path that is not UTF-8, which it cannot name.
+UNDECODABLE_PATH = "Unable to decode path"
 # A failure that repeats (a folder we may not read, a bug) is retried at doubling
 # intervals up to this, so the log gets a line a minute rather than two a second.
 MAX_REARM_SECONDS = 60.0
@@ -159,7 +161,7 @@ class Watcher:
             self._stop.wait(REARM_SECONDS)
             return
         before = _identities(roots)
-        present = [r.folder for r in roots if before[r.folder] is not None]
+        present = list(dict.fromkeys(r.folder for r in roots if before[r.folder] is not None))
         if not present:  # nothing to watch yet: wait for a root to appear
             self._stop.wait(REARM_SECONDS)
             if _identities(roots) != before:
@@ -167,23 +169,36 @@ class Watcher:
             armed.set()
             return
         caught_up, folders = False, {r.folder for r in roots}
-        for changes in watchfiles.watch(*dict.fromkeys(present), watch_filter=_filter(roots), debounce=DEBOUNCE_MS, step=STEP_MS,
-                                        stop_event=self._stop, rust_timeout=int(REARM_SECONDS * 1000),
-                                        yield_on_timeout=True, raise_interrupt=False, recursive=roots[0].recursive,
-                                        ignore_permission_denied=True):
-            if changes or not caught_up:
-                # The first time round this catches what changed while the watch was set up.
-                self._update(roots, f"{len(changes)} change{'' if len(changes) == 1 else 's'}" if changes
-                             else "watch armed")
-                caught_up = True
-                armed.set()
-            # A folder removed and made again at once may get the same inode: its own
-            # deletion event says the watch on it is gone, even when its identity does not.
-            if any(path in folders for _, path in changes) or _identities(roots) != before:
-                log.info("a watched folder was removed or replaced; watching it again")
-                return  # re-armed by _run, which catches up again
-            if not roots[0].recursive and self.roots_now(False) != roots:
-                return  # a link to a file outside came or went: re-armed over the files now
+        try:
+            for changes in watchfiles.watch(*present, watch_filter=_filter(roots), debounce=DEBOUNCE_MS, step=STEP_MS,
+                                            stop_event=self._stop, rust_timeout=int(REARM_SECONDS * 1000),
+                                            yield_on_timeout=True, raise_interrupt=False,
+                                            recursive=roots[0].recursive, ignore_permission_denied=True):
+                if changes or not caught_up:
+                    # The first time round this catches what changed while the watch was set up.
+                    self._update(roots, f"{len(changes)} change{'' if len(changes) == 1 else 's'}" if changes
+                                 else "watch armed")
+                    caught_up = True
+                    armed.set()
+                # A folder removed and made again at once may get the same inode: its own
+                # deletion event says the watch on it is gone, even when its identity does not.
+                if any(path in folders for _, path in changes) or _identities(roots) != before:
+                    log.info("a watched folder was removed or replaced; watching it again")
+                    return  # re-armed by _run, which catches up again
+                if not roots[0].recursive and self.roots_now(False) != roots:
+                    return  # a link to a file outside came or went: re-armed over the files now
+        except RuntimeError as exc:
+            if not str(exc).startswith(UNDECODABLE_PATH):
+                raise
+            # watchfiles cannot name a file whose name is not UTF-8 (a Latin-1 name) and stops at
+            # its first event (reading the file is one). That is a change all the same, read now,
+            # not a failure to back off from: the pause doubled at each one, to a minute in which
+            # no edit was seen, each with a traceback. Then the watch is set up again.
+            log.debug("a file whose name is not UTF-8 changed under %s; watching again", ", ".join(present))
+            self._update(roots, "a change to a file whose name is not UTF-8")
+            armed.set()
+            if not caught_up:  # it came before the watch's first batch, and may again: twice a second at most
+                self._stop.wait(REARM_SECONDS)
 
     def _update(self, roots: Iterable[Root], why: str) -> None:
         """Apply the changes by an incremental reindex (not while the data directory is gone)."""
