@@ -13,6 +13,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -215,6 +216,33 @@ def test_stop_builds_ends_a_build_under_way(tmp_path: Path, monkeypatch: pytest.
     thread.join(30)
     assert not thread.is_alive() and errors and "failed (exit" in str(errors[0])
     assert not onnx_build._children
+
+
+def test_an_interrupted_build_takes_its_child_along(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The notebook's stop button (a KeyboardInterrupt in this process only, unlike a terminal's
+    Ctrl-C) during the build: the child (~1 GB, 10-30 s) ends with it, rather than build on into
+    a folder already deleted, beside the build the next start begins."""
+    import signal
+    import threading
+
+    monkeypatch.setattr(onnx_build, "BUILD_CHILD", "import time; time.sleep(120)")
+    started: list[subprocess.Popen[str]] = []
+    popen = subprocess.Popen
+
+    def spy(*args: Any, **kwargs: Any) -> subprocess.Popen[str]:
+        started.append(popen(*args, **kwargs))
+        return started[-1]
+
+    monkeypatch.setattr(onnx_build.subprocess, "Popen", spy)
+    threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGINT)).start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            onnx_build._build_apart(Path("model"), tmp_path, {})
+        [child] = started
+        assert child.poll() is not None and not onnx_build._children
+    finally:
+        for child in started:
+            child.kill()
 
 
 def test_a_missing_calibration_text_is_a_clear_build_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -157,6 +157,13 @@ def _build_apart(model_dir: Path, out: Path, spec: dict[str, Any]) -> None:
         child.kill()
         child.communicate()
         raise OnnxBuildError(f"building the ONNX models took over {BUILD_TIMEOUT_SECONDS} s; stopped") from None
+    except BaseException:
+        # Interrupted (a notebook's stop button reaches this process only, unlike a terminal's
+        # Ctrl-C): the child goes too. Left alone it built on, ~1 GB for 10-30 s, into a folder
+        # deleted under it, beside the build the next start begins.
+        child.kill()
+        child.communicate()
+        raise
     finally:
         with _children_lock:
             _children.discard(child)
