@@ -5,6 +5,7 @@ torch); int8, rebalanced by a calibration text before rounding, stays close to f
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -243,6 +244,46 @@ def test_an_interrupted_build_takes_its_child_along(tmp_path: Path, monkeypatch:
     finally:
         for child in started:
             child.kill()
+
+
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="finds the child through /proc")
+def test_a_build_child_ends_when_its_process_is_killed(tmp_path: Path) -> None:
+    """``kill -9`` of a first start mid-build runs no exit handler: the child (~1 GB) must see its
+    parent gone and end, rather than build on beside the build the next start begins."""
+    parent = subprocess.Popen([sys.executable, "-c", (
+        "import sys; from pathlib import Path\n"
+        "from vecbook import onnx_build\n"
+        "onnx_build.BUILD_CHILD = 'import time; time.sleep(120)'\n"
+        "onnx_build._build_apart(Path('model'), Path(sys.argv[1]), {})\n"), str(tmp_path)], cwd=ROOT)
+    try:
+        deadline = time.monotonic() + 30
+        children: list[int] = []
+        while not children and time.monotonic() < deadline:
+            time.sleep(0.1)
+            children = [int(p.name) for p in Path("/proc").iterdir()
+                        if p.name.isdigit() and _parent_of(p) == parent.pid]
+        assert children, "the build child never started"
+        parent.kill()
+        parent.wait()
+        deadline = time.monotonic() + 10
+        while Path(f"/proc/{children[0]}").exists() and _parent_of(Path(f"/proc/{children[0]}")) != 0 \
+                and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not Path(f"/proc/{children[0]}").exists() or _parent_of(Path(f"/proc/{children[0]}")) == 0
+    finally:
+        parent.kill()
+        for child in children:
+            with contextlib.suppress(OSError):
+                os.kill(child, 9)
+
+
+def _parent_of(proc: Path) -> int | None:
+    """The parent pid /proc gives for a process (0: a zombie, reaped by nobody yet; None: gone)."""
+    try:
+        fields = (proc / "stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return 0 if fields[0] == "Z" else int(fields[1])
 
 
 def test_a_missing_calibration_text_is_a_clear_build_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

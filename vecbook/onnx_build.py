@@ -123,6 +123,18 @@ from vecbook import onnx_build
 onnx_build.recipe = lambda info=None: sys.argv[4]
 onnx_build._build(Path(sys.argv[1]), Path(sys.argv[2]), json.loads(sys.argv[3]))
 """
+# Run before BUILD_CHILD: the child ends once its parent is gone. A parent killed outright
+# (`kill -9`, the OOM killer) runs no exit handler to stop it (stop_builds), and the child
+# built on for its 10-30 s (~1 GB) beside the build the next start begins, into a folder no
+# one would publish. (Windows keeps a dead parent's pid: there the child builds on.)
+ORPHAN_GUARD = """
+import os as _os, threading as _threading, time as _time
+def _guard(parent=_os.getppid()):
+    while _os.getppid() == parent:
+        _time.sleep(0.5)
+    _os._exit(1)
+_threading.Thread(target=_guard, daemon=True).start()
+"""
 BUILD_TIMEOUT_SECONDS = 1800
 # Build children running now, so a server leaving mid-build takes them along (stop_builds).
 _children: set[subprocess.Popen[str]] = set()
@@ -139,8 +151,8 @@ def _build_apart(model_dir: Path, out: Path, spec: dict[str, Any]) -> None:
     path = [os.path.abspath(entry) for entry in sys.path]  # "" (the current folder) as the folder it is
     # The folders as absolute paths: the child starts in ``out``, where a relative path (a
     # model_cache given as "cache/models") would name another folder and the build would fail.
-    arguments = [sys.executable, "-I", "-c", BUILD_CHILD, os.path.abspath(model_dir), os.path.abspath(out),
-                 json.dumps(spec), recipe(), json.dumps(path)]
+    arguments = [sys.executable, "-I", "-c", ORPHAN_GUARD + BUILD_CHILD, os.path.abspath(model_dir),
+                 os.path.abspath(out), json.dumps(spec), recipe(), json.dumps(path)]
     # A server started by a desktop app has no console: a child console would flash open on Windows.
     flags = getattr(subprocess, "CREATE_NO_WINDOW", 0) if sys.platform == "win32" else 0
     try:
