@@ -259,11 +259,11 @@ def test_a_build_child_ends_when_its_process_is_killed(tmp_path: Path) -> None:
         deadline = time.monotonic() + 30
         children: list[int] = []
         while not children and time.monotonic() < deadline:
-            time.sleep(0.1)
+            time.sleep(0.005)
             children = [int(p.name) for p in Path("/proc").iterdir()
                         if p.name.isdigit() and _parent_of(p) == parent.pid]
         assert children, "the build child never started"
-        parent.kill()
+        parent.kill()  # at once: the child's interpreter may not have started yet
         parent.wait()
         deadline = time.monotonic() + 10
         while Path(f"/proc/{children[0]}").exists() and _parent_of(Path(f"/proc/{children[0]}")) != 0 \

@@ -127,9 +127,11 @@ onnx_build._build(Path(sys.argv[1]), Path(sys.argv[2]), json.loads(sys.argv[3]))
 # (`kill -9`, the OOM killer) runs no exit handler to stop it (stop_builds), and the child
 # built on for its 10-30 s (~1 GB) beside the build the next start begins, into a folder no
 # one would publish. (Windows keeps a dead parent's pid: there the child builds on.)
+# The parent's pid is written in (``%d``), not read by the child at its start: a parent killed
+# while the child's interpreter still started would leave it reading its new parent's.
 ORPHAN_GUARD = """
 import os as _os, threading as _threading, time as _time
-def _guard(parent=_os.getppid()):
+def _guard(parent=%d):
     while _os.getppid() == parent:
         _time.sleep(0.5)
     _os._exit(1)
@@ -151,7 +153,7 @@ def _build_apart(model_dir: Path, out: Path, spec: dict[str, Any]) -> None:
     path = [os.path.abspath(entry) for entry in sys.path]  # "" (the current folder) as the folder it is
     # The folders as absolute paths: the child starts in ``out``, where a relative path (a
     # model_cache given as "cache/models") would name another folder and the build would fail.
-    arguments = [sys.executable, "-I", "-c", ORPHAN_GUARD + BUILD_CHILD, os.path.abspath(model_dir),
+    arguments = [sys.executable, "-I", "-c", ORPHAN_GUARD % os.getpid() + BUILD_CHILD, os.path.abspath(model_dir),
                  os.path.abspath(out), json.dumps(spec), recipe(), json.dumps(path)]
     # A server started by a desktop app has no console: a child console would flash open on Windows.
     flags = getattr(subprocess, "CREATE_NO_WINDOW", 0) if sys.platform == "win32" else 0
