@@ -220,6 +220,15 @@ def test_a_misspelt_environment_variable_is_named_in_a_warning_and_ignored(
                             ("VECBOOK_Search_Mode", "VECBOOK_SEARCH_MODE")]]
 
 
+def test_sources_given_in_an_environment_variable_are_ignored_with_a_warning_that_says_where_they_go(
+        config_file: Callable[[str], Path], monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    monkeypatch.setenv("VECBOOK_COLLECTIONS", '[{"name": "chat", "path": "chat.txt"}]')
+    assert list(load_config(config_file("")).collections) == []
+    assert [r.getMessage() for r in caplog.records if r.levelname == "WARNING"] == [
+        "environment variable VECBOOK_COLLECTIONS is ignored: sources are [[collections]] tables of the config "
+        "file (`vecbook add PATH` writes one)"]
+
+
 # -- errors in the file --
 
 

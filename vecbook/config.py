@@ -290,6 +290,10 @@ def _environment_values() -> dict[str, Any]:
     for name in os.environ:
         if not name.startswith("VECBOOK_") or name[8:] == name[8:].upper() and name[8:].lower() in _SCALAR_KEYS:
             continue
+        if name[8:].lower() == "collections":  # a table, which no variable can hold
+            log.warning("environment variable %s is ignored: sources are [[collections]] tables of the config "
+                        "file (`vecbook add PATH` writes one)", name)
+            continue
         close = _setting_near(name[8:].lower())
         if close:  # only near a setting: other VECBOOK_ variables (VECBOOK_TOKEN) are no settings
             log.warning("environment variable %s is no VecBook setting (did you mean VECBOOK_%s?); it is ignored",
