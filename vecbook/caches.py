@@ -19,6 +19,7 @@ import numpy as np
 
 from .build import Builder
 from .embed import _release_freed_memory
+from .file_writes import failed_write_level
 from .spill import LiveVectors
 from .config import Config, ConfigError
 from .index import LayeredCounts
@@ -370,7 +371,8 @@ class Caches:
                     if facts is not None:  # the next update's facts are worked out against the file now
                         facts.saved(live.index, cache.entries.rows)
             except OSError as exc:
-                log.warning("cannot write the vector cache %s (%s); continuing without it", cache.path, exc)
+                log.log(failed_write_level(cache.path, exc), "cannot write the vector cache %s (%s); continuing "
+                        "without it", cache.path, exc)
                 return
             # The file holds every live vector the journals did: they go.
             for checkpoints in journaling:

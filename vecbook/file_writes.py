@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import logging
 import os
 import tempfile
 from pathlib import Path
@@ -15,6 +16,18 @@ from typing import Any, BinaryIO, Callable, Iterable, Iterator
 import numpy as np
 
 SUM_BYTES = 1 << 20  # ``summed_digest`` sums each MiB as 64-bit words
+_TOLD: set[tuple[str, str]] = set()  # (path, reason) of the writes that failed in this process
+
+
+def failed_write_level(path: Path, exc: BaseException) -> int:
+    """The level to log a failed write of ``path`` at: WARNING the first time it fails for this
+    reason in this process, DEBUG after. A read-only or full cache folder fails each save the
+    same way, two or three a command and one a minute in ``serve``: the first WARN says it."""
+    told = (str(path), f"{type(exc).__name__} {getattr(exc, 'errno', None)}")
+    if told in _TOLD:
+        return logging.DEBUG
+    _TOLD.add(told)
+    return logging.WARNING
 
 
 def write_atomically(path: Path, prefix: str, write: Callable[[BinaryIO], None],

@@ -40,7 +40,7 @@ from .stored_texts import (REF_SHIFT, FileTexts, Replaced, adopt_texts, file_ide
 from .tokens import Vocabulary
 from .vector_cache import cache_scope
 from .key_rows import KEY_BYTES
-from .file_writes import write_atomically
+from .file_writes import failed_write_level, write_atomically
 
 log = logging.getLogger("vecbook")
 
@@ -197,7 +197,8 @@ class KeywordCache:
         try:
             self.save(captured)
         except (OSError, ValueError) as exc:
-            log.warning("cannot write the keyword cache %s (%s); continuing without it", self.path, exc)
+            log.log(failed_write_level(self.path, exc), "cannot write the keyword cache %s (%s); continuing without it",
+                    self.path, exc)
 
     def save(self, captured: Captured) -> None:
         """Atomically replace the file with ``captured``'s settled, storable sources, unless
