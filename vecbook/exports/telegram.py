@@ -9,7 +9,7 @@ from collections import Counter
 from datetime import datetime, timedelta, timezone
 from typing import Any, Callable, Generator, Iterator
 
-from ..records import Record
+from ..records import Record, iso_moment
 from .base import Export, ExportFile, Message, chat_records, clean_text, collector_paused, from_timestamp
 from .jsonpos import JsonText, JsonTextError
 
@@ -271,7 +271,7 @@ def _local_offset(item: dict[str, Any]) -> timedelta | None:
         return None
     try:
         when = from_timestamp(float(unix))
-        local = datetime.fromisoformat(date)
+        local = iso_moment(date)
     except (TypeError, ValueError, OverflowError, OSError):
         return None
     if local.tzinfo is not None:
@@ -357,7 +357,7 @@ def _when(item: dict[str, Any]) -> datetime | None:
     date = item.get("date")
     if isinstance(date, str):
         try:
-            return datetime.fromisoformat(date)
+            return iso_moment(date)
         except ValueError:
             return None
     return None
