@@ -314,6 +314,30 @@ def test_encoded_headers_charsets_html_and_attachments(tmp_path: Path) -> None:
     assert third.text == "Spring sale\n\nUp to 50% off\nthis week\n\n- tea\n- cake"
 
 
+def test_legacy_charset_labels_read_as_the_windows_code_pages_mail_apps_write(tmp_path: Path) -> None:
+    # Japanese Windows mail says Shift_JIS and writes CP932 (①), Chinese says GB2312 and writes
+    # GBK (镕), Korean says EUC-KR or ks_c_5601-1987 and writes CP949 (갂): read strictly as
+    # labelled, one such character turned the whole text into Latin-1 mojibake, and the
+    # encoded subject stayed as its =?...?= words
+    cur = tmp_path / "cur"
+    cur.mkdir()
+    (cur / "1.host:2,S").write_bytes(message(
+        "From: =?shift_jis?B?h0CJ74tj?= <tanaka@example.jp>\nSubject: =?gb2312?B?1uzpRrv5pM68/g==?=\n"
+        "Date: Tue, 5 Mar 2024 09:15:00 +0900\nContent-Type: text/plain; charset=Shift_JIS",
+        "①会議の件です。".encode("cp932")))
+    (cur / "2.host:2,S").write_bytes(message(
+        "From: kim@example.kr\nSubject: hangul\nDate: Tue, 5 Mar 2024 09:15:00 +0900\n"
+        "Content-Type: text/plain; charset=ks_c_5601-1987",
+        "갂똠 회의".encode("cp949")))
+    records, problems = load(tmp_path)
+    assert problems == []
+    japanese, korean = records
+    assert japanese.metadata["author"] == "①会議 <tanaka@example.jp>"
+    assert japanese.metadata["subject"] == "朱镕基の件"
+    assert japanese.text == "①会議の件です。"
+    assert korean.text == "갂똠 회의"
+
+
 def test_html_to_text_drops_markup_scripts_and_keeps_blocks() -> None:
     assert html_to_text("<div>a &amp; b</div><div>c<br/>d</div><script>x()</script>") == "a & b\n\nc\nd"
 

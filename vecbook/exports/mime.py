@@ -50,6 +50,25 @@ SIGNATURE_TYPES = frozenset({"application/pgp-signature", "application/pkcs7-sig
 
 
 LATIN1_NAMES = frozenset({"iso-8859-1", "latin-1", "latin1", "iso_8859-1", "us-ascii", "ascii"})
+# Labels mail apps write for a narrower charset than the bytes they send (as WHATWG's encoding
+# standard maps them for browsers): Windows Japanese mail says Shift_JIS and writes CP932 (①,
+# Ⅱ), Chinese says GB2312 and writes GBK, Korean says EUC-KR (Outlook: ks_c_5601-1987) and
+# writes CP949; Thai says TIS-620 and writes CP874. Read strictly as labelled, one such
+# character would fail the whole part. Also labels Python does not know by that name.
+SUPERSETS = {"shift_jis": "cp932", "shift-jis": "cp932", "sjis": "cp932", "x-sjis": "cp932", "ms_kanji": "cp932",
+             "windows-31j": "cp932", "gb2312": "gb18030", "gb_2312-80": "gb18030", "gbk": "gb18030",
+             "x-gbk": "gb18030", "euc-cn": "gb18030", "euc-kr": "cp949", "ks_c_5601-1987": "cp949",
+             "ks_c_5601": "cp949", "windows-949": "cp949", "big5": "big5hkscs", "tis-620": "cp874",
+             "iso-8859-11": "cp874", "windows-874": "cp874", "iso-8859-8-i": "iso8859_8",
+             "x-mac-roman": "mac_roman", "macintosh": "mac_roman"}
+
+
+def superset(charset: str | None) -> str | None:
+    """The codec to read a declared charset with (``SUPERSETS``; Latin-1 as Windows-1252)."""
+    if charset is None:
+        return None
+    name = charset.strip().lower()
+    return "cp1252" if name in LATIN1_NAMES else SUPERSETS.get(name, charset)
 
 
 def _split(data: bytes) -> tuple[Message, bytes, int]:
@@ -91,7 +110,8 @@ def decoded_header(raw: str) -> str:
             raw = data.decode("latin-1")
     if "=?" in raw:
         try:
-            raw = str(make_header(decode_header(raw)))
+            raw = str(make_header([(text, SUPERSETS.get(charset, charset) if charset else charset)
+                                    for text, charset in decode_header(raw)]))
         except (ValueError, LookupError, UnicodeError, AssertionError):
             pass
     return " ".join(raw.split())
@@ -220,8 +240,7 @@ def _decode(payload: bytes, headers: Message) -> str:
         declared = headers.get_content_charset()
     except Exception:  # noqa: BLE001 - a broken parameter
         declared = None
-    if declared in LATIN1_NAMES:  # as browsers do: mail that says Latin-1 is written in Windows-1252
-        declared = "cp1252"
+    declared = superset(declared)  # as browsers do: mail that says Latin-1 is written in Windows-1252
     for charset in (declared, "utf-8"):
         if charset:
             try:
