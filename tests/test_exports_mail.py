@@ -412,6 +412,26 @@ def test_each_mail_fixture_is_detected_as_its_format(path: Path, fmt: str) -> No
     assert detect_format(collection(path)) == fmt
 
 
+def test_a_folder_of_eml_files_and_one_eml_file_are_read_as_mail(tmp_path: Path) -> None:
+    # Outlook and Apple Mail save a message dragged out as .eml, Thunderbird's ImportExportTools
+    # exports a folder as .eml files (with an mbox "From " line first); no cur/ or new/ around them
+    box = tmp_path / "Exported"
+    box.mkdir()
+    (box / "Flight booking.eml").write_bytes(message(
+        "From: Airline <noreply@airline.example>\nSubject: Booking\nDate: Fri, 8 Mar 2024 01:30:00 +0100\n"
+        "Message-ID: <eml1@airline.example>", "Your flight to Trondheim is confirmed."))
+    (box / "Lunch.eml").write_bytes(b"From - Sat Mar 09 10:00:00 2024\n" + message(
+        "From: Bob <bob@example.com>\nSubject: Lunch\nDate: Sat, 9 Mar 2024 10:00:00 -0500", "At noon?"))
+    assert detect_format(collection(box)) == "maildir"
+    assert detect_format(collection(box / "Lunch.eml")) == "maildir"
+    records, problems = load(box)
+    assert problems == []
+    assert [(r.citation, r.text) for r in records] == [
+        ("mail/Flight booking.eml:1-6#eml1@airline.example", "Your flight to Trondheim is confirmed."),
+        ("mail/Lunch.eml:1-6", "At noon?")]
+    assert records[1].metadata["author"] == "Bob <bob@example.com>"
+
+
 @pytest.mark.parametrize("folder", sorted(p.name for p in EXPORTS.iterdir() if p.is_dir() and p.name != "email"))
 def test_the_mail_detectors_say_no_to_other_exports(folder: str) -> None:
     export = open_export(collection(EXPORTS / folder))

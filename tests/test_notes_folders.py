@@ -293,3 +293,17 @@ def test_a_slack_export_and_a_maildir_inside_are_read_whole_by_their_readers(tmp
     assert all(r.file_path.startswith("notes/work/slack/") for r in slack)
     mail = [r for r in records if r.metadata.get("format") == "maildir"]
     assert mail and all(r.file_path.startswith("notes/mail/cur/") for r in mail)
+
+
+def test_an_eml_file_in_a_notes_folder_is_read_as_mail(tmp_path: Path) -> None:
+    notes = tmp_path / "notes"
+    (notes / "Mail").mkdir(parents=True)
+    (notes / "Mail" / "Receipt.eml").write_bytes(
+        b"From: Shop <shop@example.com>\nSubject: Your receipt\nDate: Fri, 8 Mar 2024 01:30:00 +0100\n\n"
+        b"Thank you for buying the walrus.\n")
+    (notes / "plan.md").write_text("# Plan\nBuy a walrus.\n", encoding="utf-8")
+    records, _, facts = vecbook.sources.load_export(CollectionConfig(
+        name="notes", path=notes, database_label=str(notes), format="notes"))
+    assert facts["kinds"] == {"markdown": 1, "maildir": 1}
+    mail = [r for r in records if r.metadata.get("format") == "maildir"]
+    assert [(r.citation, r.text) for r in mail] == [("notes/Mail/Receipt.eml:1-5", "Thank you for buying the walrus.")]

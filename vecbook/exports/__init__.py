@@ -30,7 +30,7 @@ FORMATS: dict[str, tuple[str, str]] = {
     "superwhisper": ("superwhisper", "SuperWhisper recordings folder (meta.json)"),
     "imessage": ("imessage", "macOS Messages chat.db"),
     "mbox": ("mail:mbox", "mbox mailbox (Gmail Takeout, Thunderbird, Apple Mail)"),
-    "maildir": ("mail:maildir", "Maildir folder (cur/new/tmp)"),
+    "maildir": ("mail:maildir", "Maildir folder (cur/new/tmp) or .eml files"),
     "slack": ("slack", "Slack workspace export, folder or .zip"),
     "telegram": ("telegram", "Telegram Desktop JSON (result.json)"),
     "text": ("text", "a folder of .txt records, as in the data directory (never guessed)"),

@@ -76,7 +76,7 @@ def read_mbox(export: Export) -> list[Record]:
 
 def _mbox_files(export: Export) -> Iterator[ExportFile]:
     for file in export.files():
-        if not _in_maildir(file) and MBOX_HEAD.match(file.head(4096).replace(b"\r\n", b"\n")):
+        if not _in_maildir(file) and not _is_eml(file) and MBOX_HEAD.match(file.head(4096).replace(b"\r\n", b"\n")):
             yield file
 
 
@@ -132,8 +132,16 @@ def _mbox_name(file: ExportFile) -> str:
 
 
 def detect_maildir(export: Export) -> bool:
-    """A folder with ``cur/`` or ``new/`` folders holding mail messages."""
-    return export.path.is_dir() and any(_in_maildir(f) and _looks_like_mail(f.head(8192)) for f in export.files())
+    """A folder with ``cur/`` or ``new/`` folders holding mail messages, or ``.eml`` files
+    (one message a file, as mail apps save and export them: read as a Maildir's are)."""
+    return any((_is_eml(f) or (_in_maildir(f) and export.path.is_dir())) and _looks_like_mail(f.head(8192))
+               for f in export.files())
+
+
+def _is_eml(file: ExportFile) -> bool:
+    """A single message saved by a mail app; one that starts with an mbox ``From `` line
+    (Thunderbird's ImportExportTools) is still one message, not an mbox."""
+    return file.name.lower().endswith(".eml")
 
 
 def read_maildir(export: Export) -> list[Record]:
