@@ -88,6 +88,20 @@ def test_sections_carry_their_heading_path_lines_and_front_matter(tmp_path: Path
     assert day.content.endswith(day.text)
 
 
+def test_headings_and_tags_inside_comment_blocks_start_no_section(tmp_path: Path) -> None:
+    # Obsidian hides %% ... %% and <!-- ... --> blocks (a template's instructions, a draft put
+    # aside): a "# line" in them is no heading and "#word" no tag, as inside a code fence
+    (tmp_path / "Plan.md").write_text(
+        "# Plan\nBuy the `%%` kestrel feed. %%inline%% #real\n%%\n# Obsidian comment egret\n#hidden\n%%\n"
+        "After the comment.\n<!--\n## HTML comment ibis\n-->\n## Next\nThe heron.\n", encoding="utf-8")
+    records, problems = load(tmp_path)
+    assert problems == []
+    assert [(r.metadata["title"], r.line_number, r.end_line) for r in records] == [("Plan", 1, 10),
+                                                                                     ("Plan > Next", 11, 12)]
+    assert "# Obsidian comment egret" in records[0].text and "## HTML comment ibis" in records[0].text
+    assert records[0].metadata["tags"] == ["real"]
+
+
 def test_wikilinks_embeds_and_tags_in_the_fixtures() -> None:
     records, _ = load(VAULTS / "obsidiantools_frontmatter-edge-cases")
     by_note = {r.metadata["note"]: r for r in records}

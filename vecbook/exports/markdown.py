@@ -222,12 +222,23 @@ def _front_tags(front: dict[str, Any]) -> list[str]:
 
 
 def _code_lines(lines: list[str], start: int) -> list[bool]:
-    """Which lines are inside a fenced code block (fence lines included)."""
+    """Which lines are inside a fenced code block or a comment block, Obsidian's ``%%`` or
+    HTML's ``<!--`` (fence and comment lines included): Obsidian shows neither's ``# line``
+    as a heading nor its ``#word`` as a tag."""
     inside: list[bool] = [False] * len(lines)
     fence: str | None = None
+    comment: str | None = None  # the text that closes the open comment block
     for i in range(start, len(lines)):
         match = _FENCE_RE.match(lines[i])
-        if fence is None and match:
+        if comment is not None:
+            inside[i] = True
+            plain = _INLINE_CODE_RE.sub(" ", lines[i])
+            if (plain.count("%%") % 2 if comment == "%%" else comment in plain):
+                comment = None
+        elif fence is None and (opened := _comment_opened(lines[i])) is not None and not match:
+            comment = opened
+            inside[i] = True
+        elif fence is None and match:
             fence = match.group(1)
             inside[i] = True
         elif fence is not None:
@@ -236,6 +247,16 @@ def _code_lines(lines: list[str], start: int) -> list[bool]:
                     and not lines[i].strip().strip(fence[0]):
                 fence = None
     return inside
+
+
+def _comment_opened(line: str) -> str | None:
+    """What closes a comment block this line opens and leaves open (``%%`` or ``-->``), else
+    None; a comment closed on its own line (``%%note%%``) or in inline code is no block."""
+    plain = _INLINE_CODE_RE.sub(" ", line)
+    if plain.count("%%") % 2:
+        return "%%"
+    html = plain.rfind("<!--")
+    return "-->" if html >= 0 and "-->" not in plain[html:] else None
 
 
 def _inline_tags(lines: list[str], start: int, code: list[bool]) -> list[str]:
