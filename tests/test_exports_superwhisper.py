@@ -92,6 +92,21 @@ def test_a_recording_without_datetime_is_dated_by_its_folder_and_bad_ones_warn(t
     assert all(text in reason for (_, _, reason), (_, _, text) in zip(found, expected)), found
 
 
+def test_a_recording_whose_result_comes_after_8_kb_is_read_and_detected(tmp_path: Path) -> None:
+    # the app writes its keys sorted: a long dictation's llmResult, prompt and rawResult come
+    # before "result", which was then past the bytes looked at, and the recording dropped in silence
+    words = " ".join(["the long dictation about the migration of the blue whale"] * 200)
+    meta = {"datetime": "2024-05-02T08:00:00Z", "llmResult": words, "modeName": "Note", "modelName": "Pro (Local)",
+            "prompt": "You are a helpful assistant. " * 50, "rawResult": words, "result": words + " capybara"}
+    (tmp_path / "1714600000").mkdir()
+    (tmp_path / "1714600000" / "meta.json").write_text(json.dumps(meta, indent=2, sort_keys=True), encoding="utf-8")
+    assert detect_format(collection(tmp_path)) == "superwhisper"
+    shutil.copytree(RECORDINGS / "recordings" / "1714558502", tmp_path / "1714558502")
+    records, problems = load(tmp_path)
+    assert problems == []
+    assert len(records) > 1 and any(r.text.endswith("capybara") for r in records)
+
+
 def test_detection_knows_recordings_and_nothing_else() -> None:
     assert detect_format(collection(RECORDINGS)) == "superwhisper"
     assert detect_format(collection(RECORDINGS / "recordings" / "1714558502" / "meta.json")) == "superwhisper"

@@ -21,9 +21,21 @@ META_NAME = "meta.json"
 _STAMP_RE = re.compile(r"^\d{9,11}$")
 
 
+# How much of a meta.json is looked at first to tell what it is.
+HEAD_BYTES = 8192
+
+
 def detect(export: Export) -> bool:
     """A ``meta.json`` holding SuperWhisper's ``result`` and ``datetime`` plus a mode, model or segments."""
-    return any(_looks_like(f.head(8192)) for f in _meta_files(export))
+    return any(_looks_like(_head(f)) for f in _meta_files(export))
+
+
+def _head(file: ExportFile) -> bytes:
+    """The file's first bytes, or all of it when they end before a ``result``: the app writes
+    its keys sorted, so a long dictation's ``llmResult``, ``prompt`` and ``rawResult`` put
+    ``result`` past any fixed number of bytes."""
+    head = file.head(HEAD_BYTES)
+    return file.read_bytes() if len(head) >= HEAD_BYTES and b'"result"' not in head else head
 
 
 def _looks_like(head: bytes) -> bool:
@@ -39,7 +51,7 @@ def read(export: Export) -> list[Record]:
     """Every recording's transcript: one record, or windows of segments when long."""
     # Once the export is known to be SuperWhisper's, a meta.json with only the
     # required fields (older app versions wrote fewer) is read too.
-    files = [f for f in _meta_files(export) if b'"result"' in f.head(8192) or b'"segments"' in f.head(8192)]
+    files = [f for f in _meta_files(export) if b'"result"' in (head := _head(f)) or b'"segments"' in head]
     return export.read_each(files, lambda f: _records(export, f))
 
 
