@@ -283,3 +283,19 @@ def test_a_line_folded_inside_a_character_reads_back_whole(tmp_path: Path) -> No
     (record,), problems = load(path)
     assert problems == [] and record.text.splitlines()[0] == "Größenplanung Straßée"
     assert (record.line_number, record.end_line) == (4, 10)
+
+
+def test_a_description_written_in_html_reads_as_text(tmp_path: Path) -> None:
+    # Google Calendar keeps a description formatted in its editor as HTML, and exports it so
+    path = tmp_path / "g.ics"
+    path.write_bytes(b"BEGIN:VCALENDAR\r\nVERSION:2.0\r\nBEGIN:VEVENT\r\nUID:g1@google.com\r\n"
+                     b"DTSTART:20240710T160000Z\r\nSUMMARY:Planning\r\nDESCRIPTION:<b>Agenda</b><br><ul><li>Review th"
+                     b"e&nbsp;gecko plan</li><li>Budget</li></ul>Join: <a href=\"https://meet.google.com/abc\">meet.goog\r\n"
+                     b" le.com/abc</a>\r\nEND:VEVENT\r\nBEGIN:VEVENT\r\nUID:p1\r\nDTSTART:20240711T160000Z\r\n"
+                     b"SUMMARY:Plain\r\nDESCRIPTION:Mail <ana@example.com> if 2 < 3 and x>y\r\nEND:VEVENT\r\n"
+                     b"END:VCALENDAR\r\n")
+    (html, plain), problems = load(path)
+    assert problems == []
+    assert html.text == ("Planning\nWhen: 2024-07-10 16:00 (UTC)\n\n"
+                         "Agenda\n\n- Review the gecko plan\n- Budget\n\nJoin: meet.google.com/abc")
+    assert plain.text.endswith("\n\nMail <ana@example.com> if 2 < 3 and x>y")  # no markup: kept as written

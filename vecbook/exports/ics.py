@@ -16,6 +16,7 @@ from typing import Any, Iterator
 
 from ..records import Record
 from .base import Export, ExportFile, clean_text, export_record, iso
+from .mime import html_to_text
 
 # The components that become records; VALARM, VTIMEZONE and the like do not.
 KINDS = {"VEVENT": "event", "VTODO": "to-do", "VJOURNAL": "journal entry"}
@@ -31,6 +32,10 @@ USED_PROPERTIES = frozenset({"BEGIN", "END", "UID", "SUMMARY", "DESCRIPTION", "L
                              "DUE", "DURATION", "RRULE", "RDATE", "EXDATE", "RECURRENCE-ID", "STATUS",
                              "ORGANIZER", "ATTENDEE", "X-WR-CALNAME"})
 _NAME_RE = re.compile(r"([A-Za-z0-9-]+)[;:]")
+# A description written in HTML (Google Calendar keeps one formatted in its editor so): a
+# tag of the few such editors write, not any "<...>" (an address, "2 < 3") in plain text.
+_HTML_TAG_RE = re.compile(r"<(?:br|p|div|span|ul|ol|li|b|i|u|strong|em|html|body|table|tr|td|h[1-6]|font)\s*/?>"
+                          r"|<a\s+href=|</(?:a|p|div|span|ul|ol|li|b|i|u|strong|em|font|h[1-6])>", re.I)
 # An RDATE/EXDATE list longer than this is cut short in the text ("and 40 more").
 MAX_LISTED_DATES = 12
 _ORDINALS = {1: "first", 2: "second", 3: "third", 4: "fourth", 5: "fifth", -1: "last", -2: "second to last"}
@@ -254,6 +259,8 @@ def _record(export: Export, file: ExportFile, span: _Span, component: Any, calen
     _warn_unknown_zones(export, file, span, component, zone_warned)
     summary = _text(component, "SUMMARY")
     description = _text(component, "DESCRIPTION")
+    if _HTML_TAG_RE.search(description):
+        description = clean_text(html_to_text(description))
     location = _text(component, "LOCATION")
     start, due = _value(component, "DTSTART"), _value(component, "DUE")
     end = _end(component, start)
