@@ -412,6 +412,20 @@ def test_each_mail_fixture_is_detected_as_its_format(path: Path, fmt: str) -> No
     assert detect_format(collection(path)) == fmt
 
 
+def test_messages_thunderbird_marked_deleted_are_not_read_and_said_so(tmp_path: Path) -> None:
+    # Thunderbird deletes a message from its mbox by setting X-Mozilla-Status' expunged bit
+    # (0x0008); the bytes stay until the folder is compacted, and Thunderbird no longer shows it
+    def mail(n: int, status: str) -> bytes:
+        return (f"From - Mon Mar 11 1{n}:00:00 2024\nX-Mozilla-Status: {status}\nX-Mozilla-Status2: 00000000\n"
+                f"From: A <a@example.com>\nSubject: message {n}\nDate: Mon, 11 Mar 2024 1{n}:00:00 +0000\n"
+                f"Message-ID: <m{n}@example.com>\n\nBody {n}.\n").encode()
+    (tmp_path / "Inbox").write_bytes(b"\n".join([mail(1, "0001"), mail(2, "0009"), mail(3, "0000"), mail(4, "000b")]))
+    records, problems = load(tmp_path)
+    assert [r.metadata["subject"] for r in records] == ["message 1", "message 3"]
+    assert problems == ["mail/Inbox:11: collection 'mail': 2 messages Thunderbird marked deleted (X-Mozilla-Status) "
+                        "are not read; they leave the file when the folder is compacted"]
+
+
 def test_a_folder_of_eml_files_and_one_eml_file_are_read_as_mail(tmp_path: Path) -> None:
     # Outlook and Apple Mail save a message dragged out as .eml, Thunderbird's ImportExportTools
     # exports a folder as .eml files (with an mbox "From " line first); no cur/ or new/ around them

@@ -38,6 +38,9 @@ MBOX_SEPARATOR = re.compile(rb"\n\r?\n(?=From \S+ +\S[^\n]*\n[!-9;-~]+:)")
 MBOX_SEPARATOR_REACH = 1024  # bytes a separator with its From line and next header's name may span
 # An mbox is read in blocks of this size: Gmail's Takeout mbox can be tens of gigabytes.
 MBOX_BLOCK_BYTES = 8 << 20
+# Thunderbird's message flags, in hex; 0x0008 (MSG_FLAG_EXPUNGED) marks a deleted message.
+MOZILLA_STATUS = re.compile(rb"^X-Mozilla-Status:[ \t]*([0-9A-Fa-f]{1,4})[ \t]*\r?$", re.M | re.I)
+MOZILLA_EXPUNGED = 0x0008
 MBOX_HEAD = re.compile(rb"\AFrom \S+ +\S[^\n]*\r?\n[!-9;-~]+:")
 # A file looks like a mail message when its first line is a header and its header
 # block names a sender, a date, a subject or a message id.
@@ -81,11 +84,25 @@ def _mbox_files(export: Export) -> Iterator[ExportFile]:
 
 
 def _mbox_mails(export: Export, file: ExportFile) -> Iterator[_Mail]:
-    """Each message of the mbox, parsed on its own as the file streams past."""
+    """Each message of the mbox, parsed on its own as the file streams past; those
+    Thunderbird deleted (``_expunged``) are counted in one WARN, not read."""
     conversation = _mbox_name(file)
+    deleted: list[int] = []
     for line, data in mbox_messages(file):
-        if data.strip():
+        if data.strip() and _expunged(data):
+            deleted.append(line)
+        elif data.strip():
             yield from _parse_one(export, file, data, line, conversation, cut=not data.endswith(b"\n"))
+    if deleted:
+        export.warn(file, deleted[0], f"{len(deleted)} message{'s' if len(deleted) > 1 else ''} Thunderbird marked "
+                    "deleted (X-Mozilla-Status) are not read; they leave the file when the folder is compacted")
+
+
+def _expunged(data: bytes) -> bool:
+    """Thunderbird deletes a message by setting the expunged bit of its X-Mozilla-Status
+    header; the bytes stay in the mbox until the folder is compacted, unseen in the app."""
+    found = MOZILLA_STATUS.search(data, 0, find_header_end(data))
+    return bool(found) and int(found.group(1), 16) & MOZILLA_EXPUNGED != 0
 
 
 def mbox_messages(file: ExportFile) -> Iterator[tuple[int, bytes]]:
