@@ -93,6 +93,30 @@ def test_range_filters_take_numbers_and_iso_dates(value: Any) -> None:
     assert vecbook.filters.parse_filters({"date__gte": value})[0].value == value
 
 
+def test_moments_with_offsets_compare_as_moments_and_a_span_counts_back_in_local_time(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import time
+    from datetime import datetime, timezone
+
+    # 23:30 in Los Angeles on March 5 is 07:30 UTC on March 6: their text orders them the other way.
+    late = "2024-03-05T23:30:00-08:00"
+    assert vecbook.filters.value_matches(late, "gte", "2024-03-06T07:00:00+00:00")
+    assert not vecbook.filters.value_matches(late, "gte", "2024-03-06T08:00:00+00:00")
+    assert vecbook.filters.value_matches("2024-03-06T07:30:00Z", "lte", late)  # the same moment
+    assert vecbook.filters.value_matches("2024-03-05T23:30:00", "gte", "2024-03-05T23:00:00+00:00")  # no offset: text
+    # "12h" counts back in this machine's local time, with its offset, which a chat's times
+    # (written in local time, without one) compare with as text.
+    monkeypatch.setenv("TZ", "America/Los_Angeles")
+    time.tzset()
+    try:
+        now = datetime(2024, 3, 6, 7, 30, tzinfo=timezone.utc).timestamp()
+        [since] = vecbook.filters.convenience_conditions(since="12h", now=now)
+        assert since.value == "2024-03-05T11:30:00-08:00"
+    finally:
+        monkeypatch.undo()
+        time.tzset()
+
+
 @pytest.mark.parametrize("value", ["abc", "", "2024-1-5", "31/01/2024", "2024-01-31T9", "2024-01", True])
 def test_any_other_range_value_is_an_error_saying_what_is_accepted(value: Any) -> None:
     with pytest.raises(vecbook.QueryError) as error:

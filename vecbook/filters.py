@@ -35,6 +35,7 @@ _NUMBER_RE = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
 _ISO_DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$")
 _COMPARISONS = ("gt", "gte", "lt", "lte")
 _DATE_START = re.compile(r"\d{4}-\d{2}-\d{2}")
+_OFFSET_END = re.compile(r"(?:[Zz]|[+-]\d{2}:?\d{2})$")  # a date-time's offset from UTC
 
 
 @dataclass(frozen=True)
@@ -125,14 +126,16 @@ def _string_list(name: str, values: Any) -> list[str]:
 
 
 def _moment(name: str, value: Any, now: float | None) -> str:
-    """An ISO date or date-time as given, or a span back from ``now`` as an ISO date-time (UTC)."""
+    """An ISO date or date-time as given, or a span back from ``now`` as an ISO date-time in this
+    machine's local time, with its offset: a chat's times (WhatsApp's) are written in local time
+    without one, and compare as text against it; times with an offset compare as instants."""
     from datetime import date, datetime, timedelta, timezone
 
     if not isinstance(value, str):
         raise QueryError(f"{name} must be a date such as 2024-01-31 or a span such as 30d, got {value!r}")
     span = _SPAN_RE.match(value)
     if span:
-        moment = datetime.fromtimestamp(time.time() if now is None else now, timezone.utc)
+        moment = datetime.fromtimestamp(time.time() if now is None else now, timezone.utc).astimezone()
         moment -= timedelta(days=int(span.group(1)) * _SPAN_DAYS[span.group(2).lower()])
         return moment.replace(microsecond=0).isoformat()
     text = value.strip()
@@ -225,7 +228,27 @@ def value_matches(value: Any, op: str, target: Any, glob: bool = False) -> bool:
     if isinstance(target, str) and _ISO_DATE_RE.match(target):
         # a date written otherwise (March 5, 2024) cannot be placed: never in or out of a range
         items = [v for v in items if isinstance(v, str) and _DATE_START.match(v)]
+        when = _instant(target)
+        if when is not None:  # a moment with its offset: where a value has one too, compare the moments
+            return any(_order(moment, when) in sign if (moment := _instant(v)) is not None
+                       else compare_values(v, target) in sign for v in items)
     return any(compare_values(v, target) in sign for v in items)
+
+
+def _instant(text: str) -> Any:
+    """An ISO date-time with its offset as an aware datetime (None for a date, a time without an
+    offset, or text that is none): 2024-03-05T23:30-08:00 and 2024-03-06T07:30+00:00 are one
+    moment, which their text does not order."""
+    if len(text) <= 16 or not _OFFSET_END.search(text):
+        return None
+    try:
+        return iso_moment(text)
+    except ValueError:
+        return None
+
+
+def _order(a: Any, b: Any) -> int:
+    return (a > b) - (a < b)
 
 
 def _has_word(member: Any, target: Any) -> bool:
