@@ -114,3 +114,25 @@ def test_the_quickstart_notebook_runs(embedder: vecbook.Embedder, monkeypatch: p
     assert any("<b>" in html and "<td dir=\"auto\"" in html for html in rendered)  # get's context
     out = capsys.readouterr().out
     assert "family-chat/WhatsApp Chat with Family.txt:" in out  # the cell that prints a citation
+
+
+@pytest.fixture(scope="module")
+def keyword_book(tmp_path_factory: pytest.TempPathFactory) -> vecbook.VecBook:
+    folder = tmp_path_factory.mktemp("builder")
+    (folder / "notes.txt").write_text("Date: 2024-03-14\nBoiler broke\n---\nBread recipe\n", encoding="utf-8")
+    return vecbook.VecBook(folder, keyword_only=True, cache_directory=False)
+
+
+@pytest.mark.parametrize("build, message", [
+    (lambda q: q.hybrid(method="linear", keyword_weight=2), "keyword_weight must be a number between 0 and 1, got 2"),
+    (lambda q: q.hybrid(keyword_weight="0.3"), "keyword_weight must be a number between 0 and 1, got '0.3'"),
+    (lambda q: q.hybrid(method="rrf", rrf_k=0), "rrf_k must be a positive integer, got 0"),
+    (lambda q: q.filter(None), "filters must be an object mapping keys to values, got NoneType"),
+])
+def test_the_builder_refuses_a_bad_argument_where_it_is_given(keyword_book: vecbook.VecBook, build: Any,
+                                                               message: str) -> None:
+    """As ``.limit`` and ``.filter`` do: the cell that made the mistake raises, and a builder
+    never shows (in its repr) a search that could not run."""
+    with pytest.raises(vecbook.QueryError) as error:
+        build(keyword_book.query().keyword("boiler"))
+    assert message in str(error.value)

@@ -28,7 +28,7 @@ from .blocks import Block
 from .build import Builder, Snapshot
 from .exports.base import collector_paused
 from .hits import (Context, HitShaper, Query, Results, check_bool, check_choice, check_context, check_half_life,
-                   check_max_chars, check_max_results, check_max_total_chars, check_query, check_unit,
+                   check_max_chars, check_max_results, check_max_total_chars, check_query, check_rrf_k, check_unit,
                    context_around, unmatched, within_budget)
 from .embed import Embedder, _release_freed_memory
 from .vector_index import VectorIndex
@@ -510,9 +510,7 @@ class VecBook:
         weight = check_unit("keyword_weight", self.config.keyword_weight if keyword_weight is None
                              else keyword_weight)
         floor = None if min_score is None else check_unit("min_score", min_score)
-        rrf = self.config.rrf_k if rrf_k is None else rrf_k
-        if isinstance(rrf, bool) or not isinstance(rrf, int) or rrf < 1:
-            raise QueryError(f"rrf_k must be a positive integer, got {rrf_k!r}")
+        rrf = check_rrf_k(self.config.rrf_k if rrf_k is None else rrf_k)
         fold = self.config.dedupe if dedupe is None else check_bool("dedupe", dedupe)
         half_life = check_half_life(self.config.recency_half_life_days if recency_half_life_days is None
                                      else recency_half_life_days)

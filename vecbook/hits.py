@@ -318,6 +318,13 @@ def check_half_life(value: Any) -> float | None:
     return float(value)
 
 
+def check_rrf_k(value: Any) -> int:
+    """``rrf_k`` (reciprocal rank fusion's constant) must be a whole number of at least 1."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise QueryError(f"rrf_k must be a positive integer, got {value!r}")
+    return value
+
+
 def check_unit(name: str, value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
         raise QueryError(f"{name} must be a number between 0 and 1, got {value!r}")
@@ -500,14 +507,19 @@ class Query:
     def hybrid(self, method: str | None = None, keyword_weight: float | None = None,
                rrf_k: int | None = None) -> Query:
         """Fuse both: ``method`` is ``rrf`` or ``linear`` (default: the configured ``fusion``;
-        ``keyword_weight`` in [0, 1])."""
+        ``keyword_weight`` in [0, 1]; ``rrf_k`` a whole number of at least 1). A bad value raises
+        here, as ``.limit`` and ``.filter`` do, not when the query runs."""
+        fusion = None if method is None else check_choice("method", method, FUSIONS)
+        weight = None if keyword_weight is None else check_unit("keyword_weight", keyword_weight)
+        rrf_k = None if rrf_k is None else check_rrf_k(rrf_k)
         self._hybrid = True
-        self._fusion = None if method is None else check_choice("method", method, FUSIONS)
-        self._weight, self._rrf_k = keyword_weight, rrf_k
+        self._fusion, self._weight, self._rrf_k = fusion, weight, rrf_k
         return self
 
     def filter(self, filters: dict[str, Any]) -> Query:
         """Add Django-style metadata filters (calls accumulate)."""
+        if not isinstance(filters, dict):  # parse_filters takes None as "no filters"; here it is a mistake
+            raise QueryError(f"filters must be an object mapping keys to values, got {type(filters).__name__}")
         parse_filters(filters)  # fail here, where the mistake was made
         self._filters.update(filters)
         return self
