@@ -116,6 +116,22 @@ def test_the_quickstart_notebook_runs(embedder: vecbook.Embedder, monkeypatch: p
     assert "family-chat/WhatsApp Chat with Family.txt:" in out  # the cell that prints a citation
 
 
+def test_to_pandas_keeps_each_column_one_type_whatever_the_hits() -> None:
+    """Scores stay floats with no hits at all, and lines stay whole numbers (missing for a SQLite
+    row) when file hits and rows mix: a frame's types must not depend on which hits came back."""
+    pd = pytest.importorskip("pandas")
+    row = hit(file_path="chats.db", line_number=None, end_line=None, snippet_line=None, snippet_end_line=None,
+              semantic_score=None, keyword_score=0.5, citation="chats.db#messages:7")
+    mixed = Results([hit(semantic_score=0.7), row]).to_pandas()
+    empty = Results().to_pandas()
+    for frame in (mixed, empty):
+        assert str(frame["similarity_score"].dtype) == "float64" and str(frame["semantic_score"].dtype) == "float64"
+        assert str(frame["line_number"].dtype) == "Int64" and str(frame["snippet_end_line"].dtype) == "Int64"
+        assert str(frame["truncated"].dtype) == "bool" and str(frame["matches_query"].dtype) == "bool"
+    assert list(mixed["line_number"].astype(object)) == [3, pd.NA] and mixed["line_number"][0] == 3
+    assert pd.isna(mixed["semantic_score"][1]) and mixed["keyword_score"][1] == 0.5
+
+
 @pytest.fixture(scope="module")
 def keyword_book(tmp_path_factory: pytest.TempPathFactory) -> vecbook.VecBook:
     folder = tmp_path_factory.mktemp("builder")

@@ -31,6 +31,10 @@ MAX_CONTEXT = 50
 SCORE_FORMATS = ("string", "float")
 # The largest text budget a search takes (characters): past it, no budget is needed.
 MAX_TOTAL_CHARS = 100_000_000
+# Results.to_pandas's column types: lines are nullable whole numbers (a SQLite row has none).
+PANDAS_TYPES = {"similarity_score": "float64", "semantic_score": "float64", "keyword_score": "float64",
+                **{name: "Int64" for name in ("line_number", "end_line", "snippet_line", "snippet_end_line")},
+                "matches_query": "bool", "truncated": "bool"}
 # The longest text a hit may be cut to (``max_chars``); a record holds at most a few MB.
 MAX_CHARS = 1_000_000
 
@@ -156,7 +160,10 @@ class Results(list):  # list[Hit]
         except ImportError:
             raise VecBookError("to_pandas needs pandas: run `pip install pandas`") from None
         columns = [f.name for f in dataclasses.fields(Hit)]
-        return pd.DataFrame([dataclasses.asdict(hit) for hit in self], columns=columns)
+        frame = pd.DataFrame([dataclasses.asdict(hit) for hit in self], columns=columns)
+        # Fixed types, whatever the hits: pandas would infer object columns for no hits, and
+        # floats (17.0) for line numbers once a SQLite row (no lines) is among them.
+        return frame.astype(PANDAS_TYPES)
 
 
 def mark_matches(text: str, terms: Sequence[str], mark: Callable[[str], str],
