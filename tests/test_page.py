@@ -223,3 +223,16 @@ def test_a_server_that_stopped_is_said_so_and_the_hits_stay(page_book: vecbook.V
     until(lambda: "does not answer" in status.text, "the stopped server named")
     assert status.text == "the VecBook server does not answer: is `vecbook serve --http` still running?"
     assert citations(browser) == shown  # the last hits are still there to read
+
+
+def test_a_narrow_window_shows_the_whole_search_box_without_scrolling_sideways(browser: Any, site: str) -> None:
+    browser.set_window_size(360, 800)  # a phone, or a window docked beside an editor
+    try:
+        search_for(browser, site, "boiler")
+        width = browser.execute_script("return document.documentElement.clientWidth")
+        assert browser.execute_script("return document.documentElement.scrollWidth") <= width
+        button = browser.find_element(By.CSS_SELECTOR, "#search button[type=submit]")
+        assert button.rect["x"] + button.rect["width"] <= width
+    finally:
+        browser.set_window_size(1100, 900)
+
