@@ -236,3 +236,25 @@ def test_a_narrow_window_shows_the_whole_search_box_without_scrolling_sideways(b
     finally:
         browser.set_window_size(1100, 900)
 
+
+def test_a_page_opened_while_the_index_is_still_read_gets_its_filters_once_it_is(
+        page_book: vecbook.VecBook, browser: Any, site: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A first start over many files reads for a while, and ``sources`` answers 400 ("still
+    loading") meanwhile: the page says so, then asks again instead of staying without filters."""
+    answered = page_book.sources
+    calls: list[int] = []
+
+    def still_loading() -> list[dict[str, Any]]:
+        calls.append(1)
+        if len(calls) == 1:
+            raise vecbook.VecBookError("the index is still loading; try again in a few seconds")
+        return answered()
+
+    monkeypatch.setattr(page_book, "sources", still_loading)
+    browser.get(site + "/?q=boiler&sources=files")
+    status = browser.find_element(By.ID, "status")
+    until(lambda: "still loading" in status.text, "the wait said")
+    until(lambda: hits(browser), "the hits once the index is read")
+    assert browser.find_element(By.CSS_SELECTOR, "#sources input[value='files']").is_selected()
+    assert len(browser.find_elements(By.CSS_SELECTOR, "#sources input[value='files']")) == 1
+    assert "problem" not in (status.get_attribute("class") or "")

@@ -8,6 +8,7 @@ const TOKEN_KEY = "vecbook-token";   // sessionStorage: asked once per browser s
 const CONTEXT = 3;                   // records shown before and after an opened hit
 const FIELDS = ["q", "mode", "since", "until"];
 const LISTS = ["sources", "participants"];
+const SOURCES_RETRY_MS = 2000;       // how soon the page asks again for sources not ready yet
 let searchNumber = 0;                // a newer search makes an older one's answer moot
 let retry = null;                    // what to do again once a token is given
 
@@ -231,14 +232,21 @@ async function loadSources() {
 }
 
 async function start() {
-  try {
-    await loadSources();
-  } catch (error) {
-    if (error instanceof NeedsToken) { retry = start; return; }
-    $("status").className = "problem";
-    $("status").textContent = error.message;
-    return;
+  // The sources come once the server has read the index: a first start over many files answers
+  // "still loading" for a while (and a server being restarted does not answer). Say so and ask
+  // again, rather than leave the page without its filters and the address's search until a reload.
+  for (;;) {
+    try {
+      await loadSources();
+      break;
+    } catch (error) {
+      if (error instanceof NeedsToken) { retry = start; return; }
+      $("status").className = "problem";
+      $("status").textContent = error.message;
+      await new Promise((resolve) => setTimeout(resolve, SOURCES_RETRY_MS));
+    }
   }
+  // The address now, not at the first try: a search made meanwhile moved it.
   const params = new URLSearchParams(location.search);
   formFromParams(params);
   await runSearch(params);
