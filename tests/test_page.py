@@ -258,3 +258,17 @@ def test_a_page_opened_while_the_index_is_still_read_gets_its_filters_once_it_is
     assert browser.find_element(By.CSS_SELECTOR, "#sources input[value='files']").is_selected()
     assert len(browser.find_elements(By.CSS_SELECTOR, "#sources input[value='files']")) == 1
     assert "problem" not in (status.get_attribute("class") or "")
+
+
+@pytest.mark.parametrize("since", ["3650d", "2024-03-15T08:00"])
+def test_a_span_or_time_in_the_address_stays_in_the_form_for_the_next_search(browser: Any, site: str,
+                                                                             since: str) -> None:
+    """``since`` takes a span back from now or a date-time as well as a date: a date field cannot
+    hold those, and the next search made from the form would drop the filter without a word."""
+    browser.get(f"{site}/?{parse.urlencode([('q', 'lunch'), ('since', since)])}")
+    until(lambda: hits(browser), "hits on load")
+    assert browser.find_element(By.ID, "since").get_attribute("value") == since
+    box = browser.find_element(By.ID, "q")
+    box.send_keys(" bacalhau", Keys.ENTER)
+    until(lambda: "bacalhau" in browser.current_url, "the next search")
+    assert parse.parse_qs(parse.urlparse(browser.current_url).query)["since"] == [since]

@@ -8,6 +8,7 @@ const TOKEN_KEY = "vecbook-token";   // sessionStorage: asked once per browser s
 const CONTEXT = 3;                   // records shown before and after an opened hit
 const FIELDS = ["q", "mode", "since", "until"];
 const LISTS = ["sources", "participants"];
+const DATE_FIELDS = ["since", "until"];
 const SOURCES_RETRY_MS = 2000;       // how soon the page asks again for sources not ready yet
 let searchNumber = 0;                // a newer search makes an older one's answer moot
 let retry = null;                    // what to do again once a token is given
@@ -69,7 +70,13 @@ function paramsFromForm() {
 }
 
 function formFromParams(params) {
-  for (const name of FIELDS) $(name).value = params.get(name) || "";
+  for (const name of FIELDS) {
+    const value = params.get(name) || "";
+    // since/until also take a span back from now (30d) or a date-time, which a date field would
+    // blank out, and the next search from the form would then drop the filter: show those as text.
+    if (DATE_FIELDS.includes(name)) $(name).type = !value || /^\d{4}-\d{2}-\d{2}$/.test(value) ? "date" : "text";
+    $(name).value = value;
+  }
   const chosen = new Set(params.getAll("sources"));
   for (const box of document.querySelectorAll("#sources input")) box.checked = chosen.has(box.value);
   $("participants").value = params.getAll("participants").join(", ");
