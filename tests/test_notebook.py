@@ -152,3 +152,13 @@ def test_the_builder_refuses_a_bad_argument_where_it_is_given(keyword_book: vecb
     with pytest.raises(vecbook.QueryError) as error:
         build(keyword_book.query().keyword("boiler"))
     assert message in str(error.value)
+
+
+def test_results_mark_words_by_the_language_their_source_is_indexed_in(tmp_path: Path) -> None:
+    """A German book matches ``Hauses`` to ``Haus`` and ``Häuser`` (German stems): the table marks
+    them as the page and the command line do, not by English stems, which mark nothing here."""
+    (tmp_path / "n.txt").write_text("Die Häuser am See sind alt.\n---\nEin Haus mit Garten.\n", encoding="utf-8")
+    book = vecbook.VecBook(tmp_path, keyword_only=True, cache_directory=False, language="german")
+    html = book.search("Hauses")._repr_html_()
+    assert "<mark>Haus</mark> mit Garten" in html and "Die <mark>Häuser</mark> am See" in html
+    assert "<mark>Haus</mark>" in book.search("Hauses", max_total_chars=1000)._repr_html_()  # a budget keeps it

@@ -479,7 +479,7 @@ class VecBook:
         hits = self._search(query, keyword_text, max_results, mode, filters, min_score, fusion,
                             keyword_weight, rrf_k, dedupe, recency_half_life_days, extra, check_max_chars(max_chars))
         kept, left_out = within_budget(hits, budget, lambda hit: len(hit.text))
-        return Results(kept, left_out, hits.mode)
+        return Results(kept, left_out, hits.mode, hits.analysis)
 
     def get(self, ref: str, context: int = 0) -> Context:
         """The whole record whose ``id`` or ``citation`` is ``ref``, with up to ``context``
@@ -545,7 +545,8 @@ class VecBook:
                       else ((i, []) for i in range(len(scored))))
             shaper = HitShaper(snapshot, terms, PassageScores(snapshot.keywords, tokens) if passage_scores is None
                                else passage_scores, vector, partial(analysis_of, self.config), nothing)
-            return Results(shaper.hits(scored, groups, k, max_chars), mode=mode)
+            return Results(shaper.hits(scored, groups, k, max_chars), mode=mode,
+                           analysis=partial(analysis_of, self.config))
 
     def _snapshot_for(self, mode: str) -> tuple[Snapshot, str]:
         """The current snapshot, waiting (bounded) for vectors when the mode needs them;

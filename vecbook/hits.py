@@ -136,12 +136,15 @@ class Context:
 class Results(list):  # list[Hit]
     """A list of hits, best first, with notebook-friendly conversions. ``left_out``: how many
     hits a ``max_total_chars`` budget left out (0 without one); ``mode``: the mode that answered
-    (``keyword`` for a semantic or hybrid search while the first index still embeds)."""
+    (``keyword`` for a semantic or hybrid search while the first index still embeds); ``analysis``:
+    the keyword analysis of a source's records (its language), which the table marks words by."""
 
-    def __init__(self, hits: Iterable[Hit] = (), left_out: int = 0, mode: str | None = None) -> None:
+    def __init__(self, hits: Iterable[Hit] = (), left_out: int = 0, mode: str | None = None,
+                 analysis: Callable[[str], Analysis] | None = None) -> None:
         super().__init__(hits)
         self.left_out = left_out
         self.mode = mode
+        self.analysis = analysis
 
     def to_dicts(self, scores_as: str = "string") -> list[dict[str, Any]]:
         """The JSON shape of each hit; ``scores_as="float"`` keeps scores as floats."""
@@ -151,7 +154,7 @@ class Results(list):  # list[Hit]
     def _repr_html_(self) -> str:
         """The hits as a table in Jupyter: rank, score, citation, snippet with the matched words
         marked, source and date (in a terminal the list shows as plain text)."""
-        return hits_table(self) if self else "<p>no results</p>"
+        return hits_table(self, analysis=self.analysis) if self else "<p>no results</p>"
 
     def to_pandas(self) -> Any:
         """A pandas DataFrame, one row per hit, scores as floats (pandas is optional)."""
@@ -197,12 +200,14 @@ def record_date(metadata: dict[str, Any]) -> str:
     return "" if value is None else str(value)
 
 
-def hits_table(hits: Sequence[Hit], ranked: bool = True) -> str:
-    """HTML table of hits; every value from the records is escaped."""
+def hits_table(hits: Sequence[Hit], ranked: bool = True, analysis: Callable[[str], Analysis] | None = None) -> str:
+    """HTML table of hits; every value from the records is escaped. ``analysis``: each source's
+    keyword analysis, so words are marked by the stems that matched them (English without it)."""
     rows = []
     for rank_number, hit in enumerate(hits, 1):
         snippet = mark_matches(hit.snippet or hit.text, hit.matched_terms,
-                               lambda word: f"<mark>{html.escape(word)}</mark>", html.escape)
+                               lambda word: f"<mark>{html.escape(word)}</mark>", html.escape,
+                               ENGLISH if analysis is None else analysis(hit.source))
         rows.append([*([str(rank_number)] if ranked else []), f"{hit.similarity_score:.3f}",
                      html.escape(hit.citation), _cell(snippet), html.escape(hit.source),
                      html.escape(record_date(hit.metadata))])
