@@ -272,3 +272,13 @@ def test_a_span_or_time_in_the_address_stays_in_the_form_for_the_next_search(bro
     box.send_keys(" bacalhau", Keys.ENTER)
     until(lambda: "bacalhau" in browser.current_url, "the next search")
     assert parse.parse_qs(parse.urlparse(browser.current_url).query)["since"] == [since]
+
+
+def test_slash_focuses_the_search_box_from_a_ticked_source_box(browser: Any, site: str) -> None:
+    """A checkbox takes no text: ``/`` there, just after ticking a source, goes to the search box."""
+    search_for(browser, site, "train")
+    browser.find_element(By.CSS_SELECTOR, "#sources input[value='files']").click()
+    assert browser.switch_to.active_element.get_attribute("type") == "checkbox"
+    ActionChains(browser).send_keys("/").perform()
+    assert browser.switch_to.active_element.get_attribute("id") == "q"
+    assert browser.find_element(By.ID, "q").get_attribute("value") == "train"

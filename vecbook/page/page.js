@@ -283,7 +283,10 @@ document.addEventListener("DOMContentLoaded", () => {
     runSearch(params);
   });
   document.addEventListener("keydown", (event) => {
-    const typing = /^(INPUT|TEXTAREA|SELECT)$/.test(event.target.tagName) || event.target.isContentEditable;
+    // Only a field that takes text keeps the key: a checkbox or button (a source just ticked) does not.
+    const target = event.target;
+    const typing = (target.tagName === "INPUT" && !/^(checkbox|radio|button|submit|reset)$/.test(target.type))
+      || /^(TEXTAREA|SELECT)$/.test(target.tagName) || target.isContentEditable;
     if (event.key === "/" && !typing && !$("context").open) {
       event.preventDefault();
       $("q").focus();
