@@ -282,3 +282,26 @@ def test_slash_focuses_the_search_box_from_a_ticked_source_box(browser: Any, sit
     ActionChains(browser).send_keys("/").perform()
     assert browser.switch_to.active_element.get_attribute("id") == "q"
     assert browser.find_element(By.ID, "q").get_attribute("value") == "train"
+
+
+def test_hits_answered_by_keywords_while_the_vectors_are_computed_say_so(
+        page_book: vecbook.VecBook, browser: Any, site: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """During a first index a hybrid search is answered from the keyword index (as MCP's note
+    tells an assistant): the page says so, and /search.json in a header, instead of passing the
+    keyword hits off as hybrid ones."""
+    from urllib import request
+
+    searched = page_book.search
+
+    def while_embedding(*args: Any, **kwargs: Any) -> vecbook.Results:
+        found = searched(*args, **{**kwargs, "mode": "keyword"})
+        return vecbook.Results(found, found.left_out, "keyword", found.analysis)
+
+    monkeypatch.setattr(page_book, "search", while_embedding)
+    search_for(browser, site, "boiler")
+    status = browser.find_element(By.ID, "status").text
+    assert "answered by keywords" in status and "still computing vectors" in status
+    with request.urlopen(site + "/search.json?q=boiler") as answer:
+        assert answer.headers["VecBook-Answered-As"] == "keyword"
+    with request.urlopen(site + "/search.json?q=boiler&mode=keyword") as answer:
+        assert answer.headers["VecBook-Answered-As"] is None  # asked for keywords: nothing to say

@@ -31,6 +31,9 @@ DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
 # /search.json's header saying how many hits a max_total_chars budget left out (MCP's "left_out").
 LEFT_OUT_HEADER = "VecBook-Left-Out"
+# /search.json's header naming the mode that answered where it is not the one asked for: during a
+# first index, semantic and hybrid searches are answered by keywords (MCP's "answered_as").
+ANSWERED_AS_HEADER = "VecBook-Answered-As"
 TOKEN_VARIABLE = "VECBOOK_TOKEN"
 # A token shorter than this could be guessed by a client trying tokens over the network.
 MIN_TOKEN_CHARS = 16
@@ -290,8 +293,12 @@ def page_routes(book: VecBook) -> dict[str, Callable[[Any], Any]]:
             for hit in hits:
                 hit["snippet_marks"] = match_offsets(hit["snippet"], hit["matched_terms"],
                                                      analysis_of(book.config, hit["source"]))
-        # The body stays the list every client reads; how many hits a budget left out is a header.
-        return Answer(hits, {LEFT_OUT_HEADER: str(results.left_out)}) if arguments.get("max_total_chars") else hits
+        # The body stays the list every client reads; how many hits a budget left out, and a
+        # mode that answered in place of the one asked for, are headers.
+        headers = {LEFT_OUT_HEADER: str(results.left_out)} if arguments.get("max_total_chars") else {}
+        if results.mode is not None and results.mode != (arguments["mode"] or book.default_mode):
+            headers[ANSWERED_AS_HEADER] = results.mode
+        return Answer(hits, headers) if headers else hits
 
     def get(request: Any) -> Any:
         context = _number({"context": request.query_params.get("context") or "0"}, "context", int)

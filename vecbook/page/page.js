@@ -27,7 +27,8 @@ function el(tag, attributes, ...children) {
 
 class NeedsToken extends Error {}
 
-async function getJSON(path, params) {
+async function getJSON(path, params, withHeaders = false) {
+  // withHeaders: [body, headers], for the headers /search.json answers beside its hits
   const headers = { Accept: "application/json" };
   const token = sessionStorage.getItem(TOKEN_KEY);
   if (token) headers.Authorization = "Bearer " + token;
@@ -45,7 +46,7 @@ async function getJSON(path, params) {
     throw new NeedsToken(body.error);
   }
   if (!response.ok) throw new Error(body.error || response.statusText);
-  return body;
+  return withHeaders ? [body, response.headers] : body;
 }
 
 function showTokenForm(problem) {
@@ -146,12 +147,16 @@ async function runSearch(params) {
     const withMarks = new URLSearchParams(asked);
     withMarks.set("marks", "true");
     withMarks.set("max_chars", "600");
-    const hits = await getJSON("/search.json", withMarks);
+    const [hits, headers] = await getJSON("/search.json", withMarks, true);
     if (number !== searchNumber) return;
     const took = Math.round(performance.now() - started);
     $("hits").replaceChildren(...hits.map((hit) => hitItem(hit, asked)));
+    // During a first index a semantic or hybrid search is answered by keywords: say so.
+    const answeredAs = headers.get("VecBook-Answered-As");
     status.replaceChildren(
       hits.length ? `${hits.length} hit${hits.length === 1 ? "" : "s"} (${took} ms)` : "no results",
+      answeredAs ? ` · answered by ${answeredAs}s: the first index is still computing vectors; search `
+                   + "again in a minute for hits by meaning" : "",
       el("a", { href: "/search.json?" + asked }, "JSON"));
     const open = params.get("open");
     const hit = open && hits.find((h) => h.id === open);
