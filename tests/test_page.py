@@ -305,3 +305,27 @@ def test_hits_answered_by_keywords_while_the_vectors_are_computed_say_so(
         assert answer.headers["VecBook-Answered-As"] == "keyword"
     with request.urlopen(site + "/search.json?q=boiler&mode=keyword") as answer:
         assert answer.headers["VecBook-Answered-As"] is None  # asked for keywords: nothing to say
+
+
+def test_a_participant_whose_name_holds_a_comma_stays_one_name(
+        page_book: vecbook.VecBook, browser: Any, site: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Mail names people as "Doe, Jane" <jane@example.org>: picked from the list offered, that
+    name is one participant, not "Doe" and "Jane" (the field separates names by commas)."""
+    listed = page_book.sources
+
+    def with_mail_names() -> list[dict[str, Any]]:
+        found = listed()
+        return [{**found[0], "participants": [*(found[0]["participants"] or []), "Doe, Jane"]}, *found[1:]]
+
+    monkeypatch.setattr(page_book, "sources", with_mail_names)
+    search_for(browser, site, "birthday")
+    until(lambda: browser.find_elements(By.CSS_SELECTOR, "#people option[value='Doe, Jane']"), "the name offered")
+    browser.find_element(By.ID, "participants").send_keys("Doe, Jane, Priya", Keys.ENTER)
+    until(lambda: "participants=" in browser.current_url, "the address to carry the participants")
+    assert parse.parse_qs(parse.urlparse(browser.current_url).query)["participants"] == ["Doe, Jane", "Priya"]
+    browser.get(browser.current_url)  # the same address again: the form reads it back the same way
+    until(lambda: browser.find_element(By.ID, "participants").get_attribute("value") == "Doe, Jane, Priya", "the form")
+    browser.find_element(By.ID, "q").send_keys(Keys.ENTER)
+    until(lambda: "problem" in (browser.find_element(By.ID, "status").get_attribute("class") or "")
+          or hits(browser), "the search")
+    assert parse.parse_qs(parse.urlparse(browser.current_url).query)["participants"] == ["Doe, Jane", "Priya"]

@@ -11,6 +11,7 @@ const LISTS = ["sources", "participants"];
 const DATE_FIELDS = ["since", "until"];
 const SOURCES_RETRY_MS = 2000;       // how soon the page asks again for sources not ready yet
 let searchNumber = 0;                // a newer search makes an older one's answer moot
+let knownPeople = new Set();        // the participants the sources list, as written
 let retry = null;                    // what to do again once a token is given
 
 const $ = (id) => document.getElementById(id);
@@ -64,10 +65,23 @@ function paramsFromForm() {
     if (value) params.set(name, value);
   }
   for (const box of document.querySelectorAll("#sources input:checked")) params.append("sources", box.value);
-  for (const name of $("participants").value.split(",")) {
-    if (name.trim()) params.append("participants", name.trim());
-  }
+  for (const name of splitNames($("participants").value)) params.append("participants", name);
   return params;
+}
+
+function splitNames(text) {
+  // Names are separated by commas, but a name may hold one: mail gives "Doe, Jane". Pieces
+  // that together make a name the sources list are kept as that one name (the longest first).
+  const pieces = text.split(",").map((piece) => piece.trim());
+  const names = [];
+  for (let at = 0; at < pieces.length; at++) {
+    let end = pieces.length;
+    while (end > at + 1 && !knownPeople.has(pieces.slice(at, end).join(", "))) end--;
+    const name = pieces.slice(at, end).join(", ");
+    if (name) names.push(name);
+    at = end - 1;
+  }
+  return names;
 }
 
 function formFromParams(params) {
@@ -234,6 +248,7 @@ async function loadSources() {
     el("input", { type: "checkbox", value: source.name }), ` ${source.name} (${source.records})`));
   $("sources").append(...boxes);
   const people = new Set(sources.flatMap((source) => source.participants || []));
+  knownPeople = people;
   $("people").replaceChildren(...[...people].slice(0, 1000).map((name) => el("option", { value: name })));
   const firsts = sources.map((s) => s.first_date).filter(Boolean).sort();
   const lasts = sources.map((s) => s.last_date).filter(Boolean).sort();
