@@ -12,7 +12,7 @@ import vecbook
 from conftest import ROOT
 from vecbook.config import tomllib
 
-TEST_TOOLS = {"pytest", "hypothesis", "selenium"}
+TEST_TOOLS = {"pytest", "hypothesis", "pandas", "selenium"}
 
 
 def requirement_lines() -> list[str]:
