@@ -90,7 +90,9 @@ def test_an_event_is_one_record_with_its_people_place_and_rule(tmp_path: Path) -
     assert standup.metadata == {
         "title": "Weekly standup", "date": "2024-05-06T09:30:00+02:00", "end_date": "2024-05-06T09:45:00+02:00",
         "kind": "event", "location": "Room 4, second floor", "organizer": "Cy Park",
-        "participants": ["Lima, Ana", "bo@example.com"], "emails": ["ana@example.com", "bo@example.com"],
+        # The organizer takes part too (found by --participant), listed first, once.
+        "participants": ["Cy Park", "Lima, Ana", "bo@example.com"],
+        "emails": ["cy@example.com", "ana@example.com", "bo@example.com"],
         "conversation": "Team", "uid": "standup-1@example.com", "status": "CONFIRMED",
         "recurrence": "Repeats weekly on Monday until 2024-06-01", "format": "ics"}
     assert standup.citation == "cal/team.ics:5-23#standup-1@example.com"

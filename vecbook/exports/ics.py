@@ -270,6 +270,7 @@ def _record(export: Export, file: ExportFile, span: _Span, component: Any, calen
         return None
     organizer = _person(component.get("ORGANIZER"))
     attendees = [p for p in (_person(a) for a in _listed(component.get("ATTENDEE"))) if p]
+    people = [organizer, *attendees] if organizer else attendees
     lines = [summary or f"(untitled {kind})", *details]
     if location:
         lines.append(f"Where: {location}")
@@ -284,8 +285,10 @@ def _record(export: Export, file: ExportFile, span: _Span, component: Any, calen
         "title": summary, "date": _iso(first), "end_date": _iso(end if end is not None else due if start else None),
         "kind": kind, "all_day": True if _is_day(first) else None, "location": location,
         "organizer": organizer[0] if organizer else None,
-        "participants": [name for name, _ in attendees] or None,
-        "emails": [email for _, email in attendees if email] or None,
+        # The organizer takes part as an attendee does (as a mail's sender does), listed first;
+        # Google lists them among the attendees too, Outlook and others often do not.
+        "participants": list(dict.fromkeys(name for name, _ in people)) or None,
+        "emails": list(dict.fromkeys(email for _, email in people if email)) or None,
         "conversation": calendar, "uid": uid, "status": _text(component, "STATUS"),
         "recurrence": _rule_words(component.get("RRULE")) if component.get("RRULE") is not None else None,
         "format": export.format,
