@@ -18,7 +18,7 @@ from typing import Any, Callable
 from .blocks import Block
 from .config import Config
 from .record_columns import storable_lines
-from .settling import SETTLE_NS, signature_mtimes
+from .settling import settled, signature_mtimes
 from .sources import FILE_KEY, block_source
 from .tokens import analysis_of
 from .vector_cache import cache_scope
@@ -104,9 +104,10 @@ def storable(entry: tuple[Any, ...], block: Block) -> bool:
     """Whether a source may be kept: settled before the read its records came from began, and
     every value JSON gives back as it was (metadata of str, numbers, booleans, None and lists)."""
     signature = entry[0]
-    # Not settled when its read began (``settling``): the next start reads it again.
-    mtimes = list(signature_mtimes(signature))
-    if not mtimes or max(mtimes) >= block.read_ns - SETTLE_NS or not _plain(signature, tuples=True):
+    # Not settled when its read began (``settling``), or with no file's time to tell it by: the
+    # next start reads it again.
+    if next(signature_mtimes(signature), None) is None or not settled(signature, block.read_ns) \
+            or not _plain(signature, tuples=True):
         return False
     return _plain(entry[3]) and all(type(k) is str for keys in {r.metadata_keys for r in block.records} for k in keys) \
         and all(_plain(value) for r in block.records for value in r._values) \
