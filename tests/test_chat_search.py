@@ -233,6 +233,24 @@ def test_a_run_of_touching_windows_merges_only_up_to_the_merge_cap(tmp_path: Pat
         assert read_back(export, hit) == hit.text
 
 
+def test_touching_windows_merge_only_within_a_smaller_max_chars_so_no_part_is_cut_away(tmp_path: Path) -> None:
+    # Two touching windows (a pause of an hour), each naming the festival, together ~150 characters.
+    export = timed_whatsapp(tmp_path / "chat.txt", [
+        ("09:00", "Ana", f"lantern festival 🏮 北京 {chatter(1, 6)}"), ("09:01", "Ben", f"مرحبا {chatter(2, 4)}"),
+        ("10:05", "Ben", f"lantern festival tickets 🎟️ {chatter(3, 6)}"), ("10:06", "Ana", "שלום, booked")])
+    book = chat_book(tmp_path, export)
+    whole = book.search("lantern festival", mode="keyword")
+    assert [(h.line_number, h.end_line) for h in whole] == [(1, 4)]
+    sizes = sorted(len(r.text) for r in book._snapshot.records)
+    # max_chars holds either window but not both: each stays a hit of its own, whole, rather
+    # than one merged hit cut down to the part around its best window.
+    hits = book.search("lantern festival", mode="keyword", max_chars=sizes[-1] + 1)
+    assert sorted((h.line_number, h.end_line) for h in hits) == [(1, 2), (3, 4)]
+    assert not any(h.truncated for h in hits)
+    for hit in hits:
+        assert read_back(export, hit) == hit.text
+
+
 def test_a_much_weaker_touching_window_stays_a_hit_of_its_own(tmp_path: Path) -> None:
     export = timed_whatsapp(tmp_path / "chat.txt", [
         ("09:00", "Ana", "lantern festival lantern festival lantern 🏮"),

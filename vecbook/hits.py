@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence, T
 import numpy as np
 
 from .build import Snapshot
-from .chat_hits import lines_shown, merge_touching, merged_citation, merged_text
+from .chat_hits import MERGE_MAX_CHARS, lines_shown, merge_touching, merged_citation, merged_text
 from .config import FUSIONS, MAX_QUERY_CHARS, MAX_RESULTS_LIMIT, QueryError, VecBookError
 from .filters import parse_filters
 from .rank import Scored
@@ -408,7 +408,10 @@ class HitShaper:
             for group in groups:
                 seen.append(group)
                 yield scored[group[0]].index, scored[group[0]].score
-        merged = merge_touching(records, ranked(), limit)
+        # Windows merge only within max_chars too: a merged hit cut down to its best window's part
+        # would lose the other windows, which as hits of their own come whole.
+        most = None if max_chars is None else min(max_chars, MERGE_MAX_CHARS)
+        merged = merge_touching(records, ranked(), limit, most)
         out = []
         for lead, joined in merged:
             held = [seen[p] for p in (lead, *joined)]
