@@ -162,3 +162,14 @@ def test_results_mark_words_by_the_language_their_source_is_indexed_in(tmp_path:
     html = book.search("Hauses")._repr_html_()
     assert "<mark>Haus</mark> mit Garten" in html and "Die <mark>Häuser</mark> am See" in html
     assert "<mark>Haus</mark>" in book.search("Hauses", max_total_chars=1000)._repr_html_()  # a budget keeps it
+
+
+def test_a_slice_of_results_is_results_that_still_shows_as_a_table_marked_by_its_language(tmp_path: Path) -> None:
+    (tmp_path / "n.txt").write_text("Die Häuser am See sind alt.\n---\nEin Haus mit Garten.\n", encoding="utf-8")
+    book = vecbook.VecBook(tmp_path, keyword_only=True, cache_directory=False, language="german")
+    hits = book.search("Hauses")
+    top = hits[:1]
+    assert isinstance(top, vecbook.Results) and list(top) == list(hits)[:1]
+    assert top.mode == hits.mode and top.left_out == 0
+    assert "<table>" in top._repr_html_() and "<mark>" in top._repr_html_()
+    assert isinstance(hits[0], vecbook.Hit) and isinstance(hits[::-1], vecbook.Results)

@@ -146,6 +146,13 @@ class Results(list):  # list[Hit]
         self.mode = mode
         self.analysis = analysis
 
+    def __getitem__(self, key: Any) -> Any:
+        """A hit, or for a slice (``hits[:3]``) Results again, so a notebook still shows it as a
+        table marked by its source's language; a slice's ``left_out`` is 0 (no budget cut it)."""
+        if isinstance(key, slice):
+            return Results(super().__getitem__(key), 0, self.mode, self.analysis)
+        return super().__getitem__(key)
+
     def to_dicts(self, scores_as: str = "string") -> list[dict[str, Any]]:
         """The JSON shape of each hit; ``scores_as="float"`` keeps scores as floats."""
         check_choice("scores_as", scores_as, SCORE_FORMATS)
