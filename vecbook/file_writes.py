@@ -93,11 +93,10 @@ def read_pieces(handle: BinaryIO, size: int) -> Iterator[memoryview]:
 DIGEST_CHARS = 32  # ``summed_digest``'s length: hex of a 16-byte hash
 
 
-def summed_digest(pieces: Iterable[memoryview]) -> str:
-    """A checksum of bytes given a SUM_BYTES piece at a time: each piece summed as little-endian
-    64-bit words (the last zero-padded), those sums hashed. Any changed, lost or moved piece
-    changes it; summing is ~10x faster than hashing the bytes themselves (~0.1 s against ~2 s for
-    768 MB)."""
+def piece_sums(pieces: Iterable[memoryview]) -> bytes:
+    """Each SUM_BYTES piece of bytes summed as little-endian 64-bit words (the last zero-padded),
+    8 little-endian bytes a piece. A changed byte changes its piece's sum; summing is ~10x faster
+    than hashing the bytes themselves (~0.1 s against ~2 s for 768 MB)."""
     sums = []
     for piece in pieces:
         tail = len(piece) % 8
@@ -106,4 +105,15 @@ def summed_digest(pieces: Iterable[memoryview]) -> str:
         if tail:
             total += int.from_bytes(bytes(piece[len(piece) - tail:]), "little")
         sums.append(total % (1 << 64))
-    return hashlib.blake2b(np.array(sums, dtype="<u8").tobytes(), digest_size=DIGEST_CHARS // 2).hexdigest()
+    return np.array(sums, dtype="<u8").tobytes()
+
+
+def summed_digest(pieces: Iterable[memoryview]) -> str:
+    """A checksum of bytes given a SUM_BYTES piece at a time: their ``piece_sums``, hashed. Any
+    changed, lost or moved piece changes it."""
+    return sums_digest(piece_sums(pieces))
+
+
+def sums_digest(sums: bytes) -> str:
+    """The hash of ``piece_sums``, as ``summed_digest`` gives it."""
+    return hashlib.blake2b(sums, digest_size=DIGEST_CHARS // 2).hexdigest()

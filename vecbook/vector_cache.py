@@ -89,7 +89,8 @@ class VectorCache:
         # Whether ``entries`` came from a seed's file: the first save then writes this scope's
         # own file even when the keys are the same.
         self.seeded = False
-        # The format of the file ``entries`` came from: an older one is written anew at the next save.
+        # The format of the file ``entries`` came from: an older one is written anew at the next save
+        # (0 for a file with damaged vectors, left out of ``entries``).
         self.format = CACHE_FORMAT
         # The journals read into ``entries``: the next save takes their vectors in and deletes them.
         self.journals: set[Path] = set()
@@ -274,6 +275,11 @@ class VectorCache:
         """The keys of the cache file at ``path``, checked, with its vectors left in the file."""
         header, entries = read_cache_file(path, self.identity)
         self.format = int(header.get("format", 1))
+        damaged = int(header.get("damaged_vectors", 0))
+        if damaged:
+            log.warning("vector cache %s: %d of %d vectors failed their checksum; those records are embedded again, "
+                        "the other %d are used", path, damaged, int(header["count"]), len(entries))
+            self.format = 0  # written anew at the next save, even if no record needs a vector it lost
         return entries
 
     def save(self, keep: KeyedVectors | StreamedVectors | dict[bytes, np.ndarray]) -> None:

@@ -7,10 +7,13 @@ the passages longer than one model window (``SplitPassages``), so a warm start n
 tokenizer over text it has embedded before.
 
 Cache file (``.vbc``): ``CACHE_MAGIC``, a little-endian u32 and a JSON header (``format``,
-``identity``, ``dimension``, ``count``, ``splits``, ``split_windows``, ``sha256``, ``vector_sums``),
-then the payload. From format 3 on, ``sha256`` covers the payload's keys and split passages and
-``vector_sums`` its vectors (``summed_digest``: a sum per MiB, hashed); before, ``sha256`` covered
-the whole payload. A file without ``format`` is format 1, whose payload ends after the vectors.
+``identity``, ``dimension``, ``count``, ``splits``, ``split_windows``, ``sha256``,
+``vector_piece_sums``), then the payload. From format 3 on, ``sha256`` covers the payload's keys and
+split passages, and the vectors are checked apart by their sums per MiB (``piece_sums``): format 4
+keeps each MiB's sum (``vector_piece_sums``, hex), so a damaged MiB costs only the ~680 vectors in
+it, which are embedded again; format 3 kept their hash (``vector_sums``), so any damage cost every
+vector. Before, ``sha256`` covered the whole payload. A file without ``format`` is format 1, whose
+payload ends after the vectors.
 Journal (``.vbj``): ``JOURNAL_MAGIC``, a u32 and a JSON header (``format``, ``identity``,
 ``dimension``), then chunks, each a u32, a JSON header (``count``, ``splits``,
 ``split_windows``, ``sha256``) and a payload. A chunk cut short (a process killed while it
@@ -34,13 +37,14 @@ from typing import Any, BinaryIO, Callable, Container, Iterator, Mapping, Sequen
 
 import numpy as np
 
-from .file_writes import gathered_pieces, read_pieces, summed_digest, write_atomically
+from .file_writes import SUM_BYTES, gathered_pieces, piece_sums, read_pieces, sums_digest, write_atomically
 from .key_rows import KEY_BYTES, KeyRows, keys_at
 
 CACHE_MAGIC = b"VECBOOK-CACHE-1\n"  # the family's mark; the header's ``format`` says which layout follows
 JOURNAL_MAGIC = b"VECBOOK-JOURNAL\n"
-# 1: keys and vectors; 2: and the windows of split passages; 3: the vectors checked by their sums per MiB
-CACHE_FORMAT = 3
+# 1: keys and vectors; 2: and the windows of split passages; 3: the vectors checked by their sums per
+# MiB, hashed; 4: the sums per MiB themselves, so that damage is placed
+CACHE_FORMAT = 4
 JOURNAL_FORMAT = 1
 READ_BLOCK = 1 << 22  # bytes checksummed at a time when a file is read
 # A split passage as a build finds it: its text's hash, its windows ((start, end) in the
@@ -366,7 +370,8 @@ def _read_payload(file: BinaryIO, header: dict[str, Any], end: int, with_splits:
                   short: Callable[[], Exception], summed: bool = False) -> KeyedVectors:
     """The payload described by ``header`` from ``file``'s position, which must end at ``end``:
     its keys and split passages read, its vectors checksummed and left in the file (``summed``:
-    by their sums per MiB, ``vector_sums``, not in ``sha256``)."""
+    by their sums per MiB, not in ``sha256``). The vectors of a MiB whose sum is not the one kept
+    (``vector_piece_sums``) are left out, their number in ``header["damaged_vectors"]``."""
     count, dim = int(header["count"]), int(header["dimension"])
     passages, windows = (int(header.get("splits", 0)), int(header.get("split_windows", 0))) if with_splits else (0, 0)
     offset = file.tell()
@@ -375,13 +380,16 @@ def _read_payload(file: BinaryIO, header: dict[str, Any], end: int, with_splits:
         raise short()
     keys = file.read(KEY_BYTES * count)
     digest = hashlib.sha256(keys)
+    damaged = np.zeros(0, dtype=np.int64)
     if summed:
         # ~0.5 s for the 1.5 GB of a million vectors, against ~3-5 s to hash them.
         try:
-            sums = summed_digest(read_pieces(file, vector_bytes))
+            sums = piece_sums(read_pieces(file, vector_bytes))
         except ValueError:
             raise short() from None
-        if sums != header["vector_sums"]:
+        if "vector_piece_sums" in header:
+            damaged = damaged_rows(sums, bytes.fromhex(header["vector_piece_sums"]), count, 4 * dim)
+        elif sums_digest(sums) != header["vector_sums"]:
             raise ValueError("checksum mismatch")
     left = 0 if summed else vector_bytes
     while left:
@@ -395,8 +403,23 @@ def _read_payload(file: BinaryIO, header: dict[str, Any], end: int, with_splits:
     if digest.hexdigest() != header["sha256"]:
         raise ValueError("checksum mismatch")
     splits = SplitPassages.parsed(tail, passages, windows)
-    rows = FileRows([(file, offset + KEY_BYTES * count, count)], dim)
-    return KeyedVectors(keys, rows, splits=splits)
+    if not len(damaged):
+        return KeyedVectors(keys, FileRows([(file, offset + KEY_BYTES * count, count)], dim), splits=splits)
+    header["damaged_vectors"] = len(damaged)
+    sound = np.setdiff1d(np.arange(count, dtype=np.int64), damaged)
+    kept = np.frombuffer(keys, dtype=np.uint8).reshape(count, KEY_BYTES)[sound].tobytes()
+    return KeyedVectors(kept, FileRows([(file, offset + KEY_BYTES * count, count)], dim, select=sound), splits=splits)
+
+
+def damaged_rows(sums: bytes, kept: bytes, count: int, row_bytes: int) -> np.ndarray:
+    """The rows (of ``count`` vectors of ``row_bytes``) lying in a MiB whose sum in ``sums``
+    differs from the one ``kept`` at the save; every row where the two lists do not match."""
+    if len(kept) != len(sums):
+        return np.arange(count, dtype=np.int64)
+    pieces = np.flatnonzero(np.frombuffer(sums, dtype="<u8") != np.frombuffer(kept, dtype="<u8"))
+    first, last = pieces * SUM_BYTES // row_bytes, ((pieces + 1) * SUM_BYTES - 1) // row_bytes
+    rows = [np.arange(a, min(b, count - 1) + 1, dtype=np.int64) for a, b in zip(first.tolist(), last.tolist())]
+    return np.unique(np.concatenate(rows)) if rows else np.zeros(0, dtype=np.int64)
 
 
 def payload_header(keep: StreamedVectors, summed: bool = False) -> tuple[dict[str, Any], Callable[[BinaryIO], None]]:
@@ -407,7 +430,7 @@ def payload_header(keep: StreamedVectors, summed: bool = False) -> tuple[dict[st
     dim = keep.dimension if len(keep) else 0
     digest = hashlib.sha256(keep.joined)
     vectors = (np.ascontiguousarray(block, dtype="<f4") for block in keep.blocks())
-    sums = summed_digest(gathered_pieces(vectors)) if summed else None
+    sums = piece_sums(gathered_pieces(vectors)) if summed else None
     for block in () if summed else vectors:
         digest.update(block)
     splits = keep.splits.parts()
@@ -416,7 +439,7 @@ def payload_header(keep: StreamedVectors, summed: bool = False) -> tuple[dict[st
     header = {"dimension": dim, "count": len(keep), "splits": len(keep.splits),
               "split_windows": len(keep.splits.spans), "sha256": digest.hexdigest()}
     if sums is not None:
-        header["vector_sums"] = sums
+        header["vector_piece_sums"] = sums.hex()
 
     def write(out: BinaryIO) -> None:
         out.write(keep.joined)
