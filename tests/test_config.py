@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 from pathlib import Path
 from typing import Callable
 
@@ -236,14 +237,35 @@ def test_unknown_key_names_the_key_and_suggests(config_file: Callable[[str], Pat
     path = config_file("max_result = 5\n")
     with pytest.raises(ConfigError) as error:
         load_config(path)
-    assert str(error.value) == f"unknown config key 'max_result' in {path} (did you mean 'max_results'?)"
+    assert str(error.value) == f"unknown config key 'max_result' in {path}:1 (did you mean 'max_results'?)"
+
+
+@pytest.mark.parametrize("bad, message", [
+    ('max_results = "ten"', "config key 'max_results' in {f}:4 must be int, got 'ten'"),
+    ('format = 3', "config key 'format' in [[collections]] #2 in {f}:14 must be str, got 3"),
+    ('"date_order" = "ymd"', "config key 'date_order' in [[collections]] #2 in {f}:14 must be \"dmy\" (day/month/year) "
+                             "or \"mdy\" (month/day/year); got 'ymd'"),
+    ('colour = "blue"', "unknown config key 'colour' in [[collections]] #2 in {f}:14"),
+])
+def test_an_error_in_the_file_names_the_line_at_fault(config_file: Callable[[str], Path], bad: str, message: str) -> None:
+    """tomllib keeps no positions: the line is found in the text, the key's own line in its table."""
+    text = ("# my sources 📚\nsearch_mode = \"hybrid\"\n\n{top}\n[[collections]]\nname = \"chat\"  # WhatsApp\n"
+            "path = \"chat.txt\"\n# max_results = \"ten\" in a comment is no key\n\n[[collections]]\n"
+            "name = \"family\"\npath = \"family.txt\"\n\n{inner}\n")
+    top = bad if bad.startswith("max_results") else ""
+    path = config_file(text.format(top=top, inner="" if top else bad))
+    with pytest.raises(ConfigError) as error:
+        load_config(path)
+    assert str(error.value) == message.format(f=path)
+    line = int(re.search(r"\.toml:(\d+)", str(error.value)).group(1))  # type: ignore[union-attr]
+    assert path.read_text(encoding="utf-8").splitlines()[line - 1] == bad  # the line opens at the key
 
 
 def test_unknown_key_without_a_close_match_has_no_hint(config_file: Callable[[str], Path]) -> None:
     path = config_file("colour = 'blue'\n")
     with pytest.raises(ConfigError) as error:
         load_config(path)
-    assert str(error.value) == f"unknown config key 'colour' in {path}"
+    assert str(error.value) == f"unknown config key 'colour' in {path}:1"
 
 
 def test_unknown_table_is_an_unknown_key(config_file: Callable[[str], Path]) -> None:
@@ -268,14 +290,14 @@ def test_collections_given_as_an_argument_say_where_collections_come_from(tmp_pa
 
 
 @pytest.mark.parametrize("line, message", [
-    ('max_results = "10"', "config key 'max_results' in {f} must be int, got '10'"),
-    ("max_results = 5.5", "config key 'max_results' in {f} must be int, got 5.5"),
-    ("max_results = true", "config key 'max_results' in {f} must be int, got True"),
-    ("stemming = 1", "config key 'stemming' in {f} must be bool, got 1"),
-    ('keyword_weight = "a"', "config key 'keyword_weight' in {f} must be int or float, got 'a'"),
-    ("keyword_weight = false", "config key 'keyword_weight' in {f} must be int or float, got False"),
-    ("data_directory = 5", "config key 'data_directory' in {f} must be str, got 5"),
-    ("similarity_metric = ['cosine']", "config key 'similarity_metric' in {f} must be str, got ['cosine']"),
+    ('max_results = "10"', "config key 'max_results' in {f}:1 must be int, got '10'"),
+    ("max_results = 5.5", "config key 'max_results' in {f}:1 must be int, got 5.5"),
+    ("max_results = true", "config key 'max_results' in {f}:1 must be int, got True"),
+    ("stemming = 1", "config key 'stemming' in {f}:1 must be bool, got 1"),
+    ('keyword_weight = "a"', "config key 'keyword_weight' in {f}:1 must be int or float, got 'a'"),
+    ("keyword_weight = false", "config key 'keyword_weight' in {f}:1 must be int or float, got False"),
+    ("data_directory = 5", "config key 'data_directory' in {f}:1 must be str, got 5"),
+    ("similarity_metric = ['cosine']", "config key 'similarity_metric' in {f}:1 must be str, got ['cosine']"),
 ])
 def test_wrong_types_name_the_key(config_file: Callable[[str], Path], line: str, message: str) -> None:
     path = config_file(line)
@@ -285,15 +307,15 @@ def test_wrong_types_name_the_key(config_file: Callable[[str], Path], line: str,
 
 
 @pytest.mark.parametrize("line, message", [
-    ("max_results = 0", "config key 'max_results' in {f} must be between 1 and 1000; got 0"),
-    ("max_results = 1001", "config key 'max_results' in {f} must be between 1 and 1000; got 1001"),
-    ("max_results = -3", "config key 'max_results' in {f} must be between 1 and 1000; got -3"),
-    ("keyword_weight = 1.5", "config key 'keyword_weight' in {f} must be between 0 and 1; got 1.5"),
-    ("bm25_b = -0.1", "config key 'bm25_b' in {f} must be between 0 and 1; got -0.1"),
-    ("bm25_k1 = 11", "config key 'bm25_k1' in {f} must be between 0 and 10; got 11.0"),
-    ("rrf_k = 0", "config key 'rrf_k' in {f} must be between 1 and 10000; got 0"),
-    ("batch_size = 5000", "config key 'batch_size' in {f} must be between 1 and 4096; got 5000"),
-    ("semantic_wait_seconds = -1", "config key 'semantic_wait_seconds' in {f} must be between 0 and 3600; got -1.0"),
+    ("max_results = 0", "config key 'max_results' in {f}:1 must be between 1 and 1000; got 0"),
+    ("max_results = 1001", "config key 'max_results' in {f}:1 must be between 1 and 1000; got 1001"),
+    ("max_results = -3", "config key 'max_results' in {f}:1 must be between 1 and 1000; got -3"),
+    ("keyword_weight = 1.5", "config key 'keyword_weight' in {f}:1 must be between 0 and 1; got 1.5"),
+    ("bm25_b = -0.1", "config key 'bm25_b' in {f}:1 must be between 0 and 1; got -0.1"),
+    ("bm25_k1 = 11", "config key 'bm25_k1' in {f}:1 must be between 0 and 10; got 11.0"),
+    ("rrf_k = 0", "config key 'rrf_k' in {f}:1 must be between 1 and 10000; got 0"),
+    ("batch_size = 5000", "config key 'batch_size' in {f}:1 must be between 1 and 4096; got 5000"),
+    ("semantic_wait_seconds = -1", "config key 'semantic_wait_seconds' in {f}:1 must be between 0 and 3600; got -1.0"),
 ])
 def test_out_of_range_values(config_file: Callable[[str], Path], line: str, message: str) -> None:
     path = config_file(line)
@@ -314,7 +336,7 @@ def test_bad_enum_values(config_file: Callable[[str], Path], key: str, value: st
     path = config_file(f'{key} = "{value}"')
     with pytest.raises(ConfigError) as error:
         load_config(path)
-    assert str(error.value) == f"config key '{key}' in {path} must be one of {choices}; got {value!r}"
+    assert str(error.value) == f"config key '{key}' in {path}:1 must be one of {choices}; got {value!r}"
 
 
 @pytest.mark.parametrize("key, value", [
@@ -375,39 +397,39 @@ def test_collections_resolve_against_the_config_folder(
 
 @pytest.mark.parametrize("tables, message", [
     ('[[collections]]\nname = "Slack"\ndatabase = "s.db"',
-     "[[collections]] #1 in {f}: 'name' is required and must be "
+     "[[collections]] #1 in {f}:2: 'name' is required and must be "
      f"{COLLECTION_NAME_RULE}, got 'Slack'"),
     ('[[collections]]\nname = "-chats"\ndatabase = "s.db"',
-     "[[collections]] #1 in {f}: 'name' is required and must be "
+     "[[collections]] #1 in {f}:2: 'name' is required and must be "
      f"{COLLECTION_NAME_RULE}, got '-chats'"),
     ('[[collections]]\nname = "my chats"\ndatabase = "s.db"',
-     "[[collections]] #1 in {f}: 'name' is required and must be "
+     "[[collections]] #1 in {f}:2: 'name' is required and must be "
      f"{COLLECTION_NAME_RULE}, got 'my chats'"),
     ('[[collections]]\nname = "../chats"\ndatabase = "s.db"',
-     "[[collections]] #1 in {f}: 'name' is required and must be "
+     "[[collections]] #1 in {f}:2: 'name' is required and must be "
      f"{COLLECTION_NAME_RULE}, got '../chats'"),
     ('[[collections]]\nname = "chät"\ndatabase = "s.db"',
-     "[[collections]] #1 in {f}: 'name' is required and must be "
+     "[[collections]] #1 in {f}:2: 'name' is required and must be "
      f"{COLLECTION_NAME_RULE}, got 'chät'"),
     ('[[collections]]\nname = "chats\\n"\ndatabase = "s.db"',
-     "[[collections]] #1 in {f}: 'name' is required and must be "
+     "[[collections]] #1 in {f}:2: 'name' is required and must be "
      f"{COLLECTION_NAME_RULE}, got 'chats\\n'"),
     ('[[collections]]\ndatabase = "s.db"',
-     "[[collections]] #1 in {f}: 'name' is required and must be "
+     "[[collections]] #1 in {f}:1: 'name' is required and must be "
      f"{COLLECTION_NAME_RULE}, got None"),
     ('[[collections]]\nname = "a"\ndatabase = "a.db"\n[[collections]]\nname = "a"\ndatabase = "b.db"',
-     "[[collections]] #2 in {f}: collection name 'a' is already used"),
+     "[[collections]] #2 in {f}:5: collection name 'a' is already used"),
     ('[[collections]]\nname = "files"\ndatabase = "a.db"',
-     "[[collections]] #1 in {f}: collection name 'files' is already used (it names the .txt records)"),
+     "[[collections]] #1 in {f}:2: collection name 'files' is already used (it names the .txt records)"),
     ('[[collections]]\nname = "a"',
-     "[[collections]] #1 in {f}: give either 'database' (a SQLite file) or 'path' (an export file or folder)"),
+     "[[collections]] #1 in {f}:1: give either 'database' (a SQLite file) or 'path' (an export file or folder)"),
     ('[[collections]]\nname = "a"\ndatabase = "a.db"\ntable = "t"\nquery = "SELECT 1"',
-     "[[collections]] #1 in {f}: give either 'table' or 'query', not both"),
+     "[[collections]] #1 in {f}:1: give either 'table' or 'query', not both"),
     ('[[collections]]\nname = "a"\ndatabase = "a.db"\ntabel = "t"',
-     "unknown config key 'tabel' in [[collections]] #1 in {f} (did you mean 'table'?)"),
+     "unknown config key 'tabel' in [[collections]] #1 in {f}:4 (did you mean 'table'?)"),
     ('[[collections]]\nname = "a"\ndatabase = 3',
-     "config key 'database' in [[collections]] #1 in {f} must be str, got 3"),
-    ('collections = "slack"', "'collections' in {f} must be an array of tables ([[collections]])"),
+     "config key 'database' in [[collections]] #1 in {f}:3 must be str, got 3"),
+    ('collections = "slack"', "'collections' in {f}:1 must be an array of tables ([[collections]])"),
     ("collections = [1]", "[[collections]] #1 in {f} must be a table"),
 ], ids=["uppercase-name", "leading-dash-name", "space-name", "path-name", "accented-name", "newline-name", "missing-name", "duplicate", "reserved-files",
         "missing-database", "table-and-query", "unknown-key", "non-string", "not-array", "not-table"])

@@ -184,10 +184,10 @@ def test_language_is_a_global_and_a_per_collection_setting(tmp_path: Path) -> No
 
 
 @pytest.mark.parametrize("toml, message", [
-    ('language = "klingon"', "config key 'language' in {f} must be one of none, arabic"),
-    ('language = 1', "config key 'language' in {f} must be str, got 1"),
+    ('language = "klingon"', "config key 'language' in {f}:1 must be one of none, arabic"),
+    ('language = 1', "config key 'language' in {f}:1 must be str, got 1"),
     ('[[collections]]\nname = "c"\npath = "x"\nlanguage = "klingon"',
-     "config key 'language' in [[collections]] #1 in {f} must be one of none, arabic"),
+     "config key 'language' in [[collections]] #1 in {f}:4 must be one of none, arabic"),
 ])
 def test_an_unknown_language_is_a_config_error(tmp_path: Path, toml: str, message: str) -> None:
     file = tmp_path / "vecbook.toml"
@@ -380,14 +380,14 @@ def test_the_languages_a_model_reads(settings: dict[str, Any], languages: frozen
 
 
 @pytest.mark.parametrize("value, message", [
-    ('"germn"', "config key 'embedding_languages' in {f}: unknown language 'germn' (did you mean 'german'?); "
+    ('"germn"', "config key 'embedding_languages' in {f}:1: unknown language 'germn' (did you mean 'german'?); "
                 'give "all" or names from: afrikaans, albanian,'),
-    ('["english", "klingon"]', "config key 'embedding_languages' in {f}: unknown language 'klingon'; give \"all\""),
-    ("[]", 'config key \'embedding_languages\' in {f} names no language: give "all" or the languages the model '
+    ('["english", "klingon"]', "config key 'embedding_languages' in {f}:1: unknown language 'klingon'; give \"all\""),
+    ("[]", 'config key \'embedding_languages\' in {f}:1 names no language: give "all" or the languages the model '
            'reads, such as ["english"]'),
-    ("[1]", 'config key \'embedding_languages\' in {f} must be "all" or a list of language names such as '
+    ("[1]", 'config key \'embedding_languages\' in {f}:1 must be "all" or a list of language names such as '
             '["english", "german"], got [1]'),
-    ("1", "config key 'embedding_languages' in {f} must be str or list or tuple, got 1"),
+    ("1", "config key 'embedding_languages' in {f}:1 must be str or list or tuple, got 1"),
 ])
 def test_an_unknown_model_language_is_a_config_error(tmp_path: Path, value: str, message: str) -> None:
     file = tmp_path / "vecbook.toml"
@@ -399,7 +399,7 @@ def test_an_unknown_model_language_is_a_config_error(tmp_path: Path, value: str,
 def test_a_misspelt_key_for_the_model_languages_is_named(tmp_path: Path) -> None:
     file = tmp_path / "vecbook.toml"
     file.write_text('embedding_language = ["english"]\n', encoding="utf-8")
-    with pytest.raises(ConfigError, match=re.escape(f"unknown config key 'embedding_language' in {file} "
+    with pytest.raises(ConfigError, match=re.escape(f"unknown config key 'embedding_language' in {file}:1 "
                                                     "(did you mean 'embedding_languages'?)")):
         load_config(file)
 

@@ -227,9 +227,12 @@ def load_config(path: str | Path | None = None, **overrides: Any) -> Config:
     collections: tuple[CollectionConfig, ...] = ()
     if file is not None:
         raw = _read_toml(file)
-        collections = _parse_collections(raw.pop("collections", []), file)
-        values["data_directory"] = _default_data_directory(file.parent, optional=bool(collections))
-        values.update(_check_values(raw, where=str(file), base=file.parent))
+        try:
+            collections = _parse_collections(raw.pop("collections", []), file)
+            values["data_directory"] = _default_data_directory(file.parent, optional=bool(collections))
+            values.update(_check_values(raw, where=str(file), base=file.parent))
+        except ConfigError as exc:
+            raise _placed(exc, file) from None
     else:
         values["data_directory"] = _default_data_directory(Path.cwd(), optional=True)
     values.update(_check_environment(environment))
@@ -273,6 +276,53 @@ def _read_toml(file: Path) -> dict[str, Any]:
         raise ConfigError(f"invalid TOML in {file}: {exc}") from None
     except OSError as exc:
         raise ConfigError(f"cannot read config file {file}: {exc.strerror}") from None
+
+
+def _placed(error: ConfigError, file: Path) -> ConfigError:
+    """``error`` (about a key or a [[collections]] table of ``file``) with the line at fault after
+    the file's name, ``vecbook.toml:7``: tomllib keeps no positions, so the line is found in the
+    text, the key's own line or else its table's header."""
+    message = str(error)
+    table = re.search(r"\[\[collections\]\] #(\d+) in ", message)
+    named = (re.search(r"config key '([^']+)'", message) or re.search(r"^'(collections)' ", message)
+             or re.search(r": '(\w+)' (?:is required|applies to)", message)
+             or re.search(r"collection (name) '", message))
+    try:
+        text = file.read_text(encoding="utf-8")
+    except (OSError, UnicodeError):
+        return error
+    line = key_line(text, named.group(1) if named else None, int(table.group(1)) if table else None)
+    if line is None or str(file) not in message:
+        return error
+    return ConfigError(message.replace(str(file), f"{file}:{line}", 1))
+
+
+_TABLE_HEADER_RE = re.compile(r"^\s*(\[\[?)\s*([^\]]*?)\s*\]")
+
+
+def key_line(text: str, key: str | None, collection: int | None = None) -> int | None:
+    """The line (from 1) of ``key`` in the TOML ``text``: among the top-level keys, or in the
+    ``collection``-th ``[[collections]]`` table; else that table's header, or the header of a
+    table named ``key`` (``[search]``, an unknown key). None where none is found."""
+    pattern = re.compile(rf"""^\s*(?:{re.escape(key)}|"{re.escape(key)}"|'{re.escape(key)}')\s*=""") if key else None
+    where: int | str | None = None  # the table the line is in: None at the top, a number for a collection
+    seen, header = 0, None
+    for number, line in enumerate(text.splitlines(), 1):
+        opened = _TABLE_HEADER_RE.match(line)
+        if opened:
+            array, name = opened.group(1) == "[[", opened.group(2).strip("\"'")
+            if array and name == "collections":
+                seen += 1
+                where = seen
+                header = number if seen == collection else header
+            else:
+                where = name
+                if collection is None and name == key:
+                    return number
+            continue
+        if pattern is not None and where == collection and pattern.match(line):
+            return number
+    return header
 
 
 def _check_environment(environment: dict[str, Any]) -> dict[str, Any]:
