@@ -86,3 +86,30 @@ def test_a_sticker_is_named_so_a_sticker_alone_is_not_dropped(tmp_path: Path) ->
     ]))
     assert text == ("ana: good morning!\nbo: [sticker: Wumpus Wave]\n"
                     "cy: see you\n[attachment: x.png]\n[sticker: Wumpus Wave]")
+
+
+def test_an_embeds_author_fields_and_footer_are_read_as_the_app_shows_them(tmp_path: Path) -> None:
+    # A bot answers with an embed: its content is empty and everything it said is in the
+    # embed's author line, title, description, fields (name over value) and footer.
+    embed = {"title": "Weather in Lisbon", "url": None, "timestamp": None, "description": "Sunny all day ☀️",
+             "color": "#3498DB", "author": {"name": "WeatherBot forecasts", "url": None},
+             "fields": [{"name": "Wind", "value": "12 km/h from the north", "isInline": True},
+                        {"name": "Température", "value": "24 °C", "isInline": True},
+                        {"name": "", "value": "", "isInline": False}],
+             "footer": {"text": "Data from IPMA", "iconUrl": None}, "images": [], "inlineEmojis": []}
+    text = read(write_channel(tmp_path, [
+        message(1, "Default", "!weather lisbon"),
+        message(2, "Reply", "", "WeatherBot", embeds=[embed]),
+    ]))
+    assert text == ("ana: !weather lisbon\nWeatherBot: WeatherBot forecasts\nWeather in Lisbon\nSunny all day ☀️\n"
+                    "Wind: 12 km/h from the north\nTempérature: 24 °C\nData from IPMA")
+
+
+def test_an_embed_of_odd_shapes_is_read_as_far_as_it_holds_text(tmp_path: Path) -> None:
+    # A hand-edited or older file: fields missing, null, or not objects are passed over.
+    text = read(write_channel(tmp_path, [
+        message(1, "Default", "", "bo", embeds=[{"title": None, "fields": None, "footer": None, "author": "x"},
+                                                {"fields": [None, "x", {"name": "Only a name"}]},
+                                                "not an embed"]),
+    ]))
+    assert text == "bo: Only a name"

@@ -74,7 +74,7 @@ def _message(item: Any, conversation: str, file: ExportFile, line: int, end_line
     name = author.get("nickname") or author.get("name") or "?"
     parts = [item.get("content") or ""]
     for embed in item.get("embeds") or []:
-        parts += [embed.get(k) or "" for k in ("title", "description")]
+        parts += _embed_lines(embed)
     parts += [f"[attachment: {a.get('fileName') or a.get('url')}]" for a in item.get("attachments") or []]
     # a sticker is named, as Telegram's are: a message of a sticker alone would otherwise have no text
     parts += [f"[sticker: {s.get('name') or '?'}]" for s in item.get("stickers") or [] if isinstance(s, dict)]
@@ -83,6 +83,28 @@ def _message(item: Any, conversation: str, file: ExportFile, line: int, end_line
         return None
     return Message(conversation=conversation, author=name, text=text, file=file, line=line, end_line=end_line,
                    when=_when(item.get("timestamp")), id=item.get("id"))
+
+
+def _embed_lines(embed: Any) -> list[str]:
+    """An embed's text as Discord shows it: author line, title, description, each field as
+    ``name: value``, footer; a bot's answer often lives here alone, with empty ``content``."""
+    if not isinstance(embed, dict):
+        return []
+    lines = [_text(_member(embed, "author", "name")), _text(embed.get("title")), _text(embed.get("description"))]
+    for field in embed.get("fields") or []:
+        if isinstance(field, dict):
+            lines.append(": ".join(p for p in (_text(field.get("name")), _text(field.get("value"))) if p))
+    lines.append(_text(_member(embed, "footer", "text")))
+    return [line for line in lines if line]
+
+
+def _member(embed: dict[str, Any], key: str, inner: str) -> Any:
+    value = embed.get(key)
+    return value.get(inner) if isinstance(value, dict) else None
+
+
+def _text(value: Any) -> str:
+    return value.strip() if isinstance(value, str) else ""
 
 
 def _is_notice(kind: Any) -> bool:
