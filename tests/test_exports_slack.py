@@ -185,6 +185,11 @@ def test_a_folder_holding_several_exports_reads_each_with_its_own_names() -> Non
     ("<http://x.org|x.org>", "x.org"),
     ("<mailto:a@b.org|a@b.org> <tel:555|555>", "a@b.org 555"),
     ("1 &lt; 2 &amp;&amp; 3 &gt; 2; &amp;lt; stays", "1 < 2 && 3 > 2; &lt; stays"),
+    # Slack writes emoji as their short names; they read as the emoji Slack shows
+    ("Shipped! :tada: :+1::skin-tone-4: :heart::heart: :flag-pt:", "Shipped! 🎉 👍🏽 ❤️❤️ 🇵🇹"),
+    ("ok :white_check_mark: <@U1> :thinking_face:", "ok ✅ @Ana 🤔"),
+    # a workspace's own emoji, times and paths stay as written
+    (":partyparrot: at 10:100:00, see <https://x.org/:tada:|docs>", ":partyparrot: at 10:100:00, see docs (https://x.org/:tada:)"),
 ])
 def test_markup_is_shown_as_people_read_it(text: str, shown: str) -> None:
     space = slack.Workspace(users={"U1": "Ana", "U2": "Bo Berg"}, channels={"C1": "general"})
@@ -264,7 +269,8 @@ def test_a_message_whose_text_is_empty_is_read_from_its_blocks(tmp_path: Path) -
             {"type": "text", "text": " see "}, {"type": "channel", "channel_id": "C1"},
             {"type": "text", "text": " and "}, {"type": "link", "url": "https://x.org/a", "text": "the agenda"},
             {"type": "text", "text": " "}, {"type": "emoji", "name": "tada", "unicode": "1f389"},
-            {"type": "text", "text": " "}, {"type": "emoji", "name": "partyparrot"}]},
+            {"type": "text", "text": " "}, {"type": "emoji", "name": "partyparrot"},
+            {"type": "text", "text": " "}, {"type": "emoji", "name": "rocket"}]},
         {"type": "rich_text_list", "style": "bullet", "elements": [
             {"type": "rich_text_section", "elements": [{"type": "text", "text": "会議は木曜日"}]},
             {"type": "rich_text_section", "elements": [{"type": "broadcast", "range": "here"}]}]},
@@ -288,7 +294,7 @@ def test_a_message_whose_text_is_empty_is_read_from_its_blocks(tmp_path: Path) -
     records, problems = load(root)
     assert problems == []
     assert [r.text for r in records] == [
-        "Ana: Réunion déplacée, @Bo Berg see #general and the agenda (https://x.org/a) 🎉 :partyparrot:\n"
+        "Ana: Réunion déplacée, @Bo Berg see #general and the agenda (https://x.org/a) 🎉 :partyparrot: 🚀\n"
         "会議は木曜日\n@here\nmake deploy\n"
         "Grafana: Disk almost full\n*db-1* at 93%, @Ana\n*Severity*\nwarning\nGrafana\n"
         "Mail: Invoice 42 is due\n"
@@ -403,6 +409,16 @@ def test_slack_is_searched_with_filters_over_its_metadata(tmp_path: Path) -> Non
     assert {h.metadata["conversation"] for h in dms} <= {"Ana, Bo Berg", "secret"} and dms
     private = book.search("budget", mode="keyword", filters={"conversation": "secret"})
     assert [h.text for h in private] == ["Bo Berg: budget draft"]
+
+
+def test_an_emoji_written_as_a_shortcode_is_found_by_the_emoji(tmp_path: Path) -> None:
+    root = write_export(tmp_path / "export", {"general/2024-03-01": [
+        {"type": "message", "user": "U1", "text": "v2 is live :tada:", "ts": "1709283600.000100"},
+        {"type": "message", "user": "U2", "text": "the build is red", "ts": "1709290000.000100"},
+    ]}, users=USERS, channels=[{"id": "C1", "name": "general"}])
+    (tmp_path / "vecbook.toml").write_text(f'[[collections]]\nname = "work"\npath = "{root}"\n')
+    book = vecbook.VecBook(config=vecbook.load_config(tmp_path / "vecbook.toml"), embedder=FakeEmbedder())
+    assert [h.text for h in book.search("🎉", mode="keyword")] == ["Ana: v2 is live 🎉"]
 
 
 def test_reading_leaves_the_garbage_collector_as_it_was() -> None:

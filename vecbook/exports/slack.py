@@ -14,6 +14,7 @@ from typing import Any, Iterator
 from ..records import Record
 from .base import Export, ExportFile, Message, chat_records, clean_text, collector_paused, from_timestamp
 from .jsonpos import JsonText
+from .slack_emoji import emoji_for, with_emoji
 
 # A day file: "<conversation folder>/YYYY-MM-DD.json", anywhere in the export (a folder that
 # holds several exports, or a zip with a top folder, puts a prefix before it).
@@ -155,7 +156,7 @@ class Workspace:
             text = _MARKUP.sub(self._markup, text)
         if "&" in text:
             text = text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
-        return text
+        return with_emoji(text)
 
     def _markup(self, match: re.Match[str]) -> str:
         target, _, label = match.group(1).partition("|")
@@ -324,11 +325,12 @@ def _inline(space: Workspace, part: dict[str, Any]) -> str:
 
 
 def _emoji(part: dict[str, Any]) -> str:
-    """The emoji itself where Slack gives its code points (``1f44d-1f3fb``), else ``:name:`` as typed."""
+    """The emoji itself where Slack gives its code points (``1f44d-1f3fb``) or its name is a
+    common one, else ``:name:`` as typed (a workspace's own emoji)."""
     try:
         return "".join(chr(int(code, 16)) for code in str(part["unicode"]).split("-"))
     except (KeyError, ValueError, OverflowError):
-        return f":{part.get('name')}:"
+        return emoji_for(str(part.get("name"))) or f":{part.get('name')}:"
 
 
 def _author(space: Workspace, item: dict[str, Any]) -> tuple[str, bool]:
