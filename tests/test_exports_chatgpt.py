@@ -177,3 +177,40 @@ def test_chatgpt_is_detected_from_its_fixtures_and_nothing_else() -> None:
     for folder in EXPORTS.iterdir():
         if folder.is_dir() and folder.name != "chatgpt":
             assert not detector.detect(Export("x", folder, "x")), folder
+
+
+def tool_call(node_id: str, parent: str, children: list[str], recipient: str, text: str, when: float) -> tuple[str, dict]:
+    """The assistant addressing a tool: a ``code`` message whose ``recipient`` is the tool."""
+    key, value = node(node_id, parent, children, "assistant", when=when,
+                      content={"content_type": "code", "language": "json", "text": text})
+    value["message"]["recipient"] = recipient
+    return key, value
+
+
+def test_a_canvas_is_read_as_its_document_and_tool_plumbing_is_not(tmp_path: Path) -> None:
+    # ChatGPT writes a canvas as the assistant's call to the canvas tool, its JSON holding the
+    # document; edits as replacements. Read raw, "\n\nThe plan" fused words ("nThe"), and
+    # web-browsing calls ({"search_query": ...}) were indexed as the assistant's words.
+    t = 1700000000.0
+    doc = {"name": "Trip plan", "type": "document", "content": "# Lisbon\n\nThe plan: trams on Tuesday."}
+    mapping = dict([
+        node("root", None, ["q"]),
+        node("q", "root", ["web"], "user", ["plan a trip to Lisbon in a canvas"], t),
+        tool_call("web", "q", ["canvas"], "web.run", json.dumps({"search_query": [{"q": "lisbon trams"}]}), t + 1),
+        tool_call("canvas", "web", ["done"], "canmore.create_textdoc", json.dumps(doc), t + 2),
+        node("done", "canvas", ["edit"], "tool", ["Successfully created text document 'Trip plan'"], t + 3),
+        tool_call("edit", "done", ["a"], "canmore.update_textdoc", json.dumps(
+            {"updates": [{"pattern": "Tuesday", "multiple": False, "replacement": "Wednesday, after the museum"}]}),
+            t + 4),
+        node("a", "edit", [], "assistant", ["Done: the plan is in the canvas."], t + 5),
+    ])
+    conv = {"title": "Lisbon", "create_time": t, "update_time": t + 5, "mapping": mapping, "current_node": "a",
+            "conversation_id": "c-1", "id": "c-1"}
+    records, problems = load(export(tmp_path, [conv]))
+    assert problems == []
+    assert [r.text for r in records] == [
+        "User: plan a trip to Lisbon in a canvas\n"
+        "ChatGPT: [canvas: Trip plan]\n# Lisbon\n\nThe plan: trams on Tuesday.\n"
+        "ChatGPT: [canvas edit]\nWednesday, after the museum\n"
+        "ChatGPT: Done: the plan is in the canvas."]
+

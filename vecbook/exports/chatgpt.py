@@ -4,12 +4,14 @@ conversations, each a tree of messages in ``mapping``).
 A conversation is read along the branch the user last saw: from ``current_node`` up
 through the parents, then in reading order; edited prompts and regenerated answers left
 on other branches are not read. User and assistant turns are kept (the assistant's code
-cells too); system and tool messages, hidden ones and empty ones are skipped. Each turn is
+cells too, a canvas as its document); system and tool messages, the assistant's other calls
+to tools, hidden ones and empty ones are skipped. Each turn is
 cited at the lines of its ``message`` object inside ``mapping``.
 """
 
 from __future__ import annotations
 
+import json
 from datetime import datetime
 from typing import Any, Container, Iterator
 
@@ -127,7 +129,8 @@ def _turn(node: Any) -> tuple[str, str, datetime | None, str | None] | None:
         return None
     if isinstance(metadata, dict) and metadata.get("is_visually_hidden_from_conversation"):
         return None
-    text = clean_text(_text(content))
+    recipient = message.get("recipient")
+    text = clean_text(_text(content) if recipient in (None, "all", "python") else _tool_call(recipient, content))
     if not text:
         return None
     message_id = message.get("id")
@@ -141,6 +144,40 @@ def _text(content: dict[str, Any]) -> str:
         return "\n\n".join(p for p in (_part(part) for part in parts) if p)
     text = content.get("text")
     return text if isinstance(text, str) else ""
+
+
+def _tool_call(recipient: Any, content: dict[str, Any]) -> str:
+    """What the assistant's call to a tool shows the user: a canvas's document (the canvas tool
+    takes it as JSON) and its edits, an image's prompt; other calls (web searches, clicks,
+    memory, file search) are plumbing, JSON the user never sees, and read as nothing."""
+    call = _json_object(_text(content))
+    if recipient == "canmore.create_textdoc":
+        return f"[canvas: {call.get('name') or 'untitled'}]\n{_string(call.get('content'))}" if call else ""
+    if recipient == "canmore.update_textdoc":
+        edits = [_string(u.get("replacement")) for u in _list(call.get("updates")) if isinstance(u, dict)]
+        return "[canvas edit]\n" + "\n\n".join(e for e in edits if e) if any(edits) else ""
+    if recipient == "canmore.comment_textdoc":
+        notes = [_string(c.get("comment")) for c in _list(call.get("comments")) if isinstance(c, dict)]
+        return "[canvas comments]\n" + "\n".join(n for n in notes if n) if any(notes) else ""
+    if recipient == "dalle.text2im" and _string(call.get("prompt")):
+        return f"[image: {call['prompt']}]"
+    return ""
+
+
+def _json_object(text: str) -> dict[str, Any]:
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _string(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
 
 
 def _part(part: Any) -> str:
