@@ -214,3 +214,18 @@ def test_a_canvas_is_read_as_its_document_and_tool_plumbing_is_not(tmp_path: Pat
         "ChatGPT: [canvas edit]\nWednesday, after the museum\n"
         "ChatGPT: Done: the plan is in the canvas."]
 
+
+
+def test_citation_marks_inside_an_answer_are_not_words(tmp_path: Path) -> None:
+    # Answers that searched the web hold citation marks the app draws as links: private-use
+    # characters around "cite" and a turn id, or the older 【4†source】.
+    t = 1700000000.0
+    said = ("Trams run until 23:00 \ue200cite\ue202turn0search1\ue202turn0search4\ue201. "
+            "The 28 is the scenic one【4†source】. Visit \ue200entity\ue202[\"place\",\"Alfama\"]\ue201.")
+    mapping = dict([node("root", None, ["q"]), node("q", "root", ["a"], "user", ["trams?"], t),
+                    node("a", "q", [], "assistant", [said], t + 1)])
+    conv = {"title": "Trams", "create_time": t, "mapping": mapping, "current_node": "a", "id": "c-2"}
+    records, problems = load(export(tmp_path, [conv]))
+    assert problems == []
+    assert [r.text for r in records] == [
+        "User: trams?\nChatGPT: Trams run until 23:00. The 28 is the scenic one. Visit Alfama."]

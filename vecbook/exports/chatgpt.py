@@ -12,6 +12,7 @@ cited at the lines of its ``message`` object inside ``mapping``.
 from __future__ import annotations
 
 import json
+import re
 from datetime import datetime
 from typing import Any, Container, Iterator
 
@@ -23,6 +24,11 @@ from .jsonpos import JsonText
 AUTHORS = {"user": "User", "assistant": "ChatGPT"}
 # Content types that are settings, not turns (custom instructions, memory).
 _CONTEXT_TYPES = frozenset({"user_editable_context", "model_editable_context"})
+# Marks the app draws as citation links or cards, not words: U+E200 kind U+E202 ids U+E201
+# ("cite", "filecite", "navlist", "image_group"...), and the older 【4†source】 (and the space
+# before either). An "entity" mark shows its name: ["place","Alfama"] reads "Alfama".
+_MARK = re.compile("\\s*\ue200(?!entity\ue202)[^\ue200\ue201]*\ue201|\\s*【\\d+(?::\\d+)?†[^】\\n]*】")
+_ENTITY = re.compile("\ue200entity\ue202([^\ue200\ue201]*)\ue201")
 
 
 def detect(export: Export) -> bool:
@@ -130,7 +136,8 @@ def _turn(node: Any) -> tuple[str, str, datetime | None, str | None] | None:
     if isinstance(metadata, dict) and metadata.get("is_visually_hidden_from_conversation"):
         return None
     recipient = message.get("recipient")
-    text = clean_text(_text(content) if recipient in (None, "all", "python") else _tool_call(recipient, content))
+    text = clean_text(_without_marks(_text(content)) if recipient in (None, "all", "python")
+                      else _tool_call(recipient, content))
     if not text:
         return None
     message_id = message.get("id")
@@ -144,6 +151,22 @@ def _text(content: dict[str, Any]) -> str:
         return "\n\n".join(p for p in (_part(part) for part in parts) if p)
     text = content.get("text")
     return text if isinstance(text, str) else ""
+
+
+def _without_marks(text: str) -> str:
+    """The text without the citation marks the app draws as links (``_MARK``); an entity by its name."""
+    if "\ue200" not in text and "【" not in text:
+        return text
+    return _ENTITY.sub(_entity_name, _MARK.sub("", text))
+
+
+def _entity_name(match: re.Match[str]) -> str:
+    try:
+        value = json.loads(match.group(1))
+    except ValueError:
+        return ""
+    names = [v for v in value[1:2] if isinstance(v, str)] if isinstance(value, list) else []
+    return names[0] if names else ""
 
 
 def _tool_call(recipient: Any, content: dict[str, Any]) -> str:
