@@ -271,6 +271,25 @@ def test_an_unzipped_ios_export_is_named_after_its_folder(tmp_path: Path) -> Non
     assert record.metadata["conversation"] == "Trip"
 
 
+@pytest.mark.parametrize("file_name", [
+    "WhatsApp Chat with Ana Lima.txt", "WhatsApp Chat - Ana Lima.zip", "WhatsApp Chat mit Ana Lima.txt",
+    "WhatsApp-Chat mit Ana Lima.txt", "WhatsApp-chat met Ana Lima.txt", "Discussion WhatsApp avec Ana Lima.txt",
+    "Conversa do WhatsApp com Ana Lima.txt", "Chat de WhatsApp con Ana Lima.txt", "Chat WhatsApp con Ana Lima.txt",
+    "Chat WhatsApp dengan Ana Lima.txt", "Чат WhatsApp с Ana Lima.txt", "Чат WhatsApp с контактом Ana Lima.txt",
+])
+def test_the_chat_is_named_from_the_file_name_the_phone_gave_in_its_language(tmp_path: Path, file_name: str) -> None:
+    # the phone names the file in its own language: --filter conversation="Ana Lima" finds the chat in each
+    line = "31/12/2023, 13:05 - Ana Lima: see you at the station\n"
+    if file_name.endswith(".zip"):
+        with zipfile.ZipFile(tmp_path / file_name, "w") as archive:
+            archive.writestr("_chat.txt", line)
+        path = tmp_path / file_name
+    else:
+        path = chat(tmp_path, line, name=file_name)
+    (record,), _ = load(path)
+    assert record.metadata["conversation"] == "Ana Lima"
+
+
 @pytest.mark.parametrize("name", ['ד"ר כהן', 'עו"ד לוי', 'Bob "The" Builder'])
 def test_a_name_holding_quotes_still_names_its_writer(tmp_path: Path, name: str) -> None:
     (record,), _ = load(chat(tmp_path, f"31/12/2023, 13:05 - {name}: the appointment: Tuesday\n"))

@@ -73,9 +73,12 @@ FIRST_YEAR = 2009
 BUDDHIST_ERA = FIRST_YEAR + 543
 NEXT_YEAR = date.today().year + 1  # a year past it is not yet written in a chat
 _CLOCK = re.compile(r"(\d+)[:.](\d+)(?:[:.](\d+))?")
-# A chat's name from its file: "WhatsApp Chat with Ana", "WhatsApp Chat - Ana" (iOS zips),
-# "WhatsApp Chat mit Ana" and other languages' one-word "with".
-_NAME = re.compile(r"^WhatsApp[ _]Chat(?: ?- ?| \w+ )(.+)$", re.I)
+# A chat's name from its file, as phones name it in their language: "WhatsApp Chat with Ana",
+# "WhatsApp Chat - Ana" (iOS zips), "WhatsApp Chat mit Ana", "WhatsApp-chat met Ana", and with
+# WhatsApp inside: "Discussion WhatsApp avec Ana", "Conversa do WhatsApp com Ana", "Chat de
+# WhatsApp con Ana", "Chat WhatsApp dengan Ana", "Чат WhatsApp с (контактом) Ana".
+_NAME = re.compile(r"^(?:WhatsApp[ _-]Chat(?: ?- ?| \w+ )|(?:Discussion|Conversa do|Chat de|Chat|Чат) WhatsApp \w+ "
+                   r"(?:контактом )?)(.+)$", re.I)
 # What someone sent, though iOS marks it as it marks system lines (U+200E first): an attachment
 # (Android "<Media omitted>", iOS "<attached: x.jpg>", "Budget.pdf • 3 pages <attached: ...>",
 # "image omitted", "document omitted") or a shared location ("Location: https://maps...").
