@@ -229,3 +229,25 @@ def test_citation_marks_inside_an_answer_are_not_words(tmp_path: Path) -> None:
     assert problems == []
     assert [r.text for r in records] == [
         "User: trams?\nChatGPT: Trams run until 23:00. The 28 is the scenic one. Visit Alfama."]
+
+
+def test_a_voice_turn_reads_as_its_transcript_and_names_its_recording_plainly(tmp_path: Path) -> None:
+    # A voice chat's turns hold the transcript and a pointer to the recording (and, with the
+    # camera on, to the video): "[audio]", not "[audio_asset_pointer]", whose words every voice
+    # turn would share.
+    t = 1700000000.0
+    heard = {"content_type": "audio_transcription", "text": "what's a good pasta for tonight", "direction": "in"}
+    recording = {"content_type": "audio_asset_pointer", "asset_pointer": "sediment://file_1", "format": "wav"}
+    camera = {"content_type": "real_time_user_audio_video_asset_pointer", "audio_asset_pointer": recording,
+              "video_container_asset_pointer": None, "frames_asset_pointers": []}
+    said = {"content_type": "audio_transcription", "text": "Try cacio e pepe.", "direction": "out"}
+    mapping = dict([
+        node("root", None, ["q"]),
+        node("q", "root", ["a"], "user", when=t, content={"content_type": "multimodal_text", "parts": [heard, camera]}),
+        node("a", "q", [], "assistant", when=t + 1, content={"content_type": "multimodal_text", "parts": [said, recording]}),
+    ])
+    conv = {"title": "Pasta", "create_time": t, "mapping": mapping, "current_node": "a", "id": "c-3"}
+    records, problems = load(export(tmp_path, [conv]))
+    assert problems == []
+    assert [r.text for r in records] == [
+        "User: what's a good pasta for tonight\n\n[video]\nChatGPT: Try cacio e pepe.\n\n[audio]"]

@@ -209,8 +209,9 @@ def _part(part: Any) -> str:
     if isinstance(part, dict):
         if isinstance(part.get("text"), str):  # a voice turn's transcript
             return part["text"]
-        kind = str(part.get("content_type") or "attachment")
-        return "[image]" if "image" in kind else f"[{kind}]"
+        kind = str(part.get("content_type") or "")
+        # named as the app shows it, not by its pointer's type ("audio_asset_pointer")
+        return next((f"[{name}]" for name in ("image", "video", "audio") if name in kind), "[attachment]")
     return ""
 
 
