@@ -343,6 +343,19 @@ def test_an_emoji_finds_the_message_holding_it_with_any_skin_tone_and_cites_its_
         assert hits[0].matched_terms == [query]
 
 
+def test_an_emoji_named_by_its_shortcode_in_the_query_is_found(tmp_path: Path) -> None:
+    # people type :pizza: where the app turns it into the emoji (Slack, Discord, GitHub)
+    export = tmp_path / "chat.txt"
+    export.write_text("15/01/2024, 09:00 - Ana: Dinner at 8?\n16/01/2024, 18:00 - Ana: The 🍕 place on Elm ❤️\n",
+                      encoding="utf-8")
+    book = chat_book(tmp_path, export)
+    for query, emoji in ((":pizza:", "🍕"), ("place :heart:", "❤️")):
+        hits = book.search(query, mode="keyword")
+        assert [h.line_number for h in hits] == [2], query
+        assert emoji in hits[0].matched_terms, query
+    assert book.search("10:30:00", mode="keyword") == []  # a time is not a shortcode
+
+
 def test_an_emoji_in_a_sender_s_name_does_not_rank_their_windows_for_it(tmp_path: Path) -> None:
     export = tmp_path / "chat.txt"
     export.write_text("15/01/2024, 09:00 - Mum ❤️: Are you coming on Sunday?\n15/01/2024, 09:01 - Mum ❤️: Bring a cake\n"

@@ -34,6 +34,7 @@ from .embed import Embedder, _release_freed_memory
 from .vector_index import VectorIndex
 from .vector_store import trainings_held
 from .tokens import analyses, analysis_of, query_tokens
+from .emoji_names import with_emoji
 from .languages import model_languages, reads_query
 from .filters import Condition, convenience_conditions, parse_filters
 from .rank import FUSION_DEPTH, best_first, rank
@@ -474,6 +475,7 @@ class VecBook:
         """
         query = check_query(query)
         keyword_text = check_query(keyword_query, "keyword_query") if keyword_query is not None else query
+        keyword_text = with_emoji(keyword_text)  # ":tada:" finds 🎉 as keywords (the model reads either poorly)
         extra = convenience_conditions(sources, since, until, participants)
         budget = check_max_total_chars(max_total_chars)
         hits = self._search(query, keyword_text, max_results, mode, filters, min_score, fusion,

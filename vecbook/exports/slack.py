@@ -11,10 +11,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Iterator
 
+from ..emoji_names import emoji_for, with_emoji
 from ..records import Record
 from .base import Export, ExportFile, Message, chat_records, clean_text, collector_paused, from_timestamp
 from .jsonpos import JsonText
-from .slack_emoji import emoji_for, with_emoji
 
 # A day file: "<conversation folder>/YYYY-MM-DD.json", anywhere in the export (a folder that
 # holds several exports, or a zip with a top folder, puts a prefix before it).

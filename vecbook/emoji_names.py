@@ -1,10 +1,11 @@
-"""Slack's emoji shortcodes (``:tada:``) and the emoji they stand for, so a message reads as
-Slack shows it and a search for 🎉 finds it.
+"""Emoji shortcodes (``:tada:``) and the emoji they stand for.
 
-Slack writes an emoji typed or picked in a message as its short name between colons. The names
-are Slack's (those of the emoji-data set Slack uses, which GitHub's largely share); this is the
-few hundred in everyday use, kept here rather than a dependency on a full emoji package. A name
-not listed (a workspace's custom emoji, ``:partyparrot:``) stays as typed.
+Slack writes an emoji typed or picked in a message as its short name between colons, so its
+messages read as Slack shows them (``exports/slack.py``); and a query may name an emoji so too,
+``:tada:`` finding 🎉 in any chat (``VecBook.search``). The names are Slack's (those of the
+emoji-data set Slack uses, which GitHub's largely share): the few hundred in everyday use, kept
+here rather than a dependency on a full emoji package. A name not listed (a workspace's custom
+emoji, ``:partyparrot:``) stays as typed.
 """
 
 from __future__ import annotations
