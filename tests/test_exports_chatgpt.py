@@ -251,3 +251,23 @@ def test_a_voice_turn_reads_as_its_transcript_and_names_its_recording_plainly(tm
     assert problems == []
     assert [r.text for r in records] == [
         "User: what's a good pasta for tonight\n\n[video]\nChatGPT: Try cacio e pepe.\n\n[audio]"]
+
+
+def test_a_file_the_user_gave_is_named_so_the_chat_about_it_is_found(tmp_path: Path) -> None:
+    # An uploaded document is listed in the message's metadata, not its parts: named, it finds
+    # the conversation about it ("which chat had the lease PDF?"); an image is already [image].
+    t = 1700000000.0
+    lease = {"id": "file-1", "name": "Mietvertrag Lisboa 2024.pdf", "size": 52011, "mime_type": "application/pdf"}
+    photo = {"id": "file-2", "name": "IMG_0412.jpeg", "size": 90000, "mime_type": "image/jpeg"}
+    mapping = dict([
+        node("root", None, ["q"]),
+        node("q", "root", ["f"], "user", ["is the deposit refundable?"], t, metadata={"attachments": [lease]}),
+        node("f", "q", ["a"], "user", [""], t + 1, metadata={"attachments": [lease, photo, "odd", {"id": "x"}]}),
+        node("a", "f", [], "assistant", ["Yes, within 30 days."], t + 2),
+    ])
+    conv = {"title": "Lease", "create_time": t, "mapping": mapping, "current_node": "a", "id": "c-4"}
+    records, problems = load(export(tmp_path, [conv]))
+    assert problems == []
+    assert [r.text for r in records] == [
+        "User: is the deposit refundable?\n\n[file: Mietvertrag Lisboa 2024.pdf]\n"
+        "User: [file: Mietvertrag Lisboa 2024.pdf]\nChatGPT: Yes, within 30 days."]

@@ -136,8 +136,8 @@ def _turn(node: Any) -> tuple[str, str, datetime | None, str | None] | None:
     if isinstance(metadata, dict) and metadata.get("is_visually_hidden_from_conversation"):
         return None
     recipient = message.get("recipient")
-    text = clean_text(_without_marks(_text(content)) if recipient in (None, "all", "python")
-                      else _tool_call(recipient, content))
+    said = _without_marks(_text(content)) if recipient in (None, "all", "python") else _tool_call(recipient, content)
+    text = clean_text("\n\n".join(p for p in (said, *_files(metadata)) if p))
     if not text:
         return None
     message_id = message.get("id")
@@ -151,6 +151,14 @@ def _text(content: dict[str, Any]) -> str:
         return "\n\n".join(p for p in (_part(part) for part in parts) if p)
     text = content.get("text")
     return text if isinstance(text, str) else ""
+
+
+def _files(metadata: Any) -> list[str]:
+    """The documents the user gave with the turn, by name (``metadata.attachments``); images
+    are left to their ``[image]`` part."""
+    attachments = metadata.get("attachments") if isinstance(metadata, dict) else None
+    return [f"[file: {a['name']}]" for a in _list(attachments) if isinstance(a, dict) and _string(a.get("name"))
+            and not _string(a.get("mime_type")).startswith("image/")]
 
 
 def _without_marks(text: str) -> str:
