@@ -179,7 +179,8 @@ def test_chatgpt_is_detected_from_its_fixtures_and_nothing_else() -> None:
             assert not detector.detect(Export("x", folder, "x")), folder
 
 
-def tool_call(node_id: str, parent: str, children: list[str], recipient: str, text: str, when: float) -> tuple[str, dict]:
+def tool_call(node_id: str, parent: str, children: list[str], recipient: str, text: str,
+              when: float) -> tuple[str, dict]:
     """The assistant addressing a tool: a ``code`` message whose ``recipient`` is the tool."""
     key, value = node(node_id, parent, children, "assistant", when=when,
                       content={"content_type": "code", "language": "json", "text": text})
@@ -244,7 +245,8 @@ def test_a_voice_turn_reads_as_its_transcript_and_names_its_recording_plainly(tm
     mapping = dict([
         node("root", None, ["q"]),
         node("q", "root", ["a"], "user", when=t, content={"content_type": "multimodal_text", "parts": [heard, camera]}),
-        node("a", "q", [], "assistant", when=t + 1, content={"content_type": "multimodal_text", "parts": [said, recording]}),
+        node("a", "q", [], "assistant", when=t + 1,
+             content={"content_type": "multimodal_text", "parts": [said, recording]}),
     ])
     conv = {"title": "Pasta", "create_time": t, "mapping": mapping, "current_node": "a", "id": "c-3"}
     records, problems = load(export(tmp_path, [conv]))

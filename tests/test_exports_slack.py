@@ -189,7 +189,8 @@ def test_a_folder_holding_several_exports_reads_each_with_its_own_names() -> Non
     ("Shipped! :tada: :+1::skin-tone-4: :heart::heart: :flag-pt:", "Shipped! 🎉 👍🏽 ❤️❤️ 🇵🇹"),
     ("ok :white_check_mark: <@U1> :thinking_face:", "ok ✅ @Ana 🤔"),
     # a workspace's own emoji, times and paths stay as written
-    (":partyparrot: at 10:100:00, see <https://x.org/:tada:|docs>", ":partyparrot: at 10:100:00, see docs (https://x.org/:tada:)"),
+    (":partyparrot: at 10:100:00, see <https://x.org/:tada:|docs>",
+     ":partyparrot: at 10:100:00, see docs (https://x.org/:tada:)"),
 ])
 def test_markup_is_shown_as_people_read_it(text: str, shown: str) -> None:
     space = slack.Workspace(users={"U1": "Ana", "U2": "Bo Berg"}, channels={"C1": "general"})
