@@ -189,6 +189,9 @@ def test_a_folder_holding_several_exports_reads_each_with_its_own_names() -> Non
     ("Shipped! :tada: :+1::skin-tone-4: :heart::heart: :flag-pt:", "Shipped! 🎉 👍🏽 ❤️❤️ 🇵🇹"),
     ("ok :white_check_mark: <@U1> :thinking_face:", "ok ✅ @Ana 🤔"),
     # a workspace's own emoji, times and paths stay as written
+    # code shows shortcodes as typed, as Slack does
+    ("set `:white_check_mark:` as the approval, then :tada:\n```\nreaction: :+1:\n```",
+     "set `:white_check_mark:` as the approval, then 🎉\n```\nreaction: :+1:\n```"),
     (":partyparrot: at 10:100:00, see <https://x.org/:tada:|docs>",
      ":partyparrot: at 10:100:00, see docs (https://x.org/:tada:)"),
 ])

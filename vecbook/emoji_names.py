@@ -124,13 +124,16 @@ TABLE = """
 🔈 speaker  🔉 sound  🔊 loud_sound  📵 no_mobile_phones  📳 vibration_mode  📴 mobile_phone_off
 📶 signal_strength  🏳️ white_flag  🏳️ waving_white_flag  🏴 waving_black_flag  🏳️‍🌈 rainbow-flag
 🏴‍☠️ pirate_flag
+🇨🇳 cn  🇩🇪 de  🇪🇸 es  🇫🇷 fr  🇬🇧 gb uk  🇮🇹 it  🇯🇵 jp  🇰🇷 kr  🇷🇺 ru  🇺🇸 us
 """
 # Slack's skin-tone modifier, written as a shortcode of its own after the emoji: :+1::skin-tone-3:.
 SKIN_TONES = {f"skin-tone-{n}": chr(0x1F3FB + n - 2) for n in range(2, 7)}
 # A shortcode: letters, digits, ``_ + -`` between colons, not inside a word, a time or a path
 # (``10:100:00``, ``https://x/:id:``); right after another is fine (``:heart::heart:``).
 SHORTCODE = re.compile(r"(?<![\w/]):([a-z0-9_+\-]+):((?::skin-tone-[2-6]:)?)")
-# Slack's country flags: :flag-pt: (and the older two-letter names, listed in TABLE's caller).
+# Code, whose text is shown as typed: a fenced block, or a span within one line.
+_CODE = re.compile(r"```.*?```|`[^`\n]*`", re.S)
+# Slack's country flags: :flag-pt: for any country (the ten it once named alone, :jp:, are in TABLE).
 _FLAG = re.compile(r"flag-([a-z]{2})")
 
 
@@ -153,10 +156,17 @@ def emoji_for(name: str) -> str | None:
 
 
 def with_emoji(text: str) -> str:
-    """``text`` with each listed shortcode (and its skin tone) as the emoji it stands for."""
+    """``text`` with each listed shortcode (and its skin tone) as the emoji it stands for, except
+    inside code (a span in backticks, a fenced block), which Slack, Discord and GitHub show as typed."""
     if ":" not in text:
         return text
-    return SHORTCODE.sub(_replace, text)
+    if "`" not in text:
+        return SHORTCODE.sub(_replace, text)
+    pieces, last = [], 0
+    for code in _CODE.finditer(text):
+        pieces += [SHORTCODE.sub(_replace, text[last:code.start()]), code.group()]
+        last = code.end()
+    return "".join(pieces) + SHORTCODE.sub(_replace, text[last:])
 
 
 def _replace(match: re.Match[str]) -> str:
