@@ -42,8 +42,7 @@ def assert_messages_cited(root: Path, record: vecbook.Record) -> None:
         span = "\n".join(whole[first - record.line_number:last - record.line_number + 1])
         item = json.loads(span.strip().rstrip(","))
         said = record.content[offset:end - 1].split(": ", 1)[1]
-        shown = clean_text("\n".join(p for p in (telegram._text(item.get("text")), *telegram._media(item)) if p))
-        assert said == shown, record.citation
+        assert said == telegram.shown_text(item), record.citation
         if offset == 0:
             assert record.citation.endswith(f"#{item['id']}") or record.citation.endswith(f":{item['id']}")
 
@@ -146,6 +145,22 @@ def test_entities_are_joined_and_media_named(tmp_path: Path) -> None:
     assert records[0].metadata["conversation"] == "Book club"
     assert records[0].metadata["participants"] == ["Ana", "Bo", "Cy", "user999"]
     assert records[0].citation == "tg/result.json:15-114#2"
+    assert_messages_cited(path, records[0])
+
+
+def test_a_forwarded_message_says_whose_words_it_forwards(tmp_path: Path) -> None:
+    # Forwarded words are not the forwarder's: the line says whose they are, and a search for
+    # the channel finds what was forwarded from it.
+    path = write(tmp_path / "result.json", chat("Book club", "private_group", 42, [
+        message(1, "Solaris was published in 1961", 1709287200, "Bo", forwarded_from="Lem Fans 📚",
+                forwarded_from_id="channel1001"),
+        message(2, "", 1709287260, "Bo", forwarded_from=None, photo="photos/photo_1.jpg", width=1, height=1),
+        message(3, "great", 1709287320, "Cy", saved_from="Lem Fans 📚"),
+    ]))
+    records, problems = load(path)
+    assert problems == []
+    assert [r.text for r in records] == [
+        "Bo: [forwarded from Lem Fans 📚]\nSolaris was published in 1961\nBo: [forwarded]\n[photo]\nCy: great"]
     assert_messages_cited(path, records[0])
 
 

@@ -253,7 +253,7 @@ def _message(export: Export, item: dict[str, Any], conversation: str, file: Expo
     if when is None:
         export.warn(file, line, f"message {item.get('id')} without a date skipped")
         return None
-    text = clean_text("\n".join(p for p in (_text(item.get("text")), *_media(item)) if p))
+    text = shown_text(item)
     if not text:
         export.warn(file, line, f"message {item.get('id')} without text skipped")
         return None
@@ -261,6 +261,18 @@ def _message(export: Export, item: dict[str, Any], conversation: str, file: Expo
     message_id = item.get("id")
     return Message(conversation=conversation, author=str(author).strip(), text=text, file=file, line=line,
                    end_line=end_line, when=when, id=f"{prefix}{message_id}" if message_id is not None else None)
+
+
+def shown_text(item: dict[str, Any]) -> str:
+    """The message as a reader sees it: whose words it forwards, its text (entities joined),
+    its media named, one under the other."""
+    forwarded = [_forwarded(item["forwarded_from"])] if "forwarded_from" in item else []
+    return clean_text("\n".join(p for p in (*forwarded, _text(item.get("text")), *_media(item)) if p))
+
+
+def _forwarded(source: Any) -> str:
+    # null where the sender hid their account from forwards
+    return f"[forwarded from {source.strip()}]" if isinstance(source, str) and source.strip() else "[forwarded]"
 
 
 def _local_offset(item: dict[str, Any]) -> timedelta | None:
