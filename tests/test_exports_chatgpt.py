@@ -273,3 +273,19 @@ def test_a_file_the_user_gave_is_named_so_the_chat_about_it_is_found(tmp_path: P
     assert [r.text for r in records] == [
         "User: is the deposit refundable?\n\n[file: Mietvertrag Lisboa 2024.pdf]\n"
         "User: [file: Mietvertrag Lisboa 2024.pdf]\nChatGPT: Yes, within 30 days."]
+
+
+def test_what_chatgpt_saved_to_memory_is_read(tmp_path: Path) -> None:
+    # the memory tool takes plain text, which the app shows as "Memory updated": what it kept
+    t = 1700000000.0
+    mapping = dict([
+        node("root", None, ["q"]),
+        node("q", "root", ["m"], "user", ["remember that I'm allergic to peanuts"], t),
+        tool_call("m", "q", ["a"], "bio", "Is allergic to peanuts.", t + 1),
+        node("a", "m", [], "assistant", ["Noted."], t + 2),
+    ])
+    conv = {"title": "Allergy", "create_time": t, "mapping": mapping, "current_node": "a", "id": "c-5"}
+    records, problems = load(export(tmp_path, [conv]))
+    assert problems == []
+    assert [r.text for r in records] == [
+        "User: remember that I'm allergic to peanuts\nChatGPT: [memory: Is allergic to peanuts.]\nChatGPT: Noted."]

@@ -179,8 +179,8 @@ def _entity_name(match: re.Match[str]) -> str:
 
 def _tool_call(recipient: Any, content: dict[str, Any]) -> str:
     """What the assistant's call to a tool shows the user: a canvas's document (the canvas tool
-    takes it as JSON) and its edits, an image's prompt; other calls (web searches, clicks,
-    memory, file search) are plumbing, JSON the user never sees, and read as nothing."""
+    takes it as JSON) and its edits, an image's prompt, what it saved to memory; other calls
+    (web searches, clicks, file search) are plumbing, JSON the user never sees, read as nothing."""
     call = _json_object(_text(content))
     if recipient == "canmore.create_textdoc":
         return f"[canvas: {call.get('name') or 'untitled'}]\n{_string(call.get('content'))}" if call else ""
@@ -192,6 +192,8 @@ def _tool_call(recipient: Any, content: dict[str, Any]) -> str:
         return "[canvas comments]\n" + "\n".join(n for n in notes if n) if any(notes) else ""
     if recipient == "dalle.text2im" and _string(call.get("prompt")):
         return f"[image: {call['prompt']}]"
+    if recipient == "bio" and not call:  # the memory tool takes plain text
+        return f"[memory: {_text(content).strip()}]" if _text(content).strip() else ""
     return ""
 
 
