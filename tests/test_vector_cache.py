@@ -154,22 +154,6 @@ def rewritten_in_format_2(path: Path) -> None:
     path.write_bytes(CACHE_MAGIC + struct.pack("<I", len(old)) + old + data[start:])
 
 
-def test_a_cache_file_of_format_2_is_read_and_written_anew_with_sums(write_files: Any, tmp_path: Path) -> None:
-    from conftest import FakeEmbedder
-
-    root, cache = write_files(long_record_files()), tmp_path / "cache"
-    vecbook.VecBook(root, embedder=FakeEmbedder(), cache_directory=cache)
-    path = next(cache.glob("vectors-*.vbc"))
-    rewritten_in_format_2(path)
-    assert read_cache_file(path, FakeEmbedder().identity)[0]["format"] == 2
-    upgraded = vecbook.VecBook(root, embedder=FakeEmbedder(), cache_directory=cache)
-    assert upgraded.stats()["last_update"]["embedded"] == 0  # its vectors are used
-    upgraded.close()
-    header, entries = read_cache_file(path, FakeEmbedder().identity)
-    entries.matrix.close()
-    assert header["format"] == CACHE_FORMAT == 4 and "vector_piece_sums" in header
-
-
 def rewritten_in_format_3(path: Path) -> None:
     """The cache file at ``path`` as format 3 wrote it: the hash of the sums per MiB, not the sums."""
     from vecbook.file_writes import sums_digest
@@ -181,21 +165,22 @@ def rewritten_in_format_3(path: Path) -> None:
     path.write_bytes(CACHE_MAGIC + struct.pack("<I", len(old)) + old + data[start:])
 
 
-def test_a_cache_file_of_format_3_is_read_and_written_anew_with_the_sums_of_each_mib(write_files: Any,
-                                                                                   tmp_path: Path) -> None:
+@pytest.mark.parametrize("older", [2, 3])
+def test_a_cache_file_of_format_2_or_3_is_read_and_written_anew_with_the_sums_of_each_mib(
+        write_files: Any, tmp_path: Path, older: int) -> None:
     from conftest import FakeEmbedder
 
     root, cache = write_files(long_record_files()), tmp_path / "cache"
     vecbook.VecBook(root, embedder=FakeEmbedder(), cache_directory=cache)
     path = next(cache.glob("vectors-*.vbc"))
-    rewritten_in_format_3(path)
-    assert read_cache_file(path, FakeEmbedder().identity)[0]["format"] == 3
+    {2: rewritten_in_format_2, 3: rewritten_in_format_3}[older](path)
+    assert read_cache_file(path, FakeEmbedder().identity)[0]["format"] == older
     upgraded = vecbook.VecBook(root, embedder=FakeEmbedder(), cache_directory=cache)
     assert upgraded.stats()["last_update"]["embedded"] == 0  # its vectors are used
     upgraded.close()
     header, entries = read_cache_file(path, FakeEmbedder().identity)
     entries.matrix.close()
-    assert header["format"] == CACHE_FORMAT and "vector_piece_sums" in header and "vector_sums" not in header
+    assert header["format"] == CACHE_FORMAT == 4 and "vector_piece_sums" in header and "vector_sums" not in header
 
 
 def test_a_damaged_mib_of_vectors_costs_only_the_vectors_in_it(tmp_path: Path) -> None:
