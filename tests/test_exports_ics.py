@@ -94,7 +94,9 @@ def test_an_event_is_one_record_with_its_people_place_and_rule(tmp_path: Path) -
         "participants": ["Cy Park", "Lima, Ana", "bo@example.com"],
         "emails": ["cy@example.com", "ana@example.com", "bo@example.com"],
         "conversation": "Team", "uid": "standup-1@example.com", "status": "CONFIRMED",
-        "recurrence": "Repeats weekly on Monday until 2024-06-01", "format": "ics"}
+        "recurrence": "Repeats weekly on Monday until 2024-06-01",
+        "rrule": ("DTSTART;TZID=Europe/Paris:20240506T093000\nRRULE:FREQ=WEEKLY;UNTIL=20240601T000000Z;BYDAY=MO\n"
+                  "EXDATE:20240520T073000Z"), "format": "ics"}
     assert standup.citation == "cal/team.ics:5-23#standup-1@example.com"
     assert standup.id == "cal:team.ics#standup-1@example.com"
     lines = cited_lines(tmp_path, standup)
@@ -301,3 +303,68 @@ def test_a_description_written_in_html_reads_as_text(tmp_path: Path) -> None:
     assert html.text == ("Planning\nWhen: 2024-07-10 16:00 (UTC)\n\n"
                          "Agenda\n\n- Review the gecko plan\n- Budget\n\nJoin: meet.google.com/abc")
     assert plain.text.endswith("\n\nMail <ana@example.com> if 2 < 3 and x>y")  # no markup: kept as written
+
+
+SERIES = """BEGIN:VCALENDAR\r
+X-WR-CALNAME:Family\r
+BEGIN:VEVENT\r
+UID:birthday@example.com\r
+SUMMARY:Ana's birthday\r
+DTSTART;VALUE=DATE:19900612\r
+DTEND;VALUE=DATE:19900613\r
+RRULE:FREQ=YEARLY\r
+EXDATE;VALUE=DATE:20230612\r
+END:VEVENT\r
+BEGIN:VEVENT\r
+UID:lessons@example.com\r
+SUMMARY:Piano lessons\r
+DTSTART;TZID=Europe/Berlin:20240105T170000\r
+RRULE:FREQ=WEEKLY;UNTIL=20240301T235959Z\r
+RDATE;TZID=Europe/Berlin:20240420T170000\r
+END:VEVENT\r
+END:VCALENDAR\r
+"""
+
+
+# (since, until, the series found): a series is in a range when one of its occurrences is.
+OCCURRENCES = [
+    ("2024-01-01", None, ["Ana's birthday", "Piano lessons"]),  # a yearly series begun in 1990
+    ("2024-06-01", "2024-06-30", ["Ana's birthday"]),  # an occurrence inside the range
+    ("2024-07-01", "2024-12-31", []),  # the series spans the range, no occurrence falls in it
+    ("2023-06-01", "2023-06-30", []),  # EXDATE: not that year
+    ("2024-03-02", "2024-04-19", []),  # after UNTIL, before the RDATE
+    ("2024-04-20", "2024-04-20", ["Piano lessons"]),  # the RDATE
+    ("2024-02-23", "2024-02-23", ["Piano lessons"]),  # a Friday of the weekly rule
+    (None, "1989-12-31", []),
+]
+
+
+def test_a_recurring_event_is_dated_by_each_occurrence(tmp_path: Path) -> None:
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "cal").mkdir()
+    (tmp_path / "cal" / "family.ics").write_text(SERIES, encoding="utf-8", newline="")
+    (tmp_path / "vecbook.toml").write_text(
+        f'data_directory = "notes"\n[[collections]]\nname = "cal"\npath = "{tmp_path / "cal"}"\n')
+    book = vecbook.VecBook(config=vecbook.load_config(tmp_path / "vecbook.toml"), embedder=FakeEmbedder())
+    for since, until, found in OCCURRENCES:
+        hits = book.search("birthday lessons", mode="keyword", since=since, until=until)
+        assert sorted(h.metadata["title"] for h in hits) == found, (since, until)
+    # The record still carries its first date; the series is said in iCalendar's own words.
+    birthday = next(r for r in load(tmp_path / "cal")[0] if r.metadata["title"] == "Ana's birthday")
+    assert birthday.metadata["date"] == "1990-06-12"
+    assert birthday.metadata["rrule"] == ("DTSTART;VALUE=DATE:19900612\nRRULE:FREQ=YEARLY\n"
+                                          "EXDATE;VALUE=DATE:20230612")
+
+
+def test_an_endless_series_is_counted_out_only_so_far() -> None:
+    from vecbook.recurrence import MAX_OCCURRENCES, series_matches
+
+    every_minute = "DTSTART:19900101T000000Z\nRRULE:FREQ=MINUTELY"
+    assert series_matches(every_minute, (("gte", "1990-01-02"), ("lt", "1990-01-03"))) is True
+    # 2024 lies 17 million occurrences on: not counted out, so not found (and quick)
+    assert MAX_OCCURRENCES <= 10_000
+    assert series_matches(every_minute, (("gte", "2024-01-01"),)) is False
+    # UNTIL in UTC with a floating start (dateutil refuses the pair) is read without zones
+    assert series_matches("DTSTART:20240101T090000\nRRULE:FREQ=DAILY;UNTIL=20240105T000000Z",
+                          (("gte", "2024-01-04"), ("lt", "2024-01-05"))) is True
+    assert series_matches("DTSTART:20240101T090000\nRRULE:FREQ=SOMETIMES", (("gte", "2024-01-04"),)) is None

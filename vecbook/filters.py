@@ -18,6 +18,7 @@ import numpy as np
 
 from .config import QueryError
 from .records import Record, iso_moment
+from .recurrence import series_matches
 from .snippets import date_days
 
 FILTER_OPERATORS = ("exact", "ne", "gt", "gte", "lt", "lte", "in", "contains", "startswith", "exists")
@@ -235,6 +236,12 @@ def value_matches(value: Any, op: str, target: Any, glob: bool = False) -> bool:
     return any(compare_values(v, target) in sign for v in items)
 
 
+def _is_date_range(condition: Condition) -> bool:
+    """A gt/gte/lt/lte condition on the ``date`` metadata (``since``/``until`` are such)."""
+    return (condition.field == "metadata" and condition.op in _COMPARISONS
+            and tuple(p.casefold() for p in condition.path) == ("date",))
+
+
 def _instant(text: str) -> Any:
     """An ISO date-time with its offset as an aware datetime (None for a date, a time without an
     offset, or text that is none): 2024-03-05T23:30-08:00 and 2024-03-06T07:30+00:00 are one
@@ -346,6 +353,7 @@ class FilterColumns:
         if not conditions:
             return None
         result = np.ones(len(self.records), dtype=bool)
+        dated = np.ones(len(self.records), dtype=bool)  # the date range's verdict, which a series may change
         self._check_shorthand(conditions)
         for condition in conditions:
             self._check_known(condition)
@@ -355,8 +363,23 @@ class FilterColumns:
                                + [value_matches(_MISSING, condition.op, condition.value)], dtype=bool)
             if condition.shorthand.startswith("participants") and not verdict.any():
                 self._no_such_participant(condition, uniques)
-            result &= verdict[codes]
-        return result
+            if _is_date_range(condition):
+                dated &= verdict[codes]
+            else:
+                result &= verdict[codes]
+        ranges = tuple((c.op, str(c.value)) for c in conditions if _is_date_range(c))
+        if ranges and "rrule" in self.known_keys:
+            self._date_series(dated, ranges)
+        return result & dated
+
+    def _date_series(self, dated: np.ndarray, ranges: tuple[tuple[str, str], ...]) -> None:
+        """A recurring event (``rrule`` metadata) is in a date range when one of its occurrences
+        is, not only its first: its verdict in ``dated`` is replaced by that."""
+        codes, rules = self._column(Condition("rrule", "metadata", ("rrule",), "exists", True))
+        for code, rule in enumerate(rules):
+            verdict = series_matches(rule, ranges) if isinstance(rule, str) else None
+            if verdict is not None:
+                dated[codes == code] = verdict
 
     def _check_known(self, condition: Condition) -> None:
         """A key no record has, or a source no record comes from, is a typo: say so rather

@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass
-from datetime import date, datetime, time, timedelta, tzinfo
+from datetime import date, datetime, time, timedelta, timezone, tzinfo
 from typing import Any, Iterator
 
 from ..records import Record
@@ -291,6 +291,7 @@ def _record(export: Export, file: ExportFile, span: _Span, component: Any, calen
         "emails": list(dict.fromkeys(email for _, email in people if email)) or None,
         "conversation": calendar, "uid": uid, "status": _text(component, "STATUS"),
         "recurrence": _rule_words(component.get("RRULE")) if component.get("RRULE") is not None else None,
+        "rrule": _series(component, start),
         "format": export.format,
     }
     metadata = {k: v for k, v in metadata.items() if v is not None and v != ""}
@@ -307,6 +308,34 @@ def _first_date(component: Any, start: Any, due: Any) -> Any:
         if isinstance(value, date):
             return value
     return None
+
+
+def _series(component: Any, start: Any) -> str | None:
+    """A recurring event's DTSTART, RRULE, RDATE and EXDATE lines (None for a single one), for the
+    date filters to count its occurrences out: a zone by its name, so a weekly 09:00 stays 09:00
+    across a change to summer time (a zone with no name as UTC)."""
+    rules = [r for r in _listed(component.get("RRULE")) if hasattr(r, "to_ical")]
+    extra = [v[0] if isinstance(v, tuple) else v for v in _dates(component, "RDATE")]
+    if not isinstance(start, date) or not (rules or extra):
+        return None
+    lines = [f"DTSTART{_ical_moment(start)}", *(f"RRULE:{r.to_ical().decode()}" for r in rules)]
+    # dateutil reads a TZID on DTSTART only: the other dates go in UTC, the same instants
+    lines += [f"RDATE{_ical_moment(v, False)}" for v in extra if isinstance(v, date)]
+    lines += [f"EXDATE{_ical_moment(v, False)}" for v in _dates(component, "EXDATE") if isinstance(v, date)]
+    return "\n".join(lines)
+
+
+def _ical_moment(value: date, named: bool = True) -> str:
+    """A date or date-time as an iCalendar property's parameters and value (``;TZID=...:...``
+    where ``named`` and the zone has a name, else in UTC)."""
+    if not isinstance(value, datetime):
+        return f";VALUE=DATE:{value:%Y%m%d}"
+    zone = getattr(value.tzinfo, "key", None)
+    if value.tzinfo is None:
+        return f":{value:%Y%m%dT%H%M%S}"
+    if named and zone and zone != "UTC":
+        return f";TZID={zone}:{value:%Y%m%dT%H%M%S}"
+    return f":{value.astimezone(timezone.utc):%Y%m%dT%H%M%SZ}"
 
 
 def _key(uid: str, component: Any, text: str, keys: dict[str, int]) -> str:
