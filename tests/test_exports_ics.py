@@ -368,3 +368,36 @@ def test_an_endless_series_is_counted_out_only_so_far() -> None:
     assert series_matches("DTSTART:20240101T090000\nRRULE:FREQ=DAILY;UNTIL=20240105T000000Z",
                           (("gte", "2024-01-04"), ("lt", "2024-01-05"))) is True
     assert series_matches("DTSTART:20240101T090000\nRRULE:FREQ=SOMETIMES", (("gte", "2024-01-04"),)) is None
+
+
+def test_a_calendar_zone_places_its_floating_times(tmp_path: Path) -> None:
+    # Google and Apple name the calendar's zone in X-WR-TIMEZONE and may write times without
+    # TZID or Z: those are in that zone. A TZID, a Z and an all-day date keep their own meaning;
+    # a second calendar in the file has its own zone, or none.
+    (tmp_path / "g.ics").write_text(
+        "BEGIN:VCALENDAR\r\nX-WR-CALNAME:Casa\r\nX-WR-TIMEZONE:America/Sao_Paulo\r\n"
+        "BEGIN:VEVENT\r\nUID:a\r\nSUMMARY:Almoço\r\nDTSTART:20240705T120000\r\nDTEND:20240705T133000\r\n"
+        "RRULE:FREQ=WEEKLY;COUNT=2\r\nEXDATE:20240712T120000\r\nEND:VEVENT\r\n"
+        "BEGIN:VEVENT\r\nUID:b\r\nSUMMARY:Call\r\nDTSTART;TZID=Europe/Lisbon:20240705T090000\r\nEND:VEVENT\r\n"
+        "BEGIN:VEVENT\r\nUID:c\r\nSUMMARY:UTC\r\nDTSTART:20240705T090000Z\r\nEND:VEVENT\r\n"
+        "BEGIN:VEVENT\r\nUID:d\r\nSUMMARY:Feriado\r\nDTSTART;VALUE=DATE:20240709\r\nEND:VEVENT\r\n"
+        "END:VCALENDAR\r\n"
+        "BEGIN:VCALENDAR\r\nX-WR-CALNAME:Other\r\n"
+        "BEGIN:VEVENT\r\nUID:e\r\nSUMMARY:Floating\r\nDTSTART:20240705T120000\r\nEND:VEVENT\r\n"
+        "END:VCALENDAR\r\n"
+        "BEGIN:VCALENDAR\r\nX-WR-TIMEZONE:Mars/Olympus\r\n"
+        "BEGIN:VEVENT\r\nUID:f\r\nSUMMARY:Nowhere\r\nDTSTART:20240705T120000\r\nEND:VEVENT\r\n"
+        "END:VCALENDAR\r\n", encoding="utf-8", newline="")
+    records, problems = load(tmp_path)
+    dates = {r.metadata["title"]: (r.metadata["date"], r.metadata.get("end_date")) for r in records}
+    assert dates == {
+        "Almoço": ("2024-07-05T12:00:00-03:00", "2024-07-05T13:30:00-03:00"),
+        "Call": ("2024-07-05T09:00:00+01:00", None), "UTC": ("2024-07-05T09:00:00+00:00", None),
+        "Feriado": ("2024-07-09", None), "Floating": ("2024-07-05T12:00:00", None),
+        "Nowhere": ("2024-07-05T12:00:00", None)}
+    assert records[0].text.splitlines()[1] == "When: 2024-07-05 12:00 to 13:30 (America/Sao_Paulo)"
+    assert records[0].metadata["rrule"] == ("DTSTART;TZID=America/Sao_Paulo:20240705T120000\n"
+                                            "RRULE:FREQ=WEEKLY;COUNT=2\nEXDATE:20240712T150000Z")
+    assert [(p.line, p.reason) for p in problems] == [
+        (37, "collection 'cal': unknown time zone 'Mars/Olympus' in X-WR-TIMEZONE: the calendar's times without a zone are "
+             "read as floating local time")]

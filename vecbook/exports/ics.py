@@ -21,10 +21,13 @@ from .mime import html_to_text
 # The components that become records; VALARM, VTIMEZONE and the like do not.
 KINDS = {"VEVENT": "event", "VTODO": "to-do", "VJOURNAL": "journal entry"}
 SUFFIXES = (".ics", ".ical", ".icalendar", ".ifb")
-# Lines that open or close a component, and the calendar's display name; a folded
-# line's continuation starts with a space, so it never matches.
-_SCAN_RE = re.compile(r"^(?:(BEGIN|END):([A-Za-z-]+)|X-WR-CALNAME(?:;[^:\r\n]*)?:([^\r\n]*))[ \t]*\r?$",
+# Lines that open or close a component, and the calendar's display name and zone (Google and
+# Apple write X-WR-TIMEZONE: the zone of its times written without one); a folded line's
+# continuation starts with a space, so it never matches.
+_SCAN_RE = re.compile(r"^(?:(BEGIN|END):([A-Za-z-]+)|X-WR-(CALNAME|TIMEZONE)(?:;[^:\r\n]*)?:([^\r\n]*))[ \t]*\r?$",
                       re.MULTILINE | re.IGNORECASE)
+# The properties whose value a calendar's zone places when written without TZID or Z.
+_ZONED = ("DTSTART", "DTEND", "DUE", "RECURRENCE-ID", "RDATE", "EXDATE")
 # The properties a record uses; the others (DTSTAMP, SEQUENCE, X-..., ATTACH with
 # inline base64) and VALARM blocks are not handed to the library, whose content-line
 # parser walks each line a character at a time. VTIMEZONE blocks are passed whole.
@@ -78,7 +81,8 @@ def read(export: Export) -> list[Record]:
 
 @dataclass
 class _Span:
-    """One component's place in the file: its kind, lines, text, and calendar's name."""
+    """One component's place in the file: its kind, lines, text, and calendar's name and zone
+    (``X-WR-TIMEZONE`` as written, and the line it is on)."""
 
     kind: str
     line: int
@@ -86,6 +90,7 @@ class _Span:
     text: str
     calendar: str | None
     closed: bool
+    zone: tuple[str, int] | None = None
 
 
 def _scan(text: str) -> tuple[list[_Span], str]:
@@ -95,16 +100,21 @@ def _scan(text: str) -> tuple[list[_Span], str]:
     open_kind: tuple[str, int, int] | None = None  # (kind, line, offset)
     zone_start: int | None = None
     calendar: str | None = None
+    zone: tuple[str, int] | None = None
     line, pos = 1, 0
     for match in _SCAN_RE.finditer(text):
         line += text.count("\n", pos, match.start())
         pos = match.start()
         if match.group(3) is not None:
-            calendar = _unescape(match.group(3).strip()) or calendar
+            value = _unescape(match.group(4).strip())
+            if match.group(3).upper() == "CALNAME":
+                calendar = value or calendar
+            else:
+                zone = (value, line) if value else zone
             continue
         verb, name = match.group(1).upper(), match.group(2).upper()
         if name == "VCALENDAR" and verb == "BEGIN":
-            calendar = None
+            calendar = zone = None
         elif name == "VTIMEZONE":
             if verb == "BEGIN":
                 zone_start = match.start()
@@ -113,21 +123,22 @@ def _scan(text: str) -> tuple[list[_Span], str]:
                 zone_start = None
         elif name in KINDS and verb == "BEGIN":
             if open_kind is not None:  # a BEGIN while one is open: the open one's END is missing
-                spans.append(_close(text, open_kind, line - 1, match.start(), calendar, False))
+                spans.append(_close(text, open_kind, line - 1, match.start(), calendar, False, zone))
             open_kind = (name, line, match.start())
         elif name in KINDS and open_kind is not None and name == open_kind[0]:
-            spans.append(_close(text, open_kind, line, match.end(), calendar, True))
+            spans.append(_close(text, open_kind, line, match.end(), calendar, True, zone))
             open_kind = None
     if open_kind is not None:
         last = line + text.count("\n", pos)
-        spans.append(_close(text, open_kind, last - (1 if text.endswith("\n") else 0), len(text), calendar, False))
+        spans.append(_close(text, open_kind, last - (1 if text.endswith("\n") else 0), len(text), calendar, False,
+                            zone))
     return spans, "\r\n".join(zones)
 
 
 def _close(text: str, opened: tuple[str, int, int], end_line: int, stop: int, calendar: str | None,
-           closed: bool) -> _Span:
+           closed: bool, zone: tuple[str, int] | None) -> _Span:
     kind, line, start = opened
-    return _Span(kind, line, max(line, end_line), text[start:stop], calendar, closed)
+    return _Span(kind, line, max(line, end_line), text[start:stop], calendar, closed, zone)
 
 
 def _unescape(value: str) -> str:
@@ -158,12 +169,14 @@ def _records(export: Export, file: ExportFile) -> Iterator[Record]:
     if components is None:
         components = [_parse_alone(export, file, span, zones) for span in spans]
     zone_warned: set[str] = set()
+    calendar_zones_warned: set[str] = set()
     keys: dict[str, int] = {}
     fallback = file.name.rsplit(".", 1)[0]
     for span, component in zip(spans, components):
         if component is None:
             continue
         _warn_errors(export, file, span, component)
+        _place_floating(export, file, span, component, calendar_zones_warned)
         record = _record(export, file, span, component, span.calendar or fallback, zone_warned, keys)
         if record is not None:
             yield record
@@ -426,6 +439,36 @@ def _person(address: Any) -> tuple[str, str] | None:
     email = re.sub(r"^mailto:", "", str(address), flags=re.IGNORECASE).strip()
     name = str(getattr(address, "params", {}).get("CN") or "").strip().strip('"')
     return (name or email, email) if name or email else None
+
+
+def _place_floating(export: Export, file: ExportFile, span: _Span, component: Any, warned: set[str]) -> None:
+    """Times written without TZID or Z are in the calendar's ``X-WR-TIMEZONE`` (an unknown
+    name leaves them floating, said once per file)."""
+    zone = _calendar_zone(span.zone[0]) if span.zone else None
+    if span.zone and zone is None and span.zone[0] not in warned:
+        warned.add(span.zone[0])
+        export.warn(file, span.zone[1], f"unknown time zone '{span.zone[0]}' in X-WR-TIMEZONE: the calendar's "
+                                        f"times without a zone are read as floating local time", skipped=False)
+    if zone is None:
+        return
+    for name in _ZONED:
+        for prop in _listed(component.get(name)):
+            if getattr(prop, "params", {}).get("TZID"):
+                continue  # a TZID the library could not resolve stays floating (warned as such)
+            for value in getattr(prop, "dts", None) or [prop]:
+                when = getattr(value, "dt", None)
+                if isinstance(when, datetime) and when.tzinfo is None:
+                    value.dt = when.replace(tzinfo=zone)
+
+
+def _calendar_zone(name: str) -> tzinfo | None:
+    """A zone by its IANA name (None where the name is none)."""
+    from zoneinfo import ZoneInfo
+
+    try:
+        return ZoneInfo(name)
+    except (KeyError, ValueError, OSError):  # ZoneInfoNotFoundError is a KeyError
+        return None
 
 
 def _warn_unknown_zones(export: Export, file: ExportFile, span: _Span, component: Any, warned: set[str]) -> None:
