@@ -535,3 +535,53 @@ def test_an_apple_mail_export_is_named_by_its_mailbox(tmp_path: Path) -> None:
     plain.mkdir()
     shutil.copy(MBOX / "mailpile_tests.mbx", plain / "mbox")
     assert {r.metadata["conversation"] for r in load(plain / "mbox")[0]} == {"mbox"}
+
+
+def test_format_flowed_mail_reads_as_its_paragraphs(tmp_path: Path) -> None:
+    # RFC 3676, as Thunderbird and Apple Mail send it: a line ending in a space goes on in the
+    # next one (DelSp=yes: that space was added to break the line, and is dropped), quoted
+    # lines join only with lines of the same depth, a space-stuffed line loses its first
+    # space, and "-- " (the signature separator) is never joined.
+    cur = tmp_path / "cur"
+    cur.mkdir()
+    (cur / "1.host:2,S").write_bytes(message(
+        "From: Zoë <zoe@example.com>\nSubject: Reise\nDate: Tue, 5 Mar 2024 09:15:00 +0100\n"
+        "Content-Type: text/plain; charset=utf-8; format=flowed",
+        "Wir fahren am Freitag nach Kraków und bleiben bis \nSonntag. Das Hotel ist \nschon gebucht.\n"
+        "\n"
+        " From the station it is a short walk.\n"
+        "\n"
+        "Am 04.03.24 um 18:00 schrieb Ana:\n"
+        "> Fahrt ihr mit dem Zug \n"
+        "> oder mit dem Auto?\n"
+        ">> Ich nehme \n"
+        ">> den Bus.\n"
+        "\n"
+        "-- \n"
+        "Zoë \n"
+        "Berlin\n"))
+    (cur / "2.host:2,S").write_bytes(message(
+        "From: Ken <ken@example.jp>\nSubject: 予定\nDate: Tue, 5 Mar 2024 10:00:00 +0900\n"
+        "Content-Type: text/plain; charset=UTF-8; format=flowed; delsp=yes",
+        "明日の会議は十時から \n始まります。\n"))
+    (cur / "3.host:2,S").write_bytes(message(  # not flowed: a trailing space is only a space
+        "From: Bo <bo@example.com>\nSubject: Plain\nDate: Tue, 5 Mar 2024 11:00:00 +0000",
+        "one line \nanother line\n"))
+    records, problems = load(tmp_path)
+    assert problems == []
+    texts = {r.metadata["subject"]: r.text for r in records}
+    assert texts["Reise"] == (
+        "Wir fahren am Freitag nach Kraków und bleiben bis Sonntag. Das Hotel ist schon gebucht.\n"
+        "\n"
+        "From the station it is a short walk.\n"
+        "\n"
+        "Am 04.03.24 um 18:00 schrieb Ana:\n"
+        "> Fahrt ihr mit dem Zug oder mit dem Auto?\n"
+        ">> Ich nehme den Bus.\n"
+        "\n"
+        "--\n"  # (a line's trailing spaces are trimmed in every text)
+        "Zoë Berlin")
+    assert texts["予定"] == "明日の会議は十時から始まります。"
+    assert texts["Plain"] == "one line\nanother line"
+    # the cited lines are still the whole message
+    assert records[0].citation.startswith("mail/cur/1.host:2,S:1-")

@@ -145,9 +145,34 @@ def collect_body(headers: Message, body: bytes, texts: list[str], names: list[st
         collect_body(sub_headers, sub_body, texts, names, damage, depth + 1)
     elif kind in ("text/plain", "text/html"):
         text = _decode(_transfer_decoded(body, headers, damage), headers)
-        texts.append(html_to_text(text) if kind == "text/html" else text)
+        if kind == "text/html":
+            text = html_to_text(text)
+        elif str(headers.get_param("format") or "").lower() == "flowed":
+            text = unflow(text, str(headers.get_param("delsp") or "").lower() == "yes")
+        texts.append(text)
     elif _filename(headers):  # an inline attachment (a patch, an invitation): named, not read
         names.append(_filename(headers) or kind)
+
+
+def unflow(text: str, delsp: bool = False) -> str:
+    """A ``format=flowed`` body (RFC 3676) as its paragraphs: a line ending in a space goes on in
+    the next line of the same quote depth (without that space where ``delsp``); a space-stuffed
+    line loses its first space; the signature separator ``-- `` is never joined."""
+    out: list[str] = []
+    open_depth: int | None = None  # the quote depth of a paragraph the last line left open
+    for raw in text.replace("\r\n", "\n").split("\n"):
+        depth = len(raw) - len(raw.lstrip(">"))
+        line = raw[depth:]
+        line = line[1:] if line.startswith(" ") else line  # space-stuffing (or the space after ">")
+        flowed = line.endswith(" ") and line != "-- "
+        if flowed and delsp:
+            line = line[:-1]
+        if open_depth == depth and line != "-- ":
+            out[-1] += line
+        else:
+            out.append((">" * depth + " " if depth else "") + line)
+        open_depth = depth if flowed else None
+    return "\n".join(out)
 
 
 def _multipart(body: bytes, boundary: str | None, damage: set[str]) -> list[bytes]:
