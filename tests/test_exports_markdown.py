@@ -240,3 +240,68 @@ def test_a_zipped_vault_with_many_attachments_is_still_notes(tmp_path: Path) -> 
     assert record.citation == "vault/vault.zip!/Vault/Notes/Plan.md:1-2"
     assert (record.metadata["folder"], record.metadata["tags"]) == ("Vault/Notes", ["work"])
     assert cited_lines(tmp_path / "vault.zip", record) == ["# Plan", "Ship it. #work"]
+
+
+def test_joplin_front_matter_dates_as_text_or_milliseconds_date_the_note(tmp_path: Path) -> None:
+    # Joplin's "MD - Markdown + Front Matter" export writes created/updated as UTC text; its API
+    # and tools built on it write created_time/updated_time as milliseconds since 1970, or ISO.
+    (tmp_path / "Trip to Kraków.md").write_text(
+        "---\ntitle: Trip to Kraków\nupdated: 2021-03-21 16:22:39Z\ncreated: 2021-03-21 16:20:56Z\n"
+        "tags:\n  - travel\n---\n\nBook the train.\n", encoding="utf-8")
+    (tmp_path / "ms.md").write_text("---\ntitle: ms\ncreated_time: 1616343656000\nupdated_time: 1616343759123\n"
+                                    "---\n\nTimes in milliseconds.\n")
+    (tmp_path / "iso.md").write_text("---\ntitle: iso\ncreated_time: 2021-03-21T16:20:56.000Z\n---\n\nTimes as text.\n")
+    records, problems = load(tmp_path)
+    assert problems == []
+    dated = {r.metadata["note"]: (r.metadata.get("date"), r.metadata.get("updated_time")) for r in records}
+    assert dated == {"Trip to Kraków": ("2021-03-21T16:20:56+00:00", None),
+                     "ms": ("2021-03-21T16:20:56+00:00", "2021-03-21T16:22:39+00:00"),
+                     "iso": ("2021-03-21T16:20:56+00:00", None)}
+
+
+JOPLIN_PROPERTIES = """id: {id}
+parent_id: {parent}
+created_time: 2021-03-21T16:20:56.123Z
+updated_time: 2021-03-22T08:00:00.000Z
+is_conflict: 0
+latitude: 50.06465010
+longitude: 19.94497990
+altitude: 0.0000
+author: 
+source_url: 
+is_todo: 0
+todo_due: 0
+todo_completed: 0
+source: joplin-desktop
+source_application: net.cozic.joplin-desktop
+application_data: 
+order: 0
+user_created_time: 2021-03-20T10:00:00.000Z
+user_updated_time: 2021-03-22T08:00:00.000Z
+encryption_cipher_text: 
+encryption_applied: 0
+markup_language: 1
+is_shared: 0
+type_: {type}"""
+
+
+def test_a_joplin_raw_export_is_its_notes_dated_and_cited_at_their_lines(tmp_path: Path) -> None:
+    # The RAW export (and the JEX archive, a tar of it): one <id>.md an item, a note's title on
+    # its first line, its body, a blank line, then its properties ending "type_: 1". Notebooks
+    # (type_ 2), resources (4) and tags (5, 6) are files of the same shape.
+    note, book = "8a3b3e1c2d4f4a5b9c8d7e6f5a4b3c2d", "5f0e9d8c7b6a5f4e3d2c1b0a9f8e7d6c"
+    (tmp_path / f"{note}.md").write_text(
+        "Trip to Kraków\n\nBook the train.\n\n## Hotel\nNear the Rynek.\n\n"
+        + JOPLIN_PROPERTIES.format(id=note, parent=book, type=1) + "\n", encoding="utf-8")
+    (tmp_path / f"{book}.md").write_text("Travel\n\n" + JOPLIN_PROPERTIES.format(id=book, parent="", type=2))
+    (tmp_path / "0c1d2e3f4a5b6c7d8e9f0a1b2c3d4e5f.md").write_text(
+        "travel\n\n" + JOPLIN_PROPERTIES.format(id="0c1d2e3f4a5b6c7d8e9f0a1b2c3d4e5f", parent="", type=5))
+    records, problems = load(tmp_path)
+    assert problems == []
+    assert [(r.metadata["title"], r.text, r.citation) for r in records] == [
+        ("Trip to Kraków", "Book the train.", f"vault/{note}.md:3-3"),
+        ("Trip to Kraków > Hotel", "## Hotel\nNear the Rynek.", f"vault/{note}.md:5-6")]
+    assert records[0].metadata["date"] == "2021-03-20T10:00:00+00:00"  # the time the user gave it
+    assert records[0].metadata["updated"] == "2021-03-22T08:00:00+00:00"
+    assert records[0].metadata["note"] == "Trip to Kraków"
+    assert not any("is_conflict" in r.text or "type_" in r.text for r in records)

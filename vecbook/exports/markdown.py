@@ -14,6 +14,7 @@ from typing import Any, Iterator
 
 from ..records import DATE_KEYS, Record, date_value, decode_text
 from .base import Export, ExportFile, export_record, iso
+from .joplin import TIME_KEYS, epoch_time, raw_item
 
 SUFFIXES = (".md", ".markdown")
 # A vault's attachments do not count against it when detecting a folder of notes.
@@ -33,6 +34,8 @@ _INLINE_CODE_RE = re.compile(r"(`+)(?:(?!\1).)+?\1")
 _TAG_RE = re.compile(r"(?<!\S)#([^\W\d_][\w/-]*)")
 _URL_RE = re.compile(r"\b[a-zA-Z][\w+.-]*://\S+|\]\([^)\s]*\)")
 _DAY_RE = re.compile(r"^(\d{4}-\d{2}-\d{2})\b")
+# The keys that date a note without a ``date``, in order (Obsidian's and Joplin's creation times).
+CREATED_KEYS = ("created", "created_time", "user_created_time")
 
 
 def detect(export: Export) -> bool:
@@ -93,7 +96,14 @@ def _records(export: Export, file: ExportFile) -> Iterator[Record]:
     note = file.name.rsplit(".", 1)[0]
     inside = file.rel.split("!/", 1)[-1]  # a zip member: its path inside the archive
     folder = inside.rsplit("/", 1)[0] if "/" in inside else ""
-    front, body_start = _front_matter(export, file, lines)
+    item = raw_item(file.name, lines)
+    if item is not None and not item.is_note:
+        return  # a Joplin notebook, tag or resource: no note
+    if item is not None:  # a Joplin RAW note: its title line, its body, then its properties
+        lines, note = lines[:item.body_end], item.title or note
+        front, body_start = item.metadata(), 1
+    else:
+        front, body_start = _front_matter(export, file, lines)
     code = _code_lines(lines, body_start)
     metadata: dict[str, Any] = {**_front_metadata(front), "note": note, "folder": folder or None}
     _read_dates(export, file, lines, body_start, metadata)
@@ -101,7 +111,8 @@ def _records(export: Export, file: ExportFile) -> Iterator[Record]:
     if tags:
         metadata["tags"] = list(dict.fromkeys(tags))
     if "date" not in metadata:
-        day = metadata.get("created") or (_DAY_RE.match(note).group(1) if _DAY_RE.match(note) else None)
+        created = next((metadata[k] for k in CREATED_KEYS if metadata.get(k)), None)
+        day = created or (_DAY_RE.match(note).group(1) if _DAY_RE.match(note) else None)
         if day:
             metadata["date"] = day
     metadata["format"] = export.format
@@ -153,7 +164,10 @@ def _front_matter(export: Export, file: ExportFile, lines: list[str]) -> tuple[d
 def _read_dates(export: Export, file: ExportFile, lines: list[str], body_start: int,
                 metadata: dict[str, Any]) -> None:
     """Front matter dates written as text ("March 5, 2024") in ISO 8601, as filters and recency
-    read them; one that says no day is kept as written, with a WARN naming its line."""
+    read them; one that says no day is kept as written, with a WARN naming its line. A time
+    written as milliseconds (or seconds) since 1970, as Joplin's tools write them, in ISO 8601."""
+    for key in [k for k in metadata if k.lower() in TIME_KEYS]:
+        metadata[key] = epoch_time(metadata[key]) or metadata[key]
     for key in [k for k in metadata if k.lower() in DATE_KEYS and isinstance(metadata[k], str)]:
         line = next((i + 1 for i in range(1, body_start) if lines[i].lstrip().startswith(f"{key}:")), 2)
         metadata[key], problem = date_value(metadata[key], file.label, line, key)
