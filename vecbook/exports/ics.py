@@ -11,11 +11,12 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass
-from datetime import date, datetime, time, timedelta, timezone, tzinfo
+from datetime import date, datetime, timedelta, timezone, tzinfo
 from typing import Any, Iterator
 
 from ..records import Record
-from .base import Export, ExportFile, clean_text, export_record, iso
+from .base import Export, ExportFile, clean_text, export_record
+from .ics_words import iso_value, moment, rule_words, span_words
 from .mime import html_to_text
 
 # The components that become records; VALARM, VTIMEZONE and the like do not.
@@ -41,14 +42,6 @@ _HTML_TAG_RE = re.compile(r"<(?:br|p|div|span|ul|ol|li|b|i|u|strong|em|html|body
                           r"|<a\s+href=|</(?:a|p|div|span|ul|ol|li|b|i|u|strong|em|font|h[1-6])>", re.I)
 # An RDATE/EXDATE list longer than this is cut short in the text ("and 40 more").
 MAX_LISTED_DATES = 12
-_ORDINALS = {1: "first", 2: "second", 3: "third", 4: "fourth", 5: "fifth", -1: "last", -2: "second to last"}
-_DAYS = {"MO": "Monday", "TU": "Tuesday", "WE": "Wednesday", "TH": "Thursday", "FR": "Friday",
-         "SA": "Saturday", "SU": "Sunday"}
-_MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September",
-           "October", "November", "December")
-_FREQUENCIES = {"SECONDLY": ("every second", "seconds"), "MINUTELY": ("every minute", "minutes"),
-                "HOURLY": ("hourly", "hours"), "DAILY": ("daily", "days"), "WEEKLY": ("weekly", "weeks"),
-                "MONTHLY": ("monthly", "months"), "YEARLY": ("yearly", "years")}
 
 
 def detect(export: Export) -> bool:
@@ -295,7 +288,7 @@ def _record(export: Export, file: ExportFile, span: _Span, component: Any, calen
     uid = _text(component, "UID")
     first = _first_date(component, start, due)
     metadata: dict[str, Any] = {
-        "title": summary, "date": _iso(first), "end_date": _iso(end if end is not None else due if start else None),
+        "title": summary, "date": iso_value(first), "end_date": iso_value(end if end is not None else due if start else None),
         "kind": kind, "all_day": True if _is_day(first) else None, "location": location,
         "organizer": organizer[0] if organizer else None,
         # The organizer takes part as an attendee does (as a mail's sender does), listed first;
@@ -303,7 +296,7 @@ def _record(export: Export, file: ExportFile, span: _Span, component: Any, calen
         "participants": list(dict.fromkeys(name for name, _ in people)) or None,
         "emails": list(dict.fromkeys(email for _, email in people if email)) or None,
         "conversation": calendar, "uid": uid, "status": _text(component, "STATUS"),
-        "recurrence": _rule_words(component.get("RRULE")) if component.get("RRULE") is not None else None,
+        "recurrence": rule_words(component.get("RRULE")) if component.get("RRULE") is not None else None,
         "rrule": _series(component, start),
         "format": export.format,
     }
@@ -357,7 +350,7 @@ def _key(uid: str, component: Any, text: str, keys: dict[str, int]) -> str:
     key = uid or hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()[:12]
     moved = _value(component, "RECURRENCE-ID")
     if moved is not None:
-        key += f"@{_iso(moved)}"
+        key += f"@{iso_value(moved)}"
     keys[key] = keys.get(key, 0) + 1
     return key if keys[key] == 1 else f"{key}~{keys[key]}"
 
@@ -366,17 +359,17 @@ def _details(component: Any, start: Any, end: Any, due: Any) -> list[str]:
     """The When/Due/Repeats/Also on/Except lines."""
     lines = []
     if start is not None:
-        lines.append(f"When: {_span_words(start, end)}")
+        lines.append(f"When: {span_words(start, end)}")
     if due is not None:
-        lines.append(f"Due: {_moment(due)}")
+        lines.append(f"Due: {moment(due)}")
     moved = _value(component, "RECURRENCE-ID")
     if moved is not None:
-        lines.append(f"Changes the occurrence of {_moment(moved)}")
+        lines.append(f"Changes the occurrence of {moment(moved)}")
     rule = component.get("RRULE")
     if rule is not None:
-        lines.append(_rule_words(rule))
+        lines.append(rule_words(rule))
     for name, label in (("RDATE", "Also on"), ("EXDATE", "Except on")):
-        dates = [_moment(v) for v in _dates(component, name)]
+        dates = [moment(v) for v in _dates(component, name)]
         if dates:
             more = len(dates) - MAX_LISTED_DATES
             listed = ", ".join(dates[:MAX_LISTED_DATES]) + (f" and {more} more" if more > 0 else "")
@@ -484,92 +477,3 @@ def _warn_unknown_zones(export: Export, file: ExportFile, span: _Span, component
             export.warn(file, span.line + (offset - 1 if offset else 0),
                         f"unknown time zone '{zone}' (no VTIMEZONE for it and not a known zone name): "
                         f"its times are read as floating local time", skipped=False)
-
-
-# -- dates and rules in words --
-
-
-def _iso(value: Any) -> str | None:
-    """ISO 8601: a plain date for an all-day value, the offset where the zone is known."""
-    if isinstance(value, datetime):
-        return iso(value)
-    if isinstance(value, date):
-        return value.isoformat()
-    return None
-
-
-def _zone_name(zone: tzinfo | None, when: datetime) -> str:
-    key = getattr(zone, "key", None) or getattr(zone, "_tzid", None)
-    return str(key or when.tzname() or "")
-
-
-def _moment(value: Any) -> str:
-    """A date, date-time (with its zone), time, or period, as people write it."""
-    if isinstance(value, tuple):
-        begin, finish = value
-        if isinstance(finish, timedelta):
-            return f"{_moment(begin)} for {_duration(finish)}"
-        return f"{_moment(begin)} to {_moment(finish)}"
-    if isinstance(value, datetime):
-        zone = _zone_name(value.tzinfo, value) if value.tzinfo else ""
-        return value.strftime("%Y-%m-%d %H:%M") + (f" ({zone})" if zone else "")
-    if isinstance(value, (date, time)):
-        return value.isoformat()
-    return str(value)
-
-
-def _span_words(start: Any, end: Any) -> str:
-    if end is None or end == start:
-        return _moment(start)
-    if (isinstance(start, datetime) and isinstance(end, datetime) and start.date() == end.date()
-            and start.tzinfo == end.tzinfo):
-        zone = _zone_name(start.tzinfo, start) if start.tzinfo else ""
-        return f"{start:%Y-%m-%d %H:%M} to {end:%H:%M}" + (f" ({zone})" if zone else "")
-    return f"{_moment(start)} to {_moment(end)}"
-
-
-def _duration(value: timedelta) -> str:
-    minutes = int(value.total_seconds() // 60)
-    hours, minutes = divmod(minutes, 60)
-    return " ".join(p for p in (f"{hours}h" if hours else "", f"{minutes}min" if minutes else "") if p) or "0min"
-
-
-def _rule_words(rule: Any) -> str:
-    """An RRULE in words: "Repeats weekly on Monday until 2024-06-01"."""
-    if not hasattr(rule, "get") or not rule.get("FREQ"):
-        return f"Repeats ({rule})"
-    first = lambda key: (rule.get(key) or [None])[0]  # noqa: E731 - vRecur holds lists
-    frequency = str(first("FREQ")).upper()
-    every, unit = _FREQUENCIES.get(frequency, (frequency.lower(), frequency.lower()))
-    interval = int(first("INTERVAL") or 1)
-    words = ["Repeats", f"every {interval} {unit}" if interval > 1 else every]
-    days = [_day_words(str(d)) for d in rule.get("BYDAY") or []]
-    if days:
-        words.append("on " + _and(days))
-    month_days = [str(d) for d in rule.get("BYMONTHDAY") or []]
-    if month_days:
-        words.append("on day " + _and(month_days) + " of the month")
-    months = [_MONTHS[int(m) - 1] for m in rule.get("BYMONTH") or [] if str(m).isdigit() and 1 <= int(m) <= 12]
-    if months:
-        words.append("in " + _and(months))
-    if first("COUNT"):
-        words.append(f"{first('COUNT')} times")
-    until = first("UNTIL")
-    if until is not None:
-        words.append(f"until {(until.date() if isinstance(until, datetime) else until).isoformat()}")
-    return " ".join(words)
-
-
-def _day_words(code: str) -> str:
-    match = re.fullmatch(r"([+-]?\d{1,2})?([A-Z]{2})", code.upper())
-    if not match or match.group(2) not in _DAYS:
-        return code
-    day = _DAYS[match.group(2)]
-    if not match.group(1):
-        return day
-    number = int(match.group(1))
-    return f"the {_ORDINALS.get(number, f'{number}th')} {day}"
-
-
-def _and(items: list[str]) -> str:
-    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]

@@ -1,0 +1,106 @@
+"""Calendar dates and rules in words, as the calendar reader's records say them: a date or
+date-time with its zone ("2024-05-06 09:30 (Europe/Paris)"), a span, and an RRULE
+("Repeats monthly on the last Friday")."""
+
+from __future__ import annotations
+
+import re
+from datetime import date, datetime, time, timedelta, tzinfo
+from typing import Any
+
+from .base import iso
+
+_ORDINALS = {1: "first", 2: "second", 3: "third", 4: "fourth", 5: "fifth", -1: "last", -2: "second to last"}
+_DAYS = {"MO": "Monday", "TU": "Tuesday", "WE": "Wednesday", "TH": "Thursday", "FR": "Friday",
+         "SA": "Saturday", "SU": "Sunday"}
+_MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September",
+           "October", "November", "December")
+_FREQUENCIES = {"SECONDLY": ("every second", "seconds"), "MINUTELY": ("every minute", "minutes"),
+                "HOURLY": ("hourly", "hours"), "DAILY": ("daily", "days"), "WEEKLY": ("weekly", "weeks"),
+                "MONTHLY": ("monthly", "months"), "YEARLY": ("yearly", "years")}
+
+
+def iso_value(value: Any) -> str | None:
+    """ISO 8601: a plain date for an all-day value, the offset where the zone is known."""
+    if isinstance(value, datetime):
+        return iso(value)
+    if isinstance(value, date):
+        return value.isoformat()
+    return None
+
+
+def _zone_name(zone: tzinfo | None, when: datetime) -> str:
+    key = getattr(zone, "key", None) or getattr(zone, "_tzid", None)
+    return str(key or when.tzname() or "")
+
+
+def moment(value: Any) -> str:
+    """A date, date-time (with its zone), time, or period, as people write it."""
+    if isinstance(value, tuple):
+        begin, finish = value
+        if isinstance(finish, timedelta):
+            return f"{moment(begin)} for {_duration(finish)}"
+        return f"{moment(begin)} to {moment(finish)}"
+    if isinstance(value, datetime):
+        zone = _zone_name(value.tzinfo, value) if value.tzinfo else ""
+        return value.strftime("%Y-%m-%d %H:%M") + (f" ({zone})" if zone else "")
+    if isinstance(value, (date, time)):
+        return value.isoformat()
+    return str(value)
+
+
+def span_words(start: Any, end: Any) -> str:
+    if end is None or end == start:
+        return moment(start)
+    if (isinstance(start, datetime) and isinstance(end, datetime) and start.date() == end.date()
+            and start.tzinfo == end.tzinfo):
+        zone = _zone_name(start.tzinfo, start) if start.tzinfo else ""
+        return f"{start:%Y-%m-%d %H:%M} to {end:%H:%M}" + (f" ({zone})" if zone else "")
+    return f"{moment(start)} to {moment(end)}"
+
+
+def _duration(value: timedelta) -> str:
+    minutes = int(value.total_seconds() // 60)
+    hours, minutes = divmod(minutes, 60)
+    return " ".join(p for p in (f"{hours}h" if hours else "", f"{minutes}min" if minutes else "") if p) or "0min"
+
+
+def rule_words(rule: Any) -> str:
+    """An RRULE in words: "Repeats weekly on Monday until 2024-06-01"."""
+    if not hasattr(rule, "get") or not rule.get("FREQ"):
+        return f"Repeats ({rule})"
+    first = lambda key: (rule.get(key) or [None])[0]  # noqa: E731 - vRecur holds lists
+    frequency = str(first("FREQ")).upper()
+    every, unit = _FREQUENCIES.get(frequency, (frequency.lower(), frequency.lower()))
+    interval = int(first("INTERVAL") or 1)
+    words = ["Repeats", f"every {interval} {unit}" if interval > 1 else every]
+    days = [_day_words(str(d)) for d in rule.get("BYDAY") or []]
+    if days:
+        words.append("on " + _and(days))
+    month_days = [str(d) for d in rule.get("BYMONTHDAY") or []]
+    if month_days:
+        words.append("on day " + _and(month_days) + " of the month")
+    months = [_MONTHS[int(m) - 1] for m in rule.get("BYMONTH") or [] if str(m).isdigit() and 1 <= int(m) <= 12]
+    if months:
+        words.append("in " + _and(months))
+    if first("COUNT"):
+        words.append(f"{first('COUNT')} times")
+    until = first("UNTIL")
+    if until is not None:
+        words.append(f"until {(until.date() if isinstance(until, datetime) else until).isoformat()}")
+    return " ".join(words)
+
+
+def _day_words(code: str) -> str:
+    match = re.fullmatch(r"([+-]?\d{1,2})?([A-Z]{2})", code.upper())
+    if not match or match.group(2) not in _DAYS:
+        return code
+    day = _DAYS[match.group(2)]
+    if not match.group(1):
+        return day
+    number = int(match.group(1))
+    return f"the {_ORDINALS.get(number, f'{number}th')} {day}"
+
+
+def _and(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
