@@ -401,3 +401,43 @@ def test_a_calendar_zone_places_its_floating_times(tmp_path: Path) -> None:
     assert [(p.line, p.reason) for p in problems] == [
         (37, "collection 'cal': unknown time zone 'Mars/Olympus' in X-WR-TIMEZONE: the calendar's times without a zone are "
              "read as floating local time")]
+
+
+OUTLOOK_ZONE = """BEGIN:VTIMEZONE\r
+TZID:W. Europe Standard Time\r
+BEGIN:STANDARD\r
+DTSTART:16011028T030000\r
+RRULE:FREQ=YEARLY;BYDAY=-1SU;BYMONTH=10\r
+TZOFFSETFROM:+0200\r
+TZOFFSETTO:+0100\r
+END:STANDARD\r
+BEGIN:DAYLIGHT\r
+DTSTART:16010325T020000\r
+RRULE:FREQ=YEARLY;BYDAY=-1SU;BYMONTH=3\r
+TZOFFSETFROM:+0100\r
+TZOFFSETTO:+0200\r
+END:DAYLIGHT\r
+END:VTIMEZONE\r
+"""
+
+
+def test_an_outlook_series_keeps_its_local_time_through_summer(tmp_path: Path) -> None:
+    # Outlook names its zones the Windows way, each with its VTIMEZONE; the series is counted
+    # out in the IANA zone that name stands for, so a Monday 00:30 stays a Monday in summer,
+    # and a zone only the file defines keeps its offset.
+    (tmp_path / "outlook.ics").write_text(
+        "BEGIN:VCALENDAR\r\nPRODID:-//Microsoft Corporation//Outlook 16.0 MIMEDIR//EN\r\n" + OUTLOOK_ZONE
+        + OUTLOOK_ZONE.replace("W. Europe Standard Time", "Office Time")
+        + "BEGIN:VEVENT\r\nUID:night\r\nSUMMARY:Backup check\r\n"
+        "DTSTART;TZID=\"W. Europe Standard Time\":20240115T003000\r\nRRULE:FREQ=WEEKLY;BYDAY=MO\r\nEND:VEVENT\r\n"
+        "BEGIN:VEVENT\r\nUID:office\r\nSUMMARY:Office check\r\n"
+        "DTSTART;TZID=Office Time:20240115T003000\r\nRRULE:FREQ=WEEKLY;BYDAY=MO\r\nEND:VEVENT\r\n"
+        "END:VCALENDAR\r\n", encoding="utf-8", newline="")
+    night, office = load(tmp_path)[0]
+    assert night.metadata["rrule"] == "DTSTART;TZID=Europe/Berlin:20240115T003000\nRRULE:FREQ=WEEKLY;BYDAY=MO"
+    assert office.metadata["rrule"] == "DTSTART;TZID=Etc/GMT-1:20240115T003000\nRRULE:FREQ=WEEKLY;BYDAY=MO"
+    from vecbook.recurrence import series_matches
+
+    for rule in (night.metadata["rrule"], office.metadata["rrule"]):
+        assert series_matches(rule, (("gte", "2024-07-15"), ("lt", "2024-07-16"))) is True
+        assert series_matches(rule, (("gte", "2024-07-14"), ("lt", "2024-07-15"))) is False

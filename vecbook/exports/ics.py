@@ -336,12 +336,32 @@ def _ical_moment(value: date, named: bool = True) -> str:
     where ``named`` and the zone has a name, else in UTC)."""
     if not isinstance(value, datetime):
         return f";VALUE=DATE:{value:%Y%m%d}"
-    zone = getattr(value.tzinfo, "key", None)
     if value.tzinfo is None:
         return f":{value:%Y%m%dT%H%M%S}"
-    if named and zone and zone != "UTC":
+    zone = _zone_id(value) if named else None
+    if zone:
         return f";TZID={zone}:{value:%Y%m%dT%H%M%S}"
     return f":{value.astimezone(timezone.utc):%Y%m%dT%H%M%SZ}"
+
+
+def _zone_id(value: datetime) -> str | None:
+    """An IANA zone name for the series' start: the zone's own, or the one a Windows name stands
+    for (Outlook's "W. Europe Standard Time"), else a fixed offset of whole hours (a zone only the
+    file defines) as ``Etc/GMT-1``, so the occurrences keep their local time and day; None for UTC."""
+    name = getattr(value.tzinfo, "key", None) or getattr(value.tzinfo, "_tzid", None)
+    try:
+        from icalendar.timezone.windows_to_olson import WINDOWS_TO_OLSON
+    except ImportError:  # (icalendar 6.0 kept it elsewhere)
+        WINDOWS_TO_OLSON = {}
+    name = WINDOWS_TO_OLSON.get(name, name) if name else None
+    if name and name != "UTC" and _calendar_zone(name) is not None:
+        return name
+    offset = value.utcoffset()
+    hours = int(offset.total_seconds() // 3600) if offset else 0
+    fixed = f"Etc/GMT{-hours:+d}"  # (POSIX signs: Etc/GMT-1 is an hour ahead of UTC)
+    if not offset or offset.total_seconds() % 3600 or _calendar_zone(fixed) is None:
+        return None
+    return fixed
 
 
 def _key(uid: str, component: Any, text: str, keys: dict[str, int]) -> str:
