@@ -305,3 +305,16 @@ def test_a_joplin_raw_export_is_its_notes_dated_and_cited_at_their_lines(tmp_pat
     assert records[0].metadata["updated"] == "2021-03-22T08:00:00+00:00"
     assert records[0].metadata["note"] == "Trip to Kraków"
     assert not any("is_conflict" in r.text or "type_" in r.text for r in records)
+
+
+def test_a_logseq_journal_is_dated_by_its_file_name(tmp_path: Path) -> None:
+    # Logseq names its journal pages yyyy_MM_dd (Obsidian's daily notes are YYYY-MM-DD)
+    (tmp_path / "journals").mkdir()
+    (tmp_path / "journals" / "2024_03_05.md").write_text("- Met [[Ana]] for coffee at Café Lumière #coffee\n",
+                                                         encoding="utf-8")
+    (tmp_path / "journals" / "2024_13_05.md").write_text("- not a day\n")
+    (tmp_path / "2024-03-06.md").write_text("Daily note.\n")
+    records, problems = load(tmp_path)
+    assert problems == []
+    assert {r.metadata["note"]: r.metadata.get("date") for r in records} == {
+        "2024_03_05": "2024-03-05", "2024_13_05": None, "2024-03-06": "2024-03-06"}

@@ -33,7 +33,8 @@ _INLINE_CODE_RE = re.compile(r"(`+)(?:(?!\1).)+?\1")
 # word, a URL's fragment or "(#x"), as Obsidian reads them; nested tags (#a/b) stay whole.
 _TAG_RE = re.compile(r"(?<!\S)#([^\W\d_][\w/-]*)")
 _URL_RE = re.compile(r"\b[a-zA-Z][\w+.-]*://\S+|\]\([^)\s]*\)")
-_DAY_RE = re.compile(r"^(\d{4}-\d{2}-\d{2})\b")
+# A daily note's name: Obsidian's YYYY-MM-DD, Logseq's journal yyyy_MM_dd (and YYYY.MM.DD).
+_DAY_RE = re.compile(r"^(\d{4})([-_.])(\d{2})\2(\d{2})(?![\d])")
 # The keys that date a note without a ``date``, in order (Obsidian's and Joplin's creation times).
 CREATED_KEYS = ("created", "created_time", "user_created_time")
 
@@ -112,7 +113,7 @@ def _records(export: Export, file: ExportFile) -> Iterator[Record]:
         metadata["tags"] = list(dict.fromkeys(tags))
     if "date" not in metadata:
         created = next((metadata[k] for k in CREATED_KEYS if metadata.get(k)), None)
-        day = created or (_DAY_RE.match(note).group(1) if _DAY_RE.match(note) else None)
+        day = created or _note_day(note)
         if day:
             metadata["date"] = day
     metadata["format"] = export.format
@@ -126,6 +127,17 @@ def _records(export: Export, file: ExportFile) -> Iterator[Record]:
         record = _section_record(export, file, lines, code, title, first, last, metadata, seen)
         if record is not None:
             yield record
+
+
+def _note_day(note: str) -> str | None:
+    """The day a daily note's name says, in ISO 8601 (None for a name that says no real day)."""
+    found = _DAY_RE.match(note)
+    if found is None:
+        return None
+    try:
+        return date(int(found.group(1)), int(found.group(3)), int(found.group(4))).isoformat()
+    except ValueError:
+        return None
 
 
 def _front_matter(export: Export, file: ExportFile, lines: list[str]) -> tuple[dict[str, Any], int]:
