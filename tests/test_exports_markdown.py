@@ -318,3 +318,21 @@ def test_a_logseq_journal_is_dated_by_its_file_name(tmp_path: Path) -> None:
     assert problems == []
     assert {r.metadata["note"]: r.metadata.get("date") for r in records} == {
         "2024_03_05": "2024-03-05", "2024_13_05": None, "2024-03-06": "2024-03-06"}
+
+
+def test_logseq_page_properties_are_metadata(tmp_path: Path) -> None:
+    # Logseq writes a page's properties as its first lines, "key:: value" (no YAML front matter);
+    # tags and alias are lists, written with commas, [[links]] or #tags.
+    (tmp_path / "pages").mkdir()
+    (tmp_path / "pages" / "Ana Lopez.md").write_text(
+        "title:: Ana Lopez\ntags:: [[people]], #friends\nalias:: Ana, Anita\ntype:: person\n\n"
+        "- Works at [[Acme]]\n- Birthday: [[Jun 12th, 1990]]\n", encoding="utf-8")
+    (tmp_path / "pages" / "plain.md").write_text("Ratio:: 3\nnot a property line\n")
+    records, problems = load(tmp_path)
+    assert problems == []
+    ana, plain = records
+    assert ana.text == "- Works at Acme\n- Birthday: Jun 12th, 1990"
+    assert ana.citation == "vault/pages/Ana Lopez.md:6-7"
+    assert (ana.metadata["tags"], ana.metadata["aliases"], ana.metadata["type"]) == (
+        ["people", "friends"], ["Ana", "Anita"], "person")
+    assert plain.text == "Ratio:: 3\nnot a property line"  # properties are a page's first block only

@@ -33,6 +33,8 @@ _INLINE_CODE_RE = re.compile(r"(`+)(?:(?!\1).)+?\1")
 # word, a URL's fragment or "(#x"), as Obsidian reads them; nested tags (#a/b) stay whole.
 _TAG_RE = re.compile(r"(?<!\S)#([^\W\d_][\w/-]*)")
 _URL_RE = re.compile(r"\b[a-zA-Z][\w+.-]*://\S+|\]\([^)\s]*\)")
+# A Logseq property line: "key:: value".
+_PROPERTY_RE = re.compile(r"^([A-Za-z][\w-]*):: ?(.*)$")
 # A daily note's name: Obsidian's YYYY-MM-DD, Logseq's journal yyyy_MM_dd (and YYYY.MM.DD).
 _DAY_RE = re.compile(r"^(\d{4})([-_.])(\d{2})\2(\d{2})(?![\d])")
 # The keys that date a note without a ``date``, in order (Obsidian's and Joplin's creation times).
@@ -105,6 +107,8 @@ def _records(export: Export, file: ExportFile) -> Iterator[Record]:
         front, body_start = item.metadata(), 1
     else:
         front, body_start = _front_matter(export, file, lines)
+        if not body_start:
+            front, body_start = _page_properties(lines)
     code = _code_lines(lines, body_start)
     metadata: dict[str, Any] = {**_front_metadata(front), "note": note, "folder": folder or None}
     _read_dates(export, file, lines, body_start, metadata)
@@ -127,6 +131,27 @@ def _records(export: Export, file: ExportFile) -> Iterator[Record]:
         record = _section_record(export, file, lines, code, title, first, last, metadata, seen)
         if record is not None:
             yield record
+
+
+def _page_properties(lines: list[str]) -> tuple[dict[str, Any], int]:
+    """Logseq's page properties: ``key:: value`` lines first in the page, up to a blank line or
+    its first bullet (else none: "Ratio:: 3" then prose is text); ``tags`` and ``alias`` are
+    lists written with commas, ``[[links]]`` or ``#tags``."""
+    end = 0
+    while end < len(lines) and _PROPERTY_RE.match(lines[end]):
+        end += 1
+    if not end or (end < len(lines) and lines[end].strip() and not lines[end].lstrip().startswith("- ")):
+        return {}, 0
+    front: dict[str, Any] = {}
+    for line in lines[:end]:
+        key, value = _PROPERTY_RE.match(line).groups()  # type: ignore[union-attr]
+        key = {"alias": "aliases"}.get(key.lower(), key)
+        if key.lower() in ("tags", "aliases"):
+            words = (w.strip().strip("[]#").strip() for w in value.split(","))
+            front[key.lower()] = [w for w in words if w]
+        elif key.lower() != "title":  # (a page's title is its name)
+            front[key] = value.strip()
+    return front, end
 
 
 def _note_day(note: str) -> str | None:
