@@ -336,3 +336,25 @@ def test_logseq_page_properties_are_metadata(tmp_path: Path) -> None:
     assert (ana.metadata["tags"], ana.metadata["aliases"], ana.metadata["type"]) == (
         ["people", "friends"], ["Ana", "Anita"], "person")
     assert plain.text == "Ratio:: 3\nnot a property line"  # properties are a page's first block only
+
+
+def test_a_notion_export_is_named_without_its_ids_and_dated_by_its_properties(tmp_path: Path) -> None:
+    # Notion's "Markdown & CSV" export: each page and folder name ends with the page's 32-digit
+    # id; a database page opens with "# Title", a blank line, then "Property: value" lines.
+    folder = tmp_path / "Projekte 0a1b2c3d4e5f60718293a4b5c6d7e8f9"
+    folder.mkdir()
+    (folder / "Q2 planning 8f3e1c2d4b5a69788796a5b4c3d2e1f0.md").write_text(
+        "# Q2 planning\n\nCreated: March 5, 2024 10:30 AM\nTags: planning, work\nStatus: Done\n"
+        "Dates: May 1, 2024 → May 3, 2024\n\nWe agreed to ship the beta in May.\n", encoding="utf-8")
+    (folder / "Notizen 1f3e1c2d4b5a69788796a5b4c3d2e1f0.md").write_text(
+        "# Notizen\n\nEin Satz: kein Property.\n", encoding="utf-8")
+    records, problems = load(tmp_path)
+    assert problems == []
+    notes, plan = records
+    assert (plan.metadata["note"], plan.metadata["folder"], plan.metadata["title"]) == (
+        "Q2 planning", "Projekte", "Q2 planning")
+    assert plan.metadata["date"] == "2024-03-05T10:30:00"
+    assert (plan.metadata["tags"], plan.metadata["Status"]) == (["planning", "work"], "Done")
+    assert plan.metadata["Dates"] == "2024-05-01"
+    assert plan.citation == "vault/Projekte 0a1b2c3d4e5f60718293a4b5c6d7e8f9/Q2 planning 8f3e1c2d4b5a69788796a5b4c3d2e1f0.md:1-8"
+    assert notes.metadata["note"] == "Notizen" and "Ein Satz" not in notes.metadata

@@ -14,6 +14,7 @@ from typing import Any, Iterator
 
 from ..records import DATE_KEYS, Record, date_value, decode_text
 from .base import Export, ExportFile, export_record, iso
+from . import notion
 from .joplin import TIME_KEYS, epoch_time, raw_item
 
 SUFFIXES = (".md", ".markdown")
@@ -99,6 +100,8 @@ def _records(export: Export, file: ExportFile) -> Iterator[Record]:
     note = file.name.rsplit(".", 1)[0]
     inside = file.rel.split("!/", 1)[-1]  # a zip member: its path inside the archive
     folder = inside.rsplit("/", 1)[0] if "/" in inside else ""
+    if notion.is_page(note):  # Notion's export: names end with page ids no one searches by
+        note, folder = notion.without_id(note), "/".join(notion.without_id(part) for part in folder.split("/"))
     item = raw_item(file.name, lines)
     if item is not None and not item.is_note:
         return  # a Joplin notebook, tag or resource: no note
@@ -109,6 +112,8 @@ def _records(export: Export, file: ExportFile) -> Iterator[Record]:
         front, body_start = _front_matter(export, file, lines)
         if not body_start:
             front, body_start = _page_properties(lines)
+        if not front and notion.is_page(file.name.rsplit(".", 1)[0]):
+            front = notion.page_properties(lines)  # (its lines stay the page's text)
     code = _code_lines(lines, body_start)
     metadata: dict[str, Any] = {**_front_metadata(front), "note": note, "folder": folder or None}
     _read_dates(export, file, lines, body_start, metadata)
