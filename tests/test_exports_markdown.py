@@ -358,3 +358,14 @@ def test_a_notion_export_is_named_without_its_ids_and_dated_by_its_properties(tm
     assert plan.metadata["Dates"] == "2024-05-01"
     assert plan.citation == "vault/Projekte 0a1b2c3d4e5f60718293a4b5c6d7e8f9/Q2 planning 8f3e1c2d4b5a69788796a5b4c3d2e1f0.md:1-8"
     assert notes.metadata["note"] == "Notizen" and "Ein Satz" not in notes.metadata
+
+
+def test_bear_tags_with_spaces_and_emoji_are_whole(tmp_path: Path) -> None:
+    # Bear closes a tag that holds spaces with a second '#' ("#family dinner#"), and a tag may
+    # start with an emoji; nested tags stay whole as in Obsidian.
+    (tmp_path / "Rezept Käsespätzle.md").write_text(
+        "# Rezept: Käsespätzle\n\n#kochen/rezepte #family dinner# #📚books #2024 and #1 or #a b\n\n"
+        "Zwiebeln goldbraun rösten. Issue #42 is not a tag.\n", encoding="utf-8")
+    (record,), problems = load(tmp_path)
+    assert problems == []
+    assert record.metadata["tags"] == ["kochen/rezepte", "family dinner", "📚books", "a"]

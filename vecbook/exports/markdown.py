@@ -32,7 +32,11 @@ _WIKILINK_RE = re.compile(r"(!?)\[\[([^\[\]\n]+?)\]\]")
 _INLINE_CODE_RE = re.compile(r"(`+)(?:(?!\1).)+?\1")
 # A tag: '#' then a letter, at the start of a line or after a space (not inside a
 # word, a URL's fragment or "(#x"), as Obsidian reads them; nested tags (#a/b) stay whole.
-_TAG_RE = re.compile(r"(?<!\S)#([^\W\d_][\w/-]*)")
+# Bear's tags may hold spaces, closed by a second '#' ("#family dinner#"), and tags may start
+# with an emoji ("#📚books"), as Bear and Obsidian allow.
+_EMOJI = "\u2600-\u27bf\U0001f000-\U0001faff"
+_TAG_START = rf"(?<!\S)#(?:[^\W\d_]|[{_EMOJI}])"
+_TAG_RE = re.compile(rf"(?={_TAG_START})#([^#\n]*?[^\s#])#(?![\w#])|(?={_TAG_START})#([\w/{_EMOJI}-]+)")
 _URL_RE = re.compile(r"\b[a-zA-Z][\w+.-]*://\S+|\]\([^)\s]*\)")
 # A Logseq property line: "key:: value".
 _PROPERTY_RE = re.compile(r"^([A-Za-z][\w-]*):: ?(.*)$")
@@ -321,7 +325,7 @@ def _inline_tags(lines: list[str], start: int, code: list[bool]) -> list[str]:
         if code[i] or "#" not in lines[i]:
             continue
         plain = _URL_RE.sub(" ", _INLINE_CODE_RE.sub(" ", lines[i]))
-        tags += [t.rstrip("/-") for t in _TAG_RE.findall(plain)]
+        tags += [(closed or open_).rstrip("/-") for closed, open_ in _TAG_RE.findall(plain)]
     return tags
 
 
