@@ -441,3 +441,24 @@ def test_an_outlook_series_keeps_its_local_time_through_summer(tmp_path: Path) -
     for rule in (night.metadata["rrule"], office.metadata["rrule"]):
         assert series_matches(rule, (("gte", "2024-07-15"), ("lt", "2024-07-16"))) is True
         assert series_matches(rule, (("gte", "2024-07-14"), ("lt", "2024-07-15"))) is False
+
+
+def test_a_moved_occurrence_leaves_its_series_date(tmp_path: Path) -> None:
+    # Google and Apple write a changed occurrence as its own VEVENT (the UID and RECURRENCE-ID of
+    # the date it replaces): the series no longer occurs on that date, the change does.
+    (tmp_path / "g.ics").write_text(
+        "BEGIN:VCALENDAR\r\nX-WR-TIMEZONE:Europe/Madrid\r\n"
+        "BEGIN:VEVENT\r\nUID:weekly@google.com\r\nSUMMARY:Reunión semanal\r\n"
+        "DTSTART;TZID=Europe/Madrid:20240101T100000\r\nRRULE:FREQ=WEEKLY;BYDAY=MO\r\nEND:VEVENT\r\n"
+        "BEGIN:VEVENT\r\nUID:weekly@google.com\r\nSUMMARY:Reunión semanal (martes)\r\n"
+        "RECURRENCE-ID;TZID=Europe/Madrid:20240115T100000\r\n"
+        "DTSTART;TZID=Europe/Madrid:20240116T100000\r\nEND:VEVENT\r\n"
+        "END:VCALENDAR\r\n", encoding="utf-8", newline="")
+    series, moved = load(tmp_path)[0]
+    assert series.metadata["rrule"] == ("DTSTART;TZID=Europe/Madrid:20240101T100000\nRRULE:FREQ=WEEKLY;BYDAY=MO\n"
+                                        "EXDATE:20240115T090000Z")
+    assert "rrule" not in moved.metadata and moved.metadata["date"] == "2024-01-16T10:00:00+01:00"
+    from vecbook.recurrence import series_matches
+
+    assert series_matches(series.metadata["rrule"], (("gte", "2024-01-15"), ("lt", "2024-01-16"))) is False
+    assert series_matches(series.metadata["rrule"], (("gte", "2024-01-22"), ("lt", "2024-01-23"))) is True

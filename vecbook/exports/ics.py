@@ -12,7 +12,7 @@ import hashlib
 import re
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta, timezone, tzinfo
-from typing import Any, Iterator
+from typing import Any, Iterable, Iterator
 
 from ..records import Record
 from .base import Export, ExportFile, clean_text, export_record
@@ -165,14 +165,26 @@ def _records(export: Export, file: ExportFile) -> Iterator[Record]:
     calendar_zones_warned: set[str] = set()
     keys: dict[str, int] = {}
     fallback = file.name.rsplit(".", 1)[0]
-    for span, component in zip(spans, components):
-        if component is None:
-            continue
-        _warn_errors(export, file, span, component)
+    parsed = [(span, component) for span, component in zip(spans, components) if component is not None]
+    for span, component in parsed:
         _place_floating(export, file, span, component, calendar_zones_warned)
-        record = _record(export, file, span, component, span.calendar or fallback, zone_warned, keys)
+    moved = _moved(component for _, component in parsed)
+    for span, component in parsed:
+        _warn_errors(export, file, span, component)
+        record = _record(export, file, span, component, span.calendar or fallback, zone_warned, keys,
+                         moved.get(_text(component, "UID"), []))
         if record is not None:
             yield record
+
+
+def _moved(components: Iterable[Any]) -> dict[str, list[Any]]:
+    """The dates each series (by UID) no longer occurs on: those a changed occurrence replaces."""
+    moved: dict[str, list[Any]] = {}
+    for component in components:
+        replaced = _value(component, "RECURRENCE-ID")
+        if isinstance(replaced, date) and _text(component, "UID"):
+            moved.setdefault(_text(component, "UID"), []).append(replaced)
+    return moved
 
 
 def _parse_whole(export: Export, file: ExportFile, text: str, spans: list[_Span]) -> list[Any] | None:
@@ -260,7 +272,7 @@ def _line_of_message(text: str, message: str) -> int | None:
 
 
 def _record(export: Export, file: ExportFile, span: _Span, component: Any, calendar: str,
-            zone_warned: set[str], keys: dict[str, int]) -> Record | None:
+            zone_warned: set[str], keys: dict[str, int], moved: list[Any]) -> Record | None:
     kind = KINDS[span.kind]
     _warn_unknown_zones(export, file, span, component, zone_warned)
     summary = _text(component, "SUMMARY")
@@ -297,7 +309,7 @@ def _record(export: Export, file: ExportFile, span: _Span, component: Any, calen
         "emails": list(dict.fromkeys(email for _, email in people if email)) or None,
         "conversation": calendar, "uid": uid, "status": _text(component, "STATUS"),
         "recurrence": rule_words(component.get("RRULE")) if component.get("RRULE") is not None else None,
-        "rrule": _series(component, start),
+        "rrule": _series(component, start, moved),
         "format": export.format,
     }
     metadata = {k: v for k, v in metadata.items() if v is not None and v != ""}
@@ -316,8 +328,9 @@ def _first_date(component: Any, start: Any, due: Any) -> Any:
     return None
 
 
-def _series(component: Any, start: Any) -> str | None:
-    """A recurring event's DTSTART, RRULE, RDATE and EXDATE lines (None for a single one), for the
+def _series(component: Any, start: Any, moved: list[Any]) -> str | None:
+    """A recurring event's DTSTART, RRULE, RDATE and EXDATE lines (None for a single one; the dates
+    its changed occurrences replace, ``moved``, are EXDATEs too), for the
     date filters to count its occurrences out: a zone by its name, so a weekly 09:00 stays 09:00
     across a change to summer time (a zone with no name as UTC)."""
     rules = [r for r in _listed(component.get("RRULE")) if hasattr(r, "to_ical")]
@@ -327,7 +340,10 @@ def _series(component: Any, start: Any) -> str | None:
     lines = [f"DTSTART{_ical_moment(start)}", *(f"RRULE:{r.to_ical().decode()}" for r in rules)]
     # dateutil reads a TZID on DTSTART only: the other dates go in UTC, the same instants
     lines += [f"RDATE{_ical_moment(v, False)}" for v in extra if isinstance(v, date)]
-    lines += [f"EXDATE{_ical_moment(v, False)}" for v in _dates(component, "EXDATE") if isinstance(v, date)]
+    if _value(component, "RECURRENCE-ID") is not None:
+        moved = []  # (a changed occurrence that repeats: its own dates stand)
+    except_on = [v for v in (*_dates(component, "EXDATE"), *moved) if isinstance(v, date)]
+    lines += [f"EXDATE{_ical_moment(v, False)}" for v in except_on]
     return "\n".join(lines)
 
 
