@@ -361,9 +361,10 @@ def test_an_endless_series_is_counted_out_only_so_far() -> None:
 
     every_minute = "DTSTART:19900101T000000Z\nRRULE:FREQ=MINUTELY"
     assert series_matches(every_minute, (("gte", "1990-01-02"), ("lt", "1990-01-03"))) is True
-    # 2024 lies 17 million occurrences on: not counted out, so not found (and quick)
+    assert series_matches(every_minute, (("gte", "2024-01-01"),)) is True  # counted from near 2024
+    # a COUNT counts from the first occurrence: 2024 lies 17 million on, not counted out (and quick)
     assert MAX_OCCURRENCES <= 10_000
-    assert series_matches(every_minute, (("gte", "2024-01-01"),)) is False
+    assert series_matches(every_minute + ";COUNT=20000000", (("gte", "2024-01-01"),)) is False
     # UNTIL in UTC with a floating start (dateutil refuses the pair) is read without zones
     assert series_matches("DTSTART:20240101T090000\nRRULE:FREQ=DAILY;UNTIL=20240105T000000Z",
                           (("gte", "2024-01-04"), ("lt", "2024-01-05"))) is True
@@ -462,3 +463,32 @@ def test_a_moved_occurrence_leaves_its_series_date(tmp_path: Path) -> None:
 
     assert series_matches(series.metadata["rrule"], (("gte", "2024-01-15"), ("lt", "2024-01-16"))) is False
     assert series_matches(series.metadata["rrule"], (("gte", "2024-01-22"), ("lt", "2024-01-23"))) is True
+
+
+@pytest.mark.parametrize(("rule", "since", "until", "found"), [
+    # far past the start: counted from near the range, not from 1990
+    ("DTSTART;TZID=Europe/Berlin:19900101T090000\nRRULE:FREQ=WEEKLY;BYDAY=MO", "2300-01-01", "2300-01-08", True),
+    ("DTSTART;TZID=Europe/Berlin:19900101T233000\nRRULE:FREQ=DAILY;INTERVAL=3", "2024-07-01", "2024-07-02", True),
+    ("DTSTART;TZID=Europe/Berlin:19900101T233000\nRRULE:FREQ=DAILY;INTERVAL=3", "2024-07-02", "2024-07-03", False),
+    ("DTSTART:19900101T000000Z\nRRULE:FREQ=HOURLY;INTERVAL=5", "2024-03-05T04:00:00+00:00", "2024-03-05T06:00:00+00:00",
+     False),
+    ("DTSTART:19900101T000000Z\nRRULE:FREQ=HOURLY;INTERVAL=5", "2024-03-05T00:00:00+00:00", "2024-03-05T01:00:00+00:00",
+     False),
+    ("DTSTART:19900101T000000Z\nRRULE:FREQ=HOURLY;INTERVAL=5", "2024-03-05T01:30:00+00:00", "2024-03-05T02:30:00+00:00",
+     True),
+    ("DTSTART;VALUE=DATE:19920229\nRRULE:FREQ=YEARLY", "2024-02-29", "2024-02-29", True),  # a leap day: not moved
+    ("DTSTART;VALUE=DATE:19920229\nRRULE:FREQ=YEARLY", "2023-01-01", "2023-12-31", False),
+    ("DTSTART;VALUE=DATE:19900131\nRRULE:FREQ=MONTHLY", "2024-04-01", "2024-04-30", False),  # no April 31st
+    ("DTSTART;VALUE=DATE:19900115\nRRULE:FREQ=MONTHLY;INTERVAL=5", "2024-03-01", "2024-03-31", True),
+    ("DTSTART;VALUE=DATE:19900115\nRRULE:FREQ=MONTHLY;INTERVAL=5", "2024-04-01", "2024-07-31", False),
+    ("DTSTART;VALUE=DATE:19900115\nRRULE:FREQ=DAILY;COUNT=3", "2024-01-01", "2024-12-31", False),
+    ("DTSTART;VALUE=DATE:19900612\nRRULE:FREQ=YEARLY\nEXDATE;VALUE=DATE:20240612", "2024-01-01", "2024-12-31", False),
+])
+def test_a_series_is_counted_out_from_near_the_range(rule: str, since: str, until: str, found: bool) -> None:
+    from vecbook.recurrence import series_matches
+
+    end = "lte" if "T" in until else "lt"
+    if end == "lt":
+        from datetime import date, timedelta
+        until = (date.fromisoformat(until) + timedelta(days=1)).isoformat()
+    assert series_matches(rule, (("gte", since), (end, until))) is found

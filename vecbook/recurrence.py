@@ -7,18 +7,24 @@ endless series costs the record nothing."""
 from __future__ import annotations
 
 import operator
-from datetime import datetime
+import re
+from datetime import datetime, timedelta
 from functools import lru_cache
 from typing import Any, Callable, Iterator
 
 from .records import iso_moment
 
-# How many occurrences of one series a date filter looks at before it gives up: a daily series
-# covers 27 years in them, a weekly one 190, an hourly one 14 months. dateutil counts them out
-# at about 20 us each, so a range far past an endless series' start costs at most about 0.2 s,
-# once per series and range (the answer is kept).
+# How many occurrences of one series a date filter looks at before it gives up. A series is
+# counted out from a little before the range (its start moved on by whole periods), so this
+# bounds only the rules that cannot be moved (with COUNT: a daily one covers 27 years in them)
+# and a range that spans many occurrences; dateutil counts them out at about 20 us each, so
+# at most about 0.2 s a series and range (the answer is kept).
 MAX_OCCURRENCES = 10_000
 _TESTS = {"gt": operator.gt, "gte": operator.ge, "lt": operator.lt, "lte": operator.le}
+# DTSTART as the calendar reader writes it: its parameters, its date or date-time, a Z.
+_START_RE = re.compile(r"^(DTSTART(?:;[^:]*)?:)(\d{8}(?:T\d{6})?)(Z?)$", re.I)
+_UNITS = {"WEEKLY": timedelta(weeks=1), "DAILY": timedelta(days=1), "HOURLY": timedelta(hours=1),
+          "MINUTELY": timedelta(minutes=1), "SECONDLY": timedelta(seconds=1)}
 
 
 @lru_cache(maxsize=4096)
@@ -30,7 +36,8 @@ def series_matches(rule: str, ranges: tuple[tuple[str, str], ...]) -> bool | Non
     try:
         bounds = [(_TESTS[op], iso_moment(value)) for op, value in ranges]
         placed: dict[int, list[tuple[Callable[[Any, Any], bool], datetime]]] = {}
-        for count, when in enumerate(_occurrences(rule)):
+        starts = [bound for test, bound in bounds if test in (operator.gt, operator.ge)]
+        for count, when in enumerate(_occurrences(_moved_near(rule, max(starts, key=_naive)) if starts else rule)):
             if count >= MAX_OCCURRENCES:
                 return False
             tests = placed.get(id(when.tzinfo))  # by id: dateutil's tzlocal cannot be hashed
@@ -45,6 +52,56 @@ def series_matches(rule: str, ranges: tuple[tuple[str, str], ...]) -> bool | Non
     return False
 
 
+def _moved_near(rule: str, start: datetime) -> str:
+    """The series with its DTSTART moved on by whole periods of its rule to a little before
+    ``start``, so counting out starts there rather than decades back: the occurrences from there
+    on are the same, as each period repeats the first (a rule with COUNT, more than one RRULE,
+    or a start past the 28th of a month of a monthly or yearly rule, where the months differ,
+    is left as it is)."""
+    lines = rule.split("\n")
+    found = _START_RE.match(lines[0])
+    rules = [line for line in lines if line.upper().startswith("RRULE:")]
+    if found is None or len(rules) != 1 or "COUNT=" in rules[0].upper():
+        return rule
+    parts = dict(p.split("=", 1) for p in rules[0][6:].upper().split(";") if "=" in p)
+    written = found.group(2)
+    first = datetime.strptime(written, "%Y%m%d" if len(written) == 8 else "%Y%m%dT%H%M%S")
+    # two days early: a bound in another zone than the series' is at most ~26 hours away
+    periods = _periods_before(first, _naive(start) - timedelta(days=2), parts.get("FREQ", ""),
+                              int(parts.get("INTERVAL", "1") or 1))
+    if periods <= 0:
+        return rule
+    moved = _add(first, parts["FREQ"], periods)
+    text = moved.strftime("%Y%m%d" if len(written) == 8 else "%Y%m%dT%H%M%S")
+    lines[0] = f"{found.group(1)}{text}{found.group(3)}"
+    return "\n".join(lines)
+
+
+def _periods_before(first: datetime, start: datetime, frequency: str, interval: int) -> int:
+    """How many whole periods of ``interval`` units fit between ``first`` and ``start`` (in units)."""
+    if frequency in ("YEARLY", "MONTHLY"):
+        if first.day > 28:
+            return 0
+        months = (start.year - first.year) * 12 + start.month - first.month - 1
+        step = interval * (12 if frequency == "YEARLY" else 1)
+        return max(months // step, 0) * step
+    unit = _UNITS.get(frequency)
+    if unit is None or interval < 1:
+        return 0
+    return max(int((start - first) / (unit * interval)), 0) * interval
+
+
+def _add(first: datetime, frequency: str, units: int) -> datetime:
+    if frequency in ("YEARLY", "MONTHLY"):
+        months = first.month - 1 + units
+        return first.replace(year=first.year + months // 12, month=months % 12 + 1)
+    return first + _UNITS[frequency] * units
+
+
+def _naive(when: datetime) -> datetime:
+    return when.replace(tzinfo=None)
+
+
 def _beside(bound: datetime, when: datetime) -> datetime:
     """``bound`` made comparable with ``when``: as is where both have an offset or neither,
     else its local time (in ``when``'s zone where ``when`` has one)."""
@@ -53,7 +110,7 @@ def _beside(bound: datetime, when: datetime) -> datetime:
     return bound.replace(tzinfo=when.tzinfo)
 
 
-@lru_cache(maxsize=256)
+@lru_cache(maxsize=4096)
 def _parsed(rule: str) -> Any:
     """The series as dateutil's rruleset; a series whose UNTIL and DTSTART disagree on having
     a zone (dateutil refuses those; calendars write them) is read without zones."""
