@@ -201,6 +201,17 @@ def test_plain_output_shows_the_snippet_with_its_lines_and_folded_duplicates() -
     assert "two \x1b[1;33mboiler\x1b[0m" in coloured  # matched by stem, as the keyword index matched it
 
 
+def test_a_metadata_value_of_several_lines_stays_on_the_metadata_line() -> None:
+    # a recurring event's rrule (DTSTART, RRULE lines), a YAML block scalar: one printed line
+    hit = vecbook.Hit(text="Birthday", file_path="cal/f.ics", line_number=3, end_line=9, similarity_score=0.5,
+                      metadata={"title": "Birthday", "rrule": "DTSTART;VALUE=DATE:19900612\nRRULE:FREQ=YEARLY"},
+                      source="cal", id="cal:f.ics#b", citation="cal/f.ics:3-9", snippet="Birthday", snippet_line=3,
+                      snippet_end_line=3)
+    assert vecbook.cli.format_hits([hit]).splitlines() == [
+        " 1. 0.500000  cal/f.ics:3-9", "    title: Birthday, rrule: DTSTART;VALUE=DATE:19900612 RRULE:FREQ=YEARLY",
+        "    line 3:", "      Birthday"]
+
+
 def test_a_line_separator_inside_a_message_is_no_printed_line_of_its_own() -> None:
     # U+2028 inside a chat message is one line of its file: printed lines match cited lines
     hit = vecbook.Hit(text="Bo: first\u2028second pineapple\nAna: ok", file_path="c.txt", line_number=8,

@@ -67,10 +67,11 @@ def highlight(text: str, terms: Sequence[str], analysis: Analysis = ENGLISH) -> 
 
 
 def _shown_value(value: Any) -> str:
-    """A metadata value as a person reads it: a list header (``Tags``) as "quick, leftovers"."""
+    """A metadata value as a person reads it: a list header (``Tags``) as "quick, leftovers", a
+    value of several lines (a recurring event's ``rrule``) on one."""
     if isinstance(value, list) and all(isinstance(item, str) for item in value):
         return ", ".join(value)
-    return str(value)
+    return " ".join(str(value).splitlines())
 
 
 def _clip(text: str) -> str:
