@@ -373,7 +373,7 @@ def test_an_endless_series_is_counted_out_only_so_far() -> None:
 
 def test_a_calendar_zone_places_its_floating_times(tmp_path: Path) -> None:
     # Google and Apple name the calendar's zone in X-WR-TIMEZONE and may write times without
-    # TZID or Z: those are in that zone. A TZID, a Z and an all-day date keep their own meaning;
+    # TZID or Z: those are in that zone. A TZID and an all-day date keep their own meaning;
     # a second calendar in the file has its own zone, or none.
     (tmp_path / "g.ics").write_text(
         "BEGIN:VCALENDAR\r\nX-WR-CALNAME:Casa\r\nX-WR-TIMEZONE:America/Sao_Paulo\r\n"
@@ -393,10 +393,12 @@ def test_a_calendar_zone_places_its_floating_times(tmp_path: Path) -> None:
     dates = {r.metadata["title"]: (r.metadata["date"], r.metadata.get("end_date")) for r in records}
     assert dates == {
         "Almoço": ("2024-07-05T12:00:00-03:00", "2024-07-05T13:30:00-03:00"),
-        "Call": ("2024-07-05T09:00:00+01:00", None), "UTC": ("2024-07-05T09:00:00+00:00", None),
+        # Google writes a single event's times in UTC: they read in the calendar's zone, the same instant
+        "Call": ("2024-07-05T09:00:00+01:00", None), "UTC": ("2024-07-05T06:00:00-03:00", None),
         "Feriado": ("2024-07-09", None), "Floating": ("2024-07-05T12:00:00", None),
         "Nowhere": ("2024-07-05T12:00:00", None)}
     assert records[0].text.splitlines()[1] == "When: 2024-07-05 12:00 to 13:30 (America/Sao_Paulo)"
+    assert records[2].text.splitlines()[1] == "When: 2024-07-05 06:00 (America/Sao_Paulo)"
     assert records[0].metadata["rrule"] == ("DTSTART;TZID=America/Sao_Paulo:20240705T120000\n"
                                             "RRULE:FREQ=WEEKLY;COUNT=2\nEXDATE:20240712T150000Z")
     assert [(p.line, p.reason) for p in problems] == [

@@ -472,7 +472,8 @@ def _person(address: Any) -> tuple[str, str] | None:
 
 def _place_floating(export: Export, file: ExportFile, span: _Span, component: Any, warned: set[str]) -> None:
     """Times written without TZID or Z are in the calendar's ``X-WR-TIMEZONE`` (an unknown
-    name leaves them floating, said once per file)."""
+    name leaves them floating, said once per file), and times in UTC (Google writes a single
+    event's so) read in that zone: the same instant, on the day and hour its people saw."""
     zone = _calendar_zone(span.zone[0]) if span.zone else None
     if span.zone and zone is None and span.zone[0] not in warned:
         warned.add(span.zone[0])
@@ -488,6 +489,13 @@ def _place_floating(export: Export, file: ExportFile, span: _Span, component: An
                 when = getattr(value, "dt", None)
                 if isinstance(when, datetime) and when.tzinfo is None:
                     value.dt = when.replace(tzinfo=zone)
+                elif isinstance(when, datetime) and when.utcoffset() == timedelta(0) and _is_utc(when):
+                    value.dt = when.astimezone(zone)
+
+
+def _is_utc(when: datetime) -> bool:
+    """A time in UTC itself (``Z``), not in a zone that is at UTC now (Europe/London in winter)."""
+    return when.tzinfo is timezone.utc or getattr(when.tzinfo, "key", None) in ("UTC", "Etc/UTC")
 
 
 def _calendar_zone(name: str) -> tzinfo | None:
