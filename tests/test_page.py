@@ -214,6 +214,32 @@ def test_the_page_asks_for_the_token_once_and_keeps_it(page_book: vecbook.VecBoo
         browser.execute_script("sessionStorage.clear()")
 
 
+def test_the_json_links_open_in_a_tab_of_their_own_once_the_page_has_the_token(
+        page_book: vecbook.VecBook, browser: Any) -> None:
+    """A "JSON" link opened in a new tab sends none of the page's headers: the page hands the
+    token it was given to the browser, which sends it there, so the tab shows the hits, not 401."""
+    import json
+
+    with in_thread(page_book, token=TOKEN) as url:
+        browser.get(f"{url}/?q=boiler")
+        field = until(lambda: browser.find_element(By.ID, "token"), "the token field")
+        until(lambda: field.is_displayed(), "the token form")
+        field.send_keys(TOKEN, Keys.ENTER)
+        until(lambda: hits(browser), "hits once the token is given")
+        address = browser.find_element(By.LINK_TEXT, "JSON").get_attribute("href")
+        assert address == f"{url}/search.json?q=boiler"  # nothing secret in the link
+        page = browser.current_window_handle
+        browser.switch_to.new_window("tab")
+        try:
+            browser.get(address)
+            shown = until(lambda: browser.find_element(By.TAG_NAME, "pre").text, "the JSON in the tab")
+            assert json.loads(shown)[0]["citation"] == "journal.txt:1-4"
+        finally:
+            browser.close()
+            browser.switch_to.window(page)
+            browser.execute_script("sessionStorage.clear()")
+
+
 def test_a_server_that_stopped_is_said_so_and_the_hits_stay(page_book: vecbook.VecBook, browser: Any) -> None:
     with in_thread(page_book) as url:
         search_for(browser, url, "boiler")

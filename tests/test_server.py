@@ -364,6 +364,34 @@ def test_a_token_on_loopback_is_required_too(keyword_book: vecbook.VecBook) -> N
         assert fetch(url + "/stats.json", {"Authorization": f"Bearer {TOKEN}", "Host": "evil.example"})[0] == 421
 
 
+def test_a_browser_tab_opened_on_a_json_address_asks_for_the_token_as_a_login_password(
+        keyword_book: vecbook.VecBook) -> None:
+    """A tab opened on /search.json (the page's "JSON" links, a bookmark) sends no header of the
+    page's: it is answered with a Basic challenge, so the browser asks for (or sends what it keeps
+    of) a password, and the token taken as that password; the page's own fetches are not, or the
+    browser would prompt over the page's token form."""
+    import base64
+
+    def basic(password: str) -> dict[str, str]:
+        return {"Authorization": "Basic " + base64.b64encode(f"me:{password}".encode()).decode()}
+
+    tab = {"Sec-Fetch-Mode": "navigate", "Sec-Fetch-Site": "none", "Accept": "text/html,application/json"}
+    with in_thread(keyword_book, token=TOKEN) as url:
+        status, headers, body = fetch(url + "/search.json?q=boiler", tab)
+        assert status == 401 and headers["WWW-Authenticate"].startswith("Basic realm=")
+        assert "the token as password" in json.loads(body)["error"]
+        status, headers, _ = fetch(url + "/search.json?q=boiler", {"Sec-Fetch-Mode": "cors", "Accept": "*/*"})
+        assert status == 401 and headers["WWW-Authenticate"].startswith("Bearer")
+        status, _, body = fetch(url + "/search.json?q=boiler", {**tab, **basic(TOKEN)})
+        assert status == 200 and json.loads(body)[0]["citation"] == "journal.txt:1-4"
+        assert fetch(url + "/search.json?q=boiler", {**tab, **basic("wrong-token-wrong-token")})[0] == 401
+        assert fetch(url + "/stats.json", {"Authorization": "Basic not-base64!"})[0] == 401
+        # Where the page hands the browser its token: always challenged, 204 once it is right.
+        status, headers, _ = fetch(url + "/-/auth", {"Sec-Fetch-Mode": "cors"})
+        assert status == 401 and headers["WWW-Authenticate"].startswith("Basic realm=")
+        assert fetch(url + "/-/auth", basic(TOKEN))[0] == 204
+
+
 @pytest.mark.parametrize("arguments, message", [
     (["--http", "--host", "0.0.0.0"], "refusing to serve on 0.0.0.0 without a token: beyond loopback anyone"),
     (["--http", "--host", "0.0.0.0", "--token", "short"], "the token must be at least 16 printable ASCII characters"),

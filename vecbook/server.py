@@ -6,6 +6,7 @@ request bodies. fastmcp builds the Starlette app; uvicorn (which comes with it) 
 
 from __future__ import annotations
 
+import base64
 import hmac
 import ipaddress
 import json
@@ -49,6 +50,12 @@ MAX_HEADER_BYTES = 256 * 1024
 PAGE = Path(__file__).resolve().parent / "page"
 STATIC_TYPES = {"page.js": "text/javascript; charset=utf-8", "page.css": "text/css; charset=utf-8",
                 "icon.svg": "image/svg+xml"}
+# Where the page, once it has the token, hands it to the browser (an XMLHttpRequest with the token
+# as its password): the browser keeps it, for this origin only, until it closes, and sends it when a
+# tab opens a JSON address, so the page's "JSON" links open without a second prompt.
+AUTH_PATH = "/-/auth"
+# A Basic challenge: what makes a browser ask for (or send what it keeps of) a user name and password.
+BASIC_CHALLENGE = b'Basic realm="vecbook: any user name, the token as password", charset="UTF-8"'
 # What needs no token: the page and its files hold no record text (they ask for it, with the token).
 PUBLIC_PATHS = ("/", "/favicon.ico", *(f"/-/static/{name}" for name in STATIC_TYPES))
 # Every response: the page runs only its own script and loads nothing from elsewhere, so even
@@ -131,8 +138,11 @@ class Guard:
         if refused is not None:
             status, reason = refused
             client = scope.get("client") or ("?", 0)
-            log.warning("refused %s %s from %s: %s", scope["method"], scope["path"], client[0], reason)
-            await self.answer(send, status, reason)
+            # A browser handed the token at AUTH_PATH asks without it first, as Basic login does: not worth a WARN.
+            quiet = scope["path"] == AUTH_PATH and "authorization" not in headers
+            log.log(logging.DEBUG if quiet else logging.WARNING, "refused %s %s from %s: %s", scope["method"],
+                    scope["path"], client[0], reason)
+            await self.answer(send, status, reason, basic=asks_browser_login(scope["path"], headers))
             return
 
         async def send_secured(message: dict[str, Any]) -> None:
@@ -153,10 +163,11 @@ class Guard:
         if headers.get("sec-fetch-site") in FOREIGN_SITES and headers.get("sec-fetch-mode") != "navigate":
             return 403, f"a page of another site may not use this server (Sec-Fetch-Site: {headers['sec-fetch-site']})"
         if self.token and scope["path"] not in PUBLIC_PATHS:
-            scheme, _, given = headers.get("authorization", "").strip().partition(" ")
-            if scheme.lower() != "bearer":
-                return 401, "this server needs its token: send 'Authorization: Bearer TOKEN'"
-            if not hmac.compare_digest(given.strip().encode("utf-8"), self.token.encode("utf-8")):
+            given = given_token(headers.get("authorization", ""))
+            if given is None:
+                return 401, ("this server needs its token: send 'Authorization: Bearer TOKEN' (a browser tab asks for "
+                             "it: any user name, the token as password)")
+            if not hmac.compare_digest(given.encode("utf-8"), self.token.encode("utf-8")):
                 return 401, "wrong token"
         declared = headers.get("content-length", "")
         if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
@@ -183,18 +194,44 @@ class Guard:
                     return b"".join(chunks), None
         return None, (408, f"the request body did not arrive within {BODY_SECONDS:.0f} s")
 
-    async def answer(self, send: Any, status: int, reason: str) -> None:
-        """A refusal as JSON ``{"error": reason, "type": "refused"}`` (the page shows it)."""
+    async def answer(self, send: Any, status: int, reason: str, basic: bool = False) -> None:
+        """A refusal as JSON ``{"error": reason, "type": "refused"}`` (the page shows it); a 401
+        asks a browser tab for the token with its own login prompt where ``basic``."""
         body = json.dumps({"error": reason, "type": "refused"}).encode("utf-8")
         headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
                    (b"connection", b"close"), *SECURITY_HEADERS]
         if status == 401:
-            headers.append((b"www-authenticate", b'Bearer realm="vecbook"'))
+            headers.append((b"www-authenticate", BASIC_CHALLENGE if basic else b'Bearer realm="vecbook"'))
         try:
             await send({"type": "http.response.start", "status": status, "headers": headers})
             await send({"type": "http.response.body", "body": body})
         except OSError:
             pass  # the client is gone already
+
+
+def given_token(authorization: str) -> str | None:
+    """The token an ``Authorization`` header carries: ``Bearer TOKEN``, or ``Basic`` with the token
+    as the password (any user name), as a browser tab sends it once its login prompt got it."""
+    scheme, _, value = authorization.strip().partition(" ")
+    if scheme.lower() == "bearer":
+        return value.strip()
+    if scheme.lower() != "basic":
+        return None
+    try:
+        return base64.b64decode(value.strip(), validate=True).decode("utf-8").partition(":")[2]
+    except ValueError:  # not base64, or not UTF-8 (UnicodeDecodeError is a ValueError)
+        return None
+
+
+def asks_browser_login(path: str, headers: dict[str, str]) -> bool:
+    """Whether a 401 should carry a Basic challenge: a tab opened on a JSON address (a navigation)
+    gets the browser's own login prompt, and AUTH_PATH (the page handing the browser its token)
+    must be challenged for the browser to keep it. A fetch of the page's script never is: the
+    browser would then prompt over the page's own token form."""
+    if path == AUTH_PATH:
+        return True
+    mode = headers.get("sec-fetch-mode")
+    return mode == "navigate" or (mode is None and "text/html" in headers.get("accept", ""))
 
 
 def _replay(body: bytes, receive: Any) -> Any:
@@ -323,10 +360,13 @@ def page_routes(book: VecBook) -> dict[str, Callable[[Any], Any]]:
     def icon(_request: Any) -> Any:
         return FileResponse(PAGE / "icon.svg", media_type=STATIC_TYPES["icon.svg"])
 
+    def authorized(_request: Any) -> Any:
+        return Response(status_code=204)  # the Guard let it through: the token it carries is right
+
     json_routes = {"/search.json": search, "/get.json": get, "/sources.json": lambda _: book.sources(),
                    "/stats.json": lambda _: book.stats(), "/-/server.json": about}
     return {**{path: _json_route(path, handler) for path, handler in json_routes.items()},
-            "/": _threaded(page), "/-/static/{name}": _threaded(static), "/favicon.ico": _threaded(icon)}
+            "/": _threaded(page), AUTH_PATH: _threaded(authorized), "/-/static/{name}": _threaded(static), "/favicon.ico": _threaded(icon)}
 
 
 def _threaded(handler: Callable[[Any], Any]) -> Callable[[Any], Any]:

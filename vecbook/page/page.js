@@ -13,6 +13,7 @@ const SOURCES_RETRY_MS = 2000;       // how soon the page asks again for sources
 let searchNumber = 0;                // a newer search makes an older one's answer moot
 let knownPeople = new Set();        // the participants the sources list, as written
 let retry = null;                    // what to do again once a token is given
+let tokenKept = null;                // the token handed to the browser for tabs the page opens
 
 const $ = (id) => document.getElementById(id);
 
@@ -47,7 +48,20 @@ async function getJSON(path, params, withHeaders = false) {
     throw new NeedsToken(body.error);
   }
   if (!response.ok) throw new Error(body.error || response.statusText);
+  if (token && token !== tokenKept) keepToken(token);
   return withHeaders ? [body, response.headers] : body;
+}
+
+function keepToken(token) {
+  // A "JSON" link opens a tab of its own, which sends none of the page's headers: hand the token
+  // (one the server just took) to the browser as a login password, challenged at /-/auth. The
+  // browser keeps it for this server's origin alone, out of reach of scripts, until it closes,
+  // and answers the server's login challenge in such a tab with it. A cookie would not do: a
+  // cookie of 127.0.0.1 goes to every port of it, another user's server on this machine too.
+  tokenKept = token;
+  const request = new XMLHttpRequest();
+  request.open("GET", "/-/auth", true, "vecbook", token);
+  request.send();
 }
 
 function showTokenForm(problem) {
