@@ -173,6 +173,34 @@ def test_a_bookmarked_address_runs_the_same_search(browser: Any, site: str) -> N
     assert browser.find_element(By.ID, "since").get_attribute("value") == "2024-03-15"
 
 
+def test_an_address_whose_opened_hit_is_not_among_its_hits_says_so_and_opens_it_by_id(
+        browser: Any, site: str) -> None:
+    """``&open=ID`` names a record; the address's search may no longer rank it among its hits
+    (the index changed since): the page says so and opens the record by its id all the same."""
+    import json
+    from urllib import request
+
+    with request.urlopen(site + "/search.json?q=boiler+broke&max_results=1") as answer:
+        boiler = json.loads(answer.read())[0]
+    browser.get(f"{site}/?{parse.urlencode([('q', 'lunch'), ('mode', 'keyword'), ('open', boiler['id'])])}")
+    until(lambda: hits(browser), "hits on load")
+    assert "journal.txt:1-4" not in citations(browser)
+    status = browser.find_element(By.ID, "status")
+    until(lambda: "opened from the index by its id" in status.text, "the note")
+    assert f"the hit this address opens ({boiler['id']}) is not among these hits" in status.text
+    mine = until(lambda: browser.find_element(By.CSS_SELECTOR, "dialog[open] .entry.this-hit"), "the record")
+    assert "journal.txt:1-4" in mine.text
+    browser.find_element(By.TAG_NAME, "body").send_keys(Keys.ESCAPE)
+
+    browser.get(f"{site}/?q=lunch&mode=keyword&open=gone.txt:1-2")
+    until(lambda: "no longer holds it" in status_text(browser), "the record said gone")
+    assert not browser.find_elements(By.CSS_SELECTOR, "dialog[open]") and hits(browser)
+
+
+def status_text(browser: Any) -> str:
+    return str(browser.find_element(By.ID, "status").text)
+
+
 def test_record_text_holding_markup_is_shown_never_run(browser: Any, site: str) -> None:
     search_for(browser, site, "boiler manual pasted")
     hit = next(h for h in hits(browser) if "hostile.txt" in h.text)

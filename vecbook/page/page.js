@@ -181,14 +181,16 @@ async function runSearch(params) {
     $("hits").replaceChildren(...hits.map((hit) => hitItem(hit, asked)));
     // During a first index a semantic or hybrid search is answered by keywords: say so.
     const answeredAs = headers.get("VecBook-Answered-As");
+    const note = el("span", { id: "open-note" });
     status.replaceChildren(
       hits.length ? `${hits.length} hit${hits.length === 1 ? "" : "s"} (${took} ms)` : "no results",
       answeredAs ? ` · answered by ${answeredAs}s: the first index is still computing vectors; search `
                    + "again in a minute for hits by meaning" : "",
-      el("a", { href: "/search.json?" + asked }, "JSON"));
+      note, el("a", { href: "/search.json?" + asked }, "JSON"));
     const open = params.get("open");
     const hit = open && hits.find((h) => h.id === open);
     if (hit) openContext(hit);
+    else if (open) openById(open, note, number);
   } catch (error) {
     if (number !== searchNumber) return;
     if (error instanceof NeedsToken) { retry = () => runSearch(params); status.textContent = ""; return; }
@@ -199,6 +201,22 @@ async function runSearch(params) {
 }
 
 // -- a hit in context --
+
+async function openById(id, note, number) {
+  // An address's opened hit may no longer be among its search's hits (the index changed since,
+  // or its search ranks differently now): say so, and open that record by its id all the same.
+  note.textContent = ` · the hit this address opens (${id}) is not among these hits`;
+  try {
+    const { record } = await getJSON("/get.json", new URLSearchParams({ ref: id }));
+    if (number !== searchNumber) return;  // another search came meanwhile: open nothing over it
+    note.append(": opened from the index by its id");
+    openContext({ id: record.id, citation: record.citation, snippet: "" });
+  } catch (error) {
+    if (error instanceof NeedsToken) { retry = () => runSearch(new URLSearchParams(location.search)); return; }
+    note.className = "problem";
+    note.append(`, and the index no longer holds it (edited or removed since?): ${error.message}`);
+  }
+}
 
 function entryBlock(entry, hit) {
   const isHit = entry.id === hit.id;
