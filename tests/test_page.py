@@ -383,3 +383,38 @@ def test_a_participant_whose_name_holds_a_comma_stays_one_name(
     until(lambda: "problem" in (browser.find_element(By.ID, "status").get_attribute("class") or "")
           or hits(browser), "the search")
     assert parse.parse_qs(parse.urlparse(browser.current_url).query)["participants"] == ["Doe, Jane", "Priya"]
+
+
+def test_participants_named_in_right_to_left_scripts_are_listed_in_their_order(
+        page_book: vecbook.VecBook, browser: Any, site: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A chat with Arabic and Hebrew names: the list reads in the chat's order, each name whole
+    and its comma after it, rather than the bidirectional algorithm running the right-to-left
+    names together into one run shown in reverse order."""
+    import dataclasses
+
+    searched = page_book.search
+    names = ["دانة", "יוסי כהן", "Zoë 🌸"]
+
+    def with_names(*args: Any, **kwargs: Any) -> vecbook.Results:
+        found = searched(*args, **kwargs)
+        return vecbook.Results([dataclasses.replace(hit, metadata={**hit.metadata, "participants": names})
+                                for hit in found], found.left_out, found.mode, found.analysis)
+
+    monkeypatch.setattr(page_book, "search", with_names)
+    search_for(browser, site, "birthday")
+    people = hits(browser)[0].find_element(By.CSS_SELECTOR, ".people")
+    lefts = browser.execute_script("""
+        const span = arguments[0], text = span.textContent;
+        return arguments[1].map((name) => {
+          const walker = document.createTreeWalker(span, NodeFilter.SHOW_TEXT);
+          for (let node; (node = walker.nextNode());) {
+            const at = node.data.indexOf(name);
+            if (at < 0) continue;
+            const range = document.createRange();
+            range.setStart(node, at);
+            range.setEnd(node, at + name.length);
+            return Math.min(...[...range.getClientRects()].map((r) => r.left));
+          }
+          return null;
+        });""", people, names)
+    assert None not in lefts and lefts == sorted(lefts), lefts  # first name leftmost, on a left-to-right page

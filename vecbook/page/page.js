@@ -119,11 +119,26 @@ function searchParams(params) {
 
 // -- results --
 
-function metadataValue(metadata, names) {
+function metadataEntry(metadata, names) {
   for (const [key, value] of Object.entries(metadata || {})) {
-    if (names.includes(key.toLowerCase())) return Array.isArray(value) ? value.join(", ") : String(value);
+    if (names.includes(key.toLowerCase())) return value;
   }
-  return "";
+  return null;
+}
+
+function metadataValue(metadata, names) {
+  const value = metadataEntry(metadata, names);
+  return value === null ? "" : Array.isArray(value) ? value.join(", ") : String(value);
+}
+
+function peopleNode(metadata) {
+  // Each name isolated in a <bdi>: Arabic or Hebrew names joined by commas would otherwise make
+  // one right-to-left run, shown with the names in reverse order and the commas between misplaced.
+  const value = metadataEntry(metadata, ["participants", "author", "from"]);
+  const names = value === null ? [] : Array.isArray(value) ? value : [value];
+  const span = el("span", { class: "people" });
+  names.forEach((name, at) => span.append(at ? ", " : "", el("bdi", {}, String(name))));
+  return span;
 }
 
 function appendMarked(parent, text, marks) {
@@ -146,7 +161,7 @@ function hitItem(hit, params) {
     el("span", { class: "citation" }, hit.citation),
     el("span", { class: "date" }, metadataValue(hit.metadata, ["date"])),
     el("span", { class: "source" }, hit.source),
-    el("span", { class: "people" }, metadataValue(hit.metadata, ["participants", "author", "from"])));
+    peopleNode(hit.metadata));
   const snippet = appendMarked(el("p", { class: "snippet" }), hit.snippet || hit.text, hit.snippet_marks);
   const anchor = el("a", { class: "open", href: "/?" + link }, meta, snippet);
   anchor.addEventListener("click", (event) => {
