@@ -418,3 +418,15 @@ def test_participants_named_in_right_to_left_scripts_are_listed_in_their_order(
           return null;
         });""", people, names)
     assert None not in lefts and lefts == sorted(lefts), lefts  # first name leftmost, on a left-to-right page
+
+
+@pytest.mark.parametrize("since", ["2024-02-30", "2024-13-45"])
+def test_a_date_that_is_no_date_in_the_address_stays_in_the_form_beside_its_error(browser: Any, site: str,
+                                                                                 since: str) -> None:
+    """A date field cannot hold 30 February: it blanked it, so the page said the date was wrong
+    while the form showed none, and the next search from the form dropped it without a word."""
+    browser.get(f"{site}/?{parse.urlencode([('q', 'lunch'), ('since', since)])}")
+    status = browser.find_element(By.ID, "status")
+    until(lambda: "problem" in (status.get_attribute("class") or ""), "the error")
+    assert f"got '{since}'" in status.text
+    assert browser.find_element(By.ID, "since").get_attribute("value") == since

@@ -105,6 +105,8 @@ function formFromParams(params) {
     // blank out, and the next search from the form would then drop the filter: show those as text.
     if (DATE_FIELDS.includes(name)) $(name).type = !value || /^\d{4}-\d{2}-\d{2}$/.test(value) ? "date" : "text";
     $(name).value = value;
+    // A date field blanks a date that is none (2024-02-30): show it as text, beside its error.
+    if ($(name).value !== value) { $(name).type = "text"; $(name).value = value; }
   }
   const chosen = new Set(params.getAll("sources"));
   for (const box of document.querySelectorAll("#sources input")) box.checked = chosen.has(box.value);
