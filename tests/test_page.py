@@ -268,6 +268,31 @@ def test_the_json_links_open_in_a_tab_of_their_own_once_the_page_has_the_token(
             browser.execute_script("sessionStorage.clear()")
 
 
+def test_a_hit_opened_in_a_new_tab_does_not_ask_for_the_token_again(page_book: vecbook.VecBook,
+                                                                     browser: Any) -> None:
+    """The page lets a Ctrl-click open a hit in a tab of its own, whose session storage starts
+    empty: the browser, handed the token, sends it there, so that tab shows the hit at once."""
+    with in_thread(page_book, token=TOKEN) as url:
+        browser.get(f"{url}/?q=boiler")
+        field = until(lambda: browser.find_element(By.ID, "token"), "the token field")
+        until(lambda: field.is_displayed(), "the token form")
+        field.send_keys(TOKEN, Keys.ENTER)
+        until(lambda: hits(browser), "hits once the token is given")
+        page = browser.current_window_handle
+        link = hits(browser)[0].find_element(By.CSS_SELECTOR, "a.open")
+        ActionChains(browser).key_down(Keys.CONTROL).click(link).key_up(Keys.CONTROL).perform()
+        until(lambda: len(browser.window_handles) == 2, "the new tab")
+        browser.switch_to.window(next(h for h in browser.window_handles if h != page))
+        try:
+            mine = until(lambda: browser.find_element(By.CSS_SELECTOR, "dialog[open] .entry.this-hit"), "the hit")
+            assert "journal.txt:1-4" in mine.text
+            assert not browser.find_element(By.ID, "token").is_displayed()
+        finally:
+            browser.close()
+            browser.switch_to.window(page)
+            browser.execute_script("sessionStorage.clear()")
+
+
 def test_a_server_that_stopped_is_said_so_and_the_hits_stay(page_book: vecbook.VecBook, browser: Any) -> None:
     with in_thread(page_book) as url:
         search_for(browser, url, "boiler")

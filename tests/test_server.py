@@ -387,9 +387,9 @@ def test_a_browser_tab_opened_on_a_json_address_asks_for_the_token_as_a_login_pa
         assert fetch(url + "/search.json?q=boiler", {**tab, **basic("wrong-token-wrong-token")})[0] == 401
         assert fetch(url + "/stats.json", {"Authorization": "Basic not-base64!"})[0] == 401
         # Where the page hands the browser its token: always challenged, 204 once it is right.
-        status, headers, _ = fetch(url + "/-/auth", {"Sec-Fetch-Mode": "cors"})
+        status, headers, _ = fetch(url + "/auth", {"Sec-Fetch-Mode": "cors"})
         assert status == 401 and headers["WWW-Authenticate"].startswith("Basic realm=")
-        assert fetch(url + "/-/auth", basic(TOKEN))[0] == 204
+        assert fetch(url + "/auth", basic(TOKEN))[0] == 204
 
 
 @pytest.mark.parametrize("arguments, message", [

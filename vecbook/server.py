@@ -51,9 +51,11 @@ PAGE = Path(__file__).resolve().parent / "page"
 STATIC_TYPES = {"page.js": "text/javascript; charset=utf-8", "page.css": "text/css; charset=utf-8",
                 "icon.svg": "image/svg+xml"}
 # Where the page, once it has the token, hands it to the browser (an XMLHttpRequest with the token
-# as its password): the browser keeps it, for this origin only, until it closes, and sends it when a
-# tab opens a JSON address, so the page's "JSON" links open without a second prompt.
-AUTH_PATH = "/-/auth"
+# as its password): the browser keeps it, for this origin only, until it closes. At the root, so the
+# browser's protection space is the whole server: it sends the token with every request here, and
+# the page's "JSON" links and a hit opened in a new tab (whose session storage starts empty) need
+# no second prompt. (At /-/auth it would send it only under /-/ unasked.)
+AUTH_PATH = "/auth"
 # A Basic challenge: what makes a browser ask for (or send what it keeps of) a user name and password.
 BASIC_CHALLENGE = b'Basic realm="vecbook: any user name, the token as password", charset="UTF-8"'
 # What needs no token: the page and its files hold no record text (they ask for it, with the token).

@@ -54,13 +54,14 @@ async function getJSON(path, params, withHeaders = false) {
 
 function keepToken(token) {
   // A "JSON" link opens a tab of its own, which sends none of the page's headers: hand the token
-  // (one the server just took) to the browser as a login password, challenged at /-/auth. The
+  // (one the server just took) to the browser as a login password, challenged at /auth. The
   // browser keeps it for this server's origin alone, out of reach of scripts, until it closes,
-  // and answers the server's login challenge in such a tab with it. A cookie would not do: a
+  // and sends it with every request here: a JSON tab, or this page in a new tab, whose session
+  // storage starts empty, needs no second prompt. A cookie would not do: a
   // cookie of 127.0.0.1 goes to every port of it, another user's server on this machine too.
   tokenKept = token;
   const request = new XMLHttpRequest();
-  request.open("GET", "/-/auth", true, "vecbook", token);
+  request.open("GET", "/auth", true, "vecbook", token);
   request.send();
 }
 
