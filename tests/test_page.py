@@ -455,3 +455,29 @@ def test_a_date_that_is_no_date_in_the_address_stays_in_the_form_beside_its_erro
     until(lambda: "problem" in (status.get_attribute("class") or ""), "the error")
     assert f"got '{since}'" in status.text
     assert browser.find_element(By.ID, "since").get_attribute("value") == since
+
+
+def test_a_long_record_opens_scrolled_to_the_hits_words_not_to_its_middle(
+        page_book: vecbook.VecBook, browser: Any, site: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A hit in a long record (a long note or mail) opens with its marked snippet in view: the
+    whole record centred put the middle of the record on screen, hundreds of lines from the match."""
+    from types import SimpleNamespace
+
+    got = page_book.get
+
+    def long_record(ref: str, context: int = 0) -> Any:
+        found = got(ref, context).to_dict()
+        filler = "\n".join(f"Line {n}: more about the plumbing, nothing to do with the search." for n in range(400))
+        found["record"] = {**found["record"], "text": found["record"]["text"] + "\n" + filler}
+        return SimpleNamespace(to_dict=lambda: found)
+
+    monkeypatch.setattr(page_book, "get", long_record)
+    search_for(browser, site, "boiler broke")
+    hits(browser)[0].find_element(By.CSS_SELECTOR, "a.open").click()
+    mark = until(lambda: browser.find_element(By.CSS_SELECTOR, "dialog[open] .entry.this-hit mark"), "the record")
+    time.sleep(0.3)  # the scroll
+    assert "Boiler broke overnight" in mark.text
+    assert browser.execute_script("""
+        const mark = arguments[0].getBoundingClientRect(), box = document.querySelector("dialog").getBoundingClientRect();
+        return mark.top >= box.top && mark.bottom <= box.bottom;""", mark)
+    browser.find_element(By.TAG_NAME, "body").send_keys(Keys.ESCAPE)

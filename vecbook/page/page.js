@@ -273,7 +273,9 @@ async function openContext(hit) {
     const context = await getJSON("/get.json", params);
     const entries = [...context.before, context.record, ...context.after];
     $("entries").replaceChildren(...entries.map((entry) => entryBlock(entry, hit)));
-    const mine = $("entries").querySelector(".this-hit");
+    // The hit's marked snippet, not the whole record: a long record centred shows its middle,
+    // hundreds of lines from the match.
+    const mine = $("entries").querySelector(".this-hit mark") || $("entries").querySelector(".this-hit");
     if (mine) mine.scrollIntoView({ block: "center" });
   } catch (error) {
     if (error instanceof NeedsToken) { dialog.close(); retry = () => openContext(hit); return; }
