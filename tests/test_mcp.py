@@ -480,3 +480,39 @@ def test_search_max_total_chars_fills_the_budget_with_cut_texts_and_says_how_man
     assert json.loads(result.content[1].text) == {"left_out": left, "max_total_chars": 120}
     assert result.structured_content["left_out"] == left
     assert len(call(sample_book, "search", {"query": "meeting", "max_results": 8}).content) == 1
+
+
+@pytest.mark.parametrize("config, told", [
+    (None, "nothing to search: no vecbook.toml here or in "),
+    ('data_directory = "notes"\nmax_result = 5\n', "unknown config key 'max_result' in {config}:2 (did you mean"),
+    ('data_directory = "no such folder"\n', "data directory not found: {config.parent}/no such folder (create it"),
+])
+def test_a_server_started_by_a_client_with_nothing_usable_to_search_tells_why_through_its_tools(
+        tmp_path: Path, config: str | None, told: str) -> None:
+    """A client shows a server that exits at start as a closed connection only; the server stays,
+    and every tool call answers with the reason and what to do, until the client disconnects."""
+    home = tmp_path / "home"
+    (tmp_path / "notes").mkdir()
+    arguments = []
+    if config is not None:
+        (tmp_path / "vecbook.toml").write_text(config, encoding="utf-8")
+        arguments = ["--config", str(tmp_path / "vecbook.toml")]
+    proc = subprocess.Popen([sys.executable, str(ROOT / "vecbook.py"), "serve", *arguments],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=home.parent,
+                            env={**os.environ, "PYTHONUNBUFFERED": "1", "HOME": str(home),
+                                 "XDG_CONFIG_HOME": str(home / ".config"), "APPDATA": str(home)})
+    try:
+        handshake(proc)
+        for number, (tool, arguments_given) in enumerate([("search", {"query": "tomatoes"}), ("stats", {}),
+                                                           ("get", {"ref": "a.txt:1"})], 2):
+            send(proc, {"jsonrpc": "2.0", "id": number, "method": "tools/call",
+                        "params": {"name": tool, "arguments": arguments_given}})
+            result = receive(proc, number)["result"]
+            text = result["content"][0]["text"]
+            assert result["isError"] and told.format(config=tmp_path / "vecbook.toml") in text, text
+            assert "restart the VecBook server" in text
+        assert proc.stdin is not None
+        proc.stdin.close()
+        assert proc.wait(timeout=30) == 2
+    finally:
+        proc.kill()

@@ -34,7 +34,7 @@ from .config import (
     user_config_file,
 )
 from .exports.notes import describe_kinds
-from .mcp import serve
+from .mcp import serve, serve_unusable
 from .remote import find_server
 from .registry import add_source, inspect, remove_source
 from .tokens import analysis_of
@@ -323,7 +323,12 @@ def _run(args: argparse.Namespace, terminated: list[int]) -> int:
         if not getattr(args, "loads_config", True):
             code = int(args.handler(args, None))
         else:
-            config = load_config(args.config, data_directory=args.data_dir, log_level=args.log_level)
+            try:
+                config = load_config(args.config, data_directory=args.data_dir, log_level=args.log_level)
+            except ConfigError as exc:
+                if not _answers_a_client(args):
+                    raise
+                return _serve_unusable(exc)
             configure_logging(command_log_level(args, config))
             code = int(args.handler(args, config))
         sys.stdout.flush()  # here, so a reader that left is a BrokenPipeError caught below
@@ -452,12 +457,29 @@ def _cmd_serve(args: argparse.Namespace, config: Config) -> int:
             raise ConfigError(f"--port must be from 0 (any free port) to 65535, got {args.port}")
         check_bind(args.host or DEFAULT_HOST, token)  # before anything loads
     route_other_loggers()
-    book = VecBook(config=config, background=True, watch=config.watch and not args.no_watch)
+    try:
+        book = VecBook(config=config, background=True, watch=config.watch and not args.no_watch)
+    except VecBookError as exc:
+        if not _answers_a_client(args):
+            raise
+        return _serve_unusable(exc)
     if args.http:
         serve_http(book, args.host or DEFAULT_HOST, DEFAULT_PORT if args.port is None else args.port, token)
     else:
         serve(book)
     return 0
+
+
+def _answers_a_client(args: argparse.Namespace) -> bool:
+    """Whether this is ``serve`` on stdio started by an MCP client (stdin is no terminal): a config
+    or its sources that cannot be used are then told through the tools (``serve_unusable``), as
+    a client shows a server that exits at start only as a closed connection."""
+    return args.command == "serve" and not args.http and not os.isatty(0)
+
+
+def _serve_unusable(error: VecBookError) -> int:
+    serve_unusable(error)
+    return 2
 
 
 def _target_file(args: argparse.Namespace) -> Path:

@@ -15,7 +15,7 @@ from .book import VecBook
 from .caches import write_before_exit, writing_put_off
 from .hits import MAX_CHARS, MAX_CONTEXT, MAX_TOTAL_CHARS
 from .onnx_build import stop_builds
-from .config import MAX_QUERY_CHARS, MAX_RESULTS_LIMIT, QueryError, VecBookError, __version__
+from .config import MAX_QUERY_CHARS, MAX_RESULTS_LIMIT, ConfigError, QueryError, VecBookError, __version__
 from .filters import FILTER_OPERATORS
 
 # Characters of each hit's text an MCP search returns by default: the snippet points at
@@ -150,12 +150,18 @@ def build_server(book: VecBook) -> Any:
         "files" is the data folder's notes), format (whatsapp, telegram, ics, markdown, sqlite,
         text...), path, records, first_date and last_date, participants (most frequent first),
         problems, and the user's description of it."""
-        return book.sources()
+        try:
+            return book.sources()
+        except VecBookError as exc:
+            raise refusal("sources", exc) from None
 
     def stats() -> dict[str, Any]:
         """Indexing statistics and progress: state, records embedded of total, counts per
         source, skipped records with reasons, model, dimensions, metric, index type."""
-        return book.stats()
+        try:
+            return book.stats()
+        except VecBookError as exc:
+            raise refusal("stats", exc) from None
 
     # Real annotation objects (this module uses postponed annotations, and
     # pydantic resolves strings in module globals, where these names are not).
@@ -292,6 +298,34 @@ def serve(book: VecBook) -> None:
     # The same exit as SIGTERM's: the interpreter's own shutdown, while a thread still loads the
     # model (a client that closes stdin in the first seconds), aborted in onnxruntime's C++.
     stop(0, None)
+
+
+class Unusable:
+    """What ``serve`` answers with when the config or its sources cannot be used (nothing to
+    search, a typo in vecbook.toml): every tool call is that error, with what to do. A client
+    shows a server that exits at start as a closed connection only, its reason in a log the user
+    seldom finds; this way the assistant reads the reason and can tell the user."""
+
+    default_mode = "hybrid"
+
+    def __init__(self, error: VecBookError) -> None:
+        self.error = ConfigError(f"{error}. Then restart the VecBook server (reconnect it in this assistant's "
+                                 "MCP settings, or restart the assistant)")
+
+    def start(self) -> None:
+        """Nothing to index."""
+
+    def search(self, *_args: Any, **_kwargs: Any) -> Any:
+        """Each tool's call: the error."""
+        raise self.error
+
+    get = reindex = sources = stats = search
+
+
+def serve_unusable(error: VecBookError) -> None:
+    """Run the MCP server on stdio, every tool call answered with ``error``, until stdin closes."""
+    log.error("%s; answering every tool call with this until the client disconnects", error)
+    build_server(Unusable(error)).run(transport="stdio", show_banner=False)
 
 
 def _unreadable_line(record: logging.LogRecord) -> bool:
