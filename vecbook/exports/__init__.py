@@ -29,6 +29,7 @@ FORMATS: dict[str, tuple[str, str]] = {
     "markdown": ("markdown", "Markdown notes and Obsidian vaults"),
     "superwhisper": ("superwhisper", "SuperWhisper recordings folder (meta.json)"),
     "imessage": ("imessage", "macOS Messages chat.db"),
+    "imessage-txt": ("imessage_txt", "imessage-exporter's text export (-f txt), one .txt a conversation"),
     "mbox": ("mail:mbox", "mbox mailbox (Gmail Takeout, Thunderbird, Apple Mail)"),
     "maildir": ("mail:maildir", "Maildir folder (cur/new/tmp) or .eml files"),
     "slack": ("slack", "Slack workspace export, folder or .zip"),

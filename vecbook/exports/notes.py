@@ -183,10 +183,14 @@ def read_change(rel: str, is_dir: bool) -> bool:
 
 def holds_notes(root: Path) -> bool:
     """Whether a folder holds notes (a Markdown note, or a ``.txt`` that no export format claims):
-    then it is a notes folder, whatever exports lie beside them."""
+    then it is a notes folder, whatever exports lie beside them. An empty ``.txt`` holds no note:
+    an export may write one (imessage-exporter's ``orphaned.txt``, when no message lacks a chat)."""
     folder = Folder("source", root, "source/")
-    for rel, path in list_files(folder).files:
+    listing = list_files(folder)
+    for rel, path in listing.files:
         suffix = path.suffix.lower() if not path.is_dir() else None
+        if suffix == TEXT_SUFFIX and listing.signatures.get(rel, (1,))[0] == 0:
+            continue
         if suffix in MARKDOWN_SUFFIXES or (suffix == TEXT_SUFFIX and _kind(folder.export(rel, path), path) == TEXT):
             return True
     return False
