@@ -132,6 +132,33 @@ def test_the_end_to_end_encrypted_chats_json_is_read_too(tmp_path: Path) -> None
 
 # -- bad input --
 
+def test_instagram_s_notices_of_reactions_likes_and_unsent_messages_are_not_messages(tmp_path: Path) -> None:
+    # Instagram writes a reaction twice: on the message (``reactions``, with the second it was
+    # made) and as a message of the reactor's, "Reacted 😢 to your message " (in the account's
+    # language); a like likewise, "Liked a message"; an unsent message as "José unsent a message".
+    ms = 1718368145728
+    thread(tmp_path, [
+        {"sender_name": "Ana", "timestamp_ms": ms + 9000, "content": mangle("Fiquei sem palavras 👍")},
+        {"sender_name": mangle("José"), "timestamp_ms": ms + 8000, "content": mangle("José unsent a message")},
+        {"sender_name": "Ana", "timestamp_ms": ms + 7000, "content": "Liked a message",
+         "is_geoblocked_for_viewer": False},
+        {"sender_name": "Ana", "timestamp_ms": ms + 6000, "content": mangle("Reagiu com 😂 à sua mensagem")},
+        {"sender_name": "Bo", "timestamp_ms": ms, "content": mangle("Reacted 😢 to your message "),
+         "is_geoblocked_for_viewer": False, "is_unsent_image_by_messenger_kid_parent": False},
+        {"sender_name": "Bo", "timestamp_ms": ms - 1000, "content": "Liked a message"},  # Bo's words: no like then
+        {"sender_name": "Bo", "timestamp_ms": ms - 2000, "content": "Reacted angrily to your message"},
+        {"sender_name": "Ana", "timestamp_ms": ms - 5000, "content": "Bo liked a message of mine, then left",
+         "reactions": [{"reaction": mangle("😢"), "actor": "Bo", "timestamp": ms // 1000},
+                       {"reaction": mangle("❤"), "actor": "Ana", "timestamp": (ms + 7000) // 1000},
+                       {"reaction": mangle("😂"), "actor": "Ana", "timestamp": (ms + 6000) // 1000}]},
+    ])
+    records, problems = load(tmp_path)
+    assert problems == []
+    assert [r.text for r in records] == [
+        "Ana: Bo liked a message of mine, then left\nBo: Reacted angrily to your message\nBo: Liked a message\n"
+        "Ana: Fiquei sem palavras 👍"]
+
+
 def test_bad_messages_are_warnings_naming_the_line(tmp_path: Path) -> None:
     (tmp_path / "message_1.json").write_text(
         '{"participants": [{"name": "Ana"}], "title": "Ana", "messages": [\n'

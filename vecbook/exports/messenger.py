@@ -7,10 +7,20 @@ for é); names, titles and messages are repaired where that reading round-trips,
 they are where it does not (a file already written right). Messages are stored newest
 first: they are windowed oldest first, each keeping its own lines. Unsent messages and
 reactions are not read.
+
+Instagram's download has the same shape, and writes notices as messages of their own, in the
+account's language: a reaction is on the message it reacts to (``reactions``, with the second
+it was made) and again as a message of the reactor's ("Reacted 😢 to your message "), a like
+as "Liked a message", an unsent message as "José unsent a message". A message is such a notice,
+and skipped, when it holds text alone and that text is "<its sender> unsent a message" or
+"Reacted <emoji> to your message", or is short (a like, a reaction in another language) and its
+sender reacted in the file in that very second. A message saying the same in other words, or
+at another time, is kept.
 """
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from typing import Any, Iterator
 
@@ -24,6 +34,10 @@ MILLISECONDS_FROM = 100_000_000_000
 # Media a message can carry, each named in the text: (key, label); "media" is the newer files' list.
 _MEDIA = (("photos", "photo"), ("videos", "video"), ("gifs", "gif"), ("audio_files", "audio"), ("files", "file"),
           ("media", "media"))
+# Instagram's notice of a reaction, in English: the reaction is one or two symbols, no word.
+_REACTED = re.compile(r"Reacted (\S+(?: \S+)?) to your message")
+# Words at most in a notice of a like or a reaction in another language ("Liked a message").
+NOTICE_WORDS = 8
 
 
 def detect(export: Export) -> bool:
@@ -69,14 +83,17 @@ def _messages(export: Export, file: ExportFile) -> Iterator[Message]:
         export.warn(file, None, "no 'messages' array; file skipped")
         return
     found = []
+    reacted: set[tuple[str, int]] = set()  # (who, second) of every reaction in the file
     try:
         for begin, end, item in doc.elements(start):
             line, end_line = doc.lines(begin, end)
             message = _message(export, item, conversation, thread, file, line, end_line)
-            if message is not None:
+            if message is not None and not _is_notice(item, message):
                 found.append(message)
+            reacted.update(_reactions(item))
     except JsonTextError as exc:  # a truncated file: the whole messages before the break still load
         export.warn(file, exc.line, f"rest of the file skipped: {exc}")
+    found = [m for m in found if not _is_reaction_notice(m, reacted)]
     if found and found[0].when > found[-1].when:  # type: ignore[operator]  # every message has one
         found.reverse()  # stored newest first; a conversation reads oldest first
     yield from found
@@ -109,6 +126,40 @@ def _message(export: Export, item: Any, conversation: str, thread: str | None, f
     author = repair(item.get("sender_name") or item.get("senderName") or "") or "?"
     return Message(conversation=conversation, author=author, text=text, file=file, line=line, end_line=end_line,
                    when=when, thread=thread)
+
+
+def _is_notice(item: dict[str, Any], message: Message) -> bool:
+    """Instagram's notice of an unsent message or of a reaction, in English (see the module
+    docstring); one that needs the file's reactions to tell is kept for ``_is_reaction_notice``."""
+    said = message.text
+    if "\n" in said or len(said) > 200 or not _text_alone(item):
+        return False
+    if said in (f"{message.author} unsent a message", "You unsent a message"):
+        return True
+    reaction = _REACTED.fullmatch(said)
+    return reaction is not None and not any(c.isalnum() for c in reaction.group(1))
+
+
+def _text_alone(item: dict[str, Any]) -> bool:
+    """Whether the message holds nothing but its text (no media, link, sticker or reactions)."""
+    return not any(item.get(key) for key, _ in _MEDIA) and not any(
+        item.get(key) for key in ("share", "sticker", "reactions"))
+
+
+def _reactions(item: Any) -> Iterator[tuple[str, int]]:
+    """(who, second) of each reaction on a message that says when it was made."""
+    for reaction in (item.get("reactions") or []) if isinstance(item, dict) else []:
+        stamp = reaction.get("timestamp") if isinstance(reaction, dict) else None
+        if isinstance(stamp, (int, float)) and not isinstance(stamp, bool) and isinstance(reaction.get("actor"), str):
+            yield repair(reaction["actor"]), int(stamp / 1000 if stamp > MILLISECONDS_FROM else stamp)
+
+
+def _is_reaction_notice(message: Message, reacted: set[tuple[str, int]]) -> bool:
+    """A short message of text alone sent in the second its sender reacted to a message: the
+    reaction's notice ("Liked a message", or one in the account's language)."""
+    if message.when is None or len(message.text.split()) > NOTICE_WORDS or "\n" in message.text:
+        return False
+    return (message.author, int(message.when.timestamp())) in reacted  # the reaction's second, as written
 
 
 def _when(stamp: Any) -> datetime | None:
