@@ -204,6 +204,11 @@ DISCORD_HTML = ("Friends - general [1234].html",
                 '<!DOCTYPE html>\n<html lang="en">\n<head>\n<title>Friends - general</title>\n<style>\n'
                 '.chatlog { padding: 1rem 0; }\n.chatlog__message-group { display: grid; }\n</style>\n</head>\n'
                 '<body>\n<div class="chatlog">\n<div class="chatlog__message-group">hello</div>\n')
+IMESSAGE_HTML = ("Ana Lima.html",  # imessage-exporter -f html: its stylesheet first in the page
+                 '<html>\n<head>\n<meta charset="UTF-8">\n<style>body {\n\tfont-family: system-ui;\n}\n\n'
+                 '.message {\n\tmargin: 1%;\n}\n\n.message .sent.imessage {\n\tbackground-color: #1982FC;\n}\n'
+                 '</style>\n</head>\n<body>\n<div class="message">\n<div class="received">\n<p><span class="timestamp">'
+                 'Jun 14, 2025 10:00:05 AM</span>\n<span class="sender">Ana Lima</span></p>\n')
 MESSENGER_HTML = ("your_facebook_activity/messages/inbox/anasilva_10158/message_1.html",
                   '<html><head><meta charset="utf-8" /><title>Ana Silva</title></head><body>'
                   '<div class="_a6-g"><div class="_2ph_ _a6-h _a6-i">Ana Silva</div>'
@@ -217,7 +222,9 @@ MESSENGER_HTML = ("your_facebook_activity/messages/inbox/anasilva_10158/message_
                                "channel again choosing the JSON format"),
     (*MESSENGER_HTML, "messenger", "Facebook's (or Instagram's) HTML download, which VecBook does not read: "
                                    "request your messages again choosing Format: JSON"),
-], ids=["telegram", "discord", "messenger"])
+    (*IMESSAGE_HTML, "imessage-txt", "imessage-exporter's HTML export, which VecBook does not read: export "
+                                     "again as text: imessage-exporter -f txt"),
+], ids=["telegram", "discord", "messenger", "imessage"])
 def test_an_apps_html_export_is_named_with_how_to_get_the_json(
         tmp_path: Path, name: str, page: str, fmt: str, app: str) -> None:
     root = tmp_path / "export"

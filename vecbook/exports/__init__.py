@@ -41,14 +41,17 @@ FORMATS: dict[str, tuple[str, str]] = {
 
 
 # The HTML a chat app offers first (Telegram Desktop's and DiscordChatExporter's default format,
-# Facebook's and Instagram's default download), which no reader reads: (file name, a mark of
-# its markup, what it is, how to get the JSON). Told apart so that a user who kept the
-# default hears what to do, not only that no format recognises the export.
+# Facebook's and Instagram's default download) or beside the format read (imessage-exporter's
+# -f html), which no reader reads: (file name, a mark of its markup, what it is, how to get what
+# VecBook reads). Told apart so that a user who kept the default hears what to do, not only
+# that no format recognises the export.
 HTML_EXPORTS = (
     (re.compile(r"(?:^|/)messages\d*\.html$"), b'class="page_wrap"',
      "Telegram Desktop's HTML export", "export the chat again choosing Format: Machine-readable JSON"),
     (re.compile(r"\.html?$", re.IGNORECASE), b"chatlog__",  # its stylesheet, first in the page
      "DiscordChatExporter's HTML export", "export the channel again choosing the JSON format"),
+    (re.compile(r"\.html?$", re.IGNORECASE), b".message .sent",  # imessage-exporter's stylesheet, first in the page
+     "imessage-exporter's HTML export", "export again as text: imessage-exporter -f txt"),
     (re.compile(r"(?:^|/)message_\d+\.html$"), b"<html",
      "Facebook's (or Instagram's) HTML download", "request your messages again choosing Format: JSON"),
 )
