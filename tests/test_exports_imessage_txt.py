@@ -130,9 +130,10 @@ def test_a_chat_inside_a_notes_folder_is_read_as_a_chat(tmp_path: Path) -> None:
     notes = tmp_path / "notes"
     (notes / "Messages").mkdir(parents=True)
     (notes / "todo.txt").write_text("buy milk\n")
-    (notes / "Messages" / "Bo.txt").write_text("Jun 15, 2025 11:00:00 PM\nBo\nbring the tent ⛺\n\n")
+    chat = notes / "Messages" / "Bo.txt"
+    chat.write_text("Jun 15, 2025 11:00:00 PM\nBo\nbring the tent ⛺\n\n")
     assert choose_format(notes, "notes", None) == "notes"
-    records, problems, kind = read_file(Folder("notes", notes, "notes/"), "Messages/Bo.txt", notes / "Messages" / "Bo.txt")
+    records, problems, kind = read_file(Folder("notes", notes, "notes/"), "Messages/Bo.txt", chat)
     assert kind == "imessage-txt" and problems == []
     assert [(r.text, r.citation, r.metadata["conversation"]) for r in records] == [
         ("Bo: bring the tent ⛺", "notes/Messages/Bo.txt:1-3", "Bo")]

@@ -142,7 +142,8 @@ def test_instagram_s_notices_of_reactions_likes_and_unsent_messages_are_not_mess
         {"sender_name": mangle("José"), "timestamp_ms": ms + 8000, "content": mangle("José unsent a message")},
         {"sender_name": "Ana", "timestamp_ms": ms + 7000, "content": "Liked a message",
          "is_geoblocked_for_viewer": False},
-        {"sender_name": "Ana", "timestamp_ms": ms + 6000, "content": mangle("Reagiu com 😂 à sua mensagem")},
+        {"sender_name": "Ana", "timestamp_ms": ms + 6000,  # a reaction's notice in another language
+         "content": mangle("Reagiu com 😂 à sua mensagem")},
         {"sender_name": "Bo", "timestamp_ms": ms, "content": mangle("Reacted 😢 to your message "),
          "is_geoblocked_for_viewer": False, "is_unsent_image_by_messenger_kid_parent": False},
         {"sender_name": "Bo", "timestamp_ms": ms - 1000, "content": "Liked a message"},  # Bo's words: no like then

@@ -39,14 +39,15 @@ _OPENING = re.compile(r"\ufeff?\s*" + STAMP.pattern + r"(?:(?:" + _RECEIPT.patte
 _MESSAGE_HEAD = re.compile(r"(?:^|\n)\r?\n" + STAMP.pattern + r"(?:" + _RECEIPT.pattern + r")?\r?\n\S")
 _DETECT_BYTES = 4096
 # Lines the exporter writes into a message that nobody wrote: the effect it was sent with, the
-# note on a reply, a deleted or unsent part, shared locations, attachments it could not find.
+# note on a reply, a deleted or unsent part, shared locations, stickers, attachments it could not
+# find ("Shooting Start": older versions' spelling).
 _NOTES = re.compile(r"Sent with (?:Confetti|Echo|Fireworks|Balloons|Heart|Lasers|Shooting Star|Shooting Start"
                     r"|Sparkles|Spotlight|Slam|Loud|Gentle|Invisible Ink)|This message responded to an earlier "
                     r"message\.|This message was deleted from the conversation!|.+ unsent this message part"
                     r"(?: .+ after sending)?!|(?:Started|Stopped) sharing location!|Shared location!|"
                     r"Attachment missing!|Unable to format app message: .*|SharePlay Message|"
                     r"(?:\S+ )?Sticker from [^:]+: \S*/.*|Sticker from .+ not found!")
-_TAPBACKS = frozenset({"Tapbacks:", "Reactions:"})  # "Reactions:" before version 2.0
+_TAPBACKS = frozenset({"Tapbacks:", "Reactions:"})  # "Reactions:" in older versions
 _EDITED = re.compile(r"Edited .+? later: ")
 # An attachment's path: where Messages keeps it (macOS, an iOS backup), or the copy the exporter
 # made beside the export ("attachments/12/IMG_0420.HEIC").
