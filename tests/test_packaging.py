@@ -78,3 +78,14 @@ def test_the_wheel_ships_the_search_page(tmp_path: Path) -> None:
     for name in ["index.html", *STATIC_TYPES]:
         assert f"vecbook/page/{name}" in names
     assert "vecbook/calibration.txt" in names and "vecbook/server.py" in names
+
+
+def test_uv_takes_torch_from_the_cpu_index_on_linux() -> None:
+    """`uv tool install .` builds a venv of its own, where a CPU torch installed beforehand
+    cannot help; PyPI's Linux torch is a multi-GB CUDA build, so the project names the CPU index
+    for uv (pip ignores ``tool.uv``)."""
+    with open(ROOT / "pyproject.toml", "rb") as handle:
+        uv = tomllib.load(handle)["tool"]["uv"]
+    [index] = [i for i in uv["index"] if i["name"] == uv["sources"]["torch"][0]["index"]]
+    assert index == {"name": "pytorch-cpu", "url": "https://download.pytorch.org/whl/cpu", "explicit": True}
+    assert uv["sources"]["torch"][0]["marker"] == "sys_platform == 'linux'"
