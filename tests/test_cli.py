@@ -171,6 +171,26 @@ def test_a_small_update_on_a_terminal_draws_no_bar(monkeypatch: pytest.MonkeyPat
     assert capsys.readouterr().err == ""
 
 
+def test_ctrl_c_during_a_bar_says_what_was_kept_on_a_line_of_its_own(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    # The line used to trail the bar ("...72.1record/s]vecbook: interrupted; ..."), and the bar
+    # was drawn again below it when Python exited.
+    import argparse
+
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    bar = vecbook.cli.TerminalProgress()
+
+    def first_index(_args: argparse.Namespace, _config: None) -> int:
+        bar(0, 1000)
+        bar(300, 1000)
+        raise KeyboardInterrupt("kept the 300 vectors embedded so far")
+
+    assert vecbook.cli._run(argparse.Namespace(loads_config=False, handler=first_index), []) == 130
+    bar(364, 1000)  # the indexing thread's last checkpoint, after the interrupt: no bar again
+    err = capsys.readouterr().err
+    assert re.search(r"record/s\]\nvecbook: interrupted; kept the 300 vectors embedded so far\n$", err), repr(err)
+
+
 def test_the_script_runs_from_any_folder_with_its_config_named(tmp_path: Path) -> None:
     # `python /abs/path/vecbook.py` started from another folder finds the vecbook package beside
     # it; the checkout's own config is used only when named (or from the checkout itself).

@@ -11,9 +11,10 @@ import os
 import signal
 import sys
 import threading
+import weakref
 from functools import partial
 from pathlib import Path
-from typing import Any, Callable, Iterator, NoReturn, Sequence
+from typing import Any, Callable, ClassVar, Iterator, NoReturn, Sequence
 
 from .book import VecBook
 from .hit_lines import format_hits, left_out_line, text_lines, wants_color
@@ -111,10 +112,17 @@ class TerminalProgress:
     """A progress bar on stderr, drawn only when stderr is a terminal and at least
     PROGRESS_BAR_RECORDS records are left to embed: records done/total, records/s, time left."""
 
+    # Every progress of this process: a line printed after a bar (Ctrl-C's) ends them first.
+    _every: ClassVar[weakref.WeakSet[TerminalProgress]] = weakref.WeakSet()
+
     def __init__(self) -> None:
         self._bar: Any = None
+        self._ended = False
+        TerminalProgress._every.add(self)
 
     def __call__(self, done: int, total: int) -> None:
+        if self._ended:
+            return  # the command is ending (Ctrl-C): the indexing thread's last calls draw nothing
         if self._bar is None or self._bar.total != total:
             self._close()
             if total - done < PROGRESS_BAR_RECORDS:
@@ -126,6 +134,14 @@ class TerminalProgress:
         self._bar.update(done - self._bar.n)
         if done >= total:
             self._close()
+
+    @classmethod
+    def end_all(cls) -> None:
+        """Close every bar still drawn, at what it reached, and draw no more: a line printed next
+        starts a line of its own instead of trailing a bar that Python would draw again at exit."""
+        for progress in list(cls._every):
+            progress._ended = True
+            progress._close()
 
     def _close(self) -> None:
         if self._bar is not None:
@@ -342,6 +358,7 @@ def _run(args: argparse.Namespace, terminated: list[int]) -> int:
     except KeyboardInterrupt as exc:
         # An interrupted index says what it kept (the exception's text), in the same line.
         kept = f"; {exc}" if str(exc) else ""
+        TerminalProgress.end_all()
         print(f"vecbook: {'terminated' if terminated else 'interrupted'}{kept}", file=sys.stderr)
         return 128 + (terminated[0] if terminated else signal.SIGINT)  # as shells report a signal's end
     except BrokenPipeError:
