@@ -208,6 +208,30 @@ def test_a_damaged_mib_of_vectors_costs_only_the_vectors_in_it(tmp_path: Path) -
     entries.matrix.close()
 
 
+def test_the_sound_vectors_of_a_damaged_cache_file_stay_its_own_beside_a_journal(tmp_path: Path) -> None:
+    from vecbook.file_writes import SUM_BYTES
+
+    identity, dim, count = "model|x|384|float32", 384, 1400  # the second MiB's rows are lost
+    cache = VectorCache(tmp_path, identity)
+    base = {key(f"note {i} Zürich 東京 🔥"): np.full(dim, i, dtype=np.float32) for i in range(count)}
+    cache.save(base)
+    journal = cache.new_journal()
+    later = {key("خبر جديد"): np.full(dim, -1, dtype=np.float32)}
+    cache.append(journal, StreamedVectors.of(KeyedVectors.from_dict(later)), 0)
+    data = bytearray(cache.path.read_bytes())
+    _, start = cache_header(bytes(data))
+    data[start + 16 * count + SUM_BYTES + 100] ^= 0x01  # one bit of the second MiB
+    cache.path.write_bytes(bytes(data))
+    reopened = VectorCache(tmp_path, identity)
+    reopened.load()
+    kept = [k for k in [*base, *later] if k in reopened.entries.rows]
+    assert len(kept) == count + 1 - 684 and key("خبر جديد") in kept
+    # each key read back has its own vector, not a neighbour's that the lost rows shifted into place
+    expected = [float(base[k][0]) if k in base else -1.0 for k in kept]
+    assert reopened.vectors_of(kept).take(kept)[:, 0].tolist() == expected
+    reopened.release_vectors()
+
+
 @pytest.mark.parametrize("where", ["vectors", "keys", "splits"])
 def test_a_damaged_cache_file_is_reported_and_rebuilt(write_files: Any, tmp_path: Path, where: str,
                                                       caplog: pytest.LogCaptureFixture,

@@ -541,13 +541,26 @@ def joined_entries(parts: Sequence[KeyedVectors]) -> KeyedVectors:
         splits = splits.merged(part.splits)
     keys = [key for part in parts for key in _split_keys(part.joined)]
     rows = dict(zip(reversed(keys), range(len(keys) - 1, -1, -1)))  # the first row of each key
-    select = np.fromiter(sorted(rows.values()), dtype=np.int64, count=len(rows))
-    segments = [segment for part in parts if isinstance(part.matrix, FileRows) for segment in part.matrix._segments]
+    first = np.fromiter(sorted(rows.values()), dtype=np.int64, count=len(rows))
     dims = {part.matrix.shape[1] for part in parts if len(part)}
     if len(dims) > 1 or not all(isinstance(part.matrix, FileRows) for part in parts):
         raise ValueError("its files hold vectors of different sizes")
-    joined = b"".join(keys[i] for i in select.tolist())
-    return KeyedVectors(joined, FileRows(segments, dims.pop() if dims else 0, select), splits=splits)
+    segments = [segment for part in parts for segment in part.matrix._segments]
+    joined = b"".join(keys[i] for i in first.tolist())
+    return KeyedVectors(joined, FileRows(segments, dims.pop() if dims else 0, _stored_rows(parts)[first]),
+                        splits=splits)
+
+
+def _stored_rows(parts: Sequence[KeyedVectors]) -> np.ndarray:
+    """Each key's row among all the parts' segments, one after the other: a part's own ``select``
+    (a cache file with damaged vectors left out) says which of its segments' rows its keys have."""
+    stored, before = [], 0
+    for part in parts:
+        matrix: FileRows = part.matrix
+        own = matrix._select if matrix._select is not None else np.arange(len(part), dtype=np.int64)
+        stored.append(own + before)
+        before += sum(count for _, _, count in matrix._segments)
+    return np.concatenate(stored) if stored else np.zeros(0, dtype=np.int64)
 
 
 def _split_keys(joined: bytes) -> list[bytes]:
