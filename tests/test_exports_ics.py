@@ -485,6 +485,14 @@ def test_a_moved_occurrence_leaves_its_series_date(tmp_path: Path) -> None:
     ("DTSTART;VALUE=DATE:19900115\nRRULE:FREQ=MONTHLY;INTERVAL=5", "2024-04-01", "2024-07-31", False),
     ("DTSTART;VALUE=DATE:19900115\nRRULE:FREQ=DAILY;COUNT=3", "2024-01-01", "2024-12-31", False),
     ("DTSTART;VALUE=DATE:19900612\nRRULE:FREQ=YEARLY\nEXDATE;VALUE=DATE:20240612", "2024-01-01", "2024-12-31", False),
+    # an all-day series' extra dates (RDATE;VALUE=DATE, which dateutil does not read as written)
+    ("DTSTART;VALUE=DATE:20240105\nRRULE:FREQ=WEEKLY;COUNT=3\nRDATE;VALUE=DATE:20240601", "2024-06-01", "2024-06-01",
+     True),
+    ("DTSTART;VALUE=DATE:20240105\nRRULE:FREQ=WEEKLY;COUNT=3\nRDATE;VALUE=DATE:20240601", "2024-01-12", "2024-01-12",
+     True),
+    ("DTSTART;VALUE=DATE:20240105\nRRULE:FREQ=WEEKLY;COUNT=3\nRDATE;VALUE=DATE:20240601", "2024-02-01", "2024-05-31",
+     False),
+    ("DTSTART;VALUE=DATE:20240105\nRDATE;VALUE=DATE:20240601,20240701", "2024-07-01", "2024-07-01", True),
 ])
 def test_a_series_is_counted_out_from_near_the_range(rule: str, since: str, until: str, found: bool) -> None:
     from vecbook.recurrence import series_matches

@@ -23,6 +23,7 @@ MAX_OCCURRENCES = 10_000
 _TESTS = {"gt": operator.gt, "gte": operator.ge, "lt": operator.lt, "lte": operator.le}
 # DTSTART as the calendar reader writes it: its parameters, its date or date-time, a Z.
 _START_RE = re.compile(r"^(DTSTART(?:;[^:]*)?:)(\d{8}(?:T\d{6})?)(Z?)$", re.I)
+_DAY_RDATE_RE = re.compile(r"^RDATE;VALUE=DATE:", re.I | re.M)
 _UNITS = {"WEEKLY": timedelta(weeks=1), "DAILY": timedelta(days=1), "HOURLY": timedelta(hours=1),
           "MINUTELY": timedelta(minutes=1), "SECONDLY": timedelta(seconds=1)}
 
@@ -113,9 +114,13 @@ def _beside(bound: datetime, when: datetime) -> datetime:
 @lru_cache(maxsize=4096)
 def _parsed(rule: str) -> Any:
     """The series as dateutil's rruleset; a series whose UNTIL and DTSTART disagree on having
-    a zone (dateutil refuses those; calendars write them) is read without zones."""
+    a zone (dateutil refuses those; calendars write them) is read without zones, an all-day
+    series' RDATEs as plain dates."""
     from dateutil.rrule import rrulestr
 
+    # dateutil refuses RDATE;VALUE=DATE (an all-day series' extra dates, as the calendar reader
+    # writes them) and reads the bare dates as the midnights an all-day series' occurrences are
+    rule = _DAY_RDATE_RE.sub("RDATE:", rule)
     try:
         return rrulestr(rule, forceset=True)
     except ValueError:
