@@ -369,6 +369,9 @@ def test_an_endless_series_is_counted_out_only_so_far() -> None:
     assert series_matches("DTSTART:20240101T090000\nRRULE:FREQ=DAILY;UNTIL=20240105T000000Z",
                           (("gte", "2024-01-04"), ("lt", "2024-01-05"))) is True
     assert series_matches("DTSTART:20240101T090000\nRRULE:FREQ=SOMETIMES", (("gte", "2024-01-04"),)) is None
+    # INTERVAL=0 (a broken file's) never moves on: dateutil would count it out forever
+    assert series_matches("DTSTART:20240101T090000\nRRULE:FREQ=WEEKLY;INTERVAL=0",
+                          (("gte", "2024-01-04"), ("lt", "2024-01-05"))) is None
 
 
 def test_a_calendar_zone_places_its_floating_times(tmp_path: Path) -> None:

@@ -122,9 +122,12 @@ def _parsed(rule: str) -> Any:
     # writes them) and reads the bare dates as the midnights an all-day series' occurrences are
     rule = _DAY_RDATE_RE.sub("RDATE:", rule)
     try:
-        return rrulestr(rule, forceset=True)
+        series = rrulestr(rule, forceset=True)
     except ValueError:
-        return rrulestr(rule, forceset=True, ignoretz=True)
+        series = rrulestr(rule, forceset=True, ignoretz=True)
+    if any(one._interval < 1 for one in series._rrule):  # INTERVAL=0 never moves on: dateutil loops forever
+        raise ValueError("INTERVAL must be 1 or more")
+    return series
 
 
 def _occurrences(rule: str) -> Iterator[datetime]:
