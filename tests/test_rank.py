@@ -505,3 +505,21 @@ def test_a_hybrid_search_reads_each_row_once_and_ranks_as_reading_them_again_did
         best = keywords.record_scores(tokens) / (bound if bound > 0 else 1.0) if bound > 0 else np.zeros(keywords.size)
         assert [keyword for _, _, _, keyword in found] == [float(best[i]) for i, _, _, _ in found]
     assert any(answered)  # the keyword top came from the passages above the cut
+
+
+def test_a_date_range_over_many_series_is_one_pass_over_the_records() -> None:
+    import time
+
+    # 1,000 weekly series (each its own rule: every week or every other, at its own minute), 200 records
+    # of each, and 50k records without one
+    series = [record(f"s{i}", date="2020-01-06", rrule=f"DTSTART:20200106T{i // 60:02d}{i % 60:02d}00\n"
+                     f"RRULE:FREQ=WEEKLY;INTERVAL={1 + i % 2}") for i in range(1000)]
+    many = series * 200 + [record("n", date="2024-03-04")] * 50_000
+    columns = vecbook.filters.FilterColumns(many)
+    conditions = vecbook.filters.convenience_conditions(since="2024-03-04", until="2024-03-04")
+    mask = columns.mask(conditions)  # each series counted out once (and kept)
+    # every Monday, but not every other one from 2020-01-06; a record without a rule keeps its own date
+    assert mask[0] and mask[1000] and not mask[1] and not mask[1001] and bool(mask[200_000:].all())
+    started = time.perf_counter()
+    assert np.array_equal(columns.mask(conditions), mask)
+    assert time.perf_counter() - started < 0.04  # not a pass over the records for each series (~0.1 s)

@@ -376,10 +376,10 @@ class FilterColumns:
         """A recurring event (``rrule`` metadata) is in a date range when one of its occurrences
         is, not only its first: its verdict in ``dated`` is replaced by that."""
         codes, rules = self._column(Condition("rrule", "metadata", ("rrule",), "exists", True))
-        for code, rule in enumerate(rules):
-            verdict = series_matches(rule, ranges) if isinstance(rule, str) else None
-            if verdict is not None:
-                dated[codes == code] = verdict
+        verdicts = [series_matches(rule, ranges) if isinstance(rule, str) else None for rule in rules]
+        # spread with numpy in one pass (the last code: no rule), not one pass over the records a series
+        counted = np.array([v is not None for v in verdicts] + [False], dtype=bool)[codes]
+        dated[counted] = np.array([bool(v) for v in verdicts] + [False], dtype=bool)[codes][counted]
 
     def _check_known(self, condition: Condition) -> None:
         """A key no record has, or a source no record comes from, is a typo: say so rather
