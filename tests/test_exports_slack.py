@@ -194,6 +194,9 @@ def test_a_folder_holding_several_exports_reads_each_with_its_own_names() -> Non
      "set `:white_check_mark:` as the approval, then 🎉\n```\nreaction: :+1:\n```"),
     (":partyparrot: at 10:100:00, see <https://x.org/:tada:|docs>",
      ":partyparrot: at 10:100:00, see docs (https://x.org/:tada:)"),
+    # nor do a path of code (Rust's, C++'s) or an IPv6 address, whose colons come in pairs
+    ("use serde::de::Visitor; std::it::x, Foo::Bar::new::x and fe80::100:1 :ok:",
+     "use serde::de::Visitor; std::it::x, Foo::Bar::new::x and fe80::100:1 🆗"),
 ])
 def test_markup_is_shown_as_people_read_it(text: str, shown: str) -> None:
     space = slack.Workspace(users={"U1": "Ana", "U2": "Bo Berg"}, channels={"C1": "general"})

@@ -131,6 +131,9 @@ SKIN_TONES = {f"skin-tone-{n}": chr(0x1F3FB + n - 2) for n in range(2, 7)}
 # A shortcode: letters, digits, ``_ + -`` between colons, not inside a word, a time or a path
 # (``10:100:00``, ``https://x/:id:``); right after another is fine (``:heart::heart:``).
 SHORTCODE = re.compile(r"(?<![\w/]):([a-z0-9_+\-]+):((?::skin-tone-[2-6]:)?)")
+# A run of shortcodes, one right after another: not after a colon, so the doubled colons of a
+# path of code (``serde::de::Visitor``) or an IPv6 address (``fe80::100:1``) hold none.
+_RUN = re.compile(r"(?<![\w/:])(?::[a-z0-9_+\-]+:)+")
 # Code, whose text is shown as typed: a fenced block, or a span within one line.
 _CODE = re.compile(r"```.*?```|`[^`\n]*`", re.S)
 # Slack's country flags: :flag-pt: for any country (the ten it once named alone, :jp:, are in TABLE).
@@ -161,12 +164,16 @@ def with_emoji(text: str) -> str:
     if ":" not in text:
         return text
     if "`" not in text:
-        return SHORTCODE.sub(_replace, text)
+        return _RUN.sub(_replace_run, text)
     pieces, last = [], 0
     for code in _CODE.finditer(text):
-        pieces += [SHORTCODE.sub(_replace, text[last:code.start()]), code.group()]
+        pieces += [_RUN.sub(_replace_run, text[last:code.start()]), code.group()]
         last = code.end()
-    return "".join(pieces) + SHORTCODE.sub(_replace, text[last:])
+    return "".join(pieces) + _RUN.sub(_replace_run, text[last:])
+
+
+def _replace_run(run: re.Match[str]) -> str:
+    return SHORTCODE.sub(_replace, run.group())
 
 
 def _replace(match: re.Match[str]) -> str:
