@@ -328,9 +328,12 @@ def test_logseq_page_properties_are_metadata(tmp_path: Path) -> None:
         "title:: Ana Lopez\ntags:: [[people]], #friends\nalias:: Ana, Anita\ntype:: person\n\n"
         "- Works at [[Acme]]\n- Birthday: [[Jun 12th, 1990]]\n", encoding="utf-8")
     (tmp_path / "pages" / "plain.md").write_text("Ratio:: 3\nnot a property line\n")
+    # code's "::" is no property: Logseq writes a space after it
+    (tmp_path / "pages" / "std.md").write_text("Vector::reserve avoids reallocation\n\n- std::move too\n")
     records, problems = load(tmp_path)
     assert problems == []
-    ana, plain = records
+    ana, plain, code = records
+    assert code.text == "Vector::reserve avoids reallocation\n\n- std::move too" and "Vector" not in code.metadata
     assert ana.text == "- Works at Acme\n- Birthday: Jun 12th, 1990"
     assert ana.citation == "vault/pages/Ana Lopez.md:6-7"
     assert (ana.metadata["tags"], ana.metadata["aliases"], ana.metadata["type"]) == (

@@ -38,8 +38,8 @@ _EMOJI = "\u2600-\u27bf\U0001f000-\U0001faff"
 _TAG_START = rf"(?<!\S)#(?:[^\W\d_]|[{_EMOJI}])"
 _TAG_RE = re.compile(rf"(?={_TAG_START})#([^#\n]*?[^\s#])#(?![\w#])|(?={_TAG_START})#([\w/{_EMOJI}-]+)")
 _URL_RE = re.compile(r"\b[a-zA-Z][\w+.-]*://\S+|\]\([^)\s]*\)")
-# A Logseq property line: "key:: value".
-_PROPERTY_RE = re.compile(r"^([A-Za-z][\w-]*):: ?(.*)$")
+# A Logseq property line: "key:: value" (a space after "::", or nothing: "Vector::reserve" is code).
+_PROPERTY_RE = re.compile(r"^([A-Za-z][\w-]*)::(?:[ \t](.*))?$")
 # A daily note's name: Obsidian's YYYY-MM-DD, Logseq's journal yyyy_MM_dd (and YYYY.MM.DD).
 _DAY_RE = re.compile(r"^(\d{4})([-_.])(\d{2})\2(\d{2})(?![\d])")
 # The keys that date a note without a ``date``, in order (Obsidian's and Joplin's creation times).
@@ -153,7 +153,7 @@ def _page_properties(lines: list[str]) -> tuple[dict[str, Any], int]:
         return {}, 0
     front: dict[str, Any] = {}
     for line in lines[:end]:
-        key, value = _PROPERTY_RE.match(line).groups()  # type: ignore[union-attr]
+        key, value = _PROPERTY_RE.match(line).groups("")  # type: ignore[union-attr]
         key = {"alias": "aliases"}.get(key.lower(), key)
         if key.lower() in ("tags", "aliases"):
             words = (w.strip().strip("[]#").strip() for w in value.split(","))
