@@ -363,6 +363,18 @@ def test_a_notion_export_is_named_without_its_ids_and_dated_by_its_properties(tm
     assert notes.metadata["note"] == "Notizen" and "Ein Satz" not in notes.metadata
 
 
+@pytest.mark.parametrize(("written", "read"), [
+    ("March 5, 2024 10:30 AM", "2024-03-05T10:30:00"), ("2024/03/05", "2024-03-05"),
+    # Notion writes Month/Day/Year or Day/Month/Year as the user chose: a day past 12 says which
+    ("25/03/2024", "2024-03-25"), ("03/25/2024", "2024-03-25"), ("05/05/2024", "2024-05-05"),
+    ("03/05/2024", None),  # March 5 or May 3: kept as written, as other notes' dates are
+])
+def test_a_notion_date_is_read_only_where_it_says_which_day(written: str, read: str | None) -> None:
+    from vecbook.exports.notion import notion_date
+
+    assert notion_date(written) == read
+
+
 def test_bear_tags_with_spaces_and_emoji_are_whole(tmp_path: Path) -> None:
     # Bear closes a tag that holds spaces with a second '#' ("#family dinner#"), and a tag may
     # start with an emoji; nested tags stay whole as in Obsidian.

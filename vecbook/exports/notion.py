@@ -15,7 +15,10 @@ _PROPERTY = re.compile(r"^([^\s:#>*`|-][^:]{0,60}): (.+)$")
 # The formats Notion writes dates in (its default; a page may show others, kept as written).
 # The property names whose values are read as dates.
 _DATED_NAME = re.compile(r"date|created|edited|time|due|when", re.I)
-_DATE_FORMATS = ("%B %d, %Y %I:%M %p", "%B %d, %Y", "%Y/%m/%d %I:%M %p", "%Y/%m/%d", "%d/%m/%Y", "%m/%d/%Y")
+_DATE_FORMATS = ("%B %d, %Y %I:%M %p", "%B %d, %Y", "%Y/%m/%d %I:%M %p", "%Y/%m/%d")
+# Month/Day/Year and Day/Month/Year, as the user chose (the page does not say which): read where
+# the two readings agree or only one is a date (a day past 12).
+_EITHER_ORDER = ("%m/%d/%Y", "%d/%m/%Y")
 
 
 def is_page(name: str) -> bool:
@@ -64,5 +67,13 @@ def notion_date(value: str) -> str | None:
         except ValueError:
             continue
         return moment.date().isoformat() if "%H" not in pattern and "%I" not in pattern else moment.isoformat()
-    return None
+    days = {day for day in (_day(start, pattern) for pattern in _EITHER_ORDER) if day}
+    return days.pop() if len(days) == 1 else None
+
+
+def _day(text: str, pattern: str) -> str | None:
+    try:
+        return datetime.strptime(text, pattern).date().isoformat()
+    except ValueError:
+        return None
 
