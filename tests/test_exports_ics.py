@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -372,6 +373,16 @@ def test_an_endless_series_is_counted_out_only_so_far() -> None:
     # INTERVAL=0 (a broken file's) never moves on: dateutil would count it out forever
     assert series_matches("DTSTART:20240101T090000\nRRULE:FREQ=WEEKLY;INTERVAL=0",
                           (("gte", "2024-01-04"), ("lt", "2024-01-05"))) is None
+    # a day no month named has (February 30th) never comes: dateutil would look for it day by day
+    # to the year 9999, seconds of every dated search; the record's own date decides instead
+    started = time.perf_counter()
+    for rule in ("RRULE:FREQ=DAILY;BYMONTH=2;BYMONTHDAY=30", "RRULE:FREQ=YEARLY;BYMONTH=4,6;BYMONTHDAY=31"):
+        assert series_matches(f"DTSTART:20200101T090000\n{rule}", (("gte", "2024-03-01"),)) is None
+    assert time.perf_counter() - started < 0.5
+    assert series_matches("DTSTART:20200101T090000\nRRULE:FREQ=YEARLY;BYMONTH=2;BYMONTHDAY=29",
+                          (("gte", "2024-01-01"), ("lt", "2024-12-31"))) is True  # a leap day comes
+    assert series_matches("DTSTART:20200131T090000\nRRULE:FREQ=MONTHLY;BYMONTHDAY=-1",
+                          (("gte", "2024-02-01"), ("lt", "2024-03-01"))) is True  # the last day, counted back
 
 
 def test_a_calendar_zone_places_its_floating_times(tmp_path: Path) -> None:

@@ -127,7 +127,23 @@ def _parsed(rule: str) -> Any:
         series = rrulestr(rule, forceset=True, ignoretz=True)
     if any(one._interval < 1 for one in series._rrule):  # INTERVAL=0 never moves on: dateutil loops forever
         raise ValueError("INTERVAL must be 1 or more")
+    if any(_never(one) for one in series._rrule):  # dateutil would walk day by day to the year 9999 (seconds)
+        raise ValueError("the rule names days no month it names has")
     return series
+
+
+# The most days each month can have (February's in a leap year).
+_MONTH_DAYS = (31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
+
+
+def _never(one: Any) -> bool:
+    """Whether a dateutil rrule names only days of the month that none of its months has
+    (``BYMONTH=2;BYMONTHDAY=30``, or a yearly February rule begun on the 30th): it never occurs."""
+    days, counted_back = one._bymonthday or (), one._bynmonthday or ()
+    if not days or counted_back:
+        return False
+    months = one._bymonth or range(1, 13)
+    return all(day > _MONTH_DAYS[month - 1] for day in days for month in months)
 
 
 def _occurrences(rule: str) -> Iterator[datetime]:
