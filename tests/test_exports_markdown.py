@@ -384,3 +384,14 @@ def test_bear_tags_with_spaces_and_emoji_are_whole(tmp_path: Path) -> None:
     (record,), problems = load(tmp_path)
     assert problems == []
     assert record.metadata["tags"] == ["kochen/rezepte", "family dinner", "📚books", "a"]
+
+
+def test_a_language_named_with_a_sharp_does_not_close_a_tag(tmp_path: Path) -> None:
+    # C#, F#, J#: the '#' after a one-letter word is the language's, not the end of a tag with
+    # spaces, so "#dotnet code to F#" is the tag dotnet and the sentence stays words.
+    (tmp_path / "dev log.md").write_text(
+        "Ported #dotnet code to F# today 🚀\nLearning #csharp with C#. Also #family dinner# at 8\n",
+        encoding="utf-8")
+    (record,), problems = load(tmp_path)
+    assert problems == []
+    assert record.metadata["tags"] == ["dotnet", "csharp", "family dinner"]

@@ -33,10 +33,11 @@ _INLINE_CODE_RE = re.compile(r"(`+)(?:(?!\1).)+?\1")
 # A tag: '#' then a letter, at the start of a line or after a space (not inside a
 # word, a URL's fragment or "(#x"), as Obsidian reads them; nested tags (#a/b) stay whole.
 # Bear's tags may hold spaces, closed by a second '#' ("#family dinner#"), and tags may start
-# with an emoji ("#📚books"), as Bear and Obsidian allow.
+# with an emoji ("#📚books"), as Bear and Obsidian allow. A '#' after a one-letter word closes
+# nothing: it is C#'s or F#'s ("#dotnet code to F#" is the tag dotnet).
 _EMOJI = "\u2600-\u27bf\U0001f000-\U0001faff"
 _TAG_START = rf"(?<!\S)#(?:[^\W\d_]|[{_EMOJI}])"
-_TAG_RE = re.compile(rf"(?={_TAG_START})#([^#\n]*?[^\s#])#(?![\w#])|(?={_TAG_START})#([\w/{_EMOJI}-]+)")
+_TAG_RE = re.compile(rf"(?={_TAG_START})#([^#\n]*?[^\s#])(?<!\s[^\W\d_])#(?![\w#])|(?={_TAG_START})#([\w/{_EMOJI}-]+)")
 _URL_RE = re.compile(r"\b[a-zA-Z][\w+.-]*://\S+|\]\([^)\s]*\)")
 # A Logseq property line: "key:: value" (a space after "::", or nothing: "Vector::reserve" is code).
 _PROPERTY_RE = re.compile(r"^([A-Za-z][\w-]*)::(?:[ \t](.*))?$")
