@@ -229,13 +229,18 @@ def test_slash_focuses_the_search_box(browser: Any, site: str) -> None:
     assert browser.find_element(By.ID, "q").get_attribute("value") == "train"  # the key is not typed into it
 
 
+def give_the_token(browser: Any, address: str) -> None:
+    """Open ``address`` of a server with a token and give it in the page's form, as a person would."""
+    browser.get(address)
+    field = until(lambda: browser.find_element(By.ID, "token"), "the token field")
+    until(lambda: field.is_displayed(), "the token form")
+    field.send_keys(TOKEN, Keys.ENTER)
+    until(lambda: hits(browser), "hits once the token is given")
+
+
 def test_the_page_asks_for_the_token_once_and_keeps_it(page_book: vecbook.VecBook, browser: Any) -> None:
     with in_thread(page_book, token=TOKEN) as url:
-        browser.get(f"{url}/?q=boiler")
-        field = until(lambda: browser.find_element(By.ID, "token"), "the token field")
-        until(lambda: field.is_displayed(), "the token form")
-        field.send_keys(TOKEN, Keys.ENTER)
-        until(lambda: hits(browser), "hits once the token is given")
+        give_the_token(browser, f"{url}/?q=boiler")
         browser.get(f"{url}/?q=lunch")  # the same session: not asked again
         until(lambda: hits(browser), "hits without asking again")
         assert not browser.find_element(By.ID, "token").is_displayed()
@@ -249,11 +254,7 @@ def test_the_json_links_open_in_a_tab_of_their_own_once_the_page_has_the_token(
     import json
 
     with in_thread(page_book, token=TOKEN) as url:
-        browser.get(f"{url}/?q=boiler")
-        field = until(lambda: browser.find_element(By.ID, "token"), "the token field")
-        until(lambda: field.is_displayed(), "the token form")
-        field.send_keys(TOKEN, Keys.ENTER)
-        until(lambda: hits(browser), "hits once the token is given")
+        give_the_token(browser, f"{url}/?q=boiler")
         address = browser.find_element(By.LINK_TEXT, "JSON").get_attribute("href")
         assert address == f"{url}/search.json?q=boiler"  # nothing secret in the link
         page = browser.current_window_handle
@@ -273,11 +274,7 @@ def test_a_hit_opened_in_a_new_tab_does_not_ask_for_the_token_again(page_book: v
     """The page lets a Ctrl-click open a hit in a tab of its own, whose session storage starts
     empty: the browser, handed the token, sends it there, so that tab shows the hit at once."""
     with in_thread(page_book, token=TOKEN) as url:
-        browser.get(f"{url}/?q=boiler")
-        field = until(lambda: browser.find_element(By.ID, "token"), "the token field")
-        until(lambda: field.is_displayed(), "the token form")
-        field.send_keys(TOKEN, Keys.ENTER)
-        until(lambda: hits(browser), "hits once the token is given")
+        give_the_token(browser, f"{url}/?q=boiler")
         page = browser.current_window_handle
         link = hits(browser)[0].find_element(By.CSS_SELECTOR, "a.open")
         ActionChains(browser).key_down(Keys.CONTROL).click(link).key_up(Keys.CONTROL).perform()
