@@ -401,6 +401,21 @@ def export_record(export: Export, file: ExportFile, text: str, line: int | None,
                   content=text if content is None else content, segments=segments)
 
 
+def json_object(value: Any) -> dict[str, Any]:
+    """``value`` where it is a JSON object, else an empty one (a field of an unexpected shape)."""
+    return value if isinstance(value, dict) else {}
+
+
+def json_list(value: Any) -> list[Any]:
+    """``value`` where it is a JSON array, else an empty one."""
+    return value if isinstance(value, list) else []
+
+
+def json_string(value: Any) -> str:
+    """``value`` where it is a JSON string, else an empty one."""
+    return value if isinstance(value, str) else ""
+
+
 def clean_text(text: str) -> str:
     """Trim the text's blank edges and each line's trailing spaces; never rewrites words."""
     return "\n".join(line.rstrip() for line in text.strip().splitlines())

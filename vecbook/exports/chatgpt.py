@@ -17,7 +17,7 @@ from datetime import datetime
 from typing import Any, Container, Iterator
 
 from ..records import Record
-from .base import Export, ExportFile, Message, chat_records, clean_text, from_timestamp
+from .base import Export, ExportFile, Message, chat_records, clean_text, from_timestamp, json_list, json_string
 from .jsonpos import JsonText
 
 # Who a turn is shown as, by author role; other roles (system, tool) are not turns.
@@ -157,8 +157,8 @@ def _files(metadata: Any) -> list[str]:
     """The documents the user gave with the turn, by name (``metadata.attachments``); images
     are left to their ``[image]`` part."""
     attachments = metadata.get("attachments") if isinstance(metadata, dict) else None
-    return [f"[file: {a['name']}]" for a in _list(attachments) if isinstance(a, dict) and _string(a.get("name"))
-            and not _string(a.get("mime_type")).startswith("image/")]
+    return [f"[file: {a['name']}]" for a in json_list(attachments) if isinstance(a, dict) and json_string(a.get("name"))
+            and not json_string(a.get("mime_type")).startswith("image/")]
 
 
 def _without_marks(text: str) -> str:
@@ -183,14 +183,14 @@ def _tool_call(recipient: Any, content: dict[str, Any]) -> str:
     (web searches, clicks, file search) are plumbing, JSON the user never sees, read as nothing."""
     call = _json_object(_text(content))
     if recipient == "canmore.create_textdoc":
-        return f"[canvas: {call.get('name') or 'untitled'}]\n{_string(call.get('content'))}" if call else ""
+        return f"[canvas: {call.get('name') or 'untitled'}]\n{json_string(call.get('content'))}" if call else ""
     if recipient == "canmore.update_textdoc":
-        edits = [_string(u.get("replacement")) for u in _list(call.get("updates")) if isinstance(u, dict)]
+        edits = [json_string(u.get("replacement")) for u in json_list(call.get("updates")) if isinstance(u, dict)]
         return "[canvas edit]\n" + "\n\n".join(e for e in edits if e) if any(edits) else ""
     if recipient == "canmore.comment_textdoc":
-        notes = [_string(c.get("comment")) for c in _list(call.get("comments")) if isinstance(c, dict)]
+        notes = [json_string(c.get("comment")) for c in json_list(call.get("comments")) if isinstance(c, dict)]
         return "[canvas comments]\n" + "\n".join(n for n in notes if n) if any(notes) else ""
-    if recipient == "dalle.text2im" and _string(call.get("prompt")):
+    if recipient == "dalle.text2im" and json_string(call.get("prompt")):
         return f"[image: {call['prompt']}]"
     if recipient == "bio" and not call:  # the memory tool takes plain text
         return f"[memory: {_text(content).strip()}]" if _text(content).strip() else ""
@@ -203,14 +203,6 @@ def _json_object(text: str) -> dict[str, Any]:
     except ValueError:
         return {}
     return value if isinstance(value, dict) else {}
-
-
-def _string(value: Any) -> str:
-    return value if isinstance(value, str) else ""
-
-
-def _list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
 
 
 def _part(part: Any) -> str:

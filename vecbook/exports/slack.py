@@ -13,7 +13,8 @@ from typing import Any, Iterator
 
 from ..emoji_names import emoji_for, with_emoji
 from ..records import Record
-from .base import Export, ExportFile, Message, chat_records, clean_text, collector_paused, from_timestamp
+from .base import (Export, ExportFile, Message, chat_records, clean_text, collector_paused, from_timestamp,
+                   json_list, json_object)
 from .jsonpos import JsonText
 
 # A day file: "<conversation folder>/YYYY-MM-DD.json", anywhere in the export (a folder that
@@ -102,7 +103,7 @@ class Workspace:
             name = _person_name(user, user.get("profile"))
             if name:
                 space.users[str(user.get("id"))] = name
-                bot_id = _object(user.get("profile")).get("bot_id")
+                bot_id = json_object(user.get("profile")).get("bot_id")
                 if bot_id:
                     space.bots[bot_id] = name
         for listing, kind in (("channels.json", "channel"), ("groups.json", "private channel")):
@@ -125,7 +126,7 @@ class Workspace:
                 self.folders.setdefault(str(folder), conversation)
 
     def _add_direct(self, chat: dict[str, Any], kind: str) -> None:
-        members = [self.user(str(m)) for m in _list(chat.get("members"))]
+        members = [self.user(str(m)) for m in json_list(chat.get("members"))]
         name = ", ".join(dict.fromkeys(members)) or chat.get("name") or chat.get("id")
         if not name:
             return
@@ -253,14 +254,14 @@ def shown_text(space: Workspace, item: dict[str, Any]) -> str:
 
 
 def _extras(space: Workspace, item: dict[str, Any]) -> Iterator[str]:
-    for attachment in _list(item.get("attachments")):
+    for attachment in json_list(item.get("attachments")):
         if isinstance(attachment, dict):
             shown = [s for s in (attachment.get(k) for k in ("pretext", "title", "text")) if isinstance(s, str) and s]
             if not shown and "blocks" in attachment:  # an app's card in Block Kit
                 shown = [s for s in (blocks_text(space, attachment["blocks"]),) if s]
             shown = shown or [attachment.get("fallback")]
             yield from (space.format(s) for s in shown if isinstance(s, str))
-    files = _list(item.get("files")) or ([item["file"]] if isinstance(item.get("file"), dict) else [])
+    files = json_list(item.get("files")) or ([item["file"]] if isinstance(item.get("file"), dict) else [])
     for upload in files:
         if isinstance(upload, dict):
             name = upload.get("name") or upload.get("title")
@@ -273,21 +274,21 @@ def blocks_text(space: Workspace, blocks: Any) -> str:
     other controls say nothing a reader searches for. Read only where ``text`` is empty: where
     it is not, it says the same (Slack builds it from the blocks)."""
     lines: list[str] = []
-    for block in _list(blocks):
-        block = _object(block)
+    for block in json_list(blocks):
+        block = json_object(block)
         kind = block.get("type")
         if kind in ("header", "section"):
-            lines += [_composed(space, block.get("text")), *(_composed(space, f) for f in _list(block.get("fields")))]
+            lines += [_composed(space, block.get("text")), *(_composed(space, f) for f in json_list(block.get("fields")))]
         elif kind == "context":
-            lines += [_composed(space, element) for element in _list(block.get("elements"))]
+            lines += [_composed(space, element) for element in json_list(block.get("elements"))]
         elif kind == "rich_text":
-            lines += [_rich_text(space, _object(element)) for element in _list(block.get("elements"))]
+            lines += [_rich_text(space, json_object(element)) for element in json_list(block.get("elements"))]
     return "\n".join(line for line in lines if line)
 
 
 def _composed(space: Workspace, value: Any) -> str:
     """A Block Kit text object: ``plain_text`` as it is, ``mrkdwn`` with its markup resolved."""
-    value = _object(value)
+    value = json_object(value)
     text = value.get("text")
     if not isinstance(text, str) or value.get("type") not in ("plain_text", "mrkdwn"):
         return ""  # an image, a button: nothing said
@@ -297,8 +298,8 @@ def _composed(space: Workspace, value: Any) -> str:
 def _rich_text(space: Workspace, element: dict[str, Any]) -> str:
     """A rich text section, quote or code block as one text; a list as one line an item."""
     if element.get("type") == "rich_text_list":
-        return "\n".join(_rich_text(space, _object(item)) for item in _list(element.get("elements")))
-    return "".join(_inline(space, _object(part)) for part in _list(element.get("elements")))
+        return "\n".join(_rich_text(space, json_object(item)) for item in json_list(element.get("elements")))
+    return "".join(_inline(space, json_object(part)) for part in json_list(element.get("elements")))
 
 
 def _inline(space: Workspace, part: dict[str, Any]) -> str:
@@ -337,25 +338,15 @@ def _author(space: Workspace, item: dict[str, Any]) -> tuple[str, bool]:
     """The name shown for the message, and whether it is final (a bot may be named later)."""
     bot_id = item.get("bot_id")
     if bot_id or item.get("subtype") == "bot_message":
-        name = item.get("username") or _object(item.get("bot_profile")).get("name") or space.bots.get(str(bot_id))
+        name = item.get("username") or json_object(item.get("bot_profile")).get("name") or space.bots.get(str(bot_id))
         if isinstance(name, str) and name.strip():
             return name.strip(), True
-    user = item.get("user") or _object(item.get("comment")).get("user")  # a file comment: its commenter
+    user = item.get("user") or json_object(item.get("comment")).get("user")  # a file comment: its commenter
     if isinstance(user, str) and user:
         return space.user(user, item.get("user_profile")), True
     if bot_id:
         return str(bot_id), False
     return "?", True
-
-
-def _object(value: Any) -> dict[str, Any]:
-    """``value`` where it is a JSON object, else an empty one (fields of an unexpected shape)."""
-    return value if isinstance(value, dict) else {}
-
-
-def _list(value: Any) -> list[Any]:
-    """``value`` where it is a JSON array, else an empty one."""
-    return value if isinstance(value, list) else []
 
 
 def _thread(item: dict[str, Any]) -> str | None:
