@@ -6,7 +6,7 @@ from datetime import datetime
 from typing import Any, Iterator
 
 from ..records import Record, iso_moment
-from .base import Export, ExportFile, Message, chat_records, clean_text
+from .base import Export, ExportFile, Message, chat_records, clean_text, json_object, json_string
 from .jsonpos import JsonText
 
 # The app's notices, not what anyone said: DiscordChatExporter writes a message's kind by the
@@ -90,21 +90,13 @@ def _embed_lines(embed: Any) -> list[str]:
     ``name: value``, footer; a bot's answer often lives here alone, with empty ``content``."""
     if not isinstance(embed, dict):
         return []
-    lines = [_text(_member(embed, "author", "name")), _text(embed.get("title")), _text(embed.get("description"))]
+    lines = [json_object(embed.get("author")).get("name"), embed.get("title"), embed.get("description")]
     for field in embed.get("fields") or []:
         if isinstance(field, dict):
-            lines.append(": ".join(p for p in (_text(field.get("name")), _text(field.get("value"))) if p))
-    lines.append(_text(_member(embed, "footer", "text")))
-    return [line for line in lines if line]
-
-
-def _member(embed: dict[str, Any], key: str, inner: str) -> Any:
-    value = embed.get(key)
-    return value.get(inner) if isinstance(value, dict) else None
-
-
-def _text(value: Any) -> str:
-    return value.strip() if isinstance(value, str) else ""
+            lines.append(": ".join(p for p in (json_string(field.get("name")).strip(),
+                                               json_string(field.get("value")).strip()) if p))
+    lines.append(json_object(embed.get("footer")).get("text"))
+    return [text for text in (json_string(line).strip() for line in lines) if text]
 
 
 def _is_notice(kind: Any) -> bool:
