@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from typing import Any
 
 from ..records import iso_moment
-from .base import iso
+from .base import from_timestamp, iso
 
 _ID_NAME = re.compile(r"^[0-9a-f]{32}\.md$")
 _PROPERTY = re.compile(r"^([a-z_]+):(?: (.*))?$")
@@ -84,4 +83,4 @@ def epoch_time(value: Any) -> str | None:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not _SECONDS <= value < 1e14:
         return None
     seconds = value / 1000 if value >= _MILLISECONDS else value
-    return iso(datetime.fromtimestamp(seconds, timezone.utc))
+    return iso(from_timestamp(seconds))
