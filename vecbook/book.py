@@ -20,7 +20,6 @@ from .config import (
     QueryError,
     VecBookError,
     config_without_file,
-    counted,
     load_config,
     replace_config,
 )
@@ -41,7 +40,7 @@ from .rank import FUSION_DEPTH, best_first, rank
 from .keyword_prune import PassageScores
 from .chat_hits import is_chat_window
 from .blends import blended
-from .status import count_sources, index_stats, pace
+from .status import index_stats, indexed_line, pace
 from .snippets import folding, query_terms
 from .registry import summarize_report
 from .sources import LoadReport, check_collections, check_sources
@@ -308,7 +307,7 @@ class VecBook:
                 self.embedder.load()
         except VecBookError as exc:
             error = str(exc)
-            log.error("semantic search unavailable: %s", error)
+            self._report_vector_error(error)
         finally:
             # Saved once the model is loaded (a first keyword query, often sent at once, does not
             # share the interpreter with it) and before the vectors: a server stopped while it
@@ -324,7 +323,7 @@ class VecBook:
                 self._caches.save_keywords(captured, update=previous is not None and not full)
         except VecBookError as exc:
             error = str(exc)
-            log.error("semantic search unavailable: %s", error)
+            self._report_vector_error(error)
         removed = report.removed_since(previous.report) if previous else 0
         # A restart that found every source as the keyword cache held it changed nothing.
         changed = restored is None or report.files_read + report.collections_read > 0 or \
@@ -381,6 +380,11 @@ class VecBook:
                 and len(report.blocks) == len(previous.report.blocks)
                 and all(k == j and a is b for (k, a), (j, b) in zip(report.blocks, previous.report.blocks)))
 
+    def _report_vector_error(self, error: str) -> None:
+        # Logged where only a log reaches a person (a server); a foreground caller gets it once,
+        # in the exception its next search raises.
+        log.log(logging.ERROR if self._background else logging.DEBUG, "semantic search unavailable: %s", error)
+
     def _finish(self, snapshot: Snapshot | None, started: float, update: dict[str, Any], quiet: bool = False) -> None:
         update["seconds"] = round(time.perf_counter() - started, 3)
         if snapshot is not None:
@@ -391,13 +395,7 @@ class VecBook:
             self._progress.update(state="failed" if error else "ready", finished=time.time(), error=error)
             self._cond.notify_all()
         report = snapshot.report if snapshot is not None else LoadReport()
-        count = len(report.records)
-        read = counted(update["files_read"], "file")
-        if update.get("collections_read"):  # exports and databases read whole
-            read += f" and {counted(update['collections_read'], 'collection')}"
-        log.log(logging.DEBUG if quiet else logging.INFO, "indexed %s in %.1fs: %s (%s read, %s embedded, %d reused)", counted(count, "record"),
-                 update["seconds"], count_sources(report), read, counted(update.get("embedded", 0), "text"),
-                 update.get("reused", 0) + update.get("from_cache", 0))
+        log.log(logging.DEBUG if quiet else logging.INFO, "%s", indexed_line(report, update))
 
     # -- embedding --
 

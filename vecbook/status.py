@@ -53,12 +53,18 @@ def index_stats(config: Config, embedder: Embedder, snapshot: Snapshot | None, p
     }
 
 
-def count_sources(report: LoadReport) -> str:
-    """'30 from 7 files, 16 from collection messages' for the log: collections counted apart."""
+def indexed_line(report: LoadReport, update: dict[str, Any]) -> str:
+    """'indexed 46 records in 0.3s: 30 from 7 files, 16 from collection messages (7 files read,
+    12 texts embedded, 34 reused)' for the log, from a build's ``update``."""
     by_source = report.counts_by_source()
     parts = [f"{by_source.get('files', 0)} from {counted(report.files, 'file')}"]
     parts += [f"{by_source.get(name, 0)} from collection {name}" for name in report.collections]
-    return ", ".join(parts)
+    read = counted(update["files_read"], "file")
+    if update.get("collections_read"):  # exports and databases read whole
+        read += f" and {counted(update['collections_read'], 'collection')}"
+    return (f"indexed {counted(len(report.records), 'record')} in {update['seconds']:.1f}s: {', '.join(parts)} "
+            f"({read} read, {counted(update.get('embedded', 0), 'text')} embedded, "
+            f"{update.get('reused', 0) + update.get('from_cache', 0)} reused)")
 
 
 def pace(since: tuple[float, int], now: float, done: int, total: int) -> str:
