@@ -350,6 +350,16 @@ def test_a_recurring_event_is_dated_by_each_occurrence(tmp_path: Path) -> None:
     for since, until, found in OCCURRENCES:
         hits = book.search("birthday lessons", mode="keyword", since=since, until=until)
         assert sorted(h.metadata["title"] for h in hits) == found, (since, until)
+    # A hit says which occurrence put it in the range (the first there): an assistant that reads
+    # "date": "1990-06-12" alone would answer with 1990.
+    occurrences = {(since, until): {h.metadata["title"]: h.metadata["occurrence"] for h in book.search(
+        "birthday lessons", mode="keyword", since=since, until=until)} for since, until in [
+        ("2024-06-01", "2024-06-30"), ("2024-02-23", "2024-02-23"), ("2024-04-20", None)]}
+    assert occurrences == {("2024-06-01", "2024-06-30"): {"Ana's birthday": "2024-06-12"},
+                           ("2024-02-23", "2024-02-23"): {"Piano lessons": "2024-02-23T17:00:00+01:00"},
+                           ("2024-04-20", None): {"Ana's birthday": "2024-06-12",
+                                                  "Piano lessons": "2024-04-20T17:00:00+02:00"}}
+    assert all("occurrence" not in h.metadata for h in book.search("birthday lessons", mode="keyword"))
     # The record still carries its first date; the series is said in iCalendar's own words.
     birthday = next(r for r in load(tmp_path / "cal")[0] if r.metadata["title"] == "Ana's birthday")
     assert birthday.metadata["date"] == "1990-06-12"

@@ -35,7 +35,7 @@ from .vector_store import trainings_held
 from .tokens import analyses, analysis_of, query_tokens
 from .emoji_names import with_emoji
 from .languages import model_languages, reads_query
-from .filters import Condition, convenience_conditions, parse_filters
+from .filters import Condition, convenience_conditions, parse_filters, with_occurrences
 from .rank import FUSION_DEPTH, best_first, rank
 from .keyword_prune import PassageScores
 from .chat_hits import is_chat_window
@@ -545,7 +545,7 @@ class VecBook:
                       else ((i, []) for i in range(len(scored))))
             shaper = HitShaper(snapshot, terms, PassageScores(snapshot.keywords, tokens) if passage_scores is None
                                else passage_scores, vector, partial(analysis_of, self.config), nothing)
-            return Results(shaper.hits(scored, groups, k, max_chars), mode=mode,
+            return Results(with_occurrences(shaper.hits(scored, groups, k, max_chars), conditions), mode=mode,
                            analysis=partial(analysis_of, self.config))
 
     def _snapshot_for(self, mode: str) -> tuple[Snapshot, str]:

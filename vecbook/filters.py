@@ -12,14 +12,17 @@ import re
 import threading
 import time
 from dataclasses import dataclass, replace
-from typing import Any, NoReturn, Sequence
+from typing import TYPE_CHECKING, Any, NoReturn, Sequence
 
 import numpy as np
 
 from .config import QueryError
 from .records import Record, iso_moment
-from .recurrence import series_matches
+from .recurrence import occurrence_within, series_matches
 from .snippets import date_days
+
+if TYPE_CHECKING:
+    from .hits import Hit  # hits imports this module
 
 FILTER_OPERATORS = ("exact", "ne", "gt", "gte", "lt", "lte", "in", "contains", "startswith", "exists")
 # How close a typo must be to a known key, source or name to be suggested (difflib's ratio):
@@ -236,6 +239,33 @@ def value_matches(value: Any, op: str, target: Any, glob: bool = False) -> bool:
     return any(compare_values(v, target) in sign for v in items)
 
 
+def with_occurrences(hits: list[Hit], conditions: Sequence[Condition]) -> list[Hit]:
+    """Under a date range, each recurring event's hit (``rrule`` metadata) with ``occurrence``:
+    its first occurrence inside the range (a plain date for an all-day event), which is what
+    put it there; its ``date`` stays the series' first."""
+    ranges = _date_ranges(conditions)
+    if not ranges:
+        return hits
+    return [_with_occurrence(hit, ranges) if isinstance(hit.metadata.get("rrule"), str) else hit for hit in hits]
+
+
+def _with_occurrence(hit: Hit, ranges: tuple[tuple[str, str], ...]) -> Hit:
+    metadata = hit.metadata
+    try:
+        when = occurrence_within(metadata["rrule"], ranges)
+    except (ValueError, TypeError, OverflowError, KeyError):  # unreadable: its own date put it in range
+        return hit
+    if when is None:
+        return hit
+    text = when.date().isoformat() if metadata.get("all_day") else when.replace(microsecond=0).isoformat()
+    return replace(hit, metadata={**metadata, "occurrence": text})
+
+
+def _date_ranges(conditions: Sequence[Condition]) -> tuple[tuple[str, str], ...]:
+    """The ``(op, value)`` bounds of the date range among ``conditions``."""
+    return tuple((c.op, str(c.value)) for c in conditions if _is_date_range(c))
+
+
 def _is_date_range(condition: Condition) -> bool:
     """A gt/gte/lt/lte condition on the ``date`` metadata (``since``/``until`` are such)."""
     return (condition.field == "metadata" and condition.op in _COMPARISONS
@@ -367,7 +397,7 @@ class FilterColumns:
                 dated &= verdict[codes]
             else:
                 result &= verdict[codes]
-        ranges = tuple((c.op, str(c.value)) for c in conditions if _is_date_range(c))
+        ranges = _date_ranges(conditions)
         if ranges and "rrule" in self.known_keys:
             self._date_series(dated, ranges)
         return result & dated

@@ -35,22 +35,37 @@ def series_matches(rule: str, ranges: tuple[tuple[str, str], ...]) -> bool | Non
     date decides). A bound without an offset is compared with an occurrence's local time, as
     the filters compare a date with a date-time's text."""
     try:
-        bounds = [(_TESTS[op], iso_moment(value)) for op, value in ranges]
-        placed: dict[int, list[tuple[Callable[[Any, Any], bool], datetime]]] = {}
-        starts = [bound for test, bound in bounds if test in (operator.gt, operator.ge)]
-        for count, when in enumerate(_occurrences(_moved_near(rule, max(starts, key=_naive)) if starts else rule)):
-            if count >= MAX_OCCURRENCES:
-                return False
-            tests = placed.get(id(when.tzinfo))  # by id: dateutil's tzlocal cannot be hashed
-            if tests is None:
-                tests = placed[id(when.tzinfo)] = [(test, _beside(bound, when)) for test, bound in bounds]
-            if not all(test(when, bound) for test, bound in tests if test in (operator.lt, operator.le)):
-                return False  # occurrences come in order: none later is before the end
-            if all(test(when, bound) for test, bound in tests):
-                return True
+        return occurrence_within(rule, ranges) is not None
     except (ValueError, TypeError, OverflowError, KeyError):  # a rule dateutil cannot read, or order
         return None
-    return False
+
+
+@lru_cache(maxsize=4096)
+def occurrence_within(rule: str, ranges: tuple[tuple[str, str], ...]) -> datetime | None:
+    """The first occurrence of ``rule`` that satisfies every bound (see ``series_matches``), or
+    None where none does within ``MAX_OCCURRENCES``; raises ValueError (or TypeError,
+    OverflowError, KeyError) for a rule or bound that cannot be read."""
+    bounds = [(_TESTS[op], iso_moment(value)) for op, value in ranges]
+    placed: dict[int, list[tuple[Callable[[Any, Any], bool], datetime]]] = {}
+    starts = [bound for test, bound in bounds if test in (operator.gt, operator.ge)]
+    for count, when in enumerate(_occurrences(_moved_near(rule, max(starts, key=_naive)) if starts else rule)):
+        if count >= MAX_OCCURRENCES:
+            return None
+        tests = placed.get(id(when.tzinfo))  # by id: dateutil's tzlocal cannot be hashed
+        if tests is None:
+            tests = placed[id(when.tzinfo)] = [(test, _beside(bound, when)) for test, bound in bounds]
+        if not all(test(when, bound) for test, bound in tests if test in (operator.lt, operator.le)):
+            return None  # occurrences come in order: none later is before the end
+        if all(test(when, bound) for test, bound in tests):
+            return _in_start_zone(rule, when)
+    return None
+
+
+def _in_start_zone(rule: str, when: datetime) -> datetime:
+    """``when`` on the clock of the series' start (an RDATE is written in UTC; the people met
+    at 17:00 Berlin time)."""
+    zone = next((one._dtstart.tzinfo for one in _parsed(rule)._rrule), None)
+    return when.astimezone(zone) if zone is not None and when.tzinfo is not None else when
 
 
 def _moved_near(rule: str, start: datetime) -> str:
