@@ -290,6 +290,13 @@ def test_since_over_sources_without_dates_says_so_in_the_users_words(write_files
         book.search("lunch", filters={"date__gte": "2024-01-01"})
 
 
+def test_a_source_typo_beside_since_is_named_as_a_typo(write_files: Any, fake_book: Any) -> None:
+    book = fake_book(write_files({"a.txt": "Date: 2024-03-09\n\nlunch with Mum\n"}))
+    for shorthand in ({"since": "30d"}, {"participants": ["Ana"]}):
+        with pytest.raises(vecbook.QueryError, match=r"^no record comes from source 'fils' \(did you mean 'files'\? "):
+            book.search("lunch", sources=["fils"], **shorthand)
+
+
 def test_the_cli_says_which_of_the_chosen_sources_have_no_dates(
         shared_model: None, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     from conftest import ROOT

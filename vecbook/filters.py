@@ -450,6 +450,9 @@ class FilterColumns:
         user typed, rather than return no results (or name the filter key behind the shorthand)."""
         if not self.records:
             return
+        for condition in conditions:
+            if condition.field == "source":
+                self._check_source(condition)  # a misspelt source is said as such, not as "no record of  has..."
         searched = self._searched_sources(conditions)
         for condition in conditions:
             if not condition.shorthand:
