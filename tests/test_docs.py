@@ -218,6 +218,43 @@ def test_internal_links_resolve(page: Path) -> None:
             assert file.suffix == ".md" and anchor in anchors(file), f"{page.name}: no heading for #{anchor} in {file.name}"
 
 
+# A path in backticks that starts with one of the repository's folders names a file of it
+# (`bench/avx2_only.sh`, `tests/data/cpuinfo/`); bench/results/ is what the benchmarks write.
+REPO_PATH_RE = re.compile(r"(?<![\w/.~-])((?:bench|tests|examples|samples|vecbook|docs|\.ci)/[\w./<>*-]*)")
+GENERATED = ("bench/results/",)
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_repository_paths_named_in_code_spans_exist(page: Path) -> None:
+    for span in re.findall(r"`([^`\n]+)`", page.read_text(encoding="utf-8")):
+        for path in REPO_PATH_RE.findall(span):
+            path = path.rstrip(".")
+            if not any(c in path for c in "*<") and not path.startswith(GENERATED):
+                assert (ROOT / path).exists(), f"{page.name}: `{span}` names {path}, which the repository lacks"
+
+
+def inline_commands(page: Path) -> list[list[str]]:
+    """The words after ``vecbook`` (or ``python vecbook.py``) of each command in the page's
+    inline code spans, such as `vecbook search "boiler" --mode keyword`."""
+    text = " ".join(prose(page).split())  # a span may be wrapped over two lines
+    return [span.split() for span in re.findall(r"`(?:python vecbook\.py|vecbook|python -m vecbook) ([^`]+)`", text)]
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_options_of_inline_commands_exist(page: Path) -> None:
+    commands = subcommands()
+    top = {flag for action in build_parser()._actions for flag in action.option_strings}
+    for words in inline_commands(page):
+        command = commands.get(words[0])
+        if words[0] == "config" and words[1:2] == ["path"]:
+            command = next(a for a in command._actions if a.dest == "action").choices["path"]
+        known = {flag for action in command._actions for flag in action.option_strings} if command else top
+        for word in words[1:] if command else words:
+            option = word.strip("(),;:'\"").split("=")[0]
+            if re.fullmatch(r"--?[a-zA-Z][\w-]*", option):
+                assert option in known, f"{page.name}: `vecbook {' '.join(words)}`: {words[0]} takes no {option}"
+
+
 def test_every_docs_page_is_linked_from_the_index() -> None:
     index = (DOCS / "README.md").read_text(encoding="utf-8")
     for page in DOCS.glob("*.md"):
