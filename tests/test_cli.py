@@ -295,6 +295,15 @@ def test_min_score_help_says_what_each_mode_compares(capsys: pytest.CaptureFixtu
            "~0.8), hybrid rrf: ranks only" in text
 
 
+def test_data_dir_help_says_it_is_searched_alone(capsys: pytest.CaptureFixture[str]) -> None:
+    # --data-dir without --config reads no config file: the user's collections are not searched
+    code, out, _ = run(capsys, "search", "--help")
+    text = " ".join(out.split())
+    assert code == 0
+    assert "--data-dir DIR the notes folder to search (.md, .txt, exports): alone, or with --config in place of " \
+           "its data_directory" in text
+
+
 def test_output_piped_to_a_reader_that_leaves_early_ends_quietly(tmp_path: Path) -> None:
     notes = tmp_path / "notes"
     notes.mkdir()

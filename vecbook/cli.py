@@ -196,7 +196,8 @@ def build_parser() -> _Parser:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--config", metavar="PATH", help=f"config file (default: ./{CONFIG_NAME}, else the "
                                                          "user's, see `vecbook config path`)")
-    common.add_argument("--data-dir", metavar="DIR", help="folder of .txt records (overrides the config)")
+    common.add_argument("--data-dir", metavar="DIR", help="the notes folder to search (.md, .txt, exports): alone, "
+                        "or with --config in place of its data_directory")
     common.add_argument("--log-level", type=str.upper, choices=LOG_LEVELS, metavar="LEVEL",
                         help="stderr log level: DEBUG, INFO, WARNING (or WARN), ERROR (default: WARNING; "
                              "serve: the config's log_level, INFO)")
