@@ -420,7 +420,7 @@ def test_collections_resolve_against_the_config_folder(
     ('[[collections]]\nname = "a"\ndatabase = "a.db"\n[[collections]]\nname = "a"\ndatabase = "b.db"',
      "[[collections]] #2 in {f}:5: collection name 'a' is already used"),
     ('[[collections]]\nname = "files"\ndatabase = "a.db"',
-     "[[collections]] #1 in {f}:2: collection name 'files' is already used (it names the .txt records)"),
+     "[[collections]] #1 in {f}:2: collection name 'files' is already used (it names the data folder's notes)"),
     ('[[collections]]\nname = "a"',
      "[[collections]] #1 in {f}:1: give either 'database' (a SQLite file) or 'path' (an export file or folder)"),
     ('[[collections]]\nname = "a"\ndatabase = "a.db"\ntable = "t"\nquery = "SELECT 1"',

@@ -503,7 +503,7 @@ def _parse_collection(table: dict[str, Any], where: str, base: Path) -> Collecti
     if not name or not COLLECTION_NAME_RE.match(name):
         raise ConfigError(f"{where}: 'name' is required and must be {COLLECTION_NAME_RULE}, got {name!r}")
     if name == "files":
-        raise ConfigError(f"{where}: collection name 'files' is already used (it names the .txt records)")
+        raise ConfigError(f"{where}: collection name 'files' is already used (it names the data folder's notes)")
     if bool(database) == bool(path):
         raise ConfigError(f"{where}: give either 'database' (a SQLite file) or 'path' (an export file or folder)")
     if path:

@@ -191,7 +191,7 @@ def check_name(name: str, taken: Sequence[str], config_file: Path) -> str:
     if not COLLECTION_NAME_RE.match(name):
         raise ConfigError(f"source name {name!r} is not allowed: use {COLLECTION_NAME_RULE}")
     if name == "files" or name in taken:
-        why = "it names the data directory's .txt records" if name == "files" else f"in {config_file}"
+        why = "it names the data folder's notes" if name == "files" else f"in {config_file}"
         raise ConfigError(f"a source named '{name}' already exists ({why}); choose another with --name")
     return name
 
