@@ -126,6 +126,14 @@ def test_the_cli_says_when_the_budget_left_out_every_hit_and_what_to_do(write_fi
                                         "(--max-total-chars; --max-chars N cuts each hit's text to N)")
 
 
+def test_the_budget_line_for_a_single_hit_reads_as_one(write_files: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    root = write_files({"n0.txt": f"tea {chatter(0, 4)}"})
+    code = vecbook.cli.main(["search", "tea", "--mode", "keyword", "--data-dir", str(root), "--max-total-chars", "5"])
+    captured = capsys.readouterr()
+    assert code == 0 and captured.err.strip() == ("vecbook: the only hit left out: it does not fit within 5 characters "
+                                                  "(--max-total-chars; --max-chars N cuts each hit's text to N)")
+
+
 def _record_passages(book: vecbook.VecBook) -> list[list[str]]:
     """Each record's keyword passages, as texts, from the book's snapshot."""
     snapshot = book._snapshot

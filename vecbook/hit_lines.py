@@ -83,6 +83,6 @@ def left_out_line(shown: int, left_out: int, budget: int) -> str:
     none fits and how to make them fit (stdout says only "no results")."""
     within = f"within {budget:,} character{'s' if budget != 1 else ''}"
     if not shown:
-        return (f"vecbook: all {left_out} hit{'s' if left_out > 1 else ''} left out: none fits {within} "
-                "(--max-total-chars; --max-chars N cuts each hit's text to N)")
+        lost = "the only hit left out: it does not fit" if left_out == 1 else f"all {left_out} hits left out: none fits"
+        return f"vecbook: {lost} {within} (--max-total-chars; --max-chars N cuts each hit's text to N)"
     return f"vecbook: {left_out} more hit{'s' if left_out > 1 else ''} left out to keep the text {within} (--max-total-chars)"
