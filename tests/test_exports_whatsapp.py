@@ -75,6 +75,17 @@ def test_a_zip_export_is_read_in_place_and_named_after_the_archive() -> None:
     assert record.metadata["date"] == "2020-09-12T23:55:00"
 
 
+def test_undecidable_dates_in_the_data_folder_say_to_add_the_chat_as_a_source(tmp_path: Path) -> None:
+    # The data folder has no table to set date_order in: the way is to add the chat as a source.
+    path = tmp_path / "WhatsApp Chat with Ana.txt"
+    path.write_bytes(zipfile.ZipFile(WHATSAPP / "chat-analytics_4A_11M.zip").read("_chat.txt"))
+    _, problems = vecbook.sources.load_file(path.name, path)
+    assert [p.reason for p in problems] == [
+        "cannot tell day/month from month/day (no date field past 12, both readings in order); dates read as "
+        "day/month/year: if they are month/day, add the chat as a source of its own (vecbook add PATH) and set "
+        "date_order = \"mdy\" in its table"]
+
+
 @pytest.mark.parametrize("name, first_date, count", [
     ("whatstk_lorem.txt", "2020-01-15T02:22:56", 500),  # [15-01-20 02:22:56] Mary: ...
     ("whatstk_lorem-merge-part1.txt", "2019-10-20T10:16:00", 300),  # 2019-10-20, 10:16 - John: ...

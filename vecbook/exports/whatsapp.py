@@ -302,9 +302,11 @@ def _date_order(export: Export, file: ExportFile, dates: list[str]) -> str:
     in_order = [order for order in ("dmy", "mdy") if _chronological([_ymd(f, order) for f in fields])]
     if len(in_order) == 1:
         return in_order[0]
+    # The data folder's problems name no collection (no prefix): it has no table to set date_order in.
+    fix = ("set date_order = \"mdy\" in this collection's table" if export.problem_prefix else
+           "add the chat as a source of its own (vecbook add PATH) and set date_order = \"mdy\" in its table")
     export.warn(file, None, "cannot tell day/month from month/day (no date field past 12, both readings "
-                            "in order); dates read as day/month/year: if they are month/day, set "
-                            "date_order = \"mdy\" in this collection's table", skipped=False)
+                            f"in order); dates read as day/month/year: if they are month/day, {fix}", skipped=False)
     return "dmy"
 
 
