@@ -211,6 +211,7 @@ def test_a_misspelt_environment_variable_is_named_in_a_warning_and_ignored(
         config_file: Callable[[str], Path], monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
     monkeypatch.setenv("VECBOOK_MAX_RESULT", "5")
     monkeypatch.setenv("VECBOOK_Search_Mode", "keyword")  # names are read in capitals
+    monkeypatch.setenv("vecbook_max_results", "3")  # the prefix too
     monkeypatch.setenv("VECBOOK_CACHE", "/tmp/elsewhere")  # a setting it begins
     monkeypatch.setenv("VECBOOK_TOKEN", "secret")  # the server's token: no setting, and near none
     config = load_config(config_file(""))
@@ -218,7 +219,8 @@ def test_a_misspelt_environment_variable_is_named_in_a_warning_and_ignored(
     assert sorted(r.getMessage() for r in caplog.records if r.levelname == "WARNING") == [
         f"environment variable {name} is no VecBook setting (did you mean {meant}?); it is ignored"
         for name, meant in [("VECBOOK_CACHE", "VECBOOK_CACHE_DIRECTORY"), ("VECBOOK_MAX_RESULT", "VECBOOK_MAX_RESULTS"),
-                            ("VECBOOK_Search_Mode", "VECBOOK_SEARCH_MODE")]]
+                            ("VECBOOK_Search_Mode", "VECBOOK_SEARCH_MODE"),
+                            ("vecbook_max_results", "VECBOOK_MAX_RESULTS")]]
 
 
 def test_sources_given_in_an_environment_variable_are_ignored_with_a_warning_that_says_where_they_go(

@@ -338,7 +338,8 @@ def _environment_values() -> dict[str, Any]:
     """``VECBOOK_MAX_RESULTS=5`` style variables, converted to the key's type; a variable named
     like one of them but misspelt (``VECBOOK_MAX_RESULT``) is ignored with a WARN that names it."""
     for name in os.environ:
-        if not name.startswith("VECBOOK_") or name[8:] == name[8:].upper() and name[8:].lower() in _SCALAR_KEYS:
+        # A name in lower case (vecbook_max_results) is read by no one either: say so as well.
+        if not name.upper().startswith("VECBOOK_") or name[8:] == name[8:].upper() and name[8:].lower() in _SCALAR_KEYS:
             continue
         if name[8:].lower() == "collections":  # a table, which no variable can hold
             log.warning("environment variable %s is ignored: sources are [[collections]] tables of the config "
