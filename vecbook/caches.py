@@ -119,7 +119,8 @@ class Caches:
         if stale > RESTART_REWRITE_SHARE * total:
             return self.capture_keywords(builder)
         self.keywords.touch()
-        log.log(logging.DEBUG if again else logging.INFO,  # ``again``: after embedding, told once already
+        # ``again``: after embedding, told once already; none changed: no news ("0 of 81 ... kept")
+        log.log(logging.DEBUG if again or not stale else logging.INFO,
                 "keyword cache: %d of %d records changed since %s was written; it is kept (those are read "
                 "again at the next start)", stale, total, self.keywords.path)
         counts = builder.term_counts
