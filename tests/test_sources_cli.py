@@ -398,6 +398,44 @@ def test_a_database_with_a_full_text_index_beside_its_table_is_added(
     assert "  records: 1\n" in out
 
 
+def test_a_without_rowid_table_is_cited_by_its_primary_key(
+        home: Path, user_config: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # a WITHOUT ROWID table (key-value stores, many apps' settings) has no rowid to cite rows by:
+    # its primary key names each row instead (both columns of a composite one)
+    database = home / "app.db"
+    with sqlite3.connect(database) as connection:
+        connection.executescript(
+            "CREATE TABLE kv(k TEXT PRIMARY KEY, v TEXT) WITHOUT ROWID;"
+            "CREATE TABLE cells(sheet TEXT, cell TEXT, value TEXT, PRIMARY KEY (sheet, cell)) WITHOUT ROWID;"
+            "INSERT INTO kv VALUES ('wifi', 'The wifi password is on the fridge'), ('alarm', 'Alarm code 4321');"
+            "INSERT INTO cells VALUES ('budget', 'B2', 'Rent goes up in June');")
+    connection.close()
+    code, out, err = run(capsys, "add", str(database), "--table", "kv", "--text-column", "v")
+    assert code == 0, err
+    assert "  records: 2\n" in out
+    code, out, err = run(capsys, "add", str(database), "--table", "cells", "--text-column", "value", "--name", "cells")
+    assert code == 0, err
+    code, out, _ = run(capsys, "search", "wifi rent", "--mode", "keyword", "--json")
+    assert sorted(h["citation"] for h in json.loads(out)) == [f"{database}#app:wifi", f"{database}#cells:budget:B2"]
+
+
+def test_a_view_without_an_id_column_is_refused_with_what_to_do(
+        home: Path, user_config: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # a view's rows have no rowid (SQLite gives NULL): every row would share one id
+    database = home / "app.db"
+    with sqlite3.connect(database) as connection:
+        connection.executescript("CREATE TABLE notes(id INTEGER PRIMARY KEY, title TEXT, body TEXT);"
+                                 "INSERT INTO notes VALUES (1, 'Boiler', 'Service due'), (2, 'Bread', 'Feed it');"
+                                 "CREATE VIEW titled AS SELECT title, body FROM notes;")
+    connection.close()
+    code, out, err = run(capsys, "add", str(database), "--table", "titled", "--text-column", "body")
+    assert code == 2 and err == ("vecbook: error: 'titled' is a view with no 'id' column, and a view's rows have "
+                                 "no rowid to cite them by: add the view's underlying table instead, or write "
+                                 "the [[collections]] table by hand with a 'query' that selects an id "
+                                 "(docs/formats.md#sqlite-collections)\n")
+    assert not user_config.exists()
+
+
 def test_a_table_without_rows_is_not_registered(home: Path, user_config: Path,
                                                 capsys: pytest.CaptureFixture[str]) -> None:
     database = home / "empty.db"

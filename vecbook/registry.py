@@ -33,7 +33,7 @@ from .snippets import date_days
 from .tokens import fold
 from .sources import (DATA_SOURCE, NOTES_FORMATS, LoadReport, is_notes_folder, load_collection, load_export,
                       other_sources)
-from .sqlite_ro import open_readonly
+from .sqlite_ro import open_readonly, row_key
 
 # What ``--format`` accepts besides the export formats: a SQLite database of rows.
 SQLITE = "sqlite"
@@ -335,21 +335,35 @@ def sqlite_table(path: Path, table: str | None, text_column: str | None) -> tupl
                           f"columns: {', '.join(columns[table])}")
     if text_column not in columns[table]:
         raise ConfigError(f"no column '{text_column}' in table '{table}'; columns: {', '.join(columns[table])}")
-    return None, _text_column_query(table, text_column, columns[table])
+    if "id" in lowered:
+        return None, _text_column_query(table, text_column, columns[table], '"id"')
+    key = _row_key(path, table)
+    if key is None:
+        raise ConfigError(f"'{table}' is a view with no 'id' column, and a view's rows have no rowid to cite them "
+                          f"by: add the view's underlying table instead, or write the [[collections]] table by "
+                          f"hand with a 'query' that selects an id (docs/formats.md#sqlite-collections)")
+    return None, _text_column_query(table, text_column, columns[table], key)
+
+
+def _row_key(path: Path, table: str) -> str | None:
+    """``sqlite_ro.row_key`` of ``table`` in the database at ``path``."""
+    connection = open_readonly(path)
+    try:
+        return row_key(connection, table)
+    finally:
+        connection.close()
 
 
 def _quoted(identifier: str) -> str:
     return identifier.replace('"', '""')
 
 
-def _text_column_query(table: str, text_column: str, columns: list[str]) -> str:
-    """SELECT giving the rows ``id`` (the table's id column, else its rowid) and ``content``,
-    the other columns kept as metadata."""
-    has_id = any(c.lower() == "id" for c in columns)
+def _text_column_query(table: str, text_column: str, columns: list[str], key: str) -> str:
+    """SELECT giving the rows ``id`` (``key``: the table's id column, else its rowid or primary
+    key) and ``content``, the other columns kept as metadata."""
     others = [c for c in columns if c != text_column and c.lower() not in ("id", "content")]
     picked = [f'"{_quoted(c)}"' for c in others]
-    id_part = '"id" AS id' if has_id else "rowid AS id"
-    return f'SELECT {id_part}, "{_quoted(text_column)}" AS content{"".join(", " + p for p in picked)} ' \
+    return f'SELECT {key} AS id, "{_quoted(text_column)}" AS content{"".join(", " + p for p in picked)} ' \
            f'FROM "{_quoted(table)}"'
 
 

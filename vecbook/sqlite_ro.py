@@ -59,6 +59,31 @@ def open_readonly(database: Path) -> sqlite3.Connection:
     return connection
 
 
+def row_key(connection: sqlite3.Connection, table: str) -> str | None:
+    """The SQL that names each row of ``table`` (its rowid, or a WITHOUT ROWID table's primary
+    key, its columns joined by ':'); None for a view, whose rows have no rowid (SQLite gives
+    NULL, so every row would share one id)."""
+    quoted = '"' + table.replace('"', '""') + '"'
+    kind, sql = connection.execute("SELECT type, sql FROM sqlite_master WHERE name = ?", (table,)).fetchone()
+    if kind == "view":
+        return None
+    try:
+        connection.execute(f"SELECT rowid FROM {quoted} LIMIT 0")
+        return "rowid"
+    except sqlite3.Error:  # WITHOUT ROWID
+        pass
+    # The read-only connection's authorizer refuses PRAGMA: the table's own CREATE statement,
+    # run in a scratch in-memory database, tells its primary key without touching the user's.
+    scratch = sqlite3.connect(":memory:")
+    try:
+        scratch.execute(sql)
+        key = [name for _, name, *_, pk in sorted(scratch.execute(f"PRAGMA table_info({quoted})"),
+                                                    key=lambda column: column[-1]) if pk]
+    finally:
+        scratch.close()
+    return " || ':' || ".join('"' + name.replace('"', '""') + '"' for name in key)
+
+
 def _is_wal(database: Path) -> bool:
     """Bytes 18-19 of a SQLite header are 2 and 2 in WAL mode."""
     try:
