@@ -715,3 +715,24 @@ def test_text_kept_as_a_blob_or_a_number_is_read_and_binary_data_is_named(tmp_pa
         "collection 'app': 1 row with NULL or empty content skipped",
         "collection 'app': 1 row whose content is binary data, not UTF-8 text, skipped"]
     assert skipped == 2
+
+
+def test_a_rows_context_holds_rows_of_its_own_collection_only(tmp_path: Path) -> None:
+    # two tables of one app's database are two collections citing the same file: a row's
+    # neighbours are the rows around it in its own table, never the other table's
+    path = tmp_path / "app.db"
+    with sqlite3.connect(path) as db:
+        db.executescript("CREATE TABLE notes (id INTEGER PRIMARY KEY, content TEXT);"
+                         "CREATE TABLE tasks (id INTEGER PRIMARY KEY, content TEXT);"
+                         "INSERT INTO notes VALUES (1, 'Boiler service due'), (2, 'Bread starter feeding');"
+                         "INSERT INTO tasks VALUES (1, 'Call the plumber'), (2, 'Buy flour');")
+    db.close()
+    (tmp_path / "data").mkdir()
+    config = vecbook.load_config(write_config(tmp_path, [
+        {"name": "notes", "database": "app.db", "table": "notes"},
+        {"name": "tasks", "database": "app.db", "table": "tasks"}]))
+    book = vecbook.VecBook(config=config, keyword_only=True, cache_directory=False)
+    context = book.get("notes:2", context=2)
+    assert [e.id for e in context.before] == ["notes:1"] and context.after == []
+    context = book.get("tasks:1", context=2)
+    assert context.before == [] and [e.id for e in context.after] == ["tasks:2"]

@@ -361,9 +361,10 @@ def context_around(records: Sequence[Record], position: int, context: int) -> Co
 
 
 def _neighbours(a: Record, b: Record) -> bool:
-    """Records of one file and, for exports, one conversation and thread."""
+    """Records of one file and source (two tables of one database are two sources) and, for
+    exports, one conversation and thread."""
     keys = ("conversation", "thread")
-    return a.file_path == b.file_path and all(a.metadata.get(k) == b.metadata.get(k) for k in keys)
+    return a.file_path == b.file_path and a.source == b.source and all(a.metadata.get(k) == b.metadata.get(k) for k in keys)
 
 
 def _contiguous(positions: list[int], centre: int) -> list[int]:
