@@ -736,3 +736,31 @@ def test_a_rows_context_holds_rows_of_its_own_collection_only(tmp_path: Path) ->
     assert [e.id for e in context.before] == ["notes:1"] and context.after == []
     context = book.get("tasks:1", context=2)
     assert context.before == [] and [e.id for e in context.after] == ["tasks:2"]
+
+
+def test_unix_times_in_date_columns_are_read_as_dates(tmp_path: Path) -> None:
+    # apps keep times as integers since 1970: seconds, milliseconds (JavaScript, Android),
+    # microseconds (Firefox's places.sqlite); a `date` or `end_date` column holding one is a
+    # date like an ISO one, so --since and --until see the row
+    path = tmp_path / "app.db"
+    with sqlite3.connect(path) as db:
+        db.execute("CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT, created INTEGER, edited_ms INTEGER, "
+                   "visited_us INTEGER, due REAL)")
+        db.executemany("INSERT INTO notes VALUES (?, ?, ?, ?, ?, ?)", [
+            (1, "Boiler service booked", 1709300000, 1709300000123, 1709300000123456, 1709300000.5),
+            (2, "Boiler part ordered", 1720000000, 1720000000000, 1720000000000000, None),
+            (3, "Boiler manual lost", 0, None, None, None)])
+    db.close()
+    (tmp_path / "data").mkdir()
+    config = vecbook.load_config(write_config(tmp_path, [
+        {"name": name, "database": "app.db",
+         "query": f"SELECT id, body AS content, {column} AS date, created AS end_date FROM notes"}
+        for name, column in (("s", "created"), ("ms", "edited_ms"), ("us", "visited_us"), ("real", "due"))]))
+    book = vecbook.VecBook(config=config, keyword_only=True, cache_directory=False, dedupe=False)
+    dates = {hit.id: hit.metadata["date"] for hit in book.search("boiler", max_results=20) if "date" in hit.metadata}
+    assert dates == {**{f"{name}:1": "2024-03-01T13:33:20+00:00" for name in ("s", "ms", "us", "real")},
+                     **{f"{name}:2": "2024-07-03T09:46:40+00:00" for name in ("s", "ms", "us")},
+                     "s:3": 0}  # 0: an app's "no date", not 1970
+    assert book.get("ms:1").record.metadata["end_date"] == "2024-03-01T13:33:20+00:00"
+    march = book.search("boiler", max_results=20, since="2024-03-01", until="2024-03-31")
+    assert sorted(hit.id for hit in march) == ["ms:1", "real:1", "s:1", "us:1"]

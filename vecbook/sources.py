@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import os
 import re
 import sqlite3
@@ -18,6 +19,7 @@ from typing import Any, Sequence
 from .config import CONFIG_NAME, CollectionConfig, Config, ConfigError, RecordError, counted, user_config_file
 from .exports import detect_format
 from .exports import load_export as load_whole_export
+from .exports.base import from_timestamp, iso
 from .exports.notes import OTHER, TEXT, Folder, Listing, list_files, read_file
 from .records import Problem, Record
 from .settling import settled
@@ -38,6 +40,12 @@ NOTES_FORMATS = frozenset({"notes", "markdown", "text"})
 # Row metadata longer than this is not added to the embedded text: it is
 # usually an id list or a blob of JSON, not words a person searches for.
 MAX_EMBEDDED_METADATA_CHARS = 200
+
+# A row's ``date`` or ``end_date`` held as a number is Unix time; its size tells the unit, as
+# apps write seconds, milliseconds (JavaScript, Android), microseconds (Firefox) or
+# nanoseconds: each bound is year 5138 in the smaller unit, which no row is dated.
+UNIX_TIME_UNITS = ((1e11, 1.0), (1e14, 1e3), (1e17, 1e6), (math.inf, 1e9))
+ROW_DATE_KEYS = ("date", "end_date")
 
 
 @dataclass
@@ -286,7 +294,22 @@ def _row_metadata(columns: list[str], row: tuple[Any, ...]) -> tuple[dict[str, A
         else:
             fields[name] = value
     metadata.update(fields)
+    for key in ROW_DATE_KEYS:
+        if key in metadata:
+            metadata[key] = _unix_date(metadata[key])
     return metadata, ok
+
+
+def _unix_date(value: Any) -> Any:
+    """A positive number as the ISO date-time (UTC) of that Unix time, in the unit its size
+    tells; anything else as it is (0 is how apps write "no date", not 1970)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < math.inf:
+        return value
+    divisor = next(divisor for bound, divisor in UNIX_TIME_UNITS if value < bound)
+    try:
+        return iso(from_timestamp(value / divisor))
+    except (OverflowError, OSError, ValueError):
+        return value
 
 
 def _row_record(collection: CollectionConfig, row_id: str, content: str, metadata: dict[str, Any]) -> Record:
