@@ -624,6 +624,43 @@ def test_delete_mode_database_locked_briefly_is_waited_for(tmp_path: Path) -> No
     assert len(records) == 5
 
 
+def test_a_database_locked_past_the_wait_says_what_to_do_and_is_read_again_next_time(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    """Chrome holds its History locked while it runs: the WARN says so and what to do, and the
+    next read (a reindex, the next command) reads it again though the file did not change."""
+    monkeypatch.setattr(vecbook.sqlite_ro, "SQLITE_BUSY_TIMEOUT_SECONDS", 0.05)
+    (tmp_path / "data").mkdir()
+    db = make_notes_db(tmp_path / "busy.db")
+    config = vecbook.load_config(write_config(tmp_path, [{"name": "notes", "database": "busy.db"}]))
+    caplog.set_level(logging.WARNING, logger="vecbook")
+
+    def while_locked(open_book: Any) -> Any:
+        app = sqlite3.connect(db, isolation_level=None)
+        app.execute("BEGIN EXCLUSIVE")
+        app.execute("UPDATE notes_documents SET source = 'app'")
+        os.utime(db, ns=(0, 0))  # written long ago: only the lock can make a read of it miss rows
+        try:
+            return open_book()
+        finally:
+            app.execute("ROLLBACK")
+            app.close()
+
+    book = while_locked(lambda: vecbook.VecBook(config=config, keyword_only=True, cache_directory=tmp_path / "c"))
+    assert book.stats()["sources"]["notes"] == 0
+    assert [w for w in vecbook_warnings(caplog) if "collection 'notes'" in w] == [
+        "busy.db: collection 'notes': database is locked: another program is writing to it (waited 0.05 s); "
+        "the next search reads it again, or close that program (a browser keeps its history locked while it "
+        "runs) or add a copy of the file"]
+    book.close()
+    assert vecbook.sources.file_signature(db)[1] == 0  # unchanged: the lock's going tells no signature
+    next_command = vecbook.VecBook(config=config, keyword_only=True, cache_directory=tmp_path / "c")
+    assert next_command.stats()["sources"]["notes"] == 4
+    next_command.close()
+    book = while_locked(lambda: vecbook.VecBook(config=config, keyword_only=True, cache_directory=False))
+    assert book.stats()["sources"]["notes"] == 0
+    assert book.reindex()["sources"]["notes"] == 4
+
+
 # --- reindex ------------------------------------------------------------------------
 
 def test_reindex_sees_added_and_deleted_rows(tmp_path: Path, embedder: vecbook.Embedder) -> None:

@@ -27,6 +27,7 @@ from .settling import settled
 from .source_state import (COLLECTION_KEY, DATA_SOURCE, FILE_KEY, NOTES_KEY, Entry, Signature,  # noqa: F401
                            SourceState, block_source, file_signature, same_read, tree_signature)
 # Re-exported: they lived here before the export readers needed them too.
+from . import sqlite_ro
 from .sqlite_ro import SQLITE_BUSY_TIMEOUT_SECONDS, _is_wal, open_readonly  # noqa: F401
 
 log = logging.getLogger("vecbook")  # one logger for the package: hosts and the CLI configure "vecbook"
@@ -46,6 +47,12 @@ MAX_EMBEDDED_METADATA_CHARS = 200
 # nanoseconds: each bound is year 5138 in the smaller unit, which no row is dated.
 UNIX_TIME_UNITS = ((1e11, 1.0), (1e14, 1e3), (1e17, 1e6), (math.inf, 1e9))
 ROW_DATE_KEYS = ("date", "end_date")
+
+# SQLite's words for a database another program holds locked past the busy wait, and what to
+# do: a lock passes, so a source that met one is read again at the next read (``read_again``).
+BUSY_MESSAGES = ("database is locked", "database table is locked")
+BUSY_ADVICE = (": another program is writing to it (waited {seconds:g} s); the next search reads it again, or "
+               "close that program (a browser keeps its history locked while it runs) or add a copy of the file")
 
 
 @dataclass
@@ -226,6 +233,8 @@ def load_collection(collection: CollectionConfig) -> tuple[list[Record], list[Pr
         return [], [Problem(label, None, f"{where}: cannot read database: {exc.strerror or exc}")], 0
     except (sqlite3.Error, RecordError) as exc:
         message = str(exc).replace(f"{where}: ", "")
+        if message in BUSY_MESSAGES:
+            message += BUSY_ADVICE.format(seconds=sqlite_ro.SQLITE_BUSY_TIMEOUT_SECONDS)
         return [], [Problem(label, None, f"{where}: {message}")], 0
 
 
@@ -396,6 +405,8 @@ def load_sources(config: Config, state: SourceState | None = None) -> LoadReport
         entry = state.collections.get(collection.name)
         if state.must_read(key, entry, signature):
             read: Entry = (signature, *_load_one_collection(collection))
+            if read_again(read[2]):  # equal to no signature, and never cached: read again next time
+                read = ((object(),), *read[1:])
             if not same_read(entry, read):
                 entry = read
                 report.collections_read += 1
@@ -422,6 +433,12 @@ def load_sources(config: Config, state: SourceState | None = None) -> LoadReport
         log.info("%d problem%s reported when the unchanged sources were last read ('vecbook stats' lists them)",
                  report.known_problems, "" if report.known_problems == 1 else "s")
     return report
+
+
+def read_again(problems: Sequence[Problem]) -> bool:
+    """Whether a source's read met a lock another program held: its file may not change when
+    the lock goes, so the source is read again at the next read, whatever its signature says."""
+    return any(busy in p.reason for p in problems for busy in BUSY_MESSAGES)
 
 
 def other_sources(config: Config, name: str | None) -> list[Path]:
