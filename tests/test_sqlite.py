@@ -438,6 +438,9 @@ def test_check_select_accepts_a_single_select_with_comments_or_semicolons_in_str
 def _broken_setup(root: Path) -> tuple[list[dict[str, str]], dict[str, Path]]:
     dbs = root / "dbs"
     good = make_notes_db(dbs / "good.db", table="good_documents")
+    with sqlite3.connect(good) as db:
+        db.execute("CREATE TABLE plain (n INTEGER PRIMARY KEY, note TEXT)")
+    db.close()
     corrupt = dbs / "corrupt.db"
     corrupt.write_bytes(os.urandom(8192))
     bad_json = make_notes_db(dbs / "badjson.db", table="badjson_documents", rows=[
@@ -462,6 +465,7 @@ def _broken_setup(root: Path) -> tuple[list[dict[str, str]], dict[str, Path]]:
         {"name": "cte_delete", "database": "dbs/good.db",
          "query": "WITH x AS (SELECT 1) DELETE FROM good_documents"},
         {"name": "no_content", "database": "dbs/good.db", "query": "SELECT id, source FROM good_documents"},
+        {"name": "no_content_table", "database": "dbs/good.db", "table": "plain"},
         {"name": "corrupt", "database": "dbs/corrupt.db"},
         {"name": "badjson", "database": "dbs/badjson.db"},
         {"name": "empty", "database": "dbs/empty.db"},
@@ -472,13 +476,18 @@ def _broken_setup(root: Path) -> tuple[list[dict[str, str]], dict[str, Path]]:
 # collection -> (records kept, text the WARN holds)
 BROKEN = {
     "missing_file": (0, "not found"),
-    "missing_table": (0, "no such table: nothing_here"),
+    "missing_table": (0, "no such table: nothing_here (tables: good_documents, plain)"),
     "bad_sql": (0, "syntax error"),
     "not_select": (0, "must be a SELECT"),
     "two_statements": (0, "single SQL statement"),
     "cte_delete": (0, "not authorized"),
-    "no_content": (0, "'id' and a 'content' column"),
-    "corrupt": (0, "not a database"),
+    "no_content": (0, "the rows need an 'id' and a 'content' column (got id, source): name them so in the "
+                      "'query' (`SELECT rowid AS id, body AS content ...`)"),
+    "no_content_table": (0, "the rows need an 'id' and a 'content' column (got n, note): "
+                            "`vecbook remove no_content_table`, then `vecbook add dbs/good.db --table plain "
+                            "--text-column COLUMN` writes a 'query' that reads another column"),
+    "corrupt": (0, "file is not a database: not SQLite, or encrypted (as Signal's and WhatsApp's are), "
+                   "which cannot be read"),
     "badjson": (3, "2 rows have invalid JSON metadata"),
     "empty": (1, "3 rows with NULL or empty content skipped"),
 }

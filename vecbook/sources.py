@@ -224,18 +224,33 @@ def load_collection(collection: CollectionConfig) -> tuple[list[Record], list[Pr
             sql = f'SELECT * FROM "{(collection.table or "").replace(chr(34), chr(34) * 2)}"'
         connection = open_readonly(collection.database)
         try:
-            cursor = connection.execute(sql)
-            columns = [d[0] for d in cursor.description]
-            return _rows_to_records(collection, columns, cursor.fetchall())
+            try:
+                cursor = connection.execute(sql)
+                columns, rows = [d[0] for d in cursor.description], cursor.fetchall()
+            except sqlite3.Error as exc:
+                raise sqlite3.Error(_what_to_do(str(exc), connection)) from None
+            return _rows_to_records(collection, columns, rows)
         finally:
             connection.close()
     except OSError as exc:  # e.g. a folder the user may not read (macOS: Full Disk Access)
         return [], [Problem(label, None, f"{where}: cannot read database: {exc.strerror or exc}")], 0
     except (sqlite3.Error, RecordError) as exc:
         message = str(exc).replace(f"{where}: ", "")
-        if message in BUSY_MESSAGES:
-            message += BUSY_ADVICE.format(seconds=sqlite_ro.SQLITE_BUSY_TIMEOUT_SECONDS)
         return [], [Problem(label, None, f"{where}: {message}")], 0
+
+
+def _what_to_do(message: str, connection: sqlite3.Connection) -> str:
+    """SQLite's error ``message`` with what the user can do about it, where SQLite's words
+    alone leave them guessing."""
+    if message in BUSY_MESSAGES:
+        return message + BUSY_ADVICE.format(seconds=sqlite_ro.SQLITE_BUSY_TIMEOUT_SECONDS)
+    if message == "file is not a database":
+        return f"{message}: not SQLite, or encrypted (as Signal's and WhatsApp's are), which cannot be read"
+    if message.startswith("no such table"):
+        tables = [row[0] for row in connection.execute(
+            "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite_%' ORDER BY name")]
+        return f"{message} (tables: {', '.join(tables) or 'none'})"
+    return message
 
 
 def _rows_to_records(collection: CollectionConfig, columns: list[str],
@@ -243,8 +258,11 @@ def _rows_to_records(collection: CollectionConfig, columns: list[str],
     where = f"collection '{collection.name}'"
     lowered = [c.lower() for c in columns]
     if "id" not in lowered or "content" not in lowered:
-        return [], [Problem(collection.database_label, None,
-                            f"{where}: the rows need an 'id' and a 'content' column (got {', '.join(columns)})")], 0
+        advice = ("name them so in the 'query' (`SELECT rowid AS id, body AS content ...`)" if collection.query
+                  else f"`vecbook remove {collection.name}`, then `vecbook add {collection.database_label} --table "
+                       f"{collection.table} --text-column COLUMN` writes a 'query' that reads another column")
+        return [], [Problem(collection.database_label, None, f"{where}: the rows need an 'id' and a 'content' column "
+                                                             f"(got {', '.join(columns)}): {advice}")], 0
     records: list[Record] = []
     bad_json = empty = binary = duplicate = 0
     seen: set[str] = set()
