@@ -47,6 +47,14 @@ def test_results_show_as_a_table_of_rank_score_citation_snippet_source_and_date(
     assert "<script>" not in html and 'dir="auto"' in html  # right-to-left text lays out by itself
 
 
+def test_a_right_to_left_cell_starts_at_the_right() -> None:
+    # Jupyter right-aligns table cells; a fixed `text-align:left` would put an Arabic or Hebrew
+    # snippet at the left edge whatever its direction: `start` follows the direction `dir="auto"` finds
+    html = Results([hit("اجتماع العائلة يوم الجمعة")])._repr_html_()
+    styles = set(re.findall(r'<td dir="auto" style="([^"]*)"', html))
+    assert styles == {"text-align:start; vertical-align:top"}
+
+
 def test_matched_words_are_marked_by_stem_in_any_script() -> None:
     html = hit("Les chaudières 東京 boiler; BOILERS", matched_terms=["boiler", "東京"])._repr_html_()
     assert "<mark>boiler</mark>; <mark>BOILERS</mark>" in html and "<mark>東京</mark>" in html

@@ -227,9 +227,10 @@ def _cell(escaped: str) -> str:
 
 
 def _table(headers: list[str], rows: list[list[str]]) -> str:
-    """An HTML table of cells already escaped; ``dir="auto"`` lets right-to-left text read right."""
+    """An HTML table of cells already escaped; ``dir="auto"`` lets right-to-left text read right,
+    and ``text-align:start`` start at the right (Jupyter aligns cells right, a fixed left would not)."""
     head = "".join(f"<th>{h}</th>" for h in headers)
-    body = "".join("<tr>" + "".join(f'<td dir="auto" style="text-align:left; vertical-align:top">{c}</td>'
+    body = "".join("<tr>" + "".join(f'<td dir="auto" style="text-align:start; vertical-align:top">{c}</td>'
                                     for c in row) + "</tr>" for row in rows)
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
