@@ -137,6 +137,8 @@ def test_to_pandas_keeps_each_column_one_type_whatever_the_hits() -> None:
         assert str(frame["line_number"].dtype) == "Int64" and str(frame["snippet_end_line"].dtype) == "Int64"
         assert str(frame["truncated"].dtype) == "bool" and str(frame["matches_query"].dtype) == "bool"
     assert list(mixed["line_number"].astype(object)) == [3, pd.NA] and mixed["line_number"][0] == 3
+    # every column, text ones too (pandas 3 gives text its own `str` type, but not to no rows)
+    assert {c: str(t) for c, t in empty.dtypes.items()} == {c: str(t) for c, t in mixed.dtypes.items()}
     assert pd.isna(mixed["semantic_score"][1]) and mixed["keyword_score"][1] == 0.5
 
 

@@ -35,6 +35,9 @@ MAX_TOTAL_CHARS = 100_000_000
 PANDAS_TYPES = {"similarity_score": "float64", "semantic_score": "float64", "keyword_score": "float64",
                 **{name: "Int64" for name in ("line_number", "end_line", "snippet_line", "snippet_end_line")},
                 "matches_query": "bool", "truncated": "bool"}
+# The columns that always hold text: pandas 3 types them ``str`` (earlier versions ``object``),
+# but not in a frame of no rows, whose columns it cannot infer.
+PANDAS_TEXT_COLUMNS = ("text", "file_path", "source", "id", "citation", "snippet")
 # The longest text a hit may be cut to (``max_chars``); a record holds at most a few MB.
 MAX_CHARS = 1_000_000
 
@@ -173,7 +176,8 @@ class Results(list):  # list[Hit]
         frame = pd.DataFrame([dataclasses.asdict(hit) for hit in self], columns=columns)
         # Fixed types, whatever the hits: pandas would infer object columns for no hits, and
         # floats (17.0) for line numbers once a SQLite row (no lines) is among them.
-        return frame.astype(PANDAS_TYPES)
+        text = pd.Series([""]).dtype  # what this pandas makes of text
+        return frame.astype({**PANDAS_TYPES, **{name: text for name in PANDAS_TEXT_COLUMNS}})
 
 
 def mark_matches(text: str, terms: Sequence[str], mark: Callable[[str], str],
