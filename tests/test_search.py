@@ -280,8 +280,9 @@ def test_since_over_sources_without_dates_says_so_in_the_users_words(write_files
     book = fake_book(write_files({"a.txt": "lunch with Mum 🍲\n---\nAlmoço com a avó\n"}))
     with pytest.raises(vecbook.QueryError) as raised:
         book.search("lunch", since="30d")
-    assert str(raised.value) == ("since 30d: no record of files has a date (a Date: header, or the time of a message, "
-                                 "mail or event), so none can match; sources with dates: none")
+    assert str(raised.value) == ("since 30d: no record of files has a date (a Date: header, a database row's 'date' "
+                                 "column, or the time of a message, mail or event), so none can match; sources with "
+                                 "dates: none")
     with pytest.raises(vecbook.QueryError, match=r"^participants Ana: no record of files names its participants "
                                                  r"\(chats, mail and calendars name them\)"):
         book.search("lunch", participants=["Ana"])
@@ -305,8 +306,8 @@ def test_the_cli_says_which_of_the_chosen_sources_have_no_dates(
     code = vecbook.main(["search", "sourdough", "--source", "vault", "--since", "2024-01-01", "--mode", "keyword"])
     _, err = capsys.readouterr()
     assert code == 2 and err == (
-        "vecbook: error: since 2024-01-01: no record of vault has a date (a Date: header, or the time of a message, "
-        "mail or event), so none can match; sources with dates: calendar, family-chat, files, hiking-club, messages\n")
+        "vecbook: error: since 2024-01-01: no record of vault has a date (a Date: header, a database row's 'date' "
+        "column, or the time of a message, mail or event), so none can match; sources with dates: calendar, family-chat, files, hiking-club, messages\n")
     code = vecbook.main(["search", "lunch", "--since", "2024-04-01", "--until", "2024-03-31"])
     assert code == 2 and capsys.readouterr()[1] == (
         "vecbook: error: since 2024-04-01 is later than until 2024-03-31: no record can be dated between them "

@@ -810,3 +810,20 @@ def test_unix_times_in_date_columns_are_read_as_dates(tmp_path: Path) -> None:
     assert book.get("ms:1").record.metadata["end_date"] == "2024-03-01T13:33:20+00:00"
     march = book.search("boiler", max_results=20, since="2024-03-01", until="2024-03-31")
     assert sorted(hit.id for hit in march) == ["ms:1", "real:1", "s:1", "us:1"]
+
+
+def test_since_over_rows_without_a_date_column_says_which_column_to_name_date(tmp_path: Path) -> None:
+    path = tmp_path / "History"
+    with sqlite3.connect(path) as db:
+        db.executescript("CREATE TABLE urls (id INTEGER PRIMARY KEY, title TEXT, last_visit_time INTEGER);"
+                         "INSERT INTO urls VALUES (1, 'Boiler - Wikipedia', 13355000000000000);")
+    db.close()
+    (tmp_path / "data").mkdir()
+    config = vecbook.load_config(write_config(tmp_path, [
+        {"name": "history", "database": "History", "query": "SELECT id, title AS content, last_visit_time FROM urls"}]))
+    book = vecbook.VecBook(config=config, keyword_only=True, cache_directory=False)
+    with pytest.raises(vecbook.QueryError) as raised:
+        book.search("boiler", sources=["history"], since="2024-01-01")
+    assert str(raised.value) == (
+        "since 2024-01-01: no record of history has a date (a Date: header, a database row's 'date' column, or "
+        "the time of a message, mail or event), so none can match; sources with dates: none")

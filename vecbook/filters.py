@@ -462,8 +462,8 @@ class FilterColumns:
             if any(source.casefold() in having for source in searched):
                 continue
             dated = key == "date"
-            what, kinds, others = (("has a date", "a Date: header, or the time of a message, mail or event",
-                                    "sources with dates") if dated else
+            what, kinds, others = (("has a date", "a Date: header, a database row's 'date' column, or the time "
+                                                  "of a message, mail or event", "sources with dates") if dated else
                                    ("names its participants", "chats, mail and calendars name them",
                                     "sources that name them"))
             having_them = [s for s in self.known_sources if s.casefold() in having]
