@@ -812,6 +812,20 @@ def test_unix_times_in_date_columns_are_read_as_dates(tmp_path: Path) -> None:
     assert sorted(hit.id for hit in march) == ["ms:1", "real:1", "s:1", "us:1"]
 
 
+def test_a_unix_time_column_named_date_in_capitals_is_a_date_too(tmp_path: Path) -> None:
+    # filters read `Date` as `date` (keys match case-insensitively): so does the reading of times
+    path = tmp_path / "app.db"
+    with sqlite3.connect(path) as db:
+        db.executescript("CREATE TABLE entries (id INTEGER PRIMARY KEY, content TEXT, Date INTEGER, END_DATE INTEGER);"
+                         "INSERT INTO entries VALUES (1, 'Boiler service booked', 1709300000, 1709303600);")
+    db.close()
+    (tmp_path / "data").mkdir()
+    config = vecbook.load_config(write_config(tmp_path, [{"name": "app", "database": "app.db", "table": "entries"}]))
+    book = vecbook.VecBook(config=config, keyword_only=True, cache_directory=False)
+    [hit] = book.search("boiler", since="2024-03-01", until="2024-03-01")
+    assert (hit.metadata["Date"], hit.metadata["END_DATE"]) == ("2024-03-01T13:33:20+00:00", "2024-03-01T14:33:20+00:00")
+
+
 def test_since_over_rows_without_a_date_column_says_which_column_to_name_date(tmp_path: Path) -> None:
     path = tmp_path / "History"
     with sqlite3.connect(path) as db:

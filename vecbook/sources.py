@@ -321,9 +321,8 @@ def _row_metadata(columns: list[str], row: tuple[Any, ...]) -> tuple[dict[str, A
         else:
             fields[name] = value
     metadata.update(fields)
-    for key in ROW_DATE_KEYS:
-        if key in metadata:
-            metadata[key] = _unix_date(metadata[key])
+    for key in [key for key in metadata if key.lower() in ROW_DATE_KEYS]:  # as filters read keys: any case
+        metadata[key] = _unix_date(metadata[key])
     return metadata, ok
 
 
