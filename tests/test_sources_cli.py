@@ -419,6 +419,29 @@ def test_a_without_rowid_table_is_cited_by_its_primary_key(
     assert sorted(h["citation"] for h in json.loads(out)) == [f"{database}#app:wifi", f"{database}#cells:budget:B2"]
 
 
+def test_a_database_locked_past_the_wait_is_refused_with_what_to_do(
+        home: Path, user_config: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    # a running browser holds its history locked: say so, and how to add it anyway
+    monkeypatch.setattr(vecbook.sqlite_ro, "SQLITE_BUSY_TIMEOUT_SECONDS", 0.05)
+    database = home / "History"
+    with sqlite3.connect(database) as connection:
+        connection.executescript("CREATE TABLE urls(id INTEGER PRIMARY KEY, title TEXT);"
+                                 "INSERT INTO urls VALUES (1, 'Boiler - Wikipedia');")
+    connection.close()
+    browser = sqlite3.connect(database, isolation_level=None)
+    browser.execute("BEGIN EXCLUSIVE")
+    browser.execute("UPDATE urls SET title = title")
+    try:
+        code, out, err = run(capsys, "add", str(database), "--table", "urls", "--text-column", "title")
+    finally:
+        browser.execute("ROLLBACK")
+        browser.close()
+    assert code == 2 and err == (f"vecbook: error: cannot read the SQLite database {database}: database is locked: "
+                                 "another program is writing to it (waited 0.05 s); close that program (a browser "
+                                 "keeps its history locked while it runs) or add a copy of the file\n")
+    assert not user_config.exists()
+
+
 def test_a_view_without_an_id_column_is_refused_with_what_to_do(
         home: Path, user_config: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # a view's rows have no rowid (SQLite gives NULL): every row would share one id

@@ -33,7 +33,8 @@ from .snippets import date_days
 from .tokens import fold
 from .sources import (DATA_SOURCE, NOTES_FORMATS, LoadReport, is_notes_folder, load_collection, load_export,
                       other_sources)
-from .sqlite_ro import open_readonly, row_key
+from . import sqlite_ro
+from .sqlite_ro import BUSY_MESSAGES, open_readonly, row_key
 
 # What ``--format`` accepts besides the export formats: a SQLite database of rows.
 SQLITE = "sqlite"
@@ -317,7 +318,8 @@ def sqlite_table(path: Path, table: str | None, text_column: str | None) -> tupl
         finally:
             connection.close()
     except (sqlite3.Error, OSError) as exc:
-        raise ConfigError(f"cannot read the SQLite database {path}: {exc}") from None
+        message = sqlite_ro.busy(str(exc)) if str(exc) in BUSY_MESSAGES else str(exc)
+        raise ConfigError(f"cannot read the SQLite database {path}: {message}") from None
     listing = "; ".join(f"{n} ({', '.join(c)})" for n, c in columns.items()) or "none"
     if table is None:
         fitting = [n for n, c in columns.items() if {"id", "content"} <= {x.lower() for x in c}]

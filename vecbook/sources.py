@@ -29,6 +29,7 @@ from .source_state import (COLLECTION_KEY, DATA_SOURCE, FILE_KEY, NOTES_KEY, Ent
 # Re-exported: they lived here before the export readers needed them too.
 from . import sqlite_ro
 from .sqlite_ro import SQLITE_BUSY_TIMEOUT_SECONDS, _is_wal, open_readonly  # noqa: F401
+from .sqlite_ro import BUSY_MESSAGES
 
 log = logging.getLogger("vecbook")  # one logger for the package: hosts and the CLI configure "vecbook"
 
@@ -47,12 +48,6 @@ MAX_EMBEDDED_METADATA_CHARS = 200
 # nanoseconds: each bound is year 5138 in the smaller unit, which no row is dated.
 UNIX_TIME_UNITS = ((1e11, 1.0), (1e14, 1e3), (1e17, 1e6), (math.inf, 1e9))
 ROW_DATE_KEYS = ("date", "end_date")
-
-# SQLite's words for a database another program holds locked past the busy wait, and what to
-# do: a lock passes, so a source that met one is read again at the next read (``read_again``).
-BUSY_MESSAGES = ("database is locked", "database table is locked")
-BUSY_ADVICE = (": another program is writing to it (waited {seconds:g} s); the next search reads it again, or "
-               "close that program (a browser keeps its history locked while it runs) or add a copy of the file")
 
 
 @dataclass
@@ -242,8 +237,8 @@ def load_collection(collection: CollectionConfig) -> tuple[list[Record], list[Pr
 def _what_to_do(message: str, connection: sqlite3.Connection) -> str:
     """SQLite's error ``message`` with what the user can do about it, where SQLite's words
     alone leave them guessing."""
-    if message in BUSY_MESSAGES:
-        return message + BUSY_ADVICE.format(seconds=sqlite_ro.SQLITE_BUSY_TIMEOUT_SECONDS)
+    if message in BUSY_MESSAGES:  # a lock passes: the source is read again at the next read (``read_again``)
+        return sqlite_ro.busy(message, "the next search reads it again, or ")
     if message == "file is not a database":
         return f"{message}: not SQLite, or encrypted (as Signal's and WhatsApp's are), which cannot be read"
     if message.startswith("no such table"):

@@ -14,6 +14,16 @@ from pathlib import Path
 
 # How long a read waits for an app that holds a write lock on its database.
 SQLITE_BUSY_TIMEOUT_SECONDS = 5.0
+# SQLite's words for a database another program holds locked past that wait, and what to do.
+BUSY_MESSAGES = ("database is locked", "database table is locked")
+BUSY_ADVICE = ("close that program (a browser keeps its history locked while it runs) or add a copy of the file")
+
+
+def busy(message: str, first: str = "") -> str:
+    """SQLite's ``message`` for a lock held past the wait, with what the user can do (``first``
+    said before the rest)."""
+    return f"{message}: another program is writing to it (waited {SQLITE_BUSY_TIMEOUT_SECONDS:g} s); " \
+           f"{first}{BUSY_ADVICE}"
 
 
 class _Connection(sqlite3.Connection):
