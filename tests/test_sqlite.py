@@ -795,7 +795,9 @@ def test_unix_times_in_date_columns_are_read_as_dates(tmp_path: Path) -> None:
         db.executemany("INSERT INTO notes VALUES (?, ?, ?, ?, ?, ?)", [
             (1, "Boiler service booked", 1709300000, 1709300000123, 1709300000123456, 1709300000.5),
             (2, "Boiler part ordered", 1720000000, 1720000000000, 1720000000000000, None),
-            (3, "Boiler manual lost", 0, None, None, None)])
+            (3, "Boiler manual lost", 0, None, None, None),
+            # numbers that are dates but no Unix time: YYYYMMDD, a year (not 1970-08-23, 1970-01-01)
+            (4, "Boiler bought", 20240105, None, None, 2024)])
     db.close()
     (tmp_path / "data").mkdir()
     config = vecbook.load_config(write_config(tmp_path, [
@@ -806,7 +808,7 @@ def test_unix_times_in_date_columns_are_read_as_dates(tmp_path: Path) -> None:
     dates = {hit.id: hit.metadata["date"] for hit in book.search("boiler", max_results=20) if "date" in hit.metadata}
     assert dates == {**{f"{name}:1": "2024-03-01T13:33:20+00:00" for name in ("s", "ms", "us", "real")},
                      **{f"{name}:2": "2024-07-03T09:46:40+00:00" for name in ("s", "ms", "us")},
-                     "s:3": 0}  # 0: an app's "no date", not 1970
+                     "s:3": 0, "s:4": 20240105, "real:4": 2024}  # 0: an app's "no date", not 1970
     assert book.get("ms:1").record.metadata["end_date"] == "2024-03-01T13:33:20+00:00"
     march = book.search("boiler", max_results=20, since="2024-03-01", until="2024-03-31")
     assert sorted(hit.id for hit in march) == ["ms:1", "real:1", "s:1", "us:1"]

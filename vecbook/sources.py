@@ -47,6 +47,9 @@ MAX_EMBEDDED_METADATA_CHARS = 200
 # apps write seconds, milliseconds (JavaScript, Android), microseconds (Firefox) or
 # nanoseconds: each bound is year 5138 in the smaller unit, which no row is dated.
 UNIX_TIME_UNITS = ((1e11, 1.0), (1e14, 1e3), (1e17, 1e6), (math.inf, 1e9))
+# A smaller number is no Unix time of a person's records (it would be before March 1973), but a
+# date written as a number: 20240105 (YYYYMMDD) or a year, 2024; such a value is kept as it is.
+UNIX_TIME_FLOOR = 1e8
 ROW_DATE_KEYS = ("date", "end_date")
 
 
@@ -322,9 +325,9 @@ def _row_metadata(columns: list[str], row: tuple[Any, ...]) -> tuple[dict[str, A
 
 
 def _unix_date(value: Any) -> Any:
-    """A positive number as the ISO date-time (UTC) of that Unix time, in the unit its size
-    tells; anything else as it is (0 is how apps write "no date", not 1970)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < math.inf:
+    """A number as the ISO date-time (UTC) of that Unix time, in the unit its size tells;
+    anything else as it is (0 is how apps write "no date", not 1970; see UNIX_TIME_FLOOR)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not UNIX_TIME_FLOOR <= value < math.inf:
         return value
     divisor = next(divisor for bound, divisor in UNIX_TIME_UNITS if value < bound)
     try:
