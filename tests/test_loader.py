@@ -247,6 +247,33 @@ def test_unreadable_folder(write_files: WriteFiles) -> None:
     assert messages(report) == ["locked: cannot read folder: Permission denied"]
 
 
+def test_a_file_unreadable_last_time_is_read_once_its_permissions_are_fixed(
+        write_files: WriteFiles, monkeypatch: pytest.MonkeyPatch) -> None:
+    # chmod changes neither size, mtime nor inode: a file skipped as unreadable must not stay
+    # skipped (its content never seen) until its next edit.
+    import vecbook.exports.base
+
+    root = write_files({"ok.txt": "Text.", "secret.txt": "Fixed café notes 日记."})
+    for note in root.iterdir():
+        os.utime(note, (time.time() - 3600, time.time() - 3600))  # settled: not read again for that
+    real = vecbook.exports.base._read_file
+
+    def denied(path: Path, limit: int) -> bytes:
+        if path.name == "secret.txt":
+            raise PermissionError(13, "Permission denied", str(path))
+        return real(path, limit)
+
+    state = vecbook.sources.SourceState()
+    monkeypatch.setattr(vecbook.exports.base, "_read_file", denied)
+    assert messages(load_directory(root, state)) == ["secret.txt: cannot read file: Permission denied"]
+    still = load_directory(root, state)  # still unreadable: tried again, no new problem
+    assert still.new_problems == [] and still.files_read == 0
+    monkeypatch.setattr(vecbook.exports.base, "_read_file", real)
+    fixed = load_directory(root, state)
+    assert sorted(r.file_path for r in fixed.records) == ["ok.txt", "secret.txt"]
+    assert fixed.problems == [] and fixed.files_read == 1
+
+
 def test_file_that_vanishes_after_discovery(write_files: WriteFiles) -> None:
     root = write_files({"gone.txt": "Soon deleted."})
     (rel, path), = discover_files(root)[0]

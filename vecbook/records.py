@@ -275,6 +275,17 @@ class Problem:
         """JSON-ready form used by ``stats``."""
         return {"file_path": self.where, "line": self.line, "reason": self.reason}
 
+    @property
+    def unread(self) -> bool:
+        """Whether the file could not be read at all (permission denied, an I/O error): what it
+        holds is unknown, so the next read tries it again even when its signature is unchanged."""
+        return self.reason.startswith(CANNOT_READ)
+
+
+# The reason of a file that could not be opened or read. A chmod that fixes it changes neither
+# its size, mtime nor inode (its signature), so a Problem with this reason marks the file to read
+# again (``Problem.unread``) rather than one whose content is known.
+CANNOT_READ = "cannot read file"
 
 # The byte order marks of UTF-16, which Windows PowerShell 5's `>` and Notepad's "Unicode" write:
 # such a note's text is half NUL bytes, and read as UTF-8 it was skipped as a binary file (a

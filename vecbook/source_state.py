@@ -80,8 +80,10 @@ class SourceState:
 
     def must_read(self, key: str, entry: Entry | None, signature: Any) -> bool:
         """Whether the source ``key``, last read as ``entry``, is read again now that its
-        signature is ``signature``: new, changed, gone, or not settled when last read."""
-        return entry is None or signature is None or entry[0] != signature or key in self.unsettled
+        signature is ``signature``: new, changed, gone, not settled when last read, or holding a
+        file that read could not open (made readable since, its signature unchanged)."""
+        return (entry is None or signature is None or entry[0] != signature or key in self.unsettled
+                or any(problem.unread for problem in entry[2]))
 
     def read_now(self, key: str, signature: Any, now: int) -> int:
         """The read time of source ``key`` read again now with ``signature``: its earlier

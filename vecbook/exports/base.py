@@ -26,7 +26,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Sequence, TypeVar
 
-from ..records import Problem, Record
+from ..records import CANNOT_READ, Problem, Record
 from .jsonpos import JsonTextError
 
 T = TypeVar("T")
@@ -142,7 +142,7 @@ class Export:
             except JsonTextError as exc:
                 self._warn_failed(file, exc.line, str(exc), len(out) - before)
             except OSError as exc:
-                self.warn(file, None, f"cannot read file: {exc.strerror or exc}")
+                self.warn(file, None, f"{CANNOT_READ}: {exc.strerror or exc}")
             except Exception as exc:  # noqa: BLE001 - any shape a reader did not expect is bad input
                 self._warn_failed(file, None, f"{type(exc).__name__}: {exc}", len(out) - before)
         return out
@@ -180,7 +180,7 @@ class Export:
         try:
             size = path.stat().st_size
         except OSError as exc:
-            self.warn(self._label(rel), None, f"cannot read file: {exc.strerror or exc}")
+            self.warn(self._label(rel), None, f"{CANNOT_READ}: {exc.strerror or exc}")
             return
         yield ExportFile(rel, self._label(rel), size, lambda limit, p=path: _read_file(p, limit), path)
 
@@ -189,7 +189,10 @@ class Export:
             data = path.read_bytes()  # read once, into memory: nothing is extracted to disk
             archive = zipfile.ZipFile(_BytesReader(data))
             members = [m for m in archive.infolist() if not m.is_dir()]
-        except (OSError, zipfile.BadZipFile, ValueError) as exc:
+        except OSError as exc:
+            self.warn(self._label(rel), None, f"{CANNOT_READ}: {exc.strerror or exc}")
+            return
+        except (zipfile.BadZipFile, ValueError) as exc:
             self.warn(self._label(rel), None, f"cannot read zip archive: {exc}")
             return
         total = sum(m.file_size for m in members)
