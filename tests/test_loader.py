@@ -182,6 +182,17 @@ def test_binary_file_is_skipped_with_a_problem(write_files: WriteFiles) -> None:
     assert messages(report) == ["image.txt: binary file (it holds NUL bytes) skipped"]
 
 
+def test_a_text_file_in_latin1_is_one_warning_that_says_what_to_do(write_files: WriteFiles) -> None:
+    # An old Windows journal: every line with an accent holds a byte that is not UTF-8. One WARN
+    # a line was hundreds of lines on stderr, none saying how to get the letters back.
+    journal = "".join(f"Tag {n}: Müller im Café, schöne Grüße.\n" for n in range(300))
+    root = write_files({"tagebuch.txt": "Datum: heute\n\nok\n".encode() + journal.encode("cp1252")})
+    report = load_directory(root)
+    assert len(report.records) == 1 and "M\ufffdller" in report.records[0].text  # kept, U+FFFD for the bytes
+    assert messages(report) == ["tagebuch.txt:4: bytes that are not UTF-8 were replaced by U+FFFD "
+                                "(on 300 lines, the first here); save the file as UTF-8 to keep its letters"]
+
+
 @pytest.mark.parametrize("encoding", ["utf-16", "utf-16-be"])
 def test_a_note_saved_as_utf16_with_its_bom_is_read_as_text(write_files: WriteFiles, encoding: str) -> None:
     """Windows PowerShell 5's ``>`` and Notepad's "Unicode" save UTF-16 with a byte order mark:
@@ -199,7 +210,8 @@ def test_a_utf16_note_with_bytes_that_are_no_utf16_keeps_the_rest_and_says_where
     root = write_files({"todo.txt": "ok\nbad ".encode("utf-16") + b"\x00\xd8" + "\nmore\n".encode("utf-16-le")})
     report = load_directory(root)
     assert [r.text for r in report.records] == ["ok\nbad \ufffd\nmore"]
-    assert messages(report) == ["todo.txt:2: bytes that are not UTF-16 were replaced by U+FFFD"]
+    assert messages(report) == ["todo.txt:2: bytes that are not UTF-16 were replaced by U+FFFD (on this line); "
+                                "save the file as UTF-8 to keep its letters"]
 
 
 def test_a_file_name_that_is_not_utf8_is_cited_as_text_every_output_can_carry(tmp_path: Path) -> None:

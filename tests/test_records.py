@@ -149,11 +149,11 @@ def test_headers_end_at_the_first_line_that_is_not_one() -> None:
 @pytest.mark.parametrize("data, message", [
     (b"a\n---\n---\nb\n", "f.txt:3: empty record skipped"),
     (b"Title: t\n", "f.txt:1: record has headers but no text; skipped"),
-    (b"ok\nbad \xff\n", "f.txt:2: bytes that are not UTF-8 were replaced by U+FFFD"),
+    (b"ok\nbad \xff\n", "f.txt:2: bytes that are not UTF-8 were replaced by U+FFFD (on this line); "
+                         "save the file as UTF-8 to keep its letters"),
 ])
 def test_warning_messages_name_file_and_line(data: bytes, message: str) -> None:
-    text, problems = vecbook.records.decode_text(data, "f.txt")
-    problems += vecbook.parse_records(text, "f.txt")[1]
+    problems = vecbook.records.read_record_file(data, "f.txt")[1]
     assert [str(p) for p in problems] == [message]
 
 

@@ -358,12 +358,22 @@ def parse_records(text: str, file_path: str) -> tuple[list[Record], list[Problem
     return records, problems
 
 
+def undecoded_reason(bad: list[Problem], thing: str) -> str:
+    """One reason for all of a file's lines that ``decode_text`` found undecodable (``bad``, not
+    empty): how many, the first one's line being where it is told, and what to do. A note in
+    Latin-1 or Windows-1252 has such a byte on every line with an accent: one WARN a line was
+    hundreds of lines on stderr."""
+    where = f"on {len(bad)} lines, the first here" if len(bad) > 1 else "on this line"
+    return f"{bad[0].reason} ({where}); save the {thing} as UTF-8 to keep its letters"
+
+
 def read_record_file(data: bytes, file_path: str) -> tuple[list[Record], list[Problem]]:
     """The records of a ``.txt`` file's bytes: a file holding NUL bytes (but UTF-16) is binary and skipped,
     the rest decoded (``decode_text``) and parsed (``parse_records``); problems, never exceptions."""
     if b"\x00" in data and utf16_encoding(data) is None:  # UTF-16's NUL bytes are text
         return [], [Problem(file_path, None, "binary file (it holds NUL bytes) skipped")]
-    text, problems = decode_text(data, file_path)
+    text, bad = decode_text(data, file_path)
+    problems = [Problem(file_path, bad[0].line, undecoded_reason(bad, "file"), False)] if bad else []
     records, parse_problems = parse_records(text, file_path)
     return records, problems + parse_problems
 

@@ -12,7 +12,7 @@ import re
 from datetime import date, datetime
 from typing import Any, Iterator
 
-from ..records import DATE_KEYS, Record, date_value, decode_text
+from ..records import DATE_KEYS, Record, date_value, decode_text, undecoded_reason
 from .base import Export, ExportFile, export_record, iso
 from . import notion
 from .joplin import TIME_KEYS, epoch_time, raw_item
@@ -98,9 +98,7 @@ def _template_folders(export: Export) -> tuple[str, ...]:
 def _records(export: Export, file: ExportFile) -> Iterator[Record]:
     text, bad = decode_text(file.read_bytes(), file.label)
     if bad:  # (a note in Latin-1 or Windows-1252: its accents are lost, say where)
-        where = f"on {len(bad)} lines, the first here" if len(bad) > 1 else "on this line"
-        export.warn(file, bad[0].line, f"{bad[0].reason} ({where}); "
-                                       f"save the note as UTF-8 to keep its letters", skipped=False)
+        export.warn(file, bad[0].line, undecoded_reason(bad, "note"), skipped=False)
     lines = [line.rstrip("\r") for line in text.split("\n")]
     note = file.name.rsplit(".", 1)[0]
     inside = file.rel.split("!/", 1)[-1]  # a zip member: its path inside the archive
