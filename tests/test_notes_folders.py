@@ -224,6 +224,46 @@ def test_an_edit_of_one_note_reads_only_that_file_and_ids_stay_across_restarts(t
     assert sorted(r.id for r in again._snapshot.report.records) == ids
 
 
+def test_a_source_folder_that_goes_away_keeps_its_records_until_it_is_back(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    # A notes folder (or an export) on an unmounted drive, a synced folder moved away for a
+    # while: its records stay searchable and its vectors cached, as the data directory's do,
+    # rather than vanish and be embedded all again when it is back.
+    drive = tmp_path / "drive"
+    notes = write_notes(drive / "notes")
+    chat = drive / "WhatsApp Chat with B.txt"
+    shutil.copy(WHATSAPP, chat)
+    os.utime(chat, (time.time() - 60, time.time() - 60))
+    config = tmp_path / "vecbook.toml"
+    config.write_text(f'[[collections]]\nname = "notes"\npath = "{notes}"\nformat = "notes"\n'
+                      f'[[collections]]\nname = "chat"\npath = "{chat}"\n', encoding="utf-8")
+
+    def open_book() -> vecbook.VecBook:
+        return vecbook.VecBook.from_config(config, embedder=FakeEmbedder(), keyword_only=True,
+                                           cache_directory=tmp_path / "cache")
+
+    book = open_book()
+    ids = sorted(r.id for r in book._snapshot.report.records)
+    away = tmp_path / "away"
+    drive.rename(away)
+    book.reindex()
+    assert sorted(r.id for r in book._snapshot.report.records) == ids
+    assert [h.citation for h in book.search("parfait crème brûlée", mode="keyword")][:1] == ["notes/Trips/2024/Kyoto.md:8-9"]
+    warned = [r.getMessage() for r in caplog.records if "not found" in r.getMessage()]
+    assert any("collection 'notes': not found" in m and "its records are kept until it is back" in m
+               and "vecbook remove notes" in m for m in warned), warned
+    assert any("collection 'chat'" in m and "its records are kept until it is back" in m for m in warned), warned
+    book.close()
+    again = open_book()  # a restart while it is away: kept from the keyword cache too
+    assert sorted(r.id for r in again._snapshot.report.records) == ids
+    again.close()
+    away.rename(drive)
+    back = open_book()
+    assert back.stats()["last_update"]["files_read"] == 0 and back.stats()["last_update"]["collections_read"] == 0
+    assert sorted(r.id for r in back._snapshot.report.records) == ids
+    back.close()
+
+
 @pytest.mark.parametrize("written", ["markdown", "text"])
 def test_a_notes_folder_added_by_an_earlier_version_reads_every_kind(tmp_path: Path, written: str) -> None:
     """`vecbook add` wrote format "markdown" (mostly .md) or "text" (else) for a notes folder:

@@ -53,6 +53,9 @@ class SourceState:
     # Block keys whose last read began before the source had settled (``settling``): an edit
     # in the same timestamp tick leaves its signature as it was, so the next read reads it again.
     unsettled: set[str] = field(default_factory=set)
+    # Collections whose path was not found at the last read, their records kept from the read
+    # before (an unmounted drive): told once when it goes, not at every update while it is away.
+    missing: set[str] = field(default_factory=set)
 
     def entry(self, key: str) -> Entry | None:
         """What the last read found for the block ``key``."""
@@ -76,7 +79,7 @@ class SourceState:
     def copy(self) -> SourceState:
         """The state as it is now (a later read replaces its dicts rather than changing them)."""
         return SourceState(dict(self.files), dict(self.collections), dict(self.notes), read_at=dict(self.read_at),
-                           unsettled=set(self.unsettled))
+                           unsettled=set(self.unsettled), missing=set(self.missing))
 
     def must_read(self, key: str, entry: Entry | None, signature: Any) -> bool:
         """Whether the source ``key``, last read as ``entry``, is read again now that its
@@ -90,6 +93,16 @@ class SourceState:
         time when an earlier read saw the same content, else ``now``."""
         earlier = self.earlier.get(key)
         return earlier[1] if earlier is not None and signature is not None and earlier[0] == signature else now
+
+
+def kept_while_missing(state: SourceState, name: str, label: str, path: Path, records: int) -> Problem:
+    """The WARN of collection ``name``, whose ``path`` is gone, keeping its ``records`` from the
+    last read (an unmounted drive, a folder moved away for a while: removing them would lose its
+    vectors from the cache, and its return would embed it all again); marks it missing."""
+    state.missing.add(name)
+    return Problem(label, None, f"collection '{name}': not found ({path}); its records are kept until it is back "
+                                f"({records:,} from the last read; `vecbook remove {name}` if it is gone for good)",
+                   False)
 
 
 def file_signature(path: Path) -> Signature | None:

@@ -25,7 +25,8 @@ from .records import Problem, Record
 from .settling import settled
 # Re-exported: what the last read found and the block keys lived here before they had a module.
 from .source_state import (COLLECTION_KEY, DATA_SOURCE, FILE_KEY, NOTES_KEY, Entry, Signature,  # noqa: F401
-                           SourceState, block_source, file_signature, same_read, tree_signature)
+                           SourceState, block_source, file_signature, kept_while_missing, same_read,
+                           tree_signature)
 # Re-exported: they lived here before the export readers needed them too.
 from . import sqlite_ro
 from .sqlite_ro import SQLITE_BUSY_TIMEOUT_SECONDS, _is_wal, open_readonly  # noqa: F401
@@ -416,9 +417,18 @@ def load_sources(config: Config, state: SourceState | None = None) -> LoadReport
                                                  read_at, unsettled)
             continue
         key = COLLECTION_KEY + collection.name
-        signature = tree_signature(collection.path if collection.path is not None else collection.database)
+        where = collection.path if collection.path is not None else collection.database
+        signature = tree_signature(where)
         entry = state.collections.get(collection.name)
-        if state.must_read(key, entry, signature):
+        gone, present = None, where is None or os.path.lexists(where)
+        if present:
+            state.missing.discard(collection.name)
+        if not present and entry is not None:  # gone for now (an unmounted drive): kept as it was last read
+            told = collection.name in state.missing
+            gone = kept_while_missing(state, collection.name, collection.database_label, where, len(entry[1]))
+            if not told:
+                report.new_problems.append(gone)
+        elif state.must_read(key, entry, signature):
             read: Entry = (signature, *_load_one_collection(collection))
             if read_again(read[2]):  # equal to no signature, and never cached: read again next time
                 read = ((object(),), *read[1:])
@@ -435,6 +445,7 @@ def load_sources(config: Config, state: SourceState | None = None) -> LoadReport
         now[collection.name] = entry
         report.read_at[collection.name] = read_at.setdefault(key, state.read_at.get(key, started))
         _, records, problems, facts = entry
+        problems = problems + [gone] if gone is not None else problems
         report.records.extend(records)
         report.blocks.append((key, records))
         report.problems.extend(problems)
@@ -505,12 +516,22 @@ def _load_notes(collection: CollectionConfig, exclude: Sequence[Path], state: So
                     collection.date_order)
     where = f"collection '{name}'"
     first, problems_before, read_before = len(report.records), len(report.problems), report.files_read
+    before = state.notes.get(name, {})
     if root.exists():
+        state.missing.discard(name)
         listing = list_files(folder, [p for p in exclude if p.resolve() != root.resolve()])
         report.linked_files.update(map(str, listing.linked_files))
+    elif before:  # gone for now (an unmounted drive): its files are kept as they were last read
+        told = name in state.missing
+        gone = kept_while_missing(state, name, collection.database_label, root,
+                                  sum(len(entry[1]) for entry in before.values()))
+        listing = Listing(files=[(rel, root / rel) for rel in before],
+                          signatures={rel: entry[0] for rel, entry in before.items()}, problems=[gone])
+        if not told:
+            report.new_problems.append(gone)
     else:
         listing = Listing(problems=[Problem(collection.database_label, None, f"{where}: folder not found ({root})")])
-    entries, facts = _read_folder(folder, listing, state.notes.get(name, {}), f"{NOTES_KEY}{name}/", state, report,
+    entries, facts = _read_folder(folder, listing, before, f"{NOTES_KEY}{name}/", state, report,
                                   read_at, unsettled)
     records, problems = report.records[first:], report.problems[problems_before:]
     if not records and root.exists() and not any(p.skipped for p in problems):
