@@ -182,6 +182,15 @@ def test_binary_file_is_skipped_with_a_problem(write_files: WriteFiles) -> None:
     assert messages(report) == ["image.txt: binary file (it holds NUL bytes) skipped"]
 
 
+def test_a_binary_file_named_md_is_skipped_as_a_text_file_is(write_files: WriteFiles) -> None:
+    # A picture or program saved under a .md name: read as a note it was U+FFFD and control
+    # bytes in the index, with a WARN to save it as UTF-8.
+    root = write_files({"photo.md": b"\x7fELF\x02\x01\x01\x00\x00\x00\xff\xfe binary\n", "ok.md": "# Ok\nA note.\n"})
+    report = load_directory(root)
+    assert [r.file_path for r in report.records] == ["ok.md"]
+    assert messages(report) == ["photo.md: binary file (it holds NUL bytes) skipped"]
+
+
 def test_a_text_file_in_latin1_is_one_warning_that_says_what_to_do(write_files: WriteFiles) -> None:
     # An old Windows journal: every line with an accent holds a byte that is not UTF-8. One WARN
     # a line was hundreds of lines on stderr, none saying how to get the letters back.

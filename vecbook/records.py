@@ -358,6 +358,14 @@ def parse_records(text: str, file_path: str) -> tuple[list[Record], list[Problem
     return records, problems
 
 
+BINARY_REASON = "binary file (it holds NUL bytes) skipped"
+
+
+def is_binary(data: bytes) -> bool:
+    """Whether a file's ``data`` holds NUL bytes (UTF-16's are text): no note, but a picture or a program."""
+    return b"\x00" in data and utf16_encoding(data) is None
+
+
 def undecoded_reason(bad: list[Problem], thing: str) -> str:
     """One reason for all of a file's lines that ``decode_text`` found undecodable (``bad``, not
     empty): how many, the first one's line being where it is told, and what to do. A note in
@@ -370,8 +378,8 @@ def undecoded_reason(bad: list[Problem], thing: str) -> str:
 def read_record_file(data: bytes, file_path: str) -> tuple[list[Record], list[Problem]]:
     """The records of a ``.txt`` file's bytes: a file holding NUL bytes (but UTF-16) is binary and skipped,
     the rest decoded (``decode_text``) and parsed (``parse_records``); problems, never exceptions."""
-    if b"\x00" in data and utf16_encoding(data) is None:  # UTF-16's NUL bytes are text
-        return [], [Problem(file_path, None, "binary file (it holds NUL bytes) skipped")]
+    if is_binary(data):
+        return [], [Problem(file_path, None, BINARY_REASON)]
     text, bad = decode_text(data, file_path)
     problems = [Problem(file_path, bad[0].line, undecoded_reason(bad, "file"), False)] if bad else []
     records, parse_problems = parse_records(text, file_path)

@@ -12,7 +12,7 @@ import re
 from datetime import date, datetime
 from typing import Any, Iterator
 
-from ..records import DATE_KEYS, Record, date_value, decode_text, undecoded_reason
+from ..records import BINARY_REASON, DATE_KEYS, Record, date_value, decode_text, is_binary, undecoded_reason
 from .base import Export, ExportFile, export_record, iso
 from . import notion
 from .joplin import TIME_KEYS, epoch_time, raw_item
@@ -96,7 +96,11 @@ def _template_folders(export: Export) -> tuple[str, ...]:
 
 
 def _records(export: Export, file: ExportFile) -> Iterator[Record]:
-    text, bad = decode_text(file.read_bytes(), file.label)
+    data = file.read_bytes()
+    if is_binary(data):  # a picture or a program under a .md name: no note, as no .txt is
+        export.warn(file, None, BINARY_REASON)
+        return
+    text, bad = decode_text(data, file.label)
     if bad:  # (a note in Latin-1 or Windows-1252: its accents are lost, say where)
         export.warn(file, bad[0].line, undecoded_reason(bad, "note"), skipped=False)
     lines = [line.rstrip("\r") for line in text.split("\n")]
