@@ -211,6 +211,15 @@ def test_detection_knows_vaults_and_nothing_else() -> None:
         assert not markdown.detect(export), other  # no double match with another format's export
 
 
+def test_a_vault_with_a_binary_file_under_a_note_s_name_is_still_a_vault(tmp_path: Path) -> None:
+    (tmp_path / "a.md").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")  # a picture saved as a note
+    (tmp_path / "b.md").write_text("# Plans\nVisit Kyoto.\n", encoding="utf-8")
+    (tmp_path / "c.md").write_text("Grocery list\n", encoding="utf-16")  # Notepad's "Unicode": text all the same
+    assert detect_format(collection(tmp_path)) == "markdown"
+    (tmp_path / "b.md").write_bytes(b"\x00\x01")
+    assert not markdown.detect(Export("vault", tmp_path, str(tmp_path)))  # mostly not text: no vault
+
+
 def test_notes_are_filtered_by_tags_and_dates(tmp_path: Path) -> None:
     (tmp_path / "notes").mkdir()
     (tmp_path / "notes" / "a.txt").write_text("unrelated note\n")

@@ -12,7 +12,8 @@ import re
 from datetime import date, datetime
 from typing import Any, Iterator
 
-from ..records import BINARY_REASON, DATE_KEYS, Record, date_value, decode_text, is_binary, undecoded_reason
+from ..records import (BINARY_REASON, DATE_KEYS, Record, date_value, decode_text, is_binary, undecoded_reason,
+                       utf16_encoding)
 from .base import Export, ExportFile, export_record, iso
 from . import notion
 from .joplin import TIME_KEYS, epoch_time, raw_item
@@ -53,7 +54,9 @@ def detect(export: Export) -> bool:
         return True
     files = [f for f in export.files() if not _hidden(f.rel) and not f.name.lower().endswith(ATTACHMENTS)]
     notes = [f for f in files if _is_note(f)]
-    return bool(notes) and 2 * len(notes) >= len(files) and all(b"\0" not in n.head(4096) for n in notes[:5])
+    # Most of the first notes are text: one picture saved under a .md name does not unmake a vault.
+    text = sum(b"\0" not in n.head(4096) or utf16_encoding(n.head(4096)) is not None for n in notes[:5])
+    return bool(notes) and 2 * len(notes) >= len(files) and 2 * text > len(notes[:5])
 
 
 def _hidden(rel: str) -> bool:
