@@ -11,6 +11,7 @@ import json
 import os
 import re
 import shutil
+import unicodedata
 from pathlib import Path
 from typing import Any
 
@@ -123,6 +124,32 @@ def test_folding_keeps_letters_that_are_not_accented_forms(one: str, other: str)
     # Russian й is a letter of its own; Devanagari vowel signs and the Japanese voicing mark are
     # parts of the word, not accents.
     assert fold(one) != fold(other)
+
+
+@pytest.mark.parametrize("text", [
+    "오늘 서울에서 친구를 만났어요", "한강 공원", "ガソリン代はパソコンで", "Tiếng Việt phở Hà Nội", "Zażółć gęślą jaźń",
+    "İstanbul'da kırmızı", "Ёлка и счёт", "Noël à l'été", "Straße Grüße Öl",
+])
+def test_decomposed_text_gets_the_terms_of_the_composed_text(text: str) -> None:
+    """macOS writes file names, and some apps text, decomposed (NFD): a Hangul syllable as its
+    two or three jamo, an accent after its letter. Both forms are found by either form."""
+    decomposed = unicodedata.normalize("NFD", text)
+    assert decomposed != text
+    assert tokenize(decomposed) == tokenize(text)
+    assert [fold(w) for _, _, w in vecbook.tokens.word_spans(decomposed)] == \
+           [fold(w) for _, _, w in vecbook.tokens.word_spans(text)]
+
+
+def test_decomposed_korean_is_found_and_highlighted_as_written(tmp_path: Path) -> None:
+    note = unicodedata.normalize("NFD", "오늘 서울에서 친구를 만났어요.")
+    (tmp_path / "korean.txt").write_text(note + "\n", encoding="utf-8")
+    book = vecbook.VecBook(data_directory=tmp_path, keyword_only=True)
+    for query in ("서울", unicodedata.normalize("NFD", "서울")):
+        hits = book.search(query)
+        assert [h.file_path for h in hits] == ["korean.txt"]
+        marked = vecbook.hits.mark_matches(hits[0].snippet, hits[0].matched_terms, lambda w: f"[{w}]")
+        assert marked.startswith(unicodedata.normalize("NFD", "오늘 [서울][울에][에서]")) or \
+            marked.startswith(unicodedata.normalize("NFD", "오늘 [서울]")), marked
 
 
 def test_words_keep_their_marks_where_backslash_w_drops_them() -> None:

@@ -337,12 +337,20 @@ def _pieces(word: str, offset: int) -> Iterator[tuple[int, int, str]]:
             at += len(first)
 
 
+# A Hangul syllable written decomposed (NFD, as macOS writes file names and some apps text) is
+# its leading consonant, then a vowel and maybe a final consonant from these ranges (jamo of
+# Grapheme_Cluster_Break V and T): they belong to the syllable before, as a mark to its letter,
+# so 서울 in NFD gives the bigram of 서울, not bigrams of its jamo.
+_HANGUL_VOWEL_OR_FINAL = re.compile("[\u1160-\u11ff\ud7b0-\ud7ff]")
+
+
 def _units(run: str) -> list[str]:
     """The characters of a run, each with the marks that follow it (Thai vowel and tone marks,
-    a Japanese voicing mark): a bigram never splits a letter from its mark."""
+    a Japanese voicing mark, a decomposed Hangul syllable's vowel and final consonant): a bigram
+    never splits a letter from its mark."""
     units: list[str] = []
     for char in run:
-        if units and unicodedata.category(char)[0] == "M":
+        if units and (unicodedata.category(char)[0] == "M" or _HANGUL_VOWEL_OR_FINAL.match(char)):
             units[-1] += char
         else:
             units.append(char)
