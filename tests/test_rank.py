@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import unicodedata
 from pathlib import Path
 from typing import Any
 
@@ -85,6 +86,45 @@ def test_filter_operators(filters: dict[str, Any], expected: list[str]) -> None:
 def test_list_values_match_member_by_member(filters: dict[str, Any], expected: list[str]) -> None:
     mask = vecbook.filters.FilterColumns(LISTS).mask(vecbook.filters.parse_filters(filters))
     assert [r.id for r, keep in zip(LISTS, mask) if keep] == expected
+
+
+def nfd(text: str) -> str:
+    return unicodedata.normalize("NFD", text)
+
+
+# macOS writes file names decomposed (NFD), and some apps text; people type filters composed.
+DECOMPOSED = [
+    record("d0", path=nfd("Café/서울 일기.txt"), author=nfd("José Núñez"), tags=[nfd("été"), "work"]),
+    record("d1", path="Café/plain.txt", author="José Núñez", tags=["été"]),
+    record("d2", path="other.txt", author="Jose Nunez"),
+]
+
+
+@pytest.mark.parametrize("filters, expected", [
+    ({"file_path": "Café/*"}, ["d0", "d1"]),
+    ({"file_path": nfd("Café/*")}, ["d0", "d1"]),
+    ({"file_path": "*서울*"}, ["d0"]),
+    ({"file_path__in": ["Café/서울 일기.txt"]}, ["d0"]),
+    ({"author": "josé núñez"}, ["d0", "d1"]),
+    ({"author": nfd("José Núñez")}, ["d0", "d1"]),
+    ({"author__contains": "Núñez"}, ["d0", "d1"]),
+    ({"author__startswith": "José"}, ["d0", "d1"]),
+    ({"tags": "été"}, ["d0", "d1"]),
+    ({"tags__contains": "été"}, ["d0", "d1"]),
+])
+def test_decomposed_paths_and_values_match_filters_typed_either_way(filters: dict[str, Any],
+                                                                   expected: list[str]) -> None:
+    mask = vecbook.filters.FilterColumns(DECOMPOSED).mask(vecbook.filters.parse_filters(filters))
+    assert [r.id for r, keep in zip(DECOMPOSED, mask) if keep] == expected
+
+
+def test_a_citation_typed_composed_finds_a_record_of_a_decomposed_file_name() -> None:
+    path = nfd("Café/서울 일기.txt")
+    records = [vecbook.Record(text="t", file_path=path, line_number=3, end_line=9, metadata={}, source="files",
+                              id=f"{path}:3", citation=f"{path}:3-9", content="t")]
+    columns = vecbook.filters.FilterColumns(records)
+    for ref in ("Café/서울 일기.txt:3-9", "Café/서울 일기.txt:3", "Café/서울 일기.txt:5", f"{path}:5"):
+        assert columns.find(ref) == 0, ref
 
 
 @pytest.mark.parametrize("value", [3, -2.5, "10", "1e3", "2024-01-31", "2024-01-31T09:30", "2024-01-31 09:30:15",

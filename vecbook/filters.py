@@ -11,6 +11,7 @@ import math
 import re
 import threading
 import time
+import unicodedata
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, NoReturn, Sequence
 
@@ -196,10 +197,17 @@ def _as_text(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, str):
-        return value.casefold()
+        return composed(value).casefold()
     if isinstance(value, (dict, list)):
         return json.dumps(value, sort_keys=True).casefold()
-    return str(value).casefold()
+    return composed(str(value)).casefold()
+
+
+def composed(text: str) -> str:
+    """``text`` in NFC: macOS writes file names, and some apps text, decomposed (``é`` as e and a
+    combining accent, a Hangul syllable as its jamo), which a filter or citation typed composed
+    would otherwise never equal."""
+    return text if text.isascii() else unicodedata.normalize("NFC", text)
 
 
 def compare_values(a: Any, b: Any) -> int:
@@ -299,7 +307,7 @@ def _has_word(member: Any, target: Any) -> bool:
 
 def _equal(value: Any, target: Any, glob: bool) -> bool:
     if glob:
-        return fnmatch.fnmatchcase(str(value), str(target))
+        return fnmatch.fnmatchcase(composed(str(value)), composed(str(target)))
     return compare_values(value, target) == 0
 
 
@@ -357,8 +365,9 @@ class FilterColumns:
                 self._refs = {}
                 for position, record in enumerate(self.records):
                     for key in (record.citation, record.citation.split("#", 1)[0], record.id):
-                        self._refs.setdefault(key, position)
+                        self._refs.setdefault(composed(key), position)
             refs = self._refs
+        ref = composed(ref)
         if ref in refs:
             return refs[ref]
         # A line inside a record, or a range of lines starting inside one (a chat hit merged
@@ -367,7 +376,7 @@ class FilterColumns:
         if match is None:
             return None
         path, line = match.group(1), int(match.group(2))
-        return next((i for i, r in enumerate(self.records) if r.file_path == path and r.line_number is not None
+        return next((i for i, r in enumerate(self.records) if composed(r.file_path) == path and r.line_number is not None
                      and r.end_line is not None and r.line_number <= line <= r.end_line), None)
 
     def dates(self) -> np.ndarray:
