@@ -7,6 +7,7 @@ import os
 import re
 import subprocess
 import sys
+import unicodedata
 from pathlib import Path
 from typing import Any
 
@@ -242,6 +243,22 @@ def test_a_metadata_value_of_several_lines_stays_on_the_metadata_line() -> None:
     assert vecbook.cli.format_hits([hit]).splitlines() == [
         " 1. 0.500000  cal/f.ics:3-9", "    title: Birthday, rrule: DTSTART;VALUE=DATE:19900612 RRULE:FREQ=YEARLY",
         "    line 3:", "      Birthday"]
+
+
+@pytest.mark.parametrize("participants, shown", [
+    # Chinese and Japanese names take two columns a character: 100 columns hold half as many
+    (["王小明", "李华", "さくら", "田中太郎", "김민준", "이서연"] * 4,
+     "    participants: 王小明, 李华, さくら, 田中太郎, 김민준, 이서연, 王小明, 李华, さくら, 田中太郎, 김..."),
+    # a family emoji (seven code points, one picture) is kept whole or left out, never halved
+    (["x" * 80, "👨\u200d👩\u200d👧\u200d👦 Family"], "    participants: " + "x" * 80 + ", ..."),
+])
+def test_the_metadata_line_is_cut_to_100_columns_between_whole_characters(participants: list[str], shown: str) -> None:
+    hit = vecbook.Hit(text="hi", file_path="chat.json", line_number=1, end_line=2, similarity_score=0.5,
+                      metadata={"participants": participants}, source="files", id="chat.json#1",
+                      citation="chat.json:1-2", snippet="hi", snippet_line=1, snippet_end_line=1)
+    line = vecbook.cli.format_hits([hit]).splitlines()[1]
+    assert line == shown
+    assert sum(2 if unicodedata.east_asian_width(c) == "W" else 1 for c in line[4:]) <= 100
 
 
 def test_a_line_separator_inside_a_message_is_no_printed_line_of_its_own() -> None:

@@ -59,6 +59,32 @@ def whole_clusters(text: str, start: int, end: int, limit: int) -> tuple[int, in
     return (start, end) if start <= end else (start, start)
 
 
+def clip_columns(text: str, columns: int, ellipsis: str = "...") -> str:
+    """``text`` whole where it fits in ``columns`` terminal columns, else its first grapheme
+    clusters that fit with ``ellipsis`` after them. A cluster holding a wide character (CJK,
+    Hangul, full-width forms, an emoji) takes two columns, as terminals draw it."""
+    widths = [(found.end(), _columns(found.group())) for found in _patterns()[0].finditer(text)]
+    if sum(width for _, width in widths) <= columns:
+        return text
+    room, end = columns - len(ellipsis), 0
+    for cluster_end_at, width in widths:
+        if width > room:
+            break
+        room, end = room - width, cluster_end_at
+    return text[:end] + ellipsis
+
+
+def _columns(cluster: str) -> int:
+    """Terminal columns of one grapheme cluster: two for East Asian wide or full-width, an emoji
+    with its presentation selector, or a flag; none for a lone control or format character."""
+    import unicodedata
+
+    first = cluster[0]
+    if unicodedata.east_asian_width(first) in "WF" or "\ufe0f" in cluster or "\U0001f1e6" <= first <= "\U0001f1ff":
+        return 2
+    return 0 if unicodedata.category(first) in ("Cc", "Cf") else 1
+
+
 def _bounds_around(text: str, at: int) -> list[int]:
     """The cluster boundaries from a known one before ``at`` to the first one after it (``at``
     is inside ``text``)."""

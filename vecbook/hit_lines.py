@@ -8,6 +8,7 @@ import os
 import sys
 from typing import Any, Callable, Sequence
 
+from .graphemes import clip_columns
 from .hits import Hit, mark_matches
 from .tokens import ENGLISH, Analysis
 
@@ -75,7 +76,9 @@ def _shown_value(value: Any) -> str:
 
 
 def _clip(text: str) -> str:
-    return text if len(text) <= PREVIEW_WIDTH else text[: PREVIEW_WIDTH - 3] + "..."
+    # columns, not characters: a line of Chinese names is twice as wide as its length, and a
+    # family emoji or an accent written apart is never cut in half
+    return clip_columns(text, PREVIEW_WIDTH)
 
 
 def left_out_line(shown: int, left_out: int, budget: int) -> str:
