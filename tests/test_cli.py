@@ -270,6 +270,31 @@ def test_a_line_separator_inside_a_message_is_no_printed_line_of_its_own() -> No
         " 1. 0.500000  c.txt:8-9", "    lines 8-9:", "      Bo: first\u2028second pineapple", "      Ana: ok"]
 
 
+def test_control_characters_in_a_record_are_shown_not_sent_to_the_terminal() -> None:
+    # An ESC in a chat message would drive the terminal (clear it, retitle it), a bare CR print a
+    # line over itself, a NEL (U+0085) end the line in some terminals: each is shown as a picture
+    # of itself, and the printed lines still match the cited ones
+    text = "Bo: \x1b[2Jred\x1b[0m alert\rover\nAna: para\x85graph\x07 ok\r\n"
+    hit = vecbook.Hit(text=text, file_path="c\x1b.txt", line_number=8, end_line=9, similarity_score=0.5,
+                      metadata={"title": "x\x1b]0;owned\x07"}, source="files", id="c.txt:8",
+                      citation="c\x1b.txt:8-9", truncated=True, matched_terms=["alert"])
+    for color in (False, True):
+        out = vecbook.cli.format_hits([hit], color=color)
+        assert "\x1b[2J" not in out and "\x1b]" not in out and "\r" not in out and "\x85" not in out
+        assert "\x07" not in out
+    assert vecbook.cli.format_hits([hit]).split("\n") == [
+        " 1. 0.500000  c\u241b.txt:8-9", "    title: x\u241b]0;owned\u2407", "    lines 8-9:",
+        "      Bo: \u241b[2Jred\u241b[0m alert\u240dover", "      Ana: para\u2424graph\u2407 ok"]
+    assert "\x1b[1;33malert\x1b[0m" in vecbook.cli.format_hits([hit], color=True)
+
+
+def test_get_shows_control_characters_of_a_record_as_pictures(tmp_path: Path,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "n.txt").write_text("a \x1b[2J clear\nnext\x85line\n", encoding="utf-8")
+    code, out, _ = run(capsys, "get", "n.txt:1", "--data-dir", str(tmp_path))
+    assert code == 0 and out.splitlines() == ["> n.txt:1-2", "    a \u241b[2J clear", "    next\u2424line"]
+
+
 def test_plain_output_is_never_coloured_when_piped(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "search", "boiler", "--mode", "keyword", "--config", CONFIG)
     assert code == 0 and "boiler" in out.lower() and "\x1b[" not in out

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Callable, ClassVar, Iterator, NoReturn, Sequence
 
 from .book import VecBook
-from .hit_lines import format_hits, left_out_line, text_lines, wants_color
+from .hit_lines import format_hits, left_out_line, shown, text_lines, wants_color
 from .hits import MAX_CONTEXT, check_context, check_max_chars, check_max_results, check_max_total_chars, check_query
 from .config import (
     CONFIG_NAME,
@@ -431,7 +431,8 @@ def _cmd_get(args: argparse.Namespace, config: Config) -> int:
     blocks = []
     for entry in [*context.before, context.record, *context.after]:
         mark = ">" if entry is context.record else " "
-        blocks.append(f"{mark} {entry.citation}\n" + "\n".join("    " + line for line in text_lines(entry.text)))
+        lines = ["    " + line for line in text_lines(shown(entry.text))]
+        blocks.append("\n".join([f"{mark} {shown(entry.citation)}", *lines]))
     print("\n\n".join(blocks))
     return 0
 

@@ -5,6 +5,7 @@ terminal; and what stderr says of the hits a text budget left out."""
 from __future__ import annotations
 
 import os
+import re
 import sys
 from typing import Any, Callable, Sequence
 
@@ -15,6 +16,24 @@ from .tokens import ENGLISH, Analysis
 # Width of the metadata line in the human-readable search output.
 PREVIEW_WIDTH = 100
 BOLD, RESET = "\x1b[1;33m", "\x1b[0m"  # bold yellow: the matched words in a terminal
+
+
+# Control characters other than tab and line feed, printed raw, would act on the terminal: an ESC
+# in a record (a pasted ANSI colour, a crafted chat message) clears or retitles it, a bare CR
+# prints a line over itself, a NEL (U+0085) ends the line in some terminals, so the printed lines
+# would no longer be the cited ones. Each is shown as its picture (␛, ␍, ␤; U+FFFD for the other
+# C1 controls), one character for one, so highlighting keeps its offsets.
+_PICTURES = {**{code: 0x2400 + code for code in range(0x20) if code not in (0x09, 0x0A, 0x0D)}, 0x7F: 0x2421,
+             **{code: 0xFFFD for code in range(0x80, 0xA0)}, 0x85: 0x2424}
+_BARE_CR = re.compile(r"\r(?!\n)")
+
+
+def shown(text: str) -> str:
+    """``text`` safe to print on a terminal: its control characters (but tab, line feed and the CR
+    of a CR LF) as their pictures, at the same length."""
+    if text.isprintable():
+        return text
+    return _BARE_CR.sub("\u240d", text).translate(_PICTURES)
 
 
 def text_lines(text: str) -> list[str]:
@@ -41,16 +60,17 @@ def format_hits(hits: Sequence[Hit], color: bool = False,
     why_listed = "; listed as it passed the filters" if filtered else ""
     blocks = []
     for rank_number, hit in enumerate(hits, 1):
-        lines = [f"{rank_number:>2}. {hit.similarity_score:.6f}  {hit.citation}"
+        lines = [f"{rank_number:>2}. {hit.similarity_score:.6f}  {shown(hit.citation)}"
                  + ("" if hit.matches_query else f"  (matched nothing of the query{why_listed})")]
         if hit.metadata:
-            shown = ", ".join(f"{k}: {_shown_value(v)}" for k, v in hit.metadata.items())
-            lines.append("    " + _clip(shown))
+            described = ", ".join(f"{k}: {_shown_value(v)}" for k, v in hit.metadata.items())
+            lines.append("    " + _clip(shown(described)))
         # A hit cut to --max-chars shows its cut text, the lines it cites; any other its snippet.
         body, first, last = ((hit.text, hit.line_number, hit.end_line) if hit.truncated
                              else (hit.snippet, hit.snippet_line, hit.snippet_end_line))
         if first is not None:
             lines.append(f"    {f'line {first}' if first == last else f'lines {first}-{last}'}:")
+        body = shown(body)
         body = highlight(body, hit.matched_terms, analysis(hit.source)) if color else body
         if hit.truncated:  # every cited line, blank ones too: the printed lines match the cited ones one for one
             lines += [f"      {line}" if line.strip() else "" for line in text_lines(body)]
