@@ -220,6 +220,19 @@ def test_text_in_any_script_and_direction_is_shown_whole(browser: Any, site: str
     assert [mark.text for mark in hit.find_elements(By.TAG_NAME, "mark")] == ["ボイラー"]
 
 
+def test_a_query_or_name_typed_right_to_left_reads_right_to_left_in_its_box(browser: Any, site: str) -> None:
+    # a Hebrew or Arabic query mixed with digits and Latin ("רופא שיניים 10:30 Zoom") is laid out
+    # in the box as in the hits below, not as a left-to-right line
+    search_for(browser, site, "רופא שיניים 10:30 Zoom")
+    for box, typed in (("q", None), ("participants", "دانة")):
+        if typed:
+            browser.find_element(By.ID, box).send_keys(typed)
+        assert browser.execute_script(f"return document.getElementById('{box}').matches(':dir(rtl)')"), box
+    browser.find_element(By.ID, "q").clear()
+    browser.find_element(By.ID, "q").send_keys("boiler")
+    assert browser.execute_script("return document.getElementById('q').matches(':dir(ltr)')")
+
+
 def test_slash_focuses_the_search_box(browser: Any, site: str) -> None:
     search_for(browser, site, "train")
     browser.execute_script("document.activeElement.blur()")
