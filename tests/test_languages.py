@@ -276,6 +276,14 @@ def test_a_snippet_centres_on_the_bigram_match_and_shows_the_words_as_written() 
     ("נפגשנו בספרייה העירונית", ["בספרייה"], ["בספרייה"]),
     ("我的ｉＰｈｏｎｅ坏了", ["iphone"], ["ｉＰｈｏｎｅ"]),  # the full-width word as written
     ("ｶﾞｿﾘﾝ代", ["ガソリン"], ["ｶﾞｿﾘﾝ"]),  # half-width, voicing mark and all: its bigrams, one mark
+    # an emoji inside a sequence shown as one picture marks the whole picture: a mark inside it
+    # would part it (a family drawn as four people, a flag as a black flag and invisible tags)
+    ("Family 👨\u200d👩\u200d👧\u200d👦 photo", ["👩"], ["👨\u200d👩\u200d👧\u200d👦"]),
+    ("Family 👨\u200d👩\u200d👧\u200d👦 photo", ["👨\u200d👩\u200d👧\u200d👦"], ["👨\u200d👩\u200d👧\u200d👦"]),
+    ("pride 🏳️\u200d🌈 parade", ["🌈"], ["🏳️\u200d🌈"]),
+    ("doc 👩🏽\u200d⚕️ here", ["👩"], ["👩🏽\u200d⚕️"]),
+    ("go 🏴\U000e0067\U000e0062\U000e0073\U000e0063\U000e0074\U000e007f team", ["🏴"],
+     ["🏴\U000e0067\U000e0062\U000e0073\U000e0063\U000e0074\U000e007f"]),
 ])
 def test_the_cli_highlights_what_was_matched_as_written(snippet: str, terms: list[str], marked: list[str]) -> None:
     shown = vecbook.hit_lines.highlight(snippet, terms)

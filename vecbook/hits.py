@@ -16,6 +16,7 @@ from .build import Snapshot
 from .chat_hits import MERGE_MAX_CHARS, lines_shown, merge_touching, merged_citation, merged_text
 from .config import FUSIONS, MAX_QUERY_CHARS, MAX_RESULTS_LIMIT, QueryError, VecBookError
 from .filters import parse_filters
+from .graphemes import cluster_end, cluster_start
 from .rank import Scored
 from .records import Record
 from .snippets import cut_around, make_snippet
@@ -191,6 +192,10 @@ def mark_matches(text: str, terms: Sequence[str], mark: Callable[[str], str],
     marked: list[list[int]] = []
     for start, end, word in word_spans(text) if wanted else ():
         if analysis.term(word) in wanted:
+            # the whole picture a matched emoji is part of (👩 of 👨‍👩‍👧, 🏴 of a flag and its tags):
+            # a mark inside a grapheme cluster would part it on the screen
+            if not text[max(0, start - 1):end + 1].isascii():
+                start, end = cluster_start(text, start), cluster_end(text, end)
             if marked and start <= marked[-1][1]:  # overlapping bigrams: one mark
                 marked[-1][1] = max(marked[-1][1], end)
             else:
