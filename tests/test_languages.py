@@ -97,6 +97,16 @@ def test_accents_fold_for_matching(written: str, typed: str) -> None:
 
 
 @pytest.mark.parametrize("written, typed", [
+    ("الساعة ١٠:٣٠", "الساعة 10:30"),  # Arabic-Indic digits, as Arabic phones type them
+    ("ساعت ۱۰ شب", "ساعت 10 شب"), ("ساعت ۱۰", "ساعت ١٠"),  # Persian digits, and the Arabic ones for them
+    ("१० बजे", "10 बजे"), ("๑๐ โมง", "10 โมง"), ("১২ টা", "12 টা"),  # Devanagari, Thai, Bengali
+])
+def test_digits_of_every_script_fold_to_ascii(written: str, typed: str) -> None:
+    """A number typed on another keyboard is the same number, as Lucene's decimal digit filter has it."""
+    assert tokenize(written) == tokenize(typed)
+
+
+@pytest.mark.parametrize("written, typed", [
     ("ｉＰｈｏｎｅ", "iphone"), ("ＡＢＣ商事", "abc商事"), ("１０時", "10時"), ("ｶﾀｶﾅ", "カタカナ"),
     ("ｶﾞｿﾘﾝ", "ガソリン"), ("ﾊﾟｿｺﾝ", "パソコン"), ("ﾃﾞｰﾀ", "データ"), ("会議　室", "会議 室"),
 ])
