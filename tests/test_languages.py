@@ -97,6 +97,15 @@ def test_accents_fold_for_matching(written: str, typed: str) -> None:
 
 
 @pytest.mark.parametrize("written, typed", [
+    ("مستشفى", "مستشفي"),  # alef maksura for a final yeh, as Egyptian chats write it
+    ("مدرسة", "مدرسه"),  # teh marbuta typed as heh
+    ("کتاب", "كتاب"), ("ایران", "ايران"),  # Persian keheh and yeh, typed on an Arabic keyboard
+])
+def test_arabic_and_persian_letter_forms_fold_as_lucenes_normalizers_do(written: str, typed: str) -> None:
+    assert tokenize(written) == tokenize(typed)
+
+
+@pytest.mark.parametrize("written, typed", [
     ("الساعة ١٠:٣٠", "الساعة 10:30"),  # Arabic-Indic digits, as Arabic phones type them
     ("ساعت ۱۰ شب", "ساعت 10 شب"), ("ساعت ۱۰", "ساعت ١٠"),  # Persian digits, and the Arabic ones for them
     ("१० बजे", "10 बजे"), ("๑๐ โมง", "10 โมง"), ("১২ টা", "12 টা"),  # Devanagari, Thai, Bengali

@@ -78,7 +78,10 @@ _FOLDED_MARKS = [*range(0x300, 0x370), *range(0x591, 0x5c8), *range(0x610, 0x61b
                  *range(0x1f3fb, 0x1f400)]  # skin tones (👍🏽 is 👍)
 _FOLD_TABLE: dict[int, str | None] = {**dict.fromkeys(_FOLDED_MARKS), **{ord(k): v for k, v in {
     "ß": "ss", "ẞ": "ss", "ı": "i", "ł": "l", "ø": "o", "đ": "d", "ð": "d", "þ": "th", "æ": "ae", "œ": "oe",
-    "ŀ": "l", "ħ": "h", "ſ": "s", "ς": "σ"}.items()},
+    "ŀ": "l", "ħ": "h", "ſ": "s", "ς": "σ",
+    # Arabic and Persian letter forms people type for one another, as Lucene's Arabic and Persian
+    # normalizers fold them: alef maksura and Persian yeh are yeh, teh marbuta heh, keheh kaf.
+    "ى": "ي", "ی": "ي", "ة": "ه", "ک": "ك"}.items()},
     # Decimal digits of every script are ASCII ones, as Lucene's DecimalDigitFilter has them: an
     # Arabic phone types ١٠ (and a Persian one ۱۰) where a note says 10. The two ranges hold every
     # such digit of the Basic Multilingual Plane but the full-width ones (width folding has those),
