@@ -576,3 +576,43 @@ def test_the_record_is_never_left_in_a_folder_of_tmp_anyone_may_make(monkeypatch
     assert runtime_folder() == Path(platformdirs.user_state_dir("vecbook", appauthor=False))
     monkeypatch.setattr(platformdirs, "user_runtime_dir", lambda *_args, **_kwargs: "/run/user/1000/vecbook")
     assert runtime_folder() == Path("/run/user/1000/vecbook")
+
+
+@pytest.mark.parametrize("opened, last_error, exit_code, running", [
+    (True, 0, 259, True),  # STILL_ACTIVE
+    (True, 0, 0, False),  # ended, its handle still held by someone
+    (False, 87, 0, False),  # ERROR_INVALID_PARAMETER: no such process
+    (False, 5, 0, True),  # ERROR_ACCESS_DENIED: another user's; the probe tells whether it is a server
+])
+def test_on_windows_a_recorded_server_s_process_is_looked_up_without_sending_it_a_signal(
+        monkeypatch: pytest.MonkeyPatch, opened: bool, last_error: int, exit_code: int, running: bool) -> None:
+    """Windows' ``os.kill(pid, 0)`` is no probe: signal 0 is CTRL_C_EVENT there, sent to the
+    console's processes (this one among them), and any other number terminates the process."""
+    import ctypes
+
+    from vecbook import remote
+
+    calls: list[str] = []
+
+    class Kernel32:
+        @staticmethod
+        def OpenProcess(access: int, inherit: bool, pid: int) -> int:  # noqa: N802 - the Windows API's names
+            calls.append(f"open {pid}")
+            return 1234 if opened else 0
+
+        @staticmethod
+        def GetExitCodeProcess(handle: int, code: Any) -> int:  # noqa: N802
+            code._obj.value = exit_code
+            return 1
+
+        @staticmethod
+        def CloseHandle(handle: int) -> int:  # noqa: N802
+            calls.append(f"close {handle}")
+            return 1
+
+    monkeypatch.setattr(remote, "WINDOWS", True)
+    monkeypatch.setattr(remote.os, "kill", lambda *_args: pytest.fail("os.kill sends Ctrl-C on Windows"))
+    monkeypatch.setattr(ctypes, "WinDLL", lambda *_args, **_kwargs: Kernel32, raising=False)
+    monkeypatch.setattr(ctypes, "get_last_error", lambda: last_error, raising=False)
+    assert remote.process_running(4321) is running
+    assert calls == (["open 4321", "close 1234"] if opened else ["open 4321"])

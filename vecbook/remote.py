@@ -36,6 +36,12 @@ LIST_PARAMS = ("sources", "participants")
 SEARCH_PARAMS = ("q", "max_results", "mode", "filters", *LIST_PARAMS, "since", "until", "dedupe",
                  "recency_half_life_days", "fusion", "keyword_weight", "min_score", "max_total_chars", "max_chars",
                  "marks")
+# Windows looks a recorded server's process up by its handle: ``os.kill(pid, 0)`` is no probe
+# there (signal 0 is CTRL_C_EVENT, sent to every process of this console, this one among them).
+WINDOWS = os.name == "nt"
+PROCESS_QUERY_LIMITED_INFORMATION = 0x1000
+STILL_ACTIVE = 259  # GetExitCodeProcess's answer while the process runs
+ERROR_ACCESS_DENIED = 5
 
 
 class ServerGone(Exception):
@@ -133,7 +139,10 @@ def remove_record(path: Path, pid: int) -> None:
 
 
 def process_running(pid: int) -> bool:
-    """Whether a process with this id exists (signal 0 checks without sending anything)."""
+    """Whether a process with this id exists (signal 0 checks without sending anything; on
+    Windows, its handle's exit code)."""
+    if WINDOWS:
+        return _windows_process_running(pid)
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -143,6 +152,26 @@ def process_running(pid: int) -> bool:
     except OSError:
         return False
     return True
+
+
+def _windows_process_running(pid: int) -> bool:
+    """Whether the process ``pid`` runs, by OpenProcess and GetExitCodeProcess (a process that
+    ended is still found while another holds its handle; its exit code says it ended)."""
+    import ctypes
+
+    kernel32 = ctypes.WinDLL("kernel32", use_last_error=True)  # type: ignore[attr-defined]
+    kernel32.OpenProcess.restype = ctypes.c_void_p  # a handle is pointer-sized
+    kernel32.GetExitCodeProcess.argtypes = (ctypes.c_void_p, ctypes.POINTER(ctypes.c_ulong))
+    kernel32.CloseHandle.argtypes = (ctypes.c_void_p,)
+    handle = kernel32.OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION, False, pid)
+    if not handle:
+        # another user's (the probe will tell whether it is a server), else no such process
+        return ctypes.get_last_error() == ERROR_ACCESS_DENIED  # type: ignore[attr-defined]
+    try:
+        code = ctypes.c_ulong()
+        return bool(kernel32.GetExitCodeProcess(handle, ctypes.byref(code))) and code.value == STILL_ACTIVE
+    finally:
+        kernel32.CloseHandle(handle)
 
 
 def search_params(query: str, **arguments: Any) -> list[tuple[str, str]]:
