@@ -472,3 +472,25 @@ def test_path_objects_are_accepted_for_path_keys(config_file: Callable[[str], Pa
 def test_bad_argument_to_vecbook_is_a_config_error(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"^config key 'max_results' in arguments must be between 1 and 1000"):
         vecbook.VecBook(data_directory=str(tmp_path), max_results=0)
+
+
+@pytest.mark.parametrize("platform, cache", [("windows", r"C:\Users\ana\AppData\Local/vecbook/Cache"),
+                                             ("macos", "~/Library/Caches/vecbook"), ("unix", "~/.cache/vecbook")])
+def test_the_cache_folder_is_the_one_the_readme_names_on_each_system(
+        monkeypatch: pytest.MonkeyPatch, platform: str, cache: str) -> None:
+    """README: ``%LOCALAPPDATA%\\vecbook\\Cache`` on Windows, not platformdirs' default with the
+    app's author (``vecbook\\vecbook\\Cache``)."""
+    import importlib
+
+    import platformdirs
+    from platformdirs import windows
+
+    from vecbook.config import default_cache_directory
+
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    monkeypatch.setattr(windows, "get_win_folder", lambda _csidl: r"C:\Users\ana\AppData\Local", raising=False)
+    kind = getattr(importlib.import_module(f"platformdirs.{platform}"), {"windows": "Windows", "macos": "MacOS",
+                                                                          "unix": "Unix"}[platform])
+    monkeypatch.setattr(platformdirs, "PlatformDirs", kind)
+    home = str(Path("~").expanduser())
+    assert str(default_cache_directory()).replace(home, "~") == cache

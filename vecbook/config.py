@@ -185,10 +185,11 @@ DATE_ORDERS = ("dmy", "mdy")
 
 
 def default_cache_directory() -> Path:
-    """The platform's user cache folder for VecBook (``~/.cache/vecbook`` on Linux)."""
+    """The platform's user cache folder for VecBook (``~/.cache/vecbook`` on Linux,
+    ``~/Library/Caches/vecbook`` on macOS, ``%LOCALAPPDATA%\\vecbook\\Cache`` on Windows)."""
     import platformdirs  # small, but only configs need it: ``import vecbook`` stays lean
 
-    return Path(platformdirs.user_cache_dir("vecbook"))
+    return Path(platformdirs.user_cache_dir("vecbook", appauthor=False))
 
 
 def user_config_file() -> Path:
