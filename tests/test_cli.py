@@ -360,6 +360,26 @@ def test_output_piped_to_a_reader_that_leaves_early_ends_quietly(tmp_path: Path)
     assert done.returncode == 141
 
 
+@pytest.mark.parametrize("json_output", [False, True])
+def test_output_to_a_stdout_that_cannot_encode_emoji_never_fails(tmp_path: Path, json_output: bool) -> None:
+    """Windows writes cp1252 to a pipe or a file (``vecbook search ... > hits.txt``, ``| findstr``):
+    a character it lacks prints as '?' rather than ending the search in a UnicodeEncodeError,
+    and JSON escapes it, so nothing is lost."""
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "party.txt").write_text("Party 🎉 at Zoë's, café — 東京\n", encoding="utf-8")
+    argv = [sys.executable, str(ROOT / "vecbook.py"), "search", "party", "--mode", "keyword", "--data-dir",
+            str(notes), *(["--json"] if json_output else [])]
+    done = subprocess.run(argv, capture_output=True, timeout=120,
+                          env={**os.environ, "VECBOOK_CACHE_DIRECTORY": "false", "PYTHONIOENCODING": "cp1252"})
+    assert done.returncode == 0, done.stderr.decode("cp1252")
+    out = done.stdout.decode("cp1252")
+    if json_output:
+        assert json.loads(out)[0]["text"] == "Party 🎉 at Zoë's, café — 東京"
+    else:
+        assert "Party ? at Zoë's, café — ??" in out
+
+
 def test_a_missing_data_directory_named_by_the_environment_names_the_variable(
         capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("VECBOOK_DATA_DIRECTORY", str(tmp_path / "gone"))

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import logging
 import os
 import signal
@@ -17,7 +16,7 @@ from pathlib import Path
 from typing import Any, Callable, ClassVar, Iterator, NoReturn, Sequence
 
 from .book import VecBook
-from .hit_lines import format_hits, left_out_line, shown, text_lines, wants_color
+from .hit_lines import fit_stdout, format_hits, json_text, left_out_line, shown, text_lines, wants_color
 from .hits import MAX_CONTEXT, check_context, check_max_chars, check_max_results, check_max_total_chars, check_query
 from .config import (
     CONFIG_NAME,
@@ -320,6 +319,7 @@ def _add_source_commands(commands: Any, common: argparse.ArgumentParser) -> None
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code (2: usage error, 1: runtime error)."""
+    fit_stdout()
     parser = build_parser()
     try:
         args, unknown = parser.parse_known_args(argv)
@@ -413,7 +413,7 @@ def _cmd_search(args: argparse.Namespace, config: Config) -> int:
                        dedupe=False if args.no_dedupe else None, recency_half_life_days=args.recency_half_life,
                        max_total_chars=args.max_total_chars, max_chars=args.max_chars)
     if args.json:
-        print(json.dumps(hits.to_dicts(), indent=2, ensure_ascii=False))
+        print(json_text(hits.to_dicts()))
     else:
         filtered = bool(filters or args.source or args.since or args.until or args.participant)
         print(format_hits(hits, color=wants_color(), analysis=partial(analysis_of, config), filtered=filtered))
@@ -426,7 +426,7 @@ def _cmd_get(args: argparse.Namespace, config: Config) -> int:
     # Looking a record up needs no vectors: skip the model.
     context = find_server(config, lambda: _open_book(config, keyword_only=True)).get(args.ref, args.context)
     if args.json:
-        print(json.dumps(context.to_dict(), indent=2, ensure_ascii=False))
+        print(json_text(context.to_dict()))
         return 0
     blocks = []
     for entry in [*context.before, context.record, *context.after]:
@@ -440,7 +440,7 @@ def _cmd_get(args: argparse.Namespace, config: Config) -> int:
 def _cmd_stats(args: argparse.Namespace, config: Config) -> int:
     stats = find_server(config, lambda: _open_book(config)).stats()
     if args.json:
-        print(json.dumps(stats, indent=2, ensure_ascii=False))
+        print(json_text(stats))
         return 0
     for key, value in stats.items():
         if isinstance(value, list):
@@ -449,7 +449,7 @@ def _cmd_stats(args: argparse.Namespace, config: Config) -> int:
                 print(f"  - {Problem(item['file_path'], item['line'], item['reason'])}"
                       if isinstance(item, dict) else f"  - {item}")
         elif isinstance(value, dict):
-            print(f"{key}: {json.dumps(value, ensure_ascii=False)}")
+            print(f"{key}: {json_text(value, indent=None)}")
         else:
             print(f"{key}: {value}")
     return 0
@@ -458,7 +458,7 @@ def _cmd_stats(args: argparse.Namespace, config: Config) -> int:
 def _cmd_reindex(args: argparse.Namespace, config: Config) -> int:
     book = _open_book(config, background=True)
     stats = book.reindex(full=args.full)
-    print(json.dumps({**stats["last_update"], "cache": stats["cache"]}, indent=2, ensure_ascii=False))
+    print(json_text({**stats["last_update"], "cache": stats["cache"]}))
     return 1 if stats["error"] else 0
 
 
@@ -554,8 +554,8 @@ def _cmd_sources(args: argparse.Namespace, config: Config) -> int:
     listed = book.sources()
     latest = max((s["last_indexed"] for s in listed if s["last_indexed"]), default=None)
     if args.json:
-        print(json.dumps({"config_file": str(config.config_file) if config.config_file else None,
-                          "last_indexed": latest, "sources": listed}, indent=2, ensure_ascii=False))
+        print(json_text({"config_file": str(config.config_file) if config.config_file else None,
+                         "last_indexed": latest, "sources": listed}))
         return 0
     print(f"config: {config.config_file or 'none'}")
     if config.cache_directory is None:

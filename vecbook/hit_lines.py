@@ -4,6 +4,8 @@ terminal; and what stderr says of the hits a text budget left out."""
 
 from __future__ import annotations
 
+import codecs
+import json
 import os
 import re
 import sys
@@ -34,6 +36,28 @@ def shown(text: str) -> str:
     if text.isprintable():
         return text
     return _BARE_CR.sub("\u240d", text).translate(_PICTURES)
+
+
+def stdout_is_unicode() -> bool:
+    """Whether stdout encodes every character: UTF-8 on a console and on Linux and macOS, but
+    Windows writes a pipe or a file in its ANSI code page (cp1252 and the like)."""
+    try:
+        return codecs.lookup(sys.stdout.encoding or "ascii").name.startswith("utf")
+    except LookupError:
+        return False
+
+
+def fit_stdout() -> None:
+    """Where stdout cannot encode every character, print the ones it lacks as '?': an emoji in a
+    hit must not end ``vecbook search ... > hits.txt`` on Windows with a UnicodeEncodeError."""
+    if not stdout_is_unicode() and hasattr(sys.stdout, "reconfigure"):
+        sys.stdout.reconfigure(errors="replace")
+
+
+def json_text(value: Any, indent: int | None = 2) -> str:
+    """``value`` as JSON for stdout: characters as they are where stdout encodes them all, else
+    escaped (``\\u...``), so the JSON is exact in any encoding."""
+    return json.dumps(value, indent=indent, ensure_ascii=not stdout_is_unicode())
 
 
 def text_lines(text: str) -> list[str]:
