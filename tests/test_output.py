@@ -8,6 +8,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -113,3 +114,46 @@ def test_min_score_help_says_what_a_nonsense_query_scores(sample_book: vecbook.V
     assert vecbook.main(["search", "--help"]) == 0
     text = " ".join(capsys.readouterr().out.split())
     assert "a nonsense query's best hit ~0.25" in text and "may score 1" not in text
+
+
+@pytest.mark.parametrize("mode, set_ok, colour, asked", [
+    (0x0007, True, True, [0x0007]),  # VT processing on already (Windows Terminal)
+    (0x0003, True, True, [0x0003, 0x0007]),  # Windows 10's console: turned on
+    (0x0003, False, False, [0x0003, 0x0007]),  # a console before Windows 10 refuses it: no colour
+    (None, True, False, []),  # not a console (GetConsoleMode fails)
+])
+def test_on_windows_colour_is_used_only_where_the_console_shows_it(
+        monkeypatch: pytest.MonkeyPatch, mode: int | None, set_ok: bool, colour: bool, asked: list[int]) -> None:
+    """Windows 10's console (cmd, PowerShell 5) prints ANSI codes as text (``←[1;33m``) unless the
+    program turns virtual terminal processing on, which wants_color does, or prints no colour."""
+    import ctypes
+
+    from vecbook import hit_lines
+
+    seen: list[int] = []
+
+    class Kernel32:
+        @staticmethod
+        def GetStdHandle(which: int) -> int:  # noqa: N802 - the Windows API's names
+            assert which == -11  # STD_OUTPUT_HANDLE
+            return 7
+
+        @staticmethod
+        def GetConsoleMode(handle: Any, out: Any) -> int:  # noqa: N802
+            if mode is None:
+                return 0
+            out._obj.value = mode
+            seen.append(mode)
+            return 1
+
+        @staticmethod
+        def SetConsoleMode(handle: Any, new: int) -> int:  # noqa: N802
+            seen.append(new)
+            return int(set_ok)
+
+    monkeypatch.setattr(hit_lines, "WINDOWS", True)
+    monkeypatch.setattr(ctypes, "WinDLL", lambda *_args, **_kwargs: Kernel32, raising=False)
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    assert hit_lines.wants_color() is colour
+    assert seen == asked

@@ -18,6 +18,9 @@ from .tokens import ENGLISH, Analysis
 # Width of the metadata line in the human-readable search output.
 PREVIEW_WIDTH = 100
 BOLD, RESET = "\x1b[1;33m", "\x1b[0m"  # bold yellow: the matched words in a terminal
+WINDOWS = os.name == "nt"
+STD_OUTPUT_HANDLE = -11
+ENABLE_VIRTUAL_TERMINAL_PROCESSING = 0x0004  # the console mode that reads ANSI codes (Windows 10 1511 on)
 
 
 # Control characters other than tab and line feed, printed raw, would act on the terminal: an ESC
@@ -68,8 +71,26 @@ def text_lines(text: str) -> list[str]:
 
 
 def wants_color() -> bool:
-    """Highlight only on a terminal, and never when NO_COLOR is set (no-color.org)."""
-    return sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+    """Highlight only on a terminal, and never when NO_COLOR is set (no-color.org); on Windows,
+    only on a console that reads ANSI codes or was made to (``_windows_console_reads_ansi``)."""
+    return sys.stdout.isatty() and not os.environ.get("NO_COLOR") and (not WINDOWS or _windows_console_reads_ansi())
+
+
+def _windows_console_reads_ansi() -> bool:
+    """Turn the console's virtual terminal processing on: Windows 10's console (cmd, PowerShell
+    5) leaves it off for a program that does not ask, and prints the codes as text (Windows
+    Terminal has it on). False where the console refuses (before Windows 10)."""
+    import ctypes
+
+    kernel32 = ctypes.WinDLL("kernel32", use_last_error=True)  # type: ignore[attr-defined]
+    kernel32.GetStdHandle.restype = ctypes.c_void_p
+    handle = ctypes.c_void_p(kernel32.GetStdHandle(STD_OUTPUT_HANDLE))
+    mode = ctypes.c_uint32()
+    if not kernel32.GetConsoleMode(handle, ctypes.byref(mode)):
+        return False
+    if mode.value & ENABLE_VIRTUAL_TERMINAL_PROCESSING:
+        return True
+    return bool(kernel32.SetConsoleMode(handle, mode.value | ENABLE_VIRTUAL_TERMINAL_PROCESSING))
 
 
 def format_hits(hits: Sequence[Hit], color: bool = False,
