@@ -2,7 +2,8 @@
 recorded /proc/cpuinfo and sysctl outputs of real CPU kinds (tests/data/cpuinfo/, written
 from those CPUs' published flag lists; epyc-avx2.txt is this project's CI machine, and
 xeon-kvm-amx.txt the first processor of the /proc/cpuinfo of the 2-core KVM guest, with AMX and
-VNNI, that the int8 recipe was measured on), without torch; an unreadable CPU gets float32."""
+VNNI, that the int8 recipe was measured on; the Raspberry Pis' from their Cortex cores' flags and the
+Pi's own Model line), without torch; an unreadable CPU gets float32."""
 
 from __future__ import annotations
 
@@ -28,7 +29,9 @@ KINDS = [
     ("xeon-sapphire-rapids.txt", "Intel(R) Xeon(R) Platinum 8488C", True, True, "int8"),
     ("xeon-kvm-amx.txt", "Intel(R) Xeon(R) Processor", True, True, "int8"),
     ("core-alder-lake.txt", "12th Gen Intel(R) Core(TM) i7-1260P", True, False, "int8"),
-    ("graviton3-arm64.txt", "0xd40", True, False, "int8"),
+    ("graviton3-arm64.txt", "Arm Neoverse-V1", True, False, "int8"),
+    ("raspberry-pi-5.txt", "Raspberry Pi 5 Model B Rev 1.0 (Arm Cortex-A76)", True, False, "int8"),
+    ("raspberry-pi-4.txt", "Raspberry Pi 4 Model B Rev 1.4 (Arm Cortex-A72)", False, False, "float32"),  # no SDOT
     ("xeon-sandy-bridge.txt", "Intel(R) Xeon(R) CPU E5-2670 0 @ 2.60GHz", False, False, "float32"),  # AVX only
 ]
 
@@ -130,6 +133,14 @@ def test_a_linux_without_proc_cpuinfo_gets_float32(monkeypatch: pytest.MonkeyPat
         cpu._detect.cache_clear()
     assert (info.flags, info.source) == (frozenset(), "none")
     assert cpu.auto_precision(info, int8_passes_gate=True) == "float32"
+
+
+def test_an_arm64_cpu_is_named_by_its_core_where_proc_cpuinfo_has_no_model_name() -> None:
+    """arm64's /proc/cpuinfo names no model, only the core's implementer and part numbers; a
+    benchmark line must say which CPU it ran on, not ``0xd40``. An unknown part keeps its number."""
+    info = cpu.parse_cpuinfo("processor\t: 0\nFeatures\t: fp asimd\nCPU implementer\t: 0x61\nCPU part\t: 0x022\n")
+    assert info.name == "CPU implementer 0x61 part 0x022"
+    assert cpu.parse_cpuinfo("processor\t: 0\nFeatures\t: fp asimd\n").name == cpu.platform.machine()
 
 
 def test_cpu_description_names_the_cpu_and_only_its_speed_flags() -> None:

@@ -37,6 +37,13 @@ MACOS_SYSCTL = ("machdep.cpu.brand_string", "machdep.cpu.features", "machdep.cpu
 # IsProcessorFeaturePresent's codes for arm64's dot product (PF_ARM_V82_DP_INSTRUCTIONS_AVAILABLE)
 # and x86's AVX2 (PF_AVX2_INSTRUCTIONS_AVAILABLE; an older Windows answers no). Windows offers
 # no such probe for VNNI, so x86 Windows counts as without it and builds 7-bit int8 weights.
+# arm64 cores by /proc/cpuinfo's ``CPU implementer`` and ``CPU part`` (the kernel's cputype.h),
+# those of the clouds' and boards' CPUs VecBook is likely to meet.
+ARM_CORES = {("0x41", "0xd03"): "Arm Cortex-A53", ("0x41", "0xd08"): "Arm Cortex-A72",
+             ("0x41", "0xd0b"): "Arm Cortex-A76", ("0x41", "0xd0c"): "Arm Neoverse-N1",
+             ("0x41", "0xd40"): "Arm Neoverse-V1", ("0x41", "0xd49"): "Arm Neoverse-N2",
+             ("0x41", "0xd4f"): "Arm Neoverse-V2", ("0x41", "0xd8e"): "Arm Neoverse-N3",
+             ("0x41", "0xd84"): "Arm Neoverse-V3", ("0xc0", "0xac3"): "Ampere-1"}
 WINDOWS_ARM_DOT_PRODUCT = 43
 WINDOWS_AVX2 = 40
 WINDOWS_ARM64_MACHINE = 0xAA64  # IMAGE_FILE_MACHINE_ARM64, as IsWow64Process2 names the native CPU
@@ -70,15 +77,21 @@ def _detect() -> CpuInfo:
 
 def parse_cpuinfo(text: str) -> CpuInfo:
     """The first processor's name and flags from /proc/cpuinfo's text (x86 ``flags``, arm64 ``Features``)."""
-    name, flags = "", frozenset[str]()
+    fields: dict[str, str] = {}
     for line in text.splitlines():
         key, _, value = line.partition(":")
-        key = key.strip()
-        if key in ("model name", "Hardware", "CPU part") and not name:
-            name = value.strip()
-        elif key in ("flags", "Features") and not flags:
-            flags = frozenset(value.split())
-    return CpuInfo(name or platform.machine(), flags, "/proc/cpuinfo")
+        fields.setdefault(key.strip(), value.strip())  # the first processor's (a board's Model comes last)
+    flags = frozenset(fields.get("flags", fields.get("Features", "")).split())
+    return CpuInfo(fields.get("model name") or _arm_name(fields) or platform.machine(), flags, "/proc/cpuinfo")
+
+
+def _arm_name(fields: dict[str, str]) -> str:
+    """An arm64 CPU's name, which its /proc/cpuinfo leaves out: the board's (a Raspberry Pi's
+    ``Model``) and the core's, from its implementer and part numbers ('' where neither is known)."""
+    implementer, part = fields.get("CPU implementer", "").lower(), fields.get("CPU part", "").lower()
+    core = ARM_CORES.get((implementer, part)) or (f"CPU implementer {implementer} part {part}" if part else "")
+    board = fields.get("Model") or fields.get("Hardware", "")
+    return f"{board} ({core})" if board and core else board or core
 
 
 def _run_sysctl() -> str:
