@@ -524,11 +524,9 @@ def main() -> None:
     os.environ["SPEED_PRECISION"] = args.precision  # read by the start-up and update children
     work = args.workdir
     sys.path.insert(0, str(ROOT))
-    from vecbook.cpu import auto_precision, cpu_description, detect
-    from vecbook.onnx_model import RECIPE_PASSES_GATE
+    from vecbook.cpu import cpu_description
 
-    auto = auto_precision(detect(), RECIPE_PASSES_GATE)
-    machine = f"{cpu_description()}; precision auto = {auto} on onnxruntime, queries float32 on onnxruntime"
+    machine = f"{cpu_description()}; records on onnxruntime, queries float32 on onnxruntime"
 
     print(f"command: python bench/speed.py --sizes {args.sizes} --queries {args.queries} --rounds {args.rounds} "
           f"--mcp-size {args.mcp_size} --throughput-records {args.throughput_records} --precision {args.precision}")

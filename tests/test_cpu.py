@@ -147,7 +147,15 @@ def test_cpu_description_names_the_cpu_and_only_its_speed_flags() -> None:
     info = cpu.parse_cpuinfo((CPUINFO / "xeon-sapphire-rapids.txt").read_text(encoding="utf-8"))
     assert cpu.cpu_description(info).startswith("Intel(R) Xeon(R) Platinum 8488C (")
     assert cpu.cpu_description(info).endswith(
-        "flags: amx_bf16 amx_int8 amx_tile avx2 avx512_bf16 avx512_vnni avx512f avx_vnni fma)")
+        "flags: amx_bf16 amx_int8 amx_tile avx2 avx512_bf16 avx512_vnni avx512f avx_vnni fma; precision auto: int8)")
+
+
+@pytest.mark.parametrize("file, path", [("epyc-avx2.txt", "int8, 7-bit weights"), ("graviton3-arm64.txt", "int8"),
+                                        ("xeon-sandy-bridge.txt", "float32")])
+def test_cpu_description_says_which_path_auto_takes_so_every_benchmark_line_does(file: str, path: str) -> None:
+    """A figure from another machine is read against the path it ran: the CPU line says it."""
+    info = cpu.parse_cpuinfo((CPUINFO / file).read_text(encoding="utf-8"))
+    assert cpu.cpu_description(info).endswith(f"; precision auto: {path})")
 
 
 def test_detection_never_imports_torch() -> None:

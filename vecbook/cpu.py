@@ -178,7 +178,13 @@ def auto_precision(info: CpuInfo, int8_passes_gate: bool) -> str:
 
 
 def cpu_description(info: CpuInfo | None = None) -> str:
-    """The CPU's name and the flags that decide embedding speed, for benchmark reports."""
+    """The CPU's name, the flags that decide embedding speed and the records path
+    ``precision = "auto"`` takes on it, for benchmark reports."""
+    from .onnx_model import RECIPE_PASSES_GATE  # numpy only: cheap, and onnx_model imports this module
+
     info = info or detect()
     flags = " ".join(sorted(set(SPEED_FLAGS) & info.flags)) or "unknown"
-    return f"{info.name} ({os.cpu_count()} logical cores; flags: {flags})"
+    path = auto_precision(info, RECIPE_PASSES_GATE)
+    if path == "int8" and not has_int8_dot(info):
+        path = "int8, 7-bit weights"  # onnx_model.recipe: AVX2's paired 16-bit sums
+    return f"{info.name} ({os.cpu_count()} logical cores; flags: {flags}; precision auto: {path})"
