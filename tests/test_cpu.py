@@ -72,6 +72,21 @@ def test_an_x86_python_under_rosetta_counts_every_feature_as_absent() -> None:
     assert info.flags == frozenset() and cpu.auto_precision(info, int8_passes_gate=True) == "float32"
 
 
+def test_macos_runs_sysctl_by_its_full_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A server started by Claude Desktop or launchd gets a PATH without /usr/sbin, where sysctl
+    is: looked up by name there, an M1 would count as featureless, and its MCP server would embed
+    in float32 beside a shell's int8."""
+    ran: list[str] = []
+
+    def run(argv: list[str], **kwargs: object) -> subprocess.CompletedProcess[str]:
+        ran.append(argv[0])
+        return subprocess.CompletedProcess(argv, 0, (CPUINFO / "macos-apple-m1.txt").read_text(encoding="utf-8"), "")
+
+    monkeypatch.setattr(cpu.subprocess, "run", run)
+    monkeypatch.setattr(cpu.os.path, "exists", lambda path: path == "/usr/sbin/sysctl")
+    assert cpu.has_int8_dot(cpu._from_sysctl(cpu._run_sysctl())) and ran == ["/usr/sbin/sysctl"]
+
+
 def test_macos_without_sysctl_counts_every_feature_as_absent(monkeypatch: pytest.MonkeyPatch) -> None:
     def missing(*args: object, **kwargs: object) -> None:
         raise FileNotFoundError("sysctl")

@@ -98,7 +98,9 @@ def _run_sysctl() -> str:
     """The macOS sysctl entries that name the CPU and its features ('' where sysctl fails)."""
     try:
         # One call (~5 ms); an unknown name (leaf7 on Apple silicon) is reported on stderr only.
-        return subprocess.run(["sysctl", *MACOS_SYSCTL], capture_output=True, text=True, timeout=5).stdout
+        # By its full path: a GUI app's or launchd's PATH may leave /usr/sbin out.
+        command = "/usr/sbin/sysctl" if os.path.exists("/usr/sbin/sysctl") else "sysctl"
+        return subprocess.run([command, *MACOS_SYSCTL], capture_output=True, text=True, timeout=5).stdout
     except (OSError, subprocess.SubprocessError):
         return ""
 
