@@ -7,6 +7,7 @@ Pi's own Model line), without torch; an unreadable CPU gets float32."""
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import shutil
@@ -114,6 +115,34 @@ def test_windows_reads_arm64s_dot_product_or_x86s_avx2_from_the_feature_probe(
     assert (info.flags, info.source) == (flags, "windows")
     assert asked == [cpu.WINDOWS_ARM_DOT_PRODUCT if machine == "ARM64" else cpu.WINDOWS_AVX2]
     assert cpu.auto_precision(info, int8_passes_gate=True) == ("int8" if present else "float32")
+
+
+@pytest.mark.parametrize("registry, name", [
+    ("Snapdragon(R) X Elite - X1E78100 - Qualcomm(R) Oryon(TM) CPU  ",
+     "Snapdragon(R) X Elite - X1E78100 - Qualcomm(R) Oryon(TM) CPU"),
+    (None, "ARMv8 (64-bit) Family 8 Model 1 Revision 201, Qualcomm Technologies Inc"),  # no registry value
+])
+def test_windows_names_the_cpu_by_the_registry_s_processor_name(monkeypatch: pytest.MonkeyPatch,
+                                                               registry: str | None, name: str) -> None:
+    """platform.processor() on Windows is the CPUID family string, not the CPU's name, which a
+    benchmark line must carry; the registry holds the name the system shows."""
+    import types
+
+    def query(key: object, value: str) -> tuple[str, int]:
+        assert value == "ProcessorNameString"
+        if registry is None:
+            raise FileNotFoundError(value)
+        return registry, 1
+
+    opened: list[str] = []
+    winreg = types.SimpleNamespace(HKEY_LOCAL_MACHINE="HKLM", QueryValueEx=query,
+                                   OpenKey=lambda root, path: opened.append(f"{root}\\{path}") or contextlib.nullcontext())
+    monkeypatch.setitem(sys.modules, "winreg", winreg)
+    monkeypatch.setattr(cpu.platform, "processor", lambda: "ARMv8 (64-bit) Family 8 Model 1 Revision 201, "
+                                                          "Qualcomm Technologies Inc")
+    monkeypatch.setattr(ctypes, "windll", type("WinDLL", (), {}), raising=False)  # no feature probe
+    assert cpu._from_windows().name == name
+    assert opened == ["HKLM\\HARDWARE\\DESCRIPTION\\System\\CentralProcessor\\0"]
 
 
 @pytest.mark.parametrize("native, flags", [(0x8664, {"avx2"}), (cpu.WINDOWS_ARM64_MACHINE, set())])

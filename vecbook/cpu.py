@@ -126,7 +126,7 @@ def _from_sysctl(text: str) -> CpuInfo:
 def _from_windows() -> CpuInfo:
     """Windows: the processor string, and whether it has arm64's dot product or x86's AVX2. An
     x86 Python emulated on arm64 counts as having neither: its AVX2 speed was never measured."""
-    name, flags = platform.processor() or platform.machine(), set()
+    name, flags = _windows_cpu_name() or platform.processor() or platform.machine(), set()
     arm = platform.machine().lower() in ("arm64", "aarch64")
     code, flag = (WINDOWS_ARM_DOT_PRODUCT, "asimddp") if arm else (WINDOWS_AVX2, INT8_PAIRED_FLAG)
     try:
@@ -138,6 +138,18 @@ def _from_windows() -> CpuInfo:
     except (OSError, AttributeError):
         pass
     return CpuInfo(name, frozenset(flags), "windows")
+
+
+def _windows_cpu_name() -> str:
+    """The CPU's name as Windows shows it (``Intel(R) Core(TM) i7-8700 CPU @ 3.20GHz``), from the
+    registry: ``platform.processor()`` there is CPUID's family string. '' where it cannot be read."""
+    try:
+        import winreg
+
+        with winreg.OpenKey(winreg.HKEY_LOCAL_MACHINE, r"HARDWARE\DESCRIPTION\System\CentralProcessor\0") as key:
+            return str(winreg.QueryValueEx(key, "ProcessorNameString")[0]).strip()
+    except (ImportError, OSError):
+        return ""
 
 
 def _emulated_on_arm64(kernel32: Any) -> bool:
