@@ -349,6 +349,21 @@ def test_good_enum_values(config_file: Callable[[str], Path], key: str, value: s
     assert getattr(load_config(config_file(f'{key} = "{value}"')), key) == value
 
 
+def test_a_windows_path_in_double_quotes_is_told_how_to_write_it(config_file: Callable[[str], Path]) -> None:
+    """TOML reads backslashes in double quotes as escapes: ``"C:\\Users\\ana"`` is an invalid
+    escape (``\\U`` wants 8 hex digits) and ``"D:\\notes\\today"`` silently holds a newline and
+    a tab. Both say how to write the path."""
+    with pytest.raises(ConfigError) as error:
+        load_config(config_file('data_directory = "C:\\Users\\ana\\notes"\n'))
+    assert "line 1" in str(error.value) and "single quotes ('C:\\Users\\ana\\notes')" in str(error.value)
+    for text in ('data_directory = "D:\\notes\\today"\n',
+                 '[[collections]]\nname = "chat"\npath = "D:\\telegram"\n'):
+        with pytest.raises(ConfigError, match=r"holds a (newline|tab) \(TOML's .*single quotes \('D:\\(notes\\today|telegram)'\)"):
+            load_config(config_file(text))
+    config = load_config(config_file("data_directory = 'D:\\notes\\today'\n"))
+    assert str(config.data_directory).endswith("D:\\notes\\today")
+
+
 def test_integers_are_accepted_for_float_keys(config_file: Callable[[str], Path]) -> None:
     config = load_config(config_file("keyword_weight = 1\nbm25_k1 = 2"))
     assert (config.keyword_weight, config.bm25_k1) == (1.0, 2.0)

@@ -274,9 +274,41 @@ def _read_toml(file: Path) -> dict[str, Any]:
     except FileNotFoundError:
         raise ConfigError(f"config file not found: {file}") from None
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"invalid TOML in {file}: {exc}") from None
+        raise ConfigError(f"invalid TOML in {file}: {exc}{_backslash_hint(file, str(exc))}") from None
     except OSError as exc:
         raise ConfigError(f"cannot read config file {file}: {exc.strerror}") from None
+
+
+# What TOML makes of a backslash in double quotes, as it was typed (a Windows path's "\notes").
+_ESCAPES = {"\n": "\\n", "\t": "\\t", "\r": "\\r", "\b": "\\b", "\f": "\\f"}
+
+
+def _windows_path_hint(typed: str) -> str:
+    """How to write ``typed``, a path with backslashes, in TOML."""
+    return (f"TOML reads a backslash in double quotes as an escape: write a Windows path in single quotes "
+            f"('{typed}') or with forward slashes (\"{typed.replace(chr(92), '/')}\")")
+
+
+def _backslash_hint(file: Path, error: str) -> str:
+    """'; ' and ``_windows_path_hint`` where the line a TOML error names holds a backslash in
+    double quotes (``"C:\\Users"``: ``\\U`` wants 8 hex digits), else ''."""
+    where = re.search(r"at line (\d+)", error)
+    try:
+        line = file.read_text(encoding="utf-8", errors="replace").splitlines()[int(where.group(1)) - 1] if where else ""
+    except (OSError, IndexError):
+        return ""
+    quoted = re.search(r'"([^"]*\\[^"]*)"', line)
+    return f"; {_windows_path_hint(quoted.group(1))}" if quoted else ""
+
+
+def _check_path_text(key: str, value: Any, where: str) -> None:
+    """A path that holds a control character was a Windows path in double quotes whose
+    backslashes TOML read as escapes (``"D:\\notes"``: a newline): say how to write it."""
+    if isinstance(value, str) and (found := [c for c in _ESCAPES if c in value]):
+        name = {"\n": "a newline", "\t": "a tab", "\r": "a carriage return"}.get(found[0], "a control character")
+        typed = value.translate(str.maketrans(_ESCAPES))
+        raise ConfigError(f"config key '{key}' in {where} holds {name} (TOML's reading of \"{typed}\"); "
+                          f"{_windows_path_hint(typed)}")
 
 
 def _placed(error: ConfigError, file: Path) -> ConfigError:
@@ -418,6 +450,7 @@ def _check_values(raw: dict[str, Any], where: str, base: Path) -> dict[str, Any]
             raise ConfigError(f"config key 'cache_directory' in {where} must be a folder path or false "
                               f"(to turn the vector cache off), got true")
         if key in _PATH_KEYS:
+            _check_path_text(key, value, where)
             value = base / Path(value).expanduser()
         elif key == "embedding_model":
             value = _model_folder(value, base)
@@ -508,6 +541,7 @@ def _parse_collection(table: dict[str, Any], where: str, base: Path) -> Collecti
         raise ConfigError(f"{where}: collection name 'files' is already used (it names the data folder's notes)")
     if bool(database) == bool(path):
         raise ConfigError(f"{where}: give either 'database' (a SQLite file) or 'path' (an export file or folder)")
+    _check_path_text("path" if path else "database", path or database, where)
     if path:
         return _parse_export(table, where, base)
     if "table" in table and "query" in table:
