@@ -467,3 +467,37 @@ def test_passages_are_cut_a_chunk_of_records_at_a_time_with_the_same_windows(
         assert np.array_equal(np.asarray(getattr(chunked._snapshot.vectors, name)),
                               np.asarray(getattr(whole._snapshot.vectors, name))), name
     assert len(chunked._snapshot.vectors.keys) > 6  # the long records were cut into several windows
+
+
+@pytest.mark.parametrize("busy, saved", [(2, True), (100, False)])
+def test_on_windows_a_save_waits_for_a_reader_that_holds_the_cache_file_open(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, busy: int, saved: bool) -> None:
+    """Windows refuses to rename over a file another process has open (a CLI search reading the
+    cache while the MCP server saves it: WinError 5 or 32); such a reader lets go within moments,
+    so the save tries again for a while before it fails (and is logged, the old file intact)."""
+    import os
+
+    from vecbook import file_writes
+
+    target = tmp_path / "vectors.vbc"
+    target.write_bytes(b"old")
+    real, tries = os.replace, []
+
+    def replace(source: Any, destination: Any) -> None:
+        tries.append(1)
+        if len(tries) <= busy:
+            raise PermissionError(13, "The process cannot access the file because it is being used by another "
+                                      "process", str(destination))
+        real(source, destination)
+
+    monkeypatch.setattr(file_writes, "WINDOWS", True)
+    monkeypatch.setattr(file_writes.os, "replace", replace)
+    monkeypatch.setattr(file_writes, "REPLACE_PAUSE_SECONDS", 0.001)
+    if saved:
+        file_writes.write_atomically(target, "vectors-", lambda out: out.write(b"new"))
+        assert target.read_bytes() == b"new" and len(tries) == 3
+    else:
+        with pytest.raises(PermissionError):
+            file_writes.write_atomically(target, "vectors-", lambda out: out.write(b"new"))
+        assert target.read_bytes() == b"old" and len(tries) == file_writes.REPLACE_TRIES
+    assert [p.name for p in tmp_path.iterdir()] == ["vectors.vbc"]  # no temporary file left

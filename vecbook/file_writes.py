@@ -10,12 +10,19 @@ import hashlib
 import logging
 import os
 import tempfile
+import time
 from pathlib import Path
 from typing import Any, BinaryIO, Callable, Iterable, Iterator
 
 import numpy as np
 
 SUM_BYTES = 1 << 20  # ``summed_digest`` sums each MiB as 64-bit words
+# Windows refuses to rename over a file another process holds open (a CLI search reading a
+# cache the MCP server saves): such a reader lets go within moments, so the rename is tried
+# again, REPLACE_TRIES times REPLACE_PAUSE_SECONDS apart, before the save fails.
+WINDOWS = os.name == "nt"
+REPLACE_TRIES = 20
+REPLACE_PAUSE_SECONDS = 0.05
 _TOLD: set[tuple[str, str]] = set()  # (path, reason) of the writes that failed in this process
 
 
@@ -45,12 +52,25 @@ def write_atomically(path: Path, prefix: str, write: Callable[[BinaryIO], None],
             out.flush()
             os.fsync(out.fileno())
         with lock if lock is not None else contextlib.nullcontext():
-            os.replace(temp, path)
+            replace(temp, path)
             if then is not None:
                 then()
     except BaseException:
         Path(temp).unlink(missing_ok=True)
         raise
+
+
+def replace(source: str | Path, target: Path) -> None:
+    """``os.replace``; on Windows, tried again while another process holds ``target`` open."""
+    tries = REPLACE_TRIES if WINDOWS else 1
+    for attempt in range(1, tries + 1):
+        try:
+            os.replace(source, target)
+            return
+        except PermissionError:
+            if attempt == tries:
+                raise
+            time.sleep(REPLACE_PAUSE_SECONDS)
 
 
 def gathered_pieces(blocks: Iterable[np.ndarray]) -> Iterator[memoryview]:
