@@ -171,6 +171,23 @@ def test_changes_in_a_symlinked_folder_are_read(write_files: Any, book_over: Any
     assert found(book, "tango") == ["linked/x.txt:1"] and found(book, "romeo") == []
 
 
+def test_a_change_reported_under_the_folder_s_real_path_counts(tmp_path: Path) -> None:
+    """macOS's FSEvents reports a change by the file's real path: /private/var/... for a folder
+    under /var or /tmp, the target's path for a notes folder reached through a symlink (iCloud
+    Drive, Dropbox). Such a change must count as one under the folder watched."""
+    import watchfiles
+
+    from vecbook.watch import Root, _filter
+
+    real = tmp_path / "real"
+    (real / "sub").mkdir(parents=True)
+    (tmp_path / "link").symlink_to(real, target_is_directory=True)
+    keep = _filter([Root(str(tmp_path / "link"), recursive=True, notes=True)])
+    assert keep(watchfiles.Change.modified, str(real / "sub" / "a.txt"))
+    assert keep(watchfiles.Change.deleted, str(real))  # the folder itself went away
+    assert not keep(watchfiles.Change.modified, str(tmp_path / "elsewhere" / "a.txt"))
+
+
 def make_db(path: Path, rows: list[tuple[str, str]]) -> Path:
     with sqlite3.connect(path) as db:
         db.execute("CREATE TABLE notes_documents (id TEXT PRIMARY KEY, metadata JSON, source TEXT, content TEXT)")

@@ -228,13 +228,18 @@ def _filter(roots: list[Root]) -> Any:
     """A watchfiles filter that keeps the changes some root says matter."""
     import watchfiles
 
+    # macOS's FSEvents names a change by its real path (/private/var/... for /var/..., a
+    # symlinked folder's target): each root's real path is read as the root itself.
+    folders = [(root, folder) for root in roots
+               for folder in dict.fromkeys((root.folder, os.path.realpath(root.folder)))]
+
     def keep(change: watchfiles.Change, path: str) -> bool:
         deleted = change == watchfiles.Change.deleted
-        for root in roots:
-            if path == root.folder:
+        for root, folder in folders:
+            if path == folder:
                 return True  # the root itself: it went away or came back (re-armed)
-            if path.startswith(root.folder + os.sep):
-                if root.matters(path, deleted):
+            if path.startswith(folder + os.sep):
+                if root.matters(root.folder + path[len(folder):], deleted):
                     return True
         return False
 
