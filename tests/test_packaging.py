@@ -89,3 +89,21 @@ def test_uv_takes_torch_from_the_cpu_index_on_linux() -> None:
     [index] = [i for i in uv["index"] if i["name"] == uv["sources"]["torch"][0]["index"]]
     assert index == {"name": "pytorch-cpu", "url": "https://download.pytorch.org/whl/cpu", "explicit": True}
     assert uv["sources"]["torch"][0]["marker"] == "sys_platform == 'linux'"
+
+
+def test_every_tracked_file_can_be_checked_out_on_windows() -> None:
+    """A clone (and `pip install git+URL`, which clones) on Windows stops at a path Git for
+    Windows refuses: a name holding < > : " | ? * or a control character, ending in a dot or a
+    space, or a reserved device name (CON, NUL, COM1...)."""
+    import re
+
+    import pytest
+
+    try:
+        listed = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, timeout=60, check=True)
+    except (OSError, subprocess.SubprocessError):
+        pytest.skip("not a git checkout")
+    bad = re.compile(r'[<>:"|?*\\\x00-\x1f]|[. ]$|^(con|prn|aux|nul|com\d|lpt\d)(\..*)?$', re.IGNORECASE)
+    refused = [path for path in listed.stdout.decode("utf-8", "surrogateescape").split("\0") if path
+               and any(bad.search(part) for part in path.split("/"))]
+    assert refused == []
