@@ -65,6 +65,17 @@ def test_macos_cpus_are_read_from_sysctl(file: str, name: str, flags: set[str]) 
     assert cpu.auto_precision(info, int8_passes_gate=True) == "int8"  # dot products; AVX2 with 7-bit weights
 
 
+def test_apple_silicon_on_macos_11_which_names_no_feat_entries_has_dot_products() -> None:
+    """macOS 11 answers ``hw.optional.arm64`` and ``neon`` but no ``hw.optional.arm.FEAT_*``
+    (macOS 12 added them); every Apple silicon core (M1 on) has SDOT/UDOT."""
+    big_sur = "machdep.cpu.brand_string: Apple M1\nhw.optional.neon: 1\nhw.optional.arm64: 1\n"
+    info = cpu._from_sysctl(big_sur)
+    assert info.flags == {"asimd", "asimddp"} and cpu.auto_precision(info, int8_passes_gate=True) == "int8"
+    # macOS 12 on names them: a FEAT_DotProd of 0 is believed
+    assert cpu._from_sysctl(big_sur + "hw.optional.arm.FEAT_DotProd: 0\n").flags == {"asimd"}
+    assert "asimddp" not in cpu._from_sysctl(big_sur.replace("arm64: 1", "arm64: 0")).flags
+
+
 def test_an_x86_python_under_rosetta_counts_every_feature_as_absent() -> None:
     """Rosetta answers AVX2 on recent macOS, but how fast int8 runs translated was never measured."""
     text = (CPUINFO / "macos-intel-coffee-lake.txt").read_text(encoding="utf-8")

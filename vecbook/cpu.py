@@ -33,7 +33,7 @@ MACOS_FLAGS = {"hw.optional.arm.FEAT_DotProd": "asimddp", "hw.optional.arm.FEAT_
                "hw.optional.arm.FEAT_BF16": "bf16", "hw.optional.neon": "asimd", "AVX2": "avx2", "FMA": "fma",
                "AVX512F": "avx512f", "AVX512VNNI": "avx512_vnni"}
 MACOS_SYSCTL = ("machdep.cpu.brand_string", "machdep.cpu.features", "machdep.cpu.leaf7_features", "hw.optional",
-                "sysctl.proc_translated")
+                "sysctl.proc_translated")  # hw.optional holds hw.optional.arm64 and, from macOS 12, the FEAT_ names
 # IsProcessorFeaturePresent's codes for arm64's dot product (PF_ARM_V82_DP_INSTRUCTIONS_AVAILABLE)
 # and x86's AVX2 (PF_AVX2_INSTRUCTIONS_AVAILABLE; an older Windows answers no). Windows offers
 # no such probe for VNNI, so x86 Windows counts as without it and builds 7-bit int8 weights.
@@ -107,11 +107,14 @@ def _run_sysctl() -> str:
 
 def _from_sysctl(text: str) -> CpuInfo:
     """CpuInfo from ``sysctl`` output: ``name: value`` lines. An x86 Python translated by Rosetta
-    counts as having no features: how fast its AVX2 runs there was never measured."""
-    name, flags, translated = "", set(), False
+    counts as having no features: how fast its AVX2 runs there was never measured. Apple silicon
+    on macOS 11, which names no ``hw.optional.arm.FEAT_*`` (macOS 12 added them), counts as having
+    dot products: every Apple silicon core (M1 on) has SDOT/UDOT."""
+    name, flags, translated, apple_silicon, named = "", set(), False, False, False
     for line in text.splitlines():
         key, _, value = line.partition(":")
         key, value = key.strip(), value.strip()
+        named = named or key.startswith("hw.optional.arm.FEAT_")
         if key == "machdep.cpu.brand_string":
             name = value
         elif key in ("machdep.cpu.features", "machdep.cpu.leaf7_features"):
@@ -120,6 +123,10 @@ def _from_sysctl(text: str) -> CpuInfo:
             flags.add(MACOS_FLAGS[key])
         elif key == "sysctl.proc_translated":
             translated = value == "1"
+        elif key == "hw.optional.arm64":
+            apple_silicon = value == "1"
+    if apple_silicon and not named:
+        flags.add("asimddp")
     return CpuInfo(name or platform.machine(), frozenset() if translated else frozenset(flags), "sysctl")
 
 
