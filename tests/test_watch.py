@@ -181,7 +181,10 @@ def test_a_change_reported_under_the_folder_s_real_path_counts(tmp_path: Path) -
 
     real = tmp_path / "real"
     (real / "sub").mkdir(parents=True)
-    (tmp_path / "link").symlink_to(real, target_is_directory=True)
+    try:
+        (tmp_path / "link").symlink_to(real, target_is_directory=True)
+    except OSError:  # Windows without the right to make links
+        pytest.skip("cannot make a symlink here")
     keep = _filter([Root(str(tmp_path / "link"), recursive=True, notes=True)])
     assert keep(watchfiles.Change.modified, str(real / "sub" / "a.txt"))
     assert keep(watchfiles.Change.deleted, str(real))  # the folder itself went away
