@@ -157,3 +157,15 @@ def test_on_windows_colour_is_used_only_where_the_console_shows_it(
     monkeypatch.delenv("NO_COLOR", raising=False)
     assert hit_lines.wants_color() is colour
     assert seen == asked
+
+
+def test_a_process_without_stdout_still_runs_the_command_line(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """pythonw.exe, and a process started with no console, have ``sys.stdout = None``: the
+    output set-up must leave it alone rather than fail before the command runs."""
+    from vecbook import hit_lines
+
+    monkeypatch.setattr(sys, "stdout", None)
+    hit_lines.fit_stdout()
+    assert hit_lines.stdout_is_unicode() is False and hit_lines.wants_color() is False
+    root = notes(tmp_path)
+    assert vecbook.main(["search", "tomatoes", "--mode", "keyword", "--data-dir", str(root)]) == 0

@@ -348,7 +348,8 @@ def _run(args: argparse.Namespace, terminated: list[int]) -> int:
                 return _serve_unusable(exc)
             configure_logging(command_log_level(args, config))
             code = int(args.handler(args, config))
-        sys.stdout.flush()  # here, so a reader that left is a BrokenPipeError caught below
+        if sys.stdout is not None:  # None under pythonw.exe: nothing to flush
+            sys.stdout.flush()  # here, so a reader that left is a BrokenPipeError caught below
         return code
     except (ConfigError, QueryError) as exc:
         print(f"vecbook: error: {exc}", file=sys.stderr)

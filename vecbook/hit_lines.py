@@ -45,7 +45,7 @@ def stdout_is_unicode() -> bool:
     """Whether stdout encodes every character: UTF-8 on a console and on Linux and macOS, but
     Windows writes a pipe or a file in its ANSI code page (cp1252 and the like)."""
     try:
-        return codecs.lookup(sys.stdout.encoding or "ascii").name.startswith("utf")
+        return codecs.lookup(getattr(sys.stdout, "encoding", None) or "ascii").name.startswith("utf")
     except LookupError:
         return False
 
@@ -73,7 +73,8 @@ def text_lines(text: str) -> list[str]:
 def wants_color() -> bool:
     """Highlight only on a terminal, and never when NO_COLOR is set (no-color.org); on Windows,
     only on a console that reads ANSI codes or was made to (``_windows_console_reads_ansi``)."""
-    return sys.stdout.isatty() and not os.environ.get("NO_COLOR") and (not WINDOWS or _windows_console_reads_ansi())
+    return (sys.stdout is not None and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+            and (not WINDOWS or _windows_console_reads_ansi()))
 
 
 def _windows_console_reads_ansi() -> bool:
