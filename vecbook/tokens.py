@@ -350,7 +350,8 @@ def _pieces(word: str, offset: int) -> Iterator[tuple[int, int, str]]:
 # its leading consonant, then a vowel and maybe a final consonant from these ranges (jamo of
 # Grapheme_Cluster_Break V and T): they belong to the syllable before, as a mark to its letter,
 # so 서울 in NFD gives the bigram of 서울, not bigrams of its jamo.
-_HANGUL_VOWEL_OR_FINAL = re.compile("[\u1160-\u11ff\ud7b0-\ud7ff]")
+# (Compared inline in ``_units``, not by a regex or any(): it runs for every character of a CJK
+# or Thai run, the hot path of indexing such text.)
 
 
 def _units(run: str) -> list[str]:
@@ -359,7 +360,8 @@ def _units(run: str) -> list[str]:
     never splits a letter from its mark."""
     units: list[str] = []
     for char in run:
-        if units and (unicodedata.category(char)[0] == "M" or _HANGUL_VOWEL_OR_FINAL.match(char)):
+        if units and (unicodedata.category(char)[0] == "M" or "\u1160" <= char <= "\u11ff"
+                      or "\ud7b0" <= char <= "\ud7ff"):
             units[-1] += char
         else:
             units.append(char)
