@@ -77,7 +77,9 @@ def every_round(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(keyword_prune, "GROWTH", 2)
 
 
-@settings(max_examples=60, deadline=None)
+# 30 corpora of 6 queries each: 180 comparisons with the full scoring a run (the suite's slowest
+# test at 60, 31 s on a loaded 2-core machine, against its 10-minute budget).
+@settings(max_examples=30, deadline=None)
 @given(st.integers(0, 2**32 - 1), st.sampled_from([1, 2, 5, 10, 100, 10_000]), st.booleans(), st.booleans())
 def test_the_pruned_top_k_is_the_full_top_k(seed: int, k: int, masked: bool, split: bool) -> None:
     rng = random.Random(seed)
