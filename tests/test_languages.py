@@ -116,6 +116,18 @@ def test_digits_of_every_script_fold_to_ascii(written: str, typed: str) -> None:
 
 
 @pytest.mark.parametrize("written, typed", [
+    ("ปี ๒๕๖๗", "ปี 2567"), ("ราคา๑๐๐บาท", "ราคา100บาท"),  # Thai: a Buddhist year, a price inside a run
+    ("ປີ ໒໐໒໔", "ປີ 2024"), ("ឆ្នាំ ២០២៤", "ឆ្នាំ 2024"), ("၂၀၂၄ ခုနှစ်", "2024 ခုနှစ်"),  # Lao, Khmer, Myanmar
+])
+def test_digits_of_a_script_cut_into_bigrams_stay_one_number(written: str, typed: str) -> None:
+    """Thai, Lao, Khmer and Myanmar runs are cut into bigrams, but their digits are a number, as
+    ASCII digits inside a Chinese run are: ๒๕๖๗ is the term 2567, not 25 56 67 (which found no
+    2567, and matched every 25 and 56 of any other language)."""
+    assert tokenize(written) == tokenize(typed)
+    assert "2567" in tokenize("ปี ๒๕๖๗") and "25" not in tokenize("ปี ๒๕๖๗")
+
+
+@pytest.mark.parametrize("written, typed", [
     ("ｉＰｈｏｎｅ", "iphone"), ("ＡＢＣ商事", "abc商事"), ("１０時", "10時"), ("ｶﾀｶﾅ", "カタカナ"),
     ("ｶﾞｿﾘﾝ", "ガソリン"), ("ﾊﾟｿｺﾝ", "パソコン"), ("ﾃﾞｰﾀ", "データ"), ("会議　室", "会議 室"),
 ])

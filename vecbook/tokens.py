@@ -36,11 +36,14 @@ MEMO_WORDS = 200_000  # words whose term each Analysis remembers, at most
 # Scripts written without spaces between words, cut into character bigrams. Han (with its
 # iteration marks), Hiragana, Katakana (full and half width), Hangul (syllables and jamo),
 # Thai, Lao, Khmer and Myanmar. Korean does space its phrases, but a particle sticks to its
-# noun (서울에서 "in Seoul"), so bigrams find the noun inside the phrase.
-SEGMENTED = ("\u0e00-\u0eff\u1000-\u109f\u1100-\u11ff\u1780-\u17ff\u19e0-\u19ff\u2e80-\u2fdf"
+# noun (서울에서 "in Seoul"), so bigrams find the noun inside the phrase. The digits of Thai, Lao,
+# Myanmar and Khmer are left out, as ASCII digits are: a number is one word (๒๕๖๗ is 2567 once its
+# digits fold, not the bigrams 25 56 67, which found no 2567 and matched every 25 and 56).
+SEGMENTED = ("\u0e00-\u0e4f\u0e5a-\u0ecf\u0eda-\u0eff\u1000-\u103f\u104a-\u108f\u109a-\u109f"
+             "\u1100-\u11ff\u1780-\u17df\u17ea-\u17ff\u19e0-\u19ff\u2e80-\u2fdf"
              "\u3005-\u3007\u3021-\u3029\u3038-\u303b\u3040-\u30ff\u3130-\u318f\u31f0-\u31ff\u3400-\u4dbf"
-             "\u4e00-\u9fff\ua960-\ua97f\ua9e0-\ua9ff\uaa60-\uaa7f\uac00-\ud7ff\uf900-\ufaff\uff66-\uffdc"
-             "\U00020000-\U0003134f")
+             "\u4e00-\u9fff\ua960-\ua97f\ua9e0-\ua9ef\ua9fa-\ua9ff\uaa60-\uaa7f\uac00-\ud7ff\uf900-\ufaff"
+             "\uff66-\uffdc\U00020000-\U0003134f")
 SEGMENTED_RE = re.compile(f"[{SEGMENTED}]")
 # Emoji and the pictographs beside them (technical symbols such as ⌘ and ⏰, the miscellaneous
 # symbols and dingbats ☀ ✈ ❤ ✓ ➡, ⭐, and U+1F000-1FAFF), each a word of its own, as Lucene's
