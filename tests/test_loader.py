@@ -295,6 +295,36 @@ def test_a_file_unreadable_last_time_is_read_once_its_permissions_are_fixed(
     assert fixed.problems == [] and fixed.files_read == 1
 
 
+@pytest.mark.parametrize("format_name", ["notes", "markdown"])
+def test_a_file_of_an_added_folder_unreadable_last_time_is_read_once_fixed(
+        write_files: WriteFiles, monkeypatch: pytest.MonkeyPatch, format_name: str) -> None:
+    # An added folder's problems name their collection ("collection 'mine': cannot read file:
+    # ..."): the same file must be tried again as one of the data directory is.
+    import vecbook.exports.base
+    from vecbook.config import CollectionConfig, Config
+
+    root = write_files({"ok.md": "# Ok\nText.", "secret.md": "# Secret\nFixed café notes 日记."})
+    for note in root.iterdir():
+        os.utime(note, (time.time() - 3600, time.time() - 3600))
+    real = vecbook.exports.base._read_file
+
+    def denied(path: Path, limit: int) -> bytes:
+        if path.name == "secret.md":
+            raise PermissionError(13, "Permission denied", str(path))
+        return real(path, limit)
+
+    config = Config(data_directory=None, collections=(
+        CollectionConfig(name="mine", path=root, database_label=str(root), format=format_name),))
+    state = vecbook.sources.SourceState()
+    monkeypatch.setattr(vecbook.exports.base, "_read_file", denied)
+    assert messages(vecbook.sources.load_sources(config, state)) == [
+        "mine/secret.md: collection 'mine': cannot read file: Permission denied"]
+    monkeypatch.setattr(vecbook.exports.base, "_read_file", real)
+    fixed = vecbook.sources.load_sources(config, state)
+    assert sorted({r.file_path for r in fixed.records}) == ["mine/ok.md", "mine/secret.md"]
+    assert fixed.problems == []
+
+
 def test_file_that_vanishes_after_discovery(write_files: WriteFiles) -> None:
     root = write_files({"gone.txt": "Soon deleted."})
     (rel, path), = discover_files(root)[0]

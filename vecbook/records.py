@@ -279,13 +279,15 @@ class Problem:
     def unread(self) -> bool:
         """Whether the file could not be read at all (permission denied, an I/O error): what it
         holds is unknown, so the next read tries it again even when its signature is unchanged."""
-        return self.reason.startswith(CANNOT_READ)
+        return _UNREAD_RE.match(self.reason) is not None
 
 
 # The reason of a file that could not be opened or read. A chmod that fixes it changes neither
 # its size, mtime nor inode (its signature), so a Problem with this reason marks the file to read
 # again (``Problem.unread``) rather than one whose content is known.
 CANNOT_READ = "cannot read file"
+# An added source's problems start with its name (``collection 'notes': cannot read file: ...``).
+_UNREAD_RE = re.compile(f"(?:collection '[^']*': )?{CANNOT_READ}")
 
 # The byte order marks of UTF-16, which Windows PowerShell 5's `>` and Notepad's "Unicode" write:
 # such a note's text is half NUL bytes, and read as UTF-8 it was skipped as a binary file (a
