@@ -814,6 +814,24 @@ def test_unix_times_in_date_columns_are_read_as_dates(tmp_path: Path) -> None:
     assert sorted(hit.id for hit in march) == ["ms:1", "real:1", "s:1", "us:1"]
 
 
+def test_numbers_that_are_no_unix_time_of_a_record_stay_as_written(tmp_path: Path) -> None:
+    # a date-time written in digits (YYYYMMDDhhmmss, YYYYMMDDhhmm) and a time from another epoch
+    # (Chrome's microseconds since 1601) are not read as Unix times of 2611, 1976 or 2393
+    path = tmp_path / "app.db"
+    with sqlite3.connect(path) as db:
+        db.execute("CREATE TABLE notes (id INTEGER PRIMARY KEY, content TEXT, date INTEGER)")
+        db.executemany("INSERT INTO notes VALUES (?, ?, ?)", [
+            (1, "Boiler bought", 20240105123000), (2, "Boiler fixed", 202401051230),
+            (3, "Boiler - Wikipedia", 13355000000000000), (4, "Boiler serviced", 1709300000)])
+    db.close()
+    (tmp_path / "data").mkdir()
+    config = vecbook.load_config(write_config(tmp_path, [{"name": "app", "database": "app.db", "table": "notes"}]))
+    book = vecbook.VecBook(config=config, keyword_only=True, cache_directory=False, dedupe=False)
+    dates = {hit.id: hit.metadata["date"] for hit in book.search("boiler", max_results=20)}
+    assert dates == {"app:1": 20240105123000, "app:2": 202401051230, "app:3": 13355000000000000,
+                     "app:4": "2024-03-01T13:33:20+00:00"}
+
+
 def test_a_unix_time_column_named_date_in_capitals_is_a_date_too(tmp_path: Path) -> None:
     # filters read `Date` as `date` (keys match case-insensitively): so does the reading of times
     path = tmp_path / "app.db"

@@ -13,6 +13,7 @@ import sqlite3
 import time
 from collections import Counter
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -51,6 +52,12 @@ UNIX_TIME_UNITS = ((1e11, 1.0), (1e14, 1e3), (1e17, 1e6), (math.inf, 1e9))
 # A smaller number is no Unix time of a person's records (it would be before March 1973), but a
 # date written as a number: 20240105 (YYYYMMDD) or a year, 2024; such a value is kept as it is.
 UNIX_TIME_FLOOR = 1e8
+# Nor is a number whose reading falls after 2100: a date-time written in digits (20240105123000,
+# YYYYMMDDhhmmss, read as milliseconds, is the year 2611) or a time from another epoch (Chrome's
+# microseconds since 1601, the year 2393). A date-time in digits that reads as the 1970s
+# (202401051230, YYYYMMDDhhmm, is 1976 in milliseconds) is told by its layout (DIGIT_DATE_TIMES).
+UNIX_TIME_CEILING = 4_102_444_800  # 2100-01-01
+DIGIT_DATE_TIMES = {12: "%Y%m%d%H%M", 14: "%Y%m%d%H%M%S"}
 ROW_DATE_KEYS = ("date", "end_date")
 
 
@@ -331,10 +338,25 @@ def _unix_date(value: Any) -> Any:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not UNIX_TIME_FLOOR <= value < math.inf:
         return value
     divisor = next(divisor for bound, divisor in UNIX_TIME_UNITS if value < bound)
+    if value / divisor >= UNIX_TIME_CEILING or _digit_date_time(value):
+        return value
     try:
         return iso(from_timestamp(value / divisor))
     except (OverflowError, OSError, ValueError):
         return value
+
+
+def _digit_date_time(value: int | float) -> bool:
+    """Whether ``value`` is a date-time written in digits (YYYYMMDDhhmm or YYYYMMDDhhmmss) of a
+    year from 1900 to 2099."""
+    digits = str(int(value))
+    if value != int(value) or len(digits) not in DIGIT_DATE_TIMES or not digits.startswith(("19", "20")):
+        return False
+    try:
+        datetime.strptime(digits, DIGIT_DATE_TIMES[len(digits)])
+    except ValueError:
+        return False
+    return True
 
 
 def _row_record(collection: CollectionConfig, row_id: str, content: str, metadata: dict[str, Any]) -> Record:
