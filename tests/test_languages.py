@@ -115,6 +115,24 @@ def test_digits_of_every_script_fold_to_ascii(written: str, typed: str) -> None:
     assert tokenize(written) == tokenize(typed)
 
 
+def test_a_chinese_run_is_cut_without_a_python_step_per_character(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Keyword indexing cuts every record's Chinese, Japanese or Thai runs into units (a character
+    with its marks): the test of each character for a mark or a Hangul jamo, in Python, was a
+    fifth of a Chinese text's indexing; the units must come from a match in C."""
+    from vecbook import tokens
+
+    tokens.tokenize("北京")  # the tables, read once
+    calls = []
+    real = unicodedata.category
+    monkeypatch.setattr(unicodedata, "category", lambda char: calls.append(char) or real(char))
+    text = "我们明天去北京看长城，然后吃烤鸭。" * 100
+    assert tokens._units("北京看长城") == list("北京看长城")
+    assert "长城" in tokenize(text) and calls == []
+    decomposed = unicodedata.normalize("NFD", "서울에서")
+    assert tokens._units(decomposed) == [unicodedata.normalize("NFD", c) for c in "서울에서"]
+    assert tokens._units("ครั้งที่") == ["ค", "รั้", "ง", "ที่"]
+
+
 @pytest.mark.parametrize("written, typed", [
     ("ปี ๒๕๖๗", "ปี 2567"), ("ราคา๑๐๐บาท", "ราคา100บาท"),  # Thai: a Buddhist year, a price inside a run
     ("ປີ ໒໐໒໔", "ປີ 2024"), ("ឆ្នាំ ២០២៤", "ឆ្នាំ 2024"), ("၂၀၂၄ ခုနှစ်", "2024 ခုနှစ်"),  # Lao, Khmer, Myanmar
