@@ -109,6 +109,9 @@ def test_arabic_and_persian_letter_forms_fold_as_lucenes_normalizers_do(written:
     ("الساعة ١٠:٣٠", "الساعة 10:30"),  # Arabic-Indic digits, as Arabic phones type them
     ("ساعت ۱۰ شب", "ساعت 10 شب"), ("ساعت ۱۰", "ساعت ١٠"),  # Persian digits, and the Arabic ones for them
     ("१० बजे", "10 बजे"), ("๑๐ โมง", "10 โมง"), ("১২ টা", "12 টা"),  # Devanagari, Thai, Bengali
+    # beyond the Basic Multilingual Plane: Adlam (Fula phones), Hanifi Rohingya, and the bold digits
+    # of "fancy text" posts
+    ("𞤤𞤢𞤦𞤭 𞥑𞥐", "𞤤𞤢𞤦𞤭 10"), ("𐴱𐴰", "10"), ("𝟏𝟎 𝐭𝐢𝐩𝐬", "10 𝐭𝐢𝐩𝐬"),
 ])
 def test_digits_of_every_script_fold_to_ascii(written: str, typed: str) -> None:
     """A number typed on another keyboard is the same number, as Lucene's decimal digit filter has it."""

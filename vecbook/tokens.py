@@ -93,6 +93,11 @@ _FOLD_TABLE: dict[int, str | None] = {**dict.fromkeys(_FOLDED_MARKS), **{ord(k):
        for code in block if unicodedata.category(chr(code)) == "Nd"}}
 
 
+# The digits above U+FFFF (Adlam, Hanifi Rohingya, the mathematical bold 𝟏𝟎 of "fancy text") are
+# folded by ``fold`` where a word holds such a character: a table of them would scan 1M code points.
+_ASTRAL_RE = re.compile("[\U00010000-\U0010ffff]")
+
+
 # Width folding, as Lucene's CJKWidthFilter and NFKC do it, one character for one (so a text's
 # offsets stay its own): full-width Latin letters, digits and signs (ＡＢＣ, １０) are their
 # ASCII selves, half-width katakana and Hangul (ｶﾀｶﾅ, its ﾞ voicing mark) their full-width
@@ -116,7 +121,10 @@ def fold(word: str) -> str:
     if word.isascii():
         return word.lower()
     decomposed = unicodedata.normalize("NFD", word.lower()).replace("и\u0306", "й")  # й is a letter of its own
-    return unicodedata.normalize("NFC", decomposed.translate(_FOLD_TABLE))
+    folded = decomposed.translate(_FOLD_TABLE)
+    if _ASTRAL_RE.search(folded):  # an emoji, mostly; rarely digits (Adlam, bold 𝟏𝟎) the table leaves out
+        folded = "".join(str(unicodedata.digit(c)) if unicodedata.category(c) == "Nd" else c for c in folded)
+    return unicodedata.normalize("NFC", folded)
 
 
 @lru_cache(maxsize=2)
