@@ -7,8 +7,10 @@ import codecs
 import re
 import sys
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any, Protocol, Sequence
+
+# Re-exported: dates as people write them lived here before they had a module.
+from .written_dates import fromisoformat_310, iso_moment, written_date  # noqa: F401
 
 SEPARATOR = "---"
 # A header key is one word (letter first); the colon must be followed by a
@@ -386,76 +388,6 @@ def read_record_file(data: bytes, file_path: str) -> tuple[list[Record], list[Pr
     problems = [Problem(file_path, bad[0].line, undecoded_reason(bad, "file"), False)] if bad else []
     records, parse_problems = parse_records(text, file_path)
     return records, problems + parse_problems
-
-
-# -- dates as people write them --
-
-_MONTHS = {name: number for number, names in enumerate([
-    ("january", "jan"), ("february", "feb"), ("march", "mar"), ("april", "apr"), ("may",), ("june", "jun"),
-    ("july", "jul"), ("august", "aug"), ("september", "sep", "sept"), ("october", "oct"), ("november", "nov"),
-    ("december", "dec")], 1) for name in names}
-_MONTH = "(" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
-_DAY = r"(\d{1,2})(?:st|nd|rd|th)?\.?"
-_CLOCK = r"(?:,?\s+(?:at\s+)?(\d{1,2}):(\d{2})(?::(\d{2}))?)?"
-_WEEKDAY = r"(?:(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*\.?,?\s+)?"
-# (form, the order its groups give year, month and day in): "March 5, 2024", "5 March 2024",
-# "2024/03/05", "05.03.2024" (a dot: day first everywhere), "5/3/2024" (decided below)
-_WRITTEN_DATES = [
-    (re.compile(rf"^{_WEEKDAY}{_MONTH}\s+{_DAY},?\s+(\d{{4}}){_CLOCK}$", re.I), "mdy"),
-    (re.compile(rf"^{_WEEKDAY}{_DAY}\s+{_MONTH},?\s+(\d{{4}}){_CLOCK}$", re.I), "dmy"),
-    (re.compile(rf"^(\d{{4}})[/.](\d{{1,2}})[/.](\d{{1,2}}){_CLOCK}$"), "ymd"),
-    (re.compile(rf"^(\d{{1,2}})\.\s?(\d{{1,2}})\.\s?(\d{{4}}){_CLOCK}$"), "dmy"),
-    (re.compile(rf"^(\d{{1,2}})[/-](\d{{1,2}})[/-](\d{{4}}){_CLOCK}$"), "dmy or mdy"),
-]
-_ISO_DAY = re.compile(r"^\d{4}-\d{2}-\d{2}")  # what filters and recency read: "2024-03-05 (Tuesday)" too
-
-
-_FRACTION = re.compile(r"(?<=:\d\d)\.(\d+)")  # seconds' fraction, of any number of digits
-_BASIC_OFFSET = re.compile(r"(?<=\d)([+-]\d\d)(\d\d)$")  # an offset without its colon: +0100
-
-
-def iso_moment(text: str) -> datetime:
-    """``datetime.fromisoformat`` as Python 3.11 reads it, on Python 3.10 too (ValueError if it
-    is no ISO 8601 date or date-time): 3.10 reads only a fraction of a second of 3 or 6 digits and
-    no ``Z``, and exports write others (DiscordChatExporter: ``10:00:44.21+00:00``, .NET's
-    ``.4360000``), so their messages were undated there."""
-    return datetime.fromisoformat(fromisoformat_310(text.strip()))
-
-
-def fromisoformat_310(text: str) -> str:
-    """``text`` in the form Python 3.10's ``fromisoformat`` reads: ``Z`` as ``+00:00``, ``+0100``
-    as ``+01:00``, the fraction of a second as 6 digits (cut past 6, as 3.11 does)."""
-    if text[-1:] in ("Z", "z"):
-        text = text[:-1] + "+00:00"
-    text = _BASIC_OFFSET.sub(r"\1:\2", text)
-    return _FRACTION.sub(lambda found: "." + (found.group(1) + "00000")[:6], text, count=1)
-
-
-def written_date(value: str) -> str | None:
-    """``value`` as an ISO 8601 date (with its time where it has one) when it is a date as people
-    write it and says which day it is: "March 5, 2024", "Tue, 5th March 2024 10:30", "2024/03/05",
-    "05.03.2024" (a dot: day first), "25/03/2024" (a field past 12), "05/05/2024"; text that starts
-    with an ISO date as it is; None for anything else ("05/03/2024" could be either day)."""
-    text = value.strip()
-    if _ISO_DAY.match(text):
-        return text
-    for form, order in _WRITTEN_DATES:
-        found = form.match(text)
-        if found is None:
-            continue
-        a, b, c, *clock = found.groups()
-        if order == "dmy or mdy":
-            if a != b and (int(a) > 12) == (int(b) > 12):
-                return None  # two readings, two days (or none)
-            order = "dmy" if int(a) > 12 else "mdy"
-        year, month, day = {"mdy": (c, a, b), "dmy": (c, b, a), "ymd": (a, b, c)}[order]
-        try:
-            moment = datetime(int(year), _MONTHS.get(month.lower()) or int(month), int(day),
-                              *(int(v or 0) for v in clock))
-        except ValueError:
-            return None
-        return moment.isoformat() if clock[0] else moment.date().isoformat()
-    return None
 
 
 def _parse_block(block: list[str], first: int, file_path: str,
