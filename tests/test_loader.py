@@ -191,6 +191,20 @@ def test_a_binary_file_named_md_is_skipped_as_a_text_file_is(write_files: WriteF
     assert messages(report) == ["photo.md: binary file (it holds NUL bytes) skipped"]
 
 
+def test_a_note_padded_with_nul_bytes_at_its_end_is_still_read(write_files: WriteFiles) -> None:
+    # A crash or an interrupted sync can leave a file's last blocks as zeros (its size written,
+    # its data not): the text before them is the note, not a binary file. A file of NULs alone,
+    # or one with a NUL before its text ends, is binary as before.
+    root = write_files({"trip.md": b"# Trip\nThe ferry to Hydra leaves at 7.\n\0\0\0\0",
+                        "log.txt": "The ferry to Hydra leaves at 7.\n".encode() + b"\0" * 4096,
+                        "zeros.md": b"\0" * 4096, "photo.md": b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR ferry\n"})
+    report = load_directory(root)
+    assert sorted(r.file_path for r in report.records) == ["log.txt", "trip.md"]
+    assert all("\0" not in r.text for r in report.records) and all("Hydra" in r.text for r in report.records)
+    assert messages(report) == ["photo.md: binary file (it holds NUL bytes) skipped",
+                                "zeros.md: binary file (it holds NUL bytes) skipped"]
+
+
 def test_a_text_file_in_latin1_is_one_warning_that_says_what_to_do(write_files: WriteFiles) -> None:
     # An old Windows journal: every line with an accent holds a byte that is not UTF-8. One WARN
     # a line was hundreds of lines on stderr, none saying how to get the letters back.

@@ -366,8 +366,16 @@ BINARY_REASON = "binary file (it holds NUL bytes) skipped"
 
 
 def is_binary(data: bytes) -> bool:
-    """Whether a file's ``data`` holds NUL bytes (UTF-16's are text): no note, but a picture or a program."""
-    return b"\x00" in data and utf16_encoding(data) is None
+    """Whether a file's ``data`` holds NUL bytes (UTF-16's are text) before its end or only them:
+    no note, but a picture or a program. NULs after the text are padding (``without_padding``)."""
+    return b"\x00" in data and utf16_encoding(data) is None and (
+        data.startswith(b"\x00") or b"\x00" in data.rstrip(b"\x00"))
+
+
+def without_padding(data: bytes) -> bytes:
+    """A text file's ``data`` without the NUL bytes after its text: a crash or an interrupted sync
+    can leave a file's last blocks as zeros (its size written, its data not). UTF-16 as it is."""
+    return data if not data.endswith(b"\x00") or utf16_encoding(data) is not None else data.rstrip(b"\x00")
 
 
 def undecoded_reason(bad: list[Problem], thing: str) -> str:
@@ -384,7 +392,7 @@ def read_record_file(data: bytes, file_path: str) -> tuple[list[Record], list[Pr
     the rest decoded (``decode_text``) and parsed (``parse_records``); problems, never exceptions."""
     if is_binary(data):
         return [], [Problem(file_path, None, BINARY_REASON)]
-    text, bad = decode_text(data, file_path)
+    text, bad = decode_text(without_padding(data), file_path)
     problems = [Problem(file_path, bad[0].line, undecoded_reason(bad, "file"), False)] if bad else []
     records, parse_problems = parse_records(text, file_path)
     return records, problems + parse_problems

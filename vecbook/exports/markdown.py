@@ -13,7 +13,7 @@ from datetime import date, datetime
 from typing import Any, Iterator
 
 from ..records import (BINARY_REASON, DATE_KEYS, Record, date_value, decode_text, is_binary, undecoded_reason,
-                       utf16_encoding)
+                       utf16_encoding, without_padding)
 from .base import Export, ExportFile, export_record, iso
 from . import notion
 from .joplin import TIME_KEYS, epoch_time, raw_item
@@ -103,7 +103,7 @@ def _records(export: Export, file: ExportFile) -> Iterator[Record]:
     if is_binary(data):  # a picture or a program under a .md name: no note, as no .txt is
         export.warn(file, None, BINARY_REASON)
         return
-    text, bad = decode_text(data, file.label)
+    text, bad = decode_text(without_padding(data), file.label)
     if bad:  # (a note in Latin-1 or Windows-1252: its accents are lost, say where)
         export.warn(file, bad[0].line, undecoded_reason(bad, "note"), skipped=False)
     lines = [line.rstrip("\r") for line in text.split("\n")]
