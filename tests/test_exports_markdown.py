@@ -216,6 +216,8 @@ def test_a_vault_with_a_binary_file_under_a_note_s_name_is_still_a_vault(tmp_pat
     (tmp_path / "b.md").write_text("# Plans\nVisit Kyoto.\n", encoding="utf-8")
     (tmp_path / "c.md").write_text("Grocery list\n", encoding="utf-16")  # Notepad's "Unicode": text all the same
     assert detect_format(collection(tmp_path)) == "markdown"
+    (tmp_path / "c.md").write_bytes(b"Grocery list\n" + b"\x00" * 512)  # padded by a crash: text too
+    assert markdown.detect(Export("vault", tmp_path, str(tmp_path)))
     (tmp_path / "b.md").write_bytes(b"\x00\x01")
     assert not markdown.detect(Export("vault", tmp_path, str(tmp_path)))  # mostly not text: no vault
 

@@ -13,7 +13,7 @@ from datetime import date, datetime
 from typing import Any, Iterator
 
 from ..records import (BINARY_REASON, DATE_KEYS, Record, date_value, decode_text, is_binary, undecoded_reason,
-                       utf16_encoding, without_padding)
+                       without_padding)
 from .base import Export, ExportFile, export_record, iso
 from . import notion
 from .joplin import TIME_KEYS, epoch_time, raw_item
@@ -55,7 +55,7 @@ def detect(export: Export) -> bool:
     files = [f for f in export.files() if not _hidden(f.rel) and not f.name.lower().endswith(ATTACHMENTS)]
     notes = [f for f in files if _is_note(f)]
     # Most of the first notes are text: one picture saved under a .md name does not unmake a vault.
-    text = sum(b"\0" not in n.head(4096) or utf16_encoding(n.head(4096)) is not None for n in notes[:5])
+    text = sum(not is_binary(n.head(4096)) for n in notes[:5])  # UTF-16 and NUL padding are text
     return bool(notes) and 2 * len(notes) >= len(files) and 2 * text > len(notes[:5])
 
 
