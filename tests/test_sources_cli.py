@@ -442,6 +442,22 @@ def test_a_database_locked_past_the_wait_is_refused_with_what_to_do(
     assert not user_config.exists()
 
 
+def test_a_lock_taken_between_listing_the_tables_and_reading_the_key_is_the_same_refusal(
+        home: Path, user_config: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    database = home / "app.db"
+    with sqlite3.connect(database) as connection:
+        connection.executescript("CREATE TABLE kv(k TEXT PRIMARY KEY, v TEXT) WITHOUT ROWID;")
+    connection.close()
+
+    def locked(*_: object) -> str:
+        raise sqlite3.OperationalError("database is locked")
+    monkeypatch.setattr(vecbook.registry, "row_key", locked)
+    code, _, err = run(capsys, "add", str(database), "--table", "kv", "--text-column", "v")
+    assert code == 2 and err.startswith(f"vecbook: error: cannot read the SQLite database {database}: database is "
+                                        "locked: another program is writing to it"), err
+    assert not user_config.exists()
+
+
 def test_a_view_without_an_id_column_is_refused_with_what_to_do(
         home: Path, user_config: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # a view's rows have no rowid (SQLite gives NULL): every row would share one id

@@ -318,8 +318,7 @@ def sqlite_table(path: Path, table: str | None, text_column: str | None) -> tupl
         finally:
             connection.close()
     except (sqlite3.Error, OSError) as exc:
-        message = sqlite_ro.busy(str(exc)) if str(exc) in BUSY_MESSAGES else str(exc)
-        raise ConfigError(f"cannot read the SQLite database {path}: {message}") from None
+        raise _unreadable_database(path, exc) from None
     listing = "; ".join(f"{n} ({', '.join(c)})" for n, c in columns.items()) or "none"
     if table is None:
         fitting = [n for n, c in columns.items() if {"id", "content"} <= {x.lower() for x in c}]
@@ -348,12 +347,22 @@ def sqlite_table(path: Path, table: str | None, text_column: str | None) -> tupl
 
 
 def _row_key(path: Path, table: str) -> str | None:
-    """``sqlite_ro.row_key`` of ``table`` in the database at ``path``."""
-    connection = open_readonly(path)
+    """``sqlite_ro.row_key`` of ``table`` in the database at ``path``; a read that fails (a lock
+    taken since the tables were listed) is the same ConfigError as that listing's."""
     try:
-        return row_key(connection, table)
-    finally:
-        connection.close()
+        connection = open_readonly(path)
+        try:
+            return row_key(connection, table)
+        finally:
+            connection.close()
+    except (sqlite3.Error, OSError) as exc:
+        raise _unreadable_database(path, exc) from None
+
+
+def _unreadable_database(path: Path, exc: Exception) -> ConfigError:
+    """The error of a database ``add`` cannot read, a lock held past the wait said with what to do."""
+    message = sqlite_ro.busy(str(exc)) if str(exc) in BUSY_MESSAGES else str(exc)
+    return ConfigError(f"cannot read the SQLite database {path}: {message}")
 
 
 def _quoted(identifier: str) -> str:
