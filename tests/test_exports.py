@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import re
 import zipfile
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -107,6 +109,53 @@ def test_a_member_lying_about_its_size_stops_at_the_limit(tmp_path: Path, monkey
     member.size = 10  # as a forged header would claim
     with pytest.raises(ValueError, match="limit"):
         member.read_bytes(limit=100)
+
+
+def _damaged_zip(path: Path) -> None:
+    """A zip whose member's compressed bytes are garbled (a bad disk, a broken transfer)."""
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("WhatsApp Chat with Ana.txt", "[3/14/24, 9:05 AM] Ana: the kayak leaks\n" * 50)
+    data = bytearray(path.read_bytes())
+    for i in range(60, 70):  # inside the member's compressed bytes, after its 56-byte header
+        data[i] ^= 0x55
+    path.write_bytes(bytes(data))
+
+
+def _encrypted_zip(path: Path) -> None:
+    """A password-protected zip: its member's general-purpose flag has the encryption bit."""
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("WhatsApp Chat with Ana.txt", "[3/14/24, 9:05 AM] Ana: hi\n")
+    data = bytearray(path.read_bytes())
+    data[6] |= 1  # the local header's flag
+    central = data.index(b"PK\x01\x02")
+    data[central + 8] |= 1  # the central directory's flag, which zipfile reads
+    path.write_bytes(bytes(data))
+
+
+@pytest.mark.parametrize("make, why", [
+    (lambda p: p.write_bytes(b"PK\x03\x04" + b"\x00" * 40), "cannot read zip archive: File is not a zip file "
+     "(a download cut short, or a damaged file: download or export it again)"),
+    (lambda p: zipfile.ZipFile(p, "w").close(), "the zip archive is empty"),
+    (_damaged_zip, "cannot read x.zip!/WhatsApp Chat with Ana.txt: the archive is damaged (Error -3 while "
+     "decompressing data: "),
+    (_encrypted_zip, "x.zip!/WhatsApp Chat with Ana.txt is encrypted (the zip has a password), which VecBook does "
+     "not read: unzip it with its password and add the folder"),
+])
+def test_a_zip_that_cannot_be_read_says_why_rather_than_no_format(tmp_path: Path, make: Any, why: str) -> None:
+    path = tmp_path / "x.zip"
+    make(path)
+    with pytest.raises(vecbook.ConfigError, match=re.escape(f"cannot tell the format of {path}: {why}")):
+        detect_format(export_collection(path))
+
+
+@pytest.mark.parametrize("name, kind", [("chat.tar.gz", ".tar.gz"), ("Takeout.tgz", ".tgz"), ("chat.7z", ".7z"),
+                                        ("chat.rar", ".rar"), ("chat.tar", ".tar")])
+def test_an_archive_of_another_kind_is_named_with_what_to_do(tmp_path: Path, name: str, kind: str) -> None:
+    (tmp_path / name).write_bytes(b"\x1f\x8b\x08\x00" + b"\x00" * 40)
+    with pytest.raises(vecbook.ConfigError, match=re.escape(
+            f"it is a {kind} archive, which VecBook does not read: unpack it and add the folder it holds "
+            f"(a .zip is read as it is)")):
+        detect_format(export_collection(tmp_path / name))
 
 
 # -- detection and loading --

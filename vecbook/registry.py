@@ -26,7 +26,7 @@ from .config import (
     did_you_mean,
     load_config,
 )
-from .exports import FORMATS, format_list, html_export, open_export, reader, recognising_formats
+from .exports import FORMATS, format_list, open_export, reader, recognising_formats, why_unrecognised
 from .exports.notes import describe_kinds, holds_notes
 from .records import Problem, Record
 from .snippets import date_days
@@ -288,8 +288,8 @@ def choose_format(path: Path, name: str, wanted: str | None) -> str:
         return SQLITE
     if path.suffix.lower() == ".txt":
         return "text"  # .txt records, as in the data directory
-    html = html_export(open_export(CollectionConfig(name=name, path=path, database_label=str(path))))
-    if html is not None:  # a chat app's HTML export: --format would not help, the JSON export would
+    html = why_unrecognised(open_export(CollectionConfig(name=name, path=path, database_label=str(path))))
+    if html is not None:  # an archive it cannot open, a chat app's HTML export: --format would not help
         raise ConfigError(f"cannot tell what {path} is: {html}")
     raise ConfigError(f"cannot tell what {path} is: no format recognises it; pass --format ({choices})")
 

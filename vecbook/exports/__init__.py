@@ -14,7 +14,7 @@ from typing import Any
 
 from ..config import CollectionConfig, ConfigError, did_you_mean
 from ..records import Problem, Record
-from .base import Export
+from .base import ENCRYPTED, Export
 
 log = logging.getLogger("vecbook")
 
@@ -55,6 +55,45 @@ HTML_EXPORTS = (
     (re.compile(r"(?:^|/)message_\d+\.html$"), b"<html",
      "Facebook's (or Instagram's) HTML download", "request your messages again choosing Format: JSON"),
 )
+
+
+# Archives of other kinds, which VecBook does not open (a .zip is read in memory as it is):
+# named, with what to do, where no format recognises one.
+OTHER_ARCHIVES = (".tar.gz", ".tar.bz2", ".tar.xz", ".tgz", ".tar", ".7z", ".rar", ".gz", ".bz2", ".xz")
+
+
+def why_unrecognised(export: Export) -> str | None:
+    """Why no format recognises the export, where VecBook can tell: an archive of another kind
+    (.tar.gz, .7z...), a zip it cannot open (cut short, damaged, empty, password-protected), or
+    a chat app's HTML export; None when it is simply no format VecBook reads."""
+    return _other_archive(export) or _unreadable_zip(export) or html_export(export)
+
+
+def _other_archive(export: Export) -> str | None:
+    name = export.path.name.lower()
+    kind = next((suffix for suffix in OTHER_ARCHIVES if name.endswith(suffix)), None)
+    if kind is None or not export.path.is_file():
+        return None
+    return f"it is a {kind} archive, which VecBook does not read: unpack it and add the folder it holds " \
+           f"(a .zip is read as it is)"
+
+
+def _unreadable_zip(export: Export) -> str | None:
+    """The first fault of a zip in the export: the archive itself (its listing's WARN), an empty
+    zip given alone, or a member no read could open (asked only once no format recognised it)."""
+    files = export.files()
+    for problem in export.problems:
+        if "zip archive" in problem.reason:
+            return problem.reason.removeprefix(export.problem_prefix)
+    if not files and export.path.is_file() and export.path.suffix.lower() == ".zip":
+        return "the zip archive is empty"
+    for file in files:
+        if "!/" not in file.rel or file.head(1) or file.fault is None:
+            continue
+        if file.fault.startswith(ENCRYPTED):
+            return f"{file.rel} is {file.fault}"
+        return f"cannot read {file.rel}: {file.fault}"
+    return None
 
 
 def html_export(export: Export) -> str | None:
@@ -107,7 +146,7 @@ def detect_format(collection: CollectionConfig) -> str | None:
     matches = recognising_formats(collection)
     if len(matches) == 1:
         return matches[0]
-    html = None if matches else html_export(open_export(collection))
+    html = None if matches else why_unrecognised(open_export(collection))
     if html is not None:
         raise ConfigError(f"{where}: cannot tell the format of {collection.path}: {html}")
     found = f"it looks like {' and '.join(matches)}" if matches else "no format recognises it"
@@ -165,7 +204,7 @@ def _why_nothing(export: Export, forced: str | None) -> str:
     if forced is not None and not detects(forced, export):
         others = [name for name in FORMATS if name != forced and detects(name, export)]
         looks = f"it looks like {' or '.join(others)}: name that format, or none (VecBook tells it by its content)" \
-            if others else (html_export(export) or "no format VecBook reads recognises it")
+            if others else (why_unrecognised(export) or "no format VecBook reads recognises it")
         return f"not a {forced} export ({FORMATS[forced][1]}); {looks}"
     found = [p.reason.split(": ", 1)[-1] for p in export.problems]
     return f"{found[0]}" if found else f"no {export.format} messages or items found in it"

@@ -20,6 +20,7 @@ import math
 import os
 import threading
 import zipfile
+import zlib
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -47,6 +48,8 @@ MAX_WINDOW_WORDS = 200
 HEAD_BYTES = 65_536
 # Files never read inside an export: OS litter, not content.
 IGNORED_NAMES = frozenset({".DS_Store", "Thumbs.db", "desktop.ini"})
+# Why a password-protected zip member is not read (VecBook never asks for passwords).
+ENCRYPTED = "encrypted (the zip has a password), which VecBook does not read"
 
 
 @dataclass
@@ -60,6 +63,9 @@ class ExportFile:
     path: Path | None = None  # the file on disk, when it is not a zip member
     # Its first HEAD_BYTES, kept once ``keep_head`` read them (a file many detectors look at)
     _head: bytes | None = field(default=None, repr=False, compare=False)
+    # Why ``head`` could not read it (an encrypted or damaged zip member), to say so when no
+    # format recognises the export: None while every read worked
+    fault: str | None = field(default=None, repr=False, compare=False)
 
     def keep_head(self) -> None:
         """Read the first HEAD_BYTES once for every ``head`` after (and the whole of a small file)."""
@@ -88,7 +94,8 @@ class ExportFile:
             return self._head[:size]
         try:
             return self._read(size)[:size]
-        except (OSError, ValueError, zipfile.BadZipFile):
+        except (OSError, ValueError) as exc:
+            self.fault = str(exc)
             return b""
 
     def read_text(self) -> str:
@@ -193,7 +200,8 @@ class Export:
             self.warn(self._label(rel), None, f"{CANNOT_READ}: {exc.strerror or exc}")
             return
         except (zipfile.BadZipFile, ValueError) as exc:
-            self.warn(self._label(rel), None, f"cannot read zip archive: {exc}")
+            self.warn(self._label(rel), None, f"cannot read zip archive: {exc} (a download cut short, or a "
+                                              f"damaged file: download or export it again)")
             return
         total = sum(m.file_size for m in members)
         if total > MAX_ZIP_TOTAL_BYTES:
@@ -261,8 +269,13 @@ def _read_file(path: Path, limit: int) -> bytes:
 def _read_member(archive: zipfile.ZipFile, member: zipfile.ZipInfo, limit: int, budget: list[int]) -> bytes:
     """A zip member's bytes, stopping at ``limit`` and at what is left of the archive's budget."""
     allowed = min(limit, budget[0] + 1)
-    with archive.open(member) as handle:
-        data = handle.read(allowed)
+    if member.flag_bits & 0x1:  # zipfile would ask for the password (a RuntimeError)
+        raise ValueError(f"{ENCRYPTED}: unzip it with its password and add the folder")
+    try:
+        with archive.open(member) as handle:
+            data = handle.read(allowed)
+    except (zipfile.BadZipFile, zlib.error, EOFError) as exc:  # garbled bytes, a bad CRC, a cut-short member
+        raise ValueError(f"the archive is damaged ({exc}): download or export it again") from None
     budget[0] -= len(data)
     if budget[0] < 0:
         raise ValueError(f"the archive expands past the {MAX_ZIP_TOTAL_BYTES:,}-byte limit (a zip bomb?)")
