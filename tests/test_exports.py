@@ -92,6 +92,32 @@ def test_zip_members_are_cited_inside_the_archive(tmp_path: Path) -> None:
     assert export.files()[0].read_bytes() == b"[]"
 
 
+def _zip_with_raw_names(path: Path, names: list[str], utf8_flag: bool) -> None:
+    """A zip whose member names are UTF-8 bytes, with or without the UTF-8 flag (bit 11): Info-ZIP
+    on Linux and many other tools write UTF-8 names and leave the flag unset."""
+    with zipfile.ZipFile(path, "w") as archive:
+        for name in names:
+            archive.writestr(name, "x")
+    data = bytearray(path.read_bytes())
+    if not utf8_flag:
+        at = 0
+        while (at := data.find(b"PK\x03\x04", at)) >= 0:
+            data[at + 7] &= ~0x08
+            at += 4
+        at = 0
+        while (at := data.find(b"PK\x01\x02", at)) >= 0:
+            data[at + 9] &= ~0x08
+            at += 4
+    path.write_bytes(bytes(data))
+
+
+def test_a_utf8_member_name_without_the_utf8_flag_is_read_as_utf8(tmp_path: Path) -> None:
+    names = ["WhatsApp Chat with Семья.txt", "家族/メモ.txt", "café.txt"]
+    _zip_with_raw_names(tmp_path / "x.zip", names, utf8_flag=False)
+    assert sorted(f.rel for f in Export("x", tmp_path / "x.zip", "x.zip").files()) == sorted(
+        f"x.zip!/{name}" for name in names)  # zipfile alone reads them as cp437: 'WhatsApp Chat with ╨í╨╡╨╝╤î╤Å.txt'
+
+
 def test_a_zip_bomb_is_refused_with_a_warning(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(vecbook.exports.base, "MAX_ZIP_TOTAL_BYTES", 1000)
     with zipfile.ZipFile(tmp_path / "bomb.zip", "w", compression=zipfile.ZIP_DEFLATED) as archive:

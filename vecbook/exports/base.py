@@ -209,16 +209,32 @@ class Export:
                                               f"over the {MAX_ZIP_TOTAL_BYTES:,}-byte limit (a zip bomb?)")
             return
         budget = [MAX_ZIP_TOTAL_BYTES]
-        for member in sorted(members, key=lambda m: m.filename):
-            name = member.filename.rsplit("/", 1)[-1]
-            if name in IGNORED_NAMES or member.filename.startswith("__MACOSX/"):
+        for member in sorted(members, key=member_name):
+            inside = member_name(member)
+            name = inside.rsplit("/", 1)[-1]
+            if name in IGNORED_NAMES or inside.startswith("__MACOSX/"):
                 continue
-            member_rel = f"{rel}!/{member.filename}"
+            member_rel = f"{rel}!/{inside}"
             yield ExportFile(member_rel, self._label(member_rel), member.file_size,
                              lambda limit, m=member: _read_member(archive, m, limit, budget))
 
     def _label(self, rel: str) -> str:
         return f"{self.label_prefix}{rel}"
+
+
+def member_name(member: zipfile.ZipInfo) -> str:
+    """A zip member's path as the tool that made the zip wrote it. A name without the UTF-8 flag
+    is cp437 by the zip spec, and zipfile reads it so; but Info-ZIP on Linux, macOS's tools and
+    others write UTF-8 names without the flag, which cp437 turns into 'Chat with ╨í╨╡╨╝╤î╤Å'
+    (a WhatsApp conversation named that, a citation no one can find). Bytes that are valid
+    UTF-8 are read as UTF-8 (cp437 text with accents almost never is); others stay cp437."""
+    name = member.filename
+    if member.flag_bits & 0x800 or name.isascii():
+        return name
+    try:
+        return name.encode("cp437").decode("utf-8")
+    except (UnicodeEncodeError, UnicodeDecodeError):
+        return name
 
 
 def readable_path(rel: str) -> str:
