@@ -377,6 +377,20 @@ def test_reading_never_writes_into_the_export(tmp_path: Path) -> None:
     assert archive.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == ["export.zip", "src"]
 
 
+def test_a_zip_made_with_backslashes_reads_like_its_folder(tmp_path: Path) -> None:
+    """Windows tools (PowerShell 5's Compress-Archive, older .NET) write member paths with
+    backslashes, which the zip spec forbids and every unzip reads as folders."""
+    source = small_export(tmp_path / "src")
+    with zipfile.ZipFile(tmp_path / "export.zip", "w") as zipped:
+        for path in sorted(source.rglob("*.json")):
+            zipped.writestr(str(path.relative_to(source)).replace("/", "\\"), path.read_bytes())
+    assert detect_format(collection(tmp_path / "export.zip")) == "slack"
+    records, problems = load(tmp_path / "export.zip")
+    folder, _ = load(source)
+    assert problems == [] and [r.text for r in records] == [r.text for r in folder]
+    assert all("\\" not in r.citation and r.citation.startswith("slack/export.zip!/") for r in records)
+
+
 # -- detection --
 
 @pytest.mark.parametrize("root", [CLASSIC, CURRENT, SLACK, SLACK / "slackdump_source_export.zip",

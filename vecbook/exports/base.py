@@ -212,7 +212,7 @@ class Export:
         for member in sorted(members, key=member_name):
             inside = member_name(member)
             name = inside.rsplit("/", 1)[-1]
-            if name in IGNORED_NAMES or inside.startswith("__MACOSX/"):
+            if not name or name in IGNORED_NAMES or inside.startswith("__MACOSX/"):  # (no name: a folder)
                 continue
             member_rel = f"{rel}!/{inside}"
             yield ExportFile(member_rel, self._label(member_rel), member.file_size,
@@ -227,14 +227,17 @@ def member_name(member: zipfile.ZipInfo) -> str:
     is cp437 by the zip spec, and zipfile reads it so; but Info-ZIP on Linux, macOS's tools and
     others write UTF-8 names without the flag, which cp437 turns into 'Chat with ╨í╨╡╨╝╤î╤Å'
     (a WhatsApp conversation named that, a citation no one can find). Bytes that are valid
-    UTF-8 are read as UTF-8 (cp437 text with accents almost never is); others stay cp437."""
+    UTF-8 are read as UTF-8 (cp437 text with accents almost never is); others stay cp437.
+    Backslashes are folders, as every unzip reads them: Windows tools (PowerShell 5's
+    Compress-Archive) write ``general\\2024-03-01.json``, which the spec forbids and no name
+    on Windows can hold."""
     name = member.filename
-    if member.flag_bits & 0x800 or name.isascii():
-        return name
-    try:
-        return name.encode("cp437").decode("utf-8")
-    except (UnicodeEncodeError, UnicodeDecodeError):
-        return name
+    if not (member.flag_bits & 0x800 or name.isascii()):
+        try:
+            name = name.encode("cp437").decode("utf-8")
+        except (UnicodeEncodeError, UnicodeDecodeError):
+            pass
+    return name.replace("\\", "/")
 
 
 def readable_path(rel: str) -> str:
