@@ -118,6 +118,27 @@ def test_a_utf8_member_name_without_the_utf8_flag_is_read_as_utf8(tmp_path: Path
         f"x.zip!/{name}" for name in names)  # zipfile alone reads them as cp437: 'WhatsApp Chat with ╨í╨╡╨╝╤î╤Å.txt'
 
 
+APPLE_DOUBLE = b"\x00\x05\x16\x07\x00\x02\x00\x00Mac OS X        " + b"\x00" * 60
+
+
+def test_macos_appledouble_files_are_litter_in_folders_and_zips(tmp_path: Path) -> None:
+    """macOS writes a '._' AppleDouble file beside each file it copies to a USB stick (FAT,
+    exFAT) or a share, and into zips made from such a folder: binary metadata, never content
+    (a vault held 76 of them, each a 'binary file' WARN)."""
+    vault = tmp_path / "vault"
+    (vault / "Trips").mkdir(parents=True)
+    (vault / "Trips" / "Kyoto.md").write_text("# Kyoto\nTemples.\n")
+    (vault / "Trips" / "._Kyoto.md").write_bytes(APPLE_DOUBLE)
+    (vault / "._Trips").write_bytes(APPLE_DOUBLE)
+    with zipfile.ZipFile(tmp_path / "vault.zip", "w") as archive:
+        for path in sorted(vault.rglob("*")):
+            archive.write(path, path.relative_to(vault).as_posix())
+    assert [f.rel for f in Export("x", vault, "vault").files()] == ["Trips/Kyoto.md"]
+    assert [f.rel for f in Export("x", tmp_path / "vault.zip", "vault.zip").files()] == ["vault.zip!/Trips/Kyoto.md"]
+    records, problems, _ = load_export(export_collection(tmp_path / "vault.zip", fmt="markdown"))
+    assert problems == [] and [r.text for r in records] == ["# Kyoto\nTemples."]
+
+
 def test_a_zip_bomb_is_refused_with_a_warning(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(vecbook.exports.base, "MAX_ZIP_TOTAL_BYTES", 1000)
     with zipfile.ZipFile(tmp_path / "bomb.zip", "w", compression=zipfile.ZIP_DEFLATED) as archive:

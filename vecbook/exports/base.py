@@ -48,6 +48,9 @@ MAX_WINDOW_WORDS = 200
 HEAD_BYTES = 65_536
 # Files never read inside an export: OS litter, not content.
 IGNORED_NAMES = frozenset({".DS_Store", "Thumbs.db", "desktop.ini"})
+# macOS's AppleDouble files ("._Kyoto.md", binary metadata): written beside each file copied to
+# a FAT or exFAT drive or a share, and zipped with such a folder. Litter as well.
+APPLE_DOUBLE_PREFIX = "._"
 # Why a password-protected zip member is not read (VecBook never asks for passwords).
 ENCRYPTED = "encrypted (the zip has a password), which VecBook does not read"
 
@@ -176,7 +179,7 @@ class Export:
             for name in sorted(names):
                 path = Path(folder, name)
                 rel = inside + readable_path(path.relative_to(self.path).as_posix())
-                if name not in IGNORED_NAMES:
+                if not is_litter(name):
                     yield from self._expand(path, rel)
 
     def _expand(self, path: Path, rel: str) -> Iterator[ExportFile]:
@@ -212,7 +215,7 @@ class Export:
         for member in sorted(members, key=member_name):
             inside = member_name(member)
             name = inside.rsplit("/", 1)[-1]
-            if not name or name in IGNORED_NAMES or inside.startswith("__MACOSX/"):  # (no name: a folder)
+            if not name or is_litter(name) or inside.startswith("__MACOSX/"):  # (no name: a folder)
                 continue
             member_rel = f"{rel}!/{inside}"
             yield ExportFile(member_rel, self._label(member_rel), member.file_size,
@@ -220,6 +223,11 @@ class Export:
 
     def _label(self, rel: str) -> str:
         return f"{self.label_prefix}{rel}"
+
+
+def is_litter(name: str) -> bool:
+    """Whether a file so named is the OS's, not the export's: never read, never counted."""
+    return name in IGNORED_NAMES or name.startswith(APPLE_DOUBLE_PREFIX)
 
 
 def member_name(member: zipfile.ZipInfo) -> str:
