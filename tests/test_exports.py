@@ -139,6 +139,38 @@ def test_macos_appledouble_files_are_litter_in_folders_and_zips(tmp_path: Path) 
     assert problems == [] and [r.text for r in records] == ["# Kyoto\nTemples."]
 
 
+def test_a_zip_inside_a_zip_is_read_in_memory_too(tmp_path: Path) -> None:
+    """An export zipped again (a WhatsApp '.zip' sent on in an 'Exports.zip', a Takeout folder
+    of zips zipped for a backup): its members are cited through both archives."""
+    inner = tmp_path / "inner.zip"
+    with zipfile.ZipFile(inner, "w") as archive:
+        archive.writestr("_chat.txt", "[14/03/2024, 09:05:12] Ana: the kayak leaks\n")
+    with zipfile.ZipFile(tmp_path / "Exports.zip", "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        archive.write(inner, "Chats/WhatsApp Chat - Ana.zip")
+    inner.unlink()
+    before = (tmp_path / "Exports.zip").read_bytes()
+    assert detect_format(export_collection(tmp_path / "Exports.zip")) == "whatsapp"
+    records, problems, _ = load_export(export_collection(tmp_path / "Exports.zip", fmt="whatsapp"))
+    assert problems == [] and [r.citation for r in records] == [
+        "chats/Exports.zip!/Chats/WhatsApp Chat - Ana.zip!/_chat.txt:1-1"]
+    assert records[0].metadata["conversation"] == "Ana"
+    assert (tmp_path / "Exports.zip").read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == [
+        "Exports.zip"]  # nothing extracted
+
+
+def test_zips_nested_past_two_deep_are_a_warning(tmp_path: Path) -> None:
+    data = b"x"
+    for depth in range(4):
+        path = tmp_path / f"z{depth}.zip"
+        with zipfile.ZipFile(path, "w") as archive:
+            archive.writestr(f"z{depth - 1}.zip" if depth else "a.txt", data)
+        data = path.read_bytes()
+    export = Export("x", tmp_path / "z3.zip", "z3.zip")
+    assert export.files() == []
+    assert [p.reason for p in export.problems] == [
+        "collection 'x': zip archive not opened: zips nested more than 2 deep (a zip bomb?)"]
+
+
 def test_a_zip_bomb_is_refused_with_a_warning(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(vecbook.exports.base, "MAX_ZIP_TOTAL_BYTES", 1000)
     with zipfile.ZipFile(tmp_path / "bomb.zip", "w", compression=zipfile.ZIP_DEFLATED) as archive:

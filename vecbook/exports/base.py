@@ -41,6 +41,9 @@ MAX_FILE_BYTES = 1 << 30
 # with a WARN before it is read, and the reads themselves stop at the limits, so
 # a member whose header lies about its size cannot slip past.
 MAX_ZIP_TOTAL_BYTES = 4 << 30
+# A zip inside a zip is opened too (an export zipped again), this many archives deep at most:
+# a zip of zips of zips is a zip bomb's shape (42.zip), no app's export.
+MAX_ZIP_DEPTH = 2
 # A conversation window holds at most this many words: all-MiniLM-L6-v2 reads 256
 # word pieces, about 200 English words.
 MAX_WINDOW_WORDS = 200
@@ -197,29 +200,51 @@ class Export:
     def _zip_members(self, path: Path, rel: str) -> Iterator[ExportFile]:
         try:
             data = path.read_bytes()  # read once, into memory: nothing is extracted to disk
-            archive = zipfile.ZipFile(_BytesReader(data))
-            members = [m for m in archive.infolist() if not m.is_dir()]
         except OSError as exc:
             self.warn(self._label(rel), None, f"{CANNOT_READ}: {exc.strerror or exc}")
             return
+        yield from self._archive_members(data, rel, [MAX_ZIP_TOTAL_BYTES], 1)
+
+    def _archive_members(self, data: bytes, rel: str, budget: list[int], depth: int) -> Iterator[ExportFile]:
+        """A zip's members, read from ``data``; a zip among them is opened in memory too (up to
+        MAX_ZIP_DEPTH deep), all of them drawing on one ``budget`` of expanded bytes."""
+        try:
+            archive = zipfile.ZipFile(_BytesReader(data))
+            members = [m for m in archive.infolist() if not m.is_dir()]
         except (zipfile.BadZipFile, ValueError) as exc:
             self.warn(self._label(rel), None, f"cannot read zip archive: {exc} (a download cut short, or a "
                                               f"damaged file: download or export it again)")
             return
         total = sum(m.file_size for m in members)
-        if total > MAX_ZIP_TOTAL_BYTES:
+        if total > budget[0]:
             self.warn(self._label(rel), None, f"zip archive refused: its members expand to {total:,} bytes, "
                                               f"over the {MAX_ZIP_TOTAL_BYTES:,}-byte limit (a zip bomb?)")
             return
-        budget = [MAX_ZIP_TOTAL_BYTES]
         for member in sorted(members, key=member_name):
             inside = member_name(member)
             name = inside.rsplit("/", 1)[-1]
             if not name or is_litter(name) or inside.startswith("__MACOSX/"):  # (no name: a folder)
                 continue
             member_rel = f"{rel}!/{inside}"
+            if name.lower().endswith(".zip"):
+                yield from self._inner_zip(archive, member, member_rel, budget, depth)
+                continue
             yield ExportFile(member_rel, self._label(member_rel), member.file_size,
                              lambda limit, m=member: _read_member(archive, m, limit, budget))
+
+    def _inner_zip(self, archive: zipfile.ZipFile, member: zipfile.ZipInfo, rel: str, budget: list[int],
+                   depth: int) -> Iterator[ExportFile]:
+        """A zip inside a zip (an export zipped again), opened in memory as its outer one was."""
+        if depth >= MAX_ZIP_DEPTH:
+            self.warn(self._label(rel), None, f"zip archive not opened: zips nested more than {MAX_ZIP_DEPTH} "
+                                              f"deep (a zip bomb?)")
+            return
+        try:
+            data = _read_member(archive, member, MAX_FILE_BYTES, budget)
+        except ValueError as exc:
+            self.warn(self._label(rel), None, f"cannot read zip archive: {exc}")
+            return
+        yield from self._archive_members(data, rel, budget, depth + 1)
 
     def _label(self, rel: str) -> str:
         return f"{self.label_prefix}{rel}"

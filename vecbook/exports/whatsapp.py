@@ -161,8 +161,8 @@ def conversation_name(file: ExportFile) -> str:
     ``_chat.txt`` is named after the archive (or the folder it was unzipped to); else the file's
     stem."""
     name = file.name.rsplit(".", 1)[0]
-    if name.startswith("_") and "!/" in file.rel:  # iOS: "WhatsApp Chat - Ana.zip!/_chat.txt"
-        name = file.rel.split("!/", 1)[0].rsplit("/", 1)[-1].rsplit(".", 1)[0]
+    if name.startswith("_") and "!/" in file.rel:  # iOS: "WhatsApp Chat - Ana.zip!/_chat.txt" (the innermost zip)
+        name = file.rel.rsplit("!/", 1)[0].rsplit("/", 1)[-1].rsplit(".", 1)[0]
     elif name.startswith("_") and file.path is not None and _NAME.match(file.path.parent.name):
         name = file.path.parent.name  # the zip unzipped (Safari, Finder): "WhatsApp Chat - Ana/_chat.txt"
     found = _NAME.match(name)
