@@ -282,6 +282,14 @@ def test_an_unzipped_ios_export_is_named_after_its_folder(tmp_path: Path) -> Non
     assert record.metadata["conversation"] == "Trip"
 
 
+def test_an_unzipped_ios_export_zipped_again_is_named_after_its_folder(tmp_path: Path) -> None:
+    # the folder Finder unzipped, compressed again (Finder's Compress, for a backup or to send on)
+    with zipfile.ZipFile(tmp_path / "Archive.zip", "w") as archive:
+        archive.writestr("WhatsApp Chat - Trip/_chat.txt", "[31/12/2023, 13:05:00] Ana: see you at the station\n")
+    (record,), _ = load(tmp_path / "Archive.zip")
+    assert record.metadata["conversation"] == "Trip"
+
+
 @pytest.mark.parametrize("file_name", [
     "WhatsApp Chat with Ana Lima.txt", "WhatsApp Chat - Ana Lima.zip", "WhatsApp Chat mit Ana Lima.txt",
     "WhatsApp-Chat mit Ana Lima.txt", "WhatsApp-chat met Ana Lima.txt", "Discussion WhatsApp avec Ana Lima.txt",

@@ -156,15 +156,22 @@ def unread_chat(head: str) -> tuple[int, str] | None:
     return first[0], first[1].strip()
 
 
+def _folder_in_zip(rel: str) -> str:
+    """The name of the folder a zip member is in, inside its zip ("" at the zip's top)."""
+    inside = rel.rsplit("!/", 1)[-1]
+    return inside.rsplit("/", 2)[-2] if "/" in inside else ""
+
+
 def conversation_name(file: ExportFile) -> str:
     """The chat's name from the file name ("WhatsApp Chat with Ana.txt" -> "Ana"); a zip's
     ``_chat.txt`` is named after the archive (or the folder it was unzipped to); else the file's
     stem."""
     name = file.name.rsplit(".", 1)[0]
-    if name.startswith("_") and "!/" in file.rel:  # iOS: "WhatsApp Chat - Ana.zip!/_chat.txt" (the innermost zip)
+    folder = file.path.parent.name if file.path is not None else _folder_in_zip(file.rel)
+    if name.startswith("_") and _NAME.match(folder):
+        name = folder  # the zip unzipped (Safari, Finder), zipped again or not: "WhatsApp Chat - Ana/_chat.txt"
+    elif name.startswith("_") and "!/" in file.rel:  # iOS: "WhatsApp Chat - Ana.zip!/_chat.txt" (the innermost zip)
         name = file.rel.rsplit("!/", 1)[0].rsplit("/", 1)[-1].rsplit(".", 1)[0]
-    elif name.startswith("_") and file.path is not None and _NAME.match(file.path.parent.name):
-        name = file.path.parent.name  # the zip unzipped (Safari, Finder): "WhatsApp Chat - Ana/_chat.txt"
     found = _NAME.match(name)
     return found.group(1).strip() if found else name
 
