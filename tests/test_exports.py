@@ -180,6 +180,22 @@ def test_a_zip_bomb_is_refused_with_a_warning(tmp_path: Path, monkeypatch: pytes
     assert "zip archive refused" in str(export.problems[0]) and "bomb.zip" in str(export.problems[0])
 
 
+def test_a_zip_larger_than_the_limit_is_refused_before_it_is_read(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Google Takeout zip is 2 to 50 GB: reading it into memory to learn that it is too big
+    would take all of the machine's memory first."""
+    monkeypatch.setattr(vecbook.exports.base, "MAX_ZIP_TOTAL_BYTES", 1000)
+    with zipfile.ZipFile(tmp_path / "takeout-001.zip", "w") as archive:  # stored, as Takeout's media are
+        archive.writestr("Takeout/Mail/All mail Including Spam and Trash.mbox", bytes(range(256)) * 8)
+    monkeypatch.setattr(Path, "read_bytes", lambda self: pytest.fail(f"{self} was read"))
+    export = Export("x", tmp_path / "takeout-001.zip", "takeout-001.zip")
+    assert export.files() == []
+    size = (tmp_path / "takeout-001.zip").stat().st_size
+    assert [p.reason for p in export.problems] == [
+        f"collection 'x': zip archive refused: it is {size:,} bytes, over the 1,000 bytes VecBook reads from a "
+        f"zip in memory: unpack it and add the folder it holds"]
+
+
 def test_a_member_lying_about_its_size_stops_at_the_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     with zipfile.ZipFile(tmp_path / "a.zip", "w", compression=zipfile.ZIP_DEFLATED) as archive:
         archive.writestr("a.json", b"0" * 5000)

@@ -199,6 +199,12 @@ class Export:
 
     def _zip_members(self, path: Path, rel: str) -> Iterator[ExportFile]:
         try:
+            size = path.stat().st_size
+            if size > MAX_ZIP_TOTAL_BYTES:  # (its members expand to more still: refused before it fills memory)
+                self.warn(self._label(rel), None, f"zip archive refused: it is {size:,} bytes, over the "
+                                                  f"{MAX_ZIP_TOTAL_BYTES:,} bytes VecBook reads from a zip in "
+                                                  f"memory: unpack it and add the folder it holds")
+                return
             data = path.read_bytes()  # read once, into memory: nothing is extracted to disk
         except OSError as exc:
             self.warn(self._label(rel), None, f"{CANNOT_READ}: {exc.strerror or exc}")
