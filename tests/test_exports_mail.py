@@ -12,7 +12,7 @@ import pytest
 import vecbook
 from vecbook.config import CollectionConfig
 from vecbook.exports import FORMATS, detect_format, load_export, open_export, reader
-from vecbook.exports.mime import html_to_text
+from vecbook.exports.mime import html_to_text, new_part
 
 from conftest import EXPORTS, FakeEmbedder, cited_lines
 
@@ -110,6 +110,42 @@ def test_a_reply_keeps_its_quotes_in_text_but_embeds_only_its_own_words() -> Non
     quoted = "> I don't see what are the benefits of such kernel driver?"
     assert quoted in reply.text
     assert "kernel driver?" not in reply.content and "Yes.\n\nSorry repeating comment" in reply.content
+
+
+# What Gmail, Thunderbird and Apple Mail write above a quote, in the user's language; Gmail
+# wraps its plain text near 78 columns, so a long one goes on in a second line.
+ATTRIBUTIONS = [
+    "On Mon, Mar 4, 2024 at 11:15 AM Zoë Müller <zoe@example.fr>\nwrote:",
+    "Le lun. 4 mars 2024 à 11:15, Zoë Müller <zoe@example.fr> a\nécrit :",
+    "Am Mo., 4. März 2024 um 11:15 Uhr schrieb Zoë Müller <zoe@example.fr>:",
+    "Am Mo., 4. März 2024 um 11:15 Uhr schrieb Zoë Müller <\nzoe@example.fr>:",
+    "El lun, 4 mar 2024 a las 11:15, Zoë Müller (<zoe@example.fr>)\nescribió:",
+    "Il giorno lun 4 mar 2024 alle ore 11:15 Zoë Müller <zoe@example.fr> ha\nscritto:",
+    "Em seg., 4 de mar. de 2024 às 11:15, Zoë Müller <zoe@example.fr>\nescreveu:",
+    "Op ma 4 mrt 2024 om 11:15 schreef Zoë Müller <zoe@example.fr>:",
+    "Den mån 4 mars 2024 kl 11:15 skrev Zoë Müller <zoe@example.fr>:",
+    "pon., 4 mar 2024 o 11:15 Zoë Müller <zoe@example.fr> napisał(a):",
+    "пн, 4 мар. 2024 г. в 11:15, Zoë Müller <zoe@example.fr>:",
+    "2024年3月4日(月) 11:15 Zoë Müller <zoe@example.fr>:",
+    "Zoë Müller <zoe@example.fr> 于2024年3月4日周一 11:15写道：",
+    "2024년 3월 4일 (월) 오전 11:15, Zoë Müller <zoe@example.fr>님이 작성:",
+    "Am 04.03.24 um 11:15 schrieb Zoë Müller:",
+    "Le 04/03/2024 à 11:15, Zoë Müller a écrit :",
+    "Zoë writes:",
+]
+
+
+@pytest.mark.parametrize("attribution", ATTRIBUTIONS, ids=range(len(ATTRIBUTIONS)))
+def test_the_line_that_says_who_wrote_a_quote_is_not_embedded_in_any_language(attribution: str) -> None:
+    body = f"Sounds good, see you there.\n\n{attribution}\n\n> The quoted word is zanzibar.\n> More."
+    assert new_part(body, "Re: Dinner") == "Sounds good, see you there."
+
+
+def test_words_above_a_quote_that_are_no_attribution_stay() -> None:
+    body = "Thanks\nOn Mon, Mar 4, 2024 at 11:15 AM Zoë <zoe@example.fr> wrote:\n> hi"
+    assert new_part(body) == "Thanks"
+    body = "My answers are below, see the second point:\n\n> 1. rooms\n> 2. dates\nMarch works."
+    assert new_part(body) == "My answers are below, see the second point:\n\nMarch works."
 
 
 FORWARDS = """From ana@example.com Tue Apr 02 09:00:00 2024

@@ -23,14 +23,21 @@ HEADER_FIELD = re.compile(r"^([!-9;-~]+)[ \t]*:[ \t]*([^\n]*(?:\n[ \t][^\n]*)*)"
 # MIME nesting deeper than this is not followed (real mail nests three or four levels).
 MAX_MIME_DEPTH = 12
 # A reply's quoted history: ">" lines (dropped wherever they are, so inline and
-# bottom-posted answers keep their own words), the attribution line(s) just above a
-# quote ("On ... wrote:", possibly wrapped; "X writes:", other languages), and an
-# Outlook-style history that is not quoted at all ("-----Original Message-----", or a
-# "From:" line followed by "Sent:"/"Date:"), which runs to the end of the message.
-QUOTE_INTRO = re.compile(r"^(?:On\s[^\n]*\n)?(?![ \t]*>)[^\n]*\n(?:[ \t]*\n)?(?=[ \t]*>)", re.M)
-ATTRIBUTION = re.compile(r"^On\s.*\b(?:wrote|writes)\s?:\s*$|"
-                         r"\b(?:wrote|writes|schrieb|a écrit|escribió|scrisse|skrev|kirjoitti|napisał)\s?:\s*$",
-                         re.I | re.S)
+# bottom-posted answers keep their own words), the attribution just above a quote (one line,
+# or two where Gmail wrapped it near 78 columns), and an Outlook-style history that is not
+# quoted at all ("-----Original Message-----", or a "From:" line followed by "Sent:"/"Date:"),
+# which runs to the end of the message.
+QUOTE_INTRO = re.compile(r"^(?:(?![ \t]*>)[^\n]*\S[^\n]*\n)?(?![ \t]*>)[^\n]*\n(?:[ \t]*\n)?(?=[ \t]*>)", re.M)
+# An attribution ends in a colon (a full-width one in Chinese) and says who wrote, with a verb
+# ("wrote", "schrieb", "a écrit", "写道"...), the quoted person's address, or a date and time
+# (Gmail's Japanese and Russian name no verb); "See my answers below:" is none of these.
+ATTRIBUTION_END = re.compile(r"[:：]\s*$")
+VERBS = (r"(?:\b(?:wrote|writes|schrieb|schreef|a écrit|escribió|escreveu|scrisse|ha scritto|skrev|kirjoitti|"
+         r"napisał)|写道|寫道|님이 작성)")
+ATTRIBUTION_SAYS = re.compile(
+    VERBS + r"(?:\(a\))?\s?[:：]|[^\s<>()@]+@[^\s<>()@]+\.\w|\b\d{1,2}:\d{2}\b.*" + VERBS + "|"
+    r"\b\d{1,2}:\d{2}\b.*\b(?:19|20)\d{2}\b|\b(?:19|20)\d{2}\b.*\b\d{1,2}:\d{2}\b", re.I)
+SENTENCE_END = re.compile(r"[.!?…。！？]\s*$")
 UNQUOTED_HISTORY = re.compile(r"^(?:-{2,}\s*Original Message\s*-{2,}|(?:_{10,}\n)?From:\s[^\n]*\n(?:Sent|Date):\s)",
                               re.M | re.I)
 QUOTED_LINE = re.compile(r"^[ \t]*>[^\n]*(?:\n|$)", re.M)
@@ -288,8 +295,24 @@ def new_part(body: str, subject: str = "") -> str:
 
 
 def _without_attribution(found: re.Match[str]) -> str:
-    """The line(s) just above a quote, unless they say who wrote it."""
-    return "" if ATTRIBUTION.search(found.group(0)) else found.group(0)
+    """The line(s) just above a quote, without the attribution among them: the last line
+    alone, else the last two joined (a wrapped one; not after a finished sentence)."""
+    lines = found.group(0).split("\n")
+    text = [i for i, line in enumerate(lines) if line.strip()]
+    if not text:
+        return found.group(0)
+    last = text[-1]
+    if len(lines[last].split()) >= 2 and _is_attribution(lines[last]):
+        return "\n".join(lines[:last]) + ("\n" if last else "")
+    if len(text) > 1 and not SENTENCE_END.search(lines[text[-2]]) and \
+            _is_attribution(lines[text[-2]] + " " + lines[last]):
+        return "\n".join(lines[:text[-2]]) + ("\n" if text[-2] else "")
+    return found.group(0)
+
+
+def _is_attribution(line: str) -> bool:
+    """A line that says who wrote the quote below it (``ATTRIBUTION_SAYS``)."""
+    return len(line) < 300 and bool(ATTRIBUTION_END.search(line)) and bool(ATTRIBUTION_SAYS.search(line))
 
 
 class _HtmlText(HTMLParser):
