@@ -366,6 +366,16 @@ def test_encoded_headers_charsets_html_and_attachments(tmp_path: Path) -> None:
     assert third.text == "Spring sale\n\nUp to 50% off\nthis week\n\n- tea\n- cake"
 
 
+def test_a_bad_date_written_in_8_bit_is_quoted_readably_in_its_warning(tmp_path: Path) -> None:
+    # an old German client wrote its month name in UTF-8, undeclared
+    path = tmp_path / "old.eml"
+    path.write_bytes(message("From: a@example.de\nSubject: Termin\nDate: Mo, 04 Mär 2024 10:00:00 +0100", "Hallo"))
+    records, problems = load(path)
+    assert records[0].text == "Hallo" and "date" not in records[0].metadata
+    assert problems == ["mail/old.eml:3: collection 'mail': the Date header 'Mo, 04 Mär 2024 10:00:00 +0100' is not "
+                        "a date; kept undated"]
+
+
 def test_legacy_charset_labels_read_as_the_windows_code_pages_mail_apps_write(tmp_path: Path) -> None:
     # Japanese Windows mail says Shift_JIS and writes CP932 (①), Chinese says GB2312 and writes
     # GBK (镕), Korean says EUC-KR or ks_c_5601-1987 and writes CP949 (갂): read strictly as

@@ -354,7 +354,8 @@ def _person(pair: tuple[str, str]) -> str:
 
 
 def _date(fields: dict[str, list[str]], warn: _Warner) -> datetime | None:
-    raw = " ".join((fields.get("date") or [""])[0].split())
+    # decoded as any header is: raw 8-bit bytes (a month name in UTF-8) read, not quoted as surrogates
+    raw = decoded_header((fields.get("date") or [""])[0])
     if not raw:
         warn(None, "the message has no Date header; kept undated")
         return None
