@@ -508,6 +508,40 @@ def test_a_folder_of_eml_files_and_one_eml_file_are_read_as_mail(tmp_path: Path)
     assert records[1].metadata["author"] == "Bob <bob@example.com>"
 
 
+def emlx(mail: bytes) -> bytes:
+    """Apple Mail's stored message: its length in bytes on a line, the message, a property list."""
+    plist = (b'<?xml version="1.0" encoding="UTF-8"?>\n<plist version="1.0">\n<dict>\n\t<key>flags</key>\n'
+             b"\t<integer>8590195713</integer>\n</dict>\n</plist>\n")
+    return str(len(mail)).encode() + b"        \n" + mail + plist
+
+
+def test_apple_mails_own_store_of_emlx_files_is_read_in_place(tmp_path: Path) -> None:
+    # ~/Library/Mail/V10/<account>/<mailbox>.mbox/<uuid>/Data/<n>/Messages/<id>.emlx; a message
+    # whose attachments are stored beside it is <id>.partial.emlx
+    library = tmp_path / "Mail"
+    inbox = library / "V10" / "4F1C-88AA" / "INBOX.mbox" / "9D3E-11F0" / "Data" / "1" / "Messages"
+    clients = library / "V10" / "4F1C-88AA" / "Work.mbox" / "Clients.mbox" / "77AB-0001" / "Data" / "Messages"
+    inbox.mkdir(parents=True)
+    clients.mkdir(parents=True)
+    (inbox / "4711.emlx").write_bytes(emlx(message(
+        "From: Ana <ana@example.com>\nSubject: Picnic\nDate: Mon, 11 Mar 2024 08:00:00 +0000\n"
+        "Message-Id: <picnic@example.com>", "Bring the blue blanket.")))
+    (clients / "4712.partial.emlx").write_bytes(emlx(message(
+        "From: Bo <bo@example.com>\nSubject: Contract\nDate: Tue, 12 Mar 2024 08:00:00 +0000", "Signed copy attached.")))
+    (library / "V10" / "MailData").mkdir()
+    (library / "V10" / "MailData" / "Envelope Index").write_bytes(b"SQLite format 3\x00" + b"\x00" * 100)
+    before = snapshot(library)
+    assert detect_format(collection(library)) == "maildir"
+    records, problems = load(library)
+    assert problems == []
+    assert [(r.text, r.metadata["conversation"], r.metadata["subject"]) for r in records] == [
+        ("Bring the blue blanket.", "INBOX", "Picnic"), ("Signed copy attached.", "Work/Clients", "Contract")]
+    assert records[0].citation.endswith("Messages/4711.emlx:2-7#picnic@example.com")
+    assert cited_lines(library, records[0])[0] == "From: Ana <ana@example.com>"
+    assert cited_lines(library, records[0])[-1] == "Bring the blue blanket."
+    assert snapshot(library) == before
+
+
 @pytest.mark.parametrize("folder", sorted(p.name for p in EXPORTS.iterdir() if p.is_dir() and p.name != "email"))
 def test_the_mail_detectors_say_no_to_other_exports(folder: str) -> None:
     export = open_export(collection(EXPORTS / folder))

@@ -31,7 +31,7 @@ FORMATS: dict[str, tuple[str, str]] = {
     "imessage": ("imessage", "macOS Messages chat.db"),
     "imessage-txt": ("imessage_txt", "imessage-exporter's text export (-f txt), one .txt a conversation"),
     "mbox": ("mail:mbox", "mbox mailbox (Gmail Takeout, Thunderbird, Apple Mail)"),
-    "maildir": ("mail:maildir", "Maildir folder (cur/new/tmp) or .eml files"),
+    "maildir": ("mail:maildir", "Maildir folder (cur/new/tmp), .eml files or Apple Mail's .emlx store"),
     "slack": ("slack", "Slack workspace export, folder or .zip"),
     "telegram": ("telegram", "Telegram Desktop JSON (result.json)"),
     "text": ("text", "a folder of .txt records, as in the data directory (never guessed)"),

@@ -52,6 +52,9 @@ SINGLE_HEADERS = ("from", "to", "cc", "subject", "date", "message-id", "in-reply
 # A Maildir file name ends in ":2," and its flags (";" "!" or "," where ":" is not allowed).
 MAILDIR_INFO = re.compile(r"[:;!,]2,([A-Za-z]*)$")
 MAILDIR_FLAGS = {"D": "draft", "F": "flagged", "P": "passed", "R": "replied", "S": "seen", "T": "trashed"}
+# Apple Mail's own store (~/Library/Mail/V10/...): an .emlx file is the message's length in
+# bytes on a line of its own, the message, then a property list of Apple's flags.
+EMLX_LENGTH = re.compile(rb"\A[ \t]*(\d{1,12})[ \t]*\r?\n")
 
 
 class Reader:
@@ -151,14 +154,30 @@ def _mbox_name(file: ExportFile) -> str:
 def detect_maildir(export: Export) -> bool:
     """A folder with ``cur/`` or ``new/`` folders holding mail messages, or ``.eml`` files
     (one message a file, as mail apps save and export them: read as a Maildir's are)."""
-    return any((_is_eml(f) or (_in_maildir(f) and export.path.is_dir())) and _looks_like_mail(f.head(8192))
+    return any((_is_eml(f) or (_in_maildir(f) and export.path.is_dir())) and _looks_like_mail(_head(f))
                for f in export.files())
 
 
 def _is_eml(file: ExportFile) -> bool:
     """A single message saved by a mail app; one that starts with an mbox ``From `` line
-    (Thunderbird's ImportExportTools) is still one message, not an mbox."""
-    return file.name.lower().endswith(".eml")
+    (Thunderbird's ImportExportTools) is still one message, not an mbox. Apple Mail's
+    ``.emlx`` (``.partial.emlx``: attachments stored beside it) is one message too."""
+    return file.name.lower().endswith((".eml", ".emlx"))
+
+
+def _head(file: ExportFile) -> bytes:
+    """The first 8 KB of a message file, an .emlx's length line left out."""
+    head = file.head(8192)
+    return _emlx_message(head)[0] if file.name.lower().endswith(".emlx") else head
+
+
+def _emlx_message(data: bytes) -> tuple[bytes, int]:
+    """An .emlx file's message (its length line and trailing property list cut off) and
+    the line it starts at; a file without the length line is read whole."""
+    found = EMLX_LENGTH.match(data)
+    if found is None:
+        return data, 1
+    return data[found.end():found.end() + int(found.group(1))], 2
 
 
 def read_maildir(export: Export) -> list[Record]:
@@ -181,7 +200,7 @@ def _maildir_message(file: ExportFile) -> bool:
     folders = _folders(file)
     if file.name.startswith(".") or (folders and folders[-1] == "tmp"):
         return False
-    return (bool(folders) and folders[-1] in ("cur", "new")) or _looks_like_mail(file.head(8192))
+    return (bool(folders) and folders[-1] in ("cur", "new")) or _looks_like_mail(_head(file))
 
 
 def _looks_like_mail(head: bytes) -> bool:
@@ -191,16 +210,21 @@ def _looks_like_mail(head: bytes) -> bool:
 
 
 def _maildir_mails(export: Export, file: ExportFile) -> Iterator[_Mail]:
-    data = file.read_bytes()
+    data, start = file.read_bytes(), 1
+    if file.name.lower().endswith(".emlx"):
+        data, start = _emlx_message(data)
     folders = _folders(file)
     if folders and folders[-1] in ("cur", "new"):
         folders = folders[:-1]
     elif not _looks_like_mail(data[:8192]):
         return
     conversation = "/".join(f[1:] if f.startswith(".") and len(f) > 1 else f for f in folders) or "INBOX"
+    mailboxes = [f[:-5] for f in folders if f.lower().endswith(".mbox") and len(f) > 5]
+    if start == 2 and mailboxes:  # Apple Mail: Work.mbox/Clients.mbox/<uuid>/Data/Messages is Work/Clients
+        conversation = "/".join(mailboxes)
     info = MAILDIR_INFO.search(file.name)
     flags = [MAILDIR_FLAGS[f] for f in info.group(1) if f in MAILDIR_FLAGS] if info else []
-    for mail in _parse_one(export, file, data, 1, conversation):
+    for mail in _parse_one(export, file, data, start, conversation):
         mail.metadata["flags"] = flags or None
         # the file's name changes when a client flags it and new/ moves to cur/: the id
         # rests on the folder and the message id instead
