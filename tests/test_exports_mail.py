@@ -376,6 +376,25 @@ def test_a_bad_date_written_in_8_bit_is_quoted_readably_in_its_warning(tmp_path:
                         "a date; kept undated"]
 
 
+def test_a_message_without_a_good_date_is_dated_when_it_arrived(tmp_path: Path) -> None:
+    # as mail apps show it: the newest Received header (the top one) says when the mail arrived
+    received = ("Received: from mx.example.org (mx.example.org [192.0.2.1])\n\tby mail.example.com with ESMTPS;"
+                "\n\tTue, 5 Mar 2024 09:12:44 -0800 (PST)\nReceived: by relay.example.org; Tue, 5 Mar 2024 17:12:40 +0000")
+    (tmp_path / "no-date.eml").write_bytes(message(f"{received}\nFrom: a@example.org\nSubject: Minutes", "Attached."))
+    (tmp_path / "bad-date.eml").write_bytes(message(f"{received}\nFrom: a@example.org\nSubject: Agenda\n"
+                                                    "Date: 32/13/2024 25:61", "Item one."))
+    (tmp_path / "draft.eml").write_bytes(message("From: a@example.org\nSubject: Draft", "Unsent."))
+    records, problems = load(tmp_path)
+    assert [(r.metadata["subject"], r.metadata.get("date")) for r in records] == [
+        ("Agenda", "2024-03-05T09:12:44-08:00"), ("Draft", None), ("Minutes", "2024-03-05T09:12:44-08:00")]
+    assert problems == [
+        "mail/bad-date.eml:7: collection 'mail': the Date header '32/13/2024 25:61' is not a date; dated by its "
+        "Received header, 2024-03-05T09:12:44-08:00",
+        "mail/draft.eml:1: collection 'mail': the message has no Date header; kept undated",
+        "mail/no-date.eml:1: collection 'mail': the message has no Date header; dated by its Received header, "
+        "2024-03-05T09:12:44-08:00"]
+
+
 def test_legacy_charset_labels_read_as_the_windows_code_pages_mail_apps_write(tmp_path: Path) -> None:
     # Japanese Windows mail says Shift_JIS and writes CP932 (①), Chinese says GB2312 and writes
     # GBK (镕), Korean says EUC-KR or ks_c_5601-1987 and writes CP949 (갂): read strictly as

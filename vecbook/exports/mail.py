@@ -378,16 +378,34 @@ def _person(pair: tuple[str, str]) -> str:
 
 
 def _date(fields: dict[str, list[str]], warn: _Warner) -> datetime | None:
+    """The Date header; without a readable one, when the message arrived (``_received``), as
+    mail apps show it, with a WARN either way."""
     # decoded as any header is: raw 8-bit bytes (a month name in UTF-8) read, not quoted as surrogates
     raw = decoded_header((fields.get("date") or [""])[0])
+    if raw:
+        try:
+            return parsedate_to_datetime(raw)
+        except (TypeError, ValueError, IndexError):
+            pass
+    arrived = _received(fields)
+    fallback = f"dated by its Received header, {arrived.isoformat()}" if arrived else "kept undated"
     if not raw:
-        warn(None, "the message has no Date header; kept undated")
-        return None
-    try:
-        return parsedate_to_datetime(raw)
-    except (TypeError, ValueError, IndexError):
-        warn("date", f"the Date header '{raw[:60]}' is not a date; kept undated")
-        return None
+        warn(None, f"the message has no Date header; {fallback}")
+    else:
+        warn("date", f"the Date header '{raw[:60]}' is not a date; {fallback}")
+    return arrived
+
+
+def _received(fields: dict[str, list[str]]) -> datetime | None:
+    """The date the newest Received header (the top one, the last server's) stamps after its ';'."""
+    for value in fields.get("received") or ():
+        stamp = " ".join(value.rpartition(";")[2].split())
+        try:
+            if stamp:
+                return parsedate_to_datetime(stamp)
+        except (TypeError, ValueError, IndexError):
+            continue
+    return None
 
 
 def _message_id(value: str) -> str | None:
