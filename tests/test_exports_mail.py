@@ -395,6 +395,21 @@ def test_a_message_without_a_good_date_is_dated_when_it_arrived(tmp_path: Path) 
         "2024-03-05T09:12:44-08:00"]
 
 
+def test_an_html_mail_whose_charset_only_its_meta_tag_names_is_read_in_it(tmp_path: Path) -> None:
+    # bulk mailers send "Content-Type: text/html" bare and name the charset in the page, as browsers read it
+    head = "From: shop@example.com\nSubject: Sale\nDate: Mon, 4 Mar 2024 10:00:00 +0300\nContent-Type: text/html"
+    (tmp_path / "ru.eml").write_bytes(message(head, (
+        '<html><head><meta http-equiv="Content-Type" content="text/html; charset=windows-1251"></head>'
+        "<body><p>Привет! Скидки до 50%.</p></body></html>").encode("cp1251")))
+    (tmp_path / "ja.eml").write_bytes(message(head, (
+        "<!DOCTYPE html><html><head><meta charset='Shift_JIS'></head><body>セール開催中①</body></html>").encode("cp932")))
+    (tmp_path / "wrong.eml").write_bytes(message(head.replace("text/html", "text/html; charset=utf-8"), (
+        '<meta charset="iso-8859-5"><p>Grüße, naïve café</p>').encode("utf-8")))  # the header wins
+    records, problems = load(tmp_path)
+    assert problems == []
+    assert [r.text for r in records] == ["セール開催中①", "Привет! Скидки до 50%.", "Grüße, naïve café"]
+
+
 def test_legacy_charset_labels_read_as_the_windows_code_pages_mail_apps_write(tmp_path: Path) -> None:
     # Japanese Windows mail says Shift_JIS and writes CP932 (①), Chinese says GB2312 and writes
     # GBK (镕), Korean says EUC-KR or ks_c_5601-1987 and writes CP949 (갂): read strictly as

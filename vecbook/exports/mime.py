@@ -56,6 +56,10 @@ SIGNATURE_TYPES = frozenset({"application/pgp-signature", "application/pkcs7-sig
                              "application/x-pkcs7-signature", "application/pgp-encrypted"})
 
 
+# An HTML body's own charset, in its first bytes (<meta charset=...> or the http-equiv form), as
+# browsers prescan for it: bulk mail often sends "Content-Type: text/html" without one.
+META_CHARSET = re.compile(rb"<meta\s[^>]*?charset\s*=\s*[\"']?\s*([A-Za-z0-9_.:-]+)", re.I)
+META_PRESCAN_BYTES = 4096
 LATIN1_NAMES = frozenset({"iso-8859-1", "latin-1", "latin1", "iso_8859-1", "us-ascii", "ascii"})
 # Labels mail apps write for a narrower charset than the bytes they send (as WHATWG's encoding
 # standard maps them for browsers): Windows Japanese mail says Shift_JIS and writes CP932 (①,
@@ -151,7 +155,7 @@ def collect_body(headers: Message, body: bytes, texts: list[str], names: list[st
         sub_headers, sub_body, _ = _split(_transfer_decoded(body, headers, damage))
         collect_body(sub_headers, sub_body, texts, names, damage, depth + 1)
     elif kind in ("text/plain", "text/html"):
-        text = _decode(_transfer_decoded(body, headers, damage), headers)
+        text = _decode(_transfer_decoded(body, headers, damage), headers, html=kind == "text/html")
         if kind == "text/html":
             text = html_to_text(text)
         elif str(headers.get_param("format") or "").lower() == "flowed":
@@ -266,12 +270,15 @@ def _transfer_decoded(body: bytes, headers: Message, damage: set[str]) -> bytes:
     return body
 
 
-def _decode(payload: bytes, headers: Message) -> str:
-    """Text in its declared charset, else UTF-8, else Latin-1 (which never fails)."""
+def _decode(payload: bytes, headers: Message, html: bool = False) -> str:
+    """Text in its declared charset (an HTML part's <meta> one where its header names none),
+    else UTF-8, else Latin-1 (which never fails)."""
     try:
         declared = headers.get_content_charset()
     except Exception:  # noqa: BLE001 - a broken parameter
         declared = None
+    if declared is None and html and (meta := META_CHARSET.search(payload, 0, META_PRESCAN_BYTES)):
+        declared = meta.group(1).decode("ascii").lower()
     declared = superset(declared)  # as browsers do: mail that says Latin-1 is written in Windows-1252
     for charset in (declared, "utf-8"):
         if charset:
