@@ -148,6 +148,38 @@ def test_words_above_a_quote_that_are_no_attribution_stay() -> None:
     assert new_part(body) == "My answers are below, see the second point:\n\nMarch works."
 
 
+# The history Outlook writes under a reply, unquoted, in its user's language
+OUTLOOK_HISTORIES = [
+    "Von: Zoë Müller <zoe@example.fr>\nGesendet: Montag, 4. März 2024 11:15\nAn: Me\nBetreff: Dinner",
+    "De : Zoë Müller <zoe@example.fr>\nEnvoyé : lundi 4 mars 2024 11:15\nÀ : Me\nObjet : Dinner",
+    "De: Zoë Müller <zoe@example.fr>\nEnviado: lunes, 4 de marzo de 2024 11:15\nPara: Me\nAsunto: Dinner",
+    "Van: Zoë Müller <zoe@example.fr>\nVerzonden: maandag 4 maart 2024 11:15\nAan: Me\nOnderwerp: Dinner",
+    "Da: Zoë Müller <zoe@example.fr>\nInviato: lunedì 4 marzo 2024 11:15\nA: Me\nOggetto: Dinner",
+    "От: Zoë Müller <zoe@example.fr>\nОтправлено: 4 марта 2024 г. 11:15\nКому: Me\nТема: Dinner",
+    "发件人: Zoë Müller <zoe@example.fr>\n发送时间: 2024年3月4日 11:15\n收件人: Me\n主题: Dinner",
+    "差出人: Zoë Müller <zoe@example.fr>\n送信日時: 2024年3月4日 11:15\n宛先: Me\n件名: Dinner",
+    "Od: Zoë Müller <zoe@example.fr>\nWysłane: poniedziałek, 4 marca 2024 11:15\nDo: Me\nTemat: Dinner",
+    "Från: Zoë Müller <zoe@example.fr>\nSkickat: den 4 mars 2024 11:15\nTill: Me\nÄmne: Dinner",
+    "Von: Zoë Müller <zoe@example.fr>\nDatum: Montag, 4. März 2024 um 11:15\nAn: Me\nBetreff: Dinner",
+    "*From:* Zoë Müller <zoe@example.fr>\n*Sent:* Monday, March 4, 2024 11:15 AM\n*To:* Me",
+    "-----Ursprüngliche Nachricht-----\nVon: Zoë\nGesendet: Montag",
+    "-----Message d'origine-----\nDe : Zoë\nEnvoyé : lundi",
+    "-----Mensaje original-----\nDe: Zoë",
+    "-----Исходное сообщение-----\nОт: Zoë",
+]
+
+
+@pytest.mark.parametrize("history", OUTLOOK_HISTORIES, ids=range(len(OUTLOOK_HISTORIES)))
+def test_outlooks_unquoted_history_is_not_embedded_in_any_language(history: str) -> None:
+    body = f"Sounds good, see you there.\n\n{history}\n\nThe quoted word is zanzibar."
+    assert new_part(body, "AW: Dinner") == "Sounds good, see you there."
+
+
+def test_a_mail_that_names_a_sender_in_its_text_is_not_cut_there() -> None:
+    body = "Der Brief kam heute.\nVon: der Bank\nBetreff: Kontoauszug\nBitte prüfen."
+    assert new_part(body) == body
+
+
 FORWARDS = """From ana@example.com Tue Apr 02 09:00:00 2024
 Message-ID: <fwd-gmail@example.com>
 Date: Tue, 2 Apr 2024 09:00:00 +0000

@@ -38,7 +38,20 @@ ATTRIBUTION_SAYS = re.compile(
     VERBS + r"(?:\(a\))?\s?[:：]|[^\s<>()@]+@[^\s<>()@]+\.\w|\b\d{1,2}:\d{2}\b.*" + VERBS + "|"
     r"\b\d{1,2}:\d{2}\b.*\b(?:19|20)\d{2}\b|\b(?:19|20)\d{2}\b.*\b\d{1,2}:\d{2}\b", re.I)
 SENTENCE_END = re.compile(r"[.!?…。！？]\s*$")
-UNQUOTED_HISTORY = re.compile(r"^(?:-{2,}\s*Original Message\s*-{2,}|(?:_{10,}\n)?From:\s[^\n]*\n(?:Sent|Date):\s)",
+# Outlook's history in its user's language: the "-----Original Message-----" line, or a sender
+# label line and a sent-date label line (English, German, French, Spanish, Portuguese, Dutch,
+# Italian, Russian, Chinese, Japanese, Korean, Polish, Swedish, Danish, Norwegian, Finnish,
+# Czech, Hungarian, Turkish), the labels perhaps bold (*From:*) as Outlook's plain text writes them.
+ORIGINAL_MESSAGE = (r"Original Message|Ursprüngliche Nachricht|Message d'origine|Mensaje original|Mensagem original|"
+                    r"Messaggio originale|Oorspronkelijk bericht|Исходное сообщение|Oryginalna wiadomość|"
+                    r"Ursprungligt meddelande|Oprindelig meddelelse|Opprinnelig melding|Alkuperäinen viesti|"
+                    r"Původní zpráva|Eredeti üzenet|原始邮件|原始郵件|元のメッセージ")
+SENDER_LABEL = r"From|Von|De|Van|Da|От|发件人|寄件者|差出人|보낸 사람|Od|Från|Fra|Lähettäjä|Feladó|Kimden"
+SENT_LABEL = (r"Sent|Date|Gesendet|Datum|Envoyé|Enviado|Enviada|Fecha|Verzonden|Inviato|Data|Отправлено|Дата|"
+              r"发送时间|日期|寄件日期|送信日時|日付|보낸 날짜|Wysłane|Skickat|Sendt|Dato|Lähetetty|Päivämäärä|"
+              r"Odesláno|Elküldve|Dátum|Gönderildi|Tarih")
+UNQUOTED_HISTORY = re.compile(rf"^(?:-{{2,}}\s*(?:{ORIGINAL_MESSAGE})\s*-{{2,}}|(?:_{{10,}}\n)?"
+                              rf"\*?(?:{SENDER_LABEL})\s?[:：]\*?[ \t][^\n]*\n\*?(?:{SENT_LABEL})\s?[:：]\*?[ \t])",
                               re.M | re.I)
 QUOTED_LINE = re.compile(r"^[ \t]*>[^\n]*(?:\n|$)", re.M)
 # A forward: its subject's prefix (Fwd:, Fw:, German WG:, French TR:, Spanish RV:, Portuguese
