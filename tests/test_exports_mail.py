@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import os
 import re
 import shutil
@@ -464,6 +465,38 @@ def test_legacy_charset_labels_read_as_the_windows_code_pages_mail_apps_write(tm
     assert japanese.metadata["subject"] == "朱镕基の件"
     assert japanese.text == "①会議の件です。"
     assert korean.text == "갂똠 회의"
+
+
+def jis(text: str) -> bytes:
+    """ISO-2022-JP as Windows mail apps write it (CP50221): NEC's ① and ㈱ in JIS row 13,
+    half-width katakana after ESC ( I."""
+    out, mode = b"", b"\x1b(B"
+    for char in text:
+        code = char.encode("cp932")
+        if len(code) == 1:
+            wanted, code = (b"\x1b(B", code) if char.isascii() else (b"\x1b(I", bytes([code[0] - 0x80]))
+        else:
+            high, low = code[0] - (0x40 if code[0] >= 0xE0 else 0), code[1]
+            row = (high - 0x81) * 2 + 0x21 + (1 if low >= 0x9F else 0)
+            cell = low - 0x7E if low >= 0x9F else low - 0x1F - (1 if low >= 0x80 else 0)
+            wanted, code = b"\x1b$B", bytes([row, cell])
+        out += (wanted if wanted != mode else b"") + code
+        mode = wanted
+    return out + (b"\x1b(B" if mode != b"\x1b(B" else b"")
+
+
+def test_iso_2022_jp_mail_with_windows_characters_reads_as_japanese(tmp_path: Path) -> None:
+    # Outlook, Thunderbird and Becky! on Windows write ① and ㈱ into ISO-2022-JP mail; read
+    # strictly, one such character turned the whole mail into escape codes and Latin-1
+    subject = base64.b64encode(jis("㈱山田商事①")).decode()
+    (tmp_path / "jis.eml").write_bytes(message(
+        f"From: yamada@example.jp\nSubject: =?ISO-2022-JP?B?{subject}?=\nDate: Tue, 5 Mar 2024 09:15:00 +0900\n"
+        "Content-Type: text/plain; charset=ISO-2022-JP\nContent-Transfer-Encoding: 7bit",
+        jis("①会議は水曜日です。\n㈱山田商事 (Yamada) ｶﾀｶﾅ")))
+    records, problems = load(tmp_path)
+    assert problems == []
+    assert records[0].metadata["subject"] == "㈱山田商事①"
+    assert records[0].text == "①会議は水曜日です。\n㈱山田商事 (Yamada) ｶﾀｶﾅ"
 
 
 def test_html_to_text_drops_markup_scripts_and_keeps_blocks() -> None:

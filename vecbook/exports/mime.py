@@ -11,6 +11,7 @@ from email.header import decode_header, make_header
 from email.message import Message
 from html.parser import HTMLParser
 
+from . import jis
 from .base import clean_text
 
 # The email package's structure parser with its compat32 policy: the modern policy's
@@ -77,14 +78,15 @@ LATIN1_NAMES = frozenset({"iso-8859-1", "latin-1", "latin1", "iso_8859-1", "us-a
 # Labels mail apps write for a narrower charset than the bytes they send (as WHATWG's encoding
 # standard maps them for browsers): Windows Japanese mail says Shift_JIS and writes CP932 (①,
 # Ⅱ), Chinese says GB2312 and writes GBK, Korean says EUC-KR (Outlook: ks_c_5601-1987) and
-# writes CP949; Thai says TIS-620 and writes CP874. Read strictly as labelled, one such
-# character would fail the whole part. Also labels Python does not know by that name.
+# writes CP949; Thai says TIS-620 and writes CP874; ISO-2022-JP carries CP932's ① too (``jis``).
+# Read strictly as labelled, one such character would fail the whole part. Also labels Python does not know by that name.
 SUPERSETS = {"shift_jis": "cp932", "shift-jis": "cp932", "sjis": "cp932", "x-sjis": "cp932", "ms_kanji": "cp932",
              "windows-31j": "cp932", "gb2312": "gb18030", "gb_2312-80": "gb18030", "gbk": "gb18030",
              "x-gbk": "gb18030", "euc-cn": "gb18030", "euc-kr": "cp949", "ks_c_5601-1987": "cp949",
              "ks_c_5601": "cp949", "windows-949": "cp949", "big5": "big5hkscs", "tis-620": "cp874",
              "iso-8859-11": "cp874", "windows-874": "cp874", "iso-8859-8-i": "iso8859_8",
-             "x-mac-roman": "mac_roman", "macintosh": "mac_roman"}
+             "x-mac-roman": "mac_roman", "macintosh": "mac_roman",
+             "iso-2022-jp": jis.NAME, "csiso2022jp": jis.NAME, "iso2022_jp": jis.NAME}
 
 
 def superset(charset: str | None) -> str | None:
