@@ -176,6 +176,26 @@ def test_outlooks_unquoted_history_is_not_embedded_in_any_language(history: str)
     assert new_part(body, "AW: Dinner") == "Sounds good, see you there."
 
 
+# The line Apple Mail and Gmail write above a forwarded mail in their user's language, and the
+# subject prefixes Chinese Outlook writes
+FORWARDED = [
+    ("Booking", "Anfang der weitergeleiteten Nachricht:\n\n> Von: SkyAir <a@b.c>\n> \n> Ref QX7RTZ."),
+    ("Booking", "Début du message réexpédié :\n\n> De: SkyAir <a@b.c>\n> \n> Ref QX7RTZ."),
+    ("Booking", "Inicio del mensaje reenviado:\n\n> De: SkyAir <a@b.c>\n> \n> Ref QX7RTZ."),
+    ("Booking", "Inizio messaggio inoltrato:\n\n> Da: SkyAir <a@b.c>\n> \n> Ref QX7RTZ."),
+    ("Booking", "転送されたメッセージ:\n\n> 差出人: SkyAir <a@b.c>\n> \n> Ref QX7RTZ."),
+    ("Booking", "---------- Пересылаемое сообщение ---------\nОт: SkyAir <a@b.c>\nDate: пн, 4 мар. 2024 г.\n\n"
+                "Ref QX7RTZ."),
+    ("转发: 机票", "发件人: SkyAir <a@b.c>\n发送时间: 2024年3月4日 8:00\n\nRef QX7RTZ."),
+    ("轉寄: 機票", "寄件者: SkyAir <a@b.c>\n寄件日期: 2024年3月4日 8:00\n\nRef QX7RTZ."),
+]
+
+
+@pytest.mark.parametrize(("subject", "forwarded"), FORWARDED, ids=range(len(FORWARDED)))
+def test_a_forward_in_another_language_is_searched_by_what_it_forwards(subject: str, forwarded: str) -> None:
+    assert "Ref QX7RTZ." in new_part(f"FYI\n\n{forwarded}", subject)
+
+
 def test_a_mail_that_names_a_sender_in_its_text_is_not_cut_there() -> None:
     body = "Der Brief kam heute.\nVon: der Bank\nBetreff: Kontoauszug\nBitte prüfen."
     assert new_part(body) == body

@@ -56,13 +56,18 @@ UNQUOTED_HISTORY = re.compile(rf"^(?:-{{2,}}\s*(?:{ORIGINAL_MESSAGE})\s*-{{2,}}|
                               re.M | re.I)
 QUOTED_LINE = re.compile(r"^[ \t]*>[^\n]*(?:\n|$)", re.M)
 # A forward: its subject's prefix (Fwd:, Fw:, German WG:, French TR:, Spanish RV:, Portuguese
-# Enc:, Finnish VL:, Swedish VB:, Dutch Doorst:, Polish PD:; not VS:, a Finnish reply and a
+# Enc:, Finnish VL:, Swedish VB:, Dutch Doorst:, Polish PD:, Chinese 转发/轉寄; not VS:, a Finnish reply and a
 # Danish forward) or the line mail apps put above the forwarded mail. What it forwards is its
 # content (a booking, a receipt), kept whole, not a reply's history.
-FORWARD_SUBJECT = re.compile(r"^\s*(?:fwd?|wg|tr|rv|enc|vl|vb|doorst|pd)\s*:", re.I)
-FORWARD_LINE = re.compile(r"^[ \t]*(?:-{3,}\s*Forwarded message\s*-{3,}|Begin forwarded message:|"
-                          r"-{3,}\s*(?:Weitergeleitete Nachricht|Message transféré|Mensaje reenviado|"
-                          r"Messaggio inoltrato|Mensagem encaminhada|Doorgestuurd bericht)\s*-{3,})", re.M | re.I)
+FORWARD_SUBJECT = re.compile(r"^\s*(?:fwd?|wg|tr|rv|enc|vl|vb|doorst|pd|转发|轉寄)\s*[:：]", re.I)
+FORWARD_LINE = re.compile(r"^[ \t]*(?:-{3,}\s*(?:Forwarded message|Weitergeleitete Nachricht|Message transféré|"
+                          r"Mensaje reenviado|Messaggio inoltrato|Mensagem encaminhada|Doorgestuurd bericht|"
+                          r"Пересылаемое сообщение|Przekazana wiadomość|Vidarebefordrat meddelande|转发的邮件|"
+                          r"轉寄的郵件|転送されたメッセージ|전달된 메시지)\s*-{3,}|"
+                          r"(?:Begin forwarded message|Anfang der weitergeleiteten (?:Nachricht|E-Mail)|"
+                          r"Début du message réexpédié|Inicio del mensaje reenviado|Inizio messaggio inoltrato|"
+                          r"Início da mensagem reencaminhada|Begin doorgestuurd bericht|転送されたメッセージ|"
+                          r"以下是转发的邮件)\s?[:：])", re.M | re.I)
 BLANK_LINES = re.compile(r"\n{3,}")
 SURROGATES = re.compile("[\udc80-\udcff]")
 # Parts of these types sign or wrap a message; they are not attachments anyone sent.
