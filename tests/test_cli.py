@@ -289,6 +289,18 @@ def test_control_characters_in_a_record_are_shown_not_sent_to_the_terminal() -> 
     assert "\x1b[1;33malert\x1b[0m" in vecbook.cli.format_hits([hit], color=True)
 
 
+def test_get_shows_the_record_s_metadata_under_its_citation_as_search_does(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # a mail's text is its body: who sent it and when are its metadata
+    (tmp_path / "n.txt").write_text("First note.\n---\nDate: 2024-03-04\nFrom: Zoë\nThe boiler is fixed.\n---\n"
+                                    "Last note.\n", encoding="utf-8")
+    code, out, _ = run(capsys, "get", "n.txt:5", "-C", "1", "--data-dir", str(tmp_path))
+    assert code == 0 and out.splitlines() == [
+        "  n.txt:1-1", "    First note.", "",
+        "> n.txt:3-5", "    Date: 2024-03-04, From: Zoë", "    The boiler is fixed.", "",
+        "  n.txt:7-7", "    Last note."]
+
+
 def test_get_shows_control_characters_of_a_record_as_pictures(tmp_path: Path,
                                                              capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "n.txt").write_text("a \x1b[2J clear\nnext\x85line\n", encoding="utf-8")

@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any, Callable, ClassVar, Iterator, NoReturn, Sequence
 
 from .book import VecBook
-from .hit_lines import fit_stdout, format_hits, json_text, left_out_line, shown, text_lines, wants_color
+from .hit_lines import (fit_stdout, format_hits, json_text, left_out_line, metadata_line, shown, text_lines,
+                        wants_color)
 from .hits import MAX_CONTEXT, check_context, check_max_chars, check_max_results, check_max_total_chars, check_query
 from .config import (
     CONFIG_NAME,
@@ -432,8 +433,10 @@ def _cmd_get(args: argparse.Namespace, config: Config) -> int:
     blocks = []
     for entry in [*context.before, context.record, *context.after]:
         mark = ">" if entry is context.record else " "
+        # The record asked for says its date, sender, subject... as a hit does (a mail's text is its body)
+        about = [metadata_line(entry.metadata)] if entry is context.record and entry.metadata else []
         lines = ["    " + line for line in text_lines(shown(entry.text))]
-        blocks.append("\n".join([f"{mark} {shown(entry.citation)}", *lines]))
+        blocks.append("\n".join([f"{mark} {shown(entry.citation)}", *about, *lines]))
     print("\n\n".join(blocks))
     return 0
 

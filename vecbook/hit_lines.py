@@ -109,8 +109,7 @@ def format_hits(hits: Sequence[Hit], color: bool = False,
         lines = [f"{rank_number:>2}. {hit.similarity_score:.6f}  {shown(hit.citation)}"
                  + ("" if hit.matches_query else f"  (matched nothing of the query{why_listed})")]
         if hit.metadata:
-            described = ", ".join(f"{k}: {_shown_value(v)}" for k, v in hit.metadata.items())
-            lines.append("    " + _clip(shown(described)))
+            lines.append(metadata_line(hit.metadata))
         # A hit cut to --max-chars shows its cut text, the lines it cites; any other its snippet.
         body, first, last = ((hit.text, hit.line_number, hit.end_line) if hit.truncated
                              else (hit.snippet, hit.snippet_line, hit.snippet_end_line))
@@ -126,6 +125,12 @@ def format_hits(hits: Sequence[Hit], color: bool = False,
             lines.append(f"    also in: {', '.join(hit.duplicates)}")
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks)
+
+
+def metadata_line(metadata: dict[str, Any]) -> str:
+    """A record's metadata on one indented line (``    date: 2024-03-04, from: Zoë``), cut to
+    PREVIEW_WIDTH terminal columns, its control characters shown as pictures."""
+    return "    " + _clip(shown(", ".join(f"{k}: {_shown_value(v)}" for k, v in metadata.items())))
 
 
 def highlight(text: str, terms: Sequence[str], analysis: Analysis = ENGLISH) -> str:
