@@ -13,7 +13,7 @@ import pytest
 import vecbook
 from vecbook.config import CollectionConfig
 from vecbook.exports import FORMATS, detect_format, load_export, open_export, reader
-from vecbook.exports.mime import html_to_text, new_part
+from vecbook.exports.mime import decoded_header, html_to_text, new_part
 
 from conftest import EXPORTS, FakeEmbedder, cited_lines
 
@@ -800,3 +800,10 @@ def test_format_flowed_mail_reads_as_its_paragraphs(tmp_path: Path) -> None:
     assert texts["Plain"] == "one line\nanother line"
     # the cited lines are still the whole message
     assert records[0].citation.startswith("mail/cur/1.host:2,S:1-")
+
+
+def test_an_encoded_word_of_an_unknown_charset_reads_as_utf8_or_windows_1252() -> None:
+    # gateways and list servers label bytes they cannot name "unknown-8bit"
+    assert decoded_header("=?unknown-8bit?Q?Gr=FC=DFe?= aus Berlin") == "Grüße aus Berlin"
+    assert decoded_header("=?unknown-8bit?Q?Gr=C3=BC=C3=9Fe?=") == "Grüße"
+    assert decoded_header("=?x-unknown?B?4oCcaGnigJ0=?=") == "“hi”"

@@ -141,11 +141,27 @@ def decoded_header(raw: str) -> str:
             raw = data.decode("latin-1")
     if "=?" in raw:
         try:
-            raw = str(make_header([(text, SUPERSETS.get(charset, charset) if charset else charset)
-                                    for text, charset in decode_header(raw)]))
+            raw = str(make_header([(text, _word_charset(text, charset)) for text, charset in decode_header(raw)]))
         except (ValueError, LookupError, UnicodeError, AssertionError):
             pass
     return " ".join(raw.split())
+
+
+# The charset labels of an encoded word whose sender did not know it (a gateway's, a list
+# server's re-encoding): its bytes are read as UTF-8 where they are that, else as Windows-1252.
+UNKNOWN_CHARSETS = frozenset({"unknown-8bit", "unknown", "x-unknown"})
+
+
+def _word_charset(text: bytes | str, charset: str | None) -> str | None:
+    """The codec an encoded word's bytes are read with: a label's superset (see SUPERSETS), and
+    for an unknown one UTF-8 or Windows-1252, as the bytes allow (not U+FFFD for each)."""
+    if not charset or charset.lower() not in UNKNOWN_CHARSETS:
+        return SUPERSETS.get(charset, charset) if charset else charset
+    try:
+        (text.encode("latin-1") if isinstance(text, str) else text).decode("utf-8")
+        return "utf-8"
+    except (UnicodeError, ValueError):
+        return "cp1252"
 
 
 def collect_body(headers: Message, body: bytes, texts: list[str], names: list[str], damage: set[str],
