@@ -171,6 +171,21 @@ def test_zips_nested_past_two_deep_are_a_warning(tmp_path: Path) -> None:
         "collection 'x': zip archive not opened: zips nested more than 2 deep (a zip bomb?)"]
 
 
+def test_a_zip_member_past_the_file_limit_is_told_to_be_unpacked(tmp_path: Path) -> None:
+    # a Takeout zip's mbox passes 1 GiB for a heavy Gmail user: unpacked, it is read in pieces
+    from vecbook.exports.base import Export
+
+    with zipfile.ZipFile(tmp_path / "takeout.zip", "w") as archive:
+        archive.writestr("Takeout/Mail/All mail.mbox", "From a@b Mon Mar  4 11:15:00 2024\n\nhi\n" * 10)
+    (tmp_path / "mail.mbox").write_text("From a@b Mon Mar  4 11:15:00 2024\n\nhi\n" * 10, encoding="utf-8")
+    [member] = Export("x", tmp_path / "takeout.zip", "takeout.zip").files()
+    with pytest.raises(ValueError, match="limit for one export file; unpack the zip and add the folder"):
+        member.read_bytes(limit=100)
+    [on_disk] = Export("x", tmp_path / "mail.mbox", "mail.mbox").files()
+    with pytest.raises(ValueError, match="limit for one export file$"):
+        on_disk.read_bytes(limit=100)
+
+
 def test_a_zip_bomb_is_refused_with_a_warning(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(vecbook.exports.base, "MAX_ZIP_TOTAL_BYTES", 1000)
     with zipfile.ZipFile(tmp_path / "bomb.zip", "w", compression=zipfile.ZIP_DEFLATED) as archive:

@@ -86,7 +86,10 @@ class ExportFile:
     def read_bytes(self, limit: int = MAX_FILE_BYTES) -> bytes:
         """The whole file; ``OSError`` when unreadable, ``ValueError`` past ``limit`` bytes."""
         if self.size > limit:
-            raise ValueError(f"{self.size:,} bytes is over the {limit:,}-byte limit for one export file")
+            # A zip member is read into memory whole; unpacked, an mbox is read from disk in pieces
+            # (a heavy Gmail user's Takeout mbox passes 1 GiB).
+            unpack = "; unpack the zip and add the folder (an mbox on disk has no such limit)" if self.path is None else ""
+            raise ValueError(f"{self.size:,} bytes is over the {limit:,}-byte limit for one export file{unpack}")
         if self._head is not None and len(self._head) < HEAD_BYTES and len(self._head) == self.size:
             return self._head  # the whole file, read by keep_head
         data = self._read(limit + 1)
