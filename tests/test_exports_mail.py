@@ -6,6 +6,7 @@ import base64
 import os
 import re
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -147,6 +148,15 @@ def test_words_above_a_quote_that_are_no_attribution_stay() -> None:
     assert new_part(body) == "Thanks"
     body = "My answers are below, see the second point:\n\n> 1. rooms\n> 2. dates\nMarch works."
     assert new_part(body) == "My answers are below, see the second point:\n\nMarch works."
+
+
+def test_a_long_line_above_a_quote_is_read_in_linear_time() -> None:
+    # one 200 KB line (a pasted log, an HTML mail with no breaks) with a '>' in it, and a long
+    # line above a quote: each once took seconds to minutes, quadratic in the line's length
+    started = time.perf_counter()
+    assert new_part("x " * 100_000 + "->") == ("x " * 100_000 + "->").strip()
+    assert new_part("word " * 20_000 + "\n> quoted").startswith("word word")
+    assert time.perf_counter() - started < 1
 
 
 # The history Outlook writes under a reply, unquoted, in its user's language

@@ -28,7 +28,9 @@ MAX_MIME_DEPTH = 12
 # or two where Gmail wrapped it near 78 columns), and an Outlook-style history that is not
 # quoted at all ("-----Original Message-----", or a "From:" line followed by "Sent:"/"Date:"),
 # which runs to the end of the message.
-QUOTE_INTRO = re.compile(r"^(?:(?![ \t]*>)[^\n]*\S[^\n]*\n)?(?![ \t]*>)[^\n]*\n(?:[ \t]*\n)?(?=[ \t]*>)", re.M)
+# (A line with text is told by a lookahead, which never backtracks: "[^\n]*\S[^\n]*" tried every
+# split of a long line, quadratic, minutes for one 1 MB line holding a '>'.)
+QUOTE_INTRO = re.compile(r"^(?:(?![ \t]*>)(?=[^\n]*\S)[^\n]*\n)?(?![ \t]*>)[^\n]*\n(?:[ \t]*\n)?(?=[ \t]*>)", re.M)
 # An attribution ends in a colon (a full-width one in Chinese) and says who wrote, with a verb
 # ("wrote", "schrieb", "a écrit", "写道"...), the quoted person's address, or a date and time
 # (Gmail's Japanese and Russian name no verb); "See my answers below:" is none of these.
