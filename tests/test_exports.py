@@ -242,6 +242,17 @@ def _encrypted_zip(path: Path) -> None:
     path.write_bytes(bytes(data))
 
 
+def _deflate64_zip(path: Path) -> None:
+    """A zip compressed with Deflate64 (method 9), as Windows' Explorer and 7-Zip write large
+    files, which Python's zipfile cannot decompress."""
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("WhatsApp Chat with Ana.txt", "[3/14/24, 9:05 AM] Ana: hi\n")
+    data = bytearray(path.read_bytes())
+    data[8] = 9  # the local header's method
+    data[data.index(b"PK\x01\x02") + 10] = 9  # the central directory's, which zipfile reads
+    path.write_bytes(bytes(data))
+
+
 @pytest.mark.parametrize("make, why", [
     (lambda p: p.write_bytes(b"PK\x03\x04" + b"\x00" * 40), "cannot read zip archive: File is not a zip file "
      "(a download cut short, or a damaged file: download or export it again)"),
@@ -250,6 +261,8 @@ def _encrypted_zip(path: Path) -> None:
      "decompressing data: "),
     (_encrypted_zip, "x.zip!/WhatsApp Chat with Ana.txt is encrypted (the zip has a password), which VecBook does "
      "not read: unzip it with its password and add the folder"),
+    (_deflate64_zip, "cannot read x.zip!/WhatsApp Chat with Ana.txt: it is compressed in a way VecBook cannot "
+     "unpack (Deflate64, PPMd...: That compression method is not supported): unzip it and add the folder"),
 ])
 def test_a_zip_that_cannot_be_read_says_why_rather_than_no_format(tmp_path: Path, make: Any, why: str) -> None:
     path = tmp_path / "x.zip"

@@ -337,6 +337,9 @@ def _read_member(archive: zipfile.ZipFile, member: zipfile.ZipInfo, limit: int, 
             data = handle.read(allowed)
     except (zipfile.BadZipFile, zlib.error, EOFError) as exc:  # garbled bytes, a bad CRC, a cut-short member
         raise ValueError(f"the archive is damaged ({exc}): download or export it again") from None
+    except NotImplementedError as exc:  # Deflate64 (Windows' Explorer, 7-Zip), PPMd: zipfile cannot unpack them
+        raise ValueError(f"it is compressed in a way VecBook cannot unpack (Deflate64, PPMd...: {exc}): "
+                         f"unzip it and add the folder") from None
     budget[0] -= len(data)
     if budget[0] < 0:
         raise ValueError(f"the archive expands past the {MAX_ZIP_TOTAL_BYTES:,}-byte limit (a zip bomb?)")
