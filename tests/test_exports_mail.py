@@ -148,6 +148,10 @@ def test_words_above_a_quote_that_are_no_attribution_stay() -> None:
     assert new_part(body) == "Thanks"
     body = "My answers are below, see the second point:\n\n> 1. rooms\n> 2. dates\nMarch works."
     assert new_part(body) == "My answers are below, see the second point:\n\nMarch works."
+    body = "Please send it to ana@example.com and tell her this:\n> the quote"
+    assert new_part(body) == "Please send it to ana@example.com and tell her this:"
+    body = "Thanks, I wrote to bob@example.com\nand here is what he answered:\n> the quote"
+    assert new_part(body) == "Thanks, I wrote to bob@example.com\nand here is what he answered:"
 
 
 def test_a_long_line_above_a_quote_is_read_in_linear_time() -> None:

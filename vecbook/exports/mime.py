@@ -32,13 +32,14 @@ MAX_MIME_DEPTH = 12
 # split of a long line, quadratic, minutes for one 1 MB line holding a '>'.)
 QUOTE_INTRO = re.compile(r"^(?:(?![ \t]*>)(?=[^\n]*\S)[^\n]*\n)?(?![ \t]*>)[^\n]*\n(?:[ \t]*\n)?(?=[ \t]*>)", re.M)
 # An attribution ends in a colon (a full-width one in Chinese) and says who wrote, with a verb
-# ("wrote", "schrieb", "a écrit", "写道"...), the quoted person's address, or a date and time
-# (Gmail's Japanese and Russian name no verb); "See my answers below:" is none of these.
+# ("wrote", "schrieb", "a écrit", "写道"...), the quoted person's <address> (in angle brackets,
+# as mail apps write it: "write to ana@example.com, she asked:" is a person's own words), or a
+# date and time (Gmail's Japanese and Russian name no verb); "See my answers below:" is none.
 ATTRIBUTION_END = re.compile(r"[:：]\s*$")
 VERBS = (r"(?:\b(?:wrote|writes|schrieb|schreef|a écrit|escribió|escreveu|scrisse|ha scritto|skrev|kirjoitti|"
          r"napisał)|写道|寫道|님이 작성)")
 ATTRIBUTION_SAYS = re.compile(
-    VERBS + r"(?:\(a\))?\s?[:：]|[^\s<>()@]+@[^\s<>()@]+\.\w|\b\d{1,2}:\d{2}\b.*" + VERBS + "|"
+    VERBS + r"(?:\(a\))?\s?[:：]|<\s*[^\s<>()@]+@[^\s<>()@]+\.\w[^\s<>]*\s*>|\b\d{1,2}:\d{2}\b.*" + VERBS + "|"
     r"\b\d{1,2}:\d{2}\b.*\b(?:19|20)\d{2}\b|\b(?:19|20)\d{2}\b.*\b\d{1,2}:\d{2}\b", re.I)
 SENTENCE_END = re.compile(r"[.!?…。！？]\s*$")
 # Outlook's history in its user's language: the "-----Original Message-----" line, or a sender
