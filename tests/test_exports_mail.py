@@ -477,6 +477,19 @@ def test_an_html_mail_whose_charset_only_its_meta_tag_names_is_read_in_it(tmp_pa
     assert [r.text for r in records] == ["セール開催中①", "Привет! Скидки до 50%.", "Grüße, naïve café"]
 
 
+def test_a_meta_tag_that_says_utf_16_is_read_as_utf_8_as_browsers_read_it(tmp_path: Path) -> None:
+    # .NET writes charset=utf-16 into pages it then sends as UTF-8; read as UTF-16, an even
+    # number of bytes decodes without an error, into CJK-looking noise
+    head = "From: shop@example.com\nSubject: Sale\nDate: Mon, 4 Mar 2024 10:00:00 +0300\nContent-Type: text/html"
+    for name, pad in (("even.eml", ""), ("odd.eml", " ")):
+        (tmp_path / name).write_bytes(message(head, (
+            f'<html><head><meta charset="utf-16"></head><body><p>Grüße, the kayak leaks.{pad}</p></body></html>'
+        ).encode("utf-8")))
+    records, problems = load(tmp_path)
+    assert problems == []
+    assert [r.text for r in records] == ["Grüße, the kayak leaks.", "Grüße, the kayak leaks."]
+
+
 def test_legacy_charset_labels_read_as_the_windows_code_pages_mail_apps_write(tmp_path: Path) -> None:
     # Japanese Windows mail says Shift_JIS and writes CP932 (①), Chinese says GB2312 and writes
     # GBK (镕), Korean says EUC-KR or ks_c_5601-1987 and writes CP949 (갂): read strictly as

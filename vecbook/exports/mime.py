@@ -318,6 +318,8 @@ def _decode(payload: bytes, headers: Message, html: bool = False) -> str:
         declared = None
     if declared is None and html and (meta := META_CHARSET.search(payload, 0, META_PRESCAN_BYTES)):
         declared = meta.group(1).decode("ascii").lower()
+        # a tag read as ASCII is in no UTF-16 (.NET writes "utf-16" into UTF-8 pages): as browsers do, UTF-8
+        declared = "utf-8" if declared.startswith(("utf-16", "utf16", "unicode")) else declared
     declared = superset(declared)  # as browsers do: mail that says Latin-1 is written in Windows-1252
     for charset in (declared, "utf-8"):
         if charset:
