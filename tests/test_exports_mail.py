@@ -462,6 +462,16 @@ def test_a_message_without_a_good_date_is_dated_when_it_arrived(tmp_path: Path) 
         "2024-03-05T09:12:44-08:00"]
 
 
+def test_a_date_with_a_year_too_long_for_any_clock_is_no_date_and_the_message_is_kept(tmp_path: Path) -> None:
+    # spam writes such years; Python's date parser overflows on them rather than saying "no date"
+    huge = "Mon, 4 Mar 99999999999999999999 10:00:00 +0000"
+    (tmp_path / "spam.eml").write_bytes(message(f"Received: by mx.example.org; {huge}\nFrom: a@example.org\n"
+                                                f"Subject: Offer\nDate: {huge}", "Buy now."))
+    records, problems = load(tmp_path)
+    assert [(r.text, r.metadata.get("date")) for r in records] == [("Buy now.", None)]
+    assert problems == [f"mail/spam.eml:4: collection 'mail': the Date header '{huge}' is not a date; kept undated"]
+
+
 def test_an_html_mail_whose_charset_only_its_meta_tag_names_is_read_in_it(tmp_path: Path) -> None:
     # bulk mailers send "Content-Type: text/html" bare and name the charset in the page, as browsers read it
     head = "From: shop@example.com\nSubject: Sale\nDate: Mon, 4 Mar 2024 10:00:00 +0300\nContent-Type: text/html"

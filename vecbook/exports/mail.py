@@ -385,7 +385,7 @@ def _date(fields: dict[str, list[str]], warn: _Warner) -> datetime | None:
     if raw:
         try:
             return parsedate_to_datetime(raw)
-        except (TypeError, ValueError, IndexError):
+        except (TypeError, ValueError, IndexError, OverflowError):  # (a year of 20 digits overflows)
             pass
     arrived = _received(fields)
     fallback = f"dated by its Received header, {arrived.isoformat()}" if arrived else "kept undated"
@@ -403,7 +403,7 @@ def _received(fields: dict[str, list[str]]) -> datetime | None:
         try:
             if stamp:
                 return parsedate_to_datetime(stamp)
-        except (TypeError, ValueError, IndexError):
+        except (TypeError, ValueError, IndexError, OverflowError):
             continue
     return None
 
