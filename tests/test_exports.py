@@ -186,6 +186,21 @@ def test_a_zip_member_past_the_file_limit_is_told_to_be_unpacked(tmp_path: Path)
         on_disk.read_bytes(limit=100)
 
 
+def test_a_zip_inside_a_zip_past_the_file_limit_says_so_not_damaged(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(vecbook.exports.base, "MAX_FILE_BYTES", 200)
+    with zipfile.ZipFile(tmp_path / "inner.zip", "w") as archive:
+        archive.writestr("notes/a.md", "# A\n\n" + "text " * 100)
+    with zipfile.ZipFile(tmp_path / "outer.zip", "w") as archive:
+        archive.write(tmp_path / "inner.zip", "export.zip")
+    size = (tmp_path / "inner.zip").stat().st_size
+    export = Export("x", tmp_path / "outer.zip", "outer.zip")
+    assert export.files() == []
+    assert [p.reason for p in export.problems] == [
+        f"collection 'x': zip archive not opened: it is {size:,} bytes, over the 200 bytes VecBook reads of a zip "
+        f"inside a zip: unzip the outer one and add the folder it holds"]
+
+
 def test_a_zip_bomb_is_refused_with_a_warning(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(vecbook.exports.base, "MAX_ZIP_TOTAL_BYTES", 1000)
     with zipfile.ZipFile(tmp_path / "bomb.zip", "w", compression=zipfile.ZIP_DEFLATED) as archive:

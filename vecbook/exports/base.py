@@ -248,6 +248,11 @@ class Export:
             self.warn(self._label(rel), None, f"zip archive not opened: zips nested more than {MAX_ZIP_DEPTH} "
                                               f"deep (a zip bomb?)")
             return
+        if member.file_size > MAX_FILE_BYTES:  # (a read cut at the limit would be no zip, "damaged": it is not)
+            self.warn(self._label(rel), None, f"zip archive not opened: it is {member.file_size:,} bytes, over the "
+                                              f"{MAX_FILE_BYTES:,} bytes VecBook reads of a zip inside a zip: unzip "
+                                              f"the outer one and add the folder it holds")
+            return
         try:
             data = _read_member(archive, member, MAX_FILE_BYTES, budget)
         except ValueError as exc:
