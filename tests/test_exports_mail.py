@@ -176,7 +176,7 @@ OUTLOOK_HISTORIES = [
     "Od: Zoë Müller <zoe@example.fr>\nWysłane: poniedziałek, 4 marca 2024 11:15\nDo: Me\nTemat: Dinner",
     "Från: Zoë Müller <zoe@example.fr>\nSkickat: den 4 mars 2024 11:15\nTill: Me\nÄmne: Dinner",
     "Von: Zoë Müller <zoe@example.fr>\nDatum: Montag, 4. März 2024 um 11:15\nAn: Me\nBetreff: Dinner",
-    "*From:* Zoë Müller <zoe@example.fr>\n*Sent:* Monday, March 4, 2024 11:15 AM\n*To:* Me",
+    "*From:* Zoë Müller <zoe@example.fr>\n*Sent:* Monday, March 4, 2024 11:15 AM\n*To:* Me\n*Subject:* Dinner",
     "-----Ursprüngliche Nachricht-----\nVon: Zoë\nGesendet: Montag",
     "-----Message d'origine-----\nDe : Zoë\nEnvoyé : lundi",
     "-----Mensaje original-----\nDe: Zoë",
@@ -212,6 +212,16 @@ def test_a_forward_in_another_language_is_searched_by_what_it_forwards(subject: 
 
 def test_a_mail_that_names_a_sender_in_its_text_is_not_cut_there() -> None:
     body = "Der Brief kam heute.\nVon: der Bank\nBetreff: Kontoauszug\nBitte prüfen."
+    assert new_part(body) == body
+
+
+@pytest.mark.parametrize("itinerary", [
+    "Da: Milano Centrale\nData: 12 marzo 2024, 09:10\nA: Roma Termini\nCarrozza 5, posto 12A",
+    "From: London Heathrow\nDate: 4 March 2024\nTo: Lisbon\nFlight BA500, seat 14C",
+])
+def test_an_itinerary_shaped_like_a_header_stays_searchable(itinerary: str) -> None:
+    # a sender and a date label alone are a journey's as well: Outlook's history has its subject line too
+    body = f"Here is the booking.\n\n{itinerary}\n\nSee you there."
     assert new_part(body) == body
 
 

@@ -54,8 +54,14 @@ SENDER_LABEL = r"From|Von|De|Van|Da|От|发件人|寄件者|差出人|보낸 �
 SENT_LABEL = (r"Sent|Date|Gesendet|Datum|Envoyé|Enviado|Enviada|Fecha|Verzonden|Inviato|Data|Отправлено|Дата|"
               r"发送时间|日期|寄件日期|送信日時|日付|보낸 날짜|Wysłane|Skickat|Sendt|Dato|Lähetetty|Päivämäärä|"
               r"Odesláno|Elküldve|Dátum|Gönderildi|Tarih")
+# The history's subject line, within the four lines after the date's (To, Cc, Importance
+# before it): with it a sender and a date label are a mail's header, not an itinerary's "Da:
+# Milano Centrale / Data: 12 marzo" (Italian's "A:" is both a recipient label and "to Rome").
+SUBJECT_LABEL = (r"Subject|Betreff|Objet|Asunto|Assunto|Onderwerp|Oggetto|Тема|主题|主旨|件名|제목|Temat|Ämne|Emne|"
+                 r"Aihe|Předmět|Tárgy|Konu")
 UNQUOTED_HISTORY = re.compile(rf"^(?:-{{2,}}\s*(?:{ORIGINAL_MESSAGE})\s*-{{2,}}|(?:_{{10,}}\n)?"
-                              rf"\*?(?:{SENDER_LABEL})\s?[:：]\*?[ \t][^\n]*\n\*?(?:{SENT_LABEL})\s?[:：]\*?[ \t])",
+                              rf"\*?(?:{SENDER_LABEL})\s?[:：]\*?[ \t][^\n]*\n\*?(?:{SENT_LABEL})\s?[:：]\*?[ \t]"
+                              rf"(?=[^\n]*\n(?:[^\n]*\n){{0,3}}\*?(?:{SUBJECT_LABEL})\s?[:：]))",
                               re.M | re.I)
 QUOTED_LINE = re.compile(r"^[ \t]*>[^\n]*(?:\n|$)", re.M)
 # A forward: its subject's prefix (Fwd:, Fw:, German WG:, French TR:, Spanish RV:, Portuguese
