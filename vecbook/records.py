@@ -9,6 +9,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any, Protocol, Sequence
 
+from .sqlite_ro import BUSY_MESSAGES
 # Re-exported: dates as people write them lived here before they had a module.
 from .written_dates import fromisoformat_310, iso_moment, written_date  # noqa: F401
 
@@ -279,8 +280,9 @@ class Problem:
 
     @property
     def unread(self) -> bool:
-        """Whether the file could not be read at all (permission denied, an I/O error): what it
-        holds is unknown, so the next read tries it again even when its signature is unchanged."""
+        """Whether the file could not be read at all (permission denied, an I/O error, a database
+        locked past the wait): what it holds is unknown, so the next read tries it again even when
+        its signature is unchanged."""
         return _UNREAD_RE.match(self.reason) is not None
 
 
@@ -289,7 +291,9 @@ class Problem:
 # again (``Problem.unread``) rather than one whose content is known.
 CANNOT_READ = "cannot read file"
 # An added source's problems start with its name (``collection 'notes': cannot read file: ...``).
-_UNREAD_RE = re.compile(f"(?:collection '[^']*': )?{CANNOT_READ}")
+# A database another program held locked past the wait is unread too: the lock's going changes
+# no signature either (``sqlite_ro.BUSY_MESSAGES``).
+_UNREAD_RE = re.compile(f"(?:collection '[^']*': )?(?:{CANNOT_READ}|{'|'.join(BUSY_MESSAGES)})")
 
 # The byte order marks of UTF-16, which Windows PowerShell 5's `>` and Notepad's "Unicode" write:
 # such a note's text is half NUL bytes, and read as UTF-8 it was skipped as a binary file (a

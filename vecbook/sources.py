@@ -248,7 +248,7 @@ def load_collection(collection: CollectionConfig) -> tuple[list[Record], list[Pr
 def _what_to_do(message: str, connection: sqlite3.Connection) -> str:
     """SQLite's error ``message`` with what the user can do about it, where SQLite's words
     alone leave them guessing."""
-    if message in BUSY_MESSAGES:  # a lock passes: the source is read again at the next read (``read_again``)
+    if message in BUSY_MESSAGES:  # a lock passes: the source is read again at the next read (``Problem.unread``)
         return sqlite_ro.busy(message, "the next search reads it again, or ")
     if message == "file is not a database":
         return f"{message}: not SQLite, or encrypted (as Signal's and WhatsApp's are), which cannot be read"
@@ -452,8 +452,6 @@ def load_sources(config: Config, state: SourceState | None = None) -> LoadReport
                 report.new_problems.append(gone)
         elif state.must_read(key, entry, signature):
             read: Entry = (signature, *_load_one_collection(collection))
-            if read_again(read[2]):  # equal to no signature, and never cached: read again next time
-                read = ((object(),), *read[1:])
             if not same_read(entry, read):
                 entry = read
                 report.collections_read += 1
@@ -481,12 +479,6 @@ def load_sources(config: Config, state: SourceState | None = None) -> LoadReport
         log.info("%d problem%s reported when the unchanged sources were last read ('vecbook stats' lists them)",
                  report.known_problems, "" if report.known_problems == 1 else "s")
     return report
-
-
-def read_again(problems: Sequence[Problem]) -> bool:
-    """Whether a source's read met a lock another program held: its file may not change when
-    the lock goes, so the source is read again at the next read, whatever its signature says."""
-    return any(busy in p.reason for p in problems for busy in BUSY_MESSAGES)
 
 
 def other_sources(config: Config, name: str | None) -> list[Path]:
