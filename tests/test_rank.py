@@ -254,6 +254,15 @@ def test_a_misspelt_participant_is_offered_the_whole_name_it_is_close_to_once() 
         columns.mask(vecbook.filters.convenience_conditions(participants=["Anaa"]))
 
 
+@pytest.mark.parametrize("typed", ["Zoe", "zoë", "Jose Muller", "+1 (777) 777-7777", "777-7777", "Mama ❤"])
+def test_a_participant_is_found_as_a_keyboard_types_the_name(typed: str) -> None:
+    # A phone writes "Zoë", a sender's number with non-breaking hyphens (U+2011) and no-break
+    # spaces between direction marks, an emoji with its variation selector; people type neither.
+    people = ["Zoë", "José Müller", "\u202a+1\u00a0(777)\u00a0777\u20117777\u202c", "Mama \u2764\ufe0f"]
+    columns = vecbook.filters.FilterColumns([record(f"c{i}", participants=[p]) for i, p in enumerate(people)])
+    assert sum(columns.mask(vecbook.filters.convenience_conditions(participants=[typed]))) == 1
+
+
 def test_filters_must_be_an_object() -> None:
     with pytest.raises(vecbook.QueryError, match="filters must be an object"):
         vecbook.filters.parse_filters(["author=ana"])  # type: ignore[arg-type]

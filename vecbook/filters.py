@@ -21,6 +21,7 @@ from .config import QueryError
 from .records import Record, iso_moment
 from .recurrence import occurrence_within, series_matches
 from .snippets import date_days
+from .tokens import fold
 
 if TYPE_CHECKING:
     from .hits import Hit  # hits imports this module
@@ -298,11 +299,24 @@ def _order(a: Any, b: Any) -> int:
 
 def _has_word(member: Any, target: Any) -> bool:
     """Whether a list member holds ``target`` as a whole word: "ana" is in "Ana Lopez",
-    but "work" is not in "homework" (a list holds names and labels, not prose)."""
+    but "work" is not in "homework" (a list holds names and labels, not prose); both as typed
+    (``typed``): "zoe" is in "Zoë"."""
     if isinstance(member, (dict, list)):
         return False
-    word = re.escape(_as_text(target))
-    return re.search(rf"(?<!\w){word}(?!\w)", _as_text(member)) is not None
+    word = re.escape(typed(_as_text(target)))
+    return re.search(rf"(?<!\w){word}(?!\w)", typed(_as_text(member))) is not None
+
+
+# A name as a keyboard types it: phones write a sender's number with non-breaking hyphens
+# (U+2011) and no-break spaces between direction marks ("\u202a+1 (777) 777\u20117777\u202c"),
+# which look like "-" and " " and are never typed.
+_TYPED = {**dict.fromkeys(range(0x2010, 0x2016), "-"), 0x2212: "-", 0xA0: " ", 0x2007: " ", 0x2009: " ",
+          0x202F: " ", **dict.fromkeys([0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A)])}
+
+
+def typed(text: str) -> str:
+    """``text`` without its accents, variation selectors and look-alike dashes and spaces."""
+    return text if text.isascii() else fold(text.translate(_TYPED))
 
 
 def _equal(value: Any, target: Any, glob: bool) -> bool:
