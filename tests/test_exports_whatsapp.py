@@ -137,6 +137,25 @@ def test_a_locale_s_header_gives_the_date_as_written(tmp_path: Path, line: str, 
     assert [(r.text, r.metadata["date"]) for r in records] == [("Ana: hi", date)]
 
 
+@pytest.mark.parametrize("first, second", [
+    ("3/24/14, 1:59:59 PM: Ana: hi", "3/24/14, 2:00:10 PM: Ben: the ferry leaves at noon"),  # iOS before 2017
+    ("2016-06-27, 8:04:08 AM: Ana: hi", "2016-06-27, 8:04:09 AM: Ben: the ferry leaves at noon"),
+    ("24/03/2014, 13:59:59: Ana: hi", "24/03/2014, 14:00:10: Ben: the ferry leaves at noon"),
+])
+def test_an_export_from_before_2017_with_a_colon_after_the_time_is_read(tmp_path: Path, first: str,
+                                                                        second: str) -> None:
+    # Old exports (kept for years) put ": " after the time, where today's have "] " or " - ".
+    system = first.split(": ", 1)[0] + ": Ana created group \u201cTrip\u201d"
+    path = chat(tmp_path, f"{system}\n{first}\n{second}\nsee you there\n")
+    assert detect_format(collection(path)) == "whatsapp"
+    records, problems = load(path)
+    assert problems == []
+    (record,) = records
+    assert record.text == "Ana: hi\nBen: the ferry leaves at noon\nsee you there"
+    assert (record.citation, record.metadata["participants"]) == ("wa/WhatsApp Chat with Ana.txt:2-4", ["Ana", "Ben"])
+    assert record.metadata["date"].startswith(("2014-03-24T13:59:59", "2016-06-27T08:04:08"))
+
+
 def test_a_korean_android_export_is_detected_and_read_across_the_day(tmp_path: Path) -> None:
     path = chat(tmp_path, "2020년 1월 12일 오전 9:41 - 메시지와 전화는 종단간 암호화됩니다.\n"
                           "2020년 1월 12일 오전 11:58 - 지민: 점심 뭐 먹을까? 🍜\n"

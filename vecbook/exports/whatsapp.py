@@ -12,6 +12,7 @@ Each message starts a line with its date and time, in the phone's locale:
   2- or 4-digit years, the year first (``2023-12-31``, ``2022/12/14``) or last; or the date
   in Korean words, ``2020년 1월 12일`` (Android in Korean), and in 年月日;
 - iOS puts an invisible U+200E before attachment and system lines and texts.
+- exports from before 2017: a colon after the time, with seconds (``3/24/14, 1:59:59 PM: Ana: text``).
 
 Lines that do not start that way continue the message above (their lines are cited); one that
 starts with a date and a time in a form not read here is kept so, with a WARN naming the first.
@@ -62,6 +63,11 @@ _DATE = r"(\d{1,4}" + _SEPARATOR + r"\d{1,2}" + _SEPARATOR + r"\d{1,4}|" + _WORD
 _TIME = (r"((?:" + _MARK + _SPACE + r"?)?\d{1,2}[:.]\d{2}(?:[:.]\d{2})?(?:" + _SPACE + r"?" + _MARK + r")?)\.?")
 HEADER = re.compile(r"^[\u200e\u200f\ufeff]*(\[)?" + _DATE + r"[,،]?" + _SPACE + r"(?:klo |kl\. |à )?" + _TIME
                     + r"(?(1)\][ \u202f\u00a0]?|[ \u202f\u00a0][-\u2013][ \u202f\u00a0])", re.M)
+# Exports from before 2017 put ": " after the time, which had seconds, and a comma after the date:
+# "3/24/14, 1:59:59 PM: Ana: hi" (a log's "2024-03-05 08:15:02: ERROR: ..." has no comma). The same
+# three groups as HEADER (the "[" one never takes part); a file is read by the one its first line fits.
+OLD_HEADER = re.compile(r"^[\u200e\u200f\ufeff]*(\[){0}" + _DATE + "," + _SPACE + r"(\d{1,2}:\d{2}:\d{2}(?:" + _SPACE
+                        + "?" + _MARK + ")?): ", re.M)
 # A line that starts like a message header (a date, then a time), whether or not HEADER reads it.
 LIKE_HEADER = re.compile(r"^[\u200e\u200f\ufeff]*\[?(?:\d{1,4}" + _SEPARATOR + r"\d{1,2}" + _SEPARATOR + r"\d{2,4}|"
                          + _WORDS_DATE + r")\.?[,،]?\s+\D{0,6}\d{1,2}[:.]\d{2}", re.M)
@@ -112,9 +118,16 @@ def _looks_like(head: bytes, strict: bool = False) -> bool:
     when the format is named)."""
     lines = [line for line in head.decode("utf-8-sig", errors="replace").splitlines()[:200]
              if line.strip()][:_DETECT_LINES]
-    if not lines or (strict and not HEADER.match(lines[0])):
+    header = _header_of(lines[0]) if lines else HEADER
+    if not lines or (strict and not header.match(lines[0])):
         return False
-    return any((m := HEADER.match(line)) and ": " in line[m.end():] for line in lines)
+    return any((m := header.match(line)) and ": " in line[m.end():] for line in lines)
+
+
+def _header_of(first: str) -> re.Pattern[str]:
+    """HEADER, or OLD_HEADER where the ``first`` line is a message header of an export from before
+    2017 and not one of today's."""
+    return OLD_HEADER if not HEADER.match(first) and OLD_HEADER.match(first) else HEADER
 
 
 def _text_files(export: Export) -> list[ExportFile]:
@@ -178,7 +191,8 @@ def conversation_name(file: ExportFile) -> str:
 
 def _messages(export: Export, file: ExportFile) -> Iterator[Message]:
     # split: [text before the first message, then per message: "[" or None, date, time, body]
-    parts = HEADER.split(file.read_text())
+    text = file.read_text()
+    parts = _header_of(text.lstrip(_MARKS + " \t\r\n")[:200]).split(text)
     if len(parts) == 1:
         export.warn(file, None, "no WhatsApp message lines found; file skipped")
         return
