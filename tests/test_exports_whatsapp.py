@@ -294,6 +294,24 @@ def test_ios_marks_what_people_sent_as_it_marks_system_lines_and_both_are_told_a
     assert record.metadata["participants"] == ["Ana", "Bo"]
 
 
+def test_ios_notices_under_the_other_person_s_name_in_a_chat_of_two_are_skipped(tmp_path: Path) -> None:
+    # In a chat of two, iOS writes its notices under the other person's name, marked with U+200E:
+    # a changed security code, a block, a new number, disappearing messages. They are the app's
+    # words, not Ana's ("what was the security code" must not find them); the same words unmarked,
+    # typed by someone, stay.
+    notices = ["Your security code with Ana changed. Tap to learn more.", "You blocked this contact. Tap to unblock.",
+               "You unblocked this contact.", "Ana changed their phone number to a new number. Tap to message or "
+               "add the new number.", "Ana turned on disappearing messages. New messages will disappear from this "
+               "chat 7 days after they\u2019re sent, except when kept.", "Ana turned off disappearing messages.",
+               "Ana joined using this group\u2019s invite link"]
+    lines = [f"[31/12/2023, 13:{i:02d}:00] Ana: \u200e{notice}" for i, notice in enumerate(notices)]
+    text = "\n".join(["[31/12/2023, 12:58:00] Ana: the alarm code is 4512", *lines,
+                      "[31/12/2023, 13:20:00] Bo: You blocked this contact? ha"]) + "\n"
+    (record,), problems = load(chat(tmp_path, text, name="_chat.txt"))
+    assert problems == []
+    assert record.text == "Ana: the alarm code is 4512\nBo: You blocked this contact? ha"
+
+
 def test_an_unzipped_ios_export_is_named_after_its_folder(tmp_path: Path) -> None:
     folder = tmp_path / "WhatsApp Chat - Trip"
     folder.mkdir()

@@ -27,7 +27,8 @@ the two readings differ, day-first is used (most locales write it) with a WARN. 
 WhatsApp writes local time without a zone: dates are naive (a Thai phone's Buddhist-Era year
 is made the Gregorian one). System lines are skipped: on Android they have no ``Name:`` after
 the date ("X added Y", subject changes, in the phone's language); iOS writes them with U+200E
-before the text under the chat's own name, which writes nothing unmarked (``_marked``). What
+before the text under the chat's own name, which writes nothing unmarked (``_marked``), and a
+few under the other person's name in a chat of two (``_MARKED_NOTICE``). What
 people sent is kept as written, attachments (``<Media omitted>``, ``<attached: file>``,
 ``image omitted``), locations and deletions included: they keep the replies around them readable.
 """
@@ -92,6 +93,12 @@ _SENT = re.compile(r"<[^<>]+>| omitted$|://", re.I)
 # Notices that come with a sender name (the chat's) but are the app's, not anyone's words.
 _NOTICE = re.compile(r"^Messages (?:and calls )?(?:you send to this \w+ )?(?:are|to this \w+ are) "
                      r"(?:now )?(?:end-to-end encrypted|secured with end-to-end encryption)", re.I)
+# Notices iOS writes marked (U+200E) under the other person's name in a chat of two, where that
+# name writes messages too (English): a changed security code, a block, a new number,
+# disappearing messages, a join by link.
+_MARKED_NOTICE = re.compile(r"Your security code with .+ changed|.+['\u2019]s security code changed|You (?:un)?blocked "
+                            r"this contact|.+ changed their phone number|.+ turned (?:on|off) disappearing messages|"
+                            r".+ joined using this group['\u2019]s invite link")
 # A system line quoting a subject with ": " in it ('Ana changed the subject to "Trip: Rome"',
 # 'Jan hat den Betreff zu „Reise: Rom“ geändert') seems to have a "Name: " before it: a "name"
 # ending in a quote opened after a space and never closed (Hebrew names hold a " between
@@ -219,7 +226,7 @@ def _messages(export: Export, file: ExportFile) -> Iterator[Message]:
         if sep and "\n" not in author and not _OPEN_QUOTE.search(author):
             name = author.strip(_MARKS + " ").lstrip("~\u202f ")
             marked = _marked(said)
-            if not _is_notice(said) and not (marked and number == 0):
+            if not _is_notice(said) and not (marked and (number == 0 or _MARKED_NOTICE.match(said.lstrip(_MARKS)))):
                 message = _message(export, file, conversation, name, said, line, (date, clock), days, clocks)
                 if message is not None:
                     messages.append((message, marked))
