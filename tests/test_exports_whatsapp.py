@@ -332,6 +332,7 @@ def test_an_unzipped_ios_export_zipped_again_is_named_after_its_folder(tmp_path:
     "WhatsApp-Chat mit Ana Lima.txt", "WhatsApp-chat met Ana Lima.txt", "Discussion WhatsApp avec Ana Lima.txt",
     "Conversa do WhatsApp com Ana Lima.txt", "Chat de WhatsApp con Ana Lima.txt", "Chat WhatsApp con Ana Lima.txt",
     "Chat WhatsApp dengan Ana Lima.txt", "Чат WhatsApp с Ana Lima.txt", "Чат WhatsApp с контактом Ana Lima.txt",
+    "WhatsApp Chat with Ana Lima (1).txt", "WhatsApp Chat - Ana Lima (2).zip",  # a browser's second download
 ])
 def test_the_chat_is_named_from_the_file_name_the_phone_gave_in_its_language(tmp_path: Path, file_name: str) -> None:
     # the phone names the file in its own language: --filter conversation="Ana Lima" finds the chat in each

@@ -86,6 +86,9 @@ _CLOCK = re.compile(r"(\d+)[:.](\d+)(?:[:.](\d+))?")
 # WhatsApp con Ana", "Chat WhatsApp dengan Ana", "Чат WhatsApp с (контактом) Ana".
 _NAME = re.compile(r"^(?:WhatsApp[ _-]Chat(?: ?- ?| \w+ )|(?:Discussion|Conversa do|Chat de|Chat|Чат) WhatsApp \w+ "
                    r"(?:контактом )?)(.+)$", re.I)
+# A browser saving a second download of the same name adds " (1)": "WhatsApp Chat with Ana (1).txt"
+# is the chat with Ana, exported again.
+_DOWNLOADED_AGAIN = re.compile(r" \(\d{1,3}\)$")
 # What someone sent, though iOS marks it as it marks system lines (U+200E first): an attachment
 # (Android "<Media omitted>", iOS "<attached: x.jpg>", "Budget.pdf • 3 pages <attached: ...>",
 # "image omitted", "document omitted") or a shared location ("Location: https://maps...").
@@ -193,7 +196,7 @@ def conversation_name(file: ExportFile) -> str:
     elif name.startswith("_") and "!/" in file.rel:  # iOS: "WhatsApp Chat - Ana.zip!/_chat.txt" (the innermost zip)
         name = file.rel.rsplit("!/", 1)[0].rsplit("/", 1)[-1].rsplit(".", 1)[0]
     found = _NAME.match(name)
-    return found.group(1).strip() if found else name
+    return _DOWNLOADED_AGAIN.sub("", found.group(1).strip()) if found else name
 
 
 def _messages(export: Export, file: ExportFile) -> Iterator[Message]:
