@@ -254,6 +254,17 @@ def test_multi_line_messages_cite_all_their_lines_and_attachments_stay(tmp_path:
     assert_messages_cited(zipped, record)
 
 
+def test_a_message_listing_dates_and_times_on_its_lines_reads_without_a_warning(tmp_path: Path) -> None:
+    # A pasted schedule is the text of its message: its lines name no sender after a separator, as
+    # a header in a form not read would ("14/12/2022 @ 13:35 -- Ana: ..."), so nothing is to warn.
+    text = ("[12/03/2024, 14:05:00] Ana: Schedule for the week:\n12/03/2024 14:00 dentist\n"
+            "13/03/2024, 9:00 school play: bring the costume\n[13/03/2024, 14:06:00] Bo: thanks\n")
+    records, problems = load(chat(tmp_path, text))
+    assert problems == []
+    assert records[0].text == ("Ana: Schedule for the week:\n12/03/2024 14:00 dentist\n"
+                               "13/03/2024, 9:00 school play: bring the costume")
+
+
 def test_windows_line_endings_keep_lines_and_text_clean(tmp_path: Path) -> None:
     text = "14/02/2024, 10:00 - Ana: two\r\nlines\r\n14/02/2024, 10:01 - Bo: one\r\n"
     (record,), _ = load(chat(tmp_path, text))

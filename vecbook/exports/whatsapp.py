@@ -158,14 +158,17 @@ def read(export: Export) -> list[Record]:
     return distinct_ids(chat_records(export, export.read_each(files, lambda f: _messages(export, f))))
 
 
-def _unread_header(text: str) -> tuple[int, str] | None:
+def _unread_header(text: str, chat_like: bool = False) -> tuple[int, str] | None:
     """(line number, line) of the first line of ``text`` that starts like a message header but
-    that HEADER does not read; None when there is none."""
+    that HEADER does not read (``chat_like``: and names a sender after a separator, as a message
+    does; a schedule's "12/03/2024 14:00 dentist" does not); None when there is none."""
     for found in LIKE_HEADER.finditer(text):
         start = found.start()
         if not HEADER.match(text, start):
             end = text.find("\n", start)
-            return text.count("\n", 0, start) + 1, text[start:end if end >= 0 else len(text)][:80].rstrip("\r")
+            line = text[start:end if end >= 0 else len(text)]
+            if not chat_like or _CHAT_LIKE.search(line):
+                return text.count("\n", 0, start) + 1, line[:80].rstrip("\r")
     return None
 
 
@@ -222,7 +225,7 @@ def _messages(export: Export, file: ExportFile) -> Iterator[Message]:
     writers: set[str] = set()  # authors of a line iOS did not mark: people, not the chat itself
     for number, (date, clock, body) in enumerate(zip(parts[2::4], parts[3::4], parts[4::4])):
         later = body.find("\n")  # the lines after the header's own: a message's first line is never a header
-        if later >= 0 and (odd := _unread_header(body[later + 1:])) is not None:
+        if later >= 0 and (odd := _unread_header(body[later + 1:], chat_like=True)) is not None:
             unread.append((line + odd[0], odd[1]))
         said = body.rstrip()
         author, sep, said = said.partition(": ")
