@@ -53,9 +53,10 @@ def shell_commands(page: Path) -> list[str]:
 
 
 def vecbook_arguments(words: list[str]) -> list[str] | None:
-    """The arguments after ``vecbook.py`` (or a ``vecbook`` command) in ``words``; None if absent."""
+    """The arguments after ``vecbook.py`` (or a ``vecbook`` command, by name or full path) in ``words``;
+    None if absent."""
     for index, word in enumerate(words):
-        if word.endswith("vecbook.py") or (index == 0 and word == "vecbook"):
+        if word.endswith("vecbook.py") or (index == 0 and (word == "vecbook" or word.endswith("/bin/vecbook"))):
             return words[index + 1:]
     return None
 
