@@ -247,6 +247,31 @@ def test_stdio_server_speaks_only_protocol_on_stdout(tmp_path: Path) -> None:
             proc.kill()
 
 
+def test_a_request_with_a_lone_surrogate_escape_is_answered(tmp_path: Path) -> None:
+    # JSON allows "\ud83d" alone, and JavaScript's JSON.stringify writes it for a string cut
+    # inside an emoji; the SDK's parser refused the whole line, and the client waited for ever.
+    proc = start_server(tmp_path)
+    try:
+        handshake(proc)
+        send(proc, {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+            "name": "search", "arguments": {"query": "tomatoes \ud83d", "mode": "keyword"}}})
+        result = receive(proc, 2)["result"]
+        assert not result.get("isError"), result
+        assert json.loads(result["content"][0]["text"])
+    finally:
+        proc.kill()
+
+
+@pytest.mark.parametrize("line, read", [
+    (r'{"q": "a \ud83d b"}', "a \ufffd b"),
+    (r'{"q": "\udc00"}', "\ufffd"),
+    (r'{"q": "\ud83c\udf89 whole"}', "\U0001f389 whole"),
+    (r'{"q": "\\ud83d"}', "\\ud83d"),  # an escaped backslash, then letters: no surrogate at all
+])
+def test_lone_surrogate_escapes_read_as_the_replacement_character(line: str, read: str) -> None:
+    assert json.loads(vecbook.mcp.well_formed_line(line.encode()))["q"] == read
+
+
 def test_stdio_server_on_sigterm_writes_what_an_update_put_off_and_exits_cleanly(tmp_path: Path,
                                                                                  embedder: vecbook.Embedder) -> None:
     proc = start_server(tmp_path)

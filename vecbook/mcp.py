@@ -6,6 +6,7 @@ import inspect
 import json
 import logging
 import os
+import re
 import signal
 import sys
 import threading
@@ -24,6 +25,11 @@ DEFAULT_MAX_CHARS = 2_000
 # On SIGTERM, how long the caches' put-off writes may take before the server leaves anyway
 # (~1-3 s at 100k records; clients follow SIGTERM with SIGKILL after a few seconds).
 EXIT_WRITE_SECONDS = 10.0
+
+# A JSON escape, two at a time where a high surrogate is followed by a low one: an escaped
+# backslash is matched first, so its letters are never read as an escape of their own.
+JSON_ESCAPE = re.compile(rb"\\\\|\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}"
+                         rb"|\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 
 log = logging.getLogger("vecbook")  # one logger for the package: hosts and the CLI configure "vecbook"
 
@@ -293,6 +299,7 @@ def serve(book: VecBook) -> None:
     dispatcher = logging.getLogger("mcp.shared.jsonrpc_dispatcher")
     dispatcher.setLevel(logging.DEBUG)
     dispatcher.addFilter(_unreadable_line)
+    mend_stdin()
     server.run(transport="stdio", show_banner=False)
     log.info("stdin closed; exiting")
     # The same exit as SIGTERM's: the interpreter's own shutdown, while a thread still loads the
@@ -325,7 +332,43 @@ class Unusable:
 def serve_unusable(error: VecBookError) -> None:
     """Run the MCP server on stdio, every tool call answered with ``error``, until stdin closes."""
     log.error("%s; answering every tool call with this until the client disconnects", error)
+    mend_stdin()
     build_server(Unusable(error)).run(transport="stdio", show_banner=False)
+
+
+def mend_stdin() -> None:
+    """Put a thread between stdin and the MCP SDK that reads each lone surrogate escape as U+FFFD.
+
+    JSON's grammar allows ``"\\ud83d"`` alone, and JavaScript's ``JSON.stringify`` writes it for
+    a string cut inside an emoji; the SDK's parser refuses such a line whole, and over stdio it
+    answers nothing, so the client waited until its own time-out. The SDK reads fd 0 itself:
+    fd 0 becomes a pipe this thread fills, and end of input still reaches it as end of input."""
+    if os.name == "nt":
+        return  # left as it was: the SDK rebinds Windows' standard handle there, not fd 0 alone
+    try:
+        source = os.fdopen(os.dup(0), "rb")
+    except OSError:
+        return  # started with no stdin at all: nothing to mend, the SDK reads end of input
+    read, write = os.pipe()
+    os.dup2(read, 0)
+    os.close(read)
+
+    def pump() -> None:
+        with os.fdopen(write, "wb", buffering=0) as sink:
+            for line in iter(source.readline, b""):
+                try:
+                    sink.write(well_formed_line(line))
+                except BrokenPipeError:
+                    return
+
+    threading.Thread(target=pump, name="vecbook-stdin", daemon=True).start()
+
+
+def well_formed_line(line: bytes) -> bytes:
+    """``line`` with each JSON escape of a lone surrogate replaced by ``\\ufffd``, pairs kept."""
+    if b"\\u" not in line:
+        return line  # nearly every line: no escape to look at
+    return JSON_ESCAPE.sub(lambda found: found[0] if len(found[0]) != 6 else b"\\ufffd", line)
 
 
 def _unreadable_line(record: logging.LogRecord) -> bool:

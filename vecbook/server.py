@@ -21,7 +21,7 @@ from typing import Any, Callable
 from .book import VecBook
 from .config import ConfigError, QueryError, VecBookError, __version__
 from .hits import mark_matches
-from .mcp import exit_handler, filters_argument
+from .mcp import exit_handler, filters_argument, well_formed_line
 from .remote import (LIST_PARAMS, SEARCH_PARAMS, ServerRecord, config_identity, other_server, record_path,
                      remove_record, write_record)
 from .tokens import analysis_of
@@ -135,8 +135,8 @@ class Guard:
             body, refused = await self.read_body(receive)
             if body is None and refused is None:
                 return  # the client left before sending its request: nobody to answer
-            if refused is None:
-                receive = _replay(body or b"", receive)
+            if refused is None:  # MCP's JSON with its lone surrogate escapes mended, as on stdio
+                receive = _replay(well_formed_line(body or b"") if scope["path"] == "/mcp" else body or b"", receive)
         if refused is not None:
             status, reason = refused
             client = scope.get("client") or ("?", 0)
