@@ -185,6 +185,23 @@ def test_a_venue_a_game_and_an_invoice_say_what_they_are(tmp_path: Path) -> None
     assert_messages_cited(path, records[0])
 
 
+def test_a_poll_with_formatting_shows_its_words_not_the_entities(tmp_path: Path) -> None:
+    # Telegram Desktop writes a poll's question and answers as message text is written: a
+    # string, or a list of strings and entities once any part is formatted (custom emoji, bold)
+    path = write(tmp_path / "result.json", chat("Семья", "private_group", 42, [
+        message(1, "", 1709287200, "Ана", poll={
+            "question": [{"type": "bold", "text": "Куда"}, " едем? ",
+                         {"type": "custom_emoji", "text": "🏖", "document_id": "5368324170671202286"}],
+            "closed": False, "total_voters": 2,
+            "answers": [{"text": [{"type": "italic", "text": "Лиссабон"}, " 🇵🇹"], "voters": 1, "chosen": True},
+                        {"text": "東京", "voters": 1, "chosen": False}]}),
+    ]))
+    records, problems = load(path)
+    assert problems == []
+    assert [r.text for r in records] == ["Ана: [poll: Куда едем? 🏖 (Лиссабон 🇵🇹, 東京)]"]
+    assert_messages_cited(path, records[0])
+
+
 def test_a_broken_emoji_a_lone_surrogate_escape_reads_as_a_replacement_character(tmp_path: Path) -> None:
     """An export can hold half of an emoji's UTF-16 pair (``"\\ud83d"``: a message cut inside it).
     It reads as U+FFFD, as invalid UTF-8 bytes in a note do: a lone surrogate cannot be written

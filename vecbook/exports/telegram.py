@@ -322,9 +322,10 @@ def _media(item: dict[str, Any]) -> Iterator[str]:
     elif "file" in item:
         yield f"[file: {_file_name(item)}]" if _file_name(item) else "[file]"
     poll = item.get("poll")
-    if isinstance(poll, dict) and poll.get("question"):
-        answers = ", ".join(str(a.get("text")) for a in poll.get("answers") or [] if isinstance(a, dict))
-        yield f"[poll: {poll['question']}" + (f" ({answers})]" if answers else "]")
+    if isinstance(poll, dict) and (question := _text(poll.get("question")).strip()):
+        # question and answers are written as message text is: a string, or entities once formatted
+        answers = ", ".join(_text(a.get("text")).strip() for a in poll.get("answers") or [] if isinstance(a, dict))
+        yield f"[poll: {question}" + (f" ({answers})]" if answers else "]")
     place = _joined(item.get("place_name"), item.get("address"), sep=", ")  # a venue: its name and address
     if place:
         yield f"[location: {place}]"
