@@ -196,9 +196,26 @@ def test_a_poll_with_formatting_shows_its_words_not_the_entities(tmp_path: Path)
             "answers": [{"text": [{"type": "italic", "text": "Лиссабон"}, " 🇵🇹"], "voters": 1, "chosen": True},
                         {"text": "東京", "voters": 1, "chosen": False}]}),
     ]))
+    odd = write(tmp_path / "odd" / "result.json", chat("x", "private_group", 43, [
+        message(1, "", 1709287200, poll={"question": "Why?", "answers": 5})]))
+    assert [r.text for r in load(odd)[0]] == ["Ana: [poll: Why?]"]  # answers of an odd shape: the question alone
     records, problems = load(path)
     assert problems == []
     assert [r.text for r in records] == ["Ана: [poll: Куда едем? 🏖 (Лиссабон 🇵🇹, 東京)]"]
+    assert_messages_cited(path, records[0])
+
+
+def test_a_checklist_shows_its_title_and_items(tmp_path: Path) -> None:
+    # Telegram's checklists (2025) are written as "todo_list", the message's text empty: it is
+    # what was sent, not a message without text
+    path = write(tmp_path / "result.json", chat("בית", "private_group", 42, [
+        message(1, "", 1709287200, "דוד", todo_list={
+            "title": "רשימת קניות", "others_can_append": True, "others_can_complete": True,
+            "answers": [{"text": "חלב", "id": 1}, {"text": [{"type": "bold", "text": "passports"}], "id": 2}]}),
+    ]))
+    records, problems = load(path)
+    assert problems == []
+    assert [r.text for r in records] == ["דוד: [checklist: רשימת קניות (חלב, passports)]"]
     assert_messages_cited(path, records[0])
 
 

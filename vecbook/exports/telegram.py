@@ -10,7 +10,8 @@ from datetime import datetime, timedelta, timezone
 from typing import Any, Callable, Generator, Iterator
 
 from ..records import Record, iso_moment
-from .base import Export, ExportFile, Message, chat_records, clean_text, collector_paused, from_timestamp
+from .base import (Export, ExportFile, Message, chat_records, clean_text, collector_paused, from_timestamp,
+                   json_list)
 from .jsonpos import JsonText, JsonTextError
 
 # The chat types Telegram Desktop writes ("personal_chat", "private_supergroup", ...): a JSON
@@ -322,10 +323,11 @@ def _media(item: dict[str, Any]) -> Iterator[str]:
     elif "file" in item:
         yield f"[file: {_file_name(item)}]" if _file_name(item) else "[file]"
     poll = item.get("poll")
-    if isinstance(poll, dict) and (question := _text(poll.get("question")).strip()):
-        # question and answers are written as message text is: a string, or entities once formatted
-        answers = ", ".join(_text(a.get("text")).strip() for a in poll.get("answers") or [] if isinstance(a, dict))
-        yield f"[poll: {question}" + (f" ({answers})]" if answers else "]")
+    if isinstance(poll, dict) and _text(poll.get("question")).strip():
+        yield _listed("poll", poll.get("question"), poll.get("answers"))
+    checklist = item.get("todo_list")  # a checklist (2025): its items are its "answers"
+    if isinstance(checklist, dict):
+        yield _listed("checklist", checklist.get("title"), checklist.get("answers"))
     place = _joined(item.get("place_name"), item.get("address"), sep=", ")  # a venue: its name and address
     if place:
         yield f"[location: {place}]"
@@ -340,6 +342,16 @@ def _media(item: dict[str, Any]) -> Iterator[str]:
     contact = item.get("contact_information")
     if isinstance(contact, dict):
         yield f"[contact: {' '.join(str(contact.get(k) or '') for k in ('first_name', 'last_name')).strip()}]"
+
+
+def _listed(kind: str, title: Any, entries: Any) -> str:
+    """A poll or a checklist, ``[kind: title (entry, entry)]``: the title and each entry's
+    ``text`` are written as message text is (a string, or entities once formatted)."""
+    words = [_text(e.get("text")).strip() for e in json_list(entries) if isinstance(e, dict)]
+    listed = ", ".join(w for w in words if w)
+    named = _text(title).strip()
+    heading = f"{kind}: {named}" if named else kind
+    return f"[{heading} ({listed})]" if listed else f"[{heading}]"
 
 
 def _joined(*parts: Any, sep: str = ": ") -> str:
