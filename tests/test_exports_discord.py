@@ -113,3 +113,20 @@ def test_an_embed_of_odd_shapes_is_read_as_far_as_it_holds_text(tmp_path: Path) 
                                                 "not an embed"]),
     ]))
     assert text == "bo: Only a name"
+
+
+def test_a_forwarded_message_shows_what_it_forwards(tmp_path: Path) -> None:
+    # Discord's forwards (2024) leave the message's own content empty: DiscordChatExporter writes
+    # what was forwarded under "forwardedMessage", and that is what the person sent
+    forwarded = {"timestamp": "2024-02-28T08:00:00+01:00", "timestampEdited": None,
+                 "content": "東京の集合場所はハチ公前です 🐕",
+                 "attachments": [{"id": "8", "url": "https://cdn/map.png", "fileName": "map.png", "fileSizeBytes": 10}],
+                 "embeds": [], "stickers": []}
+    text = read(write_channel(tmp_path, [
+        message(1, "Default", "where do we meet?"),
+        message(2, "Default", "", "bo", reference={"type": "Forward", "messageId": "5", "channelId": "6",
+                                                    "guildId": None},
+                forwardedMessage=forwarded),
+    ]))
+    assert text == ("ana: where do we meet?\n"
+                    "bo: [forwarded]\n東京の集合場所はハチ公前です 🐕\n[attachment: map.png]")

@@ -72,17 +72,27 @@ def _message(item: Any, conversation: str, file: ExportFile, line: int, end_line
         return None
     author = item.get("author") or {}
     name = author.get("nickname") or author.get("name") or "?"
-    parts = [item.get("content") or ""]
-    for embed in item.get("embeds") or []:
-        parts += _embed_lines(embed)
-    parts += [f"[attachment: {a.get('fileName') or a.get('url')}]" for a in item.get("attachments") or []]
-    # a sticker is named, as Telegram's are: a message of a sticker alone would otherwise have no text
-    parts += [f"[sticker: {s.get('name') or '?'}]" for s in item.get("stickers") or [] if isinstance(s, dict)]
+    parts = _said(item)
+    forwarded = item.get("forwardedMessage")
+    if isinstance(forwarded, dict):  # a forward's own content is empty: what it carries is the message
+        parts += ["[forwarded]", *_said(forwarded)]
     text = clean_text("\n".join(p for p in parts if p))
     if not text:
         return None
     return Message(conversation=conversation, author=name, text=text, file=file, line=line, end_line=end_line,
                    when=_when(item.get("timestamp")), id=item.get("id"))
+
+
+def _said(item: dict[str, Any]) -> list[str]:
+    """A message's (or a forwarded message's) content, embeds, attachments and stickers."""
+    parts = [json_string(item.get("content"))]
+    for embed in item.get("embeds") or []:
+        parts += _embed_lines(embed)
+    parts += [f"[attachment: {a.get('fileName') or a.get('url')}]" for a in item.get("attachments") or []
+              if isinstance(a, dict)]
+    # a sticker is named, as Telegram's are: a message of a sticker alone would otherwise have no text
+    parts += [f"[sticker: {s.get('name') or '?'}]" for s in item.get("stickers") or [] if isinstance(s, dict)]
+    return parts
 
 
 def _embed_lines(embed: Any) -> list[str]:
