@@ -289,3 +289,27 @@ def test_what_chatgpt_saved_to_memory_is_read(tmp_path: Path) -> None:
     assert problems == []
     assert [r.text for r in records] == [
         "User: remember that I'm allergic to peanuts\nChatGPT: [memory: Is allergic to peanuts.]\nChatGPT: Noted."]
+
+
+@pytest.mark.parametrize("tool", ["dalle.text2im", "t2uay3k.sj1i4kz", "image_gen.text2im"])
+def test_an_image_chatgpt_made_is_read_by_its_prompt(tmp_path: Path, tool: str) -> None:
+    # DALL·E's tool, and since 2025 the image generation of GPT-4o and later, whose tool ChatGPT
+    # names "t2uay3k.sj1i4kz": the assistant calls it with the prompt as JSON; the image comes back
+    # as a tool message, which is not read
+    t = 1700000000.0
+    mapping = dict([
+        node("root", None, ["q"]),
+        node("q", "root", ["call"], "user", ["draw a fox in the snow, 浮世絵 style"], t),
+        tool_call("call", "q", ["img"], tool,
+                  json.dumps({"prompt": "a red fox in deep snow, ukiyo-e woodblock style", "size": "1024x1024",
+                              "n": 1}, ensure_ascii=False), t + 1),
+        node("img", "call", ["a"], "tool", when=t + 20, content={"content_type": "multimodal_text", "parts": [
+            {"content_type": "image_asset_pointer", "asset_pointer": "sediment://file_1"}]}),
+        node("a", "img", [], "assistant", ["Here is your fox."], t + 21),
+    ])
+    conv = {"title": "Fox", "create_time": t, "mapping": mapping, "current_node": "a", "id": "c-6"}
+    records, problems = load(export(tmp_path, [conv]))
+    assert problems == []
+    assert [r.text for r in records] == [
+        "User: draw a fox in the snow, 浮世絵 style\n"
+        "ChatGPT: [image: a red fox in deep snow, ukiyo-e woodblock style]\nChatGPT: Here is your fox."]

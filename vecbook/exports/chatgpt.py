@@ -22,6 +22,9 @@ from .jsonpos import JsonText
 
 # Who a turn is shown as, by author role; other roles (system, tool) are not turns.
 AUTHORS = {"user": "User", "assistant": "ChatGPT"}
+# The tools that make images, called with the prompt as JSON: DALL·E, and since 2025 the image
+# generation of GPT-4o and later models, under the tool name ChatGPT gives it (or its own).
+IMAGE_TOOLS = frozenset({"dalle.text2im", "t2uay3k.sj1i4kz", "image_gen", "image_gen.text2im"})
 # Content types that are settings, not turns (custom instructions, memory).
 _CONTEXT_TYPES = frozenset({"user_editable_context", "model_editable_context"})
 # Marks the app draws as citation links or cards, not words: U+E200 kind U+E202 ids U+E201
@@ -190,7 +193,7 @@ def _tool_call(recipient: Any, content: dict[str, Any]) -> str:
     if recipient == "canmore.comment_textdoc":
         notes = [json_string(c.get("comment")) for c in json_list(call.get("comments")) if isinstance(c, dict)]
         return "[canvas comments]\n" + "\n".join(n for n in notes if n) if any(notes) else ""
-    if recipient == "dalle.text2im" and json_string(call.get("prompt")):
+    if recipient in IMAGE_TOOLS and json_string(call.get("prompt")):
         return f"[image: {call['prompt']}]"
     if recipient == "bio" and not call:  # the memory tool takes plain text
         return f"[memory: {_text(content).strip()}]" if _text(content).strip() else ""
