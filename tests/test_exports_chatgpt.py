@@ -313,3 +313,20 @@ def test_an_image_chatgpt_made_is_read_by_its_prompt(tmp_path: Path, tool: str) 
     assert [r.text for r in records] == [
         "User: draw a fox in the snow, 浮世絵 style\n"
         "ChatGPT: [image: a red fox in deep snow, ukiyo-e woodblock style]\nChatGPT: Here is your fox."]
+
+
+def test_an_export_in_shards_reads_every_shard(tmp_path: Path) -> None:
+    # Since 2026 a large history comes as conversations-000.json, conversations-001.json... beside
+    # export_manifest.json, user.json and chat.html, with no conversations.json
+    t = 1700000000.0
+    for number, said in enumerate(["первый разговор", "second chat"]):
+        mapping = dict([node("root", None, ["q"]), node("q", "root", [], "user", [said], t)])
+        conv = {"title": said, "create_time": t, "mapping": mapping, "current_node": "q", "id": f"c-{number}"}
+        (tmp_path / f"conversations-00{number}.json").write_text(json.dumps([conv]))
+    (tmp_path / "export_manifest.json").write_text(json.dumps({"files": ["conversations-000.json"]}))
+    (tmp_path / "user.json").write_text(json.dumps({"id": "user-1", "email": "ana@example.com"}))
+    (tmp_path / "chat.html").write_text("<html><body>...</body></html>")
+    records, problems = load(tmp_path)
+    assert problems == []
+    assert [(r.citation, r.text) for r in records] == [
+        ("gpt/conversations-000.json:1-1#q", "User: первый разговор"), ("gpt/conversations-001.json:1-1#q", "User: second chat")]
