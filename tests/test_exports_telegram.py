@@ -219,6 +219,22 @@ def test_a_checklist_shows_its_title_and_items(tmp_path: Path) -> None:
     assert_messages_cited(path, records[0])
 
 
+def test_a_channel_post_names_its_signer(tmp_path: Path) -> None:
+    # A channel with signatures on writes the channel as "from" and the person as "author", as
+    # the app shows a post: a search for the signer's posts finds them
+    path = write(tmp_path / "result.json", chat("Lisboa Daily", "public_channel", 42, [
+        {**message(1, "Os elétricos voltam amanhã 🚋", 1709287200, "Lisboa Daily"), "author": "Ana Lima"},
+        {**message(2, "حالة الطقس: مشمس", 1709287260, "Lisboa Daily"), "author": "سارة"},
+        message(3, "unsigned post", 1709287320, "Lisboa Daily"),
+    ]))
+    records, problems = load(path)
+    assert problems == []
+    assert [r.text for r in records] == [
+        "Lisboa Daily (Ana Lima): Os elétricos voltam amanhã 🚋\nLisboa Daily (سارة): حالة الطقس: مشمس\n"
+        "Lisboa Daily: unsigned post"]
+    assert records[0].metadata["participants"] == ["Lisboa Daily (Ana Lima)", "Lisboa Daily (سارة)", "Lisboa Daily"]
+
+
 def test_a_broken_emoji_a_lone_surrogate_escape_reads_as_a_replacement_character(tmp_path: Path) -> None:
     """An export can hold half of an emoji's UTF-16 pair (``"\\ud83d"``: a message cut inside it).
     It reads as U+FFFD, as invalid UTF-8 bytes in a note do: a lone surrogate cannot be written

@@ -258,9 +258,12 @@ def _message(export: Export, item: dict[str, Any], conversation: str, file: Expo
     if not text:
         export.warn(file, line, f"message {item.get('id')} without text skipped")
         return None
-    author = item.get("from") or item.get("from_id") or "?"
+    author = str(item.get("from") or item.get("from_id") or "?").strip()
+    signer = item.get("author")  # a channel post's signature, an anonymous admin's title: the app shows both
+    if isinstance(signer, str) and signer.strip() and signer.strip() != author:
+        author = f"{author} ({signer.strip()})"
     message_id = item.get("id")
-    return Message(conversation=conversation, author=str(author).strip(), text=text, file=file, line=line,
+    return Message(conversation=conversation, author=author, text=text, file=file, line=line,
                    end_line=end_line, when=when, id=f"{prefix}{message_id}" if message_id is not None else None)
 
 
