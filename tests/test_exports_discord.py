@@ -130,3 +130,14 @@ def test_a_forwarded_message_shows_what_it_forwards(tmp_path: Path) -> None:
     ]))
     assert text == ("ana: where do we meet?\n"
                     "bo: [forwarded]\n東京の集合場所はハチ公前です 🐕\n[attachment: map.png]")
+
+
+def test_a_message_of_an_odd_shape_is_read_as_far_as_it_holds_text(tmp_path: Path) -> None:
+    # A hand-edited or converted file: an author or attachment that is not an object, content
+    # that is not a string; the file's other messages still load
+    text = read(write_channel(tmp_path, [
+        message(1, "Default", "olá", author="bob", attachments=["a.png", None], embeds=5, stickers={"a": 1}),
+        message(2, "Default", 5, "cy", stickers=[{"name": "Wave"}]),  # type: ignore[arg-type]
+        message(3, "Default", "still here", author={"name": 7, "nickname": None}),
+    ]))
+    assert text == "bob: olá\ncy: [sticker: Wave]\n?: still here"

@@ -6,7 +6,7 @@ from datetime import datetime
 from typing import Any, Iterator
 
 from ..records import Record, iso_moment
-from .base import Export, ExportFile, Message, chat_records, clean_text, json_object, json_string
+from .base import Export, ExportFile, Message, chat_records, clean_text, json_list, json_object, json_string
 from .jsonpos import JsonText
 
 # The app's notices, not what anyone said: DiscordChatExporter writes a message's kind by the
@@ -70,8 +70,6 @@ def _conversation(guild: dict[str, Any], channel: dict[str, Any]) -> str:
 def _message(item: Any, conversation: str, file: ExportFile, line: int, end_line: int) -> Message | None:
     if not isinstance(item, dict) or _is_notice(item.get("type")):
         return None
-    author = item.get("author") or {}
-    name = author.get("nickname") or author.get("name") or "?"
     parts = _said(item)
     forwarded = item.get("forwardedMessage")
     if isinstance(forwarded, dict):  # a forward's own content is empty: what it carries is the message
@@ -79,19 +77,27 @@ def _message(item: Any, conversation: str, file: ExportFile, line: int, end_line
     text = clean_text("\n".join(p for p in parts if p))
     if not text:
         return None
-    return Message(conversation=conversation, author=name, text=text, file=file, line=line, end_line=end_line,
-                   when=_when(item.get("timestamp")), id=item.get("id"))
+    return Message(conversation=conversation, author=_author(item.get("author")), text=text, file=file, line=line,
+                   end_line=end_line, when=_when(item.get("timestamp")), id=item.get("id"))
+
+
+def _author(author: Any) -> str:
+    """The author's nickname, else name (an author written as a bare string: that string)."""
+    if isinstance(author, str):
+        return author.strip() or "?"
+    found = json_object(author)
+    return next((n.strip() for n in (json_string(found.get(k)) for k in ("nickname", "name")) if n.strip()), "?")
 
 
 def _said(item: dict[str, Any]) -> list[str]:
     """A message's (or a forwarded message's) content, embeds, attachments and stickers."""
     parts = [json_string(item.get("content"))]
-    for embed in item.get("embeds") or []:
+    for embed in json_list(item.get("embeds")):
         parts += _embed_lines(embed)
-    parts += [f"[attachment: {a.get('fileName') or a.get('url')}]" for a in item.get("attachments") or []
+    parts += [f"[attachment: {a.get('fileName') or a.get('url')}]" for a in json_list(item.get("attachments"))
               if isinstance(a, dict)]
     # a sticker is named, as Telegram's are: a message of a sticker alone would otherwise have no text
-    parts += [f"[sticker: {s.get('name') or '?'}]" for s in item.get("stickers") or [] if isinstance(s, dict)]
+    parts += [f"[sticker: {s.get('name') or '?'}]" for s in json_list(item.get("stickers")) if isinstance(s, dict)]
     return parts
 
 
