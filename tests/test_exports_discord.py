@@ -141,3 +141,20 @@ def test_a_message_of_an_odd_shape_is_read_as_far_as_it_holds_text(tmp_path: Pat
         message(3, "Default", "still here", author={"name": 7, "nickname": None}),
     ]))
     assert text == "bob: olá\ncy: [sticker: Wave]\n?: still here"
+
+
+def test_a_message_with_nothing_to_read_is_a_warning_naming_its_line(tmp_path: Path) -> None:
+    # DiscordChatExporter writes a poll, or a bot's embed of an image alone, with no words: such
+    # a message is left out, and the file's WARN says how many and where the first is
+    image = {"title": "", "description": "", "image": {"url": "https://cdn/cat.png"}, "fields": [], "images": []}
+    folder = write_channel(tmp_path, [
+        message(1, "Default", "كيف حالك؟"),
+        message(2, "Default", "", "PollBot"),
+        message(3, "Default", "", "CatBot", embeds=[image]),
+    ])
+    records, problems, _ = load_export(CollectionConfig(name="dc", path=folder, database_label=str(folder)))
+    assert [r.text for r in records] == ["ana: كيف حالك؟"]
+    assert [(p.where, p.line, p.reason) for p in problems] == [
+        ("dc/Friends - Text Channels - quiz-night [2].json", 43,
+         "collection 'dc': 2 messages without text skipped (a poll, an embed of an image alone: "
+         "DiscordChatExporter writes no words for them)")]

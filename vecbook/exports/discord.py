@@ -48,11 +48,19 @@ def _messages(export: Export, file: ExportFile) -> Iterator[Message]:
     if start is None:
         export.warn(file, None, "no 'messages' array; file skipped")
         return
+    empty: list[int] = []  # lines of messages with nothing to read, said once a file
     for begin, end, item in doc.elements(start):
+        if not isinstance(item, dict) or _is_notice(item.get("type")):
+            continue
         line, end_line = doc.lines(begin, end)
         message = _message(item, conversation, file, line, end_line)
-        if message is not None:
+        if message is None:
+            empty.append(line)
+        else:
             yield message
+    if empty:
+        export.warn(file, empty[0], f"{len(empty)} message{'s' * (len(empty) > 1)} without text skipped (a poll, "
+                                    "an embed of an image alone: DiscordChatExporter writes no words for them)")
 
 
 def _object(doc: JsonText, key: str) -> dict[str, Any]:
@@ -67,9 +75,7 @@ def _conversation(guild: dict[str, Any], channel: dict[str, Any]) -> str:
     return name if not server or server == "Direct Messages" else f"{server} / {name}"
 
 
-def _message(item: Any, conversation: str, file: ExportFile, line: int, end_line: int) -> Message | None:
-    if not isinstance(item, dict) or _is_notice(item.get("type")):
-        return None
+def _message(item: dict[str, Any], conversation: str, file: ExportFile, line: int, end_line: int) -> Message | None:
     parts = _said(item)
     forwarded = item.get("forwardedMessage")
     if isinstance(forwarded, dict):  # a forward's own content is empty: what it carries is the message
