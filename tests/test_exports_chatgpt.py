@@ -330,3 +330,24 @@ def test_an_export_in_shards_reads_every_shard(tmp_path: Path) -> None:
     assert problems == []
     assert [(r.citation, r.text) for r in records] == [
         ("gpt/conversations-000.json:1-1#q", "User: первый разговор"), ("gpt/conversations-001.json:1-1#q", "User: second chat")]
+
+
+@pytest.mark.parametrize("tool", ["python", "python_user_visible"])
+def test_the_assistant_s_code_cells_are_read(tmp_path: Path, tool: str) -> None:
+    # Code interpreter: "python", and "python_user_visible", the tool for the code whose charts and
+    # tables the user is shown; what the code printed comes back as a tool message, not read
+    t = 1700000000.0
+    code = "import matplotlib.pyplot as plt\nplt.bar(['東京', 'Lisboa'], [14, 3])"
+    mapping = dict([
+        node("root", None, ["q"]),
+        node("q", "root", ["code"], "user", ["chart my trips by city"], t),
+        tool_call("code", "q", ["out"], tool, code, t + 1),
+        node("out", "code", ["a"], "tool", when=t + 2,
+             content={"content_type": "execution_output", "text": "<Figure>"}),
+        node("a", "out", [], "assistant", ["Tokyo leads with 14 trips."], t + 3),
+    ])
+    conv = {"title": "Trips", "create_time": t, "mapping": mapping, "current_node": "a", "id": "c-7"}
+    records, problems = load(export(tmp_path, [conv]))
+    assert problems == []
+    assert [r.text for r in records] == [
+        f"User: chart my trips by city\nChatGPT: {code}\nChatGPT: Tokyo leads with 14 trips."]

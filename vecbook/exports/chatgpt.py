@@ -22,6 +22,9 @@ from .jsonpos import JsonText
 
 # Who a turn is shown as, by author role; other roles (system, tool) are not turns.
 AUTHORS = {"user": "User", "assistant": "ChatGPT"}
+# Whom a turn addresses when its content is what the user sees: everyone, and the code
+# interpreter ("python", and "python_user_visible" for the code behind charts and tables shown).
+SAID_TO = frozenset({None, "all", "python", "python_user_visible"})
 # The tools that make images, called with the prompt as JSON: DALL·E, and since 2025 the image
 # generation of GPT-4o and later models, under the tool name ChatGPT gives it (or its own).
 IMAGE_TOOLS = frozenset({"dalle.text2im", "t2uay3k.sj1i4kz", "image_gen", "image_gen.text2im"})
@@ -139,7 +142,7 @@ def _turn(node: Any) -> tuple[str, str, datetime | None, str | None] | None:
     if isinstance(metadata, dict) and metadata.get("is_visually_hidden_from_conversation"):
         return None
     recipient = message.get("recipient")
-    said = _without_marks(_text(content)) if recipient in (None, "all", "python") else _tool_call(recipient, content)
+    said = _without_marks(_text(content)) if recipient in SAID_TO else _tool_call(recipient, content)
     text = clean_text("\n\n".join(p for p in (said, *_files(metadata)) if p))
     if not text:
         return None
