@@ -255,6 +255,29 @@ def test_dms_are_named_by_members_and_threads_are_windowed_apart(tmp_path: Path)
         assert_messages_cited(tmp_path / "export", record)
 
 
+def test_a_shared_message_says_whose_words_it_shares(tmp_path: Path) -> None:
+    # A message shared from another channel, or a pasted link to one, comes as an attachment
+    # with its author and channel: the words are not the sharer's, as a forward's are not
+    shared = {"ts": "1709283660.000200", "channel_id": "C1", "channel_name": "general", "is_share": True,
+              "is_msg_unfurl": True, "author_id": "U2", "author_name": "Bo Berg", "author_subname": "Bo Berg",
+              "text": "東京 offsite is on <!date^1709283660^{date}|March 1st>",
+              "fallback": "[March 1st, 2024 10:01 AM] bo: 東京 offsite is on March 1st",
+              "from_url": "https://acme.slack.com/archives/C1/p1709283660000200", "footer": "Posted in #general",
+              "mrkdwn_in": ["text"], "id": 1}
+    root = write_export(tmp_path / "export", {"random/2024-03-02": [
+        {"type": "message", "user": "U1", "text": "FYI", "ts": "1709370000.000100", "attachments": [shared]},
+        {"type": "message", "user": "U3", "text": "", "ts": "1709370060.000200",
+         "attachments": [{**shared, "channel_name": None, "author_name": None, "author_subname": None,
+                          "author_id": None}]},
+    ]}, users=USERS, channels=[{"id": "C1", "name": "general"}, {"id": "C2", "name": "random"}])
+    records, problems = load(root)
+    assert problems == []
+    assert [r.text for r in records] == [
+        "Ana: FYI\n[shared from Bo Berg in #general]\n東京 offsite is on March 1st\n"
+        "cy: [shared in #general]\n東京 offsite is on March 1st"]
+    assert_messages_cited(root, records[0])
+
+
 def test_a_bot_named_later_in_the_export_is_named_everywhere(tmp_path: Path) -> None:
     root = write_export(tmp_path / "x", {
         "alpha/2024-01-02": [{"type": "message", "subtype": "bot_message", "bot_id": "B7", "text": "deployed",

@@ -256,6 +256,8 @@ def shown_text(space: Workspace, item: dict[str, Any]) -> str:
 def _extras(space: Workspace, item: dict[str, Any]) -> Iterator[str]:
     for attachment in json_list(item.get("attachments")):
         if isinstance(attachment, dict):
+            if attachment.get("is_share") or attachment.get("is_msg_unfurl"):
+                yield _shared_from(space, attachment)
             shown = [s for s in (attachment.get(k) for k in ("pretext", "title", "text")) if isinstance(s, str) and s]
             if not shown and "blocks" in attachment:  # an app's card in Block Kit
                 shown = [s for s in (blocks_text(space, attachment["blocks"]),) if s]
@@ -266,6 +268,18 @@ def _extras(space: Workspace, item: dict[str, Any]) -> Iterator[str]:
         if isinstance(upload, dict):
             name = upload.get("name") or upload.get("title")
             yield f"[file: {name}]" if name else "[file]"
+
+
+def _shared_from(space: Workspace, attachment: dict[str, Any]) -> str:
+    """Whose words a shared message (or a pasted link to one) carries, and from where:
+    ``[shared from Bo Berg in #general]``, so they are not taken for the sharer's."""
+    author = next((a.strip() for a in (attachment.get("author_name"), attachment.get("author_subname"))
+                   if isinstance(a, str) and a.strip()), "")
+    if not author and isinstance(attachment.get("author_id"), str):
+        author = space.user(attachment["author_id"])
+    channel = attachment.get("channel_name") or space.channels.get(str(attachment.get("channel_id")))
+    where = f" in #{channel}" if isinstance(channel, str) and channel else ""
+    return f"[shared from {author}{where}]" if author else f"[shared{where}]"
 
 
 def blocks_text(space: Workspace, blocks: Any) -> str:
