@@ -297,6 +297,22 @@ def test_an_account_export_reads_every_chat_and_keeps_their_ids_apart(tmp_path: 
         assert_messages_cited(path, record)
 
 
+def test_the_chats_telegram_writes_without_a_name_are_called_as_the_app_calls_them(tmp_path: Path) -> None:
+    # Saved Messages, Replies and Verification Codes (the login codes Telegram sends) have no
+    # "name" in the export: they are called as the app's chat list calls them
+    path = write(tmp_path / "DataExport" / "result.json", {
+        "about": "Here is the data you requested.",
+        "chats": {"about": "This page lists all chats from this export.", "list": [
+            chat(None, "saved_messages", 1, [message(1, "buy milk", 1709290000)]),
+            chat(None, "replies", 1271266957, [message(1, "a reply to you", 1709290100, "Replies")]),
+            chat(None, "verification_codes", 777000, [message(1, "Login code: 12345", 1709290200, "Telegram")]),
+        ]},
+    })
+    records, problems = load(tmp_path)
+    assert problems == []
+    assert [r.metadata["conversation"] for r in records] == ["Saved Messages", "Replies", "Verification Codes"]
+
+
 def test_a_truncated_account_export_keeps_the_chats_before_the_break(tmp_path: Path) -> None:
     text = json.dumps({"about": "Here is the data you requested.", "chats": {"about": "", "list": [
         chat("Bo", "personal_chat", 100, [message(1, "first chat", 1709287200)]),

@@ -26,6 +26,8 @@ _ACCOUNT_START = re.compile(r'\s*\{\s*"(?:about|personal_information)"')
 _NAME = re.compile(r'^\s*\{\s*"name"\s*:\s*("(?:[^"\\]|\\.)*")')
 # Where the chats of a whole-account export are: each one's "list".
 CHAT_LISTS = ("chats", "left_chats")
+# The chats Telegram Desktop writes without a "name", called as the app's chat list calls them.
+UNNAMED_CHATS = {"saved_messages": "Saved Messages", "replies": "Replies", "verification_codes": "Verification Codes"}
 # What a media message holds, shown in its place (the media itself is never read).
 MEDIA = {"sticker": "sticker", "animation": "GIF", "video_file": "video", "video_message": "video message",
          "voice_message": "voice message", "audio_file": "audio"}
@@ -243,8 +245,9 @@ def _conversation(head: dict[str, Any]) -> str:
     name = head.get("name")
     if isinstance(name, str) and name.strip():
         return name.strip()
-    if head.get("type") == "saved_messages":
-        return "Saved Messages"
+    kind = head.get("type")
+    if isinstance(kind, str) and kind in UNNAMED_CHATS:
+        return UNNAMED_CHATS[kind]
     return f"{head.get('type') or 'chat'} {head.get('id')}"
 
 
