@@ -158,3 +158,20 @@ def test_a_message_with_nothing_to_read_is_a_warning_naming_its_line(tmp_path: P
         ("dc/Friends - Text Channels - quiz-night [2].json", 43,
          "collection 'dc': 2 messages without text skipped (a poll, an embed of an image alone: "
          "DiscordChatExporter writes no words for them)")]
+
+
+def test_a_thread_is_a_thread_of_its_channel(tmp_path: Path) -> None:
+    # DiscordChatExporter writes a thread as a file of its own, its parent channel as "category":
+    # its windows are the channel's conversation, their thread the thread's name
+    doc = {"guild": {"id": "1", "name": "Friends", "iconUrl": ""},
+           "channel": {"id": "9", "type": "GuildPublicThread", "categoryId": "2", "category": "quiz-night",
+                       "name": "Round 2 答え", "topic": None},
+           "dateRange": {"after": None, "before": None}, "messages": [message(1, "Default", "Ulaanbaatar!")],
+           "messageCount": 1}
+    (tmp_path / "Friends - quiz-night - Round 2 [9].json").write_text(json.dumps(doc, ensure_ascii=False))
+    write_channel(tmp_path, [message(2, "Default", "who's in?")])
+    records, problems, _ = load_export(CollectionConfig(name="dc", path=tmp_path, database_label=str(tmp_path)))
+    assert problems == []
+    assert [(r.metadata["conversation"], r.metadata.get("thread"), r.text) for r in records] == [
+        ("Friends / quiz-night", None, "ana: who's in?"),
+        ("Friends / quiz-night", "Round 2 答え", "ana: Ulaanbaatar!")]

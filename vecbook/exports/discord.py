@@ -43,7 +43,7 @@ def read(export: Export) -> list[Record]:
 
 def _messages(export: Export, file: ExportFile) -> Iterator[Message]:
     doc = JsonText(file.read_text())
-    conversation = _conversation(_object(doc, "guild"), _object(doc, "channel"))
+    conversation, thread = _conversation(_object(doc, "guild"), _object(doc, "channel"))
     start = doc.path(["messages"])
     if start is None:
         export.warn(file, None, "no 'messages' array; file skipped")
@@ -57,6 +57,7 @@ def _messages(export: Export, file: ExportFile) -> Iterator[Message]:
         if message is None:
             empty.append(line)
         else:
+            message.thread = thread
             yield message
     if empty:
         export.warn(file, empty[0], f"{len(empty)} message{'s' * (len(empty) > 1)} without text skipped (a poll, "
@@ -69,10 +70,18 @@ def _object(doc: JsonText, key: str) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def _conversation(guild: dict[str, Any], channel: dict[str, Any]) -> str:
-    name = channel.get("name") or channel.get("id") or "?"
+def _conversation(guild: dict[str, Any], channel: dict[str, Any]) -> tuple[str, str | None]:
+    """The file's conversation, ``<server> / <channel>`` (a DM by its channel's name), and its
+    thread: a thread's file names its parent channel as its ``category``, and is a thread of it,
+    as Slack's threads are of their channel."""
+    name = str(channel.get("name") or channel.get("id") or "?")
     server = guild.get("name")
-    return name if not server or server == "Direct Messages" else f"{server} / {name}"
+    parent = json_string(channel.get("category")).strip()
+    if json_string(channel.get("type")).endswith("Thread") and parent:
+        name, thread = parent, name
+    else:
+        thread = None
+    return (name if not server or server == "Direct Messages" else f"{server} / {name}"), thread
 
 
 def _message(item: dict[str, Any], conversation: str, file: ExportFile, line: int, end_line: int) -> Message | None:
