@@ -235,6 +235,19 @@ def test_a_channel_post_names_its_signer(tmp_path: Path) -> None:
     assert records[0].metadata["participants"] == ["Lisboa Daily (Ana Lima)", "Lisboa Daily (سارة)", "Lisboa Daily"]
 
 
+def test_a_shared_contact_is_named_else_its_number_shown(tmp_path: Path) -> None:
+    path = write(tmp_path / "result.json", chat("Lisboa", "private_group", 42, [
+        message(1, "", 1709287200, contact_information={"first_name": "Ана", "last_name": "Ли",
+                                                        "phone_number": "+351 912 345 678"}),
+        message(2, "", 1709287260, contact_information={"first_name": "", "last_name": "",
+                                                        "phone_number": "+351 912 345 679"}),
+        message(3, "", 1709287320, contact_information={"first_name": "", "last_name": "", "phone_number": ""}),
+    ]))
+    records, problems = load(path)
+    assert problems == []
+    assert [r.text for r in records] == ["Ana: [contact: Ана Ли]\nAna: [contact: +351 912 345 679]\nAna: [contact]"]
+
+
 def test_a_broken_emoji_a_lone_surrogate_escape_reads_as_a_replacement_character(tmp_path: Path) -> None:
     """An export can hold half of an emoji's UTF-16 pair (``"\\ud83d"``: a message cut inside it).
     It reads as U+FFFD, as invalid UTF-8 bytes in a note do: a lone surrogate cannot be written

@@ -346,8 +346,9 @@ def _media(item: dict[str, Any]) -> Iterator[str]:
     if isinstance(invoice, dict) and (bill := _joined(invoice.get("title"), invoice.get("description"))):
         yield f"[invoice: {bill}]"
     contact = item.get("contact_information")
-    if isinstance(contact, dict):
-        yield f"[contact: {' '.join(str(contact.get(k) or '') for k in ('first_name', 'last_name')).strip()}]"
+    if isinstance(contact, dict):  # by name, else by number (a contact saved without a name)
+        who = _joined(contact.get("first_name"), contact.get("last_name"), sep=" ") or _joined(contact.get("phone_number"))
+        yield f"[contact: {who}]" if who else "[contact]"
 
 
 def _listed(kind: str, title: Any, entries: Any) -> str:
