@@ -24,11 +24,15 @@ _SURROGATE_PAIR = re.compile(r"\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F]")
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
+# Said of a file whose text ends inside its JSON: what happened, and what to do.
+CUT_SHORT = ": the file ends there, cut short (a download, copy or export that did not finish: get it again)"
+
+
 class JsonTextError(ValueError):
     """The text is not the JSON shape the reader expected; carries the line at fault."""
 
-    def __init__(self, message: str, line: int) -> None:
-        super().__init__(f"{message} (line {line})")
+    def __init__(self, message: str, line: int, cut_short: bool = False) -> None:
+        super().__init__(f"{message} (line {line})" + (CUT_SHORT if cut_short else ""))
         self.line = line
 
 
@@ -71,7 +75,9 @@ class JsonText:
         try:
             value, end = self._decoder.raw_decode(self.text, index)
         except json.JSONDecodeError as exc:
-            raise JsonTextError(f"invalid JSON: {exc.msg}", exc.lineno) from None
+            # the text ends inside the value: a string never closed, or nothing after the break
+            ends = exc.msg.startswith("Unterminated string") or not self.text[exc.pos:].strip()
+            raise JsonTextError(f"invalid JSON: {exc.msg}", exc.lineno, cut_short=ends) from None
         return (_without_lone_surrogates(value) if self._surrogates else value), end
 
     def elements(self, index: int) -> Iterator[tuple[int, int, Any]]:
@@ -124,7 +130,8 @@ class JsonText:
         index = self.skip_ws(index)
         if not self.text.startswith(char, index):
             found = self.text[index:index + 1] or "end of file"
-            raise JsonTextError(f"expected '{char}', found {found!r}", self.line_at(min(index, len(self.text))))
+            raise JsonTextError(f"expected '{char}', found {found!r}", self.line_at(min(index, len(self.text))),
+                                cut_short=index >= len(self.text))
         return index + 1
 
 

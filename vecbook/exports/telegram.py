@@ -232,7 +232,8 @@ def _expect(doc: JsonText, index: int, char: str) -> int:
     index = doc.skip_ws(index)
     if not doc.text.startswith(char, index):
         found = doc.text[index:index + 1] or "end of file"
-        raise JsonTextError(f"expected '{char}', found {found!r}", doc.line_at(min(index, len(doc.text))))
+        raise JsonTextError(f"expected '{char}', found {found!r}", doc.line_at(min(index, len(doc.text))),
+                            cut_short=index >= len(doc.text))
     return index + 1
 
 
