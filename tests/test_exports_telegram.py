@@ -248,6 +248,26 @@ def test_a_shared_contact_is_named_else_its_number_shown(tmp_path: Path) -> None
     assert [r.text for r in records] == ["Ana: [contact: Ана Ли]\nAna: [contact: +351 912 345 679]\nAna: [contact]"]
 
 
+def test_paid_media_and_a_giveaway_say_what_they_are(tmp_path: Path) -> None:
+    # A channel's paid post (Telegram Desktop writes only its price in Stars) and giveaways carry
+    # no text: named, they are not dropped as messages without text
+    path = write(tmp_path / "result.json", chat("Lisboa Daily", "public_channel", 42, [
+        message(1, "", 1709287200, "Lisboa Daily", paid_stars_amount=50),
+        message(2, "bastidores 🎬", 1709287260, "Lisboa Daily", paid_stars_amount=25),
+        message(3, "", 1709287320, "Lisboa Daily", giveaway_information={
+            "quantity": 3, "months": 6, "until_date": "2024-03-08T10:00:00", "channels": ["42"], "countries": [],
+            "additional_prize": "a pastel de nata", "stars": 0, "is_only_new_subscribers": False}),
+        message(4, "", 1709287380, "Lisboa Daily", giveaway_results={
+            "channel": "42", "winners": ["1", "2"], "additional_prize": "", "until_date": "2024-03-08T10:00:00",
+            "launch_message_id": 3, "winners_count": 2}),
+    ]))
+    records, problems = load(path)
+    assert problems == []
+    assert [r.text for r in records] == [
+        "Lisboa Daily: [paid media]\nLisboa Daily: bastidores 🎬\n[paid media]\n"
+        "Lisboa Daily: [giveaway: a pastel de nata]\nLisboa Daily: [giveaway results]"]
+
+
 def test_a_broken_emoji_a_lone_surrogate_escape_reads_as_a_replacement_character(tmp_path: Path) -> None:
     """An export can hold half of an emoji's UTF-16 pair (``"\\ud83d"``: a message cut inside it).
     It reads as U+FFFD, as invalid UTF-8 bytes in a note do: a lone surrogate cannot be written

@@ -346,6 +346,14 @@ def _media(item: dict[str, Any]) -> Iterator[str]:
     invoice = item.get("invoice_information")
     if isinstance(invoice, dict) and (bill := _joined(invoice.get("title"), invoice.get("description"))):
         yield f"[invoice: {bill}]"
+    if "paid_stars_amount" in item:  # a paid post: only its price in Stars is written
+        yield "[paid media]"
+    giveaway = item.get("giveaway_information")
+    if isinstance(giveaway, dict):
+        prize = _joined(giveaway.get("additional_prize"))
+        yield f"[giveaway: {prize}]" if prize else "[giveaway]"
+    if isinstance(item.get("giveaway_results"), dict):
+        yield "[giveaway results]"
     contact = item.get("contact_information")
     if isinstance(contact, dict):  # by name, else by number (a contact saved without a name)
         who = _joined(contact.get("first_name"), contact.get("last_name"), sep=" ") or _joined(contact.get("phone_number"))
