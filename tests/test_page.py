@@ -491,3 +491,32 @@ def test_a_long_record_opens_scrolled_to_the_hits_words_not_to_its_middle(
         const mark = arguments[0].getBoundingClientRect(), box = document.querySelector("dialog").getBoundingClientRect();
         return mark.top >= box.top && mark.bottom <= box.bottom;""", mark)
     browser.find_element(By.TAG_NAME, "body").send_keys(Keys.ESCAPE)
+
+
+def test_a_slow_record_closed_unread_never_fills_the_next_hit_opened(
+        page_book: vecbook.VecBook, browser: Any, site: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A hit opened, then closed with Escape before its record came (a 5 MB note takes seconds),
+    and another hit opened: the first record's late answer does not replace the second's."""
+    fetched = page_book.get
+
+    def slow_for_the_boiler(ref: str, context: int = 0) -> Any:
+        if "journal.txt" in ref:
+            time.sleep(1.5)
+        return fetched(ref, context)
+
+    monkeypatch.setattr(page_book, "get", slow_for_the_boiler)
+    search_for(browser, site, "boiler")
+    first = next(h for h in hits(browser) if "journal.txt" in h.text)
+    other = next(h for h in hits(browser) if "hostile.txt" in h.text)
+    first.find_element(By.CSS_SELECTOR, "a.open").click()
+    until(lambda: browser.find_element(By.CSS_SELECTOR, "dialog[open]"), "the dialog")
+    browser.find_element(By.TAG_NAME, "body").send_keys(Keys.ESCAPE)
+    until(lambda: not browser.find_elements(By.CSS_SELECTOR, "dialog[open]"), "the dialog to close")
+    other.find_element(By.CSS_SELECTOR, "a.open").click()
+    mine = until(lambda: browser.find_element(By.CSS_SELECTOR, "dialog[open] .entry.this-hit"), "the second hit")
+    assert "hostile.txt" in mine.text
+    time.sleep(2.0)  # the first record's answer has come meanwhile
+    assert "hostile.txt" in browser.find_element(By.ID, "context-title").text
+    shown = browser.find_element(By.ID, "entries").text
+    assert "hostile.txt" in shown and "journal.txt" not in shown, shown
+    browser.find_element(By.TAG_NAME, "body").send_keys(Keys.ESCAPE)

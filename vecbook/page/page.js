@@ -11,6 +11,7 @@ const LISTS = ["sources", "participants"];
 const DATE_FIELDS = ["since", "until"];
 const SOURCES_RETRY_MS = 2000;       // how soon the page asks again for sources not ready yet
 let searchNumber = 0;                // a newer search makes an older one's answer moot
+let openNumber = 0;                  // a hit opened later (or the dialog closed) makes an older record's answer moot
 let knownPeople = new Set();        // the participants the sources list, as written
 let retry = null;                    // what to do again once a token is given
 let tokenKept = null;                // the token handed to the browser for tabs the page opens
@@ -263,6 +264,7 @@ function snippetSpan(text, snippet) {
 }
 
 async function openContext(hit) {
+  const number = ++openNumber;
   const dialog = $("context");
   $("context-title").textContent = hit.citation;
   const params = new URLSearchParams({ ref: hit.id, context: String(CONTEXT) });
@@ -271,6 +273,8 @@ async function openContext(hit) {
   if (!dialog.open) dialog.showModal();
   try {
     const context = await getJSON("/get.json", params);
+    // A long record may come seconds later, after Escape and another hit opened: not over that one.
+    if (number !== openNumber) return;
     const entries = [...context.before, context.record, ...context.after];
     $("entries").replaceChildren(...entries.map((entry) => entryBlock(entry, hit)));
     // The hit's marked snippet, not the whole record: a long record centred shows its middle,
@@ -278,12 +282,14 @@ async function openContext(hit) {
     const mine = $("entries").querySelector(".this-hit mark") || $("entries").querySelector(".this-hit");
     if (mine) mine.scrollIntoView({ block: "center" });
   } catch (error) {
+    if (number !== openNumber) return;
     if (error instanceof NeedsToken) { dialog.close(); retry = () => openContext(hit); return; }
     $("entries").replaceChildren(el("p", { class: "problem" }, error.message));
   }
 }
 
 function closeContext() {
+  openNumber++;  // a record still on its way is no longer wanted
   const params = new URLSearchParams(location.search);
   if (params.has("open")) {
     params.delete("open");
