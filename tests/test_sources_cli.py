@@ -557,6 +557,19 @@ def test_a_background_book_lists_its_sources_once_it_has_read_them(home: Path) -
         book.close()
 
 
+def test_sources_list_the_participants_of_a_header_written_in_any_case(tmp_path: Path) -> None:
+    """A record's ``Participants:`` header (as a .txt record writes it) names people the
+    ``participants`` filter finds: ``sources`` lists them too, so the search page offers them."""
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "meetings.txt").write_text("Date: 2024-05-02\nParticipants: Ana, יוסי כהן\n\nBudget review.\n---\n"
+                                        "Date: 2024-05-09\nPARTICIPANTS: Ana\n\nBudget again.\n", encoding="utf-8")
+    with vecbook.VecBook(data_directory=notes, keyword_only=True) as book:
+        [files] = book.sources()
+        assert files["participants"] == ["Ana", "יוסי כהן"]
+        assert len(book.search("budget", participants=["יוסי כהן"])) == 1
+
+
 def test_every_new_command_and_option_has_help_text() -> None:
     parser = vecbook.cli.build_parser()
     commands = next(a for a in parser._actions if a.dest == "command").choices

@@ -98,8 +98,8 @@ def summarize(name: str, format_name: str, path: str, records: Sequence[Record],
         for key, value in record.metadata.items():
             if key.lower() in ("date", "end_date") and isinstance(value, str) and not math.isnan(date_days(value)):
                 days.append(value[:10])
-        authors = record.metadata.get("participants") or []
-        people.update(a for a in authors if isinstance(a, str))
+            elif key.lower() == "participants":  # a .txt header keeps its case (Participants:), as filters read it
+                people.update(a for a in ([value] if isinstance(value, str) else value or []) if isinstance(a, str))
     return SourceSummary(name=name, format=format_name, path=path, records=len(records),
                          first_date=min(days) if days else None, last_date=max(days) if days else None,
                          participants=[p for p, _ in people.most_common(SHOWN_PARTICIPANTS)],
