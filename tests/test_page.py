@@ -520,3 +520,19 @@ def test_a_slow_record_closed_unread_never_fills_the_next_hit_opened(
     shown = browser.find_element(By.ID, "entries").text
     assert "hostile.txt" in shown and "journal.txt" not in shown, shown
     browser.find_element(By.TAG_NAME, "body").send_keys(Keys.ESCAPE)
+
+
+def test_dates_beyond_the_records_dates_still_search(browser: Any, site: str) -> None:
+    """The date fields offer the records' span, but a date outside it is a search the server
+    answers (a bookmarked 'since 2020', a note written today after the page loaded): the form
+    sends it rather than stop at the browser's 'Value must be ... or later'."""
+    browser.get(f"{site}/?q=boiler&since=2020-01-01")
+    until(lambda: hits(browser), "hits on load")
+    assert browser.find_element(By.ID, "since").get_attribute("min") > "2020-01-01"  # out of the span offered
+    browser.find_element(By.ID, "q").send_keys(" broke", Keys.ENTER)
+    until(lambda: "q=boiler+broke" in browser.current_url, "the search to run")
+    assert "since=2020-01-01" in browser.current_url
+    browser.execute_script("document.getElementById('until').value = '2099-12-31'")
+    browser.find_element(By.ID, "q").send_keys(Keys.ENTER)
+    until(lambda: "until=2099-12-31" in browser.current_url, "the search to run with a date after every record")
+    until(lambda: hits(browser), "its hits")

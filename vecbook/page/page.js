@@ -339,8 +339,12 @@ async function start() {
 }
 
 document.addEventListener("DOMContentLoaded", () => {
+  // The form is novalidate: the date fields' min and max only offer the records' span in the
+  // picker; a date beyond it (a bookmarked "since 2020", a note written after the page loaded) is
+  // a search the server answers, which the browser's own check would refuse to send.
   $("search").addEventListener("submit", (event) => {
     event.preventDefault();
+    if (!$("q").value.trim()) { $("q").focus(); return; }
     const params = paramsFromForm();
     history.pushState(null, "", "/?" + params);
     runSearch(params);
