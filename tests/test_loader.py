@@ -229,6 +229,92 @@ def test_a_note_saved_as_utf16_with_its_bom_is_read_as_text(write_files: WriteFi
     assert messages(report) == []
 
 
+@pytest.mark.parametrize("encoding", ["utf-16-le", "utf-16-be"])
+def test_a_note_saved_as_utf16_without_a_bom_is_read_as_text_in_any_language(write_files: WriteFiles,
+                                                                            encoding: str) -> None:
+    """Tools that write UTF-16 without a byte order mark (.NET's ``Encoding.Unicode`` bytes written
+    out, ``iconv -t UTF-16LE``) leave NUL bytes on one side of every ASCII character: text, told
+    from binary by that, and cited by its lines as an editor shows them."""
+    diary = "Date: 2024-03-02\n\nПоехали на дачу, шашлык у реки.\n---\n東京で寿司。 Kyoto next 🍣\n"
+    root = write_files({"diary.txt": diary.encode(encoding),
+                        "shop.md": "# Shopping\n\nBuy kayak wax.\n".encode(encoding) + b"\0" * 6})
+    report = load_directory(root)
+    assert sorted((r.citation, r.text) for r in report.records) == [
+        ("diary.txt:1-3", "Поехали на дачу, шашлык у реки."), ("diary.txt:5-5", "東京で寿司。 Kyoto next 🍣"),
+        ("shop.md:1-3", "# Shopping\n\nBuy kayak wax.")]
+    assert messages(report) == []
+
+
+def _png() -> bytes:
+    import struct
+    import zlib
+
+    def chunk(kind: bytes, body: bytes) -> bytes:
+        return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
+    pixels = b"".join(b"\0" + bytes(range(48)) for _ in range(16))  # 16 rows of 16 RGB pixels
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", 16, 16, 8, 2, 0, 0, 0))
+            + chunk(b"IDAT", zlib.compress(pixels)) + chunk(b"IEND", b""))
+
+
+def _pdf() -> bytes:
+    import hashlib
+    import zlib
+
+    # a page's text, then a photo's JPEG bytes (incompressible, as a scan's are)
+    stream = zlib.compress(b"BT /F1 24 Tf 72 720 Td (Kayak) Tj ET" * 20)
+    photo = b"".join(hashlib.sha256(bytes([n])).digest() for n in range(200))
+    return (b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n1 0 obj\n<< /Type /Catalog /Pages 2 0 R >>\nendobj\n"
+            + b"4 0 obj\n<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(stream) + stream
+            + b"\nendstream\nendobj\n5 0 obj\n<< /Length %d /Filter /DCTDecode >>\nstream\n" % len(photo) + photo
+            + b"\nendstream\nendobj\ntrailer\n<< /Root 1 0 R >>\n%%EOF\n")
+
+
+def _sqlite(tmp_path: Path) -> bytes:
+    import sqlite3
+
+    connection = sqlite3.connect(tmp_path / "notes.db")
+    connection.execute("CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT)")
+    connection.executemany("INSERT INTO notes (body) VALUES (?)", [("kayak trip",), ("café",)])
+    connection.commit()
+    connection.close()
+    return (tmp_path / "notes.db").read_bytes()
+
+
+def _zip() -> bytes:
+    import io
+    import zipfile
+
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as archive:
+        archive.writestr("vault/kayak.md", "# Kayak\nPaddles.\n" * 30)
+        archive.writestr("vault/raw.md", "stored as it is\n", compress_type=zipfile.ZIP_STORED)
+    return out.getvalue()
+
+
+def _wav() -> bytes:
+    import io
+    import wave
+
+    out = io.BytesIO()
+    with wave.open(out, "wb") as sound:
+        sound.setnchannels(1)
+        sound.setsampwidth(2)
+        sound.setframerate(8000)
+        sound.writeframes(bytes(b for n in range(2000) for b in (n % 97, 0)))  # quiet 16-bit samples
+    return out.getvalue()
+
+
+def test_binary_files_under_a_note_s_name_are_still_skipped(write_files: WriteFiles, tmp_path: Path) -> None:
+    """A picture, a PDF, a database, a zip or a sound saved under a ``.md`` or ``.txt`` name is
+    no note, UTF-16 without its mark though some hold NULs on one side of many byte pairs."""
+    binaries = {"photo.md": _png(), "paper.txt": _pdf(), "notes.md": _sqlite(tmp_path), "vault.md": _zip(),
+                "memo.txt": _wav(), "ascii.txt": b"kayak trip\n" * 40 + b"\0stray\n"}
+    root = write_files({**binaries, "ok.md": "# Ok\nA note.\n"})
+    report = load_directory(root)
+    assert [r.file_path for r in report.records] == ["ok.md"]
+    assert messages(report) == [f"{name}: binary file (it holds NUL bytes) skipped" for name in sorted(binaries)]
+
+
 def test_a_utf16_note_with_bytes_that_are_no_utf16_keeps_the_rest_and_says_where(write_files: WriteFiles) -> None:
     root = write_files({"todo.txt": "ok\nbad ".encode("utf-16") + b"\x00\xd8" + "\nmore\n".encode("utf-16-le")})
     report = load_directory(root)

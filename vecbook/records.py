@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol, Sequence
 
 from .sqlite_ro import BUSY_MESSAGES
+from .utf16 import utf16_codec
 # Re-exported: dates as people write them lived here before they had a module.
 from .written_dates import fromisoformat_310, iso_moment, written_date  # noqa: F401
 
@@ -295,10 +296,6 @@ CANNOT_READ = "cannot read file"
 # no signature either (``sqlite_ro.BUSY_MESSAGES``).
 _UNREAD_RE = re.compile(f"(?:collection '[^']*': )?(?:{CANNOT_READ}|{'|'.join(BUSY_MESSAGES)})")
 
-# The byte order marks of UTF-16, which Windows PowerShell 5's `>` and Notepad's "Unicode" write:
-# such a note's text is half NUL bytes, and read as UTF-8 it was skipped as a binary file (a
-# ``.txt``) or indexed as mojibake (a ``.md``). Without a mark UTF-16 is not told from binary.
-_UTF16_MARKS = ((codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be"))
 # What a code unit that is no UTF-16 decodes to before it becomes U+FFFD: it marks its line (a
 # U+FFFD the note itself holds is no problem). NUL is no character a note holds.
 _NOT_UTF16 = "\x00"
@@ -306,16 +303,18 @@ codecs.register_error("vecbook-mark-not-utf16", lambda error: (_NOT_UTF16, error
 
 
 def utf16_encoding(data: bytes) -> str | None:
-    """The UTF-16 codec that ``data``'s byte order mark names (None: no UTF-16 mark)."""
-    return next((codec for mark, codec in _UTF16_MARKS if data.startswith(mark)), None)
+    """The UTF-16 codec ``data`` is written in, with its byte order mark or without (None: no UTF-16)."""
+    found = utf16_codec(data)
+    return found[0] if found is not None else None
 
 
 def decode_text(data: bytes, file_path: str) -> tuple[str, list[Problem]]:
-    """Decode UTF-8 (BOM dropped), or UTF-16 after its byte order mark; invalid bytes become
-    U+FFFD with one Problem per line."""
-    codec = utf16_encoding(data)
-    if codec is not None:
-        text = data[2:].decode(codec, errors="vecbook-mark-not-utf16")
+    """Decode UTF-8 (BOM dropped), or UTF-16 (``utf16_codec``: after its byte order mark, or
+    without one); invalid bytes become U+FFFD with one Problem per line."""
+    found = utf16_codec(data)
+    if found is not None:
+        codec, start, end = found
+        text = data[start:end].decode(codec, errors="vecbook-mark-not-utf16")
         if _NOT_UTF16 not in text:
             return text, []
         problems = [Problem(file_path, number, "bytes that are not UTF-16 were replaced by U+FFFD", False)
@@ -372,8 +371,8 @@ BINARY_REASON = "binary file (it holds NUL bytes) skipped"
 def is_binary(data: bytes) -> bool:
     """Whether a file's ``data`` holds NUL bytes (UTF-16's are text) before its end or only them:
     no note, but a picture or a program. NULs after the text are padding (``without_padding``)."""
-    return b"\x00" in data and utf16_encoding(data) is None and (
-        data.startswith(b"\x00") or b"\x00" in data.rstrip(b"\x00"))
+    return (b"\x00" in data and (data.startswith(b"\x00") or b"\x00" in data.rstrip(b"\x00"))
+            and utf16_codec(data) is None)
 
 
 def without_padding(data: bytes) -> bytes:
