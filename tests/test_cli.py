@@ -301,6 +301,14 @@ def test_get_shows_the_record_s_metadata_under_its_citation_as_search_does(
         "  n.txt:7-7", "    Last note."]
 
 
+def test_get_finds_a_line_of_a_file_whose_lines_end_in_a_bare_cr(tmp_path: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    # classic Mac OS line ends: the line cited is the line an editor shows there
+    (tmp_path / "n.txt").write_bytes(b"First note.\r---\rDate: 2024-03-04\rThe boiler is fixed.\r---\rLast note.\r")
+    code, out, _ = run(capsys, "get", "n.txt:4", "--data-dir", str(tmp_path))
+    assert code == 0 and out.splitlines() == ["> n.txt:3-4", "    Date: 2024-03-04", "    The boiler is fixed."]
+
+
 def test_get_shows_control_characters_of_a_record_as_pictures(tmp_path: Path,
                                                              capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "n.txt").write_text("a \x1b[2J clear\nnext\x85line\n", encoding="utf-8")

@@ -323,6 +323,34 @@ def test_a_utf16_note_with_bytes_that_are_no_utf16_keeps_the_rest_and_says_where
                                 "save the file as UTF-8 to keep its letters"]
 
 
+@pytest.mark.parametrize("end", ["\r", "\r\n", "\n"], ids=["cr", "crlf", "lf"])
+def test_lines_end_at_cr_lf_or_both_and_are_cited_as_an_editor_numbers_them(write_files: WriteFiles, end: str) -> None:
+    """Classic Mac OS (and apps that kept its ways: old TextEdit and BBEdit files, some exports)
+    end lines with a bare CR, which every editor shows as a line end: read as one line, such a
+    journal was one record cited ``:1-1`` whatever line held the words."""
+    journal = end.join(["First note.", "---", "Date: 2024-03-04", "", "The boiler is fixed.", "---", "Last note.", ""])
+    note = end.join(["---", "tags: [trip]", "---", "# Trip", "Ferry at 7.", "## Day two", "Hydra.", ""])
+    root = write_files({"n.txt": journal.encode(), "trip.md": note.encode()})
+    report = load_directory(root)
+    assert [(r.citation, r.text) for r in report.records] == [
+        ("n.txt:1-1", "First note."), ("n.txt:3-5", "The boiler is fixed."), ("n.txt:7-7", "Last note."),
+        ("trip.md:4-5", "# Trip\nFerry at 7."), ("trip.md:6-7", "## Day two\nHydra.")]
+    assert report.records[1].metadata == {"Date": "2024-03-04"} and report.records[3].metadata["tags"] == ["trip"]
+    assert messages(report) == []
+
+
+def test_a_file_with_mixed_line_ends_counts_each_once(write_files: WriteFiles) -> None:
+    # a file edited on several systems: CR LF is one line end, a CR or an LF alone another
+    root = write_files({"mixed.txt": b"one\r\ntwo\rthree\n---\r\nfour\r\rfive\n\nsix\r\n",
+                        "latin.txt": "ok\r\xe9t\xe9\rok\r".encode("latin-1")})
+    report = load_directory(root)
+    assert [(r.citation, r.text) for r in report.records] == [
+        ("latin.txt:1-3", "ok\n\ufffdt\ufffd\nok"), ("mixed.txt:1-3", "one\ntwo\nthree"),
+        ("mixed.txt:5-9", "four\n\nfive\n\nsix")]
+    assert messages(report) == ["latin.txt:2: bytes that are not UTF-8 were replaced by U+FFFD (on this line); "
+                                "save the file as UTF-8 to keep its letters"]
+
+
 def test_a_file_name_that_is_not_utf8_is_cited_as_text_every_output_can_carry(tmp_path: Path) -> None:
     """A Latin-1 name from an old archive (``caf\\xe9.txt``) is read; Python holds its byte as a
     lone surrogate, which no JSON (MCP, the HTTP server) can encode: its citation writes the byte

@@ -300,6 +300,11 @@ _UNREAD_RE = re.compile(f"(?:collection '[^']*': )?(?:{CANNOT_READ}|{'|'.join(BU
 # U+FFFD the note itself holds is no problem). NUL is no character a note holds.
 _NOT_UTF16 = "\x00"
 codecs.register_error("vecbook-mark-not-utf16", lambda error: (_NOT_UTF16, error.end))  # type: ignore[arg-type]
+# Classic Mac OS ended lines with a bare CR (old TextEdit, BBEdit and AppleWorks files, and apps
+# that kept its ways), which every editor shows as a line end, as it does LF and CR LF: read as
+# one line, such a file was one record cited ``:1-1`` whatever line held its words.
+_BARE_CR = re.compile(r"\r(?!\n)")
+_LINE_END = re.compile(rb"\r\n|\r|\n")
 
 
 def utf16_encoding(data: bytes) -> str | None:
@@ -310,11 +315,12 @@ def utf16_encoding(data: bytes) -> str | None:
 
 def decode_text(data: bytes, file_path: str) -> tuple[str, list[Problem]]:
     """Decode UTF-8 (BOM dropped), or UTF-16 (``utf16_codec``: after its byte order mark, or
-    without one); invalid bytes become U+FFFD with one Problem per line."""
+    without one); invalid bytes become U+FFFD with one Problem per line. A line ends at LF, CR LF
+    or a bare CR, which comes back as LF (``with_lf``), so the text's lines are the editor's."""
     found = utf16_codec(data)
     if found is not None:
         codec, start, end = found
-        text = data[start:end].decode(codec, errors="vecbook-mark-not-utf16")
+        text = with_lf(data[start:end].decode(codec, errors="vecbook-mark-not-utf16"))
         if _NOT_UTF16 not in text:
             return text, []
         problems = [Problem(file_path, number, "bytes that are not UTF-16 were replaced by U+FFFD", False)
@@ -323,17 +329,22 @@ def decode_text(data: bytes, file_path: str) -> tuple[str, list[Problem]]:
     if data.startswith(codecs.BOM_UTF8):
         data = data[len(codecs.BOM_UTF8):]
     try:
-        return data.decode("utf-8"), []
+        return with_lf(data.decode("utf-8")), []
     except UnicodeDecodeError:
         pass
     # Slow path only for broken files: find the lines that hold the bad bytes.
-    problems, lines = [], data.split(b"\n")
+    problems, lines = [], _LINE_END.split(data) if b"\r" in data else data.split(b"\n")
     for number, raw in enumerate(lines, 1):
         try:
             raw.decode("utf-8")
         except UnicodeDecodeError:
             problems.append(Problem(file_path, number, "bytes that are not UTF-8 were replaced by U+FFFD", False))
-    return data.decode("utf-8", errors="replace"), problems
+    return with_lf(data.decode("utf-8", errors="replace")), problems
+
+
+def with_lf(text: str) -> str:
+    """``text`` with each bare CR (classic Mac OS's line end) as LF; CR LF stays as it is."""
+    return _BARE_CR.sub("\n", text) if "\r" in text else text
 
 
 def parse_records(text: str, file_path: str) -> tuple[list[Record], list[Problem]]:
