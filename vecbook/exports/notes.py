@@ -12,6 +12,7 @@ As in an Obsidian vault, folders whose names start with a dot (``.obsidian``, ``
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
 import os
@@ -45,6 +46,10 @@ EXPORT_FOLDER_DIRS = frozenset({"cur", "new"})
 # Formats never guessed for a file found here: the note kinds have their suffixes, and this one.
 NOT_GUESSED = frozenset({MARKDOWN, TEXT, "notes"})
 SQLITE_MAGIC = b"SQLite format 3\x00"
+# A link that leads back to itself through links (a -> b, b -> a) is no broken link: nothing is
+# missing, and the user would look for a file that was never there. Windows says ERROR_CANT_RESOLVE_FILENAME.
+LINK_LOOP = "symbolic link loop skipped (its links lead to one another, never to a file)"
+WINDOWS_LINK_LOOP = 1921
 # How ``add`` and ``sources`` name each kind, one and many; an export is "<format> export".
 KIND_NOUNS = {MARKDOWN: ("Markdown note", "Markdown notes"), TEXT: ("text file", "text files")}
 
@@ -273,7 +278,7 @@ def _collect(folder: Folder, path: Path, rel: str, real_root: Path, listing: Lis
         return
     link = stat.S_ISLNK(info.st_mode)
     if link and not path.exists():
-        listing.problems.append(folder.problem(rel, "broken symbolic link skipped"))
+        listing.problems.append(folder.problem(rel, LINK_LOOP if _is_loop(path) else "broken symbolic link skipped"))
         return
     suffix = path.suffix.lower()
     if suffix not in READ_SUFFIXES:
@@ -296,6 +301,15 @@ def _collect(folder: Folder, path: Path, rel: str, real_root: Path, listing: Lis
         return
     seen.add(identity)
     listing.files.append((rel, path))
+
+
+def _is_loop(link: Path) -> bool:
+    """Whether the link ``link`` leads to itself through links (a -> b, b -> a), not to nothing."""
+    try:
+        link.stat()
+    except OSError as exc:
+        return exc.errno == errno.ELOOP or getattr(exc, "winerror", None) == WINDOWS_LINK_LOOP
+    return False
 
 
 def _identity(path: Path) -> tuple[int, int] | None:
