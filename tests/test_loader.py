@@ -376,6 +376,60 @@ def test_a_file_name_that_is_not_utf8_is_cited_as_text_every_output_can_carry(tm
     json.dumps([r.citation for r in report.records], ensure_ascii=False).encode("utf-8")  # no lone surrogate
 
 
+def _windows_refuses_long_paths(monkeypatch: pytest.MonkeyPatch) -> None:
+    """File calls answered as Windows answers them without long paths turned on: a path of
+    MAX_PATH characters or more is not found unless it has the prefix, here "//" ("//tmp/..." is
+    "/tmp/..." on Linux, and pathlib keeps it; ``long_form`` writes Windows' own, tested apart)."""
+    from vecbook import os_paths
+
+    monkeypatch.setattr(os_paths, "WINDOWS", True)
+    monkeypatch.setattr(os_paths, "long_form", lambda absolute: absolute if absolute.startswith("//") else "/" + absolute)
+    import builtins
+    import errno
+    import io
+
+    def refusing(call: Callable[..., object]) -> Callable[..., object]:
+        def check(path: object, *args: object, **kwargs: object) -> object:
+            text = os.fspath(path) if isinstance(path, (str, os.PathLike)) else ""
+            if isinstance(text, str) and len(text) >= 260 and not text.startswith("//"):
+                raise FileNotFoundError(errno.ENOENT, "No such file or directory", text)
+            return call(path, *args, **kwargs)
+        return check
+    for name in ("stat", "lstat", "scandir"):
+        monkeypatch.setattr(os, name, refusing(getattr(os, name)))
+    monkeypatch.setattr(builtins, "open", refusing(builtins.open))
+    monkeypatch.setattr(io, "open", refusing(io.open))
+
+
+def test_on_windows_a_path_past_max_path_is_read_through_the_long_path_prefix(
+        write_files: WriteFiles, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A vault synced from a Mac: deep folders and long CJK names pass Windows' 260 characters; a
+    # Slack export among them is read whole, its files as long
+    deep = "/".join(["Projekte 2024 – Überblick und Planung"] * 5) + "/会議メモ 東京 2024年3月 第二四半期の計画と予算"
+    slack = {"channels.json": '[{"id": "C1", "name": "general"}]', "users.json": "[]",
+             "general/2024-03-01.json": '[{"type": "message", "user": "U1", "text": "Kayak trip to Hydra", '
+                                        '"ts": "1709290000.000100"}]'}
+    root = write_files({f"{deep}/Kayak {'🛶' * 20}.md": "# Kayak\nPaddles for the Hydra trip.\n",
+                        "short.md": "# Short\nok\n", **{f"{deep}/slack/{rel}": text for rel, text in slack.items()}})
+    assert min(len(str(path)) for path in root.rglob("*") if path.is_file() and "short" not in path.name) >= 260
+    _windows_refuses_long_paths(monkeypatch)
+    report = load_directory(root)
+    assert sorted(r.file_path.rsplit("/", 1)[-1] for r in report.records) == [
+        "2024-03-01.json", f"Kayak {'🛶' * 20}.md", "short.md"]
+    assert messages(report) == []
+    # the export's files are seen by what tells an update that they changed, too
+    signature = vecbook.source_state.tree_signature(root / deep / "slack")
+    assert len(signature) == 3 and all(stat is not None for _, _, stat in signature)
+
+
+def test_the_long_path_prefix_names_a_drive_s_path_and_a_share_s() -> None:
+    from vecbook.os_paths import long_form
+
+    assert long_form("C:\\Users\\ana\\notes\\a.md") == "\\\\?\\C:\\Users\\ana\\notes\\a.md"
+    assert long_form("\\\\nas\\notes\\a.md") == "\\\\?\\UNC\\nas\\notes\\a.md"
+    assert long_form("\\\\?\\C:\\a.md") == "\\\\?\\C:\\a.md"
+
+
 def test_unreadable_file(write_files: WriteFiles) -> None:
     root = write_files({"secret.txt": "Hidden.", "ok.txt": "Text."})
     secret = root / "secret.txt"

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .os_paths import os_path, plain, walk_root
 from .records import Problem, Record
 
 # The data directory's source name, and the block keys of sources: a file of the data directory
@@ -124,13 +125,14 @@ def tree_signature(path: Path) -> Signature:
     """Signatures of every file under ``path`` (or of ``path`` itself and its SQLite WAL);
     an unreadable path has none, and is read (and reported) every time."""
     try:
-        is_folder = path.is_dir()
+        is_folder = os_path(path).is_dir()
     except OSError:
         return (object(),)  # equal to nothing: read again, so the WARN stays true
     if not is_folder:
         return (file_signature(path), file_signature(Path(f"{path}-wal")))
     found = []
-    for folder, dirs, names in os.walk(path, followlinks=True):
+    for folder, dirs, names in os.walk(walk_root(path), followlinks=True):
         dirs.sort()
-        found += [(folder, name, file_signature(Path(folder, name))) for name in sorted(names)]
+        here = plain(folder, path)
+        found += [(folder, name, file_signature(os_path(here / name))) for name in sorted(names)]
     return tuple(found)

@@ -27,6 +27,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Sequence, TypeVar
 
+from ..os_paths import os_path, plain, walk_root
 from ..records import CANNOT_READ, Problem, Record
 from .jsonpos import JsonTextError
 
@@ -180,13 +181,13 @@ class Export:
             yield from self._expand(self.path, self.rel or self.path.name)
             return
         inside = f"{self.rel}/" if self.rel else ""
-        for folder, dirs, names in os.walk(self.path, followlinks=True):
+        for folder, dirs, names in os.walk(walk_root(self.path), followlinks=True):
             dirs.sort()
             for name in sorted(names):
-                path = Path(folder, name)
+                path = plain(folder, self.path) / name
                 rel = inside + readable_path(path.relative_to(self.path).as_posix())
                 if not is_litter(name):
-                    yield from self._expand(path, rel)
+                    yield from self._expand(os_path(path), rel)
 
     def _expand(self, path: Path, rel: str) -> Iterator[ExportFile]:
         """A plain file, or the members of a zip."""

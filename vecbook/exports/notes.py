@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Sequence
 
 from ..config import counted
+from ..os_paths import os_path, plain, walk_root
 from ..records import Problem, Record
 from . import FORMATS, detects, reader
 from .base import IGNORED_NAMES, Export, readable_path
@@ -130,30 +131,31 @@ def list_files(folder: Folder, exclude: Sequence[Path] = ()) -> Listing:
     seen_files: set[tuple[int, int]] = set(excluded)
 
     def on_error(error: OSError) -> None:
-        listing.problems.append(folder.problem(_relative(Path(error.filename or root), root),
+        listing.problems.append(folder.problem(_relative(plain(error.filename or str(root), root), root),
                                                f"cannot read folder: {error.strerror}"))
 
-    for name, dirs, names in os.walk(root, followlinks=True, onerror=on_error):
-        here = Path(name)
-        identity = _identity(here)
+    for name, dirs, names in os.walk(walk_root(root), followlinks=True, onerror=on_error):
+        here = plain(name, root)
+        opened = os_path(here)  # (with Windows' long path prefix where it needs one)
+        identity = _identity(opened)
         if identity is None or identity in seen_dirs:
             dirs[:] = []
             continue
         seen_dirs.add(identity)
-        if here != root and _is_export_folder(folder, _relative(here, root), here, dirs, names):
-            listing.files.append((_relative(here, root), here))
+        if here != root and _is_export_folder(folder, _relative(here, root), opened, dirs, names):
+            listing.files.append((_relative(here, root), opened))
             dirs[:] = []
             continue
         if ".obsidian" in dirs:
-            seen_dirs.update(_template_folders(here))
+            seen_dirs.update(_template_folders(opened))
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-        for child in [d for d in dirs if (here / d).is_symlink()]:
+        for child in [d for d in dirs if os_path(here / d).is_symlink()]:
             _note_link(here / child, root, real_root, listing.outside)
         # Each file's path inside the folder from its folder's, worked out once a folder: a
         # pathlib relative_to a file was ~60 us, 0.6 s of a refresh at 10,000 files.
         prefix = "" if here == root else _relative(here, root) + "/"
         for child in sorted(names):
-            _collect(folder, here / child, prefix + readable_path(child), real_root, listing, seen_files)
+            _collect(folder, os_path(here / child), prefix + readable_path(child), real_root, listing, seen_files)
     listing.files.sort(key=lambda item: item[0].split("/"))  # a folder's files and subfolders interleave by name
     return listing
 
