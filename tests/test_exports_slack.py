@@ -465,6 +465,33 @@ def test_an_emoji_written_as_a_shortcode_is_found_by_the_emoji(tmp_path: Path) -
     assert [h.text for h in book.search("🎉", mode="keyword")] == ["Ana: v2 is live 🎉"]
 
 
+def test_a_day_file_that_cannot_be_read_is_a_warn_and_the_other_days_load(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    # a day the user may not read (copied from another account, macOS privacy settings) was
+    # left out without a word: its first bytes, empty, did not look like a day of messages
+    import vecbook.exports.base
+
+    (tmp_path / "general").mkdir()
+    (tmp_path / "channels.json").write_text('[{"id": "C1", "name": "general"}]', encoding="utf-8")
+    (tmp_path / "users.json").write_text("[]", encoding="utf-8")
+    for day in (1, 2):
+        (tmp_path / "general" / f"2024-03-0{day}.json").write_text(
+            '[{"type": "message", "user": "U1", "text": "Kayak day %d", "ts": "170920%d000.000100"}]' % (day, day),
+            encoding="utf-8")
+    real = vecbook.exports.base._read_file
+
+    def denied(path: Path, limit: int) -> bytes:
+        if path.name == "2024-03-02.json":
+            raise PermissionError(13, "Permission denied", str(path))
+        return real(path, limit)
+
+    monkeypatch.setattr(vecbook.exports.base, "_read_file", denied)
+    records, problems = load(tmp_path, "team")
+    assert [r.text for r in records] == ["U1: Kayak day 1"]
+    assert [str(p) for p in problems] == ["team/general/2024-03-02.json: collection 'team': cannot read file: "
+                                          "Permission denied"]
+
+
 def test_reading_leaves_the_garbage_collector_as_it_was() -> None:
     import gc
 

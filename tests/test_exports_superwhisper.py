@@ -6,6 +6,8 @@ import json
 import shutil
 from pathlib import Path
 
+import pytest
+
 import vecbook
 from vecbook.config import CollectionConfig
 from vecbook.exports import detect_format, load_export, superwhisper
@@ -126,3 +128,26 @@ def test_voice_notes_are_filtered_by_mode_and_date(tmp_path: Path) -> None:
     hits = book.search("timer", mode="keyword", filters={"date__gte": "2024-05-04"})
     assert [h.citation for h in hits] == ["voice/recordings/1714800000/meta.json:3-3#1714800000"]
     assert book.stats()["collections"]["voice"]["format"] == "superwhisper"
+
+
+def test_a_recording_that_cannot_be_read_is_a_warn_and_the_others_load(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    # left out without a word before: its first bytes, empty, held no "result"
+    import shutil
+
+    import vecbook.exports.base
+
+    shutil.copytree(RECORDINGS, tmp_path / "recordings")
+    real = vecbook.exports.base._read_file
+
+    def denied(path: Path, limit: int) -> bytes:
+        if path.parent.name == "1714637340":
+            raise PermissionError(13, "Permission denied", str(path))
+        return real(path, limit)
+
+    everything, _ = load(tmp_path / "recordings")
+    monkeypatch.setattr(vecbook.exports.base, "_read_file", denied)
+    records, problems = load(tmp_path / "recordings")
+    assert [r.id for r in records] == [r.id for r in everything if "1714637340" not in r.id]
+    assert [str(p) for p in problems] == ["voice/recordings/1714637340/meta.json: collection 'voice': cannot read file: "
+                                          "Permission denied"]

@@ -65,8 +65,9 @@ def read(export: Export) -> list[Record]:
             workspaces[root] = Workspace.load(export, root)
         return _messages(export, workspaces[root], file)
 
-    # every day file is read whole anyway: its first bytes only have to open an array of objects
-    files = [f for f in _day_files(export) if _DAY_HEAD.match(f.head(256))]
+    # every day file is read whole anyway: its first bytes only have to open an array of objects;
+    # one that cannot be read is read too, so that its WARN says so (rather than leave it out unsaid)
+    files = [f for f in _day_files(export) if _DAY_HEAD.match(f.head(256)) or f.fault is not None]
     with collector_paused():
         messages = export.read_each(files, parse)
         for workspace in workspaces.values():

@@ -51,7 +51,9 @@ def read(export: Export) -> list[Record]:
     """Every recording's transcript: one record, or windows of segments when long."""
     # Once the export is known to be SuperWhisper's, a meta.json with only the
     # required fields (older app versions wrote fewer) is read too.
-    files = [f for f in _meta_files(export) if b'"result"' in (head := _head(f)) or b'"segments"' in head]
+    # (one that cannot be read is read too, so that its WARN says so)
+    files = [f for f in _meta_files(export)
+             if b'"result"' in (head := _head(f)) or b'"segments"' in head or f.fault is not None]
     return export.read_each(files, lambda f: _records(export, f))
 
 
