@@ -515,6 +515,47 @@ def test_a_file_of_an_added_folder_unreadable_last_time_is_read_once_fixed(
     assert fixed.problems == []
 
 
+@pytest.mark.parametrize("format_name", ["slack", "notes"])
+def test_an_unreadable_file_in_an_added_export_does_not_make_each_update_read_the_export_again(
+        write_files: WriteFiles, monkeypatch: pytest.MonkeyPatch, format_name: str) -> None:
+    # A Slack export with one day the user may not read: each update (the watcher's, after any
+    # note's save) read the whole export again, only to find that file still unreadable. The
+    # file is tried on its own; once it opens, the export is read again.
+    import vecbook.exports.base
+    from vecbook.config import CollectionConfig, Config
+
+    days = {f"general/2024-03-{day:02d}.json": '[{"type": "message", "user": "U1", "text": "Kayak day %d", '
+                                                '"ts": "17092%02d000.000100"}]' % (day, day) for day in range(1, 6)}
+    export = write_files({"channels.json": '[{"id": "C1", "name": "general"}]', "users.json": "[]", **days})
+    root = export if format_name == "slack" else export.parent
+    for path in export.rglob("*"):
+        os.utime(path, (time.time() - 3600, time.time() - 3600))  # settled: not read again for that
+    real, reads = vecbook.exports.base._read_file, []
+
+    def denied(path: Path, limit: int) -> bytes:
+        reads.append(path.name)
+        if path.name == "2024-03-03.json" and not fixed:
+            raise PermissionError(13, "Permission denied", str(path))
+        return real(path, limit)
+
+    config = Config(data_directory=None, collections=(
+        CollectionConfig(name="chat", path=root, database_label=str(root), format=format_name),))
+    state, fixed, exports_read = vecbook.sources.SourceState(), False, []
+    monkeypatch.setattr(vecbook.exports.base, "_read_file", denied)
+    for reader in ("read_file", "_load_one_collection"):  # a notes folder's export, an added export
+        monkeypatch.setattr(vecbook.sources, reader, lambda *args, _read=getattr(vecbook.sources, reader):
+                            exports_read.append(args) or _read(*args))
+    first = vecbook.sources.load_sources(config, state)
+    assert [p.reason.rsplit(": ", 1)[-1] for p in first.problems] == ["Permission denied"]
+    reads.clear(), exports_read.clear()
+    still = vecbook.sources.load_sources(config, state)
+    assert exports_read == [] and "2024-03-03.json" in reads  # that file is tried, the export not read
+    assert still.new_problems == [] and len(still.records) == 4
+    fixed = True
+    now = vecbook.sources.load_sources(config, state)
+    assert len(now.records) == 5 and now.problems == []
+
+
 def test_file_that_vanishes_after_discovery(write_files: WriteFiles) -> None:
     root = write_files({"gone.txt": "Soon deleted."})
     (rel, path), = discover_files(root)[0]

@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from .os_paths import os_path, plain, walk_root
 from .records import Problem, Record
@@ -82,12 +82,18 @@ class SourceState:
         return SourceState(dict(self.files), dict(self.collections), dict(self.notes), read_at=dict(self.read_at),
                            unsettled=set(self.unsettled), missing=set(self.missing))
 
-    def must_read(self, key: str, entry: Entry | None, signature: Any) -> bool:
+    def must_read(self, key: str, entry: Entry | None, signature: Any,
+                  opens: Callable[[Problem], bool] | None = None) -> bool:
         """Whether the source ``key``, last read as ``entry``, is read again now that its
         signature is ``signature``: new, changed, gone, not settled when last read, or holding a
-        file that read could not open (made readable since, its signature unchanged)."""
-        return (entry is None or signature is None or entry[0] != signature or key in self.unsettled
-                or any(problem.unread for problem in entry[2]))
+        file that read could not open (made readable since, its signature unchanged). With
+        ``opens``, which says whether such a problem's file opens now, a source is read again for
+        them only once one does: an export of thousands of files with one unreadable was read
+        whole at every update, to find that file still unreadable."""
+        if entry is None or signature is None or entry[0] != signature or key in self.unsettled:
+            return True
+        unread = [problem for problem in entry[2] if problem.unread]
+        return bool(unread) and (opens is None or any(opens(problem) for problem in unread))
 
     def read_now(self, key: str, signature: Any, now: int) -> int:
         """The read time of source ``key`` read again now with ``signature``: its earlier

@@ -15,13 +15,14 @@ from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from .config import CONFIG_NAME, CollectionConfig, Config, ConfigError, RecordError, counted, user_config_file
 from .exports import detect_format
 from .exports import load_export as load_whole_export
-from .exports.base import from_timestamp, iso
+from .exports.base import from_timestamp, iso, still_unreadable
 from .exports.notes import OTHER, TEXT, Folder, Listing, list_files, read_file
+from .os_paths import os_path
 from .records import Problem, Record
 from .settling import settled
 # Re-exported: what the last read found and the block keys lived here before they had a module.
@@ -170,7 +171,7 @@ def _read_folder(folder: Folder, listing: Listing, before: dict[str, Entry], pre
         if signature is None:
             signature = tree_signature(path) if path.is_dir() else file_signature(path)
         entry = before.get(rel)
-        if state.must_read(key, entry, signature):
+        if state.must_read(key, entry, signature, opens_now(folder.label_prefix, folder.root)):
             records, problems, kind = read_file(folder, rel, path)
             read: Entry = (signature, records, problems, {"kind": kind})
             if not same_read(entry, read):
@@ -450,7 +451,7 @@ def load_sources(config: Config, state: SourceState | None = None) -> LoadReport
             gone = kept_while_missing(state, collection.name, collection.database_label, where, len(entry[1]))
             if not told:
                 report.new_problems.append(gone)
-        elif state.must_read(key, entry, signature):
+        elif state.must_read(key, entry, signature, _files_open_now(collection)):
             read: Entry = (signature, *_load_one_collection(collection))
             if not same_read(entry, read):
                 entry = read
@@ -479,6 +480,26 @@ def load_sources(config: Config, state: SourceState | None = None) -> LoadReport
         log.info("%d problem%s reported when the unchanged sources were last read ('vecbook stats' lists them)",
                  report.known_problems, "" if report.known_problems == 1 else "s")
     return report
+
+
+def opens_now(prefix: str, base: Path) -> Callable[[Problem], bool]:
+    """Whether the file of a problem ``unread`` (cited ``prefix`` + its path under ``base``) opens
+    now. One not found there (its name cited as ``\\xe9``, or gone) is not known to stay
+    unreadable: its source is read again, as before this check."""
+    def opens(problem: Problem) -> bool:
+        if not problem.where.startswith(prefix):
+            return True
+        return not still_unreadable(os_path(base / problem.where[len(prefix):]))
+    return opens
+
+
+def _files_open_now(collection: CollectionConfig) -> Callable[[Problem], bool] | None:
+    """``opens_now`` for an export read whole (its files cited ``<name>/<path inside it>``); None
+    for a database, read again while a lock or a fault lasts, as before."""
+    path = collection.path
+    if path is None:
+        return None
+    return opens_now(f"{collection.name}/", path if os_path(path).is_dir() else path.parent)
 
 
 def other_sources(config: Config, name: str | None) -> list[Path]:

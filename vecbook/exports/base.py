@@ -328,6 +328,19 @@ class _BytesReader:
         return chunk
 
 
+def still_unreadable(path: Path) -> bool:
+    """Whether the file ``path``, which a read could not open, still cannot be (a chmod or an
+    access granted fixes it without changing its size, mtime or inode). One not found is not
+    known unreadable: False."""
+    try:
+        _read_file(path, 0)
+    except FileNotFoundError:
+        return False
+    except OSError:
+        return True
+    return False
+
+
 def _read_file(path: Path, limit: int) -> bytes:
     with open(path, "rb") as handle:
         return handle.read(limit)
