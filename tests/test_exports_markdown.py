@@ -139,6 +139,17 @@ def test_an_impossible_date_in_front_matter_is_warned_and_the_note_keeps_its_pro
                                                                                ["garden"])
 
 
+def test_front_matter_with_an_impossible_date_and_another_fault_is_kept_as_text(tmp_path: Path) -> None:
+    # a note made from a template (a placeholder left as a key) with a typo in its date: the
+    # note was skipped, its WARN a YAML traceback of four lines
+    (tmp_path / "garden.md").write_text("---\ndate: 2024-02-30\n{{title}}: draft\n---\nPlant the tomatoes.\n")
+    (record,), problems = load(tmp_path)
+    assert [(p.where, p.line, p.reason, p.skipped) for p in problems] == [
+        ("vault/garden.md", 3, "collection 'vault': invalid front matter (found unhashable key); the note is kept "
+                               "as text", False)]
+    assert record.text.endswith("Plant the tomatoes.") and record.line_number == 1
+
+
 def test_front_matter_dates_written_as_text_are_read_or_warned(tmp_path: Path) -> None:
     (tmp_path / "a.md").write_text("---\ntitle: Trip\ndate: March 5, 2024\n---\nPacked.\n")
     (tmp_path / "b.md").write_text("---\ncreated: 05/03/2024\n---\nUnpacked.\n")

@@ -193,12 +193,13 @@ def _front_matter(export: Export, file: ExportFile, lines: list[str]) -> tuple[d
     # libyaml's loader where PyYAML has it: the pure-Python one costs ~1 ms a note
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
-        data = yaml.load("\n".join(lines[1:close]), Loader=loader)  # noqa: S506 - a safe loader
-    except ValueError as exc:  # an impossible date (2024-02-30): the block read again, dates as text
-        data = yaml.load("\n".join(lines[1:close]), Loader=_text_dates(yaml))  # noqa: S506 - a safe loader
-        line = next((i + 1 for i in range(1, close) if _raises(yaml, loader, lines[i])), 2)
-        export.warn(file, line, f"front matter holds an impossible date ({exc}); kept as written", skipped=False)
-    except yaml.YAMLError as exc:
+        try:
+            data = yaml.load("\n".join(lines[1:close]), Loader=loader)  # noqa: S506 - a safe loader
+        except ValueError as exc:  # an impossible date (2024-02-30): the block read again, dates as text
+            data = yaml.load("\n".join(lines[1:close]), Loader=_text_dates(yaml))  # noqa: S506 - a safe loader
+            line = next((i + 1 for i in range(1, close) if _raises(yaml, loader, lines[i])), 2)
+            export.warn(file, line, f"front matter holds an impossible date ({exc}); kept as written", skipped=False)
+    except yaml.YAMLError as exc:  # (also one met when read again for its impossible date)
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 2 if mark is not None else 1
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
