@@ -139,6 +139,23 @@ def test_an_impossible_date_in_front_matter_is_warned_and_the_note_keeps_its_pro
                                                                                ["garden"])
 
 
+def test_front_matter_values_are_read_as_obsidian_shows_them(tmp_path: Path) -> None:
+    # PyYAML reads YAML 1.1: a time 12:30 was the number 750 (base 60), and yes, no, on, off
+    # booleans, so Norway's code NO was False; Obsidian (YAML 1.2) shows them all as the text written
+    (tmp_path / "meeting.md").write_text("---\ntime: 12:30\nstart: 9:05\nlength: 1:30:00.5\npublish: no\n"
+                                         "reviewed: Yes\nlamp: on\ncountry: NO\ndone: true\nbig: false\n"
+                                         "count: 12\nprice: 3.5\nhex: 0x1F\n---\nAgenda.\n")
+    (tmp_path / "fixed.md").write_text("---\ndate: 2024-02-30\ntime: 12:30\nok: yes\n---\nFixed.\n")
+    records, _ = load(tmp_path)
+    meeting = next(r for r in records if r.metadata["note"] == "meeting").metadata
+    assert {key: meeting[key] for key in ("time", "start", "length", "publish", "reviewed", "lamp", "country", "done",
+                                          "big", "count", "price", "hex")} == {
+        "time": "12:30", "start": "9:05", "length": "1:30:00.5", "publish": "no", "reviewed": "Yes", "lamp": "on",
+        "country": "NO", "done": True, "big": False, "count": 12, "price": 3.5, "hex": 31}
+    fixed = next(r for r in records if r.metadata["note"] == "fixed").metadata  # read again for its date
+    assert (fixed["date"], fixed["time"], fixed["ok"]) == ("2024-02-30", "12:30", "yes")
+
+
 def test_front_matter_with_an_impossible_date_and_another_fault_is_kept_as_text(tmp_path: Path) -> None:
     # a note made from a template (a placeholder left as a key) with a typo in its date: the
     # note was skipped, its WARN a YAML traceback of four lines

@@ -8,6 +8,7 @@ each record cites its section's lines. Folders whose names start with a dot
 
 from __future__ import annotations
 
+import functools
 import re
 from datetime import date, datetime
 from typing import Any, Iterator
@@ -191,12 +192,12 @@ def _front_matter(export: Export, file: ExportFile, lines: list[str]) -> tuple[d
     if close is None:
         return {}, 0
     # libyaml's loader where PyYAML has it: the pure-Python one costs ~1 ms a note
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    loader = _as_obsidian_reads(getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     try:
         try:
             data = yaml.load("\n".join(lines[1:close]), Loader=loader)  # noqa: S506 - a safe loader
         except ValueError as exc:  # an impossible date (2024-02-30): the block read again, dates as text
-            data = yaml.load("\n".join(lines[1:close]), Loader=_text_dates(yaml))  # noqa: S506 - a safe loader
+            data = yaml.load("\n".join(lines[1:close]), Loader=_as_obsidian_reads(_text_dates(yaml)))  # noqa: S506
             line = next((i + 1 for i in range(1, close) if _raises(yaml, loader, lines[i])), 2)
             export.warn(file, line, f"front matter holds an impossible date ({exc}); kept as written", skipped=False)
     except yaml.YAMLError as exc:  # (also one met when read again for its impossible date)
@@ -228,6 +229,7 @@ def _read_dates(export: Export, file: ExportFile, lines: list[str], body_start: 
             export.warn(file, line, problem.reason, skipped=False)
 
 
+@functools.lru_cache(maxsize=None)  # (one class, not one a note: ``_as_obsidian_reads`` keeps each it is given)
 def _text_dates(yaml: Any) -> Any:
     """PyYAML's safe loader that reads dates as the text they are."""
     timestamp = "tag:yaml.org,2002:timestamp"
@@ -237,6 +239,31 @@ def _text_dates(yaml: Any) -> Any:
                                    for first, rules in yaml.SafeLoader.yaml_implicit_resolvers.items()}
 
     return TextDates
+
+
+# Plain values as YAML 1.2 reads them, as Obsidian does (PyYAML reads YAML 1.1): only true and
+# false are booleans (1.1's yes, no, on, off, y, n are text: Norway's code NO is no False), and
+# numbers have no base-60 form (a time 12:30 is text, not 750). The rest is PyYAML's.
+_BOOL = r"^(?:true|True|TRUE|false|False|FALSE)$"
+_INT = r"^(?:[-+]?0b[0-1_]+|[-+]?0[0-7_]+|[-+]?(?:0|[1-9][0-9_]*)|[-+]?0x[0-9a-fA-F_]+)$"
+_FLOAT = (r"^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+][0-9]+)?|\.[0-9][0-9_]*(?:[eE][-+][0-9]+)?"
+          r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$")
+_loaders: dict[type, type] = {}
+
+
+def _as_obsidian_reads(base: type) -> type:
+    """The YAML loader ``base`` reading booleans and numbers as YAML 1.2 does (``_BOOL``...),
+    made once per loader."""
+    if base not in _loaders:
+        redone = {f"tag:yaml.org,2002:{kind}" for kind in ("bool", "int", "float")}
+        resolvers = {first: [(tag, rule) for tag, rule in rules if tag not in redone]
+                     for first, rules in base.yaml_implicit_resolvers.items()}  # type: ignore[attr-defined]
+        loader = type(f"Obsidian{base.__name__}", (base,), {"yaml_implicit_resolvers": resolvers})
+        for kind, rule, first in (("bool", _BOOL, "tTfF"), ("int", _INT, "-+0123456789"),
+                                  ("float", _FLOAT, "-+0123456789.")):
+            loader.add_implicit_resolver(f"tag:yaml.org,2002:{kind}", re.compile(rule), list(first))  # type: ignore[attr-defined]
+        _loaders[base] = loader
+    return _loaders[base]
 
 
 def _raises(yaml: Any, loader: Any, line: str) -> bool:
