@@ -180,6 +180,18 @@ def test_a_loop_of_symlinks_is_a_problem_saying_it_is_a_loop(write_files: WriteF
                                 for name in ("a.md", "b.md", "self.txt")]
 
 
+def test_a_note_left_in_icloud_is_named_in_a_warn_not_passed_over(write_files: WriteFiles) -> None:
+    # With Optimize Mac Storage, iCloud Drive swaps a note it has not downloaded for a hidden
+    # ".name.icloud" stand-in: such notes were left out without a word, and never found.
+    root = write_files({"ok.md": "# Ok\nA note.\n", "Daily/.2024-03-04.md.icloud": b"bplist00\xd1\x01\x02",
+                        ".journal.txt.icloud": b"bplist00", ".photo.jpg.icloud": b"bplist00", "..hidden.md.icloud": b"bplist00",
+                        ".obsidian/.workspace.json.icloud": b"bplist00"})
+    report = load_directory(root)
+    assert [r.file_path for r in report.records] == ["ok.md"]
+    why = "in iCloud only, not downloaded to this Mac, so not read (Finder: Download Now, or keep the folder downloaded)"
+    assert sorted(messages(report)) == [f"Daily/2024-03-04.md: {why}", f"journal.txt: {why}"]
+
+
 # -- files that cannot be used --
 
 

@@ -47,6 +47,10 @@ EXPORT_FOLDER_DIRS = frozenset({"cur", "new"})
 # Formats never guessed for a file found here: the note kinds have their suffixes, and this one.
 NOT_GUESSED = frozenset({MARKDOWN, TEXT, "notes"})
 SQLITE_MAGIC = b"SQLite format 3\x00"
+# iCloud Drive with Optimize Mac Storage swaps a file it has not downloaded for a hidden stand-in,
+# ".<name>.icloud" (a few hundred bytes of plist): a note there would be left out without a word.
+ICLOUD_SUFFIX = ".icloud"
+IN_ICLOUD = "in iCloud only, not downloaded to this Mac, so not read (Finder: Download Now, or keep the folder downloaded)"
 # A link that leads back to itself through links (a -> b, b -> a) is no broken link: nothing is
 # missing, and the user would look for a file that was never there. Windows says ERROR_CANT_RESOLVE_FILENAME.
 LINK_LOOP = "symbolic link loop skipped (its links lead to one another, never to a file)"
@@ -270,6 +274,9 @@ def _collect(folder: Folder, path: Path, rel: str, real_root: Path, listing: Lis
              seen: set[tuple[int, int]]) -> None:
     """List the file ``path`` (``rel`` inside the folder) if it is one to read."""
     name = path.name
+    if _in_icloud(name):
+        listing.problems.append(folder.problem(rel[:len(rel) - len(name)] + name[1:-len(ICLOUD_SUFFIX)], IN_ICLOUD))
+        return
     if name.startswith(".") or name in IGNORED_NAMES:  # hidden files, editors' and the OS's litter
         return
     # One lstat answers for a plain file (most of them): a refresh lists every file of a
@@ -303,6 +310,14 @@ def _collect(folder: Folder, path: Path, rel: str, real_root: Path, listing: Lis
         return
     seen.add(identity)
     listing.files.append((rel, path))
+
+
+def _in_icloud(name: str) -> bool:
+    """Whether ``name`` is iCloud's stand-in for a file of a kind read here (a hidden one's is not)."""
+    if not (name.startswith(".") and name.endswith(ICLOUD_SUFFIX)) or name.startswith(".."):
+        return False
+    suffix = os.path.splitext(name[1:-len(ICLOUD_SUFFIX)])[1].lower()
+    return bool(suffix) and suffix in READ_SUFFIXES
 
 
 def _is_loop(link: Path) -> bool:
