@@ -139,6 +139,30 @@ def test_an_impossible_date_in_front_matter_is_warned_and_the_note_keeps_its_pro
                                                                                ["garden"])
 
 
+def test_an_excalidraw_drawing_is_read_as_its_text_elements(tmp_path: Path) -> None:
+    # Obsidian's Excalidraw plugin: every drawing opened with the same banner (a hit for
+    # "drawing", "view", "file"), and its text came with kilobytes of base64 scene data
+    scene = "\n\n".join(["N4KAkARALgngDgUwgLgAQQQDwMYEMA2AlgCYBOuA7gfgWwqVgANQ" * 5] * 40)
+    (tmp_path / "Kitchen plan.excalidraw.md").write_text(
+        "---\n\nexcalidraw-plugin: parsed\ntags: [excalidraw, home]\n\n---\n==⚠  Switch to EXCALIDRAW VIEW in the "
+        "MORE OPTIONS menu of this document. ⚠== You can decompress Drawing data with the command palette\n\n\n"
+        "# Excalidraw Data\n\n## Text Elements\nKitchen layout: sink under the window ^aB3dE9fG\n\n"
+        "Fridge moves left\nnext to the [[Pantry]] ^xY7zW2vQ\n\n## Embedded Files\n"
+        "0a1b2c3d4e: [[sink photo.png]]\n\n%%\n## Drawing\n```compressed-json\n" + scene + "\n```\n%%",
+        encoding="utf-8")
+    (tmp_path / "Plain.md").write_text("# Plain\nA block id stays ^abc123\n", encoding="utf-8")
+    (tmp_path / "Doodle.excalidraw.md").write_text(  # no text at all: no record (not its front matter)
+        "---\nexcalidraw-plugin: parsed\ntags: [excalidraw]\n---\n# Excalidraw Data\n## Text Elements\n%%\n"
+        "## Drawing\n```json\n{\"type\": \"excalidraw\"}\n```\n%%", encoding="utf-8")
+    records, problems = load(tmp_path)
+    drawing = next(r for r in records if r.file_path.endswith(".excalidraw.md"))
+    assert (drawing.text, drawing.citation) == (
+        "Kitchen layout: sink under the window\n\nFridge moves left\nnext to the Pantry",
+        "vault/Kitchen plan.excalidraw.md:13-16")
+    assert drawing.metadata["tags"] == ["excalidraw", "home"] and len(records) == 2 and problems == []
+    assert next(r for r in records if r.file_path.endswith("Plain.md")).text.endswith("^abc123")
+
+
 def test_front_matter_values_are_read_as_obsidian_shows_them(tmp_path: Path) -> None:
     # PyYAML reads YAML 1.1: a time 12:30 was the number 750 (base 60), and yes, no, on, off
     # booleans, so Norway's code NO was False; Obsidian (YAML 1.2) shows them all as the text written

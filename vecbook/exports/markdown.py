@@ -16,7 +16,7 @@ from typing import Any, Iterator
 from ..records import (BINARY_REASON, DATE_KEYS, Record, date_value, decode_text, is_binary, undecoded_reason,
                        without_padding)
 from .base import Export, ExportFile, export_record, iso
-from . import notion
+from . import excalidraw, notion
 from .joplin import TIME_KEYS, epoch_time, raw_item
 
 SUFFIXES = (".md", ".markdown")
@@ -125,6 +125,8 @@ def _records(export: Export, file: ExportFile) -> Iterator[Record]:
             front, body_start = _page_properties(lines)
         if not front and notion.is_page(file.name.rsplit(".", 1)[0]):
             front = notion.page_properties(lines)  # (its lines stay the page's text)
+        if excalidraw.is_drawing(front):  # the plugin's banner and scene data are no one's words
+            lines = excalidraw.text_lines(lines, body_start)
     code = _code_lines(lines, body_start)
     metadata: dict[str, Any] = {**_front_metadata(front), "note": note, "folder": folder or None}
     _read_dates(export, file, lines, body_start, metadata)
@@ -140,7 +142,8 @@ def _records(export: Export, file: ExportFile) -> Iterator[Record]:
     metadata = {k: v for k, v in metadata.items() if v is not None}
     seen: dict[str, int] = {}
     sections = list(_sections(lines, body_start, code, note))
-    if not sections and front and body_start > 2:  # a note that is all properties (a book, a film)
+    # a note that is all properties (a book, a film); a drawing without words is none
+    if not sections and front and body_start > 2 and not excalidraw.is_drawing(front):
         last = _last_filled(lines, 1, body_start - 1)
         sections = [(note, 1, last)] if last is not None else []
     for title, first, last in sections:
