@@ -598,7 +598,7 @@ def test_unreadable_and_non_mail_files_warn_and_the_rest_loads(tmp_path: Path) -
     (tmp_path / "box" / "new" / "junk:2,").write_bytes(b"\x00\x01 not mail at all\n")
     records, problems = load(tmp_path / "box")
     assert len(records) == len(MAILPILE_EXPECTED)
-    assert "mail/cur/gone:2,S: collection 'mail': cannot read file: No such file or directory" in problems
+    assert "mail/cur/gone:2,S: collection 'mail': broken symbolic link skipped" in problems
     assert ("mail/new/junk:2,:1: collection 'mail': not a mail message (no From, Date, Subject or Message-ID "
             "header); skipped") in problems
 

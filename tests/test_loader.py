@@ -568,6 +568,36 @@ def test_an_unreadable_file_in_an_added_export_does_not_make_each_update_read_th
     assert len(now.records) == 5 and now.problems == []
 
 
+def test_a_broken_link_or_a_loop_in_an_added_export_is_said_so_and_does_not_make_each_update_read_it(
+        write_files: WriteFiles, monkeypatch: pytest.MonkeyPatch) -> None:
+    # read as "cannot read file: No such file or directory", a file to try again: the export
+    # was read whole at every update
+    from vecbook.config import CollectionConfig, Config
+
+    root = write_files({"channels.json": '[{"id": "C1", "name": "general"}]', "users.json": "[]",
+                        "general/2024-03-01.json": '[{"type": "message", "user": "U1", "text": "Kayak", '
+                                                   '"ts": "1709201000.000100"}]'})
+    (root / "general" / "2024-03-02.json").symlink_to(root / "elsewhere.json")
+    (root / "general" / "2024-03-03.json").symlink_to("2024-03-04.json")
+    (root / "general" / "2024-03-04.json").symlink_to("2024-03-03.json")
+    for path in [root, *root.rglob("*")]:
+        os.utime(path, (time.time() - 3600, time.time() - 3600), follow_symlinks=False)
+    config = Config(data_directory=None, collections=(
+        CollectionConfig(name="chat", path=root, database_label=str(root), format="slack"),))
+    state = vecbook.sources.SourceState()
+    first = vecbook.sources.load_sources(config, state)
+    assert messages(first) == [
+        "chat/general/2024-03-02.json: collection 'chat': broken symbolic link skipped",
+        "chat/general/2024-03-03.json: collection 'chat': symbolic link loop skipped (its links lead to one another, "
+        "never to a file)",
+        "chat/general/2024-03-04.json: collection 'chat': symbolic link loop skipped (its links lead to one another, "
+        "never to a file)"]
+    read_again = []
+    monkeypatch.setattr(vecbook.sources, "_load_one_collection", lambda *args: read_again.append(args))
+    vecbook.sources.load_sources(config, state)
+    assert read_again == []
+
+
 def test_file_that_vanishes_after_discovery(write_files: WriteFiles) -> None:
     root = write_files({"gone.txt": "Soon deleted."})
     (rel, path), = discover_files(root)[0]

@@ -14,6 +14,7 @@ conversation windows; other readers build records with ``export_record``.
 
 from __future__ import annotations
 
+import errno
 import gc
 import hashlib
 import math
@@ -55,6 +56,12 @@ IGNORED_NAMES = frozenset({".DS_Store", "Thumbs.db", "desktop.ini"})
 # macOS's AppleDouble files ("._Kyoto.md", binary metadata): written beside each file copied to
 # a FAT or exFAT drive or a share, and zipped with such a folder. Litter as well.
 APPLE_DOUBLE_PREFIX = "._"
+# A link to nothing, and links that lead to one another (a -> b, b -> a): no file to read, and none
+# to try again until the link changes (which changes the source's signature). A loop is no broken
+# link: nothing is missing, and the user would look for a file that was never there.
+BROKEN_LINK = "broken symbolic link skipped"
+LINK_LOOP = "symbolic link loop skipped (its links lead to one another, never to a file)"
+WINDOWS_LINK_LOOP = 1921  # ERROR_CANT_RESOLVE_FILENAME
 # Why a password-protected zip member is not read (VecBook never asks for passwords).
 ENCRYPTED = "encrypted (the zip has a password), which VecBook does not read"
 
@@ -197,7 +204,7 @@ class Export:
         try:
             size = path.stat().st_size
         except OSError as exc:
-            self.warn(self._label(rel), None, f"{CANNOT_READ}: {exc.strerror or exc}")
+            self.warn(self._label(rel), None, _stat_fault(path, exc))
             return
         yield ExportFile(rel, self._label(rel), size, lambda limit, p=path: _read_file(p, limit), path)
 
@@ -263,6 +270,25 @@ class Export:
 
     def _label(self, rel: str) -> str:
         return f"{self.label_prefix}{rel}"
+
+
+def link_fault(link: Path) -> str | None:
+    """LINK_LOOP where the link ``link`` leads to itself through links, else None."""
+    try:
+        link.stat()
+    except OSError as exc:
+        return LINK_LOOP if exc.errno == errno.ELOOP or getattr(exc, "winerror", None) == WINDOWS_LINK_LOOP else None
+    return None
+
+
+def _stat_fault(path: Path, exc: OSError) -> str:
+    """Why the listed file ``path`` has no size: a loop of links, a link to nothing, or what the OS
+    said (``CANNOT_READ``: a file to try again at the next read)."""
+    if path.is_symlink() and (loop := link_fault(path)) is not None:
+        return loop
+    if path.is_symlink() and isinstance(exc, FileNotFoundError):
+        return BROKEN_LINK
+    return f"{CANNOT_READ}: {exc.strerror or exc}"
 
 
 def is_litter(name: str) -> bool:

@@ -12,7 +12,6 @@ As in an Obsidian vault, folders whose names start with a dot (``.obsidian``, ``
 
 from __future__ import annotations
 
-import errno
 import json
 import logging
 import os
@@ -26,7 +25,7 @@ from ..config import counted
 from ..os_paths import os_path, plain, walk_root
 from ..records import Problem, Record
 from . import FORMATS, detects, reader
-from .base import IGNORED_NAMES, Export, readable_path
+from .base import BROKEN_LINK, IGNORED_NAMES, Export, link_fault, readable_path
 from .markdown import SUFFIXES as MARKDOWN_SUFFIXES
 
 log = logging.getLogger("vecbook")
@@ -51,10 +50,6 @@ SQLITE_MAGIC = b"SQLite format 3\x00"
 # ".<name>.icloud" (a few hundred bytes of plist): a note there would be left out without a word.
 ICLOUD_SUFFIX = ".icloud"
 IN_ICLOUD = "in iCloud only, not downloaded to this Mac, so not read (Finder: Download Now, or keep the folder downloaded)"
-# A link that leads back to itself through links (a -> b, b -> a) is no broken link: nothing is
-# missing, and the user would look for a file that was never there. Windows says ERROR_CANT_RESOLVE_FILENAME.
-LINK_LOOP = "symbolic link loop skipped (its links lead to one another, never to a file)"
-WINDOWS_LINK_LOOP = 1921
 # How ``add`` and ``sources`` name each kind, one and many; an export is "<format> export".
 KIND_NOUNS = {MARKDOWN: ("Markdown note", "Markdown notes"), TEXT: ("text file", "text files")}
 
@@ -287,7 +282,7 @@ def _collect(folder: Folder, path: Path, rel: str, real_root: Path, listing: Lis
         return
     link = stat.S_ISLNK(info.st_mode)
     if link and not path.exists():
-        listing.problems.append(folder.problem(rel, LINK_LOOP if _is_loop(path) else "broken symbolic link skipped"))
+        listing.problems.append(folder.problem(rel, link_fault(path) or BROKEN_LINK))
         return
     suffix = path.suffix.lower()
     if suffix not in READ_SUFFIXES:
@@ -318,15 +313,6 @@ def _in_icloud(name: str) -> bool:
         return False
     suffix = os.path.splitext(name[1:-len(ICLOUD_SUFFIX)])[1].lower()
     return bool(suffix) and suffix in READ_SUFFIXES
-
-
-def _is_loop(link: Path) -> bool:
-    """Whether the link ``link`` leads to itself through links (a -> b, b -> a), not to nothing."""
-    try:
-        link.stat()
-    except OSError as exc:
-        return exc.errno == errno.ELOOP or getattr(exc, "winerror", None) == WINDOWS_LINK_LOOP
-    return False
 
 
 def _identity(path: Path) -> tuple[int, int] | None:
