@@ -570,6 +570,35 @@ def test_html_to_text_drops_markup_scripts_and_keeps_blocks() -> None:
     assert html_to_text("<div>a &amp; b</div><div>c<br/>d</div><script>x()</script>") == "a & b\n\nc\nd"
 
 
+# A newsletter's preheader (the inbox preview line) and its spacer, hidden from the reader by
+# inline styles, as ESPs write them (Mailchimp, Litmus, hand-written templates)
+NEWSLETTER = (
+    '<body><div style="display:none; max-height:0; overflow:hidden; mso-hide:all">Last chance: 40% off ends '
+    'tonight</div><div style="display: none !important;">&zwnj;&nbsp;&zwnj;&nbsp;&#847;</div>'
+    '<span class="mcnPreviewText" style="font-size:0px; line-height:0px; max-height:0px; opacity:0">Open me</span>'
+    '<span style="visibility:hidden">ghost <b style="visibility:visible">Hello Ana,</b></span>'
+    '<div style="MAX-HEIGHT: 0px; OVERFLOW: hidden">mobile-only copy</div><img src="x.png" style="display:none">'
+    '<table><tr><td style="font-size:0"><div style="display:inline-block; font-size:16px">Your spring '
+    'order shipped: two linen shirts and a straw hat, arriving Thursday.</div></td></tr></table>'
+    '<p style="mso-hide:all">Track it online.</p></body>')
+
+
+def test_text_a_mail_app_hides_from_its_reader_is_not_read_from_html() -> None:
+    # font-size:0 on a layout cell that its children reset is how fluid templates remove gaps;
+    # mso-hide:all alone hides only from Outlook on Windows, every other app shows it
+    assert html_to_text(NEWSLETTER) == ("Hello Ana,\n\nYour spring order shipped: two linen shirts and a straw hat, "
+                                       "arriving Thursday.\n\nTrack it online.")
+
+
+def test_an_html_mail_whose_content_is_all_hidden_until_its_css_shows_it_is_read_whole() -> None:
+    # a hidden wrapper a <style> rule reveals (interactive mail, a mobile-only layout): dropping
+    # what is hidden would leave next to nothing, so nothing is dropped
+    html = ('<style>@media screen { .full { display:block !important } }</style>'
+            '<div class="full" style="display:none">Your booking QX7RTZ, Lisbon to Oslo on 4 March, seat 14C.</div>'
+            '<p>Hi</p>')
+    assert html_to_text(html) == "Your booking QX7RTZ, Lisbon to Oslo on 4 March, seat 14C.\n\nHi"
+
+
 # -- bad input --
 
 def test_a_truncated_mbox_warns_at_the_cut_message_and_keeps_the_rest(tmp_path: Path) -> None:

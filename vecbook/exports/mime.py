@@ -9,10 +9,10 @@ import email.policy
 import re
 from email.header import decode_header, make_header
 from email.message import Message
-from html.parser import HTMLParser
 
 from . import jis
 from .base import clean_text
+from .html_text import html_to_text
 
 # The email package's structure parser with its compat32 policy: the modern policy's
 # header registry parses every header it is asked for at about 1 ms each, which alone
@@ -367,54 +367,3 @@ def _without_attribution(found: re.Match[str]) -> str:
 def _is_attribution(line: str) -> bool:
     """A line that says who wrote the quote below it (``ATTRIBUTION_SAYS``)."""
     return len(line) < 300 and bool(ATTRIBUTION_END.search(line)) and bool(ATTRIBUTION_SAYS.search(line))
-
-
-class _HtmlText(HTMLParser):
-    """HTML as readable text: paragraphs apart, lines and list items on lines of their own,
-    scripts and styles dropped."""
-
-    PARAGRAPHS = frozenset({"p", "div", "table", "ul", "ol", "blockquote", "pre", "h1", "h2", "h3", "h4", "h5",
-                            "h6", "section", "article", "header", "footer", "dl"})
-    LINES = frozenset({"br", "tr", "hr", "dt", "dd"})
-    HIDDEN = frozenset({"script", "style", "head", "title"})
-
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.parts: list[str] = []
-        self.hidden = 0
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag in self.HIDDEN:
-            self.hidden += 1
-        elif tag in self.PARAGRAPHS:
-            self.parts.append("\n\n")
-        elif tag in self.LINES:
-            self.parts.append("\n")
-        elif tag == "li":
-            self.parts.append("\n- ")
-        elif tag == "td":
-            self.parts.append(" ")
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag in self.HIDDEN:
-            self.hidden = max(0, self.hidden - 1)
-        elif tag in self.PARAGRAPHS:
-            self.parts.append("\n\n")
-
-    def handle_data(self, data: str) -> None:
-        if not self.hidden:
-            words = " ".join(data.split())  # runs of whitespace are one space, as a browser shows them
-            before, after = " " if data[:1].isspace() else "", " " if data[-1:].isspace() and words else ""
-            self.parts.append(before + words + after)
-
-
-def html_to_text(html: str) -> str:
-    """Readable text from an HTML body (the standard library's parser; no markup kept)."""
-    parser = _HtmlText()
-    try:
-        parser.feed(html)
-        parser.close()
-    except Exception:  # noqa: BLE001 - html.parser is lenient; never lose a message to markup
-        return re.sub(r"<[^>]*>", " ", html)
-    lines = [" ".join(line.split()) for line in "".join(parser.parts).split("\n")]
-    return BLANK_LINES.sub("\n\n", "\n".join(lines)).strip()

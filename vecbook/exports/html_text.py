@@ -1,0 +1,134 @@
+"""HTML as the text its reader sees: a mail's HTML part (or a calendar's HTML description)
+turned into readable lines, without what a mail app would not show.
+
+A newsletter's first words are often its preheader: the line an inbox shows as the preview,
+hidden in the mail itself by inline styles (``display:none``, ``max-height:0; overflow:hidden``,
+``opacity:0``, ``font-size:0``...) and padded with invisible spacers. It is read only where the
+reader would see it; a mail whose whole content hides until its CSS shows it (a ``<style>``
+rule this parser does not apply) is read whole instead (``html_to_text``).
+"""
+
+from __future__ import annotations
+
+import re
+from html.parser import HTMLParser
+
+BLANK_LINES = re.compile(r"\n{3,}")
+# Elements that hold no text and have no end tag: a hiding style on them hides nothing.
+VOID = frozenset({"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track",
+                  "wbr"})
+# Inline styles that hide an element and all it holds, whatever its children say (display and
+# opacity cover the subtree; a zero height with its overflow hidden clips it). mso-hide:all alone
+# is not among them: it hides only from Outlook on Windows, every other app shows the text.
+HIDES_SUBTREE = (re.compile(r"(?:^|;)\s*display\s*:\s*none\b"), re.compile(r"(?:^|;)\s*opacity\s*:\s*0*\.?0*\s*(?:!|;|$)"))
+ZERO_HEIGHT = re.compile(r"(?:^|;)\s*(?:max-)?height\s*:\s*0(?:\.0*)?(?:px|pt|em|rem|%)?\s*(?:!|;|$)")
+OVERFLOW_HIDDEN = re.compile(r"(?:^|;)\s*overflow(?:-y)?\s*:\s*hidden\b")
+# Inherited ones a child can undo: visibility:hidden (a child's visibility:visible shows it) and
+# font-size:0 (fluid templates set it on a layout cell to close gaps and reset it in its columns).
+VISIBILITY = re.compile(r"(?:^|;)\s*visibility\s*:\s*(hidden|collapse|visible)\b")
+FONT_SIZE = re.compile(r"(?:^|;)\s*font-size\s*:\s*([0-9.]+)")
+CSS_COMMENT = re.compile(r"/\*.*?\*/", re.S)
+
+
+class _HtmlText(HTMLParser):
+    """HTML as readable text: paragraphs apart, lines and list items on lines of their own,
+    scripts and styles dropped, and (``drop_hidden``) what inline styles hide."""
+
+    PARAGRAPHS = frozenset({"p", "div", "table", "ul", "ol", "blockquote", "pre", "h1", "h2", "h3", "h4", "h5",
+                            "h6", "section", "article", "header", "footer", "dl"})
+    LINES = frozenset({"br", "tr", "hr", "dt", "dd"})
+    HIDDEN = frozenset({"script", "style", "head", "title"})
+
+    def __init__(self, drop_hidden: bool = True) -> None:
+        super().__init__(convert_charrefs=True)
+        self.parts: list[str] = []
+        self.hidden = 0
+        self.drop_hidden = drop_hidden
+        # the open elements, each with what it leaves its content: (tag, hidden, visibility, zero font)
+        self.open: list[tuple[str, bool, bool, bool]] = []
+        self.shown_chars = self.hidden_chars = 0
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag not in VOID:
+            self._push(tag, attrs)
+        if tag in self.HIDDEN:
+            self.hidden += 1
+        elif tag in self.PARAGRAPHS:
+            self.parts.append("\n\n")
+        elif tag in self.LINES:
+            self.parts.append("\n")
+        elif tag == "li":
+            self.parts.append("\n- ")
+        elif tag == "td":
+            self.parts.append(" ")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in self.HIDDEN:
+            self.hidden = max(0, self.hidden - 1)
+        elif tag in self.PARAGRAPHS:
+            self.parts.append("\n\n")
+        for at in range(len(self.open) - 1, -1, -1):  # close it and whatever was left open inside it
+            if self.open[at][0] == tag:
+                del self.open[at:]
+                break
+
+    def handle_data(self, data: str) -> None:
+        if self.hidden:
+            return
+        words = " ".join(data.split())  # runs of whitespace are one space, as a browser shows them
+        # letters and digits are counted, not a preheader's hundreds of invisible spacers (&zwnj;, U+034F)
+        if self._unseen():
+            self.hidden_chars += sum(c.isalnum() for c in words)
+            if self.drop_hidden:
+                return
+        else:
+            self.shown_chars += sum(c.isalnum() for c in words)
+        before, after = " " if data[:1].isspace() else "", " " if data[-1:].isspace() and words else ""
+        self.parts.append(before + words + after)
+
+    def _push(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        """Open an element with what its inline style makes of its content's visibility."""
+        hidden, visible, zero_font = self.open[-1][1:] if self.open else (False, True, False)
+        style = next((value for name, value in attrs if name == "style" and value), "")
+        if style:
+            style = CSS_COMMENT.sub("", style).lower()
+            hidden = hidden or any(rule.search(style) for rule in HIDES_SUBTREE) or \
+                bool(ZERO_HEIGHT.search(style) and OVERFLOW_HIDDEN.search(style))
+            if found := VISIBILITY.search(style):
+                visible = found.group(1) == "visible"
+            if found := FONT_SIZE.search(style):
+                zero_font = _is_zero(found.group(1))
+        self.open.append((tag, hidden, visible, zero_font))
+
+    def _unseen(self) -> bool:
+        """Text here is not shown: a hiding element holds it, or it is invisible or zero-sized."""
+        return bool(self.open) and (self.open[-1][1] or not self.open[-1][2] or self.open[-1][3])
+
+
+def _is_zero(number: str) -> bool:
+    try:
+        return float(number) == 0
+    except ValueError:
+        return False
+
+
+def html_to_text(html: str) -> str:
+    """Readable text from an HTML body (the standard library's parser; no markup kept), without
+    what its inline styles hide, unless that is most of it (``_HtmlText``)."""
+    parser = _parsed(html, drop_hidden=True)
+    if parser is None:
+        return re.sub(r"<[^>]*>", " ", html)
+    if parser.hidden_chars > parser.shown_chars:  # hidden until a <style> rule shows it: not a preheader
+        parser = _parsed(html, drop_hidden=False) or parser
+    lines = [" ".join(line.split()) for line in "".join(parser.parts).split("\n")]
+    return BLANK_LINES.sub("\n\n", "\n".join(lines)).strip()
+
+
+def _parsed(html: str, drop_hidden: bool) -> _HtmlText | None:
+    parser = _HtmlText(drop_hidden)
+    try:
+        parser.feed(html)
+        parser.close()
+    except Exception:  # noqa: BLE001 - html.parser is lenient; never lose a message to markup
+        return None
+    return parser
