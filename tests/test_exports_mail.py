@@ -590,6 +590,53 @@ def test_text_a_mail_app_hides_from_its_reader_is_not_read_from_html() -> None:
                                        "arriving Thursday.\n\nTrack it online.")
 
 
+# An HTML-only reply as each mail app writes its quoted history
+HTML_REPLIES = [  # Gmail, Apple Mail, Thunderbird, Yahoo, Outlook on the web, Outlook for Windows, Proton
+    '<div dir="ltr">Sounds good, see you there.</div><br><div class="gmail_quote"><div dir="ltr" '
+    'class="gmail_attr">On Tue, Mar 12, 2024 at 10:00\u202fAM Ana &lt;<a href="mailto:ana@example.com">'
+    'ana@example.com</a>&gt; wrote:<br></div><blockquote class="gmail_quote" style="margin:0px 0px 0px 0.8ex">'
+    '<div dir="ltr">The quoted word is zanzibar.<div><br></div><div>More.</div></div></blockquote></div>',
+    '<html><body dir="auto">Sounds good, see you there.<br><div dir="ltr"><br><blockquote type="cite">On 12 Mar '
+    '2024, at 10:00, Ana &lt;ana@example.com&gt; wrote:<br><br></blockquote></div><blockquote type="cite">'
+    '<div dir="ltr">The quoted word is zanzibar.</div></blockquote></body></html>',
+    '<p>Sounds good, see you there.</p><div class="moz-cite-prefix">Le 12/03/2024 à 10:00, Ana a écrit&nbsp;:'
+    '<br></div><blockquote type="cite" cite="mid:a@example.com"><p>The quoted word is zanzibar.</p>'
+    '<blockquote type="cite">Older.</blockquote></blockquote>',
+    '<div class="ydp1a2yahoo-style-wrap"><div dir="ltr">Sounds good, see you there.</div></div>'
+    '<div id="ydp1a2yahoo_quoted_123" class="ydp1a2yahoo_quoted"><div>On Tuesday, March 12, 2024 at 10:00:00 AM '
+    'GMT+1, Ana &lt;ana@example.com&gt; wrote:</div><div><br></div><div>The quoted word is zanzibar.</div></div>',
+    '<div dir="ltr">Sounds good, see you there.</div><div id="appendonsend"></div><hr style="display:inline-block">'
+    '<div id="divRplyFwdMsg" dir="ltr"><font><b>Από:</b> Ana &lt;ana@example.com&gt;<br><b>Στάλθηκε:</b> Τρίτη, '
+    '12 Μαρτίου 2024 10:00 πμ<br><b>Θέμα:</b> Dinner</font><div>&nbsp;</div></div>'
+    '<div><div dir="ltr">The quoted word is zanzibar.</div></div>',
+    '<div class="WordSection1"><p class="MsoNormal">Sounds good, see you there.<o:p></o:p></p><div style="border:'
+    'none;border-top:solid #E1E1E1 1.0pt;padding:3.0pt 0cm 0cm 0cm"><p class="MsoNormal"><b>Von:</b> Ana '
+    '&lt;ana@example.com&gt;<br><b>Gesendet:</b> Dienstag, 12. März 2024 10:00<br><b>An:</b> Bo<br><b>Betreff:</b>'
+    ' Dinner</p></div><p class="MsoNormal">The quoted word is zanzibar.</p></div>',
+    '<div>Sounds good, see you there.</div><div class="protonmail_quote">On Tuesday, March 12th, 2024 at 10:00, '
+    'Ana &lt;ana@example.com&gt; wrote:<br><blockquote class="protonmail_quote" type="cite">The quoted word is '
+    'zanzibar.</blockquote></div>',
+]
+
+
+@pytest.mark.parametrize("html", HTML_REPLIES, ids=range(len(HTML_REPLIES)))
+def test_an_html_reply_embeds_only_its_own_words_and_shows_its_quote(html: str) -> None:
+    text = html_to_text(html)
+    assert "zanzibar" in text and new_part(text, "Re: Dinner") == "Sounds good, see you there."
+
+
+def test_an_html_mail_keeps_what_its_writer_indented_or_forwarded() -> None:
+    # Gmail's "indent" is a blockquote too, with no quote class: the writer's own words
+    indented = '<div>Agenda:</div><blockquote style="margin:0 0 0 40px;border:none;padding:0px">zanzibar</blockquote>'
+    assert new_part(html_to_text(indented)) == "Agenda:\n\nzanzibar"
+    forward = ('<div>FYI</div><div>Begin forwarded message:</div><br><blockquote type="cite"><div><b>From:</b> '
+               'SkyAir</div><div>Booking reference QX7RTZ.</div></blockquote>')
+    assert "QX7RTZ" in new_part(html_to_text(forward), "Booking")
+    gmail = ('<div dir="ltr">FYI</div><div class="gmail_quote"><div dir="ltr" class="gmail_attr">---------- '
+             'Forwarded message ---------<br>From: SkyAir<br></div><br><div>Booking reference QX7RTZ.</div></div>')
+    assert "QX7RTZ" in new_part(html_to_text(gmail), "Booking")
+
+
 def test_an_html_mail_whose_content_is_all_hidden_until_its_css_shows_it_is_read_whole() -> None:
     # a hidden wrapper a <style> rule reveals (interactive mail, a mobile-only layout): dropping
     # what is hidden would leave next to nothing, so nothing is dropped

@@ -6,6 +6,11 @@ hidden in the mail itself by inline styles (``display:none``, ``max-height:0; ov
 ``opacity:0``, ``font-size:0``...) and padded with invisible spacers. It is read only where the
 reader would see it; a mail whose whole content hides until its CSS shows it (a ``<style>``
 rule this parser does not apply) is read whole instead (``html_to_text``).
+
+A reply's quoted history is written as a plain-text reply writes it, each line after ``>``
+(``>>`` a level deeper), so ``mime.new_part`` leaves it out of what is indexed as it does
+a plain reply's: the quote elements mail apps mark as such (``QUOTE_CLASSES``), and all that
+follows the marker Outlook on the web puts above its history (``HISTORY_IDS``).
 """
 
 from __future__ import annotations
@@ -28,6 +33,19 @@ OVERFLOW_HIDDEN = re.compile(r"(?:^|;)\s*overflow(?:-y)?\s*:\s*hidden\b")
 VISIBILITY = re.compile(r"(?:^|;)\s*visibility\s*:\s*(hidden|collapse|visible)\b")
 FONT_SIZE = re.compile(r"(?:^|;)\s*font-size\s*:\s*([0-9.]+)")
 CSS_COMMENT = re.compile(r"/\*.*?\*/", re.S)
+# The elements that hold a quoted mail: <blockquote type="cite"> (Apple Mail, Thunderbird, Proton),
+# Gmail's and Proton's blockquote (not the div around it: in a forward it holds the forwarded mail
+# under its "Forwarded message" line), Yahoo's div.yahoo_quoted (its class prefixed,
+# "ydp1a2yahoo_quoted"), Outlook for Mac's reference container. Not every blockquote: Gmail's
+# "indent" writes a bare one.
+QUOTE_BLOCK_CLASSES = re.compile(r"(?:^|\s)(?:gmail_quote|protonmail_quote)(?:\s|$)")
+QUOTE_CLASSES = re.compile(r"(?:^|\s)\w*yahoo_quoted(?:\s|$)")
+QUOTE_IDS = frozenset({"mail-editor-reference-message-container"})
+# Outlook on the web's markers above a reply's or forward's history, which runs to the end of the mail
+# (its From/Sent/To/Subject lines are in the user's language, not all of which mime.py knows).
+HISTORY_IDS = frozenset({"appendonsend", "divrplyfwdmsg"})
+# A quoted line's depth rides in the text until lines are made (NUL is no text HTML can carry)
+DEPTH_MARK = re.compile("\x00(\\d+)\x00")
 
 
 class _HtmlText(HTMLParser):
@@ -44,8 +62,9 @@ class _HtmlText(HTMLParser):
         self.parts: list[str] = []
         self.hidden = 0
         self.drop_hidden = drop_hidden
-        # the open elements, each with what it leaves its content: (tag, hidden, visibility, zero font)
-        self.open: list[tuple[str, bool, bool, bool]] = []
+        # the open elements, each with what it leaves its content: (tag, hidden, visible, zero font, quote depth)
+        self.open: list[tuple[str, bool, bool, bool, int]] = []
+        self.history = False  # past Outlook's history marker: quoted to the end
         self.shown_chars = self.hidden_chars = 0
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
@@ -84,12 +103,19 @@ class _HtmlText(HTMLParser):
         else:
             self.shown_chars += sum(c.isalnum() for c in words)
         before, after = " " if data[:1].isspace() else "", " " if data[-1:].isspace() and words else ""
-        self.parts.append(before + words + after)
+        depth = max(self.open[-1][4] if self.open else 0, int(self.history))
+        mark = f"\x00{depth}\x00" if depth and words else ""
+        self.parts.append(before + mark + words.replace("\x00", "") + after)
 
     def _push(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         """Open an element with what its inline style makes of its content's visibility."""
-        hidden, visible, zero_font = self.open[-1][1:] if self.open else (False, True, False)
-        style = next((value for name, value in attrs if name == "style" and value), "")
+        hidden, visible, zero_font, depth = self.open[-1][1:] if self.open else (False, True, False, 0)
+        values = {name: value or "" for name, value in attrs}
+        element_id = values.get("id", "").lower()
+        if _quotes(tag, values) or element_id in QUOTE_IDS:
+            depth += 1
+        self.history = self.history or element_id in HISTORY_IDS
+        style = values.get("style", "")
         if style:
             style = CSS_COMMENT.sub("", style).lower()
             hidden = hidden or any(rule.search(style) for rule in HIDES_SUBTREE) or \
@@ -98,11 +124,19 @@ class _HtmlText(HTMLParser):
                 visible = found.group(1) == "visible"
             if found := FONT_SIZE.search(style):
                 zero_font = _is_zero(found.group(1))
-        self.open.append((tag, hidden, visible, zero_font))
+        self.open.append((tag, hidden, visible, zero_font, depth))
 
     def _unseen(self) -> bool:
         """Text here is not shown: a hiding element holds it, or it is invisible or zero-sized."""
         return bool(self.open) and (self.open[-1][1] or not self.open[-1][2] or self.open[-1][3])
+
+
+def _quotes(tag: str, values: dict[str, str]) -> bool:
+    """The element holds a quoted mail (``QUOTE_BLOCK_CLASSES``, ``QUOTE_CLASSES``)."""
+    classes = values.get("class", "")
+    if tag == "blockquote" and (values.get("type", "").lower() == "cite" or QUOTE_BLOCK_CLASSES.search(classes)):
+        return True
+    return bool(QUOTE_CLASSES.search(classes))
 
 
 def _is_zero(number: str) -> bool:
@@ -120,8 +154,15 @@ def html_to_text(html: str) -> str:
         return re.sub(r"<[^>]*>", " ", html)
     if parser.hidden_chars > parser.shown_chars:  # hidden until a <style> rule shows it: not a preheader
         parser = _parsed(html, drop_hidden=False) or parser
-    lines = [" ".join(line.split()) for line in "".join(parser.parts).split("\n")]
+    lines = [_line(line) for line in "".join(parser.parts).split("\n")]
     return BLANK_LINES.sub("\n\n", "\n".join(lines)).strip()
+
+
+def _line(line: str) -> str:
+    """A line of text, whitespace collapsed, after ``>`` once a quote level where it is quoted."""
+    depths = [int(depth) for depth in DEPTH_MARK.findall(line)] if "\x00" in line else []
+    text = " ".join(DEPTH_MARK.sub("", line).split())
+    return ">" * max(depths) + " " + text if depths and text else text
 
 
 def _parsed(html: str, drop_hidden: bool) -> _HtmlText | None:
