@@ -444,12 +444,12 @@ def test_encoded_headers_charsets_html_and_attachments(tmp_path: Path) -> None:
 
 
 def test_a_bad_date_written_in_8_bit_is_quoted_readably_in_its_warning(tmp_path: Path) -> None:
-    # an old German client wrote its month name in UTF-8, undeclared
+    # an old German client wrote its month name in UTF-8, undeclared (and no year: no date)
     path = tmp_path / "old.eml"
-    path.write_bytes(message("From: a@example.de\nSubject: Termin\nDate: Mo, 04 Mär 2024 10:00:00 +0100", "Hallo"))
+    path.write_bytes(message("From: a@example.de\nSubject: Termin\nDate: Mo, 04 Mär 10:00:00 +0100", "Hallo"))
     records, problems = load(path)
     assert records[0].text == "Hallo" and "date" not in records[0].metadata
-    assert problems == ["mail/old.eml:3: collection 'mail': the Date header 'Mo, 04 Mär 2024 10:00:00 +0100' is not "
+    assert problems == ["mail/old.eml:3: collection 'mail': the Date header 'Mo, 04 Mär 10:00:00 +0100' is not "
                         "a date; kept undated"]
 
 
@@ -470,6 +470,36 @@ def test_a_message_without_a_good_date_is_dated_when_it_arrived(tmp_path: Path) 
         "mail/draft.eml:1: collection 'mail': the message has no Date header; kept undated",
         "mail/no-date.eml:1: collection 'mail': the message has no Date header; dated by its Received header, "
         "2024-03-05T09:12:44-08:00"]
+
+
+# Date headers that mail clients and scripts write in their user's language, not RFC 5322's English
+LOCALIZED_DATES = [
+    ("Di, 12 Mär 2024 14:05:00 +0100", "2024-03-12T14:05:00+01:00"),
+    ("Dienstag, 12. März 2024 14:05 +0100", "2024-03-12T14:05:00+01:00"),
+    ("12 mars 2024 14:05", "2024-03-12T14:05:00"),
+    ("mar., 12 mars 2024 14:05:00 +0100", "2024-03-12T14:05:00+01:00"),
+    ("mer. 7 févr. 2024 09:30:00 +0100", "2024-02-07T09:30:00+01:00"),
+    ("mar, 12 mar 2024 14:05:00 +0100", "2024-03-12T14:05:00+01:00"),
+    ("martes, 12 de marzo de 2024 14:05", "2024-03-12T14:05:00"),
+    ("sáb, 3 ago 2024 08:00:00 -0300", "2024-08-03T08:00:00-03:00"),
+    ("gio, 12 dic 2024 14:05:00 +0100", "2024-12-12T14:05:00+01:00"),
+    ("ter, 12 de out de 2024 14:05:00 -0300", "2024-10-12T14:05:00-03:00"),
+    ("di 12 mrt 2024 14:05:00 +0100", "2024-03-12T14:05:00+01:00"),
+    ("tis 12 maj 2024 14:05:00 +0200", "2024-05-12T14:05:00+02:00"),
+]
+
+
+@pytest.mark.parametrize(("written", "date"), LOCALIZED_DATES, ids=range(len(LOCALIZED_DATES)))
+def test_a_date_header_written_in_a_european_language_is_read(tmp_path: Path, written: str, date: str) -> None:
+    (tmp_path / "local.eml").write_bytes(message(f"From: a@example.org\nSubject: Termin\nDate: {written}", "Hi."))
+    records, problems = load(tmp_path)
+    assert [r.metadata.get("date") for r in records] == [date] and problems == []
+
+
+def test_a_date_header_naming_no_month_any_language_knows_stays_undated(tmp_path: Path) -> None:
+    (tmp_path / "odd.eml").write_bytes(message("From: a@example.org\nSubject: x\nDate: 12 Foo 2024 14:05", "Hi."))
+    records, problems = load(tmp_path)
+    assert records[0].metadata.get("date") is None and "is not a date" in problems[0]
 
 
 def test_a_date_with_a_year_too_long_for_any_clock_is_no_date_and_the_message_is_kept(tmp_path: Path) -> None:

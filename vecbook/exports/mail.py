@@ -23,6 +23,7 @@ from typing import Any, Callable, Iterable, Iterator
 
 from ..records import Record
 from .base import Export, ExportFile, clean_text, export_record, iso
+from .mail_dates import localized_date
 from .mime import collect_body, decoded_header, find_header_end, new_part, parse_headers
 
 # One address in the common forms: "Name" <a@b>, Name <a@b>, <a@b>, a@b. Anything else
@@ -378,7 +379,7 @@ def _person(pair: tuple[str, str]) -> str:
 
 
 def _date(fields: dict[str, list[str]], warn: _Warner) -> datetime | None:
-    """The Date header; without a readable one, when the message arrived (``_received``), as
+    """The Date header (in English, else in a European language); without a readable one, when the message arrived (``_received``), as
     mail apps show it, with a WARN either way."""
     # decoded as any header is: raw 8-bit bytes (a month name in UTF-8) read, not quoted as surrogates
     raw = decoded_header((fields.get("date") or [""])[0])
@@ -387,6 +388,8 @@ def _date(fields: dict[str, list[str]], warn: _Warner) -> datetime | None:
             return parsedate_to_datetime(raw)
         except (TypeError, ValueError, IndexError, OverflowError):  # (a year of 20 digits overflows)
             pass
+        if local := localized_date(raw):  # "Di, 12 Mär 2024 14:05", as some clients write it
+            return local
     arrived = _received(fields)
     fallback = f"dated by its Received header, {arrived.isoformat()}" if arrived else "kept undated"
     if not raw:

@@ -1,0 +1,55 @@
+"""A mail's Date header written in its sender's language ("Di, 12 Mär 2024 14:05:00 +0100",
+"martes, 12 de marzo de 2024 14:05"), as some clients, scripts and gateways write it instead of
+RFC 5322's English: read by naming its month in English for the email package's parser.
+
+Only day-month-year dates with a month name of German, French, Spanish, Italian, Portuguese,
+Dutch or a Scandinavian language are read; anything else stays no date, as before. A weekday,
+which may share its abbreviation with a month (French "mar." is Tuesday), is skipped unread.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from email.utils import parsedate_to_datetime
+
+# Month names and the abbreviations mail apps write, lower case, each language's in turn
+# (German with Austrian "Jän", French, Spanish, Italian, Portuguese, Dutch, Swedish/Danish/Norwegian).
+_MONTH_NAMES = (
+    ("jan", "januar", "jän", "jänner", "janv", "janvier", "ene", "enero", "gen", "gennaio", "janeiro", "januari"),
+    ("feb", "februar", "feber", "févr", "fevr", "fév", "février", "fevrier", "febrero", "febbraio", "fev",
+     "fevereiro", "februari"),
+    ("mär", "märz", "maerz", "mrz", "mars", "mar", "marzo", "março", "marco", "mrt", "maart", "marts"),
+    ("apr", "april", "avr", "avril", "abr", "abril", "aprile"),
+    ("mai", "may", "mayo", "mag", "maggio", "maio", "mei", "maj"),
+    ("jun", "juni", "juin", "junio", "giu", "giugno", "junho"),
+    ("jul", "juli", "juil", "juillet", "julio", "lug", "luglio", "julho"),
+    ("aug", "august", "août", "aout", "ago", "agosto", "augustus", "augusti"),
+    ("sep", "sept", "september", "septembre", "septiembre", "set", "setiembre", "settembre", "setembro"),
+    ("okt", "oktober", "oct", "octobre", "octubre", "ott", "ottobre", "out", "outubro"),
+    ("nov", "november", "novembre", "noviembre", "novembro"),
+    ("dez", "dezember", "déc", "dec", "décembre", "decembre", "dic", "diciembre", "dicembre", "dezembro",
+     "december", "des", "desember"),
+)
+_ENGLISH = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+MONTHS = {name: _ENGLISH[number] for number, names in enumerate(_MONTH_NAMES) for name in names}
+# [weekday,] day[.] [de] month[.] [de] year [at] [time] [zone]: the weekday is any words before the day
+LOCAL_DATE = re.compile(r"^[^\d]*?(\d{1,2})\.?\s+(?:de\s+)?([^\W\d_]+)\.?,?\s+(?:de\s+)?(\d{4}),?"
+                        r"(?:\s+(?:um|à|a las|alle|às|om|kl\.?|klo)?\s*(\d{1,2})[:.h](\d{2})(?:[:.](\d{2}))?)?"
+                        r"\s*(.*)$", re.I)
+
+
+def localized_date(raw: str) -> datetime | None:
+    """The date a Date header names in a European language (``LOCAL_DATE``); None when it is none."""
+    found = LOCAL_DATE.match(raw.strip())
+    if found is None:
+        return None
+    day, month, year, hour, minute, second, zone = found.groups()
+    english = MONTHS.get(month.lower())
+    if english is None:
+        return None
+    clock = f" {hour}:{minute}:{second or '00'}" if hour else " 00:00:00"
+    try:
+        return parsedate_to_datetime(f"{day} {english} {year}{clock} {zone}".strip())
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None
