@@ -132,6 +132,14 @@ ATTRIBUTIONS = [
     "Zoë Müller <zoe@example.fr> 于2024年3月4日周一 11:15写道：",
     "2024년 3월 4일 (월) 오전 11:15, Zoë Müller <zoe@example.fr>님이 작성:",
     "Am 04.03.24 um 11:15 schrieb Zoë Müller:",
+    "04.03.2024 11:15, Zoë Müller пишет:",  # Thunderbird's, in its user's language
+    "Dne 04. 03. 24 v 11:15 Zoë Müller napsal(a):",
+    "Zoë Müller napsal(a) dne 04. 03. 24 v 11:15:",
+    "Zoë Müller kirjoitti 4.3.2024 klo 11.15:",
+    "2024/03/04 11:15 に Zoë Müller さんは書きました:",
+    "W dniu 4.03.2024 o 11:15, Zoë Müller pisze:",
+    "Zoë Müller wrote on 04/03/2024 11:15:",
+    "Excerpts from Zoë Müller's message of Mon Mar 04 11:15:00 +0100 2024:",
     "Le 04/03/2024 à 11:15, Zoë Müller a écrit :",
     "Zoë writes:",
 ]
@@ -152,6 +160,11 @@ def test_words_above_a_quote_that_are_no_attribution_stay() -> None:
     assert new_part(body) == "Please send it to ana@example.com and tell her this:"
     body = "Thanks, I wrote to bob@example.com\nand here is what he answered:\n> the quote"
     assert new_part(body) == "Thanks, I wrote to bob@example.com\nand here is what he answered:"
+    # a date and a time are no attribution without a verb or an address: a person's own words
+    body = "The 2024 budget meeting moved to 14:00, notes below:\n> 1. rooms\n> 2. dates"
+    assert new_part(body) == "The 2024 budget meeting moved to 14:00, notes below:"
+    body = "Flight 12/03/2024 leaves 07:10 from gate B, as booked:\n> Seat 14C"
+    assert new_part(body) == "Flight 12/03/2024 leaves 07:10 from gate B, as booked:"
 
 
 def test_a_long_line_above_a_quote_is_read_in_linear_time() -> None:

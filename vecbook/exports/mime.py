@@ -31,16 +31,20 @@ MAX_MIME_DEPTH = 12
 # (A line with text is told by a lookahead, which never backtracks: "[^\n]*\S[^\n]*" tried every
 # split of a long line, quadratic, minutes for one 1 MB line holding a '>'.)
 QUOTE_INTRO = re.compile(r"^(?:(?![ \t]*>)(?=[^\n]*\S)[^\n]*\n)?(?![ \t]*>)[^\n]*\n(?:[ \t]*\n)?(?=[ \t]*>)", re.M)
-# An attribution ends in a colon (a full-width one in Chinese) and says who wrote, with a verb
-# ("wrote", "schrieb", "a écrit", "写道"...), the quoted person's <address> (in angle brackets,
-# as mail apps write it: "write to ana@example.com, she asked:" is a person's own words), or a
-# date and time (Gmail's Japanese and Russian name no verb); "See my answers below:" is none.
+# An attribution ends in a colon (a full-width one in Chinese) and says who wrote as mail apps
+# write it: with a verb ("wrote", "schrieb", "a écrit", "пишет", "写道"...) just before the colon,
+# or before or after the date's time (Thunderbird's "Zoë wrote on 4.3.2024 11:15:"), or with
+# the quoted person's <address> (in angle brackets, as mail apps write it: Gmail's Japanese and
+# Russian name no verb; "write to ana@example.com, she asked:" is a person's own words). A date
+# and time alone are no attribution: "The 2024 budget meeting moved to 14:00, notes below:".
 ATTRIBUTION_END = re.compile(r"[:：]\s*$")
 VERBS = (r"(?:\b(?:wrote|writes|schrieb|schreef|a écrit|escribió|escreveu|scrisse|ha scritto|skrev|kirjoitti|"
-         r"napisał)|写道|寫道|님이 작성)")
+         r"napisał|napsal|pisze|пишет|пише|написал[аи]?|написав|írta|έγραψε|yazdı|ha escrit|a scris)|"
+         r"写道|寫道|님이 작성|書きました)")
+CLOCK = r"\b\d{1,2}[:.]\d{2}\b"
 ATTRIBUTION_SAYS = re.compile(
-    VERBS + r"(?:\(a\))?\s?[:：]|<\s*[^\s<>()@]+@[^\s<>()@]+\.\w[^\s<>]*\s*>|\b\d{1,2}:\d{2}\b.*" + VERBS + "|"
-    r"\b\d{1,2}:\d{2}\b.*\b(?:19|20)\d{2}\b|\b(?:19|20)\d{2}\b.*\b\d{1,2}:\d{2}\b", re.I)
+    VERBS + r"(?:\(a\))?\s?[:：]|<\s*[^\s<>()@]+@[^\s<>()@]+\.\w[^\s<>]*\s*>|" + CLOCK + ".*" + VERBS + "|" +
+    VERBS + ".*" + CLOCK + r"|^Excerpts from .+ message of ", re.I)  # (sup's, verbless)
 SENTENCE_END = re.compile(r"[.!?…。！？]\s*$")
 # Outlook's history in its user's language: the "-----Original Message-----" line, or a sender
 # label line and a sent-date label line (English, German, French, Spanish, Portuguese, Dutch,
