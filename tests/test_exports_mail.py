@@ -689,6 +689,22 @@ def test_an_html_mail_whose_content_is_all_hidden_until_its_css_shows_it_is_read
     assert html_to_text(html) == "Your booking QX7RTZ, Lisbon to Oslo on 4 March, seat 14C.\n\nHi"
 
 
+def test_an_invitation_sent_as_its_calendar_part_alone_is_searched_by_its_event(tmp_path: Path) -> None:
+    # some calendar servers and scripts send the invitation with no text part: its place and
+    # description are what the mail says
+    (tmp_path / "invite.eml").write_bytes(message(
+        "From: Carla <carla@example.com>\nSubject: Invitation: Dinner\nDate: Mon, 5 Feb 2024 12:00:00 +0000\n"
+        "Content-Type: multipart/mixed; boundary=m",
+        "--m\nContent-Type: text/calendar; charset=UTF-8; method=REQUEST\n\nBEGIN:VCALENDAR\r\nMETHOD:REQUEST\r\n"
+        "BEGIN:VEVENT\r\nUID:d1@example.com\r\nDTSTART:20240305T180000Z\r\nDTEND:20240305T200000Z\r\n"
+        "SUMMARY:Dinner\r\nLOCATION:Trattoria Da Enzo\\, Roma\r\nORGANIZER;CN=Carla:mailto:carla@example.com\r\n"
+        "DESCRIPTION:Bring the photos\\nfrom Lisbon\r\n  too\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n--m--"))
+    records, problems = load(tmp_path)
+    assert problems == []
+    assert records[0].text == ("Dinner\nWhen: 2024-03-05 18:00 to 20:00 (UTC)\nWhere: Trattoria Da Enzo, Roma\n"
+                               "Organizer: Carla\n\nBring the photos\nfrom Lisbon too")
+
+
 # -- bad input --
 
 def test_a_truncated_mbox_warns_at_the_cut_message_and_keeps_the_rest(tmp_path: Path) -> None:

@@ -289,14 +289,7 @@ def _record(export: Export, file: ExportFile, span: _Span, component: Any, calen
     organizer = _person(component.get("ORGANIZER"))
     attendees = [p for p in (_person(a) for a in _listed(component.get("ATTENDEE"))) if p]
     people = [organizer, *attendees] if organizer else attendees
-    lines = [summary or f"(untitled {kind})", *details]
-    if location:
-        lines.append(f"Where: {location}")
-    if organizer:
-        lines.append(f"Organizer: {organizer[0]}")
-    if attendees:
-        lines.append("Attendees: " + ", ".join(name for name, _ in attendees))
-    text = "\n".join(lines) + (f"\n\n{description}" if description else "")
+    text = _event_text(summary or f"(untitled {kind})", details, location, organizer, attendees, description)
     uid = _text(component, "UID")
     first = _first_date(component, start, due)
     metadata: dict[str, Any] = {
@@ -316,6 +309,41 @@ def _record(export: Export, file: ExportFile, span: _Span, component: Any, calen
     key = _key(uid, component, text, keys)
     return export_record(export, file, text, span.line, span.end_line, metadata, key, anchor=uid or None,
                          segments=((0, span.line, span.end_line),))
+
+
+def _event_text(summary: str, details: list[str], location: str, organizer: tuple[str, str] | None,
+                attendees: list[tuple[str, str]], description: str) -> str:
+    """A record's text: the summary, When/Repeats/Where/Organizer/Attendees lines, the description."""
+    lines = [summary, *details]
+    if location:
+        lines.append(f"Where: {location}")
+    if organizer:
+        lines.append(f"Organizer: {organizer[0]}")
+    if attendees:
+        lines.append("Attendees: " + ", ".join(name for name, _ in attendees))
+    return "\n".join(lines) + (f"\n\n{description}" if description else "")
+
+
+def invitation_text(data: str) -> str:
+    """A calendar a mail carries (an invitation's text/calendar part) as its events' texts, as
+    records of a calendar show them; '' where it cannot be read or icalendar is not installed."""
+    try:
+        from icalendar import Calendar
+        components = Calendar.from_ical(data).walk()
+    except Exception:  # noqa: BLE001 - no library, or a calendar it cannot read: the mail is read without it
+        return ""
+    texts = []
+    for component in components:
+        if component.name in KINDS:
+            start, due = _value(component, "DTSTART"), _value(component, "DUE")
+            description = _text(component, "DESCRIPTION")
+            if _HTML_TAG_RE.search(description):
+                description = clean_text(html_to_text(description))
+            attendees = [p for p in (_person(a) for a in _listed(component.get("ATTENDEE"))) if p]
+            texts.append(_event_text(_text(component, "SUMMARY"), _details(component, start, _end(component, start), due),
+                                     _text(component, "LOCATION"), _person(component.get("ORGANIZER")), attendees,
+                                     description).strip())
+    return "\n\n".join(t for t in texts if t)
 
 
 def _first_date(component: Any, start: Any, due: Any) -> Any:

@@ -210,8 +210,17 @@ def collect_body(headers: Message, body: bytes, texts: list[str], names: list[st
         elif str(headers.get_param("format") or "").lower() == "flowed":
             text = unflow(text, str(headers.get_param("delsp") or "").lower() == "yes")
         texts.append(text)
+    elif kind == "text/calendar" and not texts and (event := _invitation(body, headers, damage)):
+        texts.append(event)  # an invitation sent without text: its event is what it says
     elif _filename(headers):  # an inline attachment (a patch, an invitation): named, not read
         names.append(_filename(headers) or kind)
+
+
+def _invitation(body: bytes, headers: Message, damage: set[str]) -> str:
+    """A text/calendar part's events as text ('' where it cannot be read)."""
+    from .ics import invitation_text  # (ics reads HTML descriptions with this module)
+
+    return invitation_text(_decode(_transfer_decoded(body, headers, damage), headers))
 
 
 def unflow(text: str, delsp: bool = False) -> str:
