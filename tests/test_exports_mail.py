@@ -689,6 +689,21 @@ def test_an_html_mail_whose_content_is_all_hidden_until_its_css_shows_it_is_read
     assert html_to_text(html) == "Your booking QX7RTZ, Lisbon to Oslo on 4 March, seat 14C.\n\nHi"
 
 
+def test_a_newsletter_whose_text_part_only_says_to_view_it_as_html_is_read_from_its_html(tmp_path: Path) -> None:
+    # bulk mailers send a placeholder text part; every mail app shows the HTML, which holds the content
+    html = "<p>" + "Spring issue: the allotment opens on 4 May, seedlings swap at the shed. " * 12 + "</p>"
+    for name, plain in (("news", "To view this email as a web page, go here: https://news.example/v/1"),
+                        ("reply", "Thanks, see you at the allotment on 4 May!")):
+        (tmp_path / f"{name}.eml").write_bytes(message(
+            f"From: news@example.com\nSubject: {name}\nDate: Mon, 5 Feb 2024 12:00:00 +0000\n"
+            "Content-Type: multipart/alternative; boundary=a",
+            f"--a\nContent-Type: text/plain; charset=utf-8\n\n{plain}\n--a\nContent-Type: text/html; charset=utf-8\n\n"
+            f"{html if name == 'news' else '<p>Thanks, see you at the allotment on 4 May!</p>'}\n--a--"))
+    news, reply = load(tmp_path)[0]
+    assert news.text.startswith("Spring issue: the allotment opens on 4 May") and "web page" not in news.text
+    assert reply.text == "Thanks, see you at the allotment on 4 May!"
+
+
 def test_an_invitation_sent_as_its_calendar_part_alone_is_searched_by_its_event(tmp_path: Path) -> None:
     # some calendar servers and scripts send the invitation with no text part: its place and
     # description are what the mail says

@@ -83,6 +83,9 @@ FORWARD_LINE = re.compile(r"^[ \t]*(?:-{3,}\s*(?:Forwarded message|Weitergeleite
                           r"以下是转发的邮件)\s?[:：])", re.M | re.I)
 BLANK_LINES = re.compile(r"\n{3,}")
 SURROGATES = re.compile("[\udc80-\udcff]")
+# A text/plain alternative shorter than this (letters and digits) is compared with its HTML twin:
+# bulk mail's placeholder text part is a line or two ("To view this email as a web page, go here").
+PLACEHOLDER_LETTERS = 300
 # Parts of these types sign or wrap a message; they are not attachments anyone sent.
 SIGNATURE_TYPES = frozenset({"application/pgp-signature", "application/pkcs7-signature",
                              "application/x-pkcs7-signature", "application/pgp-encrypted"})
@@ -197,7 +200,7 @@ def collect_body(headers: Message, body: bytes, texts: list[str], names: list[st
             texts.append(_decode(body, headers))
             return
         if kind == "multipart/alternative":
-            parts = [_best_alternative(parts)]
+            parts = [_best_alternative(parts, damage)]
         for sub_headers, sub_body, _ in parts:
             collect_body(sub_headers, sub_body, texts, names, damage, depth + 1)
     elif kind == "message/rfc822" and depth < MAX_MIME_DEPTH:  # a forwarded message shown inline
@@ -285,17 +288,32 @@ def _line_break_before(body: bytes, at: int) -> int:
     return at
 
 
-def _best_alternative(parts: list[tuple[Message, bytes, int]]) -> tuple[Message, bytes, int]:
-    """text/plain, else HTML, else a nested multipart, else the last (the richest, by the MIME rule)."""
+def _best_alternative(parts: list[tuple[Message, bytes, int]], damage: set[str]) -> tuple[Message, bytes, int]:
+    """text/plain (unless a placeholder for its HTML), else HTML, else a nested multipart, else
+    the last (the richest, by the MIME rule)."""
     kinds = [part[0].get_content_type() for part in parts]
-    for wanted in ("text/plain", "text/html"):
-        for part, kind in zip(parts, kinds):
-            if kind == wanted and not _is_attachment(part[0], kind):
-                return part
+    texts = {wanted: next((part for part, kind in zip(parts, kinds) if kind == wanted and
+                           not _is_attachment(part[0], kind)), None) for wanted in ("text/plain", "text/html")}
+    plain, html = texts["text/plain"], texts["text/html"]
+    if plain is not None and not (html is not None and _placeholder(plain, html, damage)):
+        return plain
+    if html is not None:
+        return html
     for part, kind in zip(parts, kinds):
         if kind.startswith("multipart/"):
             return part
     return parts[-1]
+
+
+def _placeholder(plain: tuple[Message, bytes, int], html: tuple[Message, bytes, int], damage: set[str]) -> bool:
+    """A text part that only stands in for its HTML ("View this email in your browser", bulk
+    mail's): short, where the HTML every mail app shows holds many times its words."""
+    text = _decode(_transfer_decoded(plain[1], plain[0], damage), plain[0])
+    letters = sum(c.isalnum() for c in text)
+    if letters >= PLACEHOLDER_LETTERS:
+        return False
+    shown = html_to_text(_decode(_transfer_decoded(html[1], html[0], damage), html[0], html=True))
+    return sum(c.isalnum() for c in shown) >= 4 * letters + 200
 
 
 def _is_attachment(part: Message, kind: str) -> bool:
