@@ -44,6 +44,9 @@ QUOTE_IDS = frozenset({"mail-editor-reference-message-container"})
 # Outlook on the web's markers above a reply's or forward's history, which runs to the end of the mail
 # (its From/Sent/To/Subject lines are in the user's language, not all of which mime.py knows).
 HISTORY_IDS = frozenset({"appendonsend", "divrplyfwdmsg"})
+NOT_LETTERS = re.compile(r"[\W_]+")
+# How many open elements an end tag searches for its start tag (real mail nests some 30 deep).
+CLOSE_REACH = 128
 # A quoted line's depth rides in the text until lines are made (NUL is no text HTML can carry)
 DEPTH_MARK = re.compile("\x00(\\d+)\x00")
 
@@ -86,7 +89,9 @@ class _HtmlText(HTMLParser):
             self.hidden = max(0, self.hidden - 1)
         elif tag in self.PARAGRAPHS:
             self.parts.append("\n\n")
-        for at in range(len(self.open) - 1, -1, -1):  # close it and whatever was left open inside it
+        # close it and whatever was left open inside it; a stray end tag under thousands of unclosed
+        # <p>s would search them all, each time: quadratic, so only the innermost few are searched
+        for at in range(len(self.open) - 1, max(-1, len(self.open) - 1 - CLOSE_REACH), -1):
             if self.open[at][0] == tag:
                 del self.open[at:]
                 break
@@ -97,11 +102,11 @@ class _HtmlText(HTMLParser):
         words = " ".join(data.split())  # runs of whitespace are one space, as a browser shows them
         # letters and digits are counted, not a preheader's hundreds of invisible spacers (&zwnj;, U+034F)
         if self._unseen():
-            self.hidden_chars += sum(c.isalnum() for c in words)
+            self.hidden_chars += _letters(words)
             if self.drop_hidden:
                 return
         else:
-            self.shown_chars += sum(c.isalnum() for c in words)
+            self.shown_chars += _letters(words)
         before, after = " " if data[:1].isspace() else "", " " if data[-1:].isspace() and words else ""
         depth = max(self.open[-1][4] if self.open else 0, int(self.history))
         mark = f"\x00{depth}\x00" if depth and words else ""
@@ -137,6 +142,11 @@ def _quotes(tag: str, values: dict[str, str]) -> bool:
     if tag == "blockquote" and (values.get("type", "").lower() == "cite" or QUOTE_BLOCK_CLASSES.search(classes)):
         return True
     return bool(QUOTE_CLASSES.search(classes))
+
+
+def _letters(words: str) -> int:
+    """How many letters and digits (a regex's count: a generator over each character doubled the parse)."""
+    return len(NOT_LETTERS.sub("", words))
 
 
 def _is_zero(number: str) -> bool:
