@@ -663,6 +663,10 @@ HTML_REPLIES = [  # Gmail, Apple Mail, Thunderbird, Yahoo, Outlook on the web, O
     'none;border-top:solid #E1E1E1 1.0pt;padding:3.0pt 0cm 0cm 0cm"><p class="MsoNormal"><b>Von:</b> Ana '
     '&lt;ana@example.com&gt;<br><b>Gesendet:</b> Dienstag, 12. März 2024 10:00<br><b>An:</b> Bo<br><b>Betreff:</b>'
     ' Dinner</p></div><p class="MsoNormal">The quoted word is zanzibar.</p></div>',
+    '<p class="MsoNormal">Sounds good, see you there.</p><div><div style="border:none;border-top:solid #E1E1E1 '
+    '1.0pt;padding:3.0pt 0in 0in 0in"><p class="MsoNormal"><b>Από:</b> Ana &lt;ana@example.com&gt;<br><b>Στάλθηκε:'
+    '</b> Τρίτη, 12 Μαρτίου 2024 10:00 πμ<br><b>Θέμα:</b> Dinner</p></div></div><p class="MsoNormal">The quoted '
+    'word is zanzibar.</p>',  # Outlook for Windows and Windows Mail, its labels in a language not listed
     '<div>Sounds good, see you there.</div><div class="protonmail_quote">On Tuesday, March 12th, 2024 at 10:00, '
     'Ana &lt;ana@example.com&gt; wrote:<br><blockquote class="protonmail_quote" type="cite">The quoted word is '
     'zanzibar.</blockquote></div>',

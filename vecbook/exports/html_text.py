@@ -10,7 +10,7 @@ rule this parser does not apply) is read whole instead (``html_to_text``).
 A reply's quoted history is written as a plain-text reply writes it, each line after ``>``
 (``>>`` a level deeper), so ``mime.new_part`` leaves it out of what is indexed as it does
 a plain reply's: the quote elements mail apps mark as such (``QUOTE_CLASSES``), and all that
-follows the marker Outlook on the web puts above its history (``HISTORY_IDS``).
+follows the marker Outlook puts above its history (``HISTORY_IDS``, ``HISTORY_RULE``).
 """
 
 from __future__ import annotations
@@ -25,7 +25,8 @@ VOID = frozenset({"area", "base", "br", "col", "embed", "hr", "img", "input", "l
 # Inline styles that hide an element and all it holds, whatever its children say (display and
 # opacity cover the subtree; a zero height with its overflow hidden clips it). mso-hide:all alone
 # is not among them: it hides only from Outlook on Windows, every other app shows the text.
-HIDES_SUBTREE = (re.compile(r"(?:^|;)\s*display\s*:\s*none\b"), re.compile(r"(?:^|;)\s*opacity\s*:\s*0*\.?0*\s*(?:!|;|$)"))
+HIDES_SUBTREE = (re.compile(r"(?:^|;)\s*display\s*:\s*none\b"),
+                 re.compile(r"(?:^|;)\s*opacity\s*:\s*(?:0+\.?0*|\.0+)\s*(?:!|;|$)"))
 ZERO_HEIGHT = re.compile(r"(?:^|;)\s*(?:max-)?height\s*:\s*0(?:\.0*)?(?:px|pt|em|rem|%)?\s*(?:!|;|$)")
 OVERFLOW_HIDDEN = re.compile(r"(?:^|;)\s*overflow(?:-y)?\s*:\s*hidden\b")
 # Inherited ones a child can undo: visibility:hidden (a child's visibility:visible shows it) and
@@ -44,6 +45,11 @@ QUOTE_IDS = frozenset({"mail-editor-reference-message-container"})
 # Outlook on the web's markers above a reply's or forward's history, which runs to the end of the mail
 # (its From/Sent/To/Subject lines are in the user's language, not all of which mime.py knows).
 HISTORY_IDS = frozenset({"appendonsend", "divrplyfwdmsg"})
+# Outlook for Windows' (and Windows Mail's) line above the history's header: a div with only a thin
+# grey top border, "border:none;border-top:solid #E1E1E1 1.0pt;padding:3.0pt 0in 0in 0in"
+# (#B5C4DF before Outlook 2013), a shape the writer's own text does not take.
+HISTORY_RULE = re.compile(r"^\s*border\s*:\s*none\s*;\s*border-top\s*:\s*solid\s+#(?:e1e1e1|b5c4df)\s+1\.0pt\s*;"
+                          r"\s*padding\s*:\s*3\.0pt\s+0")
 NOT_LETTERS = re.compile(r"[\W_]+")
 # How many open elements an end tag searches for its start tag (real mail nests some 30 deep).
 CLOSE_REACH = 128
@@ -119,8 +125,8 @@ class _HtmlText(HTMLParser):
         element_id = values.get("id", "").lower()
         if _quotes(tag, values) or element_id in QUOTE_IDS:
             depth += 1
-        self.history = self.history or element_id in HISTORY_IDS
         style = values.get("style", "")
+        self.history = self.history or element_id in HISTORY_IDS or bool(style and HISTORY_RULE.search(style.lower()))
         if style:
             style = CSS_COMMENT.sub("", style).lower()
             hidden = hidden or any(rule.search(style) for rule in HIDES_SUBTREE) or \

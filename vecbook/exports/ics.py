@@ -340,9 +340,9 @@ def invitation_text(data: str) -> str:
             if _HTML_TAG_RE.search(description):
                 description = clean_text(html_to_text(description))
             attendees = [p for p in (_person(a) for a in _listed(component.get("ATTENDEE"))) if p]
-            texts.append(_event_text(_text(component, "SUMMARY"), _details(component, start, _end(component, start), due),
-                                     _text(component, "LOCATION"), _person(component.get("ORGANIZER")), attendees,
-                                     description).strip())
+            details = _details(component, start, _end(component, start), due)
+            texts.append(_event_text(_text(component, "SUMMARY"), details, _text(component, "LOCATION"),
+                                     _person(component.get("ORGANIZER")), attendees, description).strip())
     return "\n\n".join(t for t in texts if t)
 
 
