@@ -689,6 +689,9 @@ def test_an_html_mail_keeps_what_its_writer_indented_or_forwarded() -> None:
     gmail = ('<div dir="ltr">FYI</div><div class="gmail_quote"><div dir="ltr" class="gmail_attr">---------- '
              'Forwarded message ---------<br>From: SkyAir<br></div><br><div>Booking reference QX7RTZ.</div></div>')
     assert "QX7RTZ" in new_part(html_to_text(gmail), "Booking")
+    # a template copied from Outlook on the web keeps its empty marker above new text
+    template = '<div id="appendonsend"></div><hr tabindex="-1"><div><h2>De: Ana</h2><p>Mensaje: zanzibar</p></div>'
+    assert new_part(html_to_text(template)) == "De: Ana\n\nMensaje: zanzibar"
 
 
 def test_an_html_mail_whose_content_is_all_hidden_until_its_css_shows_it_is_read_whole() -> None:

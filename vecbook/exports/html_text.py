@@ -42,9 +42,10 @@ CSS_COMMENT = re.compile(r"/\*.*?\*/", re.S)
 QUOTE_BLOCK_CLASSES = re.compile(r"(?:^|\s)(?:gmail_quote|protonmail_quote)(?:\s|$)")
 QUOTE_CLASSES = re.compile(r"(?:^|\s)\w*yahoo_quoted(?:\s|$)")
 QUOTE_IDS = frozenset({"mail-editor-reference-message-container"})
-# Outlook on the web's markers above a reply's or forward's history, which runs to the end of the mail
-# (its From/Sent/To/Subject lines are in the user's language, not all of which mime.py knows).
-HISTORY_IDS = frozenset({"appendonsend", "divrplyfwdmsg"})
+# Outlook on the web's marker around a reply's or forward's header, whose history runs to the end of
+# the mail (its From/Sent/To/Subject lines are in the user's language, not all of which mime.py knows).
+# Not the empty "appendonsend" div before it: templates copied from Outlook carry it above new text.
+HISTORY_IDS = frozenset({"divrplyfwdmsg"})
 # Outlook for Windows' (and Windows Mail's) line above the history's header: a div with only a thin
 # grey top border, "border:none;border-top:solid #E1E1E1 1.0pt;padding:3.0pt 0in 0in 0in"
 # (#B5C4DF before Outlook 2013), a shape the writer's own text does not take.
