@@ -485,7 +485,7 @@ def test_a_message_without_a_good_date_is_dated_when_it_arrived(tmp_path: Path) 
         "2024-03-05T09:12:44-08:00"]
 
 
-# Date headers that mail clients and scripts write in their user's language, not RFC 5322's English
+# Date headers that mail clients and scripts write in their user's language, or as ISO 8601, not as RFC 5322
 LOCALIZED_DATES = [
     ("Di, 12 Mär 2024 14:05:00 +0100", "2024-03-12T14:05:00+01:00"),
     ("Dienstag, 12. März 2024 14:05 +0100", "2024-03-12T14:05:00+01:00"),
@@ -499,6 +499,9 @@ LOCALIZED_DATES = [
     ("ter, 12 de out de 2024 14:05:00 -0300", "2024-10-12T14:05:00-03:00"),
     ("di 12 mrt 2024 14:05:00 +0100", "2024-03-12T14:05:00+01:00"),
     ("tis 12 maj 2024 14:05:00 +0200", "2024-05-12T14:05:00+02:00"),
+    ("2024-03-12 14:05:00", "2024-03-12T14:05:00"),  # ISO 8601, as scripts and some gateways write it
+    ("2024-03-12T14:05:00Z", "2024-03-12T14:05:00+00:00"),
+    ("2024-03-12T14:05:00.250+0100", "2024-03-12T14:05:00+01:00"),
 ]
 
 

@@ -2,7 +2,8 @@
 "martes, 12 de marzo de 2024 14:05"), as some clients, scripts and gateways write it instead of
 RFC 5322's English: read by naming its month in English for the email package's parser.
 
-Only day-month-year dates with a month name of German, French, Spanish, Italian, Portuguese,
+A date in ISO 8601 ("2024-03-12 14:05:00", as scripts and some gateways write it) is read too.
+Otherwise only day-month-year dates with a month name of German, French, Spanish, Italian, Portuguese,
 Dutch or a Scandinavian language are read; anything else stays no date, as before. A weekday,
 which may share its abbreviation with a month (French "mar." is Tuesday), is skipped unread.
 """
@@ -10,7 +11,7 @@ which may share its abbreviation with a month (French "mar." is Tuesday), is ski
 from __future__ import annotations
 
 import re
-from datetime import datetime
+from datetime import datetime, timedelta, timezone
 from email.utils import parsedate_to_datetime
 
 # Month names and the abbreviations mail apps write, lower case, each language's in turn
@@ -38,9 +39,15 @@ LOCAL_DATE = re.compile(r"^[^\d]*?(\d{1,2})\.?\s+(?:de\s+)?([^\W\d_]+)\.?,?\s+(?
                         r"(?:\s+(?:um|à|a las|alle|às|om|kl\.?|klo)?\s*(\d{1,2})[:.h](\d{2})(?:[:.](\d{2}))?)?"
                         r"\s*(.*)$", re.I)
 
+ISO_DATE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2}))?(?:[.,]\d+)?\s*"
+                      r"(Z|[+-]\d{2}:?\d{2})?$", re.I)
+
 
 def localized_date(raw: str) -> datetime | None:
-    """The date a Date header names in a European language (``LOCAL_DATE``); None when it is none."""
+    """The date a Date header names in ISO 8601 or a European language (``LOCAL_DATE``); None
+    when it is none."""
+    if iso := ISO_DATE.match(raw.strip()):
+        return _iso_date(iso)
     found = LOCAL_DATE.match(raw.strip())
     if found is None:
         return None
@@ -52,4 +59,20 @@ def localized_date(raw: str) -> datetime | None:
     try:
         return parsedate_to_datetime(f"{day} {english} {year}{clock} {zone}".strip())
     except (TypeError, ValueError, IndexError, OverflowError):
+        return None
+
+
+def _iso_date(found: re.Match[str]) -> datetime | None:
+    """An ISO 8601 date and time, with its offset where it has one (naive without, as written)."""
+    year, month, day, hour, minute, second, offset = found.groups()
+    try:
+        zone = None
+        if offset and offset.upper() == "Z":
+            zone = timezone.utc
+        elif offset:
+            digits = offset[1:].replace(":", "")
+            shift = timedelta(hours=int(digits[:2]), minutes=int(digits[2:]))
+            zone = timezone(-shift if offset.startswith("-") else shift)
+        return datetime(int(year), int(month), int(day), int(hour), int(minute), int(second or 0), tzinfo=zone)
+    except ValueError:  # (a 13th month, a 25th hour, an offset of a day or more)
         return None
