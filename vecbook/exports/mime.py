@@ -86,6 +86,10 @@ SURROGATES = re.compile("[\udc80-\udcff]")
 # A text/plain alternative shorter than this (letters and digits) is compared with its HTML twin:
 # bulk mail's placeholder text part is a line or two ("To view this email as a web page, go here").
 PLACEHOLDER_LETTERS = 300
+PLACEHOLDER_BYTES = 4096  # a text part longer than this, encoded, is no placeholder
+NOT_LETTER_BYTES = bytes(b for b in range(128) if not chr(b).isalnum())
+# What an HTML part holds besides its words: scripts, styles, its head, comments, tags, entities.
+MARKUP = re.compile(r"<(style|script|head|title)\b.*?</\1\s*>|<!--.*?-->|<[^>]*>|&#?\w+;", re.S | re.I)
 # Parts of these types sign or wrap a message; they are not attachments anyone sent.
 SIGNATURE_TYPES = frozenset({"application/pgp-signature", "application/pkcs7-signature",
                              "application/x-pkcs7-signature", "application/pgp-encrypted"})
@@ -308,12 +312,17 @@ def _best_alternative(parts: list[tuple[Message, bytes, int]], damage: set[str])
 def _placeholder(plain: tuple[Message, bytes, int], html: tuple[Message, bytes, int], damage: set[str]) -> bool:
     """A text part that only stands in for its HTML ("View this email in your browser", bulk
     mail's): short, where the HTML every mail app shows holds many times its words."""
-    text = _decode(_transfer_decoded(plain[1], plain[0], damage), plain[0])
-    letters = sum(c.isalnum() for c in text)
-    if letters >= PLACEHOLDER_LETTERS:
+    if len(plain[1]) > PLACEHOLDER_BYTES:  # (most mail: not decoded and counted twice)
         return False
-    shown = html_to_text(_decode(_transfer_decoded(html[1], html[0], damage), html[0], html=True))
-    return sum(c.isalnum() for c in shown) >= 4 * letters + 200
+    # counted in its bytes, not decoded (a charset's look-up is slow): a letter past ASCII counts
+    # each of its bytes, so a placeholder in Chinese is taken for text sooner, never the reverse
+    letters = len(_transfer_decoded(plain[1], plain[0], damage).translate(None, NOT_LETTER_BYTES))
+    wanted = 4 * letters + 200
+    if letters >= PLACEHOLDER_LETTERS or len(html[1]) < wanted:  # (its bytes hold at least its letters)
+        return False
+    # the HTML's words told by a regex, not parsed: every short reply's HTML twin passes here
+    shown = MARKUP.sub(" ", _decode(_transfer_decoded(html[1], html[0], damage), html[0], html=True))
+    return sum(map(str.isalnum, shown)) >= wanted
 
 
 def _is_attachment(part: Message, kind: str) -> bool:
