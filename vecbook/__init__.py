@@ -14,13 +14,14 @@ the ones before it): config -> cpu -> records -> onnx_model -> onnx_build -> emb
 -> date_words -> rank -> sqlite_ro -> exports -> sources -> registry
 -> blocks -> spill -> build -> stored_texts -> record_columns -> keyword_cache -> caches -> chat_hits -> hits -> status -> watch -> book (the VecBook facade) -> mcp -> remote
 -> server -> cli.
-``import vecbook`` loads the standard library and numpy only; torch, sentence-transformers, onnxruntime, faiss and
-fastmcp are imported by the functions that use them.
+``import vecbook`` loads the standard library only; ``VecBook``, ``Embedder``, the hit classes and ``main``
+are imported when first named (numpy with them); torch, sentence-transformers, onnxruntime, faiss and fastmcp are
+imported by the functions that use them.
 """
 
-from .book import VecBook
-from .hits import Context, Entry, Hit, Query, Results
-from .cli import main
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from .config import (
     CollectionConfig,
     Config,
@@ -32,11 +33,41 @@ from .config import (
     __version__,
     load_config,
 )
-from .embed import Embedder
 from .records import Record, parse_records
+
+if TYPE_CHECKING:
+    from .book import VecBook
+    from .cli import main
+    from .embed import Embedder
+    from .hits import Context, Entry, Hit, Query, Results
+
+# Names imported when first used: ``vecbook serve`` answers an MCP client's ``initialize`` before
+# numpy and the search modules are imported (the command line is ``vecbook.cli``, under this package).
+_LAZY = {"VecBook": "book", "Context": "hits", "Entry": "hits", "Hit": "hits", "Query": "hits", "Results": "hits",
+         "main": "cli", "Embedder": "embed"}
 
 __all__ = [
     "CollectionConfig", "Config", "ConfigError", "Context", "Embedder", "Entry", "Hit", "ModelNotFoundError", "Query",
     "QueryError", "Record", "RecordError", "Results", "VecBook", "VecBookError", "__version__",
     "load_config", "main", "parse_records",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """``VecBook`` and the other names of ``_LAZY`` on first use; a submodule (``vecbook.embed``) too."""
+    if name in _LAZY:
+        value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+        globals()[name] = value
+        return value
+    if name.startswith("__"):  # (hasattr(module, "__wrapped__") and the like: no submodule)
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    try:
+        return importlib.import_module(f".{name}", __name__)
+    except ModuleNotFoundError as exc:
+        if exc.name != f"{__name__}.{name}":
+            raise
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

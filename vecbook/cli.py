@@ -13,16 +13,17 @@ import threading
 import weakref
 from functools import partial
 from pathlib import Path
-from typing import Any, Callable, ClassVar, Iterator, NoReturn, Sequence
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Iterator, NoReturn, Sequence
 
-from .book import VecBook
+# Modules that import numpy (book, hits, filters, tokens...) are imported by the commands that use
+# them: ``serve`` answers an MCP client's ``initialize`` before any of them is imported.
 from .hit_lines import (fit_stdout, format_hits, json_text, left_out_line, metadata_line, shown, text_lines,
                         wants_color)
-from .hits import MAX_CONTEXT, check_context, check_max_chars, check_max_results, check_max_total_chars, check_query
 from .config import (
     CONFIG_NAME,
     FUSIONS,
     LOG_LEVELS,
+    MAX_CONTEXT,
     MODES,
     Config,
     ConfigError,
@@ -35,12 +36,11 @@ from .config import (
     user_config_file,
 )
 from .exports.notes import describe_kinds
-from .mcp import serve, serve_unusable
-from .remote import find_server
-from .registry import add_source, inspect, remove_source
-from .tokens import analysis_of
-from .filters import convenience_conditions, parse_filters
+from .mcp import OpenedLater, serve, serve_unusable
 from .records import Problem
+
+if TYPE_CHECKING:
+    from .book import VecBook
 
 log = logging.getLogger("vecbook")  # one logger for the package: hosts and the CLI configure "vecbook"
 
@@ -174,10 +174,13 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (`{self.prog} --help` lists what it takes)\n")
 
 
-def _checked(check: Callable[[Any], Any]) -> Callable[[str], int]:
-    """An argparse type: a whole number the library's own ``check`` accepts, its refusal told
-    under the flag's name (``argument --max-total-chars: must be ...``), not the Python one's."""
+def _checked(check_name: str) -> Callable[[str], int]:
+    """An argparse type: a whole number the library's own check (``hits.check_name``) accepts, its
+    refusal told under the flag's name (``argument --max-total-chars: must be ...``), not the Python one's."""
     def whole(text: str) -> int:
+        from . import hits
+
+        check = getattr(hits, check_name)
         try:
             value = int(text)
         except ValueError:
@@ -210,7 +213,8 @@ def build_parser() -> _Parser:
     search = commands.add_parser("search", parents=[common], help="search the records",
                                  description="Search records; prints hits best first.")
     search.add_argument("query", help="what to look for")
-    search.add_argument("-n", "--max-results", type=_checked(check_max_results), metavar="N", help="number of hits (1-1000)")
+    search.add_argument("-n", "--max-results", type=_checked("check_max_results"), metavar="N",
+                        help="number of hits (1-1000)")
     search.add_argument("--mode", choices=MODES, help="semantic, keyword or hybrid (default from config)")
     search.add_argument("--fusion", choices=FUSIONS, help="hybrid fusion: rrf or linear")
     search.add_argument("--keyword-weight", type=float, metavar="W", help="linear fusion weight of keywords, 0-1")
@@ -231,10 +235,10 @@ def build_parser() -> _Parser:
     search.add_argument("--no-dedupe", action="store_true", help="show near-identical hits separately")
     search.add_argument("--recency-half-life", type=float, metavar="DAYS",
                         help="favour recent records: blend a decay of this half-life into the score")
-    search.add_argument("--max-total-chars", type=_checked(check_max_total_chars), metavar="N",
+    search.add_argument("--max-total-chars", type=_checked("check_max_total_chars"), metavar="N",
                         help="a budget for all hits' text together: hits best first while they fit; "
                              "how many were left out is said on stderr")
-    search.add_argument("--max-chars", type=_checked(check_max_chars), metavar="N",
+    search.add_argument("--max-chars", type=_checked("check_max_chars"), metavar="N",
                         help="cut each hit's text to N characters around its match and show it, with the "
                              "lines it cites, in place of the snippet (the budget counts the cut texts)")
     search.add_argument("--json", action="store_true", help="print a JSON array of hits")
@@ -243,7 +247,7 @@ def build_parser() -> _Parser:
                               description="Show the record a hit came from (by its id or citation) "
                                           "with up to --context records before and after it.")
     get.add_argument("ref", help="a hit's id or citation, e.g. journal/2024/03.txt:9-15")
-    get.add_argument("-C", "--context", type=_checked(check_context), default=0, metavar="N",
+    get.add_argument("-C", "--context", type=_checked("check_context"), default=0, metavar="N",
                      help=f"records before and after, from the same file or conversation (0-{MAX_CONTEXT})")
     get.add_argument("--json", action="store_true", help="print JSON")
     get.set_defaults(handler=_cmd_get)
@@ -271,7 +275,7 @@ def build_parser() -> _Parser:
 
 def _add_http_options(serve_cmd: argparse.ArgumentParser) -> None:
     """``serve --http`` and where it listens (docs/server.md)."""
-    from .server import DEFAULT_HOST, DEFAULT_PORT, TOKEN_VARIABLE
+    from .config import DEFAULT_HOST, DEFAULT_PORT, TOKEN_VARIABLE
 
     serve_cmd.add_argument("--http", action="store_true",
                            help="serve MCP over streamable HTTP at /mcp, the search page at /, and the CLI")
@@ -395,11 +399,18 @@ def _sigterm_as_interrupt() -> Iterator[list[int]]:
 
 
 def _open_book(config: Config, **options: Any) -> VecBook:
+    from .book import VecBook
+
     progress = TerminalProgress() if sys.stderr.isatty() else None
     return VecBook(config=config, progress=progress, **options)
 
 
 def _cmd_search(args: argparse.Namespace, config: Config) -> int:
+    from .filters import convenience_conditions, parse_filters
+    from .hits import check_query
+    from .remote import find_server
+    from .tokens import analysis_of
+
     filters = dict(parse_filter_argument(f) for f in args.filter) or None
     # Check everything that needs no index before building one: loading the model and
     # indexing take seconds, and a typo in a filter should not cost them.
@@ -425,6 +436,8 @@ def _cmd_search(args: argparse.Namespace, config: Config) -> int:
 
 
 def _cmd_get(args: argparse.Namespace, config: Config) -> int:
+    from .remote import find_server
+
     # Looking a record up needs no vectors: skip the model.
     context = find_server(config, lambda: _open_book(config, keyword_only=True)).get(args.ref, args.context)
     if args.json:
@@ -442,6 +455,8 @@ def _cmd_get(args: argparse.Namespace, config: Config) -> int:
 
 
 def _cmd_stats(args: argparse.Namespace, config: Config) -> int:
+    from .remote import find_server
+
     stats = find_server(config, lambda: _open_book(config)).stats()
     if args.json:
         print(json_text(stats))
@@ -467,29 +482,29 @@ def _cmd_reindex(args: argparse.Namespace, config: Config) -> int:
 
 
 def _cmd_serve(args: argparse.Namespace, config: Config) -> int:
-    from .server import DEFAULT_HOST, DEFAULT_PORT, TOKEN_VARIABLE, check_bind, serve_http
+    def open_book() -> VecBook:
+        from .book import VecBook
 
-    token = args.token or os.environ.get(TOKEN_VARIABLE) or None
+        return VecBook(config=config, background=True, watch=config.watch and not args.no_watch)
+
     if not args.http:
         named = [flag for flag, value in (("--host", args.host), ("--port", args.port), ("--token", args.token))
                  if value is not None]
         if named:
             raise ConfigError(f"{named[0]} is for the HTTP server: add --http")
-    else:
-        if args.port is not None and not 0 <= args.port <= 65535:
-            raise ConfigError(f"--port must be from 0 (any free port) to 65535, got {args.port}")
-        check_bind(args.host or DEFAULT_HOST, token)  # before anything loads
+        route_other_loggers()
+        # Started by a client: the handshake is answered before VecBook's own modules are imported, and a
+        # book that cannot be opened is told through the tools. From a terminal, that is an error at once.
+        serve(OpenedLater(open_book) if _answers_a_client(args) else open_book())
+        return 0
+    from .server import DEFAULT_HOST, DEFAULT_PORT, TOKEN_VARIABLE, check_bind, serve_http
+
+    token = args.token or os.environ.get(TOKEN_VARIABLE) or None
+    if args.port is not None and not 0 <= args.port <= 65535:
+        raise ConfigError(f"--port must be from 0 (any free port) to 65535, got {args.port}")
+    check_bind(args.host or DEFAULT_HOST, token)  # before anything loads
     route_other_loggers()
-    try:
-        book = VecBook(config=config, background=True, watch=config.watch and not args.no_watch)
-    except VecBookError as exc:
-        if not _answers_a_client(args):
-            raise
-        return _serve_unusable(exc)
-    if args.http:
-        serve_http(book, args.host or DEFAULT_HOST, DEFAULT_PORT if args.port is None else args.port, token)
-    else:
-        serve(book)
+    serve_http(open_book(), args.host or DEFAULT_HOST, DEFAULT_PORT if args.port is None else args.port, token)
     return 0
 
 
@@ -511,6 +526,8 @@ def _target_file(args: argparse.Namespace) -> Path:
 
 
 def _cmd_add(args: argparse.Namespace, _config: None) -> int:
+    from .registry import add_source, inspect
+
     target = _target_file(args)
     found = inspect(args.path, target, name=args.name, format_name=args.format, description=args.description,
                     table=args.table, text_column=args.text_column)
@@ -527,6 +544,8 @@ def _cmd_add(args: argparse.Namespace, _config: None) -> int:
 
 
 def _cmd_remove(args: argparse.Namespace, _config: None) -> int:
+    from .registry import remove_source
+
     target = _target_file(args)
     remove_source(target, args.name)
     print(f"removed '{args.name}' from {target} (its files are untouched)")

@@ -59,6 +59,17 @@ MAX_RESULTS_LIMIT = 1000
 # A query is a question, not a document: 10k characters is far past any
 # sensible question and keeps a stray paste from embedding megabytes.
 MAX_QUERY_CHARS = 10_000
+# Records shown on each side of one that ``get`` returns, at most.
+MAX_CONTEXT = 50
+# The largest text budget a search takes (characters): past it, no budget is needed.
+MAX_TOTAL_CHARS = 100_000_000
+# The longest text a hit may be cut to (``max_chars``); a record holds at most a few MB.
+MAX_CHARS = 1_000_000
+# The operators of a filter key (``date__gte``). Here, not in filters.py, so the MCP tools'
+# descriptions are written without importing numpy before ``initialize`` is answered.
+FILTER_OPERATORS = ("exact", "ne", "gt", "gte", "lt", "lte", "in", "contains", "startswith", "exists")
+# ``serve --http``: where it listens, and the variable holding its token (here for the CLI's help).
+DEFAULT_HOST, DEFAULT_PORT, TOKEN_VARIABLE = "127.0.0.1", 8765, "VECBOOK_TOKEN"
 # What a collection may be called: what the user types (``family-chat``, ``work_mail``). Lower-case
 # ASCII letters and digits, with - and _ inside: safe in citations ("name/file:3"), ids
 # ("name:row"), ``sources=`` filters, cache scopes and a shell, and never a path or an option.

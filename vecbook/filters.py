@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, Sequence
 
 import numpy as np
 
-from .config import QueryError
+from .config import FILTER_OPERATORS, QueryError
 from .records import Record, iso_moment
 from .recurrence import occurrence_within, series_matches
 from .snippets import date_days
@@ -26,7 +26,6 @@ from .tokens import fold
 if TYPE_CHECKING:
     from .hits import Hit  # hits imports this module
 
-FILTER_OPERATORS = ("exact", "ne", "gt", "gte", "lt", "lte", "in", "contains", "startswith", "exists")
 # How close a typo must be to a known key, source or name to be suggested (difflib's ratio):
 # at its default 0.6 "auther" suggested "date" (three letters of six in order).
 HINT_CUTOFF = 0.75

@@ -9,11 +9,13 @@ import json
 import os
 import re
 import sys
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from .graphemes import clip_columns
-from .hits import Hit, mark_matches
-from .tokens import ENGLISH, Analysis
+
+if TYPE_CHECKING:  # imported where used: ``vecbook serve`` imports this module before the handshake, without numpy
+    from .hits import Hit
+    from .tokens import Analysis
 
 # Width of the metadata line in the human-readable search output.
 PREVIEW_WIDTH = 100
@@ -95,12 +97,12 @@ def _windows_console_reads_ansi() -> bool:
 
 
 def format_hits(hits: Sequence[Hit], color: bool = False,
-                analysis: Callable[[str], Analysis] = lambda source: ENGLISH, filtered: bool = False) -> str:
+                analysis: Callable[[str], Analysis] | None = None, filtered: bool = False) -> str:
     """Human-readable results: rank, score and citation (a hit that matched nothing of the
     query says so, and, when the search was ``filtered``, that it passed the filters),
     metadata, then the snippet with the lines it comes from, or a text cut to ``max_chars`` with
     the lines it cites (matched words highlighted when ``color``, as ``analysis`` of the hit's
-    source cuts them)."""
+    source cuts them; English's by default)."""
     if not hits:
         return "no results"
     why_listed = "; listed as it passed the filters" if filtered else ""
@@ -116,7 +118,7 @@ def format_hits(hits: Sequence[Hit], color: bool = False,
         if first is not None:
             lines.append(f"    {f'line {first}' if first == last else f'lines {first}-{last}'}:")
         body = shown(body)
-        body = highlight(body, hit.matched_terms, analysis(hit.source)) if color else body
+        body = highlight(body, hit.matched_terms, analysis(hit.source) if analysis else None) if color else body
         if hit.truncated:  # every cited line, blank ones too: the printed lines match the cited ones one for one
             lines += [f"      {line}" if line.strip() else "" for line in text_lines(body)]
         else:
@@ -133,9 +135,14 @@ def metadata_line(metadata: dict[str, Any]) -> str:
     return "    " + _clip(shown(", ".join(f"{k}: {_shown_value(v)}" for k, v in metadata.items())))
 
 
-def highlight(text: str, terms: Sequence[str], analysis: Analysis = ENGLISH) -> str:
-    """Bold the words of ``text`` whose term is one of ``terms``' (as the keyword index matched them)."""
-    return mark_matches(text, terms, lambda word: f"{BOLD}{word}{RESET}", analysis=analysis)
+def highlight(text: str, terms: Sequence[str], analysis: Analysis | None = None) -> str:
+    """Bold the words of ``text`` whose term is one of ``terms``' (as the keyword index matched them;
+    ``analysis`` cuts them, English's by default)."""
+    from .hits import mark_matches
+    from .tokens import ENGLISH
+
+    return mark_matches(text, terms, lambda word: f"{BOLD}{word}{RESET}",
+                        analysis=ENGLISH if analysis is None else analysis)
 
 
 def _shown_value(value: Any) -> str:

@@ -14,7 +14,8 @@ import numpy as np
 
 from .build import Snapshot
 from .chat_hits import MERGE_MAX_CHARS, lines_shown, merge_touching, merged_citation, merged_text
-from .config import FUSIONS, MAX_QUERY_CHARS, MAX_RESULTS_LIMIT, QueryError, VecBookError
+from .config import (FUSIONS, MAX_CHARS, MAX_CONTEXT, MAX_QUERY_CHARS, MAX_RESULTS_LIMIT, MAX_TOTAL_CHARS, QueryError,
+                     VecBookError)
 from .filters import parse_filters
 from .graphemes import cluster_end, cluster_start
 from .rank import Scored
@@ -26,12 +27,8 @@ if TYPE_CHECKING:  # the facade imports this module, not the other way round
     from .book import VecBook
 
 
-# Records shown on each side of one that ``get`` returns, at most.
-MAX_CONTEXT = 50
 # How to_dict/to_dicts give scores: six-decimal strings (the JSON contract) or floats.
 SCORE_FORMATS = ("string", "float")
-# The largest text budget a search takes (characters): past it, no budget is needed.
-MAX_TOTAL_CHARS = 100_000_000
 # Results.to_pandas's column types: lines are nullable whole numbers (a SQLite row has none).
 PANDAS_TYPES = {"similarity_score": "float64", "semantic_score": "float64", "keyword_score": "float64",
                 **{name: "Int64" for name in ("line_number", "end_line", "snippet_line", "snippet_end_line")},
@@ -39,8 +36,6 @@ PANDAS_TYPES = {"similarity_score": "float64", "semantic_score": "float64", "key
 # The columns that always hold text: pandas 3 types them ``str`` (earlier versions ``object``),
 # but not in a frame of no rows, whose columns it cannot infer.
 PANDAS_TEXT_COLUMNS = ("text", "file_path", "source", "id", "citation", "snippet")
-# The longest text a hit may be cut to (``max_chars``); a record holds at most a few MB.
-MAX_CHARS = 1_000_000
 
 
 @dataclass(frozen=True)

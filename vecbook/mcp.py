@@ -10,14 +10,13 @@ import re
 import signal
 import sys
 import threading
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
-from .book import VecBook
-from .caches import write_before_exit, writing_put_off
-from .hits import MAX_CHARS, MAX_CONTEXT, MAX_TOTAL_CHARS
-from .onnx_build import stop_builds
-from .config import MAX_QUERY_CHARS, MAX_RESULTS_LIMIT, ConfigError, QueryError, VecBookError, __version__
-from .filters import FILTER_OPERATORS
+from .config import (FILTER_OPERATORS, MAX_CHARS, MAX_CONTEXT, MAX_QUERY_CHARS, MAX_RESULTS_LIMIT, MAX_TOTAL_CHARS,
+                     ConfigError, QueryError, VecBookError, __version__)
+
+if TYPE_CHECKING:  # imported once the handshake is answered (OpenedLater): numpy and the index come with it
+    from .book import VecBook
 
 # Characters of each hit's text an MCP search returns by default: the snippet points at
 # the answer, and ten whole 4 MB records would flood an assistant's context.
@@ -282,7 +281,7 @@ def filters_argument(value: dict[str, Any] | str | None) -> dict[str, Any] | Non
     return parsed
 
 
-def serve(book: VecBook) -> None:
+def serve(book: VecBook | OpenedLater) -> None:
     """Run the MCP server on stdio until stdin closes or SIGTERM arrives."""
     import gc
 
@@ -290,8 +289,9 @@ def serve(book: VecBook) -> None:
     # The imports leave ~54k objects the collector tracks, alive as long as the process: frozen, the
     # collector no longer walks them on each full collection while the first index is read
     # (20k records: reading and tokenizing 0.80 -> 0.70 s, measured with fastmcp imported).
+    # OpenedLater freezes the book's imports once they are done.
     gc.freeze()
-    stop = exit_handler()
+    stop = exit_handler(exit_code=lambda: 2 if isinstance(getattr(book, "opened", None), Unusable) else 0)
     signal.signal(signal.SIGTERM, stop)
     on_any_thread(signal.SIGTERM, stop)
     # The MCP SDK drops a stdin line that is not JSON-RPC with a DEBUG line only: a client that
@@ -327,6 +327,49 @@ class Unusable:
         raise self.error
 
     get = reindex = sources = stats = search
+
+
+class OpenedLater:
+    """The book of a stdio server, made once the client's first message is answered: the
+    handshake waits for no import of VecBook's own (numpy and the index modules: ~0.5 s of CPU on
+    the AVX2 EPYC, where ``initialize`` was answered 2.71 s after launch). ``start()`` (the
+    first message) opens it on a thread; any other attribute waits for it. A book that cannot be
+    opened (its folder gone) is ``Unusable``: every tool call answers why, as ``serve_unusable``'s."""
+
+    def __init__(self, open_book: Callable[[], VecBook]) -> None:
+        self._open_book = open_book
+        self._lock = threading.Lock()
+        self._done = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.opened: VecBook | Unusable | None = None
+
+    def start(self) -> None:
+        """Open the book and start it on a thread of its own; returns at once."""
+        with self._lock:
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._open, name="vecbook-open", daemon=True)
+                self._thread.start()
+
+    def _open(self) -> None:
+        import gc
+
+        try:
+            opened: VecBook | Unusable = self._open_book()
+            opened.start()  # before a waiting tool call reaches it
+        except VecBookError as exc:
+            log.error("%s; answering every tool call with this until the client disconnects", exc)
+            opened = Unusable(exc)
+        except Exception as exc:  # (a bug: said, and the server stays up to say it)
+            log.exception("the index could not be opened")
+            opened = Unusable(VecBookError(f"the index could not be opened: {exc}"))
+        gc.freeze()  # the book's imports, as serve() froze the server's
+        self.opened = opened
+        self._done.set()
+
+    def __getattr__(self, name: str) -> Any:
+        self.start()
+        self._done.wait()
+        return getattr(self.opened, name)
 
 
 def serve_unusable(error: VecBookError) -> None:
@@ -404,26 +447,39 @@ def on_any_thread(signum: int, handler: Callable[[int, Any], None]) -> None:
     threading.Thread(target=watch, name="vecbook-signals", daemon=True).start()
 
 
-def exit_handler(before_exit: Callable[[], None] = lambda: None) -> Callable[[int, Any], None]:
+def _imported(module: str, name: str) -> Any:
+    """``module.name`` where this process has imported ``module`` (wholly), else None."""
+    return getattr(sys.modules.get(module), name, None)
+
+
+def exit_handler(before_exit: Callable[[], None] = lambda: None,
+                 exit_code: Callable[[], int] = lambda: 0) -> Callable[[int, Any], None]:
     """A signal handler that runs ``before_exit``, writes what the caches put off (within
-    EXIT_WRITE_SECONDS) and ends the process with exit code 0 (signal 0: stdin closed)."""
+    EXIT_WRITE_SECONDS) and ends the process with ``exit_code()`` (signal 0: stdin closed)."""
     stopping = threading.Lock()  # taken by the first call, from the main thread or ``on_any_thread``'s
 
     def stop(signum: int, _frame: Any) -> None:
         # Write what the last minute's updates put off (the caches are written atomically,
         # so nothing else needs flushing), then leave at once rather than wait on torch threads.
-        if writing_put_off() or not stopping.acquire(blocking=False):
+        # The caches and the ONNX build as far as this process imported them: one not imported (a
+        # server that left before its book opened) holds nothing to write and builds nothing.
+        put_off = _imported("vecbook.caches", "writing_put_off")
+        write = _imported("vecbook.caches", "write_before_exit")
+        if (put_off is not None and put_off()) or not stopping.acquire(blocking=False):
             return  # a second signal, or the exit (stdin closed) is writing them already: let it finish
         if signum:  # (0: stdin closed, said already)
             log.info("received signal %d; exiting", signum)
-        stop_builds()  # an ONNX build under way (a first start) goes too, with its ~1 GB
+        stop_builds = _imported("vecbook.onnx_build", "stop_builds")
+        if stop_builds is not None:
+            stop_builds()  # an ONNX build under way (a first start) goes too, with its ~1 GB
         try:
             before_exit()
-            # On a thread of its own, with a time limit: the signal may have interrupted this
-            # thread while it held a lock the writes take.
-            writer = threading.Thread(target=write_before_exit, name="vecbook-exit-write", daemon=True)
-            writer.start()
-            writer.join(EXIT_WRITE_SECONDS)
+            if write is not None:
+                # On a thread of its own, with a time limit: the signal may have interrupted this
+                # thread while it held a lock the writes take.
+                writer = threading.Thread(target=write, name="vecbook-exit-write", daemon=True)
+                writer.start()
+                writer.join(EXIT_WRITE_SECONDS)
         finally:
             logging.shutdown()
             for stream in (sys.stdout, sys.stderr):  # the last replies (os._exit flushes nothing)
@@ -431,6 +487,6 @@ def exit_handler(before_exit: Callable[[], None] = lambda: None) -> Callable[[in
                     stream.flush()
                 except (OSError, ValueError):
                     pass
-            os._exit(0)
+            os._exit(exit_code())
 
     return stop

@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .book import VecBook
-from .config import ConfigError, QueryError, VecBookError, __version__
+from .config import (DEFAULT_HOST, DEFAULT_PORT, TOKEN_VARIABLE, ConfigError, QueryError, VecBookError,
+                     __version__)
 from .hits import mark_matches
 from .mcp import exit_handler, filters_argument, well_formed_line
 from .remote import (LIST_PARAMS, SEARCH_PARAMS, ServerRecord, config_identity, other_server, record_path,
@@ -28,14 +29,11 @@ from .tokens import analysis_of
 
 log = logging.getLogger("vecbook")  # one logger for the package: hosts and the CLI configure "vecbook"
 
-DEFAULT_HOST = "127.0.0.1"
-DEFAULT_PORT = 8765
 # /search.json's header saying how many hits a max_total_chars budget left out (MCP's "left_out").
 LEFT_OUT_HEADER = "VecBook-Left-Out"
 # /search.json's header naming the mode that answered where it is not the one asked for: during a
 # first index, semantic and hybrid searches are answered by keywords (MCP's "answered_as").
 ANSWERED_AS_HEADER = "VecBook-Answered-As"
-TOKEN_VARIABLE = "VECBOOK_TOKEN"
 # A token shorter than this could be guessed by a client trying tokens over the network.
 MIN_TOKEN_CHARS = 16
 # Request bodies (MCP's JSON-RPC posts): a search call is under 50 KB (queries stop at 10,000
