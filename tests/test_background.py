@@ -672,3 +672,53 @@ def test_a_save_landing_while_an_update_reads_the_cache_leaves_nothing_unwritten
 
     again = vecbook.VecBook(data_directory=data, cache_directory=cache, embedder=FakeEmbedder())
     assert again.stats()["last_update"]["embedded"] == 0  # every vector came from the cache
+
+
+class WindowedEmbedder(FakeEmbedder):
+    """The fake model with a window of 100 characters: a long record is many windows."""
+
+    def window_spans_many(self, texts: Any) -> list[tuple[list[tuple[int, int]], bool]]:
+        return [([(a, min(a + 100, len(text))) for a in range(0, max(len(text), 1), 100)], False) for text in texts]
+
+    def windows_many(self, texts: Any) -> list[tuple[list[str], bool]]:
+        return [([text[a:b] for a, b in spans], capped)
+                for text, (spans, capped) in zip(texts, self.window_spans_many(texts))]
+
+
+def long_record_beside_notes(write_files: Any) -> Path:
+    """One record of ~150 windows beside 30 one-window notes."""
+    long = "".join(f"Line {n} of the long diary, written on a rainy day number {n}.\n" for n in range(240))
+    notes = "\n---\n".join(f"Note {n}: buy bread and milk number {n}." for n in range(30))
+    return write_files({"diary.txt": long, "notes.txt": notes + "\n"})
+
+
+def test_the_progress_of_a_long_record_is_counted_in_the_windows_embedded(write_files: Any) -> None:
+    # A 5 MB .txt beside 3,000 notes said "embedded 3003 of 3004 records (4 records/s, about 0 s
+    # left)" for twelve minutes: its ~6,000 windows were one record of the count.
+    root = long_record_beside_notes(write_files)
+    calls: list[tuple[int, int, vecbook.progress.Work]] = []
+    vecbook.VecBook(root, embedder=WindowedEmbedder(), cache_directory=False,
+                    progress=lambda done, total, work: calls.append((done, total, work)))
+    done, total, work = calls[-1]
+    assert done == total == 31 and work.windows == work.windows_total > 150 and work.chars == work.chars_total
+    waiting = [w for d, _, w in calls if d == total - 1]  # every note done, the diary not yet
+    assert waiting and waiting[0].windows < work.windows_total / 2 and waiting[0].chars < work.chars_total / 3
+    old_style: list[tuple[int, int]] = []  # a callback of (done, total) is called as it was
+    vecbook.VecBook(root, embedder=WindowedEmbedder(), cache_directory=False,
+                    progress=lambda done, total: old_style.append((done, total)))
+    assert old_style[-1] == (31, 31)
+
+
+def test_the_progress_log_line_says_records_and_counts_the_pace_in_windows(
+        write_files: Any, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    monkeypatch.setattr(vecbook.book, "PROGRESS_LOG_SECONDS", 0.0)
+    with caplog.at_level(logging.INFO, logger="vecbook"):
+        vecbook.VecBook(long_record_beside_notes(write_files), embedder=WindowedEmbedder(), cache_directory=False)
+    lines = [r.getMessage() for r in caplog.records if r.getMessage().startswith("embedded ")]
+    assert lines[-1].startswith("embedded 31 of 31 records (") and " windows" in lines[-1], lines
+    assert any(line.startswith("embedded 30 of 31 records (") for line in lines), lines
+    # The pace: 1,000 of 6,004 windows in 100 s, the long ones (most of the characters) left.
+    since = (0.0, vecbook.progress.Work(0, 6004, 0, 600_400))
+    work = vecbook.progress.Work(1000, 6004, 60_000, 600_400)
+    assert vecbook.progress.progress_line(3003, 3004, since, 100.0, work) == \
+        "embedded 3003 of 3004 records (1,000 of 6,004 windows, 10 windows/s, about 15 min left)"

@@ -170,10 +170,26 @@ def test_embedding_progress_is_a_bar_on_a_terminal_and_log_lines_otherwise(
     # The config's SQLite collection is indexed too, so count, do not assume, the total.
     assert code == 0 and re.search(r"embedded (\d+) of \1 records", err) and "\r" not in err  # lines for a log
     monkeypatch.setattr(sys.stderr, "isatty", lambda: True)  # capsys's stream, now "a terminal"
-    monkeypatch.setattr(vecbook.cli, "PROGRESS_BAR_RECORDS", 1)
+    monkeypatch.setattr(vecbook.progress, "PROGRESS_BAR_WINDOWS", 1)
     (root / "more.txt").write_text("Kayak lessons start in June.\n", encoding="utf-8")  # a text to embed
     code, _, err = run(capsys, *argv)
-    assert code == 0 and re.search(r"\rembedding: 100%\|.*\| (\d+)/\1 \[[\d:]+<[\d:]+, +[\d.]+ ?\w*record/s\]", err), err
+    assert code == 0 and re.search(r"\rembedding (\d+) of \1 records: 100%\|.*\| \[[\d:]+<[\d:]+, 1/1 windows[],]", err), err
+
+
+def test_the_bar_of_a_long_record_moves_with_its_windows(monkeypatch: pytest.MonkeyPatch,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    # One 5 MB record beside 3,000 notes stood at "3003/3004 [..., 4 record/s]" for 12 minutes.
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    monkeypatch.setattr(vecbook.progress, "BAR_REDRAW_SECONDS", 0.0)  # every call draws
+    bar, Work = vecbook.cli.TerminalProgress(), vecbook.progress.Work
+    bar(0, 3004, Work(0, 9004, 0, 1_500_000))
+    bar(3003, 3004, Work(3000, 9004, 300_000, 1_500_000))
+    bar(3003, 3004, Work(6000, 9004, 900_000, 1_500_000))
+    bar(3004, 3004, Work(9004, 9004, 1_500_000, 1_500_000))
+    err = capsys.readouterr().err
+    assert "embedding 3,003 of 3,004 records:  20%|" in err and "3,000/9,004 windows" in err, repr(err)
+    assert "embedding 3,003 of 3,004 records:  60%|" in err and "6,000/9,004 windows" in err, repr(err)
+    assert re.search(r"embedding 3,004 of 3,004 records: 100%\|.*9,004/9,004 windows, [\d.]+ windows/s\]\n$", err)
 
 
 def test_a_small_update_on_a_terminal_draws_no_bar(monkeypatch: pytest.MonkeyPatch,
@@ -202,7 +218,7 @@ def test_ctrl_c_during_a_bar_says_what_was_kept_on_a_line_of_its_own(
     assert vecbook.cli._run(argparse.Namespace(loads_config=False, handler=first_index), []) == 130
     bar(364, 1000)  # the indexing thread's last checkpoint, after the interrupt: no bar again
     err = capsys.readouterr().err
-    assert re.search(r"record/s\]\nvecbook: interrupted; kept the 300 vectors embedded so far\n$", err), repr(err)
+    assert re.search(r"windows/s\]\nvecbook: interrupted; kept the 300 vectors embedded so far\n$", err), repr(err)
 
 
 def test_the_script_runs_from_any_folder_with_its_config_named(tmp_path: Path) -> None:

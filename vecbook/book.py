@@ -40,7 +40,8 @@ from .rank import FUSION_DEPTH, best_first, rank
 from .keyword_prune import PassageScores
 from .chat_hits import is_chat_window
 from .blends import blended
-from .status import index_stats, indexed_line, pace
+from .status import index_stats, indexed_line
+from .progress import Since, Work, progress_line, tell
 from .snippets import folding, query_terms
 from .registry import summarize_report
 from .sources import LoadReport, check_collections, check_sources
@@ -57,7 +58,7 @@ QUIET_WAIT_LIMIT_SECONDS = 2.0
 
 # Log embedding progress at most this often when no progress bar is drawn.
 PROGRESS_LOG_SECONDS = 5.0
-ProgressCallback = Callable[[int, int], None]
+ProgressCallback = Callable[..., None]  # (done, total), and work=Work where it takes the keyword
 
 
 class VecBook:
@@ -100,7 +101,7 @@ class VecBook:
         self._watcher: Any = None  # a watch.Watcher while watching (see watch())
         self._watch_on_start = watch and background  # a background book watches from start() on
         self._background = background
-        self._pace: tuple[float, int] | None = None  # (time.monotonic(), records done) at a build's first progress
+        self._pace: Since | None = None  # (time.monotonic(), the Work) at a build's first progress
         self._searches = 0  # searches running on a snapshot now
         self._awaiting_vectors = 0  # searches waiting for the vectors (the model need not wait for quiet)
         self._quiet_since = 0.0  # time.monotonic() when the last one ended, or keyword search began
@@ -420,19 +421,19 @@ class VecBook:
         self._cache_facts = self._caches.vectors_built(cache, live)
         return index, counts
 
-    def _report_progress(self, done: int, total: int) -> None:
+    def _report_progress(self, done: int, total: int, work: Work) -> None:
         self._set_progress(records_embedded=done, records_total=total)
         if self._progress_callback is not None:
-            self._progress_callback(done, total)
+            tell(self._progress_callback, done, total, work)
             return
         now = time.monotonic()
         if self._pace is None:
-            self._pace = (now, done)  # the first report of this build: where its rate is counted from
+            self._pace = (now, work)  # the first report of this build: where its rate is counted from
             if done == total:  # nothing to embed (every vector reused): the "indexed" line says so
                 return
         if done == total or now - self._progress.get("logged", 0.0) >= PROGRESS_LOG_SECONDS:
             self._progress["logged"] = now
-            log.info("embedded %d of %d records%s", done, total, pace(self._pace, now, done, total))
+            log.info("%s", progress_line(done, total, self._pace, now, work))
 
     # -- search --
 

@@ -26,13 +26,14 @@ from .tokens import Vocabulary, analysis_of, without_sender_emoji
 from .rows_file import RowsFile
 from .scan_file import ScanFile
 from .vector_cache import VectorCache
+from .progress import Work
 from .spill import LiveVectors, MadeVectors, Todo, todo_of
 from .vector_files import FileRows, SplitEntry, SplitPassages, rows_from
 from .vector_index import VectorIndex, encode_vectors
 
 log = logging.getLogger("vecbook")  # one logger for the package: hosts and the CLI configure "vecbook"
 
-ProgressCallback = Callable[[int, int], None]
+ProgressCallback = Callable[[int, int, Work], None]  # records done, of total; the texts embedded
 # How one passage's windows were found: (passage number, start, end, text hash, its windows,
 # whether they were capped and their text hashes, or None where the tokenizer must cut them,
 # and the number of the table that held them, -1 for none).
@@ -419,20 +420,24 @@ class Builder:
     def _embed_missing(self, todo: Todo, found: MadeVectors, records: Sequence[Record], keys: Sequence[bytes],
                        owners: np.ndarray, spans: np.ndarray, progress: ProgressCallback,
                        observer: EmbeddingObserver | None = None) -> None:
-        """Embed the texts of ``todo`` in chunks into ``found``, reporting records completed and
-        telling ``observer`` each chunk's vectors. Each chunk's texts are cut from their records
+        """Embed the texts of ``todo`` in chunks into ``found``, reporting records completed (and
+        the texts embedded, ``Work``) and telling ``observer`` each chunk's vectors. Each chunk's texts are cut from their records
         as it is embedded: a dict of every text to embed held ~0.5 GB at a million records."""
         remaining = np.bincount(owners[todo.windows], minlength=len(records))
         # A record is done when all its windows have vectors (a record without windows never is).
         done = int(np.count_nonzero((remaining == 0) & (np.bincount(owners, minlength=len(records)) > 0)))
-        progress(done, len(records))
+        # The pace is counted in texts and characters: one long record is thousands of windows.
+        chars = np.concatenate([[0], np.cumsum(spans[todo.first, 1] - spans[todo.first, 0])]).tolist()
+        work = Work(0, len(todo.first), 0, int(chars[-1]))
+        progress(done, len(records), work)
         starts = np.concatenate([[0], todo.ends])
         for start in range(0, len(todo.first), EMBED_CHUNK):
             end = min(start + EMBED_CHUNK, len(todo.first))
             vectors = self._encode_isolating_failures(todo.first[start:end].tolist(), records, keys, owners, spans)
             found.add(vectors)
             done += _count_done(remaining, owners, todo.windows[starts[start]:starts[end]].tolist())
-            progress(done, len(records))
+            work = Work(end, work.windows_total, int(chars[end]), work.chars_total)
+            progress(done, len(records), work)
             if observer is not None:
                 observer.embedded(vectors)
 

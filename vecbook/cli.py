@@ -10,10 +10,9 @@ import os
 import signal
 import sys
 import threading
-import weakref
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, ClassVar, Iterator, NoReturn, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterator, NoReturn, Sequence
 
 # Modules that import numpy (book, hits, filters, tokens...) are imported by the commands that use
 # them: ``serve`` answers an MCP client's ``initialize`` before any of them is imported.
@@ -37,16 +36,13 @@ from .config import (
 )
 from .exports.notes import describe_kinds
 from .mcp import OpenedLater, serve, serve_unusable
+from .progress import TerminalProgress
 from .records import Problem
 
 if TYPE_CHECKING:
     from .book import VecBook
 
 log = logging.getLogger("vecbook")  # one logger for the package: hosts and the CLI configure "vecbook"
-
-
-# Records left to embed from which a terminal shows a progress bar (~2 s of embedding on a laptop).
-PROGRESS_BAR_RECORDS = 200
 
 
 class _StderrHandler(logging.StreamHandler):
@@ -106,47 +102,6 @@ def route_other_loggers() -> None:
     if ours not in root.handlers:
         root.addHandler(ours)  # other libraries stay at the root's WARNING level
     log.propagate = False  # "vecbook" has the handler already: no second copy via the root
-
-
-class TerminalProgress:
-    """A progress bar on stderr, drawn only when stderr is a terminal and at least
-    PROGRESS_BAR_RECORDS records are left to embed: records done/total, records/s, time left."""
-
-    # Every progress of this process: a line printed after a bar (Ctrl-C's) ends them first.
-    _every: ClassVar[weakref.WeakSet[TerminalProgress]] = weakref.WeakSet()
-
-    def __init__(self) -> None:
-        self._bar: Any = None
-        self._ended = False
-        TerminalProgress._every.add(self)
-
-    def __call__(self, done: int, total: int) -> None:
-        if self._ended:
-            return  # the command is ending (Ctrl-C): the indexing thread's last calls draw nothing
-        if self._bar is None or self._bar.total != total:
-            self._close()
-            if total - done < PROGRESS_BAR_RECORDS:
-                return  # a small update: over before a bar would tell anything
-            from tqdm import tqdm
-
-            self._bar = tqdm(total=total, initial=done, unit="record", desc="embedding", file=sys.stderr,
-                             dynamic_ncols=True, mininterval=0.5)
-        self._bar.update(done - self._bar.n)
-        if done >= total:
-            self._close()
-
-    @classmethod
-    def end_all(cls) -> None:
-        """Close every bar still drawn, at what it reached, and draw no more: a line printed next
-        starts a line of its own instead of trailing a bar that Python would draw again at exit."""
-        for progress in list(cls._every):
-            progress._ended = True
-            progress._close()
-
-    def _close(self) -> None:
-        if self._bar is not None:
-            self._bar.close()
-            self._bar = None
 
 
 def parse_filter_argument(text: str) -> tuple[str, Any]:

@@ -65,13 +65,3 @@ def indexed_line(report: LoadReport, update: dict[str, Any]) -> str:
     return (f"indexed {counted(len(report.records), 'record')} in {update['seconds']:.1f}s: {', '.join(parts)} "
             f"({read} read, {counted(update.get('embedded', 0), 'text')} embedded, "
             f"{update.get('reused', 0) + update.get('from_cache', 0)} reused)")
-
-
-def pace(since: tuple[float, int], now: float, done: int, total: int) -> str:
-    """' (120 records/s, about 85 s left)' for a progress line; empty until there is a rate."""
-    seconds, first = now - since[0], since[1]
-    if seconds <= 0 or done <= first:
-        return ""
-    rate = (done - first) / seconds
-    left = f", about {(total - done) / rate:.0f} s left" if done < total else ""
-    return f" ({rate:.0f} records/s{left})"
