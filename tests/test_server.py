@@ -414,10 +414,11 @@ def test_serve_refuses_what_it_cannot_serve_safely(tmp_path: Path, capsys: pytes
 def test_vecbook_token_in_the_environment_allows_a_non_loopback_bind(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("VECBOOK_TOKEN", TOKEN)
     calls: list[tuple[Any, ...]] = []
-    monkeypatch.setattr(http, "serve_http", lambda *args: calls.append(args))
+    monkeypatch.setattr(http, "serve_http", lambda *args, **_: calls.append(args))
+    monkeypatch.setattr(http, "bind", lambda host, port: calls.append((host, port)) or socket.socket())
     monkeypatch.setattr(vecbook.cli, "route_other_loggers", lambda: None)
     assert vecbook.cli.main(["serve", "--http", "--host", "0.0.0.0", "--data-dir", str(ROOT / "samples")]) == 0
-    assert calls[0][1:] == ("0.0.0.0", 8765, TOKEN)
+    assert calls[0] == ("0.0.0.0", 8765) and calls[1][1:] == ("0.0.0.0", 8765, TOKEN)
 
 
 def raw(url: str, data: bytes, wait: bool = True) -> bytes:
@@ -619,3 +620,25 @@ def test_on_windows_a_recorded_server_s_process_is_looked_up_without_sending_it_
     monkeypatch.setattr(ctypes, "get_last_error", lambda: last_error, raising=False)
     assert remote.process_running(4321) is running
     assert calls == (["open 4321", "close 1234"] if opened else ["open 4321"])
+
+
+def test_a_port_in_use_is_told_at_once_before_the_slow_imports(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    # A second `serve --http` on a port in use took 2-12 s to say so: the port was bound only
+    # after fastmcp was imported. The socket is bound first, and held: no second server can
+    # pass a check between a look and the bind.
+    def slow_imports() -> None:
+        raise AssertionError("fastmcp imported before the port was bound")
+
+    monkeypatch.setattr(vecbook.cli, "route_other_loggers", slow_imports)
+    (tmp_path / "notes.txt").write_text("Boiler service on Monday.\n", encoding="utf-8")
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        started = time.monotonic()
+        code, out, err = cli("serve", "--http", "--port", str(port), "--data-dir", str(tmp_path), capsys=capsys)
+    assert time.monotonic() - started < 5
+    assert code == 1 and out == "" and re.search(  # the OS's words: "Address already in use" on Linux
+        rf"cannot listen on 127\.0\.0\.1:{port}: \w.* \(another vecbook serve --http\? "
+        r"pass --port N for another port\)\n$", err), err

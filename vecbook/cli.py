@@ -452,14 +452,18 @@ def _cmd_serve(args: argparse.Namespace, config: Config) -> int:
         # book that cannot be opened is told through the tools. From a terminal, that is an error at once.
         serve(OpenedLater(open_book) if _answers_a_client(args) else open_book())
         return 0
-    from .server import DEFAULT_HOST, DEFAULT_PORT, TOKEN_VARIABLE, check_bind, serve_http
+    from .server import DEFAULT_HOST, DEFAULT_PORT, TOKEN_VARIABLE, bind, check_bind, serve_http
 
     token = args.token or os.environ.get(TOKEN_VARIABLE) or None
-    if args.port is not None and not 0 <= args.port <= 65535:
+    host, port = args.host or DEFAULT_HOST, DEFAULT_PORT if args.port is None else args.port
+    if not 0 <= port <= 65535:
         raise ConfigError(f"--port must be from 0 (any free port) to 65535, got {args.port}")
-    check_bind(args.host or DEFAULT_HOST, token)  # before anything loads
-    route_other_loggers()
-    serve_http(open_book(), args.host or DEFAULT_HOST, DEFAULT_PORT if args.port is None else args.port, token)
+    check_bind(host, token)  # before anything loads
+    # Bound here and held until the server takes it: a port in use is told at once, not after
+    # fastmcp's import (2-12 s), and no second server takes the port meanwhile.
+    with bind(host, port) as sock:
+        route_other_loggers()
+        serve_http(open_book(), host, port, token, sock=sock)
     return 0
 
 

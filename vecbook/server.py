@@ -434,13 +434,15 @@ def bind(host: str, port: int) -> socket.socket:
     return sock
 
 
-def serve_http(book: VecBook, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, token: str | None = None) -> None:
+def serve_http(book: VecBook, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, token: str | None = None,
+               sock: socket.socket | None = None) -> None:
     """Serve ``book`` over HTTP until SIGTERM or Ctrl-C, leaving a record of this server (for the
-    CLI) in the runtime folder meanwhile; at exit, remove it and write what the caches put off."""
+    CLI) in the runtime folder meanwhile; at exit, remove it and write what the caches put off.
+    ``sock``: a socket ``bind`` made already (the CLI binds before the slow imports)."""
     import signal
 
     loopback = check_bind(host, token)
-    sock = bind(host, port)
+    sock = sock or bind(host, port)
     address = sock.getsockname()
     reachable = ("127.0.0.1" if sock.family == socket.AF_INET else "::1") if \
         ipaddress.ip_address(address[0].split("%")[0]).is_unspecified else address[0]
