@@ -175,3 +175,30 @@ def test_a_thread_is_a_thread_of_its_channel(tmp_path: Path) -> None:
     assert [(r.metadata["conversation"], r.metadata.get("thread"), r.text) for r in records] == [
         ("Friends / quiz-night", None, "ana: who's in?"),
         ("Friends / quiz-night", "Round 2 答え", "ana: Ulaanbaatar!")]
+
+
+def test_the_context_of_a_thread_message_is_its_thread_not_its_channel(tmp_path: Path) -> None:
+    import vecbook
+    from conftest import FakeEmbedder
+
+    def at(number: int, hour: int, content: str) -> dict[str, Any]:  # hours apart: a window each
+        return message(number, "Default", content, timestamp=f"2024-03-01T{hour:02d}:00:00.000+01:00")
+
+    export = tmp_path / "export"
+    export.mkdir()
+    doc = {"guild": {"id": "1", "name": "Friends", "iconUrl": ""},
+           "channel": {"id": "9", "type": "GuildPublicThread", "categoryId": "2", "category": "quiz-night",
+                       "name": "Round 2", "topic": None},
+           "dateRange": {"after": None, "before": None},
+           "messages": [at(1, 10, "Ulaanbaatar!"), at(2, 13, "Canberra, surely"), at(3, 16, "Ottawa")],
+           "messageCount": 3}
+    (export / "Friends - quiz-night - Round 2 [9].json").write_text(json.dumps(doc), encoding="utf-8")
+    write_channel(export, [at(4, 12, "who's in?"), at(5, 14, "pizza after")])
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "vecbook.toml").write_text(
+        f'data_directory = "notes"\ncache_directory = false\n[[collections]]\nname = "dc"\npath = "{export}"\n')
+    book = vecbook.VecBook(config=vecbook.load_config(tmp_path / "vecbook.toml"), embedder=FakeEmbedder())
+    around = book.get(book.search("canberra", mode="keyword")[0].citation, context=2)
+    assert around.record.metadata["thread"] == "Round 2"
+    assert [e.text for e in around.before] == ["ana: Ulaanbaatar!"]
+    assert [e.text for e in around.after] == ["ana: Ottawa"]

@@ -504,3 +504,43 @@ def test_reading_leaves_the_garbage_collector_as_it_was() -> None:
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+def test_the_context_of_a_thread_reply_is_its_thread_across_day_files(tmp_path: Path) -> None:
+    # Slack writes a reply into the file of the day it was sent: a reply the next day is in the
+    # next day's file, apart from its parent. `get -C` showed such a reply alone.
+    parent = "1709283720.000300"
+    root = write_export(tmp_path / "export", {
+        "general/2024-03-01": [
+            {"type": "message", "user": "U1", "text": "Morning all", "ts": "1709283600.000100"},
+            {"type": "message", "user": "U2", "text": "Deploy plan?", "ts": parent, "thread_ts": parent,
+             "reply_count": 3},
+            {"type": "message", "user": "U1", "text": "Friday after the freeze", "ts": "1709283780.000400",
+             "thread_ts": parent},
+        ],
+        "general/2024-03-02": [
+            {"type": "message", "user": "U2", "text": "Coffee machine broke", "ts": "1709370000.000100"},
+            {"type": "message", "user": "U2", "text": "Rollback plan ready too", "ts": "1709370060.000200",
+             "thread_ts": parent},
+        ],
+        "general/2024-03-04": [
+            {"type": "message", "user": "U1", "text": "Shipped, thanks all", "ts": "1709540000.000100",
+             "thread_ts": parent},
+        ],
+        "random/2024-03-05": [
+            {"type": "message", "user": "U1", "text": "Cake in the kitchen", "ts": "1709630000.000100"},
+        ],
+    }, users=USERS, channels=[{"id": "C1", "name": "general"}, {"id": "C2", "name": "random"}])
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "vecbook.toml").write_text(
+        f'data_directory = "notes"\ncache_directory = false\n[[collections]]\nname = "work"\npath = "{root}"\n')
+    book = vecbook.VecBook(config=vecbook.load_config(tmp_path / "vecbook.toml"), embedder=FakeEmbedder())
+    reply = book.search("rollback", mode="keyword")[0]
+    assert reply.citation == "work/general/2024-03-02.json:8-14#1709370060.000200"
+    around = book.get(reply.citation, context=2)
+    assert [e.text for e in around.before] == ["Bo Berg: Deploy plan?\nAna: Friday after the freeze"]
+    assert [e.text for e in around.after] == ["Ana: Shipped, thanks all"]
+    # A channel window's context is the channel's windows around it, the day files crossed too
+    # (never its threads, never another channel).
+    coffee = book.get(book.search("coffee", mode="keyword")[0].citation, context=2)
+    assert [e.text for e in coffee.before] == ["Ana: Morning all"] and coffee.after == []

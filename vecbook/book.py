@@ -28,7 +28,8 @@ from .build import Builder, Snapshot
 from .exports.base import collector_paused
 from .hits import (Context, HitShaper, Query, Results, check_bool, check_choice, check_context, check_half_life,
                    check_max_chars, check_max_results, check_max_total_chars, check_query, check_rrf_k, check_unit,
-                   context_around, unmatched, within_budget)
+                   unmatched, within_budget)
+from .around import context_around
 from .embed import Embedder, _release_freed_memory
 from .vector_index import VectorIndex
 from .vector_store import trainings_held

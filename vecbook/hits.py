@@ -355,34 +355,6 @@ def check_unit(name: str, value: Any) -> float:
     return float(value)
 
 
-def context_around(records: Sequence[Record], position: int, context: int) -> Context:
-    """The record at ``position`` with up to ``context`` neighbours on each side: the run of
-    adjacent records from the same file (and, for exports, conversation and thread)."""
-    same = [i for i in range(max(0, position - context), min(len(records), position + context + 1))
-            if _neighbours(records[i], records[position])]
-    around = _contiguous(same, position)
-    return Context(Entry.of(records[position]), [Entry.of(records[i]) for i in around if i < position],
-                   [Entry.of(records[i]) for i in around if i > position])
-
-
-def _neighbours(a: Record, b: Record) -> bool:
-    """Records of one file and source (two tables of one database are two sources) and, for
-    exports, one conversation and thread."""
-    keys = ("conversation", "thread")
-    return a.file_path == b.file_path and a.source == b.source and all(a.metadata.get(k) == b.metadata.get(k) for k in keys)
-
-
-def _contiguous(positions: list[int], centre: int) -> list[int]:
-    """The run of consecutive positions around ``centre``."""
-    run = [centre]
-    for step in (-1, 1):
-        here = centre + step
-        while here in positions:
-            run.append(here)
-            here += step
-    return sorted(run)
-
-
 def unmatched(scored: Sequence[Scored]) -> frozenset[int]:
     """The records among ``scored`` (as ranked, before any recency blend) that matched nothing
     of the query: a score of exactly 0 with no keyword score. Only linear fusion gives one: its
