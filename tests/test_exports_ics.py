@@ -470,6 +470,25 @@ def test_an_outlook_series_keeps_its_local_time_through_summer(tmp_path: Path) -
         assert series_matches(rule, (("gte", "2024-07-14"), ("lt", "2024-07-15"))) is False
 
 
+def test_a_cancelled_or_tentative_event_says_so_in_its_text(tmp_path: Path) -> None:
+    # Google and Outlook write a cancelled occurrence as a VEVENT with the series' summary and
+    # STATUS:CANCELLED: its hit must not read as a meeting that took place.
+    (tmp_path / "g.ics").write_text(
+        "BEGIN:VCALENDAR\r\nBEGIN:VEVENT\r\nUID:w@google.com\r\nSUMMARY:1:1 Ana / Bo\r\n"
+        "DTSTART:20240305T100000Z\r\nRRULE:FREQ=WEEKLY\r\nSTATUS:CONFIRMED\r\nEND:VEVENT\r\n"
+        "BEGIN:VEVENT\r\nUID:w@google.com\r\nSUMMARY:1:1 Ana / Bo\r\nRECURRENCE-ID:20240326T100000Z\r\n"
+        "DTSTART:20240326T100000Z\r\nSTATUS:CANCELLED\r\nEND:VEVENT\r\n"
+        "BEGIN:VEVENT\r\nUID:t\r\nSUMMARY:Maybe lunch\r\nDTSTART:20240401T120000Z\r\nSTATUS:TENTATIVE\r\n"
+        "END:VEVENT\r\nBEGIN:VTODO\r\nUID:d\r\nSUMMARY:Book flights\r\nSTATUS:COMPLETED\r\nEND:VTODO\r\n"
+        "END:VCALENDAR\r\n", encoding="utf-8", newline="")
+    series, cancelled, tentative, done = load(tmp_path)[0]
+    assert "Status" not in series.text  # confirmed: as an event is
+    assert cancelled.text == ("1:1 Ana / Bo\nWhen: 2024-03-26 10:00 (UTC)\nStatus: cancelled\n"
+                              "Changes the occurrence of 2024-03-26 10:00 (UTC)")
+    assert tentative.text.splitlines()[-1] == "Status: tentative"
+    assert done.text == "Book flights\nStatus: completed"
+
+
 def test_a_moved_occurrence_leaves_its_series_date(tmp_path: Path) -> None:
     # Google and Apple write a changed occurrence as its own VEVENT (the UID and RECURRENCE-ID of
     # the date it replaces): the series no longer occurs on that date, the change does.

@@ -40,6 +40,10 @@ _NAME_RE = re.compile(r"([A-Za-z0-9-]+)[;:]")
 # tag of the few such editors write, not any "<...>" (an address, "2 < 3") in plain text.
 _HTML_TAG_RE = re.compile(r"<(?:br|p|div|span|ul|ol|li|b|i|u|strong|em|html|body|table|tr|td|h[1-6]|font)\s*/?>"
                           r"|<a\s+href=|</(?:a|p|div|span|ul|ol|li|b|i|u|strong|em|font|h[1-6])>", re.I)
+# The statuses a record's text states (the others, CONFIRMED, NEEDS-ACTION, ..., are what an
+# entry is taken to be): a cancelled occurrence keeps its series' summary, and must not read
+# as a meeting that took place.
+_SHOWN_STATUSES = {"CANCELLED": "cancelled", "TENTATIVE": "tentative", "COMPLETED": "completed"}
 # An RDATE/EXDATE list longer than this is cut short in the text ("and 40 more").
 MAX_LISTED_DATES = 12
 
@@ -420,12 +424,15 @@ def _key(uid: str, component: Any, text: str, keys: dict[str, int]) -> str:
 
 
 def _details(component: Any, start: Any, end: Any, due: Any) -> list[str]:
-    """The When/Due/Repeats/Also on/Except lines."""
+    """The When/Due/Status/Repeats/Also on/Except lines."""
     lines = []
     if start is not None:
         lines.append(f"When: {span_words(start, end)}")
     if due is not None:
         lines.append(f"Due: {moment(due)}")
+    status = _SHOWN_STATUSES.get(_text(component, "STATUS").upper())
+    if status:
+        lines.append(f"Status: {status}")
     moved = _value(component, "RECURRENCE-ID")
     if moved is not None:
         lines.append(f"Changes the occurrence of {moment(moved)}")
