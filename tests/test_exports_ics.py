@@ -510,6 +510,22 @@ def test_a_moved_occurrence_leaves_its_series_date(tmp_path: Path) -> None:
     assert series_matches(series.metadata["rrule"], (("gte", "2024-01-22"), ("lt", "2024-01-23"))) is True
 
 
+@pytest.mark.parametrize("until", ["20240326", "20240326T090000", "20240326T140000Z"])
+def test_a_zoned_series_ends_on_its_until_however_written(tmp_path: Path, until: str) -> None:
+    # RFC 5545 wants UNTIL in UTC beside a zoned DTSTART; calendars also write a date, or a
+    # local time, and mean the series' own day and clock: the series is found up to that day.
+    (tmp_path / "y.ics").write_text(
+        "BEGIN:VCALENDAR\nBEGIN:VEVENT\nUID:yoga\nSUMMARY:Yoga\nDTSTART;TZID=America/New_York:20240305T090000\n"
+        f"RRULE:FREQ=WEEKLY;UNTIL={until}\nEND:VEVENT\nEND:VCALENDAR\n")
+    (record,), _ = load(tmp_path)
+    from vecbook.recurrence import series_matches
+
+    def on(day: str) -> bool | None:
+        return series_matches(record.metadata["rrule"], (("gte", day), ("lte", f"{day}T23:59:59")))
+
+    assert (on("2024-03-19"), on("2024-03-26"), on("2024-04-02")) == (True, True, False)
+
+
 @pytest.mark.parametrize(("rule", "since", "until", "found"), [
     # far past the start: counted from near the range, not from 1990
     ("DTSTART;TZID=Europe/Berlin:19900101T090000\nRRULE:FREQ=WEEKLY;BYDAY=MO", "2300-01-01", "2300-01-08", True),

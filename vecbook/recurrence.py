@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import operator
 import re
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, timezone
 from functools import lru_cache
 from typing import Any, Callable, Iterator
 
@@ -24,6 +24,9 @@ _TESTS = {"gt": operator.gt, "gte": operator.ge, "lt": operator.lt, "lte": opera
 # DTSTART as the calendar reader writes it: its parameters, its date or date-time, a Z.
 _START_RE = re.compile(r"^(DTSTART(?:;[^:]*)?:)(\d{8}(?:T\d{6})?)(Z?)$", re.I)
 _DAY_RDATE_RE = re.compile(r"^RDATE;VALUE=DATE:", re.I | re.M)
+# A zoned DTSTART (TZID or Z), and an UNTIL written without Z: a date, or a local date-time.
+_ZONED_START_RE = re.compile(r"^DTSTART(?:;TZID=([^:;\n]+))?:\d{8}T\d{6}(Z?)$", re.I | re.M)
+_LOCAL_UNTIL_RE = re.compile(r"(UNTIL=)(\d{8})(T\d{6})?(?![\dTtZz])", re.I)
 _UNITS = {"WEEKLY": timedelta(weeks=1), "DAILY": timedelta(days=1), "HOURLY": timedelta(hours=1),
           "MINUTELY": timedelta(minutes=1), "SECONDLY": timedelta(seconds=1)}
 
@@ -135,7 +138,7 @@ def _parsed(rule: str) -> Any:
 
     # dateutil refuses RDATE;VALUE=DATE (an all-day series' extra dates, as the calendar reader
     # writes them) and reads the bare dates as the midnights an all-day series' occurrences are
-    rule = _DAY_RDATE_RE.sub("RDATE:", rule)
+    rule = _until_in_utc(_DAY_RDATE_RE.sub("RDATE:", rule))
     try:
         series = rrulestr(rule, forceset=True)
     except ValueError:
@@ -145,6 +148,27 @@ def _parsed(rule: str) -> Any:
     if any(_never(one) for one in series._rrule):  # dateutil would walk day by day to the year 9999 (seconds)
         raise ValueError("the rule names days no month it names has")
     return series
+
+
+def _until_in_utc(rule: str) -> str:
+    """A zoned series' UNTIL written without Z (a date, or a local date-time: Apple, Lotus and
+    hand-made calendars write them, though RFC 5545 asks for UTC, and dateutil refuses them)
+    made the UTC instant it means on the series' own clock: a date, the end of that day."""
+    start = _ZONED_START_RE.search(rule)
+    if start is None or not (start.group(1) or start.group(2)):
+        return rule
+    from zoneinfo import ZoneInfo
+
+    try:
+        zone = ZoneInfo(start.group(1)) if start.group(1) else timezone.utc
+    except (KeyError, ValueError, OSError):  # a zone this machine does not know: left to dateutil
+        return rule
+
+    def in_utc(found: re.Match[str]) -> str:
+        local = datetime.strptime(found.group(2) + (found.group(3) or "T235959"), "%Y%m%dT%H%M%S")
+        return f"{found.group(1)}{local.replace(tzinfo=zone).astimezone(timezone.utc):%Y%m%dT%H%M%SZ}"
+
+    return _LOCAL_UNTIL_RE.sub(in_utc, rule)
 
 
 # The most days each month can have (February's in a leap year).
