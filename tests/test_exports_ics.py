@@ -489,6 +489,21 @@ def test_a_cancelled_or_tentative_event_says_so_in_its_text(tmp_path: Path) -> N
     assert done.text == "Book flights\nStatus: completed"
 
 
+def test_a_person_addressed_by_uuid_is_named_by_their_email(tmp_path: Path) -> None:
+    # Apple's calendar server addresses people as urn:uuid:..., their mail in EMAIL (RFC 7986)
+    (tmp_path / "a.ics").write_text(
+        "BEGIN:VCALENDAR\r\nBEGIN:VEVENT\r\nUID:u1\r\nSUMMARY:Plan\r\nDTSTART:20240601T090000Z\r\n"
+        "ORGANIZER;CN=Ana Lima;EMAIL=ana@icloud.com:urn:uuid:10000000-0000-0000-0000-000000000001\r\n"
+        "ATTENDEE;CUTYPE=INDIVIDUAL;EMAIL=\"bo@example.com\";PARTSTAT=ACCEPTED:urn:uuid:10000000-0000-0000-0000-00000\r\n"
+        " 0000002\r\nATTENDEE;CN=Cy:urn:uuid:10000000-0000-0000-0000-000000000003\r\n"
+        "END:VEVENT\r\nEND:VCALENDAR\r\n", encoding="utf-8", newline="")
+    (record,), problems = load(tmp_path)
+    assert problems == []
+    assert record.metadata["participants"] == ["Ana Lima", "bo@example.com", "Cy"]
+    assert record.metadata["emails"] == ["ana@icloud.com", "bo@example.com"]
+    assert "Attendees: bo@example.com, Cy" in record.text
+
+
 def test_a_moved_occurrence_leaves_its_series_date(tmp_path: Path) -> None:
     # Google and Apple write a changed occurrence as its own VEVENT (the UID and RECURRENCE-ID of
     # the date it replaces): the series no longer occurs on that date, the change does.

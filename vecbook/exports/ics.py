@@ -497,11 +497,18 @@ def _is_day(value: Any) -> bool:
 
 
 def _person(address: Any) -> tuple[str, str] | None:
-    """(display name, email) of an ORGANIZER or ATTENDEE: its CN, else the email."""
+    """(display name, email) of an ORGANIZER or ATTENDEE: its CN, else the email. An address
+    that is no mail address (Apple's calendar server writes ``urn:uuid:...``) gives its place
+    to the ``EMAIL`` parameter (RFC 7986), else to none: a uuid names no one."""
     if address is None:
         return None
-    email = re.sub(r"^mailto:", "", str(address), flags=re.IGNORECASE).strip()
-    name = str(getattr(address, "params", {}).get("CN") or "").strip().strip('"')
+    params = getattr(address, "params", {})
+    written = str(address).strip()
+    email = written[7:].strip() if written[:7].lower() == "mailto:" else ""
+    if not email:
+        email = str(params.get("EMAIL") or "").strip().strip('"')
+        email = email or ("" if re.match(r"urn:", written, re.IGNORECASE) else written)
+    name = str(params.get("CN") or "").strip().strip('"')
     return (name or email, email) if name or email else None
 
 
