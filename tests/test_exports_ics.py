@@ -213,6 +213,18 @@ def test_a_missing_end_or_a_truncated_file_still_yields_its_events(tmp_path: Pat
     assert "BEGIN:VEVENT without its END; the file's events are read one by one" in problems[0].reason
 
 
+def test_a_file_cut_short_after_an_event_says_so(tmp_path: Path) -> None:
+    # a download or copy that stopped between two events: every event is whole, END:VCALENDAR is not
+    (tmp_path / "cut.ics").write_text(
+        "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nBEGIN:VEVENT\r\nUID:a\r\nSUMMARY:First\r\nEND:VEVENT\r\n"
+        "BEGIN:VEVENT\r\nUID:b\r\nSUMMARY:Second\r\nEND:VEVENT\r\n", encoding="utf-8", newline="")
+    records, problems = load(tmp_path)
+    assert [r.text for r in records] == ["First", "Second"]
+    assert len(problems) == 1 and problems[0].line == 10
+    assert problems[0].reason.endswith("the file ends without END:VCALENDAR, cut short (a download, copy or export "
+                                       "that did not finish: get it again); the file's events are read one by one")
+
+
 def test_a_junk_line_outside_the_events_falls_back_to_one_by_one(tmp_path: Path) -> None:
     (tmp_path / "j.ics").write_text("BEGIN:VCALENDAR\nnot a content line\nBEGIN:VEVENT\nUID:a\nSUMMARY:Kept\n"
                                     "END:VEVENT\nEND:VCALENDAR\n")

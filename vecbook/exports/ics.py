@@ -27,6 +27,7 @@ SUFFIXES = (".ics", ".ical", ".icalendar", ".ifb")
 # continuation starts with a space, so it never matches.
 _SCAN_RE = re.compile(r"^(?:(BEGIN|END):([A-Za-z-]+)|X-WR-(CALNAME|TIMEZONE)(?:;[^:\r\n]*)?:([^\r\n]*))[ \t]*\r?$",
                       re.MULTILINE | re.IGNORECASE)
+_END_CALENDAR_RE = re.compile(r"^END:VCALENDAR[ \t]*\r?$", re.MULTILINE | re.IGNORECASE)
 # The properties whose value a calendar's zone places when written without TZID or Z.
 _ZONED = ("DTSTART", "DTEND", "DUE", "RECURRENCE-ID", "RDATE", "EXDATE")
 # The properties a record uses; the others (DTSTAMP, SEQUENCE, X-..., ATTACH with
@@ -209,6 +210,11 @@ def _parse_whole(export: Export, file: ExportFile, text: str, spans: list[_Span]
     broken = next((s for s in spans if not s.closed), None)
     where = broken.line if broken else None
     what = f"BEGIN:{broken.kind} without its END" if broken else "components the parser did not return"
+    if broken is None and not _END_CALENDAR_RE.search(text):
+        # (the library drops a calendar without its END whole: no word of why)
+        where = text.rstrip("\r\n").count("\n") + 1
+        what = ("the file ends without END:VCALENDAR, cut short (a download, copy or export that did not finish: "
+                "get it again)")
     export.warn(file, where, f"{what}; the file's events are read one by one", skipped=False)
     return None
 
