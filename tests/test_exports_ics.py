@@ -225,6 +225,22 @@ def test_a_file_cut_short_after_an_event_says_so(tmp_path: Path) -> None:
                                        "that did not finish: get it again); the file's events are read one by one")
 
 
+def test_an_old_thunderbird_zone_name_reads_quietly(tmp_path: Path) -> None:
+    # Lightning wrote TZID=/mozilla.org/20070129_1/Europe/Berlin (and no VTIMEZONE, at times):
+    # the zone is the one it names, without the library's warning on the user's terminal
+    import warnings
+
+    (tmp_path / "tb.ics").write_text(
+        "BEGIN:VCALENDAR\r\nBEGIN:VEVENT\r\nUID:m1\r\nSUMMARY:Chorprobe\r\n"
+        "DTSTART;TZID=/mozilla.org/20070129_1/Europe/Berlin:20090601T193000\r\nEND:VEVENT\r\n"
+        "END:VCALENDAR\r\n", encoding="utf-8", newline="")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        (record,), problems = load(tmp_path)
+    assert problems == [] and record.metadata["date"] == "2009-06-01T19:30:00+02:00"
+    assert [str(w.message) for w in caught] == []
+
+
 def test_a_junk_line_outside_the_events_falls_back_to_one_by_one(tmp_path: Path) -> None:
     (tmp_path / "j.ics").write_text("BEGIN:VCALENDAR\nnot a content line\nBEGIN:VEVENT\nUID:a\nSUMMARY:Kept\n"
                                     "END:VEVENT\nEND:VCALENDAR\n")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta, timezone, tzinfo
 from typing import Any, Iterable, Iterator
@@ -198,7 +199,8 @@ def _parse_whole(export: Export, file: ExportFile, text: str, spans: list[_Span]
     import icalendar
 
     try:
-        calendars = icalendar.Calendar.from_ical(_used_lines(text), multiple=True)
+        with _quiet():
+            calendars = icalendar.Calendar.from_ical(_used_lines(text), multiple=True)
     except Exception as exc:  # noqa: BLE001 - any parse failure: read the components one by one
         line = _line_of_message(text, str(exc))
         export.warn(file, line, f"the calendar cannot be parsed whole ({exc}); its events are read one by one",
@@ -217,6 +219,18 @@ def _parse_whole(export: Export, file: ExportFile, text: str, spans: list[_Span]
                 "get it again)")
     export.warn(file, where, f"{what}; the file's events are read one by one", skipped=False)
     return None
+
+
+@contextmanager
+def _quiet() -> Iterator[None]:
+    """The library's warnings hushed: they would reach the user's terminal as Python's, naming
+    its source file (an old Thunderbird TZID, ``/mozilla.org/20070129_1/Europe/Berlin``, is read
+    as the zone it names, and warned of so); what it cannot read is in ``errors``, warned of here."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", module=r"icalendar(\.|$)")
+        yield
 
 
 def _used_lines(text: str) -> str:
@@ -250,7 +264,8 @@ def _parse_alone(export: Export, file: ExportFile, span: _Span, zones: str) -> A
 
     body = span.text if span.closed else f"{span.text.rstrip()}\r\nEND:{span.kind}"
     try:
-        calendar = icalendar.Calendar.from_ical(f"BEGIN:VCALENDAR\r\n{zones}\r\n{body}\r\nEND:VCALENDAR\r\n")
+        with _quiet():
+            calendar = icalendar.Calendar.from_ical(f"BEGIN:VCALENDAR\r\n{zones}\r\n{body}\r\nEND:VCALENDAR\r\n")
         return next(c for c in calendar.walk() if c.name == span.kind)
     except Exception as exc:  # noqa: BLE001 - a component the library cannot read is skipped
         line = _line_of_message(span.text, str(exc))
