@@ -532,6 +532,21 @@ def test_a_person_addressed_by_uuid_is_named_by_their_email(tmp_path: Path) -> N
     assert "Attendees: bo@example.com, Cy" in record.text
 
 
+def test_google_meets_separator_lines_are_left_out(tmp_path: Path) -> None:
+    # Google Calendar wraps the Meet block of a description in two lines of ":~" (some 150
+    # characters each), which filled the hit's lines and the model's window with nothing
+    separator = "-::~:~::~" + ":~" * 60 + "::~:~::-"
+    (tmp_path / "g.ics").write_text(
+        "BEGIN:VCALENDAR\r\nBEGIN:VEVENT\r\nUID:m@google.com\r\nSUMMARY:Sync\r\nDTSTART:20240601T090000Z\r\n"
+        f"DESCRIPTION:Bring the gecko numbers.\\n\\n{separator}\\nJoin with Google Meet: https://meet.google.com/abc-defg-hij"
+        f"\\n\\nPlease do not edit this section.\\n{separator}\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n",
+        encoding="utf-8", newline="")
+    (record,), _ = load(tmp_path)
+    assert record.text.split("\n\n", 1)[1] == (
+        "Bring the gecko numbers.\n\nJoin with Google Meet: https://meet.google.com/abc-defg-hij\n\n"
+        "Please do not edit this section.")
+
+
 def test_a_moved_occurrence_leaves_its_series_date(tmp_path: Path) -> None:
     # Google and Apple write a changed occurrence as its own VEVENT (the UID and RECURRENCE-ID of
     # the date it replaces): the series no longer occurs on that date, the change does.
