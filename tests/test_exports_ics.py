@@ -91,8 +91,9 @@ def test_an_event_is_one_record_with_its_people_place_and_rule(tmp_path: Path) -
     assert standup.metadata == {
         "title": "Weekly standup", "date": "2024-05-06T09:30:00+02:00", "end_date": "2024-05-06T09:45:00+02:00",
         "kind": "event", "location": "Room 4, second floor", "organizer": "Cy Park",
-        # The organizer takes part too (found by --participant), listed first, once.
-        "participants": ["Cy Park", "Lima, Ana", "bo@example.com"],
+        # The organizer takes part too (found by --participant), listed first, once; each person
+        # by name and address, as mail lists them, so --participant ana@example.com finds it too.
+        "participants": ["Cy Park", "cy@example.com", "Lima, Ana", "ana@example.com", "bo@example.com"],
         "emails": ["cy@example.com", "ana@example.com", "bo@example.com"],
         "conversation": "Team", "uid": "standup-1@example.com", "status": "CONFIRMED",
         "recurrence": "Repeats weekly on Monday until 2024-06-01",
@@ -288,6 +289,9 @@ def test_calendar_events_are_filtered_by_metadata(tmp_path: Path) -> None:
         f'data_directory = "notes"\n[[collections]]\nname = "cal"\npath = "{tmp_path / "cal"}"\n')
     book = vecbook.VecBook(config=vecbook.load_config(tmp_path / "vecbook.toml"), embedder=FakeEmbedder())
     hits = book.search("standup blockers", mode="keyword", filters={"participants__contains": "bo@example.com"})
+    assert [h.metadata["title"] for h in hits] == ["Weekly standup"]
+    # an attendee with a name (CN) is found by their address too, as in mail
+    hits = book.search("standup blockers", mode="keyword", filters={"participants__contains": "ana@example.com"})
     assert [h.metadata["title"] for h in hits] == ["Weekly standup"]
     hits = book.search("offsite", mode="keyword", filters={"date__gte": "2024-05-02", "conversation": "Team"})
     assert [h.metadata["title"] for h in hits] == ["Offsite notes"]
@@ -527,7 +531,7 @@ def test_a_person_addressed_by_uuid_is_named_by_their_email(tmp_path: Path) -> N
         "END:VEVENT\r\nEND:VCALENDAR\r\n", encoding="utf-8", newline="")
     (record,), problems = load(tmp_path)
     assert problems == []
-    assert record.metadata["participants"] == ["Ana Lima", "bo@example.com", "Cy"]
+    assert record.metadata["participants"] == ["Ana Lima", "ana@icloud.com", "bo@example.com", "Cy"]
     assert record.metadata["emails"] == ["ana@icloud.com", "bo@example.com"]
     assert "Attendees: bo@example.com, Cy" in record.text
 

@@ -327,8 +327,9 @@ def _record(export: Export, file: ExportFile, span: _Span, component: Any, calen
         "kind": kind, "all_day": True if _is_day(first) else None, "location": location,
         "organizer": organizer[0] if organizer else None,
         # The organizer takes part as an attendee does (as a mail's sender does), listed first;
-        # Google lists them among the attendees too, Outlook and others often do not.
-        "participants": list(dict.fromkeys(name for name, _ in people)) or None,
+        # Google lists them among the attendees too, Outlook and others often do not. Each by
+        # name and address, as mail lists them: --participant finds either.
+        "participants": list(dict.fromkeys(p for person in people for p in person if p)) or None,
         "emails": list(dict.fromkeys(email for _, email in people if email)) or None,
         "conversation": calendar, "uid": uid, "status": _text(component, "STATUS"),
         "recurrence": rule_words(component.get("RRULE")) if component.get("RRULE") is not None else None,
