@@ -265,6 +265,20 @@ def test_a_note_saved_as_utf16_without_a_bom_is_read_as_text_in_any_language(wri
     assert messages(report) == []
 
 
+@pytest.mark.parametrize("encoding", ["utf-16-le", "utf-16-be"])
+def test_a_utf16_note_without_a_bom_is_text_with_characters_that_hold_a_nul_byte(write_files: WriteFiles,
+                                                                                encoding: str) -> None:
+    """Some characters are themselves a NUL byte and another in UTF-16: 一 (U+4E00), the Japanese
+    ideographic space (U+3000), ☀ (U+2600), 😀 (its low surrogate is U+DE00). A note holding
+    them is still text, not a binary file: no code unit of text is all NUL."""
+    diary = "Date: 2024-03-02\n\nGreat walk today 😀 ☀\n---\n一緒に散歩。\u3000Kyoto next week\n"
+    root = write_files({"diary.txt": diary.encode(encoding)})
+    report = load_directory(root)
+    assert sorted((r.citation, r.text) for r in report.records) == [
+        ("diary.txt:1-3", "Great walk today 😀 ☀"), ("diary.txt:5-5", "一緒に散歩。\u3000Kyoto next week")]
+    assert messages(report) == []
+
+
 def _png() -> bytes:
     import struct
     import zlib
@@ -325,10 +339,13 @@ def _wav() -> bytes:
 
 
 def test_binary_files_under_a_note_s_name_are_still_skipped(write_files: WriteFiles, tmp_path: Path) -> None:
-    """A picture, a PDF, a database, a zip or a sound saved under a ``.md`` or ``.txt`` name is
-    no note, UTF-16 without its mark though some hold NULs on one side of many byte pairs."""
+    """A picture, a PDF, a database, a zip, a sound or a NUL-separated list of names (``find
+    -print0``'s) saved under a ``.md`` or ``.txt`` name is no note, UTF-16 without its mark though
+    some hold NULs on one side of many byte pairs."""
+    words = ["kayak", "Hydra", "ferry", "notes", "sushi", "ana", "Kyoto", "tea", "bread", "olive", "lemon", "onion"]
     binaries = {"photo.md": _png(), "paper.txt": _pdf(), "notes.md": _sqlite(tmp_path), "vault.md": _zip(),
-                "memo.txt": _wav(), "ascii.txt": b"kayak trip\n" * 40 + b"\0stray\n"}
+                "memo.txt": _wav(), "ascii.txt": b"kayak trip\n" * 40 + b"\0stray\n",
+                "names.txt": b"\0".join(w.encode() for w in [*words, "trip", *words[:3], "boat", *words]) + b"\0"}
     root = write_files({**binaries, "ok.md": "# Ok\nA note.\n"})
     report = load_directory(root)
     assert [r.file_path for r in report.records] == ["ok.md"]

@@ -9,17 +9,27 @@ skipped as a binary file (a ``.txt``) or indexed as mojibake (a ``.md``).
 
 from __future__ import annotations
 
+import array
 import codecs
 
 # The byte order marks of UTF-16 and the codecs they name.
 MARKS = ((codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be"))
-# Without a mark, a file is UTF-16 only when every NUL byte lies on one side of its code units
-# (the high byte: odd offsets in little-endian, even in big-endian), at least this share of its
-# code units have one there (the ASCII letters, spaces, digits and line ends of any language's
-# text: 13% of a Russian diary's, nearly all of an English one), and what it decodes to is
-# text. A picture, a PDF, a database or a zip holds NULs on both sides; a mostly ASCII file
-# with a stray NUL has too few to be read as pairs of bytes.
+# Without a mark, a file is UTF-16 only when no code unit is all NUL (a picture's, a database's,
+# a sound's zeros are), most NUL bytes lie on one side of its code units (the high byte: odd
+# offsets in little-endian, even in big-endian; a character such as 一 U+4E00, the ideographic
+# space U+3000 or 😀's low surrogate U+DE00 has its NUL on the other), at least this share of
+# its code units have one there (the ASCII letters, spaces, digits and line ends of any
+# language's text: 13% of a Russian diary's, nearly all of an English one), and what it decodes
+# to is text. A zip's or a PDF's compressed bytes hold too few NULs, and a mostly ASCII file with
+# a stray NUL too few to be read as pairs of bytes.
 MIN_HIGH_NUL_SHARE = 0.1
+# NULs on the other side: at most this share of the high side's (a Japanese note's ideographic
+# spaces and 一 are a few in a hundred characters, its ASCII at least ten), and then the high
+# side's NULs come two in a row at least this share of the time (13% of a Russian diary's ASCII:
+# ", ", ".\n"; nearly all of an English one's; a NUL-separated list of words has almost none, and
+# as many NULs on each side).
+MAX_WRONG_SHARE = 1 / 3
+MIN_RUN_SHARE = 0.1
 # At least this share of the first SAMPLE_CHARS characters decoded must be printable or
 # whitespace: 16-bit samples of a sound or numbers of a program decode to control characters.
 MIN_PRINTABLE_SHARE = 0.95
@@ -42,11 +52,28 @@ def _markless(data: bytes) -> tuple[str, int, int] | None:
     units = end // 2
     if not units or end > len(data):
         return None
-    low, high = data[0:end:2].count(0), data[1:end:2].count(0)
-    for codec, wrong, right in (("utf-16-le", low, high), ("utf-16-be", high, low)):
-        if wrong == 0 and right >= MIN_HIGH_NUL_SHARE * units and _reads_as_text(data, codec, end):
+    lows, highs = data[0:end:2], data[1:end:2]
+    low, high = lows.count(0), highs.count(0)
+    for codec, wrong, right, side in (("utf-16-le", low, high, highs), ("utf-16-be", high, low, lows)):
+        if (right >= MIN_HIGH_NUL_SHARE * units and _few_elsewhere(wrong, right, side)
+                and not _has_nul_unit(data, end) and _reads_as_text(data, codec, end)):
             return codec, 0, end
     return None
+
+
+def _few_elsewhere(wrong: int, right: int, side: bytes) -> bool:
+    """Whether ``wrong`` NULs off the high side are few enough beside ``right`` on it (``side``, the
+    high bytes): none, or at most MAX_WRONG_SHARE of them where the high side's NULs come in runs
+    (twice at least), as an ASCII word's, a ", " or a CR LF do (a list of words between NULs has
+    them one by one)."""
+    if wrong == 0:
+        return True
+    return wrong <= MAX_WRONG_SHARE * right and side.count(b"\x00\x00") >= max(2, MIN_RUN_SHARE * right)
+
+
+def _has_nul_unit(data: bytes, end: int) -> bool:
+    """Whether a code unit of ``data[:end]`` is two NUL bytes, which no text's is."""
+    return array.array("H", data[:end]).count(0) > 0
 
 
 def _reads_as_text(data: bytes, codec: str, end: int) -> bool:
