@@ -388,6 +388,19 @@ def test_a_file_with_mixed_line_ends_counts_each_once(write_files: WriteFiles) -
                                 "save the file as UTF-8 to keep its letters"]
 
 
+def test_cr_lf_written_through_a_windows_text_mode_file_is_still_one_line_end(write_files: WriteFiles) -> None:
+    """A script writing CR LF text through a Windows text-mode file (Python's ``open(path, "w")``,
+    an FTP ASCII transfer) leaves CR CR LF at each line end: one line end, as ``grep -n`` and vim
+    count it, not a line and a blank one, which cut the headers from their record (undated)."""
+    journal = "\r\r\n".join(["Title: Trip", "Date: 2024-03-05", "", "Kayak out.", "---", "Last note.", ""])
+    root = write_files({"n.txt": journal.encode(), "crlf.txt": journal.replace("\r\r", "\r").encode()})
+    report = load_directory(root)
+    assert [(r.citation, r.text, r.metadata) for r in report.records] == [
+        (f"{name}:{lines}", text, metadata) for name in ("crlf.txt", "n.txt") for lines, text, metadata in (
+            ("1-4", "Kayak out.", {"Title": "Trip", "Date": "2024-03-05"}), ("6-6", "Last note.", {}))]
+    assert messages(report) == []
+
+
 def test_a_file_name_that_is_not_utf8_is_cited_as_text_every_output_can_carry(tmp_path: Path) -> None:
     """A Latin-1 name from an old archive (``caf\\xe9.txt``) is read; Python holds its byte as a
     lone surrogate, which no JSON (MCP, the HTTP server) can encode: its citation writes the byte

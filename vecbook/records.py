@@ -304,7 +304,10 @@ codecs.register_error("vecbook-mark-not-utf16", lambda error: (_NOT_UTF16, error
 # that kept its ways), which every editor shows as a line end, as it does LF and CR LF: read as
 # one line, such a file was one record cited ``:1-1`` whatever line held its words.
 _BARE_CR = re.compile(r"\r(?!\n)")
-_LINE_END = re.compile(rb"\r\n|\r|\n")
+# CR CR LF is one line end, not a line and a blank one: what CR LF text written through a Windows
+# text-mode file (Python's open(path, "w"), an FTP ASCII transfer) becomes, as grep -n and vim count it.
+_CRS_BEFORE_CR_LF = re.compile(r"\r+(?=\r\n)")
+_LINE_END = re.compile(rb"\r*\n|\r")
 
 
 def utf16_encoding(data: bytes) -> str | None:
@@ -343,8 +346,11 @@ def decode_text(data: bytes, file_path: str) -> tuple[str, list[Problem]]:
 
 
 def with_lf(text: str) -> str:
-    """``text`` with each bare CR (classic Mac OS's line end) as LF; CR LF stays as it is."""
-    return _BARE_CR.sub("\n", text) if "\r" in text else text
+    """``text`` with each bare CR (classic Mac OS's line end) as LF; CR LF stays as it is, and so
+    does CR CR LF, made CR LF (``_CRS_BEFORE_CR_LF``)."""
+    if "\r" not in text:
+        return text
+    return _BARE_CR.sub("\n", _CRS_BEFORE_CR_LF.sub("", text) if "\r\r" in text else text)
 
 
 def parse_records(text: str, file_path: str) -> tuple[list[Record], list[Problem]]:
