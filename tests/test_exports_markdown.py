@@ -163,6 +163,20 @@ def test_an_excalidraw_drawing_is_read_as_its_text_elements(tmp_path: Path) -> N
     assert next(r for r in records if r.file_path.endswith("Plain.md")).text.endswith("^abc123")
 
 
+def test_an_excalidraw_drawing_keeps_the_notes_written_on_its_back(tmp_path: Path) -> None:
+    # the plugin's "back of the card": Markdown written under the banner, above the drawing's data
+    # (a %% line hides that data in Obsidian's reading view), is the user's own note
+    (tmp_path / "Garden.excalidraw.md").write_text(
+        "---\nexcalidraw-plugin: parsed\ntags: [excalidraw]\n---\n==⚠  Switch to EXCALIDRAW VIEW in the MORE "
+        "OPTIONS menu of this document. ⚠== You can decompress Drawing data with the command palette\n\n"
+        "# Beds\nTomatoes go in the south bed.\n\n%%\n# Excalidraw Data\n\n## Text Elements\nCompost ^aB3dE9fG\n\n"
+        "%%\n## Drawing\n```json\n{\"type\": \"excalidraw\"}\n```\n%%", encoding="utf-8")
+    records, problems = load(tmp_path)
+    assert [(r.citation, r.text) for r in records] == [
+        ("vault/Garden.excalidraw.md:7-8", "# Beds\nTomatoes go in the south bed."),
+        ("vault/Garden.excalidraw.md:14-14", "Compost")] and problems == []
+
+
 def test_front_matter_values_are_read_as_obsidian_shows_them(tmp_path: Path) -> None:
     # PyYAML reads YAML 1.1: a time 12:30 was the number 750 (base 60), and yes, no, on, off
     # booleans, so Norway's code NO was False; Obsidian (YAML 1.2) shows them all as the text written

@@ -116,6 +116,7 @@ def _records(export: Export, file: ExportFile) -> Iterator[Record]:
     item = raw_item(file.name, lines)
     if item is not None and not item.is_note:
         return  # a Joplin notebook, tag or resource: no note
+    drawing: int | None = None  # where an Excalidraw drawing's data starts
     if item is not None:  # a Joplin RAW note: its title line, its body, then its properties
         lines, note = lines[:item.body_end], item.title or note
         front, body_start = item.metadata(), 1
@@ -126,7 +127,7 @@ def _records(export: Export, file: ExportFile) -> Iterator[Record]:
         if not front and notion.is_page(file.name.rsplit(".", 1)[0]):
             front = notion.page_properties(lines)  # (its lines stay the page's text)
         if excalidraw.is_drawing(front):  # the plugin's banner and scene data are no one's words
-            lines = excalidraw.text_lines(lines, body_start)
+            lines, drawing = excalidraw.text_lines(lines, body_start)
     code = _code_lines(lines, body_start)
     metadata: dict[str, Any] = {**_front_metadata(front), "note": note, "folder": folder or None}
     _read_dates(export, file, lines, body_start, metadata)
@@ -141,7 +142,10 @@ def _records(export: Export, file: ExportFile) -> Iterator[Record]:
     metadata["format"] = export.format
     metadata = {k: v for k, v in metadata.items() if v is not None}
     seen: dict[str, int] = {}
-    sections = list(_sections(lines, body_start, code, note))
+    if drawing is None:
+        sections = list(_sections(lines, body_start, code, note))
+    else:  # the notes on a drawing's back, then its text elements, apart
+        sections = [*_sections(lines[:drawing], body_start, code, note), *_sections(lines, drawing, code, note)]
     # a note that is all properties (a book, a film); a drawing without words is none
     if not sections and front and body_start > 2 and not excalidraw.is_drawing(front):
         last = _last_filled(lines, 1, body_start - 1)
