@@ -182,14 +182,16 @@ def test_front_matter_values_are_read_as_obsidian_shows_them(tmp_path: Path) -> 
     # booleans, so Norway's code NO was False; Obsidian (YAML 1.2) shows them all as the text written
     (tmp_path / "meeting.md").write_text("---\ntime: 12:30\nstart: 9:05\nlength: 1:30:00.5\npublish: no\n"
                                          "reviewed: Yes\nlamp: on\ncountry: NO\ndone: true\nbig: false\n"
-                                         "count: 12\nprice: 3.5\nhex: 0x1F\n---\nAgenda.\n")
+                                         "count: 12\nprice: 3.5\nhex: 0x1F\nzip: 01234\nroom: 0042\nmode: 0o17\n"
+                                         "---\nAgenda.\n")
     (tmp_path / "fixed.md").write_text("---\ndate: 2024-02-30\ntime: 12:30\nok: yes\n---\nFixed.\n")
     records, _ = load(tmp_path)
     meeting = next(r for r in records if r.metadata["note"] == "meeting").metadata
     assert {key: meeting[key] for key in ("time", "start", "length", "publish", "reviewed", "lamp", "country", "done",
-                                          "big", "count", "price", "hex")} == {
+                                          "big", "count", "price", "hex", "zip", "room", "mode")} == {
         "time": "12:30", "start": "9:05", "length": "1:30:00.5", "publish": "no", "reviewed": "Yes", "lamp": "on",
-        "country": "NO", "done": True, "big": False, "count": 12, "price": 3.5, "hex": 31}
+        "country": "NO", "done": True, "big": False, "count": 12, "price": 3.5, "hex": 31,
+        "zip": "01234", "room": "0042", "mode": 15}  # (YAML 1.1's octal made a zip code 01234 the number 668)
     fixed = next(r for r in records if r.metadata["note"] == "fixed").metadata  # read again for its date
     assert (fixed["date"], fixed["time"], fixed["ok"]) == ("2024-02-30", "12:30", "yes")
 

@@ -249,10 +249,12 @@ def _text_dates(yaml: Any) -> Any:
 
 
 # Plain values as YAML 1.2 reads them, as Obsidian does (PyYAML reads YAML 1.1): only true and
-# false are booleans (1.1's yes, no, on, off, y, n are text: Norway's code NO is no False), and
-# numbers have no base-60 form (a time 12:30 is text, not 750). The rest is PyYAML's.
+# false are booleans (1.1's yes, no, on, off, y, n are text: Norway's code NO is no False),
+# numbers have no base-60 form (a time 12:30 is text, not 750), and octal is written 0o17 (1.1's
+# 017 made a zip code 01234 the number 668: a number with a leading zero stays the text written,
+# as 0612345678 always did). The rest is PyYAML's.
 _BOOL = r"^(?:true|True|TRUE|false|False|FALSE)$"
-_INT = r"^(?:[-+]?0b[0-1_]+|[-+]?0[0-7_]+|[-+]?(?:0|[1-9][0-9_]*)|[-+]?0x[0-9a-fA-F_]+)$"
+_INT = r"^(?:[-+]?0b[0-1_]+|[-+]?0o[0-7_]+|[-+]?(?:0|[1-9][0-9_]*)|[-+]?0x[0-9a-fA-F_]+)$"
 _FLOAT = (r"^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+][0-9]+)?|\.[0-9][0-9_]*(?:[eE][-+][0-9]+)?"
           r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$")
 _loaders: dict[type, type] = {}
