@@ -263,6 +263,20 @@ def test_a_participant_is_found_as_a_keyboard_types_the_name(typed: str) -> None
     assert sum(columns.mask(vecbook.filters.convenience_conditions(participants=[typed]))) == 1
 
 
+def test_a_participant_filter_folds_each_name_once_however_many_lists_hold_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a mail index holds tens of thousands of recipient lists of a few hundred people: folding
+    # every name of every list at every search made a --participant search 2.6 times as slow
+    folded: list[str] = []
+    fold = vecbook.filters.fold
+    monkeypatch.setattr(vecbook.filters, "fold", lambda text: folded.append(text) or fold(text))
+    people = ["Zoë Ørsted", "José Núñez", "Ana Lopez", "Łucja Wąs"]
+    records = [record(f"m{i}", participants=[people[i % 4], people[(i + 1) % 4], f"N{i}"]) for i in range(400)]
+    columns = vecbook.filters.FilterColumns(records)
+    for _ in range(3):
+        assert sum(columns.mask(vecbook.filters.convenience_conditions(participants=["zoe orsted"]))) == 200
+    assert sorted(set(folded)) == sorted(folded)  # (each once: "Ana Lopez" and the N<i> are ASCII)
+
+
 def test_filters_must_be_an_object() -> None:
     with pytest.raises(vecbook.QueryError, match="filters must be an object"):
         vecbook.filters.parse_filters(["author=ana"])  # type: ignore[arg-type]
