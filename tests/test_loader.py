@@ -598,6 +598,24 @@ def test_an_unreadable_file_in_an_added_export_does_not_make_each_update_read_th
     assert len(now.records) == 5 and now.problems == []
 
 
+def test_a_link_to_a_folder_above_in_an_added_export_reads_each_file_once(write_files: WriteFiles) -> None:
+    # "up -> .." was followed 40 folders deep, until the OS refused the path: each message was a
+    # record 41 times, with a WARN of a link loop at the bottom; two such links never finished
+    from vecbook.config import CollectionConfig, Config
+
+    root = write_files({"channels.json": '[{"id": "C1", "name": "general"}]', "users.json": "[]",
+                        "general/2024-03-01.json": '[{"type": "message", "user": "U1", "text": "Kayak", '
+                                                   '"ts": "1709201000.000100"}]'})
+    (root / "general" / "up").symlink_to("..")
+    config = Config(data_directory=None, collections=(
+        CollectionConfig(name="chat", path=root, database_label=str(root), format="slack"),))
+    report = vecbook.sources.load_sources(config, vecbook.sources.SourceState())
+    assert [(r.citation, r.text) for r in report.records] == [("chat/general/2024-03-01.json:1-1#1709201000.000100",
+                                                               "U1: Kayak")]
+    assert messages(report) == []
+    assert len(vecbook.source_state.tree_signature(root)) == 3
+
+
 def test_a_broken_link_or_a_loop_in_an_added_export_is_said_so_and_does_not_make_each_update_read_it(
         write_files: WriteFiles, monkeypatch: pytest.MonkeyPatch) -> None:
     # read as "cannot read file: No such file or directory", a file to try again: the export

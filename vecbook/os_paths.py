@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Iterator
 
 WINDOWS = os.name == "nt"
 # Windows' limit: a path of this many characters or more needs the prefix (a folder's limit is
@@ -47,6 +48,24 @@ def walk_root(root: Path) -> str:
     deep enough to pass MAX_PATH is listed too (``plain`` gives each folder it yields back
     without the prefix)."""
     return long_form(os.path.abspath(root)) if WINDOWS else str(root)
+
+
+def walk(root: Path) -> Iterator[tuple[str, list[str], list[str]]]:
+    """``os.walk`` of ``walk_root(root)``, symbolic links followed, each folder once: a link to a
+    folder above it (``up -> ..``) or to one walked already is not walked again, which listed
+    its files again down to the OS's limit of 40 links (and two such links never ended)."""
+    seen: set[tuple[int, int]] = set()
+    for folder, dirs, names in os.walk(walk_root(root), followlinks=True):
+        try:
+            info = os.stat(folder)
+        except OSError:  # (listed, yet gone or closed since: walked as it was)
+            yield folder, dirs, names
+            continue
+        if (info.st_dev, info.st_ino) in seen:
+            dirs[:] = []
+            continue
+        seen.add((info.st_dev, info.st_ino))
+        yield folder, dirs, names
 
 
 def plain(folder: str, root: Path) -> Path:

@@ -4,12 +4,11 @@ read began after the source had settled (``settling``)."""
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from .os_paths import os_path, plain, walk_root
+from .os_paths import os_path, plain, walk
 from .records import Problem, Record
 
 # The data directory's source name, and the block keys of sources: a file of the data directory
@@ -137,7 +136,7 @@ def tree_signature(path: Path) -> Signature:
     if not is_folder:
         return (file_signature(path), file_signature(Path(f"{path}-wal")))
     found = []
-    for folder, dirs, names in os.walk(walk_root(path), followlinks=True):
+    for folder, dirs, names in walk(path):
         dirs.sort()
         here = plain(folder, path)
         found += [(folder, name, file_signature(os_path(here / name))) for name in sorted(names)]

@@ -18,7 +18,6 @@ import errno
 import gc
 import hashlib
 import math
-import os
 import threading
 import zipfile
 import zlib
@@ -28,7 +27,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Sequence, TypeVar
 
-from ..os_paths import os_path, plain, walk_root
+from ..os_paths import os_path, plain, walk
 from ..records import CANNOT_READ, Problem, Record
 from .jsonpos import JsonTextError
 
@@ -188,7 +187,7 @@ class Export:
             yield from self._expand(self.path, self.rel or self.path.name)
             return
         inside = f"{self.rel}/" if self.rel else ""
-        for folder, dirs, names in os.walk(walk_root(self.path), followlinks=True):
+        for folder, dirs, names in walk(self.path):
             dirs.sort()
             for name in sorted(names):
                 path = plain(folder, self.path) / name
