@@ -721,6 +721,22 @@ def test_a_newsletter_whose_text_part_only_says_to_view_it_as_html_is_read_from_
     assert reply.text == "Thanks, see you at the allotment on 4 May!"
 
 
+def test_a_damaged_html_twin_of_a_text_part_read_instead_is_not_warned_of(tmp_path: Path) -> None:
+    # telling a placeholder text part decodes its HTML twin: a fault in that part, which is not
+    # read, was a WARN about the message as if its text were incomplete
+    import base64
+
+    markup = '<div style="font-family:Arial,Helvetica,sans-serif;font-size:14px;color:#222222">' * 8
+    html = base64.b64encode(f"{markup}Thanks, see you on 4 May!{'</div>' * 8}".encode()).decode()
+    (tmp_path / "reply.eml").write_bytes(message(
+        "From: ana@example.com\nSubject: Re: allotment\nDate: Mon, 5 Feb 2024 12:00:00 +0000\n"
+        "Content-Type: multipart/alternative; boundary=a",
+        "--a\nContent-Type: text/plain; charset=utf-8\n\nThanks, see you on 4 May!\n--a\n"
+        f"Content-Type: text/html; charset=utf-8\nContent-Transfer-Encoding: base64\n\n{html[:-3]}\n--a--"))
+    records, problems = load(tmp_path)
+    assert [r.text for r in records] == ["Thanks, see you on 4 May!"] and problems == []
+
+
 def test_an_invitation_sent_as_its_calendar_part_alone_is_searched_by_its_event(tmp_path: Path) -> None:
     # some calendar servers and scripts send the invitation with no text part: its place and
     # description are what the mail says

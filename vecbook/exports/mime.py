@@ -204,7 +204,7 @@ def collect_body(headers: Message, body: bytes, texts: list[str], names: list[st
             texts.append(_decode(body, headers))
             return
         if kind == "multipart/alternative":
-            parts = [_best_alternative(parts, damage)]
+            parts = [_best_alternative(parts)]
         for sub_headers, sub_body, _ in parts:
             collect_body(sub_headers, sub_body, texts, names, damage, depth + 1)
     elif kind == "message/rfc822" and depth < MAX_MIME_DEPTH:  # a forwarded message shown inline
@@ -292,14 +292,14 @@ def _line_break_before(body: bytes, at: int) -> int:
     return at
 
 
-def _best_alternative(parts: list[tuple[Message, bytes, int]], damage: set[str]) -> tuple[Message, bytes, int]:
+def _best_alternative(parts: list[tuple[Message, bytes, int]]) -> tuple[Message, bytes, int]:
     """text/plain (unless a placeholder for its HTML), else HTML, else a nested multipart, else
     the last (the richest, by the MIME rule)."""
     kinds = [part[0].get_content_type() for part in parts]
     texts = {wanted: next((part for part, kind in zip(parts, kinds) if kind == wanted and
                            not _is_attachment(part[0], kind)), None) for wanted in ("text/plain", "text/html")}
     plain, html = texts["text/plain"], texts["text/html"]
-    if plain is not None and not (html is not None and _placeholder(plain, html, damage)):
+    if plain is not None and not (html is not None and _placeholder(plain, html)):
         return plain
     if html is not None:
         return html
@@ -309,19 +309,20 @@ def _best_alternative(parts: list[tuple[Message, bytes, int]], damage: set[str])
     return parts[-1]
 
 
-def _placeholder(plain: tuple[Message, bytes, int], html: tuple[Message, bytes, int], damage: set[str]) -> bool:
+def _placeholder(plain: tuple[Message, bytes, int], html: tuple[Message, bytes, int]) -> bool:
     """A text part that only stands in for its HTML ("View this email in your browser", bulk
-    mail's): short, where the HTML every mail app shows holds many times its words."""
+    mail's): short, where the HTML every mail app shows holds many times its words. A fault in
+    either part's encoding is said when the part is read (``collect_body``), not of one left unread."""
     if len(plain[1]) > PLACEHOLDER_BYTES:  # (most mail: not decoded and counted twice)
         return False
     # counted in its bytes, not decoded (a charset's look-up is slow): a letter past ASCII counts
     # each of its bytes, so a placeholder in Chinese is taken for text sooner, never the reverse
-    letters = len(_transfer_decoded(plain[1], plain[0], damage).translate(None, NOT_LETTER_BYTES))
+    letters = len(_transfer_decoded(plain[1], plain[0], set()).translate(None, NOT_LETTER_BYTES))
     wanted = 4 * letters + 200
     if letters >= PLACEHOLDER_LETTERS or len(html[1]) < wanted:  # (its bytes hold at least its letters)
         return False
     # the HTML's words told by a regex, not parsed: every short reply's HTML twin passes here
-    shown = MARKUP.sub(" ", _decode(_transfer_decoded(html[1], html[0], damage), html[0], html=True))
+    shown = MARKUP.sub(" ", _decode(_transfer_decoded(html[1], html[0], set()), html[0], html=True))
     return sum(map(str.isalnum, shown)) >= wanted
 
 
