@@ -502,6 +502,8 @@ def test_serve_watches_unless_told_not_to(write_files: Any, monkeypatch: pytest.
     served: list[vecbook.VecBook] = []
     monkeypatch.setattr(vecbook.cli, "serve", served.append)
     monkeypatch.setattr(vecbook.cli, "route_other_loggers", lambda: None)
+    # As from a terminal: the book itself, not the one a client's server opens after its handshake.
+    monkeypatch.setattr(vecbook.cli, "_answers_a_client", lambda _args: False)
     if env is not None:
         monkeypatch.setenv("VECBOOK_WATCH", env)
     root = write_files({"a.txt": "alpha\n"})
