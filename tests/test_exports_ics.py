@@ -294,7 +294,10 @@ def test_calendar_events_are_filtered_by_metadata(tmp_path: Path) -> None:
     hits = book.search("standup blockers", mode="keyword", filters={"participants__contains": "ana@example.com"})
     assert [h.metadata["title"] for h in hits] == ["Weekly standup"]
     hits = book.search("offsite", mode="keyword", filters={"date__gte": "2024-05-02", "conversation": "Team"})
-    assert [h.metadata["title"] for h in hits] == ["Offsite notes"]
+    assert [h.metadata["title"] for h in hits] == ["Offsite notes"]  # date__gte: the start, as written
+    # --since/--until find the two-day offsite on its second day too: its span covers the day
+    hits = book.search("offsite", mode="keyword", since="2024-05-02", until="2024-05-02")
+    assert sorted(h.metadata["title"] for h in hits) == ["Offsite", "Offsite notes"]
     assert book.stats()["collections"]["cal"]["format"] == "ics"
 
 

@@ -358,3 +358,27 @@ def _with_fake_embedder(original: Any) -> Any:
         kwargs.setdefault("embedder", FakeEmbedder())
         original(self, *args, **kwargs)
     return init
+
+
+def test_since_and_until_find_a_record_whose_span_covers_the_range(write_files: Any, fake_book: Any) -> None:
+    """"What was on 16 April" finds the week's journal entry that spans that day (``date`` to
+    ``end_date``, as chat windows, events and front matter set them), not only what began then;
+    an explicit ``date__gte`` filter stays literal on ``date``."""
+    entry = "---\ndate: {}\nend_date: {}\n---\nrowing on the river {}\n"
+    root = write_files({"week.md": entry.format("2025-04-14", "2025-04-18", "all week"),
+                        "before.md": entry.format("2025-04-10", "2025-04-15", "before"),
+                        "after.md": entry.format("2025-04-17", "2025-04-20", "after"),
+                        "day.md": "---\ndate: 2025-04-16T10:00\n---\nrowing on the river that day\n",
+                        "timed.md": entry.format("2025-04-15T22:00:00+00:00", "2025-04-16T01:00:00+00:00", "night")})
+    book = fake_book(root)
+
+    def found(**filters: Any) -> list[str]:
+        return sorted(h.file_path for h in book.search("rowing river", mode="keyword", **filters))
+
+    assert found(since="2025-04-16", until="2025-04-16") == ["day.md", "timed.md", "week.md"]
+    assert found(since="2025-04-16") == ["after.md", "day.md", "timed.md", "week.md"]
+    assert found(until="2025-04-13") == ["before.md"]
+    assert found(since="2025-04-19", until="2025-04-30") == ["after.md"]
+    assert found(since="2025-04-16T00:30:00+00:00", until="2025-04-16T00:45:00+00:00") == ["timed.md", "week.md"]
+    assert found(since="2025-04-18T12:00") == ["after.md", "week.md"]  # a plain end date: its whole day
+    assert found(filters={"date__gte": "2025-04-16", "date__lt": "2025-04-17"}) == ["day.md"]

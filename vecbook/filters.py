@@ -14,18 +14,18 @@ import threading
 import time
 import unicodedata
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, NoReturn, Sequence
+from typing import Any, NoReturn, Sequence
 
 import numpy as np
 
 from .config import FILTER_OPERATORS, QueryError
+from .date_ranges import COMPARISONS as _COMPARISONS
+from .date_ranges import SPAN_END, date_ranges, is_date_range
+from .date_ranges import with_occurrences as with_occurrences  # where book.py and callers find it
 from .records import Record, iso_moment
-from .recurrence import occurrence_within, series_matches
+from .recurrence import series_matches
 from .snippets import date_days
 from .tokens import fold
-
-if TYPE_CHECKING:
-    from .hits import Hit  # hits imports this module
 
 # How close a typo must be to a known key, source or name to be suggested (difflib's ratio):
 # at its default 0.6 "auther" suggested "date" (three letters of six in order).
@@ -39,7 +39,6 @@ _NUMBER_RE = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
 # an offset. ISO text sorts chronologically, so such values keep comparing as text; any
 # other text would compare alphabetically, which is never what a range filter means.
 _ISO_DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$")
-_COMPARISONS = ("gt", "gte", "lt", "lte")
 _DATE_START = re.compile(r"\d{4}-\d{2}-\d{2}")
 _OFFSET_END = re.compile(r"(?:[Zz]|[+-]\d{2}:?\d{2})$")  # a date-time's offset from UTC
 
@@ -56,6 +55,9 @@ class Condition:
     # Set for the shorthand filters (``since``, ``until``, ``participants``): how the user
     # wrote it, "since 30d", so that an error speaks of what was typed, not of "date__gte".
     shorthand: str = ""
+    # A second key whose value may satisfy the condition instead (``since``: ``end_date``, so
+    # that a record whose span reaches into the range is in it).
+    or_path: tuple[str, ...] = ()
 
 
 def parse_filters(filters: dict[str, Any] | None) -> list[Condition]:
@@ -108,7 +110,7 @@ def convenience_conditions(sources: Sequence[str] | None = None, since: str | No
         conditions.append(_parse_condition("source__in", list(_string_list("sources", sources))))
     if since:
         start = _moment("since", since, now)
-        conditions.append(replace(_parse_condition("date__gte", start), shorthand=f"since {since}"))
+        conditions.append(replace(_parse_condition("date__gte", start), shorthand=f"since {since}", or_path=SPAN_END))
     if until:
         moment = _moment("until", until, now)
         op = "lt" if len(moment) == 10 else "lte"
@@ -248,37 +250,12 @@ def value_matches(value: Any, op: str, target: Any, glob: bool = False) -> bool:
     return any(compare_values(v, target) in sign for v in items)
 
 
-def with_occurrences(hits: list[Hit], conditions: Sequence[Condition]) -> list[Hit]:
-    """Under a date range, each recurring event's hit (``rrule`` metadata) with ``occurrence``:
-    its first occurrence inside the range (a plain date for an all-day event), which is what
-    put it there; its ``date`` stays the series' first."""
-    ranges = _date_ranges(conditions)
-    if not ranges:
-        return hits
-    return [_with_occurrence(hit, ranges) if isinstance(hit.metadata.get("rrule"), str) else hit for hit in hits]
-
-
-def _with_occurrence(hit: Hit, ranges: tuple[tuple[str, str], ...]) -> Hit:
-    metadata = hit.metadata
-    try:
-        when = occurrence_within(metadata["rrule"], ranges)
-    except (ValueError, TypeError, OverflowError, KeyError):  # unreadable: its own date put it in range
-        return hit
-    if when is None:
-        return hit
-    text = when.date().isoformat() if metadata.get("all_day") else when.replace(microsecond=0).isoformat()
-    return replace(hit, metadata={**metadata, "occurrence": text})
-
-
-def _date_ranges(conditions: Sequence[Condition]) -> tuple[tuple[str, str], ...]:
-    """The ``(op, value)`` bounds of the date range among ``conditions``."""
-    return tuple((c.op, str(c.value)) for c in conditions if _is_date_range(c))
-
-
-def _is_date_range(condition: Condition) -> bool:
-    """A gt/gte/lt/lte condition on the ``date`` metadata (``since``/``until`` are such)."""
-    return (condition.field == "metadata" and condition.op in _COMPARISONS
-            and tuple(p.casefold() for p in condition.path) == ("date",))
+def _reaches(value: Any, op: str, start: str) -> bool:
+    """Whether a span's end ``value`` satisfies ``op start``; a plain date ends with its day, so
+    an all-day event's last day reaches a ``since`` that falls inside that day."""
+    if isinstance(value, str) and len(value.strip()) == 10 and len(start) > 10:
+        start = start[:10]  # the day's end is after any moment of it
+    return value_matches(value, op, start)
 
 
 def _instant(text: str) -> Any:
@@ -419,14 +396,23 @@ class FilterColumns:
                                + [value_matches(_MISSING, condition.op, condition.value)], dtype=bool)
             if condition.shorthand.startswith("participants") and not verdict.any():
                 self._no_such_participant(condition, uniques)
-            if _is_date_range(condition):
-                dated &= verdict[codes]
+            if is_date_range(condition):
+                dated &= verdict[codes] | self._reaching(condition)
             else:
                 result &= verdict[codes]
-        ranges = _date_ranges(conditions)
+        ranges = date_ranges(conditions)
         if ranges and "rrule" in self.known_keys:
             self._date_series(dated, ranges)
         return result & dated
+
+    def _reaching(self, condition: Condition) -> np.ndarray | bool:
+        """Which records' ``or_path`` value (a span's end) satisfies ``condition``: False for all
+        where it has none, or where no record has that key."""
+        if not condition.or_path or ".".join(condition.or_path).casefold() not in self.known_keys:
+            return False
+        codes, uniques = self._column(replace(condition, path=condition.or_path))
+        verdict = [_reaches(v, condition.op, str(condition.value)) for v in uniques]
+        return np.array(verdict + [False], dtype=bool)[codes]
 
     def _date_series(self, dated: np.ndarray, ranges: tuple[tuple[str, str], ...]) -> None:
         """A recurring event (``rrule`` metadata) is in a date range when one of its occurrences
