@@ -202,3 +202,33 @@ def test_the_context_of_a_thread_message_is_its_thread_not_its_channel(tmp_path:
     assert around.record.metadata["thread"] == "Round 2"
     assert [e.text for e in around.before] == ["ana: Ulaanbaatar!"]
     assert [e.text for e in around.after] == ["ana: Ottawa"]
+
+
+def test_the_context_of_a_window_crosses_the_parts_of_a_partitioned_channel(tmp_path: Path) -> None:
+    # DiscordChatExporter --partition writes "<channel> [2].json", then "<channel> [2] [part 2].json"...:
+    # the first window of part 2 showed no neighbour before it, the one before being in part 1.
+    import vecbook
+    from conftest import FakeEmbedder
+
+    def at(number: int, hour: int, content: str) -> dict[str, Any]:  # hours apart: a window each
+        return message(number, "Default", content, timestamp=f"2024-03-01T{hour:02d}:00:00.000+01:00")
+
+    export = tmp_path / "export"
+    export.mkdir()
+    channel = "Friends - Text Channels - quiz-night [2]"
+    write_channel(export, [at(3, 14, "first question: ウランバートル"), at(4, 16, "pizza after")]).joinpath(
+        f"{channel}.json").rename(export / f"{channel} [part 2].json")
+    write_channel(export, [at(1, 10, "who's in?"), at(2, 12, "me! 🙋")])
+    other = json.loads((export / f"{channel}.json").read_text(encoding="utf-8"))
+    other["channel"] |= {"id": "5", "name": "general"}
+    other["messages"] = [at(5, 13, "another channel")]
+    (export / "Friends - Text Channels - general [5] [part 2].json").write_text(json.dumps(other), encoding="utf-8")
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "vecbook.toml").write_text(
+        f'data_directory = "notes"\ncache_directory = false\n[[collections]]\nname = "dc"\npath = "{export}"\n')
+    book = vecbook.VecBook(config=vecbook.load_config(tmp_path / "vecbook.toml"), embedder=FakeEmbedder())
+    around = book.get(book.search("ウランバートル", mode="keyword")[0].citation, context=2)
+    assert [e.text for e in around.before] == ["ana: who's in?", "ana: me! 🙋"]
+    assert [e.text for e in around.after] == ["ana: pizza after"]
+    last = book.get(book.search("me", mode="keyword", filters={"date__lt": "2024-03-01T13:00"})[0].citation, context=1)
+    assert [e.text for e in last.after] == ["ana: first question: ウランバートル"]

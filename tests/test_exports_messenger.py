@@ -218,3 +218,30 @@ def test_messenger_windows_are_searched_and_filtered(tmp_path: Path, filters: di
     book = vecbook.VecBook(config=vecbook.load_config(tmp_path / "vecbook.toml"), embedder=FakeEmbedder())
     hits = book.search("hello", mode="keyword", filters=filters)
     assert [h.citation for h in hits] == ["fb/chat-analytics_2A_7M.json:11-79"]
+
+
+def test_the_context_of_a_window_crosses_the_parts_of_its_thread_in_time_order(tmp_path: Path) -> None:
+    # Facebook splits a long chat into message_1.json (newest), message_2.json (older)...: the
+    # oldest window of message_1 had no neighbour before it, the one before it being in message_2.
+    hour = 3_600_000
+
+    def said(who: str, hours: int, text: str) -> dict:  # hours apart: a window each
+        return {"sender_name": who, "timestamp_ms": 1_700_000_000_000 + hours * hour, "content": mangle(text)}
+
+    thread(tmp_path, [said("Ana", 6, "ramen tonight?"), said("Bo", 5, "sí, a las ocho 🍜")], rel="inbox/ana_1/message_1.json")
+    thread(tmp_path, [said("Ana", 4, "train delayed"), said("Bo", 3, "café first?")], rel="inbox/ana_1/message_2.json")
+    thread(tmp_path, [said("Ana", 2, "hello from Lisbon")], rel="inbox/ana_1/message_3.json")
+    thread(tmp_path, [said("Cy", 5, "other chat, same hour")], title="Cy", rel="inbox/cy_2/message_1.json")
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "vecbook.toml").write_text(
+        f'data_directory = "notes"\ncache_directory = false\n[[collections]]\nname = "fb"\npath = "{tmp_path / "inbox"}"\n')
+    book = vecbook.VecBook(config=vecbook.load_config(tmp_path / "vecbook.toml"), embedder=FakeEmbedder())
+    around = book.get(book.search("ocho", mode="keyword")[0].citation, context=2)
+    assert [e.text for e in around.before] == ["Bo: café first?", "Ana: train delayed"]
+    assert [e.text for e in around.after] == ["Ana: ramen tonight?"]
+    around = book.get(book.search("delayed", mode="keyword")[0].citation, context=1)
+    assert [e.text for e in around.before] == ["Bo: café first?"]
+    assert [e.text for e in around.after] == ["Bo: sí, a las ocho 🍜"]
+    oldest = book.get(book.search("lisbon", mode="keyword")[0].citation, context=5)
+    assert oldest.before == [] and [e.text for e in oldest.after][:2] == ["Bo: café first?", "Ana: train delayed"]
+    assert all("Cy" not in e.text for e in oldest.after)

@@ -1,10 +1,13 @@
 """Which records ``get`` shows around a record (its ``context``): the run of adjacent records
 of its file and, for exports, its conversation and thread; for Slack, whose export splits a
 conversation into one file per day, the records of its conversation and thread across the
-day files of the conversation's folder."""
+day files of the conversation's folder; for Messenger and DiscordChatExporter, which split a
+long chat into parts (``message_1.json``, ``message_2.json``...; ``... [part 2].json``), the
+records of its chat across its parts, in time order."""
 
 from __future__ import annotations
 
+import re
 from typing import Sequence
 
 from .hits import Context, Entry
@@ -13,6 +16,12 @@ from .records import Record
 # Export formats that write one conversation as one file per day in the conversation's folder
 # (``general/2024-03-01.json``): a thread reply sent the next day is in the next day's file.
 DAY_FILE_FORMATS = frozenset({"slack"})
+# Export formats that split one chat into part files beside each other: Messenger's
+# ``message_1.json`` (the newest), ``message_2.json``...; DiscordChatExporter's ``--partition``
+# writes ``<name>.json``, ``<name> [part 2].json``...
+PART_FILE_FORMATS = frozenset({"messenger", "discord"})
+# What sets a part's file name apart from its chat's other parts.
+_PART_RE = re.compile(r"(?<=^message)_\d+(?=\.json$)| \[part \d+\](?=\.json$)", re.I)
 
 
 def context_around(records: Sequence[Record], position: int, context: int) -> Context:
@@ -24,6 +33,10 @@ def context_around(records: Sequence[Record], position: int, context: int) -> Co
     if record.metadata.get("format") in DAY_FILE_FORMATS:
         before = _same_thread(records, position, context, -1)
         after = _same_thread(records, position, context, 1)
+    elif record.metadata.get("format") in PART_FILE_FORMATS:
+        chat = _chat_in_order(records, position)
+        at = chat.index(position)
+        before, after = chat[max(0, at - context):at], chat[at + 1:at + 1 + context]
     else:
         same = [i for i in range(max(0, position - context), min(len(records), position + context + 1))
                 if _neighbours(records[i], record)]
@@ -48,6 +61,39 @@ def _same_thread(records: Sequence[Record], position: int, context: int, step: i
             found.append(here)
         here += step
     return sorted(found)
+
+
+def _chat_in_order(records: Sequence[Record], position: int) -> list[int]:
+    """The positions of the records of ``position``'s chat (its conversation and thread, in its
+    part files: those of its folder whose names differ only by the part), each part in file order
+    and the parts by their first date (Messenger numbers them newest first)."""
+    record = records[position]
+    chat = _chat_file(record.file_path)
+    low, high = position, position + 1
+    while low > 0 and _same_folder(records[low - 1], record):
+        low -= 1
+    while high < len(records) and _same_folder(records[high], record):
+        high += 1
+    parts: dict[str, list[int]] = {}
+    for here in range(low, high):
+        other = records[here]
+        if _chat_file(other.file_path) == chat and _neighbours_in_folder(other, record):
+            parts.setdefault(other.file_path, []).append(here)
+
+    def first_date(part: list[int]) -> tuple[str, str]:
+        return str(records[part[0]].metadata.get("date") or ""), records[part[0]].file_path
+
+    return [here for part in sorted(parts.values(), key=first_date) for here in part]
+
+
+def _chat_file(file_path: str) -> str:
+    """A part file's path without its part (``inbox/ana_1/message.json``), its chat's name."""
+    folder, _, name = file_path.rpartition("/")
+    return f"{folder}/{_PART_RE.sub('', name)}"
+
+
+def _same_folder(a: Record, b: Record) -> bool:
+    return a.source == b.source and _folder(a.file_path) == _folder(b.file_path)
 
 
 def _folder(file_path: str) -> str:
