@@ -539,6 +539,36 @@ def test_a_person_addressed_by_uuid_is_named_by_their_email(tmp_path: Path) -> N
     assert "Attendees: bo@example.com, Cy" in record.text
 
 
+def test_a_room_or_resource_attendee_is_where_the_event_is_not_a_person(tmp_path: Path) -> None:
+    # Google books a room as an attendee (CUTYPE=RESOURCE, its address @resource.calendar.google.com),
+    # Outlook and Exchange as CUTYPE=ROOM: "Room 4.01 (12)" was listed as a person at the meeting.
+    (tmp_path / "a.ics").write_text(
+        "BEGIN:VCALENDAR\r\nBEGIN:VEVENT\r\nUID:g1\r\nSUMMARY:Planning\r\nDTSTART:20240601T090000Z\r\n"
+        "ORGANIZER;CN=Ana Lima:mailto:ana@example.com\r\n"
+        "ATTENDEE;CUTYPE=INDIVIDUAL;CN=Zoë Brandão:mailto:zoe@example.com\r\n"
+        "ATTENDEE;CUTYPE=RESOURCE;ROLE=REQ-PARTICIPANT;PARTSTAT=ACCEPTED;CN=Room 4.01 (12);X-NUM-GUESTS=0:\r\n"
+        " mailto:c_1882abc@resource.calendar.google.com\r\nEND:VEVENT\r\n"
+        "BEGIN:VEVENT\r\nUID:o1\r\nSUMMARY:会議\r\nDTSTART:20240602T090000Z\r\nLOCATION:Lisbon office\r\n"
+        "ATTENDEE;CN=Bo:mailto:bo@example.com\r\n"
+        "ATTENDEE;CUTYPE=ROOM;ROLE=NON-PARTICIPANT;CN=\"Sala Tejo\":mailto:sala.tejo@example.com\r\n"
+        "ATTENDEE;CUTYPE=resource;CN=Projector 2:mailto:projector2@example.com\r\nEND:VEVENT\r\n"
+        "BEGIN:VEVENT\r\nUID:o2\r\nSUMMARY:Review\r\nDTSTART:20240603T090000Z\r\nLOCATION:Room 4.01 (12)\r\n"
+        "ATTENDEE;CUTYPE=RESOURCE;CN=Room 4.01 (12):mailto:c_1882abc@resource.calendar.google.com\r\n"
+        "END:VEVENT\r\nEND:VCALENDAR\r\n", encoding="utf-8", newline="")
+    (google, outlook, named), problems = load(tmp_path)
+    assert problems == []
+    assert google.text == ("Planning\nWhen: 2024-06-01 09:00 (UTC)\nWhere: Room 4.01 (12)\nOrganizer: Ana Lima\n"
+                           "Attendees: Zoë Brandão")
+    assert google.metadata["participants"] == ["Ana Lima", "ana@example.com", "Zoë Brandão", "zoe@example.com"]
+    assert google.metadata["emails"] == ["ana@example.com", "zoe@example.com"]
+    assert google.metadata["location"] == "Room 4.01 (12)" and google.metadata["rooms"] == ["Room 4.01 (12)"]
+    assert "Where: Lisbon office; Sala Tejo; Projector 2\nAttendees: Bo" in outlook.text
+    assert outlook.metadata["participants"] == ["Bo", "bo@example.com"]
+    assert outlook.metadata["location"] == "Lisbon office; Sala Tejo; Projector 2"
+    # a room the LOCATION already names is said once
+    assert "Where: Room 4.01 (12)\n" in named.text + "\n" and "participants" not in named.metadata
+
+
 def test_google_meets_separator_lines_are_left_out(tmp_path: Path) -> None:
     # Google Calendar wraps the Meet block of a description in two lines of ":~" (some 150
     # characters each), which filled the hit's lines and the model's window with nothing

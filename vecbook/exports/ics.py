@@ -17,6 +17,7 @@ from typing import Any, Iterable, Iterator
 
 from ..records import Record
 from .base import Export, ExportFile, clean_text, export_record
+from .ics_people import attendees_and_rooms, event_text, person, where
 from .ics_words import iso_value, moment, rule_words, span_words
 from .mime import html_to_text
 
@@ -316,15 +317,16 @@ def _record(export: Export, file: ExportFile, span: _Span, component: Any, calen
     if not (summary or description or location or details):
         export.warn(file, span.line, f"{span.kind} without summary, description or date skipped")
         return None
-    organizer = _person(component.get("ORGANIZER"))
-    attendees = [p for p in (_person(a) for a in _listed(component.get("ATTENDEE"))) if p]
+    organizer = person(component.get("ORGANIZER"))
+    attendees, rooms = attendees_and_rooms(_listed(component.get("ATTENDEE")))
     people = [organizer, *attendees] if organizer else attendees
-    text = _event_text(summary or f"(untitled {kind})", details, location, organizer, attendees, description)
+    place = where(location, rooms)  # a room booked as an attendee is where the event is, not one of its people
+    text = event_text(summary or f"(untitled {kind})", details, place, organizer, attendees, description)
     uid = _text(component, "UID")
     first = _first_date(component, start, due)
     metadata: dict[str, Any] = {
         "title": summary, "date": iso_value(first), "end_date": iso_value(end if end is not None else due if start else None),
-        "kind": kind, "all_day": True if _is_day(first) else None, "location": location,
+        "kind": kind, "all_day": True if _is_day(first) else None, "location": place, "rooms": rooms or None,
         "organizer": organizer[0] if organizer else None,
         # The organizer takes part as an attendee does (as a mail's sender does), listed first;
         # Google lists them among the attendees too, Outlook and others often do not. Each by
@@ -342,19 +344,6 @@ def _record(export: Export, file: ExportFile, span: _Span, component: Any, calen
                          segments=((0, span.line, span.end_line),))
 
 
-def _event_text(summary: str, details: list[str], location: str, organizer: tuple[str, str] | None,
-                attendees: list[tuple[str, str]], description: str) -> str:
-    """A record's text: the summary, When/Repeats/Where/Organizer/Attendees lines, the description."""
-    lines = [summary, *details]
-    if location:
-        lines.append(f"Where: {location}")
-    if organizer:
-        lines.append(f"Organizer: {organizer[0]}")
-    if attendees:
-        lines.append("Attendees: " + ", ".join(name for name, _ in attendees))
-    return "\n".join(lines) + (f"\n\n{description}" if description else "")
-
-
 def invitation_text(data: str) -> str:
     """A calendar a mail carries (an invitation's text/calendar part) as its events' texts, as
     records of a calendar show them; '' where it cannot be read or icalendar is not installed."""
@@ -370,10 +359,10 @@ def invitation_text(data: str) -> str:
             description = _text(component, "DESCRIPTION")
             if _HTML_TAG_RE.search(description):
                 description = clean_text(html_to_text(description))
-            attendees = [p for p in (_person(a) for a in _listed(component.get("ATTENDEE"))) if p]
+            attendees, rooms = attendees_and_rooms(_listed(component.get("ATTENDEE")))
             details = _details(component, start, _end(component, start), due)
-            texts.append(_event_text(_text(component, "SUMMARY"), details, _text(component, "LOCATION"),
-                                     _person(component.get("ORGANIZER")), attendees, description).strip())
+            texts.append(event_text(_text(component, "SUMMARY"), details, where(_text(component, "LOCATION"), rooms),
+                                    person(component.get("ORGANIZER")), attendees, description).strip())
     return "\n\n".join(t for t in texts if t)
 
 
@@ -521,22 +510,6 @@ def _end(component: Any, start: Any) -> Any:
 def _is_day(value: Any) -> bool:
     """A DATE value (an all-day event's), not a DATE-TIME."""
     return isinstance(value, date) and not isinstance(value, datetime)
-
-
-def _person(address: Any) -> tuple[str, str] | None:
-    """(display name, email) of an ORGANIZER or ATTENDEE: its CN, else the email. An address
-    that is no mail address (Apple's calendar server writes ``urn:uuid:...``) gives its place
-    to the ``EMAIL`` parameter (RFC 7986), else to none: a uuid names no one."""
-    if address is None:
-        return None
-    params = getattr(address, "params", {})
-    written = str(address).strip()
-    email = written[7:].strip() if written[:7].lower() == "mailto:" else ""
-    if not email:
-        email = str(params.get("EMAIL") or "").strip().strip('"')
-        email = email or ("" if re.match(r"urn:", written, re.IGNORECASE) else written)
-    name = str(params.get("CN") or "").strip().strip('"')
-    return (name or email, email) if name or email else None
 
 
 def _place_floating(export: Export, file: ExportFile, span: _Span, component: Any, warned: set[str]) -> None:

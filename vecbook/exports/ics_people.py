@@ -1,0 +1,65 @@
+"""Who and where an iCalendar event names: its organizer and attendees as people, and the
+attendees that are rooms or resources (a meeting room booked by inviting it) as where it is;
+and the event's text that says them."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+# The calendar user types (RFC 5545 CUTYPE) that are places or things booked, not people.
+PLACE_TYPES = frozenset({"ROOM", "RESOURCE"})
+# Google Calendar books its rooms and resources under addresses of this domain (with CUTYPE=RESOURCE,
+# which an app that rewrites the file may drop).
+_RESOURCE_ADDRESS_RE = re.compile(r"@resource\.calendar\.google\.com$", re.I)
+
+
+def person(address: Any) -> tuple[str, str] | None:
+    """(display name, email) of an ORGANIZER or ATTENDEE: its CN, else the email. An address
+    that is no mail address (Apple's calendar server writes ``urn:uuid:...``) gives its place
+    to the ``EMAIL`` parameter (RFC 7986), else to none: a uuid names no one."""
+    if address is None:
+        return None
+    params = getattr(address, "params", {})
+    written = str(address).strip()
+    email = written[7:].strip() if written[:7].lower() == "mailto:" else ""
+    if not email:
+        email = str(params.get("EMAIL") or "").strip().strip('"')
+        email = email or ("" if re.match(r"urn:", written, re.IGNORECASE) else written)
+    name = str(params.get("CN") or "").strip().strip('"')
+    return (name or email, email) if name or email else None
+
+
+def attendees_and_rooms(attendees: list[Any]) -> tuple[list[tuple[str, str]], list[str]]:
+    """The ATTENDEE properties as people (see ``person``) and as the names of the rooms and
+    resources among them (``CUTYPE=ROOM``/``RESOURCE``, or a Google resource address)."""
+    people, rooms = [], []
+    for attendee in attendees:
+        found = person(attendee)
+        if found is None:
+            continue
+        kind = str(getattr(attendee, "params", {}).get("CUTYPE") or "").strip().upper()
+        if kind in PLACE_TYPES or _RESOURCE_ADDRESS_RE.search(found[1]):
+            rooms.append(found[0])
+        else:
+            people.append(found)
+    return people, list(dict.fromkeys(rooms))
+
+
+def where(location: str, rooms: list[str]) -> str:
+    """Where an event is: its LOCATION, then each booked room it does not already name."""
+    said = location.casefold()
+    return "; ".join([location] * bool(location) + [room for room in rooms if room.casefold() not in said])
+
+
+def event_text(summary: str, details: list[str], place: str, organizer: tuple[str, str] | None,
+               attendees: list[tuple[str, str]], description: str) -> str:
+    """A record's text: the summary, When/Repeats/Where/Organizer/Attendees lines, the description."""
+    lines = [summary, *details]
+    if place:
+        lines.append(f"Where: {place}")
+    if organizer:
+        lines.append(f"Organizer: {organizer[0]}")
+    if attendees:
+        lines.append("Attendees: " + ", ".join(name for name, _ in attendees))
+    return "\n".join(lines) + (f"\n\n{description}" if description else "")
