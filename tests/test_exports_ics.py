@@ -402,6 +402,33 @@ def test_a_recurring_event_is_dated_by_each_occurrence(tmp_path: Path) -> None:
                                           "EXDATE;VALUE=DATE:20230612")
 
 
+def test_a_recurring_event_is_in_a_range_its_occurrence_lasts_into(tmp_path: Path) -> None:
+    # A weekly late show (Saturday 23:00 to Sunday 01:00 UTC) and a yearly three-day festival were
+    # missed by --since/--until on the Sunday, or the festival's second day, as a single such
+    # event is found: only each occurrence's start was looked at.
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "cal").mkdir()
+    (tmp_path / "cal" / "fun.ics").write_text(
+        "BEGIN:VCALENDAR\r\nBEGIN:VEVENT\r\nUID:show\r\nSUMMARY:Late show\r\nDTSTART:20250301T230000Z\r\n"
+        "DTEND:20250302T010000Z\r\nRRULE:FREQ=WEEKLY\r\nEND:VEVENT\r\n"
+        "BEGIN:VEVENT\r\nUID:fest\r\nSUMMARY:Festa do Avante show\r\nDTSTART;VALUE=DATE:20200801\r\n"
+        "DTEND;VALUE=DATE:20200804\r\nRRULE:FREQ=YEARLY\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n",
+        encoding="utf-8", newline="")
+    (tmp_path / "vecbook.toml").write_text(
+        f'data_directory = "notes"\n[[collections]]\nname = "cal"\npath = "{tmp_path / "cal"}"\n')
+    book = vecbook.VecBook(config=vecbook.load_config(tmp_path / "vecbook.toml"), embedder=FakeEmbedder())
+
+    def found(since: str, until: str) -> dict[str, str]:
+        return {h.metadata["title"]: h.metadata["occurrence"]
+                for h in book.search("show", mode="keyword", since=since, until=until)}
+
+    assert found("2025-04-13", "2025-04-13") == {"Late show": "2025-04-12T23:00:00+00:00"}
+    assert found("2025-04-13T00:30:00+00:00", "2025-04-13T00:45:00+00:00") == {"Late show": "2025-04-12T23:00:00+00:00"}
+    assert found("2025-04-13T01:30:00+00:00", "2025-04-13T02:00:00+00:00") == {}  # over by then
+    assert found("2024-08-03", "2024-08-03") == {"Festa do Avante show": "2024-08-01"}
+    assert found("2024-08-04", "2024-08-05") == {}
+
+
 def test_an_endless_series_is_counted_out_only_so_far() -> None:
     from vecbook.recurrence import MAX_OCCURRENCES, series_matches
 

@@ -5,8 +5,10 @@ there. The filters themselves are evaluated in ``filters``."""
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING, Sequence
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any, Sequence
 
+from .records import iso_moment
 from .recurrence import occurrence_within
 
 if TYPE_CHECKING:
@@ -23,10 +25,10 @@ def with_occurrences(hits: list[Hit], conditions: Sequence[Condition]) -> list[H
     """Under a date range, each recurring event's hit (``rrule`` metadata) with ``occurrence``:
     its first occurrence inside the range (a plain date for an all-day event), which is what
     put it there; its ``date`` stays the series' first."""
-    ranges = date_ranges(conditions)
-    if not ranges:
+    if not date_ranges(conditions):
         return hits
-    return [_with_occurrence(hit, ranges) if isinstance(hit.metadata.get("rrule"), str) else hit for hit in hits]
+    return [_with_occurrence(hit, reaching_ranges(conditions, hit.metadata)) if isinstance(hit.metadata.get("rrule"), str)
+            else hit for hit in hits]
 
 
 def _with_occurrence(hit: Hit, ranges: tuple[tuple[str, str], ...]) -> Hit:
@@ -50,3 +52,35 @@ def is_date_range(condition: Condition) -> bool:
     """A gt/gte/lt/lte condition on the ``date`` metadata (``since``/``until`` are such)."""
     return (condition.field == "metadata" and condition.op in COMPARISONS
             and tuple(p.casefold() for p in condition.path) == ("date",))
+
+
+def reaching_ranges(conditions: Sequence[Condition], metadata: dict[str, Any]) -> tuple[tuple[str, str], ...]:
+    """``date_ranges`` for one recurring event: a ``since`` bound (a condition that reads the
+    span's end too) moved back by the event's length (its ``end_date`` less its ``date``), so an
+    occurrence begun before the range and lasting into it is in it, as a single event is."""
+    length = _length(metadata)
+    return tuple((c.op, _moved_back(str(c.value), length, metadata) if c.or_path and length else str(c.value))
+                 for c in conditions if is_date_range(c))
+
+
+def _length(metadata: dict[str, Any]) -> timedelta | None:
+    """How long an event lasts from its start to its end (to its last day's start, all day)."""
+    start, end = metadata.get("date"), metadata.get("end_date")
+    if not isinstance(start, str) or not isinstance(end, str):
+        return None
+    try:
+        length = iso_moment(end) - iso_moment(start)
+    except (ValueError, TypeError):  # unreadable, or one with an offset and one without
+        return None
+    return length if length > timedelta(0) else None
+
+
+def _moved_back(bound: str, length: timedelta, metadata: dict[str, Any]) -> str:
+    """``bound`` less ``length``: a plain date stays one where the event is all day (its last
+    day reaches a bound inside that day, as ``_reaches`` in the filters has it)."""
+    all_day = len(str(metadata.get("end_date")).strip()) == 10
+    try:
+        moved = iso_moment(bound[:10] if all_day else bound) - length
+    except ValueError:
+        return bound
+    return moved.date().isoformat() if all_day else moved.isoformat()

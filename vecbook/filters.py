@@ -20,7 +20,7 @@ import numpy as np
 
 from .config import FILTER_OPERATORS, QueryError
 from .date_ranges import COMPARISONS as _COMPARISONS
-from .date_ranges import SPAN_END, date_ranges, is_date_range
+from .date_ranges import SPAN_END, date_ranges, is_date_range, reaching_ranges
 from .date_ranges import with_occurrences as with_occurrences  # where book.py and callers find it
 from .records import Record, iso_moment
 from .recurrence import series_matches
@@ -400,9 +400,8 @@ class FilterColumns:
                 dated &= verdict[codes] | self._reaching(condition)
             else:
                 result &= verdict[codes]
-        ranges = date_ranges(conditions)
-        if ranges and "rrule" in self.known_keys:
-            self._date_series(dated, ranges)
+        if date_ranges(conditions) and "rrule" in self.known_keys:
+            self._date_series(dated, conditions)
         return result & dated
 
     def _reaching(self, condition: Condition) -> np.ndarray | bool:
@@ -414,11 +413,15 @@ class FilterColumns:
         verdict = [_reaches(v, condition.op, str(condition.value)) for v in uniques]
         return np.array(verdict + [False], dtype=bool)[codes]
 
-    def _date_series(self, dated: np.ndarray, ranges: tuple[tuple[str, str], ...]) -> None:
+    def _date_series(self, dated: np.ndarray, conditions: Sequence[Condition]) -> None:
         """A recurring event (``rrule`` metadata) is in a date range when one of its occurrences
-        is, not only its first: its verdict in ``dated`` is replaced by that."""
+        is (or, under ``since``, lasts into it), not only its first: its verdict in ``dated`` is
+        replaced by that."""
         codes, rules = self._column(Condition("rrule", "metadata", ("rrule",), "exists", True))
-        verdicts = [series_matches(rule, ranges) if isinstance(rule, str) else None for rule in rules]
+        values, firsts = np.unique(codes, return_index=True)  # a record of each series: its length
+        first = dict(zip(values.tolist(), firsts.tolist()))
+        verdicts = [series_matches(rule, reaching_ranges(conditions, self.records[first[code]].metadata))
+                    if isinstance(rule, str) else None for code, rule in enumerate(rules)]
         # spread with numpy in one pass (the last code: no rule), not one pass over the records a series
         counted = np.array([v is not None for v in verdicts] + [False], dtype=bool)[codes]
         dated[counted] = np.array([bool(v) for v in verdicts] + [False], dtype=bool)[codes][counted]
