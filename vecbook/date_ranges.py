@@ -4,9 +4,12 @@ there. The filters themselves are evaluated in ``filters``."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
+
+import numpy as np
 
 from .records import iso_moment
 from .recurrence import occurrence_within
@@ -19,6 +22,8 @@ COMPARISONS = ("gt", "gte", "lt", "lte")
 # The key whose value ends a record's span (a chat window's last message, an event's end):
 # ``since`` finds a record that reaches into the range, not only one that begins there.
 SPAN_END = ("end_date",)
+# Text a date range compares as a date: it starts with one (2024-03-05, 2024-03-05T14:00+01:00).
+DATE_START = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
 def with_occurrences(hits: list[Hit], conditions: Sequence[Condition]) -> list[Hit]:
@@ -84,3 +89,49 @@ def _moved_back(bound: str, length: timedelta, metadata: dict[str, Any]) -> str:
     except ValueError:
         return bound
     return moved.date().isoformat() if all_day else moved.isoformat()
+
+
+class DateColumn:
+    """A filter column's distinct values laid out once for date ranges, so that a range is
+    compared in numpy rather than value by value (100,000 chat windows, each its own moment:
+    ~1.5 s a bound in Python). It gives what ``filters.value_matches`` gives for an ISO bound:
+    ASCII text starting with a date compares as text (lower case, as filters fold it), and as a
+    moment where both it and the bound carry an offset from UTC (``instant``); any other scalar is
+    never in a range. A list or non-ASCII text is left to the caller (``slow``)."""
+
+    def __init__(self, uniques: Sequence[Any], instant: Callable[[str], Any]) -> None:
+        count = len(uniques)
+        self.slow = np.zeros(count, dtype=bool)
+        self.dated = np.zeros(count, dtype=bool)
+        self.plain = np.zeros(count, dtype=bool)  # a date alone: its day ends a span (``filters._reaches``)
+        self.moments = np.full(count, np.nan)
+        texts = [""] * count
+        for position, value in enumerate(uniques):
+            if isinstance(value, list) or (isinstance(value, str) and not value.isascii()):
+                self.slow[position] = True
+            elif isinstance(value, str) and DATE_START.match(value):
+                self.dated[position] = True
+                texts[position] = value.lower()
+                self.plain[position] = len(value.strip()) == 10
+                moment = instant(value)
+                if moment is not None:
+                    self.moments[position] = moment.timestamp()
+        self.texts = np.array(texts, dtype=str)
+
+    def verdict(self, sign: tuple[int, ...], text: str, moment: Any, day: str | None = None) -> np.ndarray:
+        """Which values compare with the bound (``text`` folded, its ``moment`` or None) as one of
+        ``sign`` (-1, 0, 1); with ``day``, a date alone compares with that day instead. Values
+        left ``slow`` come out False."""
+        order = _order(self.texts, text)
+        if moment is not None:
+            timed = ~np.isnan(self.moments)
+            offsets = np.where(timed, self.moments - moment.timestamp(), 0.0)
+            order = np.where(timed, np.sign(offsets).astype(np.int8), order)
+        if day is not None:
+            order = np.where(self.plain, _order(self.texts, day), order)
+        return self.dated & np.isin(order, sign)
+
+
+def _order(texts: np.ndarray, text: str) -> np.ndarray:
+    """-1, 0 or 1 for each of ``texts`` against ``text``, as Python orders strings."""
+    return (texts > text).astype(np.int8) - (texts < text).astype(np.int8)

@@ -14,13 +14,14 @@ import threading
 import time
 import unicodedata
 from dataclasses import dataclass, replace
-from typing import Any, NoReturn, Sequence
+from typing import Any, Callable, NoReturn, Sequence
 
 import numpy as np
 
 from .config import FILTER_OPERATORS, QueryError
 from .date_ranges import COMPARISONS as _COMPARISONS
-from .date_ranges import SPAN_END, date_ranges, is_date_range, reaching_ranges
+from .date_ranges import DATE_START as _DATE_START
+from .date_ranges import SPAN_END, DateColumn, date_ranges, is_date_range, reaching_ranges
 from .date_ranges import with_occurrences as with_occurrences  # where book.py and callers find it
 from .records import Record, iso_moment
 from .recurrence import series_matches
@@ -39,7 +40,6 @@ _NUMBER_RE = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
 # an offset. ISO text sorts chronologically, so such values keep comparing as text; any
 # other text would compare alphabetically, which is never what a range filter means.
 _ISO_DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$")
-_DATE_START = re.compile(r"\d{4}-\d{2}-\d{2}")
 _OFFSET_END = re.compile(r"(?:[Zz]|[+-]\d{2}:?\d{2})$")  # a date-time's offset from UTC
 
 
@@ -345,6 +345,7 @@ class FilterColumns:
         self.known_keys = known_keys if known_keys is not None else {k.casefold() for r in records for k in r.metadata_keys}
         self.known_sources = known_sources if known_sources is not None else sorted({r.source for r in records})
         self._columns: dict[tuple[str, tuple[str, ...]], tuple[np.ndarray, list[Any]]] = {}
+        self._date_columns: dict[tuple[str, tuple[str, ...]], DateColumn] = {}
         self._lock = threading.Lock()
         self._dates: np.ndarray | None = None
         self._refs: dict[str, int] | None = None
@@ -392,8 +393,8 @@ class FilterColumns:
             self._check_known(condition)
             codes, uniques = self._column(condition)
             glob = condition.field == "file_path" and condition.op in ("exact", "in")
-            verdict = np.array([value_matches(v, condition.op, condition.value, glob) for v in uniques]
-                               + [value_matches(_MISSING, condition.op, condition.value)], dtype=bool)
+            verdict = self._verdicts(condition, uniques, lambda v: value_matches(v, condition.op, condition.value, glob))
+            verdict = np.append(verdict, value_matches(_MISSING, condition.op, condition.value))
             if condition.shorthand.startswith("participants") and not verdict.any():
                 self._no_such_participant(condition, uniques)
             if is_date_range(condition):
@@ -409,9 +410,32 @@ class FilterColumns:
         where it has none, or where no record has that key."""
         if not condition.or_path or ".".join(condition.or_path).casefold() not in self.known_keys:
             return False
-        codes, uniques = self._column(replace(condition, path=condition.or_path))
-        verdict = [_reaches(v, condition.op, str(condition.value)) for v in uniques]
-        return np.array(verdict + [False], dtype=bool)[codes]
+        reaching = replace(condition, path=condition.or_path)
+        codes, uniques = self._column(reaching)
+        verdict = self._verdicts(reaching, uniques, lambda v: _reaches(v, condition.op, str(condition.value)), True)
+        return np.append(verdict, False)[codes]
+
+    def _verdicts(self, condition: Condition, uniques: list[Any], matches: Callable[[Any], bool],
+                  reaching: bool = False) -> np.ndarray:
+        """``matches`` over a column's distinct values: under an ISO date bound, in numpy over the
+        column's ``DateColumn`` (made once), with one call each only for the values it leaves slow;
+        ``reaching``: the values end spans (``_reaches``)."""
+        bound = condition.value
+        if condition.op not in _COMPARISONS or not isinstance(bound, str) or not _ISO_DATE_RE.match(bound):
+            return np.array([matches(v) for v in uniques], dtype=bool)
+        key = (condition.field, tuple(p.casefold() for p in condition.path))
+        with self._lock:
+            column = self._date_columns.get(key)
+        if column is None or len(column.texts) != len(uniques):
+            column = DateColumn(uniques, _instant)
+            with self._lock:
+                self._date_columns[key] = column
+        sign = {"gt": (1,), "gte": (0, 1), "lt": (-1,), "lte": (-1, 0)}[condition.op]
+        day = _as_text(bound[:10]) if reaching and len(bound) > 10 else None
+        verdict = column.verdict(sign, _as_text(bound), _instant(bound), day)
+        for position in np.flatnonzero(column.slow).tolist():
+            verdict[position] = matches(uniques[position])
+        return verdict
 
     def _date_series(self, dated: np.ndarray, conditions: Sequence[Condition]) -> None:
         """A recurring event (``rrule`` metadata) is in a date range when one of its occurrences
