@@ -82,6 +82,28 @@ def test_queries_share_the_records_session_where_the_cores_are_few(float32: vecb
     assert np.allclose(query[0], records[0], atol=1e-5)
 
 
+def test_the_untruncated_tokenizer_is_read_only_when_windows_are_cut(float32: vecbook.Embedder,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """A warm start whose cache holds every window embeds only the query: it never reads
+    tokenizer.json a second time (~0.06 s of CPU) for the offsets that cut windows."""
+    from tokenizers import Tokenizer
+
+    reads: list[str] = []
+    original = Tokenizer.from_file
+    monkeypatch.setattr("tokenizers.Tokenizer", type("Counting", (), {
+        "from_file": staticmethod(lambda path: reads.append(path) or original(path))}))
+    built = float32.load()
+    model = onnx_model.OnnxModel(float32._path, built.folder, onnx_model.check_supported(float32._path))
+    model.run([model.prepare(["budget meeting"])[0]], model.query_threads, query=True)
+    assert len(reads) == 1
+    long_text = "word " * 600
+    spans = model.offsets([long_text])[0]
+    assert len(reads) == 2 and len(spans) == 600  # untruncated, unlike the batches' tokenizer
+    assert spans[-1] == (len(long_text) - 5, len(long_text) - 1)
+    model.offsets(["again"])
+    assert len(reads) == 2
+
+
 def test_float32_runs_on_onnxruntime_with_torchs_vectors(float32: vecbook.Embedder,
                                                          torch32: vecbook.Embedder) -> None:
     assert (float32.precision, float32.runtime) == ("float32", "onnxruntime")

@@ -147,11 +147,13 @@ class OnnxModel:
         self.max_tokens = spec["max_tokens"]
         self.dimension = spec["hidden_size"]
         self.normalize = spec["normalize"]
-        # Two tokenizers: one whole (offsets for windows), one cut at the model's limit for batches.
-        self.plain = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
-        self.plain.no_truncation()
-        self.plain.no_padding()
-        self.batching = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
+        # Two tokenizers: one cut at the model's limit for batches, and one whole (offsets for
+        # windows), read on first need (``plain``): a start whose cache holds every window only
+        # embeds the query (each read of tokenizer.json costs ~0.06 s of CPU).
+        self._tokenizer_file = model_dir / "tokenizer.json"
+        self._plain: Any = None
+        self._plain_lock = threading.Lock()  # not the sessions' lock: making one takes a while
+        self.batching = Tokenizer.from_file(str(self._tokenizer_file))
         self.batching.enable_truncation(max_length=self.max_tokens)
         self.batching.no_padding()  # batches are padded by _forward, from ids tokenized once
         self.pad_id = self.batching.token_to_id("[PAD]") or 0
@@ -187,6 +189,20 @@ class OnnxModel:
                 self._sessions[file, threads] = ort.InferenceSession(str(self.folder / file), options,
                                                                      providers=["CPUExecutionProvider"])
             return self._sessions[file, threads]
+
+    @property
+    def plain(self) -> Any:
+        """The tokenizer without truncation or padding (read once, on first use)."""
+        if self._plain is None:
+            with self._plain_lock:
+                if self._plain is None:
+                    from tokenizers import Tokenizer
+
+                    plain = Tokenizer.from_file(str(self._tokenizer_file))
+                    plain.no_truncation()
+                    plain.no_padding()
+                    self._plain = plain  # last: the unlocked check sees a finished tokenizer
+        return self._plain
 
     def offsets(self, texts: Sequence[str]) -> list[list[tuple[int, int]]]:
         """Each text's token character spans, without special tokens or truncation."""
