@@ -186,7 +186,12 @@ class OnnxModel:
                 # Spinning workers stall when another process loads the CPU, as OpenMP's do.
                 options.add_session_config_entry("session.intra_op.allow_spinning", "0")
                 options.log_severity_level = 3
-                self._sessions[file, threads] = ort.InferenceSession(str(self.folder / file), options,
+                path = self.folder / file
+                if file == FLOAT_FILE:  # the graph whose weights are mapped, not parsed (onnx_mapped)
+                    from .onnx_mapped import mapped_graph
+
+                    path = mapped_graph(path)
+                self._sessions[file, threads] = ort.InferenceSession(str(path), options,
                                                                      providers=["CPUExecutionProvider"])
             return self._sessions[file, threads]
 
