@@ -120,11 +120,19 @@ def test_the_query_graph_loads_with_its_weights_mapped_and_gives_the_same_vector
     ort = onnx_model._runtime()
     whole = ort.InferenceSession(str(graph), providers=["CPUExecutionProvider"])
     assert np.array_equal(model.run([ids], model.query_threads, query=True)[0], model._forward(whole, ids))
-    # A rebuilt graph (another size or time) gets a copy of its own, and the old one goes.
+    # A rebuilt graph (another size or time) gets a copy of its own, and the old one goes, as do
+    # the leftovers of a write killed midway; one under way in another process stays.
+    killed, writing = tmp_path / ".mapped-killed", tmp_path / ".mapped-writing"
+    for temp in (killed, writing):
+        temp.mkdir()
+        (temp / "part.weights").write_bytes(b"w")
+    os.utime(killed, (time.time() - 3600, time.time() - 3600))
     later = graph.stat().st_mtime_ns + 10**9
     os.utime(graph, ns=(later, later))
     again = onnx_mapped.mapped_graph(graph)
     assert again != mapped and again.is_file() and not mapped.exists()
+    assert not killed.exists() and writing.exists()
+    shutil.rmtree(writing)
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("mapped-")) == \
         sorted([again.name, f"{again.name}.json", f"{again.stem}.weights"])
     # Damaged weights (another size) are written again; where no copy can be written the graph loads as it is.

@@ -16,11 +16,15 @@ import logging
 import os
 import shutil
 import tempfile
+import time
 from pathlib import Path
 
 log = logging.getLogger("vecbook")
 
 MAPPED_PREFIX = "mapped-"
+TEMP_PREFIX = ".mapped-"
+# A temporary folder this old is a write that was killed (a write takes ~1.5 s): removed at the next.
+STALE_TEMP_SECONDS = 600
 
 
 def _names(graph: Path) -> tuple[str, str]:
@@ -66,7 +70,8 @@ def _write(graph: Path, folder: Path, name: str, weights: str) -> None:
     from .onnx_model import _runtime
 
     ort = _runtime()
-    temp = Path(tempfile.mkdtemp(prefix=".mapped-", dir=folder))
+    _remove_stale_temps(folder)
+    temp = Path(tempfile.mkdtemp(prefix=TEMP_PREFIX, dir=folder))
     try:
         options = ort.SessionOptions()
         options.log_severity_level = 3
@@ -86,3 +91,12 @@ def _write(graph: Path, folder: Path, name: str, weights: str) -> None:
         if not old.name.startswith(Path(name).stem):
             with contextlib.suppress(OSError):
                 old.unlink()
+
+
+def _remove_stale_temps(folder: Path) -> None:
+    """Remove the temporary folders of writes killed midway (their ~90 MB of weights): nothing
+    else would, as a finished write renames what it keeps."""
+    for temp in folder.glob(f"{TEMP_PREFIX}*"):
+        with contextlib.suppress(OSError):
+            if temp.is_dir() and time.time() - temp.stat().st_mtime > STALE_TEMP_SECONDS:
+                shutil.rmtree(temp, ignore_errors=True)
