@@ -544,3 +544,24 @@ def test_the_context_of_a_thread_reply_is_its_thread_across_day_files(tmp_path: 
     # (never its threads, never another channel).
     coffee = book.get(book.search("coffee", mode="keyword")[0].citation, context=2)
     assert [e.text for e in coffee.before] == ["Ana: Morning all"] and coffee.after == []
+
+
+def test_the_context_of_a_reply_in_a_busy_channel_is_found_quickly() -> None:
+    # A thread with a reply a month after its parent: get -C walks the channel's windows between
+    # them, 100,000 here (the same window object over and over, to build the list quickly).
+    import time
+
+    from vecbook.around import context_around
+    from vecbook.records import Record
+
+    def window(day: str, text: str, thread: str | None) -> Record:
+        metadata = {"format": "slack", "conversation": "general", "date": day, **({"thread": thread} if thread else {})}
+        return Record(text, f"work/general/{day}.json", 1, 5, metadata, source="work")
+
+    chatter = window("2024-03-02", "Coffee machine broke", None)
+    records = [window("2024-03-01", "Deploy plan?", "1"), *[chatter] * 100_000, window("2024-04-01", "Shipped", "1")]
+    context_around(records, len(records) - 1, 2)  # (the file names' folders, once)
+    started = time.perf_counter()
+    around = context_around(records, len(records) - 1, 2)
+    assert time.perf_counter() - started < 0.25  # each window's metadata made as a dict: 0.4-0.6 s
+    assert [e.text for e in around.before] == ["Deploy plan?"] and around.after == []
