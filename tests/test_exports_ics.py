@@ -551,19 +551,23 @@ def test_a_cancelled_or_tentative_event_says_so_in_its_text(tmp_path: Path) -> N
     assert done.text == "Book flights\nStatus: completed"
 
 
-def test_a_person_addressed_by_uuid_is_named_by_their_email(tmp_path: Path) -> None:
-    # Apple's calendar server addresses people as urn:uuid:..., their mail in EMAIL (RFC 7986)
+def test_a_person_without_a_mail_address_is_named_by_their_email_parameter_or_name(tmp_path: Path) -> None:
+    # Apple's calendar server addresses people as urn:uuid:..., their mail in EMAIL (RFC 7986);
+    # Outlook, and many calendar writers, give a person without an address the placeholder
+    # invalid:nomail; Exchange may write its internal address (/o=ExchangeLabs/...). None is mail.
     (tmp_path / "a.ics").write_text(
         "BEGIN:VCALENDAR\r\nBEGIN:VEVENT\r\nUID:u1\r\nSUMMARY:Plan\r\nDTSTART:20240601T090000Z\r\n"
         "ORGANIZER;CN=Ana Lima;EMAIL=ana@icloud.com:urn:uuid:10000000-0000-0000-0000-000000000001\r\n"
         "ATTENDEE;CUTYPE=INDIVIDUAL;EMAIL=\"bo@example.com\";PARTSTAT=ACCEPTED:urn:uuid:10000000-0000-0000-0000-00000\r\n"
         " 0000002\r\nATTENDEE;CN=Cy:urn:uuid:10000000-0000-0000-0000-000000000003\r\n"
+        "ATTENDEE;CN=\"Tom Lee\";RSVP=TRUE:invalid:nomail\r\nATTENDEE;RSVP=TRUE:invalid:nomail\r\n"
+        "ATTENDEE;CN=Di:/o=ExchangeLabs/ou=Exchange Administrative Group (FYDIBOHF23SPDLT)/cn=Recipients/cn=a1-Di\r\n"
         "END:VEVENT\r\nEND:VCALENDAR\r\n", encoding="utf-8", newline="")
     (record,), problems = load(tmp_path)
     assert problems == []
-    assert record.metadata["participants"] == ["Ana Lima", "ana@icloud.com", "bo@example.com", "Cy"]
+    assert record.metadata["participants"] == ["Ana Lima", "ana@icloud.com", "bo@example.com", "Cy", "Tom Lee", "Di"]
     assert record.metadata["emails"] == ["ana@icloud.com", "bo@example.com"]
-    assert "Attendees: bo@example.com, Cy" in record.text
+    assert "Attendees: bo@example.com, Cy, Tom Lee, Di" in record.text
 
 
 def test_a_room_or_resource_attendee_is_where_the_event_is_not_a_person(tmp_path: Path) -> None:

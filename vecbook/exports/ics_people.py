@@ -16,16 +16,17 @@ _RESOURCE_ADDRESS_RE = re.compile(r"@resource\.calendar\.google\.com$", re.I)
 
 def person(address: Any) -> tuple[str, str] | None:
     """(display name, email) of an ORGANIZER or ATTENDEE: its CN, else the email. An address
-    that is no mail address (Apple's calendar server writes ``urn:uuid:...``) gives its place
-    to the ``EMAIL`` parameter (RFC 7986), else to none: a uuid names no one."""
+    that is no mail address (Apple's calendar server writes ``urn:uuid:...``, Outlook
+    ``invalid:nomail`` for a person without one, Exchange ``/o=ExchangeLabs/...``) gives its
+    place to the ``EMAIL`` parameter (RFC 7986), else to none: it names no one."""
     if address is None:
         return None
     params = getattr(address, "params", {})
     written = str(address).strip()
-    email = written[7:].strip() if written[:7].lower() == "mailto:" else ""
-    if not email:
+    email = written[7:].strip() if written[:7].lower() == "mailto:" else written
+    if "@" not in email:
         email = str(params.get("EMAIL") or "").strip().strip('"')
-        email = email or ("" if re.match(r"urn:", written, re.IGNORECASE) else written)
+        email = email if "@" in email else ""
     name = str(params.get("CN") or "").strip().strip('"')
     return (name or email, email) if name or email else None
 
