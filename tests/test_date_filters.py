@@ -7,13 +7,13 @@ from __future__ import annotations
 from types import SimpleNamespace
 from typing import Any
 
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from vecbook.filters import Condition, FilterColumns, _reaches, value_matches
 
-DAYS = st.dates(min_value=__import__("datetime").date(1990, 1, 1), max_value=__import__("datetime").date(2030, 12, 31))
-CLOCKS = st.sampled_from(["", "T00:00", "T09:30", " 23:59:59", "T12:00:00.250"])
+DAYS = st.dates(min_value=__import__("datetime").date(1, 1, 2), max_value=__import__("datetime").date(9999, 12, 30))
+CLOCKS = st.sampled_from(["", "T00:00", "T09:30", " 23:59:59", "T12:00:00.250", "T00:00:00.000001", "t10:00"])
 OFFSETS = st.sampled_from(["", "", "Z", "z", "+01:00", "-08:00", "+0530", "+14:00"])
 DATED = st.builds(lambda day, clock, offset: f"{day.isoformat()}{clock}{offset if clock else ''}", DAYS, CLOCKS, OFFSETS)
 VALUES = st.one_of(
@@ -22,12 +22,14 @@ VALUES = st.one_of(
     DATED.map(lambda text: text.replace("-", "\uff0d", 1)),  # not ASCII: compared alone
     st.sampled_from(["March 5, 2024", "2024", "yesterday", "", "\u0662\u0660\u0662\u0664-03-05"]),
     # the bounds' own day and moment, written otherwise: where text and moments order differently
-    st.sampled_from(["2024-03-05", "2024-03-05 ", "2024-03-05T23:30-08:00", "2024-03-06T07:30Z", "2024-03-06T07:30+00:00"]),
+    st.sampled_from(["2024-03-05", "2024-03-05 ", "2024-03-05T23:30-08:00", "2024-03-06T07:30Z", "2024-03-06T07:30+00:00",
+                     "9999-12-30T23:59:59.000001+00:00"]),  # (a microsecond after a far bound)
     st.lists(DATED, max_size=3),
     st.integers(min_value=0, max_value=3000),
     st.booleans(),
 )
-BOUNDS = st.one_of(DATED, st.sampled_from(["2024-03-05", "2024-03-05T00:00", "2024-03-05T23:30-08:00"]))
+BOUNDS = st.one_of(DATED, st.sampled_from(["2024-03-05", "2024-03-05T00:00", "2024-03-05T23:30-08:00",
+                                           "9999-12-30T23:59:59+00:00"]))
 
 
 def records(values: list[Any]) -> list[Any]:
@@ -36,6 +38,8 @@ def records(values: list[Any]) -> list[Any]:
 
 
 @given(st.lists(VALUES, min_size=1, max_size=40), st.sampled_from(["gt", "gte", "lt", "lte"]), BOUNDS)
+# a microsecond apart in the year 9999: as seconds in a float (2.5e11 s) the two are one moment
+@example(["9999-12-30T23:59:59.000001+00:00"], "gt", "9999-12-30T23:59:59+00:00")
 def test_a_date_range_over_an_index_agrees_with_each_value_compared_alone(values: list[Any], op: str,
                                                                            bound: str) -> None:
     columns = FilterColumns(records(values))

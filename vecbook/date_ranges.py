@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
-from datetime import timedelta
+from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
@@ -24,6 +24,10 @@ COMPARISONS = ("gt", "gte", "lt", "lte")
 SPAN_END = ("end_date",)
 # Text a date range compares as a date: it starts with one (2024-03-05, 2024-03-05T14:00+01:00).
 DATE_START = re.compile(r"\d{4}-\d{2}-\d{2}")
+# Moments are compared as whole microseconds from this one: as float seconds, two moments a
+# microsecond apart are one from about 2100 on (float64 steps are 3e-5 s by the year 9999).
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_MICROSECOND = timedelta(microseconds=1)
 
 
 def with_occurrences(hits: list[Hit], conditions: Sequence[Condition]) -> list[Hit]:
@@ -104,7 +108,8 @@ class DateColumn:
         self.slow = np.zeros(count, dtype=bool)
         self.dated = np.zeros(count, dtype=bool)
         self.plain = np.zeros(count, dtype=bool)  # a date alone: its day ends a span (``filters._reaches``)
-        self.moments = np.full(count, np.nan)
+        self.timed = np.zeros(count, dtype=bool)  # a moment with its offset, in ``moments``
+        self.moments = np.zeros(count, dtype=np.int64)
         texts = [""] * count
         for position, value in enumerate(uniques):
             if isinstance(value, list) or (isinstance(value, str) and not value.isascii()):
@@ -115,7 +120,8 @@ class DateColumn:
                 self.plain[position] = len(value.strip()) == 10
                 moment = instant(value)
                 if moment is not None:
-                    self.moments[position] = moment.timestamp()
+                    self.timed[position] = True
+                    self.moments[position] = _microseconds(moment)
         self.texts = np.array(texts, dtype=str)
 
     def verdict(self, sign: tuple[int, ...], text: str, moment: Any, day: str | None = None) -> np.ndarray:
@@ -124,9 +130,7 @@ class DateColumn:
         left ``slow`` come out False."""
         order = _order(self.texts, text)
         if moment is not None:
-            timed = ~np.isnan(self.moments)
-            offsets = np.where(timed, self.moments - moment.timestamp(), 0.0)
-            order = np.where(timed, np.sign(offsets).astype(np.int8), order)
+            order = np.where(self.timed, np.sign(self.moments - _microseconds(moment)).astype(np.int8), order)
         if day is not None:
             order = np.where(self.plain, _order(self.texts, day), order)
         return self.dated & np.isin(order, sign)
@@ -135,3 +139,8 @@ class DateColumn:
 def _order(texts: np.ndarray, text: str) -> np.ndarray:
     """-1, 0 or 1 for each of ``texts`` against ``text``, as Python orders strings."""
     return (texts > text).astype(np.int8) - (texts < text).astype(np.int8)
+
+
+def _microseconds(moment: datetime) -> int:
+    """An aware moment as whole microseconds since 1970 (UTC), exactly."""
+    return (moment - _EPOCH) // _MICROSECOND
