@@ -242,6 +242,26 @@ def test_an_old_thunderbird_zone_name_reads_quietly(tmp_path: Path) -> None:
     assert [str(w.message) for w in caught] == []
 
 
+def test_a_thunderbird_series_keeps_the_clock_of_the_zone_its_old_name_names(tmp_path: Path) -> None:
+    # Thunderbird writes the zone's VTIMEZONE beside the old name: the series was counted on a fixed
+    # +01:00 (Etc/GMT-1), so after the change to summer time each rehearsal was put an hour late.
+    from vecbook.filters import FilterColumns, convenience_conditions
+
+    zone = "/mozilla.org/20070129_1/Europe/Berlin"
+    (tmp_path / "tb.ics").write_text(
+        f"BEGIN:VCALENDAR\r\nBEGIN:VTIMEZONE\r\nTZID:{zone}\r\nBEGIN:STANDARD\r\nDTSTART:19701025T030000\r\n"
+        "TZOFFSETFROM:+0200\r\nTZOFFSETTO:+0100\r\nRRULE:FREQ=YEARLY;BYDAY=-1SU;BYMONTH=10\r\nEND:STANDARD\r\n"
+        "BEGIN:DAYLIGHT\r\nDTSTART:19700329T020000\r\nTZOFFSETFROM:+0100\r\nTZOFFSETTO:+0200\r\n"
+        "RRULE:FREQ=YEARLY;BYDAY=-1SU;BYMONTH=3\r\nEND:DAYLIGHT\r\nEND:VTIMEZONE\r\n"
+        f"BEGIN:VEVENT\r\nUID:c1\r\nSUMMARY:Chorprobe\r\nDTSTART;TZID={zone}:20240305T180000\r\n"
+        f"DTEND;TZID={zone}:20240305T193000\r\nRRULE:FREQ=WEEKLY\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n",
+        encoding="utf-8", newline="")
+    (record,), problems = load(tmp_path)
+    assert problems == [] and record.metadata["rrule"].startswith("DTSTART;TZID=Europe/Berlin:20240305T180000")
+    in_april = convenience_conditions(since="2024-04-09T18:00+02:00", until="2024-04-09T18:10+02:00")
+    assert FilterColumns([record]).mask(in_april).tolist() == [True]
+
+
 def test_a_junk_line_outside_the_events_falls_back_to_one_by_one(tmp_path: Path) -> None:
     (tmp_path / "j.ics").write_text("BEGIN:VCALENDAR\nnot a content line\nBEGIN:VEVENT\nUID:a\nSUMMARY:Kept\n"
                                     "END:VEVENT\nEND:VCALENDAR\n")

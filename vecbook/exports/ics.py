@@ -418,6 +418,8 @@ def _zone_id(value: datetime) -> str | None:
     except ImportError:  # (icalendar 6.0 kept it elsewhere)
         WINDOWS_TO_OLSON = {}
     name = WINDOWS_TO_OLSON.get(name, name) if name else None
+    if name and name.startswith("/"):  # a globally unique TZID: /mozilla.org/20070129_1/Europe/Berlin
+        name = _named_at_end(name)
     if name and name != "UTC" and _calendar_zone(name) is not None:
         return name
     offset = value.utcoffset()
@@ -426,6 +428,13 @@ def _zone_id(value: datetime) -> str | None:
     if not offset or offset.total_seconds() % 3600 or _calendar_zone(fixed) is None:
         return None
     return fixed
+
+
+def _named_at_end(tzid: str) -> str | None:
+    """The IANA zone a globally unique TZID (RFC 5545's leading "/": Thunderbird's and Evolution's
+    ``/softwarestudio.org/Olson_20011030_5/America/New_York``) ends with, its longest such tail."""
+    parts = tzid.split("/")
+    return next(("/".join(parts[i:]) for i in range(1, len(parts)) if _calendar_zone("/".join(parts[i:]))), None)
 
 
 def _key(uid: str, component: Any, text: str, keys: dict[str, int]) -> str:
