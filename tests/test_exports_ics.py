@@ -449,6 +449,23 @@ def test_a_recurring_event_is_in_a_range_its_occurrence_lasts_into(tmp_path: Pat
     assert found("2024-08-04", "2024-08-05") == {}
 
 
+def test_two_series_of_one_start_and_rule_each_last_their_own_length(tmp_path: Path) -> None:
+    # A 15-minute standup and a three-hour focus block, both weekly from Monday 09:00: a series'
+    # length was read from the first record of its rule, so the block looked 15 minutes long.
+    from vecbook.filters import FilterColumns, convenience_conditions
+
+    (tmp_path / "a.ics").write_text(
+        "BEGIN:VCALENDAR\r\nBEGIN:VEVENT\r\nUID:s\r\nSUMMARY:Standup\r\nDTSTART:20250303T090000Z\r\n"
+        "DTEND:20250303T091500Z\r\nRRULE:FREQ=WEEKLY\r\nEND:VEVENT\r\n"
+        "BEGIN:VEVENT\r\nUID:f\r\nSUMMARY:Focus block\r\nDTSTART:20250303T090000Z\r\n"
+        "DTEND:20250303T120000Z\r\nRRULE:FREQ=WEEKLY\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n",
+        encoding="utf-8", newline="")
+    records, problems = load(tmp_path)
+    assert problems == [] and records[0].metadata["rrule"] == records[1].metadata["rrule"]
+    at_eleven = convenience_conditions(since="2025-04-14T11:00:00+00:00", until="2025-04-14T11:30:00+00:00")
+    assert FilterColumns(records).mask(at_eleven).tolist() == [False, True]
+
+
 def test_an_endless_series_is_counted_out_only_so_far() -> None:
     from vecbook.recurrence import MAX_OCCURRENCES, series_matches
 

@@ -21,10 +21,9 @@ import numpy as np
 from .config import FILTER_OPERATORS, QueryError
 from .date_ranges import COMPARISONS as _COMPARISONS
 from .date_ranges import DATE_START as _DATE_START
-from .date_ranges import SPAN_END, DateColumn, date_ranges, is_date_range, reaching_ranges
+from .date_ranges import SPAN_END, DateColumn, date_ranges, is_date_range, series_in_range
 from .date_ranges import with_occurrences as with_occurrences  # where book.py and callers find it
 from .records import Record, iso_moment
-from .recurrence import series_matches
 from .snippets import date_days
 from .tokens import fold
 
@@ -442,13 +441,8 @@ class FilterColumns:
         is (or, under ``since``, lasts into it), not only its first: its verdict in ``dated`` is
         replaced by that."""
         codes, rules = self._column(Condition("rrule", "metadata", ("rrule",), "exists", True))
-        values, firsts = np.unique(codes, return_index=True)  # a record of each series: its length
-        first = dict(zip(values.tolist(), firsts.tolist()))
-        verdicts = [series_matches(rule, reaching_ranges(conditions, self.records[first[code]].metadata))
-                    if isinstance(rule, str) else None for code, rule in enumerate(rules)]
-        # spread with numpy in one pass (the last code: no rule), not one pass over the records a series
-        counted = np.array([v is not None for v in verdicts] + [False], dtype=bool)[codes]
-        dated[counted] = np.array([bool(v) for v in verdicts] + [False], dtype=bool)[codes][counted]
+        ends, _ends = self._column(Condition("end_date", "metadata", ("end_date",), "exists", True))
+        series_in_range(dated, codes, rules, ends, self.records, conditions)
 
     def _check_known(self, condition: Condition) -> None:
         """A key no record has, or a source no record comes from, is a typo: say so rather
