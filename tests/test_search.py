@@ -369,7 +369,9 @@ def test_since_and_until_find_a_record_whose_span_covers_the_range(write_files: 
                         "before.md": entry.format("2025-04-10", "2025-04-15", "before"),
                         "after.md": entry.format("2025-04-17", "2025-04-20", "after"),
                         "day.md": "---\ndate: 2025-04-16T10:00\n---\nrowing on the river that day\n",
-                        "timed.md": entry.format("2025-04-15T22:00:00+00:00", "2025-04-16T01:00:00+00:00", "night")})
+                        "timed.md": entry.format("2025-04-15T22:00:00+00:00", "2025-04-16T01:00:00+00:00", "night"),
+                        # an end without a start is no span: undated, as for --until
+                        "undated.md": "---\nend_date: 2025-04-18\n---\nrowing on the river, undated\n"})
     book = fake_book(root)
 
     def found(**filters: Any) -> list[str]:

@@ -406,13 +406,14 @@ class FilterColumns:
 
     def _reaching(self, condition: Condition) -> np.ndarray | bool:
         """Which records' ``or_path`` value (a span's end) satisfies ``condition``: False for all
-        where it has none, or where no record has that key."""
+        where it has none, or no ``path`` value (its start), or where no record has that key."""
         if not condition.or_path or ".".join(condition.or_path).casefold() not in self.known_keys:
             return False
         reaching = replace(condition, path=condition.or_path)
         codes, uniques = self._column(reaching)
         verdict = self._verdicts(reaching, uniques, lambda v: _reaches(v, condition.op, str(condition.value)), True)
-        return np.append(verdict, False)[codes]
+        starts, dates = self._column(condition)  # an end without a start (no date) is no span
+        return np.append(verdict, False)[codes] & (starts < len(dates))
 
     def _verdicts(self, condition: Condition, uniques: list[Any], matches: Callable[[Any], bool],
                   reaching: bool = False) -> np.ndarray:
