@@ -103,6 +103,16 @@ def test_a_book_opened_after_the_handshake_answers_the_first_tool_call(write_fil
     assert [h["citation"] for h in hits] == ["a.txt:1-1"]
 
 
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnhandledThreadExceptionWarning")  # the SystemExit, on its thread
+def test_a_book_whose_opening_is_stopped_answers_tool_calls_with_why_rather_than_hang() -> None:
+    def stopped() -> vecbook.VecBook:
+        raise SystemExit(3)  # (a library giving up: no Exception, so nothing else catches it)
+
+    opened = vecbook.mcp.OpenedLater(stopped)
+    result = call(opened, "search", {"query": "boiler"})  # before: waited for ever
+    assert result.is_error and "its opening was stopped" in result.content[0].text
+
+
 def test_search_returns_contract_shaped_hits(sample_book: vecbook.VecBook) -> None:
     hits = hits_of(call(sample_book, "search", {"query": "what went wrong with the nightly sales load",
                                                 "max_results": 3}))

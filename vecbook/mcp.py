@@ -355,8 +355,10 @@ class OpenedLater:
     def _open(self) -> None:
         import gc
 
+        # Whatever ends the open (even a SystemExit from a library), a waiting tool call is answered.
+        opened: VecBook | Unusable = Unusable(VecBookError("the index could not be opened: its opening was stopped"))
         try:
-            opened: VecBook | Unusable = self._open_book()
+            opened = self._open_book()
             opened.start()  # before a waiting tool call reaches it
         except VecBookError as exc:
             log.error("%s; answering every tool call with this until the client disconnects", exc)
@@ -364,9 +366,10 @@ class OpenedLater:
         except Exception as exc:  # (a bug: said, and the server stays up to say it)
             log.exception("the index could not be opened")
             opened = Unusable(VecBookError(f"the index could not be opened: {exc}"))
-        gc.freeze()  # the book's imports, as serve() froze the server's
-        self.opened = opened
-        self._done.set()
+        finally:
+            gc.freeze()  # the book's imports, as serve() froze the server's
+            self.opened = opened
+            self._done.set()
 
     def __getattr__(self, name: str) -> Any:
         self.start()
