@@ -241,6 +241,15 @@ def fake_book() -> Callable[..., vecbook.VecBook]:
 EXPORTS = DATA / "exports"
 
 
+def export_book(folder: Path, name: str, export: Path) -> vecbook.VecBook:
+    """A VecBook (fake embedder, no caches) over one export ``export`` as collection ``name``,
+    its config and empty data folder written in ``folder``."""
+    (folder / "notes").mkdir(exist_ok=True)
+    (folder / "vecbook.toml").write_text(
+        f'data_directory = "notes"\ncache_directory = false\n[[collections]]\nname = "{name}"\npath = "{export}"\n')
+    return vecbook.VecBook(config=vecbook.load_config(folder / "vecbook.toml"), embedder=FakeEmbedder())
+
+
 def cited_lines(root: Path, record: vecbook.Record) -> list[str]:
     """The lines a record's citation points at, read back from the export under ``root``
     (``root`` is the collection's path; zip members are read from the archive)."""

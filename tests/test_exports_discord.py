@@ -178,8 +178,7 @@ def test_a_thread_is_a_thread_of_its_channel(tmp_path: Path) -> None:
 
 
 def test_the_context_of_a_thread_message_is_its_thread_not_its_channel(tmp_path: Path) -> None:
-    import vecbook
-    from conftest import FakeEmbedder
+    from conftest import export_book
 
     def at(number: int, hour: int, content: str) -> dict[str, Any]:  # hours apart: a window each
         return message(number, "Default", content, timestamp=f"2024-03-01T{hour:02d}:00:00.000+01:00")
@@ -194,10 +193,7 @@ def test_the_context_of_a_thread_message_is_its_thread_not_its_channel(tmp_path:
            "messageCount": 3}
     (export / "Friends - quiz-night - Round 2 [9].json").write_text(json.dumps(doc), encoding="utf-8")
     write_channel(export, [at(4, 12, "who's in?"), at(5, 14, "pizza after")])
-    (tmp_path / "notes").mkdir()
-    (tmp_path / "vecbook.toml").write_text(
-        f'data_directory = "notes"\ncache_directory = false\n[[collections]]\nname = "dc"\npath = "{export}"\n')
-    book = vecbook.VecBook(config=vecbook.load_config(tmp_path / "vecbook.toml"), embedder=FakeEmbedder())
+    book = export_book(tmp_path, "dc", export)
     around = book.get(book.search("canberra", mode="keyword")[0].citation, context=2)
     assert around.record.metadata["thread"] == "Round 2"
     assert [e.text for e in around.before] == ["ana: Ulaanbaatar!"]
@@ -207,8 +203,7 @@ def test_the_context_of_a_thread_message_is_its_thread_not_its_channel(tmp_path:
 def test_the_context_of_a_window_crosses_the_parts_of_a_partitioned_channel(tmp_path: Path) -> None:
     # DiscordChatExporter --partition writes "<channel> [2].json", then "<channel> [2] [part 2].json"...:
     # the first window of part 2 showed no neighbour before it, the one before being in part 1.
-    import vecbook
-    from conftest import FakeEmbedder
+    from conftest import export_book
 
     def at(number: int, hour: int, content: str) -> dict[str, Any]:  # hours apart: a window each
         return message(number, "Default", content, timestamp=f"2024-03-01T{hour:02d}:00:00.000+01:00")
@@ -223,10 +218,7 @@ def test_the_context_of_a_window_crosses_the_parts_of_a_partitioned_channel(tmp_
     other["channel"] |= {"id": "5", "name": "general"}
     other["messages"] = [at(5, 13, "another channel")]
     (export / "Friends - Text Channels - general [5] [part 2].json").write_text(json.dumps(other), encoding="utf-8")
-    (tmp_path / "notes").mkdir()
-    (tmp_path / "vecbook.toml").write_text(
-        f'data_directory = "notes"\ncache_directory = false\n[[collections]]\nname = "dc"\npath = "{export}"\n')
-    book = vecbook.VecBook(config=vecbook.load_config(tmp_path / "vecbook.toml"), embedder=FakeEmbedder())
+    book = export_book(tmp_path, "dc", export)
     around = book.get(book.search("ウランバートル", mode="keyword")[0].citation, context=2)
     assert [e.text for e in around.before] == ["ana: who's in?", "ana: me! 🙋"]
     assert [e.text for e in around.after] == ["ana: pizza after"]

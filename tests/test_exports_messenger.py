@@ -14,7 +14,7 @@ from vecbook.exports import detect_format, load_export, reader
 from vecbook.exports.base import Export
 from vecbook.exports.messenger import repair
 
-from conftest import EXPORTS, FakeEmbedder, assert_messages_cited, cited_lines
+from conftest import EXPORTS, FakeEmbedder, assert_messages_cited, cited_lines, export_book
 
 MESSENGER = EXPORTS / "messenger"
 
@@ -232,10 +232,7 @@ def test_the_context_of_a_window_crosses_the_parts_of_its_thread_in_time_order(t
     thread(tmp_path, [said("Ana", 4, "train delayed"), said("Bo", 3, "café first?")], rel="inbox/ana_1/message_2.json")
     thread(tmp_path, [said("Ana", 2, "hello from Lisbon")], rel="inbox/ana_1/message_3.json")
     thread(tmp_path, [said("Cy", 5, "other chat, same hour")], title="Cy", rel="inbox/cy_2/message_1.json")
-    (tmp_path / "notes").mkdir()
-    (tmp_path / "vecbook.toml").write_text(
-        f'data_directory = "notes"\ncache_directory = false\n[[collections]]\nname = "fb"\npath = "{tmp_path / "inbox"}"\n')
-    book = vecbook.VecBook(config=vecbook.load_config(tmp_path / "vecbook.toml"), embedder=FakeEmbedder())
+    book = export_book(tmp_path, "fb", tmp_path / "inbox")
     around = book.get(book.search("ocho", mode="keyword")[0].citation, context=2)
     assert [e.text for e in around.before] == ["Bo: café first?", "Ana: train delayed"]
     assert [e.text for e in around.after] == ["Ana: ramen tonight?"]

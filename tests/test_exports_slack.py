@@ -14,7 +14,7 @@ from vecbook.exports import detect_format, load_export
 from vecbook.exports import slack
 from vecbook.exports.base import Export
 
-from conftest import EXPORTS, FakeEmbedder, cited_lines
+from conftest import EXPORTS, FakeEmbedder, cited_lines, export_book
 
 SLACK = EXPORTS / "slack"
 CLASSIC = SLACK / "slack-export-viewer_testarchive"
@@ -531,10 +531,7 @@ def test_the_context_of_a_thread_reply_is_its_thread_across_day_files(tmp_path: 
             {"type": "message", "user": "U1", "text": "Cake in the kitchen", "ts": "1709630000.000100"},
         ],
     }, users=USERS, channels=[{"id": "C1", "name": "general"}, {"id": "C2", "name": "random"}])
-    (tmp_path / "notes").mkdir()
-    (tmp_path / "vecbook.toml").write_text(
-        f'data_directory = "notes"\ncache_directory = false\n[[collections]]\nname = "work"\npath = "{root}"\n')
-    book = vecbook.VecBook(config=vecbook.load_config(tmp_path / "vecbook.toml"), embedder=FakeEmbedder())
+    book = export_book(tmp_path, "work", root)
     reply = book.search("rollback", mode="keyword")[0]
     assert reply.citation == "work/general/2024-03-02.json:8-14#1709370060.000200"
     around = book.get(reply.citation, context=2)
