@@ -11,8 +11,10 @@ which may share its abbreviation with a month (French "mar." is Tuesday), is ski
 from __future__ import annotations
 
 import re
-from datetime import datetime, timedelta, timezone
+from datetime import datetime
 from email.utils import parsedate_to_datetime
+
+from ..records import iso_moment
 
 # Month names and the abbreviations mail apps write, lower case, each language's in turn
 # (German with Austrian "Jän", French, Spanish, Italian, Portuguese, Dutch, Swedish/Danish/Norwegian).
@@ -63,16 +65,11 @@ def localized_date(raw: str) -> datetime | None:
 
 
 def _iso_date(found: re.Match[str]) -> datetime | None:
-    """An ISO 8601 date and time, with its offset where it has one (naive without, as written)."""
+    """An ISO 8601 date and time, with its offset where it has one (naive without, as written),
+    to the second: read by ``iso_moment`` once the space before an offset and the fraction are
+    left out."""
     year, month, day, hour, minute, second, offset = found.groups()
     try:
-        zone = None
-        if offset and offset.upper() == "Z":
-            zone = timezone.utc
-        elif offset:
-            digits = offset[1:].replace(":", "")
-            shift = timedelta(hours=int(digits[:2]), minutes=int(digits[2:]))
-            zone = timezone(-shift if offset.startswith("-") else shift)
-        return datetime(int(year), int(month), int(day), int(hour), int(minute), int(second or 0), tzinfo=zone)
+        return iso_moment(f"{year}-{month}-{day}T{hour}:{minute}:{second or '00'}{offset or ''}")
     except ValueError:  # (a 13th month, a 25th hour, an offset of a day or more)
         return None
