@@ -110,11 +110,7 @@ def _folder(file_path: str) -> str:
 def _neighbours(a: Record, b: Record) -> bool:
     """Records of one file and source (two tables of one database are two sources) and, for
     exports, one conversation and thread."""
-    return a.file_path == b.file_path and a.source == b.source and _neighbours_in_folder(a, b)
-
-
-def _neighbours_in_folder(a: Record, b: Record) -> bool:
-    return _chat_of(a) == _chat_of(b)
+    return a.file_path == b.file_path and a.source == b.source and _chat_of(a) == _chat_of(b)
 
 
 def _chat_of(record: Record) -> tuple[object, object]:
