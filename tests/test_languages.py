@@ -106,6 +106,19 @@ def test_arabic_and_persian_letter_forms_fold_as_lucenes_normalizers_do(written:
 
 
 @pytest.mark.parametrize("written, typed", [
+    ("बाज़ार", "बाजार"), ("ज़िंदगी", "जिंदगी"), ("लड़का", "लडका"),  # the nukta, often left untyped
+    ("\u0915\u093c\u0932", "\u0958\u0932"),  # क़ typed as क + nukta or as the one letter
+    ("हाँ", "हां"), ("सब्ज़ियाँ", "सब्जियां"),  # chandrabindu typed as anusvara
+    ("हिन्दी", "हिंदी"), ("अन्त", "अंत"),  # a dead n (न्) written as anusvara
+])
+def test_devanagari_spellings_fold_as_lucenes_hindi_normalizer_does(written: str, typed: str) -> None:
+    """Hindi is written both ways: the nukta of Urdu and English sounds (ज़, फ़, ड़) is often
+    left out, chandrabindu and anusvara stand for one another, and न् before a consonant is also
+    written as anusvara; Lucene's Hindi normalizer folds each, and so does every language here."""
+    assert tokenize(written) == tokenize(typed)
+
+
+@pytest.mark.parametrize("written, typed", [
     ("الساعة ١٠:٣٠", "الساعة 10:30"),  # Arabic-Indic digits, as Arabic phones type them
     ("ساعت ۱۰ شب", "ساعت 10 شب"), ("ساعت ۱۰", "ساعت ١٠"),  # Persian digits, and the Arabic ones for them
     ("१० बजे", "10 बजे"), ("๑๐ โมง", "10 โมง"), ("১২ টা", "12 টা"),  # Devanagari, Thai, Bengali

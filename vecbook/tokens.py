@@ -75,8 +75,11 @@ JOINED_CHARS = 4_000_000  # characters joined for one findall, at most (unless o
 # Cyrillic (U+0300-036F), Hebrew points and Arabic vowel marks (people type both without them),
 # not the marks that are letters' vowels elsewhere (Devanagari, Thai, Japanese dakuten: removing
 # those would merge different words). Letters with no decomposition are mapped as ASCII folding
-# does; Turkish dotless ı folds to i, as dotted İ does (İ is i + U+0307).
+# does; Turkish dotless ı folds to i, as dotted İ does (İ is i + U+0307). The Devanagari nukta
+# goes too, and chandrabindu is anusvara, as Lucene's Hindi normalizer has them: Hindi writes
+# ज़ and ज, हाँ and हां for one word (the nukta of Bengali stays: there য় and য are two letters).
 _FOLDED_MARKS = [*range(0x300, 0x370), *range(0x591, 0x5c8), *range(0x610, 0x61b), *range(0x64b, 0x660), 0x670, 0x640,
+                 0x93c,
                  *range(0xfe00, 0xfe10), 0x20e3,  # variation selectors (❤️ is ❤) and the keycap (1️⃣ is 1)
                  *range(0x1f3fb, 0x1f400)]  # skin tones (👍🏽 is 👍)
 _FOLD_TABLE: dict[int, str | None] = {**dict.fromkeys(_FOLDED_MARKS), **{ord(k): v for k, v in {
@@ -84,7 +87,7 @@ _FOLD_TABLE: dict[int, str | None] = {**dict.fromkeys(_FOLDED_MARKS), **{ord(k):
     "ŀ": "l", "ħ": "h", "ſ": "s", "ς": "σ",
     # Arabic and Persian letter forms people type for one another, as Lucene's Arabic and Persian
     # normalizers fold them: alef maksura and Persian yeh are yeh, teh marbuta heh, keheh kaf.
-    "ى": "ي", "ی": "ي", "ة": "ه", "ک": "ك"}.items()},
+    "ى": "ي", "ی": "ي", "ة": "ه", "ک": "ك", "\u0901": "\u0902"}.items()},
     # Decimal digits of every script are ASCII ones, as Lucene's DecimalDigitFilter has them: an
     # Arabic phone types ١٠ (and a Persian one ۱۰) where a note says 10. The two ranges hold every
     # such digit of the Basic Multilingual Plane but the full-width ones (width folding has those),
@@ -107,6 +110,9 @@ _WIDTH_TABLE: dict[int, str] = {code: folded for code in (*range(0xFF01, 0xFFEF)
 _WIDE_RE = re.compile("[\u3000\uff01-\uffee]")  # a scan in C: most non-ASCII text has none
 
 
+_DEAD_N = "\u0928\u094d"  # न with virama: n without its vowel
+
+
 def lowered(text: str) -> str:
     """``text`` as the keyword analysis reads it: lower-cased, and width-folded (``_WIDTH_TABLE``)
     where it holds such forms. Lower-casing may lengthen a letter (İ -> i + dot); width folding
@@ -122,6 +128,8 @@ def fold(word: str) -> str:
         return word.lower()
     decomposed = unicodedata.normalize("NFD", word.lower()).replace("и\u0306", "й")  # й is a letter of its own
     folded = decomposed.translate(_FOLD_TABLE)
+    if _DEAD_N in folded:  # हिन्दी is हिंदी: a dead n is written as anusvara too (Lucene's Hindi normalizer)
+        folded = folded.replace(_DEAD_N, "\u0902")
     if _ASTRAL_RE.search(folded):  # an emoji, mostly; rarely digits (Adlam, bold 𝟏𝟎) the table leaves out
         folded = "".join(str(unicodedata.digit(c)) if unicodedata.category(c) == "Nd" else c for c in folded)
     return unicodedata.normalize("NFC", folded)
