@@ -63,7 +63,7 @@ QUERIES = [
     ("Muller", "de2", "German ü typed as u"), ("ete", "fr", "French elision l'été, unaccented"),
     ("été", "fr", "French elision l'été"), ("plumbers", "en", "English stemming"),
     ("ガソリン", "ja-width", "half-width katakana (and its voicing mark) typed full-width"),
-    ("ETC", "ja-width", "full-width Latin typed in ASCII"), ("12000", "ja-width", "full-width digits"),
+    ("がそりん", "ja-width", "katakana typed in hiragana"), ("ETC", "ja-width", "full-width Latin typed in ASCII"), ("12000", "ja-width", "full-width digits"),
     ("🍕", "emoji", "an emoji is a word of its own"), ("👍", "emoji", "an emoji without its skin tone"),
     ("❤️", "emoji", "an emoji's variation selector folded"), ("🇮🇹", "emoji", "a flag"),
 ]

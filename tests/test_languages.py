@@ -171,6 +171,19 @@ def test_widths_fold_for_matching(written: str, typed: str) -> None:
     assert tokenize(written) == tokenize(typed)
 
 
+@pytest.mark.parametrize("written, typed", [
+    ("カメラ", "かめら"), ("ｶﾒﾗ", "かめら"), ("リンゴ", "りんご"), ("ネコ", "ねこ"),  # one word in either kana
+    ("ガッコウ", "がっこう"), ("パン", "ぱん"), ("ヴァイオリン", "ゔぁいおりん"), ("コーヒー", "こーひー"),
+    ("ヶ月", "ゖ月"), ("イスヾ", "いすゞ"),  # small ke, the voiced iteration mark
+    ("新しいカメラを買う", "新しいかめらを買う"),  # kanji between them stay
+])
+def test_hiragana_and_katakana_spellings_of_a_word_match(written: str, typed: str) -> None:
+    """Japanese writes one word in either kana (りんご and リンゴ, a word typed before its
+    conversion to katakana): they fold together, as Groonga's unify_kana does, voicing marks kept."""
+    assert tokenize(written) == tokenize(typed)
+    assert tokenize("カメラ") != tokenize("ガメラ") and tokenize("東京") == ["東京"]
+
+
 @settings(max_examples=200, deadline=None)
 @given(st.text(alphabet="ＡｂＣ１ｶﾞﾟﾀｰ我的İı iPhone　_-", max_size=60))
 @example("İ我们")  # İ lengthens when lower-cased: the bigrams after it must keep their place
@@ -341,6 +354,7 @@ def test_a_snippet_centres_on_the_bigram_match_and_shows_the_words_as_written() 
     ("נפגשנו בספרייה העירונית", ["בספרייה"], ["בספרייה"]),
     ("我的ｉＰｈｏｎｅ坏了", ["iphone"], ["ｉＰｈｏｎｅ"]),  # the full-width word as written
     ("ｶﾞｿﾘﾝ代", ["ガソリン"], ["ｶﾞｿﾘﾝ"]),  # half-width, voicing mark and all: its bigrams, one mark
+    ("新しいカメラを買う", ["かめら"], ["カメラ"]),  # the word in the kana it was written in
     # an emoji inside a sequence shown as one picture marks the whole picture: a mark inside it
     # would part it (a family drawn as four people, a flag as a black flag and invisible tags)
     ("Family 👨\u200d👩\u200d👧\u200d👦 photo", ["👩"], ["👨\u200d👩\u200d👧\u200d👦"]),

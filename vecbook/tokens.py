@@ -93,7 +93,12 @@ _FOLD_TABLE: dict[int, str | None] = {**dict.fromkeys(_FOLDED_MARKS), **{ord(k):
     # such digit of the Basic Multilingual Plane but the full-width ones (width folding has those),
     # and are scanned in 2 ms at import, not the 30 ms of the whole plane.
     **{code: str(unicodedata.digit(chr(code))) for block in (range(0x660, 0x1C5A), range(0xA620, 0xABFA))
-       for code in block if unicodedata.category(chr(code)) == "Nd"}}
+       for code in block if unicodedata.category(chr(code)) == "Nd"},
+    # Katakana are hiragana, as Groonga's unify_kana folds them: Japanese writes one word in
+    # either (りんご and リンゴ, ねこ and ネコ, a word typed before its conversion to katakana).
+    # The voicing marks stay (NFD has them apart, NFC puts them back: ガ is が, not か); ァ-ヶ and
+    # the iteration marks ヽヾ have hiragana 0x60 below them, ヷ-ヺ and the long-vowel mark ー none.
+    **{code: chr(code - 0x60) for code in (*range(0x30A1, 0x30F7), 0x30FD, 0x30FE)}}
 
 
 # The digits above U+FFFF (Adlam, Hanifi Rohingya, the mathematical bold 𝟏𝟎 of "fancy text") are
@@ -123,7 +128,8 @@ def lowered(text: str) -> str:
 
 def fold(word: str) -> str:
     """A lower-case word without its accents: ``Café`` -> ``cafe``, ``Straße`` -> ``strasse``,
-    ``İstanbul`` -> ``istanbul``. Hangul and kana come back whole (NFC recomposes them)."""
+    ``İstanbul`` -> ``istanbul``, ``カメラ`` -> ``かめら``. Hangul and kana come back whole (NFC
+    recomposes them), katakana as hiragana."""
     if word.isascii():
         return word.lower()
     decomposed = unicodedata.normalize("NFD", word.lower()).replace("и\u0306", "й")  # й is a letter of its own
