@@ -97,6 +97,17 @@ def test_accents_fold_for_matching(written: str, typed: str) -> None:
 
 
 @pytest.mark.parametrize("written, typed", [
+    ("the ﬁnal ﬂight", "the final flight"), ("Schiﬀ", "schiff"),  # ligatures, as text copied from a PDF holds them
+    ("ﺍﻟﻤﻜﺘﺒﺔ", "المكتبة"), ("ﻻ", "لا"),  # Arabic presentation forms, as PDFs of Arabic text hold them
+    ("80 m²", "80 m2"), ("5 µg", "5 μg"), ("Kapitel Ⅻ", "kapitel xii"),  # superscripts, micro sign, numerals
+])
+def test_compatibility_forms_fold_to_the_letters_they_stand_for(written: str, typed: str) -> None:
+    """Compatibility characters are their letters (NFKC, as ICU's folding in Lucene has them): a
+    word copied out of a PDF is found as it is typed."""
+    assert tokenize(written) == tokenize(typed)
+
+
+@pytest.mark.parametrize("written, typed", [
     ("مستشفى", "مستشفي"),  # alef maksura for a final yeh, as Egyptian chats write it
     ("مدرسة", "مدرسه"),  # teh marbuta typed as heh
     ("کتاب", "كتاب"), ("ایران", "ايران"),  # Persian keheh and yeh, typed on an Arabic keyboard

@@ -128,11 +128,17 @@ def lowered(text: str) -> str:
 
 def fold(word: str) -> str:
     """A lower-case word without its accents: ``Café`` -> ``cafe``, ``Straße`` -> ``strasse``,
-    ``İstanbul`` -> ``istanbul``, ``カメラ`` -> ``かめら``. Hangul and kana come back whole (NFC
-    recomposes them), katakana as hiragana."""
+    ``İstanbul`` -> ``istanbul``, ``カメラ`` -> ``かめら``, ``ﬁle`` -> ``file``. Hangul and kana
+    come back whole (NFC recomposes them), katakana as hiragana."""
     if word.isascii():
         return word.lower()
-    decomposed = unicodedata.normalize("NFD", word.lower()).replace("и\u0306", "й")  # й is a letter of its own
+    # Compatibility decomposition (NFKD; NFC below makes it NFKC, as ICU's folding in Lucene has
+    # it): the ligatures and Arabic presentation forms of text copied out of a PDF (ﬁ, ﻻ), the
+    # micro sign, superscripts (m²) and Roman numerals are the letters and digits they stand for.
+    # Lower-cased after it, as a compatibility letter may stand for a capital (ℌ is H): the lower
+    # case of NFKD text is NFKD text (checked over every code point), so no accent stays composed.
+    decomposed = unicodedata.normalize("NFKD", word).lower()
+    decomposed = decomposed.replace("и\u0306", "й")  # й is a letter of its own
     folded = decomposed.translate(_FOLD_TABLE)
     if _DEAD_N in folded:  # हिन्दी is हिंदी: a dead n is written as anusvara too (Lucene's Hindi normalizer)
         folded = folded.replace(_DEAD_N, "\u0902")
