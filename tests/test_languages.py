@@ -208,6 +208,18 @@ def test_width_folded_words_keep_their_place_in_the_text(text: str) -> None:
            [alone.encode_text(text).tolist(), alone.encode_text(text[::-1]).tolist()]
 
 
+@pytest.mark.parametrize("written, typed", [
+    ("Steuer\u00aderklärung", "Steuererklärung"), ("Donau\u00addampf\u00adschiff", "Donaudampfschiff"),
+    ("Aus\u2060gabe", "Ausgabe"),  # a word joiner, as some editors write it
+])
+def test_a_soft_hyphen_inside_a_word_leaves_it_one_word(written: str, typed: str) -> None:
+    """Web pages and e-books hyphenate with invisible soft hyphens, which copied text keeps: as
+    in Unicode's word boundaries (UAX #29, format characters join), the word stays whole."""
+    assert tokenize(written) == tokenize(typed)
+    shown = vecbook.hit_lines.highlight(f"die {written}.", [typed])
+    assert shown.split(vecbook.hit_lines.BOLD)[1].split(vecbook.hit_lines.RESET)[0] == written
+
+
 @pytest.mark.parametrize("one, other", [("й", "и"), ("नमस्ते", "नमसत"), ("が", "か")])
 def test_folding_keeps_letters_that_are_not_accented_forms(one: str, other: str) -> None:
     # Russian й is a letter of its own; Devanagari vowel signs and the Japanese voicing mark are
