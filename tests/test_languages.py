@@ -111,6 +111,8 @@ def test_compatibility_forms_fold_to_the_letters_they_stand_for(written: str, ty
     ("مستشفى", "مستشفي"),  # alef maksura for a final yeh, as Egyptian chats write it
     ("مدرسة", "مدرسه"),  # teh marbuta typed as heh
     ("کتاب", "كتاب"), ("ایران", "ايران"),  # Persian keheh and yeh, typed on an Arabic keyboard
+    ("خانۀ ما", "خانه ما"), ("خانۀ", "خانهٔ"),  # Persian heh with yeh above (ezafe), and heh + hamza
+    ("ہم پاکستان", "هم پاكستان"),  # Urdu heh goal, typed on an Arabic or Persian keyboard
 ])
 def test_arabic_and_persian_letter_forms_fold_as_lucenes_normalizers_do(written: str, typed: str) -> None:
     assert tokenize(written) == tokenize(typed)

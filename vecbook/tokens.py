@@ -86,8 +86,9 @@ _FOLD_TABLE: dict[int, str | None] = {**dict.fromkeys(_FOLDED_MARKS), **{ord(k):
     "ß": "ss", "ẞ": "ss", "ı": "i", "ł": "l", "ø": "o", "đ": "d", "ð": "d", "þ": "th", "æ": "ae", "œ": "oe",
     "ŀ": "l", "ħ": "h", "ſ": "s", "ς": "σ",
     # Arabic and Persian letter forms people type for one another, as Lucene's Arabic and Persian
-    # normalizers fold them: alef maksura and Persian yeh are yeh, teh marbuta heh, keheh kaf.
-    "ى": "ي", "ی": "ي", "ة": "ه", "ک": "ك", "\u0901": "\u0902"}.items()},
+    # normalizers fold them: alef maksura and Persian yeh are yeh, teh marbuta heh, keheh kaf,
+    # and Persian heh with yeh ۀ (ae ە once NFD parts its hamza) and Urdu heh goal ہ are heh.
+    "ى": "ي", "ی": "ي", "ة": "ه", "ک": "ك", "\u06d5": "ه", "\u06c1": "ه", "\u0901": "\u0902"}.items()},
     # Decimal digits of every script are ASCII ones, as Lucene's DecimalDigitFilter has them: an
     # Arabic phone types ١٠ (and a Persian one ۱۰) where a note says 10. The two ranges hold every
     # such digit of the Basic Multilingual Plane but the full-width ones (width folding has those),
