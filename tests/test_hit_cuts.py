@@ -44,6 +44,20 @@ def test_a_long_note_cut_to_max_chars_shows_the_lines_around_its_match_and_cites
     assert book.get(hit.id).record.text == whole.text  # get gives the whole record back
 
 
+@pytest.mark.parametrize("note, query, together", [
+    ("we went to the dentist at the hospital. " * 6 + "appointment dentist friday morning. " + "x " * 40,
+     "dentist friday", "dentist friday"),
+    ("ไปหาหมอฟันที่โรงพยาบาล " * 6 + "นัดหมอฟันวันศุกร์ " + "ก " * 40, "หมอฟันวันศุกร์", "หมอฟันวันศุกร์"),
+], ids=["english", "thai"])
+def test_a_cut_shows_where_the_query_words_meet_not_where_the_first_one_is_repeated(
+        write_files: Any, fake_book: Any, note: str, query: str, together: str) -> None:
+    """A word said again and again before the one place that holds every query word: a cut
+    smaller than the snippet shows that place (the snippet centres on it), in any language."""
+    root = write_files({"note.txt": note + "\n"})
+    hit = fake_book(root).search(query, mode="keyword", max_chars=60)[0]
+    assert hit.truncated and together in hit.text
+
+
 def test_a_note_with_headers_cites_the_lines_of_its_text_not_its_headers(write_files: Any, fake_book: Any) -> None:
     body = [filler(i, 10) for i in range(30)]
     body[3] = "the kettle descaler is under the sink"

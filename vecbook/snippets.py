@@ -111,9 +111,10 @@ def _ascii_matches(lowered: str, offset: int, terms: dict[str, str], analysis: A
 
 def _best_start(matches: list[tuple[int, str]], start: int, end: int, size: int) -> tuple[int, int, int]:
     """Where a ``size``-character stretch with the most distinct terms (then most matches) begins,
-    centred on the matches it holds, and where the first and the last of them begin."""
+    centred on the matches it holds, and where the first and the last begin of the fewest of
+    them that hold all its terms (``_tightest``): what a shorter cut shows."""
     best: tuple[int, int] = (-1, -1)
-    chosen = (matches[0][0], matches[0][0])
+    chosen = matches[:1]
     right = 0
     for left, (position, _) in enumerate(matches):
         right = max(right, left)
@@ -122,9 +123,30 @@ def _best_start(matches: list[tuple[int, str]], start: int, end: int, size: int)
         inside = matches[left:right + 1]
         score = (len({s for _, s in inside}), len(inside))
         if score > best:
-            best, chosen = score, (position, inside[-1][0])
-    first, last = chosen
-    return _centred(first, last, size, start, end), first, last
+            best, chosen = score, inside
+    first, last = _tightest(chosen)
+    return _centred(chosen[0][0], chosen[-1][0], size, start, end), first, last
+
+
+def _tightest(matches: list[tuple[int, str]]) -> tuple[int, int]:
+    """Where the first and the last begin of the narrowest run of ``matches`` holding every term
+    they hold (the earliest such): a word said again and again before the one place where all
+    the query's words meet would else be what a cut to ``max_chars`` centres on, without them."""
+    wanted = len({term for _, term in matches})
+    counts: dict[str, int] = {}
+    best = (matches[0][0], matches[-1][0])
+    left = 0
+    for position, term in matches:
+        counts[term] = counts.get(term, 0) + 1
+        while len(counts) == wanted:
+            if position - matches[left][0] < best[1] - best[0]:
+                best = (matches[left][0], position)
+            dropped = matches[left][1]
+            counts[dropped] -= 1
+            if not counts[dropped]:
+                del counts[dropped]
+            left += 1
+    return best
 
 
 def _centred(first: int, last: int, size: int, low: int, high: int) -> int:
