@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 import unicodedata
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 import pytest
@@ -583,6 +583,17 @@ def test_a_date_range_over_many_series_is_one_pass_over_the_records() -> None:
     mask = columns.mask(conditions)  # each series counted out once (and kept)
     # every Monday, but not every other one from 2020-01-06; a record without a rule keeps its own date
     assert mask[0] and mask[1000] and not mask[1] and not mask[1001] and bool(mask[200_000:].all())
-    started = time.perf_counter()
     assert np.array_equal(columns.mask(conditions), mask)
-    assert time.perf_counter() - started < 0.04  # not a pass over the records for each series (~0.1 s)
+
+    def fastest(run: Callable[[], object]) -> float:
+        times = []
+        for _ in range(3):
+            started = time.perf_counter()
+            run()
+            times.append(time.perf_counter() - started)
+        return min(times)
+
+    # not a pass over the records for each series: timed against 1,000 bare such passes in the same
+    # run (the mask takes about half as long), so a machine busy with other work slows both alike
+    codes = np.arange(len(many)) % 1000
+    assert fastest(lambda: columns.mask(conditions)) < fastest(lambda: sum(bool((codes == s)[0]) for s in range(1000)))
