@@ -130,11 +130,42 @@ def test_every_fixture_message_is_found_at_its_cited_lines() -> None:
     ("02.05.18 \u00e0 18:00 - Ana: hi", "2018-05-02T18:00:00"),  # fr, an older Android
     ("31/12/2566 13:05 - Ana: hi", "2023-12-31T13:05:00"),  # th: the Buddhist Era's year
     ("31/12/66 13:05 - Ana: hi", "2023-12-31T13:05:00"),  # th, the year in two digits (2066 is yet to come)
+    ("[2023/12/31 \u665a\u4e0a9:05:09] Ana: hi", "2023-12-31T21:05:09"),  # zh-Hant iPhone: 晚上, evening
+    ("[2023/12/31 \u51cc\u66681:05:09] Ana: hi", "2023-12-31T01:05:09"),  # 凌晨, small hours
 ])
 def test_a_locale_s_header_gives_the_date_as_written(tmp_path: Path, line: str, date: str) -> None:
     records, problems = load(chat(tmp_path, line + "\n"))
     assert problems == []
     assert [(r.text, r.metadata["date"]) for r in records] == [("Ana: hi", date)]
+
+
+@pytest.mark.parametrize("am, pm", [
+    ("PG", "PTG"),  # Malay (pagi, petang)
+    ("\u05dc\u05e4\u05e0\u05d4\u05f4\u05e6", "\u05d0\u05d7\u05d4\u05f4\u05e6"),  # Hebrew, gershayim: לפנה״צ, אחה״צ
+    ('\u05dc\u05e4\u05e0\u05d4"\u05e6', '\u05d0\u05d7\u05d4"\u05e6'),  # Hebrew, an ASCII quote for it
+    ("\u0642.\u0638", "\u0628.\u0638"),  # Persian: ق.ظ, ب.ظ
+    ("SA", "CH"),  # Vietnamese (sáng, chiều)
+    ("\u00d6\u00d6", "\u00d6S"),  # Turkish: ÖÖ, ÖS
+    ("\u0434\u043f", "\u043f\u043f"),  # Ukrainian: дп, пп
+    ("fm", "em"),  # Swedish
+    ("de.", "du."),  # Hungarian
+    ("dop.", "odp."),  # Czech
+    ("\u043f\u0440.\u043e\u0431.", "\u0441\u043b.\u043e\u0431."),  # Bulgarian: пр.об., сл.об.
+    ("a.m.", "p.m."),  # Canadian English, Irish, Dutch
+])
+@pytest.mark.parametrize("shape", [
+    "{d}, {t} {m} - Ana: {x}",  # Android
+    "[{d}, {t}:09\u202f{m}] Ana: {x}",  # iOS: a narrow no-break space before the marker
+    "\u200f{d}, {t}\u00a0\u200f{m}\u200e - Ana: {x}",  # right-to-left marks around the marker
+])
+def test_twelve_hour_markers_of_more_languages_give_the_24_hour_time(tmp_path: Path, am: str, pm: str,
+                                                                      shape: str) -> None:
+    lines = [("12:30", am, "after midnight"), ("9:05", am, "morning"), ("12:00", pm, "noon"), ("1:05", pm, "lunch"),
+             ("11:59", pm, "late")]
+    text = "".join(shape.format(d="31/12/2023", t=t, m=m, x=x) + "\n" for t, m, x in lines)
+    records, problems = load(chat(tmp_path, text))
+    assert problems == []
+    assert [r.metadata["date"][11:16] for r in records] == ["00:30", "09:05", "12:00", "13:05", "23:59"]
 
 
 @pytest.mark.parametrize("first, second", [

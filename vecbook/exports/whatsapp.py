@@ -6,7 +6,8 @@ Each message starts a line with its date and time, in the phone's locale:
 - Android: ``31/12/2023, 13:05 - Ana: text``; iOS: ``[31/12/2023, 13:05:09] Ana: text``;
 - 12- or 24-hour clock (``1:05 PM``, ``1:05\u202fpm``, ``1:05 p. m.``, ``13:05``), the marker
   after the time or before it in other scripts (``오후 1:05``, ``午後1:05``, ``下午1:05``,
-  ``1:05 م``, ``1:05 μ.μ.``), seconds or not, ``:`` or ``.`` in the time (``13.34``, Finnish
+  ``1:05 م``, ``1:05 μ.μ.``; Malay ``PTG``, Hebrew ``אחה״צ``, Persian ``ب.ظ``, Turkish ``ÖS``...: see
+  ``DAY_HALVES``), seconds or not, ``:`` or ``.`` in the time (``13.34``, Finnish
   ``klo 13.34``), a stray dot after it (``13:34. -``);
 - ``/`` ``.`` ``-`` between the date's fields (a space after each allowed: ``2020. 1. 12.``),
   2- or 4-digit years, the year first (``2023-12-31``, ``2022/12/14``) or last; or the date
@@ -49,11 +50,35 @@ from .base import Export, ExportFile, Message, chat_records, distinct_ids
 # "]" when it opened with "[", else " - " (an en dash on some phones).
 # Three groups only ("[", date, time): ``HEADER.split`` cuts a whole file in one C call.
 _SPACE = "[ \u202f\u00a0]"
-# 12-hour markers as phones write them: AM first, then PM, per language (the Latin ones in
-# any case, with or without dots and spaces: "PM", "p.m.", "p. m.").
-AM_MARKS = ("午前", "上午", "오전", "ص", "π.μ.", "πμ")
-PM_MARKS = ("午後", "下午", "오후", "م", "μ.μ.", "μμ")
-_MARK = (r"(?:[AaPp]\.?" + _SPACE + r"?[Mm]\.?|" + "|".join(re.escape(m) for m in AM_MARKS + PM_MARKS) + ")")
+# 12-hour markers as phones write them (CLDR's, which Android and iOS both follow), morning
+# first, per language; read in any case, with or without their dots (a Hebrew gershayim ״ also
+# as an ASCII "). The Latin "AM"/"PM" ("PM", "p.m.", "p. m.") are _LATIN_MARK. Chinese iPhones
+# may name the part of the day (凌晨 small hours ... 晚上 evening): each reads as AM or PM.
+DAY_HALVES = (("午前", "午後"), ("上午", "下午"), ("凌晨", "晚上"), ("早上", "中午"), ("清晨", "傍晚"),
+              ("오전", "오후"), ("ص", "م"), ("π.μ.", "μ.μ."), ("PG", "PTG"),  # Malay: pagi, petang
+              ("לפנה״צ", "אחה״צ"), ("ق.ظ", "ب.ظ"), ("SA", "CH"), ("ÖÖ", "ÖS"), ("дп", "пп"),  # he, fa, vi, tr, uk
+              ("пр.об.", "сл.об."), ("fm", "em"), ("de.", "du."), ("dop.", "odp."), ("dop.", "pop."),  # bg, sv, hu, cs, sl
+              ("ap.", "ip."), ("f.h.", "e.h."), ("vm.", "nm."), ("p.d.", "m.d."), ("TO", "TK"),  # fi, is, af, sq, uz
+              ("ก่อนเที่ยง", "หลังเที่ยง"), ("पूर्वाह्न", "अपराह्न"), ("முற்பகல்", "பிற்பகல்"), ("priešpiet", "popiet"))
+_LATIN_MARK = r"[AaPp]\.?" + _SPACE + r"?[Mm]\.?"
+_DIRECTION = "[\u200e\u200f]*"  # right-to-left locales put a direction mark beside the marker
+
+
+def _mark_pattern(mark: str) -> str:
+    """A marker as a pattern: its dots optional, a gershayim or an ASCII quote."""
+    return "".join({".": r"\.?", "״": "[\"״]"}.get(char, re.escape(char)) for char in mark)
+
+
+def _mark_key(mark: str) -> str:
+    """A marker as the key it is looked up by: no dots, quotes, spaces or direction marks, casefolded."""
+    return re.sub("[.\"״ \u202f\u00a0\u200e\u200f]", "", mark).casefold()
+
+
+# Each marker's key -> whether it is the afternoon's ("am" and "pm" for the Latin ones).
+AFTERNOON = {"am": False, "pm": True} | {_mark_key(mark): half == 1 for pair in DAY_HALVES
+                                         for half, mark in enumerate(pair)}
+_MARK = (_DIRECTION + r"(?:" + _LATIN_MARK + "|(?i:" + "|".join(_mark_pattern(m) for m in sorted(
+    {m for pair in DAY_HALVES for m in pair}, key=len, reverse=True)) + "))" + _DIRECTION)
 # Korean phones write the date in words: "2020년 1월 12일" (year, month, day; Chinese and
 # Japanese characters alike, 年月日).
 _WORDS_DATE = r"\d{2,4}[년年] ?\d{1,2}[월月] ?\d{1,2}[일日]"
@@ -289,13 +314,12 @@ def _clock(clock: str) -> tuple[int, int, int] | None:
     """(hour, minute, second) on a 24-hour clock; None for "13:05 PM" or "0:10 AM"."""
     found = _CLOCK.search(clock)
     hour, minute, second = found.groups()  # type: ignore[union-attr]  # HEADER matched it
-    marks = clock[:found.start()] + clock[found.end():]  # type: ignore[union-attr]
+    mark = _mark_key(clock[:found.start()] + clock[found.end():])  # type: ignore[union-attr]
     hour_24 = int(hour)
-    if marks.strip(" .\u202f\u00a0"):
-        if not 1 <= hour_24 <= 12:
+    if mark:
+        if not 1 <= hour_24 <= 12 or mark not in AFTERNOON:
             return None
-        afternoon = "p" in marks.lower() or any(mark in marks for mark in PM_MARKS)
-        hour_24 = hour_24 % 12 + (12 if afternoon else 0)
+        hour_24 = hour_24 % 12 + (12 if AFTERNOON[mark] else 0)
     return hour_24, int(minute), int(second or 0)
 
 
