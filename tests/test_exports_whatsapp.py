@@ -215,6 +215,10 @@ def test_kakaotalk_lines_are_not_taken_for_whatsapp_messages(tmp_path: Path) -> 
     (["04/03/23", "04/13/23"], "2023-04-03", None),  # a second field past 12: month-first
     (["12/01/23", "01/02/23"], "2023-01-12", None),  # month-first would go back in time
     (["03/04/23", "04/04/23"], "2023-04-03", "cannot tell day/month"),  # undecidable: day-first
+    # neither reading in order (a message delivered late): the one that steps back in time the least
+    (["01/10/24", "01/11/24", "02/02/24", "02/03/24", "01/09/24"], "2024-01-10", None),  # Jan 9 late: month-first
+    (["10/01/24", "11/01/24", "02/02/24", "03/02/24", "09/01/24"], "2024-01-10", None),  # day-first
+    (["03/04/24", "05/06/24", "04/05/24"], "2024-04-03", "cannot tell day/month"),  # a month back either way
     (["13/04/23", "04/13/23"], "2023-04-13", "mixes day/month and month/day"),  # + 04/13: no such day
 ])
 def test_day_month_order_is_judged_from_the_whole_file(tmp_path: Path, dates: list[str], expected: str,

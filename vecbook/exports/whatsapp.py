@@ -21,7 +21,8 @@ starts with a date and a time in a form not read here is kept so, with a WARN na
 Day/month order, judged from every date of the file at once (see ``_date_order``): a 4-digit
 first field is a year (year-month-day); a first field past 12 anywhere proves day-first, a
 second field past 12 month-first; otherwise ``.`` separators mean day-first (no locale writes
-month.day), then the reading that keeps the dates in order wins; when nothing decides and
+month.day), then the reading that keeps the dates in order wins (where neither does, the one
+that steps back in time at most half as far: ``_nearer_in_order``); when nothing decides and
 the two readings differ, day-first is used (most locales write it) with a WARN. A collection's
 ``date_order`` ("dmy" or "mdy") decides every file its dates do not settle themselves.
 
@@ -357,9 +358,8 @@ def _date_order(export: Export, file: ExportFile, dates: list[str]) -> str:
         return export.date_order
     if all(a == b for a, b, _ in fields) or any("." in date for date in dates):
         return "dmy"
-    in_order = [order for order in ("dmy", "mdy") if _chronological([_ymd(f, order) for f in fields])]
-    if len(in_order) == 1:
-        return in_order[0]
+    if (nearer := _nearer_in_order(fields)) is not None:
+        return nearer
     # The data folder's problems name no collection (no prefix): it has no table to set date_order in.
     fix = ("set date_order = \"mdy\" in this collection's table" if export.problem_prefix else
            "add the chat as a source of its own (vecbook add PATH) and set date_order = \"mdy\" in its table")
@@ -373,11 +373,26 @@ def _first(date: str) -> str:
     return _DATE_FIELDS.match(date).group(1)  # type: ignore[union-attr]  # HEADER matched it
 
 
-def _chronological(dates: Iterable[tuple[int, int, int] | None]) -> bool:
-    """Whether the dates (first appearance order) never go back, and all exist."""
-    previous = (0, 0, 0)
+def _nearer_in_order(fields: list[tuple[int, int, int]]) -> str | None:
+    """"dmy" or "mdy": the reading under which the dates (first appearance order) run in time
+    order, or where neither does (a message delivered late, a changed clock), the one that steps
+    back in time at most half as far as the other (a step back of days one way is of months the
+    other); None when neither wins so."""
+    dmy, mdy = (_days_back([_ymd(f, order) for f in fields]) for order in ("dmy", "mdy"))
+    if dmy is None or mdy is None:  # a date that exists one way only
+        return None if dmy is mdy else "mdy" if dmy is None else "dmy"
+    if 2 * min(dmy, mdy) >= max(dmy, mdy):  # both in order (0 and 0), or stepping back alike
+        return None
+    return "dmy" if dmy < mdy else "mdy"
+
+
+def _days_back(dates: Iterable[tuple[int, int, int] | None]) -> int | None:
+    """How many days in all the dates step back in time from the one before; None when one does
+    not exist."""
+    previous, back = 0, 0
     for ymd in dates:
-        if ymd is None or ymd < previous:
-            return False
-        previous = ymd
-    return True
+        if ymd is None:
+            return None
+        day = date(*ymd).toordinal()
+        back, previous = back + max(0, previous - day), day
+    return back
