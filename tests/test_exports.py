@@ -167,8 +167,24 @@ def test_zips_nested_past_two_deep_are_a_warning(tmp_path: Path) -> None:
         data = path.read_bytes()
     export = Export("x", tmp_path / "z3.zip", "z3.zip")
     assert export.files() == []
-    assert [p.reason for p in export.problems] == [
-        "collection 'x': zip archive not opened: zips nested more than 2 deep (a zip bomb?)"]
+    assert [(p.where, p.reason) for p in export.problems] == [(
+        "x/z3.zip!/z2.zip!/z1.zip", "collection 'x': zip archive not opened: it is a zip inside 2 zips, deeper than "
+        "VecBook opens (a zip bomb's shape): unzip the outer one and add the folder it holds")]
+
+
+def test_a_chat_zip_zipped_twice_over_names_the_zip_not_opened_and_what_to_do(tmp_path: Path) -> None:
+    # a user's backup of a folder of exported chats, zipped once more: the chat's own zip is too deep
+    data = b"[31/12/2023, 13:05:09] Ana: hi\n"
+    for name, member in (("WhatsApp Chat - Ana.zip", "_chat.txt"), ("Chats.zip", "WhatsApp Chat - Ana.zip"),
+                         ("Backup 2023.zip", "Chats.zip")):
+        with zipfile.ZipFile(tmp_path / name, "w") as archive:
+            archive.writestr(member, data)
+        data = (tmp_path / name).read_bytes()
+    with pytest.raises(vecbook.ConfigError, match=re.escape(
+            "cannot tell the format of " + str(tmp_path / "Backup 2023.zip") + ": Backup 2023.zip!/Chats.zip!/"
+            "WhatsApp Chat - Ana.zip: zip archive not opened: it is a zip inside 2 zips, deeper than VecBook opens "
+            "(a zip bomb's shape): unzip the outer one and add the folder it holds")):
+        load_export(export_collection(tmp_path / "Backup 2023.zip"))
 
 
 def test_a_zip_member_past_the_file_limit_is_told_to_be_unpacked(tmp_path: Path) -> None:

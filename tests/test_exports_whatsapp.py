@@ -373,6 +373,28 @@ def test_an_unzipped_ios_export_zipped_again_is_named_after_its_folder(tmp_path:
     assert record.metadata["conversation"] == "Trip"
 
 
+def test_a_zip_of_several_exported_chats_reads_every_chat_inside(tmp_path: Path) -> None:
+    # a user zipped together what each phone exported: an Android .txt, iOS zips holding _chat.txt
+    def zipped(members: dict[str, str]) -> bytes:
+        path = tmp_path / "inner.zip"
+        with zipfile.ZipFile(path, "w") as archive:
+            for name, text in members.items():
+                archive.writestr(name, text)
+        return path.read_bytes()
+
+    with zipfile.ZipFile(tmp_path / "Chats.zip", "w") as archive:
+        archive.writestr("WhatsApp Chat with Bo.txt", "31/12/2023, 13:05 - Bo: the ferry\n")
+        archive.writestr("WhatsApp Chat - Ana.zip", zipped({"_chat.txt": "[30/12/2023, 13:05:09] Ana: the train\n",
+                                                            "00000001-PHOTO.jpg": "x"}))
+        archive.writestr("WhatsApp Chat - Family.zip", zipped({"_chat.txt": "[29/12/2023, 09:00:00] Cy: dinner\n"}))
+    records, problems = load(tmp_path / "Chats.zip")
+    assert problems == []
+    assert sorted((r.metadata["conversation"], r.text, r.citation) for r in records) == [
+        ("Ana", "Ana: the train", "wa/Chats.zip!/WhatsApp Chat - Ana.zip!/_chat.txt:1-1"),
+        ("Bo", "Bo: the ferry", "wa/Chats.zip!/WhatsApp Chat with Bo.txt:1-1"),
+        ("Family", "Cy: dinner", "wa/Chats.zip!/WhatsApp Chat - Family.zip!/_chat.txt:1-1")]
+
+
 @pytest.mark.parametrize("file_name", [
     "WhatsApp Chat with Ana Lima.txt", "WhatsApp Chat - Ana Lima.zip", "WhatsApp Chat mit Ana Lima.txt",
     "WhatsApp-Chat mit Ana Lima.txt", "WhatsApp-chat met Ana Lima.txt", "Discussion WhatsApp avec Ana Lima.txt",

@@ -83,8 +83,9 @@ def _unreadable_zip(export: Export) -> str | None:
     zip given alone, or a member no read could open (asked only once no format recognised it)."""
     files = export.files()
     for problem in export.problems:
-        if "zip archive" in problem.reason:
-            return problem.reason.removeprefix(export.problem_prefix)
+        if "zip archive" in problem.reason:  # a zip inside is named: the error names only the path given
+            inner = problem.where.removeprefix(export.label_prefix)
+            return ("" if "!/" not in inner else f"{inner}: ") + problem.reason.removeprefix(export.problem_prefix)
     if not files and export.path.is_file() and export.path.suffix.lower() == ".zip":
         return "the zip archive is empty"
     for file in files:

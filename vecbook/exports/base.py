@@ -252,8 +252,9 @@ class Export:
                    depth: int) -> Iterator[ExportFile]:
         """A zip inside a zip (an export zipped again), opened in memory as its outer one was."""
         if depth >= MAX_ZIP_DEPTH:
-            self.warn(self._label(rel), None, f"zip archive not opened: zips nested more than {MAX_ZIP_DEPTH} "
-                                              f"deep (a zip bomb?)")
+            self.warn(self._label(rel), None, f"zip archive not opened: it is a zip inside {MAX_ZIP_DEPTH} zips, "
+                                              f"deeper than VecBook opens (a zip bomb's shape): unzip the outer "
+                                              f"one and add the folder it holds")
             return
         if member.file_size > MAX_FILE_BYTES:  # (a read cut at the limit would be no zip, "damaged": it is not)
             self.warn(self._label(rel), None, f"zip archive not opened: it is {member.file_size:,} bytes, over the "
