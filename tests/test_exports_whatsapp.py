@@ -128,6 +128,8 @@ def test_every_fixture_message_is_found_at_its_cited_lines() -> None:
     ("\u0663\u0661/\u0661\u0662/\u0662\u0660\u0662\u0663\u060c \u0661:\u0660\u0665 \u0645 - Ana: hi",
      "2023-12-31T13:05:00"),  # Arabic-Indic digits
     ("02.05.18 \u00e0 18:00 - Ana: hi", "2018-05-02T18:00:00"),  # fr, an older Android
+    ("31.12.23 \u0433., 13:05 - Ana: hi", "2023-12-31T13:05:00"),  # bg: "г." (year) after the date
+    ("[31.12.23 \u0433., 1:05:09 \u0441\u043b.\u043e\u0431.] Ana: hi", "2023-12-31T13:05:09"),  # bg iPhone, 12 h
     ("31/12/2566 13:05 - Ana: hi", "2023-12-31T13:05:00"),  # th: the Buddhist Era's year
     ("31/12/66 13:05 - Ana: hi", "2023-12-31T13:05:00"),  # th, the year in two digits (2066 is yet to come)
     ("[2023/12/31 \u665a\u4e0a9:05:09] Ana: hi", "2023-12-31T21:05:09"),  # zh-Hant iPhone: 晚上, evening

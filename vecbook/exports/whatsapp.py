@@ -10,7 +10,7 @@ Each message starts a line with its date and time, in the phone's locale:
   ``DAY_HALVES``), seconds or not, ``:`` or ``.`` in the time (``13.34``, Finnish
   ``klo 13.34``), a stray dot after it (``13:34. -``);
 - ``/`` ``.`` ``-`` between the date's fields (a space after each allowed: ``2020. 1. 12.``),
-  2- or 4-digit years, the year first (``2023-12-31``, ``2022/12/14``) or last; or the date
+  2- or 4-digit years, the year first (``2023-12-31``, ``2022/12/14``) or last (Bulgarian ``31.12.23 г.``); or the date
   in Korean words, ``2020년 1월 12일`` (Android in Korean), and in 年月日;
 - iOS puts an invisible U+200E before attachment and system lines and texts.
 - exports from before 2017: a colon after the time, with seconds (``3/24/14, 1:59:59 PM: Ana: text``).
@@ -58,7 +58,8 @@ _SPACE = "[ \u202f\u00a0]"
 DAY_HALVES = (("午前", "午後"), ("上午", "下午"), ("凌晨", "晚上"), ("早上", "中午"), ("清晨", "傍晚"),
               ("오전", "오후"), ("ص", "م"), ("π.μ.", "μ.μ."), ("PG", "PTG"),  # Malay: pagi, petang
               ("לפנה״צ", "אחה״צ"), ("ق.ظ", "ب.ظ"), ("SA", "CH"), ("ÖÖ", "ÖS"), ("дп", "пп"),  # he, fa, vi, tr, uk
-              ("пр.об.", "сл.об."), ("fm", "em"), ("de.", "du."), ("dop.", "odp."), ("dop.", "pop."),  # bg, sv, hu, cs, sl
+              ("пр.об.", "сл.об."), ("fm", "em"), ("de.", "du."), ("dop.", "odp."),  # bg, sv, hu, cs
+              ("dop.", "pop."),  # sl
               ("ap.", "ip."), ("f.h.", "e.h."), ("vm.", "nm."), ("p.d.", "m.d."), ("TO", "TK"),  # fi, is, af, sq, uz
               ("ก่อนเที่ยง", "หลังเที่ยง"), ("पूर्वाह्न", "अपराह्न"), ("முற்பகல்", "பிற்பகல்"), ("priešpiet", "popiet"))
 _LATIN_MARK = r"[AaPp]\.?" + _SPACE + r"?[Mm]\.?"
@@ -86,7 +87,8 @@ _WORDS_DATE = r"\d{2,4}[년年] ?\d{1,2}[월月] ?\d{1,2}[일日]"
 # Between the fields, Arabic and Persian phones write U+200F (a right-to-left mark) around the
 # separator, and an Arabic comma "،" after the date.
 _SEPARATOR = "[\u200e\u200f]?[./-][\u200e\u200f]? ?"
-_DATE = r"(\d{1,4}" + _SEPARATOR + r"\d{1,2}" + _SEPARATOR + r"\d{1,4}|" + _WORDS_DATE + r")\.?"
+# Bulgarian phones write "г." (година, year) after the date: "31.12.23 г., 13:05".
+_DATE = r"(\d{1,4}" + _SEPARATOR + r"\d{1,2}" + _SEPARATOR + r"\d{1,4}|" + _WORDS_DATE + r")\.?(?: г\.)?"
 _TIME = (r"((?:" + _MARK + _SPACE + r"?)?\d{1,2}[:.]\d{2}(?:[:.]\d{2})?(?:" + _SPACE + r"?" + _MARK + r")?)\.?")
 HEADER = re.compile(r"^[\u200e\u200f\ufeff]*(\[)?" + _DATE + r"[,،]?" + _SPACE + r"(?:klo |kl\. |à )?" + _TIME
                     + r"(?(1)\][ \u202f\u00a0]?|[ \u202f\u00a0][-\u2013][ \u202f\u00a0])", re.M)
