@@ -403,6 +403,19 @@ def test_a_zip_of_several_exported_chats_reads_every_chat_inside(tmp_path: Path)
     "Conversa do WhatsApp com Ana Lima.txt", "Chat de WhatsApp con Ana Lima.txt", "Chat WhatsApp con Ana Lima.txt",
     "Chat WhatsApp dengan Ana Lima.txt", "Чат WhatsApp с Ana Lima.txt", "Чат WhatsApp с контактом Ana Lima.txt",
     "WhatsApp Chat with Ana Lima (1).txt", "WhatsApp Chat - Ana Lima (2).zip",  # a browser's second download
+    # Android's names in more languages, the name first in some: tr, ja, ko, hi, zh, fi, sq, cs, sk, ...
+    "Ana Lima ile WhatsApp Sohbeti.txt", "Ana LimaとのWhatsAppチャット.txt", "Ana Lima님과의 WhatsApp 대화.txt",
+    "Ana Lima के साथ WhatsApp चैट.txt", "WhatsApp 与 Ana Lima 的对话.txt", "WhatsApp 與 Ana Lima 的對話.txt",
+    "WhatsApp-keskustelu henkilön Ana Lima kanssa.txt", "Biseda me Ana Lima në WhatsApp.txt",
+    "Chat WhatsApp s uživatelem Ana Lima.txt", "WhatsApp chat s používateľom Ana Lima.txt", "Czat WhatsApp z Ana Lima.txt",
+    "WhatsApp-chatt med Ana Lima.txt", "WhatsApp-samtale med Ana Lima.txt", "Conversa no WhatsApp com Ana Lima.txt",
+    "Conversa\u021bie WhatsApp cu Ana Lima.txt", "Trò chuyện WhatsApp với Ana Lima.txt", "Бесіда WhatsApp з Ana Lima.txt",
+    "\u062f\u0631\u062f\u0634\u0629 \u0648\u0627\u062a\u0633\u0627\u0628 \u0645\u0639 Ana Lima.txt",  # ar
+    "\u05e6'\u05d0\u05d8 WhatsApp \u05e2\u05dd Ana Lima.txt", "\u06af\u0641\u062a\u06af\u0648\u06cc WhatsApp \u0628\u0627 Ana Lima.txt",
+    "Συνομιλία WhatsApp με Ana Lima.txt", "แชท WhatsApp กับ Ana Lima.txt", "Sembang WhatsApp dengan Ana Lima.txt",
+    "WhatsApp Gesprek met Ana Lima.txt", "Xat de WhatsApp amb Ana Lima.txt", "WhatsApp razgovor s Ana Lima.txt",
+    "WhatsApp pokalbis su Ana Lima.txt", "WhatsApp Чат с Ana Lima.txt", "Ana Lima bilan WhatsApp chati.txt",
+    "Tro\u0300 chuye\u0323\u0302n WhatsApp vo\u031b\u0301i Ana Lima.txt",  # decomposed, as macOS may write a name
 ])
 def test_the_chat_is_named_from_the_file_name_the_phone_gave_in_its_language(tmp_path: Path, file_name: str) -> None:
     # the phone names the file in its own language: --filter conversation="Ana Lima" finds the chat in each

@@ -38,6 +38,7 @@ people sent is kept as written, attachments (``<Media omitted>``, ``<attached: f
 from __future__ import annotations
 
 import re
+import unicodedata
 from datetime import date, datetime
 from typing import Iterable, Iterator
 
@@ -108,12 +109,26 @@ FIRST_YEAR = 2009
 BUDDHIST_ERA = FIRST_YEAR + 543
 NEXT_YEAR = date.today().year + 1  # a year past it is not yet written in a chat
 _CLOCK = re.compile(r"(\d+)[:.](\d+)(?:[:.](\d+))?")
-# A chat's name from its file, as phones name it in their language: "WhatsApp Chat with Ana",
-# "WhatsApp Chat - Ana" (iOS zips), "WhatsApp Chat mit Ana", "WhatsApp-chat met Ana", and with
-# WhatsApp inside: "Discussion WhatsApp avec Ana", "Conversa do WhatsApp com Ana", "Chat de
-# WhatsApp con Ana", "Chat WhatsApp dengan Ana", "Чат WhatsApp с (контактом) Ana".
-_NAME = re.compile(r"^(?:WhatsApp[ _-]Chat(?: ?- ?| \w+ )|(?:Discussion|Conversa do|Chat de|Chat|Чат) WhatsApp \w+ "
-                   r"(?:контактом )?)(.+)$", re.I)
+# A chat's name from its file, as WhatsApp names the export in the phone's language (Android's
+# names; iOS zips are "WhatsApp Chat - Ana" in every language): the name after the words, or
+# before them in some languages ("Ana ile WhatsApp Sohbeti", "AnaとのWhatsAppチャット"). A form
+# whose words a shorter one would take for the name comes first ("Chat WhatsApp s uživatelem").
+_NAME = re.compile("^(?:" + "|".join((
+    r"WhatsApp[ _-]Chat ?- ?(.+)",  # iOS
+    r"WhatsApp[ _-](?:Chatt?|Samtale|Gesprek) (?:with|mit|met|med|kay) (.+)",  # en de nl da sv nb af tl
+    r"WhatsApp (?:razgovor s|pokalbis su|sarakste ar|klepet z|разговор со|Ћаскање са|Чат с|чат:) (.+)",
+    r"(?:Chat|Чат) WhatsApp (?:s uživatelem|с контактом) (.+)", r"WhatsApp chat s používateľom (.+)",  # cs ru sk
+    r"WhatsApp csevegés vele:? (.+)", r"WhatsApp'i vestlus kontaktiga (.+)",  # hu et
+    r"WhatsApp-keskustelu henkilön (.+) kanssa",  # fi
+    r"(?:Discussion|Chat|Czat|Чат|Бесіда|Συνομιλία|Sembang|Conversa[țţ]ie|Trò chuyện|แชท|گفتگوی|צ['’]אט) WhatsApp "
+    r"(?:avec|con|dengan|z|с|з|με|cu|với|กับ|با|עם) (.+)",
+    r"(?:Chat de|Conversa do|Conversa no|Xat de|Soga za) WhatsApp (?:con|com|amb|na) (.+)", r"دردشة واتساب مع (.+)",
+    r"Biseda me (.+) në WhatsApp", r"WhatsApp [与與] (.+) 的(?:对话|對話)",
+    r"(.+?) ?(?:ile WhatsApp Sohbeti|ilə WhatsApp Söhbəti|bilan WhatsApp chati|とのWhatsAppチャット|님과의 WhatsApp 대화|"
+    r"के साथ WhatsApp चैट|এর সাথে WhatsApp চ্যাট|સાથેની WhatsApp વાત|ಜೊತೆ WhatsApp ಸಂಭಾಷಣೆ|മായുള്ള WhatsApp ചാറ്റുകൾ|"
+    r"सोबतच्या WhatsApp गप्पा|ਨਾਲ WhatsApp ਗੱਲਬਾਤ|உடன் WhatsApp உரையாடல்|తో WhatsApp సంభాషణ|کے ساتھ WhatsApp بات چیت)",
+    r"WhatsApp[ _-]Chat \w+ (.+)", r"(?:Discussion|Conversa do|Chat de|Chat|Чат) WhatsApp \w+ (.+)",  # other words
+)) + ")$", re.I)
 # A browser saving a second download of the same name adds " (1)": "WhatsApp Chat with Ana (1).txt"
 # is the chat with Ana, exported again.
 _DOWNLOADED_AGAIN = re.compile(r" \(\d{1,3}\)$")
@@ -222,12 +237,19 @@ def conversation_name(file: ExportFile) -> str:
     stem."""
     name = file.name.rsplit(".", 1)[0]
     folder = file.path.parent.name if file.path is not None else _folder_in_zip(file.rel)
-    if name.startswith("_") and _NAME.match(folder):
+    if name.startswith("_") and _chat_name(folder) is not None:
         name = folder  # the zip unzipped (Safari, Finder), zipped again or not: "WhatsApp Chat - Ana/_chat.txt"
     elif name.startswith("_") and "!/" in file.rel:  # iOS: "WhatsApp Chat - Ana.zip!/_chat.txt" (the innermost zip)
         name = file.rel.rsplit("!/", 1)[0].rsplit("/", 1)[-1].rsplit(".", 1)[0]
-    found = _NAME.match(name)
-    return _DOWNLOADED_AGAIN.sub("", found.group(1).strip()) if found else name
+    found = _chat_name(name)
+    return _DOWNLOADED_AGAIN.sub("", found) if found is not None else name
+
+
+def _chat_name(name: str) -> str | None:
+    """The chat's name in a file or folder name WhatsApp gave (``_NAME``); None in another. The name
+    is composed first (NFC): macOS may list "Trò chuyện" with its accents apart."""
+    found = _NAME.match(unicodedata.normalize("NFC", name))
+    return None if found is None else next(group for group in found.groups() if group is not None).strip()
 
 
 def _messages(export: Export, file: ExportFile) -> Iterator[Message]:
