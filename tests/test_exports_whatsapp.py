@@ -472,6 +472,21 @@ def test_system_lines_of_android_are_skipped(tmp_path: Path) -> None:
     assert [r.text for r in records] == ["Bo: hello"]
 
 
+def test_a_group_whose_export_opens_with_many_joins_is_still_a_chat(tmp_path: Path) -> None:
+    # a community group: the encryption notice, its creation, then a line for each of 60 joins
+    # before anyone writes; Android's system lines name nobody, so no "Name: text" near the top
+    text = ("12/01/2024, 10:00 - Messages and calls are end-to-end encrypted. Tap to learn more.\n"
+            "12/01/2024, 10:00 - Ana created group \"Class of 2010\"\n"
+            + "".join(f"12/01/2024, 10:{n:02d} - +44 7700 9000{n:02d} joined using this group's invite link\n"
+                      for n in range(1, 60))
+            + "13/01/2024, 09:00 - Bo: hello all\n13/01/2024, 09:05 - Cy: hi!\n")
+    path = chat(tmp_path, text, name="WhatsApp Chat with Class of 2010.txt")
+    assert detect_format(collection(path)) == "whatsapp"
+    records, problems = load(path)
+    assert problems == [] and [(r.text, r.citation) for r in records] == [
+        ("Bo: hello all\nCy: hi!", "wa/WhatsApp Chat with Class of 2010.txt:62-63")]
+
+
 def test_a_pause_longer_than_the_gap_starts_a_new_window(tmp_path: Path) -> None:
     text = ("14/02/2024, 10:00 - Ana: one\n14/02/2024, 10:20 - Bo: two\n"
             "14/02/2024, 11:00 - Ana: three\n")

@@ -168,13 +168,20 @@ def detect(export: Export) -> bool:
 def _looks_like(head: bytes, strict: bool = False) -> bool:
     """A ``Name: text`` message among the first lines (``strict``: and the first line is a
     message or system line, as in every export; a file with lines put before is still read
-    when the format is named)."""
-    lines = [line for line in head.decode("utf-8-sig", errors="replace").splitlines()[:200]
-             if line.strip()][:_DETECT_LINES]
+    when the format is named). System lines (a date and no name: a group's joins may run to
+    hundreds before anyone writes) are passed over; the other lines count to _DETECT_LINES."""
+    lines = [line for line in head.decode("utf-8-sig", errors="replace").splitlines() if line.strip()]
     header = _header_of(lines[0]) if lines else HEADER
     if not lines or (strict and not header.match(lines[0])):
         return False
-    return any((m := header.match(line)) and ": " in line[m.end():] for line in lines)
+    counted = 0
+    for line in lines:
+        if (found := header.match(line)) is not None and ": " in line[found.end():]:
+            return True
+        counted += found is None
+        if counted >= _DETECT_LINES:
+            return False
+    return False
 
 
 def _header_of(first: str) -> re.Pattern[str]:
