@@ -367,6 +367,21 @@ def test_an_unzipped_ios_export_is_named_after_its_folder(tmp_path: Path) -> Non
     assert record.metadata["conversation"] == "Trip"
 
 
+def test_unzipped_ios_exports_in_folders_the_user_named_are_each_named_after_its_folder(tmp_path: Path) -> None:
+    # each iOS zip unzipped into a folder renamed for the chat: every chat is its own conversation,
+    # on disk and zipped again (before, all were "_chat", or the outer zip's name)
+    for name in ("Ana", "Bo trip"):
+        (tmp_path / "Chats" / name).mkdir(parents=True)
+        chat(tmp_path / "Chats" / name, f"[31/12/2023, 13:05:00] {name.split()[0]}: hi\n", name="_chat.txt")
+    with zipfile.ZipFile(tmp_path / "Chats.zip", "w") as archive:
+        for name in ("Ana", "Bo trip"):
+            archive.write(tmp_path / "Chats" / name / "_chat.txt", f"{name}/_chat.txt")
+    for path in (tmp_path / "Chats", tmp_path / "Chats.zip"):
+        records, _ = load(path, "whatsapp")
+        assert sorted((r.metadata["conversation"], r.text) for r in records) == [("Ana", "Ana: hi"),
+                                                                                ("Bo trip", "Bo: hi")]
+
+
 def test_an_unzipped_ios_export_zipped_again_is_named_after_its_folder(tmp_path: Path) -> None:
     # the folder Finder unzipped, compressed again (Finder's Compress, for a backup or to send on)
     with zipfile.ZipFile(tmp_path / "Archive.zip", "w") as archive:

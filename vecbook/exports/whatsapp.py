@@ -240,11 +240,11 @@ def _folder_in_zip(rel: str) -> str:
 
 def conversation_name(file: ExportFile) -> str:
     """The chat's name from the file name ("WhatsApp Chat with Ana.txt" -> "Ana"); a zip's
-    ``_chat.txt`` is named after the archive (or the folder it was unzipped to); else the file's
-    stem."""
+    ``_chat.txt`` is named after the archive, or the folder it was unzipped to (a folder inside
+    the export, or one WhatsApp named); else the file's stem."""
     name = file.name.rsplit(".", 1)[0]
     folder = file.path.parent.name if file.path is not None else _folder_in_zip(file.rel)
-    if name.startswith("_") and _chat_name(folder) is not None:
+    if name.startswith("_") and folder and ("/" in file.rel.rsplit("!/", 1)[-1] or _chat_name(folder) is not None):
         name = folder  # the zip unzipped (Safari, Finder), zipped again or not: "WhatsApp Chat - Ana/_chat.txt"
     elif name.startswith("_") and "!/" in file.rel:  # iOS: "WhatsApp Chat - Ana.zip!/_chat.txt" (the innermost zip)
         name = file.rel.rsplit("!/", 1)[0].rsplit("/", 1)[-1].rsplit(".", 1)[0]
