@@ -382,6 +382,25 @@ def test_bad_messages_and_files_are_warnings_and_the_rest_loads(tmp_path: Path) 
     ]
 
 
+def test_an_html_export_beside_json_ones_is_a_warning_naming_it(tmp_path: Path) -> None:
+    # Telegram Desktop's download folder: one chat exported as JSON, another as HTML (its default
+    # format); the HTML one is not read, and is named rather than passed over unseen
+    write(tmp_path / "ChatExport_2024-03-01" / "result.json",
+          chat("Ana", "personal_chat", 5, [message(1, "hi", 1709287200)]))
+    page = '<!DOCTYPE html>\n<html>\n<head>\n<meta charset="utf-8"/>\n</head>\n<body>\n<div class="page_wrap">\n'
+    for folder in ("ChatExport_2024-03-02", "ChatExport_2024-03-03"):  # the second also as JSON (HTML and JSON)
+        (tmp_path / folder).mkdir(exist_ok=True)
+        (tmp_path / folder / "messages.html").write_text(page, encoding="utf-8")
+        (tmp_path / folder / "messages2.html").write_text(page, encoding="utf-8")
+    write(tmp_path / "ChatExport_2024-03-03" / "result.json",
+          chat("Bo", "personal_chat", 6, [message(1, "yo", 1709287200, "Bo")]))
+    records, problems = load(tmp_path)
+    assert sorted(r.text for r in records) == ["Ana: hi", "Bo: yo"]
+    assert [(p.where, p.reason) for p in problems] == [(
+        "tg/ChatExport_2024-03-02/messages.html", "collection 'tg': Telegram Desktop's HTML export, which VecBook does "
+        "not read: export the chat again choosing Format: Machine-readable JSON")]
+
+
 # -- detection --
 
 @pytest.mark.parametrize("path", [DM, BIG, TELEGRAM])

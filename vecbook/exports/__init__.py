@@ -46,7 +46,7 @@ FORMATS: dict[str, tuple[str, str]] = {
 # VecBook reads). Told apart so that a user who kept the default hears what to do, not only
 # that no format recognises the export.
 HTML_EXPORTS = (
-    (re.compile(r"(?:^|/)messages\d*\.html$"), b'class="page_wrap"',
+    (re.compile(r"(?:^|/)messages\d*\.html$"), b'class="page_wrap"',  # telegram.HTML_MARK
      "Telegram Desktop's HTML export", "export the chat again choosing Format: Machine-readable JSON"),
     (re.compile(r"\.html?$", re.IGNORECASE), b"chatlog__",  # its stylesheet, first in the page
      "DiscordChatExporter's HTML export", "export the channel again choosing the JSON format"),

@@ -28,6 +28,8 @@ _NAME = re.compile(r'^\s*\{\s*"name"\s*:\s*("(?:[^"\\]|\\.)*")')
 CHAT_LISTS = ("chats", "left_chats")
 # The chats Telegram Desktop writes without a "name", called as the app's chat list calls them.
 UNNAMED_CHATS = {"saved_messages": "Saved Messages", "replies": "Replies", "verification_codes": "Verification Codes"}
+# What Telegram Desktop's HTML export writes near the top of each page (its pages are not read).
+HTML_MARK = b'class="page_wrap"'
 # What a media message holds, shown in its place (the media itself is never read).
 MEDIA = {"sticker": "sticker", "animation": "GIF", "video_file": "video", "video_message": "video message",
          "voice_message": "voice message", "audio_file": "audio"}
@@ -75,10 +77,28 @@ def _chat_name(head: bytes) -> str | None:
 
 
 def read(export: Export) -> list[Record]:
-    """Every chat's messages, windowed."""
+    """Every chat's messages, windowed; an HTML export among them is a WARN (``_html_exports``)."""
     files = [f for f in _json_files(export) if _looks_like(f.head())]
+    _html_exports(export, files)
     with collector_paused():
         return chat_records(export, export.read_each(files, lambda f: _file_read(export, f)))
+
+
+def _html_exports(export: Export, files: list[ExportFile]) -> None:
+    """A WARN for each chat exported as HTML (Telegram Desktop's default format) in a folder of
+    JSON exports, where it would be passed over unseen: its first page, ``messages.html``, in a
+    folder without a JSON export (Telegram writes both where both formats are chosen)."""
+    if not files:  # an HTML export alone: the load's "nothing read" WARN names it and what to do
+        return
+    read_folders = {_folder(f.rel) for f in files}
+    for page in export.find(lambda f: f.name == "messages.html"):
+        if _folder(page.rel) not in read_folders and HTML_MARK in page.head():
+            export.warn(page, None, "Telegram Desktop's HTML export, which VecBook does not read: export the chat "
+                                    "again choosing Format: Machine-readable JSON")
+
+
+def _folder(rel: str) -> str:
+    return rel.rsplit("/", 1)[0] if "/" in rel else ""
 
 
 def _file_read(export: Export, file: ExportFile) -> Iterator[Message]:
