@@ -224,3 +224,17 @@ def test_the_context_of_a_window_crosses_the_parts_of_a_partitioned_channel(tmp_
     assert [e.text for e in around.after] == ["ana: pizza after"]
     last = book.get(book.search("me", mode="keyword", filters={"date__lt": "2024-03-01T13:00"})[0].citation, context=1)
     assert [e.text for e in last.after] == ["ana: first question: ウランバートル"]
+
+
+def test_a_channel_exported_as_html_beside_json_ones_is_a_warning_naming_it(tmp_path: Path) -> None:
+    # DiscordChatExporter's GUI exports HTML unless told otherwise: a channel exported so among
+    # JSON ones is named, not passed over unseen; one exported both ways is read from its JSON
+    write_channel(tmp_path, [message(1, "Default", "Anyone up for the pub quiz?")])
+    page = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<style>\n.chatlog__message { padding: 0; }\n"
+    for name in ("Friends - Text Channels - general [4].html", "Friends - Text Channels - quiz-night [2].html"):
+        (tmp_path / name).write_text(page, encoding="utf-8")
+    records, problems, _ = load_export(CollectionConfig(name="dc", path=tmp_path, database_label=str(tmp_path)))
+    assert [r.text for r in records] == ["ana: Anyone up for the pub quiz?"]
+    assert [(p.where, p.reason) for p in problems] == [(
+        "dc/Friends - Text Channels - general [4].html", "collection 'dc': DiscordChatExporter's HTML export, which "
+        "VecBook does not read: export the channel again choosing the JSON format")]

@@ -48,7 +48,7 @@ FORMATS: dict[str, tuple[str, str]] = {
 HTML_EXPORTS = (
     (re.compile(r"(?:^|/)messages\d*\.html$"), b'class="page_wrap"',  # telegram.HTML_MARK
      "Telegram Desktop's HTML export", "export the chat again choosing Format: Machine-readable JSON"),
-    (re.compile(r"\.html?$", re.IGNORECASE), b"chatlog__",  # its stylesheet, first in the page
+    (re.compile(r"\.html?$", re.IGNORECASE), b"chatlog__",  # its stylesheet, first in the page (discord.HTML_MARK)
      "DiscordChatExporter's HTML export", "export the channel again choosing the JSON format"),
     (re.compile(r"\.html?$", re.IGNORECASE), b".message .sent",  # imessage-exporter's stylesheet, first in the page
      "imessage-exporter's HTML export", "export again as text: imessage-exporter -f txt"),

@@ -20,6 +20,9 @@ NOTICE_KINDS = frozenset({"RecipientAdd", "RecipientRemove", "Call", "ChannelNam
 # and 46 (a poll's result); the others are what a person or bot said (20: a slash command's
 # answer, 23: a context-menu command's), read like "Default".
 NOTICE_NUMBERS = frozenset({*range(1, 19), 21, 22, *range(24, 33), *range(36, 40), 44, 46})
+# DiscordChatExporter's HTML export (its GUI's default format), not read, opens its stylesheet
+# with these classes.
+HTML_MARK = b"chatlog__"
 
 
 def detect(export: Export) -> bool:
@@ -36,9 +39,22 @@ def _json_files(export: Export) -> list[ExportFile]:
 
 
 def read(export: Export) -> list[Record]:
-    """Every channel file's messages, windowed."""
+    """Every channel file's messages, windowed; an HTML export among them is a WARN."""
     files = [f for f in _json_files(export) if _looks_like(f.head())]
+    _html_exports(export, files)
     return chat_records(export, export.read_each(files, lambda f: _messages(export, f)))
+
+
+def _html_exports(export: Export, files: list[ExportFile]) -> None:
+    """A WARN for each channel exported as HTML among the JSON ones, where it would be passed over
+    unseen; one exported both ways (the same name, ``.json`` beside ``.html``) is read from its JSON."""
+    if not files:  # an HTML export alone: the load's "nothing read" WARN names it and what to do
+        return
+    read_names = {f.rel.rsplit(".", 1)[0] for f in files}
+    for page in export.find(lambda f: f.name.lower().endswith((".html", ".htm"))):
+        if page.rel.rsplit(".", 1)[0] not in read_names and HTML_MARK in page.head():
+            export.warn(page, None, "DiscordChatExporter's HTML export, which VecBook does not read: export the "
+                                    "channel again choosing the JSON format")
 
 
 def _messages(export: Export, file: ExportFile) -> Iterator[Message]:
