@@ -622,8 +622,23 @@ def test_on_windows_a_recorded_server_s_process_is_looked_up_without_sending_it_
     assert calls == (["open 4321", "close 1234"] if opened else ["open 4321"])
 
 
+def _has_ipv6_loopback() -> bool:
+    try:
+        with socket.socket(socket.AF_INET6) as probe:
+            probe.bind(("::1", 0))
+    except OSError:
+        return False
+    return True
+
+
+# An IPv6 address is written in brackets before its port, as in a URL (RFC 3986): "::1:8765"
+# reads as the address ::1:8765 with no port.
+@pytest.mark.parametrize("host, shown", [
+    ("127.0.0.1", "127.0.0.1"),
+    pytest.param("::1", "[::1]", marks=pytest.mark.skipif(not _has_ipv6_loopback(), reason="no IPv6 loopback"))])
 def test_a_port_in_use_is_told_at_once_before_the_slow_imports(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, host: str,
+        shown: str) -> None:
     # A second `serve --http` on a port in use took 2-12 s to say so: the port was bound only
     # after fastmcp was imported. The socket is bound first, and held: no second server can
     # pass a check between a look and the bind.
@@ -632,13 +647,14 @@ def test_a_port_in_use_is_told_at_once_before_the_slow_imports(
 
     monkeypatch.setattr(vecbook.cli, "route_other_loggers", slow_imports)
     (tmp_path / "notes.txt").write_text("Boiler service on Monday.\n", encoding="utf-8")
-    with socket.socket() as taken:
-        taken.bind(("127.0.0.1", 0))
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as taken:
+        taken.bind((host, 0))
         taken.listen(1)
         port = taken.getsockname()[1]
         started = time.monotonic()
-        code, out, err = cli("serve", "--http", "--port", str(port), "--data-dir", str(tmp_path), capsys=capsys)
+        code, out, err = cli("serve", "--http", "--host", host, "--port", str(port), "--data-dir", str(tmp_path),
+                             capsys=capsys)
     assert time.monotonic() - started < 5
     assert code == 1 and out == "" and re.search(  # the OS's words: "Address already in use" on Linux
-        rf"cannot listen on 127\.0\.0\.1:{port}: \w.* \(another vecbook serve --http\? "
+        rf"cannot listen on {re.escape(shown)}:{port}: \w.* \(another vecbook serve --http\? "
         r"pass --port N for another port\)\n$", err), err

@@ -429,9 +429,15 @@ def bind(host: str, port: int) -> socket.socket:
         sock.listen(1024)
     except OSError as exc:
         sock.close()
-        raise VecBookError(f"cannot listen on {host}:{port}: {exc.strerror} (another vecbook serve --http? "
+        raise VecBookError(f"cannot listen on {host_port(host, port)}: {exc.strerror} (another vecbook serve --http? "
                            "pass --port N for another port)") from None
     return sock
+
+
+def host_port(host: str, port: int) -> str:
+    """``host``:``port`` as a URL writes it: an IPv6 address in brackets (``[::1]:8765``), whose
+    own colons would otherwise run into the port's."""
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
 def serve_http(book: VecBook, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, token: str | None = None,
@@ -446,7 +452,7 @@ def serve_http(book: VecBook, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT
     address = sock.getsockname()
     reachable = ("127.0.0.1" if sock.family == socket.AF_INET else "::1") if \
         ipaddress.ip_address(address[0].split("%")[0]).is_unspecified else address[0]
-    url = f"http://{f'[{reachable}]' if ':' in reachable else reachable}:{address[1]}"
+    url = f"http://{host_port(reachable, address[1])}"
     record = record_path(book.config)
     app = build_app(book, token, loopback)
     stop = exit_handler(lambda: remove_record(record, os.getpid()))
