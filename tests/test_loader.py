@@ -279,6 +279,35 @@ def test_a_utf16_note_without_a_bom_is_text_with_characters_that_hold_a_nul_byte
     assert messages(report) == []
 
 
+def test_a_utf16_note_without_a_bom_with_bytes_that_are_no_utf16_keeps_the_rest_and_says_where(
+        write_files: WriteFiles) -> None:
+    """As one with its mark does: only the first characters tell text from binary, so one bad
+    code unit (a lone surrogate: text cut inside an emoji) no longer makes a note a binary file."""
+    root = write_files({"todo.txt": "ok\nbad ".encode("utf-16-le") + b"\x00\xd8" + "\nmore\n".encode("utf-16-le")})
+    report = load_directory(root)
+    assert [r.text for r in report.records] == ["ok\nbad \ufffd\nmore"]
+    assert messages(report) == ["todo.txt:2: bytes that are not UTF-16 were replaced by U+FFFD (on this line); "
+                                "save the file as UTF-8 to keep its letters"]
+
+
+def test_a_utf16_note_is_told_from_binary_once(write_files: WriteFiles, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Telling markless UTF-16 from binary scans the whole file: it was done three times a note
+    (is it binary, is its end padding, how is it decoded): 0.3-0.46 s for an 8.6 MB note, 0.07 s
+    once."""
+    calls: list[int] = []
+    told = vecbook.records.utf16_codec
+
+    def counted(data: bytes) -> tuple[str, int, int] | None:
+        calls.append(len(data))
+        return told(data)
+
+    monkeypatch.setattr(vecbook.records, "utf16_codec", counted)
+    note = "Date: 2024-03-02\n\nKayak trip, café.\n".encode("utf-16-le")
+    report = load_directory(write_files({"a.txt": note, "b.md": b"\xff\xfe" + note, "c.txt": "Kayak trip.\n"}))
+    assert sorted(r.citation for r in report.records) == ["a.txt:1-3", "b.md:1-3", "c.txt:1-1"]
+    assert len(calls) == 3
+
+
 def _png() -> bytes:
     import struct
     import zlib

@@ -310,17 +310,27 @@ _CRS_BEFORE_CR_LF = re.compile(r"\r+(?=\r\n)")
 _LINE_END = re.compile(rb"\r*\n|\r")
 
 
-def utf16_encoding(data: bytes) -> str | None:
-    """The UTF-16 codec ``data`` is written in, with its byte order mark or without (None: no UTF-16)."""
-    found = utf16_codec(data)
-    return found[0] if found is not None else None
-
-
 def decode_text(data: bytes, file_path: str) -> tuple[str, list[Problem]]:
     """Decode UTF-8 (BOM dropped), or UTF-16 (``utf16_codec``: after its byte order mark, or
     without one); invalid bytes become U+FFFD with one Problem per line. A line ends at LF, CR LF
     or a bare CR, which comes back as LF (``with_lf``), so the text's lines are the editor's."""
+    return _decoded(data, file_path, utf16_codec(data))
+
+
+def read_text(data: bytes, file_path: str) -> tuple[str, list[Problem]] | None:
+    """A text file's ``data`` decoded as ``decode_text`` does, or None for a binary file
+    (``is_binary``). UTF-16 is told once (it scans the whole file). NUL bytes after the text are
+    dropped: a crash or an interrupted sync can leave a file's last blocks as zeros (its size
+    written, its data not); UTF-16's last NUL is its own."""
     found = utf16_codec(data)
+    if found is None and b"\x00" in data:
+        if _nul_inside(data):
+            return None
+        data = data.rstrip(b"\x00")
+    return _decoded(data, file_path, found)
+
+
+def _decoded(data: bytes, file_path: str, found: tuple[str, int, int] | None) -> tuple[str, list[Problem]]:
     if found is not None:
         codec, start, end = found
         text = with_lf(data[start:end].decode(codec, errors="vecbook-mark-not-utf16"))
@@ -387,15 +397,12 @@ BINARY_REASON = "binary file (it holds NUL bytes) skipped"
 
 def is_binary(data: bytes) -> bool:
     """Whether a file's ``data`` holds NUL bytes (UTF-16's are text) before its end or only them:
-    no note, but a picture or a program. NULs after the text are padding (``without_padding``)."""
-    return (b"\x00" in data and (data.startswith(b"\x00") or b"\x00" in data.rstrip(b"\x00"))
-            and utf16_codec(data) is None)
+    no note, but a picture or a program. NULs after the text are padding (``read_text``)."""
+    return _nul_inside(data) and utf16_codec(data) is None
 
 
-def without_padding(data: bytes) -> bytes:
-    """A text file's ``data`` without the NUL bytes after its text: a crash or an interrupted sync
-    can leave a file's last blocks as zeros (its size written, its data not). UTF-16 as it is."""
-    return data if not data.endswith(b"\x00") or utf16_encoding(data) is not None else data.rstrip(b"\x00")
+def _nul_inside(data: bytes) -> bool:
+    return b"\x00" in data and (data.startswith(b"\x00") or b"\x00" in data.rstrip(b"\x00"))
 
 
 def undecoded_reason(bad: list[Problem], thing: str) -> str:
@@ -410,9 +417,10 @@ def undecoded_reason(bad: list[Problem], thing: str) -> str:
 def read_record_file(data: bytes, file_path: str) -> tuple[list[Record], list[Problem]]:
     """The records of a ``.txt`` file's bytes: a file holding NUL bytes (but UTF-16) is binary and skipped,
     the rest decoded (``decode_text``) and parsed (``parse_records``); problems, never exceptions."""
-    if is_binary(data):
+    read = read_text(data, file_path)
+    if read is None:
         return [], [Problem(file_path, None, BINARY_REASON)]
-    text, bad = decode_text(without_padding(data), file_path)
+    text, bad = read
     problems = [Problem(file_path, bad[0].line, undecoded_reason(bad, "file"), False)] if bad else []
     records, parse_problems = parse_records(text, file_path)
     return records, problems + parse_problems

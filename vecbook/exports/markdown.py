@@ -13,8 +13,7 @@ import re
 from datetime import date, datetime
 from typing import Any, Iterator
 
-from ..records import (BINARY_REASON, DATE_KEYS, Record, date_value, decode_text, is_binary, undecoded_reason,
-                       without_padding)
+from ..records import BINARY_REASON, DATE_KEYS, Record, date_value, is_binary, read_text, undecoded_reason
 from .base import Export, ExportFile, export_record, iso
 from . import excalidraw, notion
 from .joplin import TIME_KEYS, epoch_time, raw_item
@@ -100,11 +99,11 @@ def _template_folders(export: Export) -> tuple[str, ...]:
 
 
 def _records(export: Export, file: ExportFile) -> Iterator[Record]:
-    data = file.read_bytes()
-    if is_binary(data):  # a picture or a program under a .md name: no note, as no .txt is
+    read = read_text(file.read_bytes(), file.label)
+    if read is None:  # a picture or a program under a .md name: no note, as no .txt is
         export.warn(file, None, BINARY_REASON)
         return
-    text, bad = decode_text(without_padding(data), file.label)
+    text, bad = read
     if bad:  # (a note in Latin-1 or Windows-1252: its accents are lost, say where)
         export.warn(file, bad[0].line, undecoded_reason(bad, "note"), skipped=False)
     lines = [line.rstrip("\r") for line in text.split("\n")]
