@@ -279,6 +279,28 @@ def test_a_utf16_note_without_a_bom_is_text_with_characters_that_hold_a_nul_byte
     assert messages(report) == []
 
 
+# Chinese, Japanese and Thai are written without spaces: such a note's UTF-16 holds NUL bytes in
+# its line ends alone, far fewer than a tenth of its code units, where an English or Russian
+# one's spaces give it plenty.
+CHINESE = "今天天气很好，我们一起去爬山。山上的风景非常美丽，大家都很开心。\n明天要去上海出差，记得带护照和充电器。\n"
+JAPANESE = "明日は会議があります。資料を準備してください。\n"
+THAI = "สวัสดีครับ วันนี้อากาศดีมาก\n"  # its UTF-16 bytes are ASCII's: U+0E2A is b"\x2a\x0e"
+
+
+@pytest.mark.parametrize("encoding", ["utf-16-le", "utf-16-be"])
+def test_a_utf16_note_without_a_bom_in_chinese_japanese_or_thai_is_read_as_text(write_files: WriteFiles,
+                                                                               encoding: str) -> None:
+    """A note written without spaces and saved as UTF-16 without a byte order mark is read as text;
+    the Chinese diary was skipped as a binary file, and the Japanese memo, whose one NUL byte was
+    its last, read as UTF-8 mojibake."""
+    root = write_files({"日记.txt": CHINESE.encode(encoding), "メモ.md": JAPANESE.encode(encoding),
+                        "บันทึก.txt": THAI.encode(encoding)})
+    report = load_directory(root)
+    assert sorted((r.citation, r.text) for r in report.records) == [
+        ("บันทึก.txt:1-1", THAI.strip()), ("メモ.md:1-1", JAPANESE.strip()), ("日记.txt:1-2", CHINESE.strip())]
+    assert messages(report) == []
+
+
 def test_a_utf16_note_without_a_bom_with_bytes_that_are_no_utf16_keeps_the_rest_and_says_where(
         write_files: WriteFiles) -> None:
     """As one with its mark does: only the first characters tell text from binary, so one bad
@@ -374,6 +396,9 @@ def test_binary_files_under_a_note_s_name_are_still_skipped(write_files: WriteFi
     words = ["kayak", "Hydra", "ferry", "notes", "sushi", "ana", "Kyoto", "tea", "bread", "olive", "lemon", "onion"]
     binaries = {"photo.md": _png(), "paper.txt": _pdf(), "notes.md": _sqlite(tmp_path), "vault.md": _zip(),
                 "memo.txt": _wav(), "ascii.txt": b"kayak trip\n" * 40 + b"\0stray\n",
+                # read as UTF-16, pairs of letters are CJK ideographs ("Bush hid the facts")
+                "latin1.txt": "Müller im Café\n".encode("cp1252") * 40 + b"\0stray\n",
+                "cjk.txt": CHINESE.encode() * 10 + b"\0stray\n",
                 "names.txt": b"\0".join(w.encode() for w in [*words, "trip", *words[:3], "boat", *words]) + b"\0"}
     root = write_files({**binaries, "ok.md": "# Ok\nA note.\n"})
     report = load_directory(root)

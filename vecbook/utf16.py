@@ -4,7 +4,8 @@ bytes lie and by what it reads as.
 Windows PowerShell 5's ``>`` and Notepad's "Unicode" write UTF-16 after a byte order mark; other
 tools (.NET's ``Encoding.Unicode.GetBytes`` written out, some exporters and sync tools, a
 ``iconv -t UTF-16LE``) write none. Such a note's text is half NUL bytes: read as UTF-8 it was
-skipped as a binary file (a ``.txt``) or indexed as mojibake (a ``.md``).
+skipped as a binary file (a ``.txt``) or indexed as mojibake (a ``.md``). A note written without
+spaces (Chinese, Japanese, Thai) has too few NULs to tell it by, and is told by its characters.
 """
 
 from __future__ import annotations
@@ -38,6 +39,21 @@ MIN_PRINTABLE_SHARE = 0.95
 SAMPLE_CHARS = 4096
 # A NUL byte as 1, any other as 0 (``_has_nul_unit``).
 _NUL_BIT = bytes.maketrans(bytes(range(256)), b"\x01" + bytes(255))
+# Chinese, Japanese and Thai are written without spaces: such a note's NULs may be its line ends
+# alone, far fewer than MIN_HIGH_NUL_SHARE (2 in 60 code units of a Chinese diary). It is UTF-16
+# still when its first bytes without their NULs are no UTF-8 text (an ASCII or UTF-8 note with a
+# stray NUL or zeros after its end is, and its pairs of letters would read as CJK ideographs:
+# "Bush hid the facts") and, in one byte order only, nearly all (MIN_PRINTABLE_SHARE) of its
+# first characters lie in these blocks: ASCII, Latin, Greek and Cyrillic, Thai, punctuation and
+# symbols, CJK punctuation, kana and ideographs, Hangul, full-width forms (and any character past
+# U+FFFF: emoji, rare ideographs). Binary data decodes to others a time in three (and to lone
+# surrogates), as such a note does in the other byte order (U+4E0A 上 is U+0A4E there); text in
+# an 8-bit encoding (Latin-1) with a stray NUL mostly reads as these in both orders, and stays
+# binary. Fewer code units than this say too little to be told from binary so (b"\x00\x01": Ā).
+MIN_SPACELESS_UNITS = 4
+SCRIPT_BLOCKS = ((0x09, 0x0D), (0x20, 0x7E), (0xA0, 0x24F), (0x370, 0x4FF), (0xE00, 0xE7F), (0x2000, 0x2BFF),
+                 (0x3000, 0x33FF), (0x3400, 0x9FFF), (0xAC00, 0xD7AF), (0xF900, 0xFAFF), (0xFE10, 0xFE4F),
+                 (0xFF00, 0xFFEF), (0x10000, 0x10FFFF))
 
 
 def utf16_codec(data: bytes) -> tuple[str, int, int] | None:
@@ -62,7 +78,7 @@ def _markless(data: bytes) -> tuple[str, int, int] | None:
         if (right >= MIN_HIGH_NUL_SHARE * units and _few_elsewhere(wrong, right, side)
                 and not _has_nul_unit(lows, highs) and _reads_as_text(_sample(data, codec, end))):
             return codec, 0, end
-    return None
+    return _spaceless(data, end, lows, highs)
 
 
 def _few_elsewhere(wrong: int, right: int, side: bytes) -> bool:
@@ -98,3 +114,28 @@ def _reads_as_text(sample: str) -> bool:
     shown = sum(char.isprintable() or char.isspace() for char in sample)
     lone = sum("\ud800" <= char <= "\udfff" for char in sample)
     return shown >= MIN_PRINTABLE_SHARE * (len(sample) - lone)
+
+
+def _spaceless(data: bytes, end: int, lows: bytes, highs: bytes) -> tuple[str, int, int] | None:
+    """``data[:end]`` as UTF-16 whose NULs are too few to tell it by (``SCRIPT_BLOCKS``): the one
+    byte order that reads as text of those blocks, if only one does."""
+    if end < 2 * MIN_SPACELESS_UNITS or _has_nul_unit(lows, highs) or _starts_as_utf8(data):
+        return None
+    read = [codec for codec in ("utf-16-le", "utf-16-be") if _in_script_blocks(_sample(data, codec, end))]
+    return (read[0], 0, end) if len(read) == 1 else None
+
+
+def _starts_as_utf8(data: bytes) -> bool:
+    """Whether ``data``'s first bytes, their NULs left out, decode as UTF-8 text (Thai's UTF-16
+    bytes are ASCII's, but half of them the control character U+000E)."""
+    try:
+        return _reads_as_text(codecs.getincrementaldecoder("utf-8")().decode(
+            data[:4 * SAMPLE_CHARS].replace(b"\x00", b"")))
+    except UnicodeDecodeError:
+        return False
+
+
+def _in_script_blocks(sample: str) -> bool:
+    """Whether nearly all of ``sample``'s characters lie in SCRIPT_BLOCKS."""
+    inside = sum(any(first <= ord(char) <= last for first, last in SCRIPT_BLOCKS) for char in sample)
+    return inside >= MIN_PRINTABLE_SHARE * len(sample)
