@@ -347,3 +347,45 @@ def test_an_eml_file_in_a_notes_folder_is_read_as_mail(tmp_path: Path) -> None:
     assert facts["kinds"] == {"markdown": 1, "maildir": 1}
     mail = [r for r in records if r.metadata.get("format") == "maildir"]
     assert [(r.citation, r.text) for r in mail] == [("notes/Mail/Receipt.eml:1-5", "Thank you for buying the walrus.")]
+
+
+# -- sync-conflict copies --
+
+DENTIST = "# 2024-12-03\n\n## Morning\nDentist moved to Thursday 10:30, bring the insurance card.\n"
+CONFLICTS = {
+    "Daily/2024-12-03.md": DENTIST,
+    "Daily/2024-12-03.sync-conflict-20241203-101010-ABCDEFG.md": DENTIST,  # Syncthing's, as it was
+    "Garden.md": "# Garden\nPlant garlic in October.\n",
+    "Garden (Ana's conflicted copy 2024-12-03).md": "# Garden\nPlant garlic in October.\nOrder seed potatoes.\n",
+    "todo.txt": "Renew the car insurance.\n",
+    "todo (conflicted copy 2024-12-03 101010).txt": "Renew the car insurance.\n",  # Nextcloud's
+}
+
+
+@pytest.mark.parametrize("mode", ["keyword", "semantic", "hybrid"])
+def test_a_sync_conflict_copy_that_did_not_drift_is_folded_under_its_note(tmp_path: Path, mode: str) -> None:
+    """Syncthing, Dropbox and Nextcloud leave a copy beside a note two devices changed at once. It
+    is read as that note (its name, its title, its day) and says whose copy it is; where the two
+    score alike the note is the hit, the copy among its duplicates. Before, the copy, named
+    "...sync-conflict-..." or "... (conflicted copy ...)", sorted first and was the hit cited."""
+    root = write_tree(tmp_path / "notes", CONFLICTS)
+    book = vecbook.VecBook(data_directory=root, embedder=FakeEmbedder(), keyword_only=mode == "keyword")
+    hit = book.search("dentist insurance card", mode=mode, max_results=3)[0]
+    assert (hit.citation, hit.duplicates) == (
+        "Daily/2024-12-03.md:3-4", ["Daily/2024-12-03.sync-conflict-20241203-101010-ABCDEFG.md:3-4"])
+    hit = book.search("renew car insurance", mode=mode, max_results=3)[0]
+    assert (hit.citation, hit.duplicates) == ("todo.txt:1-1", ["todo (conflicted copy 2024-12-03 101010).txt:1-1"])
+
+
+def test_a_sync_conflict_copy_is_read_as_its_note_and_says_whose_copy_it_is(tmp_path: Path) -> None:
+    """A copy may hold the only record of an edit: it stays searchable, under its note's name."""
+    root = write_tree(tmp_path / "notes", CONFLICTS)
+    book = vecbook.VecBook(data_directory=root, embedder=FakeEmbedder(), keyword_only=True)
+    [hit] = book.search("seed potatoes", mode="keyword")
+    assert hit.citation == "Garden (Ana's conflicted copy 2024-12-03).md:1-3"
+    assert (hit.metadata["note"], hit.metadata["title"], hit.metadata["conflict_copy_of"]) == (
+        "Garden", "Garden", "Garden.md")
+    copy = book.get("files:Daily/2024-12-03.sync-conflict-20241203-101010-ABCDEFG.md#2024-12-03 > Morning")
+    assert (copy.record.metadata["date"], copy.record.metadata["conflict_copy_of"]) == (
+        "2024-12-03", "Daily/2024-12-03.md")
+    assert "conflict_copy_of" not in book.search("Plant garlic", mode="keyword", dedupe=False)[0].metadata

@@ -251,15 +251,29 @@ def test_equal_scores_are_ordered_by_record_id(write_files: Any) -> None:
 
 
 def test_candidates_are_put_best_first_with_ties_by_id_whatever_order_they_come_in() -> None:
-    from types import SimpleNamespace
-
     from vecbook.rank import Scored, best_first
 
-    records = [SimpleNamespace(id=name) for name in ("notes.txt:9", "b.txt:1", "a.txt:4", "a.txt:10")]
+    records = [vecbook.Record("x", name.split(":")[0], int(name.split(":")[1]), None, {}, id=name)
+               for name in ("notes.txt:9", "b.txt:1", "a.txt:4", "a.txt:10")]
     scored = [Scored(0, 0.5, None, 0.5), Scored(1, 0.5, None, 0.5), Scored(2, 0.9, None, 0.9),
               Scored(3, 0.5, None, 0.5)]
     ordered = [records[s.index].id for s in best_first(scored, records)]
     assert ordered == ["a.txt:4", "a.txt:10", "b.txt:1", "notes.txt:9"]  # ids compare as text, as citations do
+
+
+def test_a_note_comes_before_its_sync_conflict_copies_where_they_score_alike() -> None:
+    # The copies' names sort before the note's ("Trip (conflicted copy" < "Trip.md"), and a copy
+    # that did not drift scores as its note does: the note is the hit, the copies its duplicates.
+    from vecbook.rank import Scored, best_first
+
+    copy = {"conflict_copy_of": "Trip.md"}
+    records = [vecbook.Record("x", "Trip (conflicted copy 2024-12-03).md", 1, 1, copy, id="a"),
+               vecbook.Record("x", "Trip.sync-conflict-20241203-101010-ABCDEFG.md", 1, 1, copy, id="b"),
+               vecbook.Record("x", "Trip.md", 1, 1, {}, id="c")]
+    ordered = [records[s.index].file_path for s in best_first([Scored(i, 0.5, None, 0.5) for i in range(3)],
+                                                                records)]
+    assert ordered == ["Trip.md", "Trip (conflicted copy 2024-12-03).md",
+                       "Trip.sync-conflict-20241203-101010-ABCDEFG.md"]
 
 
 # -- the shorthand filters --

@@ -13,6 +13,7 @@ import re
 from datetime import date, datetime
 from typing import Any, Iterator
 
+from ..conflicts import CONFLICT_KEY, conflict_original
 from ..records import BINARY_REASON, DATE_KEYS, Record, date_value, is_binary, read_text, undecoded_reason
 from .base import Export, ExportFile, export_record, iso
 from . import excalidraw, notion
@@ -112,6 +113,9 @@ def _records(export: Export, file: ExportFile) -> Iterator[Record]:
     folder = inside.rsplit("/", 1)[0] if "/" in inside else ""
     if notion.is_page(note):  # Notion's export: names end with page ids no one searches by
         note, folder = notion.without_id(note), "/".join(notion.without_id(part) for part in folder.split("/"))
+    copy_of = conflict_original(file.label)  # a sync tool's copy: read as its note, saying so
+    if copy_of is not None:
+        note = copy_of.rsplit("/", 1)[-1].rsplit(".", 1)[0]
     item = raw_item(file.name, lines)
     if item is not None and not item.is_note:
         return  # a Joplin notebook, tag or resource: no note
@@ -128,7 +132,7 @@ def _records(export: Export, file: ExportFile) -> Iterator[Record]:
         if excalidraw.is_drawing(front):  # the plugin's banner and scene data are no one's words
             lines, drawing = excalidraw.text_lines(lines, body_start)
     code = _code_lines(lines, body_start)
-    metadata: dict[str, Any] = {**_front_metadata(front), "note": note, "folder": folder or None}
+    metadata: dict[str, Any] = {**_front_metadata(front), "note": note, "folder": folder or None, CONFLICT_KEY: copy_of}
     _read_dates(export, file, lines, body_start, metadata)
     tags = _front_tags(front) + _inline_tags(lines, body_start, code)
     if tags:

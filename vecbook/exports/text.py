@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
+from ..conflicts import CONFLICT_KEY, conflict_original
 from ..records import Problem, Record, read_record_file
 from .base import Export, ExportFile
 from .whatsapp import unread_chat
@@ -35,6 +36,10 @@ def _records(export: Export, file: ExportFile) -> Iterator[Record]:
     for problem in problems:
         export.problems.append(Problem(problem.where, problem.line, f"{export.problem_prefix}{problem.reason}",
                                        problem.skipped) if export.problem_prefix else problem)
+    copy_of = conflict_original(file.label)  # a sync tool's copy of another file: say so
     for record in records:
-        yield record if record.source == export.name else record.replace(source=export.name)
+        changes = {} if record.source == export.name else {"source": export.name}
+        if copy_of is not None:
+            changes["metadata"] = {**record.metadata, CONFLICT_KEY: copy_of}
+        yield record.replace(**changes) if changes else record
 
