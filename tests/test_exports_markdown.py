@@ -420,6 +420,24 @@ def test_logseq_page_properties_are_metadata(tmp_path: Path) -> None:
     assert plain.text == "Ratio:: 3\nnot a property line"  # properties are a page's first block only
 
 
+def test_logseq_s_own_block_properties_are_not_a_note_s_text(tmp_path: Path) -> None:
+    # Logseq writes "id:: <uuid>" under a block another one references and "collapsed:: true"
+    # under one folded in its outline: the app's bookkeeping, which filled snippets and the
+    # embedded text with uuids. Other block properties, Dataview's inline fields too, are words.
+    (tmp_path / "pages").mkdir()
+    (tmp_path / "pages" / "garden.md").write_text(
+        "- Raised beds along the south fence\n  id:: 6578a1b2-1c2d-4e5f-8a9b-0c1d2e3f4a5b\n  collapsed:: true\n"
+        "\t- Fill with compost and topsoil\n\t  collapsed:: false\n- Order rhubarb crowns\n  rating:: 5\n",
+        encoding="utf-8")
+    records, problems = load(tmp_path)
+    assert problems == []
+    [garden] = records
+    assert garden.text == ("- Raised beds along the south fence\n\t- Fill with compost and topsoil\n"
+                           "- Order rhubarb crowns\n  rating:: 5")
+    at = garden.content.index("Fill")
+    assert garden.lines_of(at, at + 4) == (4, 4) and garden.citation == "vault/pages/garden.md:1-7"
+
+
 def test_a_notion_export_is_named_without_its_ids_and_dated_by_its_properties(tmp_path: Path) -> None:
     # Notion's "Markdown & CSV" export: each page and folder name ends with the page's 32-digit
     # id; a database page opens with "# Title", a blank line, then "Property: value" lines.

@@ -43,6 +43,10 @@ _TAG_RE = re.compile(rf"(?={_TAG_START})#([^#\n]*?[^\s#])(?<!\s[^\W\d_])#(?![\w#
 _URL_RE = re.compile(r"\b[a-zA-Z][\w+.-]*://\S+|\]\([^)\s]*\)")
 # A Logseq property line: "key:: value" (a space after "::", or nothing: "Vector::reserve" is code).
 _PROPERTY_RE = re.compile(r"^([A-Za-z][\w-]*)::(?:[ \t](.*))?$")
+# Logseq's own block properties, on an indented line under their block: "id:: <uuid>" (a block
+# another references) and "collapsed:: true" (folded in the outline). Bookkeeping, not words.
+_BLOCK_BOOKKEEPING_RE = re.compile(r"^\s+(?:id:: [0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12}"
+                                   r"|collapsed:: (?:true|false))\s*$")
 # A daily note's name: Obsidian's YYYY-MM-DD, Logseq's journal yyyy_MM_dd (and YYYY.MM.DD).
 _DAY_RE = re.compile(r"^(\d{4})([-_.])(\d{2})\2(\d{2})(?![\d])")
 # The keys that date a note without a ``date``, in order (Obsidian's and Joplin's creation times).
@@ -413,6 +417,8 @@ def _section_record(export: Export, file: ExportFile, lines: list[str], code: li
     for i in range(first, last + 1):
         line = lines[i].rstrip()
         if not code[i]:
+            if _BLOCK_BOOKKEEPING_RE.match(line):
+                continue
             line = _render_links(line)
         segments.append((offset, i + 1, i + 1))
         parts.append(line)
