@@ -420,6 +420,23 @@ def test_logseq_page_properties_are_metadata(tmp_path: Path) -> None:
     assert plain.text == "Ratio:: 3\nnot a property line"  # properties are a page's first block only
 
 
+def test_a_logseq_page_is_named_by_its_title_property(tmp_path: Path) -> None:
+    # Logseq's file names encode what a file cannot hold: the namespaced page "projects/garden" is
+    # "projects___garden.md" (or "projects%2Fgarden.md" in older graphs), and the page's name is
+    # then written in its "title::" property. Its sections were titled "projects___garden".
+    (tmp_path / "pages").mkdir()
+    (tmp_path / "pages" / "projects___garden.md").write_text(
+        "title:: projects/garden\ntags:: gardening\n\n- Raised beds along the south fence\n", encoding="utf-8")
+    (tmp_path / "pages" / "What%3F.md").write_text("title:: What?\n\n- A page named with a question mark\n",
+                                                    encoding="utf-8")
+    records, problems = load(tmp_path)
+    assert problems == []
+    assert sorted((r.metadata["note"], r.metadata["title"], r.citation) for r in records) == [
+        ("What?", "What?", "vault/pages/What%3F.md:3-3"),
+        ("projects/garden", "projects/garden", "vault/pages/projects___garden.md:4-4")]
+    assert all(r.content.startswith(r.metadata["title"] + "\n") for r in records)  # embedded by it
+
+
 def test_logseq_s_own_block_properties_are_not_a_note_s_text(tmp_path: Path) -> None:
     # Logseq writes "id:: <uuid>" under a block another one references and "collapsed:: true"
     # under one folded in its outline: the app's bookkeeping, which filled snippets and the

@@ -131,6 +131,7 @@ def _records(export: Export, file: ExportFile) -> Iterator[Record]:
         front, body_start = _front_matter(export, file, lines)
         if not body_start:
             front, body_start = _page_properties(lines)
+            note = _page_title(lines[:body_start]) or note
         if not front and notion.is_page(file.name.rsplit(".", 1)[0]):
             front = notion.page_properties(lines)  # (its lines stay the page's text)
         if excalidraw.is_drawing(front):  # the plugin's banner and scene data are no one's words
@@ -182,6 +183,17 @@ def _page_properties(lines: list[str]) -> tuple[dict[str, Any], int]:
         elif key.lower() != "title":  # (a page's title is its name)
             front[key] = value.strip()
     return front, end
+
+
+def _page_title(properties: list[str]) -> str | None:
+    """A Logseq page's ``title::`` property: the page's name, which its file's name encodes where a
+    file cannot hold it (``projects___garden.md`` or ``projects%2Fgarden.md`` for the namespaced
+    page ``projects/garden``, ``What%3F.md`` for ``What?``)."""
+    for line in properties:
+        key, value = _PROPERTY_RE.match(line).groups("")  # type: ignore[union-attr]
+        if key.lower() == "title" and value.strip():
+            return value.strip()
+    return None
 
 
 def _note_day(note: str) -> str | None:
