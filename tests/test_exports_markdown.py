@@ -420,6 +420,33 @@ def test_logseq_page_properties_are_metadata(tmp_path: Path) -> None:
     assert plain.text == "Ratio:: 3\nnot a property line"  # properties are a page's first block only
 
 
+def logseq_graph(root: Path) -> Path:
+    """A Logseq graph: its pages and journals, and its ``logseq`` folder, where the app keeps its
+    config and, in ``bak`` and ``version-files``, copies of pages it saved over."""
+    for rel, text in {"pages/Recipes.md": "- Shakshuka\n  - tomatoes, peppers, eggs\n",
+                      "journals/2024_12_03.md": "- Booked the boiler service\n",
+                      "logseq/config.edn": "{:meta/version 1}\n", "logseq/custom.css": "",
+                      "logseq/bak/pages/Recipes/2024-12-03T10_10_10.000Z.Desktop.md": "- Shakshuka\n",
+                      "logseq/version-files/base/pages/Recipes.md": "- Shakshuka\n  - tomatoes, peppers, eggs\n"
+                      }.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text, encoding="utf-8")
+    return root
+
+
+def test_a_logseq_graph_s_own_folder_is_not_read(tmp_path: Path) -> None:
+    # Logseq keeps copies of pages in logseq/bak and logseq/version-files (up to ten a page, more
+    # when a sync tool and the app disagree): read as notes, a page came back up to three times,
+    # the backup cited first. A "logseq" folder without the app's config.edn is notes.
+    records, problems = load(logseq_graph(tmp_path / "graph"))
+    assert problems == []
+    assert sorted(r.citation for r in records) == ["vault/journals/2024_12_03.md:1-1", "vault/pages/Recipes.md:1-2"]
+    (tmp_path / "notes" / "logseq").mkdir(parents=True)
+    (tmp_path / "notes" / "logseq" / "Logseq vs Obsidian.md").write_text("# Which one\nOutliner or files.\n")
+    records, _ = load(tmp_path / "notes")
+    assert [r.citation for r in records] == ["vault/logseq/Logseq vs Obsidian.md:1-2"]
+
+
 def test_a_logseq_page_is_named_by_its_title_property(tmp_path: Path) -> None:
     # Logseq's file names encode what a file cannot hold: the namespaced page "projects/garden" is
     # "projects___garden.md" (or "projects%2Fgarden.md" in older graphs), and the page's name is

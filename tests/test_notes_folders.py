@@ -389,3 +389,16 @@ def test_a_sync_conflict_copy_is_read_as_its_note_and_says_whose_copy_it_is(tmp_
     assert (copy.record.metadata["date"], copy.record.metadata["conflict_copy_of"]) == (
         "2024-12-03", "Daily/2024-12-03.md")
     assert "conflict_copy_of" not in book.search("Plant garlic", mode="keyword", dedupe=False)[0].metadata
+
+
+def test_a_logseq_graph_added_as_notes_leaves_out_the_app_s_own_folder(tmp_path: Path) -> None:
+    # Its page backups (logseq/bak, logseq/version-files) were notes: the page came back three
+    # times, a backup cited first, and a Markdown file in logseq/bak changes at every sync.
+    from test_exports_markdown import logseq_graph
+
+    book = vecbook.VecBook(data_directory=logseq_graph(tmp_path / "graph"), embedder=FakeEmbedder(),
+                           keyword_only=True)
+    [hit] = book.search("shakshuka", mode="keyword", dedupe=False)
+    assert hit.citation == "pages/Recipes.md:1-2"
+    [files] = book.sources()
+    assert files["kinds"] == {"markdown": 2}

@@ -43,6 +43,8 @@ _TAG_RE = re.compile(rf"(?={_TAG_START})#([^#\n]*?[^\s#])(?<!\s[^\W\d_])#(?![\w#
 _URL_RE = re.compile(r"\b[a-zA-Z][\w+.-]*://\S+|\]\([^)\s]*\)")
 # A Logseq property line: "key:: value" (a space after "::", or nothing: "Vector::reserve" is code).
 _PROPERTY_RE = re.compile(r"^([A-Za-z][\w-]*)::(?:[ \t](.*))?$")
+# A Logseq graph's own folder, beside its pages and journals, told by the config the app keeps in it.
+LOGSEQ_FOLDER, LOGSEQ_CONFIG = "logseq", "config.edn"
 # Logseq's own block properties, on an indented line under their block: "id:: <uuid>" (a block
 # another references) and "collapsed:: true" (folded in the outline). Bookkeeping, not words.
 _BLOCK_BOOKKEEPING_RE = re.compile(r"^\s+(?:id:: [0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12}"
@@ -77,10 +79,19 @@ def _is_note(file: ExportFile) -> bool:
 
 
 def read(export: Export) -> list[Record]:
-    """Every note's sections, one record each (the vault's templates folder left out)."""
-    templates = _template_folders(export)
-    notes = export.find(lambda f: _is_note(f) and not f.rel.startswith(templates))
+    """Every note's sections, one record each (the vault's templates folder and a Logseq graph's
+    own folder left out)."""
+    left_out = _template_folders(export) + _logseq_folders(export)
+    notes = export.find(lambda f: _is_note(f) and not f.rel.startswith(left_out))
     return export.read_each(notes, lambda f: _records(export, f))
+
+
+def _logseq_folders(export: Export) -> tuple[str, ...]:
+    """The ``logseq`` folder of each Logseq graph (one holding ``config.edn``): the app's config,
+    and in ``bak`` and ``version-files`` its copies of the pages it saved over, no notes."""
+    config = f"{LOGSEQ_FOLDER}/{LOGSEQ_CONFIG}"
+    return tuple(f.rel[:-len(LOGSEQ_CONFIG)] for f in export.find(
+        lambda f: f.rel == config or f.rel.endswith((f"/{config}", f"!/{config}"))))
 
 
 def _template_folders(export: Export) -> tuple[str, ...]:

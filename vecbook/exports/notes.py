@@ -7,7 +7,8 @@ the ``vecbook add`` line that reads it. Each file is read on its own, so ``sourc
 the files that changed.
 
 As in an Obsidian vault, folders whose names start with a dot (``.obsidian``, ``.trash``,
-``.git``), hidden files and the Templates plugin's folder are not notes.
+``.git``), hidden files and the Templates plugin's folder are not notes; nor is a Logseq graph's
+``logseq`` folder (its config and its copies of pages).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from ..os_paths import os_path, plain, walk_root
 from ..records import Problem, Record
 from . import FORMATS, detects, reader
 from .base import BROKEN_LINK, IGNORED_NAMES, Export, link_fault, readable_path
+from .markdown import LOGSEQ_CONFIG, LOGSEQ_FOLDER
 from .markdown import SUFFIXES as MARKDOWN_SUFFIXES
 
 log = logging.getLogger("vecbook")
@@ -116,9 +118,9 @@ class Listing:
 def list_files(folder: Folder, exclude: Sequence[Path] = ()) -> Listing:
     """The files of ``folder`` to read, following symbolic links (a folder reached twice, a
     symlink loop, is walked once; a file reached twice is listed once), but those in
-    ``exclude`` (other sources, read by their own readers), hidden folders and files, and the
-    vault's templates. A folder that is an app's export is listed whole. Broken links and
-    unreadable folders are problems."""
+    ``exclude`` (other sources, read by their own readers), hidden folders and files, the
+    vault's templates and a Logseq graph's own folder. A folder that is an app's export is
+    listed whole. Broken links and unreadable folders are problems."""
     root = folder.root
     listing = Listing()
     if root.is_file():  # a source of one note
@@ -147,6 +149,8 @@ def list_files(folder: Folder, exclude: Sequence[Path] = ()) -> Listing:
             continue
         if ".obsidian" in dirs:
             seen_dirs.update(_template_folders(opened))
+        if LOGSEQ_FOLDER in dirs:
+            seen_dirs.update(_logseq_folder(opened))
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
         for child in [d for d in dirs if os_path(here / d).is_symlink()]:
             _note_link(here / child, root, real_root, listing.outside)
@@ -262,6 +266,15 @@ def _template_folders(vault: Path) -> list[tuple[int, int]]:
     except (OSError, ValueError, AttributeError):
         return []
     identity = _identity(vault / folder.strip("/")) if isinstance(folder, str) and folder.strip("/") else None
+    return [identity] if identity is not None else []
+
+
+def _logseq_folder(graph: Path) -> list[tuple[int, int]]:
+    """A Logseq graph's own ``logseq`` folder (told by its ``config.edn``): the app's config, and
+    in ``bak`` and ``version-files`` its copies of the pages it saved over, no notes."""
+    if not (graph / LOGSEQ_FOLDER / LOGSEQ_CONFIG).is_file():
+        return []
+    identity = _identity(graph / LOGSEQ_FOLDER)
     return [identity] if identity is not None else []
 
 
