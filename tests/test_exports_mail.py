@@ -636,6 +636,40 @@ def test_text_a_mail_app_hides_from_its_reader_is_not_read_from_html() -> None:
                                        "arriving Thursday.\n\nTrack it online.")
 
 
+# The same preheaders hidden by the template's <style> sheet, as Litmus's, Campaign Monitor's and
+# Stripo's templates write them: a class or id rule, not a style on the element
+STYLED_NEWSLETTER = (
+    '<html><head><style type="text/css"><!-- /* preheader */ .preheader { display: none !important; '
+    'visibility: hidden; mso-hide: all; font-size: 1px; max-height: 0; overflow: hidden; opacity: 0 } '
+    'span.es-preview, #preview-text{font-size:0;line-height:0} td.tiny,.hidden-tail{max-height:0px;overflow:hidden}'
+    ' .ghost{visibility:hidden} .outlook-only{mso-hide:all} .wide { display:none } '
+    '@media only screen and (min-width:600px) { .wide { display:block !important } .desk-hide { display:none } }'
+    ' --></style><!--[if mso]><style>.for-outlook{display:none}</style><![endif]--></head><body>'
+    '<span class="preheader">Last chance: 40% off ends tonight</span>'
+    '<span class="es-preview">Open me</span><div id="preview-text">&zwnj;&nbsp;Inside: spring picks</div>'
+    '<div class="ghost">ghost <b style="visibility:visible">Hello Ana,</b></div>'
+    '<p class="for-outlook desk-hide">Your spring order shipped.</p><p class="outlook-only">Track it online.</p>'
+    '<p class="wide">Desktop banner: free returns.</p><table><tr><td class="tiny">tiny</td></tr></table>'
+    '<p class="hidden-tail" style="max-height:none">Reply to this mail with questions.</p></body></html>')
+
+
+def test_text_a_mail_apps_style_sheet_hides_by_class_or_id_is_not_read_from_html() -> None:
+    # a rule of the <style> sheet hides as an inline style does; a rule inside a media query
+    # (one screen size) or an Outlook-only conditional comment does not hide, and one a media
+    # query undoes, or that the element's inline style overrides, hides nothing
+    assert html_to_text(STYLED_NEWSLETTER) == (
+        "Hello Ana,\n\nYour spring order shipped.\n\nTrack it online.\n\nDesktop banner: free returns.\n\n"
+        "Reply to this mail with questions.")
+
+
+def test_an_html_mail_hidden_by_its_style_sheet_does_not_start_with_its_preheader(tmp_path: Path) -> None:
+    (tmp_path / "news.eml").write_bytes(message(
+        "From: news@example.com\nSubject: Spring\nDate: Mon, 5 Feb 2024 12:00:00 +0000\n"
+        "Content-Type: text/html; charset=utf-8", STYLED_NEWSLETTER))
+    records, problems = load(tmp_path)
+    assert problems == [] and records[0].text.startswith("Hello Ana,")
+
+
 def test_html_with_thousands_of_unclosed_and_stray_tags_is_read_in_linear_time() -> None:
     # each stray end tag once searched every element left open: minutes for a broken 500 KB mail
     started = time.perf_counter()

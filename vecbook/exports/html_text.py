@@ -3,9 +3,10 @@ turned into readable lines, without what a mail app would not show.
 
 A newsletter's first words are often its preheader: the line an inbox shows as the preview,
 hidden in the mail itself by inline styles (``display:none``, ``max-height:0; overflow:hidden``,
-``opacity:0``, ``font-size:0``...) and padded with invisible spacers. It is read only where the
-reader would see it; a mail whose whole content hides until its CSS shows it (a ``<style>``
-rule this parser does not apply) is read whole instead (``html_to_text``).
+``opacity:0``, ``font-size:0``...) or by its ``<style>`` sheet's rules for a class or id
+(``style_sheet``), and padded with invisible spacers. It is read only where the reader would see
+it; a mail whose whole content hides until its CSS shows it (a rule this parser does not apply)
+is read whole instead (``html_to_text``).
 
 A reply's quoted history is written as a plain-text reply writes it, each line after ``>``
 (``>>`` a level deeper), so ``mime.new_part`` leaves it out of what is indexed as it does
@@ -16,7 +17,10 @@ follows the marker Outlook puts above its history (``HISTORY_IDS``, ``HISTORY_RU
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from html.parser import HTMLParser
+
+from .style_sheet import Rules, element_style, sheet_rules
 
 BLANK_LINES = re.compile(r"\n{3,}")
 # Elements that hold no text and have no end tag: a hiding style on them hides nothing.
@@ -76,12 +80,17 @@ class _HtmlText(HTMLParser):
         self.open: list[tuple[str, bool, bool, bool, int]] = []
         self.history = False  # past Outlook's history marker: quoted to the end
         self.shown_chars = self.hidden_chars = 0
+        # the <style> sheets read so far (a template's are in its <head>, before what they hide)
+        self.rules: Rules = {}
+        self.shown: set[tuple[tuple[str, str], str]] = set()
+        self.in_style = False
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if tag not in VOID:
             self._push(tag, attrs)
         if tag in self.HIDDEN:
             self.hidden += 1
+            self.in_style = tag == "style"
         elif tag in self.PARAGRAPHS:
             self.parts.append("\n\n")
         elif tag in self.LINES:
@@ -94,6 +103,7 @@ class _HtmlText(HTMLParser):
     def handle_endtag(self, tag: str) -> None:
         if tag in self.HIDDEN:
             self.hidden = max(0, self.hidden - 1)
+            self.in_style = False
         elif tag in self.PARAGRAPHS:
             self.parts.append("\n\n")
         # close it and whatever was left open inside it; a stray end tag under thousands of unclosed
@@ -104,6 +114,8 @@ class _HtmlText(HTMLParser):
                 break
 
     def handle_data(self, data: str) -> None:
+        if self.in_style:
+            sheet_rules(data, self.rules, self.shown)
         if self.hidden:
             return
         words = " ".join(data.split())  # runs of whitespace are one space, as a browser shows them
@@ -128,19 +140,31 @@ class _HtmlText(HTMLParser):
             depth += 1
         style = values.get("style", "")
         self.history = self.history or element_id in HISTORY_IDS or bool(style and HISTORY_RULE.search(style.lower()))
+        if self.rules:
+            style = element_style(values, self.rules, self.shown)
         if style:
-            style = CSS_COMMENT.sub("", style).lower()
-            hidden = hidden or any(rule.search(style) for rule in HIDES_SUBTREE) or \
-                bool(ZERO_HEIGHT.search(style) and OVERFLOW_HIDDEN.search(style))
-            if found := VISIBILITY.search(style):
-                visible = found.group(1) == "visible"
-            if found := FONT_SIZE.search(style):
-                zero_font = _is_zero(found.group(1))
+            hides, sets_visible, sets_zero_font = _style_effects(style)
+            hidden = hidden or hides
+            visible = visible if sets_visible is None else sets_visible
+            zero_font = zero_font if sets_zero_font is None else sets_zero_font
         self.open.append((tag, hidden, visible, zero_font, depth))
 
     def _unseen(self) -> bool:
         """Text here is not shown: a hiding element holds it, or it is invisible or zero-sized."""
         return bool(self.open) and (self.open[-1][1] or not self.open[-1][2] or self.open[-1][3])
+
+
+@lru_cache(maxsize=4096)
+def _style_effects(style: str) -> tuple[bool, bool | None, bool | None]:
+    """What a style does to its element's content: hides it all, makes it visible or invisible
+    (None: says nothing), gives it a zero font size or a real one (None: says nothing). Cached:
+    a template repeats the same few styles on thousands of elements."""
+    style = CSS_COMMENT.sub("", style).lower()
+    hides = any(rule.search(style) for rule in HIDES_SUBTREE) or \
+        bool(ZERO_HEIGHT.search(style) and OVERFLOW_HIDDEN.search(style))
+    visibility, font_size = VISIBILITY.search(style), FONT_SIZE.search(style)
+    return (hides, visibility.group(1) == "visible" if visibility else None,
+            _is_zero(font_size.group(1)) if font_size else None)
 
 
 def _quotes(tag: str, values: dict[str, str]) -> bool:
