@@ -502,6 +502,14 @@ LOCALIZED_DATES = [
     ("2024-03-12 14:05:00", "2024-03-12T14:05:00"),  # ISO 8601, as scripts and some gateways write it
     ("2024-03-12T14:05:00Z", "2024-03-12T14:05:00+00:00"),
     ("2024-03-12T14:05:00.250+0100", "2024-03-12T14:05:00+01:00"),
+    # month first, as American-style locales write the month in the user's language
+    ("Dezember 3, 2024", "2024-12-03T00:00:00"),
+    ("Dienstag, Dezember 3, 2024 14:05 +0100", "2024-12-03T14:05:00+01:00"),
+    ("martes, diciembre 3, 2024 14:05", "2024-12-03T14:05:00"),
+    ("mar., décembre 3, 2024 à 14:05:00 +0100", "2024-12-03T14:05:00+01:00"),
+    ("maart 12, 2024 09:30:00 +0100", "2024-03-12T09:30:00+01:00"),
+    ("Mär. 12, 2024, 14:05", "2024-03-12T14:05:00"),
+    ("febrero 7 2024 09:30 -0300", "2024-02-07T09:30:00-03:00"),
 ]
 
 
@@ -512,8 +520,9 @@ def test_a_date_header_written_in_a_european_language_is_read(tmp_path: Path, wr
     assert [r.metadata.get("date") for r in records] == [date] and problems == []
 
 
-def test_a_date_header_naming_no_month_any_language_knows_stays_undated(tmp_path: Path) -> None:
-    (tmp_path / "odd.eml").write_bytes(message("From: a@example.org\nSubject: x\nDate: 12 Foo 2024 14:05", "Hi."))
+@pytest.mark.parametrize("written", ["12 Foo 2024 14:05", "Foo 12, 2024 14:05", "Dezember 32, 2024"])
+def test_a_date_header_naming_no_month_any_language_knows_stays_undated(tmp_path: Path, written: str) -> None:
+    (tmp_path / "odd.eml").write_bytes(message(f"From: a@example.org\nSubject: x\nDate: {written}", "Hi."))
     records, problems = load(tmp_path)
     assert records[0].metadata.get("date") is None and "is not a date" in problems[0]
 

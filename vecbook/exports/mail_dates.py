@@ -3,9 +3,10 @@
 RFC 5322's English: read by naming its month in English for the email package's parser.
 
 A date in ISO 8601 ("2024-03-12 14:05:00", as scripts and some gateways write it) is read too.
-Otherwise only day-month-year dates with a month name of German, French, Spanish, Italian, Portuguese,
-Dutch or a Scandinavian language are read; anything else stays no date, as before. A weekday,
-which may share its abbreviation with a month (French "mar." is Tuesday), is skipped unread.
+Otherwise only day-month-year dates (and month-day-year ones, "Dezember 3, 2024") with a month name of
+German, French, Spanish, Italian, Portuguese, Dutch or a Scandinavian language are read; anything else
+stays no date, as before. A weekday, which may share its abbreviation with a month (French "mar." is
+Tuesday), is skipped unread.
 """
 
 from __future__ import annotations
@@ -36,24 +37,32 @@ _MONTH_NAMES = (
 )
 _ENGLISH = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
 MONTHS = {name: _ENGLISH[number] for number, names in enumerate(_MONTH_NAMES) for name in names}
+# [at] [time] [zone], after the year
+CLOCK_AND_ZONE = (r"(?:\s+(?:um|à|a las|alle|às|om|kl\.?|klo)?\s*(\d{1,2})[:.h](\d{2})(?:[:.](\d{2}))?)?"
+                  r"\s*(.*)$")
 # [weekday,] day[.] [de] month[.] [de] year [at] [time] [zone]: the weekday is any words before the day
-LOCAL_DATE = re.compile(r"^[^\d]*?(\d{1,2})\.?\s+(?:de\s+)?([^\W\d_]+)\.?,?\s+(?:de\s+)?(\d{4}),?"
-                        r"(?:\s+(?:um|à|a las|alle|às|om|kl\.?|klo)?\s*(\d{1,2})[:.h](\d{2})(?:[:.](\d{2}))?)?"
-                        r"\s*(.*)$", re.I)
+LOCAL_DATE = re.compile(r"^[^\d]*?(\d{1,2})\.?\s+(?:de\s+)?([^\W\d_]+)\.?,?\s+(?:de\s+)?(\d{4}),?" + CLOCK_AND_ZONE,
+                        re.I)
+# [weekday,] month[.] day[,] year [at] [time] [zone]: "Dezember 3, 2024", as a US-style locale
+# writes its language's month names
+MONTH_FIRST_DATE = re.compile(r"^(?:[^\W\d_]+\.?,?\s+)?([^\W\d_]+)\.?\s+(\d{1,2}),?\s+(\d{4}),?" + CLOCK_AND_ZONE,
+                              re.I)
 
 ISO_DATE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2}))?(?:[.,]\d+)?\s*"
                       r"(Z|[+-]\d{2}:?\d{2})?$", re.I)
 
 
 def localized_date(raw: str) -> datetime | None:
-    """The date a Date header names in ISO 8601 or a European language (``LOCAL_DATE``); None
-    when it is none."""
+    """The date a Date header names in ISO 8601 or a European language (``LOCAL_DATE``, else
+    ``MONTH_FIRST_DATE``); None when it is none."""
     if iso := ISO_DATE.match(raw.strip()):
         return _iso_date(iso)
-    found = LOCAL_DATE.match(raw.strip())
-    if found is None:
+    if found := LOCAL_DATE.match(raw.strip()):
+        day, month, year, hour, minute, second, zone = found.groups()
+    elif found := MONTH_FIRST_DATE.match(raw.strip()):
+        month, day, year, hour, minute, second, zone = found.groups()
+    else:
         return None
-    day, month, year, hour, minute, second, zone = found.groups()
     english = MONTHS.get(month.lower())
     if english is None:
         return None
