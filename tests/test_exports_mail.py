@@ -6,6 +6,7 @@ import base64
 import os
 import re
 import shutil
+import struct
 import time
 from pathlib import Path
 
@@ -794,6 +795,111 @@ def test_an_invitation_sent_as_its_calendar_part_alone_is_searched_by_its_event(
     assert problems == []
     assert records[0].text == ("Dinner\nWhen: 2024-03-05 18:00 to 20:00 (UTC)\nWhere: Trattoria Da Enzo, Roma\n"
                                "Organizer: Carla\n\nBring the photos\nfrom Lisbon too")
+
+
+# -- Outlook's winmail.dat (TNEF) --
+
+# An Outlook "rich text" body as Exchange stores it: HTML wrapped in RTF (\fromhtml), LZFu-compressed
+GERMAN_RTF = base64.b64decode(
+    "fgEAAMYCAABMWkZ1LjrFmAMACgByY3BnMTI1gjIDQ2h0bWwxAzH4YmlkBAADMAEDAfcKgCcCpAPjAgBjaArAc2X4dDAgBxMCgwBQBFYIVVsHsgKA"
+    "fRCCCO9lCgY7mwlvDjA1AoAKgXVjAFAzCwkBZDM2EeALpTQgORCCKlwOsgGQDhA5INo8DrI+ApEaBzMZoBrA+GVhZBsbDvEKshdhGekDGZAO8DxzdHls"
+    "ZTg+LnAJcBwiE5FceyMPUQtReTpuAiBlXLh9PC8e1BsqHpIvHC/KNRHgPAbgZHkbEBoTlwAhAzALYG4OEDAzDvHXJDUR4BnLNhvxcCQJAAAdJWdIB0AJ"
+    "ABHwbmEs/yQnJBcR4BnpAcAiQScBJf83Jw8llA9QZQfwBZBobsJ1JOAgZlwnEWAFwYEu4GU0cnogbAiQQmcFQGJlaToZ6ThxGaAmbmIgIAKAJCgnLmEB"
+    "QCVnDGA4GPA0P3g0Mi4pHyovKz8jcDh3IkEjxB3aNyJCGuMXYQABOVA=")
+# Outlook's own rich text (no HTML inside), Russian in its Windows code page, stored uncompressed ("MELA")
+RUSSIAN_RTF = (rb"{\rtf1\ansi\ansicpg1251\deff0{\fonttbl{\f0\fswiss\fcharset204 Arial;}}{\*\generator Riched20 "
+               rb"15.0.4599;}\viewkind4\uc1\pard\f0\fs20\'cf\'f0\'e8\'e2\'e5\'f2, \'c0\'ed\'ff!\par\pard\par "
+               rb"\u1057?\'f7\'b8\'f2 \'e2\'ee \'e2\'eb\'EE\'e6\'e5\'ed\'e8\'e8.\par}")
+
+
+def tnef_attribute(level: int, name: int, kind: int, data: bytes) -> bytes:
+    return struct.pack("<BII", level, kind << 16 | name, len(data)) + data + struct.pack("<H", sum(data) & 0xFFFF)
+
+
+def mapi_props(*props: tuple[int, int, bytes]) -> bytes:
+    """An attMAPIProps block: (type, id, value) each, variable-length values counted and padded."""
+    out = struct.pack("<I", len(props))
+    for kind, prop, value in props:
+        if kind in (0x001E, 0x001F, 0x0102):
+            value = struct.pack("<I", 1) + struct.pack("<I", len(value)) + value + b"\0" * (-len(value) % 4)
+        out += struct.pack("<HH", kind, prop) + value
+    return out
+
+
+def winmail(*props: tuple[int, int, bytes], body: bytes = b"", attachments: tuple[str, ...] = ()) -> bytes:
+    """A winmail.dat as Outlook writes it: signature, key, version, code page, the message's
+    MAPI properties (with a named one and a multi-valued one to walk past), then each attachment."""
+    data = struct.pack("<IH", 0x223E9F78, 0x1234) + tnef_attribute(1, 0x9006, 8, b"\0\0\1\0")
+    data += tnef_attribute(1, 0x9007, 6, struct.pack("<II", 1252, 0))
+    data += tnef_attribute(1, 0x8008, 7, b"IPM.Microsoft Mail.Note\0")
+    if body:
+        data += tnef_attribute(1, 0x800C, 2, body)
+    named = struct.pack("<HH", 0x0003, 0x8005) + bytes(16) + struct.pack("<III", 0, 0x8554, 7)
+    multi = struct.pack("<HHII", 0x1003, 0x0E2B, 2, 1) + struct.pack("<I", 2)
+    block = mapi_props(*props)
+    count = struct.unpack("<I", block[:4])[0] + 2
+    data += tnef_attribute(1, 0x9003, 6, struct.pack("<I", count) + named + multi + block[4:])
+    for name in attachments:
+        data += tnef_attribute(2, 0x9002, 6, bytes(14)) + tnef_attribute(2, 0x8010, 1, b"ATTACH~1.PDF\0")
+        data += tnef_attribute(2, 0x800F, 6, b"%PDF-1.4 not read")
+        data += tnef_attribute(2, 0x9005, 6, mapi_props((0x001F, 0x3707, (name + "\0").encode("utf-16-le"))))
+    return data
+
+
+def mela(rtf: bytes) -> bytes:
+    """An RTF body stored uncompressed, as compressed RTF allows."""
+    return struct.pack("<IIII", len(rtf) + 12, len(rtf), 0x414C454D, 0) + rtf
+
+
+WINMAIL_BODIES = [  # (the winmail.dat, the text the mail is read as)
+    (winmail((0x0102, 0x1009, GERMAN_RTF)), "Hallo Ana,\n\ndie Rechnung für März liegt bei: €42."),
+    (winmail((0x0102, 0x1009, mela(RUSSIAN_RTF))), "Привет, Аня!\n\nСчёт во вложении."),
+    (winmail((0x0003, 0x3FDE, struct.pack("<I", 65001)), (0x0102, 0x1013, "<p>会議は水曜日です。</p>".encode())),
+     "会議は水曜日です。"),
+    (winmail((0x001F, 0x1000, "Ciao Luca, ci vediamo giovedì.\0".encode("utf-16-le"))), "Ciao Luca, ci vediamo giovedì."),
+    (winmail(body="Hej Åsa, mötet är på torsdag.".encode("cp1252")), "Hej Åsa, mötet är på torsdag."),
+]
+
+
+@pytest.mark.parametrize(("dat", "text"), WINMAIL_BODIES, ids=range(len(WINMAIL_BODIES)))
+def test_a_mail_whose_text_is_only_in_outlooks_winmail_dat_is_read_from_it(tmp_path: Path, dat: bytes,
+                                                                            text: str) -> None:
+    # Exchange sends "rich text" mail as a TNEF attachment alone: its body (compressed RTF, HTML
+    # wrapped in RTF, HTML or plain text) was unread, the mail found by its subject only
+    (tmp_path / "rich.eml").write_bytes(message(
+        "From: Ana <ana@example.com>\nSubject: Rechnung\nDate: Mon, 5 Feb 2024 12:00:00 +0100\nMIME-Version: 1.0\n"
+        'Content-Type: application/ms-tnef; name="winmail.dat"\nContent-Transfer-Encoding: base64\n'
+        'Content-Disposition: attachment; filename="winmail.dat"', base64.encodebytes(dat)))
+    records, problems = load(tmp_path)
+    assert problems == [] and records[0].text == text
+
+
+def test_outlooks_text_part_is_read_once_and_its_winmail_dat_names_the_attachments_it_holds(tmp_path: Path) -> None:
+    # Outlook sends its text part first: the same words in RTF are not read twice, and the files
+    # packed in winmail.dat are named rather than winmail.dat itself
+    dat = base64.encodebytes(winmail((0x0102, 0x1009, mela(RUSSIAN_RTF)), attachments=("Счёт март.pdf", "plan.xlsx")))
+    (tmp_path / "outlook.eml").write_bytes(message(
+        "From: Anya <anya@example.ru>\nSubject: Счёт\nDate: Mon, 5 Feb 2024 12:00:00 +0300\n"
+        "Content-Type: multipart/mixed; boundary=b",
+        "--b\nContent-Type: text/plain; charset=koi8-r\n\n".encode() + "Привет, Аня! Счёт во вложении.".encode("koi8-r")
+        + b'\n--b\nContent-Type: application/ms-tnef; name="winmail.dat"\nContent-Transfer-Encoding: base64\n\n'
+        + dat + b"--b--"))
+    records, problems = load(tmp_path)
+    assert problems == []
+    assert records[0].text == "Привет, Аня! Счёт во вложении.\n\n[attachment: Счёт март.pdf]\n[attachment: plan.xlsx]"
+
+
+def test_a_winmail_dat_holding_no_readable_text_is_warned_of_by_the_mails_subject(tmp_path: Path) -> None:
+    dat = winmail((0x0102, 0x1009, b"\0" * 16), attachments=("plan.xlsx",))  # an RTF stream of no known kind
+    (tmp_path / "rich.eml").write_bytes(message(
+        "From: Ana <ana@example.com>\nSubject: Plan Q3\nDate: Mon, 5 Feb 2024 12:00:00 +0100\n"
+        'Content-Type: application/ms-tnef; name="winmail.dat"\nContent-Transfer-Encoding: base64',
+        base64.encodebytes(dat)))
+    records, problems = load(tmp_path)
+    assert records[0].text == "[Outlook's winmail.dat: no text could be read from it]\n\n[attachment: plan.xlsx]"
+    assert problems == ["mail/rich.eml:1: collection 'mail': the text of 'Plan Q3' is only in its winmail.dat "
+                        "(Outlook's TNEF), which holds none that could be read; its subject and attachments are "
+                        "searchable"]
 
 
 # -- bad input --

@@ -25,6 +25,7 @@ from ..records import Record
 from .base import Export, ExportFile, clean_text, export_record, iso
 from .mail_dates import localized_date
 from .mime import collect_body, decoded_header, find_header_end, new_part, parse_headers
+from .tnef import UNREAD
 
 # One address in the common forms: "Name" <a@b>, Name <a@b>, <a@b>, a@b. Anything else
 # (groups, comments, routes) goes to email.utils.getaddresses, which is exact but slow.
@@ -293,6 +294,9 @@ def _parse(export: Export, file: ExportFile, data: bytes, start: int, conversati
     collect_body(headers, body, texts, names, damage, 0)
     if cut:
         damage.add("the file ends in the middle of its last line")
+    if UNREAD in texts:
+        warn(None, f"the text of '{subject or '(no subject)'}' is only in its winmail.dat (Outlook's TNEF), which "
+             "holds none that could be read; its subject and attachments are searchable")
     if damage:
         warn(None, f"the message is damaged ({', '.join(sorted(damage))}); what could be read is kept")
     parts = [clean_text(t) for t in texts] + ["\n".join(f"[attachment: {n}]" for n in names)]

@@ -1,5 +1,6 @@
 """MIME for the mail readers: a message's header block, its body walked part by part
-(text preferred over HTML, attachments named and never decoded), transfer encodings and
+(text preferred over HTML, attachments named and never decoded; Outlook's winmail.dat read
+with ``tnef``), transfer encodings and
 charsets, the quoted history a reply carries, and HTML turned into readable text."""
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ from email.message import Message
 from . import jis
 from .base import clean_text
 from .html_text import html_to_text
+from .rtf_text import codec, decompress_rtf, rtf_text
+from .tnef import TNEF_TYPES, UNREAD, Tnef, read_tnef
 
 # The email package's structure parser with its compat32 policy: the modern policy's
 # header registry parses every header it is asked for at about 1 ms each, which alone
@@ -195,6 +198,10 @@ def collect_body(headers: Message, body: bytes, texts: list[str], names: list[st
     if kind == "multipart/encrypted":
         texts.append("[encrypted message: not decrypted]")
         return
+    if kind in TNEF_TYPES or (kind == "application/octet-stream" and
+                              (_filename(headers) or "").lower() == "winmail.dat"):
+        _tnef(headers, body, texts, names, damage)
+        return
     if _is_attachment(headers, kind):
         names.append(_filename(headers) or kind)
         return
@@ -221,6 +228,35 @@ def collect_body(headers: Message, body: bytes, texts: list[str], names: list[st
         texts.append(event)  # an invitation sent without text: its event is what it says
     elif _filename(headers):  # an inline attachment (a patch, an invitation): named, not read
         names.append(_filename(headers) or kind)
+
+
+def _tnef(headers: Message, body: bytes, texts: list[str], names: list[str], damage: set[str]) -> None:
+    """Outlook's winmail.dat: the attachments it holds are named, and its body is the mail's text
+    where no text part came before it (Exchange's rich text mail; Outlook's own mail sends a
+    text part first, saying the same)."""
+    try:
+        found = read_tnef(_transfer_decoded(body, headers, damage))
+    except ValueError:  # (not TNEF after all: an attachment like any other)
+        names.append(_filename(headers) or "winmail.dat")
+        return
+    names.extend(found.attachments)
+    if not texts:
+        texts.append(_tnef_body(found) or UNREAD)
+
+
+def _tnef_body(found: Tnef) -> str:
+    """A TNEF body as text: its plain text, else its HTML, else its RTF (``rtf_text``)."""
+    if found.text.strip():
+        return found.text
+    if found.html:
+        headers = Message(policy=POLICY)
+        if found.html_codepage:
+            headers.set_raw("Content-Type", f"text/html; charset={codec(found.html_codepage)}")
+        return html_to_text(_decode(found.html, headers, html=True))
+    try:
+        return rtf_text(decompress_rtf(found.rtf), html_to_text) if found.rtf else ""
+    except ValueError:
+        return ""
 
 
 def _invitation(body: bytes, headers: Message, damage: set[str]) -> str:
