@@ -244,6 +244,29 @@ def test_an_apps_html_export_is_named_with_how_to_get_the_json(
         vecbook.registry.choose_format(root, "tg", None)
 
 
+@pytest.mark.parametrize("name, head, what", [
+    ("Angebot Dachsanierung.msg", b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1", "Outlook's .msg message files, which VecBook "
+     "does not read: save the messages as .eml instead"),
+    ("Outlook-Datendatei.pst", b"!BDN\x0e\x1a\x53\x4d", "an Outlook data file (.pst), which VecBook does not read: "
+     "convert it with readpst -o <folder> <file>.pst"),
+    ("Outlook for Mac Archive.olm", b"PK\x03\x04", "Outlook for Mac's archive (.olm), which VecBook does not read: "
+     "drag the messages"),
+], ids=["msg", "pst", "olm"])
+def test_outlooks_own_mail_files_are_named_with_how_to_get_mail_vecbook_reads(
+        tmp_path: Path, name: str, head: bytes, what: str) -> None:
+    # classic Outlook saves and drags messages out as .msg and exports .pst, Outlook for Mac .olm:
+    # "no format recognises it" and a list of every format left an Outlook user without a way on
+    root = tmp_path / "outlook"
+    root.mkdir()
+    (root / name).write_bytes(head + bytes(504))
+    for path in (root, root / name):
+        with pytest.raises(vecbook.ConfigError, match=re.escape(f"cannot tell the format of {path}: it holds {what}")):
+            vecbook.exports.detect_format(CollectionConfig(name="mail", path=path, database_label=str(path)))
+    records, problems = load(root, "maildir", name="mail")
+    assert records == [] and f"not a maildir export (Maildir folder (cur/new/tmp), .eml files or Apple Mail's .emlx " \
+                              f"store); it holds {what}" in problems[-1].reason
+
+
 def test_stats_lists_a_collection_that_loaded_nothing_as_skipped(tmp_path: Path) -> None:
     (tmp_path / "notes").mkdir()
     (tmp_path / "notes" / "a.txt").write_text("Topic: x\nhello\n", encoding="utf-8")
