@@ -1131,6 +1131,21 @@ def test_an_apple_mail_export_is_named_by_its_mailbox(tmp_path: Path) -> None:
     assert {r.metadata["conversation"] for r in load(plain / "mbox")[0]} == {"mbox"}
 
 
+def test_a_thunderbird_subfolder_is_named_by_its_path_as_thunderbird_shows_it(tmp_path: Path) -> None:
+    # Thunderbird keeps a folder's subfolders in "<folder>.sbd/": Archives/2023 and Sent/2023 were
+    # both the conversation "2023"
+    for path in ("Inbox", "Archives.sbd/2023", "Sent.sbd/2023", "Archives.sbd/2023.sbd/Q1", "Inbox.msf"):
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_bytes(b"From - Mon Mar  4 10:00:00 2024\n" + message(
+            f"From: ana@example.com\nSubject: in {path}\nDate: Mon, 4 Mar 2024 10:00:00 +0100", "Hi.")
+            if not path.endswith(".msf") else b"// <!-- <mdb:mork:z v=\"1.4\"/> -->\n")
+    records, problems = load(tmp_path)
+    assert problems == []
+    assert sorted((r.metadata["subject"], r.metadata["conversation"]) for r in records) == [
+        ("in Archives.sbd/2023", "Archives/2023"), ("in Archives.sbd/2023.sbd/Q1", "Archives/2023/Q1"),
+        ("in Inbox", "Inbox"), ("in Sent.sbd/2023", "Sent/2023")]
+
+
 def test_format_flowed_mail_reads_as_its_paragraphs(tmp_path: Path) -> None:
     # RFC 3676, as Thunderbird and Apple Mail send it: a line ending in a space goes on in the
     # next one (DelSp=yes: that space was added to break the line, and is dropped), quoted

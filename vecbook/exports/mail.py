@@ -140,14 +140,21 @@ def _blocks(file: ExportFile) -> Iterator[bytes]:
 
 
 def _mbox_name(file: ExportFile) -> str:
-    """The mailbox's name: the file's name without .mbox; Apple Mail's ``Inbox.mbox/mbox`` is Inbox."""
+    """The mailbox's name: the file's name without .mbox; Apple Mail's ``Inbox.mbox/mbox`` is Inbox;
+    a Thunderbird subfolder, ``Archives.sbd/2023``, is its path, Archives/2023."""
     parts = file.rel.replace("!/", "/").split("/")
     name = parts[-1]
     if name == "mbox" and len(parts) > 1:
-        name = parts[-2]
+        name = parts.pop(-2)
     elif name == "mbox" and file.path is not None and file.path.parent.name.lower().endswith(".mbox"):
         name = file.path.parent.name  # Apple Mail's bundle added itself (not a plain ~/mbox file)
-    return re.sub(r"\.(mbox|mbx|mbs)$", "", name, flags=re.I) or name
+    name = re.sub(r"\.(mbox|mbx|mbs)$", "", name, flags=re.I) or name
+    parents: list[str] = []
+    for folder in reversed(parts[:-1]):  # Thunderbird's "<folder>.sbd/" holds that folder's subfolders
+        if not folder.lower().endswith(".sbd") or len(folder) == 4:
+            break
+        parents.insert(0, folder[:-4])
+    return "/".join(parents + [name])
 
 
 # -- Maildir --
