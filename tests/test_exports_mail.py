@@ -590,6 +590,19 @@ def test_legacy_charset_labels_read_as_the_windows_code_pages_mail_apps_write(tm
     assert korean.text == "갂똠 회의"
 
 
+def test_text_labelled_ascii_that_holds_utf_8_is_read_as_utf_8(tmp_path: Path) -> None:
+    # mailers that label every part us-ascii (old scripts, misconfigured list servers) send UTF-8
+    # under it: read as Windows-1252, as browsers read an ASCII label, it was "GrÃ¼ÃŸe aus KÃ¶ln";
+    # bytes that are no UTF-8 still read as Windows-1252
+    head = "From: a@example.org\nSubject: x\nDate: Mon, 4 Mar 2024 10:00:00 +0100\nContent-Type: text/plain; charset="
+    (tmp_path / "utf8.eml").write_bytes(message(head + "us-ascii", "Grüße aus Köln, café ✓"))
+    (tmp_path / "cp1252.eml").write_bytes(message(head + '"US-ASCII"', "Façade – 20 €".encode("cp1252")))
+    (tmp_path / "plain.eml").write_bytes(message(head + "ascii", "plain words"))
+    records, problems = load(tmp_path)
+    assert problems == []
+    assert [r.text for r in records] == ["Façade – 20 €", "plain words", "Grüße aus Köln, café ✓"]
+
+
 def jis(text: str) -> bytes:
     """ISO-2022-JP as Windows mail apps write it (CP50221): NEC's ① and ㈱ in JIS row 13,
     half-width katakana after ESC ( I."""

@@ -103,6 +103,9 @@ SIGNATURE_TYPES = frozenset({"application/pgp-signature", "application/pkcs7-sig
 META_CHARSET = re.compile(rb"<meta\s[^>]*?charset\s*=\s*[\"']?\s*([A-Za-z0-9_.:-]+)", re.I)
 META_PRESCAN_BYTES = 4096
 LATIN1_NAMES = frozenset({"iso-8859-1", "latin-1", "latin1", "iso_8859-1", "us-ascii", "ascii"})
+# A label that says ASCII promises no 8-bit bytes at all: where some come, they are far more often
+# UTF-8 (a mailer that labels every part us-ascii) than Windows-1252, so UTF-8 is tried first.
+ASCII_NAMES = frozenset({"us-ascii", "ascii", "ansi_x3.4-1968", "iso646-us", "us"})
 # Labels mail apps write for a narrower charset than the bytes they send (as WHATWG's encoding
 # standard maps them for browsers): Windows Japanese mail says Shift_JIS and writes CP932 (①,
 # Ⅱ), Chinese says GB2312 and writes GBK, Korean says EUC-KR (Outlook: ks_c_5601-1987) and
@@ -394,7 +397,7 @@ def _transfer_decoded(body: bytes, headers: Message, damage: set[str]) -> bytes:
 
 def _decode(payload: bytes, headers: Message, html: bool = False) -> str:
     """Text in its declared charset (an HTML part's <meta> one where its header names none),
-    else UTF-8, else Latin-1 (which never fails)."""
+    else UTF-8, else Latin-1 (which never fails); under an ASCII label, UTF-8 first."""
     try:
         declared = headers.get_content_charset()
     except Exception:  # noqa: BLE001 - a broken parameter
@@ -403,8 +406,9 @@ def _decode(payload: bytes, headers: Message, html: bool = False) -> str:
         declared = meta.group(1).decode("ascii").lower()
         # a tag read as ASCII is in no UTF-16 (.NET writes "utf-16" into UTF-8 pages): as browsers do, UTF-8
         declared = "utf-8" if declared.startswith(("utf-16", "utf16", "unicode")) else declared
+    ascii_label = declared is not None and declared.strip().lower() in ASCII_NAMES
     declared = superset(declared)  # as browsers do: mail that says Latin-1 is written in Windows-1252
-    for charset in (declared, "utf-8"):
+    for charset in ("utf-8", declared) if ascii_label else (declared, "utf-8"):
         if charset:
             try:
                 return payload.decode(charset)
