@@ -1214,3 +1214,10 @@ def test_an_encoded_word_of_an_unknown_charset_reads_as_utf8_or_windows_1252() -
     assert decoded_header("=?unknown-8bit?Q?Gr=FC=DFe?= aus Berlin") == "Grüße aus Berlin"
     assert decoded_header("=?unknown-8bit?Q?Gr=C3=BC=C3=9Fe?=") == "Grüße"
     assert decoded_header("=?x-unknown?B?4oCcaGnigJ0=?=") == "“hi”"
+
+
+def test_an_encoded_word_naming_its_language_is_decoded() -> None:
+    # RFC 2231 lets an encoded word name its language after its charset ("UTF-8*de"), as Mutt and
+    # some list servers write it: the word was left as its =?...?= code
+    assert decoded_header("=?UTF-8*de?Q?Gr=C3=BC=C3=9Fe?= aus =?iso-8859-1*fr-CA?q?Qu=E9bec?=") == "Grüße aus Québec"
+    assert decoded_header("=?utf-8*ja?B?5p2x5Lqs?=") == "東京"

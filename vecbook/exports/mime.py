@@ -166,6 +166,7 @@ def decoded_header(raw: str) -> str:
         except UnicodeDecodeError:
             raw = data.decode("latin-1")
     if "=?" in raw:
+        raw = WORD_LANGUAGE.sub("=?\\1?", raw) if "*" in raw else raw
         try:
             raw = str(make_header([(text, _word_charset(text, charset)) for text, charset in decode_header(raw)]))
         except (ValueError, LookupError, UnicodeError, AssertionError):
@@ -173,6 +174,9 @@ def decoded_header(raw: str) -> str:
     return " ".join(raw.split())
 
 
+# An encoded word's language after its charset (RFC 2231: "=?UTF-8*de?Q?...?="), which the email
+# package does not expect: left out before the word is decoded.
+WORD_LANGUAGE = re.compile(r"=\?([^?*\s]+)\*[A-Za-z0-9-]*\?")
 # The charset labels of an encoded word whose sender did not know it (a gateway's, a list
 # server's re-encoding): its bytes are read as UTF-8 where they are that, else as Windows-1252.
 UNKNOWN_CHARSETS = frozenset({"unknown-8bit", "unknown", "x-unknown"})
