@@ -143,6 +143,14 @@ ATTRIBUTIONS = [
     "Excerpts from Zoë Müller's message of Mon Mar 04 11:15:00 +0100 2024:",
     "Le 04/03/2024 à 11:15, Zoë Müller a écrit :",
     "Zoë writes:",
+    # right-to-left: Gmail wraps the line and the name in bidi controls (U+202B...U+202C, U+200F), and
+    # Thunderbird and Apple Mail write the verb (Hebrew "כתב/ה", Arabic "كتب", Persian "نوشت")
+    "\u202bבתאריך יום ב׳, 4 במרץ 2024 ב-11:15 מאת \u202aZoë Müller\u202c\u200f <\u202azoe@example.fr\u202c\u200f>:\u202c",
+    "\u202bفي الاثنين، 4 مارس 2024 في 11:15 ص تمت كتابة ما يلي بواسطة \u202aZoë Müller\u202c\u200f "
+    "<\u202azoe@example.fr\u202c\u200f>:\u202c",
+    "ב-04/03/2024 בשעה 11:15, Zoë Müller כתב/ה:",
+    "في 04/03/2024 11:15، كتب Zoë Müller:",
+    "Zoë Müller در 04/03/2024 11:15 نوشت:",
 ]
 
 

@@ -42,8 +42,11 @@ QUOTE_INTRO = re.compile(r"^(?:(?![ \t]*>)(?=[^\n]*\S)[^\n]*\n)?(?![ \t]*>)[^\n]
 # and time alone are no attribution: "The 2024 budget meeting moved to 14:00, notes below:".
 ATTRIBUTION_END = re.compile(r"[:：]\s*$")
 VERBS = (r"(?:\b(?:wrote|writes|schrieb|schreef|a écrit|escribió|escreveu|scrisse|ha scritto|skrev|kirjoitti|"
-         r"napisał|napsal|pisze|пишет|пише|написал[аи]?|написав|írta|έγραψε|yazdı|ha escrit|a scris)|"
-         r"写道|寫道|님이 작성|書きました)")
+         r"napisał|napsal|pisze|пишет|пише|написал[аи]?|написав|írta|έγραψε|yazdı|ha escrit|a scris|"
+         r"כתב/ה|כתבה|כתב|كتبت|كتب|نوشت)|写道|寫道|님이 작성|書きました)")
+# Bidi controls (LRM, RLM, embeddings, isolates) that Gmail puts around a right-to-left
+# attribution and the name and address in it: no text, so not in the way of the colon at its end.
+BIDI_CONTROLS = re.compile("[\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 CLOCK = r"\b\d{1,2}[:.]\d{2}\b"
 ATTRIBUTION_SAYS = re.compile(
     VERBS + r"(?:\(a\))?\s?[:：]|<\s*[^\s<>()@]+@[^\s<>()@]+\.\w[^\s<>]*\s*>|" + CLOCK + ".*" + VERBS + "|" +
@@ -451,4 +454,5 @@ def _without_attribution(found: re.Match[str]) -> str:
 
 def _is_attribution(line: str) -> bool:
     """A line that says who wrote the quote below it (``ATTRIBUTION_SAYS``)."""
+    line = BIDI_CONTROLS.sub("", line) if len(line) < 300 else line
     return len(line) < 300 and bool(ATTRIBUTION_END.search(line)) and bool(ATTRIBUTION_SAYS.search(line))
