@@ -54,21 +54,22 @@ ATTRIBUTION_SAYS = re.compile(
 SENTENCE_END = re.compile(r"[.!?…。！？]\s*$")
 # Outlook's history in its user's language: the "-----Original Message-----" line, or a sender
 # label line and a sent-date label line (English, German, French, Spanish, Portuguese, Dutch,
-# Italian, Russian, Chinese, Japanese, Korean, Polish, Swedish, Danish, Norwegian, Finnish,
-# Czech, Hungarian, Turkish), the labels perhaps bold (*From:*) as Outlook's plain text writes them.
+# Italian, Russian, Ukrainian, Greek, Hebrew, Arabic, Chinese, Japanese, Korean, Polish, Swedish,
+# Danish, Norwegian, Finnish, Czech, Hungarian, Turkish), the labels perhaps bold (*From:*) as
+# Outlook's plain text writes them.
 ORIGINAL_MESSAGE = (r"Original Message|Ursprüngliche Nachricht|Message d'origine|Mensaje original|Mensagem original|"
                     r"Messaggio originale|Oorspronkelijk bericht|Исходное сообщение|Oryginalna wiadomość|"
                     r"Ursprungligt meddelande|Oprindelig meddelelse|Opprinnelig melding|Alkuperäinen viesti|"
                     r"Původní zpráva|Eredeti üzenet|原始邮件|原始郵件|元のメッセージ")
-SENDER_LABEL = r"From|Von|De|Van|Da|От|发件人|寄件者|差出人|보낸 사람|Od|Från|Fra|Lähettäjä|Feladó|Kimden"
+SENDER_LABEL = r"From|Von|De|Van|Da|От|Від|Από|מאת|من|发件人|寄件者|差出人|보낸 사람|Od|Från|Fra|Lähettäjä|Feladó|Kimden"
 SENT_LABEL = (r"Sent|Date|Gesendet|Datum|Envoyé|Enviado|Enviada|Fecha|Verzonden|Inviato|Data|Отправлено|Дата|"
               r"发送时间|日期|寄件日期|送信日時|日付|보낸 날짜|Wysłane|Skickat|Sendt|Dato|Lähetetty|Päivämäärä|"
-              r"Odesláno|Elküldve|Dátum|Gönderildi|Tarih")
+              r"Odesláno|Elküldve|Dátum|Gönderildi|Tarih|Надіслано|Στάλθηκε|נשלח|تم الإرسال")
 # The history's subject line, within the four lines after the date's (To, Cc, Importance
 # before it): with it a sender and a date label are a mail's header, not an itinerary's "Da:
 # Milano Centrale / Data: 12 marzo" (Italian's "A:" is both a recipient label and "to Rome").
 SUBJECT_LABEL = (r"Subject|Betreff|Objet|Asunto|Assunto|Onderwerp|Oggetto|Тема|主题|主旨|件名|제목|Temat|Ämne|Emne|"
-                 r"Aihe|Předmět|Tárgy|Konu")
+                 r"Aihe|Předmět|Tárgy|Konu|Θέμα|נושא|الموضوع")
 UNQUOTED_HISTORY = re.compile(rf"^(?:-{{2,}}\s*(?:{ORIGINAL_MESSAGE})\s*-{{2,}}|(?:_{{10,}}\n)?"
                               rf"\*?(?:{SENDER_LABEL})\s?[:：]\*?[ \t][^\n]*\n\*?(?:{SENT_LABEL})\s?[:：]\*?[ \t]"
                               rf"(?=[^\n]*\n(?:[^\n]*\n){{0,3}}\*?(?:{SUBJECT_LABEL})\s?[:：]))",
