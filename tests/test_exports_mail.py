@@ -822,6 +822,28 @@ def test_an_invitation_sent_as_its_calendar_part_alone_is_searched_by_its_event(
                                "Organizer: Carla\n\nBring the photos\nfrom Lisbon too")
 
 
+def test_outlooks_signature_logo_is_neither_text_nor_an_attachment(tmp_path: Path) -> None:
+    # Outlook sends its HTML's images (a signature logo) in multipart/related and writes
+    # "[cid:image001.png@...]" where they stand in the text part: every mail of a sender with a
+    # logo read "[attachment: image001.png]" and the code; a file sent beside it is still named
+    (tmp_path / "logo.eml").write_bytes(message(
+        "From: Jürgen <j@example.de>\nSubject: Termin\nDate: Tue, 5 Mar 2024 08:15:29 +0000\n"
+        'Content-Type: multipart/mixed; boundary="mix"',
+        '--mix\nContent-Type: multipart/related; boundary="rel"; type="multipart/alternative"\n\n'
+        '--rel\nContent-Type: multipart/alternative; boundary="alt"\n\n'
+        "--alt\nContent-Type: text/plain; charset=utf-8\n\nHallo Bo, der Termin steht.\n\nJürgen Schröder\n"
+        "[cid:image001.png@01DA6E1B.12345670]\nTel. [cid:image002.jpg@01DA6E1B.12345670] +49 30 1234\n\n"
+        '--alt\nContent-Type: text/html; charset=utf-8\n\n<p>Hallo Bo, der Termin steht.</p><img src="cid:image001.png'
+        '@01DA6E1B.12345670">\n--alt--\n\n--rel\nContent-Type: image/png; name="image001.png"\n'
+        'Content-Disposition: inline; filename="image001.png"; size=4096\nContent-ID: <image001.png@01DA6E1B.12345670>'
+        "\nContent-Transfer-Encoding: base64\n\niVBORw0KGgo=\n--rel--\n\n--mix\n"
+        'Content-Type: application/pdf; name="Angebot.pdf"\nContent-Disposition: attachment; filename="Angebot.pdf"'
+        "\nContent-Transfer-Encoding: base64\n\nJVBERi0=\n--mix--"))
+    records, problems = load(tmp_path)
+    assert problems == []
+    assert records[0].text == "Hallo Bo, der Termin steht.\n\nJürgen Schröder\nTel. +49 30 1234\n\n[attachment: Angebot.pdf]"
+
+
 # -- Outlook's winmail.dat (TNEF) --
 
 # An Outlook "rich text" body as Exchange stores it: HTML wrapped in RTF (\fromhtml), LZFu-compressed

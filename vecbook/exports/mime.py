@@ -97,6 +97,9 @@ PLACEHOLDER_BYTES = 4096  # a text part longer than this, encoded, is no placeho
 NOT_LETTER_BYTES = bytes(b for b in range(128) if not chr(b).isalnum())
 # What an HTML part holds besides its words: scripts, styles, its head, comments, tags, entities.
 MARKUP = re.compile(r"<(style|script|head|title)\b.*?</\1\s*>|<!--.*?-->|<[^>]*>|&#?\w+;", re.S | re.I)
+# Where Outlook's text part stands for an image of its HTML (a signature's logo): "[cid:image001.png@01DA...]",
+# a line of its own or within one; no words of the mail.
+CID_PLACEHOLDER = re.compile(r"^[ \t]*\[cid:[^\]\s]*\][ \t]*(?:\r?\n|$)|\[cid:[^\]\s]*\][ \t]?", re.M)
 # Parts of these types sign or wrap a message; they are not attachments anyone sent.
 SIGNATURE_TYPES = frozenset({"application/pgp-signature", "application/pkcs7-signature",
                              "application/x-pkcs7-signature", "application/pgp-encrypted"})
@@ -223,6 +226,8 @@ def collect_body(headers: Message, body: bytes, texts: list[str], names: list[st
             return
         if kind == "multipart/alternative":
             parts = [_best_alternative(parts)]
+        elif kind == "multipart/related":  # the root and what it shows: its images (a logo) are no attachments
+            parts = parts[:1] + [part for part in parts[1:] if not _shown_by_root(part[0])]
         for sub_headers, sub_body, _ in parts:
             collect_body(sub_headers, sub_body, texts, names, damage, depth + 1)
     elif kind == "message/rfc822" and depth < MAX_MIME_DEPTH:  # a forwarded message shown inline
@@ -234,6 +239,8 @@ def collect_body(headers: Message, body: bytes, texts: list[str], names: list[st
             text = html_to_text(text)
         elif str(headers.get_param("format") or "").lower() == "flowed":
             text = unflow(text, str(headers.get_param("delsp") or "").lower() == "yes")
+        if "[cid:" in text:
+            text = CID_PLACEHOLDER.sub("", text)
         texts.append(text)
     elif kind == "text/calendar" and not texts and (event := _invitation(body, headers, damage)):
         texts.append(event)  # an invitation sent without text: its event is what it says
@@ -268,6 +275,11 @@ def _tnef_body(found: Tnef) -> str:
         return rtf_text(decompress_rtf(found.rtf), html_to_text) if found.rtf else ""
     except ValueError:
         return ""
+
+
+def _shown_by_root(headers: Message) -> bool:
+    """A multipart/related part the HTML shows by its Content-ID: an image, not a file sent."""
+    return bool(headers.get("content-id")) and headers.get_content_type().startswith("image/")
 
 
 def _invitation(body: bytes, headers: Message, damage: set[str]) -> str:
