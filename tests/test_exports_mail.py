@@ -427,6 +427,24 @@ def test_a_thread_is_found_whole_even_where_replies_name_only_their_parent() -> 
     # (the child's References names "B00--root", a typo; its In-Reply-To names the root)
 
 
+def test_a_gmail_conversation_is_one_thread_as_gmail_shows_it(tmp_path: Path) -> None:
+    # Takeout marks each message with its Gmail conversation (X-GM-THRID): a reply whose client
+    # left out References and In-Reply-To (some phones, web forms, ticket systems) was a thread
+    # of its own, apart from the conversation Gmail shows it in
+    mails = [("a1", "1790000000000000001", ""), ("a2", "1790000000000000001", ""),
+             ("a3", "1790000000000000001", "<a2@example.com>"), ("b1", "1790000000000000002", "")]
+    (tmp_path / "All mail Including Spam and Trash.mbox").write_bytes(b"\n".join(
+        b"From 1790000000000000001@xxx Mon Mar 04 10:00:00 +0000 2024\n" + message(
+            f"X-GM-THRID: {thread}\nFrom: ana@example.com\nSubject: Re: Dinner\nMessage-ID: <{name}@example.com>\n"
+            f"Date: Mon, {4 + i} Mar 2024 10:00:00 +0000" + (f"\nIn-Reply-To: {parent}" if parent else ""), "Hi.")
+        for i, (name, thread, parent) in enumerate(mails)))
+    records, problems = load(tmp_path)
+    assert problems == []
+    assert [(r.metadata["message_id"], r.metadata["thread"]) for r in records] == [
+        ("a1@example.com", "a1@example.com"), ("a2@example.com", "a1@example.com"),
+        ("a3@example.com", "a1@example.com"), ("b1@example.com", "b1@example.com")]
+
+
 # -- decoding: headers, charsets, MIME, HTML --
 
 def test_encoded_headers_charsets_html_and_attachments(tmp_path: Path) -> None:

@@ -49,6 +49,8 @@ MBOX_HEAD = re.compile(rb"\AFrom \S+ +\S[^\n]*\r?\n[!-9;-~]+:")
 FIRST_HEADER = re.compile(rb"\A(?:From \S+ +\S[^\n]*\n)?[!-9;-~]+:")
 MAIL_HEADERS = re.compile(rb"^(?:from|date|subject|message-id):", re.I | re.M)
 MESSAGE_IDS = re.compile(r"<([^<>]+)>")
+# A link no Message-ID can be (no angle brackets hold a space): Gmail's conversation, by its X-GM-THRID.
+GMAIL_THREAD = "gmail thread "
 # Headers a message has at most once (RFC 5322 3.6); a second one is read too, with a WARN.
 SINGLE_HEADERS = ("from", "to", "cc", "subject", "date", "message-id", "in-reply-to")
 # A Maildir file name ends in ":2," and its flags (";" "!" or "," where ":" is not allowed).
@@ -323,6 +325,8 @@ def _parse(export: Export, file: ExportFile, data: bytes, start: int, conversati
     key = message_id or hashlib.sha1(f"{metadata['date']}|{metadata['author']}|{subject}|{body_text[:500]}".encode(
         "utf-8", "surrogatepass")).hexdigest()[:12]
     body_line = start + data.count(b"\n", 0, header_end)
+    if metadata["gmail_thread"]:  # Gmail's conversation joins its messages as it shows them (_set_threads)
+        links = links + [GMAIL_THREAD + metadata["gmail_thread"]]
     yield _Mail(file, start, max(end, start), body_line, body_text, new_part(body_text, subject or ""), message_id,
                 links, key, metadata)
 
@@ -452,9 +456,10 @@ def _records(export: Export, mails: Iterable[_Mail]) -> list[Record]:
 
 def _set_threads(mails: list[_Mail]) -> None:
     """A thread is every message linked by Message-ID, References or In-Reply-To (as
-    notmuch and mutt thread), across the collection, so a reply whose References are
-    wrong or cut still joins its conversation; it is named by its earliest message
-    present (the first References id when the thread's start is not in the mailbox)."""
+    notmuch and mutt thread) or by Gmail's conversation (X-GM-THRID), across the collection,
+    so a reply whose References are wrong, cut or missing still joins its conversation; it
+    is named by its earliest message present (the first References id when the thread's
+    start is not in the mailbox)."""
     parent: dict[str, str] = {}
 
     def find(item: str) -> str:
@@ -482,7 +487,7 @@ def _set_threads(mails: list[_Mail]) -> None:
         ids = ([mail.message_id] if mail.message_id else []) + mail.links
         if ids:
             root = find(ids[0])
-            mail.metadata["thread"] = earliest[root][1] if root in earliest else mail.metadata["thread"]
+            mail.metadata["thread"] = earliest[root][1] if root in earliest else mail.metadata["thread"] or mail.key
         else:
             mail.metadata["thread"] = mail.key
 
