@@ -262,9 +262,8 @@ def test_outlooks_own_mail_files_are_named_with_how_to_get_mail_vecbook_reads(
     for path in (root, root / name):
         with pytest.raises(vecbook.ConfigError, match=re.escape(f"cannot tell the format of {path}: it holds {what}")):
             vecbook.exports.detect_format(CollectionConfig(name="mail", path=path, database_label=str(path)))
-    records, problems = load(root, "maildir", name="mail")
-    assert records == [] and f"not a maildir export (Maildir folder (cur/new/tmp), .eml files or Apple Mail's .emlx " \
-                              f"store); it holds {what}" in problems[-1].reason
+    records, problems = load(root, "ics", name="mail")  # named as another format, it says so too
+    assert records == [] and f"not a ics export (iCalendar .ics files); it holds {what}" in problems[-1].reason
 
 
 def test_stats_lists_a_collection_that_loaded_nothing_as_skipped(tmp_path: Path) -> None:

@@ -1196,6 +1196,20 @@ def test_an_apple_mail_export_is_named_by_its_mailbox(tmp_path: Path) -> None:
     assert {r.metadata["conversation"] for r in load(plain / "mbox")[0]} == {"mbox"}
 
 
+def test_outlook_msg_files_beside_eml_files_are_counted_in_a_warning(tmp_path: Path) -> None:
+    # a folder of saved mail where classic Outlook saved some as .msg: they were passed over in silence
+    (tmp_path / "Angebot.eml").write_bytes(message("From: a@example.org\nSubject: Angebot\nDate: Mon, 4 Mar 2024 "
+                                                   "10:00:00 +0100", "Hi."))
+    for name in ("AW Angebot.msg", "Rechnung.MSG"):
+        (tmp_path / name).write_bytes(b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + bytes(504))
+    (tmp_path / "notes.msg").write_text("not Outlook's", encoding="utf-8")
+    records, problems = load(tmp_path)
+    assert [r.metadata["subject"] for r in records] == ["Angebot"]
+    assert problems == ["mail/AW Angebot.msg: collection 'mail': 2 Outlook .msg files are not read (VecBook reads "
+                        "no .msg): save those messages as .eml (new Outlook for Windows: Save as; Outlook for Mac: "
+                        "drag them to a folder)"]
+
+
 def test_a_thunderbird_subfolder_is_named_by_its_path_as_thunderbird_shows_it(tmp_path: Path) -> None:
     # Thunderbird keeps a folder's subfolders in "<folder>.sbd/": Archives/2023 and Sent/2023 were
     # both the conversation "2023"

@@ -59,6 +59,7 @@ MAILDIR_FLAGS = {"D": "draft", "F": "flagged", "P": "passed", "R": "replied", "S
 # Apple Mail's own store (~/Library/Mail/V10/...): an .emlx file is the message's length in
 # bytes on a line of its own, the message, then a property list of Apple's flags.
 EMLX_LENGTH = re.compile(rb"\A[ \t]*(\d{1,12})[ \t]*\r?\n")
+OUTLOOK_MSG = b"\xd0\xcf\x11\xe0"  # a .msg file's start: an OLE compound file, which VecBook does not read
 
 
 class Reader:
@@ -195,6 +196,11 @@ def read_maildir(export: Export) -> list[Record]:
     """Every message file: those of ``cur/`` and ``new/`` (``tmp/`` holds deliveries not yet
     finished), and in folders without them (notmuch or MH trees) the files that are mail."""
     files = [f for f in export.files() if _maildir_message(f)]
+    outlook = [f for f in export.files() if f.name.lower().endswith(".msg") and f.head(4) == OUTLOOK_MSG]
+    if outlook:  # (a folder of them alone is no Maildir: the error that says so names them)
+        export.warn(outlook[0], None, f"{len(outlook)} Outlook .msg file{'s are' if len(outlook) > 1 else ' is'} not "
+                    "read (VecBook reads no .msg): save those messages as .eml (new Outlook for Windows: Save as; "
+                    "Outlook for Mac: drag them to a folder)")
     return _records(export, export.read_each(files, lambda f: _maildir_mails(export, f)))
 
 
