@@ -620,6 +620,18 @@ def test_legacy_charset_labels_read_as_the_windows_code_pages_mail_apps_write(tm
     assert korean.text == "갂똠 회의"
 
 
+def test_quoted_printable_soft_breaks_that_gained_trailing_spaces_are_still_joined(tmp_path: Path) -> None:
+    # RFC 2045: whitespace at a quoted-printable line's end was added in transport (Exchange, Lotus
+    # Notes, mbox tools that pad lines) and is dropped; kept, "=  " ended no line and the body read
+    # "für M=" and "ärz" on two lines
+    (tmp_path / "qp.eml").write_bytes(message(
+        "From: a@example.org\nSubject: x\nDate: Mon, 4 Mar 2024 10:00:00 +0100\n"
+        "Content-Type: text/plain; charset=utf-8\nContent-Transfer-Encoding: quoted-printable",
+        "Die Rechnung f=C3=BCr M=  \r\n=C3=A4rz liegt bei: 20 =E2=82=AC.=\t\r\n Gr=C3=BC=C3=9Fe   \r\nJ=C3=BCrgen"))
+    records, problems = load(tmp_path)
+    assert problems == [] and records[0].text == "Die Rechnung für März liegt bei: 20 €. Grüße\nJürgen"
+
+
 def test_text_labelled_ascii_that_holds_utf_8_is_read_as_utf_8(tmp_path: Path) -> None:
     # mailers that label every part us-ascii (old scripts, misconfigured list servers) send UTF-8
     # under it: read as Windows-1252, as browsers read an ASCII label, it was "GrÃ¼ÃŸe aus KÃ¶ln";

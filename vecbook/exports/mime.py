@@ -100,6 +100,9 @@ MARKUP = re.compile(r"<(style|script|head|title)\b.*?</\1\s*>|<!--.*?-->|<[^>]*>
 # Where Outlook's text part stands for an image of its HTML (a signature's logo): "[cid:image001.png@01DA...]",
 # a line of its own or within one; no words of the mail.
 CID_PLACEHOLDER = re.compile(r"^[ \t]*\[cid:[^\]\s]*\][ \t]*(?:\r?\n|$)|\[cid:[^\]\s]*\][ \t]?", re.M)
+# A quoted-printable soft line break that gained whitespace in transport (Exchange, Lotus Notes, tools
+# that pad lines): still a soft break (RFC 2045 6.7: a line's trailing whitespace is dropped).
+QP_SPACED_SOFT_BREAK = re.compile(rb"=[ \t]+(?=\r?\n|$)")
 # Parts of these types sign or wrap a message; they are not attachments anyone sent.
 SIGNATURE_TYPES = frozenset({"application/pgp-signature", "application/pkcs7-signature",
                              "application/x-pkcs7-signature", "application/pgp-encrypted"})
@@ -411,7 +414,7 @@ def _transfer_decoded(body: bytes, headers: Message, damage: set[str]) -> bytes:
             clean = re.sub(rb"[^A-Za-z0-9+/]", b"", body)
             return binascii.a2b_base64(clean[:len(clean) // 4 * 4]) if len(clean) >= 4 else b""
     if encoding == "quoted-printable":
-        return binascii.a2b_qp(body)
+        return binascii.a2b_qp(QP_SPACED_SOFT_BREAK.sub(b"=", body) if b"= " in body or b"=\t" in body else body)
     return body
 
 
