@@ -48,8 +48,17 @@ LOCAL_DATE = re.compile(r"^[^\d]*?(\d{1,2})\.?\s+(?:de\s+)?([^\W\d_]+)\.?,?\s+(?
 MONTH_FIRST_DATE = re.compile(r"^(?:[^\W\d_]+\.?,?\s+)?([^\W\d_]+)\.?\s+(\d{1,2}),?\s+(\d{4}),?" + CLOCK_AND_ZONE,
                               re.I)
 
+# An offset at the end written "+01:00", "GMT+01:00" or "UTC-0530" (scripts, Java mailers): read as
+# RFC 5322's "+0100" (the email package reads only that, and would drop the offset).
+OFFSET = re.compile(r"\s(?:GMT|UTC)?([+-])(\d{2}):?(\d{2})(\s*\([^()]*\))?$", re.I)
+
 ISO_DATE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2}))?(?:[.,]\d+)?\s*"
                       r"(Z|[+-]\d{2}:?\d{2})?$", re.I)
+
+
+def rfc_offset(raw: str) -> str:
+    """A Date header with its offset at the end written as RFC 5322 writes it (``OFFSET``)."""
+    return OFFSET.sub(r" \1\2\3\4", raw)
 
 
 def localized_date(raw: str) -> datetime | None:
