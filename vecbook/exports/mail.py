@@ -23,7 +23,7 @@ from typing import Any, Callable, Iterable, Iterator
 
 from ..records import Record
 from .base import Export, ExportFile, clean_text, export_record, iso
-from .mail_dates import localized_date, rfc_offset
+from .mail_dates import localized_date, rfc_form
 from .mime import collect_body, decoded_header, find_header_end, new_part, parse_headers
 from .tnef import UNREAD
 
@@ -406,10 +406,10 @@ def _date(fields: dict[str, list[str]], warn: _Warner) -> datetime | None:
     raw = decoded_header((fields.get("date") or [""])[0])
     if raw:
         try:
-            return parsedate_to_datetime(rfc_offset(raw))
+            return parsedate_to_datetime(rfc_form(raw))
         except (TypeError, ValueError, IndexError, OverflowError):  # (a year of 20 digits overflows)
             pass
-        if local := localized_date(rfc_offset(raw)):  # "Di, 12 Mär 2024 14:05", as some clients write it
+        if local := localized_date(rfc_form(raw)):  # "Di, 12 Mär 2024 14:05", as some clients write it
             return local
     arrived = _received(fields)
     fallback = f"dated by its Received header, {arrived.isoformat()}" if arrived else "kept undated"

@@ -52,13 +52,22 @@ MONTH_FIRST_DATE = re.compile(r"^(?:[^\W\d_]+\.?,?\s+)?([^\W\d_]+)\.?\s+(\d{1,2}
 # RFC 5322's "+0100" (the email package reads only that, and would drop the offset).
 OFFSET = re.compile(r"\s(?:GMT|UTC)?([+-])(\d{2}):?(\d{2})(\s*\([^()]*\))?$", re.I)
 
+# A time on a 12-hour clock: 8:15 PM, 12:05:09 a.m.
+TWELVE_HOUR = re.compile(r"\b(\d{1,2}):(\d{2}(?::\d{2})?)\s*([ap])\.?m\b\.?", re.I)
+
 ISO_DATE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2}))?(?:[.,]\d+)?\s*"
                       r"(Z|[+-]\d{2}:?\d{2})?$", re.I)
 
 
-def rfc_offset(raw: str) -> str:
-    """A Date header with its offset at the end written as RFC 5322 writes it (``OFFSET``)."""
-    return OFFSET.sub(r" \1\2\3\4", raw)
+def rfc_form(raw: str) -> str:
+    """A Date header with its offset at the end written as RFC 5322 writes it (``OFFSET``) and a
+    12-hour clock's time as a 24-hour one (the email package reads "8:15 PM" as 08:15)."""
+    return TWELVE_HOUR.sub(_24_hour, OFFSET.sub(r" \1\2\3\4", raw))
+
+
+def _24_hour(found: re.Match[str]) -> str:
+    hour, rest, noon = int(found.group(1)), found.group(2), found.group(3).lower()
+    return f"{hour % 12 + (12 if noon == 'p' else 0):02d}:{rest}"
 
 
 def localized_date(raw: str) -> datetime | None:
