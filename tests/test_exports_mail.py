@@ -883,6 +883,19 @@ def test_outlooks_signature_logo_is_neither_text_nor_an_attachment(tmp_path: Pat
     assert records[0].text == "Hallo Bo, der Termin steht.\n\nJürgen Schröder\nTel. +49 30 1234\n\n[attachment: Angebot.pdf]"
 
 
+def test_an_s_mime_encrypted_mail_says_it_is_encrypted_as_a_pgp_one_does(tmp_path: Path) -> None:
+    # Outlook's and Apple Mail's encrypted mail (S/MIME) is one application/pkcs7-mime part: it
+    # read as an attachment named smime.p7m, as if the mail had no text but a file
+    for name, smime in (("outlook.eml", "enveloped-data"), ("apple.eml", "authEnveloped-data"), ("old.eml", None)):
+        kind = "application/x-pkcs7-mime" if smime is None else "application/pkcs7-mime; smime-type=" + smime
+        (tmp_path / name).write_bytes(message(
+            f"From: a@example.org\nSubject: Vertrag\nDate: Mon, 4 Mar 2024 10:00:00 +0100\nMIME-Version: 1.0\n"
+            f'Content-Type: {kind}; name="smime.p7m"\nContent-Disposition: attachment; filename="smime.p7m"\n'
+            "Content-Transfer-Encoding: base64", "MIAGCSqGSIb3DQEHA6CAMIACAQAxggFAMIIBPAIBADAkMBcxFTATBgNVBAMMDA=="))
+    records, problems = load(tmp_path)
+    assert problems == [] and [r.text for r in records] == ["[encrypted message: not decrypted]"] * 3
+
+
 # -- Outlook's winmail.dat (TNEF) --
 
 # An Outlook "rich text" body as Exchange stores it: HTML wrapped in RTF (\fromhtml), LZFu-compressed

@@ -103,6 +103,8 @@ CID_PLACEHOLDER = re.compile(r"^[ \t]*\[cid:[^\]\s]*\][ \t]*(?:\r?\n|$)|\[cid:[^
 # A quoted-printable soft line break that gained whitespace in transport (Exchange, Lotus Notes, tools
 # that pad lines): still a soft break (RFC 2045 6.7: a line's trailing whitespace is dropped).
 QP_SPACED_SOFT_BREAK = re.compile(rb"=[ \t]+(?=\r?\n|$)")
+# S/MIME's one part for an encrypted (or opaque signed) message: Outlook's and Apple Mail's smime.p7m.
+SMIME_TYPES = frozenset({"application/pkcs7-mime", "application/x-pkcs7-mime"})
 # Parts of these types sign or wrap a message; they are not attachments anyone sent.
 SIGNATURE_TYPES = frozenset({"application/pgp-signature", "application/pkcs7-signature",
                              "application/x-pkcs7-signature", "application/pgp-encrypted"})
@@ -212,7 +214,7 @@ def collect_body(headers: Message, body: bytes, texts: list[str], names: list[st
     kind = headers.get_content_type()
     if kind in SIGNATURE_TYPES:
         return
-    if kind == "multipart/encrypted":
+    if kind == "multipart/encrypted" or (kind in SMIME_TYPES and _smime_encrypted(headers)):
         texts.append("[encrypted message: not decrypted]")
         return
     if kind in TNEF_TYPES or (kind == "application/octet-stream" and
@@ -249,6 +251,11 @@ def collect_body(headers: Message, body: bytes, texts: list[str], names: list[st
         texts.append(event)  # an invitation sent without text: its event is what it says
     elif _filename(headers):  # an inline attachment (a patch, an invitation): named, not read
         names.append(_filename(headers) or kind)
+
+
+def _smime_encrypted(headers: Message) -> bool:
+    """An S/MIME part that holds the message encrypted (not one only signed, "signed-data")."""
+    return str(headers.get_param("smime-type") or "enveloped-data").lower() != "signed-data"
 
 
 def _tnef(headers: Message, body: bytes, texts: list[str], names: list[str], damage: set[str]) -> None:
