@@ -829,6 +829,18 @@ def test_a_newsletter_whose_text_part_only_says_to_view_it_as_html_is_read_from_
     assert reply.text == "Thanks, see you at the allotment on 4 May!"
 
 
+def test_an_empty_text_part_beside_a_short_html_one_is_read_from_the_html(tmp_path: Path) -> None:
+    # some phone apps and mass mailers send the text alternative empty: the mail read as no text at all
+    for name, plain in (("blank", " \n"), ("none", "")):
+        (tmp_path / f"{name}.eml").write_bytes(message(
+            "From: a@example.org\nSubject: Treffen\nDate: Mon, 4 Mar 2024 10:00:00 +0100\n"
+            "Content-Type: multipart/alternative; boundary=b",
+            f"--b\nContent-Type: text/plain; charset=utf-8\n\n{plain}\n--b\nContent-Type: text/html; charset=utf-8\n\n"
+            "<p>Hi Bo, bis um 5.</p>\n--b--"))
+    records, problems = load(tmp_path)
+    assert problems == [] and [r.text for r in records] == ["Hi Bo, bis um 5.", "Hi Bo, bis um 5."]
+
+
 def test_a_damaged_html_twin_of_a_text_part_read_instead_is_not_warned_of(tmp_path: Path) -> None:
     # telling a placeholder text part decodes its HTML twin: a fault in that part, which is not
     # read, was a WARN about the message as if its text were incomplete

@@ -380,14 +380,14 @@ def _best_alternative(parts: list[tuple[Message, bytes, int]]) -> tuple[Message,
 
 def _placeholder(plain: tuple[Message, bytes, int], html: tuple[Message, bytes, int]) -> bool:
     """A text part that only stands in for its HTML ("View this email in your browser", bulk
-    mail's): short, where the HTML every mail app shows holds many times its words. A fault in
+    mail's; or an empty one): short, where the HTML every mail app shows holds many times its words. A fault in
     either part's encoding is said when the part is read (``collect_body``), not of one left unread."""
     if len(plain[1]) > PLACEHOLDER_BYTES:  # (most mail: not decoded and counted twice)
         return False
     # counted in its bytes, not decoded (a charset's look-up is slow): a letter past ASCII counts
     # each of its bytes, so a placeholder in Chinese is taken for text sooner, never the reverse
     letters = len(_transfer_decoded(plain[1], plain[0], set()).translate(None, NOT_LETTER_BYTES))
-    wanted = 4 * letters + 200
+    wanted = 4 * letters + 200 if letters else 1  # an empty text part stands in for any HTML with words
     if letters >= PLACEHOLDER_LETTERS or len(html[1]) < wanted:  # (its bytes hold at least its letters)
         return False
     # the HTML's words told by a regex, not parsed: every short reply's HTML twin passes here
