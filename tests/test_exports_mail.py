@@ -873,6 +873,21 @@ def test_an_invitation_sent_as_its_calendar_part_alone_is_searched_by_its_event(
                                "Organizer: Carla\n\nBring the photos\nfrom Lisbon too")
 
 
+def test_a_mail_forwarded_as_an_attachment_is_read_with_its_forward(tmp_path: Path) -> None:
+    # Outlook's and Gmail's "Forward as attachment" attach the mail (message/rfc822, disposition
+    # attachment), as Thunderbird's default forward does: it was only named, its booking unfound
+    (tmp_path / "fwd.eml").write_bytes(message(
+        "From: Bo <bo@example.com>\nSubject: WG: Buchung\nDate: Mon, 4 Mar 2024 10:00:00 +0100\n"
+        "Content-Type: multipart/mixed; boundary=m",
+        "--m\nContent-Type: text/plain; charset=utf-8\n\nSiehe unten.\n--m\n"
+        'Content-Type: message/rfc822; name="Ihre Buchung.eml"\nContent-Disposition: attachment; filename="Ihre Buchung.eml"\n\n'
+        "From: SkyAir <noreply@skyair.example>\nSubject: Ihre Buchung\nDate: Sun, 3 Mar 2024 09:00:00 +0100\n"
+        "Content-Type: text/plain; charset=iso-8859-1\nContent-Transfer-Encoding: quoted-printable\n\n"
+        "Buchungsnummer QX7RTZ, Abflug M=FCnchen 7:10.\n--m--"))
+    records, problems = load(tmp_path)
+    assert problems == [] and records[0].text == "Siehe unten.\n\nBuchungsnummer QX7RTZ, Abflug München 7:10."
+
+
 def test_outlooks_signature_logo_is_neither_text_nor_an_attachment(tmp_path: Path) -> None:
     # Outlook sends its HTML's images (a signature logo) in multipart/related and writes
     # "[cid:image001.png@...]" where they stand in the text part: every mail of a sender with a

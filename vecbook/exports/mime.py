@@ -103,6 +103,8 @@ CID_PLACEHOLDER = re.compile(r"^[ \t]*\[cid:[^\]\s]*\][ \t]*(?:\r?\n|$)|\[cid:[^
 # A quoted-printable soft line break that gained whitespace in transport (Exchange, Lotus Notes, tools
 # that pad lines): still a soft break (RFC 2045 6.7: a line's trailing whitespace is dropped).
 QP_SPACED_SOFT_BREAK = re.compile(rb"=[ \t]+(?=\r?\n|$)")
+# A mail inside a mail (message/global: one with UTF-8 headers, RFC 6532).
+FORWARDED_TYPES = frozenset({"message/rfc822", "message/global"})
 # S/MIME's one part for an encrypted (or opaque signed) message: Outlook's and Apple Mail's smime.p7m.
 SMIME_TYPES = frozenset({"application/pkcs7-mime", "application/x-pkcs7-mime"})
 # Parts of these types sign or wrap a message; they are not attachments anyone sent.
@@ -235,7 +237,7 @@ def collect_body(headers: Message, body: bytes, texts: list[str], names: list[st
             parts = parts[:1] + [part for part in parts[1:] if not _shown_by_root(part[0])]
         for sub_headers, sub_body, _ in parts:
             collect_body(sub_headers, sub_body, texts, names, damage, depth + 1)
-    elif kind == "message/rfc822" and depth < MAX_MIME_DEPTH:  # a forwarded message shown inline
+    elif kind in FORWARDED_TYPES and depth < MAX_MIME_DEPTH:  # a forwarded message, inline or attached
         sub_headers, sub_body, _ = _split(_transfer_decoded(body, headers, damage))
         collect_body(sub_headers, sub_body, texts, names, damage, depth + 1)
     elif kind in ("text/plain", "text/html"):
@@ -396,6 +398,9 @@ def _placeholder(plain: tuple[Message, bytes, int], html: tuple[Message, bytes, 
 
 
 def _is_attachment(part: Message, kind: str) -> bool:
+    """A file sent with the mail, named, not read; a mail attached ("forward as attachment") is read."""
+    if kind in FORWARDED_TYPES:
+        return False
     disposition = part.get("content-disposition")
     if disposition and disposition.split(";", 1)[0].strip().lower() == "attachment":
         return True
