@@ -533,6 +533,8 @@ LOCALIZED_DATES = [
     ("2024-03-12 14:05:00", "2024-03-12T14:05:00"),  # ISO 8601, as scripts and some gateways write it
     ("2024-03-12T14:05:00Z", "2024-03-12T14:05:00+00:00"),
     ("2024-03-12T14:05:00.250+0100", "2024-03-12T14:05:00+01:00"),
+    ("2024/03/12 14:05:00 +0900", "2024-03-12T14:05:00+09:00"),  # year first with slashes: Japanese scripts
+    ("2024/3/5 8:05", "2024-03-05T08:05:00"),
     # month first, as American-style locales write the month in the user's language
     ("Dezember 3, 2024", "2024-12-03T00:00:00"),
     ("Dienstag, Dezember 3, 2024 14:05 +0100", "2024-12-03T14:05:00+01:00"),

@@ -2,7 +2,8 @@
 "martes, 12 de marzo de 2024 14:05"), as some clients, scripts and gateways write it instead of
 RFC 5322's English: read by naming its month in English for the email package's parser.
 
-A date in ISO 8601 ("2024-03-12 14:05:00", as scripts and some gateways write it) is read too.
+A date in ISO 8601 ("2024-03-12 14:05:00", as scripts and some gateways write it, or year first with
+slashes, "2024/03/12 14:05") is read too.
 Otherwise only day-month-year dates (and month-day-year ones, "Dezember 3, 2024") with a month name of
 German, French, Spanish, Italian, Portuguese, Dutch or a Scandinavian language are read; anything else
 stays no date, as before. A weekday, which may share its abbreviation with a month (French "mar." is
@@ -55,8 +56,9 @@ OFFSET = re.compile(r"\s(?:GMT|UTC)?([+-])(\d{2}):?(\d{2})(\s*\([^()]*\))?$", re
 # A time on a 12-hour clock: 8:15 PM, 12:05:09 a.m.
 TWELVE_HOUR = re.compile(r"\b(\d{1,2}):(\d{2}(?::\d{2})?)\s*([ap])\.?m\b\.?", re.I)
 
-ISO_DATE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2}))?(?:[.,]\d+)?\s*"
-                      r"(Z|[+-]\d{2}:?\d{2})?$", re.I)
+# (and year/month/day, as Japanese and Chinese scripts write it: the year first, so never day-first)
+ISO_DATE = re.compile(r"^(\d{4})(?:-(\d{2})-(\d{2})|/(\d{1,2})/(\d{1,2}))[T ](\d{1,2}):(\d{2})(?::(\d{2}))?"
+                      r"(?:[.,]\d+)?\s*(Z|[+-]\d{2}:?\d{2})?$", re.I)
 
 
 def rfc_form(raw: str) -> str:
@@ -95,8 +97,9 @@ def _iso_date(found: re.Match[str]) -> datetime | None:
     """An ISO 8601 date and time, with its offset where it has one (naive without, as written),
     to the second: read by ``iso_moment`` once the space before an offset and the fraction are
     left out."""
-    year, month, day, hour, minute, second, offset = found.groups()
+    year, month, day, slashed_month, slashed_day, hour, minute, second, offset = found.groups()
+    month, day = month or slashed_month.zfill(2), day or slashed_day.zfill(2)
     try:
-        return iso_moment(f"{year}-{month}-{day}T{hour}:{minute}:{second or '00'}{offset or ''}")
+        return iso_moment(f"{year}-{month}-{day}T{hour.zfill(2)}:{minute}:{second or '00'}{offset or ''}")
     except ValueError:  # (a 13th month, a 25th hour, an offset of a day or more)
         return None
