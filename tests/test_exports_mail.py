@@ -631,6 +631,21 @@ def test_legacy_charset_labels_read_as_the_windows_code_pages_mail_apps_write(tm
     assert korean.text == "갂똠 회의"
 
 
+def test_8_bit_text_in_no_charset_reads_as_windows_1252(tmp_path: Path) -> None:
+    # mail written on Windows with no charset (or "unknown-8bit", a gateway's): its ’ € “ ” read as
+    # Latin-1's invisible C1 controls, "It\x92s \x80 5"; bytes Windows-1252 lacks still read as Latin-1
+    for name, kind, body in (("none.eml", "text/plain", b"It\x92s \x80 5 at the caf\xe9"),
+                             ("unknown.eml", "text/plain; charset=unknown-8bit", b"Na\xefve \x96 ok"),
+                             ("odd.eml", "text/plain", b"byte \x81 caf\xe9")):
+        (tmp_path / name).write_bytes(b"From: a@example.org\nSubject: Caf\xe9 \x93Rosa\x94\n"  # (raw bytes here too)
+                                      b"Date: Mon, 4 Mar 2024 10:00:00 +0100\nContent-Type: " + kind.encode()
+                                      + b"\n\n" + body + b"\n")
+    records, problems = load(tmp_path)
+    assert problems == []
+    assert {r.text for r in records} == {"It’s € 5 at the café", "Naïve – ok", "byte \x81 café"}
+    assert {r.metadata["subject"] for r in records} == {"Café “Rosa”"}
+
+
 def test_quoted_printable_soft_breaks_that_gained_trailing_spaces_are_still_joined(tmp_path: Path) -> None:
     # RFC 2045: whitespace at a quoted-printable line's end was added in transport (Exchange, Lotus
     # Notes, mbox tools that pad lines) and is dropped; kept, "=  " ended no line and the body read

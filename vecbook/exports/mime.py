@@ -172,13 +172,10 @@ def find_header_end(data: bytes) -> int:
 
 def decoded_header(raw: str) -> str:
     """A header value as text: RFC 2047 words decoded, raw 8-bit bytes read as UTF-8 (else
-    Latin-1), folding undone."""
+    Windows-1252), folding undone."""
     if not raw.isascii() and SURROGATES.search(raw):  # undeclared 8-bit bytes, kept by the parser as surrogates
         data = raw.encode("ascii", "surrogateescape")
-        try:
-            raw = data.decode("utf-8")
-        except UnicodeDecodeError:
-            raw = data.decode("latin-1")
+        raw = _undeclared(data)
     if "=?" in raw:
         raw = WORD_LANGUAGE.sub("=?\\1?", raw) if "*" in raw else raw
         try:
@@ -432,7 +429,7 @@ def _transfer_decoded(body: bytes, headers: Message, damage: set[str]) -> bytes:
 
 def _decode(payload: bytes, headers: Message, html: bool = False) -> str:
     """Text in its declared charset (an HTML part's <meta> one where its header names none),
-    else UTF-8, else Latin-1 (which never fails); under an ASCII label, UTF-8 first."""
+    else UTF-8, else Windows-1252 (``_undeclared``); under an ASCII label, UTF-8 first."""
     try:
         declared = headers.get_content_charset()
     except Exception:  # noqa: BLE001 - a broken parameter
@@ -449,7 +446,18 @@ def _decode(payload: bytes, headers: Message, html: bool = False) -> str:
                 return payload.decode(charset)
             except (LookupError, UnicodeDecodeError):
                 continue
-    return payload.decode("latin-1")
+    return _undeclared(payload)
+
+
+def _undeclared(data: bytes) -> str:
+    """8-bit text in no charset that reads: UTF-8, else Windows-1252 (what mail written on Windows
+    without a label is: its ’ € “ ” are C1 controls in Latin-1), else Latin-1 (which never fails)."""
+    for charset in ("utf-8", "cp1252"):
+        try:
+            return data.decode(charset)
+        except UnicodeDecodeError:
+            continue
+    return data.decode("latin-1")
 
 
 def new_part(body: str, subject: str = "") -> str:
