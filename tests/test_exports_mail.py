@@ -1045,6 +1045,19 @@ def test_a_winmail_dat_holding_no_readable_text_is_warned_of_by_the_mails_subjec
                         "searchable"]
 
 
+def test_a_winmail_dat_claiming_billions_of_values_is_read_at_the_cost_of_its_bytes() -> None:
+    # a damaged or hostile count (4 billion fixed-size values in a 100-byte block) ends the walk
+    # where the bytes end, not after billions of empty values
+    from vecbook.exports.tnef import read_tnef
+
+    block = struct.pack("<I", 1) + struct.pack("<HHI", 0x1003, 0x0E2B, 0xFFFFFFFF) + bytes(64)
+    dat = struct.pack("<IH", 0x223E9F78, 0x1234) + tnef_attribute(1, 0x9003, 6, block)
+    dat += tnef_attribute(1, 0x800C, 2, "Hej Åsa".encode("cp1252"))
+    started = time.perf_counter()
+    assert read_tnef(dat).text == "Hej Åsa"
+    assert time.perf_counter() - started < 1
+
+
 # -- bad input --
 
 def test_a_truncated_mbox_warns_at_the_cut_message_and_keeps_the_rest(tmp_path: Path) -> None:

@@ -114,6 +114,8 @@ def _props(data: bytes) -> list[tuple[int, int, list[bytes]]]:
         else:
             number = 1
         for _ in range(number):
+            if at >= len(data):  # (a count past the block's bytes: damaged, or made to run for ever)
+                raise ValueError("a MAPI property runs past its attribute")
             if base in VARIABLE_TYPES:
                 size = struct.unpack_from("<I", data, at)[0]
                 values.append(data[at + 4:at + 4 + size])
