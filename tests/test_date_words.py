@@ -11,6 +11,7 @@ import pytest
 
 import vecbook
 from vecbook.date_words import date_span
+from conftest import export_book
 from test_chat_search import chat_book, chatter
 
 WEDNESDAY = date(2024, 7, 17)
@@ -97,3 +98,57 @@ def test_a_query_naming_no_date_is_scored_as_before(tmp_path: Path) -> None:
     assert vecbook.date_words.query_span("lantern festival", unread, None) is None  # costs nothing
     assert vecbook.date_words.query_span("lantern festival in March", columns.dates, None) == (
         (date(2024, 3, 1) - date(1970, 1, 1)).days, (date(2024, 4, 1) - date(1970, 1, 1)).days)
+
+
+SPANNING_CALENDAR = """BEGIN:VCALENDAR\r
+VERSION:2.0\r
+PRODID:-//Hand written//VecBook tests//EN\r
+BEGIN:VEVENT\r
+UID:ski-plan@example.com\r
+SUMMARY:ski trip budget\r
+DTSTART;VALUE=DATE:20240115\r
+DTEND;VALUE=DATE:20240116\r
+END:VEVENT\r
+BEGIN:VEVENT\r
+UID:ski-week@example.com\r
+SUMMARY:Ski trip 🎿 Chamonix, Zoë's chalet\r
+DTSTART;VALUE=DATE:20240226\r
+DTEND;VALUE=DATE:20240304\r
+END:VEVENT\r
+BEGIN:VEVENT\r
+UID:cours@example.com\r
+SUMMARY:cours de poterie poterie\r
+DTSTART;TZID=Europe/Paris:20240601T180000\r
+DTEND;TZID=Europe/Paris:20240601T200000\r
+END:VEVENT\r
+BEGIN:VEVENT\r
+UID:pottery@example.com\r
+SUMMARY:cours de poterie (hebdo)\r
+DTSTART;TZID=Europe/Paris:20240104T180000\r
+DTEND;TZID=Europe/Paris:20240104T200000\r
+RRULE:FREQ=WEEKLY;UNTIL=20240530T000000Z\r
+END:VEVENT\r
+BEGIN:VEVENT\r
+UID:last@example.com\r
+SUMMARY:{chatter}\r
+DTSTART;VALUE=DATE:20240710\r
+END:VEVENT\r
+END:VCALENDAR\r
+"""
+
+
+def test_in_march_prefers_an_event_that_spans_into_march_or_recurs_in_it(tmp_path: Path) -> None:
+    pytest.importorskip("icalendar", reason="icalendar is in requirements.txt; the ics reader needs it")
+    calendar = tmp_path / "cal.ics"
+    calendar.write_text(SPANNING_CALENDAR.format(chatter=chatter(1, 3)), encoding="utf-8")
+    book = export_book(tmp_path, "cal", calendar)
+    # Without a date word January's plan ranks first; the week in Chamonix runs 26 February
+    # to 3 March, so it lies in March as `--since 2024-03-01 --until 2024-03-31` has it.
+    assert book.search("ski trip", mode="keyword")[0].metadata["date"] == "2024-01-15"
+    in_march = {"since": "2024-03-01", "until": "2024-03-31"}
+    assert [h.metadata["date"] for h in book.search("ski trip", mode="keyword", **in_march)] == ["2024-02-26"]
+    assert book.search("ski trip in March", mode="keyword")[0].metadata["date"] == "2024-02-26"
+    # A weekly class first held in January recurs in March: it is March's, as the filters find it.
+    assert book.search("cours de poterie", mode="keyword")[0].metadata["date"].startswith("2024-06-01")
+    assert [h.metadata["date"][:10] for h in book.search("poterie", mode="keyword", **in_march)] == ["2024-01-04"]
+    assert book.search("cours de poterie in March", mode="keyword")[0].metadata["date"].startswith("2024-01-04")

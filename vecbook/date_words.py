@@ -1,7 +1,7 @@
 """Date words in a query ("in March", "last summer", "2 weeks ago", "on Tuesday"): the span of
 days they name, counted back from a reference day (the newest record the search may return), as
-a soft preference for records dated inside it (``in_span``, weighed by DATE_WEIGHT in ``blends``),
-never a filter.
+a soft preference for the records inside it (``in_span``: dated in it, or reaching into it as the
+``since``/``until`` filters have it), weighed by DATE_WEIGHT in ``blends``, never a filter.
 
 English only: the phrases are matched by a few patterns over the query's lower-cased words. A
 date parser (dateparser's ``search_dates``) reads more languages, but takes tens of milliseconds
@@ -18,12 +18,16 @@ from typing import Callable
 
 import numpy as np
 
+from .date_ranges import SPAN_END
+from .filters import Condition, FilterColumns
+
 # When a query names a span of days, each candidate's score becomes (1 - DATE_WEIGHT) x its
-# score + DATE_WEIGHT where its date lies in the span (x its score alone where it does not, or
-# has no date): a record from the span gains ~0.11 on the rest, so it passes close matches from
+# score + DATE_WEIGHT where it lies in the span (``in_span``; x its score alone where it does not,
+# or has no date): a record from the span gains ~0.11 on the rest, so it passes close matches from
 # other days while a clearly better match from another day stays first. Not measured on data:
 # no question of RealMem names a day ("last time" is the nearest, and names no span).
 DATE_WEIGHT = 0.1
+_EPOCH_DAY = date(1970, 1, 1)
 
 _MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september",
            "october", "november", "december")
@@ -55,7 +59,7 @@ def query_span(query: str, dates: Callable[[], np.ndarray], mask: np.ndarray | N
     allowed = every if mask is None else every[mask]
     if not np.isfinite(allowed).any():
         return None
-    span = date_span(text, date(1970, 1, 1) + timedelta(days=math.floor(float(np.nanmax(allowed)))))
+    span = date_span(text, _EPOCH_DAY + timedelta(days=math.floor(float(np.nanmax(allowed)))))
     return None if span is None else (days_since_epoch(span[0]), days_since_epoch(span[1]))
 
 
@@ -133,12 +137,17 @@ _READERS = ((_AGO_RE, _ago), (_NAMED_RE, _named), (_SEASON_RE, _season), (_MONTH
             (_DAY_RE, _weekday), (_YEAR_RE, _year))
 
 
-def in_span(days: float, span: tuple[float, float]) -> bool:
-    """Whether a record's date (``days``: days since 1970, NaN for none) lies in ``span`` ([first,
-    end) the same way); a record without a date lies in none."""
-    return not math.isnan(days) and span[0] <= days < span[1]
+def in_span(columns: FilterColumns, span: tuple[float, float]) -> np.ndarray:
+    """Which records lie in ``span`` (days since 1970, [first, end)) as ``--since``/``--until``
+    have it (``date_ranges``): one dated in it, one whose span (an event's or a chat window's
+    ``end_date``) reaches into it from before, and a recurring event with an occurrence in it; a
+    record without a date lies in none."""
+    first, end = (_EPOCH_DAY + timedelta(days=int(days)) for days in span)
+    mask = columns.mask([Condition("date__gte", "metadata", ("date",), "gte", first.isoformat(), or_path=SPAN_END),
+                         Condition("date__lt", "metadata", ("date",), "lt", end.isoformat())])
+    return np.zeros(len(columns.records), dtype=bool) if mask is None else mask
 
 
 def days_since_epoch(day: date) -> float:
     """``day`` as days since 1970-01-01 (as the records' dates are compared)."""
-    return float((day - date(1970, 1, 1)).days)
+    return float((day - _EPOCH_DAY).days)
