@@ -10,7 +10,8 @@ from typing import Any
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from vecbook.filters import Condition, FilterColumns, _reaches, value_matches
+from vecbook.filter_values import reaches, value_matches
+from vecbook.filters import Condition, FilterColumns
 
 DAYS = st.dates(min_value=__import__("datetime").date(1, 1, 2), max_value=__import__("datetime").date(9999, 12, 30))
 CLOCKS = st.sampled_from(["", "T00:00", "T09:30", " 23:59:59", "T12:00:00.250", "T00:00:00.000001", "t10:00"])
@@ -50,8 +51,8 @@ def test_a_date_range_over_an_index_agrees_with_each_value_compared_alone(values
     # a span's end (since's end_date): a date alone ends with its day
     ending = Condition(f"end_date__{op}", "metadata", ("end_date",), op, bound)
     _codes, ends = columns._column(ending)
-    reached = columns._verdicts(ending, ends, lambda v: _reaches(v, op, bound), True)
-    assert reached.tolist() == [_reaches(v, op, bound) for v in ends]
+    reached = columns._verdicts(ending, ends, lambda v: reaches(v, op, bound), True)
+    assert reached.tolist() == [reaches(v, op, bound) for v in ends]
 
 
 def test_one_moment_written_in_two_zones_is_one_moment_and_a_day_alone_ends_with_its_day() -> None:
@@ -62,7 +63,7 @@ def test_one_moment_written_in_two_zones_is_one_moment_and_a_day_alone_ends_with
     assert after.tolist() == [False, False, False, False]  # the same moment is not after itself
     ending = Condition("end_date__gte", "metadata", ("end_date",), "gte", "2024-03-05T09:00")
     _codes, ends = columns._column(ending)
-    reached = columns._verdicts(ending, ends, lambda v: _reaches(v, "gte", ending.value), True)
+    reached = columns._verdicts(ending, ends, lambda v: reaches(v, "gte", ending.value), True)
     assert reached.tolist() == [True, True, True, False]  # 5 March, all day, lasts past 09:00
 
 

@@ -267,8 +267,8 @@ def test_a_participant_filter_folds_each_name_once_however_many_lists_hold_it(mo
     # a mail index holds tens of thousands of recipient lists of a few hundred people: folding
     # every name of every list at every search made a --participant search 2.6 times as slow
     folded: list[str] = []
-    fold = vecbook.filters.fold
-    monkeypatch.setattr(vecbook.filters, "fold", lambda text: folded.append(text) or fold(text))
+    fold = vecbook.filter_values.fold
+    monkeypatch.setattr(vecbook.filter_values, "fold", lambda text: folded.append(text) or fold(text))
     people = ["Zoë Ørsted", "José Núñez", "Ana Lopez", "Łucja Wąs"]
     records = [record(f"m{i}", participants=[people[i % 4], people[(i + 1) % 4], f"N{i}"]) for i in range(400)]
     columns = vecbook.filters.FilterColumns(records)

@@ -102,7 +102,7 @@ def _length(metadata: dict[str, Any]) -> timedelta | None:
 
 def _moved_back(bound: str, length: timedelta, metadata: dict[str, Any]) -> str:
     """``bound`` less ``length``: a plain date stays one where the event is all day (its last
-    day reaches a bound inside that day, as ``_reaches`` in the filters has it)."""
+    day reaches a bound inside that day, as ``filter_values.reaches`` has it)."""
     all_day = len(str(metadata.get("end_date")).strip()) == 10
     try:
         moved = iso_moment(bound[:10] if all_day else bound) - length
@@ -123,7 +123,7 @@ class DateColumn:
         count = len(uniques)
         self.slow = np.zeros(count, dtype=bool)
         self.dated = np.zeros(count, dtype=bool)
-        self.plain = np.zeros(count, dtype=bool)  # a date alone: its day ends a span (``filters._reaches``)
+        self.plain = np.zeros(count, dtype=bool)  # a date alone: its day ends a span (``filter_values.reaches``)
         self.timed = np.zeros(count, dtype=bool)  # a moment with its offset, in ``moments``
         self.moments = np.zeros(count, dtype=np.int64)
         texts = [""] * count

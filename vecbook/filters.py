@@ -5,14 +5,11 @@ filtered key's column per index and turns Conditions into a mask of records."""
 from __future__ import annotations
 
 import difflib
-import fnmatch
-import functools
 import json
 import math
 import re
 import threading
 import time
-import unicodedata
 from dataclasses import dataclass, replace
 from typing import Any, Callable, NoReturn, Sequence
 
@@ -20,12 +17,12 @@ import numpy as np
 
 from .config import FILTER_OPERATORS, QueryError
 from .date_ranges import COMPARISONS as _COMPARISONS
-from .date_ranges import DATE_START as _DATE_START
 from .date_ranges import SPAN_END, DateColumn, date_ranges, is_date_range, series_in_range
 from .date_ranges import with_occurrences as with_occurrences  # where book.py and callers find it
+from .filter_values import (ISO_DATE_RE, MISSING, NUMBER_RE, as_text, composed, instant, lookup_metadata, reaches,
+                            value_matches)
 from .records import Record, iso_moment
 from .snippets import date_days
-from .tokens import fold
 
 # How close a typo must be to a known key, source or name to be suggested (difflib's ratio):
 # at its default 0.6 "auther" suggested "date" (three letters of six in order).
@@ -33,13 +30,6 @@ HINT_CUTOFF = 0.75
 # Filter keys a person might try for the people of a chat, mail or event (``participants``).
 PERSON_KEYS = ("author", "from", "sender", "speaker", "person", "people", "user", "who", "with", "participant",
                "name", "to")
-_MISSING = object()
-_NUMBER_RE = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
-# What gt/gte/lt/lte accept besides numbers: an ISO-8601 date, optionally with a time and
-# an offset. ISO text sorts chronologically, so such values keep comparing as text; any
-# other text would compare alphabetically, which is never what a range filter means.
-_ISO_DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$")
-_OFFSET_END = re.compile(r"(?:[Zz]|[+-]\d{2}:?\d{2})$")  # a date-time's offset from UTC
 
 
 @dataclass(frozen=True)
@@ -182,154 +172,7 @@ def _is_comparable(value: Any) -> bool:
     if isinstance(value, (int, float)):
         return True
     text = value.strip()
-    return bool(_NUMBER_RE.match(text) or _ISO_DATE_RE.match(text))
-
-
-def _as_number(value: Any) -> float | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, (int, float)):
-        return float(value)
-    if isinstance(value, str) and _NUMBER_RE.match(value.strip()):
-        return float(value)
-    return None
-
-
-def _as_text(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, str):
-        return composed(value).casefold()
-    if isinstance(value, (dict, list)):
-        return json.dumps(value, sort_keys=True).casefold()
-    return composed(str(value)).casefold()
-
-
-def composed(text: str) -> str:
-    """``text`` in NFC: macOS writes file names, and some apps text, decomposed (``é`` as e and a
-    combining accent, a Hangul syllable as its jamo), which a filter or citation typed composed
-    would otherwise never equal."""
-    return text if text.isascii() else unicodedata.normalize("NFC", text)
-
-
-def compare_values(a: Any, b: Any) -> int:
-    """-1, 0 or 1: numbers compare as numbers, everything else (ISO dates too) as case-folded text."""
-    na, nb = _as_number(a), _as_number(b)
-    left, right = (na, nb) if na is not None and nb is not None else (_as_text(a), _as_text(b))
-    return (left > right) - (left < right)
-
-
-def value_matches(value: Any, op: str, target: Any, glob: bool = False) -> bool:
-    """Whether one metadata value satisfies ``op target``; ``_MISSING`` means the key is absent."""
-    if value is _MISSING:
-        return op == "ne" or (op == "exists" and not target)
-    if op == "exists":
-        return bool(target)
-    items = value if isinstance(value, list) else [value]
-    if op in ("exact", "ne", "in"):
-        targets = target if op == "in" else [target]
-        found = any(_equal(v, t, glob) for v in items for t in targets)
-        return not found if op == "ne" else found
-    if op == "contains":
-        if isinstance(value, list):
-            return any(_equal(v, target, False) or _has_word(v, target) for v in value)
-        if isinstance(value, dict):
-            return _as_text(target) in {_as_text(k) for k in value}
-        return _as_text(target) in _as_text(value)
-    if op == "startswith":
-        return any(_as_text(v).startswith(_as_text(target)) for v in items)
-    sign = {"gt": (1,), "gte": (0, 1), "lt": (-1,), "lte": (-1, 0)}[op]
-    if isinstance(target, str) and _ISO_DATE_RE.match(target):
-        # a date written otherwise (March 5, 2024) cannot be placed: never in or out of a range
-        items = [v for v in items if isinstance(v, str) and _DATE_START.match(v)]
-        when = _instant(target)
-        if when is not None:  # a moment with its offset: where a value has one too, compare the moments
-            return any(_order(moment, when) in sign if (moment := _instant(v)) is not None
-                       else compare_values(v, target) in sign for v in items)
-    return any(compare_values(v, target) in sign for v in items)
-
-
-def _reaches(value: Any, op: str, start: str) -> bool:
-    """Whether a span's end ``value`` satisfies ``op start``; a plain date ends with its day, so
-    an all-day event's last day reaches a ``since`` that falls inside that day."""
-    if isinstance(value, str) and len(value.strip()) == 10 and len(start) > 10:
-        start = start[:10]  # the day's end is after any moment of it
-    return value_matches(value, op, start)
-
-
-def _instant(text: str) -> Any:
-    """An ISO date-time with its offset as an aware datetime (None for a date, a time without an
-    offset, or text that is none): 2024-03-05T23:30-08:00 and 2024-03-06T07:30+00:00 are one
-    moment, which their text does not order."""
-    if len(text) <= 16 or not _OFFSET_END.search(text):
-        return None
-    try:
-        return iso_moment(text)
-    except ValueError:
-        return None
-
-
-def _order(a: Any, b: Any) -> int:
-    return (a > b) - (a < b)
-
-
-def _has_word(member: Any, target: Any) -> bool:
-    """Whether a list member holds ``target`` as a whole word: "ana" is in "Ana Lopez",
-    but "work" is not in "homework" (a list holds names and labels, not prose); both as typed
-    (``typed``): "zoe" is in "Zoë"."""
-    if isinstance(member, (dict, list)):
-        return False
-    word = re.escape(typed(_as_text(target)))
-    return re.search(rf"(?<!\w){word}(?!\w)", typed(_as_text(member))) is not None
-
-
-# A name as a keyboard types it: phones write a sender's number with non-breaking hyphens
-# (U+2011) and no-break spaces between direction marks ("\u202a+1 (777) 777\u20117777\u202c"),
-# which look like "-" and " " and are never typed.
-_TYPED = {**dict.fromkeys(range(0x2010, 0x2016), "-"), 0x2212: "-", 0xA0: " ", 0x2007: " ", 0x2009: " ",
-          0x202F: " ", **dict.fromkeys([0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A)])}
-
-
-# Names repeat across a column's values (a mail index's 50,000 lists of recipients hold a few
-# hundred people): each is folded once, not once a list a search (that tripled a filter's time).
-@functools.lru_cache(maxsize=1 << 16)
-def typed(text: str) -> str:
-    """``text`` without its accents, variation selectors and look-alike dashes and spaces."""
-    return text if text.isascii() else fold(text.translate(_TYPED))
-
-
-def _equal(value: Any, target: Any, glob: bool) -> bool:
-    if glob:
-        return fnmatch.fnmatchcase(composed(str(value)), composed(str(target)))
-    return compare_values(value, target) == 0
-
-
-def lookup_metadata(metadata: dict[str, Any], path: tuple[str, ...]) -> Any:
-    """A metadata value by key, case-insensitively; dotted paths walk nested JSON objects."""
-    whole = ".".join(path)
-    for candidate in (whole, None):
-        if candidate is not None:
-            found = _get_casefold(metadata, candidate)
-            if found is not _MISSING or len(path) == 1:
-                return found
-    current: Any = metadata
-    for part in path:
-        if not isinstance(current, dict):
-            return _MISSING
-        current = _get_casefold(current, part)
-        if current is _MISSING:
-            return _MISSING
-    return current
-
-
-def _get_casefold(mapping: dict[str, Any], key: str) -> Any:
-    if key in mapping:
-        return mapping[key]
-    folded = key.casefold()
-    for name, value in mapping.items():
-        if name.casefold() == folded:
-            return value
-    return _MISSING
+    return bool(NUMBER_RE.match(text) or ISO_DATE_RE.match(text))
 
 
 class FilterColumns:
@@ -393,7 +236,7 @@ class FilterColumns:
             codes, uniques = self._column(condition)
             glob = condition.field == "file_path" and condition.op in ("exact", "in")
             verdict = self._verdicts(condition, uniques, lambda v: value_matches(v, condition.op, condition.value, glob))
-            verdict = np.append(verdict, value_matches(_MISSING, condition.op, condition.value))
+            verdict = np.append(verdict, value_matches(MISSING, condition.op, condition.value))
             if condition.shorthand.startswith("participants") and not verdict.any():
                 self._no_such_participant(condition, uniques)
             if is_date_range(condition):
@@ -411,7 +254,7 @@ class FilterColumns:
             return False
         reaching = replace(condition, path=condition.or_path)
         codes, uniques = self._column(reaching)
-        verdict = self._verdicts(reaching, uniques, lambda v: _reaches(v, condition.op, str(condition.value)), True)
+        verdict = self._verdicts(reaching, uniques, lambda v: reaches(v, condition.op, str(condition.value)), True)
         starts, dates = self._column(condition)  # an end without a start (no date) is no span
         return np.append(verdict, False)[codes] & (starts < len(dates))
 
@@ -419,20 +262,20 @@ class FilterColumns:
                   reaching: bool = False) -> np.ndarray:
         """``matches`` over a column's distinct values: under an ISO date bound, in numpy over the
         column's ``DateColumn`` (made once), with one call each only for the values it leaves slow;
-        ``reaching``: the values end spans (``_reaches``)."""
+        ``reaching``: the values end spans (``reaches``)."""
         bound = condition.value
-        if condition.op not in _COMPARISONS or not isinstance(bound, str) or not _ISO_DATE_RE.match(bound):
+        if condition.op not in _COMPARISONS or not isinstance(bound, str) or not ISO_DATE_RE.match(bound):
             return np.array([matches(v) for v in uniques], dtype=bool)
         key = (condition.field, tuple(p.casefold() for p in condition.path))
         with self._lock:
             column = self._date_columns.get(key)
         if column is None or len(column.texts) != len(uniques):
-            column = DateColumn(uniques, _instant)
+            column = DateColumn(uniques, instant)
             with self._lock:
                 self._date_columns[key] = column
         sign = {"gt": (1,), "gte": (0, 1), "lt": (-1,), "lte": (-1, 0)}[condition.op]
-        day = _as_text(bound[:10]) if reaching and len(bound) > 10 else None
-        verdict = column.verdict(sign, _as_text(bound), _instant(bound), day)
+        day = as_text(bound[:10]) if reaching and len(bound) > 10 else None
+        verdict = column.verdict(sign, as_text(bound), instant(bound), day)
         for position in np.flatnonzero(column.slow).tolist():
             verdict[position] = matches(uniques[position])
         return verdict
@@ -510,7 +353,7 @@ class FilterColumns:
         names (by whole name, else by one of its words)."""
         names = sorted({str(p) for value in uniques for p in (value if isinstance(value, (list, tuple)) else [value])})
         spelled = {w.casefold(): n for n in names for w in n.split()} | {n.casefold(): n for n in names}
-        close = difflib.get_close_matches(_as_text(condition.value), list(spelled), n=3, cutoff=HINT_CUTOFF)
+        close = difflib.get_close_matches(as_text(condition.value), list(spelled), n=3, cutoff=HINT_CUTOFF)
         meant = list(dict.fromkeys(spelled[c] for c in close))  # a name close by whole and by a word, once
         hint = f"; did you mean {' or '.join(map(repr, meant))}?" if meant else ""
         raise QueryError(f"{condition.shorthand}: no chat, mail or event names a participant "
@@ -521,7 +364,7 @@ class FilterColumns:
         searched = list(self.known_sources)
         for condition in conditions:
             if condition.field == "source" and condition.op in ("exact", "in"):
-                wanted = {_as_text(v) for v in (condition.value if condition.op == "in" else [condition.value])}
+                wanted = {as_text(v) for v in (condition.value if condition.op == "in" else [condition.value])}
                 searched = [s for s in searched if s.casefold() in wanted]
         return searched
 
@@ -531,7 +374,7 @@ class FilterColumns:
             having = self._having.get(key.casefold())
         if having is None:
             having = {r.source.casefold() for r in self.records
-                      if lookup_metadata(r.metadata, (key,)) not in (_MISSING, None)}
+                      if lookup_metadata(r.metadata, (key,)) not in (MISSING, None)}
             with self._lock:
                 self._having[key.casefold()] = having
         return having
@@ -541,9 +384,9 @@ class FilterColumns:
             return
         known = {s.casefold() for s in self.known_sources}
         wanted = condition.value if condition.op == "in" else [condition.value]
-        unknown = [v for v in wanted if _as_text(v) not in known]
+        unknown = [v for v in wanted if as_text(v) not in known]
         if unknown:
-            close = difflib.get_close_matches(_as_text(unknown[0]), sorted(known), n=1, cutoff=HINT_CUTOFF)
+            close = difflib.get_close_matches(as_text(unknown[0]), sorted(known), n=1, cutoff=HINT_CUTOFF)
             hint = f"did you mean '{next(s for s in self.known_sources if s.casefold() == close[0])}'? " if close else ""
             field = (f"; 'source' is the collection a record came from: for the metadata field named source, "
                      f"filter on metadata.source={unknown[0]}" if "source" in self.known_keys else "")
@@ -561,7 +404,7 @@ class FilterColumns:
         raw_codes = []
         for record in self.records:
             value = self._value(record, condition)
-            if value is _MISSING:
+            if value is MISSING:
                 raw_codes.append(-1)
                 continue
             token = _value_token(value)
