@@ -88,6 +88,30 @@ def test_list_values_match_member_by_member(filters: dict[str, Any], expected: l
     assert [r.id for r, keep in zip(LISTS, mask) if keep] == expected
 
 
+# Front matter is read as YAML 1.2, as Obsidian shows it: `draft: yes` is the text "yes", and a
+# `.txt` header `Draft: on` is text too; a filter asking for a boolean finds YAML 1.1's words for one.
+FLAGS = [record("f0", draft="yes"), record("f1", draft="No"), record("f2", draft=" ON"), record("f3", draft="off"),
+         record("f4", draft=True), record("f5", draft=False), record("f6", draft="maybe"), record("f7"),
+         record("f8", draft="TRUE"), record("f9", draft=["yes", "später"]), record("f10", draft="oui")]
+
+
+@pytest.mark.parametrize("filters, expected", [
+    ({"draft": True}, ["f0", "f2", "f4", "f8", "f9"]),
+    ({"draft": "true"}, ["f0", "f2", "f4", "f8", "f9"]),           # the CLI's --filter draft=true is text
+    ({"draft": "True "}, ["f0", "f2", "f4", "f8", "f9"]),
+    ({"draft": False}, ["f1", "f3", "f5"]),
+    ({"draft__exact": "false"}, ["f1", "f3", "f5"]),
+    ({"draft__ne": True}, ["f1", "f3", "f5", "f6", "f7", "f10"]),
+    ({"draft__in": [False, "maybe"]}, ["f1", "f3", "f5", "f6"]),
+    ({"draft": "yes"}, ["f0", "f9"]),                               # a text filter keeps matching text
+    ({"draft": "no"}, ["f1"]),
+    ({"draft": "oui"}, ["f10"]),                                    # only YAML 1.1's English words are booleans
+])
+def test_a_boolean_filter_finds_yes_no_on_off_written_as_text(filters: dict[str, Any], expected: list[str]) -> None:
+    mask = vecbook.filters.FilterColumns(FLAGS).mask(vecbook.filters.parse_filters(filters))
+    assert [r.id for r, keep in zip(FLAGS, mask) if keep] == expected
+
+
 def nfd(text: str) -> str:
     return unicodedata.normalize("NFD", text)
 

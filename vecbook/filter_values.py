@@ -23,6 +23,10 @@ NUMBER_RE = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
 # other text would compare alphabetically, which is never what a range filter means.
 ISO_DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$")
 _OFFSET_END = re.compile(r"(?:[Zz]|[+-]\d{2}:?\d{2})$")  # a date-time's offset from UTC
+# YAML 1.1's words for a boolean (PyYAML's, any case): front matter is read as YAML 1.2, as Obsidian
+# shows it, so `draft: yes` is the text "yes" (Norway's code NO stays text); a filter asking for a
+# boolean (``draft=true``) finds these words, while a text filter (``draft=yes``) matches text alone.
+_TRUTHS = {"true": True, "yes": True, "on": True, "false": False, "no": False, "off": False}
 
 
 def _as_number(value: Any) -> float | None:
@@ -143,7 +147,22 @@ def typed(text: str) -> str:
 def _equal(value: Any, target: Any, glob: bool) -> bool:
     if glob:
         return fnmatch.fnmatchcase(composed(str(value)), composed(str(target)))
+    wanted = _boolean(target)
+    if wanted is not None and isinstance(value, (bool, str)):
+        held = value if isinstance(value, bool) else _TRUTHS.get(value.strip().casefold())
+        if held is not None:
+            return held == wanted
     return compare_values(value, target) == 0
+
+
+def _boolean(target: Any) -> bool | None:
+    """The boolean a filter value asks for: true or false (JSON, Python), or the text ``true`` or
+    ``false`` (every value the CLI gives is text); None for any other value."""
+    if isinstance(target, bool):
+        return target
+    if isinstance(target, str) and target.strip().casefold() in ("true", "false"):
+        return target.strip().casefold() == "true"
+    return None
 
 
 def lookup_metadata(metadata: dict[str, Any], path: tuple[str, ...]) -> Any:
