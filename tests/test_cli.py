@@ -37,7 +37,8 @@ def test_search_prints_score_citation_and_text(capsys: pytest.CaptureFixture[str
     assert "Location: Lisbon" in out and "INFO" not in out
     # Files and collections are counted apart, so a surprise collection is visible.
     assert re.search(r"indexed 88 records in \d+\.\ds: 50 from 11 files, 16 from collection messages, 6 from "
-                     r"collection family-chat, 4 from collection hiking-club, 4 from collection calendar, 8 from "
+                     r"collection family-chat \(15 messages\), 4 from collection hiking-club \(8 messages\), 4 from "
+                     r"collection calendar, 8 from "
                      r"collection vault \(", err), err
 
 
@@ -70,6 +71,7 @@ def test_stats_in_both_formats(capsys: pytest.CaptureFixture[str]) -> None:
     assert code == 0 and stats["records"] == 88 and stats["files"] == 11
     code, out, _ = run(capsys, "stats", "--config", CONFIG)
     assert code == 0 and "records: 88" in out and "index_type: IndexScalarQuantizer (float16)" in out
+    assert "\nwindows: 10\nmessages: 23\n" in out  # the chats' conversation windows and the messages in them
 
 
 @pytest.mark.parametrize("argv, message", [

@@ -188,6 +188,20 @@ def test_sources_tool_lists_what_an_assistant_may_pass_as_sources(sample_book: v
     assert json.loads(result.content[0].text) == result.structured_content["result"]
 
 
+def test_a_chats_messages_are_counted_alike_by_the_sources_and_stats_tools(sample_book: vecbook.VecBook) -> None:
+    # A chat's records are conversation windows: its user asks how many messages are searched.
+    listed = {s["name"]: s for s in call(sample_book, "sources", {}).structured_content["result"]}
+    stats = json.loads(call(sample_book, "stats", {}).content[0].text)
+    counts = ("records", "windows", "messages")
+    assert [listed["family-chat"][k] for k in counts] == [6, 6, 15]  # 16 lines, one of them WhatsApp's own
+    assert [listed["hiking-club"][k] for k in counts] == [4, 4, 8]
+    assert [listed["calendar"][k] for k in counts] == [4, None, None]  # an event is no chat
+    for name in ("messages", "family-chat", "hiking-club", "calendar", "vault"):
+        assert [stats["collections"][name][k] for k in counts] == [listed[name][k] for k in counts], name
+    assert (stats["windows"], stats["messages"]) == (10, 23)
+    assert sample_book.sources() == call(sample_book, "sources", {}).structured_content["result"]  # Python alike
+
+
 def test_stats_tool_reports_progress_and_counts(sample_book: vecbook.VecBook) -> None:
     result = call(sample_book, "stats", {})
     stats = json.loads(result.content[0].text)

@@ -14,6 +14,7 @@ import pytest
 
 import vecbook
 import vecbook.registry
+import vecbook.source_counts
 from conftest import ROOT
 from vecbook.config import load_config
 
@@ -48,9 +49,9 @@ def test_add_reads_the_export_prints_what_it_found_and_writes_the_user_config(
         home: Path, user_config: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = run(capsys, "add", WHATSAPP.name, "--description", "family group chat since 2019")
     assert code == 0, err
-    assert out.splitlines()[:7] == [
+    assert out.splitlines()[:8] == [
         "found 'whatsapp-chat-with-family':", "  format: whatsapp", f"  path: {home / WHATSAPP.name}",
-        "  records: 6", "  dates: 2024-02-14 to 2024-03-20",
+        "  records: 6", "  messages: 15 in 6 conversation windows", "  dates: 2024-02-14 to 2024-03-20",
         "  participants: Ana, Dad, Mum, Priya, Uncle Tom", "  description: family group chat since 2019"]
     assert out.splitlines()[-1] == f"added 'whatsapp-chat-with-family' to {user_config}"
     [collection] = load_config(user_config).collections
@@ -85,7 +86,7 @@ def test_sources_lists_format_path_records_dates_and_description(
     monkeypatch.chdir(ROOT)  # the checkout's own config: the samples and their exports
     code, out, _ = run(capsys, "sources")
     assert code == 0
-    assert "family-chat: whatsapp, 6 records, 2024-02-14 to 2024-03-20\n" \
+    assert "family-chat: whatsapp, 15 messages in 6 conversation windows, 2024-02-14 to 2024-03-20\n" \
            "  path: samples/exports/WhatsApp Chat with Family.txt\n" \
            "  description: family WhatsApp group, February-March 2024\n" in out
     assert "messages: sqlite, 16 records, 2024-04-20 to 2024-06-20\n  path: samples/chats.db\n" in out
@@ -661,3 +662,13 @@ def test_a_telegram_chat_is_named_by_the_chat_and_an_account_export_by_its_folde
     # A chat named in Cyrillic is spelled in Latin letters, not named after its file's "result".
     assert [c.name for c in load_config(config).collections] == ["familia-silva", "bob", "semya-ivanov",
                                                                  "dataexport_2024-03-05"]
+
+
+@pytest.mark.parametrize("records, windows, messages, said", [
+    (12, None, None, "12 records"), (1, None, None, "1 record"),
+    (6, 6, 15, "15 messages in 6 conversation windows"), (1, 1, 1, "1 message in 1 conversation window"),
+    (20, 6, 15, "20 records (15 messages in 6 conversation windows)"),  # a notes folder holding a chat export
+])
+def test_sources_say_how_many_messages_a_chat_holds(records: int, windows: int | None, messages: int | None,
+                                                    said: str) -> None:
+    assert vecbook.source_counts.held(records, windows, messages) == said

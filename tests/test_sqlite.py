@@ -201,8 +201,8 @@ def test_stats_count_rows_per_collection(world: dict[str, Any]) -> None:
     assert stats["sources"] == {"files": 3, "notes": 4, "chats": 4, "imessage": 13}
     assert stats["collections"]["notes"]["records"] == 4
     assert stats["collections"]["notes"]["database"] == "dbs/notes.db"
-    assert stats["collections"]["imessage"] == {"database": "dbs/chat.db", "records": 13,
-                                                "skipped_rows": 0, "problems": []}
+    assert stats["collections"]["imessage"] == {"database": "dbs/chat.db", "records": 13, "skipped_rows": 0,
+                                                "problems": [], "windows": None, "messages": None}  # a row a message
 
 
 def test_one_ranked_list_mixes_files_and_both_kinds_of_database(world: dict[str, Any]) -> None:
@@ -606,7 +606,7 @@ def test_wal_database_with_an_open_write_transaction_loads(tmp_path: Path, embed
         config = vecbook.load_config(write_config(tmp_path, [{"name": "notes", "database": "app.db"}]))
         book = vecbook.VecBook(config=config, embedder=embedder)
         assert book.stats()["collections"]["notes"] == {"database": "app.db", "records": 5, "skipped_rows": 0,
-                                                        "problems": []}
+                                                        "problems": [], "windows": None, "messages": None}
         assert book.search("greenhouse door", max_results=1, mode="keyword")[0].id == "notes:n5"
         assert "notes:n6" not in {hit.id for hit in book.search("secret draft about bees", max_results=50)}
         assert not [w for w in vecbook_warnings(caplog) if "collection 'notes'" in w]

@@ -11,7 +11,7 @@ The package's modules are its sections, in dependency order (each imports only
 the ones before it): config -> cpu -> records -> onnx_model -> onnx_build -> embed -> key_rows -> vector_files
 -> vector_cache -> rows_file -> vector_store -> scan_file -> search_rows -> vector_index -> tokens -> languages
 -> index -> snippets -> filter_values -> filters
--> date_words -> rank -> sqlite_ro -> exports -> sources -> registry
+-> date_words -> rank -> sqlite_ro -> exports -> sources -> source_counts -> registry
 -> blocks -> spill -> build -> stored_texts -> record_columns -> keyword_cache -> caches -> chat_hits -> hits -> status -> watch -> book (the VecBook facade) -> mcp -> remote
 -> server -> cli.
 ``import vecbook`` loads the standard library only; ``VecBook``, ``Embedder``, the hit classes and ``main``

@@ -29,7 +29,6 @@ from .config import (
     QueryError,
     VecBookError,
     __version__,
-    counted,
     find_config_file,
     load_config,
     user_config_file,
@@ -38,6 +37,7 @@ from .exports.notes import describe_kinds
 from .mcp import OpenedLater, serve, serve_unusable
 from .progress import TerminalProgress
 from .records import Problem
+from .source_counts import held
 
 if TYPE_CHECKING:
     from .book import VecBook
@@ -544,7 +544,8 @@ def _cmd_sources(args: argparse.Namespace, config: Config) -> int:
         print("last indexed: at every start (the cache is off)")
     for source in listed:
         dates = f", {source['first_date']} to {source['last_date']}" if source["first_date"] else ""
-        print(f"\n{source['name']}: {source['format']}, {counted(source['records'], 'record')}{dates}")
+        holds = held(source["records"], source["windows"], source["messages"])
+        print(f"\n{source['name']}: {source['format']}, {holds}{dates}")
         print(f"  path: {source['path']}")
         if source["kinds"] or source["not_read"]:
             print(f"  files: {describe_kinds(source['kinds'], source['not_read'])}")

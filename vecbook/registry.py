@@ -23,6 +23,7 @@ from .config import (
     CollectionConfig,
     Config,
     ConfigError,
+    counted,
     did_you_mean,
     load_config,
 )
@@ -30,6 +31,7 @@ from .exports import FORMATS, format_list, open_export, reader, recognising_form
 from .exports.notes import describe_kinds, holds_notes
 from .records import Problem, Record
 from .snippets import date_days
+from .source_counts import chat_facts, chats_by_source
 from .tokens import fold
 from .sources import (DATA_SOURCE, NOTES_FORMATS, LoadReport, is_notes_folder, load_collection, load_export,
                       other_sources)
@@ -53,6 +55,8 @@ class SourceSummary:
     format: str
     path: str
     records: int = 0
+    windows: int | None = None  # the records that are a chat's conversation windows (``source_counts``)
+    messages: int | None = None  # the chat messages in them; both None for a source without any
     first_date: str | None = None
     last_date: str | None = None
     participants: list[str] = field(default_factory=list)  # most frequent first
@@ -71,6 +75,8 @@ class SourceSummary:
     def lines(self) -> list[str]:
         """The summary as a person reads it, one fact a line."""
         lines = [f"format: {self.format}", f"path: {self.path}", f"records: {self.records}"]
+        if self.windows:
+            lines.append(f"messages: {self.messages} in {counted(self.windows, 'conversation window')}")
         if self.kinds or self.not_read:
             lines.append(f"files: {describe_kinds(self.kinds, self.not_read)}")
         if self.first_date:
@@ -100,8 +106,9 @@ def summarize(name: str, format_name: str, path: str, records: Sequence[Record],
                 days.append(value[:10])
             elif key.lower() == "participants":  # a .txt header keeps its case (Participants:), as filters read it
                 people.update(a for a in ([value] if isinstance(value, str) else value or []) if isinstance(a, str))
-    return SourceSummary(name=name, format=format_name, path=path, records=len(records),
-                         first_date=min(days) if days else None, last_date=max(days) if days else None,
+    chats = chat_facts(chats_by_source(records))  # (records read for ``add`` may name no source yet)
+    return SourceSummary(name=name, format=format_name, path=path, records=len(records), **chats,
+                         first_date=min(days, default=None), last_date=max(days, default=None),
                          participants=[p for p, _ in people.most_common(SHOWN_PARTICIPANTS)],
                          problems=[str(p) for p in problems], description=description,
                          kinds=dict((facts or {}).get("kinds", {})), not_read=dict((facts or {}).get("not_read", {})))
