@@ -773,10 +773,11 @@ def test_a_folder_that_is_not_a_model_is_named(tmp_path: Path, capsys: pytest.Ca
     code, _, err = cli(capsys, "search", "Steuererklärung", "--data-dir", str(notes))
     assert code == 1
     assert err.splitlines()[-1] == (
-        f"vecbook: error: semantic search is unavailable: embedding_model '{notes}' is a folder but not a "
+        f"vecbook: error: hybrid search is unavailable: embedding_model '{notes}' is a folder but not a "
         "sentence-transformers model (it has no modules.json or config.json): set embedding_model to the folder "
         "a model was saved to (SentenceTransformer.save), or to 'sentence-transformers/all-MiniLM-L6-v2' (the "
-        "packaged model) (keyword mode still works)")
+        "packaged model); keyword search works without the model: --mode keyword on the command line, "
+        'mode="keyword" over MCP and in Python, or search_mode = "keyword" in vecbook.toml to make it the default')
     code, out, _ = cli(capsys, "search", "Steuererklärung", "--mode", "keyword", "--data-dir", str(notes), "--json")
     assert code == 0 and json.loads(out)[0]["file_path"] == "de-steuer.txt"
     with pytest.raises(ModelNotFoundError, match="is a folder but not a sentence-transformers model"):

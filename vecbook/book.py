@@ -16,7 +16,6 @@ from .config import (
     MAX_RESULTS_LIMIT,
     MODES,
     Config,
-    ModelNotFoundError,
     QueryError,
     VecBookError,
     config_without_file,
@@ -30,7 +29,7 @@ from .hits import (Context, HitShaper, Query, Results, check_bool, check_choice,
                    check_max_chars, check_max_results, check_max_total_chars, check_query, check_rrf_k, check_unit,
                    unmatched, within_budget)
 from .around import context_around
-from .embed import Embedder, _release_freed_memory
+from .embed import Embedder, _release_freed_memory, unavailable
 from .vector_index import VectorIndex
 from .vector_store import trainings_held
 from .tokens import analyses, analysis_of, query_tokens
@@ -575,8 +574,7 @@ class VecBook:
         if mode == "keyword" or snapshot.vectors is not None:
             return snapshot, mode
         if snapshot.vector_error is not None:
-            raise ModelNotFoundError(f"semantic search is unavailable: {snapshot.vector_error} "
-                                     "(keyword mode still works)")
+            raise unavailable(mode, snapshot.vector_error)
         log.warning("vectors are still being computed (%d of %d records); answering %s search from the "
                     "keyword index", progress["records_embedded"], progress["records_total"], mode)
         return snapshot, "keyword"

