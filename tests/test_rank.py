@@ -181,6 +181,35 @@ def test_moments_with_offsets_compare_as_moments_and_a_span_counts_back_in_local
         time.tzset()
 
 
+@pytest.mark.parametrize("since, until, first, end", [
+    ("2024-03", "2024-03", ("gte", "2024-03-01"), ("lt", "2024-04-01")),     # a month, as people say "since March"
+    ("2024", "2024", ("gte", "2024-01-01"), ("lt", "2025-01-01")),           # a year
+    (" 2024-12 ", "2024-12", ("gte", "2024-12-01"), ("lt", "2025-01-01")),
+    ("2024-02", "2024-02-10", ("gte", "2024-02-01"), ("lt", "2024-02-11")),
+    ("2023-12-24", "2024-02", ("gte", "2023-12-24"), ("lt", "2024-03-01")),  # to February's last day, 29th included
+    ("9999-12", "9999", ("gte", "9999-12-01"), ("lte", "9999-12-31T23:59:59.999999")),  # no day after it to name
+])
+def test_since_and_until_take_a_month_or_a_year_whole(since: str, until: str, first: tuple[str, str],
+                                                      end: tuple[str, str]) -> None:
+    start, stop = vecbook.filters.convenience_conditions(since=since, until=until)
+    assert ((start.op, start.value), (stop.op, stop.value)) == (first, end)
+    assert (start.shorthand, stop.shorthand) == (f"since {since}", f"until {until}")
+
+
+@pytest.mark.parametrize("since, until, message", [
+    ("2024-13", None, "since must be an ISO date (2024-01-31), a month (2024-03) or a year (2024), a date-time "
+                      "(2024-01-31T09:00) or a span back from now (30d, 2w, 6m, 1y, 12h); got '2024-13'"),
+    (None, "2024-00", "until must be an ISO date"),
+    ("0000", None, "got '0000'"),
+    ("März 2024", None, "got 'März 2024'"),
+    ("2024-04", "2024-03", "since 2024-04 is later than until 2024-03: no record can be dated between them"),
+])
+def test_a_month_or_year_that_is_none_is_an_error(since: str | None, until: str | None, message: str) -> None:
+    with pytest.raises(vecbook.QueryError) as error:
+        vecbook.filters.convenience_conditions(since=since, until=until)
+    assert message in str(error.value)
+
+
 @pytest.mark.parametrize("value", ["abc", "", "2024-1-5", "31/01/2024", "2024-01-31T9", "2024-01", True])
 def test_any_other_range_value_is_an_error_saying_what_is_accepted(value: Any) -> None:
     with pytest.raises(vecbook.QueryError) as error:

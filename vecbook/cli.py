@@ -183,8 +183,10 @@ def build_parser() -> _Parser:
                              "hybrid rrf: ranks only, so it cuts only a list's tail")
     search.add_argument("--source", action="append", metavar="NAME",
                         help="only this collection ('files' for the data folder's notes); repeatable")
-    search.add_argument("--since", metavar="WHEN", help="records dated on or after (or lasting into it): 2024-01-31, or 30d, 2w, 6m, 1y")
-    search.add_argument("--until", metavar="WHEN", help="records dated up to: 2024-01-31 (the whole day), or a span")
+    search.add_argument("--since", metavar="WHEN",
+                        help="records dated on or after (or lasting into it): 2024-01-31, 2024-03, 2024, or 30d, 2w, 6m, 1y")
+    search.add_argument("--until", metavar="WHEN",
+                        help="records dated up to: 2024-01-31, 2024-03 or 2024 (the whole of it), or a span")
     search.add_argument("--participant", action="append", metavar="NAME",
                         help="conversations this person took part in; repeatable (each must)")
     search.add_argument("--no-dedupe", action="store_true", help="show near-identical hits separately")

@@ -84,6 +84,9 @@ def _parse_condition(key: str, value: Any) -> Condition:
 _SPAN_RE = re.compile(r"^\s*(\d+)\s*([hdwmy])\s*$", re.I)
 # ``path:line``, ``path:line-end`` or either with ``#anchor``: a reference to lines of a file.
 _LINE_REF_RE = re.compile(r"^(.*):(\d+)(?:-\d+)?(?:#.*)?$", re.S)
+# A month (2024-03) or a year (2024) given as ``since``/``until``: ISO 8601's reduced precision.
+_PERIOD_RE = re.compile(r"^(\d{4})(?:-(\d{2}))?$")
+_LAST_DAY = "9999-12-31"  # whose next day no date can name: ``until`` then ends at its last moment
 _SPAN_DAYS = {"h": 1 / 24, "d": 1, "w": 7, "m": 30.4375, "y": 365.25}
 
 
@@ -91,9 +94,10 @@ def convenience_conditions(sources: Sequence[str] | None = None, since: str | No
                            until: str | None = None, participants: Sequence[str] | None = None,
                            now: float | None = None) -> list[Condition]:
     """The assistants' shorthand as filters: ``sources`` (any of these collections, ``files``
-    for the .txt records), ``since``/``until`` (an ISO date or date-time, or a span back
-    from now such as ``30d``, ``2w``, ``6m``, ``1y``, ``12h``; ``until`` a date includes that
-    whole day) and ``participants`` (each one named takes part: a whole-word match)."""
+    for the .txt records), ``since``/``until`` (an ISO date or date-time, a month ``2024-03`` or
+    a year ``2024``, or a span back from now such as ``30d``, ``2w``, ``6m``, ``1y``, ``12h``;
+    ``until`` a date, month or year includes the whole of it) and ``participants`` (each one
+    named takes part: a whole-word match)."""
     conditions = []
     if sources:
         conditions.append(_parse_condition("source__in", list(_string_list("sources", sources))))
@@ -101,9 +105,9 @@ def convenience_conditions(sources: Sequence[str] | None = None, since: str | No
         start = _moment("since", since, now)
         conditions.append(replace(_parse_condition("date__gte", start), shorthand=f"since {since}", or_path=SPAN_END))
     if until:
-        moment = _moment("until", until, now)
-        op = "lt" if len(moment) == 10 else "lte"
-        end = _next_day(moment) if op == "lt" else moment
+        moment = _moment("until", until, now, last=True)
+        op = "lt" if len(moment) == 10 and moment != _LAST_DAY else "lte"
+        end = _next_day(moment) if op == "lt" else moment if len(moment) > 10 else f"{moment}T23:59:59.999999"
         if since and date_days(start) >= date_days(end) + (0 if op == "lt" else 1e-9):
             raise QueryError(f"since {since} is later than until {until}: no record can be dated between them "
                              f"(swap them?)")
@@ -122,10 +126,11 @@ def _string_list(name: str, values: Any) -> list[str]:
     return [v.strip() for v in values]
 
 
-def _moment(name: str, value: Any, now: float | None) -> str:
-    """An ISO date or date-time as given, or a span back from ``now`` as an ISO date-time in this
-    machine's local time, with its offset: a chat's times (WhatsApp's) are written in local time
-    without one, and compare as text against it; times with an offset compare as instants."""
+def _moment(name: str, value: Any, now: float | None, last: bool = False) -> str:
+    """An ISO date or date-time as given; a month or year as its first day (``last``: its last);
+    or a span back from ``now`` as an ISO date-time in this machine's local time, with its
+    offset: a chat's times (WhatsApp's) are written in local time without one, and compare as
+    text against it; times with an offset compare as instants."""
     from datetime import date, datetime, timedelta, timezone
 
     if not isinstance(value, str):
@@ -137,11 +142,27 @@ def _moment(name: str, value: Any, now: float | None) -> str:
         return moment.replace(microsecond=0).isoformat()
     text = value.strip()
     try:
+        if period := _PERIOD_RE.match(text):
+            return _period_day(int(period.group(1)), int(period.group(2)) if period.group(2) else None, last)
         (date.fromisoformat(text) if len(text) == 10 else iso_moment(text))
-    except ValueError:
-        raise QueryError(f"{name} must be an ISO date (2024-01-31), a date-time (2024-01-31T09:00) or a span "
-                         f"back from now (30d, 2w, 6m, 1y, 12h); got {value!r}") from None
+    except (ValueError, OverflowError):
+        raise QueryError(f"{name} must be an ISO date (2024-01-31), a month (2024-03) or a year (2024), a "
+                         f"date-time (2024-01-31T09:00) or a span back from now (30d, 2w, 6m, 1y, 12h); "
+                         f"got {value!r}") from None
     return text
+
+
+def _period_day(year: int, month: int | None, last: bool) -> str:
+    """The first day of ``year``'s ``month`` (None: of the year), or with ``last`` its last day;
+    ValueError for a month that is none (2024-13)."""
+    from datetime import date, timedelta
+
+    first = date(year, 1 if month is None else month, 1)
+    if not last:
+        return first.isoformat()
+    if month in (None, 12):
+        return date(year, 12, 31).isoformat()
+    return (date(year, first.month + 1, 1) - timedelta(days=1)).isoformat()
 
 
 def _next_day(day: str) -> str:
