@@ -88,6 +88,29 @@ def test_list_values_match_member_by_member(filters: dict[str, Any], expected: l
     assert [r.id for r, keep in zip(LISTS, mask) if keep] == expected
 
 
+# A tag as Obsidian and Bear write it in the text (#work) is kept without its #, while a `.txt`
+# header `Tags: #work, #日本` keeps what was typed: a tag filter finds both, typed with or without it.
+TAGGED = [record("t0", tags=["#work", "#日本", "#C#"]), record("t1", tags=["work", "日本", "C#"]),
+          record("t2", tags=["homework", "#旅行"]), record("t3", tags="#work, #home"), record("t4")]
+
+
+@pytest.mark.parametrize("filters, expected", [
+    ({"tags": "work"}, ["t0", "t1"]),
+    ({"tags": "#work"}, ["t0", "t1"]),
+    ({"Tags": "#WORK"}, ["t0", "t1"]),
+    ({"tags__contains": "#日本"}, ["t0", "t1"]),
+    ({"tags__contains": "日本"}, ["t0", "t1"]),
+    ({"tags__in": ["#旅行", "c#"]}, ["t0", "t1", "t2"]),             # only a leading # is dropped
+    ({"tags__startswith": "#wo"}, ["t0", "t1", "t3"]),
+    ({"tags__ne": "#work"}, ["t2", "t3", "t4"]),
+    ({"tags__contains": "#home"}, ["t3"]),                            # a string: its text, # and all
+])
+def test_a_tag_filter_matches_tags_written_with_or_without_their_hash(filters: dict[str, Any],
+                                                                      expected: list[str]) -> None:
+    mask = vecbook.filters.FilterColumns(TAGGED).mask(vecbook.filters.parse_filters(filters))
+    assert [r.id for r, keep in zip(TAGGED, mask) if keep] == expected
+
+
 # Front matter is read as YAML 1.2, as Obsidian shows it: `draft: yes` is the text "yes", and a
 # `.txt` header `Draft: on` is text too; a filter asking for a boolean finds YAML 1.1's words for one.
 FLAGS = [record("f0", draft="yes"), record("f1", draft="No"), record("f2", draft=" ON"), record("f3", draft="off"),

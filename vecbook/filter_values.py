@@ -95,6 +95,21 @@ def value_matches(value: Any, op: str, target: Any, glob: bool = False) -> bool:
     return any(compare_values(v, target) in sign for v in items)
 
 
+def tag_matches(value: Any, op: str, target: Any, glob: bool = False) -> bool:
+    """``value_matches`` under the ``tags`` key, where a leading # is no part of a tag: Obsidian's
+    and Bear's tags in the text (#work) are read without it, while a ``.txt`` header ``Tags: #work``
+    keeps what was typed, and a person may type either in a filter."""
+    return value_matches(_untagged(value), op, _untagged(target), glob)
+
+
+def _untagged(value: Any) -> Any:
+    if isinstance(value, str):
+        return value[1:] if value.startswith("#") else value
+    if isinstance(value, list):
+        return [_untagged(v) for v in value]
+    return value
+
+
 def reaches(value: Any, op: str, start: str) -> bool:
     """Whether a span's end ``value`` satisfies ``op start``; a plain date ends with its day, so
     an all-day event's last day reaches a ``since`` that falls inside that day."""

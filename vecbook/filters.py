@@ -20,7 +20,7 @@ from .date_ranges import COMPARISONS as _COMPARISONS
 from .date_ranges import SPAN_END, DateColumn, date_ranges, is_date_range, series_in_range
 from .date_ranges import with_occurrences as with_occurrences  # where book.py and callers find it
 from .filter_values import (ISO_DATE_RE, MISSING, NUMBER_RE, as_text, composed, instant, lookup_metadata, reaches,
-                            value_matches)
+                            tag_matches, value_matches)
 from .records import Record, iso_moment
 from .snippets import date_days
 
@@ -256,7 +256,9 @@ class FilterColumns:
             self._check_known(condition)
             codes, uniques = self._column(condition)
             glob = condition.field == "file_path" and condition.op in ("exact", "in")
-            verdict = self._verdicts(condition, uniques, lambda v: value_matches(v, condition.op, condition.value, glob))
+            tags = condition.field == "metadata" and _folded(condition.path) == ("tags",)
+            test = tag_matches if tags else value_matches  # a tag typed with or without its #
+            verdict = self._verdicts(condition, uniques, lambda v: test(v, condition.op, condition.value, glob))
             verdict = np.append(verdict, value_matches(MISSING, condition.op, condition.value))
             if condition.shorthand.startswith("participants") and not verdict.any():
                 self._no_such_participant(condition, uniques)
@@ -456,3 +458,7 @@ def _value_token(value: Any) -> Any:
     if value is None or isinstance(value, (str, int, float, bool)):
         return type(value), value
     return json.dumps(value, sort_keys=True, default=str)
+
+
+def _folded(path: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(part.casefold() for part in path)
