@@ -219,6 +219,20 @@ def test_since_and_until_take_a_month_or_a_year_whole(since: str, until: str, fi
     assert (start.shorthand, stop.shorthand) == (f"since {since}", f"until {until}")
 
 
+def test_python_dates_and_times_are_taken_as_the_iso_text_they_stand_for() -> None:
+    from datetime import date, datetime, timedelta, timezone
+
+    start, stop = vecbook.filters.convenience_conditions(since=date(2024, 3, 1), until=date(2024, 3, 31))
+    assert ((start.value, start.shorthand), (stop.op, stop.value)) == (("2024-03-01", "since 2024-03-01"),
+                                                                       ("lt", "2024-04-01"))  # the whole day
+    pacific = timezone(timedelta(hours=-8))
+    [moment] = vecbook.filters.convenience_conditions(until=datetime(2024, 3, 5, 23, 30, tzinfo=pacific))
+    assert (moment.op, moment.value) == ("lte", "2024-03-05T23:30:00-08:00")
+    assert matching({"date__gte": date(2024, 9, 1)}) == ["r0", "r3"]
+    assert matching({"date__lt": datetime(2024, 1, 1, 0, 0)}) == ["r2"]
+    assert matching({"date__in": [date(2024, 8, 15), "2024-09-01"]}) == ["r0", "r1"]
+
+
 @pytest.mark.parametrize("since, until, message", [
     ("2024-13", None, "since must be an ISO date (2024-01-31), a month (2024-03) or a year (2024), a date-time "
                       "(2024-01-31T09:00) or a span back from now (30d, 2w, 6m, 1y, 12h); got '2024-13'"),

@@ -7,6 +7,7 @@ import dataclasses
 import logging
 import threading
 import time
+from datetime import date
 from functools import partial
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
@@ -442,7 +443,7 @@ class VecBook:
                fusion: str | None = None, keyword_weight: float | None = None, rrf_k: int | None = None,
                keyword_query: str | None = None, dedupe: bool | None = None,
                recency_half_life_days: float | None = None, sources: Sequence[str] | None = None,
-               since: str | None = None, until: str | None = None,
+               since: str | date | None = None, until: str | date | None = None,
                participants: Sequence[str] | None = None, max_total_chars: int | None = None,
                max_chars: int | None = None) -> Results:
         """Search records; results are sorted by ``similarity_score`` (ties by id).

@@ -11,6 +11,7 @@ import re
 import threading
 import time
 from dataclasses import dataclass, replace
+from datetime import date
 from typing import Any, Callable, NoReturn, Sequence
 
 import numpy as np
@@ -75,10 +76,19 @@ def _parse_condition(key: str, value: Any) -> Condition:
         field_name, path = "metadata", tuple(name.split("."))
     if any(not part for part in path):
         raise QueryError(f"filter key '{key}' has an empty path segment")
+    value = _iso(value)
     _check_filter_value(key, op, value)
     if op == "in":
         value = list(value)
     return Condition(key, field_name, path, op, value)
+
+
+def _iso(value: Any) -> Any:
+    """A Python date or datetime (a pandas Timestamp too) as the ISO text it stands for, as
+    records hold dates; each member of a list alike; any other value as it is."""
+    if isinstance(value, (list, tuple)):
+        return [_iso(member) for member in value]
+    return value.isoformat() if isinstance(value, date) else value
 
 
 _SPAN_RE = re.compile(r"^\s*(\d+)\s*([hdwmy])\s*$", re.I)
@@ -90,15 +100,16 @@ _LAST_DAY = "9999-12-31"  # whose next day no date can name: ``until`` then ends
 _SPAN_DAYS = {"h": 1 / 24, "d": 1, "w": 7, "m": 30.4375, "y": 365.25}
 
 
-def convenience_conditions(sources: Sequence[str] | None = None, since: str | None = None,
-                           until: str | None = None, participants: Sequence[str] | None = None,
+def convenience_conditions(sources: Sequence[str] | None = None, since: str | date | None = None,
+                           until: str | date | None = None, participants: Sequence[str] | None = None,
                            now: float | None = None) -> list[Condition]:
     """The assistants' shorthand as filters: ``sources`` (any of these collections, ``files``
     for the .txt records), ``since``/``until`` (an ISO date or date-time, a month ``2024-03`` or
-    a year ``2024``, or a span back from now such as ``30d``, ``2w``, ``6m``, ``1y``, ``12h``;
-    ``until`` a date, month or year includes the whole of it) and ``participants`` (each one
+    a year ``2024``, a span back from now such as ``30d``, ``2w``, ``6m``, ``1y``, ``12h``, or a
+    Python date or datetime; ``until`` a date, month or year includes the whole of it) and ``participants`` (each one
     named takes part: a whole-word match)."""
     conditions = []
+    since, until = _iso(since), _iso(until)
     if sources:
         conditions.append(_parse_condition("source__in", list(_string_list("sources", sources))))
     if since:
