@@ -672,3 +672,26 @@ def test_a_telegram_chat_is_named_by_the_chat_and_an_account_export_by_its_folde
 def test_sources_say_how_many_messages_a_chat_holds(records: int, windows: int | None, messages: int | None,
                                                     said: str) -> None:
     assert vecbook.source_counts.held(records, windows, messages) == said
+
+
+def test_a_reports_chat_counts_count_a_block_once_while_it_is_unchanged(monkeypatch: pytest.MonkeyPatch) -> None:
+    # stats and the log line after each update count a chat's messages: a note added beside a
+    # million chat windows must not count them all again
+    from vecbook.records import Record
+    from vecbook.sources import LoadReport
+
+    def window(i: int) -> Record:
+        return Record(id=f"w{i}", text="hi", source="chat", file_path="chat.txt", line_number=i + 1, end_line=i + 1,
+                      metadata={"message_count": 3})
+
+    chat, note = [window(i) for i in range(4)], [Record(id="n", text="note", source="files", file_path="n.md",
+                                                         line_number=1, end_line=1, metadata={})]
+    report = LoadReport(records=chat + note, blocks=[("collection:chat", chat), ("file:n.md", note)])
+    assert vecbook.source_counts.report_chats(report) == {"chat": (4, 12)}
+    counted: list[int] = []
+    real = vecbook.source_counts.chats_by_source
+    monkeypatch.setattr(vecbook.source_counts, "chats_by_source", lambda rs: counted.append(len(rs)) or real(rs))
+    again = [*note, Record(id="m", text="new", source="files", file_path="n.md", line_number=2, end_line=2,
+                            metadata={})]
+    later = LoadReport(records=chat + again, blocks=[("collection:chat", chat), ("file:n.md", again)])
+    assert vecbook.source_counts.report_chats(later) == {"chat": (4, 12)} and counted == [2]

@@ -11,7 +11,7 @@ from .build import Snapshot
 from .config import Config, counted
 from .embed import Embedder
 from .languages import model_languages
-from .source_counts import chat_facts, chats_by_source
+from .source_counts import chat_facts, report_chats
 from .source_state import DATA_SOURCE
 from .sources import LoadReport
 
@@ -23,7 +23,7 @@ def index_stats(config: Config, embedder: Embedder, snapshot: Snapshot | None, p
     vectors = snapshot.vectors if snapshot else None
     started, finished = progress.get("started"), progress.get("finished")
     by_source = report.counts_by_source()
-    chats = chats_by_source(report.records)
+    chats = report_chats(report)
     return {
         "state": progress["state"],
         "records": len(report.records),
@@ -61,7 +61,7 @@ def index_stats(config: Config, embedder: Embedder, snapshot: Snapshot | None, p
 def indexed_line(report: LoadReport, update: dict[str, Any]) -> str:
     """'indexed 46 records in 0.3s: 30 from 7 files, 16 from collection family (40 messages) (7
     files read, 12 texts embedded, 34 reused)' for the log, from a build's ``update``."""
-    by_source, chats = report.counts_by_source(), chats_by_source(report.records)
+    by_source, chats = report.counts_by_source(), report_chats(report)
     said = {name: f" ({counted(chats[name][1], 'message')})" if name in chats else ""
             for name in (DATA_SOURCE, *report.collections)}
     parts = [f"{by_source.get(DATA_SOURCE, 0)} from {counted(report.files, 'file')}{said[DATA_SOURCE]}"]
