@@ -12,13 +12,15 @@ import hashlib
 import re
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta, timezone, tzinfo
+from datetime import date, datetime, timedelta, timezone
 from typing import Any, Iterable, Iterator
 
 from ..records import Record
 from .base import Export, ExportFile, clean_text, export_record
+from .ics_lines import file_text, used_lines
 from .ics_people import attendees_and_rooms, event_text, person, where
 from .ics_words import iso_value, moment, rule_words, span_words
+from .ics_zones import calendar_zone, place_in_zone, unknown_zones, zone_id
 from .mime import html_to_text
 
 # The components that become records; VALARM, VTIMEZONE and the like do not.
@@ -30,15 +32,6 @@ SUFFIXES = (".ics", ".ical", ".icalendar", ".ifb")
 _SCAN_RE = re.compile(r"^(?:(BEGIN|END):([A-Za-z-]+)|X-WR-(CALNAME|TIMEZONE)(?:;[^:\r\n]*)?:([^\r\n]*))[ \t]*\r?$",
                       re.MULTILINE | re.IGNORECASE)
 _END_CALENDAR_RE = re.compile(r"^END:VCALENDAR[ \t]*\r?$", re.MULTILINE | re.IGNORECASE)
-# The properties whose value a calendar's zone places when written without TZID or Z.
-_ZONED = ("DTSTART", "DTEND", "DUE", "RECURRENCE-ID", "RDATE", "EXDATE")
-# The properties a record uses; the others (DTSTAMP, SEQUENCE, X-..., ATTACH with
-# inline base64) and VALARM blocks are not handed to the library, whose content-line
-# parser walks each line a character at a time. VTIMEZONE blocks are passed whole.
-USED_PROPERTIES = frozenset({"BEGIN", "END", "UID", "SUMMARY", "DESCRIPTION", "LOCATION", "DTSTART", "DTEND",
-                             "DUE", "DURATION", "RRULE", "RDATE", "EXDATE", "RECURRENCE-ID", "STATUS",
-                             "ORGANIZER", "ATTENDEE", "X-WR-CALNAME"})
-_NAME_RE = re.compile(r"([A-Za-z0-9-]+)[;:]")
 # A description written in HTML (Google Calendar keeps one formatted in its editor so): a
 # tag of the few such editors write, not any "<...>" (an address, "2 < 3") in plain text.
 _HTML_TAG_RE = re.compile(r"<(?:br|p|div|span|ul|ol|li|b|i|u|strong|em|html|body|table|tr|td|h[1-6]|font)\s*/?>"
@@ -151,22 +144,8 @@ def _unescape(value: str) -> str:
 # -- parsing, matched to the scan --
 
 
-# A long line folded (RFC 5545 3.1: a line break and a space or tab) inside a character's UTF-8
-# bytes, as some calendar writers fold by bytes: the character's first bytes, the fold, the rest.
-_SPLIT_FOLD = re.compile(rb"([\xc0-\xf7][\x80-\xbf]{0,2})(\r?\n[ \t])(?=[\x80-\xbf])")
-
-
-def _file_text(file: ExportFile) -> str:
-    """The file as text, a fold inside a character moved before it (so each line keeps its
-    number, and unfolding joins the character whole)."""
-    data = file.read_bytes()
-    if _SPLIT_FOLD.search(data):
-        data = _SPLIT_FOLD.sub(rb"\2\1", data)
-    return data.decode("utf-8-sig", errors="replace")
-
-
 def _records(export: Export, file: ExportFile) -> Iterator[Record]:
-    text = _file_text(file)
+    text = file_text(file)
     spans, zones = _scan(text)
     components = _parse_whole(export, file, text, spans)
     if components is None:
@@ -204,7 +183,7 @@ def _parse_whole(export: Export, file: ExportFile, text: str, spans: list[_Span]
 
     try:
         with _quiet():
-            calendars = icalendar.Calendar.from_ical(_used_lines(text), multiple=True)
+            calendars = icalendar.Calendar.from_ical(used_lines(text), multiple=True)
     except Exception as exc:  # noqa: BLE001 - any parse failure: read the components one by one
         line = _line_of_message(text, str(exc))
         export.warn(file, line, f"the calendar cannot be parsed whole ({exc}); its events are read one by one",
@@ -235,31 +214,6 @@ def _quiet() -> Iterator[None]:
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", module=r"icalendar(\.|$)")
         yield
-
-
-def _used_lines(text: str) -> str:
-    """The text without the properties and VALARM blocks no record uses (a line that is
-    not a ``NAME:value`` line is kept, so the library reports it)."""
-    kept: list[str] = []
-    keep = True
-    zone = alarm = False
-    for line in text.split("\n"):  # "\r" stays on its line; other breaks are inside values
-        if line[:1] in (" ", "\t"):  # a folded line's continuation goes with its line
-            if keep:
-                kept.append(line)
-            continue
-        upper = line[:16].upper()
-        if upper.startswith(("BEGIN:VTIMEZONE", "END:VTIMEZONE")):
-            zone = upper.startswith("BEGIN")
-            keep = True
-        elif upper.startswith(("BEGIN:VALARM", "END:VALARM")):
-            alarm, keep = upper.startswith("BEGIN"), False
-        else:
-            name = _NAME_RE.match(line)
-            keep = zone or (not alarm and (name is None or name.group(1).upper() in USED_PROPERTIES))
-        if keep:
-            kept.append(line)
-    return "\n".join(kept)
 
 
 def _parse_alone(export: Export, file: ExportFile, span: _Span, zones: str) -> Any | None:
@@ -402,39 +356,10 @@ def _ical_moment(value: date, named: bool = True) -> str:
         return f";VALUE=DATE:{value:%Y%m%d}"
     if value.tzinfo is None:
         return f":{value:%Y%m%dT%H%M%S}"
-    zone = _zone_id(value) if named else None
+    zone = zone_id(value) if named else None
     if zone:
         return f";TZID={zone}:{value:%Y%m%dT%H%M%S}"
     return f":{value.astimezone(timezone.utc):%Y%m%dT%H%M%SZ}"
-
-
-def _zone_id(value: datetime) -> str | None:
-    """An IANA zone name for the series' start: the zone's own, or the one a Windows name stands
-    for (Outlook's "W. Europe Standard Time"), else a fixed offset of whole hours (a zone only the
-    file defines) as ``Etc/GMT-1``, so the occurrences keep their local time and day; None for UTC."""
-    name = getattr(value.tzinfo, "key", None) or getattr(value.tzinfo, "_tzid", None)
-    try:
-        from icalendar.timezone.windows_to_olson import WINDOWS_TO_OLSON
-    except ImportError:  # (icalendar 6.0 kept it elsewhere)
-        WINDOWS_TO_OLSON = {}
-    name = WINDOWS_TO_OLSON.get(name, name) if name else None
-    if name and name.startswith("/"):  # a globally unique TZID: /mozilla.org/20070129_1/Europe/Berlin
-        name = _named_at_end(name)
-    if name and name != "UTC" and _calendar_zone(name) is not None:
-        return name
-    offset = value.utcoffset()
-    hours = int(offset.total_seconds() // 3600) if offset else 0
-    fixed = f"Etc/GMT{-hours:+d}"  # (POSIX signs: Etc/GMT-1 is an hour ahead of UTC)
-    if not offset or offset.total_seconds() % 3600 or _calendar_zone(fixed) is None:
-        return None
-    return fixed
-
-
-def _named_at_end(tzid: str) -> str | None:
-    """The IANA zone a globally unique TZID (RFC 5545's leading "/": Thunderbird's and Evolution's
-    ``/softwarestudio.org/Olson_20011030_5/America/New_York``) ends with, its longest such tail."""
-    parts = tzid.split("/")
-    return next(("/".join(parts[i:]) for i in range(1, len(parts)) if _calendar_zone("/".join(parts[i:]))), None)
 
 
 def _key(uid: str, component: Any, text: str, keys: dict[str, int]) -> str:
@@ -525,48 +450,20 @@ def _place_floating(export: Export, file: ExportFile, span: _Span, component: An
     """Times written without TZID or Z are in the calendar's ``X-WR-TIMEZONE`` (an unknown
     name leaves them floating, said once per file), and times in UTC (Google writes a single
     event's so) read in that zone: the same instant, on the day and hour its people saw."""
-    zone = _calendar_zone(span.zone[0]) if span.zone else None
+    zone = calendar_zone(span.zone[0]) if span.zone else None
     if span.zone and zone is None and span.zone[0] not in warned:
         warned.add(span.zone[0])
         export.warn(file, span.zone[1], f"unknown time zone '{span.zone[0]}' in X-WR-TIMEZONE: the calendar's "
                                         f"times without a zone are read as floating local time", skipped=False)
-    if zone is None:
-        return
-    for name in _ZONED:
-        for prop in _listed(component.get(name)):
-            if getattr(prop, "params", {}).get("TZID"):
-                continue  # a TZID the library could not resolve stays floating (warned as such)
-            for value in getattr(prop, "dts", None) or [prop]:
-                when = getattr(value, "dt", None)
-                if isinstance(when, datetime) and when.tzinfo is None:
-                    value.dt = when.replace(tzinfo=zone)
-                elif isinstance(when, datetime) and when.utcoffset() == timedelta(0) and _is_utc(when):
-                    value.dt = when.astimezone(zone)
-
-
-def _is_utc(when: datetime) -> bool:
-    """A time in UTC itself (``Z``), not in a zone that is at UTC now (Europe/London in winter)."""
-    return when.tzinfo is timezone.utc or getattr(when.tzinfo, "key", None) in ("UTC", "Etc/UTC")
-
-
-def _calendar_zone(name: str) -> tzinfo | None:
-    """A zone by its IANA name (None where the name is none)."""
-    from zoneinfo import ZoneInfo
-
-    try:
-        return ZoneInfo(name)
-    except (KeyError, ValueError, OSError):  # ZoneInfoNotFoundError is a KeyError
-        return None
+    if zone is not None:
+        place_in_zone(component, zone)
 
 
 def _warn_unknown_zones(export: Export, file: ExportFile, span: _Span, component: Any, warned: set[str]) -> None:
     """A TZID that is neither defined in the file nor a known zone name leaves its
     times floating (local, no offset): said once per file."""
-    for name in ("DTSTART", "DTEND", "DUE", "RECURRENCE-ID"):
-        prop = component.get(name)
-        zone = getattr(prop, "params", {}).get("TZID") if prop is not None else None
-        value = _value(component, name)
-        if zone and isinstance(value, datetime) and value.tzinfo is None and not warned:
+    for name, zone in unknown_zones(component):
+        if not warned:
             warned.add(zone)
             offset = _line_of_property(span.text, name)
             export.warn(file, span.line + (offset - 1 if offset else 0),

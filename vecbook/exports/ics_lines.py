@@ -1,0 +1,54 @@
+"""An iCalendar file's text made ready for the parser: read with a fold inside a character mended,
+and cut to the lines a record uses. Each keeps every line where it was, so the line numbers a
+record cites and a warning names are the file's."""
+
+from __future__ import annotations
+
+import re
+
+from .base import ExportFile
+
+# The properties a record uses; the others (DTSTAMP, SEQUENCE, X-..., ATTACH with
+# inline base64) and VALARM blocks are not handed to the library, whose content-line
+# parser walks each line a character at a time. VTIMEZONE blocks are passed whole.
+USED_PROPERTIES = frozenset({"BEGIN", "END", "UID", "SUMMARY", "DESCRIPTION", "LOCATION", "DTSTART", "DTEND",
+                             "DUE", "DURATION", "RRULE", "RDATE", "EXDATE", "RECURRENCE-ID", "STATUS",
+                             "ORGANIZER", "ATTENDEE", "X-WR-CALNAME"})
+_NAME_RE = re.compile(r"([A-Za-z0-9-]+)[;:]")
+# A long line folded (RFC 5545 3.1: a line break and a space or tab) inside a character's UTF-8
+# bytes, as some calendar writers fold by bytes: the character's first bytes, the fold, the rest.
+_SPLIT_FOLD = re.compile(rb"([\xc0-\xf7][\x80-\xbf]{0,2})(\r?\n[ \t])(?=[\x80-\xbf])")
+
+
+def file_text(file: ExportFile) -> str:
+    """The file as text, a fold inside a character moved before it (so each line keeps its
+    number, and unfolding joins the character whole)."""
+    data = file.read_bytes()
+    if _SPLIT_FOLD.search(data):
+        data = _SPLIT_FOLD.sub(rb"\2\1", data)
+    return data.decode("utf-8-sig", errors="replace")
+
+
+def used_lines(text: str) -> str:
+    """The text without the properties and VALARM blocks no record uses (a line that is
+    not a ``NAME:value`` line is kept, so the library reports it)."""
+    kept: list[str] = []
+    keep = True
+    zone = alarm = False
+    for line in text.split("\n"):  # "\r" stays on its line; other breaks are inside values
+        if line[:1] in (" ", "\t"):  # a folded line's continuation goes with its line
+            if keep:
+                kept.append(line)
+            continue
+        upper = line[:16].upper()
+        if upper.startswith(("BEGIN:VTIMEZONE", "END:VTIMEZONE")):
+            zone = upper.startswith("BEGIN")
+            keep = True
+        elif upper.startswith(("BEGIN:VALARM", "END:VALARM")):
+            alarm, keep = upper.startswith("BEGIN"), False
+        else:
+            name = _NAME_RE.match(line)
+            keep = zone or (not alarm and (name is None or name.group(1).upper() in USED_PROPERTIES))
+        if keep:
+            kept.append(line)
+    return "\n".join(kept)
