@@ -607,6 +607,29 @@ def test_a_person_without_a_mail_address_is_named_by_their_email_parameter_or_na
     assert "Attendees: bo@example.com, Cy, Tom Lee, Di" in record.text
 
 
+def test_quotes_inside_a_quoted_name_keep_the_person(tmp_path: Path) -> None:
+    # RFC 6868 writes a quote inside a quoted parameter as ^' (a caret as ^^); some exporters write
+    # it with a backslash instead: the attendee was dropped, with a WARN, and the event read as if
+    # they had not been invited. (A backslash before the closing quote is the value's own.)
+    lines = ["BEGIN:VCALENDAR", "BEGIN:VEVENT", "UID:q1", "SUMMARY:Ensayo", "DTSTART:20240601T090000Z",
+             "ORGANIZER;CN=\"Bo ^'Boss^' Lee ^^_^^\":mailto:bo@example.com",
+             r'ATTENDEE;CN="Ana \"Nana\" Ruiz";PARTSTAT=ACCEPTED:mailto:ana@example.com',
+             r'ATTENDEE;ROLE=REQ-PARTICIPANT;PARTSTAT=NEEDS-ACTION;RSVP=TRUE;CN="José \"Pepe\" Álvarez-Fe',
+             r' rnández";X-NUM-GUESTS=0:mailto:pepe@example.com',
+             r'ATTENDEE;CN="\"Mimi\"":mailto:mimi@example.com',
+             r'ATTENDEE;CN="C:\Users\":mailto:path@example.com', "END:VEVENT", "END:VCALENDAR", ""]
+    (tmp_path / "q.ics").write_text("\r\n".join(lines), encoding="utf-8", newline="")
+    (record,), problems = load(tmp_path)
+    assert problems == []
+    assert record.metadata["participants"] == [
+        'Bo "Boss" Lee ^_^', "bo@example.com", 'Ana "Nana" Ruiz', "ana@example.com",
+        'José "Pepe" Álvarez-Fernández', "pepe@example.com", "Mimi", "mimi@example.com",
+        "C:\\Users\\", "path@example.com"]
+    assert 'Attendees: Ana "Nana" Ruiz, José "Pepe" Álvarez-Fernández, Mimi, C:\\Users\\' in record.text
+    # the same invitation in a mail reads the same
+    assert 'Attendees: Ana "Nana" Ruiz, José' in ics.invitation_text("\r\n".join(lines))
+
+
 def test_a_room_or_resource_attendee_is_where_the_event_is_not_a_person(tmp_path: Path) -> None:
     # Google books a room as an attendee (CUTYPE=RESOURCE, its address @resource.calendar.google.com),
     # Outlook and Exchange as CUTYPE=ROOM: "Room 4.01 (12)" was listed as a person at the meeting.

@@ -17,7 +17,7 @@ from typing import Any, Iterable, Iterator
 
 from ..records import Record
 from .base import Export, ExportFile, clean_text, export_record
-from .ics_lines import file_text, used_lines
+from .ics_lines import escaped_quotes, file_text, used_lines
 from .ics_people import attendees_and_rooms, event_text, person, where
 from .ics_words import iso_value, moment, rule_words, span_words
 from .ics_zones import calendar_zone, place_in_zone, unknown_zones, zone_id
@@ -303,7 +303,7 @@ def invitation_text(data: str) -> str:
     records of a calendar show them; '' where it cannot be read or icalendar is not installed."""
     try:
         from icalendar import Calendar
-        components = Calendar.from_ical(data).walk()
+        components = Calendar.from_ical(escaped_quotes(data)).walk()
     except Exception:  # noqa: BLE001 - no library, or a calendar it cannot read: the mail is read without it
         return ""
     texts = []

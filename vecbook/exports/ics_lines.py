@@ -18,15 +18,54 @@ _NAME_RE = re.compile(r"([A-Za-z0-9-]+)[;:]")
 # A long line folded (RFC 5545 3.1: a line break and a space or tab) inside a character's UTF-8
 # bytes, as some calendar writers fold by bytes: the character's first bytes, the fold, the rest.
 _SPLIT_FOLD = re.compile(rb"([\xc0-\xf7][\x80-\xbf]{0,2})(\r?\n[ \t])(?=[\x80-\xbf])")
+# A content line with parameters (``NAME;...``), its folded continuations with it.
+_WITH_PARAMETERS = re.compile(r"^[A-Za-z0-9-]+;(?:[^\n]|\n[ \t])*", re.MULTILINE)
+# A line's fold (RFC 5545 3.1), skipped when looking at the character after a quote.
+_FOLD = re.compile(r"\r?\n[ \t]")
 
 
 def file_text(file: ExportFile) -> str:
     """The file as text, a fold inside a character moved before it (so each line keeps its
-    number, and unfolding joins the character whole)."""
+    number, and unfolding joins the character whole), and its escaped quotes mended."""
     data = file.read_bytes()
     if _SPLIT_FOLD.search(data):
         data = _SPLIT_FOLD.sub(rb"\2\1", data)
-    return data.decode("utf-8-sig", errors="replace")
+    return escaped_quotes(data.decode("utf-8-sig", errors="replace"))
+
+
+def escaped_quotes(text: str) -> str:
+    """The text with each quote a backslash escapes inside a quoted parameter value written as
+    RFC 6868's ``^'``: some calendar writers write ``CN="Ana \\"Nana\\" Ruiz"``, which the
+    library cannot read, and the person was lost. Same length: every line keeps its place."""
+    if '\\"' not in text:
+        return text
+    return _WITH_PARAMETERS.sub(lambda m: _line_quotes(m.group(0)) if '\\"' in m.group(0) else m.group(0), text)
+
+
+def _line_quotes(line: str) -> str:
+    """One content line's parameters with their escaped quotes as ``^'``; the value after them
+    as it was. A backslash and quote that end the value (a ``;`` or ``:`` or the line's end after
+    them) are a backslash of the value's own and its closing quote."""
+    chars = list(line)
+    quoted = False
+    i = 0
+    while i < len(chars):
+        char = chars[i]
+        if char == '"':
+            quoted = not quoted
+        elif char == ":" and not quoted:
+            break
+        elif char == "\\" and quoted and line[i + 1:i + 2] == '"' and _after(line, i + 2) not in ";:\r\n":
+            chars[i:i + 2] = ["^", "'"]
+            i += 1
+        i += 1
+    return "".join(chars)
+
+
+def _after(line: str, at: int) -> str:
+    """The character at ``at``, past a fold there; '' at the line's end."""
+    fold = _FOLD.match(line, at)
+    return line[fold.end() if fold else at:][:1]
 
 
 def used_lines(text: str) -> str:
