@@ -630,6 +630,19 @@ def test_quotes_inside_a_quoted_name_keep_the_person(tmp_path: Path) -> None:
     assert 'Attendees: Ana "Nana" Ruiz, José' in ics.invitation_text("\r\n".join(lines))
 
 
+def test_a_name_written_over_lines_reads_on_one(tmp_path: Path) -> None:
+    # RFC 6868's ^n is a line break inside a parameter: a CN with one broke the Organizer: line
+    # in two, and the participant's name no longer matched what --participant is given
+    (tmp_path / "n.ics").write_text(
+        "BEGIN:VCALENDAR\r\nBEGIN:VEVENT\r\nUID:n1\r\nSUMMARY:Sync\r\nDTSTART:20240601T090000Z\r\n"
+        "ORGANIZER;CN=\"Dr. Lee^nResearch  Office\":mailto:lee@example.com\r\n"
+        "ATTENDEE;CN=\"  Zoë\tBrandão \":mailto:zoe@example.com\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n",
+        encoding="utf-8", newline="")
+    (record,), _ = load(tmp_path)
+    assert record.metadata["organizer"] == "Dr. Lee Research Office"
+    assert "Organizer: Dr. Lee Research Office\nAttendees: Zoë Brandão" in record.text
+
+
 def test_a_room_or_resource_attendee_is_where_the_event_is_not_a_person(tmp_path: Path) -> None:
     # Google books a room as an attendee (CUTYPE=RESOURCE, its address @resource.calendar.google.com),
     # Outlook and Exchange as CUTYPE=ROOM: "Room 4.01 (12)" was listed as a person at the meeting.

@@ -18,7 +18,8 @@ def person(address: Any) -> tuple[str, str] | None:
     """(display name, email) of an ORGANIZER or ATTENDEE: its CN, else the email. An address
     that is no mail address (Apple's calendar server writes ``urn:uuid:...``, Outlook
     ``invalid:nomail`` for a person without one, Exchange ``/o=ExchangeLabs/...``) gives its
-    place to the ``EMAIL`` parameter (RFC 7986), else to none: it names no one."""
+    place to the ``EMAIL`` parameter (RFC 7986), else to none: it names no one. The name's
+    spaces and line breaks are one space each."""
     if address is None:
         return None
     params = getattr(address, "params", {})
@@ -27,7 +28,8 @@ def person(address: Any) -> tuple[str, str] | None:
     if "@" not in email:
         email = str(params.get("EMAIL") or "").strip().strip('"')
         email = email if "@" in email else ""
-    name = str(params.get("CN") or "").strip().strip('"')
+    # (a CN may hold a line break, RFC 6868's ^n: a name is said on one line)
+    name = " ".join(str(params.get("CN") or "").strip().strip('"').split())
     return (name or email, email) if name or email else None
 
 
