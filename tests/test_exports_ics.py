@@ -226,6 +226,29 @@ def test_a_file_cut_short_after_an_event_says_so(tmp_path: Path) -> None:
                                        "that did not finish: get it again); the file's events are read one by one")
 
 
+def test_a_second_calendar_cut_short_says_so(tmp_path: Path) -> None:
+    # several calendars in one file (an export of each appended, or a merge tool's): the last one's
+    # end cut off, or a middle one's missing, was a WARN of "components the parser did not return",
+    # with no line; the first calendar's END:VCALENDAR hid that the file was cut short
+    one = "BEGIN:VCALENDAR\r\nX-WR-CALNAME:Casa\r\nBEGIN:VEVENT\r\nUID:a\r\nSUMMARY:Cena\r\nEND:VEVENT\r\n"
+    two = "BEGIN:VCALENDAR\r\nX-WR-CALNAME:仕事\r\nBEGIN:VEVENT\r\nUID:b\r\nSUMMARY:会議\r\nEND:VEVENT\r\n"
+    end = "END:VCALENDAR\r\n"
+    (tmp_path / "cut.ics").write_text(one + end + two, encoding="utf-8", newline="")
+    records, problems = load(tmp_path)
+    assert [(r.text, r.metadata["conversation"], r.line_number) for r in records] == [
+        ("Cena", "Casa", 3), ("会議", "仕事", 10)]
+    assert [(p.where, p.line) for p in problems] == [("cal/cut.ics", 13)]
+    assert problems[0].reason.endswith("the file ends without END:VCALENDAR, cut short (a download, copy or "
+                                       "export that did not finish: get it again); the file's events are read "
+                                       "one by one")
+    (tmp_path / "cut.ics").write_text(one + two + end, encoding="utf-8", newline="")
+    records, problems = load(tmp_path)
+    assert [(r.text, r.metadata["conversation"]) for r in records] == [("Cena", "Casa"), ("会議", "仕事")]
+    assert [(p.where, p.line) for p in problems] == [("cal/cut.ics", 7)]
+    assert problems[0].reason.endswith("BEGIN:VCALENDAR of line 1 without its END:VCALENDAR before the next "
+                                       "BEGIN:VCALENDAR; the file's events are read one by one")
+
+
 def test_an_old_thunderbird_zone_name_reads_quietly(tmp_path: Path) -> None:
     # Lightning wrote TZID=/mozilla.org/20070129_1/Europe/Berlin (and no VTIMEZONE, at times):
     # the zone is the one it names, without the library's warning on the user's terminal

@@ -31,7 +31,7 @@ SUFFIXES = (".ics", ".ical", ".icalendar", ".ifb")
 # continuation starts with a space, so it never matches.
 _SCAN_RE = re.compile(r"^(?:(BEGIN|END):([A-Za-z-]+)|X-WR-(CALNAME|TIMEZONE)(?:;[^:\r\n]*)?:([^\r\n]*))[ \t]*\r?$",
                       re.MULTILINE | re.IGNORECASE)
-_END_CALENDAR_RE = re.compile(r"^END:VCALENDAR[ \t]*\r?$", re.MULTILINE | re.IGNORECASE)
+_CALENDAR_RE = re.compile(r"^(BEGIN|END):VCALENDAR[ \t]*\r?$", re.MULTILINE | re.IGNORECASE)
 # A description written in HTML (Google Calendar keeps one formatted in its editor so): a
 # tag of the few such editors write, not any "<...>" (an address, "2 < 3") in plain text.
 _HTML_TAG_RE = re.compile(r"<(?:br|p|div|span|ul|ol|li|b|i|u|strong|em|html|body|table|tr|td|h[1-6]|font)\s*/?>"
@@ -195,13 +195,29 @@ def _parse_whole(export: Export, file: ExportFile, text: str, spans: list[_Span]
     broken = next((s for s in spans if not s.closed), None)
     where = broken.line if broken else None
     what = f"BEGIN:{broken.kind} without its END" if broken else "components the parser did not return"
-    if broken is None and not _END_CALENDAR_RE.search(text):
-        # (the library drops a calendar without its END whole: no word of why)
-        where = text.rstrip("\r\n").count("\n") + 1
-        what = ("the file ends without END:VCALENDAR, cut short (a download, copy or export that did not finish: "
-                "get it again)")
+    if broken is None:  # (the library drops a calendar without its END whole: no word of why)
+        where, what = _unclosed_calendar(text) or (where, what)
     export.warn(file, where, f"{what}; the file's events are read one by one", skipped=False)
     return None
+
+
+def _unclosed_calendar(text: str) -> tuple[int, str] | None:
+    """The line and words of a VCALENDAR left without its END: the file's last line where the
+    last calendar's end is cut off (in a file of several too), or the next BEGIN:VCALENDAR's."""
+    opened: int | None = None
+    for match in _CALENDAR_RE.finditer(text):
+        line = text.count("\n", 0, match.start()) + 1
+        if match.group(1).upper() == "END":
+            opened = None
+        elif opened is not None:
+            return line, f"BEGIN:VCALENDAR of line {opened} without its END:VCALENDAR before the next BEGIN:VCALENDAR"
+        else:
+            opened = line
+    if opened is None:
+        return None
+    return (text.rstrip("\r\n").count("\n") + 1,
+            "the file ends without END:VCALENDAR, cut short (a download, copy or export that did not finish: get it "
+            "again)")
 
 
 @contextmanager
