@@ -191,6 +191,27 @@ def test_an_unknown_time_zone_is_floating_time_warned_once_per_file(tmp_path: Pa
     assert "read as floating local time" in problems[0].reason
 
 
+def test_windows_zone_names_without_a_vtimezone_are_the_zones_they_stand_for(tmp_path: Path) -> None:
+    # Outlook and Exchange name zones the Windows way and may leave out their VTIMEZONE; each
+    # unknown name is said once, by its name: only the first one of a file was named before
+    events = [("w1", "Planung", "W. Europe Standard Time"), ("w2", "Standup", '"Pacific Standard Time"'),
+              ("w3", "朝会", "Tokyo Standard Time"), ("w4", "Custom", "Customized Time Zone"),
+              ("w5", "Custom again", "Customized Time Zone"), ("w6", "Other", "Customized Time Zone 1")]
+    (tmp_path / "o.ics").write_text(
+        "BEGIN:VCALENDAR\r\nPRODID:-//Microsoft Corporation//Outlook 16.0 MIMEDIR//EN\r\n" + "".join(
+            f"BEGIN:VEVENT\r\nUID:{uid}\r\nSUMMARY:{title}\r\nDTSTART;TZID={zone}:20240701T093000\r\n"
+            "END:VEVENT\r\n" for uid, title, zone in events) + "END:VCALENDAR\r\n", encoding="utf-8", newline="")
+    records, problems = load(tmp_path)
+    assert [r.metadata["date"] for r in records] == [
+        "2024-07-01T09:30:00+02:00", "2024-07-01T09:30:00-07:00", "2024-07-01T09:30:00+09:00",
+        "2024-07-01T09:30:00", "2024-07-01T09:30:00", "2024-07-01T09:30:00"]
+    assert records[0].text == "Planung\nWhen: 2024-07-01 09:30 (Europe/Berlin)"
+    assert [p.line for p in problems] == [21, 31]
+    assert [p.reason.split(": ", 1)[1] for p in problems] == [
+        f"unknown time zone '{zone}' (no VTIMEZONE for it and not a known zone name): its times are read as "
+        "floating local time" for zone in ("Customized Time Zone", "Customized Time Zone 1")]
+
+
 def test_a_bad_line_is_warned_and_the_rest_of_the_event_and_file_load(tmp_path: Path) -> None:
     (tmp_path / "bad.ics").write_text(
         "BEGIN:VCALENDAR\nBEGIN:VEVENT\nUID:a\nSUMMARY:Broken date\nDTSTART:2024garbage\nthis line is junk\n"

@@ -477,9 +477,9 @@ def _place_floating(export: Export, file: ExportFile, span: _Span, component: An
 
 def _warn_unknown_zones(export: Export, file: ExportFile, span: _Span, component: Any, warned: set[str]) -> None:
     """A TZID that is neither defined in the file nor a known zone name leaves its
-    times floating (local, no offset): said once per file."""
+    times floating (local, no offset): said once per file and TZID."""
     for name, zone in unknown_zones(component):
-        if not warned:
+        if zone not in warned:
             warned.add(zone)
             offset = _line_of_property(span.text, name)
             export.warn(file, span.line + (offset - 1 if offset else 0),
