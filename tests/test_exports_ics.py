@@ -613,6 +613,20 @@ def test_an_outlook_series_keeps_its_local_time_through_summer(tmp_path: Path) -
         assert series_matches(rule, (("gte", "2024-07-14"), ("lt", "2024-07-15"))) is False
 
 
+def test_an_outlook_zone_named_by_its_display_name_reads_without_escapes(tmp_path: Path) -> None:
+    # Outlook 2010 and Exchange name a zone by its display name, commas escaped in the VTIMEZONE's
+    # TZID (a text value): the When: line showed "Amsterdam\\, Berlin\\, ..." with the backslashes
+    zone = "(UTC+01:00) Amsterdam, Berlin, Bern, Rome, Stockholm, Vienna"
+    (tmp_path / "o.ics").write_text(
+        "BEGIN:VCALENDAR\r\nPRODID:-//Microsoft Corporation//Outlook 16.0 MIMEDIR//EN\r\n"
+        + OUTLOOK_ZONE.replace("W. Europe Standard Time", zone.replace(",", "\\,"))
+        + f"BEGIN:VEVENT\r\nUID:r1\r\nSUMMARY:Riunione\r\nDTSTART;TZID=\"{zone}\":20240715T100000\r\n"
+        f"DTEND;TZID=\"{zone}\":20240715T103000\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n", encoding="utf-8", newline="")
+    (record,), problems = load(tmp_path)
+    assert problems == [] and record.metadata["date"] == "2024-07-15T10:00:00+02:00"
+    assert record.text == f"Riunione\nWhen: 2024-07-15 10:00 to 10:30 ({zone})"
+
+
 def test_a_cancelled_or_tentative_event_says_so_in_its_text(tmp_path: Path) -> None:
     # Google and Outlook write a cancelled occurrence as a VEVENT with the series' summary and
     # STATUS:CANCELLED: its hit must not read as a meeting that took place.

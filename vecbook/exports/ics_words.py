@@ -30,8 +30,10 @@ def iso_value(value: Any) -> str | None:
 
 
 def _zone_name(zone: tzinfo | None, when: datetime) -> str:
+    """The zone's name as its calendar gives it: a VTIMEZONE's TZID is a text value, its commas
+    escaped (Outlook's "(UTC+01:00) Amsterdam\\, Berlin\\, ..."), unescaped here."""
     key = getattr(zone, "key", None) or getattr(zone, "_tzid", None)
-    return str(key or when.tzname() or "")
+    return re.sub(r"\\([\\;,])", r"\1", str(key or when.tzname() or ""))
 
 
 def moment(value: Any) -> str:
