@@ -594,7 +594,7 @@ END:VTIMEZONE\r
 def test_an_outlook_series_keeps_its_local_time_through_summer(tmp_path: Path) -> None:
     # Outlook names its zones the Windows way, each with its VTIMEZONE; the series is counted
     # out in the IANA zone that name stands for, so a Monday 00:30 stays a Monday in summer,
-    # and a zone only the file defines keeps its offset.
+    # and a zone only the file defines in the IANA zone that keeps its clock.
     (tmp_path / "outlook.ics").write_text(
         "BEGIN:VCALENDAR\r\nPRODID:-//Microsoft Corporation//Outlook 16.0 MIMEDIR//EN\r\n" + OUTLOOK_ZONE
         + OUTLOOK_ZONE.replace("W. Europe Standard Time", "Office Time")
@@ -605,12 +605,57 @@ def test_an_outlook_series_keeps_its_local_time_through_summer(tmp_path: Path) -
         "END:VCALENDAR\r\n", encoding="utf-8", newline="")
     night, office = load(tmp_path)[0]
     assert night.metadata["rrule"] == "DTSTART;TZID=Europe/Berlin:20240115T003000\nRRULE:FREQ=WEEKLY;BYDAY=MO"
-    assert office.metadata["rrule"] == "DTSTART;TZID=Etc/GMT-1:20240115T003000\nRRULE:FREQ=WEEKLY;BYDAY=MO"
+    assert office.metadata["rrule"] == "DTSTART;TZID=Europe/Budapest:20240115T003000\nRRULE:FREQ=WEEKLY;BYDAY=MO"
     from vecbook.recurrence import series_matches
 
     for rule in (night.metadata["rrule"], office.metadata["rrule"]):
         assert series_matches(rule, (("gte", "2024-07-15"), ("lt", "2024-07-16"))) is True
         assert series_matches(rule, (("gte", "2024-07-14"), ("lt", "2024-07-15"))) is False
+
+
+US_ZONE = """BEGIN:VTIMEZONE\r
+TZID:Customized Time Zone\r
+BEGIN:STANDARD\r
+DTSTART:16010101T020000\r
+TZOFFSETFROM:-0400\r
+TZOFFSETTO:-0500\r
+RRULE:FREQ=YEARLY;INTERVAL=1;BYDAY=1SU;BYMONTH=11\r
+END:STANDARD\r
+BEGIN:DAYLIGHT\r
+DTSTART:16010101T020000\r
+TZOFFSETFROM:-0500\r
+TZOFFSETTO:-0400\r
+RRULE:FREQ=YEARLY;INTERVAL=1;BYDAY=2SU;BYMONTH=3\r
+END:DAYLIGHT\r
+END:VTIMEZONE\r
+"""
+
+
+@pytest.mark.parametrize("zone, defined, named", [
+    ("(UTC+01:00) Amsterdam, Berlin, Bern, Rome, Stockholm, Vienna",
+     OUTLOOK_ZONE.replace("W. Europe Standard Time", "(UTC+01:00) Amsterdam\\, Berlin\\, Bern\\, Rome\\, Stockholm\\, "
+                                                     "Vienna"), "Europe/Amsterdam"),
+    ("Customized Time Zone", US_ZONE, "America/New_York"),
+    ("India", US_ZONE.replace("Customized Time Zone", "India").replace("-0400", "+0530").replace("-0500", "+0530"),
+     "Asia/Calcutta"),
+])
+def test_a_series_in_a_zone_only_the_file_defines_keeps_its_clock(tmp_path: Path, zone: str, defined: str,
+                                                                 named: str) -> None:
+    # Outlook 2010 and Exchange name a zone by its display name or "Customized Time Zone": no
+    # IANA name, so the series was counted on its winter offset, each summer occurrence an hour
+    # off (23:30 on the next day); it is counted in the IANA zone of the same clock, one whose
+    # city the name says where it says one
+    (tmp_path / "o.ics").write_text(
+        "BEGIN:VCALENDAR\r\nPRODID:-//Microsoft Corporation//Outlook 16.0 MIMEDIR//EN\r\n" + defined
+        + f"BEGIN:VEVENT\r\nUID:r1\r\nSUMMARY:Late call\r\nDTSTART;TZID=\"{zone}\":20240108T233000\r\n"
+        "RRULE:FREQ=WEEKLY;BYDAY=MO\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n", encoding="utf-8", newline="")
+    (record,), problems = load(tmp_path)
+    assert problems == []
+    assert record.metadata["rrule"] == f"DTSTART;TZID={named}:20240108T233000\nRRULE:FREQ=WEEKLY;BYDAY=MO"
+    from vecbook.recurrence import occurrence_within
+
+    found = occurrence_within(record.metadata["rrule"], (("gte", "2024-07-15"), ("lt", "2024-07-16")))
+    assert found is not None and (found.day, found.hour, found.minute) == (15, 23, 30)
 
 
 def test_an_outlook_zone_named_by_its_display_name_reads_without_escapes(tmp_path: Path) -> None:

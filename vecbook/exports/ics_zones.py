@@ -4,11 +4,15 @@ the times a calendar's own zone (``X-WR-TIMEZONE``) places."""
 
 from __future__ import annotations
 
+import re
 from datetime import datetime, timedelta, timezone, tzinfo
+from functools import lru_cache
 from typing import Any, Iterator
 
 # The properties whose value a calendar's zone places when written without TZID or Z.
 ZONED = ("DTSTART", "DTEND", "DUE", "RECURRENCE-ID", "RDATE", "EXDATE")
+# The areas of the IANA zones named by a city (not the old US/Eastern, CET, Etc/GMT-1 kind).
+_AREAS = ("Africa/", "America/", "Antarctica/", "Asia/", "Atlantic/", "Australia/", "Europe/", "Indian/", "Pacific/")
 # The properties whose TZID names the zone of a record's own dates.
 _DATED = ("DTSTART", "DTEND", "DUE", "RECURRENCE-ID")
 
@@ -25,24 +29,102 @@ def calendar_zone(name: str) -> tzinfo | None:
 
 def zone_id(value: datetime) -> str | None:
     """An IANA zone name for the series' start: the zone's own, or the one a Windows name stands
-    for (Outlook's "W. Europe Standard Time"), else a fixed offset of whole hours (a zone only the
-    file defines) as ``Etc/GMT-1``, so the occurrences keep their local time and day; None for UTC."""
+    for (Outlook's "W. Europe Standard Time"), or for a zone only the file defines the one of the
+    same clock, else a fixed offset of whole hours as ``Etc/GMT-1``, so the occurrences keep their
+    local time and day; None for UTC."""
     name = getattr(value.tzinfo, "key", None) or getattr(value.tzinfo, "_tzid", None)
     try:
         from icalendar.timezone.windows_to_olson import WINDOWS_TO_OLSON
     except ImportError:  # (icalendar 6.0 kept it elsewhere)
         WINDOWS_TO_OLSON = {}
-    name = WINDOWS_TO_OLSON.get(name, name) if name else None
+    name = _windows_zones().get(name, name) if name else None
     if name and name.startswith("/"):  # a globally unique TZID: /mozilla.org/20070129_1/Europe/Berlin
         name = named_at_end(name)
     if name and name != "UTC" and calendar_zone(name) is not None:
         return name
+    if value.tzinfo is not None and (name or "UTC") != "UTC":
+        try:
+            same = same_clock(value.tzinfo, value.year)
+        except TypeError:  # (a zone that cannot be hashed, so not looked for once: its offset says it)
+            same = None
+        if same:
+            return same
     offset = value.utcoffset()
     hours = int(offset.total_seconds() // 3600) if offset else 0
     fixed = f"Etc/GMT{-hours:+d}"  # (POSIX signs: Etc/GMT-1 is an hour ahead of UTC)
     if not offset or offset.total_seconds() % 3600 or calendar_zone(fixed) is None:
         return None
     return fixed
+
+
+def _windows_zones() -> dict[str, str]:
+    """Windows zone names (Outlook's "W. Europe Standard Time") to IANA ones, CLDR's table as the
+    icalendar library keeps it, in the order of the Windows names."""
+    try:
+        from icalendar.timezone.windows_to_olson import WINDOWS_TO_OLSON
+    except ImportError:  # (a library without it: the names stay unknown)
+        return {}
+    return WINDOWS_TO_OLSON
+
+
+@lru_cache(maxsize=64)
+def same_clock(zone: tzinfo, year: int) -> str | None:
+    """The IANA zone that keeps the clock of a zone only the file defines (Outlook's "Customized
+    Time Zone", or its display name "(UTC+01:00) Amsterdam, Berlin, ..."): the same offsets,
+    changed at the same hours, over ``year`` and the next; one whose city the zone's name says
+    first, then the zones Windows names stand for. None where none does, or the zone keeps one
+    offset of whole hours (``Etc/GMT-1`` says that)."""
+    start = datetime(year, 1, 1, tzinfo=timezone.utc)
+    instants = [start + timedelta(weeks=week) for week in range(105)]
+    offsets = [_offset(zone, when) for when in instants]
+    if None in offsets or (len(set(offsets)) == 1 and not offsets[0].total_seconds() % 3600):
+        return None
+    for i in range(len(instants) - 1, 0, -1):  # the hour of each change, and the hour before it
+        if offsets[i] != offsets[i - 1]:
+            changed = _change(zone, instants[i - 1], instants[i], offsets[i])
+            instants[i:i] = [changed - timedelta(hours=1), changed]
+            offsets[i:i] = [offsets[i - 1], offsets[i]]
+    return _keeping(str(getattr(zone, "_tzid", "") or ""), tuple(zip(instants, offsets)))
+
+
+@lru_cache(maxsize=64)
+def _keeping(name: str, clock: tuple[tuple[datetime, timedelta], ...]) -> str | None:
+    """The first of the zones to try for ``name`` that has each offset at each instant (the
+    same zone in many files is looked for once)."""
+    for candidate in _candidates(name):
+        found = calendar_zone(candidate)
+        if found is not None and all(when.astimezone(found).utcoffset() == offset for when, offset in clock):
+            return candidate
+    return None
+
+
+def _offset(zone: tzinfo, when: datetime) -> timedelta | None:
+    try:
+        return when.astimezone(zone).utcoffset()
+    except Exception:  # noqa: BLE001 - a zone the file defines so that it cannot say: no match
+        return None
+
+
+def _change(zone: tzinfo, before: datetime, after: datetime, offset: timedelta | None) -> datetime:
+    """The first whole hour between ``before`` and ``after`` at which ``zone`` has ``offset``."""
+    low, high = 0, int((after - before).total_seconds() // 3600)
+    while high - low > 1:
+        middle = (low + high) // 2
+        if _offset(zone, before + timedelta(hours=middle)) == offset:
+            high = middle
+        else:
+            low = middle
+    return before + timedelta(hours=high)
+
+
+def _candidates(name: str) -> list[str]:
+    """IANA zone names to try, those whose city ``name`` says first (``Amsterdam``)."""
+    words = " " + " ".join(re.findall(r"[^\W\d_]+", name.casefold())) + " "
+    main = list(dict.fromkeys(_windows_zones().values()))
+    every = _every_zone()
+    said = [zone for zone in every if zone.startswith(_AREAS)
+            and f" {zone.rsplit('/', 1)[-1].replace('_', ' ').casefold()} " in words]
+    return list(dict.fromkeys([*said, *main, *every]))
 
 
 def named_at_end(tzid: str) -> str | None:
@@ -85,3 +167,11 @@ def unknown_zones(component: Any) -> Iterator[tuple[str, str]]:
             continue
         if zone and isinstance(value, datetime) and value.tzinfo is None:
             yield name, str(zone)
+
+
+@lru_cache(maxsize=1)
+def _every_zone() -> list[str]:
+    """The IANA zones this system knows, those named by a city first."""
+    from zoneinfo import available_timezones
+
+    return sorted(available_timezones(), key=lambda zone: (not zone.startswith(_AREAS), zone))
