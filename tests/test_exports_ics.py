@@ -776,6 +776,19 @@ def test_a_room_or_resource_attendee_is_where_the_event_is_not_a_person(tmp_path
     assert "Where: Room 4.01 (12)\n" in named.text + "\n" and "participants" not in named.metadata
 
 
+def test_a_location_over_several_lines_reads_on_one(tmp_path: Path) -> None:
+    # Apple Calendar writes a place as its name and address, a line each (LOCATION:Büro\\nStraße 7\\n...):
+    # the Where: line broke into four, and the location metadata held the line breaks
+    (tmp_path / "a.ics").write_text(
+        "BEGIN:VCALENDAR\r\nPRODID:-//Apple Inc.//macOS 14.4//EN\r\nBEGIN:VEVENT\r\nUID:a1\r\nSUMMARY:Quartalsplanung\r\n"
+        "DTSTART:20240417T080000Z\r\nLOCATION:Büro Hamburg\\nJungfernstieg 7\\n20354 Hamburg,\\n\\nDeutschland\r\n"
+        "END:VEVENT\r\nEND:VCALENDAR\r\n", encoding="utf-8", newline="")
+    (record,), _ = load(tmp_path)
+    assert record.text == ("Quartalsplanung\nWhen: 2024-04-17 08:00 (UTC)\n"
+                           "Where: Büro Hamburg, Jungfernstieg 7, 20354 Hamburg, Deutschland")
+    assert record.metadata["location"] == "Büro Hamburg, Jungfernstieg 7, 20354 Hamburg, Deutschland"
+
+
 def test_google_meets_separator_lines_are_left_out(tmp_path: Path) -> None:
     # Google Calendar wraps the Meet block of a description in two lines of ":~" (some 150
     # characters each), which filled the hit's lines and the model's window with nothing

@@ -50,7 +50,9 @@ def attendees_and_rooms(attendees: list[Any]) -> tuple[list[tuple[str, str]], li
 
 
 def where(location: str, rooms: list[str]) -> str:
-    """Where an event is: its LOCATION, then each booked room it does not already name."""
+    """Where an event is: its LOCATION on one line (Apple writes a place's name and address a line
+    each), then each booked room it does not already name."""
+    location = ", ".join(line.strip().rstrip(",;").strip() for line in location.splitlines() if line.strip(" ,;"))
     said = location.casefold()
     return "; ".join([location] * bool(location) + [room for room in rooms if room.casefold() not in said])
 
