@@ -746,6 +746,23 @@ def test_a_name_written_over_lines_reads_on_one(tmp_path: Path) -> None:
     assert "Organizer: Dr. Lee Research Office\nAttendees: Zoë Brandão" in record.text
 
 
+def test_a_person_named_by_their_address_takes_the_name_the_file_gives_it(tmp_path: Path) -> None:
+    # Google writes the organizer among the attendees with their address as CN (and anyone not
+    # in the owner's contacts so): "Attendees: 山田太郎, hanako@gmail.com" named the organizer,
+    # 山田花子, by her address only
+    (tmp_path / "g.ics").write_text(
+        "BEGIN:VCALENDAR\r\nPRODID:-//Google Inc//Google Calendar 70.9054//EN\r\nBEGIN:VEVENT\r\nUID:g1\r\n"
+        "SUMMARY:ピアノ教室\r\nDTSTART:20240108T100000Z\r\nORGANIZER;CN=山田花子:mailto:hanako@gmail.com\r\n"
+        "ATTENDEE;CUTYPE=INDIVIDUAL;ROLE=REQ-PARTICIPANT;PARTSTAT=ACCEPTED;CN=山田太郎;X-NUM-GUESTS=0:mailto:taro@gmail.com\r\n"
+        "ATTENDEE;CUTYPE=INDIVIDUAL;ROLE=REQ-PARTICIPANT;PARTSTAT=ACCEPTED;CN=Hanako@Gmail.com;X-NUM-GUESTS=0:mailto:h\r\n"
+        " anako@gmail.com\r\nATTENDEE;CUTYPE=INDIVIDUAL;CN=kai@example.com:mailto:kai@example.com\r\n"
+        "END:VEVENT\r\nEND:VCALENDAR\r\n", encoding="utf-8", newline="")
+    (record,), _ = load(tmp_path)
+    assert "Organizer: 山田花子\nAttendees: 山田太郎, 山田花子, kai@example.com" in record.text
+    assert record.metadata["participants"] == ["山田花子", "hanako@gmail.com", "山田太郎", "taro@gmail.com",
+                                               "kai@example.com"]
+
+
 def test_a_room_or_resource_attendee_is_where_the_event_is_not_a_person(tmp_path: Path) -> None:
     # Google books a room as an attendee (CUTYPE=RESOURCE, its address @resource.calendar.google.com),
     # Outlook and Exchange as CUTYPE=ROOM: "Room 4.01 (12)" was listed as a person at the meeting.

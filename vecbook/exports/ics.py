@@ -18,7 +18,7 @@ from typing import Any, Iterable, Iterator
 from ..records import Record
 from .base import Export, ExportFile, clean_text, export_record
 from .ics_lines import escaped_quotes, file_text, used_lines
-from .ics_people import attendees_and_rooms, event_text, person, where
+from .ics_people import event_text, people_and_rooms, where
 from .ics_words import iso_value, moment, rule_words, span_words
 from .ics_zones import calendar_zone, place_in_zone, unknown_zones, zone_id
 from .mime import html_to_text
@@ -287,8 +287,7 @@ def _record(export: Export, file: ExportFile, span: _Span, component: Any, calen
     if not (summary or description or location or details):
         export.warn(file, span.line, f"{span.kind} without summary, description or date skipped")
         return None
-    organizer = person(component.get("ORGANIZER"))
-    attendees, rooms = attendees_and_rooms(_listed(component.get("ATTENDEE")))
+    organizer, attendees, rooms = people_and_rooms(component)
     people = [organizer, *attendees] if organizer else attendees
     place = where(location, rooms)  # a room booked as an attendee is where the event is, not one of its people
     text = event_text(summary or f"(untitled {kind})", details, place, organizer, attendees, description)
@@ -329,10 +328,10 @@ def invitation_text(data: str) -> str:
             description = _text(component, "DESCRIPTION")
             if _HTML_TAG_RE.search(description):
                 description = clean_text(html_to_text(description))
-            attendees, rooms = attendees_and_rooms(_listed(component.get("ATTENDEE")))
+            organizer, attendees, rooms = people_and_rooms(component)
             details = _details(component, start, _end(component, start), due)
             texts.append(event_text(_text(component, "SUMMARY"), details, where(_text(component, "LOCATION"), rooms),
-                                    person(component.get("ORGANIZER")), attendees, description).strip())
+                                    organizer, attendees, description).strip())
     return "\n\n".join(t for t in texts if t)
 
 

@@ -33,6 +33,24 @@ def person(address: Any) -> tuple[str, str] | None:
     return (name or email, email) if name or email else None
 
 
+Person = tuple[str, str]
+
+
+def people_and_rooms(component: Any) -> tuple[Person | None, list[Person], list[str]]:
+    """A component's organizer and attendees as people (see ``person``), each named by their
+    address only (Google writes ``CN=ana@example.com`` for the organizer among the attendees, and
+    for anyone not in the owner's contacts) given the name the event has for that address
+    elsewhere; and the rooms and resources booked as attendees."""
+    listed = component.get("ATTENDEE")
+    organizer = person(component.get("ORGANIZER"))
+    attendees, rooms = attendees_and_rooms(listed if isinstance(listed, list) else [] if listed is None else [listed])
+    everyone = [organizer, *attendees] if organizer else attendees
+    names = {email.casefold(): name for name, email in everyone if email and name.casefold() != email.casefold()}
+    everyone = [(names.get(email.casefold(), name) if name.casefold() == email.casefold() else name, email)
+                for name, email in everyone]
+    return (everyone[0], everyone[1:], rooms) if organizer else (None, everyone, rooms)
+
+
 def attendees_and_rooms(attendees: list[Any]) -> tuple[list[tuple[str, str]], list[str]]:
     """The ATTENDEE properties as people (see ``person``) and as the names of the rooms and
     resources among them (``CUTYPE=ROOM``/``RESOURCE``, or a Google resource address)."""
