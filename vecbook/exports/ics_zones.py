@@ -33,10 +33,6 @@ def zone_id(value: datetime) -> str | None:
     same clock, else a fixed offset of whole hours as ``Etc/GMT-1``, so the occurrences keep their
     local time and day; None for UTC."""
     name = getattr(value.tzinfo, "key", None) or getattr(value.tzinfo, "_tzid", None)
-    try:
-        from icalendar.timezone.windows_to_olson import WINDOWS_TO_OLSON
-    except ImportError:  # (icalendar 6.0 kept it elsewhere)
-        WINDOWS_TO_OLSON = {}
     name = _windows_zones().get(name, name) if name else None
     if name and name.startswith("/"):  # a globally unique TZID: /mozilla.org/20070129_1/Europe/Berlin
         name = named_at_end(name)
