@@ -821,6 +821,20 @@ def test_google_meets_separator_lines_are_left_out(tmp_path: Path) -> None:
         "Please do not edit this section.")
 
 
+def test_a_teams_blocks_lines_of_underscores_are_left_out(tmp_path: Path) -> None:
+    # Outlook wraps the Microsoft Teams block of an invitation in two lines of 80 underscores,
+    # which filled a hit's lines (and the model's window) with nothing, as Google's ":~" lines did
+    rule = "_" * 80
+    (tmp_path / "o.ics").write_text(
+        "BEGIN:VCALENDAR\r\nBEGIN:VEVENT\r\nUID:t1\r\nSUMMARY:Riunione settimanale\r\nDTSTART:20240115T090000Z\r\n"
+        f"DESCRIPTION:Ciao a tutti\\,\\nordine del giorno allegato.\\n\\n{rule}\\nRiunione di Microsoft Teams\\n"
+        f"ID riunione: 123 456 789 0\\nPasscode: abc123\\n{rule}\\n\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n",
+        encoding="utf-8", newline="")
+    (record,), _ = load(tmp_path)
+    assert record.text.split("\n\n", 1)[1] == ("Ciao a tutti,\nordine del giorno allegato.\n\nRiunione di Microsoft Teams\n"
+                                               "ID riunione: 123 456 789 0\nPasscode: abc123")
+
+
 def test_a_moved_occurrence_leaves_its_series_date(tmp_path: Path) -> None:
     # Google and Apple write a changed occurrence as its own VEVENT (the UID and RECURRENCE-ID of
     # the date it replaces): the series no longer occurs on that date, the change does.

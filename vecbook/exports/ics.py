@@ -40,9 +40,10 @@ _HTML_TAG_RE = re.compile(r"<(?:br|p|div|span|ul|ol|li|b|i|u|strong|em|html|body
 # entry is taken to be): a cancelled occurrence keeps its series' summary, and must not read
 # as a meeting that took place.
 _SHOWN_STATUSES = {"CANCELLED": "cancelled", "TENTATIVE": "tentative", "COMPLETED": "completed"}
-# The lines of ":~" Google Calendar wraps a description's Meet block in (some 150 characters of
-# nothing, which filled a hit's lines and the model's window), with their line break.
-_MEET_SEPARATOR_RE = re.compile(r"^-::~[:~]*::-[ \t]*(?:\n|$)", re.MULTILINE)
+# The lines of ":~" Google Calendar wraps a description's Meet block in, and of underscores
+# Outlook wraps a Teams block in (some 80-150 characters of nothing, which filled a hit's lines
+# and the model's window), with their line break.
+_SEPARATOR_RE = re.compile(r"^(?:-::~[:~]*::-|_{20,})[ \t]*(?:\n|$)", re.MULTILINE)
 # An RDATE/EXDATE list longer than this is cut short in the text ("and 40 more").
 MAX_LISTED_DATES = 12
 
@@ -278,8 +279,8 @@ def _record(export: Export, file: ExportFile, span: _Span, component: Any, calen
     description = _text(component, "DESCRIPTION")
     if _HTML_TAG_RE.search(description):
         description = clean_text(html_to_text(description))
-    if "::~" in description:
-        description = clean_text(_MEET_SEPARATOR_RE.sub("", description))
+    if "::~" in description or "_" * 20 in description:
+        description = clean_text(_SEPARATOR_RE.sub("", description))
     location = _text(component, "LOCATION")
     start, due = _value(component, "DTSTART"), _value(component, "DUE")
     end = _end(component, start)
