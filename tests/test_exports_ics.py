@@ -378,6 +378,22 @@ def test_odd_but_seen_shapes_do_not_break_an_event(tmp_path: Path) -> None:
     assert [r.id for r in records] == ["cal:odd.ics#x", "cal:odd.ics#x~2"]
 
 
+def test_a_date_with_a_zone_is_still_a_day(tmp_path: Path) -> None:
+    # some calendar writers (spatie/icalendar-generator, behind many sites' feeds) put a TZID on an
+    # all-day date: DTSTART;TZID=Europe/Berlin;VALUE=DATE:20240901 read as a time, midnight in Berlin
+    (tmp_path / "d.ics").write_text(
+        "BEGIN:VCALENDAR\r\nBEGIN:VEVENT\r\nUID:d1\r\nSUMMARY:Sommerfest\r\n"
+        "DTSTART;TZID=Europe/Berlin;VALUE=DATE:20240901\r\nDTEND;TZID=Europe/Berlin;VALUE=DATE:20240903\r\n"
+        "RRULE:FREQ=YEARLY\r\nEXDATE;TZID=Europe/Berlin;VALUE=DATE:20250901\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n",
+        encoding="utf-8", newline="")
+    (record,), problems = load(tmp_path)
+    assert problems == []
+    assert record.text == "Sommerfest\nWhen: 2024-09-01 to 2024-09-02\nRepeats yearly\nExcept on: 2025-09-01"
+    assert (record.metadata["date"], record.metadata["end_date"], record.metadata["all_day"]) == (
+        "2024-09-01", "2024-09-02", True)
+    assert record.metadata["rrule"] == "DTSTART;VALUE=DATE:20240901\nRRULE:FREQ=YEARLY\nEXDATE;VALUE=DATE:20250901"
+
+
 def test_a_line_folded_inside_a_character_reads_back_whole(tmp_path: Path) -> None:
     # RFC 5545 folds by octets: some writers cut a character's UTF-8 bytes across the fold
     path = tmp_path / "fold.ics"

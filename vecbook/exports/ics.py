@@ -20,7 +20,7 @@ from .base import Export, ExportFile, clean_text, export_record
 from .ics_lines import escaped_quotes, file_text, used_lines
 from .ics_people import event_text, people_and_rooms, where
 from .ics_words import iso_value, moment, rule_words, span_words
-from .ics_zones import calendar_zone, place_in_zone, unknown_zones, zone_id
+from .ics_zones import calendar_zone, days_as_written, place_in_zone, unknown_zones, zone_id
 from .mime import html_to_text
 
 # The components that become records; VALARM, VTIMEZONE and the like do not.
@@ -157,6 +157,7 @@ def _records(export: Export, file: ExportFile) -> Iterator[Record]:
     fallback = file.name.rsplit(".", 1)[0]
     parsed = [(span, component) for span, component in zip(spans, components) if component is not None]
     for span, component in parsed:
+        days_as_written(component)
         _place_floating(export, file, span, component, calendar_zones_warned)
     moved = _moved(component for _, component in parsed)
     for span, component in parsed:
@@ -325,6 +326,7 @@ def invitation_text(data: str) -> str:
     texts = []
     for component in components:
         if component.name in KINDS:
+            days_as_written(component)
             start, due = _value(component, "DTSTART"), _value(component, "DUE")
             description = _text(component, "DESCRIPTION")
             if _HTML_TAG_RE.search(description):

@@ -145,6 +145,20 @@ def place_in_zone(component: Any, zone: tzinfo) -> None:
                     value.dt = when.astimezone(zone)
 
 
+def days_as_written(component: Any) -> None:
+    """Dates the file marks ``VALUE=DATE`` read as days, a TZID beside them or not (the library
+    reads ``DTSTART;TZID=Europe/Berlin;VALUE=DATE:20240901`` as midnight in Berlin)."""
+    for name in ZONED:
+        props = component.get(name)
+        for prop in props if isinstance(props, list) else [] if props is None else [props]:
+            if str(getattr(prop, "params", {}).get("VALUE", "")).upper() != "DATE":
+                continue
+            for value in getattr(prop, "dts", None) or [prop]:
+                when = getattr(value, "dt", None)
+                if isinstance(when, datetime):
+                    value.dt = when.date()
+
+
 def is_utc(when: datetime) -> bool:
     """A time in UTC itself (``Z``), not in a zone that is at UTC now (Europe/London in winter)."""
     return when.tzinfo is timezone.utc or getattr(when.tzinfo, "key", None) in ("UTC", "Etc/UTC")
