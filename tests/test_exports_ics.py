@@ -629,6 +629,19 @@ def test_an_outlook_series_keeps_its_local_time_through_summer(tmp_path: Path) -
         assert series_matches(rule, (("gte", "2024-07-14"), ("lt", "2024-07-15"))) is False
 
 
+def test_a_windows_zone_reads_the_same_with_its_vtimezone_or_without(tmp_path: Path) -> None:
+    # Outlook writes each Windows zone's VTIMEZONE with rules from 1601, which were walked from
+    # their start for every time of every event; the zone is the IANA one its name stands for
+    event = ("BEGIN:VEVENT\r\nUID:{0}\r\nSUMMARY:Planung\r\nDTSTART;TZID=W. Europe Standard Time:20240715T093000\r\n"
+             "DTEND;TZID=W. Europe Standard Time:20240715T103000\r\nEND:VEVENT\r\n")
+    (tmp_path / "o.ics").write_text(
+        "BEGIN:VCALENDAR\r\n" + OUTLOOK_ZONE + event.format("with") + "END:VCALENDAR\r\n"
+        "BEGIN:VCALENDAR\r\n" + event.format("without") + "END:VCALENDAR\r\n", encoding="utf-8", newline="")
+    with_zone, without = load(tmp_path)[0]
+    assert with_zone.text == without.text == "Planung\nWhen: 2024-07-15 09:30 to 10:30 (Europe/Berlin)"
+    assert with_zone.metadata["date"] == without.metadata["date"] == "2024-07-15T09:30:00+02:00"
+
+
 US_ZONE = """BEGIN:VTIMEZONE\r
 TZID:Customized Time Zone\r
 BEGIN:STANDARD\r

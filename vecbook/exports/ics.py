@@ -17,7 +17,7 @@ from typing import Any, Iterable, Iterator
 
 from ..records import Record
 from .base import Export, ExportFile, clean_text, export_record
-from .ics_lines import escaped_quotes, file_text, used_lines
+from .ics_lines import escaped_quotes, file_text, used_lines, without_windows_zones
 from .ics_people import event_text, people_and_rooms, where
 from .ics_words import iso_value, moment, rule_words, span_words
 from .ics_zones import calendar_zone, days_as_written, place_in_zone, unknown_zones, zone_id
@@ -150,6 +150,7 @@ def _records(export: Export, file: ExportFile) -> Iterator[Record]:
     spans, zones = _scan(text)
     components = _parse_whole(export, file, text, spans)
     if components is None:
+        zones = without_windows_zones(zones)
         components = [_parse_alone(export, file, span, zones) for span in spans]
     zone_warned: set[str] = set()
     calendar_zones_warned: set[str] = set()

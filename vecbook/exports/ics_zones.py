@@ -33,7 +33,7 @@ def zone_id(value: datetime) -> str | None:
     same clock, else a fixed offset of whole hours as ``Etc/GMT-1``, so the occurrences keep their
     local time and day; None for UTC."""
     name = getattr(value.tzinfo, "key", None) or getattr(value.tzinfo, "_tzid", None)
-    name = _windows_zones().get(name, name) if name else None
+    name = windows_zones().get(name, name) if name else None
     if name and name.startswith("/"):  # a globally unique TZID: /mozilla.org/20070129_1/Europe/Berlin
         name = named_at_end(name)
     if name and name != "UTC" and calendar_zone(name) is not None:
@@ -53,7 +53,7 @@ def zone_id(value: datetime) -> str | None:
     return fixed
 
 
-def _windows_zones() -> dict[str, str]:
+def windows_zones() -> dict[str, str]:
     """Windows zone names (Outlook's "W. Europe Standard Time") to IANA ones, CLDR's table as the
     icalendar library keeps it, in the order of the Windows names."""
     try:
@@ -116,7 +116,7 @@ def _change(zone: tzinfo, before: datetime, after: datetime, offset: timedelta |
 def _candidates(name: str) -> list[str]:
     """IANA zone names to try, those whose city ``name`` says first (``Amsterdam``)."""
     words = " " + " ".join(re.findall(r"[^\W\d_]+", name.casefold())) + " "
-    main = list(dict.fromkeys(_windows_zones().values()))
+    main = list(dict.fromkeys(windows_zones().values()))
     every = _every_zone()
     said = [zone for zone in every if zone.startswith(_AREAS)
             and f" {zone.rsplit('/', 1)[-1].replace('_', ' ').casefold()} " in words]
