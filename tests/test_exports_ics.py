@@ -864,6 +864,26 @@ def test_a_teams_blocks_lines_of_underscores_are_left_out(tmp_path: Path) -> Non
                                                "ID riunione: 123 456 789 0\nPasscode: abc123")
 
 
+def test_an_exception_written_as_the_other_kind_of_date_still_leaves_its_day(tmp_path: Path) -> None:
+    # RFC 5545 asks an EXDATE for the kind of value DTSTART has; some writers put a time on an
+    # all-day series' (or a date on a timed one's): the whole series could not be counted out, so
+    # a date range found none of its occurrences past the first
+    from vecbook.recurrence import series_matches
+
+    (tmp_path / "x.ics").write_text(
+        "BEGIN:VCALENDAR\r\nBEGIN:VEVENT\r\nUID:bins\r\nSUMMARY:Müllabfuhr\r\nDTSTART;VALUE=DATE:20240603\r\n"
+        "RRULE:FREQ=WEEKLY\r\nEXDATE:20240610T000000Z\r\nEXDATE;TZID=Europe/Berlin:20240617T000000\r\nEND:VEVENT\r\n"
+        "BEGIN:VEVENT\r\nUID:choir\r\nSUMMARY:Chorprobe\r\nDTSTART;TZID=Europe/Berlin:20240603T190000\r\n"
+        "RRULE:FREQ=WEEKLY\r\nEXDATE;VALUE=DATE:20240610\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n",
+        encoding="utf-8", newline="")
+    bins, choir = load(tmp_path)[0]
+    def on(record: vecbook.Record, day: int) -> bool | None:
+        return series_matches(record.metadata["rrule"], (("gte", f"2024-06-{day:02d}"), ("lt", f"2024-06-{day + 1:02d}")))
+
+    assert [on(bins, day) for day in (3, 10, 17, 24)] == [True, False, False, True]
+    assert [on(choir, day) for day in (3, 10, 17)] == [True, False, True]
+
+
 def test_a_moved_occurrence_leaves_its_series_date(tmp_path: Path) -> None:
     # Google and Apple write a changed occurrence as its own VEVENT (the UID and RECURRENCE-ID of
     # the date it replaces): the series no longer occurs on that date, the change does.

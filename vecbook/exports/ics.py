@@ -360,12 +360,23 @@ def _series(component: Any, start: Any, moved: list[Any]) -> str | None:
         return None
     lines = [f"DTSTART{_ical_moment(start)}", *(f"RRULE:{r.to_ical().decode()}" for r in rules)]
     # dateutil reads a TZID on DTSTART only: the other dates go in UTC, the same instants
-    lines += [f"RDATE{_ical_moment(v, False)}" for v in extra if isinstance(v, date)]
+    lines += [f"RDATE{_ical_moment(_like(v, start), False)}" for v in extra if isinstance(v, date)]
     if _value(component, "RECURRENCE-ID") is not None:
         moved = []  # (a changed occurrence that repeats: its own dates stand)
     except_on = [v for v in (*_dates(component, "EXDATE"), *moved) if isinstance(v, date)]
-    lines += [f"EXDATE{_ical_moment(v, False)}" for v in except_on]
+    lines += [f"EXDATE{_ical_moment(_like(v, start), False)}" for v in except_on]
     return "\n".join(lines)
+
+
+def _like(value: date, start: date) -> date:
+    """A series' date as the kind of value its start is (RFC 5545 asks for it; some writers put a
+    time on an all-day series' EXDATE, or a date on a timed one's, and dateutil cannot mix them):
+    the day a time is on, as written, or the start's time of day on a day."""
+    if _is_day(start) and isinstance(value, datetime):
+        return value.date()
+    if isinstance(start, datetime) and _is_day(value):
+        return datetime.combine(value, start.timetz())
+    return value
 
 
 def _ical_moment(value: date, named: bool = True) -> str:
