@@ -921,6 +921,18 @@ def test_a_zoned_series_ends_on_its_until_however_written(tmp_path: Path, until:
     assert (on("2024-03-19"), on("2024-03-26"), on("2024-04-02")) == (True, True, False)
 
 
+@pytest.mark.parametrize("until, last", [("20240326", True), ("20240326T090000", True), ("20240326T085959", False)])
+def test_a_floating_series_ends_on_its_until_day_too(until: str, last: bool) -> None:
+    # a series without a zone (a calendar that writes none) and an UNTIL written as a date ended
+    # the day before: dateutil read the date as its midnight, before the day's 09:00
+    from vecbook.recurrence import series_matches
+
+    rule = f"DTSTART:20240305T090000\nRRULE:FREQ=WEEKLY;UNTIL={until}"
+    assert series_matches(rule, (("gte", "2024-03-19"), ("lt", "2024-03-20"))) is True
+    assert series_matches(rule, (("gte", "2024-03-26"), ("lt", "2024-03-27"))) is last
+    assert series_matches(rule, (("gte", "2024-04-02"), ("lt", "2024-04-03"))) is False
+
+
 @pytest.mark.parametrize(("rule", "since", "until", "found"), [
     # far past the start: counted from near the range, not from 1990
     ("DTSTART;TZID=Europe/Berlin:19900101T090000\nRRULE:FREQ=WEEKLY;BYDAY=MO", "2300-01-01", "2300-01-08", True),

@@ -27,6 +27,7 @@ _DAY_RDATE_RE = re.compile(r"^RDATE;VALUE=DATE:", re.I | re.M)
 # A zoned DTSTART (TZID or Z), and an UNTIL written without Z: a date, or a local date-time.
 _ZONED_START_RE = re.compile(r"^DTSTART(?:;TZID=([^:;\n]+))?:\d{8}T\d{6}(Z?)$", re.I | re.M)
 _LOCAL_UNTIL_RE = re.compile(r"(UNTIL=)(\d{8})(T\d{6})?(?![\dTtZz])", re.I)
+_DAY_UNTIL_RE = re.compile(r"(UNTIL=)(\d{8})(?![\dTtZz])", re.I)
 _UNITS = {"WEEKLY": timedelta(weeks=1), "DAILY": timedelta(days=1), "HOURLY": timedelta(hours=1),
           "MINUTELY": timedelta(minutes=1), "SECONDLY": timedelta(seconds=1)}
 
@@ -153,10 +154,13 @@ def _parsed(rule: str) -> Any:
 def _until_in_utc(rule: str) -> str:
     """A zoned series' UNTIL written without Z (a date, or a local date-time: Apple, Lotus and
     hand-made calendars write them, though RFC 5545 asks for UTC, and dateutil refuses them)
-    made the UTC instant it means on the series' own clock: a date, the end of that day."""
+    made the UTC instant it means on the series' own clock: a date, the end of that day (a
+    floating series' date UNTIL too, which dateutil reads as its midnight)."""
     start = _ZONED_START_RE.search(rule)
-    if start is None or not (start.group(1) or start.group(2)):
+    if start is None:
         return rule
+    if not (start.group(1) or start.group(2)):  # a floating series: a date UNTIL is the end of that day
+        return _DAY_UNTIL_RE.sub(r"\1\2T235959", rule)
     from zoneinfo import ZoneInfo
 
     try:
