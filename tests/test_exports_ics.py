@@ -394,6 +394,34 @@ def test_a_date_with_a_zone_is_still_a_day(tmp_path: Path) -> None:
     assert record.metadata["rrule"] == "DTSTART;VALUE=DATE:20240901\nRRULE:FREQ=YEARLY\nEXDATE;VALUE=DATE:20250901"
 
 
+@pytest.mark.parametrize("encode", [
+    lambda text: text.encode("utf-16"),  # Windows PowerShell's Out-File and > write UTF-16, with its mark
+    lambda text: text.replace("\r\n", "\r").encode("utf-8"),  # classic Mac OS's bare CR line ends
+], ids=["utf-16", "bare-cr"])
+def test_a_calendar_in_utf16_or_with_bare_cr_line_ends_reads_as_in_utf8(tmp_path: Path, encode) -> None:
+    # each was "no format recognises it" (UTF-16) or "nothing read" (bare CR: one long line)
+    (tmp_path / "cal.ics").write_bytes(encode(
+        "BEGIN:VCALENDAR\r\nBEGIN:VEVENT\r\nUID:x\r\nSUMMARY:Réunion à Genève 🇨🇭\r\nDTSTART:20240101T100000Z\r\n"
+        "END:VEVENT\r\nBEGIN:VEVENT\r\nUID:y\r\nSUMMARY:Zweite Sitzung\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n"))
+    assert detect_format(collection(tmp_path)) == "ics"
+    records, problems = load(tmp_path)
+    assert problems == []
+    assert [(r.text, r.line_number, r.end_line) for r in records] == [
+        ("Réunion à Genève 🇨🇭\nWhen: 2024-01-01 10:00 (UTC)", 2, 6), ("Zweite Sitzung", 7, 10)]
+
+
+def test_a_calendar_not_in_utf8_says_where_its_letters_were_lost(tmp_path: Path) -> None:
+    # an old export in Windows-1252: its accents became U+FFFD without a word
+    (tmp_path / "cal.ics").write_bytes(
+        "BEGIN:VCALENDAR\r\nBEGIN:VEVENT\r\nUID:x\r\nSUMMARY:Réunion à Genève\r\nLOCATION:Salle Léman\r\n"
+        "END:VEVENT\r\nEND:VCALENDAR\r\n".encode("cp1252"))
+    (record,), problems = load(tmp_path)
+    assert record.text.startswith("R\ufffdunion")
+    assert [(p.where, p.line, p.skipped) for p in problems] == [("cal/cal.ics", 4, False)]
+    assert problems[0].reason.endswith("bytes that are not UTF-8 were replaced by U+FFFD (on 2 lines, the first "
+                                       "here); save the calendar as UTF-8 to keep its letters")
+
+
 def test_a_line_folded_inside_a_character_reads_back_whole(tmp_path: Path) -> None:
     # RFC 5545 folds by octets: some writers cut a character's UTF-8 bytes across the fold
     path = tmp_path / "fold.ics"

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from datetime import date, datetime, timedelta, timezone
 from typing import Any, Iterable, Iterator
 
-from ..records import Record
+from ..records import Record, undecoded_reason
 from .base import Export, ExportFile, clean_text, export_record
-from .ics_lines import escaped_quotes, file_text, used_lines, without_windows_zones
+from .ics_lines import escaped_quotes, file_text, looks_like_calendar, used_lines, without_windows_zones
 from .ics_people import event_text, people_and_rooms, where
 from .ics_words import iso_value, moment, rule_words, span_words
 from .ics_zones import calendar_zone, days_as_written, place_in_zone, unknown_zones, zone_id
@@ -50,11 +50,7 @@ MAX_LISTED_DATES = 12
 
 def detect(export: Export) -> bool:
     """A calendar file: its text starts with ``BEGIN:VCALENDAR``."""
-    return any(_looks_like(f.head(1024)) for f in _calendar_files(export))
-
-
-def _looks_like(head: bytes) -> bool:
-    return head.lstrip(b"\xef\xbb\xbf \t\r\n")[:15].upper() == b"BEGIN:VCALENDAR"
+    return any(looks_like_calendar(f.head(1024)) for f in _calendar_files(export))
 
 
 def _calendar_files(export: Export) -> list[ExportFile]:
@@ -69,7 +65,7 @@ def read(export: Export) -> list[Record]:
         export.warn(None, None, 'icalendar is not available - install it (pip install "icalendar>=6") '
                                 'to read .ics exports; calendar files skipped')
         return []
-    files = [f for f in _calendar_files(export) if _looks_like(f.head(1024))]
+    files = [f for f in _calendar_files(export) if looks_like_calendar(f.head(1024))]
     return export.read_each(files, lambda f: _records(export, f))
 
 
@@ -146,7 +142,9 @@ def _unescape(value: str) -> str:
 
 
 def _records(export: Export, file: ExportFile) -> Iterator[Record]:
-    text = file_text(file)
+    text, bad = file_text(file)
+    if bad:  # (an old export in Windows-1252: its accents are lost, say where)
+        export.warn(file, bad[0].line, undecoded_reason(bad, "calendar"), skipped=False)
     spans, zones = _scan(text)
     components = _parse_whole(export, file, text, spans)
     if components is None:

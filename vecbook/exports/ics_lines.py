@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import re
 
+from ..records import Problem, decode_text
+from ..utf16 import utf16_codec
 from .base import ExportFile
 from .ics_zones import windows_zones
 
@@ -29,13 +31,25 @@ _ZONE_BLOCK = re.compile(r"^BEGIN:VTIMEZONE[ \t]*\r?\n.*?^END:VTIMEZONE[ \t]*\r?
 _ZONE_ID = re.compile(r"^TZID:(.*?)\r?$", re.MULTILINE | re.IGNORECASE)
 
 
-def file_text(file: ExportFile) -> str:
-    """The file as text, a fold inside a character moved before it (so each line keeps its
-    number, and unfolding joins the character whole), and its escaped quotes mended."""
+def file_text(file: ExportFile) -> tuple[str, list[Problem]]:
+    """The file as text, decoded as the other text files are (``decode_text``: UTF-8, or UTF-16
+    as Windows PowerShell writes it; a bare CR, classic Mac OS's, ends a line), a fold inside a
+    character moved before it (so each line keeps its number, and unfolding joins the character
+    whole), and its escaped quotes mended; and the lines whose bytes were not UTF-8."""
     data = file.read_bytes()
-    if _SPLIT_FOLD.search(data):
+    if utf16_codec(data) is None and _SPLIT_FOLD.search(data):
         data = _SPLIT_FOLD.sub(rb"\2\1", data)
-    return escaped_quotes(data.decode("utf-8-sig", errors="replace"))
+    text, bad = decode_text(data, file.label)
+    return escaped_quotes(text), bad
+
+
+def looks_like_calendar(head: bytes) -> bool:
+    """A file's first bytes start a calendar, ``BEGIN:VCALENDAR``, in UTF-8 or UTF-16."""
+    found = utf16_codec(head)
+    if found is not None:
+        codec, start, end = found
+        head = head[start:end - (end - start) % 2].decode(codec, errors="ignore").encode("utf-8")
+    return head.lstrip(b"\xef\xbb\xbf \t\r\n")[:15].upper() == b"BEGIN:VCALENDAR"
 
 
 def escaped_quotes(text: str) -> str:
