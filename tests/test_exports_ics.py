@@ -890,6 +890,8 @@ def test_a_teams_blocks_lines_of_underscores_are_left_out(tmp_path: Path) -> Non
     (record,), _ = load(tmp_path)
     assert record.text.split("\n\n", 1)[1] == ("Ciao a tutti,\nordine del giorno allegato.\n\nRiunione di Microsoft Teams\n"
                                                "ID riunione: 123 456 789 0\nPasscode: abc123")
+    # the same invitation in a mail with no text part (its calendar part read as its event) too
+    assert rule not in ics.invitation_text((tmp_path / "o.ics").read_text(encoding="utf-8"))
 
 
 def test_an_exception_written_as_the_other_kind_of_date_still_leaves_its_day(tmp_path: Path) -> None:

@@ -276,11 +276,7 @@ def _record(export: Export, file: ExportFile, span: _Span, component: Any, calen
     kind = KINDS[span.kind]
     _warn_unknown_zones(export, file, span, component, zone_warned)
     summary = _text(component, "SUMMARY")
-    description = _text(component, "DESCRIPTION")
-    if _HTML_TAG_RE.search(description):
-        description = clean_text(html_to_text(description))
-    if "::~" in description or "_" * 20 in description:
-        description = clean_text(_SEPARATOR_RE.sub("", description))
+    description = _description(component)
     location = _text(component, "LOCATION")
     start, due = _value(component, "DTSTART"), _value(component, "DUE")
     end = _end(component, start)
@@ -327,14 +323,22 @@ def invitation_text(data: str) -> str:
         if component.name in KINDS:
             days_as_written(component)
             start, due = _value(component, "DTSTART"), _value(component, "DUE")
-            description = _text(component, "DESCRIPTION")
-            if _HTML_TAG_RE.search(description):
-                description = clean_text(html_to_text(description))
             organizer, attendees, rooms = people_and_rooms(component)
             details = _details(component, start, _end(component, start), due)
             texts.append(event_text(_text(component, "SUMMARY"), details, where(_text(component, "LOCATION"), rooms),
-                                    organizer, attendees, description).strip())
+                                    organizer, attendees, _description(component)).strip())
     return "\n\n".join(t for t in texts if t)
+
+
+def _description(component: Any) -> str:
+    """The DESCRIPTION as plain text (one in HTML, as Google keeps a formatted one, made text),
+    without the lines Google and Outlook wrap a Meet or Teams block in."""
+    description = _text(component, "DESCRIPTION")
+    if _HTML_TAG_RE.search(description):
+        description = clean_text(html_to_text(description))
+    if "::~" in description or "_" * 20 in description:
+        description = clean_text(_SEPARATOR_RE.sub("", description))
+    return description
 
 
 def _first_date(component: Any, start: Any, due: Any) -> Any:
