@@ -127,6 +127,16 @@ def test_all_day_events_to_dos_and_journal_entries(tmp_path: Path) -> None:
     ("FREQ=MONTHLY;BYDAY=-1FR", "Repeats monthly on the last Friday"),
     ("FREQ=MONTHLY;BYMONTHDAY=1,15", "Repeats monthly on day 1 and 15 of the month"),
     ("FREQ=YEARLY;BYMONTH=3;BYDAY=2SU", "Repeats yearly on the second Sunday in March"),
+    # Outlook writes "the second Tuesday", "the first weekday", "the last day" with BYSETPOS and
+    # a negative BYMONTHDAY: they read "on Tuesday" (every one) and "on day -1"
+    ("FREQ=MONTHLY;BYDAY=TU;BYSETPOS=2;COUNT=10", "Repeats monthly on the second Tuesday 10 times"),
+    ("FREQ=MONTHLY;BYDAY=MO,TU,WE,TH,FR;BYSETPOS=1", "Repeats monthly on the first weekday"),
+    ("FREQ=MONTHLY;BYDAY=SA,SU;BYSETPOS=-1", "Repeats monthly on the last weekend day"),
+    ("FREQ=MONTHLY;BYDAY=MO,TU,WE,TH,FR,SA,SU;BYSETPOS=-1", "Repeats monthly on the last day"),
+    ("FREQ=MONTHLY;BYDAY=MO,FR;BYSETPOS=1,3", "Repeats monthly on the first and third of Monday and Friday"),
+    ("FREQ=YEARLY;BYMONTH=6;BYDAY=TH;BYSETPOS=-1", "Repeats yearly on the last Thursday in June"),
+    ("FREQ=MONTHLY;BYMONTHDAY=-1", "Repeats monthly on the last day of the month"),
+    ("FREQ=MONTHLY;BYMONTHDAY=1,-2", "Repeats monthly on day 1 and the second to last day of the month"),
 ])
 def test_recurrence_rules_read_as_words(tmp_path: Path, rule: str, words: str) -> None:
     (tmp_path / "r.ics").write_text(

@@ -76,12 +76,18 @@ def rule_words(rule: Any) -> str:
     every, unit = _FREQUENCIES.get(frequency, (frequency.lower(), frequency.lower()))
     interval = int(first("INTERVAL") or 1)
     words = ["Repeats", f"every {interval} {unit}" if interval > 1 else every]
-    days = [_day_words(str(d)) for d in rule.get("BYDAY") or []]
-    if days:
-        words.append("on " + _and(days))
-    month_days = [str(d) for d in rule.get("BYMONTHDAY") or []]
-    if month_days:
-        words.append("on day " + _and(month_days) + " of the month")
+    codes = [str(d).upper() for d in rule.get("BYDAY") or []]
+    positions = [int(p) for p in rule.get("BYSETPOS") or [] if re.fullmatch(r"[+-]?\d+", str(p))]
+    if codes and positions and all(code in _DAYS for code in codes):
+        words.append(_chosen_day_words(positions, codes))  # Outlook's "the second Tuesday"
+    elif codes:
+        words.append("on " + _and([_day_words(code) for code in codes]))
+    month_days = [int(d) for d in rule.get("BYMONTHDAY") or [] if re.fullmatch(r"[+-]?\d+", str(d))]
+    counted = [str(d) for d in month_days if d > 0]
+    parts = ([f"day {_and(counted)}"] if counted else []) + [f"the {_ordinal(-d, last=True)} day"
+                                                             for d in month_days if d < 0]
+    if parts:
+        words.append("on " + _and(parts) + " of the month")
     months = [_MONTHS[int(m) - 1] for m in rule.get("BYMONTH") or [] if str(m).isdigit() and 1 <= int(m) <= 12]
     if months:
         words.append("in " + _and(months))
@@ -91,6 +97,27 @@ def rule_words(rule: Any) -> str:
     if until is not None:
         words.append(f"until {(until.date() if isinstance(until, datetime) else until).isoformat()}")
     return " ".join(words)
+
+
+def _chosen_day_words(positions: list[int], codes: list[str]) -> str:
+    """BYSETPOS over BYDAY in words: "on the first weekday", "on the first and third of Monday
+    and Friday"."""
+    chosen = set(codes)
+    kind = {frozenset(_DAYS): "day", frozenset(_DAYS) - {"SA", "SU"}: "weekday",
+            frozenset({"SA", "SU"}): "weekend day"}.get(frozenset(chosen))
+    if kind is None and len(chosen) == 1:
+        kind = _DAYS[codes[0]]
+    which = _and([_ordinal(abs(p), last=p < 0) for p in positions])
+    return f"on the {which} {kind}" if kind else f"on the {which} of {_and([_DAYS[c] for c in codes])}"
+
+
+def _ordinal(number: int, last: bool = False) -> str:
+    """1 "first" (or "last"), 2 "second" (or "second to last"), 11 "11th"."""
+    word = _ORDINALS.get(number) if number <= 5 else None
+    word = word or f"{number}th"
+    if last:
+        return "last" if number == 1 else f"{word} to last"
+    return word
 
 
 def _day_words(code: str) -> str:
