@@ -627,6 +627,20 @@ def test_a_calendar_zone_places_its_floating_times(tmp_path: Path) -> None:
              "read as floating local time")]
 
 
+def test_a_calendar_zone_named_the_windows_way_places_its_times(tmp_path: Path) -> None:
+    # Exchange's published calendars (a school's agenda) name the calendar's zone the Windows way:
+    # it was "unknown time zone", its times left floating and its UTC times in UTC
+    (tmp_path / "school.ics").write_text(
+        "BEGIN:VCALENDAR\r\nX-WR-CALNAME:Schoolagenda\r\nX-WR-TIMEZONE:W. Europe Standard Time\r\n"
+        "BEGIN:VEVENT\r\nUID:a\r\nSUMMARY:Ouderavond\r\nDTSTART:20260302T190000\r\nEND:VEVENT\r\n"
+        "BEGIN:VEVENT\r\nUID:b\r\nSUMMARY:Sportdag\r\nDTSTART:20260602T070000Z\r\nEND:VEVENT\r\n"
+        "END:VCALENDAR\r\n", encoding="utf-8", newline="")
+    records, problems = load(tmp_path)
+    assert problems == []
+    assert [r.metadata["date"] for r in records] == ["2026-03-02T19:00:00+01:00", "2026-06-02T09:00:00+02:00"]
+    assert records[1].text == "Sportdag\nWhen: 2026-06-02 09:00 (Europe/Berlin)"
+
+
 OUTLOOK_ZONE = """BEGIN:VTIMEZONE\r
 TZID:W. Europe Standard Time\r
 BEGIN:STANDARD\r

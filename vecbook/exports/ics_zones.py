@@ -18,11 +18,12 @@ _DATED = ("DTSTART", "DTEND", "DUE", "RECURRENCE-ID")
 
 
 def calendar_zone(name: str) -> tzinfo | None:
-    """A zone by its IANA name (None where the name is none)."""
+    """A zone by its IANA name, or its Windows one (Exchange names a calendar's zone
+    ``X-WR-TIMEZONE:W. Europe Standard Time``); None where the name is none."""
     from zoneinfo import ZoneInfo
 
     try:
-        return ZoneInfo(name)
+        return ZoneInfo(windows_zones().get(name.strip(), name))
     except (KeyError, ValueError, OSError):  # ZoneInfoNotFoundError is a KeyError
         return None
 
