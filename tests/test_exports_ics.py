@@ -234,6 +234,24 @@ def test_a_bad_line_is_warned_and_the_rest_of_the_event_and_file_load(tmp_path: 
     assert "this line is junk" in problems[1].reason and "the rest of it is kept" in problems[1].reason
 
 
+def test_a_broken_date_or_rule_loses_its_line_not_the_file(tmp_path: Path) -> None:
+    # icalendar 7 keeps a property it cannot read as a value that raises wherever it is used:
+    # one bad RDATE, RRULE, DTEND or RECURRENCE-ID skipped the whole calendar file
+    events = [("a", "Broken RDATE", "RDATE:1997010199"), ("b", "Broken RRULE", "RRULE:FREQ=WEEKL"),
+              ("c", "Broken DTEND", "DTEND:2022010"), ("d", "Broken RECURRENCE-ID", "RECURRENCE-ID:2024010"),
+              ("e", "Broken EXDATE", "EXDATE:2024-01-08"), ("f", "Fine", "DTEND:20240101T110000Z")]
+    (tmp_path / "b.ics").write_text("BEGIN:VCALENDAR\r\n" + "".join(
+        f"BEGIN:VEVENT\r\nUID:{uid}\r\nSUMMARY:{title}\r\nDTSTART:20240101T100000Z\r\n"
+        + ("" if line.startswith("RRULE") else "RRULE:FREQ=DAILY\r\n") + f"{line}\r\nEND:VEVENT\r\n"
+        for uid, title, line in events) + "END:VCALENDAR\r\n", encoding="utf-8", newline="")
+    records, problems = load(tmp_path)
+    assert [r.metadata["title"] for r in records] == [title for _, title, _ in events]
+    assert all("rrule" in r.metadata for r in records if r.metadata["title"] != "Broken RRULE")
+    assert [(p.line, p.skipped) for p in problems] == [(7, False), (13, False), (20, False), (27, False),
+                                                       (34, False)]
+    assert all("line not read" in p.reason and "the rest of it is kept" in p.reason for p in problems)
+
+
 def test_a_missing_end_or_a_truncated_file_still_yields_its_events(tmp_path: Path) -> None:
     (tmp_path / "cut.ics").write_text(
         "BEGIN:VCALENDAR\nX-WR-CALNAME:Trips\nBEGIN:VEVENT\nUID:a\nSUMMARY:No end line\n"

@@ -31,6 +31,7 @@ SUFFIXES = (".ics", ".ical", ".icalendar", ".ifb")
 # continuation starts with a space, so it never matches.
 _SCAN_RE = re.compile(r"^(?:(BEGIN|END):([A-Za-z-]+)|X-WR-(CALNAME|TIMEZONE)(?:;[^:\r\n]*)?:([^\r\n]*))[ \t]*\r?$",
                       re.MULTILINE | re.IGNORECASE)
+# A calendar's BEGIN and END lines, to tell which one was left open.
 _CALENDAR_RE = re.compile(r"^(BEGIN|END):VCALENDAR[ \t]*\r?$", re.MULTILINE | re.IGNORECASE)
 # A description written in HTML (Google Calendar keeps one formatted in its editor so): a
 # tag of the few such editors write, not any "<...>" (an address, "2 < 3") in plain text.
@@ -156,6 +157,7 @@ def _records(export: Export, file: ExportFile) -> Iterator[Record]:
     fallback = file.name.rsplit(".", 1)[0]
     parsed = [(span, component) for span, component in zip(spans, components) if component is not None]
     for span, component in parsed:
+        _without_broken(component)
         days_as_written(component)
         _place_floating(export, file, span, component, calendar_zones_warned)
     moved = _moved(component for _, component in parsed)
@@ -165,6 +167,21 @@ def _records(export: Export, file: ExportFile) -> Iterator[Record]:
                          moved.get(_text(component, "UID"), []))
         if record is not None:
             yield record
+
+
+def _without_broken(component: Any) -> None:
+    """The properties the library could not read taken out (each is warned of from its
+    ``errors``): icalendar 7 keeps one as a value that raises wherever it is used, and a bad
+    RDATE, RRULE or DTEND lost the whole file."""
+    for name, value in list(component.items()):
+        values = value if isinstance(value, list) else [value]
+        kept = [one for one in values if type(one).__name__ != "vBroken"]
+        if len(kept) == len(values):
+            continue
+        if kept:
+            component[name] = kept if isinstance(value, list) else kept[0]
+        else:
+            del component[name]
 
 
 def _moved(components: Iterable[Any]) -> dict[str, list[Any]]:
@@ -321,6 +338,7 @@ def invitation_text(data: str) -> str:
     texts = []
     for component in components:
         if component.name in KINDS:
+            _without_broken(component)
             days_as_written(component)
             start, due = _value(component, "DTSTART"), _value(component, "DUE")
             organizer, attendees, rooms = people_and_rooms(component)
