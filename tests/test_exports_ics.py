@@ -993,6 +993,30 @@ def test_a_zoned_series_ends_on_its_until_however_written(tmp_path: Path, until:
     assert (on("2024-03-19"), on("2024-03-26"), on("2024-04-02")) == (True, True, False)
 
 
+@pytest.mark.parametrize("rule", ["FREQ=MONTHLY;BYDAY=MO;BYSETPOS=40", "FREQ=MONTHLY;BYDAY=6MO",
+                                  "FREQ=YEARLY;BYDAY=-60MO", "FREQ=YEARLY;BYYEARDAY=367", "FREQ=MONTHLY;BYMONTHDAY=-32",
+                                  "FREQ=MONTHLY;BYMONTHDAY=40,-33"])
+def test_a_rule_that_names_no_day_is_answered_at_once(rule: str) -> None:
+    # dateutil looks for such a rule's occurrences to the year 9999: some 3 s a series and range
+    import time
+
+    from vecbook.recurrence import series_matches
+
+    began = time.perf_counter()
+    assert series_matches(f"DTSTART:20240101T100000Z\nRRULE:{rule}", (("gte", "2024-06-01"), ("lt", "2024-06-02"))) \
+        in (False, None)
+    assert time.perf_counter() - began < 0.5
+
+
+def test_a_rule_with_a_day_it_can_name_still_occurs() -> None:
+    from vecbook.recurrence import series_matches
+
+    for rule, day in (("FREQ=MONTHLY;BYDAY=-60MO,1SA", "2024-06-01"), ("FREQ=MONTHLY;BYMONTHDAY=40,-1", "2024-06-30"),
+                      ("FREQ=MONTHLY;BYDAY=MO,TU,WE,TH,FR;BYSETPOS=-1", "2024-06-28"),
+                      ("FREQ=YEARLY;BYDAY=53MO", "2024-12-30"), ("FREQ=MONTHLY;BYDAY=5MO", "2024-07-29")):
+        assert series_matches(f"DTSTART:20240101T100000Z\nRRULE:{rule}", (("gte", day), ("lt", f"{day}T23:59"))), rule
+
+
 @pytest.mark.parametrize("until, last", [("20240326", True), ("20240326T090000", True), ("20240326T085959", False)])
 def test_a_floating_series_ends_on_its_until_day_too(until: str, last: bool) -> None:
     # a series without a zone (a calendar that writes none) and an UNTIL written as a date ended

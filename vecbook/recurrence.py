@@ -147,7 +147,7 @@ def _parsed(rule: str) -> Any:
     if any(one._interval < 1 for one in series._rrule):  # INTERVAL=0 never moves on: dateutil loops forever
         raise ValueError("INTERVAL must be 1 or more")
     if any(_never(one) for one in series._rrule):  # dateutil would walk day by day to the year 9999 (seconds)
-        raise ValueError("the rule names days no month it names has")
+        raise ValueError("the rule names no day it can occur on")
     return series
 
 
@@ -181,12 +181,37 @@ _MONTH_DAYS = (31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
 
 def _never(one: Any) -> bool:
     """Whether a dateutil rrule names only days of the month that none of its months has
-    (``BYMONTH=2;BYMONTHDAY=30``, or a yearly February rule begun on the 30th): it never occurs."""
+    (``BYMONTH=2;BYMONTHDAY=30``, or a yearly February rule begun on the 30th), or only days
+    no period has (``BYMONTHDAY=-32``, ``BYDAY=6MO`` in a month, ``BYSETPOS=40`` of a month's
+    Mondays, ``BYYEARDAY=367``): it never occurs."""
     days, counted_back = one._bymonthday or (), one._bynmonthday or ()
+    if (days or counted_back) and all(abs(day) > 31 for day in (*days, *counted_back)):
+        return True
+    if one._byyearday and all(not 0 < abs(day) <= 366 for day in one._byyearday):
+        return True
+    if _no_such_weekday(one) or _no_such_position(one):
+        return True
     if not days or counted_back:
         return False
     months = one._bymonth or range(1, 13)
     return all(day > _MONTH_DAYS[month - 1] for day in days for month in months)
+
+
+def _no_such_weekday(one: Any) -> bool:
+    """Every day of BYDAY counted further than its period has (``6MO`` of a month, ``54MO`` of a year)."""
+    if one._byweekday or not one._bynweekday:
+        return False
+    most = 5 if one._freq == 1 or one._bymonth else 53  # (dateutil: 0 yearly, 1 monthly)
+    return all(abs(number) > most for _, number in one._bynweekday)
+
+
+def _no_such_position(one: Any) -> bool:
+    """Every BYSETPOS past the most occurrences a period can hold (a day each, at most)."""
+    days = {0: 366, 1: 31, 2: 7, 3: 1}.get(one._freq)
+    if not one._bysetpos or days is None:
+        return False
+    most = days * len(one._byhour or (0,)) * len(one._byminute or (0,)) * len(one._bysecond or (0,))
+    return all(abs(position) > most for position in one._bysetpos)
 
 
 def _occurrences(rule: str) -> Iterator[datetime]:
