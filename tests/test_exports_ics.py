@@ -832,6 +832,20 @@ def test_quotes_inside_a_quoted_name_keep_the_person(tmp_path: Path) -> None:
     assert 'Attendees: Ana "Nana" Ruiz, José' in ics.invitation_text("\r\n".join(lines))
 
 
+def test_a_name_with_a_comma_left_unquoted_reads_whole(tmp_path: Path) -> None:
+    # RFC 5545 asks for quotes around a CN with a comma; some writers leave them out, and the
+    # library reads the name as a list: the Attendees: line said "['Müller', ' Anna']"
+    (tmp_path / "c.ics").write_text(
+        "BEGIN:VCALENDAR\r\nBEGIN:VEVENT\r\nUID:c1\r\nSUMMARY:Abstimmung\r\nDTSTART:20240601T090000Z\r\n"
+        "ORGANIZER;CN=Weiß, Jürgen, Dr.:mailto:jw@example.com\r\n"
+        "ATTENDEE;CN=Müller, Anna;PARTSTAT=ACCEPTED:mailto:anna@example.com\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n",
+        encoding="utf-8", newline="")
+    (record,), _ = load(tmp_path)
+    assert "Organizer: Weiß, Jürgen, Dr.\nAttendees: Müller, Anna" in record.text
+    assert record.metadata["participants"] == ["Weiß, Jürgen, Dr.", "jw@example.com", "Müller, Anna",
+                                               "anna@example.com"]
+
+
 def test_a_name_written_over_lines_reads_on_one(tmp_path: Path) -> None:
     # RFC 6868's ^n is a line break inside a parameter: a CN with one broke the Organizer: line
     # in two, and the participant's name no longer matched what --participant is given

@@ -26,14 +26,23 @@ def person(address: Any) -> tuple[str, str] | None:
     written = str(address).strip()
     email = written[7:].strip() if written[:7].lower() == "mailto:" else written
     if "@" not in email:
-        email = str(params.get("EMAIL") or "").strip().strip('"')
+        email = _parameter(params, "EMAIL").strip('"')
         email = email if "@" in email else ""
     # (a CN may hold a line break, RFC 6868's ^n: a name is said on one line)
-    name = " ".join(str(params.get("CN") or "").strip().strip('"').split())
+    name = " ".join(_parameter(params, "CN").strip('"').split())
     return (name or email, email) if name or email else None
 
 
 Person = tuple[str, str]
+
+
+def _parameter(params: Any, name: str) -> str:
+    """A parameter's text; one the library read as a list (a comma left unquoted, as some writers
+    leave ``CN=Müller, Anna``) joined back with its commas."""
+    value = params.get(name)
+    if isinstance(value, (list, tuple)):
+        value = ", ".join(str(part).strip() for part in value)
+    return str(value or "").strip()
 
 
 def people_and_rooms(component: Any) -> tuple[Person | None, list[Person], list[str]]:
