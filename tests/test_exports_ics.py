@@ -970,6 +970,24 @@ def test_an_exception_written_as_the_other_kind_of_date_still_leaves_its_day(tmp
     assert [on(choir, day) for day in (3, 10, 17)] == [True, False, True]
 
 
+def test_an_exception_with_or_without_a_zone_unlike_its_series_still_counts(tmp_path: Path) -> None:
+    # a zoned series with an EXDATE or RDATE written without one (or a floating series with one
+    # in UTC): dateutil cannot compare the two, so the series could not be counted out at all
+    from vecbook.recurrence import series_matches
+
+    (tmp_path / "x.ics").write_text(
+        "BEGIN:VCALENDAR\r\nBEGIN:VEVENT\r\nUID:z\r\nSUMMARY:Zoned\r\nDTSTART;TZID=Europe/Berlin:20240603T090000\r\n"
+        "RRULE:FREQ=WEEKLY\r\nEXDATE:20240610T090000\r\nRDATE:20240612T090000\r\nEND:VEVENT\r\n"
+        "BEGIN:VEVENT\r\nUID:f\r\nSUMMARY:Floating\r\nDTSTART:20240603T090000\r\nRRULE:FREQ=WEEKLY\r\n"
+        "EXDATE:20240610T090000Z\r\nRDATE;TZID=Asia/Tokyo:20240612T090000\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n",
+        encoding="utf-8", newline="")
+    for record in load(tmp_path)[0]:
+        found = [series_matches(record.metadata["rrule"], (("gte", f"2024-06-{day:02d}"),
+                                                           ("lt", f"2024-06-{day + 1:02d}")))
+                 for day in (3, 10, 12, 17)]
+        assert found == [True, False, True, True], record.metadata["title"]
+
+
 def test_a_moved_occurrence_leaves_its_series_date(tmp_path: Path) -> None:
     # Google and Apple write a changed occurrence as its own VEVENT (the UID and RECURRENCE-ID of
     # the date it replaces): the series no longer occurs on that date, the change does.

@@ -390,12 +390,16 @@ def _series(component: Any, start: Any, moved: list[Any]) -> str | None:
 
 def _like(value: date, start: date) -> date:
     """A series' date as the kind of value its start is (RFC 5545 asks for it; some writers put a
-    time on an all-day series' EXDATE, or a date on a timed one's, and dateutil cannot mix them):
-    the day a time is on, as written, or the start's time of day on a day."""
+    time on an all-day series' EXDATE, or a date on a timed one's, or leave out the zone of a
+    zoned one's, and dateutil cannot mix them): the day a time is on, as written; the start's
+    time of day on a day; a time without a zone on the start's clock; a zoned one's clock time
+    for a series without a zone."""
     if _is_day(start) and isinstance(value, datetime):
         return value.date()
     if isinstance(start, datetime) and _is_day(value):
         return datetime.combine(value, start.timetz())
+    if isinstance(start, datetime) and isinstance(value, datetime) and (start.tzinfo is None) != (value.tzinfo is None):
+        return value.replace(tzinfo=start.tzinfo)
     return value
 
 
