@@ -866,8 +866,9 @@ def test_a_person_named_by_their_address_takes_the_name_the_file_gives_it(tmp_pa
     (tmp_path / "g.ics").write_text(
         "BEGIN:VCALENDAR\r\nPRODID:-//Google Inc//Google Calendar 70.9054//EN\r\nBEGIN:VEVENT\r\nUID:g1\r\n"
         "SUMMARY:ピアノ教室\r\nDTSTART:20240108T100000Z\r\nORGANIZER;CN=山田花子:mailto:hanako@gmail.com\r\n"
-        "ATTENDEE;CUTYPE=INDIVIDUAL;ROLE=REQ-PARTICIPANT;PARTSTAT=ACCEPTED;CN=山田太郎;X-NUM-GUESTS=0:mailto:taro@gmail.com\r\n"
-        "ATTENDEE;CUTYPE=INDIVIDUAL;ROLE=REQ-PARTICIPANT;PARTSTAT=ACCEPTED;CN=Hanako@Gmail.com;X-NUM-GUESTS=0:mailto:h\r\n"
+        "ATTENDEE;CUTYPE=INDIVIDUAL;ROLE=REQ-PARTICIPANT;PARTSTAT=ACCEPTED;CN=山田太郎;X-NUM-GUESTS=0:mailto:taro@gmail\r\n"
+        " .com\r\nATTENDEE;CUTYPE=INDIVIDUAL;ROLE=REQ-PARTICIPANT;PARTSTAT=ACCEPTED;CN=Hanako@Gmail.com;X-NUM-GUES\r\n"
+        " TS=0:mailto:h\r\n"
         " anako@gmail.com\r\nATTENDEE;CUTYPE=INDIVIDUAL;CN=kai@example.com:mailto:kai@example.com\r\n"
         "END:VEVENT\r\nEND:VCALENDAR\r\n", encoding="utf-8", newline="")
     (record,), _ = load(tmp_path)
@@ -910,7 +911,8 @@ def test_a_location_over_several_lines_reads_on_one(tmp_path: Path) -> None:
     # Apple Calendar writes a place as its name and address, a line each (LOCATION:Büro\\nStraße 7\\n...):
     # the Where: line broke into four, and the location metadata held the line breaks
     (tmp_path / "a.ics").write_text(
-        "BEGIN:VCALENDAR\r\nPRODID:-//Apple Inc.//macOS 14.4//EN\r\nBEGIN:VEVENT\r\nUID:a1\r\nSUMMARY:Quartalsplanung\r\n"
+        "BEGIN:VCALENDAR\r\nPRODID:-//Apple Inc.//macOS 14.4//EN\r\nBEGIN:VEVENT\r\nUID:a1\r\n"
+        "SUMMARY:Quartalsplanung\r\n"
         "DTSTART:20240417T080000Z\r\nLOCATION:Büro Hamburg\\nJungfernstieg 7\\n20354 Hamburg,\\n\\nDeutschland\r\n"
         "END:VEVENT\r\nEND:VCALENDAR\r\n", encoding="utf-8", newline="")
     (record,), _ = load(tmp_path)
@@ -944,8 +946,9 @@ def test_a_teams_blocks_lines_of_underscores_are_left_out(tmp_path: Path) -> Non
         f"ID riunione: 123 456 789 0\\nPasscode: abc123\\n{rule}\\n\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n",
         encoding="utf-8", newline="")
     (record,), _ = load(tmp_path)
-    assert record.text.split("\n\n", 1)[1] == ("Ciao a tutti,\nordine del giorno allegato.\n\nRiunione di Microsoft Teams\n"
-                                               "ID riunione: 123 456 789 0\nPasscode: abc123")
+    assert record.text.split("\n\n", 1)[1] == ("Ciao a tutti,\nordine del giorno allegato.\n\n"
+                                               "Riunione di Microsoft Teams\nID riunione: 123 456 789 0\n"
+                                               "Passcode: abc123")
     # the same invitation in a mail with no text part (its calendar part read as its event) too
     assert rule not in ics.invitation_text((tmp_path / "o.ics").read_text(encoding="utf-8"))
 
@@ -964,7 +967,8 @@ def test_an_exception_written_as_the_other_kind_of_date_still_leaves_its_day(tmp
         encoding="utf-8", newline="")
     bins, choir = load(tmp_path)[0]
     def on(record: vecbook.Record, day: int) -> bool | None:
-        return series_matches(record.metadata["rrule"], (("gte", f"2024-06-{day:02d}"), ("lt", f"2024-06-{day + 1:02d}")))
+        return series_matches(record.metadata["rrule"], (("gte", f"2024-06-{day:02d}"),
+                                                         ("lt", f"2024-06-{day + 1:02d}")))
 
     assert [on(bins, day) for day in (3, 10, 17, 24)] == [True, False, False, True]
     assert [on(choir, day) for day in (3, 10, 17)] == [True, False, True]
