@@ -737,7 +737,7 @@ END:VTIMEZONE\r
     ("Customized Time Zone", US_ZONE, "America/New_York"),
     ("India", US_ZONE.replace("Customized Time Zone", "India").replace("-0400", "+0530").replace("-0500", "+0530"),
      "Asia/Calcutta"),
-])
+], ids=["display-name", "customized", "fixed-offset"])
 def test_a_series_in_a_zone_only_the_file_defines_keeps_its_clock(tmp_path: Path, zone: str, defined: str,
                                                                  named: str) -> None:
     # Outlook 2010 and Exchange name a zone by its display name or "Customized Time Zone": no
