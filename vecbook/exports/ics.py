@@ -332,7 +332,7 @@ def invitation_text(data: str) -> str:
     records of a calendar show them; '' where it cannot be read or icalendar is not installed."""
     try:
         from icalendar import Calendar
-        components = Calendar.from_ical(escaped_quotes(data)).walk()
+        components = Calendar.from_ical(without_windows_zones(escaped_quotes(data))).walk()
     except Exception:  # noqa: BLE001 - no library, or a calendar it cannot read: the mail is read without it
         return ""
     texts = []
