@@ -760,6 +760,23 @@ def test_a_series_in_a_zone_only_the_file_defines_keeps_its_clock(tmp_path: Path
     assert found is not None and (found.day, found.hour, found.minute) == (15, 23, 30)
 
 
+def test_two_files_zones_of_one_name_each_keep_their_own(tmp_path: Path) -> None:
+    # Outlook names many a zone "Customized Time Zone"; the library kept the first file's for the
+    # name, so a New York colleague's invitation read with Berlin's offsets: 09:30 was 03:30 there
+    event = ("BEGIN:VEVENT\r\nUID:{0}\r\nSUMMARY:Call {0}\r\nDTSTART;TZID=Customized Time Zone:20240715T093000\r\n"
+             "END:VEVENT\r\n")
+    berlin = OUTLOOK_ZONE.replace("W. Europe Standard Time", "Customized Time Zone")
+    (tmp_path / "a.ics").write_text(f"BEGIN:VCALENDAR\r\n{berlin}{event.format('berlin')}END:VCALENDAR\r\n",
+                                    encoding="utf-8", newline="")
+    (tmp_path / "b.ics").write_text(f"BEGIN:VCALENDAR\r\n{US_ZONE}{event.format('new-york')}END:VCALENDAR\r\n",
+                                    encoding="utf-8", newline="")
+    records, problems = load(tmp_path)
+    assert problems == []
+    assert [r.metadata["date"] for r in records] == ["2024-07-15T09:30:00+02:00", "2024-07-15T09:30:00-04:00"]
+    (tmp_path / "a.ics").unlink()  # read again, the New York file alone: the same
+    assert [r.metadata["date"] for r in load(tmp_path)[0]] == ["2024-07-15T09:30:00-04:00"]
+
+
 def test_an_outlook_zone_named_by_its_display_name_reads_without_escapes(tmp_path: Path) -> None:
     # Outlook 2010 and Exchange name a zone by its display name, commas escaped in the VTIMEZONE's
     # TZID (a text value): the When: line showed "Amsterdam\\, Berlin\\, ..." with the backslashes
