@@ -143,12 +143,12 @@ def _unescape(value: str) -> str:
 
 
 def _records(export: Export, file: ExportFile) -> Iterator[Record]:
-    import icalendar
+    from icalendar.timezone import tzp
 
     # The library keeps the zone it made of a VTIMEZONE by its TZID for every file it reads after:
     # Outlook names many a zone "Customized Time Zone", and a New York file's read with the Berlin
-    # one of the file before. A fresh provider forgets them.
-    icalendar.use_zoneinfo()
+    # one of the file before. A fresh provider of the same kind (a host's choice) forgets them.
+    tzp.use(tzp.name)
     text, bad = file_text(file)
     if bad:  # (an old export in Windows-1252: its accents are lost, say where)
         export.warn(file, bad[0].line, undecoded_reason(bad, "calendar"), skipped=False)
