@@ -1,6 +1,8 @@
-"""An iCalendar file's text made ready for the parser: read with a fold inside a character mended,
-and cut to the lines a record uses. Each keeps every line where it was, so the line numbers a
-record cites and a warning names are the file's."""
+"""An iCalendar file's text made ready for the parser: decoded (UTF-8 or UTF-16), a fold inside a
+character mended, a quote a backslash escapes inside a parameter written as RFC 6868's, and for
+the parse cut to the lines a record uses (without the VTIMEZONE blocks of Windows zone names).
+The file's text keeps every line where it was, so the line numbers a record cites and a warning
+names are the file's."""
 
 from __future__ import annotations
 
