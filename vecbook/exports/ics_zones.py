@@ -1,6 +1,8 @@
 """The time zones of an iCalendar file's times: a zone by its IANA name (or the one an old
-Thunderbird or Outlook name stands for), a series' zone by a name dateutil can read back, and
-the times a calendar's own zone (``X-WR-TIMEZONE``) places."""
+Thunderbird or Outlook name stands for), a series' zone by a name dateutil can read back (for a
+zone only the file defines, the IANA zone of the same clock), the times a calendar's own zone
+(``X-WR-TIMEZONE``) places, and the dates marked ``VALUE=DATE`` read as days whatever zone they
+are given."""
 
 from __future__ import annotations
 
