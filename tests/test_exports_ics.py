@@ -659,6 +659,18 @@ def test_a_calendar_zone_named_the_windows_way_places_its_times(tmp_path: Path) 
     assert records[1].text == "Sportdag\nWhen: 2026-06-02 09:00 (Europe/Berlin)"
 
 
+def test_a_calendar_zone_the_file_defines_places_its_times(tmp_path: Path) -> None:
+    # X-WR-TIMEZONE may name a zone only the file's VTIMEZONE defines (as a feed writes its own):
+    # it was "unknown time zone", its times left floating
+    zone = US_ZONE.replace("Customized Time Zone", "Hora de la oficina")
+    (tmp_path / "feed.ics").write_text(
+        f"BEGIN:VCALENDAR\r\nX-WR-TIMEZONE:Hora de la oficina\r\n{zone}"
+        "BEGIN:VEVENT\r\nUID:a\r\nSUMMARY:Reunión\r\nDTSTART:20240715T093000\r\nEND:VEVENT\r\n"
+        "END:VCALENDAR\r\n", encoding="utf-8", newline="")
+    (record,), problems = load(tmp_path)
+    assert problems == [] and record.metadata["date"] == "2024-07-15T09:30:00-04:00"
+
+
 OUTLOOK_ZONE = """BEGIN:VTIMEZONE\r
 TZID:W. Europe Standard Time\r
 BEGIN:STANDARD\r

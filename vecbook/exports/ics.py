@@ -20,7 +20,7 @@ from .base import Export, ExportFile, clean_text, export_record
 from .ics_lines import escaped_quotes, file_text, looks_like_calendar, used_lines, without_windows_zones
 from .ics_people import event_text, people_and_rooms, where
 from .ics_words import iso_value, moment, rule_words, span_words
-from .ics_zones import calendar_zone, days_as_written, place_in_zone, unknown_zones, zone_id
+from .ics_zones import days_as_written, named_or_defined, place_in_zone, unknown_zones, zone_id
 from .mime import html_to_text
 
 # The components that become records; VALARM, VTIMEZONE and the like do not.
@@ -510,7 +510,7 @@ def _place_floating(export: Export, file: ExportFile, span: _Span, component: An
     """Times written without TZID or Z are in the calendar's ``X-WR-TIMEZONE`` (an unknown
     name leaves them floating, said once per file), and times in UTC (Google writes a single
     event's so) read in that zone: the same instant, on the day and hour its people saw."""
-    zone = calendar_zone(span.zone[0]) if span.zone else None
+    zone = named_or_defined(span.zone[0]) if span.zone else None
     if span.zone and zone is None and span.zone[0] not in warned:
         warned.add(span.zone[0])
         export.warn(file, span.zone[1], f"unknown time zone '{span.zone[0]}' in X-WR-TIMEZONE: the calendar's "

@@ -30,6 +30,25 @@ def calendar_zone(name: str) -> tzinfo | None:
         return None
 
 
+def named_or_defined(name: str) -> tzinfo | None:
+    """A zone by its IANA or Windows name (``calendar_zone``), else the one the file just read
+    defines in a VTIMEZONE of that TZID (the library keeps it by its TZID until the next file):
+    a calendar's ``X-WR-TIMEZONE`` may name a zone only the file defines."""
+    zone = calendar_zone(name)
+    if zone is None:
+        import warnings
+
+        from icalendar.timezone import tzp
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # (its guess at a "/vendor/..." name: said as unknown if none)
+            try:
+                zone = tzp.timezone(name)
+            except Exception:  # noqa: BLE001 - a name the library cannot look up: no zone
+                zone = None
+    return zone
+
+
 def zone_id(value: datetime) -> str | None:
     """An IANA zone name for the series' start: the zone's own, or the one a Windows name stands
     for (Outlook's "W. Europe Standard Time"), or for a zone only the file defines the one of the
