@@ -450,6 +450,26 @@ def test_a_calendar_not_in_utf8_says_where_its_letters_were_lost(tmp_path: Path)
                                        "here); save the calendar as UTF-8 to keep its letters")
 
 
+def test_an_outlook_all_day_event_written_as_midnights_is_a_day(tmp_path: Path) -> None:
+    # Outlook and Exchange may write an all-day event as midnight to midnight in the organizer's zone,
+    # flagged X-MICROSOFT-CDO-ALLDAYEVENT:TRUE: it read as a timed event of 48 hours
+    (tmp_path / "o.ics").write_text(
+        "BEGIN:VCALENDAR\r\nPRODID:-//Microsoft Corporation//Outlook 16.0 MIMEDIR//EN\r\n"
+        "BEGIN:VEVENT\r\nUID:x\r\nSUMMARY:Weihnachten\r\nDTSTART;TZID=W. Europe Standard Time:20261225T000000\r\n"
+        "DTEND;TZID=W. Europe Standard Time:20261227T000000\r\nX-MICROSOFT-CDO-ALLDAYEVENT:TRUE\r\nEND:VEVENT\r\n"
+        "BEGIN:VEVENT\r\nUID:y\r\nSUMMARY:Ferien\r\nDTSTART:20260706T000000Z\r\nRRULE:FREQ=YEARLY\r\n"
+        "EXDATE:20270706T000000Z\r\nX-MICROSOFT-MSNCALENDAR-ALLDAYEVENT:TRUE\r\nEND:VEVENT\r\n"
+        "BEGIN:VEVENT\r\nUID:z\r\nSUMMARY:Kein Tag\r\nDTSTART;TZID=W. Europe Standard Time:20261228T000000\r\n"
+        "DTEND;TZID=W. Europe Standard Time:20261228T100000\r\nX-MICROSOFT-CDO-ALLDAYEVENT:TRUE\r\nEND:VEVENT\r\n"
+        "END:VCALENDAR\r\n", encoding="utf-8", newline="")
+    christmas, holidays, timed = load(tmp_path)[0]
+    assert christmas.text == "Weihnachten\nWhen: 2026-12-25 to 2026-12-26"
+    assert (christmas.metadata["date"], christmas.metadata["end_date"], christmas.metadata["all_day"]) == (
+        "2026-12-25", "2026-12-26", True)
+    assert holidays.metadata["rrule"] == "DTSTART;VALUE=DATE:20260706\nRRULE:FREQ=YEARLY\nEXDATE;VALUE=DATE:20270706"
+    assert timed.metadata["date"] == "2026-12-28T00:00:00+01:00"  # (ends at 10:00: a timed event after all)
+
+
 def test_a_line_folded_inside_a_character_reads_back_whole(tmp_path: Path) -> None:
     # RFC 5545 folds by octets: some writers cut a character's UTF-8 bytes across the fold
     path = tmp_path / "fold.ics"

@@ -7,7 +7,7 @@ are given."""
 from __future__ import annotations
 
 import re
-from datetime import datetime, timedelta, timezone, tzinfo
+from datetime import datetime, time, timedelta, timezone, tzinfo
 from functools import lru_cache
 from typing import Any, Iterator
 
@@ -15,6 +15,8 @@ from typing import Any, Iterator
 ZONED = ("DTSTART", "DTEND", "DUE", "RECURRENCE-ID", "RDATE", "EXDATE")
 # The areas of the IANA zones named by a city (not the old US/Eastern, CET, Etc/GMT-1 kind).
 _AREAS = ("Africa/", "America/", "Antarctica/", "Asia/", "Atlantic/", "Australia/", "Europe/", "Indian/", "Pacific/")
+# The properties Outlook (and Hotmail's calendar before it) flags an all-day event with.
+_ALL_DAY_FLAGS = ("X-MICROSOFT-CDO-ALLDAYEVENT", "X-MICROSOFT-MSNCALENDAR-ALLDAYEVENT")
 # The properties whose TZID names the zone of a record's own dates.
 _DATED = ("DTSTART", "DTEND", "DUE", "RECURRENCE-ID")
 
@@ -169,16 +171,32 @@ def place_in_zone(component: Any, zone: tzinfo) -> None:
 
 def days_as_written(component: Any) -> None:
     """Dates the file marks ``VALUE=DATE`` read as days, a TZID beside them or not (the library
-    reads ``DTSTART;TZID=Europe/Berlin;VALUE=DATE:20240901`` as midnight in Berlin)."""
+    reads ``DTSTART;TZID=Europe/Berlin;VALUE=DATE:20240901`` as midnight in Berlin); and the
+    midnights of an event Outlook flags all-day (``X-MICROSOFT-CDO-ALLDAYEVENT:TRUE``, written
+    midnight to midnight in its zone) read as the days they begin, as written."""
+    all_day = _outlook_all_day(component)
     for name in ZONED:
         props = component.get(name)
         for prop in props if isinstance(props, list) else [] if props is None else [props]:
-            if str(getattr(prop, "params", {}).get("VALUE", "")).upper() != "DATE":
+            if str(getattr(prop, "params", {}).get("VALUE", "")).upper() != "DATE" and not all_day:
                 continue
             for value in getattr(prop, "dts", None) or [prop]:
                 when = getattr(value, "dt", None)
                 if isinstance(when, datetime):
                     value.dt = when.date()
+
+
+def _outlook_all_day(component: Any) -> bool:
+    """Whether Outlook flags the event all-day and writes it from midnight to midnight (a flagged
+    event whose start or end has another time is taken as timed)."""
+    if not any(str(component.get(flag, "")).strip().upper() == "TRUE" for flag in _ALL_DAY_FLAGS):
+        return False
+    ends = [component.get(name) for name in ("DTSTART", "DTEND")]
+    try:
+        times = [getattr(end, "dt", None) for end in ends if end is not None and not isinstance(end, list)]
+    except Exception:  # noqa: BLE001 - a broken date: warned of from errors
+        return False
+    return bool(times) and all(isinstance(when, datetime) and when.time() == time(0) for when in times)
 
 
 def is_utc(when: datetime) -> bool:
