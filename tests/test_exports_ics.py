@@ -630,6 +630,19 @@ def test_an_endless_series_is_counted_out_only_so_far() -> None:
                           (("gte", "2024-02-01"), ("lt", "2024-03-01"))) is True  # the last day, counted back
 
 
+def test_a_long_calendar_name_folded_over_lines_is_whole(tmp_path: Path) -> None:
+    # a calendar name of some 25 Japanese characters passes 75 octets and is folded: the
+    # conversation was cut at the fold, "プロジェクト管理チームの共有カレンダー（20"
+    name = "プロジェクト管理チームの共有カレンダー（2024年度）"
+    (tmp_path / "j.ics").write_text(
+        "BEGIN:VCALENDAR\r\nX-WR-CALNAME:プロジェクト管理チームの共有カレンダー（20\r\n 24年度）\r\n"
+        "BEGIN:VEVENT\r\nUID:j1\r\nSUMMARY:定例\r\nDTSTART:20240105T010000Z\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n",
+        encoding="utf-8", newline="")
+    (record,), _ = load(tmp_path)
+    assert record.metadata["conversation"] == name
+    assert (record.line_number, record.end_line) == (4, 8)
+
+
 def test_a_calendar_zone_places_its_floating_times(tmp_path: Path) -> None:
     # Google and Apple name the calendar's zone in X-WR-TIMEZONE and may write times without
     # TZID or Z: those are in that zone. A TZID and an all-day date keep their own meaning;

@@ -28,9 +28,11 @@ KINDS = {"VEVENT": "event", "VTODO": "to-do", "VJOURNAL": "journal entry"}
 SUFFIXES = (".ics", ".ical", ".icalendar", ".ifb")
 # Lines that open or close a component, and the calendar's display name and zone (Google and
 # Apple write X-WR-TIMEZONE: the zone of its times written without one); a folded line's
-# continuation starts with a space, so it never matches.
-_SCAN_RE = re.compile(r"^(?:(BEGIN|END):([A-Za-z-]+)|X-WR-(CALNAME|TIMEZONE)(?:;[^:\r\n]*)?:([^\r\n]*))[ \t]*\r?$",
-                      re.MULTILINE | re.IGNORECASE)
+# continuation starts with a space, so it never matches (a long calendar name's continuations
+# are taken with it).
+_SCAN_RE = re.compile(r"^(?:(BEGIN|END):([A-Za-z-]+)|X-WR-(CALNAME|TIMEZONE)(?:;[^:\r\n]*)?:"
+                      r"((?:[^\r\n]|\r?\n[ \t])*))[ \t]*\r?$", re.MULTILINE | re.IGNORECASE)
+_FOLD_RE = re.compile(r"\r?\n[ \t]")
 # A calendar's BEGIN and END lines, to tell which one was left open.
 _CALENDAR_RE = re.compile(r"^(BEGIN|END):VCALENDAR[ \t]*\r?$", re.MULTILINE | re.IGNORECASE)
 # A description written in HTML (Google Calendar keeps one formatted in its editor so): a
@@ -100,7 +102,7 @@ def _scan(text: str) -> tuple[list[_Span], str]:
         line += text.count("\n", pos, match.start())
         pos = match.start()
         if match.group(3) is not None:
-            value = _unescape(match.group(4).strip())
+            value = _unescape(_FOLD_RE.sub("", match.group(4)).strip())
             if match.group(3).upper() == "CALNAME":
                 calendar = value or calendar
             else:
