@@ -47,6 +47,9 @@ RECORDS = {
     "en": "The boiler service is due in March; call the plumber.",
     "ja-width": "ｶﾞｿﾘﾝ代は１２０００円、ＥＴＣカードで払いました。",
     "emoji": "Pizza night at Sam's 🍕🍺 bring the 🇮🇹 flag 👍🏽 ❤️",
+    "zh-hant": "我們在臺灣買了一台新電腦。",
+    "zh-hans": "明天记得给银行打电话。",
+    "ja-kanji": "図書館で本を借りました。",
 }
 # (query, the record it must find first, what it checks)
 QUERIES = [
@@ -66,6 +69,9 @@ QUERIES = [
     ("がそりん", "ja-width", "katakana typed in hiragana"), ("ETC", "ja-width", "full-width Latin typed in ASCII"), ("12000", "ja-width", "full-width digits"),
     ("🍕", "emoji", "an emoji is a word of its own"), ("👍", "emoji", "an emoji without its skin tone"),
     ("❤️", "emoji", "an emoji's variation selector folded"), ("🇮🇹", "emoji", "a flag"),
+    ("台湾", "zh-hant", "traditional Chinese typed in simplified"), ("电脑", "zh-hant", "traditional Chinese typed in simplified"),
+    ("銀行", "zh-hans", "simplified Chinese typed in traditional"), ("電話", "zh-hans", "simplified Chinese typed in traditional"),
+    ("図書館", "ja-kanji", "Japanese kanji, as written"),
 ]
 
 

@@ -339,6 +339,21 @@ def test_other_settings_or_other_code_never_reuse_the_keyword_cache(write_files:
     assert book(root, cache).stats()["last_update"]["files_read"] == 4
 
 
+def test_a_changed_data_file_of_the_analysis_is_other_code(tmp_path: Path) -> None:
+    """The table that folds traditional Chinese to simplified shapes the terms as the code does:
+    a new version of it must rebuild the keyword cache as a new tokenizer would."""
+    from vecbook import han_variants, keyword_trust
+
+    package = Path(keyword_trust.__file__).resolve().parent
+    assert han_variants.TS_CHARACTERS.relative_to(package).as_posix() in keyword_trust.ANALYSIS_DATA
+    (tmp_path / "tokens.py").write_text("x = 1\n", encoding="utf-8")
+    table = tmp_path / han_variants.TS_CHARACTERS.name
+    table.write_text("臺\t台\n", encoding="utf-8")
+    before = keyword_trust.digest_of(tmp_path)
+    table.write_text("臺\t台\n灣\t湾\n", encoding="utf-8")
+    assert keyword_trust.digest_of(tmp_path) != before
+
+
 def test_a_change_of_language_rebuilds_the_keyword_index_once_and_never_mixes_terms(write_files: Any,
                                                                                   tmp_path: Path) -> None:
     root, cache = write_files({**NOTES, "paris.txt": "Les réunions de l'été ont eu lieu à Paris."}), tmp_path / "cache"

@@ -60,7 +60,7 @@ def test_each_language_is_found_at_rank_1(languages_book: vecbook.VecBook, mode:
 
 @pytest.mark.parametrize("text, terms", [
     ("今天我们去北京看长城", ["今天", "天我", "我们", "们去", "去北", "北京", "京看", "看长", "长城"]),
-    ("東京で寿司", ["東京", "京で", "で寿", "寿司"]),  # kanji and kana bigram across the change of script
+    ("東京で寿司", ["东京", "京で", "で寿", "寿司"]),  # kanji and kana bigram across the change of script (東 folds to 东)
     ("서울에서 친구", ["서울", "울에", "에서", "친구"]),
     ("我的iPhone坏了", ["我的", "iphon", "坏了"]),  # the Latin word in between is a word, stemmed
     ("猫", ["猫"]),  # a lone character is a unigram
@@ -194,7 +194,43 @@ def test_hiragana_and_katakana_spellings_of_a_word_match(written: str, typed: st
     """Japanese writes one word in either kana (りんご and リンゴ, a word typed before its
     conversion to katakana): they fold together, as Groonga's unify_kana does, voicing marks kept."""
     assert tokenize(written) == tokenize(typed)
-    assert tokenize("カメラ") != tokenize("ガメラ") and tokenize("東京") == ["東京"]
+    assert tokenize("カメラ") != tokenize("ガメラ") and tokenize("寿司") == ["寿司"]
+
+
+@pytest.mark.parametrize("written, typed", [
+    ("我們在臺灣買了一台新電腦", "台湾"), ("我們在臺灣買了一台新電腦", "电脑"),  # traditional text, simplified query
+    ("我们在台湾买了一台新电脑", "臺灣"), ("我们在台湾买了一台新电脑", "電腦"),  # and the other way
+    ("给银行打电话", "銀行"), ("給銀行打電話", "银行"), ("给银行打电话", "電話"),
+    ("我們去圖書館還書", "图书馆"), ("後來他發現", "后来"),  # 後 is one of OpenCC's several-choice characters
+])
+def test_traditional_and_simplified_chinese_find_each_other(written: str, typed: str) -> None:
+    """Each traditional character folds to its simplified form, one for one (OpenCC's
+    TSCharacters, its first choice): the query's terms are the text's, in either script."""
+    assert set(tokenize(typed)) <= set(tokenize(written))
+    assert tokenize("臺灣電腦") == tokenize("台湾电脑") == ["台湾", "湾电", "电脑"]
+
+
+def test_the_chinese_table_folds_one_character_to_one_and_twice_as_once() -> None:
+    """Every pair of the vendored table is two ideographs, kept whole by the rest of folding
+    (NFKC changes none), and no simplified form folds again: folding twice is folding once."""
+    from vecbook import han_variants
+
+    table = han_variants.simplified()
+    assert len(table) > 4000 and all(fold(chr(code)) == simple != chr(code) for code, simple in table.items())
+    assert all(han_variants.HAN_RE.fullmatch(chr(code)) for code in table)
+    assert all(fold(simple) == simple for simple in table.values())
+
+
+def test_the_chinese_table_is_read_only_for_a_word_holding_an_ideograph() -> None:
+    """Latin, Cyrillic, Arabic, kana, Hangul, Thai and emoji words never read the table."""
+    from vecbook import han_variants, tokens
+
+    han_variants.simplified.cache_clear()
+    tokens._han_fold_table.cache_clear()
+    for word in ["café", "кафе", "المكتبة", "かめら", "カメラ", "서울에서", "ตลาดน้ำ", "🍕", "ｅｔｃ", "m²"]:
+        fold(word)
+    assert han_variants.simplified.cache_info().currsize == 0
+    assert fold("臺灣") == "台湾" and han_variants.simplified.cache_info().currsize == 1
 
 
 @settings(max_examples=200, deadline=None)
@@ -380,6 +416,9 @@ def test_a_snippet_centres_on_the_bigram_match_and_shows_the_words_as_written() 
     ("我的ｉＰｈｏｎｅ坏了", ["iphone"], ["ｉＰｈｏｎｅ"]),  # the full-width word as written
     ("ｶﾞｿﾘﾝ代", ["ガソリン"], ["ｶﾞｿﾘﾝ"]),  # half-width, voicing mark and all: its bigrams, one mark
     ("新しいカメラを買う", ["かめら"], ["カメラ"]),  # the word in the kana it was written in
+    ("我們在臺灣買了一台新電腦", ["台湾", "电脑"], ["臺灣", "電腦"]),  # in the script it was written in
+    ("给银行打电话", ["銀行"], ["银行"]),
+    ("図書館で本を借りました", ["図書館"], ["図書館"]),  # Japanese kanji, folded alike on both sides
     # an emoji inside a sequence shown as one picture marks the whole picture: a mark inside it
     # would part it (a family drawn as four people, a flag as a black flag and invisible tags)
     ("Family 👨\u200d👩\u200d👧\u200d👦 photo", ["👩"], ["👨\u200d👩\u200d👧\u200d👦"]),

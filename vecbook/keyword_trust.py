@@ -29,13 +29,23 @@ from .vector_cache import cache_scope
 PARSING_LIBRARIES = ("icalendar", "python-dateutil", "tzdata", "pystemmer")
 
 
+# The package's data files that shape the terms as its code does (the table folding traditional
+# Chinese to simplified, ``han_variants``): hashed with the code.
+ANALYSIS_DATA = ("ts_characters.txt",)
+
+
 @lru_cache(maxsize=1)
 def code_digest() -> str:
-    """A hash of VecBook's own source files: a changed parser or tokenizer never reuses what
-    an older one made (hashing the ~30 files takes about a millisecond)."""
-    package = Path(__file__).resolve().parent
+    """A hash of VecBook's own source files and ANALYSIS_DATA: a changed parser, tokenizer or
+    folding table never reuses what an older one made (hashing them takes about a millisecond)."""
+    return digest_of(Path(__file__).resolve().parent)
+
+
+def digest_of(package: Path) -> str:
+    """The hash of the ``.py`` files under ``package`` and its ANALYSIS_DATA, path and bytes."""
     digest = hashlib.sha256()
-    for path in sorted(package.rglob("*.py")):
+    data = [package / name for name in ANALYSIS_DATA if (package / name).is_file()]
+    for path in sorted([*package.rglob("*.py"), *data]):
         digest.update(str(path.relative_to(package)).encode())
         digest.update(path.read_bytes())
     return digest.hexdigest()[:16]

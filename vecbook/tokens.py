@@ -22,6 +22,7 @@ from typing import Iterator, Sequence
 import numpy as np
 
 from .config import DEFAULT_LANGUAGE, LANGUAGES, Config
+from .han_variants import HAN_RE, simplified
 
 # Each language's Snowball algorithm (PyStemmer); English keeps the original Porter (1980)
 # stemmer the keyword index always used (Snowball's "porter": the same stems, see the tests),
@@ -105,6 +106,10 @@ _FOLD_TABLE: dict[int, str | None] = {**dict.fromkeys(_FOLDED_MARKS), **{ord(k):
 # The digits above U+FFFF (Adlam, Hanifi Rohingya, the mathematical bold 𝟏𝟎 of "fancy text") are
 # folded by ``fold`` where a word holds such a character: a table of them would scan 1M code points.
 _ASTRAL_RE = re.compile("[\U00010000-\U0010ffff]")
+# What sends a word down ``fold``'s longer path: an ideograph of the Basic Multilingual Plane (the
+# Chinese table, ``han_variants``) or any character above U+FFFF (an emoji, such digits, an
+# ideograph of the extensions). One scan for both: other scripts pay nothing for the table.
+_HAN_OR_ASTRAL_RE = re.compile("[\u3400-\u4dbf\u4e00-\u9fff\U00010000-\U0010ffff]")
 
 
 # Width folding, as Lucene's CJKWidthFilter and NFKC do it, one character for one (so a text's
@@ -127,10 +132,19 @@ def lowered(text: str) -> str:
     return low if low.isascii() or not _WIDE_RE.search(low) else low.translate(_WIDTH_TABLE)
 
 
+@lru_cache(maxsize=1)
+def _han_fold_table() -> dict[int, str | None]:
+    """``_FOLD_TABLE`` with OpenCC's traditional -> simplified characters (``han_variants``), one
+    translate for a word of both: built on the first word holding an ideograph."""
+    return {**_FOLD_TABLE, **simplified()}
+
+
 def fold(word: str) -> str:
     """A lower-case word without its accents: ``Café`` -> ``cafe``, ``Straße`` -> ``strasse``,
-    ``İstanbul`` -> ``istanbul``, ``カメラ`` -> ``かめら``, ``ﬁle`` -> ``file``. Hangul and kana
-    come back whole (NFC recomposes them), katakana as hiragana."""
+    ``İstanbul`` -> ``istanbul``, ``カメラ`` -> ``かめら``, ``ﬁle`` -> ``file``, ``臺灣`` ->
+    ``台湾``. Hangul and kana come back whole (NFC recomposes them), katakana as hiragana, each
+    traditional Chinese character as its simplified form (Japanese kanji too: 図書館 is 図书馆,
+    in the query as in the text)."""
     if word.isascii():
         return word.lower()
     # Compatibility decomposition (NFKD; NFC below makes it NFKC, as ICU's folding in Lucene has
@@ -140,12 +154,25 @@ def fold(word: str) -> str:
     # case of NFKD text is NFKD text (checked over every code point), so no accent stays composed.
     decomposed = unicodedata.normalize("NFKD", word).lower()
     decomposed = decomposed.replace("и\u0306", "й")  # й is a letter of its own
-    folded = decomposed.translate(_FOLD_TABLE)
+    found = _HAN_OR_ASTRAL_RE.search(decomposed)
+    if found is None:  # most words: no ideograph, nothing above U+FFFF
+        folded = decomposed.translate(_FOLD_TABLE)
+    else:
+        folded = _han_or_astral_folded(decomposed, found.group())
     if _DEAD_N in folded:  # हिन्दी is हिंदी: a dead n is written as anusvara too (Lucene's Hindi normalizer)
         folded = folded.replace(_DEAD_N, "\u0902")
+    return unicodedata.normalize("NFC", folded)
+
+
+def _han_or_astral_folded(decomposed: str, first: str) -> str:
+    """``decomposed`` (which holds an ideograph or a character above U+FFFF, ``first`` the first
+    of them) through the fold table, with each traditional Chinese character as its simplified
+    form (臺灣 is 台湾) where it holds an ideograph, and the digits above U+FFFF as ASCII ones."""
+    han = first < "\U00010000" or HAN_RE.search(decomposed) is not None  # past U+FFFF, mostly an emoji
+    folded = decomposed.translate(_han_fold_table() if han else _FOLD_TABLE)
     if _ASTRAL_RE.search(folded):  # an emoji, mostly; rarely digits (Adlam, bold 𝟏𝟎) the table leaves out
         folded = "".join(str(unicodedata.digit(c)) if unicodedata.category(c) == "Nd" else c for c in folded)
-    return unicodedata.normalize("NFC", folded)
+    return folded
 
 
 # Invisible characters that leave a word whole, as format characters do in Unicode's word
