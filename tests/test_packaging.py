@@ -59,7 +59,8 @@ def test_every_data_file_the_package_reads_is_shipped_in_it() -> None:
     with open(ROOT / "pyproject.toml", "rb") as handle:
         shipped = tomllib.load(handle)["tool"]["setuptools"]["package-data"]["vecbook"]
     data = sorted(p.name for p in (ROOT / "vecbook").iterdir() if p.is_file() and p.suffix not in (".py", ".pyc"))
-    assert data == sorted(s for s in shipped if "/" not in s) == ["calibration.txt", "ts_characters.txt"]  # the page: below
+    assert data == sorted(s for s in shipped if "/" not in s) == ["calibration.txt", "ts_characters.LICENSE.txt",
+                                                                 "ts_characters.txt"]  # the page: below
     from vecbook import han_variants, onnx_int8
 
     assert onnx_int8.CALIBRATION_FILE.is_file() and len(onnx_int8._calibration_texts()) >= 50
@@ -79,7 +80,8 @@ def test_the_wheel_ships_the_search_page(tmp_path: Path) -> None:
     assert sorted(p.name for p in PAGE.iterdir() if not p.name.startswith(".")) == sorted(["index.html", *STATIC_TYPES])
     for name in ["index.html", *STATIC_TYPES]:
         assert f"vecbook/page/{name}" in names
-    assert {"vecbook/calibration.txt", "vecbook/ts_characters.txt", "vecbook/server.py"} <= set(names)
+    assert {"vecbook/calibration.txt", "vecbook/ts_characters.txt", "vecbook/ts_characters.LICENSE.txt",
+            "vecbook/server.py"} <= set(names)
 
 
 def test_uv_takes_torch_from_the_cpu_index_on_linux() -> None:
