@@ -100,8 +100,8 @@ def test_a_missing_model_is_said_once(capsys: pytest.CaptureFixture[str], write_
     assert err.count("not a local directory") == 1, err
     assert err.startswith("vecbook: error: hybrid search is unavailable:")  # the mode searched: the default
     assert err.rstrip().endswith('keyword search works without the model: --mode keyword on the command line, '
-                                 'mode="keyword" over MCP and in Python, or search_mode = "keyword" in vecbook.toml '
-                                 'to make it the default'), err
+                                 'mode="keyword" over MCP and in Python, keyword under Mode on the search page, or '
+                                 'search_mode = "keyword" in vecbook.toml to make it the default'), err
 
 
 @pytest.mark.parametrize("level", ["warn", "WARN", "warning", "error"])

