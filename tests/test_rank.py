@@ -255,6 +255,17 @@ def test_any_other_range_value_is_an_error_saying_what_is_accepted(value: Any) -
                                 f"2024-01-31T09:30:00+01:00, got {value!r}")
 
 
+@pytest.mark.parametrize("key", ["date__gte", "end_date__lt", "Date__lte"])
+def test_a_month_compared_with_a_date_is_pointed_at_since_and_until(key: str) -> None:
+    # since and until take a month; an assistant that wrote one in filters ("date__gte": "2024-03")
+    # was told only what a date looks like, and not where a month is taken.
+    with pytest.raises(vecbook.QueryError) as error:
+        vecbook.filters.parse_filters({key: "2024-03"})
+    assert str(error.value) == (f"filter '{key}' needs a number or an ISO date such as 2024-01-31 or "
+                                "2024-01-31T09:30:00+01:00, got '2024-03'; a month or a year goes in since or "
+                                "until (since=\"2024-03\", until=\"2024-03\" for the whole month)")
+
+
 @pytest.mark.parametrize("filters, message", [
     ({"date__after": "x"}, "unknown filter operator 'after' in 'date__after' (use one of: exact, ne, gt"),
     ({"__gt": 1}, "filter '__gt' has no key before the operator"),

@@ -194,7 +194,15 @@ def _check_filter_value(key: str, op: str, value: Any) -> None:
         raise QueryError(f"filter '{key}' needs a string or number, got {value!r}")
     elif op in _COMPARISONS and not _is_comparable(value):
         raise QueryError(f"filter '{key}' needs a number or an ISO date such as 2024-01-31 or "
-                         f"2024-01-31T09:30:00+01:00, got {value!r}")
+                         f"2024-01-31T09:30:00+01:00, got {value!r}{_month_hint(key, value)}")
+
+
+def _month_hint(key: str, value: Any) -> str:
+    """Where a date key is compared with a month (``date__gte: "2024-03"``): since and until take
+    one, the whole of it (MCP's tool says so of them; a filter holds one instant)."""
+    if key.split("__")[0].lower() not in ("date", "end_date") or not _PERIOD_RE.match(str(value).strip()):
+        return ""
+    return f'; a month or a year goes in since or until (since="{value}", until="{value}" for the whole month)'
 
 
 def _is_comparable(value: Any) -> bool:
