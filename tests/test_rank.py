@@ -282,6 +282,16 @@ def test_malformed_filters_are_query_errors_naming_them(filters: dict[str, Any],
     assert message in str(error.value)
 
 
+@pytest.mark.parametrize("key, use", [("tags", "tags__in"), ("Tags__exact", "Tags__in")])
+def test_a_list_given_for_one_value_is_pointed_at_in(key: str, use: str) -> None:
+    # {"tags": ["#family"]}, as an assistant writes a list-valued key, was told only that it
+    # needs a string; __in takes a list (a record holding any of its values).
+    with pytest.raises(vecbook.QueryError) as error:
+        vecbook.filters.parse_filters({key: ["#family", "home"]})
+    assert str(error.value) == (f"filter '{key}' needs a string or number, got ['#family', 'home']; for a record "
+                                f"holding any of several values use '{use}': {{\"{use}\": [\"#family\", \"home\"]}}")
+
+
 def test_unknown_filter_keys_are_errors_with_a_suggestion() -> None:
     with pytest.raises(vecbook.QueryError, match="unknown filter key 'athor': no record has it; did you mean "
                                                  "'author'"):

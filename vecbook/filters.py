@@ -191,10 +191,21 @@ def _check_filter_value(key: str, op: str, value: Any) -> None:
         if not isinstance(value, (list, tuple)) or not all(isinstance(v, scalar) for v in value):
             raise QueryError(f"filter '{key}' needs a list of values, got {value!r}")
     elif not isinstance(value, scalar) or (isinstance(value, float) and not math.isfinite(value)):
-        raise QueryError(f"filter '{key}' needs a string or number, got {value!r}")
+        raise QueryError(f"filter '{key}' needs a string or number, got {value!r}{_list_hint(key, op, value)}")
     elif op in _COMPARISONS and not _is_comparable(value):
         raise QueryError(f"filter '{key}' needs a number or an ISO date such as 2024-01-31 or "
                          f"2024-01-31T09:30:00+01:00, got {value!r}{_month_hint(key, value)}")
+
+
+def _list_hint(key: str, op: str, value: Any) -> str:
+    """Where one value was given a list (``tags: ["#family"]``, as an assistant writes a list-valued
+    key): ``__in`` takes a list, a record holding any of its values."""
+    if op != "exact" or not isinstance(value, (list, tuple)) or \
+            not all(isinstance(v, (str, int, float)) for v in value):
+        return ""
+    use = f"{key[:-len('__exact')] if key.lower().endswith('__exact') else key}__in"
+    example = json.dumps({use: list(value)}, ensure_ascii=False)
+    return f"; for a record holding any of several values use '{use}': {example}"
 
 
 def _month_hint(key: str, value: Any) -> str:
