@@ -37,7 +37,8 @@ OVERFLOW_HIDDEN = re.compile(r"(?:^|;)\s*overflow(?:-y)?\s*:\s*hidden\b")
 # font-size:0 (fluid templates set it on a layout cell to close gaps and reset it in its columns).
 VISIBILITY = re.compile(r"(?:^|;)\s*visibility\s*:\s*(hidden|collapse|visible)\b")
 FONT_SIZE = re.compile(r"(?:^|;)\s*font-size\s*:\s*([0-9.]+)")
-CSS_COMMENT = re.compile(r"/\*.*?\*/", re.S)
+# (one never closed ends at the end, as CSS reads it: each opening searched to the end was quadratic)
+CSS_COMMENT = re.compile(r"/\*.*?(?:\*/|\Z)", re.S)
 # The elements that hold a quoted mail: <blockquote type="cite"> (Apple Mail, Thunderbird, Proton),
 # Gmail's and Proton's blockquote (not the div around it: in a forward it holds the forwarded mail
 # under its "Forwarded message" line), Yahoo's div.yahoo_quoted (its class prefixed,

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import re
 
-CSS_COMMENT = re.compile(r"/\*.*?\*/", re.S)
+# (one never closed ends at the end, as CSS reads it: each opening searched to the end was quadratic)
+CSS_COMMENT = re.compile(r"/\*.*?(?:\*/|\Z)", re.S)
 # <!-- and --> around a sheet (kept from the days browsers showed CSS as text) are no CSS.
 SGML_COMMENT = re.compile(r"<!--|-->")
 # tag.class, .class, tag#id or #id: one element's selector, no combinator, no attribute.
