@@ -760,6 +760,20 @@ def test_a_windows_zone_reads_the_same_with_its_vtimezone_or_without(tmp_path: P
     assert with_zone.metadata["date"] == without.metadata["date"] == "2024-07-15T09:30:00+02:00"
 
 
+def test_vtimezone_blocks_never_ended_are_read_in_linear_time() -> None:
+    # a damaged or hostile file that opens VTIMEZONE blocks it never ends (beside a Windows zone
+    # name) once took 24 s for 80 KB, each opening searched to the file's end for its END
+    from vecbook.exports.ics_lines import without_windows_zones
+
+    started = time.perf_counter()
+    assert without_windows_zones("BEGIN:VTIMEZONE\n" * 20_000 + "W. Europe Standard Time") == (
+        "BEGIN:VTIMEZONE\n" * 20_000 + "W. Europe Standard Time")
+    assert time.perf_counter() - started < 0.5
+    # an ended block of a Windows zone still goes, an unended one after it stays
+    zone = OUTLOOK_ZONE.replace("\r", "")
+    assert without_windows_zones("A:1\n" + zone + "BEGIN:VTIMEZONE\nTZID:x\n") == "A:1\nBEGIN:VTIMEZONE\nTZID:x\n"
+
+
 US_ZONE = """BEGIN:VTIMEZONE\r
 TZID:Customized Time Zone\r
 BEGIN:STANDARD\r

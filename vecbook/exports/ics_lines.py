@@ -7,6 +7,7 @@ names are the file's."""
 from __future__ import annotations
 
 import re
+from typing import Iterator
 
 from ..records import Problem, decode_text
 from ..utf16 import utf16_codec
@@ -28,9 +29,8 @@ _SPLIT_FOLD = re.compile(rb"([\xc0-\xf7][\x80-\xbf]{0,2})(\r?\n[ \t])(?=[\x80-\x
 _WITH_PARAMETERS = re.compile(r"^[A-Za-z0-9-]+;(?:[^\n]|\n[ \t])*", re.MULTILINE)
 # A line's fold (RFC 5545 3.1), skipped when looking at the character after a quote.
 _FOLD = re.compile(r"\r?\n[ \t]")
-# A VTIMEZONE block, and its TZID.
-_ZONE_BLOCK = re.compile(r"^BEGIN:VTIMEZONE[ \t]*\r?\n.*?^END:VTIMEZONE[ \t]*\r?(?:\n|$)",
-                         re.MULTILINE | re.IGNORECASE | re.DOTALL)
+# The lines that begin and end a VTIMEZONE block, and a block's TZID.
+_ZONE_EDGE = re.compile(r"^(BEGIN|END):VTIMEZONE[ \t]*\r?(?:\n|$)", re.MULTILINE | re.IGNORECASE)
 _ZONE_ID = re.compile(r"^TZID:(.*?)\r?$", re.MULTILINE | re.IGNORECASE)
 
 
@@ -98,11 +98,27 @@ def without_windows_zones(text: str) -> str:
     if "Standard Time" not in text:
         return text
 
-    def kept(block: re.Match[str]) -> str:
-        named = _ZONE_ID.search(block.group(0))
-        return "" if named and named.group(1).strip() in windows_zones() else block.group(0)
+    pieces: list[str] = []
+    done = 0  # the text before this is in pieces
+    for start, end in _zone_blocks(text):
+        named = _ZONE_ID.search(text, start, end)
+        if named and named.group(1).strip() in windows_zones():
+            pieces.append(text[done:start])
+            done = end
+    return "".join(pieces) + text[done:] if pieces else text
 
-    return _ZONE_BLOCK.sub(kept, text)
+
+def _zone_blocks(text: str) -> Iterator[tuple[int, int]]:
+    """(start, end) of each VTIMEZONE block, from a BEGIN line to the first END line after it. The
+    lines are found once each: a block never ended is left as it is, not searched for an END from
+    each of its BEGIN lines (a file that opens thousands took minutes)."""
+    start: int | None = None
+    for edge in _ZONE_EDGE.finditer(text):
+        if edge.group(1).upper() == "BEGIN":
+            start = edge.start() if start is None else start
+        elif start is not None:
+            yield start, edge.end()
+            start = None
 
 
 def used_lines(text: str) -> str:
