@@ -911,6 +911,17 @@ def test_quotes_inside_a_quoted_name_keep_the_person(tmp_path: Path) -> None:
     assert 'Attendees: Ana "Nana" Ruiz, José' in ics.invitation_text("\r\n".join(lines))
 
 
+def test_a_line_of_many_escaped_quotes_is_read_in_linear_time() -> None:
+    # each escaped quote once copied the rest of its line to look at the character after it:
+    # 100,000 in one 300 KB line (a damaged or hostile file) took 2 s, a longer one minutes
+    from vecbook.exports.ics_lines import escaped_quotes
+
+    started = time.perf_counter()
+    assert escaped_quotes('ATTENDEE;CN="' + '\\"a' * 100_000 + '":mailto:x') == (
+        'ATTENDEE;CN="' + "^'a" * 100_000 + '":mailto:x')
+    assert time.perf_counter() - started < 0.5
+
+
 def test_a_name_with_a_comma_left_unquoted_reads_whole(tmp_path: Path) -> None:
     # RFC 5545 asks for quotes around a CN with a comma; some writers leave them out, and the
     # library reads the name as a list: the Attendees: line said "['Müller', ' Anna']"

@@ -87,7 +87,8 @@ def _line_quotes(line: str) -> str:
 def _after(line: str, at: int) -> str:
     """The character at ``at``, past a fold there; '' at the line's end."""
     fold = _FOLD.match(line, at)
-    return line[fold.end() if fold else at:][:1]
+    at = fold.end() if fold else at
+    return line[at:at + 1]  # (not line[at:][:1]: a copy of the rest of the line for each quote)
 
 
 def without_windows_zones(text: str) -> str:
