@@ -792,6 +792,36 @@ END:VTIMEZONE\r
 """
 
 
+def test_the_same_zone_defined_in_many_files_is_matched_once(tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    # a folder of Outlook invitations, each with its own copy of one "Customized Time Zone": its
+    # clock was walked from the VTIMEZONE's 1601 for each file (0.2 s a file), as each file's zone
+    # is a new object; a zone of the same name and rules keeps the clock of the first
+    from vecbook.exports import ics_zones
+
+    walked = []
+    offset = ics_zones._offset
+    monkeypatch.setattr(ics_zones, "_offset", lambda zone, when: walked.append(zone) or offset(zone, when))
+    event = ("BEGIN:VEVENT\r\nUID:u{0}\r\nSUMMARY:call\r\nDTSTART;TZID=Customized Time Zone:20240{0}05T233000\r\n"
+             "DTEND;TZID=Customized Time Zone:20240{0}05T235900\r\nRRULE:FREQ=WEEKLY\r\nEND:VEVENT\r\n")
+    for month in range(1, 4):
+        (tmp_path / f"invite{month}.ics").write_text(
+            "BEGIN:VCALENDAR\r\n" + US_ZONE + event.format(month) + "END:VCALENDAR\r\n", newline="")
+    records, problems = load(tmp_path)
+    assert problems == [] and len(records) == 3
+    assert all(r.metadata["rrule"].startswith("DTSTART;TZID=America/New_York:20240") for r in records)
+    assert len(set(map(id, walked))) <= 1  # (none where a test before read the zone)
+    # another rule of the same name is another clock
+    other = US_ZONE.replace("BYDAY=1SU;BYMONTH=11", "BYDAY=-1SU;BYMONTH=10")
+    (tmp_path / "invite4.ics").write_text("BEGIN:VCALENDAR\r\n" + other + event.format(4) + "END:VCALENDAR\r\n",
+                                          newline="")
+    walked.clear()
+    records, _ = load(tmp_path)
+    assert len(set(map(id, walked))) == 1
+    by_month = {r.metadata["date"][:7]: r.metadata["rrule"] for r in records}
+    assert "America/New_York" in by_month["2024-03"] and "America/New_York" not in by_month["2024-04"]
+
+
 @pytest.mark.parametrize("zone, defined, named", [
     ("(UTC+01:00) Amsterdam, Berlin, Bern, Rome, Stockholm, Vienna",
      OUTLOOK_ZONE.replace("W. Europe Standard Time", "(UTC+01:00) Amsterdam\\, Berlin\\, Bern\\, Rome\\, Stockholm\\, "
