@@ -822,6 +822,33 @@ def test_the_same_zone_defined_in_many_files_is_matched_once(tmp_path: Path,
     assert "America/New_York" in by_month["2024-03"] and "America/New_York" not in by_month["2024-04"]
 
 
+def test_two_calendars_read_at_once_keep_their_own_zones(tmp_path: Path) -> None:
+    # two books built at once in one process (two threads) each read calendars whose zone is
+    # called "Customized Time Zone": the library keeps zones by name for the whole process, and
+    # a third of the events read the other thread's, nine or thirteen hours off without a word
+    import threading
+
+    tokyo = US_ZONE.replace("-0400", "+0900").replace("-0500", "+0900")
+    found: dict[str, set[str]] = {}
+    for name, zone in (("ny", US_ZONE), ("tokyo", tokyo)):
+        (tmp_path / name).mkdir()
+        for i in range(12):
+            events = "".join(f"BEGIN:VEVENT\r\nUID:{i}-{j}\r\nSUMMARY:x\r\nDTSTART;TZID=Customized Time Zone:"
+                             f"20240705T1{j % 10}0000\r\nEND:VEVENT\r\n" for j in range(20))
+            (tmp_path / name / f"{i}.ics").write_text("BEGIN:VCALENDAR\r\n" + zone + events + "END:VCALENDAR\r\n",
+                                                     newline="")
+
+    def read(name: str) -> None:
+        found[name] = {r.metadata["date"][19:] for r in load(tmp_path / name)[0]}
+
+    threads = [threading.Thread(target=read, args=(name,)) for name in ("ny", "tokyo")]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert found == {"ny": {"-04:00"}, "tokyo": {"+09:00"}}
+
+
 @pytest.mark.parametrize("zone, defined, named", [
     ("(UTC+01:00) Amsterdam, Berlin, Bern, Rome, Stockholm, Vienna",
      OUTLOOK_ZONE.replace("W. Europe Standard Time", "(UTC+01:00) Amsterdam\\, Berlin\\, Bern\\, Rome\\, Stockholm\\, "

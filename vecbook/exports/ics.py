@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import threading
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta, timezone
@@ -70,6 +71,13 @@ def read(export: Export) -> list[Record]:
         return []
     files = [f for f in _calendar_files(export) if looks_like_calendar(f.head(1024))]
     return export.read_each(files, lambda f: _records(export, f))
+
+
+# The icalendar library keeps the zones it makes of VTIMEZONEs in one provider for the whole
+# process, by their TZID, and each file starts it afresh (``_file_records``): one calendar is
+# read at a time, so two books built at once (threads of one process) do not read their
+# "Customized Time Zone" as each other's, hours off without a word.
+PARSING = threading.RLock()
 
 
 # -- the line scan --
@@ -145,6 +153,21 @@ def _unescape(value: str) -> str:
 
 
 def _records(export: Export, file: ExportFile) -> Iterator[Record]:
+    """A file's records, read while no other thread reads a calendar (``PARSING``); those read
+    before a failure are kept, and the failure raised after them (``read_each`` warns of it)."""
+    kept: list[Record] = []
+    failure: Exception | None = None
+    with PARSING:
+        try:
+            kept.extend(_file_records(export, file))
+        except Exception as exc:  # noqa: BLE001 - raised below, once the lock is let go
+            failure = exc
+    yield from kept
+    if failure is not None:
+        raise failure
+
+
+def _file_records(export: Export, file: ExportFile) -> Iterator[Record]:
     from icalendar.timezone import tzp
 
     # The library keeps the zone it made of a VTIMEZONE by its TZID for every file it reads after:
@@ -338,6 +361,11 @@ def _record(export: Export, file: ExportFile, span: _Span, component: Any, calen
 def invitation_text(data: str) -> str:
     """A calendar a mail carries (an invitation's text/calendar part) as its events' texts, as
     records of a calendar show them; '' where it cannot be read or icalendar is not installed."""
+    with PARSING:
+        return _invitation_text(data)
+
+
+def _invitation_text(data: str) -> str:
     try:
         from icalendar import Calendar
         components = Calendar.from_ical(without_windows_zones(escaped_quotes(data))).walk()
