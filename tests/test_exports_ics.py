@@ -822,6 +822,26 @@ def test_the_same_zone_defined_in_many_files_is_matched_once(tmp_path: Path,
     assert "America/New_York" in by_month["2024-03"] and "America/New_York" not in by_month["2024-04"]
 
 
+def test_a_clock_no_zone_keeps_is_looked_for_without_reading_each_zone_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a zone a file defines that no IANA zone keeps (an odd offset) is compared with each of the
+    # system's ~600 zones: each was read from its file again for each such zone, 0.1 s a zone
+    import zoneinfo
+    from datetime import datetime, timedelta, timezone
+
+    from vecbook.exports import ics_zones
+
+    def clock(minutes: int) -> tuple[tuple[datetime, timedelta], ...]:
+        start = datetime(2024, 1, 1, tzinfo=timezone.utc)
+        return tuple((start + timedelta(weeks=week), timedelta(minutes=minutes)) for week in range(105))
+
+    assert ics_zones._keeping("Odd one", clock(17)) is None
+    loaded = []
+    real = zoneinfo.ZoneInfo
+    monkeypatch.setattr(zoneinfo, "ZoneInfo", lambda key: loaded.append(key) or real(key))
+    assert ics_zones._keeping("Odd two", clock(18)) is None
+    assert loaded == []
+
+
 def test_two_calendars_read_at_once_keep_their_own_zones(tmp_path: Path) -> None:
     # two books built at once in one process (two threads) each read calendars whose zone is
     # called "Customized Time Zone": the library keeps zones by name for the whole process, and

@@ -21,9 +21,12 @@ _ALL_DAY_FLAGS = ("X-MICROSOFT-CDO-ALLDAYEVENT", "X-MICROSOFT-MSNCALENDAR-ALLDAY
 _DATED = ("DTSTART", "DTEND", "DUE", "RECURRENCE-ID")
 
 
+@lru_cache(maxsize=2048)
 def calendar_zone(name: str) -> tzinfo | None:
     """A zone by its IANA name, or its Windows one (Exchange names a calendar's zone
-    ``X-WR-TIMEZONE:W. Europe Standard Time``); None where the name is none."""
+    ``X-WR-TIMEZONE:W. Europe Standard Time``); None where the name is none. Kept once made:
+    ``_keeping`` tries each of the system's zones for each clock it looks for, and zoneinfo
+    keeps only the last few it read (each other one was read from its file again)."""
     from zoneinfo import ZoneInfo
 
     try:
