@@ -206,11 +206,15 @@ def _no_such_weekday(one: Any) -> bool:
 
 
 def _no_such_position(one: Any) -> bool:
-    """Every BYSETPOS past the most occurrences a period can hold (a day each, at most)."""
-    days = {0: 366, 1: 31, 2: 7, 3: 1}.get(one._freq)
-    if not one._bysetpos or days is None:
+    """Every BYSETPOS past the most occurrences a period can hold: a day each at most, times the
+    hours, minutes and seconds named inside the period (one each where none is: an hourly rule's
+    period holds its BYMINUTE x BYSECOND occurrences, a secondly one's one). dateutil would look
+    for an hourly or finer one second by second, to the year 9999: for ever."""
+    if not one._bysetpos:
         return False
-    most = days * len(one._byhour or (0,)) * len(one._byminute or (0,)) * len(one._bysecond or (0,))
+    most = {0: 366, 1: 31, 2: 7}.get(one._freq, 1)  # (dateutil: 0 yearly ... 3 daily, 4 hourly ... 6 secondly)
+    for named in (one._byhour, one._byminute, one._bysecond)[max(0, one._freq - 3):]:
+        most *= len(named or (0,))
     return all(abs(position) > most for position in one._bysetpos)
 
 
