@@ -152,3 +152,25 @@ def test_in_march_prefers_an_event_that_spans_into_march_or_recurs_in_it(tmp_pat
     assert book.search("cours de poterie", mode="keyword")[0].metadata["date"].startswith("2024-06-01")
     assert [h.metadata["date"][:10] for h in book.search("poterie", mode="keyword", **in_march)] == ["2024-01-04"]
     assert book.search("cours de poterie in March", mode="keyword")[0].metadata["date"].startswith("2024-01-04")
+
+
+def test_the_span_is_checked_for_a_searchs_candidates_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a question naming a span looks at the few hundred candidates a search ranks, not at every
+    # record and series of the index (at 100,000 records each new span had cost seconds)
+    from vecbook.date_words import in_span
+    from vecbook.recurrence import series_matches
+
+    def event(rid: str, **metadata: Any) -> vecbook.Record:
+        return vecbook.Record(id=rid, text=rid, source="files", file_path="c.ics", line_number=1, end_line=1,
+                              metadata=metadata)
+
+    records = [event("trip", date="2024-02-26", end_date="2024-03-03"), event("may", date="2024-05-02"),
+               event("class", date="2024-01-08", rrule="DTSTART:20240108T180000\nRRULE:FREQ=WEEKLY"),
+               *[event(f"s{i}", date="2020-01-06", rrule=f"DTSTART:20200106T{i % 24:02d}0000\nRRULE:FREQ=DAILY;"
+                       f"INTERVAL={2 + i}") for i in range(50)]]
+    counted: list[str] = []
+    monkeypatch.setattr("vecbook.date_ranges.series_matches", lambda rule, ranges: counted.append(rule)
+                        or series_matches(rule, ranges))
+    march = (vecbook.date_words.days_since_epoch(date(2024, 3, 1)), vecbook.date_words.days_since_epoch(date(2024, 4, 1)))
+    assert in_span(records, [1, 0, 2], march) == {0, 2}
+    assert len(counted) == 1  # the candidate's series alone, not the 50 others'

@@ -24,8 +24,8 @@ def blended(snapshot: Snapshot, scored: list[Scored], query: str, mask: np.ndarr
     if theirs := named_windows(snapshot.records, [s.index for s in scored], query):  # chat speakers it names
         scored = [dataclasses.replace(s, score=preferred(s.score, NAME_WEIGHT, s.index in theirs)) for s in scored]
     if span := query_span(query, snapshot.columns.dates, mask):  # "in March", "2 weeks ago"
-        inside = in_span(snapshot.columns, span)
-        scored = [dataclasses.replace(s, score=preferred(s.score, DATE_WEIGHT, bool(inside[s.index]))) for s in scored]
+        inside = in_span(snapshot.records, [s.index for s in scored], span)
+        scored = [dataclasses.replace(s, score=preferred(s.score, DATE_WEIGHT, s.index in inside)) for s in scored]
     return scored
 
 

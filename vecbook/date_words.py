@@ -14,12 +14,13 @@ from __future__ import annotations
 import math
 import re
 from datetime import date, timedelta
-from typing import Callable
+from typing import Callable, Sequence
 
 import numpy as np
 
 from .date_ranges import SPAN_END
 from .filters import Condition, FilterColumns
+from .records import Record
 
 # When a query names a span of days, each candidate's score becomes (1 - DATE_WEIGHT) x its
 # score + DATE_WEIGHT where it lies in the span (``in_span``; x its score alone where it does not,
@@ -137,15 +138,20 @@ _READERS = ((_AGO_RE, _ago), (_NAMED_RE, _named), (_SEASON_RE, _season), (_MONTH
             (_DAY_RE, _weekday), (_YEAR_RE, _year))
 
 
-def in_span(columns: FilterColumns, span: tuple[float, float]) -> np.ndarray:
-    """Which records lie in ``span`` (days since 1970, [first, end)) as ``--since``/``--until``
-    have it (``date_ranges``): one dated in it, one whose span (an event's or a chat window's
-    ``end_date``) reaches into it from before, and a recurring event with an occurrence in it; a
-    record without a date lies in none."""
+def in_span(records: Sequence[Record], candidates: Sequence[int], span: tuple[float, float]) -> set[int]:
+    """Which of the ``candidates`` (indices into ``records``) lie in ``span`` (days since 1970,
+    [first, end)) as ``--since``/``--until`` have it (``date_ranges``): one dated in it, one whose
+    span (an event's or a chat window's ``end_date``) reaches into it from before, and a recurring
+    event with an occurrence in it; a record without a date lies in none. Only the candidates are
+    looked at: a search's few hundred, not the index's every record and series, so a new span
+    costs a question milliseconds at 100,000 records, not seconds."""
     first, end = (_EPOCH_DAY + timedelta(days=int(days)) for days in span)
+    chosen = [records[i] for i in candidates]
+    keys = frozenset({key.casefold() for record in chosen for key in record.metadata_keys} | {"date"})  # (none: no error)
+    columns = FilterColumns(chosen, known_keys=keys, known_sources=[])
     mask = columns.mask([Condition("date__gte", "metadata", ("date",), "gte", first.isoformat(), or_path=SPAN_END),
                          Condition("date__lt", "metadata", ("date",), "lt", end.isoformat())])
-    return np.zeros(len(columns.records), dtype=bool) if mask is None else mask
+    return set() if mask is None else {index for index, inside in zip(candidates, mask.tolist()) if inside}
 
 
 def days_since_epoch(day: date) -> float:
