@@ -1199,7 +1199,9 @@ def test_a_zoned_series_ends_on_its_until_however_written(tmp_path: Path, until:
 @pytest.mark.parametrize("rule", ["FREQ=MONTHLY;BYDAY=MO;BYSETPOS=40", "FREQ=MONTHLY;BYDAY=6MO",
                                   "FREQ=YEARLY;BYDAY=-60MO", "FREQ=YEARLY;BYYEARDAY=367", "FREQ=MONTHLY;BYMONTHDAY=-32",
                                   "FREQ=MONTHLY;BYMONTHDAY=40,-33", "FREQ=HOURLY;BYSETPOS=2", "FREQ=MINUTELY;BYSETPOS=-2",
-                                  "FREQ=SECONDLY;BYSETPOS=40", "FREQ=HOURLY;BYMINUTE=0,30;BYSETPOS=3"])
+                                  "FREQ=SECONDLY;BYSETPOS=40", "FREQ=HOURLY;BYMINUTE=0,30;BYSETPOS=3",
+                                  "FREQ=DAILY;BYWEEKNO=-53;BYMONTH=4", "FREQ=MINUTELY;BYWEEKNO=-53;BYMONTH=4,6,9,11;BYHOUR=23",
+                                  "FREQ=YEARLY;BYWEEKNO=20;BYMONTH=1"])
 def test_a_rule_that_names_no_day_is_answered_at_once(rule: str) -> None:
     # dateutil looks for such a rule's occurrences to the year 9999: some 3 s a series and range,
     # and an hourly, minutely or secondly one (a period of one occurrence, or of as many as its
@@ -1220,7 +1222,10 @@ def test_a_rule_with_a_day_it_can_name_still_occurs() -> None:
     for rule, day in (("FREQ=MONTHLY;BYDAY=-60MO,1SA", "2024-06-01"), ("FREQ=MONTHLY;BYMONTHDAY=40,-1", "2024-06-30"),
                       ("FREQ=MONTHLY;BYDAY=MO,TU,WE,TH,FR;BYSETPOS=-1", "2024-06-28"),
                       ("FREQ=YEARLY;BYDAY=53MO", "2024-12-30"), ("FREQ=MONTHLY;BYDAY=5MO", "2024-07-29"),
-                      ("FREQ=HOURLY;BYMINUTE=0,30;BYSETPOS=-1", "2024-06-02")):
+                      ("FREQ=HOURLY;BYMINUTE=0,30;BYSETPOS=-1", "2024-06-02"),
+                      ("FREQ=YEARLY;BYWEEKNO=1;BYMONTH=12;BYDAY=MO", "2024-12-30"),  # week 1 of 2025 begins in 2024
+                      ("FREQ=YEARLY;BYWEEKNO=-1;BYMONTH=12;BYDAY=MO", "2024-12-23"),
+                      ("FREQ=YEARLY;BYWEEKNO=23;BYMONTH=6;BYDAY=MO", "2024-06-03")):
         assert series_matches(f"DTSTART:20240101T100000Z\nRRULE:{rule}", (("gte", day), ("lt", f"{day}T23:59"))), rule
 
 

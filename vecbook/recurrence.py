@@ -6,9 +6,10 @@ endless series costs the record nothing."""
 
 from __future__ import annotations
 
+import itertools
 import operator
 import re
-from datetime import datetime, timedelta, timezone
+from datetime import date, datetime, timedelta, timezone
 from functools import lru_cache
 from typing import Any, Callable, Iterator
 
@@ -189,7 +190,7 @@ def _never(one: Any) -> bool:
         return True
     if one._byyearday and all(not 0 < abs(day) <= 366 for day in one._byyearday):
         return True
-    if _no_such_weekday(one) or _no_such_position(one):
+    if _no_such_weekday(one) or _no_such_position(one) or _no_such_week(one):
         return True
     if not days or counted_back:
         return False
@@ -203,6 +204,22 @@ def _no_such_weekday(one: Any) -> bool:
         return False
     most = 5 if one._freq == 1 or one._bymonth else 53  # (dateutil: 0 yearly, 1 monthly)
     return all(abs(number) > most for _, number in one._bynweekday)
+
+
+def _no_such_week(one: Any) -> bool:
+    """Every BYWEEKNO week outside BYMONTH's months (``BYWEEKNO=-53;BYMONTH=4``: week 53 lies in
+    December and January). A week's days are counted from its year's first week, begun between
+    three days before 1 January and three after it, in a year of 365 or 366 days and 52 or 53
+    weeks: the months any of those can touch."""
+    if not one._byweekno or not one._bymonth:
+        return False
+    months: set[int] = set()
+    for week, weeks, year in itertools.product(one._byweekno, (52, 53), (2023, 2024)):
+        number = week if week > 0 else weeks + week + 1
+        if 1 <= number <= weeks:
+            first = date(year, 1, 1) + timedelta(days=7 * (number - 1) - 3)
+            months.update((first + timedelta(days=day)).month for day in range(13))
+    return not months & set(one._bymonth)
 
 
 def _no_such_position(one: Any) -> bool:
