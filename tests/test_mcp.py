@@ -300,10 +300,13 @@ def test_stdio_server_speaks_only_protocol_on_stdout(tmp_path: Path) -> None:
     proc = start_server(tmp_path)
     try:
         reply = handshake(proc)
+        took = time.monotonic() - started
         # The brief's target is 2 s. The handshake waits for no index or model: it costs what a bare
         # FastMCP server's start does, with slack for VecBook's own imports, measured at the same
-        # load (a CI machine busy with other jobs slows both alike).
-        assert time.monotonic() - started < max(5.0, 1.5 * bare + 1.0)
+        # load (a CI machine busy with other jobs slows both alike). The yardstick is taken before
+        # and after, the slower counting, as a load that comes and goes can spare one of them.
+        bare = max(bare, bare_fastmcp_start())
+        assert took < max(5.0, 1.5 * bare + 1.0)
         assert reply["result"]["serverInfo"]["name"] == "vecbook"
         send(proc, {"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
         names = {t["name"] for t in receive(proc, 2)["result"]["tools"]}
