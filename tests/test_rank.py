@@ -135,6 +135,29 @@ def test_a_boolean_filter_finds_yes_no_on_off_written_as_text(filters: dict[str,
     assert [r.id for r, keep in zip(FLAGS, mask) if keep] == expected
 
 
+# SQLite has no boolean type: apps keep a flag as the integer 1 or 0 (Bear's ZTRASHED, Joplin's
+# is_todo), and some as the text '1' or '0'; a filter asking for a boolean finds them, while a
+# number asked for (count=1) stays a number.
+NUMBERED = [record("n0", done=1), record("n1", done=0), record("n2", done="1"), record("n3", done="0 "),
+            record("n4", done=2), record("n5", done=1.0), record("n6", done=True), record("n7", count=1),
+            record("n8", count="1"), record("n9", count=10)]
+
+
+@pytest.mark.parametrize("filters, expected", [
+    ({"done": True}, ["n0", "n2", "n5", "n6"]),
+    ({"done": "true"}, ["n0", "n2", "n5", "n6"]),
+    ({"done": False}, ["n1", "n3"]),
+    ({"done__ne": "true"}, ["n1", "n3", "n4", "n7", "n8", "n9"]),
+    ({"done": "1"}, ["n0", "n2", "n5"]),                     # a number asked for: numbers alone
+    ({"count": "1"}, ["n7", "n8"]),
+    ({"count": 1}, ["n7", "n8"]),
+    ({"count__gte": 1}, ["n7", "n8", "n9"]),
+])
+def test_a_boolean_filter_finds_the_1_and_0_sqlite_keeps_flags_as(filters: dict[str, Any], expected: list[str]) -> None:
+    mask = vecbook.filters.FilterColumns(NUMBERED).mask(vecbook.filters.parse_filters(filters))
+    assert [r.id for r, keep in zip(NUMBERED, mask) if keep] == expected
+
+
 def nfd(text: str) -> str:
     return unicodedata.normalize("NFD", text)
 

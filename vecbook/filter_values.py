@@ -26,7 +26,8 @@ _OFFSET_END = re.compile(r"(?:[Zz]|[+-]\d{2}:?\d{2})$")  # a date-time's offset 
 # YAML 1.1's words for a boolean (PyYAML's, any case): front matter is read as YAML 1.2, as Obsidian
 # shows it, so `draft: yes` is the text "yes" (Norway's code NO stays text); a filter asking for a
 # boolean (``draft=true``) finds these words, while a text filter (``draft=yes``) matches text alone.
-_TRUTHS = {"true": True, "yes": True, "on": True, "false": False, "no": False, "off": False}
+# SQLite keeps a flag as 1 or 0 (it has no boolean type), some apps as that text: booleans too.
+_TRUTHS = {"true": True, "yes": True, "on": True, "false": False, "no": False, "off": False, "1": True, "0": False}
 
 
 def _as_number(value: Any) -> float | None:
@@ -163,11 +164,23 @@ def _equal(value: Any, target: Any, glob: bool) -> bool:
     if glob:
         return fnmatch.fnmatchcase(composed(str(value)), composed(str(target)))
     wanted = _boolean(target)
-    if wanted is not None and isinstance(value, (bool, str)):
-        held = value if isinstance(value, bool) else _TRUTHS.get(value.strip().casefold())
+    if wanted is not None:
+        held = _held_boolean(value)
         if held is not None:
             return held == wanted
     return compare_values(value, target) == 0
+
+
+def _held_boolean(value: Any) -> bool | None:
+    """The boolean a record's value stands for, where it may stand for one: a boolean, YAML 1.1's
+    words, or the 1 and 0 SQLite keeps a flag as (it has no boolean type), as a number or text."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str):
+        return _TRUTHS.get(value.strip().casefold())
+    if isinstance(value, (int, float)) and value in (0, 1):
+        return value == 1
+    return None
 
 
 def _boolean(target: Any) -> bool | None:
