@@ -397,6 +397,31 @@ def test_a_participant_is_found_as_a_keyboard_types_the_name(typed: str) -> None
     assert sum(columns.mask(vecbook.filters.convenience_conditions(participants=[typed]))) == 1
 
 
+PEOPLE = [record("p0", participants=["Ana Souza", "Bruno"]), record("p1", participants=["王小明", "李华"]),
+          record("p2", participants=["محمد علي", "Sara"]), record("p3", participants="José Álvarez, Mariana"),
+          record("p4", participants=["山田太郎"]), record("p5", participants=["김민수"]),
+          record("p6", participants=["Wang Lei (王磊)"])]
+
+
+@pytest.mark.parametrize("typed, expected", [
+    ("Ana", ["p0"]), ("souza", ["p0"]), ("ANA SOUZA", ["p0"]),
+    ("王", ["p1", "p6"]), ("王小明", ["p1"]), ("李", ["p1"]), ("山田", ["p4"]), ("김", ["p5"]),
+    ("محمد", ["p2"]), ("علي", ["p2"]),
+    ("jose", ["p3"]), ("alvarez", ["p3"]), ("mariana", ["p3"]),   # a row's names as one text
+])
+def test_a_participant_is_found_by_a_whole_word_of_the_name(typed: str, expected: list[str]) -> None:
+    # Names in a script written without spaces (Chinese, Japanese, Korean) start with the family
+    # name: a leading run of their characters is a word of them.
+    mask = vecbook.filters.FilterColumns(PEOPLE).mask(vecbook.filters.convenience_conditions(participants=[typed]))
+    assert [r.id for r, keep in zip(PEOPLE, mask) if keep] == expected
+
+
+@pytest.mark.parametrize("typed", ["An", "小明", "ouza", "ana souz", "iana"])
+def test_a_participant_is_not_found_by_part_of_a_word(typed: str) -> None:
+    with pytest.raises(vecbook.QueryError, match="names a participant"):
+        vecbook.filters.FilterColumns(PEOPLE).mask(vecbook.filters.convenience_conditions(participants=[typed]))
+
+
 def test_a_participant_filter_folds_each_name_once_however_many_lists_hold_it(monkeypatch: pytest.MonkeyPatch) -> None:
     # a mail index holds tens of thousands of recipient lists of a few hundred people: folding
     # every name of every list at every search made a --participant search 2.6 times as slow

@@ -13,7 +13,7 @@ from typing import Any
 
 from .date_ranges import DATE_START
 from .records import iso_moment
-from .tokens import fold
+from .tokens import SEGMENTED_RE, fold
 
 # Stands for a key the record does not have (None is a value a record may hold).
 MISSING = object()
@@ -103,6 +103,17 @@ def tag_matches(value: Any, op: str, target: Any, glob: bool = False) -> bool:
     return value_matches(_untagged(value), op, _untagged(target), glob)
 
 
+def participant_matches(value: Any, op: str, target: Any, glob: bool = False) -> bool:
+    """``value_matches`` under the ``participants`` key, where ``contains`` (``--participant``)
+    asks for a whole word of a name, in a list of names or in one text naming several (a table's
+    column): "ana" finds "Ana Souza" but not "Mariana"; in a script written without spaces a
+    leading run of the name's characters is a word of it, the family name first ("王" finds "王小明")."""
+    if op != "contains" or value is MISSING or isinstance(value, dict):
+        return value_matches(value, op, target, glob)
+    names = value if isinstance(value, list) else [value]
+    return any(_equal(name, target, False) or _has_word(name, target, runs=True) for name in names)
+
+
 def _untagged(value: Any) -> Any:
     if isinstance(value, str):
         return value[1:] if value.startswith("#") else value
@@ -135,14 +146,16 @@ def _order(a: Any, b: Any) -> int:
     return (a > b) - (a < b)
 
 
-def _has_word(member: Any, target: Any) -> bool:
+def _has_word(member: Any, target: Any, runs: bool = False) -> bool:
     """Whether a list member holds ``target`` as a whole word: "ana" is in "Ana Lopez",
     but "work" is not in "homework" (a list holds names and labels, not prose); both as typed
-    (``typed``): "zoe" is in "Zoë"."""
+    (``typed``): "zoe" is in "Zoë". ``runs``: a ``target`` ending in a script written without
+    spaces may end inside a run of it (王 is in 王小明)."""
     if isinstance(member, (dict, list)):
         return False
-    word = re.escape(typed(as_text(target)))
-    return re.search(rf"(?<!\w){word}(?!\w)", typed(as_text(member))) is not None
+    wanted = typed(as_text(target))
+    end = "" if runs and wanted and SEGMENTED_RE.match(wanted[-1]) else r"(?!\w)"
+    return re.search(rf"(?<!\w){re.escape(wanted)}{end}", typed(as_text(member))) is not None
 
 
 # A name as a keyboard types it: phones write a sender's number with non-breaking hyphens

@@ -20,8 +20,8 @@ from .config import FILTER_OPERATORS, QueryError
 from .date_ranges import COMPARISONS as _COMPARISONS
 from .date_ranges import SPAN_END, DateColumn, date_ranges, is_date_range, series_in_range
 from .date_ranges import with_occurrences as with_occurrences  # where book.py and callers find it
-from .filter_values import (ISO_DATE_RE, MISSING, NUMBER_RE, as_text, composed, instant, lookup_metadata, reaches,
-                            tag_matches, value_matches)
+from .filter_values import (ISO_DATE_RE, MISSING, NUMBER_RE, as_text, composed, instant, lookup_metadata,
+                            participant_matches, reaches, tag_matches, value_matches)
 from .records import Record, iso_moment
 from .snippets import date_days
 
@@ -286,8 +286,7 @@ class FilterColumns:
             self._check_known(condition)
             codes, uniques = self._column(condition)
             glob = condition.field == "file_path" and condition.op in ("exact", "in")
-            tags = condition.field == "metadata" and _folded(condition.path) == ("tags",)
-            test = tag_matches if tags else value_matches  # a tag typed with or without its #
+            test = self._test(condition)
             verdict = self._verdicts(condition, uniques, lambda v: test(v, condition.op, condition.value, glob))
             verdict = np.append(verdict, value_matches(MISSING, condition.op, condition.value))
             if condition.shorthand.startswith("participants") and not verdict.any():
@@ -299,6 +298,13 @@ class FilterColumns:
         if date_ranges(conditions) and "rrule" in self.known_keys:
             self._date_series(dated, conditions)
         return result & dated
+
+    @staticmethod
+    def _test(condition: Condition) -> Callable[[Any, str, Any, bool], bool]:
+        """How a value meets ``condition``: a tag typed with or without its #, a participant by a
+        whole word of the name, any other value as ``value_matches`` says."""
+        key = _folded(condition.path) if condition.field == "metadata" else ()
+        return {("tags",): tag_matches, ("participants",): participant_matches}.get(key, value_matches)
 
     def _reaching(self, condition: Condition) -> np.ndarray | bool:
         """Which records' ``or_path`` value (a span's end) satisfies ``condition``: False for all
