@@ -1,0 +1,166 @@
+"""A SQLite collection's rows as records: the ``id`` and ``content`` columns, the others as
+metadata (a JSON ``metadata`` column merged in, a numeric ``date`` read as Unix time), and the
+short scalar ones embedded with the text, as a file's headers are."""
+
+from __future__ import annotations
+
+import json
+import math
+from datetime import datetime
+from typing import Any
+
+from .config import CollectionConfig, counted
+from .exports.base import from_timestamp, iso
+from .records import Problem, Record
+
+# Row metadata longer than this is not added to the embedded text: it is
+# usually an id list or a blob of JSON, not words a person searches for.
+MAX_EMBEDDED_METADATA_CHARS = 200
+
+# A row's ``date`` or ``end_date`` held as a number is Unix time; its size tells the unit, as
+# apps write seconds, milliseconds (JavaScript, Android), microseconds (Firefox) or
+# nanoseconds: each bound is year 5138 in the smaller unit, which no row is dated.
+UNIX_TIME_UNITS = ((1e11, 1.0), (1e14, 1e3), (1e17, 1e6), (math.inf, 1e9))
+# A smaller number is no Unix time of a person's records (it would be before March 1973), but a
+# date written as a number: 20240105 (YYYYMMDD) or a year, 2024; such a value is kept as it is.
+UNIX_TIME_FLOOR = 1e8
+# Nor is a number whose reading falls after 2100: a date-time written in digits (20240105123000,
+# YYYYMMDDhhmmss, read as milliseconds, is the year 2611) or a time from another epoch (Chrome's
+# microseconds since 1601, the year 2393). A date-time in digits that reads as the 1970s
+# (202401051230, YYYYMMDDhhmm, is 1976 in milliseconds) is told by its layout (DIGIT_DATE_TIMES).
+UNIX_TIME_CEILING = 4_102_444_800  # 2100-01-01
+DIGIT_DATE_TIMES = {12: "%Y%m%d%H%M", 14: "%Y%m%d%H%M%S"}
+ROW_DATE_KEYS = ("date", "end_date")
+
+
+def rows_to_records(collection: CollectionConfig, columns: list[str],
+                    rows: list[tuple[Any, ...]]) -> tuple[list[Record], list[Problem], int]:
+    """A SQLite collection's rows as records (``id`` and ``content`` columns, every other one
+    metadata); returns (records, problems, rows skipped)."""
+    where = f"collection '{collection.name}'"
+    lowered = [c.lower() for c in columns]
+    if "id" not in lowered or "content" not in lowered:
+        advice = ("name them so in the 'query' (`SELECT rowid AS id, body AS content ...`)" if collection.query
+                  else f"`vecbook remove {collection.name}`, then `vecbook add {collection.database_label} --table "
+                       f"{collection.table} --text-column COLUMN` writes a 'query' that reads another column")
+        return [], [Problem(collection.database_label, None, f"{where}: the rows need an 'id' and a 'content' column "
+                                                             f"(got {', '.join(columns)}): {advice}")], 0
+    records: list[Record] = []
+    bad_json = empty = binary = duplicate = 0
+    seen: set[str] = set()
+    for row in rows:
+        values = dict(zip(lowered, row))
+        content = _row_text(values.get("content"))
+        if content is None:
+            binary += 1
+            continue
+        if not content.strip():
+            empty += 1
+            continue
+        row_id = str(values["id"])
+        if row_id in seen:
+            duplicate += 1
+            continue
+        seen.add(row_id)
+        metadata, ok = _row_metadata(columns, row)
+        bad_json += not ok
+        records.append(_row_record(collection, row_id, content.strip(), metadata))
+    return records, _row_problems(collection, bad_json, empty, binary, duplicate), empty + binary + duplicate
+
+
+def _row_text(value: Any) -> str | None:
+    """A row's content as text: text as it is, a number written out, a BLOB holding UTF-8 text
+    decoded (apps store text so); "" for NULL; None for a BLOB that is not text."""
+    if value is None or isinstance(value, str):
+        return value or ""
+    if isinstance(value, bytes):
+        try:
+            return value.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+    return str(value)
+
+
+def _row_metadata(columns: list[str], row: tuple[Any, ...]) -> tuple[dict[str, Any], bool]:
+    """Extra columns become fields; a JSON ``metadata`` column is merged in (columns win)."""
+    metadata: dict[str, Any] = {}
+    fields: dict[str, Any] = {}
+    ok = True
+    for name, value in zip(columns, row):
+        low = name.lower()
+        if low in ("id", "content") or value is None or isinstance(value, bytes):
+            continue
+        if low == "metadata":
+            try:
+                parsed = json.loads(value) if isinstance(value, str) else value
+            except json.JSONDecodeError:
+                ok = False
+                continue
+            if isinstance(parsed, dict):
+                metadata.update(parsed)
+            elif parsed is not None:
+                metadata["metadata"] = parsed
+        else:
+            fields[name] = value
+    metadata.update(fields)
+    for key in [key for key in metadata if key.lower() in ROW_DATE_KEYS]:  # as filters read keys: any case
+        metadata[key] = _unix_date(metadata[key])
+    return metadata, ok
+
+
+def _unix_date(value: Any) -> Any:
+    """A number as the ISO date-time (UTC) of that Unix time, in the unit its size tells;
+    anything else as it is (0 is how apps write "no date", not 1970; see UNIX_TIME_FLOOR)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not UNIX_TIME_FLOOR <= value < math.inf:
+        return value
+    divisor = next(divisor for bound, divisor in UNIX_TIME_UNITS if value < bound)
+    if value / divisor >= UNIX_TIME_CEILING or _digit_date_time(value):
+        return value
+    try:
+        return iso(from_timestamp(value / divisor))
+    except (OverflowError, OSError, ValueError):
+        return value
+
+
+def _digit_date_time(value: int | float) -> bool:
+    """Whether ``value`` is a date-time written in digits (YYYYMMDDhhmm or YYYYMMDDhhmmss) of a
+    year from 1900 to 2099."""
+    digits = str(int(value))
+    if value != int(value) or len(digits) not in DIGIT_DATE_TIMES or not digits.startswith(("19", "20")):
+        return False
+    try:
+        datetime.strptime(digits, DIGIT_DATE_TIMES[len(digits)])
+    except ValueError:
+        return False
+    return True
+
+
+def _row_record(collection: CollectionConfig, row_id: str, content: str, metadata: dict[str, Any]) -> Record:
+    # Short scalar metadata (sender, date, thread title) is embedded with the
+    # text, as headers are for files, so "what did Ana say about ..." can match.
+    header = [f"{k}: {v}" for k, v in metadata.items()
+              if isinstance(v, (str, int, float)) and not isinstance(v, bool)
+              and len(str(v)) <= MAX_EMBEDDED_METADATA_CHARS]
+    return Record(
+        text=content, file_path=collection.database_label, line_number=None, end_line=None,
+        metadata=metadata, source=collection.name, id=f"{collection.name}:{row_id}",
+        citation=f"{collection.database_label}#{collection.label}:{row_id}",
+        content="\n".join(header + [content]),
+    )
+
+
+def _row_problems(collection: CollectionConfig, bad_json: int, empty: int, binary: int,
+                  duplicate: int) -> list[Problem]:
+    where, label = f"collection '{collection.name}'", collection.database_label
+    problems = []
+    if bad_json:
+        problems.append(Problem(label, None, f"{where}: {counted(bad_json, 'row has', 'rows have')} invalid JSON metadata (kept without it)",
+                                False))
+    if empty:
+        problems.append(Problem(label, None, f"{where}: {counted(empty, 'row')} with NULL or empty content skipped"))
+    if binary:
+        problems.append(Problem(label, None, f"{where}: {counted(binary, 'row')} whose content is binary data, "
+                                             f"not UTF-8 text, skipped"))
+    if duplicate:
+        problems.append(Problem(label, None, f"{where}: {counted(duplicate, 'row')} with a repeated id skipped"))
+    return problems
