@@ -861,3 +861,59 @@ def test_since_over_rows_without_a_date_column_says_which_column_to_name_date(tm
     assert str(raised.value) == (
         "since 2024-01-01: no record of history has a date (a Date: header, a database row's 'date' column, or "
         "the time of a message, mail or event), so none can match; sources with dates: none")
+
+
+def bear_database(path: Path) -> Path:
+    """Bear's ``ZSFNOTE`` as the app keeps it (Core Data: Z_PK, flags as 0/1, times counted from
+    2001, a UUID, blobs), two notes and one in the trash."""
+    with sqlite3.connect(path) as db:
+        db.execute("CREATE TABLE ZSFNOTE (Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZARCHIVED INTEGER, "
+                   "ZPERMANENTLYDELETED INTEGER, ZPINNED INTEGER, ZTRASHED INTEGER, ZCREATIONDATE TIMESTAMP, "
+                   "ZMODIFICATIONDATE TIMESTAMP, ZTRASHEDDATE TIMESTAMP, ZLASTEDITINGDEVICE VARCHAR, "
+                   "ZSUBTITLE VARCHAR, ZTEXT VARCHAR, ZTITLE VARCHAR, ZUNIQUEIDENTIFIER VARCHAR, "
+                   "ZCONFLICTUNIQUEIDENTIFIER VARCHAR, ZVECTORCLOCK BLOB)")
+        db.executemany("INSERT INTO ZSFNOTE VALUES (?, 7, 12, 0, 0, 0, ?, ?, ?, ?, 'Ana''s MacBook Pro', ?, ?, ?, ?, "
+                       "'3F2504E0-4F89-11D3-9A0C-0305E82C3301', x'0001')", [
+            (1, 0, 752000000.5, 752100000.25, None, "Book the ryokan", "# Trip to Kyoto\nBook the ryokan near 清水寺",
+             "Trip to Kyoto", "9B1DEB4D-3B7D-4BAD-9BDD-2B0D7B3DCB6D"),
+            (2, 0, 752000100.0, 752000100.0, None, "اجتماع مع الفريق", "# مذكرة\nاجتماع مع الفريق يوم الأحد",
+             "مذكرة", "1B9D6BCD-BBFD-4B2D-9B5D-AB8DFBBD4BED"),
+            (3, 1, 751000000.0, 751000000.0, 752200000.0, "A lighthouse hotel", "# Old idea\nA lighthouse hotel",
+             "Old idea", "6EC0BD7F-11C0-43DA-975E-2A8AD9EBAE0B")])
+    db.close()
+    return path
+
+
+def test_a_rows_ids_uuids_numbers_and_blobs_are_metadata_not_embedded_text(tmp_path: Path) -> None:
+    # `add --table ZSFNOTE --text-column ZTEXT` keeps every other column: the ones holding words
+    # (a title, a subtitle) are embedded with the text, while ids, UUIDs, hashes, flags and times
+    # stay metadata only (filters still read them); embedded, they were noise to every search
+    from vecbook.config import CollectionConfig
+    from vecbook.registry import sqlite_table
+    from vecbook.sources import load_collection
+
+    path = bear_database(tmp_path / "database.sqlite")
+    _, query = sqlite_table(path, "ZSFNOTE", "ZTEXT")
+    collection = CollectionConfig(name="bear", database=path, query=query, database_label="database.sqlite")
+    records, _, _ = load_collection(collection)
+    kyoto = next(r for r in records if r.id == "bear:1")
+    header = kyoto.content[:-len(kyoto.text)].splitlines()
+    assert header == ["ZLASTEDITINGDEVICE: Ana's MacBook Pro", "ZSUBTITLE: Book the ryokan", "ZTITLE: Trip to Kyoto"]
+    assert kyoto.metadata["ZUNIQUEIDENTIFIER"] == "9B1DEB4D-3B7D-4BAD-9BDD-2B0D7B3DCB6D"
+    assert (kyoto.metadata["Z_PK"], kyoto.metadata["ZCREATIONDATE"], kyoto.metadata["ZPINNED"]) == (1, 752000000.5, 0)
+
+
+@pytest.mark.parametrize("value, embedded", [
+    ("Lisbon trip", True), ("清水寺", True), ("اجتماع", True), ("https://example.com/a", True),
+    ("9b1deb4d-3b7d-4bad-9bdd-2b0d7b3dcb6d", False), ("{9B1DEB4D-3B7D-4BAD-9BDD-2B0D7B3DCB6D}", False),
+    ("f1ae8b0e3a2845c1a065ee7e2c35abcc", False), ("d41d8cd98f00b204e9800998ecf8427e", False),
+    ("AAAAB3NzaC1yc2EAAAADAQAB", False), ("2024-03-01T13:33:20+00:00", False), ("1709300000", False),
+    ("+15551234567", True), ("(555) 123-4567", True),  # a sender's number names a person
+    ("", False), ("0", False), (42, False), (3.5, False), (True, False),
+])
+def test_only_row_values_holding_words_are_embedded(value: Any, embedded: bool) -> None:
+    from vecbook.sqlite_rows import embedded_field
+
+    assert embedded_field("note", value) is embedded
+    assert embedded_field("date", "2024-03-01T13:33:20+00:00")  # a row's date is embedded, as a file's Date: is
+    assert not embedded_field("parent_id", "user_42") and not embedded_field("noteId", "abc")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from datetime import datetime
 from typing import Any
 
@@ -31,6 +32,17 @@ UNIX_TIME_FLOOR = 1e8
 UNIX_TIME_CEILING = 4_102_444_800  # 2100-01-01
 DIGIT_DATE_TIMES = {12: "%Y%m%d%H%M", 14: "%Y%m%d%H%M%S"}
 ROW_DATE_KEYS = ("date", "end_date")
+# What a row's columns hold besides words: embedded with the text they only add noise to every
+# search (an app's table is mostly ids, flags and times), so they are metadata only. A column
+# named as an id is one (parent_id, noteId, Bear's ZUNIQUEIDENTIFIER), and so is a value that is
+# a UUID, a token of letters and digits without a space (a hash, a base64 key), a time written
+# out, or no word at all (digits, "0"); a phone number, which names a person, is embedded.
+_ID_COLUMN_RE = re.compile(r"(?:^|_)(?:id|uuid|guid|hash|sha\d*|md5|checksum|etag)$|identifier$")
+_CAMEL_ID_COLUMN_RE = re.compile(r"[a-z0-9](?:Id|ID|Uuid|UUID|Guid|GUID|Hash)$")
+_UUID_RE = re.compile(r"^\{?[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\}?$", re.I)
+_TOKEN_RE = re.compile(r"^(?=\D*\d)(?=.*[A-Za-z])[A-Za-z0-9+/=_-]{12,}$")
+_TIME_RE = re.compile(r"^\d{4}-\d{2}-\d{2}(?:[T ]|$)")
+_PHONE_RE = re.compile(r"^(?=.*[+\s().-])\+?\(?\d[\d\s().-]{6,}$")  # "+15551234567", "(555) 123-4567"
 
 
 def rows_to_records(collection: CollectionConfig, columns: list[str],
@@ -138,15 +150,27 @@ def _digit_date_time(value: int | float) -> bool:
 def _row_record(collection: CollectionConfig, row_id: str, content: str, metadata: dict[str, Any]) -> Record:
     # Short scalar metadata (sender, date, thread title) is embedded with the
     # text, as headers are for files, so "what did Ana say about ..." can match.
-    header = [f"{k}: {v}" for k, v in metadata.items()
-              if isinstance(v, (str, int, float)) and not isinstance(v, bool)
-              and len(str(v)) <= MAX_EMBEDDED_METADATA_CHARS]
+    header = [f"{k}: {v}" for k, v in metadata.items() if embedded_field(k, v)]
     return Record(
         text=content, file_path=collection.database_label, line_number=None, end_line=None,
         metadata=metadata, source=collection.name, id=f"{collection.name}:{row_id}",
         citation=f"{collection.database_label}#{collection.label}:{row_id}",
         content="\n".join(header + [content]),
     )
+
+
+def embedded_field(key: str, value: Any) -> bool:
+    """Whether a row's metadata field is embedded with its text: short text holding words (a
+    title, a sender, a place, the row's date), not an id, a UUID, a hash, a number, a flag or a
+    time (those stay metadata, which filters read)."""
+    if not isinstance(value, str) or _ID_COLUMN_RE.search(key.lower()) or _CAMEL_ID_COLUMN_RE.search(key):
+        return False
+    text = value.strip()
+    if not text or len(text) > MAX_EMBEDDED_METADATA_CHARS or _UUID_RE.match(text) or _TOKEN_RE.match(text):
+        return False
+    if _TIME_RE.match(text):
+        return key.lower() in ROW_DATE_KEYS
+    return any(c.isalpha() for c in text) or _PHONE_RE.match(text) is not None
 
 
 def _row_problems(collection: CollectionConfig, bad_json: int, empty: int, binary: int,
