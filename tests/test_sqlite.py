@@ -917,3 +917,55 @@ def test_only_row_values_holding_words_are_embedded(value: Any, embedded: bool) 
     assert embedded_field("note", value) is embedded
     assert embedded_field("date", "2024-03-01T13:33:20+00:00")  # a row's date is embedded, as a file's Date: is
     assert not embedded_field("parent_id", "user_42") and not embedded_field("noteId", "abc")
+
+
+def test_rows_in_the_apps_trash_are_left_out_with_a_count_in_the_log(tmp_path: Path,
+                                                                      caplog: pytest.LogCaptureFixture) -> None:
+    # Bear keeps a trashed note with ZTRASHED = 1 until the trash is emptied: searched, the note
+    # the person threw away came first for "lighthouse"
+    bear_database(tmp_path / "database.sqlite")
+    (tmp_path / "data").mkdir()
+    config = vecbook.load_config(write_config(tmp_path, [
+        {"name": "bear", "database": "database.sqlite", "query": "SELECT Z_PK AS id, ZTEXT AS content, ZTITLE AS title, "
+                                                                 "ZTRASHED FROM ZSFNOTE"}]))
+    with caplog.at_level(logging.INFO, logger="vecbook"):
+        book = vecbook.VecBook(config=config, keyword_only=True, cache_directory=False)
+        assert [hit.id for hit in book.search("lighthouse hotel")] == []
+    assert "collection 'bear': 1 row in the app's trash (ZTRASHED) left out; keep_trashed = true keeps it" \
+        in caplog.messages
+    assert book.stats()["collections"]["bear"]["records"] == 2
+    config = vecbook.load_config(write_config(tmp_path, [
+        {"name": "bear", "database": "database.sqlite", "keep_trashed": True,
+         "query": "SELECT Z_PK AS id, ZTEXT AS content, ZTRASHED FROM ZSFNOTE"}]))
+    book = vecbook.VecBook(config=config, keyword_only=True, cache_directory=False)
+    assert [hit.id for hit in book.search("lighthouse hotel")] == ["bear:3"]
+
+
+@pytest.mark.parametrize("column, kept, trashed", [
+    ("deleted_time INTEGER", 0, 1700000999000),             # Joplin 3's trash: when it was deleted, 0 if not
+    ("is_deleted INTEGER", 0, 1),
+    ("deleted_at TEXT", None, "2024-03-01 10:00:00"),        # Rails, Laravel: NULL while the row lives
+    ("trashed TEXT", "false", "true"),
+    ("ZMARKEDFORDELETION INTEGER", 0, 1),                   # Apple Notes
+])
+def test_each_usual_soft_delete_column_leaves_the_rows_it_marks_out(tmp_path: Path, column: str, kept: Any,
+                                                                    trashed: Any) -> None:
+    from vecbook.config import CollectionConfig
+    from vecbook.sources import load_collection
+
+    path = tmp_path / "app.db"
+    with sqlite3.connect(path) as db:
+        db.execute(f"CREATE TABLE notes (id INTEGER PRIMARY KEY, content TEXT, {column})")
+        db.executemany("INSERT INTO notes VALUES (?, ?, ?)", [(1, "kept", kept), (2, "thrown away", trashed)])
+    db.close()
+    records, problems, _ = load_collection(CollectionConfig(name="app", database=path, table="notes"))
+    assert [r.id for r in records] == ["app:1"] and problems == []
+    records, _, _ = load_collection(CollectionConfig(name="app", database=path, table="notes", keep_trashed=True))
+    assert [r.id for r in records] == ["app:1", "app:2"]
+
+
+def test_keep_trashed_is_a_boolean_for_databases_alone(tmp_path: Path) -> None:
+    with pytest.raises(vecbook.ConfigError, match="'keep_trashed' in .* must be true or false, got 'yes'"):
+        vecbook.load_config(write_config(tmp_path, [{"name": "a", "database": "a.db", "keep_trashed": "yes"}]))
+    with pytest.raises(vecbook.ConfigError, match="'keep_trashed' applies to a SQLite 'database'"):
+        vecbook.load_config(write_config(tmp_path, [{"name": "a", "path": "a.zip", "keep_trashed": True}]))

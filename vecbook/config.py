@@ -124,6 +124,7 @@ class CollectionConfig:
     # How an export's dates that could be read either way are read ("dmy" or "mdy"); None: from
     # the dates themselves (WhatsApp's exports write dates in the phone's locale).
     date_order: str | None = None
+    keep_trashed: bool = False  # SQLite: keep the rows an app marks as in its trash (sqlite_rows.TRASH_COLUMNS)
 
     @property
     def label(self) -> str:
@@ -191,7 +192,7 @@ _SCALAR_KEYS: dict[str, tuple[tuple[type, ...], tuple[Any, ...] | None]] = {
 }
 _PATH_KEYS = ("data_directory", "cache_directory")
 _COLLECTION_KEYS = ("name", "database", "table", "query", "path", "format", "window_gap_minutes", "description",
-                    "language", "date_order")
+                    "language", "date_order", "keep_trashed")
 DATE_ORDERS = ("dmy", "mdy")
 
 
@@ -538,10 +539,10 @@ def _parse_collection(table: dict[str, Any], where: str, base: Path) -> Collecti
     for key, value in table.items():
         if key not in _COLLECTION_KEYS:
             raise _unknown_key_error(key, where, _COLLECTION_KEYS)
-        wanted = (int, float) if key == "window_gap_minutes" else (str,)
-        if not isinstance(value, wanted) or isinstance(value, bool):
-            raise ConfigError(f"config key '{key}' in {where} must be "
-                              f"{'a number' if key == 'window_gap_minutes' else 'str'}, got {value!r}")
+        wanted, said = {"window_gap_minutes": ((int, float), "a number"), "keep_trashed": ((bool,), "true or false")
+                        }.get(key, ((str,), "str"))
+        if not isinstance(value, wanted) or (isinstance(value, bool) and bool not in wanted):
+            raise ConfigError(f"config key '{key}' in {where} must be {said}, got {value!r}")
     language = table.get("language")
     if language is not None and language not in LANGUAGES:
         raise ConfigError(f"config key 'language' in {where} must be one of {', '.join(LANGUAGES)}; got {language!r}")
@@ -564,11 +565,12 @@ def _parse_collection(table: dict[str, Any], where: str, base: Path) -> Collecti
         name=name, database=base / Path(database).expanduser(), database_label=database,
         table=table.get("table") or (None if "query" in table else f"{name}_documents"),
         query=table.get("query"), description=table.get("description", ""), language=language,
+        keep_trashed=table.get("keep_trashed", False),
     )
 
 
 def _parse_export(table: dict[str, Any], where: str, base: Path) -> CollectionConfig:
-    for key in ("table", "query"):
+    for key in ("table", "query", "keep_trashed"):
         if key in table:
             raise ConfigError(f"{where}: '{key}' applies to a SQLite 'database', not to an export ('path')")
     gap = float(table.get("window_gap_minutes", DEFAULT_WINDOW_GAP_MINUTES))

@@ -5,6 +5,7 @@ short scalar ones embedded with the text, as a file's headers are."""
 from __future__ import annotations
 
 import json
+import logging
 import math
 import re
 from datetime import datetime
@@ -13,6 +14,8 @@ from typing import Any
 from .config import CollectionConfig, counted
 from .exports.base import from_timestamp, iso
 from .records import Problem, Record
+
+log = logging.getLogger("vecbook")
 
 # Row metadata longer than this is not added to the embedded text: it is
 # usually an id list or a blob of JSON, not words a person searches for.
@@ -37,6 +40,15 @@ ROW_DATE_KEYS = ("date", "end_date")
 # named as an id is one (parent_id, noteId, Bear's ZUNIQUEIDENTIFIER), and so is a value that is
 # a UUID, a token of letters and digits without a space (a hash, a base64 key), a time written
 # out, or no word at all (digits, "0"); a phone number, which names a person, is embedded.
+# The columns with which apps mark a row as in their trash, to be restored or purged later (a
+# number or text other than 0, false or no, or any time: marked; NULL, 0, "": not): Bear's
+# ZTRASHED and ZPERMANENTLYDELETED, Apple Notes' ZMARKEDFORDELETION, Joplin's deleted_time (0
+# while the note lives), and the soft deletes of web frameworks (Rails' and Laravel's deleted_at).
+TRASH_COLUMNS = frozenset({
+    "deleted", "is_deleted", "isdeleted", "deleted_at", "deleted_time", "deleted_on", "deleted_date", "date_deleted",
+    "deletion_date", "trashed", "is_trashed", "istrashed", "in_trash", "trashed_at", "trashed_time", "ztrashed",
+    "zpermanentlydeleted", "zmarkedfordeletion", "zisdeleted", "zdeleted"})
+_NOT_MARKED = frozenset({"", "0", "0.0", "false", "no", "off"})
 _ID_COLUMN_RE = re.compile(r"(?:^|_)(?:id|uuid|guid|hash|sha\d*|md5|checksum|etag)$|identifier$")
 _CAMEL_ID_COLUMN_RE = re.compile(r"[a-z0-9](?:Id|ID|Uuid|UUID|Guid|GUID|Hash)$")
 _UUID_RE = re.compile(r"^\{?[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\}?$", re.I)
@@ -60,6 +72,7 @@ def rows_to_records(collection: CollectionConfig, columns: list[str],
     records: list[Record] = []
     bad_json = empty = binary = duplicate = 0
     seen: set[str] = set()
+    rows = _out_of_trash(collection, columns, rows)
     for row in rows:
         values = dict(zip(lowered, row))
         content = _row_text(values.get("content"))
@@ -78,6 +91,31 @@ def rows_to_records(collection: CollectionConfig, columns: list[str],
         bad_json += not ok
         records.append(_row_record(collection, row_id, content.strip(), metadata))
     return records, _row_problems(collection, bad_json, empty, binary, duplicate), empty + binary + duplicate
+
+
+def _out_of_trash(collection: CollectionConfig, columns: list[str],
+                  rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    """The rows no ``TRASH_COLUMNS`` column marks (all of them with ``keep_trashed``); how many
+    were left out is said in the log: a note thrown away is not one to find."""
+    marking = [i for i, c in enumerate(columns) if c.lower() in TRASH_COLUMNS]
+    if not marking or collection.keep_trashed:
+        return rows
+    kept = [row for row in rows if not any(_marked(row[i]) for i in marking)]
+    if len(kept) < len(rows):
+        trashed = len(rows) - len(kept)
+        log.info("collection '%s': %s in the app's trash (%s) left out; keep_trashed = true keeps %s",
+                 collection.name, counted(trashed, "row"), ", ".join(columns[i] for i in marking),
+                 "it" if trashed == 1 else "them")
+    return kept
+
+
+def _marked(value: Any) -> bool:
+    """Whether a trash column's value marks its row: a flag or a time set; NULL, 0, "" and false not."""
+    if value is None or isinstance(value, bytes):
+        return False
+    if isinstance(value, str):
+        return value.strip().casefold() not in _NOT_MARKED
+    return value != 0
 
 
 def _row_text(value: Any) -> str | None:
