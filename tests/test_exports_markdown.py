@@ -386,6 +386,19 @@ def test_a_joplin_raw_export_is_its_notes_dated_and_cited_at_their_lines(tmp_pat
     assert not any("is_conflict" in r.text or "type_" in r.text for r in records)
 
 
+def test_a_joplin_note_in_the_trash_is_no_record(tmp_path: Path) -> None:
+    # Joplin 3 keeps a deleted note in its trash, its items (a sync target's folder is the RAW
+    # format too) written with the time it was deleted; a live note's deleted_time is 0 or empty
+    for name, deleted, body in (("1" * 32, "2024-05-01T09:00:00.000Z", "A lighthouse hotel, thrown away"),
+                                ("2" * 32, "0", "A lighthouse tour, still planned"), ("3" * 32, "", "Lighthouse photos")):
+        (tmp_path / f"{name}.md").write_text(
+            f"Idea\n\n{body}\n\n" + JOPLIN_PROPERTIES.format(id=name, parent="", type=1).replace(
+                "type_:", f"deleted_time: {deleted}\ntype_:"), encoding="utf-8")
+    records, problems = load(tmp_path)
+    assert problems == []
+    assert [r.text for r in records] == ["A lighthouse tour, still planned", "Lighthouse photos"]
+
+
 def test_a_logseq_journal_is_dated_by_its_file_name(tmp_path: Path) -> None:
     # Logseq names its journal pages yyyy_MM_dd (Obsidian's daily notes are YYYY-MM-DD)
     (tmp_path / "journals").mkdir()

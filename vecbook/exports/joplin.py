@@ -38,6 +38,11 @@ class RawItem:
     def is_note(self) -> bool:
         return self.kind == NOTE_TYPE
 
+    @property
+    def in_trash(self) -> bool:
+        """Whether Joplin's trash holds it (since Joplin 3: ``deleted_time`` set, 0 or empty while it lives)."""
+        return self.properties.get("deleted_time", "") not in ("", "0")
+
     def metadata(self) -> dict[str, Any]:
         """``date`` (the creation time the user sees, else the item's), ``updated``, and the
         author and source URL where given."""

@@ -132,8 +132,8 @@ def _records(export: Export, file: ExportFile) -> Iterator[Record]:
     if copy_of is not None:
         note = copy_of.rsplit("/", 1)[-1].rsplit(".", 1)[0]
     item = raw_item(file.name, lines)
-    if item is not None and not item.is_note:
-        return  # a Joplin notebook, tag or resource: no note
+    if item is not None and (not item.is_note or item.in_trash):
+        return  # a Joplin notebook, tag or resource, or a note thrown away: no note
     drawing: int | None = None  # where an Excalidraw drawing's data starts
     if item is not None:  # a Joplin RAW note: its title line, its body, then its properties
         lines, note = lines[:item.body_end], item.title or note
