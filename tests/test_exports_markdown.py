@@ -447,6 +447,55 @@ def logseq_graph(root: Path) -> Path:
     return root
 
 
+def referencing_graph(root: Path) -> Path:
+    """A Logseq graph whose pages reference and embed blocks of other pages (``((uuid))``,
+    ``{{embed ((uuid))}}``), one a block no page holds; the referenced blocks carry ``id::``."""
+    logseq_graph(root)
+    pages = {
+        "pages/Recipes.md": "- Shakshuka\n  - tomatoes, peppers, eggs\n    id:: 64f0c1e2-1111-4a5b-9c8d-0123456789ab\n"
+                            "- 北京烤鸭 needs a whole day\n  collapsed:: true\n  id:: 64f0c1e2-2222-4a5b-9c8d-0123456789ab\n",
+        "pages/مطبخ.md": "- وصفة الحمص بالطحينة\n  id:: 64f0c1e2-3333-4a5b-9c8d-0123456789ab\n",
+        "journals/2024_12_04.md": "- Shopping for ((64f0c1e2-1111-4a5b-9c8d-0123456789ab))\n"
+                                  "- {{embed ((64f0c1e2-2222-4a5b-9c8d-0123456789ab))}}\n"
+                                  "- Arabic: ((64f0c1e2-3333-4a5b-9c8d-0123456789ab))\n"
+                                  "- Gone: ((64f0c1e2-9999-4a5b-9c8d-0123456789ab)) and {{embed ((64f0c1e2-9999-4a5b-9c8d-0123456789ab))}}\n",
+        # the app's backup of a page it saved over holds the same id with the block's older text
+        "logseq/bak/pages/Recipes/2024-12-01T10_10_10.000Z.Desktop.md":
+            "- Shakshuka\n  - tomatoes only\n    id:: 64f0c1e2-1111-4a5b-9c8d-0123456789ab\n",
+    }
+    for rel, text in pages.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text, encoding="utf-8")
+    return root
+
+
+REFERENCES_READ = ("- Shopping for tomatoes, peppers, eggs\n- 北京烤鸭 needs a whole day\n- Arabic: وصفة الحمص بالطحينة\n"
+                   "- Gone: [block] and [embed: block]")
+
+
+def test_logseq_block_references_and_embeds_read_as_the_blocks_text(tmp_path: Path) -> None:
+    # ((uuid)) shows the referenced block's text in Logseq: indexed as a uuid, the journal's line
+    # was "Shopping for ((64f0c1e2-...))", found by no word of the block and shown so in snippets
+    records, problems = load(referencing_graph(tmp_path / "graph"))
+    assert problems == []
+    [journal] = [r for r in records if r.metadata["note"] == "2024_12_04"]
+    assert journal.text == REFERENCES_READ
+    assert journal.citation == "vault/journals/2024_12_04.md:1-4"
+
+
+def test_logseq_block_references_read_as_text_in_a_notes_folder_too(tmp_path: Path) -> None:
+    # a notes folder reads file by file: the referenced block is in another file of the graph
+    from vecbook.config import CollectionConfig
+    from vecbook.sources import load_export
+
+    graph = referencing_graph(tmp_path / "graph")
+    records, problems, _ = load_export(CollectionConfig(name="graph", path=graph, database_label="graph",
+                                                        format="notes"))
+    assert problems == []
+    [journal] = [r for r in records if r.metadata["note"] == "2024_12_04"]
+    assert journal.text == REFERENCES_READ
+
+
 def test_a_logseq_graph_s_own_folder_is_not_read(tmp_path: Path) -> None:
     # Logseq keeps copies of pages in logseq/bak and logseq/version-files (up to ten a page, more
     # when a sync tool and the app disagree): read as notes, a page came back up to three times,

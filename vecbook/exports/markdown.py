@@ -16,7 +16,7 @@ from typing import Any, Iterator
 from ..conflicts import CONFLICT_KEY, conflict_original
 from ..records import BINARY_REASON, DATE_KEYS, Record, date_value, is_binary, read_text, undecoded_reason
 from .base import Export, ExportFile, export_record, iso
-from . import excalidraw, notion
+from . import excalidraw, logseq, notion
 from .joplin import TIME_KEYS, epoch_time, raw_item
 
 SUFFIXES = (".md", ".markdown")
@@ -134,6 +134,10 @@ def _records(export: Export, file: ExportFile) -> Iterator[Record]:
     item = raw_item(file.name, lines)
     if item is not None and (not item.is_note or item.in_trash):
         return  # a Joplin notebook, tag or resource, or a note thrown away: no note
+    if item is None and logseq.has_references(text):  # Logseq shows a ((uuid)) as its block's text
+        left_out = _logseq_folders(export)  # (its page backups hold the same ids, with older text)
+        lines = logseq.resolve(lines, lambda: logseq.graph_blocks(
+            export, lambda f: _is_note(f) and not f.rel.startswith(left_out)))  # type: ignore[attr-defined]
     drawing: int | None = None  # where an Excalidraw drawing's data starts
     if item is not None:  # a Joplin RAW note: its title line, its body, then its properties
         lines, note = lines[:item.body_end], item.title or note
