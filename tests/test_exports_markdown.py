@@ -483,6 +483,15 @@ def test_logseq_block_references_and_embeds_read_as_the_blocks_text(tmp_path: Pa
     assert journal.citation == "vault/journals/2024_12_04.md:1-4"
 
 
+def test_a_logseq_page_embed_reads_as_an_obsidian_embed_does(tmp_path: Path) -> None:
+    # {{embed [[page]]}} shows the page inside the block; its braces and "embed" are no words
+    (tmp_path / "journals").mkdir()
+    (tmp_path / "journals" / "2024_12_05.md").write_text("- {{embed [[東京]]}}\n- {{embed [[Recipes|food]]}} later\n",
+                                                         encoding="utf-8")
+    [journal], problems = load(tmp_path)
+    assert problems == [] and journal.text == "- [embed: 東京]\n- [embed: Recipes] later"
+
+
 def test_logseq_block_references_read_as_text_in_a_notes_folder_too(tmp_path: Path) -> None:
     # a notes folder reads file by file: the referenced block is in another file of the graph
     from vecbook.config import CollectionConfig

@@ -1,6 +1,7 @@
 """Logseq's block references as the app shows them: ``((uuid))`` and ``{{embed ((uuid))}}`` read
 as the text of the block whose ``id:: uuid`` property names it, found anywhere in the same graph
-(a page, a journal), so a page is found by the words it shows, and its snippet shows them too."""
+(a page, a journal), so a page is found by the words it shows, and its snippet shows them too;
+a page embed, ``{{embed [[page]]}}``, as an embed."""
 
 from __future__ import annotations
 
@@ -15,6 +16,8 @@ from .base import Export
 UUID = r"[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12}"
 # An embed first: its ((uuid)) is no reference of its own.
 _REFERENCE_RE = re.compile(rf"\{{\{{embed \(\(({UUID})\)\)\}}\}}|\(\(({UUID})\)\)")
+# A page shown inside a block: {{embed [[page]]}}.
+_PAGE_EMBED_RE = re.compile(r"\{\{embed \[\[([^\[\]]+)\]\]\}\}")
 # The line naming a block (indented under it: a page's own properties are no block).
 _BLOCK_ID_RE = re.compile(rf"^\s+id:: ({UUID})\s*$")
 _BULLET_RE = re.compile(r"^(\s*)- ?(.*)$")
@@ -33,16 +36,19 @@ _blocks_by_export: weakref.WeakKeyDictionary[Export, dict[str, str]] = weakref.W
 
 
 def has_references(text: str) -> bool:
-    """Whether ``text`` may hold a block reference (cheap: most notes hold none)."""
-    return "((" in text and _REFERENCE_RE.search(text) is not None
+    """Whether ``text`` may hold a block reference or a page embed (cheap: most notes hold none)."""
+    return ("((" in text and _REFERENCE_RE.search(text) is not None) or "{{embed [[" in text
 
 
 def resolve(lines: list[str], blocks: Callable[[], dict[str, str]]) -> list[str]:
     """``lines`` with each reference replaced by its block's text on one line (``blocks``: the
-    graph's block texts by uuid, asked for only where a line holds a reference)."""
+    graph's block texts by uuid, asked for only where a line holds a reference), and each page
+    embed written as Obsidian's (``![[page]]``), which the Markdown reader reads as an embed."""
     found: dict[str, str] | None = None
     out = []
     for line in lines:
+        if "{{embed [[" in line:
+            line = _PAGE_EMBED_RE.sub(r"![[\1]]", line)
         if "((" in line and _REFERENCE_RE.search(line):
             found = blocks() if found is None else found
             line = _replaced(line, found, _DEPTH)
