@@ -15,6 +15,7 @@ import pytest
 import vecbook
 import vecbook.registry
 import vecbook.source_counts
+import vecbook.sqlite_tables
 from conftest import ROOT
 from vecbook.config import load_config
 
@@ -453,7 +454,7 @@ def test_a_lock_taken_between_listing_the_tables_and_reading_the_key_is_the_same
 
     def locked(*_: object) -> str:
         raise sqlite3.OperationalError("database is locked")
-    monkeypatch.setattr(vecbook.registry, "row_key", locked)
+    monkeypatch.setattr(vecbook.sqlite_tables, "row_key", locked)
     code, _, err = run(capsys, "add", str(database), "--table", "kv", "--text-column", "v")
     assert code == 2 and err.startswith(f"vecbook: error: cannot read the SQLite database {database}: database is "
                                         "locked: another program is writing to it"), err

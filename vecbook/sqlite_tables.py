@@ -1,0 +1,96 @@
+"""Which rows of a SQLite database ``vecbook add`` reads: the table (one with ``id`` and
+``content`` columns is used as it is) or, for another text column, the query it writes, every
+other column kept as metadata; ConfigError listing the tables and columns where it cannot tell."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from . import sqlite_ro
+from .config import ConfigError
+from .sqlite_ro import BUSY_MESSAGES, open_readonly, row_key
+
+
+def sqlite_table(path: Path, table: str | None, text_column: str | None) -> tuple[str | None, str | None]:
+    """(table, query) for a SQLite source: a table with ``id`` and ``content`` columns is used
+    as it is; another text column needs ``--text-column`` and becomes a query. ConfigError
+    listing the tables and their columns when the choice cannot be made."""
+    try:
+        connection = open_readonly(path)
+        try:
+            names = [r[0] for r in connection.execute(
+                "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite_%' "
+                "ORDER BY name")]
+            # The read-only connection's authorizer allows SELECT only: no PRAGMA table_info.
+            columns = {n: found for n in names if (found := _columns(connection, n)) is not None}
+        finally:
+            connection.close()
+    except (sqlite3.Error, OSError) as exc:
+        raise _unreadable_database(path, exc) from None
+    listing = "; ".join(f"{n} ({', '.join(c)})" for n, c in columns.items()) or "none"
+    if table is None:
+        fitting = [n for n, c in columns.items() if {"id", "content"} <= {x.lower() for x in c}]
+        if len(fitting) != 1 or text_column is not None:
+            raise ConfigError(f"which table of {path} holds the text? pass --table NAME (and --text-column "
+                              f"NAME when it has no 'content' column); tables: {listing}")
+        return fitting[0], None
+    if table not in columns:
+        raise ConfigError(f"no table '{table}' in {path}; tables: {listing}")
+    lowered = [c.lower() for c in columns[table]]
+    if text_column is None:
+        if "content" in lowered and "id" in lowered:
+            return table, None
+        raise ConfigError(f"which column of table '{table}' holds the text? pass --text-column NAME; "
+                          f"columns: {', '.join(columns[table])}")
+    if text_column not in columns[table]:
+        raise ConfigError(f"no column '{text_column}' in table '{table}'; columns: {', '.join(columns[table])}")
+    if "id" in lowered:
+        return None, _text_column_query(table, text_column, columns[table], '"id"')
+    key = _row_key(path, table)
+    if key is None:
+        raise ConfigError(f"'{table}' is a view with no 'id' column, and a view's rows have no rowid to cite them "
+                          f"by: add the view's underlying table instead, or write the [[collections]] table by "
+                          f"hand with a 'query' that selects an id (docs/formats.md#sqlite-collections)")
+    return None, _text_column_query(table, text_column, columns[table], key)
+
+
+def _columns(connection: sqlite3.Connection, table: str) -> list[str] | None:
+    """A table's or view's columns; None for one the read-only connection cannot open (a
+    full-text or R-tree index's virtual table, as Joplin and Thunderbird keep beside their rows)."""
+    try:
+        return [d[0] for d in connection.execute(f'SELECT * FROM "{_quoted(table)}" LIMIT 0').description]
+    except sqlite3.Error:
+        return None
+
+
+def _row_key(path: Path, table: str) -> str | None:
+    """``sqlite_ro.row_key`` of ``table`` in the database at ``path``; a read that fails (a lock
+    taken since the tables were listed) is the same ConfigError as that listing's."""
+    try:
+        connection = open_readonly(path)
+        try:
+            return row_key(connection, table)
+        finally:
+            connection.close()
+    except (sqlite3.Error, OSError) as exc:
+        raise _unreadable_database(path, exc) from None
+
+
+def _unreadable_database(path: Path, exc: Exception) -> ConfigError:
+    """The error of a database ``add`` cannot read, a lock held past the wait said with what to do."""
+    message = sqlite_ro.busy(str(exc)) if str(exc) in BUSY_MESSAGES else str(exc)
+    return ConfigError(f"cannot read the SQLite database {path}: {message}")
+
+
+def _quoted(identifier: str) -> str:
+    return identifier.replace('"', '""')
+
+
+def _text_column_query(table: str, text_column: str, columns: list[str], key: str) -> str:
+    """SELECT giving the rows ``id`` (``key``: the table's id column, else its rowid or primary
+    key) and ``content``, the other columns kept as metadata."""
+    others = [c for c in columns if c != text_column and c.lower() not in ("id", "content")]
+    picked = [f'"{_quoted(c)}"' for c in others]
+    return f'SELECT {key} AS id, "{_quoted(text_column)}" AS content{"".join(", " + p for p in picked)} ' \
+           f'FROM "{_quoted(table)}"'
