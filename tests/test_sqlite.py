@@ -898,7 +898,8 @@ def test_a_rows_ids_uuids_numbers_and_blobs_are_metadata_not_embedded_text(tmp_p
     records, _, _ = load_collection(collection)
     kyoto = next(r for r in records if r.id == "bear:1")
     header = kyoto.content[:-len(kyoto.text)].splitlines()
-    assert header == ["ZLASTEDITINGDEVICE: Ana's MacBook Pro", "ZSUBTITLE: Book the ryokan", "ZTITLE: Trip to Kyoto"]
+    assert header == ["ZLASTEDITINGDEVICE: Ana's MacBook Pro", "ZSUBTITLE: Book the ryokan", "ZTITLE: Trip to Kyoto",
+                      "date: 2024-10-30T16:53:20+00:00"]
     assert kyoto.metadata["ZUNIQUEIDENTIFIER"] == "9B1DEB4D-3B7D-4BAD-9BDD-2B0D7B3DCB6D"
     assert (kyoto.metadata["Z_PK"], kyoto.metadata["ZCREATIONDATE"], kyoto.metadata["ZPINNED"]) == (1, 752000000.5, 0)
 
@@ -969,3 +970,28 @@ def test_keep_trashed_is_a_boolean_for_databases_alone(tmp_path: Path) -> None:
         vecbook.load_config(write_config(tmp_path, [{"name": "a", "database": "a.db", "keep_trashed": "yes"}]))
     with pytest.raises(vecbook.ConfigError, match="'keep_trashed' applies to a SQLite 'database'"):
         vecbook.load_config(write_config(tmp_path, [{"name": "a", "path": "a.zip", "keep_trashed": True}]))
+
+
+def test_an_apps_table_added_with_its_text_column_is_dated_by_its_creation_time(tmp_path: Path) -> None:
+    # `add --table ZSFNOTE --text-column ZTEXT` (Bear: Core Data's seconds since 2001) and
+    # `--table notes --text-column body` (Joplin: milliseconds since 1970) gave rows no date, so
+    # --since found none of them; the query add writes names the creation time `date`
+    from vecbook.config import CollectionConfig
+    from vecbook.sqlite_tables import sqlite_table
+    from vecbook.sources import load_collection
+
+    bear = bear_database(tmp_path / "database.sqlite")
+    joplin = tmp_path / "joplin.sqlite"
+    with sqlite3.connect(joplin) as db:
+        db.execute("CREATE TABLE notes (id TEXT PRIMARY KEY, title TEXT, body TEXT, created_time INT, "
+                   "user_created_time INT, deleted_time INT)")
+        db.execute("INSERT INTO notes VALUES ('f1ae8b0e3a2845c1a065ee7e2c35abcc', 'Rezept', 'Apfelstrudel', "
+                   "1700000000000, 1600000000000, 0)")
+    db.close()
+    dates = {}
+    for path, table, column in ((bear, "ZSFNOTE", "ZTEXT"), (joplin, "notes", "body")):
+        _, query = sqlite_table(path, table, column)
+        records, _, _ = load_collection(CollectionConfig(name="app", database=path, query=query))
+        dates[table] = [r.metadata["date"] for r in records]
+    assert dates == {"ZSFNOTE": ["2024-10-30T16:53:20+00:00", "2024-10-30T16:55:00+00:00"],
+                     "notes": ["2020-09-13T12:26:40+00:00"]}  # the time the user gave it, as Joplin shows

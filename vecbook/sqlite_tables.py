@@ -11,6 +11,14 @@ from . import sqlite_ro
 from .config import ConfigError
 from .sqlite_ro import BUSY_MESSAGES, open_readonly, row_key
 
+# The columns apps keep a row's creation time in, first found first: Joplin's user_created_time
+# (the time the user gave the note, which it shows) before its created_time; Bear's and other
+# Core Data apps' ZCREATIONDATE; the usual names elsewhere (Rails' created_at).
+CREATED_COLUMNS = ("user_created_time", "created_time", "created_at", "created", "creation_date", "date_created",
+                   "createdate", "zcreationdate", "zcreationdate1", "zdatecreated")
+# Core Data counts time in seconds from 2001-01-01 UTC, which is this Unix time.
+CORE_DATA_EPOCH = 978307200
+
 
 def sqlite_table(path: Path, table: str | None, text_column: str | None) -> tuple[str | None, str | None]:
     """(table, query) for a SQLite source: a table with ``id`` and ``content`` columns is used
@@ -92,5 +100,21 @@ def _text_column_query(table: str, text_column: str, columns: list[str], key: st
     key) and ``content``, the other columns kept as metadata."""
     others = [c for c in columns if c != text_column and c.lower() not in ("id", "content")]
     picked = [f'"{_quoted(c)}"' for c in others]
+    dated = _date_column(columns)
+    picked += [dated] if dated else []
     return f'SELECT {key} AS id, "{_quoted(text_column)}" AS content{"".join(", " + p for p in picked)} ' \
            f'FROM "{_quoted(table)}"'
+
+
+def _date_column(columns: list[str]) -> str | None:
+    """The expression naming a row's creation time ``date`` (which ``--since``, ``--until`` and
+    recency read) where the table has no ``date`` column but one of ``CREATED_COLUMNS``; a Core
+    Data table's time (Bear's, Apple's apps'), counted from 2001, made Unix time."""
+    lowered = {c.lower(): c for c in columns}
+    if "date" in lowered:
+        return None
+    found = next((lowered[name] for name in CREATED_COLUMNS if name in lowered), None)
+    if found is None:
+        return None
+    core_data = {"z_pk", "z_ent"} <= lowered.keys() and found.lower().startswith("z")
+    return f'"{_quoted(found)}" + {CORE_DATA_EPOCH} AS date' if core_data else f'"{_quoted(found)}" AS date'
