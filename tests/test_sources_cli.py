@@ -401,6 +401,23 @@ def test_a_database_with_a_full_text_index_beside_its_table_is_added(
     assert "  records: 1\n" in out
 
 
+def test_the_tables_a_full_text_index_keeps_its_words_in_are_not_listed(
+        home: Path, user_config: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Joplin's database.sqlite: its notes_fts index's own tables (notes_fts_segments,
+    # notes_fts_docsize...) hold no one's text, and made the list of tables to choose from twice as long
+    database = home / "database.sqlite"
+    with sqlite3.connect(database) as connection:
+        connection.executescript("CREATE TABLE notes(id TEXT PRIMARY KEY, title TEXT, body TEXT);"
+                                 "CREATE TABLE folders(id TEXT PRIMARY KEY, title TEXT);"
+                                 "CREATE VIRTUAL TABLE notes_fts USING fts4(content='notes', title, body);"
+                                 "CREATE VIRTUAL TABLE items_fts USING fts5(title, body);"
+                                 "CREATE TABLE notes_fts_archive(id TEXT, body TEXT);")
+    connection.close()
+    code, _, err = run(capsys, "add", str(database))
+    assert code == 2 and err.endswith("tables: folders (id, title); notes (id, title, body); "
+                                      "notes_fts_archive (id, body)\n"), err
+
+
 def test_a_without_rowid_table_is_cited_by_its_primary_key(
         home: Path, user_config: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # a WITHOUT ROWID table (key-value stores, many apps' settings) has no rowid to cite rows by:

@@ -16,6 +16,9 @@ from .sqlite_ro import BUSY_MESSAGES, open_readonly, row_key
 # Core Data apps' ZCREATIONDATE; the usual names elsewhere (Rails' created_at).
 CREATED_COLUMNS = ("user_created_time", "created_time", "created_at", "created", "creation_date", "date_created",
                    "createdate", "zcreationdate", "zcreationdate1", "zdatecreated")
+# The tables SQLite's FTS3/4, FTS5 and R-tree virtual tables keep their index in, after their name.
+_SHADOW_TABLES = ("content", "segments", "segdir", "docsize", "stat", "data", "idx", "config", "node", "parent",
+                  "rowid")
 # Core Data counts time in seconds from 2001-01-01 UTC, which is this Unix time.
 CORE_DATA_EPOCH = 978307200
 
@@ -27,9 +30,9 @@ def sqlite_table(path: Path, table: str | None, text_column: str | None) -> tupl
     try:
         connection = open_readonly(path)
         try:
-            names = [r[0] for r in connection.execute(
-                "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite_%' "
-                "ORDER BY name")]
+            listed = connection.execute("SELECT name, sql FROM sqlite_master WHERE type IN ('table', 'view') "
+                                        "AND name NOT LIKE 'sqlite_%' ORDER BY name").fetchall()
+            names = _without_index_tables(listed)
             # The read-only connection's authorizer allows SELECT only: no PRAGMA table_info.
             columns = {n: found for n in names if (found := _columns(connection, n)) is not None}
         finally:
@@ -61,6 +64,14 @@ def sqlite_table(path: Path, table: str | None, text_column: str | None) -> tupl
                           f"by: add the view's underlying table instead, or write the [[collections]] table by "
                           f"hand with a 'query' that selects an id (docs/formats.md#sqlite-collections)")
     return None, _text_column_query(table, text_column, columns[table], key)
+
+
+def _without_index_tables(listed: list[tuple[str, str | None]]) -> list[str]:
+    """The names of ``listed`` (name, CREATE statement) but the tables a virtual table keeps its
+    index in (an FTS index's ``<name>_segments``, ``_docsize``...: words no one wrote as such)."""
+    virtual = [name for name, sql in listed if (sql or "").lstrip().upper().startswith("CREATE VIRTUAL TABLE")]
+    shadow = {f"{name}_{part}".lower() for name in virtual for part in _SHADOW_TABLES}
+    return [name for name, _ in listed if name.lower() not in shadow]
 
 
 def _columns(connection: sqlite3.Connection, table: str) -> list[str] | None:
