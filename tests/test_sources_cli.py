@@ -377,7 +377,7 @@ def test_a_sqlite_table_is_asked_for_when_it_cannot_be_guessed(
                                  f"entries (body, date); tags (name)\n")
     code, _, err = run(capsys, "add", str(database), "--table", "entries")
     assert code == 2 and err == ("vecbook: error: which column of table 'entries' holds the text? pass "
-                                 "--text-column NAME; columns: body, date\n")
+                                 "--text-column NAME (body holds the most text); columns: body, date\n")
     assert not user_config.exists()
     code, out, err = run(capsys, "add", str(database), "--table", "entries", "--text-column", "body")
     assert code == 0, err
@@ -399,6 +399,26 @@ def test_a_database_with_a_full_text_index_beside_its_table_is_added(
     code, out, err = run(capsys, "add", str(database), "--table", "notes", "--text-column", "body")
     assert code == 0, err
     assert "  records: 1\n" in out
+
+
+def test_a_table_without_a_content_column_is_asked_for_its_text_column_with_the_likeliest_named(
+        home: Path, user_config: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Bear's ZSFNOTE has some forty columns; the notes are in ZTEXT, its longest text
+    database = home / "database.sqlite"
+    with sqlite3.connect(database) as connection:
+        connection.executescript(
+            "CREATE TABLE ZSFNOTE(Z_PK INTEGER PRIMARY KEY, ZTITLE VARCHAR, ZTEXT VARCHAR, "
+            "ZUNIQUEIDENTIFIER VARCHAR, ZVECTORCLOCK BLOB);"
+            "INSERT INTO ZSFNOTE VALUES (1, 'Kyoto', '# Kyoto\nBook the ryokan near 清水寺', "
+            "'9B1DEB4D-3B7D-4BAD-9BDD-2B0D7B3DCB6D-LONGER-THAN-THE-TEXT', x'00010203040506070809');"
+            "CREATE TABLE ZEMPTY(Z_PK INTEGER PRIMARY KEY, ZNAME VARCHAR);")
+    connection.close()
+    code, _, err = run(capsys, "add", str(database), "--table", "ZSFNOTE")
+    assert code == 2 and err == ("vecbook: error: which column of table 'ZSFNOTE' holds the text? pass --text-column "
+                                 "NAME (ZTEXT holds the most text); columns: Z_PK, ZTITLE, ZTEXT, ZUNIQUEIDENTIFIER, "
+                                 "ZVECTORCLOCK\n"), err
+    code, _, err = run(capsys, "add", str(database), "--table", "ZEMPTY")
+    assert code == 2 and err.endswith("pass --text-column NAME; columns: Z_PK, ZNAME\n"), err
 
 
 def test_the_tables_a_full_text_index_keeps_its_words_in_are_not_listed(

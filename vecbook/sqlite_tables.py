@@ -19,6 +19,8 @@ CREATED_COLUMNS = ("user_created_time", "created_time", "created_at", "created",
 # The tables SQLite's FTS3/4, FTS5 and R-tree virtual tables keep their index in, after their name.
 _SHADOW_TABLES = ("content", "segments", "segdir", "docsize", "stat", "data", "idx", "config", "node", "parent",
                   "rowid")
+# The rows read to tell which column holds a table's text, when ``add`` is not told.
+TEXT_SAMPLE_ROWS = 500
 # Core Data counts time in seconds from 2001-01-01 UTC, which is this Unix time.
 CORE_DATA_EPOCH = 978307200
 
@@ -52,7 +54,9 @@ def sqlite_table(path: Path, table: str | None, text_column: str | None) -> tupl
     if text_column is None:
         if "content" in lowered and "id" in lowered:
             return table, None
-        raise ConfigError(f"which column of table '{table}' holds the text? pass --text-column NAME; "
+        likeliest = _likeliest_text(path, table, columns[table])
+        hint = f" ({likeliest} holds the most text)" if likeliest else ""
+        raise ConfigError(f"which column of table '{table}' holds the text? pass --text-column NAME{hint}; "
                           f"columns: {', '.join(columns[table])}")
     if text_column not in columns[table]:
         raise ConfigError(f"no column '{text_column}' in table '{table}'; columns: {', '.join(columns[table])}")
@@ -72,6 +76,25 @@ def _without_index_tables(listed: list[tuple[str, str | None]]) -> list[str]:
     virtual = [name for name, sql in listed if (sql or "").lstrip().upper().startswith("CREATE VIRTUAL TABLE")]
     shadow = {f"{name}_{part}".lower() for name in virtual for part in _SHADOW_TABLES}
     return [name for name, _ in listed if name.lower() not in shadow]
+
+
+def _likeliest_text(path: Path, table: str, columns: list[str]) -> str | None:
+    """The column of ``table`` whose text (with a space, a line break or a letter past ASCII:
+    not an id, a UUID or a hash) is longest over its first ``TEXT_SAMPLE_ROWS`` rows; None
+    where no column holds such text, or the table cannot be read."""
+    sums = ", ".join(f"""sum(CASE WHEN typeof("{_quoted(c)}") = 'text' AND ("{_quoted(c)}" GLOB '*[ {chr(10)}]*' """
+                     f"""OR "{_quoted(c)}" GLOB '*[^ -~]*') THEN length("{_quoted(c)}") END)""" for c in columns)
+    try:
+        connection = open_readonly(path)
+        try:
+            found = connection.execute(f'SELECT {sums} FROM (SELECT * FROM "{_quoted(table)}" '
+                                       f'LIMIT {TEXT_SAMPLE_ROWS})').fetchone()
+        finally:
+            connection.close()
+    except (sqlite3.Error, OSError):
+        return None
+    best = max(range(len(columns)), key=lambda i: found[i] or 0)
+    return columns[best] if found[best] else None
 
 
 def _columns(connection: sqlite3.Connection, table: str) -> list[str] | None:
