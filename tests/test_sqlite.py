@@ -901,6 +901,8 @@ def test_a_rows_ids_uuids_numbers_and_blobs_are_metadata_not_embedded_text(tmp_p
     assert header == ["ZLASTEDITINGDEVICE: Ana's MacBook Pro", "ZSUBTITLE: Book the ryokan", "ZTITLE: Trip to Kyoto",
                       "date: 2024-10-30T16:53:20+00:00"]
     assert kyoto.metadata["ZUNIQUEIDENTIFIER"] == "9B1DEB4D-3B7D-4BAD-9BDD-2B0D7B3DCB6D"
+    # the fields holding words come first, as a hit's metadata line shows the first few
+    assert list(kyoto.metadata)[:4] == ["ZLASTEDITINGDEVICE", "ZSUBTITLE", "ZTITLE", "date"]
     assert (kyoto.metadata["Z_PK"], kyoto.metadata["ZCREATIONDATE"], kyoto.metadata["ZPINNED"]) == (1, 752000000.5, 0)
 
 

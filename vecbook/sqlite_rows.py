@@ -155,7 +155,10 @@ def _row_metadata(columns: list[str], row: tuple[Any, ...]) -> tuple[dict[str, A
     metadata.update(fields)
     for key in [key for key in metadata if key.lower() in ROW_DATE_KEYS]:  # as filters read keys: any case
         metadata[key] = _unix_date(metadata[key])
-    return metadata, ok
+    # The fields holding words first: a hit's metadata line shows the first few, which in an app's
+    # table were its ids (Joplin's parent_id, Bear's Z_PK, Z_ENT, Z_OPT) before its title.
+    worded = [key for key, value in metadata.items() if embedded_field(key, value)]
+    return {**{key: metadata[key] for key in worded}, **metadata}, ok
 
 
 def _unix_date(value: Any) -> Any:
