@@ -122,6 +122,9 @@ class ExportFile:
 class Export:
     """One export collection being read: its files, its settings, and the problems found."""
 
+    # What the files of one read of a notes folder share (a Logseq graph's blocks), set by its ``Folder``.
+    shared: dict[Any, Any] | None = None
+
     def __init__(self, name: str, path: Path, label: str, gap_minutes: float = 30.0,
                  format_name: str = "", date_order: str | None = None, *, rel: str | None = None,
                  label_prefix: str | None = None, problem_prefix: str | None = None) -> None:

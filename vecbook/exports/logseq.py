@@ -90,7 +90,13 @@ def graph_blocks(export: Export, is_note: Callable[[object], bool]) -> dict[str,
     Logseq graph holding it on disk (the nearest folder above with ``logseq/config.edn``, else
     the notes folder), read again only when one of them changed."""
     if export.path.is_file() and export.path.suffix.lower() in _NOTE_SUFFIXES:
-        return _disk_graph_blocks(_graph_root(export.path, export.rel))
+        # Once a read of the notes folder, however many of its notes hold references (each one
+        # walking the graph took 2 minutes for 500 journals over 3,000 pages).
+        shared = export.shared if export.shared is not None else {}
+        root = _graph_root(export.path, export.rel)
+        if (_APP_FOLDER, root) not in shared:
+            shared[_APP_FOLDER, root] = _disk_graph_blocks(root)
+        return shared[_APP_FOLDER, root]  # type: ignore[no-any-return]
     blocks = _blocks_by_export.get(export)
     if blocks is None:
         blocks = _blocks_by_export[export] = {}

@@ -20,7 +20,7 @@ import stat
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 from ..config import counted
 from ..os_paths import os_path, plain, walk_root
@@ -86,6 +86,8 @@ class Folder:
     problem_prefix: str = ""
     gap_minutes: float = 30.0
     date_order: str | None = None
+    # What its files' readers gather once for the whole read (``Export.shared``).
+    shared: dict[Any, Any] = field(default_factory=dict, compare=False, hash=False)
 
     def problem(self, rel: str, reason: str) -> Problem:
         """A problem of the file or folder ``rel`` (its path inside the notes folder)."""
@@ -93,8 +95,10 @@ class Folder:
 
     def export(self, rel: str, path: Path) -> Export:
         """The file (or export folder) ``rel`` as an export of its own, cited as part of this folder."""
-        return Export(self.name, path, self.label_prefix + rel, self.gap_minutes, "", self.date_order, rel=rel,
-                      label_prefix=self.label_prefix, problem_prefix=self.problem_prefix)
+        export = Export(self.name, path, self.label_prefix + rel, self.gap_minutes, "", self.date_order, rel=rel,
+                        label_prefix=self.label_prefix, problem_prefix=self.problem_prefix)
+        export.shared = self.shared
+        return export
 
 
 @dataclass
