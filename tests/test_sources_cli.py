@@ -421,6 +421,31 @@ def test_a_table_without_a_content_column_is_asked_for_its_text_column_with_the_
     assert code == 2 and err.endswith("pass --text-column NAME; columns: Z_PK, ZNAME\n"), err
 
 
+def test_bear_s_and_joplin_s_databases_are_added_by_their_path_alone(
+        home: Path, user_config: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # the notes table and its text column of the two note apps that keep a plain SQLite database
+    # are known: `vecbook add database.sqlite` reads the notes, their dates, without the trash
+    from test_sqlite import bear_database
+
+    bear = bear_database(home / "bear.sqlite")
+    joplin = home / "joplin.sqlite"
+    with sqlite3.connect(joplin) as connection:
+        connection.executescript(
+            "CREATE TABLE notes(id TEXT PRIMARY KEY, parent_id TEXT, title TEXT, body TEXT, created_time INT, "
+            "user_created_time INT, is_todo INT, deleted_time INT);"
+            "CREATE TABLE folders(id TEXT PRIMARY KEY, title TEXT, parent_id TEXT);"
+            "INSERT INTO notes VALUES ('f1ae8b0e3a2845c1a065ee7e2c35abcc', '', 'Rezept', 'Apfelstrudel mit Zimt', "
+            "1700000000000, 1700000000000, 0, 0), ('a1ae8b0e3a2845c1a065ee7e2c35abcc', '', 'Old', 'Thrown away', "
+            "1700000000000, 1700000000000, 0, 1700000999000);")
+    connection.close()
+    code, out, err = run(capsys, "add", str(bear))
+    assert code == 0 and "  records: 2\n" in out and "  dates: 2024-10-30 to 2024-10-30\n" in out, err + out
+    code, out, err = run(capsys, "add", str(joplin))
+    assert code == 0 and "  records: 1\n" in out and "  dates: 2023-11-14 to 2023-11-14\n" in out, err + out
+    code, out, _ = run(capsys, "search", "Apfelstrudel", "--mode", "keyword", "--json")
+    assert [h["metadata"]["title"] for h in json.loads(out)] == ["Rezept"]
+
+
 def test_the_tables_a_full_text_index_keeps_its_words_in_are_not_listed(
         home: Path, user_config: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # Joplin's database.sqlite: its notes_fts index's own tables (notes_fts_segments,

@@ -19,6 +19,10 @@ CREATED_COLUMNS = ("user_created_time", "created_time", "created_at", "created",
 # The tables SQLite's FTS3/4, FTS5 and R-tree virtual tables keep their index in, after their name.
 _SHADOW_TABLES = ("content", "segments", "segdir", "docsize", "stat", "data", "idx", "config", "node", "parent",
                   "rowid")
+# The note apps whose database is plain SQLite: the table of notes, its text column, and the
+# columns that tell it apart (Bear's Core Data ZSFNOTE; Joplin's database.sqlite in its profile
+# folder). `vecbook add database.sqlite` reads them as `--table T --text-column C` would.
+KNOWN_NOTES = (("ZSFNOTE", "ZTEXT", ("ZTITLE", "ZUNIQUEIDENTIFIER")), ("notes", "body", ("parent_id", "is_todo")))
 # The rows read to tell which column holds a table's text, when ``add`` is not told.
 TEXT_SAMPLE_ROWS = 500
 # Core Data counts time in seconds from 2001-01-01 UTC, which is this Unix time.
@@ -42,6 +46,8 @@ def sqlite_table(path: Path, table: str | None, text_column: str | None) -> tupl
     except (sqlite3.Error, OSError) as exc:
         raise _unreadable_database(path, exc) from None
     listing = "; ".join(f"{n} ({', '.join(c)})" for n, c in columns.items()) or "none"
+    if table is None and text_column is None:
+        table, text_column = _known_notes(columns)
     if table is None:
         fitting = [n for n, c in columns.items() if {"id", "content"} <= {x.lower() for x in c}]
         if len(fitting) != 1 or text_column is not None:
@@ -68,6 +74,14 @@ def sqlite_table(path: Path, table: str | None, text_column: str | None) -> tupl
                           f"by: add the view's underlying table instead, or write the [[collections]] table by "
                           f"hand with a 'query' that selects an id (docs/formats.md#sqlite-collections)")
     return None, _text_column_query(table, text_column, columns[table], key)
+
+
+def _known_notes(columns: dict[str, list[str]]) -> tuple[str | None, str | None]:
+    """(table, text column) of a note app's database ``KNOWN_NOTES`` names, else (None, None)."""
+    for table, text, marks in KNOWN_NOTES:
+        if table in columns and {text, *marks} <= set(columns[table]):
+            return table, text
+    return None, None
 
 
 def _without_index_tables(listed: list[tuple[str, str | None]]) -> list[str]:
