@@ -6,6 +6,7 @@ a page embed, ``{{embed [[page]]}}``, as an embed."""
 from __future__ import annotations
 
 import re
+import stat
 import weakref
 from pathlib import Path
 from typing import Callable, Iterable
@@ -121,9 +122,9 @@ def _disk_graph_blocks(root: Path) -> dict[str, str]:
     """The block texts of the notes under ``root``, hidden folders and the app's own (its page
     backups hold the same ids, with older text) left out."""
     app = _APP_FOLDER if (root / _APP_FOLDER / "config.edn").is_file() else None
-    notes = sorted(p for p in root.rglob("*") if p.suffix.lower() in _NOTE_SUFFIXES and p.is_file()
+    notes = sorted(p for p in root.rglob("*") if p.suffix.lower() in _NOTE_SUFFIXES
                    and not any(part.startswith(".") or part == app for part in p.relative_to(root).parts[:-1]))
-    signature = tuple((p.as_posix(), p.stat().st_mtime_ns, p.stat().st_size) for p in notes)
+    signature = tuple(filter(None, map(_signature, notes)))
     known = _blocks_by_graph.get(root)
     if known is not None and known[0] == signature:
         return known[1]
@@ -137,3 +138,12 @@ def _disk_graph_blocks(root: Path) -> dict[str, str]:
             blocks.update((k, v) for k, v in block_texts(read[0].split("\n")).items() if k not in blocks)
     _blocks_by_graph[root] = (signature, blocks)
     return blocks
+
+
+def _signature(note: Path) -> tuple[str, int, int] | None:
+    """(path, mtime, size) of a note file; None for one gone since listed, or no file."""
+    try:
+        found = note.stat()
+    except OSError:
+        return None
+    return (note.as_posix(), found.st_mtime_ns, found.st_size) if stat.S_ISREG(found.st_mode) else None
