@@ -275,7 +275,7 @@ def keyword_index_equals(a: vecbook.index.KeywordIndex, b: vecbook.index.Keyword
 @pytest.mark.parametrize("block", [1 << 22, 7])  # postings copied in one block, and in many
 def test_an_updated_keyword_index_equals_one_built_from_scratch(idf: str, block: int,
                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(vecbook.index, "MERGE_BLOCK", block)
+    monkeypatch.setattr(vecbook.keyword_counts, "MERGE_BLOCK", block)
     vocabulary = vecbook.tokens.Vocabulary()
     corpus = [vocabulary.encode(doc) for doc in sample_corpus()]
     first = vecbook.index.KeywordIndex(corpus, idf=idf, vocabulary=vocabulary)

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import vecbook
-import vecbook.index as index_module
+import vecbook.keyword_counts as counts_module
 from vecbook.index import KeywordIndex, LayeredCounts, TermCounts
 from vecbook.tokens import Vocabulary
 
@@ -135,7 +135,7 @@ def test_compaction_gives_the_same_scores_and_lets_the_layers_go() -> None:
 
 def test_compaction_block_by_block_keeps_a_new_count_past_what_the_earlier_counts_type_holds(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(index_module, "MERGE_BLOCK", 7)  # the main postings copied in many blocks
+    monkeypatch.setattr(counts_module, "MERGE_BLOCK", 7)  # the main postings copied in many blocks
     vocabulary = Vocabulary()
     rng = random.Random(11)
     documents = [[rng.choice(WORDS) for _ in range(5)] for _ in range(60)]
