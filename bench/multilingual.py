@@ -50,6 +50,8 @@ RECORDS = {
     "zh-hant": "我們在臺灣買了一台新電腦。",
     "zh-hans": "明天记得给银行打电话。",
     "ja-kanji": "図書館で本を借りました。",
+    "zh-rain": "下雨了，记得带伞。",
+    "ko-home": "어제는 집에서 푹 쉬었어요.",
 }
 # (query, the record it must find first, what it checks)
 QUERIES = [
@@ -72,6 +74,8 @@ QUERIES = [
     ("台湾", "zh-hant", "traditional Chinese typed in simplified"), ("电脑", "zh-hant", "traditional Chinese typed in simplified"),
     ("銀行", "zh-hans", "simplified Chinese typed in traditional"), ("電話", "zh-hans", "simplified Chinese typed in traditional"),
     ("図書館", "ja-kanji", "Japanese kanji, as written"),
+    ("伞", "zh-rain", "one Chinese character inside a clause"), ("傘", "zh-rain", "one character, typed traditional"),
+    ("집", "ko-home", "one Korean syllable with its particle"),
 ]
 
 

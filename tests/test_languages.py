@@ -392,6 +392,49 @@ def test_a_collection_in_its_own_language_is_indexed_and_queried_in_it(tmp_path:
     assert [h.file_path for h in book.search("meeting", mode="keyword")] == ["en.txt"]
 
 
+ONE_CHARACTER_NOTES = {
+    "rain.txt": "下雨了，记得带伞。", "cat.txt": "我家的猫很可爱，每天都睡在窗边。", "umbrella.txt": "Left the umbrella in the car.",
+    "station.txt": "駅前の猫カフェに行った。", "home.txt": "어제는 집에서 푹 쉬었어요.", "weather.txt": "今天天气很好。",
+}
+
+
+@pytest.fixture(scope="module")
+def one_character_book(tmp_path_factory: pytest.TempPathFactory) -> vecbook.VecBook:
+    folder = tmp_path_factory.mktemp("one-character")
+    for name, text in ONE_CHARACTER_NOTES.items():
+        (folder / name).write_text(text + "\n", encoding="utf-8")
+    return vecbook.VecBook(data_directory=folder, keyword_only=True)
+
+
+@pytest.mark.parametrize("query, found", [
+    ("伞", {"rain.txt": "带[伞]。"}), ("傘", {"rain.txt": "带[伞]。"}),  # the traditional (and Japanese) form folds to it
+    ("雨", {"rain.txt": "下[雨]了"}), ("駅", {"station.txt": "[駅]前"}), ("집", {"home.txt": "[집]에서"}),
+    ("猫", {"cat.txt": "的[猫]很", "station.txt": "の[猫]カフェ"}),  # in a Chinese clause and between kana
+    ("带伞 rain", {"rain.txt": "[带伞]。"}), ("伞 umbrella", {"rain.txt": "带[伞]。", "umbrella.txt": "[umbrella]"}),
+    ("伞。", {"rain.txt": "带[伞]。"}), ("🌂伞", {"rain.txt": "带[伞]。"}),  # punctuation and an emoji beside it
+])
+def test_one_character_finds_the_runs_that_hold_it(one_character_book: vecbook.VecBook, query: str,
+                                                   found: dict[str, str]) -> None:
+    """People search 伞, 猫, 雨, 駅 or 집 alone: a one-character query finds the texts whose runs
+    hold the character (indexed only inside bigrams: 带伞), and shows it marked, alone."""
+    hits = one_character_book.search(query, mode="keyword")
+    assert sorted(h.file_path for h in hits) == sorted(found)
+    for hit in hits:
+        assert found[hit.file_path] in vecbook.hits.mark_matches(hit.snippet, hit.matched_terms, lambda w: f"[{w}]")
+
+
+def test_one_character_is_scored_as_a_word_of_its_own() -> None:
+    """The character's joined postings score as BM25 scores a word: found where it is, alone or
+    in a run, more often ranking higher; a character no text holds finds nothing."""
+    texts = ["记得带伞", "伞伞伞", "伞", "我家的猫", "天气很好", "下雨带伞了伞"]
+    index = vecbook.index.KeywordIndex([tokenize(t) for t in texts])
+    scores = index.scores(["伞"])
+    assert [bool(s) for s in scores] == ["伞" in t for t in texts]
+    assert scores[1] > scores[0] and scores[5] > scores[0]  # three and two 伞 against one, at similar lengths
+    assert not index.scores(["鱼"]).any() and not index.postings_of(["鱼"])
+    assert index.upper_bound(["伞"]) >= scores.max()
+
+
 def test_a_snippet_centres_on_the_bigram_match_and_shows_the_words_as_written() -> None:
     content = "天气很好。" * 150 + "我们去北京看长城。" + "明天下雨。" * 150
     terms = vecbook.snippets.query_terms("长城")

@@ -21,6 +21,7 @@ from .graphemes import cluster_end, cluster_start
 from .rank import Scored
 from .records import Record
 from .snippets import cut_around, make_snippet
+from .keyword_chars import character_spans
 from .tokens import ENGLISH, Analysis, without_sender_emoji, word_spans
 
 if TYPE_CHECKING:  # the facade imports this module, not the other way round
@@ -184,17 +185,19 @@ def mark_matches(text: str, terms: Sequence[str], mark: Callable[[str], str],
     # A sign's term (# of #️⃣, © of ©️) is no word without its selector: it stands for itself.
     wanted = {analysis.term(word) for term in terms
               for word in [word for _, _, word in word_spans(term)] or [term]} - {None}
+    spans = [(start, end) for start, end, word in word_spans(text) if analysis.term(word) in wanted] if wanted else []
+    # A one-character query term (伞) found inside a run's bigrams (带伞): the character alone.
+    inside = character_spans(text, 0, None, wanted, analysis.term) if wanted else []
     marked: list[list[int]] = []
-    for start, end, word in word_spans(text) if wanted else ():
-        if analysis.term(word) in wanted:
-            # the whole picture a matched emoji is part of (👩 of 👨‍👩‍👧, 🏴 of a flag and its tags):
-            # a mark inside a grapheme cluster would part it on the screen
-            if not text[max(0, start - 1):end + 1].isascii():
-                start, end = cluster_start(text, start), cluster_end(text, end)
-            if marked and start <= marked[-1][1]:  # overlapping bigrams: one mark
-                marked[-1][1] = max(marked[-1][1], end)
-            else:
-                marked.append([start, end])
+    for start, end in sorted({*spans, *((start, end) for start, end, _ in inside)}) if inside else spans:
+        # the whole picture a matched emoji is part of (👩 of 👨‍👩‍👧, 🏴 of a flag and its tags):
+        # a mark inside a grapheme cluster would part it on the screen
+        if not text[max(0, start - 1):end + 1].isascii():
+            start, end = cluster_start(text, start), cluster_end(text, end)
+        if marked and start <= marked[-1][1]:  # overlapping bigrams: one mark
+            marked[-1][1] = max(marked[-1][1], end)
+        else:
+            marked.append([start, end])
     out, position = [], 0
     for start, end in marked:
         out += [plain(text[position:start]), mark(text[start:end])]

@@ -18,6 +18,7 @@ from typing import NamedTuple, Sequence
 
 import numpy as np
 
+from .keyword_chars import character_terms, character_tid, is_word_character
 from .keyword_counts import Counts, LayeredCounts, Layers, TermCounts, compacted, narrowed, padded
 from .tokens import Vocabulary
 # Re-exported: the vector index lived here.
@@ -29,6 +30,8 @@ from .vector_index import APPROXIMATE_FROM, VectorIndex, encode_vectors, search_
 # postings, which at a million records copies every posting (~1-2 s on a laptop core).
 DELTA_SHARE = 0.05
 DELTA_PASSAGES = 4096
+# The word characters whose joined postings an index keeps (``KeywordIndex.character_postings``).
+CHARACTER_MEMO = 64
 
 
 class QueryTerm(NamedTuple):
@@ -302,13 +305,56 @@ class KeywordIndex:
         state = self._state()
         found = []
         for term, repeat in Counter(tokens).items():
-            tid = self._term(term)
-            if tid is None:
-                continue
-            docs, tf, idf = self._term_postings(state, tid)
+            if is_word_character(term):  # 伞 alone: its bigrams too (vecbook.keyword_chars)
+                tid = character_tid(term)
+                docs, tf, idf = self.character_postings(state, term)
+            else:
+                tid = self._term(term)
+                if tid is None:
+                    continue
+                docs, tf, idf = self._term_postings(state, tid)
             if len(docs):
                 found.append(QueryTerm(tid, docs, tf, idf, repeat))
         return found
+
+    def character_postings(self, state: TermCounts | Layers, char: str) -> tuple[np.ndarray, np.ndarray, float]:
+        """The postings of one word character (an ideograph, a Hangul syllable) as one term: every
+        passage holding it alone or in a bigram, its count there the larger of its bigrams' counts
+        that begin and that end with it, plus its lone occurrences; and its idf. Kept for the last
+        CHARACTER_MEMO characters queried (the index never changes: an update is a new index)."""
+        memo = self._characters
+        if char in memo:
+            return memo[char]
+        starting, ending = character_terms(self.vocabulary).of(self.vocabulary, char, self.n_terms)
+        lone = self._term(char)
+        counts = [self._summed_counts(state, tids) for tids in (starting, ending, [] if lone is None else [lone])]
+        tf = np.maximum(counts[0], counts[1]) + counts[2]
+        docs = np.flatnonzero(tf).astype(np.int32)
+        idf = float(self._idf(np.array([len(docs)], dtype=np.float64))[0]) if len(docs) else 0.0
+        found = memo[char] = (docs, tf[docs].astype(np.int32), idf)
+        while len(memo) > CHARACTER_MEMO:
+            memo.pop(next(iter(memo)), None)  # another search may have let it go
+        return found
+
+    def _summed_counts(self, state: TermCounts | Layers, tids: Sequence[int]) -> np.ndarray:
+        """Each passage's count of the terms ``tids`` together (a dense array over the passages)."""
+        if isinstance(state, TermCounts):  # every term's postings gathered at once, not term by term
+            tids = np.asarray(tids, dtype=np.int64)
+            tids = tids[tids + 1 < len(state.indptr)]
+            first = state.indptr[tids]
+            sizes = state.indptr[tids + 1] - first
+            at = np.repeat(first - (np.cumsum(sizes) - sizes), sizes) + np.arange(int(sizes.sum()))
+            docs, tf = np.take(state.doc_ids, at), np.take(state.tf, at)
+        else:
+            parts = [self._term_postings(state, int(tid))[:2] for tid in tids]
+            docs = np.concatenate([np.zeros(0, dtype=np.int32), *(docs for docs, _ in parts)])
+            tf = np.concatenate([np.zeros(0, dtype=np.int64), *(tf for _, tf in parts)])
+        return np.bincount(docs, weights=tf, minlength=self.n_passages).astype(np.int64)
+
+    @cached_property
+    def _characters(self) -> dict[str, tuple[np.ndarray, np.ndarray, float]]:
+        """``character_postings`` of the characters queried lately, oldest first."""
+        return {}
 
     def term_weights(self, term: QueryTerm, docs: np.ndarray | None = None,
                      tf: np.ndarray | None = None) -> np.ndarray:

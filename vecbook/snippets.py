@@ -12,6 +12,7 @@ from datetime import datetime, timezone
 from typing import Any, Iterable, Iterator, Sequence
 
 from .graphemes import cluster_end, cluster_start, whole_clusters
+from .keyword_chars import character_spans
 from .tokens import ASCII_TOKEN_RE, EMOJI_RE, ENGLISH, TOKEN_RE, Analysis, word_spans
 
 # About ±240 characters around the match, as the user's design asks: enough for the
@@ -86,7 +87,10 @@ def _matches(content: str, start: int, end: int, terms: dict[str, str], analysis
     if part.isascii():
         return _ascii_matches(part.lower(), start, terms, analysis)
     term = analysis.term
-    return [(position, t) for position, _, word in word_spans(content, start, end) if (t := term(word)) in terms]
+    found = [(position, t) for position, _, word in word_spans(content, start, end) if (t := term(word)) in terms]
+    # A one-character query term (伞) inside the bigrams of a run (带伞): the character itself.
+    inside = character_spans(content, start, end, terms, term)
+    return sorted({*found, *((position, t) for position, _, t in inside)}) if inside else found
 
 
 def _ascii_matches(lowered: str, offset: int, terms: dict[str, str], analysis: Analysis) -> list[tuple[int, str]]:
