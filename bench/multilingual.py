@@ -52,6 +52,7 @@ RECORDS = {
     "ja-kanji": "図書館で本を借りました。",
     "zh-rain": "下雨了，记得带伞。",
     "ko-home": "어제는 집에서 푹 쉬었어요.",
+    "zh-map": "手机里的地图不准。",
 }
 # (query, the record it must find first, what it checks)
 QUERIES = [
@@ -76,6 +77,7 @@ QUERIES = [
     ("図書館", "ja-kanji", "Japanese kanji, as written"),
     ("伞", "zh-rain", "one Chinese character inside a clause"), ("傘", "zh-rain", "one character, typed traditional"),
     ("집", "ko-home", "one Korean syllable with its particle"),
+    ("地図", "zh-map", "Japanese new form, Chinese text"),
 ]
 
 

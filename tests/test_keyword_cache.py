@@ -340,12 +340,14 @@ def test_other_settings_or_other_code_never_reuse_the_keyword_cache(write_files:
 
 
 def test_a_changed_data_file_of_the_analysis_is_other_code(tmp_path: Path) -> None:
-    """The table that folds traditional Chinese to simplified shapes the terms as the code does:
-    a new version of it must rebuild the keyword cache as a new tokenizer would."""
+    """The tables that fold traditional Chinese to simplified, and Japanese new forms to them,
+    shape the terms as the code does: a new version of one must rebuild the keyword cache as a
+    new tokenizer would."""
     from vecbook import han_variants, keyword_trust
 
     package = Path(keyword_trust.__file__).resolve().parent
-    assert han_variants.TS_CHARACTERS.relative_to(package).as_posix() in keyword_trust.ANALYSIS_DATA
+    for data in (han_variants.TS_CHARACTERS, han_variants.JP_CHARACTERS):
+        assert data.relative_to(package).as_posix() in keyword_trust.ANALYSIS_DATA
     (tmp_path / "tokens.py").write_text("x = 1\n", encoding="utf-8")
     table = tmp_path / han_variants.TS_CHARACTERS.name
     table.write_text("臺\t台\n", encoding="utf-8")

@@ -216,21 +216,58 @@ def test_the_chinese_table_folds_one_character_to_one_and_twice_as_once() -> Non
     from vecbook import han_variants
 
     table = han_variants.simplified()
-    assert len(table) > 4000 and all(fold(chr(code)) == simple != chr(code) for code, simple in table.items())
+    assert len(table) > 4000 and all(fold(chr(code)) == fold(simple) != chr(code) for code, simple in table.items())
     assert all(han_variants.HAN_RE.fullmatch(chr(code)) for code in table)
-    assert all(fold(simple) == simple for simple in table.values())
+    assert all(fold(fold(simple)) == fold(simple) for simple in table.values())
+    assert fold("戱") == fold("戲") == "戏"  # TSCharacters' 戱 is 戯, the Japanese form of 戲
+
+
+@pytest.mark.parametrize("written, typed", [
+    ("我在图书馆看地图", "地図"), ("我們去圖書館還書", "図書館"), ("図書館で本を借りました", "图书馆"),  # 図: 圖 and 图
+    ("东京驿", "東京駅"), ("驛前", "駅前"), ("在车站对面", "対面"), ("经济", "経済"),
+    ("我们去看樱花", "桜花"), ("禁止步行", "歩行"), ("自动贩卖机", "販売"),
+])
+def test_japanese_new_forms_find_their_chinese_characters(written: str, typed: str) -> None:
+    """A Japanese new form (shinjitai) folds as its traditional character does (OpenCC's
+    JPVariants, where one for one and safe): 図 finds 图 and 圖, 駅 finds 驿, in either direction."""
+    assert set(tokenize(typed)) <= set(tokenize(written))
+
+
+@pytest.mark.parametrize("one, other", [
+    ("麺", "面"), ("闘", "斗"), ("嬢", "娘"), ("徴", "征"), ("麹", "曲"),  # a common Japanese character of another meaning
+    ("発", "髪"), ("暦", "歴"),  # two Japanese characters that would fold together
+    ("芸", "艺"), ("糸", "丝"),  # a Japanese form that is a Chinese character of its own
+])
+def test_japanese_new_forms_fold_only_where_safe(one: str, other: str) -> None:
+    assert fold(one) != fold(other)
+
+
+def test_the_japanese_table_folds_one_character_to_one_and_twice_as_once() -> None:
+    """Each vendored pair is two ideographs; the Japanese form is no Chinese character (neither
+    GB2312 nor Big5 holds it), no two fold together, and what they fold to folds to itself."""
+    from vecbook import han_variants
+
+    table = han_variants.japanese()
+    assert len(table) > 200 and all(len(folded) == 1 and fold(chr(code)) == folded for code, folded in table.items())
+    assert len(set(table.values())) == len(table)
+    for code, folded in table.items():
+        assert fold(folded) == folded and han_variants.HAN_RE.fullmatch(chr(code))
+        for codec in ("gb2312", "big5"):
+            with pytest.raises(UnicodeEncodeError):
+                chr(code).encode(codec)
 
 
 def test_the_chinese_table_is_read_only_for_a_word_holding_an_ideograph() -> None:
-    """Latin, Cyrillic, Arabic, kana, Hangul, Thai and emoji words never read the table."""
+    """Latin, Cyrillic, Arabic, kana, Hangul, Thai and emoji words never read the tables."""
     from vecbook import han_variants, tokens
 
-    han_variants.simplified.cache_clear()
-    tokens._han_fold_table.cache_clear()
+    for cached in (han_variants.simplified, han_variants.japanese, han_variants.han_folds, tokens._han_fold_table):
+        cached.cache_clear()
     for word in ["café", "кафе", "المكتبة", "かめら", "カメラ", "서울에서", "ตลาดน้ำ", "🍕", "ｅｔｃ", "m²"]:
         fold(word)
     assert han_variants.simplified.cache_info().currsize == 0
     assert fold("臺灣") == "台湾" and han_variants.simplified.cache_info().currsize == 1
+    assert han_variants.japanese.cache_info().currsize == 1
 
 
 @settings(max_examples=200, deadline=None)

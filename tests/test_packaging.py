@@ -55,16 +55,19 @@ def test_python_m_vecbook_prints_the_version() -> None:
 
 def test_every_data_file_the_package_reads_is_shipped_in_it() -> None:
     """The int8 build calibrates on vecbook/calibration.txt: a wheel without it could not build;
-    keyword folding reads traditional Chinese as simplified from vecbook/ts_characters.txt."""
+    keyword folding reads traditional Chinese as simplified from vecbook/ts_characters.txt, and
+    Japanese new forms as them from vecbook/jp_characters.txt."""
     with open(ROOT / "pyproject.toml", "rb") as handle:
         shipped = tomllib.load(handle)["tool"]["setuptools"]["package-data"]["vecbook"]
     data = sorted(p.name for p in (ROOT / "vecbook").iterdir() if p.is_file() and p.suffix not in (".py", ".pyc"))
-    assert data == sorted(s for s in shipped if "/" not in s) == ["calibration.txt", "ts_characters.LICENSE.txt",
+    assert data == sorted(s for s in shipped if "/" not in s) == ["calibration.txt", "jp_characters.txt",
+                                                                 "ts_characters.LICENSE.txt",
                                                                  "ts_characters.txt"]  # the page: below
     from vecbook import han_variants, onnx_int8
 
     assert onnx_int8.CALIBRATION_FILE.is_file() and len(onnx_int8._calibration_texts()) >= 50
     assert han_variants.TS_CHARACTERS.is_file() and len(han_variants.simplified()) > 4000
+    assert han_variants.JP_CHARACTERS.is_file() and len(han_variants.japanese()) > 200
 
 
 def test_the_wheel_ships_the_search_page(tmp_path: Path) -> None:
@@ -81,7 +84,7 @@ def test_the_wheel_ships_the_search_page(tmp_path: Path) -> None:
     for name in ["index.html", *STATIC_TYPES]:
         assert f"vecbook/page/{name}" in names
     assert {"vecbook/calibration.txt", "vecbook/ts_characters.txt", "vecbook/ts_characters.LICENSE.txt",
-            "vecbook/server.py"} <= set(names)
+            "vecbook/jp_characters.txt", "vecbook/server.py"} <= set(names)
 
 
 def test_uv_takes_torch_from_the_cpu_index_on_linux() -> None:

@@ -29,9 +29,9 @@ from .vector_cache import cache_scope
 PARSING_LIBRARIES = ("icalendar", "python-dateutil", "tzdata", "pystemmer")
 
 
-# The package's data files that shape the terms as its code does (the table folding traditional
-# Chinese to simplified, ``han_variants``): hashed with the code.
-ANALYSIS_DATA = ("ts_characters.txt",)
+# The package's data files that shape the terms as its code does (the tables folding traditional
+# Chinese to simplified and Japanese new forms to them, ``han_variants``): hashed with the code.
+ANALYSIS_DATA = ("ts_characters.txt", "jp_characters.txt")
 
 
 @lru_cache(maxsize=1)

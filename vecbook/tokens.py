@@ -22,7 +22,7 @@ from typing import Iterator, Sequence
 import numpy as np
 
 from .config import DEFAULT_LANGUAGE, LANGUAGES, Config
-from .han_variants import HAN_RE, simplified
+from .han_variants import HAN_RE, han_folds
 
 # Each language's Snowball algorithm (PyStemmer); English keeps the original Porter (1980)
 # stemmer the keyword index always used (Snowball's "porter": the same stems, see the tests),
@@ -134,17 +134,18 @@ def lowered(text: str) -> str:
 
 @lru_cache(maxsize=1)
 def _han_fold_table() -> dict[int, str | None]:
-    """``_FOLD_TABLE`` with OpenCC's traditional -> simplified characters (``han_variants``), one
-    translate for a word of both: built on the first word holding an ideograph."""
-    return {**_FOLD_TABLE, **simplified()}
+    """``_FOLD_TABLE`` with OpenCC's traditional -> simplified characters and Japanese new forms
+    -> their traditional characters' folds (``han_variants``), one translate for a word of all:
+    built on the first word holding an ideograph."""
+    return {**_FOLD_TABLE, **han_folds()}
 
 
 def fold(word: str) -> str:
     """A lower-case word without its accents: ``Café`` -> ``cafe``, ``Straße`` -> ``strasse``,
     ``İstanbul`` -> ``istanbul``, ``カメラ`` -> ``かめら``, ``ﬁle`` -> ``file``, ``臺灣`` ->
     ``台湾``. Hangul and kana come back whole (NFC recomposes them), katakana as hiragana, each
-    traditional Chinese character as its simplified form (Japanese kanji too: 図書館 is 図书馆,
-    in the query as in the text)."""
+    traditional Chinese character as its simplified form (Japanese kanji too, and a Japanese new
+    form as its traditional character's: 図書館 is 图书馆, in the query as in the text)."""
     if word.isascii():
         return word.lower()
     # Compatibility decomposition (NFKD; NFC below makes it NFKC, as ICU's folding in Lucene has
