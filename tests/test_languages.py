@@ -472,6 +472,15 @@ def test_one_character_is_scored_as_a_word_of_its_own() -> None:
     assert index.upper_bound(["伞"]) >= scores.max()
 
 
+def test_a_query_looks_for_a_bounded_number_of_characters_inside_runs() -> None:
+    """Each character looked for inside runs costs a scan and a join: a pasted text with a space
+    between its characters looks for its first QUERY_CHARACTERS so, the rest where they stand alone."""
+    index = vecbook.index.KeywordIndex([tokenize("记得带伞"), tokenize("丁")])
+    others = " ".join(chr(0x4E00 + i) for i in range(vecbook.index.QUERY_CHARACTERS))  # 一 丁 丂 ...: not in the runs
+    assert index.scores(tokenize(f"伞 {others}"))[0] > 0
+    assert index.scores(tokenize(f"{others} 伞"))[0] == 0 and index.scores(tokenize(f"{others} 伞"))[1] > 0
+
+
 def test_a_snippet_centres_on_the_bigram_match_and_shows_the_words_as_written() -> None:
     content = "天气很好。" * 150 + "我们去北京看长城。" + "明天下雨。" * 150
     terms = vecbook.snippets.query_terms("长城")

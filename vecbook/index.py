@@ -30,8 +30,14 @@ from .vector_index import APPROXIMATE_FROM, VectorIndex, encode_vectors, search_
 # postings, which at a million records copies every posting (~1-2 s on a laptop core).
 DELTA_SHARE = 0.05
 DELTA_PASSAGES = 4096
-# The word characters whose joined postings an index keeps (``KeywordIndex.character_postings``).
-CHARACTER_MEMO = 64
+# The word characters whose joined postings an index keeps (``KeywordIndex.character_postings``):
+# 8 bytes a passage holding one, at most 25 MB for the most common 32 at a million passages.
+CHARACTER_MEMO = 32
+# The distinct one-character terms of a query looked for inside bigrams; those past it match only
+# where they stand alone. Each costs a scan of the vocabulary's pairs and its postings joined (at
+# 100,000 records up to ~20 ms): a pasted text with a space between its characters would else
+# cost seconds.
+QUERY_CHARACTERS = 16
 
 
 class QueryTerm(NamedTuple):
@@ -301,11 +307,15 @@ class KeywordIndex:
 
     def postings_of(self, tokens: Sequence[str]) -> list[QueryTerm]:
         """The query's distinct terms that occur in some passage now, in the order of their
-        first token (the order their weights are added in), each with its postings and idf."""
+        first token (the order their weights are added in), each with its postings and idf; the
+        first QUERY_CHARACTERS ideographs and Hangul syllables alone joined with the bigrams
+        holding them (``character_postings``)."""
         state = self._state()
         found = []
+        characters = 0
         for term, repeat in Counter(tokens).items():
-            if is_word_character(term):  # 伞 alone: its bigrams too (vecbook.keyword_chars)
+            if is_word_character(term) and characters < QUERY_CHARACTERS:  # 伞 alone: its bigrams too
+                characters += 1
                 tid = character_tid(term)
                 docs, tf, idf = self.character_postings(state, term)
             else:
