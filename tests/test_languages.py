@@ -432,6 +432,7 @@ def test_a_collection_in_its_own_language_is_indexed_and_queried_in_it(tmp_path:
 ONE_CHARACTER_NOTES = {
     "rain.txt": "下雨了，记得带伞。", "cat.txt": "我家的猫很可爱，每天都睡在窗边。", "umbrella.txt": "Left the umbrella in the car.",
     "station.txt": "駅前の猫カフェに行った。", "home.txt": "어제는 집에서 푹 쉬었어요.", "weather.txt": "今天天气很好。",
+    "plan.txt": "３月の予定：iPhone手机を買う",
 }
 
 
@@ -449,6 +450,8 @@ def one_character_book(tmp_path_factory: pytest.TempPathFactory) -> vecbook.VecB
     ("猫", {"cat.txt": "的[猫]很", "station.txt": "の[猫]カフェ"}),  # in a Chinese clause and between kana
     ("带伞 rain", {"rain.txt": "[带伞]。"}), ("伞 umbrella", {"rain.txt": "带[伞]。", "umbrella.txt": "[umbrella]"}),
     ("伞。", {"rain.txt": "带[伞]。"}), ("🌂伞", {"rain.txt": "带[伞]。"}),  # punctuation and an emoji beside it
+    ("3月", {"plan.txt": "[３月]の"}), ("買", {"plan.txt": "を[買]う"}),  # a full-width digit, kanji between kana
+    ("iPhone手机", {"plan.txt": "[iPhone手机]"}),
 ])
 def test_one_character_finds_the_runs_that_hold_it(one_character_book: vecbook.VecBook, query: str,
                                                    found: dict[str, str]) -> None:
