@@ -17,11 +17,13 @@ import vecbook.keyword_counts as counts_module
 from vecbook.index import KeywordIndex, LayeredCounts, TermCounts
 from vecbook.tokens import Vocabulary
 
-# Words of several scripts (CJK, accents, right-to-left, emoji), as the tokenizer leaves them.
+# Words of several scripts (CJK bigrams and a lone character, accents, right-to-left, emoji), as
+# the tokenizer leaves them.
 WORDS = ["咖啡", "東京", "café", "naïve", "שלום", "مرحبا", "🔥", "🙂", "quokka", "lighthouse", "umbrella", "rice",
-         "kimchi", "outage", "budget", "the"]
+         "kimchi", "outage", "budget", "the", "带伞", "雨伞", "伞"]
+# One character alone (伞, 京) is looked for inside the bigrams too (vecbook.keyword_chars).
 QUERIES = [["咖啡", "東京"], ["café", "🔥", "🔥"], ["שלום", "quokka"], ["rice", "kimchi", "outage", "the"],
-           ["umbrella"], ["nowhere"], ["مرحبا", "naïve", "🙂", "budget", "lighthouse"]]
+           ["umbrella"], ["nowhere"], ["مرحبا", "naïve", "🙂", "budget", "lighthouse"], ["伞"], ["京", "rice", "伞"]]
 
 
 def scores_agree(updated: KeywordIndex, fresh: KeywordIndex) -> None:
