@@ -463,6 +463,25 @@ def test_one_character_finds_the_runs_that_hold_it(one_character_book: vecbook.V
         assert found[hit.file_path] in vecbook.hits.mark_matches(hit.snippet, hit.matched_terms, lambda w: f"[{w}]")
 
 
+@pytest.mark.parametrize("query, found", [
+    ("집에서", {"house.txt": "우리 [집] 앞", "home.txt": "[집에서]"}),  # a one-syllable noun and its particle
+    ("차까지", {"car.txt": "[차]를 샀어요"}), ("집으로", {"house.txt": "우리 [집] 앞", "home.txt": "[집]에서"}),
+])
+def test_a_korean_query_with_a_particle_finds_its_one_syllable_noun_alone(tmp_path: Path, query: str,
+                                                                        found: dict[str, str]) -> None:
+    """Korean sticks a particle to its noun (집에서: at home): a query word of one syllable and a
+    two-syllable particle finds the noun alone too (우리 집), which none of its bigrams is."""
+    notes = {"house.txt": "우리 집 앞에 공원이 있어요.", "home.txt": "어제는 집에서 푹 쉬었어요.", "car.txt": "새 차를 샀어요.",
+             "school.txt": "학교 도서관은 늦게까지 열어요."}
+    for name, text in notes.items():
+        (tmp_path / name).write_text(text + "\n", encoding="utf-8")
+    hits = vecbook.VecBook(data_directory=tmp_path, keyword_only=True).search(query)
+    for name, marked in found.items():
+        hit = next(h for h in hits if h.file_path == name)
+        assert marked in vecbook.hits.mark_matches(hit.snippet, hit.matched_terms, lambda w: f"[{w}]")
+    assert tokenize("도서관까지") == tokenize("도서관") + ["관까", "까지"]  # longer nouns: their bigrams find them
+
+
 def test_one_character_is_scored_as_a_word_of_its_own() -> None:
     """The character's joined postings score as BM25 scores a word: found where it is, alone or
     in a run, more often ranking higher; a character no text holds finds nothing."""

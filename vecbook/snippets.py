@@ -13,7 +13,7 @@ from typing import Any, Iterable, Iterator, Sequence
 
 from .graphemes import cluster_end, cluster_start, whole_clusters
 from .keyword_chars import character_spans
-from .tokens import ASCII_TOKEN_RE, EMOJI_RE, ENGLISH, TOKEN_RE, Analysis, word_spans
+from .tokens import ASCII_TOKEN_RE, EMOJI_RE, ENGLISH, TOKEN_RE, Analysis, particle_nouns, word_spans
 
 # About ±240 characters around the match, as the user's design asks: enough for the
 # sentence that answers, little enough for ten hits to fit an assistant's context.
@@ -53,7 +53,7 @@ def query_terms(query: str, analyses: Sequence[Analysis] = (ENGLISH,)) -> dict[s
     """Keyword terms of a query (as the index analyses them, under each of ``analyses``) mapped
     to the word the user typed: ``Cafés`` for the term ``cafe``, ``长城`` for that bigram."""
     terms: dict[str, str] = {}
-    for start, end, word in word_spans(query):
+    for start, end, word in [*word_spans(query), *((a, b, query[a:b]) for a, b in particle_nouns(query))]:
         for analysis in analyses:
             term = analysis.term(word)
             if term is not None:

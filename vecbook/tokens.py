@@ -357,10 +357,24 @@ def analyses(config: Config) -> list[Analysis]:
     return list(dict.fromkeys(found))
 
 
+# Korean particles of two syllables, which stick to the noun before them (집에서: at home). Those
+# of one syllable (이, 가, 의, 도...) are left out: they end as many nouns (아이, 나이, 우도).
+KOREAN_PARTICLES = frozenset("에서 에게 한테 께서 까지 부터 으로 처럼 마다 에는 에도".split())
+_HANGUL_WORD_RE = re.compile("[\uac00-\ud7a3]+")
+
+
+def particle_nouns(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each one-syllable Korean noun written with a two-syllable particle in a
+    query (집 of 집에서, 차 of 차까지): none of the word's bigrams is the noun, and a note that
+    says the noun alone (우리 집) would not be found. A longer noun's bigrams find it already."""
+    return [(word.start(), word.start() + 1) for word in _HANGUL_WORD_RE.finditer(text)
+            if len(word.group()) == 3 and word.group()[1:] in KOREAN_PARTICLES]
+
+
 def query_tokens(text: str, config_analyses: Sequence[Analysis]) -> list[str]:
     """The keyword terms of a query under several analyses: each term as often as the analysis
-    that repeats it most (one analysis: ``tokenize`` itself)."""
-    found = words_of(text)
+    that repeats it most (one analysis: ``tokenize`` itself, with ``particle_nouns``)."""
+    found = words_of(text) + [text[start:end] for start, end in particle_nouns(text)]
     counts: dict[str, int] = {}
     for analysis in config_analyses:
         for term, repeat in Counter(t for t in map(analysis.term, found) if t is not None).items():
