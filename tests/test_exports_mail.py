@@ -1154,6 +1154,75 @@ def test_messages_thunderbird_marked_deleted_are_not_read_and_said_so(tmp_path: 
                         "are not read; they leave the file when the folder is compacted"]
 
 
+def takeout(path: Path, labels: list[str]) -> Path:
+    """A Takeout mbox of one message a label list (X-Gmail-Labels, folded where it is long)."""
+    path.write_bytes(b"\n".join(
+        f"From 17900000000000000{n:02d}@xxx Mon Mar 04 10:00:00 +0000 2024\nX-GM-THRID: 17900000000000000{n:02d}\n"
+        f"X-Gmail-Labels: {label}\nFrom: ana@example.com\nSubject: message {n}\nMessage-ID: <m{n}@example.com>\n"
+        f"Date: Mon, {4 + n} Mar 2024 10:00:00 +0000\n\nBody {n}.\n".encode() for n, label in enumerate(labels)))
+    return path
+
+
+GMAIL_LABELS = ["Inbox,Important,Opened", "Spam,Category Promotions,Unread", "Trash,Important,Opened",
+                "Archived,Category Updates,\n Trash", '"Spam, not",Opened', "Sent,Opened"]
+
+
+def test_gmail_spam_and_trash_are_left_out_as_gmail_search_leaves_them_out(tmp_path: Path) -> None:
+    # Takeout's one mbox holds Spam and Trash too ("All mail Including Spam and Trash"): searched,
+    # a person's mail answered with spam; a message in Trash is trash whatever else it is labelled
+    path = takeout(tmp_path / "All mail Including Spam and Trash.mbox", GMAIL_LABELS)
+    records, problems = load(path)
+    assert [(r.metadata["subject"], r.metadata["tags"]) for r in records] == [
+        ("message 0", ["Inbox", "Important", "Opened"]), ("message 4", ["Spam, not", "Opened"]),
+        ("message 5", ["Sent", "Opened"])]
+    assert problems == ["mail/All mail Including Spam and Trash.mbox:11: collection 'mail': 3 messages labelled "
+                        "Spam or Trash in Gmail are left out, as Gmail's search leaves them out; to search them, "
+                        "set include_spam_and_trash = true in this collection's table"]
+
+
+def test_gmail_spam_and_trash_saved_as_eml_files_are_left_out_too(tmp_path: Path) -> None:
+    for n, labels in enumerate(["Inbox", "Trash,Opened", "Spam"]):
+        (tmp_path / f"{n}.eml").write_bytes(message(f"X-Gmail-Labels: {labels}\nFrom: a@example.org\n"
+                                                    f"Subject: message {n}\nDate: Mon, 4 Mar 2024 10:00:00 +0000", "Hi."))
+    records, problems = load(tmp_path)
+    assert [r.metadata["subject"] for r in records] == ["message 0"]
+    assert problems == ["mail/1.eml: collection 'mail': 2 messages labelled Spam or Trash in Gmail are left out, as "
+                        "Gmail's search leaves them out; to search them, set include_spam_and_trash = true in this "
+                        "collection's table"]
+
+
+def test_a_collection_can_include_gmail_spam_and_trash(tmp_path: Path) -> None:
+    from vecbook.config import ConfigError, load_config
+
+    path = takeout(tmp_path / "All mail Including Spam and Trash.mbox", GMAIL_LABELS)
+    toml = tmp_path / "vecbook.toml"
+    toml.write_text(f'[[collections]]\nname = "gmail"\npath = "{path.name}"\ninclude_spam_and_trash = true\n',
+                    encoding="utf-8")
+    (config,) = load_config(toml).collections
+    assert config.include_spam_and_trash is True
+    records, problems, _ = load_export(config)
+    assert problems == [] and len(records) == 6
+    assert records[2].metadata["tags"] == ["Trash", "Important", "Opened"]  # the label shows where it is
+    toml.write_text(f'[[collections]]\nname = "gmail"\npath = "{path.name}"\ninclude_spam_and_trash = "yes"\n',
+                    encoding="utf-8")
+    with pytest.raises(ConfigError, match="'include_spam_and_trash' in .* must be true or false, got 'yes'"):
+        load_config(toml)
+    toml.write_text('[[collections]]\nname = "db"\ndatabase = "x.db"\ninclude_spam_and_trash = true\n',
+                    encoding="utf-8")
+    with pytest.raises(ConfigError, match="'include_spam_and_trash' applies to exports"):
+        load_config(toml)
+
+
+def test_gmail_spam_in_the_data_folder_says_to_add_the_mbox_as_a_source(tmp_path: Path) -> None:
+    path = takeout(tmp_path / "Spam.mbox", ["Spam,Unread"])
+    records, problems = vecbook.sources.load_file(path.name, path)
+    assert records == []
+    assert [p.reason for p in problems] == [
+        "1 message labelled Spam or Trash in Gmail is left out, as Gmail's search leaves them out; to search "
+        "them, add the mbox as a source of its own (vecbook add PATH) and set include_spam_and_trash = true in "
+        "its table"]
+
+
 def test_a_folder_of_eml_files_and_one_eml_file_are_read_as_mail(tmp_path: Path) -> None:
     # Outlook and Apple Mail save a message dragged out as .eml, Thunderbird's ImportExportTools
     # exports a folder as .eml files (with an mbox "From " line first); no cur/ or new/ around them

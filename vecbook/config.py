@@ -125,6 +125,8 @@ class CollectionConfig:
     # the dates themselves (WhatsApp's exports write dates in the phone's locale).
     date_order: str | None = None
     keep_trashed: bool = False  # SQLite: keep the rows an app marks as in its trash (sqlite_rows.TRASH_COLUMNS)
+    # Mail: whether messages Gmail labels Spam or Trash are read (Gmail's own search leaves them out).
+    include_spam_and_trash: bool = False
 
     @property
     def label(self) -> str:
@@ -192,7 +194,7 @@ _SCALAR_KEYS: dict[str, tuple[tuple[type, ...], tuple[Any, ...] | None]] = {
 }
 _PATH_KEYS = ("data_directory", "cache_directory")
 _COLLECTION_KEYS = ("name", "database", "table", "query", "path", "format", "window_gap_minutes", "description",
-                    "language", "date_order", "keep_trashed")
+                    "language", "date_order", "keep_trashed", "include_spam_and_trash")
 DATE_ORDERS = ("dmy", "mdy")
 
 
@@ -539,8 +541,8 @@ def _parse_collection(table: dict[str, Any], where: str, base: Path) -> Collecti
     for key, value in table.items():
         if key not in _COLLECTION_KEYS:
             raise _unknown_key_error(key, where, _COLLECTION_KEYS)
-        wanted, said = {"window_gap_minutes": ((int, float), "a number"), "keep_trashed": ((bool,), "true or false")
-                        }.get(key, ((str,), "str"))
+        wanted, said = {"window_gap_minutes": ((int, float), "a number"), "keep_trashed": ((bool,), "true or false"),
+                        "include_spam_and_trash": ((bool,), "true or false")}.get(key, ((str,), "str"))
         if not isinstance(value, wanted) or (isinstance(value, bool) and bool not in wanted):
             raise ConfigError(f"config key '{key}' in {where} must be {said}, got {value!r}")
     language = table.get("language")
@@ -558,7 +560,7 @@ def _parse_collection(table: dict[str, Any], where: str, base: Path) -> Collecti
         return _parse_export(table, where, base)
     if "table" in table and "query" in table:
         raise ConfigError(f"{where}: give either 'table' or 'query', not both")
-    for key in ("format", "window_gap_minutes", "date_order"):
+    for key in ("format", "window_gap_minutes", "date_order", "include_spam_and_trash"):
         if key in table:
             raise ConfigError(f"{where}: '{key}' applies to exports ('path'), not to a SQLite 'database'")
     return CollectionConfig(
@@ -585,4 +587,5 @@ def _parse_export(table: dict[str, Any], where: str, base: Path) -> CollectionCo
     return CollectionConfig(name=table["name"], path=base / Path(table["path"]).expanduser(),
                             database_label=table["path"], format=fmt.lower() if fmt else None,
                             window_gap_minutes=gap, description=table.get("description", ""),
-                            language=table.get("language"), date_order=order)
+                            language=table.get("language"), date_order=order,
+                            include_spam_and_trash=table.get("include_spam_and_trash", False))

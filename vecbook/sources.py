@@ -397,7 +397,7 @@ def _load_notes(collection: CollectionConfig, exclude: Sequence[Path], state: So
     assert collection.path is not None  # only path collections come here; not input validation
     name, root = collection.name, collection.path
     folder = Folder(name, root, f"{name}/", f"collection '{name}': ", collection.window_gap_minutes,
-                    collection.date_order)
+                    collection.date_order, collection.include_spam_and_trash)
     where = f"collection '{name}'"
     first, problems_before, read_before = len(report.records), len(report.problems), report.files_read
     before = state.notes.get(name, {})

@@ -150,7 +150,8 @@ def open_export(collection: CollectionConfig) -> Export:
     """An Export for a ``path`` collection (its format not yet known)."""
     assert collection.path is not None  # only path collections come here; not input validation
     return Export(collection.name, collection.path, collection.database_label, collection.window_gap_minutes,
-                  collection.format or "", collection.date_order)
+                  collection.format or "", collection.date_order,
+                  include_spam_and_trash=collection.include_spam_and_trash)
 
 
 def detect_format(collection: CollectionConfig) -> str | None:

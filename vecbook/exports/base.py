@@ -127,7 +127,8 @@ class Export:
 
     def __init__(self, name: str, path: Path, label: str, gap_minutes: float = 30.0,
                  format_name: str = "", date_order: str | None = None, *, rel: str | None = None,
-                 label_prefix: str | None = None, problem_prefix: str | None = None) -> None:
+                 label_prefix: str | None = None, problem_prefix: str | None = None,
+                 include_spam_and_trash: bool = False) -> None:
         self.name = name
         self.path = path
         self.label = label
@@ -142,6 +143,7 @@ class Export:
         self.gap_minutes = gap_minutes
         self.format = format_name
         self.date_order = date_order  # "dmy" or "mdy" for dates either reading allows; None: guessed
+        self.include_spam_and_trash = include_spam_and_trash  # mail: read what Gmail labels Spam or Trash
         self.problems: list[Problem] = []
         self._files: list[ExportFile] | None = None
 

@@ -43,6 +43,10 @@ MBOX_BLOCK_BYTES = 8 << 20
 # Thunderbird's message flags, in hex; 0x0008 (MSG_FLAG_EXPUNGED) marks a deleted message.
 MOZILLA_STATUS = re.compile(rb"^X-Mozilla-Status:[ \t]*([0-9A-Fa-f]{1,4})[ \t]*\r?$", re.M | re.I)
 MOZILLA_EXPUNGED = 0x0008
+# Gmail's labels (Takeout writes them, in English whatever the account's language); a message with
+# one of these is in Spam or Trash, which Gmail's search leaves out unless asked (``in:anywhere``).
+GMAIL_LABELS = re.compile(rb"^X-Gmail-Labels:[ \t]*([^\n]*(?:\n[ \t][^\n]*)*)", re.M | re.I)
+GMAIL_BINS = frozenset({"spam", "trash"})
 MBOX_HEAD = re.compile(rb"\AFrom \S+ +\S[^\n]*\r?\n[!-9;-~]+:")
 # A file looks like a mail message when its first line is a header and its header
 # block names a sender, a date, a subject or a message id.
@@ -96,14 +100,19 @@ def _mbox_mails(export: Export, file: ExportFile) -> Iterator[_Mail]:
     Thunderbird deleted (``_expunged``) are counted in one WARN, not read."""
     conversation = _mbox_name(file)
     deleted: list[int] = []
+    binned: list[int] = []
     for line, data in mbox_messages(file):
         if data.strip() and _expunged(data):
             deleted.append(line)
+        elif data.strip() and not export.include_spam_and_trash and _in_gmail_bin(data):
+            binned.append(line)
         elif data.strip():
             yield from _parse_one(export, file, data, line, conversation, cut=not data.endswith(b"\n"))
     if deleted:
         export.warn(file, deleted[0], f"{len(deleted)} message{'s' if len(deleted) > 1 else ''} Thunderbird marked "
                     "deleted (X-Mozilla-Status) are not read; they leave the file when the folder is compacted")
+    if binned:
+        _warn_binned(export, file, binned[0], len(binned), "the mbox")
 
 
 def _expunged(data: bytes) -> bool:
@@ -111,6 +120,24 @@ def _expunged(data: bytes) -> bool:
     header; the bytes stay in the mbox until the folder is compacted, unseen in the app."""
     found = MOZILLA_STATUS.search(data, 0, find_header_end(data))
     return bool(found) and int(found.group(1), 16) & MOZILLA_EXPUNGED != 0
+
+
+def _in_gmail_bin(data: bytes) -> bool:
+    """A message Gmail labels Spam or Trash (X-Gmail-Labels), whatever its other labels: a
+    message in Trash that was Important is still trash."""
+    found = GMAIL_LABELS.search(data, 0, find_header_end(data))
+    if found is None:
+        return False
+    labels = _labels(found.group(1).decode("utf-8", "replace").replace("\r", "").replace("\n", ""))
+    return any(label.lower() in GMAIL_BINS for label in labels or ())
+
+
+def _warn_binned(export: Export, file: ExportFile, line: int | None, count: int, what: str) -> None:
+    """The WARN that says how many messages in Gmail's Spam or Trash were left out, and how to read them."""
+    fix = ("set include_spam_and_trash = true in this collection's table" if export.problem_prefix else
+           f"add {what} as a source of its own (vecbook add PATH) and set include_spam_and_trash = true in its table")
+    export.warn(file, line, f"{count} message{'s' if count > 1 else ''} labelled Spam or Trash in Gmail "
+                f"{'are' if count > 1 else 'is'} left out, as Gmail's search leaves them out; to search them, {fix}")
 
 
 def mbox_messages(file: ExportFile) -> Iterator[tuple[int, bytes]]:
@@ -201,7 +228,11 @@ def read_maildir(export: Export) -> list[Record]:
         export.warn(outlook[0], None, f"{len(outlook)} Outlook .msg file{'s are' if len(outlook) > 1 else ' is'} not "
                     "read (VecBook reads no .msg): save those messages as .eml (new Outlook for Windows: Save as; "
                     "Outlook for Mac: drag them to a folder)")
-    return _records(export, export.read_each(files, lambda f: _maildir_mails(export, f)))
+    binned: list[ExportFile] = []
+    records = _records(export, export.read_each(files, lambda f: _maildir_mails(export, f, binned)))
+    if binned:
+        _warn_binned(export, binned[0], None, len(binned), "the folder")
+    return records
 
 
 def _folders(file: ExportFile) -> list[str]:
@@ -226,10 +257,14 @@ def _looks_like_mail(head: bytes) -> bool:
     return bool(FIRST_HEADER.match(head)) and bool(MAIL_HEADERS.search(header))
 
 
-def _maildir_mails(export: Export, file: ExportFile) -> Iterator[_Mail]:
+def _maildir_mails(export: Export, file: ExportFile, binned: list[ExportFile]) -> Iterator[_Mail]:
+    """The message of one file; one Gmail labels Spam or Trash goes to ``binned`` unread, unless asked for."""
     data, start = file.read_bytes(), 1
     if file.name.lower().endswith(".emlx"):
         data, start = _emlx_message(data)
+    if not export.include_spam_and_trash and _in_gmail_bin(data):
+        binned.append(file)
+        return
     folders = _folders(file)
     if folders and folders[-1] in ("cur", "new"):
         folders = folders[:-1]

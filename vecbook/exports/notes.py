@@ -64,7 +64,7 @@ def detect(export: Export) -> bool:
 def read(export: Export) -> list[Record]:
     """Every file of the folder by its own reader, at once (``sources`` reads them one by one)."""
     folder = Folder(export.name, export.path, export.label_prefix, export.problem_prefix, export.gap_minutes,
-                    export.date_order)
+                    export.date_order, export.include_spam_and_trash)
     listing = list_files(folder)
     export.problems.extend(listing.problems)
     records: list[Record] = []
@@ -86,6 +86,7 @@ class Folder:
     problem_prefix: str = ""
     gap_minutes: float = 30.0
     date_order: str | None = None
+    include_spam_and_trash: bool = False
     # What its files' readers gather once for the whole read (``Export.shared``).
     shared: dict[Any, Any] = field(default_factory=dict, compare=False, hash=False)
 
@@ -96,7 +97,8 @@ class Folder:
     def export(self, rel: str, path: Path) -> Export:
         """The file (or export folder) ``rel`` as an export of its own, cited as part of this folder."""
         export = Export(self.name, path, self.label_prefix + rel, self.gap_minutes, "", self.date_order, rel=rel,
-                        label_prefix=self.label_prefix, problem_prefix=self.problem_prefix)
+                        label_prefix=self.label_prefix, problem_prefix=self.problem_prefix,
+                        include_spam_and_trash=self.include_spam_and_trash)
         export.shared = self.shared
         return export
 
