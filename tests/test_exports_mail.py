@@ -552,6 +552,9 @@ LOCALIZED_DATES = [
     ("Tuesday, March 5, 2024 8:15 PM", "2024-03-05T20:15:00"),
     ("Tue, 5 Mar 2024 12:05:09 a.m. -0500", "2024-03-05T00:05:09-05:00"),
     ("Dezember 3, 2024 12:30 PM", "2024-12-03T12:30:00"),
+    # an English ordinal, as text headers write it (one table of month names and day forms for both)
+    ("Tuesday, March 5th, 2024 8:15 PM", "2024-03-05T20:15:00"),
+    ("5th March 2024 08:15", "2024-03-05T08:15:00"),
 ]
 
 

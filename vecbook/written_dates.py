@@ -1,24 +1,21 @@
 """Dates as people and exports write them: ISO 8601 as Python 3.11 reads it (on 3.10 too), and
-the written forms a header or a note's front matter holds ("March 5, 2024", "05.03.2024")."""
+the written forms a header or a note's front matter holds ("March 5, 2024", "05.03.2024", "5. März
+2024": month names of ``month_names``, which mail dates are read with too)."""
 
 from __future__ import annotations
 
 import re
 from datetime import datetime
 
-_MONTHS = {name: number for number, names in enumerate([
-    ("january", "jan"), ("february", "feb"), ("march", "mar"), ("april", "apr"), ("may",), ("june", "jun"),
-    ("july", "jul"), ("august", "aug"), ("september", "sep", "sept"), ("october", "oct"), ("november", "nov"),
-    ("december", "dec")], 1) for name in names}
-_MONTH = "(" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
-_DAY = r"(\d{1,2})(?:st|nd|rd|th)?\.?"
+from .month_names import DAY, MONTH, MONTH_FIRST, month_number
+
 _CLOCK = r"(?:,?\s+(?:at\s+)?(\d{1,2}):(\d{2})(?::(\d{2}))?)?"
 _WEEKDAY = r"(?:(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*\.?,?\s+)?"
 # (form, the order its groups give year, month and day in): "March 5, 2024", "5 March 2024",
 # "2024/03/05", "05.03.2024" (a dot: day first everywhere), "5/3/2024" (decided below)
 _WRITTEN_DATES = [
-    (re.compile(rf"^{_WEEKDAY}{_MONTH}\s+{_DAY},?\s+(\d{{4}}){_CLOCK}$", re.I), "mdy"),
-    (re.compile(rf"^{_WEEKDAY}{_DAY}\s+{_MONTH},?\s+(\d{{4}}){_CLOCK}$", re.I), "dmy"),
+    (re.compile(rf"^{_WEEKDAY}{MONTH_FIRST}{_CLOCK}$", re.I), "mdy"),
+    (re.compile(rf"^{_WEEKDAY}{DAY}\s+{MONTH},?\s+(\d{{4}}){_CLOCK}$", re.I), "dmy"),
     (re.compile(rf"^(\d{{4}})[/.](\d{{1,2}})[/.](\d{{1,2}}){_CLOCK}$"), "ymd"),
     (re.compile(rf"^(\d{{1,2}})\.\s?(\d{{1,2}})\.\s?(\d{{4}}){_CLOCK}$"), "dmy"),
     (re.compile(rf"^(\d{{1,2}})[/-](\d{{1,2}})[/-](\d{{4}}){_CLOCK}$"), "dmy or mdy"),
@@ -66,7 +63,7 @@ def written_date(value: str) -> str | None:
             order = "dmy" if int(a) > 12 else "mdy"
         year, month, day = {"mdy": (c, a, b), "dmy": (c, b, a), "ymd": (a, b, c)}[order]
         try:
-            moment = datetime(int(year), _MONTHS.get(month.lower()) or int(month), int(day),
+            moment = datetime(int(year), month_number(month) or int(month), int(day),
                               *(int(v or 0) for v in clock))
         except ValueError:
             return None

@@ -5,7 +5,7 @@ RFC 5322's English: read by naming its month in English for the email package's 
 A date in ISO 8601 ("2024-03-12 14:05:00", as scripts and some gateways write it, or year first with
 slashes, "2024/03/12 14:05") is read too.
 Otherwise only day-month-year dates (and month-day-year ones, "Dezember 3, 2024") with a month name of
-German, French, Spanish, Italian, Portuguese, Dutch or a Scandinavian language are read; anything else
+``month_names`` (the table the dates of text headers are read with too) are read; anything else
 stays no date, as before. A weekday, which may share its abbreviation with a month (French "mar." is
 Tuesday), is skipped unread.
 """
@@ -16,38 +16,18 @@ import re
 from datetime import datetime
 from email.utils import parsedate_to_datetime
 
+from ..month_names import DAY, MONTH, MONTH_FIRST, month_number
 from ..records import iso_moment
 
-# Month names and the abbreviations mail apps write, lower case, each language's in turn
-# (German with Austrian "Jän", French, Spanish, Italian, Portuguese, Dutch, Swedish/Danish/Norwegian).
-_MONTH_NAMES = (
-    ("jan", "januar", "jän", "jänner", "janv", "janvier", "ene", "enero", "gen", "gennaio", "janeiro", "januari"),
-    ("feb", "februar", "feber", "févr", "fevr", "fév", "février", "fevrier", "febrero", "febbraio", "fev",
-     "fevereiro", "februari"),
-    ("mär", "märz", "maerz", "mrz", "mars", "mar", "marzo", "março", "marco", "mrt", "maart", "marts"),
-    ("apr", "april", "avr", "avril", "abr", "abril", "aprile"),
-    ("mai", "may", "mayo", "mag", "maggio", "maio", "mei", "maj"),
-    ("jun", "juni", "juin", "junio", "giu", "giugno", "junho"),
-    ("jul", "juli", "juil", "juillet", "julio", "lug", "luglio", "julho"),
-    ("aug", "august", "août", "aout", "ago", "agosto", "augustus", "augusti"),
-    ("sep", "sept", "september", "septembre", "septiembre", "set", "setiembre", "settembre", "setembro"),
-    ("okt", "oktober", "oct", "octobre", "octubre", "ott", "ottobre", "out", "outubro"),
-    ("nov", "november", "novembre", "noviembre", "novembro"),
-    ("dez", "dezember", "déc", "dec", "décembre", "decembre", "dic", "diciembre", "dicembre", "dezembro",
-     "december", "des", "desember"),
-)
 _ENGLISH = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
-MONTHS = {name: _ENGLISH[number] for number, names in enumerate(_MONTH_NAMES) for name in names}
 # [at] [time] [zone], after the year
 CLOCK_AND_ZONE = (r"(?:\s+(?:um|à|a las|alle|às|om|kl\.?|klo)?\s*(\d{1,2})[:.h](\d{2})(?:[:.](\d{2}))?)?"
                   r"\s*(.*)$")
 # [weekday,] day[.] [de] month[.] [de] year [at] [time] [zone]: the weekday is any words before the day
-LOCAL_DATE = re.compile(r"^[^\d]*?(\d{1,2})\.?\s+(?:de\s+)?([^\W\d_]+)\.?,?\s+(?:de\s+)?(\d{4}),?" + CLOCK_AND_ZONE,
-                        re.I)
+LOCAL_DATE = re.compile(rf"^[^\d]*?{DAY}\s+(?:de\s+)?{MONTH},?\s+(?:de\s+)?(\d{{4}}),?" + CLOCK_AND_ZONE, re.I)
 # [weekday,] month[.] day[,] year [at] [time] [zone]: "Dezember 3, 2024", as a US-style locale
 # writes its language's month names
-MONTH_FIRST_DATE = re.compile(r"^(?:[^\W\d_]+\.?,?\s+)?([^\W\d_]+)\.?\s+(\d{1,2}),?\s+(\d{4}),?" + CLOCK_AND_ZONE,
-                              re.I)
+MONTH_FIRST_DATE = re.compile(rf"^(?:[^\W\d_]+\.?,?\s+)?{MONTH_FIRST},?" + CLOCK_AND_ZONE, re.I)
 
 # An offset at the end written "+01:00", "GMT+01:00" or "UTC-0530" (scripts, Java mailers): read as
 # RFC 5322's "+0100" (the email package reads only that, and would drop the offset).
@@ -83,9 +63,10 @@ def localized_date(raw: str) -> datetime | None:
         month, day, year, hour, minute, second, zone = found.groups()
     else:
         return None
-    english = MONTHS.get(month.lower())
-    if english is None:
+    number = month_number(month)
+    if number is None:
         return None
+    english = _ENGLISH[number - 1]
     clock = f" {hour}:{minute}:{second or '00'}" if hour else " 00:00:00"
     try:
         return parsedate_to_datetime(f"{day} {english} {year}{clock} {zone}".strip())
