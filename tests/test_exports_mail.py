@@ -555,6 +555,35 @@ LOCALIZED_DATES = [
     # an English ordinal, as text headers write it (one table of month names and day forms for both)
     ("Tuesday, March 5th, 2024 8:15 PM", "2024-03-05T20:15:00"),
     ("5th March 2024 08:15", "2024-03-05T08:15:00"),
+    # numbers with dots, day first everywhere (German, Russian, Finnish, Czech, Polish clients)
+    ("05.03.2024 08:15", "2024-03-05T08:15:00"),
+    ("Di, 05.03.2024, 08:15:00 +0100", "2024-03-05T08:15:00+01:00"),
+    ("ti 5.3.2024 klo 8.15", "2024-03-05T08:15:00"),
+    # numbers with slashes, where a field past 12 says which is the day
+    ("25/03/2024 08:15", "2024-03-25T08:15:00"),
+    ("03/25/2024 8:15 PM", "2024-03-25T20:15:00"),
+    # year first, in Japanese, Chinese and Korean, with the weekday and the half of the day as they write them
+    ("2024年3月5日 8:15", "2024-03-05T08:15:00"),
+    ("2024年3月5日(火) 8:15", "2024-03-05T08:15:00"),
+    ("2024年3月5日（火）午後3:05", "2024-03-05T15:05:00"),
+    ("2024年3月5日 星期二 上午8:15 +0800", "2024-03-05T08:15:00+08:00"),
+    ("2024年3月5日 周二 下午12:30", "2024-03-05T12:30:00"),
+    ("2024年3月5日", "2024-03-05T00:00:00"),
+    ("2024년 3월 5일 (화) 오후 3:05", "2024-03-05T15:05:00"),
+    ("2024. 3. 5. 오전 8:15", "2024-03-05T08:15:00"),
+    # month names of more languages, and the words they write around the year and the time
+    ("5 марта 2024 г. 08:15", "2024-03-05T08:15:00"),
+    ("вт, 5 мар 2024 08:15:00 +0300", "2024-03-05T08:15:00+03:00"),
+    ("5 марта 2024 г. в 08:15", "2024-03-05T08:15:00"),
+    ("5 березня 2024 р. о 08:15", "2024-03-05T08:15:00"),
+    ("wt., 5 marca 2024 08:15", "2024-03-05T08:15:00"),
+    ("5 marca 2024 r. o 08:15", "2024-03-05T08:15:00"),
+    ("út 5. března 2024 v 8:15", "2024-03-05T08:15:00"),
+    ("5 Şubat 2024 08:15", "2024-02-05T08:15:00"),
+    ("5 Μαρτίου 2024 08:15", "2024-03-05T08:15:00"),
+    ("dt., 5 de març de 2024 8:15", "2024-03-05T08:15:00"),
+    ("5. maaliskuuta 2024 klo 8.15", "2024-03-05T08:15:00"),
+    ("5 de março de 2024 08:15", "2024-03-05T08:15:00"),
 ]
 
 
@@ -570,6 +599,18 @@ def test_a_date_header_naming_no_month_any_language_knows_stays_undated(tmp_path
     (tmp_path / "odd.eml").write_bytes(message(f"From: a@example.org\nSubject: x\nDate: {written}", "Hi."))
     records, problems = load(tmp_path)
     assert records[0].metadata.get("date") is None and "is not a date" in problems[0]
+
+
+@pytest.mark.parametrize("written", ["05/03/2024 08:15", "令和6年3月5日 8:15", "2024年13月5日 8:15"])
+def test_a_date_that_does_not_say_which_day_is_no_date_and_the_message_is_kept(tmp_path: Path, written: str) -> None:
+    # 05/03/2024 is 5 March or 3 May (a Japanese era's year is not read): the message is indexed,
+    # dated by its Received header, and the WARN names the file and the Date header's line
+    (tmp_path / "odd.eml").write_bytes(message(f"Received: by mx.example.org; Tue, 5 Mar 2024 08:16:00 +0100\n"
+                                               f"From: a@example.org\nSubject: Plan\nDate: {written}", "Hi."))
+    records, problems = load(tmp_path)
+    assert [(r.text, r.metadata.get("date")) for r in records] == [("Hi.", "2024-03-05T08:16:00+01:00")]
+    assert problems == [f"mail/odd.eml:4: collection 'mail': the Date header '{written}' is not a date; dated by its "
+                        "Received header, 2024-03-05T08:16:00+01:00"]
 
 
 def test_a_date_with_a_year_too_long_for_any_clock_is_no_date_and_the_message_is_kept(tmp_path: Path) -> None:

@@ -76,6 +76,7 @@ def test_headers_are_embedded_but_not_in_text() -> None:
     ("Tue, 5th Mar 2024 10:30", "2024-03-05T10:30:00"), ("2024/03/05", "2024-03-05"),
     ("05.03.2024", "2024-03-05"),  # a dot: day first everywhere
     ("5. März 2024", "2024-03-05"), ("Dezember 3, 2024", "2024-12-03"),  # mail's month names, one table
+    ("5 марта 2024", "2024-03-05"), ("5 Μαρτίου 2024", "2024-03-05"),
     ("25/03/2024", "2024-03-25"), ("03/25/2024", "2024-03-25"),  # a field past 12 says which is the day
     ("05/05/2024", "2024-05-05"),  # both readings the same day
     ("2024-03-05 (Tuesday)", "2024-03-05 (Tuesday)"),  # an ISO date first: filters read it as it is

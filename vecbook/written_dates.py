@@ -58,9 +58,10 @@ def written_date(value: str) -> str | None:
             continue
         a, b, c, *clock = found.groups()
         if order == "dmy or mdy":
-            if a != b and (int(a) > 12) == (int(b) > 12):
+            first_is_day = day_first(a, b)
+            if first_is_day is None:
                 return None  # two readings, two days (or none)
-            order = "dmy" if int(a) > 12 else "mdy"
+            order = "dmy" if first_is_day else "mdy"
         year, month, day = {"mdy": (c, a, b), "dmy": (c, b, a), "ymd": (a, b, c)}[order]
         try:
             moment = datetime(int(year), month_number(month) or int(month), int(day),
@@ -69,3 +70,11 @@ def written_date(value: str) -> str | None:
             return None
         return moment.isoformat() if clock[0] else moment.date().isoformat()
     return None
+
+
+def day_first(first: str, second: str) -> bool | None:
+    """Whether ``first/second/year`` puts the day first: where one field is past 12, that one is
+    the day (where both are the same, either reading is that day); None where both could be."""
+    if first != second and (int(first) > 12) == (int(second) > 12):
+        return None
+    return int(first) > 12

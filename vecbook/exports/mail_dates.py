@@ -4,8 +4,10 @@ RFC 5322's English: read by naming its month in English for the email package's 
 
 A date in ISO 8601 ("2024-03-12 14:05:00", as scripts and some gateways write it, or year first with
 slashes, "2024/03/12 14:05") is read too.
-Otherwise only day-month-year dates (and month-day-year ones, "Dezember 3, 2024") with a month name of
-``month_names`` (the table the dates of text headers are read with too) are read; anything else
+So are year-month-day dates as Japanese, Chinese and Korean clients write them ("2024年3月5日(火) 午後3:05"),
+a locale's short date in numbers ("05.03.2024 08:15": a dot puts the day first; with slashes only where a
+field past 12 says which is the day), and day-month-year dates (and month-day-year ones, "Dezember 3,
+2024") with a month name of ``month_names`` (the table the dates of text headers are read with too); anything else
 stays no date, as before. A weekday, which may share its abbreviation with a month (French "mar." is
 Tuesday), is skipped unread.
 """
@@ -18,16 +20,31 @@ from email.utils import parsedate_to_datetime
 
 from ..month_names import DAY, MONTH, MONTH_FIRST, month_number
 from ..records import iso_moment
+from ..written_dates import day_first
 
 _ENGLISH = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
-# [at] [time] [zone], after the year
-CLOCK_AND_ZONE = (r"(?:\s+(?:um|à|a las|alle|às|om|kl\.?|klo)?\s*(\d{1,2})[:.h](\d{2})(?:[:.](\d{2}))?)?"
+CLOCK = r"(\d{1,2})[:.h](\d{2})(?:[:.](\d{2}))?"
+# [year's word] [at] [time] [zone], after the year: Russian "г.", Ukrainian "р." and Polish "r." follow
+# the year ("5 марта 2024 г. в 08:15"); "at" in the languages of ``month_names``
+CLOCK_AND_ZONE = (r"(?:\s*(?:г|р|r)\.)?(?:\s+(?:um|à|a las|alle|às|om|kl\.?|klo|в|о|o|v)?\s*" + CLOCK + r")?"
                   r"\s*(.*)$")
 # [weekday,] day[.] [de] month[.] [de] year [at] [time] [zone]: the weekday is any words before the day
 LOCAL_DATE = re.compile(rf"^[^\d]*?{DAY}\s+(?:de\s+)?{MONTH},?\s+(?:de\s+)?(\d{{4}}),?" + CLOCK_AND_ZONE, re.I)
 # [weekday,] month[.] day[,] year [at] [time] [zone]: "Dezember 3, 2024", as a US-style locale
 # writes its language's month names
 MONTH_FIRST_DATE = re.compile(rf"^(?:[^\W\d_]+\.?,?\s+)?{MONTH_FIRST},?" + CLOCK_AND_ZONE, re.I)
+# [weekday,] day.month.year or day/month/year [at] [time] [zone], as mail apps write their locale's
+# short date: with dots the day is first everywhere (German, Russian, Finnish, Czech, Polish)
+NUMERIC_DATE = re.compile(r"^[^\d]*?(\d{1,2})([./-])\s?(\d{1,2})\2\s?(\d{4}),?" + CLOCK_AND_ZONE, re.I)
+# Year, month, day as Japanese, Chinese and Korean write them ("2024年3月5日", "2024년 3월 5일",
+# "2024. 3. 5."), then perhaps the weekday ("(火)", "火曜日", "星期二", "周二", "(화)", "화요일"), the time
+# and the zone (the half of the day before the time is read by ``rfc_form``)
+YEAR_FIRST_DATE = re.compile(r"^(\d{4})\s*(?:年|년|\.)\s*(\d{1,2})\s*(?:月|월|\.)\s*(\d{1,2})\s*(?:日|일|\.)?"
+                             r"\s*(?:[(（][^()（）\d]{1,4}[)）]|[^\W\d_]{1,2}曜日|星期.|[周週].|[^\W\d_]요일)?,?"
+                             rf"(?:\s*{CLOCK})?\s*(.*)$")
+# The half of the day written before a 12-hour clock's time: Chinese, Japanese, Korean.
+EAST_ASIAN_HALF_DAY = re.compile(r"(上午|午前|오전|下午|午後|오후)\s*(\d{1,2}):(\d{2}(?::\d{2})?)")
+AFTERNOON = ("下午", "午後", "오후")
 
 # An offset at the end written "+01:00", "GMT+01:00" or "UTC-0530" (scripts, Java mailers): read as
 # RFC 5322's "+0100" (the email package reads only that, and would drop the offset).
@@ -44,7 +61,14 @@ ISO_DATE = re.compile(r"^(\d{4})(?:-(\d{2})-(\d{2})|/(\d{1,2})/(\d{1,2}))[T ](\d
 def rfc_form(raw: str) -> str:
     """A Date header with its offset at the end written as RFC 5322 writes it (``OFFSET``) and a
     12-hour clock's time as a 24-hour one (the email package reads "8:15 PM" as 08:15)."""
+    raw = EAST_ASIAN_HALF_DAY.sub(_east_asian_24_hour, raw) if not raw.isascii() else raw
     return TWELVE_HOUR.sub(_24_hour, OFFSET.sub(r" \1\2\3\4", raw))
+
+
+def _east_asian_24_hour(found: re.Match[str]) -> str:
+    """下午3:05 (Chinese), 午後3:05 (Japanese), 오후 3:05 (Korean) as 15:05."""
+    half, hour, rest = found.groups()
+    return f" {int(hour) % 12 + (12 if half in AFTERNOON else 0):02d}:{rest}"
 
 
 def _24_hour(found: re.Match[str]) -> str:
@@ -53,23 +77,34 @@ def _24_hour(found: re.Match[str]) -> str:
 
 
 def localized_date(raw: str) -> datetime | None:
-    """The date a Date header names in ISO 8601 or a European language (``LOCAL_DATE``, else
-    ``MONTH_FIRST_DATE``); None when it is none."""
-    if iso := ISO_DATE.match(raw.strip()):
+    """The date a Date header names in ISO 8601, year first as East Asian clients write it
+    (``YEAR_FIRST_DATE``), with a month name (``LOCAL_DATE``, else ``MONTH_FIRST_DATE``) or in
+    numbers (``NUMERIC_DATE``); None when it is none, or when its numbers could be either day."""
+    raw = raw.strip()
+    if iso := ISO_DATE.match(raw):
         return _iso_date(iso)
-    if found := LOCAL_DATE.match(raw.strip()):
+    if found := YEAR_FIRST_DATE.match(raw):
+        year, month, day, hour, minute, second, zone = found.groups()
+        number: int | None = int(month)
+    elif found := LOCAL_DATE.match(raw):
         day, month, year, hour, minute, second, zone = found.groups()
-    elif found := MONTH_FIRST_DATE.match(raw.strip()):
+        number = month_number(month)
+    elif found := MONTH_FIRST_DATE.match(raw):
         month, day, year, hour, minute, second, zone = found.groups()
+        number = month_number(month)
+    elif found := NUMERIC_DATE.match(raw):
+        first, separator, second_field, year, hour, minute, second, zone = found.groups()
+        first_is_day = True if separator == "." else day_first(first, second_field)
+        if first_is_day is None:
+            return None
+        day, number = (first, int(second_field)) if first_is_day else (second_field, int(first))
     else:
         return None
-    number = month_number(month)
-    if number is None:
+    if number is None or not 1 <= number <= 12:
         return None
-    english = _ENGLISH[number - 1]
     clock = f" {hour}:{minute}:{second or '00'}" if hour else " 00:00:00"
     try:
-        return parsedate_to_datetime(f"{day} {english} {year}{clock} {zone}".strip())
+        return parsedate_to_datetime(f"{day} {_ENGLISH[number - 1]} {year}{clock} {zone}".strip())
     except (TypeError, ValueError, IndexError, OverflowError):
         return None
 
