@@ -715,6 +715,27 @@ def test_text_labelled_ascii_that_holds_utf_8_is_read_as_utf_8(tmp_path: Path) -
     assert [r.text for r in records] == ["Façade – 20 €", "plain words", "Grüße aus Köln, café ✓"]
 
 
+def test_text_labelled_latin_1_that_holds_utf_8_is_read_as_utf_8(tmp_path: Path) -> None:
+    # mailers and list servers that label every part iso-8859-1 or windows-1252 send UTF-8 under it:
+    # read as labelled it was "JosÃ© MÃ¼ller, 20 â‚¬"; real Latin-1 (a lone é, never a valid UTF-8
+    # sequence in text) still reads as labelled
+    head = "From: a@example.org\nSubject: x\nDate: Mon, 4 Mar 2024 10:00:00 +0100\nContent-Type: text/plain; charset="
+    (tmp_path / "1.eml").write_bytes(message(head + "iso-8859-1", "José Müller, 20 €"))
+    (tmp_path / "2.eml").write_bytes(message(head + '"Windows-1252"', "Grüße aus Köln ✓"))
+    (tmp_path / "3.eml").write_bytes(message(head + "iso-8859-1", "Façade, Ærø, 20 °C".encode("latin-1")))
+    (tmp_path / "4.eml").write_bytes(message(head + "windows-1252", "It’s “café” – 5 €".encode("cp1252")))
+    (tmp_path / "5.eml").write_bytes(message(
+        "From: =?iso-8859-1?Q?Jos=C3=A9?= <jose@example.es>\nSubject: =?windows-1252?Q?Caf=E9_=96?= und =?windows-1252?Q?ma=C3=B1ana?=\n"
+        "Date: Mon, 4 Mar 2024 10:00:00 +0100\nContent-Type: text/html",
+        '<meta charset="iso-8859-1"><p>Mañana, señor</p>'))
+    records, problems = load(tmp_path)
+    assert problems == []
+    assert [r.text for r in records] == ["José Müller, 20 €", "Grüße aus Köln ✓", "Façade, Ærø, 20 °C",
+                                         "It’s “café” – 5 €", "Mañana, señor"]
+    assert (records[4].metadata["author"], records[4].metadata["subject"]) == ("José <jose@example.es>",
+                                                                               "Café – und mañana")
+
+
 def jis(text: str) -> bytes:
     """ISO-2022-JP as Windows mail apps write it (CP50221): NEC's ① and ㈱ in JIS row 13,
     half-width katakana after ESC ( I."""

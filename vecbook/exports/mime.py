@@ -117,9 +117,15 @@ SIGNATURE_TYPES = frozenset({"application/pgp-signature", "application/pkcs7-sig
 META_CHARSET = re.compile(rb"<meta\s[^>]*?charset\s*=\s*[\"']?\s*([A-Za-z0-9_.:-]+)", re.I)
 META_PRESCAN_BYTES = 4096
 LATIN1_NAMES = frozenset({"iso-8859-1", "latin-1", "latin1", "iso_8859-1", "us-ascii", "ascii"})
-# A label that says ASCII promises no 8-bit bytes at all: where some come, they are far more often
-# UTF-8 (a mailer that labels every part us-ascii) than Windows-1252, so UTF-8 is tried first.
+# Labels under which UTF-8 is tried first. One that says ASCII promises no 8-bit bytes at all: where
+# some come, they are far more often UTF-8 (a mailer that labels every part us-ascii) than
+# Windows-1252. Under a Western European one (mailers and list servers that label every part
+# iso-8859-1 or windows-1252) text that reads as UTF-8 is UTF-8: real Latin-1 text almost never
+# does (its é must be followed by two bytes of 0x80-0xBF, C1 controls and symbols), and read as
+# labelled such text was mojibake, "JosÃ©".
 ASCII_NAMES = frozenset({"us-ascii", "ascii", "ansi_x3.4-1968", "iso646-us", "us"})
+UTF8_FIRST_NAMES = ASCII_NAMES | {"iso-8859-1", "latin-1", "latin1", "iso_8859-1", "l1", "windows-1252", "cp1252",
+                                  "x-cp1252", "iso-8859-15", "iso_8859-15", "latin-9", "latin9"}
 # Labels mail apps write for a narrower charset than the bytes they send (as WHATWG's encoding
 # standard maps them for browsers): Windows Japanese mail says Shift_JIS and writes CP932 (①,
 # Ⅱ), Chinese says GB2312 and writes GBK, Korean says EUC-KR (Outlook: ks_c_5601-1987) and
@@ -194,15 +200,24 @@ UNKNOWN_CHARSETS = frozenset({"unknown-8bit", "unknown", "x-unknown"})
 
 
 def _word_charset(text: bytes | str, charset: str | None) -> str | None:
-    """The codec an encoded word's bytes are read with: a label's superset (see SUPERSETS), and
-    for an unknown one UTF-8 or Windows-1252, as the bytes allow (not U+FFFD for each)."""
-    if not charset or charset.lower() not in UNKNOWN_CHARSETS:
-        return SUPERSETS.get(charset, charset) if charset else charset
-    try:
-        (text.encode("latin-1") if isinstance(text, str) else text).decode("utf-8")
+    """The codec an encoded word's bytes are read with: a label's superset (see SUPERSETS); UTF-8
+    where the bytes are that under an unknown label or one UTF-8 hides behind (``UTF8_FIRST_NAMES``),
+    and Windows-1252 for an unknown one's other bytes (not U+FFFD for each)."""
+    name = charset.lower() if charset else ""
+    if (name in UNKNOWN_CHARSETS or name in UTF8_FIRST_NAMES) and _is_utf8(text):
         return "utf-8"
-    except (UnicodeError, ValueError):
+    if name in UNKNOWN_CHARSETS:
         return "cp1252"
+    return SUPERSETS.get(charset, charset) if charset else charset
+
+
+def _is_utf8(text: bytes | str) -> bool:
+    """Whether an encoded word's bytes read as UTF-8, some past ASCII among them."""
+    data = text.encode("latin-1") if isinstance(text, str) else text
+    try:
+        return not data.isascii() and bool(data.decode("utf-8"))
+    except (UnicodeError, ValueError):
+        return False
 
 
 def collect_body(headers: Message, body: bytes, texts: list[str], names: list[str], damage: set[str],
@@ -438,9 +453,9 @@ def _decode(payload: bytes, headers: Message, html: bool = False) -> str:
         declared = meta.group(1).decode("ascii").lower()
         # a tag read as ASCII is in no UTF-16 (.NET writes "utf-16" into UTF-8 pages): as browsers do, UTF-8
         declared = "utf-8" if declared.startswith(("utf-16", "utf16", "unicode")) else declared
-    ascii_label = declared is not None and declared.strip().lower() in ASCII_NAMES
+    utf8_first = declared is not None and declared.strip().lower() in UTF8_FIRST_NAMES
     declared = superset(declared)  # as browsers do: mail that says Latin-1 is written in Windows-1252
-    for charset in ("utf-8", declared) if ascii_label else (declared, "utf-8"):
+    for charset in ("utf-8", declared) if utf8_first else (declared, "utf-8"):
         if charset:
             try:
                 return payload.decode(charset)
