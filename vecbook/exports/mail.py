@@ -23,6 +23,7 @@ from typing import Any, Callable, Iterable, Iterator
 
 from ..records import Record
 from .base import Export, ExportFile, clean_text, export_record, iso
+from .mail_bins import gmail_labels, in_gmail_bin, warn_left_out
 from .mail_dates import localized_date, rfc_form
 from .mime import collect_body, decoded_header, find_header_end, new_part, parse_headers
 from .tnef import UNREAD
@@ -43,10 +44,6 @@ MBOX_BLOCK_BYTES = 8 << 20
 # Thunderbird's message flags, in hex; 0x0008 (MSG_FLAG_EXPUNGED) marks a deleted message.
 MOZILLA_STATUS = re.compile(rb"^X-Mozilla-Status:[ \t]*([0-9A-Fa-f]{1,4})[ \t]*\r?$", re.M | re.I)
 MOZILLA_EXPUNGED = 0x0008
-# Gmail's labels (Takeout writes them, in English whatever the account's language); a message with
-# one of these is in Spam or Trash, which Gmail's search leaves out unless asked (``in:anywhere``).
-GMAIL_LABELS = re.compile(rb"^X-Gmail-Labels:[ \t]*([^\n]*(?:\n[ \t][^\n]*)*)", re.M | re.I)
-GMAIL_BINS = frozenset({"spam", "trash"})
 MBOX_HEAD = re.compile(rb"\AFrom \S+ +\S[^\n]*\r?\n[!-9;-~]+:")
 # A file looks like a mail message when its first line is a header and its header
 # block names a sender, a date, a subject or a message id.
@@ -104,7 +101,7 @@ def _mbox_mails(export: Export, file: ExportFile) -> Iterator[_Mail]:
     for line, data in mbox_messages(file):
         if data.strip() and _expunged(data):
             deleted.append(line)
-        elif data.strip() and not export.include_spam_and_trash and _in_gmail_bin(data):
+        elif data.strip() and not export.include_spam_and_trash and in_gmail_bin(data):
             binned.append(line)
         elif data.strip():
             yield from _parse_one(export, file, data, line, conversation, cut=not data.endswith(b"\n"))
@@ -112,7 +109,7 @@ def _mbox_mails(export: Export, file: ExportFile) -> Iterator[_Mail]:
         export.warn(file, deleted[0], f"{len(deleted)} message{'s' if len(deleted) > 1 else ''} Thunderbird marked "
                     "deleted (X-Mozilla-Status) are not read; they leave the file when the folder is compacted")
     if binned:
-        _warn_binned(export, file, binned[0], len(binned), "the mbox")
+        warn_left_out(export, file, binned[0], len(binned), "the mbox")
 
 
 def _expunged(data: bytes) -> bool:
@@ -120,24 +117,6 @@ def _expunged(data: bytes) -> bool:
     header; the bytes stay in the mbox until the folder is compacted, unseen in the app."""
     found = MOZILLA_STATUS.search(data, 0, find_header_end(data))
     return bool(found) and int(found.group(1), 16) & MOZILLA_EXPUNGED != 0
-
-
-def _in_gmail_bin(data: bytes) -> bool:
-    """A message Gmail labels Spam or Trash (X-Gmail-Labels), whatever its other labels: a
-    message in Trash that was Important is still trash."""
-    found = GMAIL_LABELS.search(data, 0, find_header_end(data))
-    if found is None:
-        return False
-    labels = _labels(found.group(1).decode("utf-8", "replace").replace("\r", "").replace("\n", ""))
-    return any(label.lower() in GMAIL_BINS for label in labels or ())
-
-
-def _warn_binned(export: Export, file: ExportFile, line: int | None, count: int, what: str) -> None:
-    """The WARN that says how many messages in Gmail's Spam or Trash were left out, and how to read them."""
-    fix = ("set include_spam_and_trash = true in this collection's table" if export.problem_prefix else
-           f"add {what} as a source of its own (vecbook add PATH) and set include_spam_and_trash = true in its table")
-    export.warn(file, line, f"{count} message{'s' if count > 1 else ''} labelled Spam or Trash in Gmail "
-                f"{'are' if count > 1 else 'is'} left out, as Gmail's search leaves them out; to search them, {fix}")
 
 
 def mbox_messages(file: ExportFile) -> Iterator[tuple[int, bytes]]:
@@ -231,7 +210,7 @@ def read_maildir(export: Export) -> list[Record]:
     binned: list[ExportFile] = []
     records = _records(export, export.read_each(files, lambda f: _maildir_mails(export, f, binned)))
     if binned:
-        _warn_binned(export, binned[0], None, len(binned), "the folder")
+        warn_left_out(export, binned[0], None, len(binned), "the folder")
     return records
 
 
@@ -262,7 +241,7 @@ def _maildir_mails(export: Export, file: ExportFile, binned: list[ExportFile]) -
     data, start = file.read_bytes(), 1
     if file.name.lower().endswith(".emlx"):
         data, start = _emlx_message(data)
-    if not export.include_spam_and_trash and _in_gmail_bin(data):
+    if not export.include_spam_and_trash and in_gmail_bin(data):
         binned.append(file)
         return
     folders = _folders(file)
@@ -360,7 +339,7 @@ def _parse(export: Export, file: ExportFile, data: bytes, start: int, conversati
         "participants": list(dict.fromkeys(p for pair in people for p in pair if p)) or None,
         "to": [_person(p) for p in to] or None, "cc": [_person(p) for p in cc] or None,
         "subject": subject or None, "conversation": conversation, "thread": (links or [message_id])[0],
-        "tags": _labels(text("x-gmail-labels")), "message_id": message_id,
+        "tags": gmail_labels(text("x-gmail-labels")), "message_id": message_id,
         "gmail_thread": _first(fields, "x-gm-thrid").strip() or None,
     }
     key = message_id or hashlib.sha1(f"{metadata['date']}|{metadata['author']}|{subject}|{body_text[:500]}".encode(
@@ -474,12 +453,6 @@ def _message_id(value: str) -> str | None:
 
 def _ids(value: str) -> list[str]:
     return [i.strip() for i in MESSAGE_IDS.findall(value) if i.strip()] if "<" in value else []
-
-
-def _labels(value: str) -> list[str] | None:
-    """Gmail's X-Gmail-Labels: comma-separated, a label holding a comma in quotes."""
-    labels = [(quoted or plain).strip() for quoted, plain in re.findall(r'"([^"]*)"|([^,]+)', value or "")]
-    return [label for label in labels if label] or None
 
 
 # -- the body --

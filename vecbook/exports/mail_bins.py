@@ -1,0 +1,39 @@
+"""Mail in Spam or Trash, which a mail app's search leaves out unless asked, and so does VecBook's
+(a collection's ``include_spam_and_trash`` reads it): the messages Gmail labels so (Takeout's
+``X-Gmail-Labels``)."""
+
+from __future__ import annotations
+
+import re
+
+from .base import Export, ExportFile
+from .mime import find_header_end
+
+# Gmail's labels (Takeout writes them, in English whatever the account's language); a message with
+# one of these is in Spam or Trash, which Gmail's search leaves out unless asked (``in:anywhere``).
+GMAIL_LABELS = re.compile(rb"^X-Gmail-Labels:[ \t]*([^\n]*(?:\n[ \t][^\n]*)*)", re.M | re.I)
+GMAIL_BINS = frozenset({"spam", "trash"})
+
+
+def gmail_labels(value: str) -> list[str] | None:
+    """Gmail's X-Gmail-Labels: comma-separated, a label holding a comma in quotes."""
+    labels = [(quoted or plain).strip() for quoted, plain in re.findall(r'"([^"]*)"|([^,]+)', value or "")]
+    return [label for label in labels if label] or None
+
+
+def in_gmail_bin(data: bytes) -> bool:
+    """A message Gmail labels Spam or Trash (X-Gmail-Labels), whatever its other labels: a
+    message in Trash that was Important is still trash."""
+    found = GMAIL_LABELS.search(data, 0, find_header_end(data))
+    if found is None:
+        return False
+    labels = gmail_labels(found.group(1).decode("utf-8", "replace").replace("\r", "").replace("\n", ""))
+    return any(label.lower() in GMAIL_BINS for label in labels or ())
+
+
+def warn_left_out(export: Export, file: ExportFile, line: int | None, count: int, what: str) -> None:
+    """The WARN that says how many messages in Gmail's Spam or Trash were left out, and how to read them."""
+    fix = ("set include_spam_and_trash = true in this collection's table" if export.problem_prefix else
+           f"add {what} as a source of its own (vecbook add PATH) and set include_spam_and_trash = true in its table")
+    export.warn(file, line, f"{count} message{'s' if count > 1 else ''} labelled Spam or Trash in Gmail "
+                f"{'are' if count > 1 else 'is'} left out, as Gmail's search leaves them out; to search them, {fix}")
