@@ -1256,6 +1256,55 @@ def test_gmail_spam_and_trash_saved_as_eml_files_are_left_out_too(tmp_path: Path
                         "collection's table"]
 
 
+def test_trash_and_junk_mailboxes_are_left_out_as_mail_apps_search_leaves_them_out(tmp_path: Path) -> None:
+    # Thunderbird keeps deleted mail and junk in its Trash and Junk folders (a deleted folder in
+    # Trash.sbd/), Gmail over IMAP in [Gmail]/Trash and [Gmail]/Spam, Dovecot in .Trash and .Junk,
+    # Apple Mail in Deleted Messages.mbox: searched, they answered with spam and what was thrown away
+    def mbox(path: Path, *subjects: str) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(b"\n".join(f"From - Mon Mar 11 10:00:00 2024\nFrom: a@example.com\nSubject: {s}\n"
+                                     f"Date: Mon, 11 Mar 2024 10:00:00 +0000\n\nBody.\n".encode() for s in subjects))
+    profile = tmp_path / "profile"
+    mbox(profile / "Inbox", "kept")
+    mbox(profile / "Trash", "thrown away", "also thrown away")
+    mbox(profile / "Junk", "pills")
+    mbox(profile / "Trash.sbd" / "Old project", "deleted folder")
+    mbox(profile / "[Gmail].sbd" / "Spam", "lottery")
+    mbox(profile / "Archives.sbd" / "Binders", "kept too")
+    records, problems = load(profile)
+    assert [r.metadata["subject"] for r in records] == ["kept", "kept too"]
+    fix = "to search it, set include_spam_and_trash = true in this collection's table"
+    assert problems == [
+        f"mail/Junk: collection 'mail': the mailbox 'Junk' (1 message) is a Trash or Junk folder and is left out, as "
+        f"mail apps' search leaves them out; {fix}",
+        f"mail/Trash: collection 'mail': the mailbox 'Trash' (2 messages) is a Trash or Junk folder and is left out, "
+        f"as mail apps' search leaves them out; {fix}",
+        f"mail/Trash.sbd/Old project: collection 'mail': the mailbox 'Trash/Old project' (1 message) is a Trash or "
+        f"Junk folder and is left out, as mail apps' search leaves them out; {fix}",
+        f"mail/[Gmail].sbd/Spam: collection 'mail': the mailbox '[Gmail]/Spam' (1 message) is a Trash or Junk folder "
+        f"and is left out, as mail apps' search leaves them out; {fix}"]
+    maildir = tmp_path / "Maildir"
+    for folder, name in ((maildir / "cur", "1.host:2,S"), (maildir / ".Trash" / "cur", "2.host:2,ST"),
+                         (maildir / ".Junk" / "new", "3.host"), (maildir / ".Junk" / "cur", "4.host:2,S")):
+        folder.mkdir(parents=True)
+        (folder / name).write_bytes(message(f"From: a@example.com\nSubject: {name}\n"
+                                            "Date: Mon, 11 Mar 2024 10:00:00 +0000", "Body."))
+    records, problems = load(maildir)
+    assert [r.metadata["subject"] for r in records] == ["1.host:2,S"]
+    assert [p.split(": ", 2)[0] + ": " + p.split(": ", 2)[2].split(" is a ")[0] for p in problems] == [
+        "mail/.Junk/cur/4.host:2,S: the mailbox 'Junk' (2 messages)",
+        "mail/.Trash/cur/2.host:2,ST: the mailbox 'Trash' (1 message)"]
+    apple = tmp_path / "Mail" / "V10" / "ABCD" / "Deleted Messages.mbox" / "EF01" / "Data" / "Messages"
+    apple.mkdir(parents=True)
+    mail = message("From: a@example.com\nSubject: gone\nDate: Mon, 11 Mar 2024 10:00:00 +0000", "Body.")
+    (apple / "1.emlx").write_bytes(f"{len(mail)}\n".encode() + mail + b"<?xml version=\"1.0\"?><plist/>")
+    records, problems = load(tmp_path / "Mail", fmt="maildir")
+    assert records == [] and "the mailbox 'Deleted Messages' (1 message) is a Trash or Junk folder" in problems[0]
+    records, problems, _ = load_export(CollectionConfig(name="mail", path=profile, database_label="mail",
+                                                        include_spam_and_trash=True))
+    assert problems == [] and len(records) == 7
+
+
 def test_a_collection_can_include_gmail_spam_and_trash(tmp_path: Path) -> None:
     from vecbook.config import ConfigError, load_config
 
@@ -1279,7 +1328,7 @@ def test_a_collection_can_include_gmail_spam_and_trash(tmp_path: Path) -> None:
 
 
 def test_gmail_spam_in_the_data_folder_says_to_add_the_mbox_as_a_source(tmp_path: Path) -> None:
-    path = takeout(tmp_path / "Spam.mbox", ["Spam,Unread"])
+    path = takeout(tmp_path / "Takeout.mbox", ["Spam,Unread"])
     records, problems = vecbook.sources.load_file(path.name, path)
     assert records == []
     assert [p.reason for p in problems] == [

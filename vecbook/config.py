@@ -125,7 +125,7 @@ class CollectionConfig:
     # the dates themselves (WhatsApp's exports write dates in the phone's locale).
     date_order: str | None = None
     keep_trashed: bool = False  # SQLite: keep the rows an app marks as in its trash (sqlite_rows.TRASH_COLUMNS)
-    # Mail: whether messages Gmail labels Spam or Trash are read (Gmail's own search leaves them out).
+    # Mail: whether what Gmail labels Spam or Trash and the Trash and Junk mailboxes are read.
     include_spam_and_trash: bool = False
 
     @property

@@ -23,7 +23,7 @@ from typing import Any, Callable, Iterable, Iterator
 
 from ..records import Record
 from .base import Export, ExportFile, clean_text, export_record, iso
-from .mail_bins import gmail_labels, in_gmail_bin, warn_left_out
+from .mail_bins import bin_mailbox, gmail_labels, in_gmail_bin, warn_bin_mailbox, warn_left_out
 from .mail_dates import localized_date, rfc_form
 from .mime import collect_body, decoded_header, find_header_end, new_part, parse_headers
 from .tnef import UNREAD
@@ -96,6 +96,10 @@ def _mbox_mails(export: Export, file: ExportFile) -> Iterator[_Mail]:
     """Each message of the mbox, parsed on its own as the file streams past; those
     Thunderbird deleted (``_expunged``) are counted in one WARN, not read."""
     conversation = _mbox_name(file)
+    if not export.include_spam_and_trash and bin_mailbox(conversation):
+        count = sum(1 for _, data in mbox_messages(file) if data.strip() and not _expunged(data))
+        warn_bin_mailbox(export, file, conversation, count, "the mbox")
+        return
     deleted: list[int] = []
     binned: list[int] = []
     for line, data in mbox_messages(file):
@@ -207,10 +211,14 @@ def read_maildir(export: Export) -> list[Record]:
         export.warn(outlook[0], None, f"{len(outlook)} Outlook .msg file{'s are' if len(outlook) > 1 else ' is'} not "
                     "read (VecBook reads no .msg): save those messages as .eml (new Outlook for Windows: Save as; "
                     "Outlook for Mac: drag them to a folder)")
-    binned: list[ExportFile] = []
+    binned: list[tuple[ExportFile, str | None]] = []  # (file, its Trash or Junk mailbox; None: Gmail's label)
     records = _records(export, export.read_each(files, lambda f: _maildir_mails(export, f, binned)))
-    if binned:
-        warn_left_out(export, binned[0], None, len(binned), "the folder")
+    labelled = [file for file, mailbox in binned if mailbox is None]
+    if labelled:
+        warn_left_out(export, labelled[0], None, len(labelled), "the folder")
+    for mailbox in dict.fromkeys(mailbox for _, mailbox in binned if mailbox is not None):
+        files_of = [file for file, other in binned if other == mailbox]
+        warn_bin_mailbox(export, files_of[0], mailbox, len(files_of), "the folder")
     return records
 
 
@@ -236,14 +244,12 @@ def _looks_like_mail(head: bytes) -> bool:
     return bool(FIRST_HEADER.match(head)) and bool(MAIL_HEADERS.search(header))
 
 
-def _maildir_mails(export: Export, file: ExportFile, binned: list[ExportFile]) -> Iterator[_Mail]:
-    """The message of one file; one Gmail labels Spam or Trash goes to ``binned`` unread, unless asked for."""
+def _maildir_mails(export: Export, file: ExportFile, binned: list[tuple[ExportFile, str | None]]) -> Iterator[_Mail]:
+    """The message of one file; one in a Trash or Junk mailbox or that Gmail labels Spam or Trash
+    goes to ``binned`` unread, unless asked for."""
     data, start = file.read_bytes(), 1
     if file.name.lower().endswith(".emlx"):
         data, start = _emlx_message(data)
-    if not export.include_spam_and_trash and in_gmail_bin(data):
-        binned.append(file)
-        return
     folders = _folders(file)
     if folders and folders[-1] in ("cur", "new"):
         folders = folders[:-1]
@@ -253,6 +259,9 @@ def _maildir_mails(export: Export, file: ExportFile, binned: list[ExportFile]) -
     mailboxes = [f[:-5] for f in folders if f.lower().endswith(".mbox") and len(f) > 5]
     if start == 2 and mailboxes:  # Apple Mail: Work.mbox/Clients.mbox/<uuid>/Data/Messages is Work/Clients
         conversation = "/".join(mailboxes)
+    if not export.include_spam_and_trash and (bin_mailbox(conversation) or in_gmail_bin(data)):
+        binned.append((file, conversation if bin_mailbox(conversation) else None))
+        return
     info = MAILDIR_INFO.search(file.name)
     flags = [MAILDIR_FLAGS[f] for f in info.group(1) if f in MAILDIR_FLAGS] if info else []
     for mail in _parse_one(export, file, data, start, conversation):

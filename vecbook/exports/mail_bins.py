@@ -1,6 +1,7 @@
 """Mail in Spam or Trash, which a mail app's search leaves out unless asked, and so does VecBook's
 (a collection's ``include_spam_and_trash`` reads it): the messages Gmail labels so (Takeout's
-``X-Gmail-Labels``)."""
+``X-Gmail-Labels``), and the mailboxes that are a Trash or Junk folder (Thunderbird's, Apple
+Mail's, Outlook's, an IMAP server's)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,12 @@ from .mime import find_header_end
 # one of these is in Spam or Trash, which Gmail's search leaves out unless asked (``in:anywhere``).
 GMAIL_LABELS = re.compile(rb"^X-Gmail-Labels:[ \t]*([^\n]*(?:\n[ \t][^\n]*)*)", re.M | re.I)
 GMAIL_BINS = frozenset({"spam", "trash"})
+# The names mail apps give their Trash and Junk folders on disk, lower case: Thunderbird's "Trash" and
+# "Junk" (in English whatever its language), Apple Mail's "Deleted Messages" and "Junk", Outlook's and
+# Exchange's "Deleted Items" and "Junk E-mail", Dovecot's and most servers' "Trash", "Junk" and "Spam",
+# Gmail's over IMAP "[Gmail]/Trash" (in British English "Bin") and "[Gmail]/Spam", Yahoo's "Bulk Mail".
+BIN_MAILBOXES = frozenset({"trash", "junk", "spam", "bin", "deleted items", "deleted messages", "junk e-mail",
+                           "junk email", "bulk mail"})
 
 
 def gmail_labels(value: str) -> list[str] | None:
@@ -31,9 +38,27 @@ def in_gmail_bin(data: bytes) -> bool:
     return any(label.lower() in GMAIL_BINS for label in labels or ())
 
 
+def bin_mailbox(mailbox: str) -> bool:
+    """A mailbox (``Trash``, ``[Gmail]/Spam``) that is a Trash or Junk folder or inside one (a folder
+    deleted in Thunderbird goes on as ``Trash/<its name>``)."""
+    return any(part.strip().lower() in BIN_MAILBOXES for part in mailbox.split("/"))
+
+
 def warn_left_out(export: Export, file: ExportFile, line: int | None, count: int, what: str) -> None:
     """The WARN that says how many messages in Gmail's Spam or Trash were left out, and how to read them."""
-    fix = ("set include_spam_and_trash = true in this collection's table" if export.problem_prefix else
-           f"add {what} as a source of its own (vecbook add PATH) and set include_spam_and_trash = true in its table")
     export.warn(file, line, f"{count} message{'s' if count > 1 else ''} labelled Spam or Trash in Gmail "
-                f"{'are' if count > 1 else 'is'} left out, as Gmail's search leaves them out; to search them, {fix}")
+                f"{'are' if count > 1 else 'is'} left out, as Gmail's search leaves them out; to search them, "
+                f"{_fix(export, what)}")
+
+
+def warn_bin_mailbox(export: Export, file: ExportFile, mailbox: str, count: int, what: str) -> None:
+    """The WARN that says a Trash or Junk mailbox was left out, with its count and how to read it."""
+    export.warn(file, None, f"the mailbox '{mailbox}' ({count} message{'s' if count > 1 else ''}) is a Trash or "
+                "Junk folder and is left out, as mail apps' search leaves them out; to search it, "
+                f"{_fix(export, what)}")
+
+
+def _fix(export: Export, what: str) -> str:
+    """How to read what was left out: the collection's setting (the data folder has no table for it)."""
+    return ("set include_spam_and_trash = true in this collection's table" if export.problem_prefix else
+            f"add {what} as a source of its own (vecbook add PATH) and set include_spam_and_trash = true in its table")
