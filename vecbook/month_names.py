@@ -46,7 +46,9 @@ MONTH_NAMES = (
      "prosinec", "aralık", "ara", "декабря", "декабрь", "дек", "грудня", "грудень", "груд", "δεκεμβρίου",
      "δεκέμβριος", "δεκ"),
 )
-MONTHS = {name: number for number, names in enumerate(MONTH_NAMES, 1) for name in names}
+# Chinese and Japanese write a month as its number and 月, Korean with 월 (strftime's %b under their locales)
+MONTHS = {name: number for number, names in enumerate(MONTH_NAMES, 1)
+          for name in (*names, f"{number}月", f"{number:02d}月", f"{number}월", f"{number:02d}월")}
 # A month name of the table (longest first, so "mars" is not read as "mar"), with its dot.
 MONTH = "(" + "|".join(sorted(MONTHS, key=len, reverse=True)) + r")\.?"
 # A day of the month, perhaps with its English ordinal ("5th") or a dot ("5.").

@@ -35,13 +35,13 @@ LOCAL_DATE = re.compile(rf"^[^\d]*?{DAY}\s+(?:de\s+)?{MONTH},?\s+(?:de\s+)?(\d{{
 MONTH_FIRST_DATE = re.compile(rf"^(?:[^\W\d_]+\.?,?\s+)?{MONTH_FIRST},?" + CLOCK_AND_ZONE, re.I)
 # [weekday,] day.month.year or day/month/year [at] [time] [zone], as mail apps write their locale's
 # short date: with dots the day is first everywhere (German, Russian, Finnish, Czech, Polish)
-NUMERIC_DATE = re.compile(r"^[^\d]*?(\d{1,2})([./-])\s?(\d{1,2})\2\s?(\d{4}),?" + CLOCK_AND_ZONE, re.I)
+NUMERIC_DATE = re.compile(r"^[^\d]*?(\d{1,2})([./-])\s?(\d{1,2})\2\s?(\d{4}|\d{2}(?!\d)),?" + CLOCK_AND_ZONE, re.I)
 # Year, month, day as Japanese, Chinese and Korean write them ("2024年3月5日", "2024년 3월 5일",
 # "2024. 3. 5."), then perhaps the weekday ("(火)", "火曜日", "星期二", "周二", "(화)", "화요일"), the time
 # and the zone (the half of the day before the time is read by ``rfc_form``)
-YEAR_FIRST_DATE = re.compile(r"^(\d{4})\s*(?:年|년|\.)\s*(\d{1,2})\s*(?:月|월|\.)\s*(\d{1,2})\s*(?:日|일|\.)?"
+YEAR_FIRST_DATE = re.compile(r"^(\d{4})\s*(?:年|년|\.|/)\s*(\d{1,2})\s*(?:月|월|\.|/)\s*(\d{1,2})\s*(?:日|일|\.)?"
                              r"\s*(?:[(（][^()（）\d]{1,4}[)）]|[^\W\d_]{1,2}曜日|星期.|[周週].|[^\W\d_]요일)?,?"
-                             rf"(?:\s*{CLOCK})?\s*(.*)$")
+                             r"(?:\s*(\d{1,2})(?:[:.]|\s*[時时시]\s*)(\d{2})\s*[分분]?(?:[:.](\d{2}))?)?\s*(.*)$")
 # The half of the day written before a 12-hour clock's time: Chinese, Japanese, Korean.
 EAST_ASIAN_HALF_DAY = re.compile(r"(上午|午前|오전|下午|午後|오후)\s*(\d{1,2}):(\d{2}(?::\d{2})?)")
 AFTERNOON = ("下午", "午後", "오후")
@@ -55,7 +55,7 @@ TWELVE_HOUR = re.compile(r"\b(\d{1,2}):(\d{2}(?::\d{2})?)\s*([ap])\.?m\b\.?", re
 
 # (and year/month/day, as Japanese and Chinese scripts write it: the year first, so never day-first)
 ISO_DATE = re.compile(r"^(\d{4})(?:-(\d{2})-(\d{2})|/(\d{1,2})/(\d{1,2}))[T ](\d{1,2}):(\d{2})(?::(\d{2}))?"
-                      r"(?:[.,]\d+)?\s*(Z|[+-]\d{2}:?\d{2})?$", re.I)
+                      r"(?:[.,]\d+)?\s*(Z|[+-]\d{2}:?\d{2})?(?:\s*\([^()]*\))?$", re.I)
 
 
 def rfc_form(raw: str) -> str:
