@@ -593,6 +593,14 @@ LOCALIZED_DATES = [
     ("2024年3月5日 15時05分", "2024-03-05T15:05:00"),
     ("2024/03/05 (火) 08:15", "2024-03-05T08:15:00"),
     ("2024-03-05T08:15:00+01:00 (CET)", "2024-03-05T08:15:00+01:00"),
+    # a zone's name the email package does not know (it knows only North America's), as old clients
+    # and scripts write it: its offset, not a date without one
+    ("Tue, 5 Mar 2024 08:15:00 CET", "2024-03-05T08:15:00+01:00"),
+    ("Tue, 5 Jul 2024 08:15:00 MESZ", "2024-07-05T08:15:00+02:00"),
+    ("Tue, 5 Mar 2024 08:15:00 JST", "2024-03-05T08:15:00+09:00"),
+    ("Tue, 5 Mar 2024 08:15:00 msk", "2024-03-05T08:15:00+03:00"),
+    ("Dienstag, 5. März 2024 08:15 MEZ", "2024-03-05T08:15:00+01:00"),
+    ("Tue, 5 Mar 2024 08:15:00 EST", "2024-03-05T08:15:00-05:00"),
 ]
 
 

@@ -50,6 +50,15 @@ AFTERNOON = ("下午", "午後", "오후")
 # RFC 5322's "+0100" (the email package reads only that, and would drop the offset).
 OFFSET = re.compile(r"\s(?:GMT|UTC)?([+-])(\d{2}):?(\d{2})(\s*\([^()]*\))?$", re.I)
 
+# Zones by the names old clients and scripts write after the time, where a name says one offset
+# (not IST, India's, Ireland's or Israel's; the email package reads North America's, EST to PDT, and
+# UT, GMT, Z): read as that offset, where it was a date with none.
+ZONE_NAMES = {"CET": "+0100", "MEZ": "+0100", "MET": "+0100", "CEST": "+0200", "MESZ": "+0200", "MEST": "+0200",
+              "WET": "+0000", "WEST": "+0100", "BST": "+0100", "EET": "+0200", "EEST": "+0300", "MSK": "+0300",
+              "JST": "+0900", "KST": "+0900", "HKT": "+0800", "SGT": "+0800", "AWST": "+0800", "ACST": "+0930",
+              "ACDT": "+1030", "AEST": "+1000", "AEDT": "+1100", "NZST": "+1200", "NZDT": "+1300", "HST": "-1000",
+              "AKST": "-0900", "AKDT": "-0800"}
+ZONE_NAME = re.compile(r"(?<=\d)\s+\(?(" + "|".join(ZONE_NAMES) + r")\)?(\s*\([^()]*\))?$", re.I)
 # A time on a 12-hour clock: 8:15 PM, 12:05:09 a.m.
 TWELVE_HOUR = re.compile(r"\b(\d{1,2}):(\d{2}(?::\d{2})?)\s*([ap])\.?m\b\.?", re.I)
 
@@ -59,10 +68,19 @@ ISO_DATE = re.compile(r"^(\d{4})(?:-(\d{2})-(\d{2})|/(\d{1,2})/(\d{1,2}))[T ](\d
 
 
 def rfc_form(raw: str) -> str:
-    """A Date header with its offset at the end written as RFC 5322 writes it (``OFFSET``) and a
-    12-hour clock's time as a 24-hour one (the email package reads "8:15 PM" as 08:15)."""
+    """A Date header with its offset at the end written as RFC 5322 writes it (``OFFSET``; a zone's
+    name, ``ZONE_NAMES``, as its offset) and a 12-hour clock's time as a 24-hour one (the email
+    package reads "8:15 PM" as 08:15)."""
     raw = EAST_ASIAN_HALF_DAY.sub(_east_asian_24_hour, raw) if not raw.isascii() else raw
+    raw = ZONE_NAME.sub(_zone_offset, raw)
     return TWELVE_HOUR.sub(_24_hour, OFFSET.sub(r" \1\2\3\4", raw))
+
+
+def _zone_offset(found: re.Match[str]) -> str:
+    """A zone's name as its offset; one after an offset ("+0100 (CET)") is its comment, kept."""
+    if re.search(r"[+-]\d\d:?\d\d$", found.string[:found.start()]):
+        return found.group(0)
+    return f" {ZONE_NAMES[found.group(1).upper()]}{found.group(2) or ''}"
 
 
 def _east_asian_24_hour(found: re.Match[str]) -> str:
