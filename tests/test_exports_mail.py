@@ -1354,6 +1354,22 @@ def test_gmail_spam_in_the_data_folder_says_to_add_the_mbox_as_a_source(tmp_path
         "its table"]
 
 
+def test_the_folder_data_that_pine_and_dovecot_keep_first_in_an_mbox_is_no_message(tmp_path: Path) -> None:
+    # UW-IMAP, Pine/Alpine and Dovecot keep an mbox's UIDs in a first message of their own; it was a
+    # record, "This text is part of the internal format of your mail folder", in every search for "mail"
+    (tmp_path / "INBOX").write_bytes(
+        b"From MAILER-DAEMON Tue Mar  5 08:00:00 2024\nDate: 05 Mar 2024 08:00:00 +0100\n"
+        b"From: Mail System Internal Data <MAILER-DAEMON@host.example.com>\n"
+        b"Subject: DON'T DELETE THIS MESSAGE -- FOLDER INTERNAL DATA\nMessage-ID: <1709622000@host.example.com>\n"
+        b"X-IMAP: 1709622000 0000000002\nStatus: RO\n\nThis text is part of the internal format of your mail "
+        b"folder, and is not\na real message.  It is created automatically by the mail system software.\n\n"
+        b"From ana@example.com Tue Mar  5 09:00:00 2024\nFrom: Ana <ana@example.com>\nSubject: Kayak\n"
+        b"Date: Tue, 5 Mar 2024 09:00:00 +0100\nX-IMAPbase: 1709622000 2\nStatus: RO\nX-UID: 1\n\n"
+        b"The kayak leaks.\n")
+    records, problems = load(tmp_path)
+    assert [(r.citation, r.text) for r in records] == [("mail/INBOX:12-20", "The kayak leaks.")] and problems == []
+
+
 def test_a_folder_of_eml_files_and_one_eml_file_are_read_as_mail(tmp_path: Path) -> None:
     # Outlook and Apple Mail save a message dragged out as .eml, Thunderbird's ImportExportTools
     # exports a folder as .eml files (with an mbox "From " line first); no cur/ or new/ around them

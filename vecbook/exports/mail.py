@@ -44,6 +44,10 @@ MBOX_BLOCK_BYTES = 8 << 20
 # Thunderbird's message flags, in hex; 0x0008 (MSG_FLAG_EXPUNGED) marks a deleted message.
 MOZILLA_STATUS = re.compile(rb"^X-Mozilla-Status:[ \t]*([0-9A-Fa-f]{1,4})[ \t]*\r?$", re.M | re.I)
 MOZILLA_EXPUNGED = 0x0008
+# UW-IMAP, Pine/Alpine and Dovecot keep an mbox's UIDs in a first message of their own, marked by
+# its X-IMAP header (a real first message carries X-IMAPbase instead) and its subject.
+FOLDER_DATA = (re.compile(rb"^X-IMAP:", re.M | re.I),
+               re.compile(rb"^Subject:[ \t]*DON'T DELETE THIS MESSAGE -- FOLDER INTERNAL DATA", re.M | re.I))
 MBOX_HEAD = re.compile(rb"\AFrom \S+ +\S[^\n]*\r?\n[!-9;-~]+:")
 # A file looks like a mail message when its first line is a header and its header
 # block names a sender, a date, a subject or a message id.
@@ -103,6 +107,8 @@ def _mbox_mails(export: Export, file: ExportFile) -> Iterator[_Mail]:
     deleted: list[int] = []
     binned: list[int] = []
     for line, data in mbox_messages(file):
+        if line == 1 and _folder_data(data):
+            continue
         if data.strip() and _expunged(data):
             deleted.append(line)
         elif data.strip() and not export.include_spam_and_trash and in_gmail_bin(data):
@@ -114,6 +120,12 @@ def _mbox_mails(export: Export, file: ExportFile) -> Iterator[_Mail]:
                     "deleted (X-Mozilla-Status) are not read; they leave the file when the folder is compacted")
     if binned:
         warn_left_out(export, file, binned[0], len(binned), "the mbox")
+
+
+def _folder_data(data: bytes) -> bool:
+    """The first message UW-IMAP, Pine/Alpine and Dovecot keep an mbox's UIDs in: no one's mail."""
+    end = find_header_end(data)
+    return all(pattern.search(data, 0, end) for pattern in FOLDER_DATA)
 
 
 def _expunged(data: bytes) -> bool:
