@@ -692,6 +692,23 @@ def test_legacy_charset_labels_read_as_the_windows_code_pages_mail_apps_write(tm
     assert korean.text == "갂똠 회의"
 
 
+def test_charset_labels_python_has_no_codec_of_are_read_as_browsers_read_them(tmp_path: Path) -> None:
+    # old Mac mail (x-mac-cyrillic, x-mac-ce), Netscape's x-euc-jp, Microsoft's x-cp1250: as WHATWG's
+    # labels name them; without a codec such a part read as Windows-1252 mojibake, an encoded word raw
+    head = "From: a@example.org\nDate: Mon, 4 Mar 2024 10:00:00 +0100\nContent-Type: text/plain; charset="
+    for name, label, codec, text in (("1.eml", "x-mac-cyrillic", "mac_cyrillic", "Привет из Москвы"),
+                                     ("2.eml", "x-mac-ce", "mac_latin2", "Dobrý den, Łódź"),
+                                     ("3.eml", "x-euc-jp", "euc_jp", "会議の件"),
+                                     ("4.eml", "x-cp1250", "cp1250", "Zażółć gęślą jaźń")):
+        (tmp_path / name).write_bytes(message(f"Subject: {name}\n{head}{label}", text.encode(codec)))
+    (tmp_path / "5.eml").write_bytes(message("Subject: =?x-mac-cyrillic?Q?=8F=F0=E8=E2=E5=F2?=\n" + head + "utf-8",
+                                             "x"))
+    records, problems = load(tmp_path)
+    assert problems == []
+    assert [r.text for r in records[:4]] == ["Привет из Москвы", "Dobrý den, Łódź", "会議の件", "Zażółć gęślą jaźń"]
+    assert records[4].metadata["subject"] == "Привет"
+
+
 def test_8_bit_text_in_no_charset_reads_as_windows_1252(tmp_path: Path) -> None:
     # mail written on Windows with no charset (or "unknown-8bit", a gateway's): its ’ € “ ” read as
     # Latin-1's invisible C1 controls, "It\x92s \x80 5"; bytes Windows-1252 lacks still read as Latin-1

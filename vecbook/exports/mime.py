@@ -130,13 +130,19 @@ UTF8_FIRST_NAMES = ASCII_NAMES | {"iso-8859-1", "latin-1", "latin1", "iso_8859-1
 # standard maps them for browsers): Windows Japanese mail says Shift_JIS and writes CP932 (①,
 # Ⅱ), Chinese says GB2312 and writes GBK, Korean says EUC-KR (Outlook: ks_c_5601-1987) and
 # writes CP949; Thai says TIS-620 and writes CP874; ISO-2022-JP carries CP932's ① too (``jis``).
-# Read strictly as labelled, one such character would fail the whole part. Also labels Python does not know by that name.
+# Read strictly as labelled, one such character would fail the whole part. Also labels Python does not know by that name
+# (old Mac mail's x-mac-cyrillic, Netscape's x-euc-jp, Microsoft's x-cp1250: as WHATWG's encoding standard names them).
 SUPERSETS = {"shift_jis": "cp932", "shift-jis": "cp932", "sjis": "cp932", "x-sjis": "cp932", "ms_kanji": "cp932",
              "windows-31j": "cp932", "gb2312": "gb18030", "gb_2312-80": "gb18030", "gbk": "gb18030",
              "x-gbk": "gb18030", "euc-cn": "gb18030", "euc-kr": "cp949", "ks_c_5601-1987": "cp949",
              "ks_c_5601": "cp949", "windows-949": "cp949", "big5": "big5hkscs", "tis-620": "cp874",
              "iso-8859-11": "cp874", "windows-874": "cp874", "iso-8859-8-i": "iso8859_8",
-             "x-mac-roman": "mac_roman", "macintosh": "mac_roman",
+             "x-mac-roman": "mac_roman", "macintosh": "mac_roman", "x-mac-cyrillic": "mac_cyrillic",
+             "x-mac-ukrainian": "mac_cyrillic", "x-mac-ce": "mac_latin2", "x-mac-centraleurroman": "mac_latin2",
+             "x-mac-greek": "mac_greek", "x-mac-turkish": "mac_turkish", "x-mac-icelandic": "mac_iceland",
+             "x-mac-arabic": "mac_arabic", "x-euc-jp": "euc_jp", "x-x-big5": "big5hkscs", "x-windows-949": "cp949",
+             "iso-8859-6-i": "iso8859_6", "iso-8859-6-e": "iso8859_6", "iso-8859-8-e": "iso8859_8",
+             **{f"x-cp125{n}": f"cp125{n}" for n in range(9)},
              "iso-2022-jp": jis.NAME, "csiso2022jp": jis.NAME, "iso2022_jp": jis.NAME}
 
 
