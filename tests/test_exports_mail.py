@@ -1279,6 +1279,26 @@ def test_gmail_spam_and_trash_are_left_out_as_gmail_search_leaves_them_out(tmp_p
                         "set include_spam_and_trash = true in this collection's table"]
 
 
+def test_gmail_spam_and_trash_are_known_by_their_names_in_the_accounts_language(tmp_path: Path) -> None:
+    # Takeout and Gmail's IMAP folders name the labels in the account's language ("Posteingang,Wichtig"):
+    # a German account's Trash is Papierkorb, a Russian one's Корзина (an encoded word), a British one's Bin
+    path = takeout(tmp_path / "Alle E-Mails einschließlich Spam und Papierkorb.mbox", [
+        "Posteingang,Wichtig", "Papierkorb,Wichtig", "=?UTF-8?B?0JrQvtGA0LfQuNC90LA=?=", "Bin", "Corbeille",
+        "=?UTF-8?B?44K044Of566x?=", "Spam"])
+    records, problems = load(path)
+    assert [r.metadata["tags"] for r in records] == [["Posteingang", "Wichtig"]]
+    assert "6 messages labelled Spam or Trash in Gmail are left out" in problems[0]
+    profile = tmp_path / "ImapMail" / "imap.gmail.com"
+    for folder in ("INBOX", "[Gmail].sbd/Papierkorb", "[Gmail].sbd/Wichtig", "Gelöschte Elemente", "Junk-E-Mail",
+                   "Courrier indésirable", "Корзина"):
+        (profile / folder).parent.mkdir(parents=True, exist_ok=True)
+        (profile / folder).write_bytes(f"From - Mon Mar 11 10:00:00 2024\nFrom: a@example.com\nSubject: {folder}\n"
+                                       "Date: Mon, 11 Mar 2024 10:00:00 +0000\n\nBody.\n".encode())
+    records, problems = load(profile)
+    assert sorted(r.metadata["subject"] for r in records) == ["INBOX", "[Gmail].sbd/Wichtig"]
+    assert len(problems) == 5
+
+
 def test_gmail_spam_and_trash_saved_as_eml_files_are_left_out_too(tmp_path: Path) -> None:
     for n, labels in enumerate(["Inbox", "Trash,Opened", "Spam"]):
         (tmp_path / f"{n}.eml").write_bytes(message(f"X-Gmail-Labels: {labels}\nFrom: a@example.org\n"

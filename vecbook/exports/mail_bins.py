@@ -8,18 +8,28 @@ from __future__ import annotations
 import re
 
 from .base import Export, ExportFile
-from .mime import find_header_end
+from .mime import decoded_header, find_header_end
 
-# Gmail's labels (Takeout writes them, in English whatever the account's language); a message with
-# one of these is in Spam or Trash, which Gmail's search leaves out unless asked (``in:anywhere``).
+# Gmail's labels as Takeout writes them, in the account's language ("Posteingang,Wichtig"; a label
+# past ASCII as an encoded word); a message labelled Trash or Spam, here in the languages Gmail's
+# own names were found in, lower case, is in Gmail's bin, which its search leaves out unless asked
+# (``in:anywhere``). Gmail's IMAP folders bear the same names ("[Gmail]/Papierkorb").
 GMAIL_LABELS = re.compile(rb"^X-Gmail-Labels:[ \t]*([^\n]*(?:\n[ \t][^\n]*)*)", re.M | re.I)
-GMAIL_BINS = frozenset({"spam", "trash"})
-# The names mail apps give their Trash and Junk folders on disk, lower case: Thunderbird's "Trash" and
-# "Junk" (in English whatever its language), Apple Mail's "Deleted Messages" and "Junk", Outlook's and
-# Exchange's "Deleted Items" and "Junk E-mail", Dovecot's and most servers' "Trash", "Junk" and "Spam",
-# Gmail's over IMAP "[Gmail]/Trash" (in British English "Bin") and "[Gmail]/Spam", Yahoo's "Bulk Mail".
-BIN_MAILBOXES = frozenset({"trash", "junk", "spam", "bin", "deleted items", "deleted messages", "junk e-mail",
-                           "junk email", "bulk mail"})
+GMAIL_BINS = frozenset({
+    "trash", "bin", "spam", "papierkorb", "corbeille", "papelera", "cestino", "lixeira", "lixo", "prullenbak", "kosz",
+    "papperskorgen", "papirkurv", "roskakori", "roskaposti", "skräppost", "koš", "çöp kutusu", "корзина", "спам",
+    "кошик", "ゴミ箱", "迷惑メール", "已删除邮件", "垃圾邮件", "垃圾桶", "垃圾郵件", "휴지통", "스팸함", "אשפה", "ספאם",
+    "المهملات"})
+# The names mail apps give their Trash and Junk folders on disk, lower case, besides Gmail's: Thunderbird's
+# "Trash" and "Junk" (in English whatever its language), Apple Mail's "Deleted Messages" and "Junk",
+# Outlook's and Exchange's "Deleted Items" and "Junk E-mail" (and in German, French, Spanish, Italian,
+# Dutch, Portuguese and Russian), Dovecot's and most servers' "Trash", "Junk" and "Spam", GMX's and
+# WEB.DE's "Spamverdacht", Yahoo's "Bulk Mail".
+BIN_MAILBOXES = GMAIL_BINS | {
+    "junk", "deleted items", "deleted messages", "junk e-mail", "junk email", "bulk mail", "spamverdacht",
+    "gelöschte elemente", "gelöschte objekte", "junk-e-mail", "éléments supprimés", "courrier indésirable",
+    "elementos eliminados", "correo no deseado", "posta eliminata", "posta indesiderata", "verwijderde items",
+    "ongewenste e-mail", "itens excluídos", "lixo eletrônico", "удаленные", "нежелательная почта"}
 
 
 def gmail_labels(value: str) -> list[str] | None:
@@ -34,8 +44,8 @@ def in_gmail_bin(data: bytes) -> bool:
     found = GMAIL_LABELS.search(data, 0, find_header_end(data))
     if found is None:
         return False
-    labels = gmail_labels(found.group(1).decode("utf-8", "replace").replace("\r", "").replace("\n", ""))
-    return any(label.lower() in GMAIL_BINS for label in labels or ())
+    labels = gmail_labels(found.group(1).decode("ascii", "surrogateescape").replace("\r", "").replace("\n", ""))
+    return any(decoded_header(label).lower() in GMAIL_BINS for label in labels or ())
 
 
 def bin_mailbox(mailbox: str) -> bool:
