@@ -601,6 +601,10 @@ LOCALIZED_DATES = [
     ("Tue, 5 Mar 2024 08:15:00 msk", "2024-03-05T08:15:00+03:00"),
     ("Dienstag, 5. März 2024 08:15 MEZ", "2024-03-05T08:15:00+01:00"),
     ("Tue, 5 Mar 2024 08:15:00 EST", "2024-03-05T08:15:00-05:00"),
+    # Hungarian writes the year first, with the month's name; Spanish locales write "p. m."
+    ("2024. március 5. 8:15", "2024-03-05T08:15:00"),
+    ("2024. márc. 5., kedd, 20:15 +0100", "2024-03-05T20:15:00+01:00"),
+    ("martes, 5 de marzo de 2024 8:15 p. m.", "2024-03-05T20:15:00"),
 ]
 
 

@@ -1,43 +1,46 @@
 """Month names as people, mail apps and notes write them, in English and the European languages
-VecBook reads dates in (Latin, Cyrillic and Greek letters), and the month-first date ("March 5, 2024", "Dezember 3, 2024"): one table
-for the dates of text headers (``written_dates``) and of mail (``exports.mail_dates``)."""
+VecBook reads dates in (in Latin, Cyrillic and Greek letters; 3月 and 3월 too), and the month-first
+date ("March 5, 2024", "Dezember 3, 2024"): one table for the dates of text headers
+(``written_dates``) and of mail (``exports.mail_dates``)."""
 
 from __future__ import annotations
 
 # Month names and the abbreviations apps write, lower case, each language's in turn (English,
-# German with Austrian "Jän", French, Spanish, Catalan, Italian, Portuguese, Dutch,
-# Swedish/Danish/Norwegian, Finnish, Polish, Czech, Turkish, Russian, Ukrainian, Greek), in the
-# forms a date writes them in (the genitive: "5 марта", "5 marca", "5. března", "5 Μαρτίου").
+# German with Austrian "Jän", French, Spanish, Catalan, Italian, Portuguese, Dutch, Swedish/Danish/
+# Norwegian, Finnish, Polish, Czech, Turkish, Hungarian, Russian, Ukrainian, Greek), in the forms a
+# date writes them in (the genitive: "5 марта", "5 marca", "5. března", "5 Μαρτίου").
 MONTH_NAMES = (
     ("january", "jan", "januar", "jän", "jänner", "janv", "janvier", "ene", "enero", "gener", "gen", "gennaio",
      "janeiro", "januari", "tammikuuta", "tammikuu", "stycznia", "styczeń", "sty", "ledna", "leden", "ocak", "oca",
-     "января", "январь", "янв", "січня", "січень", "січ", "ιανουαρίου", "ιανουάριος", "ιαν"),
+     "január", "января", "январь", "янв", "січня", "січень", "січ", "ιανουαρίου", "ιανουάριος", "ιαν"),
     ("february", "feb", "februar", "feber", "févr", "fevr", "fév", "février", "fevrier", "febrero", "febrer",
      "febbraio", "fev", "fevereiro", "februari", "helmikuuta", "helmikuu", "lutego", "luty", "lut", "února", "únor",
-     "şubat", "şub", "февраля", "февраль", "фев", "лютого", "лютий", "лют", "φεβρουαρίου", "φεβρουάριος", "φεβ"),
+     "şubat", "şub", "február", "febr", "февраля", "февраль", "фев", "лютого", "лютий", "лют", "φεβρουαρίου",
+     "φεβρουάριος", "φεβ"),
     ("march", "mar", "mär", "märz", "maerz", "mrz", "mars", "marzo", "març", "março", "marco", "mrt", "maart",
-     "marts", "maaliskuuta", "maaliskuu", "marca", "marzec", "března", "březen", "mart", "марта", "март", "мар",
-     "березня", "березень", "бер", "μαρτίου", "μάρτιος", "μαρ"),
+     "marts", "maaliskuuta", "maaliskuu", "marca", "marzec", "března", "březen", "mart", "március", "márc", "марта",
+     "март", "мар", "березня", "березень", "бер", "μαρτίου", "μάρτιος", "μαρ"),
     ("april", "apr", "avr", "avril", "abr", "abril", "aprile", "huhtikuuta", "huhtikuu", "kwietnia", "kwiecień",
-     "kwi", "dubna", "duben", "nisan", "nis", "апреля", "апрель", "апр", "квітня", "квітень", "квіт",
-     "απριλίου", "απρίλιος", "απρ"),
+     "kwi", "dubna", "duben", "nisan", "nis", "április", "ápr", "апреля", "апрель", "апр", "квітня", "квітень",
+     "квіт", "απριλίου", "απρίλιος", "απρ"),
     ("may", "mai", "mayo", "maig", "mag", "maggio", "maio", "mei", "maj", "toukokuuta", "toukokuu", "maja",
-     "května", "květen", "mayıs", "мая", "май", "травня", "травень", "трав", "μαΐου", "μάιος", "μαΐ", "μαϊ"),
+     "května", "květen", "mayıs", "május", "máj", "мая", "май", "травня", "травень", "трав", "μαΐου", "μάιος",
+     "μαΐ", "μαϊ"),
     ("june", "jun", "juni", "juin", "junio", "juny", "giu", "giugno", "junho", "kesäkuuta", "kesäkuu", "czerwca",
-     "czerwiec", "cze", "června", "červen", "haziran", "haz", "июня", "июнь", "июн", "червня", "червень", "черв",
-     "ιουνίου", "ιούνιος", "ιουν"),
+     "czerwiec", "cze", "června", "červen", "haziran", "haz", "június", "jún", "июня", "июнь", "июн", "червня",
+     "червень", "черв", "ιουνίου", "ιούνιος", "ιουν"),
     ("july", "jul", "juli", "juil", "juillet", "julio", "juliol", "lug", "luglio", "julho", "heinäkuuta",
-     "heinäkuu", "lipca", "lipiec", "lip", "července", "červenec", "temmuz", "tem", "июля", "июль", "июл", "липня",
-     "липень", "ιουλίου", "ιούλιος", "ιουλ"),
+     "heinäkuu", "lipca", "lipiec", "lip", "července", "červenec", "temmuz", "tem", "július", "júl", "июля", "июль",
+     "июл", "липня", "липень", "ιουλίου", "ιούλιος", "ιουλ"),
     ("august", "aug", "août", "aout", "ago", "agosto", "agost", "augustus", "augusti", "elokuuta", "elokuu",
-     "sierpnia", "sierpień", "sie", "srpna", "srpen", "ağustos", "ağu", "августа", "август", "авг", "серпня",
-     "серпень", "серп", "αυγούστου", "αύγουστος", "αυγ"),
-    ("september", "sep", "sept", "septembre", "septiembre", "setembre", "set", "setiembre", "settembre",
-     "setembro", "syyskuuta", "syyskuu", "września", "wrzesień", "wrz", "září", "eylül", "eyl", "сентября",
-     "сентябрь", "сен", "сент", "вересня", "вересень", "вер", "σεπτεμβρίου", "σεπτέμβριος", "σεπ"),
+     "sierpnia", "sierpień", "sie", "srpna", "srpen", "ağustos", "ağu", "augusztus", "августа", "август", "авг",
+     "серпня", "серпень", "серп", "αυγούστου", "αύγουστος", "αυγ"),
+    ("september", "sep", "sept", "septembre", "septiembre", "setembre", "set", "setiembre", "settembre", "setembro",
+     "syyskuuta", "syyskuu", "września", "wrzesień", "wrz", "září", "eylül", "eyl", "szeptember", "szept",
+     "сентября", "сентябрь", "сен", "сент", "вересня", "вересень", "вер", "σεπτεμβρίου", "σεπτέμβριος", "σεπ"),
     ("october", "oct", "okt", "oktober", "octobre", "octubre", "ott", "ottobre", "out", "outubro", "lokakuuta",
-     "lokakuu", "października", "październik", "paź", "října", "říjen", "ekim", "eki", "октября", "октябрь", "окт",
-     "жовтня", "жовтень", "жовт", "οκτωβρίου", "οκτώβριος", "οκτ"),
+     "lokakuu", "października", "październik", "paź", "října", "říjen", "ekim", "eki", "október", "октября",
+     "октябрь", "окт", "жовтня", "жовтень", "жовт", "οκτωβρίου", "οκτώβριος", "οκτ"),
     ("november", "nov", "novembre", "noviembre", "novembro", "marraskuuta", "marraskuu", "listopada", "listopad",
      "lis", "listopadu", "kasım", "kas", "ноября", "ноябрь", "ноя", "нояб", "листопада", "листопад", "лист",
      "νοεμβρίου", "νοέμβριος", "νοε"),

@@ -42,6 +42,8 @@ NUMERIC_DATE = re.compile(r"^[^\d]*?(\d{1,2})([./-])\s?(\d{1,2})\2\s?(\d{4}|\d{2
 YEAR_FIRST_DATE = re.compile(r"^(\d{4})\s*(?:年|년|\.|/)\s*(\d{1,2})\s*(?:月|월|\.|/)\s*(\d{1,2})\s*(?:日|일|\.)?"
                              r"\s*(?:[(（][^()（）\d]{1,4}[)）]|[^\W\d_]{1,2}曜日|星期.|[周週].|[^\W\d_]요일)?,?"
                              r"(?:\s*(\d{1,2})(?:[:.]|\s*[時时시]\s*)(\d{2})\s*[分분]?(?:[:.](\d{2}))?)?\s*(.*)$")
+# Year, month's name, day, as Hungarian writes them ("2024. március 5., kedd 8:15"), the weekday after the day.
+YEAR_MONTH_NAME_DATE = re.compile(rf"^(\d{{4}})\.?\s+{MONTH}\s+{DAY},?(?:\s+[^\W\d_]+\.?,?)?" + CLOCK_AND_ZONE, re.I)
 # The half of the day written before a 12-hour clock's time: Chinese, Japanese, Korean.
 EAST_ASIAN_HALF_DAY = re.compile(r"(上午|午前|오전|下午|午後|오후)\s*(\d{1,2}):(\d{2}(?::\d{2})?)")
 AFTERNOON = ("下午", "午後", "오후")
@@ -59,8 +61,8 @@ ZONE_NAMES = {"CET": "+0100", "MEZ": "+0100", "MET": "+0100", "CEST": "+0200", "
               "ACDT": "+1030", "AEST": "+1000", "AEDT": "+1100", "NZST": "+1200", "NZDT": "+1300", "HST": "-1000",
               "AKST": "-0900", "AKDT": "-0800"}
 ZONE_NAME = re.compile(r"(?<=\d)\s+\(?(" + "|".join(ZONE_NAMES) + r")\)?(\s*\([^()]*\))?$", re.I)
-# A time on a 12-hour clock: 8:15 PM, 12:05:09 a.m.
-TWELVE_HOUR = re.compile(r"\b(\d{1,2}):(\d{2}(?::\d{2})?)\s*([ap])\.?m\b\.?", re.I)
+# A time on a 12-hour clock: 8:15 PM, 12:05:09 a.m., 8:15 p. m. (Spanish locales)
+TWELVE_HOUR = re.compile(r"\b(\d{1,2}):(\d{2}(?::\d{2})?)\s*([ap])(?:\.\s?)?m\b\.?", re.I)
 
 # (and year/month/day, as Japanese and Chinese scripts write it: the year first, so never day-first)
 ISO_DATE = re.compile(r"^(\d{4})(?:-(\d{2})-(\d{2})|/(\d{1,2})/(\d{1,2}))[T ](\d{1,2}):(\d{2})(?::(\d{2}))?"
@@ -96,8 +98,9 @@ def _24_hour(found: re.Match[str]) -> str:
 
 def localized_date(raw: str) -> datetime | None:
     """The date a Date header names in ISO 8601, year first as East Asian clients write it
-    (``YEAR_FIRST_DATE``), with a month name (``LOCAL_DATE``, else ``MONTH_FIRST_DATE``) or in
-    numbers (``NUMERIC_DATE``); None when it is none, or when its numbers could be either day."""
+    (``YEAR_FIRST_DATE``), with a month name (``LOCAL_DATE``, ``YEAR_MONTH_NAME_DATE``, else
+    ``MONTH_FIRST_DATE``) or in numbers (``NUMERIC_DATE``); None when it is none, or when its
+    numbers could be either day."""
     raw = raw.strip()
     if iso := ISO_DATE.match(raw):
         return _iso_date(iso)
@@ -106,6 +109,9 @@ def localized_date(raw: str) -> datetime | None:
         number: int | None = int(month)
     elif found := LOCAL_DATE.match(raw):
         day, month, year, hour, minute, second, zone = found.groups()
+        number = month_number(month)
+    elif found := YEAR_MONTH_NAME_DATE.match(raw):
+        year, month, day, hour, minute, second, zone = found.groups()
         number = month_number(month)
     elif found := MONTH_FIRST_DATE.match(raw):
         month, day, year, hour, minute, second, zone = found.groups()
