@@ -1395,6 +1395,17 @@ def test_gmail_spam_in_the_data_folder_says_to_add_the_mbox_as_a_source(tmp_path
         "its table"]
 
 
+def test_an_mbox_that_starts_with_a_byte_order_mark_or_blank_lines_is_an_mbox(tmp_path: Path) -> None:
+    # Windows tools write a BOM first, mailboxes joined by hand a blank line: "no format recognises it"
+    mail = (b"From a@example.com Tue Mar  5 09:00:00 2024\nFrom: Ana <ana@example.com>\nSubject: Kayak\n"
+            b"Date: Tue, 5 Mar 2024 09:00:00 +0100\n\nThe kayak leaks.\n")
+    for name, lead, lines in (("bom", b"\xef\xbb\xbf", "1-6"), ("blank", b"\n\n", "3-8"), ("crlf", b"\r\n", "2-7")):
+        (tmp_path / f"{name}.mbox").write_bytes(lead + mail)
+        records, problems = load(tmp_path / f"{name}.mbox")
+        assert [(r.citation, r.metadata["subject"], r.text) for r in records] == [
+            (f"mail/{name}.mbox:{lines}", "Kayak", "The kayak leaks.")] and not problems
+
+
 def test_the_folder_data_that_pine_and_dovecot_keep_first_in_an_mbox_is_no_message(tmp_path: Path) -> None:
     # UW-IMAP, Pine/Alpine and Dovecot keep an mbox's UIDs in a first message of their own; it was a
     # record, "This text is part of the internal format of your mail folder", in every search for "mail"

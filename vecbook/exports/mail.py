@@ -48,7 +48,9 @@ MOZILLA_EXPUNGED = 0x0008
 # its X-IMAP header (a real first message carries X-IMAPbase instead) and its subject.
 FOLDER_DATA = (re.compile(rb"^X-IMAP:", re.M | re.I),
                re.compile(rb"^Subject:[ \t]*DON'T DELETE THIS MESSAGE -- FOLDER INTERNAL DATA", re.M | re.I))
-MBOX_HEAD = re.compile(rb"\AFrom \S+ +\S[^\n]*\r?\n[!-9;-~]+:")
+# (a byte order mark or blank lines before it, as Windows tools and mailboxes joined by hand write them)
+MBOX_HEAD = re.compile(rb"\A(?:\xef\xbb\xbf)?\n*From \S+ +\S[^\n]*\r?\n[!-9;-~]+:")
+MBOX_LEAD = re.compile(rb"(?:\xef\xbb\xbf)?[\r\n]*")
 # A file looks like a mail message when its first line is a header and its header
 # block names a sender, a date, a subject or a message id.
 FIRST_HEADER = re.compile(rb"\A(?:From \S+ +\S[^\n]*\n)?[!-9;-~]+:")
@@ -141,6 +143,8 @@ def mbox_messages(file: ExportFile) -> Iterator[tuple[int, bytes]]:
     line, search_from = 1, 1
     buffer = b""
     for block in _blocks(file):
+        if not buffer and line == 1 and (lead := MBOX_LEAD.match(block).end()):  # (before the first From line)
+            block, line = block[lead:], line + block.count(b"\n", 0, lead)
         buffer += block
         start = 0
         for found in MBOX_SEPARATOR.finditer(buffer, search_from):
