@@ -65,8 +65,8 @@ ZONE_NAME = re.compile(r"(?<=\d)\s+\(?(" + "|".join(ZONE_NAMES) + r")\)?(\s*\([^
 TWELVE_HOUR = re.compile(r"\b(\d{1,2}):(\d{2}(?::\d{2})?)\s*([ap])(?:\.\s?)?m\b\.?", re.I)
 
 # (and year/month/day, as Japanese and Chinese scripts write it: the year first, so never day-first)
-ISO_DATE = re.compile(r"^(\d{4})(?:-(\d{2})-(\d{2})|/(\d{1,2})/(\d{1,2}))[T ](\d{1,2}):(\d{2})(?::(\d{2}))?"
-                      r"(?:[.,]\d+)?\s*(Z|[+-]\d{2}:?\d{2})?(?:\s*\([^()]*\))?$", re.I)
+ISO_DATE = re.compile(r"^(\d{4})(?:-(\d{2})-(\d{2})|/(\d{1,2})/(\d{1,2}))(?:[T ](\d{1,2}):(\d{2})(?::(\d{2}))?"
+                      r"(?:[.,]\d+)?\s*(Z|[+-]\d{2}:?\d{2})?)?(?:\s*\([^()]*\))?$", re.I)
 
 
 def rfc_form(raw: str) -> str:
@@ -134,12 +134,13 @@ def localized_date(raw: str) -> datetime | None:
 
 
 def _iso_date(found: re.Match[str]) -> datetime | None:
-    """An ISO 8601 date and time, with its offset where it has one (naive without, as written),
-    to the second: read by ``iso_moment`` once the space before an offset and the fraction are
+    """An ISO 8601 date and time (a day alone at its midnight), with its offset where it has one
+    (naive without, as written), to the second: read by ``iso_moment`` once the space before an offset and the fraction are
     left out."""
     year, month, day, slashed_month, slashed_day, hour, minute, second, offset = found.groups()
     month, day = month or slashed_month.zfill(2), day or slashed_day.zfill(2)
     try:
-        return iso_moment(f"{year}-{month}-{day}T{hour.zfill(2)}:{minute}:{second or '00'}{offset or ''}")
+        return iso_moment(f"{year}-{month}-{day}T{(hour or '0').zfill(2)}:{minute or '00'}:{second or '00'}"
+                          f"{offset or ''}")
     except ValueError:  # (a 13th month, a 25th hour, an offset of a day or more)
         return None
