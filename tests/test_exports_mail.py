@@ -1421,6 +1421,9 @@ def test_the_folder_data_that_pine_and_dovecot_keep_first_in_an_mbox_is_no_messa
         b"The kayak leaks.\n")
     records, problems = load(tmp_path)
     assert [(r.citation, r.text) for r in records] == [("mail/INBOX:12-20", "The kayak leaks.")] and problems == []
+    (tmp_path / "INBOX").rename(tmp_path / "Trash")  # (nor is it counted among the messages left out)
+    records, problems = load(tmp_path)
+    assert records == [] and "the mailbox 'Trash' (1 message) is a Trash or Junk folder" in problems[0]
 
 
 def test_a_folder_of_eml_files_and_one_eml_file_are_read_as_mail(tmp_path: Path) -> None:

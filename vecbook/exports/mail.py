@@ -103,7 +103,8 @@ def _mbox_mails(export: Export, file: ExportFile) -> Iterator[_Mail]:
     Thunderbird deleted (``_expunged``) are counted in one WARN, not read."""
     conversation = _mbox_name(file)
     if not export.include_spam_and_trash and bin_mailbox(conversation):
-        count = sum(1 for _, data in mbox_messages(file) if data.strip() and not _expunged(data))
+        count = sum(1 for line, data in mbox_messages(file)
+                    if data.strip() and not _expunged(data) and not (line == 1 and _folder_data(data)))
         warn_bin_mailbox(export, file, conversation, count, "the mbox")
         return
     deleted: list[int] = []
