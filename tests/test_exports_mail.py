@@ -1407,6 +1407,15 @@ def test_an_mbox_that_starts_with_a_byte_order_mark_or_blank_lines_is_an_mbox(tm
             (f"mail/{name}.mbox:{lines}", "Kayak", "The kayak leaks.")] and not problems
 
 
+def test_an_eml_file_that_starts_with_a_byte_order_mark_is_read_whole(tmp_path: Path) -> None:
+    # a message saved by a Windows script (Windows PowerShell's -Encoding UTF8 writes a BOM): it was no mail at all
+    (tmp_path / "Angebot.eml").write_bytes(b"\xef\xbb\xbf" + message(
+        "From: Ana <ana@example.com>\nSubject: Angebot\nDate: Tue, 5 Mar 2024 09:00:00 +0100", "Anbei das Angebot."))
+    records, problems = load(tmp_path)
+    assert [(r.metadata["author"], r.metadata["subject"], r.text) for r in records] == [
+        ("Ana <ana@example.com>", "Angebot", "Anbei das Angebot.")] and problems == []
+
+
 def test_the_folder_data_that_pine_and_dovecot_keep_first_in_an_mbox_is_no_message(tmp_path: Path) -> None:
     # UW-IMAP, Pine/Alpine and Dovecot keep an mbox's UIDs in a first message of their own; it was a
     # record, "This text is part of the internal format of your mail folder", in every search for "mail"

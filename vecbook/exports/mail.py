@@ -51,6 +51,7 @@ FOLDER_DATA = (re.compile(rb"^X-IMAP:", re.M | re.I),
 # (a byte order mark or blank lines before it, as Windows tools and mailboxes joined by hand write them)
 MBOX_HEAD = re.compile(rb"\A(?:\xef\xbb\xbf)?\n*From \S+ +\S[^\n]*\r?\n[!-9;-~]+:")
 MBOX_LEAD = re.compile(rb"(?:\xef\xbb\xbf)?[\r\n]*")
+BOM = b"\xef\xbb\xbf"
 # A file looks like a mail message when its first line is a header and its header
 # block names a sender, a date, a subject or a message id.
 FIRST_HEADER = re.compile(rb"\A(?:From \S+ +\S[^\n]*\n)?[!-9;-~]+:")
@@ -207,7 +208,7 @@ def _is_eml(file: ExportFile) -> bool:
 def _head(file: ExportFile) -> bytes:
     """The first 8 KB of a message file, an .emlx's length line left out."""
     head = file.head(8192)
-    return _emlx_message(head)[0] if file.name.lower().endswith(".emlx") else head
+    return _emlx_message(head)[0] if file.name.lower().endswith(".emlx") else head.removeprefix(BOM)
 
 
 def _emlx_message(data: bytes) -> tuple[bytes, int]:
@@ -264,7 +265,7 @@ def _looks_like_mail(head: bytes) -> bool:
 def _maildir_mails(export: Export, file: ExportFile, binned: list[tuple[ExportFile, str | None]]) -> Iterator[_Mail]:
     """The message of one file; one in a Trash or Junk mailbox or that Gmail labels Spam or Trash
     goes to ``binned`` unread, unless asked for."""
-    data, start = file.read_bytes(), 1
+    data, start = file.read_bytes().removeprefix(BOM), 1  # (a Windows script's .eml)
     if file.name.lower().endswith(".emlx"):
         data, start = _emlx_message(data)
     folders = _folders(file)
