@@ -824,6 +824,15 @@ NEWSLETTER = (
     '<p style="mso-hide:all">Track it online.</p></body>')
 
 
+def test_an_emoji_that_html_shows_as_an_image_is_read_as_its_character() -> None:
+    # Gmail sends an emoji as an image whose alt is the emoji: "Happy birthday !" lost the cake, and
+    # a search for 🎂 the mail; an image's words (a logo's alt) stay out, as before
+    assert html_to_text('<div dir="ltr">Happy birthday <img data-emoji="🎂" class="an1" alt="🎂" aria-label="🎂" '
+                        'src="https://fonts.gstatic.com/s/e/notoemoji/15.0/1f382/72.png" loading="lazy">!</div>'
+                        '<p><img alt="👍🏽" src="cid:e1"> Sounds good <img src="cid:logo" alt="ACME logo"></p>'
+                        '<p><img alt="|" src="spacer.gif">next</p>') == "Happy birthday 🎂!\n\n👍🏽 Sounds good\n\nnext"
+
+
 def test_text_a_mail_app_hides_from_its_reader_is_not_read_from_html() -> None:
     # font-size:0 on a layout cell that its children reset is how fluid templates remove gaps;
     # mso-hide:all alone hides only from Outlook on Windows, every other app shows it

@@ -17,6 +17,7 @@ follows the marker Outlook puts above its history (``HISTORY_IDS``, ``HISTORY_RU
 from __future__ import annotations
 
 import re
+import unicodedata
 from functools import lru_cache
 from html.parser import HTMLParser
 
@@ -100,6 +101,8 @@ class _HtmlText(HTMLParser):
             self.parts.append("\n- ")
         elif tag == "td":
             self.parts.append(" ")
+        elif tag == "img" and (emoji := _emoji(attrs)):
+            self.handle_data(emoji)
 
     def handle_endtag(self, tag: str) -> None:
         if tag in self.HIDDEN:
@@ -153,6 +156,16 @@ class _HtmlText(HTMLParser):
     def _unseen(self) -> bool:
         """Text here is not shown: a hiding element holds it, or it is invisible or zero-sized."""
         return bool(self.open) and (self.open[-1][1] or not self.open[-1][2] or self.open[-1][3])
+
+
+def _emoji(attrs: list[tuple[str, str | None]]) -> str:
+    """The emoji an image shows ('' for any other image): Gmail sends one as an image with the emoji
+    as its alt (and data-emoji); a logo's or a spacer's alt is no text of the mail."""
+    values = {name: value or "" for name, value in attrs}
+    alt = values.get("data-emoji") or values.get("alt", "")
+    if len(alt) > 16 or any(char.isalnum() for char in alt):
+        return ""
+    return alt if any(unicodedata.category(char) == "So" for char in alt) else ""
 
 
 @lru_cache(maxsize=4096)
