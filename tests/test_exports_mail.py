@@ -833,6 +833,16 @@ def test_an_emoji_that_html_shows_as_an_image_is_read_as_its_character() -> None
                         '<p><img alt="|" src="spacer.gif">next</p>') == "Happy birthday 🎂!\n\n👍🏽 Sounds good\n\nnext"
 
 
+def test_preformatted_html_keeps_its_lines_and_so_its_quote_is_told_apart() -> None:
+    # systems and some clients send plain text as HTML in <pre>: its lines were run into one, and a
+    # reply's "> " history in it was indexed as the writer's own words
+    text = html_to_text("<html><body><pre>Sounds good, see you at 10.\n\nOn Tue, 5 Mar 2024, Ana wrote:\n"
+                        "&gt; Shall we meet   at the caf&eacute;?\n&gt; Ana</pre><p>Sent from my phone</p></body></html>")
+    assert text == ("Sounds good, see you at 10.\n\nOn Tue, 5 Mar 2024, Ana wrote:\n> Shall we meet at the café?\n"
+                    "> Ana\n\nSent from my phone")
+    assert new_part(text) == "Sounds good, see you at 10.\n\nSent from my phone"
+
+
 def test_text_a_mail_app_hides_from_its_reader_is_not_read_from_html() -> None:
     # font-size:0 on a layout cell that its children reset is how fluid templates remove gaps;
     # mso-hide:all alone hides only from Outlook on Windows, every other app shows it

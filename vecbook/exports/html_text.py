@@ -86,10 +86,13 @@ class _HtmlText(HTMLParser):
         self.rules: Rules = {}
         self.shown: set[tuple[tuple[str, str], str]] = set()
         self.in_style = False
+        self.pre = 0  # inside how many <pre>: their line breaks are lines, as a browser shows them
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if tag not in VOID:
             self._push(tag, attrs)
+        if tag == "pre":
+            self.pre += 1
         if tag in self.HIDDEN:
             self.hidden += 1
             self.in_style = tag == "style"
@@ -105,6 +108,8 @@ class _HtmlText(HTMLParser):
             self.handle_data(emoji)
 
     def handle_endtag(self, tag: str) -> None:
+        if tag == "pre":
+            self.pre = max(0, self.pre - 1)
         if tag in self.HIDDEN:
             self.hidden = max(0, self.hidden - 1)
             self.in_style = False
@@ -133,6 +138,9 @@ class _HtmlText(HTMLParser):
         before, after = " " if data[:1].isspace() else "", " " if data[-1:].isspace() and words else ""
         depth = max(self.open[-1][4] if self.open else 0, int(self.history))
         mark = f"\x00{depth}\x00" if depth and words else ""
+        if self.pre and "\n" in data:  # each line of it a line, quoted as deep as the others
+            self.parts.append("\n".join(mark + " ".join(line.split()).replace("\x00", "") for line in data.split("\n")))
+            return
         self.parts.append(before + mark + words.replace("\x00", "") + after)
 
     def _push(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
