@@ -291,6 +291,24 @@ def test_a_file_already_added_is_refused_under_any_name(
                                  "are searched already\n")
 
 
+def test_the_same_add_run_twice_says_the_source_is_there_already(
+        home: Path, user_config: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Not "choose another name with --name", which only leads to the next refusal."""
+    database = home / "diary.db"
+    with sqlite3.connect(database) as connection:
+        connection.executescript("CREATE TABLE entries(id INTEGER PRIMARY KEY, body TEXT);"
+                                 "INSERT INTO entries VALUES (1, 'Swam 40 lengths');")
+    connection.close()
+    for argv, added in [(["notes"], f"{home / 'notes'} is already added as 'notes'"),
+                        (["diary.db", "--table", "entries", "--text-column", "body"],
+                         f"{database} is already added as 'diary'")]:
+        assert run(capsys, "add", *argv)[0] == 0
+        before = user_config.read_bytes()
+        code, out, err = run(capsys, "add", *argv)
+        assert (code, out) == (2, "") and err.startswith(f"vecbook: error: {added} (in {user_config})"), err
+        assert user_config.read_bytes() == before
+
+
 def test_a_path_inside_a_source_or_holding_one_is_added_with_a_warning(
         home: Path, user_config: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Both would read its records: added (the user may mean it), and told that they come back twice."""

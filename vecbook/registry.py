@@ -319,15 +319,16 @@ def inspect(path_text: str, config_file: Path, name: str | None = None, format_n
     if name is not None:
         name = check_name(name, taken, config_file)  # a bad name is refused before the path is read
     chosen = choose_format(path, name or "source", format_name)
-    if name is None:
-        name = check_name(derive_name(path, chosen), taken, config_file)
     if (table or text_column) and chosen != SQLITE:
         raise ConfigError(f"--table and --text-column apply to a SQLite database; {path} is {chosen}")
+    picked_table, query = sqlite_table(path, table, text_column) if chosen == SQLITE else (None, None)
+    # before the name from the path: the same `add` run twice hears that the source is there already
+    check_not_added(path, picked_table, query, config, config_file)
+    if name is None:
+        name = check_name(derive_name(path, chosen), taken, config_file)
     label = _path_for(path, config_file)
     entry: dict[str, Any] = {"name": name}
     if chosen == SQLITE:
-        picked_table, query = sqlite_table(path, table, text_column)
-        check_not_added(path, picked_table, query, config, config_file)
         entry["database"] = label
         entry.update({"table": picked_table} if picked_table else {"query": query})
         collection = CollectionConfig(name=name, database=path, database_label=label, table=picked_table,
@@ -335,7 +336,6 @@ def inspect(path_text: str, config_file: Path, name: str | None = None, format_n
         records, problems, _ = load_collection(collection)
         facts: dict[str, Any] = {}
     else:
-        check_not_added(path, None, None, config, config_file)
         entry["path"] = label
         entry["format"] = chosen  # written, not detected again at each start
         collection = CollectionConfig(name=name, path=path, database_label=label, format=chosen)
