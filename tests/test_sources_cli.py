@@ -229,6 +229,9 @@ def _unreadable(home: Path) -> str:
      "a source named 'files' already exists (it names the data folder's notes); choose another"),
     (["add", "notes", "--name", "old"], "a source named 'old' already exists (in {config}); choose another"),
     (["add", "picture.png"], "cannot tell what {home}/picture.png is: no format recognises it; pass --format"),
+    # a folder just made for notes: --format would only lead to "nothing to search"
+    (["add", "empty-folder"], "cannot tell what {home}/empty-folder is: the folder is empty (no file in it at any "
+     "depth): nothing to read until it holds notes or an export"),
     (["add", "notes", "--table", "t"], "--table and --text-column apply to a SQLite database"),
     (["remove", "nope"], "no source named 'nope' in {config} (sources: old)"),
     # a source that yields nothing is not registered, --format or not: the reader says why
@@ -243,14 +246,15 @@ def _unreadable(home: Path) -> str:
     (["add", "quiet.json"], "nothing to search in {home}/quiet.json: no telegram messages or items found in it; "
      "nothing was added"),
 ], ids=["missing", "unknown-format", "misspelt-format", "bad-name", "reserved-name", "name-in-use", "not-a-format",
-        "table-not-sqlite", "remove-unknown", "not-that-format", "cut-short", "cut-short-detected", "empty",
-        "no-messages"])
+        "empty-folder", "table-not-sqlite", "remove-unknown", "not-that-format", "cut-short", "cut-short-detected",
+        "empty", "no-messages"])
 def test_bad_input_is_one_line_and_changes_no_file(
         home: Path, user_config: Path, capsys: pytest.CaptureFixture[str], argv: list[str], message: str) -> None:
     user_config.parent.mkdir(parents=True)
     user_config.write_text('# mine\n[[collections]]\nname = "old"\npath = "notes"\nformat = "text"\n',
                            encoding="utf-8")
     (home / "picture.png").write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(64))
+    (home / "empty-folder" / "inner").mkdir(parents=True)
     chat = '{"name": "Ana", "type": "personal_chat", "id": 1, "messages": [{"id": 1, "text": "olá, café ☕'
     (home / "cut.json").write_text(chat, encoding="utf-8")
     (home / "empty.json").write_bytes(b"")

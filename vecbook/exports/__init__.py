@@ -80,8 +80,17 @@ OTHER_ARCHIVES = (".tar.gz", ".tar.bz2", ".tar.xz", ".tgz", ".tar", ".7z", ".rar
 def why_unrecognised(export: Export) -> str | None:
     """Why no format recognises the export, where VecBook can tell: an archive of another kind
     (.tar.gz, .7z...), a zip it cannot open (cut short, damaged, empty, password-protected), a
-    chat app's HTML export, or Outlook's own files; None when it is simply no format VecBook reads."""
-    return _other_archive(export) or _unreadable_zip(export) or html_export(export) or _outlook_file(export)
+    chat app's HTML export, Outlook's own files, or a folder with no file at all; None when it is
+    simply no format VecBook reads."""
+    return (_other_archive(export) or _unreadable_zip(export) or html_export(export) or _outlook_file(export)
+            or _empty_folder(export))
+
+
+def _empty_folder(export: Export) -> str | None:
+    """A folder just made for notes: no ``--format`` makes it searchable until files are in it."""
+    if not export.path.is_dir() or export.files():
+        return None
+    return "the folder is empty (no file in it at any depth): nothing to read until it holds notes or an export"
 
 
 def _outlook_file(export: Export) -> str | None:
