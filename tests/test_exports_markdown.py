@@ -625,3 +625,16 @@ def test_a_language_named_with_a_sharp_does_not_close_a_tag(tmp_path: Path) -> N
     (record,), problems = load(tmp_path)
     assert problems == []
     assert record.metadata["tags"] == ["dotnet", "csharp", "family dinner"]
+
+
+def test_a_line_of_markup_alone_is_no_passage_of_its_own(tmp_path: Path) -> None:
+    """A blockquote's empty ``>`` line between long paragraphs, a rule, a code fence: each stood as
+    a passage and a model window of its own, whose near-empty vector met any vague question (in
+    the Obsidian starter vault, ``hello`` found a quote by its ``>`` line, the snippet ``>``)."""
+    paragraph = " ".join(["word"] * 70)
+    body = [f"> {paragraph}", "> ", f"> {paragraph}", "---", paragraph, "```", paragraph, "```", "* * *", paragraph]
+    (tmp_path / "Quotes.md").write_text("## Quotes\n" + "\n".join(body) + "\n", encoding="utf-8")
+    [record], _ = load(tmp_path)
+    pieces = [record.content[a:b] for a, b in vecbook.records.record_passages(record)]
+    assert pieces[0] == "Quotes > Quotes\n## Quotes"  # the heading
+    assert len(pieces) == 6 and all(piece.count("word") == 70 for piece in pieces[1:]), pieces

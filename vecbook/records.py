@@ -31,6 +31,8 @@ PASSAGE_WORDS = 400
 # window is not diluted by the rest. Chosen on RealMem's tuning personas (bench/chat_recall.py).
 PIECE_WORDS = 60
 _WORD_RE = re.compile(r"\S+")
+# Blank or ASCII punctuation only: Markdown's >, ---, ```, * * *, |---|, a list's bare -.
+_MARKUP_ONLY_RE = re.compile(r"[\s!-/:-@\[-`{-~]*")
 # Headers whose value is a list of names or labels ("Tags: quick, leftovers"): split on
 # commas so that filters match members (tags__in=quick) rather than the whole line.
 LIST_HEADERS = frozenset({"tags", "participants", "aliases", "attendees"})
@@ -540,7 +542,9 @@ def message_pieces(content: str, starts: list[int], size: int = PIECE_WORDS) -> 
         last, words = b, words + count
     if first is not None:
         pieces.append((first, last))
-    return [(a, b) for a, b in pieces if content[a:b].strip()] or [(0, len(content))]
+    # A line of markup alone (a quote's empty ``>``, a rule, a code fence) holds nothing to find,
+    # and as a model window of its own its near-empty vector met any vague question.
+    return [(a, b) for a, b in pieces if not _MARKUP_ONLY_RE.fullmatch(content, a, b)] or [(0, len(content))]
 
 
 def _trim_end(content: str, start: int, end: int) -> int:
