@@ -303,10 +303,12 @@ def test_the_same_add_run_twice_says_the_source_is_there_already(
         connection.executescript("CREATE TABLE entries(id INTEGER PRIMARY KEY, body TEXT);"
                                  "INSERT INTO entries VALUES (1, 'Swam 40 lengths');")
     connection.close()
-    for argv, added in [(["notes"], f"{home / 'notes'} is already added as 'notes'"),
-                        (["diary.db", "--table", "entries", "--text-column", "body"],
-                         f"{database} is already added as 'diary'")]:
-        assert run(capsys, "add", *argv)[0] == 0
+    for argv, added, first in [(["notes"], f"{home / 'notes'} is already added as 'notes'", True),
+                               (["notes", "--name", "notes"], f"{home / 'notes'} is already added as 'notes'", False),
+                               (["diary.db", "--table", "entries", "--text-column", "body"],
+                                f"{database} is already added as 'diary'", True)]:
+        if first:
+            assert run(capsys, "add", *argv)[0] == 0
         before = user_config.read_bytes()
         code, out, err = run(capsys, "add", *argv)
         assert (code, out) == (2, "") and err.startswith(f"vecbook: error: {added} (in {user_config})"), err

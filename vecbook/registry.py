@@ -316,13 +316,14 @@ def inspect(path_text: str, config_file: Path, name: str | None = None, format_n
     config = checked_config(config_file) if config_file.is_file() else None
     taken = [c.name for c in config.collections] if config is not None else []
     path = check_readable(Path(path_text).expanduser().absolute())
+    check_not_added(path, None, None, config, config_file)  # before any name: an export or folder added already
     if name is not None:
         name = check_name(name, taken, config_file)  # a bad name is refused before the path is read
     chosen = choose_format(path, name or "source", format_name)
     if (table or text_column) and chosen != SQLITE:
         raise ConfigError(f"--table and --text-column apply to a SQLite database; {path} is {chosen}")
     picked_table, query = sqlite_table(path, table, text_column) if chosen == SQLITE else (None, None)
-    # before the name from the path: the same `add` run twice hears that the source is there already
+    # (a database's table) before the name from the path: the same `add` twice hears it is there already
     check_not_added(path, picked_table, query, config, config_file)
     if name is None:
         name = check_name(derive_name(path, chosen), taken, config_file)
