@@ -322,8 +322,13 @@ def test_an_unknown_format_is_a_config_error_listing_the_formats(tmp_path: Path)
 
 
 def test_a_path_no_format_recognises_is_a_config_error(tmp_path: Path) -> None:
-    (tmp_path / "notes.csv").write_text("a,b\n1,2\n")
+    (tmp_path / "notes.json").write_text('{"a": 1}')
     with pytest.raises(vecbook.ConfigError, match=r"cannot tell the format .*no format recognises it.*format ="):
+        detect_format(export_collection(tmp_path))
+    (tmp_path / "notes.json").unlink()  # a folder of files no reader opens: no format would read it
+    (tmp_path / "notes.csv").write_text("a,b\n1,2\n")
+    with pytest.raises(vecbook.ConfigError, match=r"cannot tell the format .*: it holds no notes \(.md, .txt\) and no "
+                                                  r"export VecBook reads, only 1 file it does not open \(.csv\)$"):
         detect_format(export_collection(tmp_path))
 
 

@@ -232,6 +232,9 @@ def _unreadable(home: Path) -> str:
     # a folder just made for notes: --format would only lead to "nothing to search"
     (["add", "empty-folder"], "cannot tell what {home}/empty-folder is: the folder is empty (no file in it at any "
      "depth): nothing to read until it holds notes or an export"),
+    # a folder of documents: no --format reads a PDF
+    (["add", "papers"], "cannot tell what {home}/papers is: it holds no notes (.md, .txt) and no export VecBook "
+     "reads, only 2 files it does not open (.docx, .pdf)"),
     (["add", "notes", "--table", "t"], "--table and --text-column apply to a SQLite database"),
     (["remove", "nope"], "no source named 'nope' in {config} (sources: old)"),
     # a source that yields nothing is not registered, --format or not: the reader says why
@@ -246,7 +249,7 @@ def _unreadable(home: Path) -> str:
     (["add", "quiet.json"], "nothing to search in {home}/quiet.json: no telegram messages or items found in it; "
      "nothing was added"),
 ], ids=["missing", "unknown-format", "misspelt-format", "bad-name", "reserved-name", "name-in-use", "not-a-format",
-        "empty-folder", "table-not-sqlite", "remove-unknown", "not-that-format", "cut-short", "cut-short-detected",
+        "empty-folder", "documents", "table-not-sqlite", "remove-unknown", "not-that-format", "cut-short", "cut-short-detected",
         "empty", "no-messages"])
 def test_bad_input_is_one_line_and_changes_no_file(
         home: Path, user_config: Path, capsys: pytest.CaptureFixture[str], argv: list[str], message: str) -> None:
@@ -255,6 +258,9 @@ def test_bad_input_is_one_line_and_changes_no_file(
                            encoding="utf-8")
     (home / "picture.png").write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(64))
     (home / "empty-folder" / "inner").mkdir(parents=True)
+    (home / "papers" / "2023").mkdir(parents=True)
+    (home / "papers" / "2023" / "Tax return.pdf").write_bytes(b"%PDF-1.7\n" + bytes(64))
+    (home / "papers" / "notes.docx").write_bytes(b"PK\x03\x04" + bytes(64))
     chat = '{"name": "Ana", "type": "personal_chat", "id": 1, "messages": [{"id": 1, "text": "olá, café ☕'
     (home / "cut.json").write_text(chat, encoding="utf-8")
     (home / "empty.json").write_bytes(b"")

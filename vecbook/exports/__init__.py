@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import importlib
 import logging
+import os
 import re
 from functools import lru_cache
 from typing import Any
 
-from ..config import CollectionConfig, ConfigError, did_you_mean
+from ..config import CollectionConfig, ConfigError, counted, did_you_mean
 from ..records import Problem, Record
 from .base import ENCRYPTED, Export
 
@@ -80,17 +81,26 @@ OTHER_ARCHIVES = (".tar.gz", ".tar.bz2", ".tar.xz", ".tgz", ".tar", ".7z", ".rar
 def why_unrecognised(export: Export) -> str | None:
     """Why no format recognises the export, where VecBook can tell: an archive of another kind
     (.tar.gz, .7z...), a zip it cannot open (cut short, damaged, empty, password-protected), a
-    chat app's HTML export, Outlook's own files, or a folder with no file at all; None when it is
-    simply no format VecBook reads."""
+    chat app's HTML export, Outlook's own files, or a folder with no file VecBook opens; None when
+    it is simply no format VecBook reads."""
     return (_other_archive(export) or _unreadable_zip(export) or html_export(export) or _outlook_file(export)
-            or _empty_folder(export))
+            or _nothing_to_open(export))
 
 
-def _empty_folder(export: Export) -> str | None:
-    """A folder just made for notes: no ``--format`` makes it searchable until files are in it."""
-    if not export.path.is_dir() or export.files():
+def _nothing_to_open(export: Export) -> str | None:
+    """A folder just made for notes, or of documents and pictures: no ``--format`` makes it searchable."""
+    from .notes import READ_SUFFIXES
+
+    if not export.path.is_dir():
         return None
-    return "the folder is empty (no file in it at any depth): nothing to read until it holds notes or an export"
+    files = export.files()
+    if not files:
+        return "the folder is empty (no file in it at any depth): nothing to read until it holds notes or an export"
+    suffixes = {os.path.splitext(file.name)[1].lower() for file in files}
+    if suffixes & READ_SUFFIXES:
+        return None  # a file a reader might take, given its --format
+    return (f"it holds no notes (.md, .txt) and no export VecBook reads, only {counted(len(files), 'file')} it "
+            f"does not open ({', '.join(sorted(suffixes))})")
 
 
 def _outlook_file(export: Export) -> str | None:
