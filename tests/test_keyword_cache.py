@@ -204,6 +204,24 @@ def test_a_restart_that_changed_at_most_one_percent_of_the_records_keeps_the_fil
     assert last.search("walrus", mode="keyword")[0].citation == "many.txt:15-15"
 
 
+def test_a_reindex_asked_for_at_start_writes_even_one_changed_record_so_the_next_finds_nothing_changed(
+        write_files: Any, tmp_path: Path) -> None:
+    """``vecbook reindex`` (a reindex asked for before the first build) is a restart too, but one
+    the user asked for: the change is written, and the next reindex reports nothing changed."""
+    many = "\n---\n".join(f"Day {i}: the weather by the harbour, note {i}." for i in range(300))
+    root, cache = write_files({"many.txt": many, "diary.txt": "Bread dough rests overnight."}), tmp_path / "cache"
+    path, written = cached_then_edited(root, cache, "diary.txt", "Ferry to Corsica at dawn 🚢, 北京.")
+    first = book(root, cache, background=True).reindex()["last_update"]
+    assert first["changed"] and first["files_read"] == 1
+    deadline = time.monotonic() + 10
+    while path.read_bytes() == written and time.monotonic() < deadline:
+        time.sleep(0.05)
+    again = book(root, cache, background=True)
+    update = again.reindex()["last_update"]
+    assert not update["changed"] and update["files_read"] == 0
+    assert [h.citation for h in again.search("北京", mode="keyword")] == ["diary.txt:1-1"]
+
+
 def test_a_source_is_stale_when_re_read_gone_new_or_with_windows_the_file_lacks(tmp_path: Path) -> None:
     records, windows = [object()] * 50, object()
     cache = KeywordCache(tmp_path, vecbook.Config(data_directory=tmp_path))

@@ -196,6 +196,7 @@ class VecBook:
         made while a build runs waits for it and then for one more build (shared by every call
         that waited), because the running build may have read a file before the change wanted.
         """
+        self._caches.rewrite_stale = True  # a restart asked for writes all it re-read (restart_capture)
         self._update(full)
         return self.stats()
 

@@ -83,6 +83,8 @@ class Caches:
         # The journals of builds whose vectors no save has taken in yet, oldest first.
         self._journaling: list[Checkpoints] = []
         self._facts: CacheFacts | None = None  # the last build's (an update's are worked out from them)
+        # A restart the user asked for (``reindex``) writes what it re-read however little.
+        self.rewrite_stale = False
         with _books_lock:
             _books.add(self)
 
@@ -111,12 +113,13 @@ class Caches:
         """What a restart (a first build over the keyword cache) saves of its keyword state:
         nothing when at most RESTART_REWRITE_SHARE of its records are not in the file as they
         are (``KeywordCache.stale``: re-read, gone, or windows the file lacks, cut since by this
-        model). Its counts, then layered over the file's, are compacted in the background, as a
+        model), unless ``rewrite_stale``: a ``vecbook reindex`` that wrote nothing would read the
+        same records again, and say they changed, each time it is run. Its counts, then layered over the file's, are compacted in the background, as a
         save would (a layered index scores ~1.3x slower at a million records)."""
         if self.keywords is None:
             return None
         stale, total = self.keywords.stale(builder.blocks)
-        if stale > RESTART_REWRITE_SHARE * total:
+        if stale > (0 if self.rewrite_stale else RESTART_REWRITE_SHARE * total):
             return self.capture_keywords(builder)
         self.keywords.touch()
         # ``again``: after embedding, told once already; none changed: no news ("0 of 81 ... kept")
