@@ -1216,6 +1216,51 @@ def test_a_rule_that_names_no_day_is_answered_at_once(rule: str) -> None:
     assert time.perf_counter() - began < 0.5
 
 
+@pytest.mark.parametrize("rule", [
+    "FREQ=DAILY;INTERVAL=7;BYDAY=TU",  # every seventh day from a Monday is a Monday
+    "FREQ=MONTHLY;INTERVAL=12;BYMONTH=3",  # each January, in March only
+    "FREQ=MONTHLY;BYMONTHDAY=-31;BYMONTH=2", "FREQ=YEARLY;BYWEEKNO=1;BYYEARDAY=200",
+    "FREQ=MINUTELY;BYYEARDAY=-366;BYMONTH=12",  # 1 January of a leap year, in December
+    "FREQ=SECONDLY;BYSECOND=5;BYMINUTE=5;BYHOUR=5;BYMONTHDAY=29;BYMONTH=2;BYDAY=MO",  # next in 2044
+    "FREQ=HOURLY;BYWEEKNO=54", "FREQ=DAILY;INTERVAL=2;BYMONTHDAY=31;BYMONTH=4;COUNT=3"])
+def test_no_rule_can_hang_a_search_by_date(monkeypatch: pytest.MonkeyPatch, rule: str) -> None:
+    # dateutil steps through a rule's periods until one yields an occurrence, to the year 9999:
+    # seconds a series and range, for ever a minutely one. Its search is cut short after a
+    # number of steps (here fewer, to be quick), and the record's own date decides
+    from vecbook import recurrence
+
+    monkeypatch.setattr(recurrence, "MAX_STEPS", 5_000)
+    series = f"DTSTART:20240101T100000Z\nRRULE:{rule}"
+    began = time.perf_counter()
+    for ranges in ((("gte", "2024-06-01"), ("lt", "2024-06-02")), (("gte", "2030-01-01"),), ()):
+        assert recurrence.series_matches(series, ranges) is None
+    with pytest.raises(recurrence.TooRare):
+        recurrence.first_occurrence(series)
+    assert time.perf_counter() - began < 1
+
+
+def test_a_rule_that_never_occurs_is_said_and_the_event_dated_by_its_start(tmp_path: Path) -> None:
+    (tmp_path / "r.ics").write_text(
+        "BEGIN:VCALENDAR\nBEGIN:VEVENT\nUID:r\nSUMMARY:Sync\nDTSTART:20240101T100000Z\n"
+        "RRULE:FREQ=DAILY;INTERVAL=7;BYDAY=TU\nEND:VEVENT\nEND:VCALENDAR\n")
+    (record,), problems = load(tmp_path)
+    assert "rrule" not in record.metadata and record.metadata["date"] == "2024-01-01T10:00:00+00:00"
+    assert "Repeats" in record.text  # its rule is still said in words
+    (problem,) = problems
+    assert (problem.where.endswith("r.ics"), problem.line, problem.skipped) == (True, 6, False)
+    assert ("the rule RRULE:FREQ=DAILY;INTERVAL=7;BYDAY=TU has no occurrence that can be "
+            "found (none in 100,000 steps of the search): ") in problem.reason
+    assert "dated by its start alone" in problem.reason
+
+
+def test_a_rare_rule_is_found_within_the_search() -> None:
+    from vecbook.recurrence import first_occurrence
+
+    for rule in ("FREQ=YEARLY;BYMONTH=2;BYMONTHDAY=29;BYDAY=MO", "FREQ=DAILY;BYMONTH=2;BYMONTHDAY=29;BYDAY=MO",
+                 "FREQ=WEEKLY;BYMONTH=2;BYMONTHDAY=29;BYDAY=MO"):
+        assert first_occurrence(f"DTSTART:20240301T090000Z\nRRULE:{rule}").date().isoformat() == "2044-02-29"
+
+
 def test_a_rule_with_a_day_it_can_name_still_occurs() -> None:
     from vecbook.recurrence import series_matches
 

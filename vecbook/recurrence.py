@@ -21,6 +21,14 @@ from .records import iso_moment
 # and a range that spans many occurrences; dateutil counts them out at about 20 us each, so
 # at most about 0.2 s a series and range (the answer is kept).
 MAX_OCCURRENCES = 10_000
+# How many steps one search of a series may take (about 3 us of dateutil's work each: a day of
+# a daily rule, a month of a monthly one; see ``_searched_class``): dateutil steps through a rule's periods
+# until one yields an occurrence, and one that never does (FREQ=DAILY;INTERVAL=7;BYDAY=TU begun
+# on a Monday), or only after a very long search, it would step through to the year 9999: 7 s a
+# daily series, for ever a minutely one, for every search by date. So at most some 0.3 s a
+# series and range: 270 years of a daily rule's days, 2,700 of a monthly one's months, 5,000 of
+# a yearly one's, a few months of a minutely one looked at minute by minute.
+MAX_STEPS = 100_000
 _TESTS = {"gt": operator.gt, "gte": operator.ge, "lt": operator.lt, "lte": operator.le}
 # DTSTART as the calendar reader writes it: its parameters, its date or date-time, a Z.
 _START_RE = re.compile(r"^(DTSTART(?:;[^:]*)?:)(\d{8}(?:T\d{6})?)(Z?)$", re.I)
@@ -49,11 +57,13 @@ def series_matches(rule: str, ranges: tuple[tuple[str, str], ...]) -> bool | Non
 def occurrence_within(rule: str, ranges: tuple[tuple[str, str], ...]) -> datetime | None:
     """The first occurrence of ``rule`` that satisfies every bound (see ``series_matches``), or
     None where none does within ``MAX_OCCURRENCES``; raises ValueError (or TypeError,
-    OverflowError, KeyError) for a rule or bound that cannot be read."""
+    OverflowError, KeyError) for a rule or bound that cannot be read, ``TooRare`` for one whose
+    search for an occurrence took ``MAX_STEPS``."""
     bounds = [(_TESTS[op], iso_moment(value)) for op, value in ranges]
     placed: dict[int, list[tuple[Callable[[Any, Any], bool], datetime]]] = {}
     starts = [bound for test, bound in bounds if test in (operator.gt, operator.ge)]
-    for count, when in enumerate(_occurrences(_moved_near(rule, max(starts, key=_naive)) if starts else rule)):
+    for count, when in enumerate(_occurrences(_moved_near(rule, max(starts, key=_naive)) if starts else rule,
+                                              MAX_STEPS)):
         if count >= MAX_OCCURRENCES:
             return None
         tests = placed.get(id(when.tzinfo))  # by id: dateutil's tzlocal cannot be hashed
@@ -235,6 +245,101 @@ def _no_such_position(one: Any) -> bool:
     return all(abs(position) > most for position in one._bysetpos)
 
 
-def _occurrences(rule: str) -> Iterator[datetime]:
-    """The occurrences in order (an all-day series' at midnight, as a plain date compares)."""
-    return iter(_parsed(rule))
+def first_occurrence(rule: str) -> datetime | None:
+    """The series' first occurrence (None: it has none, all of them taken out or past its UNTIL);
+    raises ValueError for a rule dateutil cannot read, ``TooRare`` for one that names no day it
+    can occur on or whose first occurrence takes more than ``MAX_STEPS`` to find."""
+    try:
+        return next(_occurrences(rule, MAX_STEPS), None)
+    except ValueError as exc:
+        if "names no day" in str(exc):
+            raise TooRare(str(exc)) from exc
+        raise
+
+
+class TooRare(ValueError):
+    """A series whose search for an occurrence ran out of steps (``MAX_STEPS``): one that never
+    occurs, or next occurs further on than is looked at. The record's own date decides."""
+
+
+def _occurrences(rule: str, steps: int) -> Iterator[datetime]:
+    """The occurrences in order (an all-day series' at midnight, as a plain date compares), found
+    in at most ``steps`` steps of dateutil's search, after which ``TooRare`` is raised."""
+    from dateutil.rrule import rruleset
+
+    series, budget = _parsed(rule), _Budget(steps)
+    counted = rruleset()
+    for one in series._rrule:
+        counted.rrule(_counting(one, budget))
+    for one in series._exrule:
+        counted.exrule(_counting(one, budget))
+    for day in series._rdate:
+        counted.rdate(day)
+    for day in series._exdate:
+        counted.exdate(day)
+    return iter(counted)
+
+
+class _Budget:
+    """The steps a search has left."""
+
+    def __init__(self, steps: int) -> None:
+        self.left, self.steps = steps, steps
+
+    def spend(self, steps: int) -> None:
+        self.left -= steps
+        if self.left < 0:
+            raise TooRare(f"none in {self.steps:,} steps of the search")
+
+
+class _Counted(tuple):  # type: ignore[type-arg]
+    """An hourly or finer rule's BYHOUR, BYMINUTE or BYSECOND, each look into them a step: dateutil
+    looks for the next hour, minute or second they name one by one (86,400 a day at most)."""
+
+    budget: _Budget
+
+    def __contains__(self, value: object) -> bool:
+        self.budget.spend(1)
+        return tuple.__contains__(self, value)
+
+
+def _counting(one: Any, budget: _Budget) -> Any:
+    """A copy of a dateutil rrule whose search spends ``budget`` (see ``_searched_class``)."""
+    searched = _searched_class()
+    counting = searched.__new__(searched)
+    counting.__dict__.update(one.__dict__)
+    counting._budget = budget
+    if one._freq > 3:  # (dateutil: 0 yearly ... 3 daily, 4 hourly ... 6 secondly)
+        for name in ("_byhour", "_byminute", "_bysecond"):
+            if one.__dict__.get(name) is not None:
+                counting.__dict__[name] = counted = _Counted(one.__dict__[name])
+                counted.budget = budget
+    return counting
+
+
+@lru_cache(maxsize=1)
+def _searched_class() -> Any:
+    from dateutil.rrule import rrule
+
+    class Searched(rrule):  # type: ignore[misc]
+        """An rrule whose search spends its budget where dateutil's work is: each time it lays out
+        a year or month (``_iterinfo.rebuild``, which reads ``_byeaster`` each time: a yearly or
+        monthly rule's period, a month of a weekly or finer one's days), and each time an hourly
+        or finer period lays out its times (reading ``_tzinfo``). A step is some 3 us of it."""
+
+        @property
+        def _byeaster(self) -> Any:
+            self._budget.spend(_LAYOUT_STEPS.get(self._freq, 31))
+            return self.__dict__["_byeaster"]
+
+        @property
+        def _tzinfo(self) -> Any:
+            self._budget.spend(3)
+            return self.__dict__["_tzinfo"]
+
+    return Searched
+
+
+# The steps a year's layout costs a yearly rule (its 366 days, looked at in a tight loop), a
+# month's a monthly one; a weekly or finer rule's month of days, looked at one a period, 31.
+_LAYOUT_STEPS = {0: 60, 1: 10}

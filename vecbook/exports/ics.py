@@ -349,7 +349,7 @@ def _record(export: Export, file: ExportFile, span: _Span, component: Any, calen
         "emails": list(dict.fromkeys(email for _, email in people if email)) or None,
         "conversation": calendar, "uid": uid, "status": _text(component, "STATUS"),
         "recurrence": rule_words(component.get("RRULE")) if component.get("RRULE") is not None else None,
-        "rrule": _series(component, start, moved),
+        "rrule": _searchable(export, file, span, _series(component, start, moved)),
         "format": export.format,
     }
     metadata = {k: v for k, v in metadata.items() if v is not None and v != ""}
@@ -422,6 +422,25 @@ def _series(component: Any, start: Any, moved: list[Any]) -> str | None:
     except_on = [v for v in (*_dates(component, "EXDATE"), *moved) if isinstance(v, date)]
     lines += [f"EXDATE{_ical_moment(_like(v, start), False)}" for v in except_on]
     return "\n".join(lines)
+
+
+def _searchable(export: Export, file: ExportFile, span: _Span, series: str | None) -> str | None:
+    """The series, where an occurrence of it can be found: one whose rule never occurs (a date
+    search would step through it to the year 9999), or occurs too rarely to find, is said (on
+    its RRULE line) and left out: the event is dated by its start alone."""
+    from ..recurrence import first_occurrence
+
+    if series is None:
+        return None
+    try:
+        first_occurrence(series)
+    except (ValueError, TypeError, OverflowError, KeyError) as exc:
+        rules = [line for line in series.split("\n") if line.startswith("RRULE:")]
+        line = _line_of_property(span.text, "RRULE") or 1
+        export.warn(file, span.line + line - 1, f"the rule {' '.join(rules) or series} has no occurrence that can be "
+                                                f"found ({exc}): the event is dated by its start alone", skipped=False)
+        return None
+    return series
 
 
 def _like(value: date, start: date) -> date:
