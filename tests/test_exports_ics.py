@@ -927,6 +927,30 @@ def test_an_outlook_zone_named_by_its_display_name_reads_without_escapes(tmp_pat
     assert record.text == f"Riunione\nWhen: 2024-07-15 10:00 to 10:30 ({zone})"
 
 
+def test_a_zone_named_with_a_colon_left_unquoted_reads(tmp_path: Path) -> None:
+    # RFC 5545 asks for quotes around a TZID with a colon; Google Calendar wrote GMT+05:30 without,
+    # Outlook and Lotus exports a display name (libical and Thunderbird read the TZID up to the
+    # value's colon, the line's last): the time was lost, with a WARN, and the event its date
+    zone = "(UTC+01:00) Amsterdam, Berlin, Bern, Rome, Stockholm, Vienna"
+    (tmp_path / "g.ics").write_text(
+        "BEGIN:VCALENDAR\r\nPRODID:-//Google Inc//Google Calendar 70.9054//EN\r\nBEGIN:VTIMEZONE\r\n"
+        "TZID:GMT+05:30\r\nBEGIN:STANDARD\r\nTZOFFSETFROM:+0530\r\nTZOFFSETTO:+0530\r\nTZNAME:IST\r\n"
+        "DTSTART:19700101T000000\r\nEND:STANDARD\r\nEND:VTIMEZONE\r\n"
+        + OUTLOOK_ZONE.replace("W. Europe Standard Time", zone.replace(",", "\\,"))
+        + "BEGIN:VEVENT\r\nUID:g1\r\nSUMMARY:Standup\r\nDTSTART;TZID=GMT+05:30:20120904T020000\r\n"
+        "DTEND;TZID=GMT+05:30;VALUE=DATE-TIME:20120904T030000\r\nEND:VEVENT\r\n"
+        f"BEGIN:VEVENT\r\nUID:o1\r\nSUMMARY:Riunione\r\nDTSTART;TZID={zone[:50]}\r\n {zone[50:]}:20240715T100000\r\n"
+        f"DTEND;TZID={zone}:20240715T103000\r\nRRULE:FREQ=WEEKLY;COUNT=2\r\n"
+        f"EXDATE;TZID={zone}:20240722T100000\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n", encoding="utf-8", newline="")
+    (google, outlook), problems = load(tmp_path)
+    assert problems == []
+    assert (google.metadata["date"], google.metadata["end_date"]) == ("2012-09-04T02:00:00+05:30",
+                                                                      "2012-09-04T03:00:00+05:30")
+    assert outlook.metadata["date"] == "2024-07-15T10:00:00+02:00"
+    assert outlook.text.splitlines()[1] == f"When: 2024-07-15 10:00 to 10:30 ({zone})"
+    assert "Except on: 2024-07-22 10:00" in outlook.text
+
+
 def test_a_cancelled_or_tentative_event_says_so_in_its_text(tmp_path: Path) -> None:
     # Google and Outlook write a cancelled occurrence as a VEVENT with the series' summary and
     # STATUS:CANCELLED: its hit must not read as a meeting that took place.

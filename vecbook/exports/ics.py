@@ -18,7 +18,7 @@ from typing import Any, Iterable, Iterator
 
 from ..records import Record, undecoded_reason
 from .base import Export, ExportFile, clean_text, export_record
-from .ics_lines import escaped_quotes, file_text, looks_like_calendar, used_lines, without_windows_zones
+from .ics_lines import escaped_quotes, file_text, looks_like_calendar, quoted_zones, used_lines, without_windows_zones
 from .ics_people import event_text, people_and_rooms, where
 from .ics_words import iso_value, moment, rule_words, span_words
 from .ics_zones import days_as_written, named_or_defined, place_in_zone, unknown_zones, zone_id
@@ -368,7 +368,7 @@ def invitation_text(data: str) -> str:
 def _invitation_text(data: str) -> str:
     try:
         from icalendar import Calendar
-        components = Calendar.from_ical(without_windows_zones(escaped_quotes(data))).walk()
+        components = Calendar.from_ical(without_windows_zones(quoted_zones(escaped_quotes(data)))).walk()
     except Exception:  # noqa: BLE001 - no library, or a calendar it cannot read: the mail is read without it
         return ""
     texts = []

@@ -29,6 +29,17 @@ _SPLIT_FOLD = re.compile(rb"([\xc0-\xf7][\x80-\xbf]{0,2})(\r?\n[ \t])(?=[\x80-\x
 _WITH_PARAMETERS = re.compile(r"^[A-Za-z0-9-]+;(?:[^\n]|\n[ \t])*", re.MULTILINE)
 # A line's fold (RFC 5545 3.1), skipped when looking at the character after a quote.
 _FOLD = re.compile(r"\r?\n[ \t]")
+# A date property's TZID left unquoted with a colon in it (old Google Calendar's GMT+05:30, an
+# Outlook or Lotus display name, "(UTC+01:00) Amsterdam, Berlin, ..."), RFC 5545 asking for quotes:
+# its value is up to the next parameter or the value's colon, the line's last (a date has none),
+# as libical and Thunderbird read it. Folds may fall anywhere in it.
+_PARAMETER = r'(?:[^;:"\r\n]|\r?\n[ \t])'  # a character of a parameter, or a fold
+_ZONE_CHAR = r'(?:[^;"\r\n]|\r?\n[ \t])'
+_VALUE_CHAR = r"(?:[^:\r\n]|\r?\n[ \t])"
+_COLON_ZONE = re.compile(
+    rf"^((?:DTSTART|DTEND|DUE|RECURRENCE-ID|EXDATE|RDATE)(?:;{_PARAMETER}*)*?;TZID=)"
+    rf'((?!"){_ZONE_CHAR}{{0,200}}?:{_ZONE_CHAR}{{0,200}}?)'
+    rf"(?=(?:;{_PARAMETER}*)*:{_VALUE_CHAR}*\r?$(?!\n[ \t]))", re.MULTILINE | re.IGNORECASE)
 # The lines that begin and end a VTIMEZONE block, and a block's TZID.
 _ZONE_EDGE = re.compile(r"^(BEGIN|END):VTIMEZONE[ \t]*\r?(?:\n|$)", re.MULTILINE | re.IGNORECASE)
 _ZONE_ID = re.compile(r"^TZID:(.*?)\r?$", re.MULTILINE | re.IGNORECASE)
@@ -38,12 +49,22 @@ def file_text(file: ExportFile) -> tuple[str, list[Problem]]:
     """The file as text, decoded as the other text files are (``decode_text``: UTF-8, or UTF-16
     as Windows PowerShell writes it; a bare CR, classic Mac OS's, ends a line), a fold inside a
     character moved before it (so each line keeps its number, and unfolding joins the character
-    whole), and its escaped quotes mended; and the lines whose bytes were not UTF-8."""
+    whole), its escaped quotes mended and a TZID with a colon left unquoted quoted (``quoted_zones``);
+    and the lines whose bytes were not UTF-8."""
     data = file.read_bytes()
     if utf16_codec(data) is None and _SPLIT_FOLD.search(data):
         data = _SPLIT_FOLD.sub(rb"\2\1", data)
     text, bad = decode_text(data, file.label)
-    return escaped_quotes(text), bad
+    return quoted_zones(escaped_quotes(text)), bad
+
+
+def quoted_zones(text: str) -> str:
+    """The text with each date property's TZID that holds a colon unquoted (``DTSTART;TZID=GMT+05:30:
+    20120904T020000``) quoted, as RFC 5545 asks: the library took the zone to end at its first
+    colon, and the time was lost. Every line keeps its place."""
+    if ";TZID=" not in text.upper():
+        return text
+    return _COLON_ZONE.sub(lambda found: f'{found.group(1)}"{found.group(2)}"', text)
 
 
 def looks_like_calendar(head: bytes) -> bool:
