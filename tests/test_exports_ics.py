@@ -1012,6 +1012,18 @@ def test_quotes_inside_a_quoted_name_keep_the_person(tmp_path: Path) -> None:
     assert 'Attendees: Ana "Nana" Ruiz, José' in ics.invitation_text("\r\n".join(lines))
 
 
+def test_a_fold_inside_an_escaped_quote_keeps_the_person(tmp_path: Path) -> None:
+    # a writer that folds at 75 octets may fold between the backslash and its quote: the
+    # attendee was dropped with a WARN
+    (tmp_path / "f.ics").write_text(
+        "BEGIN:VCALENDAR\r\nBEGIN:VEVENT\r\nUID:f1\r\nSUMMARY:Ensayo\r\nDTSTART:20240601T090000Z\r\n"
+        'ATTENDEE;ROLE=REQ-PARTICIPANT;PARTSTAT=NEEDS-ACTION;RSVP=TRUE;CN="José \\\r\n "Pepe\\\r\n'
+        '\t" Álvarez":mailto:pepe@example.com\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n', encoding="utf-8", newline="")
+    (record,), problems = load(tmp_path)
+    assert problems == []
+    assert record.metadata["participants"] == ['José "Pepe" Álvarez', "pepe@example.com"]
+
+
 def test_a_line_of_many_escaped_quotes_is_read_in_linear_time() -> None:
     # each escaped quote once copied the rest of its line to look at the character after it:
     # 100,000 in one 300 KB line (a damaged or hostile file) took 2 s, a longer one minutes

@@ -27,6 +27,8 @@ _NAME_RE = re.compile(r"([A-Za-z0-9-]+)[;:]")
 _SPLIT_FOLD = re.compile(rb"([\xc0-\xf7][\x80-\xbf]{0,2})(\r?\n[ \t])(?=[\x80-\xbf])")
 # A content line with parameters (``NAME;...``), its folded continuations with it.
 _WITH_PARAMETERS = re.compile(r"^[A-Za-z0-9-]+;(?:[^\n]|\n[ \t])*", re.MULTILINE)
+# A backslash and a quote, a fold between them or not.
+_ESCAPED_QUOTE = re.compile(r'\\(?:\r?\n[ \t])?"')
 # A line's fold (RFC 5545 3.1), skipped when looking at the character after a quote.
 _FOLD = re.compile(r"\r?\n[ \t]")
 # A date property's TZID left unquoted with a colon in it (old Google Calendar's GMT+05:30, an
@@ -80,9 +82,10 @@ def escaped_quotes(text: str) -> str:
     """The text with each quote a backslash escapes inside a quoted parameter value written as
     RFC 6868's ``^'``: some calendar writers write ``CN="Ana \\"Nana\\" Ruiz"``, which the
     library cannot read, and the person was lost. Same length: every line keeps its place."""
-    if '\\"' not in text:
+    if not _ESCAPED_QUOTE.search(text):
         return text
-    return _WITH_PARAMETERS.sub(lambda m: _line_quotes(m.group(0)) if '\\"' in m.group(0) else m.group(0), text)
+    return _WITH_PARAMETERS.sub(lambda m: _line_quotes(m.group(0)) if _ESCAPED_QUOTE.search(m.group(0)) else m.group(0),
+                                text)
 
 
 def _line_quotes(line: str) -> str:
@@ -98,18 +101,26 @@ def _line_quotes(line: str) -> str:
             quoted = not quoted
         elif char == ":" and not quoted:
             break
-        elif char == "\\" and quoted and line[i + 1:i + 2] == '"' and _after(line, i + 2) not in ";:\r\n":
-            chars[i:i + 2] = ["^", "'"]
-            i += 1
+        elif char == "\\" and quoted:
+            # (a writer folding at 75 octets may fold between the two)
+            quote = i + 1 if line[i + 1:i + 2] == '"' else _past_fold(line, i + 1)
+            if line[quote:quote + 1] == '"' and _after(line, quote + 1) not in ";:\r\n":
+                chars[i], chars[quote] = "^", "'"
+                i = quote
         i += 1
     return "".join(chars)
 
 
 def _after(line: str, at: int) -> str:
     """The character at ``at``, past a fold there; '' at the line's end."""
-    fold = _FOLD.match(line, at)
-    at = fold.end() if fold else at
+    at = _past_fold(line, at)
     return line[at:at + 1]  # (not line[at:][:1]: a copy of the rest of the line for each quote)
+
+
+def _past_fold(line: str, at: int) -> int:
+    """``at``, or past the fold there."""
+    fold = _FOLD.match(line, at)
+    return fold.end() if fold else at
 
 
 def without_windows_zones(text: str) -> str:
