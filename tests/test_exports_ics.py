@@ -1024,6 +1024,19 @@ def test_a_fold_inside_an_escaped_quote_keeps_the_person(tmp_path: Path) -> None
     assert record.metadata["participants"] == ['José "Pepe" Álvarez', "pepe@example.com"]
 
 
+def test_a_quote_escaped_in_a_text_reads_as_a_quote(tmp_path: Path) -> None:
+    # RFC 5545 escapes only a backslash, semicolon, comma and line break in a text; some writers
+    # (PHP generators, Lotus) escape a quote too: the title read 'Say \\"hi\\"', its backslashes kept
+    (tmp_path / "t.ics").write_text(
+        "BEGIN:VCALENDAR\r\nBEGIN:VEVENT\r\nUID:t1\r\n" r'SUMMARY:Say \"hi\" to \"Zoë\"' "\r\n"
+        "DESCRIPTION:He said \\\"yes\r\n \\\" and \\\r\n \"no\\\"\r\n" r'LOCATION:Café \"Aux Amis\"' "\r\n"
+        "DTSTART:20240601T090000Z\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n", encoding="utf-8", newline="")
+    (record,), problems = load(tmp_path)
+    assert problems == [] and record.metadata["title"] == 'Say "hi" to "Zoë"'
+    assert record.metadata["location"] == 'Café "Aux Amis"'
+    assert record.text.endswith('\nHe said "yes" and "no"')
+
+
 def test_a_line_of_many_escaped_quotes_is_read_in_linear_time() -> None:
     # each escaped quote once copied the rest of its line to look at the character after it:
     # 100,000 in one 300 KB line (a damaged or hostile file) took 2 s, a longer one minutes

@@ -508,10 +508,12 @@ def _details(component: Any, start: Any, end: Any, due: Any) -> list[str]:
 
 
 def _text(component: Any, name: str) -> str:
+    """A text property's value; a quote escaped with a backslash (RFC 5545 escapes none, some
+    writers do: ``SUMMARY:Say \\"hi\\"``) as the quote."""
     value = component.get(name)
     if isinstance(value, list):
         value = value[0] if value else None
-    return clean_text(str(value)) if value is not None else ""
+    return clean_text(str(value).replace('\\"', '"')) if value is not None else ""
 
 
 def _listed(value: Any) -> list[Any]:
