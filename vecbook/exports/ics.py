@@ -13,15 +13,17 @@ import re
 import threading
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta, timezone
-from typing import Any, Iterable, Iterator
+from datetime import date
+from typing import Any, Iterator
 
 from ..records import Record, undecoded_reason
 from .base import Export, ExportFile, clean_text, export_record
 from .ics_lines import escaped_quotes, file_text, looks_like_calendar, quoted_zones, used_lines, without_windows_zones
 from .ics_people import event_text, people_and_rooms, where
+from .ics_series import moved_dates, series_lines
+from .ics_values import event_end, is_day, prop_dates, prop_text, prop_value
 from .ics_words import iso_value, moment, rule_words, span_words
-from .ics_zones import days_as_written, named_or_defined, place_in_zone, unknown_zones, zone_id
+from .ics_zones import days_as_written, named_or_defined, place_in_zone, unknown_zones
 from .mime import html_to_text
 
 # The components that become records; VALARM, VTIMEZONE and the like do not.
@@ -191,11 +193,11 @@ def _file_records(export: Export, file: ExportFile) -> Iterator[Record]:
         _without_broken(component)
         days_as_written(component)
         _place_floating(export, file, span, component, calendar_zones_warned)
-    moved = _moved(component for _, component in parsed)
+    moved = moved_dates(component for _, component in parsed)
     for span, component in parsed:
         _warn_errors(export, file, span, component)
         record = _record(export, file, span, component, span.calendar or fallback, zone_warned, keys,
-                         moved.get(_text(component, "UID"), []))
+                         moved.get(prop_text(component, "UID"), []))
         if record is not None:
             yield record
 
@@ -213,16 +215,6 @@ def _without_broken(component: Any) -> None:
             component[name] = kept if isinstance(value, list) else kept[0]
         else:
             del component[name]
-
-
-def _moved(components: Iterable[Any]) -> dict[str, list[Any]]:
-    """The dates each series (by UID) no longer occurs on: those a changed occurrence replaces."""
-    moved: dict[str, list[Any]] = {}
-    for component in components:
-        replaced = _value(component, "RECURRENCE-ID")
-        if isinstance(replaced, date) and _text(component, "UID"):
-            moved.setdefault(_text(component, "UID"), []).append(replaced)
-    return moved
 
 
 def _parse_whole(export: Export, file: ExportFile, text: str, spans: list[_Span]) -> list[Any] | None:
@@ -323,11 +315,11 @@ def _record(export: Export, file: ExportFile, span: _Span, component: Any, calen
             zone_warned: set[str], keys: dict[str, int], moved: list[Any]) -> Record | None:
     kind = KINDS[span.kind]
     _warn_unknown_zones(export, file, span, component, zone_warned)
-    summary = _text(component, "SUMMARY")
+    summary = prop_text(component, "SUMMARY")
     description = _description(component)
-    location = _text(component, "LOCATION")
-    start, due = _value(component, "DTSTART"), _value(component, "DUE")
-    end = _end(component, start)
+    location = prop_text(component, "LOCATION")
+    start, due = prop_value(component, "DTSTART"), prop_value(component, "DUE")
+    end = event_end(component, start)
     details = _details(component, start, end, due)
     if not (summary or description or location or details):
         export.warn(file, span.line, f"{span.kind} without summary, description or date skipped")
@@ -336,20 +328,20 @@ def _record(export: Export, file: ExportFile, span: _Span, component: Any, calen
     people = [organizer, *attendees] if organizer else attendees
     place = where(location, rooms)  # a room booked as an attendee is where the event is, not one of its people
     text = event_text(summary or f"(untitled {kind})", details, place, organizer, attendees, description)
-    uid = _text(component, "UID")
+    uid = prop_text(component, "UID")
     first = _first_date(component, start, due)
     metadata: dict[str, Any] = {
         "title": summary, "date": iso_value(first), "end_date": iso_value(end if end is not None else due if start else None),
-        "kind": kind, "all_day": True if _is_day(first) else None, "location": place, "rooms": rooms or None,
+        "kind": kind, "all_day": True if is_day(first) else None, "location": place, "rooms": rooms or None,
         "organizer": organizer[0] if organizer else None,
         # The organizer takes part as an attendee does (as a mail's sender does), listed first;
         # Google lists them among the attendees too, Outlook and others often do not. Each by
         # name and address, as mail lists them: --participant finds either.
         "participants": list(dict.fromkeys(p for person in people for p in person if p)) or None,
         "emails": list(dict.fromkeys(email for _, email in people if email)) or None,
-        "conversation": calendar, "uid": uid, "status": _text(component, "STATUS"),
+        "conversation": calendar, "uid": uid, "status": prop_text(component, "STATUS"),
         "recurrence": rule_words(component.get("RRULE")) if component.get("RRULE") is not None else None,
-        "rrule": _searchable(export, file, span, _series(component, start, moved)),
+        "rrule": _searchable(export, file, span, series_lines(component, start, moved)),
         "format": export.format,
     }
     metadata = {k: v for k, v in metadata.items() if v is not None and v != ""}
@@ -376,10 +368,10 @@ def _invitation_text(data: str) -> str:
         if component.name in KINDS:
             _without_broken(component)
             days_as_written(component)
-            start, due = _value(component, "DTSTART"), _value(component, "DUE")
+            start, due = prop_value(component, "DTSTART"), prop_value(component, "DUE")
             organizer, attendees, rooms = people_and_rooms(component)
-            details = _details(component, start, _end(component, start), due)
-            texts.append(event_text(_text(component, "SUMMARY"), details, where(_text(component, "LOCATION"), rooms),
+            details = _details(component, start, event_end(component, start), due)
+            texts.append(event_text(prop_text(component, "SUMMARY"), details, where(prop_text(component, "LOCATION"), rooms),
                                     organizer, attendees, _description(component)).strip())
     return "\n\n".join(t for t in texts if t)
 
@@ -387,7 +379,7 @@ def _invitation_text(data: str) -> str:
 def _description(component: Any) -> str:
     """The DESCRIPTION as plain text (one in HTML, as Google keeps a formatted one, made text),
     without the lines Google and Outlook wrap a Meet or Teams block in."""
-    description = _text(component, "DESCRIPTION")
+    description = prop_text(component, "DESCRIPTION")
     if _HTML_TAG_RE.search(description):
         description = clean_text(html_to_text(description))
     if "::~" in description or "_" * 20 in description:
@@ -397,31 +389,12 @@ def _description(component: Any) -> str:
 
 def _first_date(component: Any, start: Any, due: Any) -> Any:
     """The record's date: DTSTART, else DUE, else the changed occurrence's, else the first RDATE."""
-    candidates = (start, due, _value(component, "RECURRENCE-ID"), *_dates(component, "RDATE"))
+    candidates = (start, due, prop_value(component, "RECURRENCE-ID"), *prop_dates(component, "RDATE"))
     for value in candidates:
         value = value[0] if isinstance(value, tuple) else value  # a PERIOD: its start
         if isinstance(value, date):
             return value
     return None
-
-
-def _series(component: Any, start: Any, moved: list[Any]) -> str | None:
-    """A recurring event's DTSTART, RRULE, RDATE and EXDATE lines (None for a single one; the dates
-    its changed occurrences replace, ``moved``, are EXDATEs too), for the
-    date filters to count its occurrences out: a zone by its name, so a weekly 09:00 stays 09:00
-    across a change to summer time (a zone with no name as UTC)."""
-    rules = [r for r in _listed(component.get("RRULE")) if hasattr(r, "to_ical")]
-    extra = [v[0] if isinstance(v, tuple) else v for v in _dates(component, "RDATE")]
-    if not isinstance(start, date) or not (rules or extra):
-        return None
-    lines = [f"DTSTART{_ical_moment(start)}", *(f"RRULE:{r.to_ical().decode()}" for r in rules)]
-    # dateutil reads a TZID on DTSTART only: the other dates go in UTC, the same instants
-    lines += [f"RDATE{_ical_moment(_like(v, start), False)}" for v in extra if isinstance(v, date)]
-    if _value(component, "RECURRENCE-ID") is not None:
-        moved = []  # (a changed occurrence that repeats: its own dates stand)
-    except_on = [v for v in (*_dates(component, "EXDATE"), *moved) if isinstance(v, date)]
-    lines += [f"EXDATE{_ical_moment(_like(v, start), False)}" for v in except_on]
-    return "\n".join(lines)
 
 
 def _searchable(export: Export, file: ExportFile, span: _Span, series: str | None) -> str | None:
@@ -443,39 +416,11 @@ def _searchable(export: Export, file: ExportFile, span: _Span, series: str | Non
     return series
 
 
-def _like(value: date, start: date) -> date:
-    """A series' date as the kind of value its start is (RFC 5545 asks for it; some writers put a
-    time on an all-day series' EXDATE, or a date on a timed one's, or leave out the zone of a
-    zoned one's, and dateutil cannot mix them): the day a time is on, as written; the start's
-    time of day on a day; a time without a zone on the start's clock; a zoned one's clock time
-    for a series without a zone."""
-    if _is_day(start) and isinstance(value, datetime):
-        return value.date()
-    if isinstance(start, datetime) and _is_day(value):
-        return datetime.combine(value, start.timetz())
-    if isinstance(start, datetime) and isinstance(value, datetime) and (start.tzinfo is None) != (value.tzinfo is None):
-        return value.replace(tzinfo=start.tzinfo)
-    return value
-
-
-def _ical_moment(value: date, named: bool = True) -> str:
-    """A date or date-time as an iCalendar property's parameters and value (``;TZID=...:...``
-    where ``named`` and the zone has a name, else in UTC)."""
-    if not isinstance(value, datetime):
-        return f";VALUE=DATE:{value:%Y%m%d}"
-    if value.tzinfo is None:
-        return f":{value:%Y%m%dT%H%M%S}"
-    zone = zone_id(value) if named else None
-    if zone:
-        return f";TZID={zone}:{value:%Y%m%dT%H%M%S}"
-    return f":{value.astimezone(timezone.utc):%Y%m%dT%H%M%SZ}"
-
-
 def _key(uid: str, component: Any, text: str, keys: dict[str, int]) -> str:
     """The UID (plus RECURRENCE-ID for a changed occurrence); a digest where there is none;
     a repeat within the file gets a count."""
     key = uid or hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()[:12]
-    moved = _value(component, "RECURRENCE-ID")
+    moved = prop_value(component, "RECURRENCE-ID")
     if moved is not None:
         key += f"@{iso_value(moved)}"
     keys[key] = keys.get(key, 0) + 1
@@ -489,72 +434,22 @@ def _details(component: Any, start: Any, end: Any, due: Any) -> list[str]:
         lines.append(f"When: {span_words(start, end)}")
     if due is not None:
         lines.append(f"Due: {moment(due)}")
-    status = _SHOWN_STATUSES.get(_text(component, "STATUS").upper())
+    status = _SHOWN_STATUSES.get(prop_text(component, "STATUS").upper())
     if status:
         lines.append(f"Status: {status}")
-    moved = _value(component, "RECURRENCE-ID")
+    moved = prop_value(component, "RECURRENCE-ID")
     if moved is not None:
         lines.append(f"Changes the occurrence of {moment(moved)}")
     rule = component.get("RRULE")
     if rule is not None:
         lines.append(rule_words(rule))
     for name, label in (("RDATE", "Also on"), ("EXDATE", "Except on")):
-        dates = [moment(v) for v in _dates(component, name)]
+        dates = [moment(v) for v in prop_dates(component, name)]
         if dates:
             more = len(dates) - MAX_LISTED_DATES
             listed = ", ".join(dates[:MAX_LISTED_DATES]) + (f" and {more} more" if more > 0 else "")
             lines.append(f"{label}: {listed}")
     return lines
-
-
-def _text(component: Any, name: str) -> str:
-    """A text property's value; a quote escaped with a backslash (RFC 5545 escapes none, some
-    writers do: ``SUMMARY:Say \\"hi\\"``) as the quote."""
-    value = component.get(name)
-    if isinstance(value, list):
-        value = value[0] if value else None
-    return clean_text(str(value).replace('\\"', '"')) if value is not None else ""
-
-
-def _listed(value: Any) -> list[Any]:
-    return [] if value is None else value if isinstance(value, list) else [value]
-
-
-def _value(component: Any, name: str) -> Any:
-    """A date-time property's value, or None when absent or unreadable."""
-    prop = component.get(name)
-    if isinstance(prop, list):
-        prop = prop[0] if prop else None
-    try:
-        return prop.dt if prop is not None else None
-    except Exception:  # noqa: BLE001 - a broken value: reported from component.errors
-        return None
-
-
-def _dates(component: Any, name: str) -> Iterator[Any]:
-    for prop in _listed(component.get(name)):
-        for item in getattr(prop, "dts", ()):
-            try:
-                yield item.dt
-            except Exception:  # noqa: BLE001 - reported from component.errors
-                continue
-
-
-def _end(component: Any, start: Any) -> Any:
-    """The end: DTEND, or DTSTART plus DURATION; an all-day end is its last day (DTEND is
-    the day after)."""
-    end = _value(component, "DTEND")
-    duration = _value(component, "DURATION")
-    if end is None and start is not None and isinstance(duration, timedelta):
-        end = start + duration
-    if _is_day(end) and _is_day(start) and end > start:
-        end -= timedelta(days=1)
-    return end
-
-
-def _is_day(value: Any) -> bool:
-    """A DATE value (an all-day event's), not a DATE-TIME."""
-    return isinstance(value, date) and not isinstance(value, datetime)
 
 
 def _place_floating(export: Export, file: ExportFile, span: _Span, component: Any, warned: set[str]) -> None:

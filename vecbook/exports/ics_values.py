@@ -1,0 +1,59 @@
+"""A calendar component's property values as the reader uses them: a text, a date or date-time,
+the dates of a list, the end of an event."""
+
+from __future__ import annotations
+
+from datetime import date, datetime, timedelta
+from typing import Any, Iterator
+
+from .base import clean_text
+
+
+def prop_text(component: Any, name: str) -> str:
+    """A text property's value; a quote escaped with a backslash (RFC 5545 escapes none, some
+    writers do: ``SUMMARY:Say \\"hi\\"``) as the quote."""
+    value = component.get(name)
+    if isinstance(value, list):
+        value = value[0] if value else None
+    return clean_text(str(value).replace('\\"', '"')) if value is not None else ""
+
+
+def listed(value: Any) -> list[Any]:
+    return [] if value is None else value if isinstance(value, list) else [value]
+
+
+def prop_value(component: Any, name: str) -> Any:
+    """A date-time property's value, or None when absent or unreadable."""
+    prop = component.get(name)
+    if isinstance(prop, list):
+        prop = prop[0] if prop else None
+    try:
+        return prop.dt if prop is not None else None
+    except Exception:  # noqa: BLE001 - a broken value: reported from component.errors
+        return None
+
+
+def prop_dates(component: Any, name: str) -> Iterator[Any]:
+    for prop in listed(component.get(name)):
+        for item in getattr(prop, "dts", ()):
+            try:
+                yield item.dt
+            except Exception:  # noqa: BLE001 - reported from component.errors
+                continue
+
+
+def event_end(component: Any, start: Any) -> Any:
+    """The end: DTEND, or DTSTART plus DURATION; an all-day end is its last day (DTEND is
+    the day after)."""
+    end = prop_value(component, "DTEND")
+    duration = prop_value(component, "DURATION")
+    if end is None and start is not None and isinstance(duration, timedelta):
+        end = start + duration
+    if is_day(end) and is_day(start) and end > start:
+        end -= timedelta(days=1)
+    return end
+
+
+def is_day(value: Any) -> bool:
+    """A DATE value (an all-day event's), not a DATE-TIME."""
+    return isinstance(value, date) and not isinstance(value, datetime)
