@@ -951,6 +951,50 @@ def test_a_zone_named_with_a_colon_left_unquoted_reads(tmp_path: Path) -> None:
     assert "Except on: 2024-07-22 10:00" in outlook.text
 
 
+THIS_AND_FUTURE = """BEGIN:VCALENDAR\r
+PRODID:Lotus Notes\r
+BEGIN:VEVENT\r
+UID:w@lotus\r
+SUMMARY:Standup\r
+DTSTART;TZID=Europe/Berlin:20240304T100000\r
+DTEND;TZID=Europe/Berlin:20240304T103000\r
+RRULE:FREQ=WEEKLY;BYDAY=MO{count}\r
+EXDATE;TZID=Europe/Berlin:20240311T100000,20240422T100000\r
+END:VEVENT\r
+BEGIN:VEVENT\r
+UID:w@lotus\r
+RECURRENCE-ID;RANGE=THISANDFUTURE;TZID=Europe/Berlin:20240401T100000\r
+SUMMARY:Standup (afternoon)\r
+DTSTART;TZID=Europe/Berlin:20240401T140000\r
+DTEND;TZID=Europe/Berlin:20240401T143000\r
+END:VEVENT\r
+END:VCALENDAR\r
+"""
+
+
+@pytest.mark.parametrize("count, left", [("", None), (";COUNT=10", 6)])
+def test_a_change_to_this_and_following_occurrences_moves_them_all(tmp_path: Path, count: str,
+                                                                   left: int | None) -> None:
+    # Lotus Notes, Apple and CalDAV servers write "this and following events" as a changed
+    # occurrence with RANGE=THISANDFUTURE: every later occurrence takes its time and title. The
+    # series still said 10:00 "Standup" for each later Monday, and the change was one afternoon
+    from vecbook.recurrence import series_matches
+
+    (tmp_path / "l.ics").write_text(THIS_AND_FUTURE.format(count=count), encoding="utf-8", newline="")
+    (series, changed), problems = load(tmp_path)
+    assert problems == []
+    assert changed.metadata["title"] == "Standup (afternoon)"
+    assert changed.metadata["recurrence"] == "Repeats weekly on Monday" + (f" {left} times" if left else "")
+    assert "Changes the occurrence of 2024-04-01 10:00 (Europe/Berlin) and all later ones" in changed.text
+    may_6, april_22, march_25 = ((("gte", f"2024-{day}"), ("lt", f"2024-{day}T23:59")) for day in
+                                 ("05-06", "04-22", "03-25"))
+    assert [series_matches(r.metadata["rrule"], may_6) for r in (series, changed)] == [False, True]
+    assert [series_matches(r.metadata["rrule"], march_25) for r in (series, changed)] == [True, False]
+    # an occurrence the series took out stays out, at its new time
+    assert [series_matches(r.metadata["rrule"], april_22) for r in (series, changed)] == [False, False]
+    assert series.metadata["recurrence"].startswith("Repeats weekly on Monday" + (" 4 times" if left else " until"))
+
+
 def test_a_cancelled_or_tentative_event_says_so_in_its_text(tmp_path: Path) -> None:
     # Google and Outlook write a cancelled occurrence as a VEVENT with the series' summary and
     # STATUS:CANCELLED: its hit must not read as a meeting that took place.

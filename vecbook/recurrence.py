@@ -257,6 +257,24 @@ def first_occurrence(rule: str) -> datetime | None:
         raise
 
 
+def occurrences_before(rule: str, moment: date) -> int | None:
+    """How many occurrences of ``rule`` come before ``moment`` (a date: its midnight); None where
+    that is not found (more than ``MAX_OCCURRENCES``, a search past ``MAX_STEPS``, a rule dateutil
+    cannot read)."""
+    bound = moment if isinstance(moment, datetime) else datetime.combine(moment, datetime.min.time())
+    count = 0
+    try:
+        for when in _occurrences(rule, MAX_STEPS):
+            if when >= _beside(bound, when):
+                break
+            count += 1
+            if count > MAX_OCCURRENCES:
+                return None
+    except (ValueError, TypeError, OverflowError, KeyError):
+        return None
+    return count
+
+
 class TooRare(ValueError):
     """A series whose search for an occurrence ran out of steps (``MAX_STEPS``): one that never
     occurs, or next occurs further on than is looked at. The record's own date decides."""

@@ -20,7 +20,7 @@ from ..records import Record, undecoded_reason
 from .base import Export, ExportFile, clean_text, export_record
 from .ics_lines import escaped_quotes, file_text, looks_like_calendar, quoted_zones, used_lines, without_windows_zones
 from .ics_people import event_text, people_and_rooms, where
-from .ics_series import moved_dates, series_lines
+from .ics_series import moved_dates, onward_changes, series_lines, this_and_future
 from .ics_values import event_end, is_day, prop_dates, prop_text, prop_value
 from .ics_words import iso_value, moment, rule_words, span_words
 from .ics_zones import days_as_written, named_or_defined, place_in_zone, unknown_zones
@@ -193,6 +193,7 @@ def _file_records(export: Export, file: ExportFile) -> Iterator[Record]:
         _without_broken(component)
         days_as_written(component)
         _place_floating(export, file, span, component, calendar_zones_warned)
+    onward_changes(component for _, component in parsed)
     moved = moved_dates(component for _, component in parsed)
     for span, component in parsed:
         _warn_errors(export, file, span, component)
@@ -439,7 +440,8 @@ def _details(component: Any, start: Any, end: Any, due: Any) -> list[str]:
         lines.append(f"Status: {status}")
     moved = prop_value(component, "RECURRENCE-ID")
     if moved is not None:
-        lines.append(f"Changes the occurrence of {moment(moved)}")
+        later = " and all later ones" if this_and_future(component) else ""
+        lines.append(f"Changes the occurrence of {moment(moved)}{later}")
     rule = component.get("RRULE")
     if rule is not None:
         lines.append(rule_words(rule))

@@ -3,10 +3,11 @@ lines), as the date filters count its occurrences out (``recurrence``)."""
 
 from __future__ import annotations
 
-from datetime import date, datetime, timezone
+from datetime import date, datetime, timedelta, timezone
 from typing import Any, Iterable
 
 from .ics_values import is_day, listed, prop_dates, prop_text, prop_value
+from ..recurrence import occurrences_before
 from .ics_zones import zone_id
 
 
@@ -65,3 +66,107 @@ def _ical_moment(value: date, named: bool = True) -> str:
     if zone:
         return f";TZID={zone}:{value:%Y%m%dT%H%M%S}"
     return f":{value.astimezone(timezone.utc):%Y%m%dT%H%M%SZ}"
+
+
+def this_and_future(component: Any) -> bool:
+    """A change to an occurrence and all later ones (``RECURRENCE-ID;RANGE=THISANDFUTURE``)."""
+    replaced = component.get("RECURRENCE-ID")
+    params = getattr(replaced, "params", None) or {}
+    return str(params.get("RANGE", "")).upper() == "THISANDFUTURE"
+
+
+def onward_changes(components: Iterable[Any]) -> None:
+    """Each change to an occurrence and all later ones (``RECURRENCE-ID;RANGE=THISANDFUTURE``, as
+    Lotus Notes, Apple and CalDAV servers write "this and following events") made the series it
+    is: the rule of the series it changes from its occurrence on (a COUNT less the occurrences
+    before), the series' EXDATEs and changed occurrences from there moved as it moved the time;
+    and the series before it ended where it begins. A change with a rule of its own keeps it."""
+    groups: dict[str, list[Any]] = {}
+    for component in components:
+        if prop_text(component, "UID"):
+            groups.setdefault(prop_text(component, "UID"), []).append(component)
+    for group in groups.values():
+        master = next((c for c in group if c.get("RECURRENCE-ID") is None and c.get("RRULE") is not None), None)
+        start = prop_value(master, "DTSTART") if master is not None else None
+        if isinstance(start, date):
+            _split(master, start, group)
+
+
+def _split(master: Any, start: date, group: list[Any]) -> None:
+    """The master's series split at each change to this and later occurrences in ``group``."""
+    changes = sorted(((_like(prop_value(c, "RECURRENCE-ID"), start), c) for c in group
+                      if this_and_future(c) and isinstance(prop_value(c, "RECURRENCE-ID"), date)),
+                     key=lambda pair: _order(pair[0]))
+    if not changes:
+        return
+    rules = [r for r in listed(master.get("RRULE")) if hasattr(r, "to_ical")]
+    before = [[occurrences_before(f"DTSTART{_ical_moment(start)}\nRRULE:{r.to_ical().decode()}", when) for r in rules]
+              for when, _ in changes]
+    taken_out = [_like(v, start) for v in prop_dates(master, "EXDATE") if isinstance(v, date)]
+    taken_out += [_like(v, start) for c in group if not this_and_future(c)
+                  and isinstance(v := prop_value(c, "RECURRENCE-ID"), date)]
+    _set_rules(master, [_ended(r, start, changes[0][0], counts[0]) for r, counts in zip(rules, zip(*before))])
+    for i, (when, change) in enumerate(changes):
+        new_start = prop_value(change, "DTSTART")
+        if change.get("RRULE") is not None or not isinstance(new_start, date):
+            continue
+        shift = _shift(when, new_start)
+        later = changes[i + 1][0] if i + 1 < len(changes) else None
+        _set_rules(change, [_from(r, new_start, before[i][n], later and later + shift,
+                                  before[i + 1][n] if later else None) for n, r in enumerate(rules)])
+        out = [v + shift for v in taken_out if _order(when) < _order(v) and (later is None or _order(v) < _order(later))]
+        if out:
+            change.add("EXDATE", out)
+
+
+def _set_rules(component: Any, rules: list[Any]) -> None:
+    """The component's RRULE made ``rules`` (one as a value, as the library reads one)."""
+    component["RRULE"] = rules[0] if len(rules) == 1 else rules
+
+
+def _order(value: date) -> datetime:
+    """A date or date-time as a moment to order by (UTC for one with a zone)."""
+    if not isinstance(value, datetime):
+        return datetime.combine(value, datetime.min.time())
+    return value.astimezone(timezone.utc).replace(tzinfo=None) if value.tzinfo else value
+
+
+def _shift(when: date, new_start: date) -> timedelta:
+    """How far a change moved its occurrence (nothing where the two kinds of value differ)."""
+    moved = _like(when, new_start)
+    try:
+        return new_start - moved if type(moved) is type(new_start) else timedelta(0)
+    except TypeError:  # one with a zone and one without
+        return timedelta(0)
+
+
+def _ended(rule: Any, start: date, cut: date, count: int | None) -> Any:
+    """A copy of ``rule`` ended before ``cut``: COUNT made the occurrences before it (``count``,
+    where found), else an UNTIL just before it (an earlier UNTIL stays)."""
+    from icalendar.prop import vRecur
+
+    ended = vRecur(rule)
+    if "COUNT" in ended and count is not None:
+        ended["COUNT"] = [count]
+        return ended
+    until = cut - timedelta(days=1) if not isinstance(start, datetime) else cut - timedelta(seconds=1)
+    if isinstance(until, datetime) and until.tzinfo is not None:
+        until = until.astimezone(timezone.utc)
+    own = ended.get("UNTIL")
+    if not own or _order(_like(own[0], start)) > _order(_like(until, start)):
+        ended["UNTIL"] = [until]
+    return ended
+
+
+def _from(rule: Any, start: date, before: int | None, cut: date | None, before_cut: int | None) -> Any:
+    """A copy of the master's ``rule`` for a change from its occurrence on: COUNT less the
+    ``before`` occurrences before it, and ended before the next change (``cut``)."""
+    from icalendar.prop import vRecur
+
+    rule = vRecur(rule)
+    if "COUNT" in rule and before is not None:
+        rule["COUNT"] = [max(int(rule["COUNT"][0]) - before, 1)]
+    if cut is None:
+        return rule
+    return _ended(rule, start, cut, None if before_cut is None or before is None else before_cut - before)
+
