@@ -173,7 +173,7 @@ def test_a_whatsapp_file_in_an_unread_format_says_so_and_the_collection_why(tmp_
     ("empty.ics", "", "ics", "the file is empty"),
     ("WhatsApp Chat with Ana.txt", "", "whatsapp", "the file is empty"),
     ("notes.txt", "Shopping: eggs, café, 🍞\n", "ics",
-     "not a ics export (iCalendar .ics files); no format VecBook reads recognises it"),
+     "not a ics export (iCalendar .ics and vCalendar .vcs files); no format VecBook reads recognises it"),
     ("result.json", telegram_chat([{"date": "2022-03-08T13:07:42"}]), "discord",
      'not a discord export (DiscordChatExporter JSON); it looks like telegram: name that format, or none '
      '(VecBook tells it by its content)'),
@@ -263,7 +263,7 @@ def test_outlooks_own_mail_files_are_named_with_how_to_get_mail_vecbook_reads(
         with pytest.raises(vecbook.ConfigError, match=re.escape(f"cannot tell the format of {path}: it holds {what}")):
             vecbook.exports.detect_format(CollectionConfig(name="mail", path=path, database_label=str(path)))
     records, problems = load(root, "ics", name="mail")  # named as another format, it says so too
-    assert records == [] and f"not a ics export (iCalendar .ics files); it holds {what}" in problems[-1].reason
+    assert records == [] and f"not a ics export (iCalendar .ics and vCalendar .vcs files); it holds {what}" in problems[-1].reason
 
 
 def test_stats_lists_a_collection_that_loaded_nothing_as_skipped(tmp_path: Path) -> None:

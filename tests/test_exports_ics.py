@@ -1414,3 +1414,50 @@ def test_a_series_is_counted_out_from_near_the_range(rule: str, since: str, unti
         from datetime import date, timedelta
         until = (date.fromisoformat(until) + timedelta(days=1)).isoformat()
     assert series_matches(rule, (("gte", since), (end, until))) is found
+
+
+VCALENDAR_1 = (
+    "BEGIN:VCALENDAR\r\nVERSION:1.0\r\nPRODID:-//Nokia Mobile Phones//NONSGML v1.0//EN\r\nTZ:+01\r\n"
+    "BEGIN:VEVENT\r\nUID:n1\r\n"
+    "SUMMARY;CHARSET=UTF-8;ENCODING=QUOTED-PRINTABLE:Caf=C3=A9 mit J=C3=BCrgen; Planung, Q2\r\n"
+    "DESCRIPTION;ENCODING=QUOTED-PRINTABLE;CHARSET=UTF-8:Erste Zeile=0D=0AZweite Zeile, die umbr=\r\n"
+    "ochen wird\r\n"
+    "LOCATION;CHARSET=ISO-8859-1;ENCODING=QUOTED-PRINTABLE:B=FCro 3\r\n"
+    "DTSTART:20240305T090000Z\r\nDTEND:20240305T100000Z\r\nRRULE:W1 TU TH #10\r\n"
+    "EXDATE:20240312T090000Z;20240314T090000Z\r\n"
+    "ATTENDEE;ROLE=OWNER;STATUS=CONFIRMED:Ana Lima <ana@example.com>\r\n"
+    "ATTENDEE;ROLE=ATTENDEE:bo@example.com\r\n"
+    "AALARM:20240305T084500Z;;1;\r\nX-EPOCAGENDAENTRYTYPE:APPOINTMENT\r\nEND:VEVENT\r\n"
+    "BEGIN:VEVENT\r\nSUMMARY:Geburtstag Oma\r\nDTSTART:19500612T000000\r\nDTEND:19500612T235900\r\n"
+    "RRULE:YM1 6 #0\r\nEND:VEVENT\r\n"
+    "BEGIN:VEVENT\r\nSUMMARY:Miete\r\nDTSTART:20240101T080000\r\nRRULE:MD1 LD 1 #0\r\nEND:VEVENT\r\n"
+    "BEGIN:VEVENT\r\nSUMMARY:Stammtisch\r\nDTSTART:20240104T190000\r\nRRULE:MP1 1+ 1- TH 20241231T000000\r\nEND:VEVENT\r\n"
+    "BEGIN:VEVENT\r\nSUMMARY:Seltsam\r\nDTSTART:20240104T190000\r\nRRULE:W1 XX $ #3\r\nEND:VEVENT\r\n"
+    "BEGIN:VTODO\r\nSUMMARY:Reifen wechseln\r\nDUE:20241015T000000\r\nEND:VTODO\r\nEND:VCALENDAR\r\n")
+
+
+def test_a_vcalendar_1_file_of_an_old_phone_reads(tmp_path: Path) -> None:
+    # older phones, Lotus Notes and some Outlook versions export vCalendar 1.0 (.vcs): its texts in
+    # quoted-printable, its rules in their own words (W1 TU TH #10), EXDATEs split by ";", attendees
+    # as "Name <address>". A .vcs file was not read at all, without a word
+    from vecbook.recurrence import series_matches
+
+    (tmp_path / "Kalender.vcs").write_bytes(VCALENDAR_1.encode("utf-8"))
+    assert detect_format(collection(tmp_path / "Kalender.vcs")) == "ics"
+    records, problems = load(tmp_path)
+    meeting, birthday, rent, regulars, odd, todo = records
+    assert meeting.metadata["title"] == "Café mit Jürgen; Planung, Q2"
+    assert meeting.metadata["location"] == "Büro 3"
+    assert meeting.text.endswith("Erste Zeile\nZweite Zeile, die umbrochen wird")
+    assert meeting.metadata["recurrence"] == "Repeats weekly on Tuesday and Thursday 10 times"
+    assert "Except on: 2024-03-12 09:00 (UTC), 2024-03-14 09:00 (UTC)" in meeting.text
+    assert meeting.metadata["organizer"] == "Ana Lima" and meeting.metadata["emails"] == ["ana@example.com",
+                                                                                            "bo@example.com"]
+    assert meeting.citation == "cal/Kalender.vcs:5-19#n1"
+    assert birthday.metadata["recurrence"] == "Repeats yearly in June"
+    assert series_matches(birthday.metadata["rrule"], (("gte", "2024-06-01"), ("lt", "2024-07-01")))
+    assert rent.metadata["recurrence"] == "Repeats monthly on day 1 and the last day of the month"
+    assert series_matches(regulars.metadata["rrule"], (("gte", "2024-05-30"), ("lt", "2024-05-31")))  # the last Thu
+    assert "rrule" not in odd.metadata and todo.metadata["kind"] == "to-do"
+    (problem,) = problems
+    assert problem.line == 39 and "vCalendar 1.0 rule 'W1 XX $ #3' not read" in problem.reason

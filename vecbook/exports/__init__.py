@@ -26,7 +26,7 @@ FORMATS: dict[str, tuple[str, str]] = {
     "whatsapp": ("whatsapp", "WhatsApp chat export .txt or .zip"),
     "messenger": ("messenger", "Facebook Messenger JSON"),
     "chatgpt": ("chatgpt", "ChatGPT conversations.json"),
-    "ics": ("ics", "iCalendar .ics files"),
+    "ics": ("ics", "iCalendar .ics and vCalendar .vcs files"),
     "markdown": ("markdown", "Markdown notes and Obsidian vaults"),
     "superwhisper": ("superwhisper", "SuperWhisper recordings folder (meta.json)"),
     "imessage": ("imessage", "macOS Messages chat.db"),

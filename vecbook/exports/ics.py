@@ -21,6 +21,7 @@ from .base import Export, ExportFile, clean_text, export_record
 from .ics_lines import escaped_quotes, file_text, looks_like_calendar, quoted_zones, used_lines, without_windows_zones
 from .ics_people import event_text, people_and_rooms, where
 from .ics_series import moved_dates, onward_changes, series_lines, this_and_future
+from .ics_v1 import as_icalendar, is_version_1
 from .ics_values import event_end, is_day, prop_dates, prop_text, prop_value
 from .ics_words import iso_value, moment, rule_words, span_words
 from .ics_zones import days_as_written, named_or_defined, place_in_zone, unknown_zones
@@ -28,7 +29,7 @@ from .mime import html_to_text
 
 # The components that become records; VALARM, VTIMEZONE and the like do not.
 KINDS = {"VEVENT": "event", "VTODO": "to-do", "VJOURNAL": "journal entry"}
-SUFFIXES = (".ics", ".ical", ".icalendar", ".ifb")
+SUFFIXES = (".ics", ".ical", ".icalendar", ".ifb", ".vcs")
 # Lines that open or close a component, and the calendar's display name and zone (Google and
 # Apple write X-WR-TIMEZONE: the zone of its times written without one); a folded line's
 # continuation starts with a space, so it never matches (a long calendar name's continuations
@@ -179,6 +180,10 @@ def _file_records(export: Export, file: ExportFile) -> Iterator[Record]:
     text, bad = file_text(file)
     if bad:  # (an old export in Windows-1252: its accents are lost, say where)
         export.warn(file, bad[0].line, undecoded_reason(bad, "calendar"), skipped=False)
+    if is_version_1(text):  # (an old phone's .vcs, Lotus Notes: vCalendar 1.0)
+        text, unread = as_icalendar(text)
+        for line, reason in unread:
+            export.warn(file, line, reason, skipped=False)
     spans, zones = _scan(text)
     components = _parse_whole(export, file, text, spans)
     if components is None:

@@ -1,0 +1,149 @@
+"""vCalendar 1.0 (``.vcs``: older phones, Lotus Notes, some Outlook versions) written as the
+iCalendar 2.0 the reader reads, line for line: quoted-printable texts decoded (a soft line break
+made a fold), rules in vCalendar's own words (``W1 TU TH #10``) made RRULEs, EXDATE and RDATE
+lists split by ``;`` split by ``,``, and an attendee written ``Name <address>`` a CN and an
+address (the ``OWNER`` the organizer). Every line keeps its number."""
+
+from __future__ import annotations
+
+import quopri
+import re
+
+# The VERSION line of a vCalendar 1.0 file.
+_VERSION_1 = re.compile(r"^VERSION:1\.0[ \t]*\r?$", re.MULTILINE | re.IGNORECASE)
+# A content line: its name, its parameters, its value.
+_LINE = re.compile(r"^([A-Za-z0-9-]+)((?:;[^:\r\n]*)?):(.*?)(\r?)$", re.DOTALL)
+_WEEKDAYS = {"SU", "MO", "TU", "WE", "TH", "FR", "SA"}
+_FREQUENCIES = {"D": "DAILY", "W": "WEEKLY", "MP": "MONTHLY", "MD": "MONTHLY", "YM": "YEARLY", "YD": "YEARLY"}
+_RULE = re.compile(r"^(MP|MD|YM|YD|D|W)(\d+)((?:\s+\S+)*?)(?:\s+(#\d+|\d{8}(?:T\d{6}Z?)?))?\s*$", re.IGNORECASE)
+_ORDINAL = re.compile(r"^(\d{1,3})([+-]?)$")
+_ATTENDEE = re.compile(r"^\s*(.*?)\s*<([^<>]+)>\s*$")
+
+
+def is_version_1(text: str) -> bool:
+    """Whether a calendar's text says ``VERSION:1.0``."""
+    return _VERSION_1.search(text) is not None
+
+
+def as_icalendar(text: str) -> tuple[str, list[tuple[int, str]]]:
+    """The text as iCalendar 2.0, line for line, and the (line, words) of what could not be read."""
+    lines = text.split("\n")
+    problems: list[tuple[int, str]] = []
+    at = 0
+    while at < len(lines):
+        end = at + 1
+        if "QUOTED-PRINTABLE" in lines[at].split(":", 1)[0].upper():
+            while end < len(lines) and lines[end - 1].rstrip("\r").endswith("="):
+                end += 1
+        lines[at:end] = _property(lines[at:end], at + 1, problems)
+        at = end
+    return "\n".join(lines), problems
+
+
+def _property(physical: list[str], number: int, problems: list[tuple[int, str]]) -> list[str]:
+    """One property's lines (a quoted-printable value's soft line breaks with it) as iCalendar's."""
+    # (a soft line break, a quoted-printable line's last "=", joins it to the next)
+    found = _LINE.match("".join([*(line.rstrip("\r")[:-1] for line in physical[:-1]), physical[-1]]))
+    if found is None:
+        return physical
+    name, parameters, value, ending = found.group(1).upper(), found.group(2), found.group(3), found.group(4)
+    if "QUOTED-PRINTABLE" in parameters.upper():
+        parameters, value = _decoded(parameters, value)
+    if name == "RRULE":
+        rule = _rule(value)
+        if rule is None:
+            problems.append((number, f"vCalendar 1.0 rule '{value.strip()}' not read: the event is dated by its start "
+                                     "alone"))
+            name, rule = "X-VCALENDAR-RRULE", value
+        value = rule
+    elif name in ("EXDATE", "RDATE"):
+        value = value.replace(";", ",")
+    elif name == "ATTENDEE":
+        name, parameters, value = _attendee(parameters, value)
+    first = f"{found.group(1) if name == found.group(1).upper() else name}{parameters}:{value}{ending}"
+    # the lines a soft line break took: each a fold of nothing, so every line keeps its number
+    return [first, *(" " + line[len(line.rstrip("\r")):] for line in physical[1:])]
+
+
+def _decoded(parameters: str, value: str) -> tuple[str, str]:
+    """A quoted-printable value decoded in its CHARSET (UTF-8 where none or unknown) and escaped
+    as an iCalendar text is, and the parameters without ENCODING and CHARSET."""
+    kept, charset = [], "utf-8"
+    for parameter in parameters.split(";")[1:]:
+        key, _, given = parameter.partition("=")
+        if key.upper() == "CHARSET":
+            charset = given.strip('"') or charset
+        elif key.upper() != "ENCODING" and parameter.upper() != "QUOTED-PRINTABLE":
+            kept.append(parameter)
+    data = quopri.decodestring(value.encode("utf-8"))
+    try:
+        text = data.decode(charset, "replace")
+    except LookupError:  # a charset Python does not know
+        text = data.decode("utf-8", "replace")
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    escaped = re.sub(r"([\\;,])", r"\\\1", text).replace("\n", "\\n")
+    return "".join(f";{p}" for p in kept), escaped
+
+
+def _rule(value: str) -> str | None:
+    """A vCalendar 1.0 rule (``W1 TU TH #10``, ``MP1 1+ MO #0``, ``MD1 LD 20241231T000000``) as an
+    RRULE's value; None for one it does not say plainly (a time list, ``$``, an unknown word)."""
+    found = _RULE.match(value.strip())
+    if found is None:
+        return None
+    kind, interval = found.group(1).upper(), int(found.group(2))
+    words, end = found.group(3).split(), found.group(4)
+    parts = [f"FREQ={_FREQUENCIES[kind]}"] + ([f"INTERVAL={interval}"] if interval > 1 else [])
+    chosen = _chosen(kind, [w.upper() for w in words])
+    if chosen is None:
+        return None
+    parts += chosen
+    if end is None:
+        parts.append("COUNT=2")  # (vCalendar 1.0: a rule without a duration or end occurs twice)
+    elif end.startswith("#"):
+        parts += [f"COUNT={end[1:]}"] if int(end[1:]) else []  # (#0: for ever)
+    else:
+        parts.append(f"UNTIL={end.upper()}")
+    return ";".join(parts)
+
+
+def _chosen(kind: str, words: list[str]) -> list[str] | None:
+    """The BYxxx parts a rule's words name; None for a word it does not know."""
+    if not words:
+        return []
+    if kind == "W" and all(w in _WEEKDAYS for w in words):
+        return [f"BYDAY={','.join(words)}"]
+    if kind == "MP":
+        days = [w for w in words if w in _WEEKDAYS]
+        ordinals = [_ordinal(w) for w in words if w not in _WEEKDAYS]
+        if None in ordinals or not days or not ordinals:
+            return None
+        return [f"BYDAY={','.join(f'{n}{day}' for n in ordinals for day in days)}"]
+    if kind in ("MD", "YM", "YD"):
+        numbers = [-1 if w == "LD" else _ordinal(w) for w in words]
+        if None in numbers:
+            return None
+        part = {"MD": "BYMONTHDAY", "YM": "BYMONTH", "YD": "BYYEARDAY"}[kind]
+        return [f"{part}={','.join(str(n) for n in numbers)}"]
+    return None
+
+
+def _ordinal(word: str) -> int | None:
+    """``2`` or ``2+`` (the second), ``1-`` (the last) as a number; None for another word."""
+    found = _ORDINAL.match(word)
+    if found is None or int(found.group(1)) == 0:
+        return None
+    return -int(found.group(1)) if found.group(2) == "-" else int(found.group(1))
+
+
+def _attendee(parameters: str, value: str) -> tuple[str, str, str]:
+    """A vCalendar attendee (``ATTENDEE;ROLE=OWNER:Ana Lima <ana@example.com>``) as iCalendar's:
+    its name a CN, its address a mailto, the OWNER or ORGANIZER the ORGANIZER."""
+    named = _ATTENDEE.match(value)
+    name, address = (named.group(1).strip('"'), named.group(2).strip()) if named else ("", value.strip())
+    role = re.search(r";ROLE=([A-Za-z-]+)", parameters, re.IGNORECASE)
+    kind = "ORGANIZER" if role and role.group(1).upper() in ("OWNER", "ORGANIZER") else "ATTENDEE"
+    if "@" in address and not address.lower().startswith("mailto:"):
+        address = f"mailto:{address}"
+    cn = f';CN="{name.replace(chr(34), "^" + chr(39))}"' if name else ""
+    return kind, cn, address
