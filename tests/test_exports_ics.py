@@ -995,6 +995,19 @@ def test_a_change_to_this_and_following_occurrences_moves_them_all(tmp_path: Pat
     assert series.metadata["recurrence"].startswith("Repeats weekly on Monday" + (" 4 times" if left else " until"))
 
 
+def test_a_zone_named_by_its_offset_alone_is_that_offset(tmp_path: Path) -> None:
+    # some writers name a zone by its offset and define no VTIMEZONE for it (a PHP generator's
+    # TZID=+03:00, Lotus's GMT+01:00): the times were floating local time, with a WARN each
+    events = "".join(f"BEGIN:VEVENT\r\nUID:{n}\r\nSUMMARY:x\r\nDTSTART;TZID={zone}:20240705T100000\r\n"
+                     f"{'RRULE:FREQ=DAILY;COUNT=3' if n == 0 else ''}\r\nEND:VEVENT\r\n"
+                     for n, zone in enumerate(["GMT+01:00", '"UTC+05:30"', "+03:00", "GMT-0500", "(GMT-03.00)", "UTC+14"]))
+    (tmp_path / "o.ics").write_text(f"BEGIN:VCALENDAR\r\n{events}END:VCALENDAR\r\n", encoding="utf-8", newline="")
+    records, problems = load(tmp_path)
+    assert problems == []
+    assert [r.metadata["date"][-6:] for r in records] == ["+01:00", "+05:30", "+03:00", "-05:00", "-03:00", "+14:00"]
+    assert records[0].metadata["rrule"].startswith("DTSTART;TZID=Etc/GMT-1:20240705T100000")
+
+
 def test_a_cancelled_or_tentative_event_says_so_in_its_text(tmp_path: Path) -> None:
     # Google and Outlook write a cancelled occurrence as a VEVENT with the series' summary and
     # STATUS:CANCELLED: its hit must not read as a meeting that took place.

@@ -24,7 +24,7 @@ from .ics_series import moved_dates, onward_changes, series_lines, this_and_futu
 from .ics_v1 import as_icalendar, is_version_1
 from .ics_values import event_end, is_day, prop_dates, prop_text, prop_value
 from .ics_words import iso_value, moment, rule_words, span_words
-from .ics_zones import days_as_written, named_or_defined, place_in_zone, unknown_zones
+from .ics_zones import days_as_written, named_or_defined, offset_zones, place_in_zone, unknown_zones
 from .mime import html_to_text
 
 # The components that become records; VALARM, VTIMEZONE and the like do not.
@@ -197,6 +197,7 @@ def _file_records(export: Export, file: ExportFile) -> Iterator[Record]:
     for span, component in parsed:
         _without_broken(component)
         days_as_written(component)
+        offset_zones(component)
         _place_floating(export, file, span, component, calendar_zones_warned)
     onward_changes(component for _, component in parsed)
     moved = moved_dates(component for _, component in parsed)

@@ -17,6 +17,8 @@ ZONED = ("DTSTART", "DTEND", "DUE", "RECURRENCE-ID", "RDATE", "EXDATE")
 _AREAS = ("Africa/", "America/", "Antarctica/", "Asia/", "Atlantic/", "Australia/", "Europe/", "Indian/", "Pacific/")
 # The properties Outlook (and Hotmail's calendar before it) flags an all-day event with.
 _ALL_DAY_FLAGS = ("X-MICROSOFT-CDO-ALLDAYEVENT", "X-MICROSOFT-MSNCALENDAR-ALLDAYEVENT")
+# A TZID that names an offset from UTC alone: "GMT+01:00", "UTC+05:30", "+03:00", "(GMT-03.00)".
+_OFFSET_NAME = re.compile(r"^\s*\(?\s*(?:GMT|UTC)?\s*([+-])\s*(\d{1,2})(?:[:.]?(\d{2}))?\s*\)?\s*$", re.IGNORECASE)
 # The properties whose TZID names the zone of a record's own dates.
 _DATED = ("DTSTART", "DTEND", "DUE", "RECURRENCE-ID")
 
@@ -215,6 +217,32 @@ def place_in_zone(component: Any, zone: tzinfo) -> None:
                     value.dt = when.replace(tzinfo=zone)
                 elif isinstance(when, datetime) and when.utcoffset() == timedelta(0) and is_utc(when):
                     value.dt = when.astimezone(zone)
+
+
+def offset_zones(component: Any) -> None:
+    """Times whose TZID names an offset alone and no zone (``GMT+01:00``, ``UTC+05:30``, ``+03:00``,
+    ``(GMT-03.00)``: Lotus, PHP generators), which the file does not define either, in that fixed
+    offset: the library left them floating. (``Etc/GMT-1``, POSIX's reversed sign, is a zone.)"""
+    for name in ZONED:
+        props = component.get(name)
+        for prop in props if isinstance(props, list) else [] if props is None else [props]:
+            zone = _named_offset(str(getattr(prop, "params", {}).get("TZID") or ""))
+            if zone is None:
+                continue
+            for value in getattr(prop, "dts", None) or [prop]:
+                when = getattr(value, "dt", None)
+                if isinstance(when, datetime) and when.tzinfo is None:
+                    value.dt = when.replace(tzinfo=zone)
+
+
+@lru_cache(maxsize=256)
+def _named_offset(name: str) -> tzinfo | None:
+    """The fixed offset a TZID names alone (``GMT+01:00``), else None."""
+    found = _OFFSET_NAME.match(name)
+    if found is None or int(found.group(2)) > 14 or int(found.group(3) or 0) > 59:
+        return None
+    offset = timedelta(hours=int(found.group(2)), minutes=int(found.group(3) or 0))
+    return timezone(-offset if found.group(1) == "-" else offset)
 
 
 def days_as_written(component: Any) -> None:
