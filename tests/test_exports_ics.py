@@ -1359,6 +1359,25 @@ def test_a_rule_that_never_occurs_is_said_and_the_event_dated_by_its_start(tmp_p
     assert "dated by its start alone" in problem.reason
 
 
+def test_a_plain_rule_is_not_searched_when_the_calendar_is_read(monkeypatch: pytest.MonkeyPatch,
+                                                               tmp_path: Path) -> None:
+    # looking for each series' first occurrence (to say one that never occurs) cost ~0.3 ms a
+    # series, a third more time to read a calendar of thousands: the plain shapes calendars
+    # write occur in each period, and are not looked at
+    from vecbook import recurrence
+
+    searched: list[str] = []
+    monkeypatch.setattr(recurrence, "first_occurrence", lambda rule: searched.append(rule))
+    rules = ["FREQ=WEEKLY;BYDAY=MO,WE", "FREQ=MONTHLY;BYDAY=2TU", "FREQ=MONTHLY;BYMONTHDAY=15,-1", "FREQ=YEARLY",
+             "FREQ=YEARLY;BYMONTH=6;BYDAY=-1TH", "FREQ=DAILY;COUNT=5", "FREQ=MONTHLY;BYDAY=5MO",
+             "FREQ=DAILY;INTERVAL=7;BYDAY=TU", "FREQ=MONTHLY;BYDAY=MO,TU,WE,TH,FR;BYSETPOS=-1"]
+    events = "".join(f"BEGIN:VEVENT\r\nUID:{n}\r\nSUMMARY:x\r\nDTSTART:20240101T100000Z\r\nRRULE:{rule}\r\n"
+                     "END:VEVENT\r\n" for n, rule in enumerate(rules))
+    (tmp_path / "p.ics").write_text(f"BEGIN:VCALENDAR\r\n{events}END:VCALENDAR\r\n", encoding="utf-8", newline="")
+    load(tmp_path)
+    assert [rule.split("RRULE:")[1] for rule in searched] == rules[-3:]
+
+
 def test_a_rare_rule_is_found_within_the_search() -> None:
     from vecbook.recurrence import first_occurrence
 

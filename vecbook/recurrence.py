@@ -257,6 +257,45 @@ def first_occurrence(rule: str) -> datetime | None:
         raise
 
 
+def occurs_plainly(rule: str) -> bool:
+    """Whether each RRULE of the series is of the plain shapes calendars write, which occur in each
+    period or nearly (weekly on some weekdays, monthly on the second Tuesday or the 15th, yearly in
+    June), so its first occurrence need not be looked for to know it has one (``first_occurrence``
+    costs ~0.2 ms: a calendar of thousands of series is read that much faster)."""
+    for line in rule.split("\n"):
+        if line[:6].upper() == "RRULE:":
+            parts = dict(part.split("=", 1) for part in line[6:].upper().split(";") if "=" in part)
+            named = {key: value for key, value in parts.items() if key not in _PLAIN_PARTS}
+            if not _plain(parts.get("FREQ", ""), named, parts.get("INTERVAL", "1")):
+                return False
+    return True
+
+
+# The parts of a rule that choose no day; the weekdays; a day of a month every month has.
+_PLAIN_PARTS = frozenset({"FREQ", "INTERVAL", "COUNT", "UNTIL", "WKST"})
+_WEEKDAY_RE = re.compile(r"^(?:[+-]?[1-4])?(?:MO|TU|WE|TH|FR|SA|SU)$")
+_MONTH_DAY_RE = re.compile(r"^[+-]?(?:[1-9]|1\d|2[0-8])$")
+
+
+def _plain(frequency: str, named: dict[str, str], interval: str) -> bool:
+    """Whether a rule of ``frequency`` naming these BYxxx parts occurs in each period or nearly."""
+    days = named.get("BYDAY", "").split(",") if "BYDAY" in named else []
+    if days and not all(_WEEKDAY_RE.match(day) for day in days):
+        return False
+    monthdays = named.get("BYMONTHDAY", "").split(",") if "BYMONTHDAY" in named else []
+    if monthdays and not all(_MONTH_DAY_RE.match(day) for day in monthdays):
+        return False
+    numbered = any(day[:1] not in "MTWFS" for day in days)
+    keys = set(named)
+    if frequency == "WEEKLY":
+        return keys <= {"BYDAY"} and not numbered
+    if frequency == "MONTHLY":
+        return keys <= {"BYDAY"} or keys <= {"BYMONTHDAY"}
+    if frequency == "YEARLY":
+        return "BYMONTH" in keys and (keys <= {"BYMONTH", "BYDAY"} or keys <= {"BYMONTH", "BYMONTHDAY"}) or not keys
+    return frequency == "DAILY" and not keys - {"BYDAY"} and not numbered and interval.strip() in ("", "1")
+
+
 def occurrences_before(rule: str, moment: date) -> int | None:
     """How many occurrences of ``rule`` come before ``moment`` (a date: its midnight); None where
     that is not found (more than ``MAX_OCCURRENCES``, a search past ``MAX_STEPS``, a rule dateutil
