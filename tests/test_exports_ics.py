@@ -1493,3 +1493,17 @@ def test_a_vcalendar_1_file_of_an_old_phone_reads(tmp_path: Path) -> None:
     assert "rrule" not in odd.metadata and todo.metadata["kind"] == "to-do"
     (problem,) = problems
     assert problem.line == 39 and "vCalendar 1.0 rule 'W1 XX $ #3' not read" in problem.reason
+
+
+def test_a_vcalendar_1_text_in_quoted_printable_without_a_charset_reads(tmp_path: Path) -> None:
+    # Outlook 2003 wrote its .vcs texts in quoted-printable Windows-1252 without a CHARSET: each
+    # accented letter was U+FFFD
+    (tmp_path / "o.vcs").write_text(
+        "BEGIN:VCALENDAR\r\nPRODID:-//Microsoft Corporation//Outlook 11.0 MIMEDIR//EN\r\nVERSION:1.0\r\n"
+        "BEGIN:VEVENT\r\nDTSTART:20240305T090000Z\r\nSUMMARY;ENCODING=QUOTED-PRINTABLE:R=E9union =E0 l'h=F4tel\r\n"
+        "LOCATION;ENCODING=QUOTED-PRINTABLE:Z=C3=BCrich\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n", encoding="ascii",
+        newline="")
+    (record,), problems = load(tmp_path)
+    assert problems == []
+    assert (record.metadata["title"], record.metadata["location"]) == ("Réunion à l'hôtel", "Zürich")
+

@@ -66,20 +66,22 @@ def _property(physical: list[str], number: int, problems: list[tuple[int, str]])
 
 
 def _decoded(parameters: str, value: str) -> tuple[str, str]:
-    """A quoted-printable value decoded in its CHARSET (UTF-8 where none or unknown) and escaped
+    """A quoted-printable value decoded in its CHARSET (where none, UTF-8, else Windows-1252) and escaped
     as an iCalendar text is, and the parameters without ENCODING and CHARSET."""
-    kept, charset = [], "utf-8"
+    kept, charset = [], ""
     for parameter in parameters.split(";")[1:]:
         key, _, given = parameter.partition("=")
         if key.upper() == "CHARSET":
-            charset = given.strip('"') or charset
+            charset = given.strip('"')
         elif key.upper() != "ENCODING" and parameter.upper() != "QUOTED-PRINTABLE":
             kept.append(parameter)
     data = quopri.decodestring(value.encode("utf-8"))
     try:
-        text = data.decode(charset, "replace")
+        text = data.decode(charset or "utf-8", "strict" if not charset else "replace")
     except LookupError:  # a charset Python does not know
         text = data.decode("utf-8", "replace")
+    except UnicodeDecodeError:  # no CHARSET, and not UTF-8: Windows-1252, as Outlook 2003 wrote
+        text = data.decode("cp1252", "replace")
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     escaped = re.sub(r"([\\;,])", r"\\\1", text).replace("\n", "\\n")
     return "".join(f";{p}" for p in kept), escaped
