@@ -60,6 +60,9 @@ def occurrence_within(rule: str, ranges: tuple[tuple[str, str], ...]) -> datetim
     OverflowError, KeyError) for a rule or bound that cannot be read, ``TooRare`` for one whose
     search for an occurrence took ``MAX_STEPS``."""
     bounds = [(_TESTS[op], iso_moment(value)) for op, value in ranges]
+    first = _start_occurrence(rule)
+    if first is not None and all(test(first, _beside(bound, first)) for test, bound in bounds):
+        return _in_start_zone(rule, first)  # (the earliest: a series' occurrences are from its start on)
     placed: dict[int, list[tuple[Callable[[Any, Any], bool], datetime]]] = {}
     starts = [bound for test, bound in bounds if test in (operator.gt, operator.ge)]
     for count, when in enumerate(_occurrences(_moved_near(rule, max(starts, key=_naive)) if starts else rule,
@@ -74,6 +77,28 @@ def occurrence_within(rule: str, ranges: tuple[tuple[str, str], ...]) -> datetim
         if all(test(when, bound) for test, bound in tests):
             return _in_start_zone(rule, when)
     return None
+
+
+@lru_cache(maxsize=4096)
+def _start_occurrence(rule: str) -> datetime | None:
+    """The series' DTSTART as an occurrence, as dateutil gives one (None: an EXDATE takes it
+    out, or it cannot be read). RFC 5545's recurrence set is DTSTART's with the RRULE's and
+    RDATE's: a series begun on a Monday "every Tuesday and Thursday" (Apple and Google keep the
+    day it was made), or an event with RDATEs, occurs on its start; dateutil counts only the rule's."""
+    from dateutil.rrule import rrulestr
+
+    start = rule.split("\n", 1)[0]
+    try:
+        when = next(iter(rrulestr(f"{start}\nRRULE:FREQ=DAILY;COUNT=1")))
+        excluded = _parsed(rule)._exdate
+    except (ValueError, TypeError, OverflowError, KeyError, StopIteration):
+        return None
+    return None if any(_same(when, day) for day in excluded) else when
+
+
+def _same(when: datetime, other: datetime) -> bool:
+    """One moment (a time without an offset beside one with: on the same clock)."""
+    return when == other if (when.tzinfo is None) == (other.tzinfo is None) else _naive(when) == _naive(other)
 
 
 def _in_start_zone(rule: str, when: datetime) -> datetime:
