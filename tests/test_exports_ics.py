@@ -1398,6 +1398,22 @@ def test_a_series_occurs_on_its_start_even_where_its_rule_names_another_day() ->
     assert not series_matches("DTSTART:20240304T100000Z\nRRULE:FREQ=WEEKLY;BYDAY=TU\nEXDATE:20240304T100000Z", monday)
 
 
+def test_a_rule_dateutil_breaks_on_costs_only_its_series(tmp_path: Path) -> None:
+    # dateutil raises IndexError on a 53rd Monday of a month beside a first (found by fuzzing):
+    # the calendar's later events were lost, and every search by date failed
+    from vecbook.recurrence import series_matches
+
+    assert series_matches("DTSTART:20240404T060000Z\nRRULE:FREQ=MONTHLY;BYDAY=53MO,1MO",
+                          (("gte", "2024-06-01"), ("lt", "2024-07-01"))) is None
+    (tmp_path / "b.ics").write_text(
+        "BEGIN:VCALENDAR\r\nBEGIN:VEVENT\r\nUID:b\r\nSUMMARY:Odd\r\nDTSTART:20240404T060000Z\r\n"
+        "RRULE:FREQ=MONTHLY;BYDAY=53MO,1MO\r\nEND:VEVENT\r\nBEGIN:VEVENT\r\nUID:c\r\nSUMMARY:Next\r\n"
+        "DTSTART:20240405T060000Z\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n", encoding="utf-8", newline="")
+    records, problems = load(tmp_path)
+    assert [r.metadata["title"] for r in records] == ["Odd", "Next"] and "rrule" not in records[0].metadata
+    assert [p.line for p in problems] == [6]
+
+
 def test_a_rare_rule_is_found_within_the_search() -> None:
     from vecbook.recurrence import first_occurrence
 

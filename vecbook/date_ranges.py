@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 import numpy as np
 
 from .records import iso_moment
-from .recurrence import occurrence_within, series_matches
+from .recurrence import RULE_ERRORS, occurrence_within, series_matches
 
 if TYPE_CHECKING:
     from .filters import Condition
@@ -44,7 +44,7 @@ def _with_occurrence(hit: Hit, ranges: tuple[tuple[str, str], ...]) -> Hit:
     metadata = hit.metadata
     try:
         when = occurrence_within(metadata["rrule"], ranges)
-    except (ValueError, TypeError, OverflowError, KeyError):  # unreadable: its own date put it in range
+    except RULE_ERRORS:  # unreadable: its own date put it in range
         return hit
     if when is None:
         return hit

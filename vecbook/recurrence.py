@@ -30,6 +30,9 @@ MAX_OCCURRENCES = 10_000
 # a yearly one's, a few months of a minutely one looked at minute by minute.
 MAX_STEPS = 100_000
 _TESTS = {"gt": operator.gt, "gte": operator.ge, "lt": operator.lt, "lte": operator.le}
+# What dateutil raises for a rule it cannot read or count out (IndexError: a 53rd Monday of a
+# month beside a first, BYDAY=53MO,1MO), and a bound that cannot be read or ordered.
+RULE_ERRORS = (ValueError, TypeError, OverflowError, KeyError, IndexError)
 # DTSTART as the calendar reader writes it: its parameters, its date or date-time, a Z.
 _START_RE = re.compile(r"^(DTSTART(?:;[^:]*)?:)(\d{8}(?:T\d{6})?)(Z?)$", re.I)
 _DAY_RDATE_RE = re.compile(r"^RDATE;VALUE=DATE:", re.I | re.M)
@@ -49,15 +52,15 @@ def series_matches(rule: str, ranges: tuple[tuple[str, str], ...]) -> bool | Non
     the filters compare a date with a date-time's text."""
     try:
         return occurrence_within(rule, ranges) is not None
-    except (ValueError, TypeError, OverflowError, KeyError):  # a rule dateutil cannot read, or order
+    except RULE_ERRORS:  # a rule dateutil cannot read, or order
         return None
 
 
 @lru_cache(maxsize=4096)
 def occurrence_within(rule: str, ranges: tuple[tuple[str, str], ...]) -> datetime | None:
     """The first occurrence of ``rule`` that satisfies every bound (see ``series_matches``), or
-    None where none does within ``MAX_OCCURRENCES``; raises ValueError (or TypeError,
-    OverflowError, KeyError) for a rule or bound that cannot be read, ``TooRare`` for one whose
+    None where none does within ``MAX_OCCURRENCES``; raises one of ``RULE_ERRORS`` for a rule or
+    bound that cannot be read, ``TooRare`` for one whose
     search for an occurrence took ``MAX_STEPS``."""
     bounds = [(_TESTS[op], iso_moment(value)) for op, value in ranges]
     first = _start_occurrence(rule)
@@ -91,7 +94,7 @@ def _start_occurrence(rule: str) -> datetime | None:
     try:
         when = next(iter(rrulestr(f"{start}\nRRULE:FREQ=DAILY;COUNT=1")))
         excluded = _parsed(rule)._exdate
-    except (ValueError, TypeError, OverflowError, KeyError, StopIteration):
+    except (*RULE_ERRORS, StopIteration):
         return None
     return None if any(_same(when, day) for day in excluded) else when
 
@@ -272,8 +275,8 @@ def _no_such_position(one: Any) -> bool:
 
 def first_occurrence(rule: str) -> datetime | None:
     """The series' first occurrence (None: it has none, all of them taken out or past its UNTIL);
-    raises ValueError for a rule dateutil cannot read, ``TooRare`` for one that names no day it
-    can occur on or whose first occurrence takes more than ``MAX_STEPS`` to find."""
+    raises one of ``RULE_ERRORS`` for a rule dateutil cannot read, ``TooRare`` for one that names
+    no day it can occur on or whose first occurrence takes more than ``MAX_STEPS`` to find."""
     try:
         return next(_occurrences(rule, MAX_STEPS), None)
     except ValueError as exc:
@@ -334,7 +337,7 @@ def occurrences_before(rule: str, moment: date) -> int | None:
             count += 1
             if count > MAX_OCCURRENCES:
                 return None
-    except (ValueError, TypeError, OverflowError, KeyError):
+    except RULE_ERRORS:
         return None
     return count
 

@@ -408,13 +408,13 @@ def _searchable(export: Export, file: ExportFile, span: _Span, series: str | Non
     """The series, where an occurrence of it can be found: one whose rule never occurs (a date
     search would step through it to the year 9999), or occurs too rarely to find, is said (on
     its RRULE line) and left out: the event is dated by its start alone."""
-    from ..recurrence import first_occurrence, occurs_plainly
+    from ..recurrence import RULE_ERRORS, first_occurrence, occurs_plainly
 
     if series is None or occurs_plainly(series):
         return series
     try:
         first_occurrence(series)
-    except (ValueError, TypeError, OverflowError, KeyError) as exc:
+    except RULE_ERRORS as exc:
         rules = [line for line in series.split("\n") if line.startswith("RRULE:")]
         line = _line_of_property(span.text, "RRULE") or 1
         export.warn(file, span.line + line - 1, f"the rule {' '.join(rules) or series} has no occurrence that can be "
