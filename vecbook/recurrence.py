@@ -63,7 +63,7 @@ def occurrence_within(rule: str, ranges: tuple[tuple[str, str], ...]) -> datetim
     bound that cannot be read, ``TooRare`` for one whose
     search for an occurrence took ``MAX_STEPS``."""
     bounds = [(_TESTS[op], iso_moment(value)) for op, value in ranges]
-    first = _start_occurrence(rule)
+    first = _start_occurrence(rule) if _start_near(rule, bounds) else None
     if first is not None and all(test(first, _beside(bound, first)) for test, bound in bounds):
         return _in_start_zone(rule, first)  # (the earliest: a series' occurrences are from its start on)
     placed: dict[int, list[tuple[Callable[[Any, Any], bool], datetime]]] = {}
@@ -82,6 +82,23 @@ def occurrence_within(rule: str, ranges: tuple[tuple[str, str], ...]) -> datetim
     return None
 
 
+def _start_near(rule: str, bounds: list[tuple[Callable[[Any, Any], bool], datetime]]) -> bool:
+    """Whether the series' DTSTART, as written, lies within two days of the bounds (a bound in
+    another zone is at most ~26 hours away), so it is worth reading as dateutil would (a series
+    begun years before the range is not)."""
+    found = _START_RE.match(rule.split("\n", 1)[0])
+    if found is None:
+        return True
+    written = found.group(2)
+    start = datetime.strptime(written, "%Y%m%d" if len(written) == 8 else "%Y%m%dT%H%M%S")
+    slack = timedelta(days=2)
+    try:
+        return all(start >= _naive(bound) - slack if test in (operator.gt, operator.ge)
+                   else start <= _naive(bound) + slack for test, bound in bounds)
+    except OverflowError:  # a bound within two days of the year 1 or 9999
+        return True
+
+
 @lru_cache(maxsize=4096)
 def _start_occurrence(rule: str) -> datetime | None:
     """The series' DTSTART as an occurrence, as dateutil gives one (None: an EXDATE takes it
@@ -90,13 +107,17 @@ def _start_occurrence(rule: str) -> datetime | None:
     day it was made), or an event with RDATEs, occurs on its start; dateutil counts only the rule's."""
     from dateutil.rrule import rrulestr
 
-    start = rule.split("\n", 1)[0]
     try:
-        when = next(iter(rrulestr(f"{start}\nRRULE:FREQ=DAILY;COUNT=1")))
-        excluded = _parsed(rule)._exdate
+        series = _parsed(rule)  # (the one counted out where the series is not moved: read once)
+        rules = series._rrule
+        if rules:
+            when = rules[0]._dtstart
+        else:  # (RDATEs alone: the DTSTART line read as dateutil reads it)
+            start = rule.split("\n", 1)[0]
+            when = next(iter(rrulestr(f"{start}\nRRULE:FREQ=DAILY;COUNT=1")))
     except (*RULE_ERRORS, StopIteration):
         return None
-    return None if any(_same(when, day) for day in excluded) else when
+    return None if any(_same(when, day) for day in series._exdate) else when
 
 
 def _same(when: datetime, other: datetime) -> bool:
