@@ -1494,7 +1494,7 @@ VCALENDAR_1 = (
     "DTSTART:20240305T090000Z\r\nDTEND:20240305T100000Z\r\nRRULE:W1 TU TH #10\r\n"
     "EXDATE:20240312T090000Z;20240314T090000Z\r\n"
     "ATTENDEE;ROLE=OWNER;STATUS=CONFIRMED:Ana Lima <ana@example.com>\r\n"
-    "ATTENDEE;ROLE=ATTENDEE:bo@example.com\r\n"
+    "ATTENDEE;ROLE=ATTENDEE:bo@example.com\r\nATTENDEE;CN=Cy Li:mailto:cy@example.com\r\n"
     "AALARM:20240305T084500Z;;1;\r\nX-EPOCAGENDAENTRYTYPE:APPOINTMENT\r\nEND:VEVENT\r\n"
     "BEGIN:VEVENT\r\nSUMMARY:Geburtstag Oma\r\nDTSTART:19500612T000000\r\nDTEND:19500612T235900\r\n"
     "RRULE:YM1 6 #0\r\nEND:VEVENT\r\n"
@@ -1519,16 +1519,17 @@ def test_a_vcalendar_1_file_of_an_old_phone_reads(tmp_path: Path) -> None:
     assert meeting.text.endswith("Erste Zeile\nZweite Zeile, die umbrochen wird")
     assert meeting.metadata["recurrence"] == "Repeats weekly on Tuesday and Thursday 10 times"
     assert "Except on: 2024-03-12 09:00 (UTC), 2024-03-14 09:00 (UTC)" in meeting.text
-    assert meeting.metadata["organizer"] == "Ana Lima" and meeting.metadata["emails"] == ["ana@example.com",
-                                                                                            "bo@example.com"]
-    assert meeting.citation == "cal/Kalender.vcs:5-19#n1"
+    assert meeting.metadata["organizer"] == "Ana Lima"
+    assert meeting.metadata["emails"] == ["ana@example.com", "bo@example.com", "cy@example.com"]
+    assert "Attendees: bo@example.com, Cy Li" in meeting.text
+    assert meeting.citation == "cal/Kalender.vcs:5-20#n1"
     assert birthday.metadata["recurrence"] == "Repeats yearly in June"
     assert series_matches(birthday.metadata["rrule"], (("gte", "2024-06-01"), ("lt", "2024-07-01")))
     assert rent.metadata["recurrence"] == "Repeats monthly on day 1 and the last day of the month"
     assert series_matches(regulars.metadata["rrule"], (("gte", "2024-05-30"), ("lt", "2024-05-31")))  # the last Thu
     assert "rrule" not in odd.metadata and todo.metadata["kind"] == "to-do"
     (problem,) = problems
-    assert problem.line == 39 and "vCalendar 1.0 rule 'W1 XX $ #3' not read" in problem.reason
+    assert problem.line == 40 and "vCalendar 1.0 rule 'W1 XX $ #3' not read" in problem.reason
 
 
 def test_a_vcalendar_1_text_in_quoted_printable_without_a_charset_reads(tmp_path: Path) -> None:

@@ -147,5 +147,6 @@ def _attendee(parameters: str, value: str) -> tuple[str, str, str]:
     kind = "ORGANIZER" if role and role.group(1).upper() in ("OWNER", "ORGANIZER") else "ATTENDEE"
     if "@" in address and not address.lower().startswith("mailto:"):
         address = f"mailto:{address}"
-    cn = f';CN="{name.replace(chr(34), "^" + chr(39))}"' if name else ""
-    return kind, cn, address
+    if not name:  # (an address alone: its parameters kept, a CN among them, as a writer of both versions puts one)
+        return kind, parameters, address
+    return kind, f';CN="{name.replace(chr(34), "^" + chr(39))}"', address
