@@ -1524,6 +1524,9 @@ def test_a_vcalendar_1_file_of_an_old_phone_reads(tmp_path: Path) -> None:
     assert "Attendees: bo@example.com, Cy Li" in meeting.text
     assert meeting.citation == "cal/Kalender.vcs:5-20#n1"
     assert birthday.metadata["recurrence"] == "Repeats yearly in June"
+    # a phone writes a birthday from 00:00 to 23:59 (vCalendar has no dates alone): a day
+    assert (birthday.metadata["date"], birthday.metadata["all_day"]) == ("1950-06-12", True)
+    assert birthday.text.splitlines()[1] == "When: 1950-06-12"
     assert series_matches(birthday.metadata["rrule"], (("gte", "2024-06-01"), ("lt", "2024-07-01")))
     assert rent.metadata["recurrence"] == "Repeats monthly on day 1 and the last day of the month"
     assert series_matches(regulars.metadata["rrule"], (("gte", "2024-05-30"), ("lt", "2024-05-31")))  # the last Thu

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import quopri
 import re
+from datetime import datetime, timedelta
 
 # The VERSION line of a vCalendar 1.0 file.
 _VERSION_1 = re.compile(r"^VERSION:1\.0[ \t]*\r?$", re.MULTILINE | re.IGNORECASE)
@@ -18,6 +19,9 @@ _FREQUENCIES = {"D": "DAILY", "W": "WEEKLY", "MP": "MONTHLY", "MD": "MONTHLY", "
 _RULE = re.compile(r"^(MP|MD|YM|YD|D|W)(\d+)((?:\s+\S+)*?)(?:\s+(#\d+|\d{8}(?:T\d{6}Z?)?))?\s*$", re.IGNORECASE)
 _ORDINAL = re.compile(r"^(\d{1,3})([+-]?)$")
 _ATTENDEE = re.compile(r"^\s*(.*?)\s*<([^<>]+)>\s*$")
+# A component's BEGIN or END line; a DTSTART or DTEND written without Z: its date, its time.
+_EDGE = re.compile(r"^(?:BEGIN|END):", re.IGNORECASE)
+_MOMENT = re.compile(r"^(DTSTART|DTEND):(\d{8})T(\d{6})(\r?)$", re.IGNORECASE)
 
 
 def is_version_1(text: str) -> bool:
@@ -37,7 +41,28 @@ def as_icalendar(text: str) -> tuple[str, list[tuple[int, str]]]:
                 end += 1
         lines[at:end] = _property(lines[at:end], at + 1, problems)
         at = end
+    _whole_days(lines)
     return "\n".join(lines), problems
+
+
+def _whole_days(lines: list[str]) -> None:
+    """Each entry a phone writes from 00:00 to 23:59 of one day (vCalendar has no dates alone: a
+    birthday, a holiday) made that day, as an all-day event is written (its DTEND the day after)."""
+    found: dict[str, tuple[int, re.Match[str]]] = {}
+    for number, line in enumerate(lines):
+        edge = _EDGE.match(line)
+        if edge is not None:
+            start, end = found.get("DTSTART"), found.get("DTEND")
+            if start and end and start[1].group(2) == end[1].group(2) and start[1].group(3) == "000000" \
+                    and end[1].group(3) in ("235900", "235959"):
+                after = datetime.strptime(end[1].group(2), "%Y%m%d") + timedelta(days=1)
+                lines[start[0]] = f"DTSTART;VALUE=DATE:{start[1].group(2)}{start[1].group(4)}"
+                lines[end[0]] = f"DTEND;VALUE=DATE:{after:%Y%m%d}{end[1].group(4)}"
+            found.clear()
+            continue
+        moment = _MOMENT.match(line)
+        if moment is not None:
+            found[moment.group(1).upper()] = (number, moment)
 
 
 def _property(physical: list[str], number: int, problems: list[tuple[int, str]]) -> list[str]:
