@@ -306,3 +306,21 @@ def write_served_corpus(folder: Path) -> Path:
     config.write_text(f'data_directory = "notes"\n\n[[collections]]\nname = "family-chat"\n'
                       f'path = {json.dumps(str(chat))}\nformat = "whatsapp"\n', encoding="utf-8")
     return config
+
+
+def assert_linear(run: Callable[[int], Any], n: int) -> None:
+    """``run(4 * n)`` takes less than 8 times ``run(n)`` (best of three each): linear work takes
+    4 times, quadratic 16. A ratio, not a limit in seconds, so that a machine busy with other jobs
+    slows both sizes alike rather than failing the test."""
+    import time
+
+    def best(size: int) -> float:
+        times = []
+        for _ in range(3):
+            started = time.perf_counter()
+            run(size)
+            times.append(time.perf_counter() - started)
+        return min(times)
+
+    small, large = best(n), best(4 * n)
+    assert large < 8 * max(small, 1e-3), f"{4 * n:,}: {large:.3f} s against {small:.3f} s at {n:,}"
