@@ -202,6 +202,29 @@ def test_a_korean_android_export_is_detected_and_read_across_the_day(tmp_path: P
         ("지민: 좋아", "2020-01-13T13:05:00", "wa/WhatsApp Chat with 지민.txt:5-5")]
 
 
+@pytest.mark.parametrize("text", [
+    "24. 3. 5. 오후 3:05 - 홍길동: 안녕\n24. 3. 5. 오후 3:06 - Ana: 반가워\n",  # Android in Korean: yy. M. d.
+    "[24. 3. 5. 오후 3:05:00] 홍길동: 안녕\n[24. 3. 5. 오후 3:06:00] Ana: 반가워\n",  # iPhone
+    "24. 3. 5. 15:05 - 홍길동: 안녕\n24. 3. 5. 15:06 - Ana: 반가워\n",  # a 24-hour clock
+    "[2024. 3. 5. 오후 3:05:00] 홍길동: 안녕\n[2024. 3. 5. 오후 3:06:00] Ana: 반가워\n",  # a 4-digit year
+])
+def test_a_korean_phone_s_year_first_dates_with_a_2_digit_year_are_read_year_first(tmp_path: Path, text: str) -> None:
+    # Korean phones write the short date year first, "yy. M. d." (a dot after the day too):
+    # "24. 3. 5." is 5 March 2024, not 24 March 2005
+    records, problems = load(chat(tmp_path, text, name="WhatsApp Chat with 홍길동.txt"))
+    assert problems == []
+    assert [(r.text, r.metadata["date"][:16]) for r in records] == [("홍길동: 안녕\nAna: 반가워", "2024-03-05T15:05")]
+
+
+def test_croatian_day_first_dates_with_a_dot_after_the_year_stay_day_first(tmp_path: Path) -> None:
+    # Croatian in Bosnia writes "d. M. yy.": the Korean shape, day first; a first field that
+    # cannot be a year of WhatsApp's (before 2009) tells it apart
+    text = "5. 3. 24. 15:05 - Ana: bok\n24. 3. 24. 15:06 - Ana: kako si\n"
+    records, problems = load(chat(tmp_path, text))
+    assert problems == []
+    assert [r.metadata["date"][:10] for r in records] == ["2024-03-05", "2024-03-24"]
+
+
 def test_kakaotalk_lines_are_not_taken_for_whatsapp_messages(tmp_path: Path) -> None:
     # KakaoTalk's export ("2020. 1. 12. 오후 1:05, Name : text") is another app's format.
     path = chat(tmp_path, "2020. 1. 12. 오후 1:05, 지민 : 안녕\n2020. 1. 12. 오후 1:06, Ana : 안녕하세요\n",

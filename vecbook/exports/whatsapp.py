@@ -19,7 +19,8 @@ Lines that do not start that way continue the message above (their lines are cit
 starts with a date and a time in a form not read here is kept so, with a WARN naming the first.
 
 Day/month order, judged from every date of the file at once (see ``_date_order``): a 4-digit
-first field is a year (year-month-day); a first field past 12 anywhere proves day-first, a
+first field is a year (year-month-day), and so is a 2-digit one in a Korean phone's ``24. 3. 5.``
+(``_KOREAN_SHORT``) where it reads as a year since WhatsApp's first; a first field past 12 anywhere proves day-first, a
 second field past 12 month-first; otherwise ``.`` separators mean day-first (no locale writes
 month.day), then the reading that keeps the dates in order wins (where neither does, the one
 that steps back in time at most half as far: ``_nearer_in_order``); when nothing decides and
@@ -88,8 +89,13 @@ _WORDS_DATE = r"\d{2,4}[년年] ?\d{1,2}[월月] ?\d{1,2}[일日]"
 # Between the fields, Arabic and Persian phones write U+200F (a right-to-left mark) around the
 # separator, and an Arabic comma "،" after the date.
 _SEPARATOR = "[\u200e\u200f]?[./-][\u200e\u200f]? ?"
-# Bulgarian phones write "г." (година, year) after the date: "31.12.23 г., 13:05".
-_DATE = r"(\d{1,4}" + _SEPARATOR + r"\d{1,2}" + _SEPARATOR + r"\d{1,4}|" + _WORDS_DATE + r")\.?(?: г\.)?"
+# Bulgarian phones write "г." (година, year) after the date: "31.12.23 г., 13:05". A dot after the
+# date is kept in it: Korean's "24. 3. 5." is told by it (_KOREAN_SHORT).
+_DATE = r"(\d{1,4}" + _SEPARATOR + r"\d{1,2}" + _SEPARATOR + r"\d{1,4}\.?|" + _WORDS_DATE + r")\.?(?: г\.)?"
+# Korean phones write the short date year first with a 2-digit year, a space after each dot and a
+# dot after the day: "24. 3. 5." (CLDR's "yy. M. d."). Croatian in Bosnia writes the same shape
+# day first ("d. M. yy."), told apart by a first field that is no year of WhatsApp's.
+_KOREAN_SHORT = re.compile(r"\d{2}\. \d{1,2}\. \d{1,2}\.")
 _TIME = (r"((?:" + _MARK + _SPACE + r"?)?\d{1,2}[:.]\d{2}(?:[:.]\d{2})?(?:" + _SPACE + r"?" + _MARK + r")?)\.?")
 HEADER = re.compile(r"^[\u200e\u200f\ufeff]*(\[)?" + _DATE + r"[,،]?" + _SPACE + r"(?:klo |kl\. |à )?" + _TIME
                     + r"(?(1)\][ \u202f\u00a0]?|[ \u202f\u00a0][-\u2013][ \u202f\u00a0])", re.M)
@@ -378,6 +384,8 @@ def _date_order(export: Export, file: ExportFile, dates: list[str]) -> str:
     if all(len(_first(date)) == 4 for date in dates):
         return "ymd"
     fields = [_fields(date) for date in dates]
+    if all(_KOREAN_SHORT.fullmatch(date) for date in dates) and all(_whatsapp_year(f) for f in fields):
+        return "ymd"
     day_first = any(a > 12 for a, _, _ in fields)
     month_first = any(b > 12 for _, b, _ in fields)
     if day_first and month_first:
@@ -397,6 +405,12 @@ def _date_order(export: Export, file: ExportFile, dates: list[str]) -> str:
     export.warn(file, None, "cannot tell day/month from month/day (no date field past 12, both readings "
                             f"in order); dates read as day/month/year: if they are month/day, {fix}", skipped=False)
     return "dmy"
+
+
+def _whatsapp_year(fields: tuple[int, int, int]) -> bool:
+    """Whether a date's fields read year first make a date from WhatsApp's first year to the next."""
+    ymd = _ymd(fields, "ymd")
+    return ymd is not None and FIRST_YEAR <= ymd[0] <= NEXT_YEAR
 
 
 def _first(date: str) -> str:
