@@ -102,8 +102,11 @@ def test_other_date_formats_of_the_fixtures(name: str, first_date: str, count: i
 
 def test_every_fixture_message_is_found_at_its_cited_lines() -> None:
     records, problems = load(WHATSAPP)
-    assert {r.file_path for r in records} == {f"wa/{p.name}" for p in WHATSAPP.glob("*.txt")} | {
-        "wa/chat-analytics_4A_11M.zip!/_chat.txt"}
+    # chat-analytics_4A_11M.txt is the chat its .zip holds: read once, in the zip
+    assert {r.file_path for r in records} == {f"wa/{p.name}" for p in WHATSAPP.glob("*.txt")} - {
+        "wa/chat-analytics_4A_11M.txt"} | {"wa/chat-analytics_4A_11M.zip!/_chat.txt"}
+    assert "wa/chat-analytics_4A_11M.txt: collection 'wa': the same chat as 'chat-analytics_4A_11M.zip!/_chat.txt', " \
+           "exported again: all 11 of its messages are read there" in problems
     for record in records:
         assert_messages_cited(WHATSAPP, record)
     assert len({r.id for r in records}) == len(records)
@@ -523,6 +526,44 @@ def test_a_group_whose_export_opens_with_many_joins_is_still_a_chat(tmp_path: Pa
     records, problems = load(path)
     assert problems == [] and [(r.text, r.citation) for r in records] == [
         ("Bo: hello all\nCy: hi!", "wa/WhatsApp Chat with Class of 2010.txt:62-63")]
+
+MARCH = ("14/03/2024, 10:00 - Ana: the ferry to Porto leaves at noon\n14/03/2024, 10:01 - Bo: ok\n"
+         "14/03/2024, 10:01 - Bo: ok\n")  # the same words twice in one minute: two messages
+JUNE = MARCH + "20/06/2024, 09:00 - Ana: the ferry again?\n"
+
+
+def test_a_chat_exported_twice_is_read_once_and_cited_in_the_newer_export(tmp_path: Path) -> None:
+    # the March export and the June one (a browser's "(1)") of the same chat, both in the folder:
+    # each message is read once, in the newer file, and the older file says so
+    chat(tmp_path, MARCH)
+    chat(tmp_path, JUNE, name="WhatsApp Chat with Ana (1).txt")
+    records, problems = load(tmp_path)
+    assert sorted((r.citation, r.text) for r in records) == [
+        ("wa/WhatsApp Chat with Ana (1).txt:1-3", "Ana: the ferry to Porto leaves at noon\nBo: ok\nBo: ok"),
+        ("wa/WhatsApp Chat with Ana (1).txt:4-4", "Ana: the ferry again?")]
+    assert problems == ["wa/WhatsApp Chat with Ana.txt: collection 'wa': the same chat as 'WhatsApp Chat with Ana (1).txt', "
+                        "exported again: all 3 of its messages are read there"]
+
+
+def test_a_zip_and_its_unzipped_folder_side_by_side_are_read_once(tmp_path: Path) -> None:
+    with zipfile.ZipFile(tmp_path / "WhatsApp Chat - Ana.zip", "w") as archive:
+        archive.writestr("_chat.txt", MARCH)
+    (tmp_path / "WhatsApp Chat - Ana").mkdir()
+    chat(tmp_path / "WhatsApp Chat - Ana", MARCH, name="_chat.txt")
+    records, _ = load(tmp_path, "whatsapp")
+    assert [r.metadata["message_count"] for r in records] == [3]
+
+
+def test_messages_only_an_older_export_holds_stay_cited_there(tmp_path: Path) -> None:
+    # messages deleted on the phone between the exports are in the older file only: kept
+    chat(tmp_path, "13/03/2024, 18:00 - Bo: the old plan\n" + MARCH)
+    chat(tmp_path, JUNE, name="WhatsApp Chat with Ana (1).txt")
+    records, problems = load(tmp_path)
+    assert sorted((r.citation, r.text) for r in records)[0] == ("wa/WhatsApp Chat with Ana (1).txt:1-3",
+                                                                 "Ana: the ferry to Porto leaves at noon\nBo: ok\nBo: ok")
+    assert ("wa/WhatsApp Chat with Ana.txt:1-1", "Bo: the old plan") in [(r.citation, r.text) for r in records]
+    assert len(records) == 3 and "3 of its messages are read there; the 1 it alone holds here" in problems[0]
+
 
 
 def test_a_pause_longer_than_the_gap_starts_a_new_window(tmp_path: Path) -> None:
