@@ -386,6 +386,39 @@ def test_ios_notices_under_the_other_person_s_name_in_a_chat_of_two_are_skipped(
     assert record.text == "Ana: the alarm code is 4512\nBo: You blocked this contact? ha"
 
 
+@pytest.mark.parametrize("security, encryption, image", [
+    ("Dein Sicherheitscode für Ana hat sich geändert. Tippe, um mehr zu erfahren.",  # de
+     "Nachrichten und Anrufe sind Ende-zu-Ende-verschlüsselt. Niemand außerhalb dieses Chats kann sie lesen.",
+     "Bild weggelassen"),
+    ("Tu código de seguridad con Ana cambió. Toca para obtener más información.",  # es
+     "Los mensajes y las llamadas están cifrados de extremo a extremo.", "imagen omitida"),
+    ("O seu código de segurança com Ana mudou. Toque para saber mais.",  # pt
+     "As mensagens e as chamadas são protegidas com a criptografia de ponta a ponta.", "imagem não revelada"),
+    ("Votre code de sécurité avec Ana a changé. Appuyez pour en savoir plus.",  # fr
+     "Les messages et les appels sont chiffrés de bout en bout.", "image absente"),
+    ("Код безопасности Ana изменился. Нажмите, чтобы узнать подробнее.",  # ru
+     "Сообщения и звонки защищены сквозным шифрованием.", "изображение отсутствует"),
+    ("Anaのセキュリティコードが変更されました。タップして詳細を表示。",  # ja
+     "メッセージと通話はエンドツーエンドで暗号化されています。", None),
+    ("你与Ana的安全码已更改。轻触了解详情。", "消息和通话都进行端到端加密。", None),  # zh
+    ("تم تغيير رمز الأمان الخاص بـ Ana. انقر لمعرفة المزيد.",  # ar
+     "الرسائل والمكالمات مشفرة تمامًا بين الطرفين.", "لم يتم إدراج الصورة"),
+])
+def test_ios_notices_in_other_languages_are_nobody_s_words(tmp_path: Path, security: str, encryption: str,
+                                                             image: str | None) -> None:
+    # iOS in another language marks its notices (U+200E) under the other person's name in a chat
+    # of two as it does in English: a changed security code, the encryption notice (here not the
+    # first line) are the app's words, not Ana's; a photo placeholder is what someone sent, kept
+    # as "image omitted" is, even from a member who wrote nothing else
+    lines = ["[31/12/2023, 12:58:00] Ana: hola 👋", f"[31/12/2023, 12:59:00] Ana: \u200e{encryption}",
+             f"[31/12/2023, 13:00:00] Ana: \u200e{security}", "[31/12/2023, 13:01:00] Bo: ok"]
+    if image:
+        lines.append(f"\u200e[31/12/2023, 13:02:00] Cy: \u200e{image}")
+    (record,), problems = load(chat(tmp_path, "\n".join(lines) + "\n", name="_chat.txt"))
+    assert problems == []
+    assert record.text == "Ana: hola 👋\nBo: ok" + (f"\nCy: {image}" if image else "")
+
+
 def test_an_unzipped_ios_export_is_named_after_its_folder(tmp_path: Path) -> None:
     folder = tmp_path / "WhatsApp Chat - Trip"
     folder.mkdir()

@@ -31,7 +31,8 @@ WhatsApp writes local time without a zone: dates are naive (a Thai phone's Buddh
 is made the Gregorian one). System lines are skipped: on Android they have no ``Name:`` after
 the date ("X added Y", subject changes, in the phone's language); iOS writes them with U+200E
 before the text under the chat's own name, which writes nothing unmarked (``_marked``), and a
-few under the other person's name in a chat of two (``_MARKED_NOTICE``). What
+few under the other person's name in a chat of two (``_MARKED_NOTICE``; in other languages
+``_TAP`` and ``_ENCRYPTED``). What
 people sent is kept as written, attachments (``<Media omitted>``, ``<attached: file>``,
 ``image omitted``), locations and deletions included: they keep the replies around them readable.
 
@@ -144,8 +145,11 @@ _NAME = re.compile("^(?:" + "|".join((
 _DOWNLOADED_AGAIN = re.compile(r" \(\d{1,3}\)$")
 # What someone sent, though iOS marks it as it marks system lines (U+200E first): an attachment
 # (Android "<Media omitted>", iOS "<attached: x.jpg>", "Budget.pdf • 3 pages <attached: ...>",
-# "image omitted", "document omitted") or a shared location ("Location: https://maps...").
-_SENT = re.compile(r"<[^<>]+>| omitted$|://", re.I)
+# "image omitted", "document omitted", in other languages "Bild weggelassen", "imagen omitida",
+# "لم يتم إدراج الصورة") or a shared location ("Location: https://maps...").
+_SENT = re.compile(r"<[^<>]+>| (?:omitted|weggelassen|ausgelassen|weggelaten|omitid[oa]|omis[e]?|omess[oa]|absente|"
+                   r"manquante|não revelad[oa]|ocultad[oa]|отсутствует|відсутн[єя]|пропущено|vynechán[oa]?)$|"
+                   r"^لم يتم إدراج|://", re.I)
 # Notices that come with a sender name (the chat's) but are the app's, not anyone's words.
 _NOTICE = re.compile(r"^Messages (?:and calls )?(?:you send to this \w+ )?(?:are|to this \w+ are) "
                      r"(?:now )?(?:end-to-end encrypted|secured with end-to-end encryption)", re.I)
@@ -155,6 +159,15 @@ _NOTICE = re.compile(r"^Messages (?:and calls )?(?:you send to this \w+ )?(?:are
 _MARKED_NOTICE = re.compile(r"Your security code with .+ changed|.+['\u2019]s security code changed|You (?:un)?blocked "
                             r"this contact|.+ changed their phone number|.+ turned (?:on|off) disappearing messages|"
                             r".+ joined using this group['\u2019]s invite link")
+# The same notices in any language, marked, told by what they share: the sentence that says to tap
+# (to learn more, to unblock, to message the new number), or the words "end-to-end encrypted".
+_TAP = re.compile(r"\b(?:Tap to|Tippe,? um|Toca para|Pulsa para|Toque para|Appuyez pour|Touchez pour|Tocca per|"
+                  r"Tik (?:om|voor)|Tryck för|Trykk for|Tryk for|Napauta|Dotknij|Ketuk untuk|Nhấn để|Нажмите|"
+                  r"Подробнее|Торкніться|dokunun)|タップ|轻触|輕觸|点按|點按|点击|點一下|انقر|اضغط|누르세요|탭하여|แตะเพื่อ|"
+                  r"टैप कर|ضربه بزنید|הקש", re.I)
+_ENCRYPTED = re.compile(r"end-to-end|Ende-zu-Ende|de extremo a extremo|de ponta a ponta|ponto a ponto|de bout en bout|"
+                        r"uçtan uca|сквозным шифрованием|наскрізним шифруванням|koncovým šifrováním|エンドツーエンド|"
+                        r"端到端|端對端|بين الطرفين|종단간|엔드투엔드|מקצה לקצה|سرتاسری|mã hóa đầu cuối|ต้นทางถึงปลายทาง", re.I)
 # A system line quoting a subject with ": " in it ('Ana changed the subject to "Trip: Rome"',
 # 'Jan hat den Betreff zu „Reise: Rom“ geändert') seems to have a "Name: " before it: a "name"
 # ending in a quote opened after a space and never closed (Hebrew names hold a " between
@@ -342,7 +355,7 @@ def _messages(export: Export, file: ExportFile) -> Iterator[Message]:
         if sep and "\n" not in author and not _OPEN_QUOTE.search(author):
             name = author.strip(_MARKS + " ").lstrip("~\u202f ")
             marked = _marked(said)
-            if not _is_notice(said) and not (marked and (number == 0 or _MARKED_NOTICE.match(said.lstrip(_MARKS)))):
+            if not _is_notice(said) and not (marked and (number == 0 or _marked_notice(said.lstrip(_MARKS)))):
                 message = _message(export, file, conversation, name, said, line, (date, clock), days, clocks)
                 if message is not None:
                     messages.append((message, marked))
@@ -362,6 +375,12 @@ def _is_notice(said: str) -> bool:
     """An empty line, or the encryption notice in English (on any platform, under any name)."""
     bare = said.lstrip(_MARKS)
     return not bare or (bare.startswith("Messages") and _NOTICE.match(bare) is not None)
+
+
+def _marked_notice(bare: str) -> bool:
+    """Whether a marked line is one of iOS's notices: by its English words, or in any language by
+    the sentence saying to tap or the words "end-to-end encrypted"."""
+    return any(pattern.search(bare) for pattern in (_TAP, _ENCRYPTED)) or _MARKED_NOTICE.match(bare) is not None
 
 
 def _marked(said: str) -> bool:
