@@ -68,10 +68,12 @@ def test_a_zip_export_is_read_in_place_and_named_after_the_archive() -> None:
     assert record.metadata["conversation"] == "chat-analytics_4A_11M"
     assert record.metadata["participants"] == ["Bob", "Eve", "Alice", "Mallory", "Trent"]
     assert cited_lines(WHATSAPP / "chat-analytics_4A_11M.zip", record)[0] == "12/9/20, 23:55 - Bob: hello"
-    # 12/9/20 only: both readings are possible and differ, so it says which it chose
+    # 12/9/20 only: both readings are possible and differ, so it says which it chose, on which
+    # date, and the key and value that read them the other way, in which table
     assert problems == ["wa/chat-analytics_4A_11M.zip!/_chat.txt: collection 'wa': cannot tell day/month from "
-                        "month/day (no date field past 12, both readings in order); dates read as day/month/year: "
-                        "if they are month/day, set date_order = \"mdy\" in this collection's table"]
+                        "month/day (no date field past 12, both readings in order); dates read as day/month/year "
+                        "('12/9/20' as 2020-09-12, not 2020-12-09): if they are month/day, set date_order = \"mdy\" "
+                        "in this collection's [[collections]] table (name = \"wa\")"]
     assert record.metadata["date"] == "2020-09-12T23:55:00"
 
 
@@ -82,8 +84,8 @@ def test_undecidable_dates_in_the_data_folder_say_to_add_the_chat_as_a_source(tm
     _, problems = vecbook.sources.load_file(path.name, path)
     assert [p.reason for p in problems] == [
         "cannot tell day/month from month/day (no date field past 12, both readings in order); dates read as "
-        "day/month/year: if they are month/day, add the chat as a source of its own (vecbook add PATH) and set "
-        "date_order = \"mdy\" in its table"]
+        "day/month/year ('12/9/20' as 2020-09-12, not 2020-12-09): if they are month/day, add the chat as a source "
+        "of its own (vecbook add PATH) and set date_order = \"mdy\" in its table"]
 
 
 @pytest.mark.parametrize("name, first_date, count", [

@@ -466,11 +466,25 @@ def _date_order(export: Export, file: ExportFile, dates: list[str]) -> str:
     if (nearer := _nearer_in_order(fields)) is not None:
         return nearer
     # The data folder's problems name no collection (no prefix): it has no table to set date_order in.
-    fix = ("set date_order = \"mdy\" in this collection's table" if export.problem_prefix else
+    fix = (f"set date_order = \"mdy\" in this collection's [[collections]] table (name = \"{export.name}\")"
+           if export.problem_prefix else
            "add the chat as a source of its own (vecbook add PATH) and set date_order = \"mdy\" in its table")
-    export.warn(file, None, "cannot tell day/month from month/day (no date field past 12, both readings "
-                            f"in order); dates read as day/month/year: if they are month/day, {fix}", skipped=False)
+    export.warn(file, None, "cannot tell day/month from month/day (no date field past 12, both readings in "
+                            f"order); dates read as day/month/year ({_both_ways(dates)}): if they are month/day, "
+                            f"{fix}", skipped=False)
     return "dmy"
+
+
+def _both_ways(dates: list[str]) -> str:
+    """The first of ``dates`` that the two orders read differently, as read and as it is not:
+    "'12/9/20' as 2020-09-12, not 2020-12-09" (what the user checks against the chat)."""
+    written = next(day for day in dates if len(set(_fields(day)[:2])) == 2)
+    dmy, mdy = (_ymd(_fields(written), order) for order in ("dmy", "mdy"))
+    return f"'{written}' as {_iso(dmy)}, not {_iso(mdy)}"
+
+
+def _iso(ymd: tuple[int, int, int] | None) -> str:
+    return "no such day" if ymd is None else date(*ymd).isoformat()
 
 
 def _whatsapp_year(fields: tuple[int, int, int]) -> bool:
