@@ -330,6 +330,20 @@ def test_an_account_export_reads_every_chat_and_keeps_their_ids_apart(tmp_path: 
         assert_messages_cited(path, record)
 
 
+def test_a_chat_exported_twice_is_read_once_and_cited_in_the_newer_export(tmp_path: Path) -> None:
+    # Telegram Desktop names each export's folder by its day: March's and June's side by side
+    march = [message(1, "the ferry to Porto leaves at noon", 1709287200), message(2, "ok", 1709287260, "Bo")]
+    write(tmp_path / "ChatExport_2024-03-01" / "result.json", chat("Bo", "personal_chat", 100, march))
+    write(tmp_path / "ChatExport_2024-06-01" / "result.json",
+          chat("Bo", "personal_chat", 100, [*march, message(3, "the ferry again?", 1718870400)]))
+    records, problems = load(tmp_path)
+    assert [(r.citation.split(":")[0], r.text) for r in records] == [
+        ("tg/ChatExport_2024-06-01/result.json", "Ana: the ferry to Porto leaves at noon\nBo: ok"),
+        ("tg/ChatExport_2024-06-01/result.json", "Ana: the ferry again?")]
+    assert [p.reason for p in problems] == ["collection 'tg': the same chat as 'ChatExport_2024-06-01/result.json', "
+                                            "exported again: all 2 of its messages are read there"]
+
+
 def test_the_chats_telegram_writes_without_a_name_are_called_as_the_app_calls_them(tmp_path: Path) -> None:
     # Saved Messages, Replies and Verification Codes (the login codes Telegram sends) have no
     # "name" in the export: they are called as the app's chat list calls them

@@ -13,6 +13,7 @@ from ..records import Record, iso_moment
 from .base import (Export, ExportFile, Message, chat_records, clean_text, collector_paused, from_timestamp,
                    json_list)
 from .jsonpos import JsonText, JsonTextError
+from .read_once import read_once
 
 # The chat types Telegram Desktop writes ("personal_chat", "private_supergroup", ...): a JSON
 # file naming one of them beside "messages" is a single-chat export.
@@ -77,11 +78,13 @@ def _chat_name(head: bytes) -> str | None:
 
 
 def read(export: Export) -> list[Record]:
-    """Every chat's messages, windowed; an HTML export among them is a WARN (``_html_exports``)."""
+    """Every chat's messages, windowed, each once where a chat was exported twice (``read_once``); an
+    HTML export among them is a WARN (``_html_exports``)."""
     files = [f for f in _json_files(export) if _looks_like(f.head())]
     _html_exports(export, files)
     with collector_paused():
-        return chat_records(export, export.read_each(files, lambda f: _file_read(export, f)))
+        messages = export.read_each(files, lambda f: _file_read(export, f))
+        return chat_records(export, read_once(export, messages))
 
 
 def _html_exports(export: Export, files: list[ExportFile]) -> None:

@@ -37,19 +37,19 @@ people sent is kept as written, attachments (``<Media omitted>``, ``<attached: f
 ``image omitted``), locations and deletions included: they keep the replies around them readable.
 
 A chat exported twice into one collection (March's export beside June's) is read once: each
-message in the newest file that holds it (``_read_once``).
+message in the newest file that holds it (``read_once``).
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
-from collections import Counter
 from datetime import date, datetime
 from typing import Iterable, Iterator
 
 from ..records import Record
 from .base import Export, ExportFile, Message, chat_records, distinct_ids
+from .read_once import read_once
 
 # The header that starts a message: optional U+200E/U+200F/BOM, an optional "[", the date
 # (three fields, a space allowed after each separator: "2020. 1. 12."), an optional comma,
@@ -229,49 +229,7 @@ def read(export: Export) -> list[Record]:
             export.warn(file, unread[0], f"file skipped: its lines start like WhatsApp messages, in a date or "
                                          f"time format not read (line {unread[0]}: {unread[1]!r})")
     messages = export.read_each(files, lambda f: _messages(export, f))
-    return distinct_ids(chat_records(export, _read_once(export, messages)))
-
-
-def _read_once(export: Export, messages: list[Message]) -> list[Message]:
-    """Each message once where a chat was exported twice into the collection (March's export and
-    June's, "WhatsApp Chat with Ana.txt" and "... (1).txt"; a zip beside the folder it was unzipped
-    to): the files of one conversation are taken newest first (by their last message), and a
-    message an older file holds is dropped there when a newer one holds it too (its time, author
-    and text; as many times as the newer file has it). What only an older file holds (deleted on
-    the phone since) stays, cited there; an older file that gave messages up says so in a WARN."""
-    chats: dict[str, dict[str, list[Message]]] = {}
-    for message in messages:
-        chats.setdefault(message.conversation, {}).setdefault(message.file.rel, []).append(message)
-    if all(len(files) == 1 for files in chats.values()):
-        return messages
-    kept: list[Message] = []
-    for files in chats.values():
-        newest, *older = sorted(files.values(), key=lambda f: (max(m.when for m in f), len(f), f[0].file.rel),
-                                reverse=True)
-        kept += newest
-        held = Counter(_said(m) for m in newest)  # the most times any file so far holds each message
-        for file_messages in older:
-            here: Counter[tuple[object, ...]] = Counter()
-            for message in file_messages:
-                here[said := _said(message)] += 1
-                if here[said] > held[said]:
-                    kept.append(message)
-            _say_read_once(export, file_messages, newest[0].file.rel, sum((here & held).values()))
-            held |= here
-    return kept
-
-
-def _said(message: Message) -> tuple[object, ...]:
-    return message.when, message.author, message.text
-
-
-def _say_read_once(export: Export, messages: list[Message], newest: str, dropped: int) -> None:
-    """The WARN of an older export of a chat whose ``dropped`` messages a newer one holds."""
-    if dropped:
-        alone = len(messages) - dropped
-        held = (f"all {dropped} of its messages are read there" if not alone else
-                f"{dropped} of its messages are read there; the {alone} it alone holds here")
-        export.warn(messages[0].file, None, f"the same chat as '{newest}', exported again: {held}", skipped=False)
+    return distinct_ids(chat_records(export, read_once(export, messages)))
 
 
 def _unread_header(text: str, chat_like: bool = False) -> tuple[int, str] | None:

@@ -1,0 +1,60 @@
+"""A chat exported twice into one collection, read once (WhatsApp, Telegram).
+
+People export a chat again months later and keep both: WhatsApp's "WhatsApp Chat with Ana.txt"
+beside a browser's "WhatsApp Chat with Ana (1).txt", a zip beside the folder it was unzipped to,
+Telegram Desktop's "ChatExport_2024-03-01" beside "ChatExport_2024-06-01". Read whole, every
+message of the older export is read twice: twice the hits to fold, twice the counts.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from .base import Export, Message
+
+
+def read_once(export: Export, messages: list[Message]) -> list[Message]:
+    """Each message once: the files of one conversation are taken newest first (by their last
+    message), and a message an older file holds is dropped there when a newer one holds it too
+    (its time, author and text; as many times as the newer file has it). What only an older file
+    holds (deleted on the phone since, or edited) stays, cited there; an older file that gave
+    messages up says so in a WARN."""
+    chats: dict[str, dict[str, list[Message]]] = {}
+    for message in messages:
+        chats.setdefault(message.conversation, {}).setdefault(message.file.rel, []).append(message)
+    if all(len(files) == 1 for files in chats.values()):
+        return messages
+    kept: list[Message] = []
+    for files in chats.values():
+        newest, *older = sorted(files.values(), key=lambda f: (_last(f), len(f), f[0].file.rel), reverse=True)
+        kept += newest
+        held = Counter(_said(m) for m in newest)  # the most times any file so far holds each message
+        for file_messages in older:
+            here: Counter[tuple[object, ...]] = Counter()
+            for message in file_messages:
+                here[said := _said(message)] += 1
+                if here[said] > held[said]:
+                    kept.append(message)
+            _say_read_once(export, file_messages, newest[0].file.rel, sum((here & held).values()))
+            held |= here
+    return kept
+
+
+def _last(messages: list[Message]) -> float:
+    """When a file's last message was sent, as a number: a file's times are all aware or all
+    naive, two files' need not be (an old Telegram export wrote no zone)."""
+    return max((m.when.timestamp() for m in messages if m.when is not None), default=float("-inf"))
+
+
+def _said(message: Message) -> tuple[object, ...]:
+    # not the app's id: a chat's export and the account's export number its messages apart
+    return message.when, message.author, message.text
+
+
+def _say_read_once(export: Export, messages: list[Message], newest: str, dropped: int) -> None:
+    """The WARN of an older export of a chat whose ``dropped`` messages a newer one holds."""
+    if dropped:
+        alone = len(messages) - dropped
+        held = (f"all {dropped} of its messages are read there" if not alone else
+                f"{dropped} of its messages are read there; the {alone} it alone holds here")
+        export.warn(messages[0].file, None, f"the same chat as '{newest}', exported again: {held}", skipped=False)
