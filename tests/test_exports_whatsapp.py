@@ -230,6 +230,14 @@ def test_croatian_day_first_dates_with_a_dot_after_the_year_stay_day_first(tmp_p
     assert [r.metadata["date"][:10] for r in records] == ["2024-03-05", "2024-03-24"]
 
 
+def test_a_collections_date_order_reads_croatian_dates_that_could_be_korean(tmp_path: Path) -> None:
+    # "12. 3. 24." is 2012-03-24 read as Korean, 12 March 2024 as Croatian: the setting decides
+    text = "12. 3. 24. 15:05 - Ana: bok\n12. 3. 24. 15:06 - Ana: kako si\n"
+    config = CollectionConfig(name="wa", path=chat(tmp_path, text), database_label="wa", date_order="dmy")
+    records, problems, _ = load_export(config)
+    assert [r.metadata["date"][:10] for r in records] == ["2024-03-12"] and problems == []
+
+
 def test_kakaotalk_lines_are_not_taken_for_whatsapp_messages(tmp_path: Path) -> None:
     # KakaoTalk's export ("2020. 1. 12. 오후 1:05, Name : text") is another app's format.
     path = chat(tmp_path, "2020. 1. 12. 오후 1:05, 지민 : 안녕\n2020. 1. 12. 오후 1:06, Ana : 안녕하세요\n",

@@ -408,7 +408,8 @@ def _date_order(export: Export, file: ExportFile, dates: list[str]) -> str:
     if all(len(_first(date)) == 4 for date in dates):
         return "ymd"
     fields = [_fields(date) for date in dates]
-    if all(_KOREAN_SHORT.fullmatch(date) for date in dates) and all(_whatsapp_year(f) for f in fields):
+    korean = all(_KOREAN_SHORT.fullmatch(date) for date in dates) and all(_whatsapp_year(f) for f in fields)
+    if korean and export.date_order is None:  # a Croatian phone's "12. 3. 24." is set to read day first
         return "ymd"
     day_first = any(a > 12 for a, _, _ in fields)
     month_first = any(b > 12 for _, b, _ in fields)
