@@ -339,6 +339,22 @@ def test_a_path_inside_a_source_or_holding_one_is_added_with_a_warning(
     assert [c.name for c in load_config(user_config).collections] == ["chats", "family", "everything"]
 
 
+def test_a_chat_exported_again_and_added_apart_is_added_with_a_warning(
+        home: Path, user_config: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """June's export of a chat whose March export is a source: both would be searched and counted, so
+    add says how to read each message once."""
+    march = WHATSAPP.read_text(encoding="utf-8")
+    (home / "WhatsApp Chat with Family (1).txt").write_text(march + "20/06/2024, 09:00 - Ana: the ferry again?\n",
+                                                             encoding="utf-8")
+    assert run(capsys, "add", WHATSAPP.name)[0] == 0
+    code, out, err = run(capsys, "add", "WhatsApp Chat with Family (1).txt")
+    assert code == 0 and "added 'whatsapp-chat-with-family-1'" in out
+    assert f"WARN {home / 'WhatsApp Chat with Family (1).txt'} holds the chat 'whatsapp-chat-with-family' holds, " \
+           "exported again (6 of its 7 conversation windows are there too): their messages will be searched and " \
+           "counted twice; to read each once, put both exports in one folder and add it " \
+           "(`vecbook remove whatsapp-chat-with-family` and `vecbook remove whatsapp-chat-with-family-1` first)" in err, err
+
+
 def test_a_notes_folder_leaves_the_sources_inside_it_to_their_readers(
         home: Path, user_config: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """As the data folder does: each record is read once, by its own reader, so nothing overlaps."""

@@ -38,6 +38,9 @@ from .sqlite_tables import sqlite_table
 
 # What ``--format`` accepts besides the export formats: a SQLite database of rows.
 SQLITE = "sqlite"
+# Chat exports people export again months later and may add apart: add reads the sources of the
+# same format to say so (``exported_again``).
+CHATS_EXPORTED_AGAIN = ("whatsapp", "telegram")
 SQLITE_MAGIC = b"SQLite format 3\x00"
 # Participants shown by ``add``: the most frequent few (a group chat may have hundreds).
 SHOWN_PARTICIPANTS = 8
@@ -346,7 +349,37 @@ def inspect(path_text: str, config_file: Path, name: str | None = None, format_n
     if description:
         entry["description"] = description
     return NewSource(entry, summarize(name, facts.get("format", chosen), label, records, problems, description or "",
-                                      facts), overlaps(path, config, notes=chosen == "notes"))
+                                      facts), overlaps(path, config, notes=chosen == "notes")
+                     + exported_again(path, name, chosen, records, config))
+
+
+def exported_again(path: Path, name: str, chosen: str, records: Sequence[Record], config: Config | None) -> list[str]:
+    """A warning for each source of the same chat format holding conversation windows the new
+    one holds too: the same chat exported again (June's beside March's) and added apart, whose
+    messages both would search and count. (In one folder, one source, each is read once.)"""
+    if config is None or chosen not in CHATS_EXPORTED_AGAIN:
+        return []
+    found = []
+    for collection in config.collections:
+        where = collection.path.resolve() if collection.path is not None else None
+        if collection.format != chosen or where is None or _inside(path, where) or _inside(where, path):
+            continue  # (a path inside the other, or holding it: ``overlaps`` says so)
+        try:
+            theirs = {_window(record) for record in load_export(collection)[0]}
+        except (ConfigError, OSError):  # a source that cannot be read now says so when it is searched
+            continue
+        if shared := sum(_window(record) in theirs for record in records):
+            found.append(f"{path} holds the chat '{collection.name}' holds, exported again ({shared} of its "
+                         f"{len(records)} conversation windows are there too): their messages will be searched "
+                         f"and counted twice; to read each once, put both exports in one folder and add it "
+                         f"(`vecbook remove {collection.name}` and `vecbook remove {name}` first)")
+    return found
+
+
+def _window(record: Record) -> tuple[object, ...]:
+    """What two exports of one chat share for a window: its chat, its start and its first
+    message's key (the app's id, or a digest of the message: ``Message.key``), not the file."""
+    return record.metadata.get("conversation"), record.metadata.get("date"), record.id.rsplit("#", 1)[-1]
 
 
 def why_empty(problems: Sequence[Problem], name: str, path: Path, label: str) -> str:
