@@ -429,6 +429,17 @@ def test_ios_notices_in_other_languages_are_nobody_s_words(tmp_path: Path, secur
     assert record.text == "Ana: hola 👋\nBo: ok" + (f"\nCy: {image}" if image else "")
 
 
+@pytest.mark.parametrize("call", ["Missed voice call, \u200eTap to call back", "Missed video call, \u200eTap to call back",
+                                  "Verpasster Sprachanruf, \u200eTippe, um zur\u00fcckzurufen",
+                                  "Llamada de voz perdida, \u200eToca para devolver la llamada"])
+def test_a_missed_call_that_says_to_tap_to_call_back_stays_as_the_caller_s_line(tmp_path: Path, call: str) -> None:
+    # iOS adds "Tap to call back" to a missed call, after a comma and a second mark: it is a
+    # call, kept as "Missed voice call" is, not a notice telling to tap
+    text = f"[31/12/2023, 12:58:00] Ana: hola\n[31/12/2023, 13:00:00] Ana: \u200e{call}\n[31/12/2023, 13:01:00] Bo: ok\n"
+    (record,), problems = load(chat(tmp_path, text, name="_chat.txt"))
+    assert record.text == f"Ana: hola\nAna: {call}\nBo: ok"
+
+
 def test_an_unzipped_ios_export_is_named_after_its_folder(tmp_path: Path) -> None:
     folder = tmp_path / "WhatsApp Chat - Trip"
     folder.mkdir()

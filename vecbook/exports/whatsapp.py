@@ -168,6 +168,8 @@ _TAP = re.compile(r"\b(?:Tap to|Tippe,? um|Toca para|Pulsa para|Toque para|Appuy
 _ENCRYPTED = re.compile(r"end-to-end|Ende-zu-Ende|de extremo a extremo|de ponta a ponta|ponto a ponto|de bout en bout|"
                         r"uçtan uca|сквозным шифрованием|наскрізним шифруванням|koncovým šifrováním|エンドツーエンド|"
                         r"端到端|端對端|بين الطرفين|종단간|엔드투엔드|מקצה לקצה|سرتاسری|mã hóa đầu cuối|ต้นทางถึงปลายทาง", re.I)
+# What comes before a call's "Tap to call back" (", \u200e"), the end of the text before it.
+_AFTER_CALL = re.compile("[,\uff0c\u060c\u3001] ?\u200e ?$")
 # A system line quoting a subject with ": " in it ('Ana changed the subject to "Trip: Rome"',
 # 'Jan hat den Betreff zu „Reise: Rom“ geändert') seems to have a "Name: " before it: a "name"
 # ending in a quote opened after a space and never closed (Hebrew names hold a " between
@@ -337,8 +339,12 @@ def _is_notice(said: str) -> bool:
 
 def _marked_notice(bare: str) -> bool:
     """Whether a marked line is one of iOS's notices: by its English words, or in any language by
-    the sentence saying to tap or the words "end-to-end encrypted"."""
-    return any(pattern.search(bare) for pattern in (_TAP, _ENCRYPTED)) or _MARKED_NOTICE.match(bare) is not None
+    the sentence saying to tap or the words "end-to-end encrypted". A call's line says to tap too
+    ("Missed voice call, ‎Tap to call back"), after a comma and a mark of its own: it is kept."""
+    tap = _TAP.search(bare)
+    if tap is not None and not _AFTER_CALL.search(bare, 0, tap.start()):
+        return True
+    return _ENCRYPTED.search(bare) is not None or _MARKED_NOTICE.match(bare) is not None
 
 
 def _marked(said: str) -> bool:
