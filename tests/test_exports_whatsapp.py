@@ -387,7 +387,7 @@ def test_ios_notices_under_the_other_person_s_name_in_a_chat_of_two_are_skipped(
                "You unblocked this contact.", "Ana changed their phone number to a new number. Tap to message or "
                "add the new number.", "Ana turned on disappearing messages. New messages will disappear from this "
                "chat 7 days after they\u2019re sent, except when kept.", "Ana turned off disappearing messages.",
-               "Ana joined using this group\u2019s invite link"]
+               "Ana joined using this group\u2019s invite link", "Ana is a contact."]
     lines = [f"[31/12/2023, 13:{i:02d}:00] Ana: \u200e{notice}" for i, notice in enumerate(notices)]
     text = "\n".join(["[31/12/2023, 12:58:00] Ana: the alarm code is 4512", *lines,
                       "[31/12/2023, 13:20:00] Bo: You blocked this contact? ha"]) + "\n"

@@ -155,10 +155,10 @@ _NOTICE = re.compile(r"^Messages (?:and calls )?(?:you send to this \w+ )?(?:are
                      r"(?:now )?(?:end-to-end encrypted|secured with end-to-end encryption)", re.I)
 # Notices iOS writes marked (U+200E) under the other person's name in a chat of two, where that
 # name writes messages too (English): a changed security code, a block, a new number,
-# disappearing messages, a join by link.
+# disappearing messages, a join by link, that the other person is a contact ("Ana is a contact.").
 _MARKED_NOTICE = re.compile(r"Your security code with .+ changed|.+['\u2019]s security code changed|You (?:un)?blocked "
                             r"this contact|.+ changed their phone number|.+ turned (?:on|off) disappearing messages|"
-                            r".+ joined using this group['\u2019]s invite link")
+                            r".+ joined using this group['\u2019]s invite link|.+ is a contact\.?$")
 # The same notices in any language, marked, told by what they share: the sentence that says to tap
 # (to learn more, to unblock, to message the new number), or the words "end-to-end encrypted".
 _TAP = re.compile(r"\b(?:Tap to|Tippe,? um|Toca para|Pulsa para|Toque para|Appuyez pour|Touchez pour|Tocca per|"
