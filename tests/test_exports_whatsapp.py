@@ -608,6 +608,18 @@ def test_a_zip_and_its_unzipped_folder_side_by_side_are_read_once(tmp_path: Path
     assert [r.metadata["message_count"] for r in records] == [3]
 
 
+def test_a_chat_exported_from_an_android_phone_and_later_from_an_iphone_is_read_once(tmp_path: Path) -> None:
+    # a new iPhone took the chat over: its export writes seconds where Android's wrote minutes
+    chat(tmp_path, MARCH)
+    iphone = "".join(f"[{line[:10]}, {line[12:17]}:{n:02d}] {line[20:]}" for n, line in
+                     enumerate(JUNE.splitlines(keepends=True)))
+    with zipfile.ZipFile(tmp_path / "WhatsApp Chat - Ana.zip", "w") as archive:
+        archive.writestr("_chat.txt", iphone)
+    records, problems = load(tmp_path)
+    assert sum(r.metadata["message_count"] for r in records) == 4
+    assert {r.file_path for r in records} == {"wa/WhatsApp Chat - Ana.zip!/_chat.txt"}
+
+
 def test_messages_only_an_older_export_holds_stay_cited_there(tmp_path: Path) -> None:
     # messages deleted on the phone between the exports are in the older file only: kept
     chat(tmp_path, "13/03/2024, 18:00 - Bo: the old plan\n" + MARCH)

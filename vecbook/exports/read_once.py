@@ -16,7 +16,7 @@ from .base import Export, Message
 def read_once(export: Export, messages: list[Message]) -> list[Message]:
     """Each message once: the files of one conversation are taken newest first (by their last
     message), and a message an older file holds is dropped there when a newer one holds it too
-    (its time, author and text; as many times as the newer file has it). What only an older file
+    (its minute, author and text; as many times as the newer file has it). What only an older file
     holds (deleted on the phone since, or edited) stays, cited there; an older file that gave
     messages up says so in a WARN."""
     chats: dict[str, dict[str, list[Message]]] = {}
@@ -47,8 +47,10 @@ def _last(messages: list[Message]) -> float:
 
 
 def _said(message: Message) -> tuple[object, ...]:
-    # not the app's id: a chat's export and the account's export number its messages apart
-    return message.when, message.author, message.text
+    # Not the app's id: a chat's export and the account's number its messages apart. To the
+    # minute: a chat an iPhone took over from an Android phone is written with seconds there.
+    when = message.when.replace(second=0, microsecond=0) if message.when is not None else None
+    return when, message.author, message.text
 
 
 def _say_read_once(export: Export, messages: list[Message], newest: str, dropped: int) -> None:
