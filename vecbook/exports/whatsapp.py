@@ -19,13 +19,14 @@ Lines that do not start that way continue the message above (their lines are cit
 starts with a date and a time in a form not read here is kept so, with a WARN naming the first.
 
 Day/month order, judged from every date of the file at once (see ``_date_order``): a 4-digit
-first field is a year (year-month-day), and so is a 2-digit one in a Korean phone's ``24. 3. 5.``
-(``_KOREAN_SHORT``) where it reads as a year since WhatsApp's first; a first field past 12 anywhere proves day-first, a
-second field past 12 month-first; otherwise ``.`` separators mean day-first (no locale writes
-month.day), then the reading that keeps the dates in order wins (where neither does, the one
-that steps back in time at most half as far: ``_nearer_in_order``); when nothing decides and
-the two readings differ, day-first is used (most locales write it) with a WARN. A collection's
-``date_order`` ("dmy" or "mdy") decides every file its dates do not settle themselves.
+first field is a year (year-month-day), and so is a 2-digit one in a Korean phone's
+``24. 3. 5.`` (``_KOREAN_SHORT``) where it reads as a year since WhatsApp's first and ``date_order`` is
+not set; a first field past 12 anywhere proves day-first, a second field past 12 month-first;
+otherwise ``.`` separators mean day-first (no locale writes month.day), then the reading that
+keeps the dates in order wins (where neither does, the one that steps back in time at most half
+as far: ``_nearer_in_order``); when nothing decides and the two readings differ, day-first is
+used (most locales write it) with a WARN. A collection's ``date_order`` ("dmy" or "mdy") decides
+every file its dates do not settle themselves.
 
 WhatsApp writes local time without a zone: dates are naive (a Thai phone's Buddhist-Era year
 is made the Gregorian one). System lines are skipped: on Android they have no ``Name:`` after
