@@ -112,6 +112,25 @@ def test_an_update_keeps_the_main_postings_and_counts_only_the_new_passages() ->
     assert index.scores(["quokka"]).tolist() == [0.0] * 4  # the deleted passage is never scored
 
 
+def test_a_one_character_query_on_an_update_gathers_its_bigrams_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A common character is in thousands of bigrams: read term by term over the layers, its first
+    # query after any edit took 30 times as long as on whole counts (0.34 s against 11 ms at 100k records).
+    vocabulary = Vocabulary()
+    documents = [["带伞", "雨伞"], ["伞"], ["咖啡", "伞下"], ["rice"]]
+    first = KeywordIndex([vocabulary.encode(d) for d in documents], vocabulary=vocabulary)
+    documents = [["雨伞", "伞"], ["带伞", "雨伞"], ["咖啡", "伞下"], ["rice"]]
+    index = updated_index(first, documents, np.array([-1, 0, 2, 3]), vocabulary)
+    assert index.layered
+    fresh = KeywordIndex([vocabulary.encode(d) for d in documents], vocabulary=vocabulary)
+    expected = fresh.scores(["伞"])
+
+    def one_term(*args: Any) -> None:
+        raise AssertionError("a bigram's postings read one term at a time")
+
+    monkeypatch.setattr(KeywordIndex, "_term_postings", one_term)
+    np.testing.assert_array_equal(index.scores(["伞"]), expected)
+
+
 def test_compaction_gives_the_same_scores_and_lets_the_layers_go() -> None:
     vocabulary = Vocabulary()
     rng = random.Random(7)

@@ -349,16 +349,14 @@ class KeywordIndex:
     def _summed_counts(self, state: TermCounts | Layers, tids: Sequence[int]) -> np.ndarray:
         """Each passage's count of the terms ``tids`` together (a dense array over the passages)."""
         if isinstance(state, TermCounts):  # every term's postings gathered at once, not term by term
-            tids = np.asarray(tids, dtype=np.int64)
-            tids = tids[tids + 1 < len(state.indptr)]
-            first = state.indptr[tids]
-            sizes = state.indptr[tids + 1] - first
-            at = np.repeat(first - (np.cumsum(sizes) - sizes), sizes) + np.arange(int(sizes.sum()))
-            docs, tf = np.take(state.doc_ids, at), np.take(state.tf, at)
-        else:
-            parts = [self._term_postings(state, int(tid))[:2] for tid in tids]
-            docs = np.concatenate([np.zeros(0, dtype=np.int32), *(docs for docs, _ in parts)])
-            tf = np.concatenate([np.zeros(0, dtype=np.int64), *(tf for _, tf in parts)])
+            docs, tf = state.gathered(tids)
+        else:  # the main postings' (renumbered, those of gone passages dropped) and the delta's
+            main, placed, delta = state
+            docs, tf = main.gathered(tids)
+            docs = np.take(placed, docs)
+            kept = docs >= 0
+            more_docs, more_tf = delta.gathered(tids)
+            docs, tf = np.concatenate([docs[kept], more_docs]), np.concatenate([tf[kept], more_tf])
         return np.bincount(docs, weights=tf, minlength=self.n_passages).astype(np.int64)
 
     @cached_property

@@ -46,6 +46,17 @@ class TermCounts:
         start, end = int(self.indptr[tid]), int(self.indptr[tid + 1])
         return self.doc_ids[start:end], self.tf[start:end]
 
+    def gathered(self, tids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The (passages, counts) of the terms ``tids`` together, each term's in turn, in one
+        gather (terms past these counts' terms have none): a loop over the thousands of bigrams a
+        common character is in cost a Python call each."""
+        tids = np.asarray(tids, dtype=np.int64)
+        tids = tids[tids + 1 < len(self.indptr)]
+        first = self.indptr[tids]
+        sizes = self.indptr[tids + 1] - first
+        at = np.repeat(first - (np.cumsum(sizes) - sizes), sizes) + np.arange(int(sizes.sum()))
+        return np.take(self.doc_ids, at), np.take(self.tf, at)
+
 
 # The layers of an update's counts: (main counts, each main passage's number now or -1, delta counts).
 Layers = tuple[TermCounts, np.ndarray, TermCounts]
