@@ -843,6 +843,14 @@ def test_preformatted_html_keeps_its_lines_and_so_its_quote_is_told_apart() -> N
     assert new_part(text) == "Sounds good, see you at 10.\n\nSent from my phone"
 
 
+def test_preformatted_html_keeps_the_spaces_around_a_link_or_bold_word() -> None:
+    # a <pre> body's URLs come as links, its emphasis as <b>: the words beside them were run into
+    # them ("http://ci.example.org/42for", "andmorehere") and no search found them
+    text = html_to_text('<pre>Logs at <a href="http://ci.example.org/42">http://ci.example.org/42</a> for\n'
+                        'the build and <b>more</b> here\n<i>ok</i>\n</pre>')
+    assert text == "Logs at http://ci.example.org/42 for\nthe build and more here\nok"
+
+
 def test_text_a_mail_app_hides_from_its_reader_is_not_read_from_html() -> None:
     # font-size:0 on a layout cell that its children reset is how fluid templates remove gaps;
     # mso-hide:all alone hides only from Outlook on Windows, every other app shows it

@@ -139,7 +139,7 @@ class _HtmlText(HTMLParser):
         depth = max(self.open[-1][4] if self.open else 0, int(self.history))
         mark = f"\x00{depth}\x00" if depth and words else ""
         if self.pre and "\n" in data:  # each line of it a line, quoted as deep as the others
-            self.parts.append("\n".join(mark + " ".join(line.split()).replace("\x00", "") for line in data.split("\n")))
+            self.parts.append("\n".join(_pre_line(line, mark) for line in data.split("\n")))
             return
         self.parts.append(before + mark + words.replace("\x00", "") + after)
 
@@ -164,6 +164,15 @@ class _HtmlText(HTMLParser):
     def _unseen(self) -> bool:
         """Text here is not shown: a hiding element holds it, or it is invisible or zero-sized."""
         return bool(self.open) and (self.open[-1][1] or not self.open[-1][2] or self.open[-1][3])
+
+
+def _pre_line(line: str, mark: str) -> str:
+    """One line of a <pre> block's text, its runs of whitespace one space, and a space kept at either
+    end: the link or bold word beside it (``see <a>url</a> for``) is another piece of text."""
+    words = " ".join(line.split()).replace("\x00", "")
+    if not words:
+        return ""
+    return (" " if line[:1].isspace() else "") + mark + words + (" " if line[-1:].isspace() else "")
 
 
 def _emoji(attrs: list[tuple[str, str | None]]) -> str:
