@@ -950,6 +950,9 @@ def test_rows_in_the_apps_trash_are_left_out_with_a_count_in_the_log(tmp_path: P
     ("deleted_at TEXT", None, "2024-03-01 10:00:00"),        # Rails, Laravel: NULL while the row lives
     ("trashed TEXT", "false", "true"),
     ("ZMARKEDFORDELETION INTEGER", 0, 1),                   # Apple Notes
+    ("is_deleted TEXT", "N", "Y"),                          # a Y/N flag, as older systems and hand-made tables keep one
+    ("deleted TEXT", "f", "t"),                             # PostgreSQL's text for a boolean, as a dump copies it
+    ("is_deleted TEXT", "NULL", "1"),                       # a CSV's empty cell, imported as the text NULL
 ])
 def test_each_usual_soft_delete_column_leaves_the_rows_it_marks_out(tmp_path: Path, column: str, kept: Any,
                                                                     trashed: Any) -> None:

@@ -41,14 +41,15 @@ ROW_DATE_KEYS = ("date", "end_date")
 # a UUID, a token of letters and digits without a space (a hash, a base64 key), a time written
 # out, or no word at all (digits, "0"); a phone number, which names a person, is embedded.
 # The columns with which apps mark a row as in their trash, to be restored or purged later (a
-# number or text other than 0, false or no, or any time: marked; NULL, 0, "": not): Bear's
+# number or text other than 0, false, no, N or F, or any time: marked; NULL, 0, "", the text NULL: not): Bear's
 # ZTRASHED and ZPERMANENTLYDELETED, Apple Notes' ZMARKEDFORDELETION, Joplin's deleted_time (0
 # while the note lives), and the soft deletes of web frameworks (Rails' and Laravel's deleted_at).
 TRASH_COLUMNS = frozenset({
     "deleted", "is_deleted", "isdeleted", "deleted_at", "deleted_time", "deleted_on", "deleted_date", "date_deleted",
     "deletion_date", "trashed", "is_trashed", "istrashed", "in_trash", "trashed_at", "trashed_time", "ztrashed",
     "zpermanentlydeleted", "zmarkedfordeletion", "zisdeleted", "zdeleted"})
-_NOT_MARKED = frozenset({"", "0", "0.0", "false", "no", "off"})
+# (a Y/N flag's N; PostgreSQL's f, as a dump copies a boolean; NULL, as a CSV import writes an empty cell)
+_NOT_MARKED = frozenset({"", "0", "0.0", "false", "no", "off", "n", "f", "null", "none"})
 _ID_COLUMN_RE = re.compile(r"(?:^|_)(?:id|uuid|guid|hash|sha\d*|md5|checksum|etag)$|identifier$")
 _CAMEL_ID_COLUMN_RE = re.compile(r"[a-z0-9](?:Id|ID|Uuid|UUID|Guid|GUID|Hash)$")
 _UUID_RE = re.compile(r"^\{?[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\}?$", re.I)
