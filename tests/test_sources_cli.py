@@ -598,6 +598,22 @@ def test_a_table_without_rows_is_not_registered(home: Path, user_config: Path,
     assert not user_config.exists()
 
 
+def test_a_table_whose_every_row_is_in_the_trash_says_so(home: Path, user_config: Path,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    # it said "it holds no rows" of a table of two rows, and nothing of the trash or keep_trashed
+    database = home / "app.db"
+    with sqlite3.connect(database) as connection:
+        connection.execute("CREATE TABLE notes(id INTEGER PRIMARY KEY, content TEXT, deleted_at TEXT)")
+        connection.execute("INSERT INTO notes VALUES (1, 'Boiler', '2024-03-01'), (2, 'Bread', '2024-03-02')")
+    connection.close()
+    code, out, err = run(capsys, "add", str(database))
+    assert (code, out, err) == (2, "", f"vecbook: error: nothing to search in {database}: its 2 rows are all in the "
+                                       "app's trash (deleted_at) and left out; keep_trashed = true in the "
+                                       "collection's table keeps them (docs/formats.md#sqlite-collections); "
+                                       "nothing was added\n")
+    assert not user_config.exists()
+
+
 def test_a_database_with_one_id_and_content_table_needs_no_table(
         home: Path, user_config: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "add", str(ROOT / "samples" / "chats.db"), "--name", "chats")

@@ -73,6 +73,7 @@ def rows_to_records(collection: CollectionConfig, columns: list[str],
     records: list[Record] = []
     bad_json = empty = binary = duplicate = 0
     seen: set[str] = set()
+    all_rows = len(rows)
     rows = _out_of_trash(collection, columns, rows)
     for row in rows:
         values = dict(zip(lowered, row))
@@ -91,7 +92,19 @@ def rows_to_records(collection: CollectionConfig, columns: list[str],
         metadata, ok = _row_metadata(columns, row)
         bad_json += not ok
         records.append(_row_record(collection, row_id, content.strip(), metadata))
-    return records, _row_problems(collection, bad_json, empty, binary, duplicate), empty + binary + duplicate
+    problems = _row_problems(collection, bad_json, empty, binary, duplicate)
+    if all_rows and not rows:  # else "no rows" would be all that is said of it
+        problems.append(_all_trashed(collection, columns, all_rows))
+    return records, problems, empty + binary + duplicate
+
+
+def _all_trashed(collection: CollectionConfig, columns: list[str], count: int) -> Problem:
+    """The problem of a table whose every row is marked as in the app's trash: why nothing is read."""
+    marking = ", ".join(c for c in columns if c.lower() in TRASH_COLUMNS)
+    rows = "its row is" if count == 1 else f"its {count} rows are all"
+    return Problem(collection.database_label, None, f"collection '{collection.name}': {rows} in the app's trash "
+                   f"({marking}) and left out; keep_trashed = true in the collection's table keeps "
+                   f"{'it' if count == 1 else 'them'} (docs/formats.md#sqlite-collections)")
 
 
 def _out_of_trash(collection: CollectionConfig, columns: list[str],
