@@ -69,19 +69,22 @@ def _replaced(text: str, blocks: dict[str, str], depth: int) -> str:
 
 def block_texts(lines: Iterable[str]) -> dict[str, str]:
     """The blocks of one page that carry an ``id::``, by uuid: each block's lines (its bullet's
-    text and the lines under it before the id), its properties left out, on one line."""
+    text and the lines under it before the id), its properties left out, on one line. One pass:
+    the lines of the block being read are kept from its bullet to its id (a block has one)."""
     blocks: dict[str, str] = {}
-    seen: list[str] = []
+    block: list[str] | None = None  # the block being read: its bullet's text, then its lines
     for line in lines:
         named = _BLOCK_ID_RE.match(line)
         if named is None:
-            seen.append(line)
+            if bullet := _BULLET_RE.match(line):
+                block = [bullet.group(2)]
+            elif block is not None:
+                block.append(line)
             continue
-        start = next((i for i in range(len(seen) - 1, -1, -1) if _BULLET_RE.match(seen[i])), None)
-        if start is not None:
-            body = [_BULLET_RE.match(seen[start]).group(2)]  # type: ignore[union-attr]  # matched above
-            body += [s.strip() for s in seen[start + 1:] if not _PROPERTY_LINE_RE.match(s)]
+        if block is not None:
+            body = block[:1] + [s.strip() for s in block[1:] if not _PROPERTY_LINE_RE.match(s)]
             blocks.setdefault(named.group(1), " ".join(b.strip() for b in body if b.strip()))
+            block = None
     return blocks
 
 
