@@ -51,6 +51,9 @@ AFTERNOON = ("下午", "午後", "오후")
 # An offset at the end written "+01:00", "GMT+01:00" or "UTC-0530" (scripts, Java mailers): read as
 # RFC 5322's "+0100" (the email package reads only that, and would drop the offset).
 OFFSET = re.compile(r"\s(?:GMT|UTC)?([+-])(\d{2}):?(\d{2})(\s*\([^()]*\))?$", re.I)
+# After GMT or UTC, the hours alone ("GMT+8", "UTC-5", as PHP scripts and some webmail write it):
+# read as "+0800" (the email package reads none, and the date was left without its offset).
+HOURS_OFFSET = re.compile(r"\s(?:GMT|UTC)([+-])(\d{1,2})(\s*\([^()]*\))?$", re.I)
 
 # Zones by the names old clients and scripts write after the time, where a name says one offset
 # (not IST, India's, Ireland's or Israel's; the email package reads North America's, EST to PDT, and
@@ -70,11 +73,12 @@ ISO_DATE = re.compile(r"^(\d{4})(?:-(\d{2})-(\d{2})|/(\d{1,2})/(\d{1,2}))(?:[T ]
 
 
 def rfc_form(raw: str) -> str:
-    """A Date header with its offset at the end written as RFC 5322 writes it (``OFFSET``; a zone's
-    name, ``ZONE_NAMES``, as its offset) and a 12-hour clock's time as a 24-hour one (the email
+    """A Date header with its offset at the end written as RFC 5322 writes it (``OFFSET``,
+    ``HOURS_OFFSET``; a zone's name, ``ZONE_NAMES``, as its offset) and a 12-hour clock's time as a 24-hour one (the email
     package reads "8:15 PM" as 08:15)."""
     raw = EAST_ASIAN_HALF_DAY.sub(_east_asian_24_hour, raw) if not raw.isascii() else raw
     raw = ZONE_NAME.sub(_zone_offset, raw)
+    raw = HOURS_OFFSET.sub(lambda found: f" {found.group(1)}{int(found.group(2)):02d}00{found.group(3) or ''}", raw)
     return TWELVE_HOUR.sub(_24_hour, OFFSET.sub(r" \1\2\3\4", raw))
 
 
