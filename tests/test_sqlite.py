@@ -912,6 +912,9 @@ def test_a_rows_ids_uuids_numbers_and_blobs_are_metadata_not_embedded_text(tmp_p
     ("f1ae8b0e3a2845c1a065ee7e2c35abcc", False), ("d41d8cd98f00b204e9800998ecf8427e", False),
     ("AAAAB3NzaC1yc2EAAAADAQAB", False), ("2024-03-01T13:33:20+00:00", False), ("1709300000", False),
     ("+15551234567", True), ("(555) 123-4567", True),  # a sender's number names a person
+    # a title that opens with its day, as daily notes are named (Joplin keeps the title out of the body)
+    ("2024-03-05 Standup with Ana", True), ("2024-03-05 10:00", False), ("2024-03-05 10:00:00.123Z", False),
+    ("2024-03-05", False),
     ("", False), ("0", False), (42, False), (3.5, False), (True, False),
 ])
 def test_only_row_values_holding_words_are_embedded(value: Any, embedded: bool) -> None:

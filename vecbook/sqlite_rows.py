@@ -54,7 +54,8 @@ _ID_COLUMN_RE = re.compile(r"(?:^|_)(?:id|uuid|guid|hash|sha\d*|md5|checksum|eta
 _CAMEL_ID_COLUMN_RE = re.compile(r"[a-z0-9](?:Id|ID|Uuid|UUID|Guid|GUID|Hash)$")
 _UUID_RE = re.compile(r"^\{?[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\}?$", re.I)
 _TOKEN_RE = re.compile(r"^(?=\D*\d)(?=.*[A-Za-z])[A-Za-z0-9+/=_-]{12,}$")
-_TIME_RE = re.compile(r"^\d{4}-\d{2}-\d{2}(?:[T ]|$)")
+# A date or date-time and nothing more (a title that opens with its day, "2024-03-05 Standup", is words)
+_TIME_RE = re.compile(r"^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?\s*(?:Z|[+-]\d{2}:?\d{2})?)?$", re.I)
 _PHONE_RE = re.compile(r"^(?=.*[+\s().-])\+?\(?\d[\d\s().-]{6,}$")  # "+15551234567", "(555) 123-4567"
 
 
