@@ -925,6 +925,17 @@ def test_only_row_values_holding_words_are_embedded(value: Any, embedded: bool) 
     assert not embedded_field("parent_id", "user_42") and not embedded_field("noteId", "abc")
 
 
+@pytest.mark.parametrize("key", ["title", "ZTITLE", "subject", "note_title", "Subject"])
+@pytest.mark.parametrize("value", ["standup-2024-03-05", "Q3-2024-Roadmap", "COVID-19_vaccine", "2024-03-05"])
+def test_a_title_written_as_one_word_with_digits_is_embedded(key: str, value: str) -> None:
+    # a slug's letters and digits looked like a key or a hash: a Joplin note titled so (its title is
+    # not in its body) was found by no word of its title
+    from vecbook.sqlite_rows import embedded_field
+
+    assert embedded_field(key, value)
+    assert not embedded_field("token", "Q3-2024-Roadmap")  # another column's such value is still a token
+
+
 def test_rows_in_the_apps_trash_are_left_out_with_a_count_in_the_log(tmp_path: Path,
                                                                       caplog: pytest.LogCaptureFixture) -> None:
     # Bear keeps a trashed note with ZTRASHED = 1 until the trash is emptied: searched, the note

@@ -52,6 +52,9 @@ TRASH_COLUMNS = frozenset({
 _NOT_MARKED = frozenset({"", "0", "0.0", "false", "no", "off", "n", "f", "null", "none"})
 _ID_COLUMN_RE = re.compile(r"(?:^|_)(?:id|uuid|guid|hash|sha\d*|md5|checksum|etag)$|identifier$")
 _CAMEL_ID_COLUMN_RE = re.compile(r"[a-z0-9](?:Id|ID|Uuid|UUID|Guid|GUID|Hash)$")
+# A column holding a row's title or subject (title, ZTITLE, note_title, Subject): its text is words
+# even as one token of letters and digits, as slugs and daily notes' titles are.
+_TITLE_COLUMN_RE = re.compile(r"(?:^|_|z)(?:title|subject)$", re.I)
 _UUID_RE = re.compile(r"^\{?[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\}?$", re.I)
 _TOKEN_RE = re.compile(r"^(?=\D*\d)(?=.*[A-Za-z])[A-Za-z0-9+/=_-]{12,}$")
 # A date or date-time and nothing more (a title that opens with its day, "2024-03-05 Standup", is words)
@@ -218,11 +221,15 @@ def _row_record(collection: CollectionConfig, row_id: str, content: str, metadat
 def embedded_field(key: str, value: Any) -> bool:
     """Whether a row's metadata field is embedded with its text: short text holding words (a
     title, a sender, a place, the row's date), not an id, a UUID, a hash, a number, a flag or a
-    time (those stay metadata, which filters read)."""
+    time (those stay metadata, which filters read); a title's or subject's text always."""
     if not isinstance(value, str) or _ID_COLUMN_RE.search(key.lower()) or _CAMEL_ID_COLUMN_RE.search(key):
         return False
     text = value.strip()
-    if not text or len(text) > MAX_EMBEDDED_METADATA_CHARS or _UUID_RE.match(text) or _TOKEN_RE.match(text):
+    if not text or len(text) > MAX_EMBEDDED_METADATA_CHARS or _UUID_RE.match(text):
+        return False
+    if _TITLE_COLUMN_RE.search(key):  # a note's title, whatever it looks like ("standup-2024-03-05", a day)
+        return True
+    if _TOKEN_RE.match(text):
         return False
     if _TIME_RE.match(text):
         return key.lower() in ROW_DATE_KEYS
