@@ -140,14 +140,16 @@ def test_a_boolean_filter_finds_yes_no_on_off_written_as_text(filters: dict[str,
 # number asked for (count=1) stays a number.
 NUMBERED = [record("n0", done=1), record("n1", done=0), record("n2", done="1"), record("n3", done="0 "),
             record("n4", done=2), record("n5", done=1.0), record("n6", done=True), record("n7", count=1),
-            record("n8", count="1"), record("n9", count=10)]
+            record("n8", count="1"), record("n9", count=10), record("n10", done="Y"), record("n11", done="n"),
+            record("n12", done="t"), record("n13", done="F")]  # a Y/N flag; PostgreSQL's t and f, as a dump copies them
 
 
 @pytest.mark.parametrize("filters, expected", [
-    ({"done": True}, ["n0", "n2", "n5", "n6"]),
-    ({"done": "true"}, ["n0", "n2", "n5", "n6"]),
-    ({"done": False}, ["n1", "n3"]),
-    ({"done__ne": "true"}, ["n1", "n3", "n4", "n7", "n8", "n9"]),
+    ({"done": True}, ["n0", "n2", "n5", "n6", "n10", "n12"]),
+    ({"done": "true"}, ["n0", "n2", "n5", "n6", "n10", "n12"]),
+    ({"done": False}, ["n1", "n3", "n11", "n13"]),
+    ({"done__ne": "true"}, ["n1", "n3", "n4", "n7", "n8", "n9", "n11", "n13"]),
+    ({"done": "Y"}, ["n10"]),                                # a text filter keeps matching text
     ({"done": "1"}, ["n0", "n2", "n5"]),                     # a number asked for: numbers alone
     ({"count": "1"}, ["n7", "n8"]),
     ({"count": 1}, ["n7", "n8"]),

@@ -26,8 +26,10 @@ _OFFSET_END = re.compile(r"(?:[Zz]|[+-]\d{2}:?\d{2})$")  # a date-time's offset 
 # YAML 1.1's words for a boolean (PyYAML's, any case): front matter is read as YAML 1.2, as Obsidian
 # shows it, so `draft: yes` is the text "yes" (Norway's code NO stays text); a filter asking for a
 # boolean (``draft=true``) finds these words, while a text filter (``draft=yes``) matches text alone.
-# SQLite keeps a flag as 1 or 0 (it has no boolean type), some apps as that text: booleans too.
-_TRUTHS = {"true": True, "yes": True, "on": True, "false": False, "no": False, "off": False, "1": True, "0": False}
+# SQLite keeps a flag as 1 or 0 (it has no boolean type), some apps as that text, others as Y and N,
+# and a PostgreSQL dump's copy as t and f: booleans too.
+_TRUTHS = {"true": True, "yes": True, "on": True, "false": False, "no": False, "off": False, "1": True, "0": False,
+           "y": True, "n": False, "t": True, "f": False}
 
 
 def _as_number(value: Any) -> float | None:
