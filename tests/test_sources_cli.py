@@ -820,3 +820,33 @@ def test_a_reports_chat_counts_count_a_block_once_while_it_is_unchanged(monkeypa
                             metadata={})]
     later = LoadReport(records=chat + again, blocks=[("collection:chat", chat), ("file:n.md", again)])
     assert vecbook.source_counts.report_chats(later) == {"chat": (4, 12)} and counted == [2]
+
+
+def test_what_a_source_leaves_out_on_purpose_is_said_apart_from_its_problems_with_how_to_include_it(
+        home: Path, user_config: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # a note in Bear's trash and Gmail's Spam are left out as the apps' own search leaves them out;
+    # that was said in the log alone (or counted among the problems), so a person looking for a
+    # note they had thrown away never learnt where it went or that `keep_trashed = true` keeps it
+    from test_exports_mail import GMAIL_LABELS, takeout
+    from test_sqlite import bear_database
+
+    bear = bear_database(home / "database.sqlite")
+    trash = "1 note in Bear's trash left out; keep_trashed = true keeps it"
+    code, out, err = run(capsys, "add", str(bear), "--name", "bear")
+    assert code == 0 and f"  left out: {trash}\n" in out and "problems" not in out, err + out
+    mbox = takeout(home / "All mail.mbox", GMAIL_LABELS)
+    spam = ("3 messages labelled Spam or Trash in Gmail are left out, as Gmail's search leaves them out; to search "
+            "them, set include_spam_and_trash = true in this collection's table")
+    code, out, err = run(capsys, "add", str(mbox), "--name", "gmail")
+    assert code == 0 and f"  left out: {spam}\n" in out and "problems" not in out, err + out
+    code, out, err = run(capsys, "sources")
+    assert code == 0 and f"  left out: {trash}\n" in out and f"  left out: {spam}\n" in out, err + out
+    assert "problems" not in out
+    code, out, _ = run(capsys, "sources", "--json")
+    assert {s["name"]: (s["left_out"], s["problems"]) for s in json.loads(out)["sources"]} == {
+        "bear": ([trash], []), "gmail": ([spam], [])}
+    stats = vecbook.VecBook(config=load_config(user_config), keyword_only=True).stats()
+    assert (stats["skipped"], stats["warnings"]) == ([], [])
+    said = [f"collection 'bear': {trash}", f"collection 'gmail': {spam}"]
+    assert [item["reason"] for item in stats["left_out"]] == said
+    assert (stats["collections"]["bear"]["left_out"], stats["collections"]["bear"]["problems"]) == (said[:1], [])

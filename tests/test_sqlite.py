@@ -202,7 +202,7 @@ def test_stats_count_rows_per_collection(world: dict[str, Any]) -> None:
     assert stats["collections"]["notes"]["records"] == 4
     assert stats["collections"]["notes"]["database"] == "dbs/notes.db"
     assert stats["collections"]["imessage"] == {"database": "dbs/chat.db", "records": 13, "skipped_rows": 0,
-                                                "problems": [], "windows": None, "messages": None}  # a row a message
+                                                "problems": [], "left_out": [], "windows": None, "messages": None}  # a row a message
 
 
 def test_one_ranked_list_mixes_files_and_both_kinds_of_database(world: dict[str, Any]) -> None:
@@ -606,7 +606,7 @@ def test_wal_database_with_an_open_write_transaction_loads(tmp_path: Path, embed
         config = vecbook.load_config(write_config(tmp_path, [{"name": "notes", "database": "app.db"}]))
         book = vecbook.VecBook(config=config, embedder=embedder)
         assert book.stats()["collections"]["notes"] == {"database": "app.db", "records": 5, "skipped_rows": 0,
-                                                        "problems": [], "windows": None, "messages": None}
+                                                        "problems": [], "left_out": [], "windows": None, "messages": None}
         assert book.search("greenhouse door", max_results=1, mode="keyword")[0].id == "notes:n5"
         assert "notes:n6" not in {hit.id for hit in book.search("secret draft about bees", max_results=50)}
         assert not [w for w in vecbook_warnings(caplog) if "collection 'notes'" in w]
@@ -948,7 +948,7 @@ def test_rows_in_the_apps_trash_are_left_out_with_a_count_in_the_log(tmp_path: P
     with caplog.at_level(logging.INFO, logger="vecbook"):
         book = vecbook.VecBook(config=config, keyword_only=True, cache_directory=False)
         assert [hit.id for hit in book.search("lighthouse hotel")] == []
-    assert "collection 'bear': 1 row in the app's trash (ZTRASHED) left out; keep_trashed = true keeps it" \
+    assert "database.sqlite: collection 'bear': 1 note in Bear's trash left out; keep_trashed = true keeps it" \
         in caplog.messages
     assert book.stats()["collections"]["bear"]["records"] == 2
     config = vecbook.load_config(write_config(tmp_path, [
@@ -979,7 +979,7 @@ def test_each_usual_soft_delete_column_leaves_the_rows_it_marks_out(tmp_path: Pa
         db.executemany("INSERT INTO notes VALUES (?, ?, ?)", [(1, "kept", kept), (2, "thrown away", trashed)])
     db.close()
     records, problems, _ = load_collection(CollectionConfig(name="app", database=path, table="notes"))
-    assert [r.id for r in records] == ["app:1"] and problems == []
+    assert [r.id for r in records] == ["app:1"] and [p.left_out for p in problems] == [True]  # said, as no fault
     records, _, _ = load_collection(CollectionConfig(name="app", database=path, table="notes", keep_trashed=True))
     assert [r.id for r in records] == ["app:1", "app:2"]
 

@@ -586,7 +586,7 @@ class VecBook:
     def sources(self) -> list[dict[str, Any]]:
         """Each source searched, as the last index read it: ``name`` (what ``sources=`` takes;
         ``files`` for the data directory), ``format``, ``path``, ``records``, ``first_date`` and
-        ``last_date``, ``participants``, ``problems`` and the configured ``description``.
+        ``last_date``, ``participants``, ``problems``, ``left_out``, the configured ``description``.
         A background book is read first (the keyword stage: no vectors needed)."""
         snapshot, _ = self._snapshot_for("keyword")
         return [summary.to_dict() for summary in summarize_report(self.config, snapshot.report)]

@@ -534,6 +534,8 @@ def _cmd_config_path(args: argparse.Namespace, _config: None) -> int:
 
 
 def _cmd_sources(args: argparse.Namespace, config: Config) -> int:
+    from .registry import left_out_lines
+
     book = _open_book(config, keyword_only=True)
     listed = book.sources()
     latest = max((s["last_indexed"] for s in listed if s["last_indexed"]), default=None)
@@ -555,6 +557,8 @@ def _cmd_sources(args: argparse.Namespace, config: Config) -> int:
             print(f"  description: {source['description']}")
         if config.cache_directory is not None and source["last_indexed"]:
             print(f"  last indexed: {source['last_indexed']}")
+        for line in left_out_lines(source.get("left_out", [])):
+            print(f"  {line}")
         if source["problems"]:
             print(f"  problems: {len(source['problems'])} (`vecbook stats` lists them)")
     return 0

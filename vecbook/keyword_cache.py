@@ -366,7 +366,8 @@ def _entry(sources: SourceState, key: str, block: Block) -> tuple[Any, ...] | No
 
 
 def _source_facts(key: str, block: Block, entry: tuple[Any, ...], read_at: int | None) -> dict[str, Any]:
-    return {"key": key, "signature": entry[0], "problems": [[p.where, p.line, p.reason, p.skipped] for p in entry[2]],
+    problems = [[p.where, p.line, p.reason, p.skipped, p.left_out] for p in entry[2]]
+    return {"key": key, "signature": entry[0], "problems": problems,
             "records": len(block.records), "read_at": read_at, "facts": entry[3]}
 
 

@@ -154,7 +154,8 @@ def build_server(book: VecBook) -> Any:
         """What this server searches, one entry per source: name (what `search` takes in `sources`;
         "files" is the data folder's notes), format (whatsapp, telegram, ics, markdown, sqlite,
         text...), path, records, first_date and last_date, participants (most frequent first),
-        problems, and the user's description of it."""
+        problems, left_out (what it leaves out on purpose, such as an app's trash or Spam, and the
+        setting that keeps it), and the user's description of it."""
         try:
             return book.sources()
         except VecBookError as exc:
@@ -162,7 +163,8 @@ def build_server(book: VecBook) -> Any:
 
     def stats() -> dict[str, Any]:
         """Indexing statistics and progress: state, records embedded of total, counts per
-        source, skipped records with reasons, model, dimensions, metric, index type."""
+        source, skipped records with reasons, what the sources leave out on purpose (left_out),
+        model, dimensions, metric, index type."""
         try:
             return book.stats()
         except VecBookError as exc:

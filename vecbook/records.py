@@ -266,12 +266,14 @@ class StoredTexts(Protocol):
 
 @dataclass(frozen=True)
 class Problem:
-    """Something wrong with the input, kept for the log and for ``stats``."""
+    """Something wrong with the input, kept for the log and for ``stats``; or, ``left_out``, what a
+    source leaves out on purpose (an app's trash, Spam), its reason naming the setting that keeps it."""
 
     where: str
     line: int | None
     reason: str
     skipped: bool = True  # False: the record or file was kept despite the problem
+    left_out: bool = False  # True: no fault, and not told as one (``sources`` and ``stats`` list it apart)
 
     def __str__(self) -> str:
         at = f"{self.where}:{self.line}" if self.line else self.where

@@ -62,6 +62,8 @@ class SourceSummary:
     last_date: str | None = None
     participants: list[str] = field(default_factory=list)  # most frequent first
     problems: list[str] = field(default_factory=list)
+    # What it leaves out on purpose (an app's trash, Spam), each saying the setting that keeps it.
+    left_out: list[str] = field(default_factory=list)
     description: str = ""
     last_indexed: str | None = None  # when its records were last indexed (local time, to the minute)
     # A notes folder (the data directory too): its files by kind ("markdown", "text", an export's
@@ -86,12 +88,21 @@ class SourceSummary:
             lines.append(f"participants: {', '.join(self.participants)}")
         if self.description:
             lines.append(f"description: {self.description}")
+        lines += left_out_lines(self.left_out)
         if self.problems:
             shown = self.problems[:SHOWN_PROBLEMS]
             more = len(self.problems) - len(shown)
             lines.append(f"problems: {len(self.problems)}")
             lines += [f"  - {p}" for p in shown] + ([f"  - ... and {more} more"] if more else [])
         return lines
+
+
+def left_out_lines(left_out: Sequence[str]) -> list[str]:
+    """What a source leaves out on purpose, as ``add`` and ``sources`` say it: one thing on its
+    line, several each on a line of its own."""
+    if len(left_out) == 1:
+        return [f"left out: {left_out[0]}"]
+    return ["left out:", *(f"  - {item}" for item in left_out)] if left_out else []
 
 
 def summarize(name: str, format_name: str, path: str, records: Sequence[Record],
@@ -111,8 +122,17 @@ def summarize(name: str, format_name: str, path: str, records: Sequence[Record],
     return SourceSummary(name=name, format=format_name, path=path, records=len(records), **chats,
                          first_date=min(days, default=None), last_date=max(days, default=None),
                          participants=[p for p, _ in people.most_common(SHOWN_PARTICIPANTS)],
-                         problems=[str(p) for p in problems], description=description,
+                         problems=[str(p) for p in problems if not isinstance(p, Problem) or not p.left_out],
+                         left_out=[_left_out(p, name) for p in problems if isinstance(p, Problem) and p.left_out],
+                         description=description,
                          kinds=dict((facts or {}).get("kinds", {})), not_read=dict((facts or {}).get("not_read", {})))
+
+
+def _left_out(problem: Problem, name: str) -> str:
+    """What a source left out, as said under its name: the reason alone (a collection's name, and
+    the export itself, go without saying), a file of the data directory named."""
+    prefix = f"collection '{name}': "
+    return problem.reason.removeprefix(prefix) if problem.reason.startswith(prefix) else str(problem)
 
 
 def summarize_report(config: Config, report: LoadReport) -> list[SourceSummary]:
@@ -132,6 +152,8 @@ def summarize_report(config: Config, report: LoadReport) -> list[SourceSummary]:
         found.append(summarize(collection.name, fmt, collection.database_label,
                                by_source.get(collection.name, []), facts.get("problems", []),
                                collection.description, facts))
+        prefix = f"collection '{collection.name}': "  # (its facts hold reasons, which name it)
+        found[-1].left_out = [reason.removeprefix(prefix) for reason in facts.get("left_out", [])]
     for summary in found:
         read_at = report.read_at.get(summary.name)
         summary.last_indexed = local_minute(read_at / 1e9) if read_at is not None else None

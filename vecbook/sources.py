@@ -160,7 +160,7 @@ def _read_folder(folder: Folder, listing: Listing, before: dict[str, Entry], pre
                 report.new_problems.extend(problems)
                 read_at[key] = state.read_now(key, signature, started)
         elif state.announce:
-            report.known_problems += len(entry[2])  # type: ignore[index]  # must_read: entry is there
+            report.known_problems += faults(entry[2])  # type: ignore[index]  # must_read: entry is there
         if not settled(signature, started):
             unsettled.add(key)
         assert entry is not None  # read above, or taken from ``before``; not input validation
@@ -308,7 +308,7 @@ def load_sources(config: Config, state: SourceState | None = None) -> LoadReport
                 report.new_problems.extend(entry[2])
                 read_at[key] = state.read_now(key, signature, started)
         elif state.announce:
-            report.known_problems += len(entry[2])  # type: ignore[index]  # must_read: entry is there
+            report.known_problems += faults(entry[2])  # type: ignore[index]  # must_read: entry is there
         if not settled(signature, started):
             unsettled.add(key)
         assert entry is not None  # read above, or the last read's; not input validation
@@ -319,16 +319,26 @@ def load_sources(config: Config, state: SourceState | None = None) -> LoadReport
         report.records.extend(records)
         report.blocks.append((key, records))
         report.problems.extend(problems)
-        report.collections[collection.name] = {**facts, "records": len(records),
-                                               "problems": [p.reason for p in problems]}
+        report.collections[collection.name] = {**facts, "records": len(records), **told_apart(problems)}
     state.collections, state.notes, state.read_at, state.unsettled = now, notes, read_at, unsettled
     state.announce = False
-    for problem in report.new_problems:
-        log.warning("%s", problem)
+    for problem in report.new_problems:  # what a source leaves out on purpose is no fault to warn of
+        log.log(logging.INFO if problem.left_out else logging.WARNING, "%s", problem)
     if report.known_problems:
         log.info("%d problem%s reported when the unchanged sources were last read ('vecbook stats' lists them)",
                  report.known_problems, "" if report.known_problems == 1 else "s")
     return report
+
+
+def told_apart(problems: Sequence[Problem]) -> dict[str, list[str]]:
+    """A source's ``problems`` and what it ``left_out`` on purpose, by their reasons, as its facts hold them."""
+    return {"problems": [p.reason for p in problems if not p.left_out],
+            "left_out": [p.reason for p in problems if p.left_out]}
+
+
+def faults(problems: Sequence[Problem]) -> int:
+    """How many of ``problems`` are faults, not what a source leaves out on purpose."""
+    return sum(not p.left_out for p in problems)
 
 
 def opens_now(prefix: str, base: Path) -> Callable[[Problem], bool]:
@@ -430,7 +440,7 @@ def _load_notes(collection: CollectionConfig, exclude: Sequence[Path], state: So
         report.read_at[name] = max(times)
     report.collections[name] = {"path": collection.database_label, "format": "notes",
                                 "files": sum(facts["kinds"].values()), **facts, "records": len(records),
-                                "problems": [p.reason for p in problems]}
+                                **told_apart(problems)}
     return entries
 
 

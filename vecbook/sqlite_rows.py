@@ -5,7 +5,6 @@ short scalar ones embedded with the text, as a file's headers are."""
 from __future__ import annotations
 
 import json
-import logging
 import math
 import re
 from datetime import datetime
@@ -14,8 +13,6 @@ from typing import Any
 from .config import CollectionConfig, counted
 from .exports.base import from_timestamp, iso
 from .records import Problem, Record
-
-log = logging.getLogger("vecbook")
 
 # Row metadata longer than this is not added to the embedded text: it is
 # usually an id list or a blob of JSON, not words a person searches for.
@@ -77,8 +74,7 @@ def rows_to_records(collection: CollectionConfig, columns: list[str],
     records: list[Record] = []
     bad_json = empty = binary = duplicate = 0
     seen: set[str] = set()
-    all_rows = len(rows)
-    rows = _out_of_trash(collection, columns, rows)
+    rows, left_out = _out_of_trash(collection, columns, rows)
     for row in rows:
         values = dict(zip(lowered, row))
         content = _row_text(values.get("content"))
@@ -96,35 +92,40 @@ def rows_to_records(collection: CollectionConfig, columns: list[str],
         metadata, ok = _row_metadata(columns, row)
         bad_json += not ok
         records.append(_row_record(collection, row_id, content.strip(), metadata))
-    problems = _row_problems(collection, bad_json, empty, binary, duplicate)
-    if all_rows and not rows:  # else "no rows" would be all that is said of it
-        problems.append(_all_trashed(collection, columns, all_rows))
-    return records, problems, empty + binary + duplicate
-
-
-def _all_trashed(collection: CollectionConfig, columns: list[str], count: int) -> Problem:
-    """The problem of a table whose every row is marked as in the app's trash: why nothing is read."""
-    marking = ", ".join(c for c in columns if c.lower() in TRASH_COLUMNS)
-    rows = "its row is" if count == 1 else f"its {count} rows are all"
-    return Problem(collection.database_label, None, f"collection '{collection.name}': {rows} in the app's trash "
-                   f"({marking}) and left out; keep_trashed = true in the collection's table keeps "
-                   f"{'it' if count == 1 else 'them'} (docs/formats.md#sqlite-collections)")
+    return (records, left_out + _row_problems(collection, bad_json, empty, binary, duplicate),
+            empty + binary + duplicate)
 
 
 def _out_of_trash(collection: CollectionConfig, columns: list[str],
-                  rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
-    """The rows no ``TRASH_COLUMNS`` column marks (all of them with ``keep_trashed``); how many
-    were left out is said in the log: a note thrown away is not one to find."""
+                  rows: list[tuple[Any, ...]]) -> tuple[list[tuple[Any, ...]], list[Problem]]:
+    """The rows no ``TRASH_COLUMNS`` column marks (all of them with ``keep_trashed``), and the
+    ``left_out`` Problem that says how many the trash held and how to keep them: a note thrown
+    away is not one to find, but one a person looks for must be found to have been left out."""
     marking = [i for i, c in enumerate(columns) if c.lower() in TRASH_COLUMNS]
     if not marking or collection.keep_trashed:
-        return rows
+        return rows, []
     kept = [row for row in rows if not any(_marked(row[i]) for i in marking)]
-    if len(kept) < len(rows):
-        trashed = len(rows) - len(kept)
-        log.info("collection '%s': %s in the app's trash (%s) left out; keep_trashed = true keeps %s",
-                 collection.name, counted(trashed, "row"), ", ".join(columns[i] for i in marking),
-                 "it" if trashed == 1 else "them")
-    return kept
+    if len(kept) == len(rows):
+        return kept, []
+    trashed = len(rows) - len(kept)
+    app = _app_of(collection, [columns[i] for i in marking])
+    what = (f"{counted(trashed, 'note')} in {app}'s trash" if app else
+            f"{counted(trashed, 'row')} in the app's trash ({', '.join(columns[i] for i in marking)})")
+    reason = (f"collection '{collection.name}': {what} left out; "
+              f"keep_trashed = true keeps {'it' if trashed == 1 else 'them'}")
+    return kept, [Problem(collection.database_label, None, reason, left_out=True)]
+
+
+def _app_of(collection: CollectionConfig, marking: list[str]) -> str | None:
+    """The note app whose trash the ``marking`` columns are (Bear's Core Data ``ZSFNOTE``, Joplin's
+    ``notes`` with ``deleted_time``), as the table or query read names it; None for another."""
+    read = (collection.table or collection.query or "").upper()
+    marks = {c.lower() for c in marking}
+    if "ZSFNOTE" in read and marks <= {"ztrashed", "zpermanentlydeleted"}:
+        return "Bear"
+    if re.search(r'\bNOTES\b', read) and marks == {"deleted_time"}:
+        return "Joplin"
+    return None
 
 
 def _marked(value: Any) -> bool:

@@ -34,8 +34,10 @@ def index_stats(config: Config, embedder: Embedder, snapshot: Snapshot | None, p
         "records_total": progress["records_total"],
         "elapsed_seconds": round((finished or time.time()) - started, 3) if started else 0.0,
         "index_seconds": round(snapshot.index_seconds, 3) if snapshot else 0.0,
-        "skipped": [p.to_dict() for p in report.problems if p.skipped],
-        "warnings": [p.to_dict() for p in report.problems if not p.skipped],
+        "skipped": [p.to_dict() for p in report.problems if p.skipped and not p.left_out],
+        "warnings": [p.to_dict() for p in report.problems if not p.skipped and not p.left_out],
+        # what the sources leave out on purpose (an app's trash, Spam), each saying the setting that keeps it
+        "left_out": [p.to_dict() for p in report.problems if p.left_out],
         "collections": {name: {**facts, **chat_facts(chats, name)}
                         for name, facts in report.collections.items()},
         "outside_links": report.outside_links,
