@@ -850,3 +850,57 @@ def test_what_a_source_leaves_out_on_purpose_is_said_apart_from_its_problems_wit
     said = [f"collection 'bear': {trash}", f"collection 'gmail': {spam}"]
     assert [item["reason"] for item in stats["left_out"]] == said
     assert (stats["collections"]["bear"]["left_out"], stats["collections"]["bear"]["problems"]) == (said[:1], [])
+
+
+def joplin_profile(folder: Path) -> Path:
+    """Joplin's profile folder (``~/.config/joplin-desktop``) as the app keeps it: its notes in
+    ``database.sqlite``, beside its settings, its logs (every line a time and a logger), resources."""
+    folder.mkdir()
+    with sqlite3.connect(folder / "database.sqlite") as connection:
+        connection.executescript(
+            "CREATE TABLE notes(id TEXT PRIMARY KEY, parent_id TEXT, title TEXT, body TEXT, created_time INT, "
+            "user_created_time INT, is_todo INT, deleted_time INT);"
+            "INSERT INTO notes VALUES ('f1ae8b0e3a2845c1a065ee7e2c35abcc', '', 'Rezept', 'Apfelstrudel mit Zimt', "
+            "1700000000000, 1700000000000, 0, 0);")
+    connection.close()
+    (folder / "settings.json").write_text('{"$schema": "https://joplinapp.org/schema/settings.json", "locale": "de_DE"}')
+    (folder / "log.txt").write_text("2024-05-02 10:00:01: Synchronizer: Starting synchronisation\n"
+                                    "2024-05-02 10:00:02: Synchronizer: Completed\n")
+    (folder / "log-database.txt").write_text("2024-05-02 10:00:01: Database: SELECT * FROM notes\n")
+    (folder / "resources").mkdir()
+    (folder / "resources" / "0a1b2c3d4e5f60718293a4b5c6d7e8f9.png").write_bytes(b"\x89PNG\r\n\x1a\n")
+    return folder
+
+
+def test_a_note_apps_profile_folder_adds_the_notes_of_its_database_not_its_log_files(
+        home: Path, user_config: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # `vecbook add ~/.config/joplin-desktop` became a notes folder whose records were the app's
+    # log lines and whose notes were not read at all
+    profile = joplin_profile(home / "joplin-desktop")
+    code, out, err = run(capsys, "add", str(profile))
+    assert code == 0, err
+    assert out.splitlines()[:4] == [
+        f"{profile} is Joplin's profile folder: its notes are in {profile / 'database.sqlite'}, which is added",
+        "found 'joplin':", "  format: sqlite", f"  path: {profile / 'database.sqlite'}"]
+    [collection] = load_config(user_config).collections
+    assert (collection.database, collection.path) == (profile / "database.sqlite", None)
+    code, out, _ = run(capsys, "search", "Synchronizer", "--mode", "keyword", "--json")
+    assert json.loads(out) == []
+    code, out, _ = run(capsys, "search", "Apfelstrudel", "--mode", "keyword", "--json")
+    assert [h["metadata"]["title"] for h in json.loads(out)] == ["Rezept"]
+    code, _, err = run(capsys, "add", str(profile))  # added already, under its database's path
+    assert code == 2 and "already added" in err, err
+
+
+def test_bears_application_data_folder_adds_its_notes_and_a_folder_asked_for_as_notes_stays_notes(
+        home: Path, user_config: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from test_sqlite import bear_database
+
+    data = home / "9K33E3U3T4.net.shinyfrog.bear" / "Application Data"
+    (data / "Local Files" / "Note Images").mkdir(parents=True)
+    bear_database(data / "database.sqlite")
+    code, out, err = run(capsys, "add", str(data))
+    assert code == 0 and out.startswith(f"{data} is Bear's profile folder") and "found 'bear':\n" in out, err + out
+    profile = joplin_profile(home / "joplin")
+    code, out, err = run(capsys, "add", str(profile), "--format", "notes", "--name", "logs")
+    assert code == 0 and "  format: notes\n" in out and "profile folder" not in out, err + out

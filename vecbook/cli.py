@@ -492,6 +492,8 @@ def _cmd_add(args: argparse.Namespace, _config: None) -> int:
     target = _target_file(args)
     found = inspect(args.path, target, name=args.name, format_name=args.format, description=args.description,
                     table=args.table, text_column=args.text_column)
+    for line in found.said:
+        print(line)
     print(f"found '{found.summary.name}':")
     print("\n".join("  " + line for line in found.summary.lines()))
     for warning in found.warnings:

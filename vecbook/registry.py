@@ -34,7 +34,7 @@ from .source_counts import chat_facts, chats_by_source
 from .tokens import fold
 from .sources import (DATA_SOURCE, NOTES_FORMATS, LoadReport, is_notes_folder, load_collection, load_export,
                       other_sources)
-from .sqlite_tables import sqlite_table
+from .sqlite_tables import PROFILE_DATABASE, known_app, profile_database, sqlite_table
 
 # What ``--format`` accepts besides the export formats: a SQLite database of rows.
 SQLITE = "sqlite"
@@ -331,6 +331,7 @@ class NewSource:
     table: dict[str, Any]
     summary: SourceSummary
     warnings: list[str] = field(default_factory=list)  # what ``add`` says before it writes (see ``overlaps``)
+    said: list[str] = field(default_factory=list)  # what ``add`` read instead of the path given (``_in_profile``)
 
 
 def inspect(path_text: str, config_file: Path, name: str | None = None, format_name: str | None = None,
@@ -341,6 +342,7 @@ def inspect(path_text: str, config_file: Path, name: str | None = None, format_n
     config = checked_config(config_file) if config_file.is_file() else None
     taken = [c.name for c in config.collections] if config is not None else []
     path = check_readable(Path(path_text).expanduser().absolute())
+    path, app, said = _in_profile(path, format_name)
     check_not_added(path, None, None, config, config_file)  # before any name: an export or folder added already
     if name is not None:
         name = check_name(name, taken, config_file)  # a bad name is refused before the path is read
@@ -351,7 +353,7 @@ def inspect(path_text: str, config_file: Path, name: str | None = None, format_n
     # (a database's table) before the name from the path: the same `add` twice hears it is there already
     check_not_added(path, picked_table, query, config, config_file)
     if name is None:
-        name = check_name(derive_name(path, chosen), taken, config_file)
+        name = check_name(_name_of(app or "") or derive_name(path, chosen), taken, config_file)
     label = _path_for(path, config_file)
     entry: dict[str, Any] = {"name": name}
     if chosen == SQLITE:
@@ -372,7 +374,7 @@ def inspect(path_text: str, config_file: Path, name: str | None = None, format_n
         entry["description"] = description
     return NewSource(entry, summarize(name, facts.get("format", chosen), label, records, problems, description or "",
                                       facts), overlaps(path, config, notes=chosen == "notes")
-                     + exported_again(path, name, chosen, records, config))
+                     + exported_again(path, name, chosen, records, config), said)
 
 
 def exported_again(path: Path, name: str, chosen: str, records: Sequence[Record], config: Config | None) -> list[str]:
@@ -402,6 +404,18 @@ def _window(record: Record) -> tuple[object, ...]:
     """What two exports of one chat share for a window: its chat, its start and its first
     message's key (the app's id, or a digest of the message: ``Message.key``), not the file."""
     return record.metadata.get("conversation"), record.metadata.get("date"), record.id.rsplit("#", 1)[-1]
+
+
+def _in_profile(path: Path, format_name: str | None) -> tuple[Path, str | None, list[str]]:
+    """(path to read, app, what to say): the database of a note app's profile folder (Joplin's
+    ``~/.config/joplin-desktop``, Bear's ``Application Data``), named by its app, whose logs and
+    settings read as notes were the source's records and its notes none; the path given else (a
+    ``database.sqlite`` of such an app named by it too: ``database`` says nothing)."""
+    if path.is_dir() and format_name in (None, SQLITE) and (found := profile_database(path)) is not None:
+        return found[0], found[1], [f"{path} is {found[1]}'s profile folder: its notes are in {found[0]}, "
+                                    f"which is added"]
+    app = known_app(path) if path.name == PROFILE_DATABASE and path.is_file() else None
+    return path, app, []
 
 
 def why_empty(problems: Sequence[Problem], name: str, path: Path, label: str) -> str:

@@ -23,28 +23,45 @@ _SHADOW_TABLES = ("content", "segments", "segdir", "docsize", "stat", "data", "i
 # columns that tell it apart (Bear's Core Data ZSFNOTE; Joplin's database.sqlite in its profile
 # folder). `vecbook add database.sqlite` reads them as `--table T --text-column C` would.
 KNOWN_NOTES = (("ZSFNOTE", "ZTEXT", ("ZTITLE", "ZUNIQUEIDENTIFIER")), ("notes", "body", ("parent_id", "is_todo")))
+# Their names, by notes table: what a profile folder is said to be, and the source's name.
+KNOWN_APPS = {"ZSFNOTE": "Bear", "notes": "Joplin"}
+# The file each keeps its notes in, in its profile folder (Joplin's ``~/.config/joplin-desktop``, Bear's
+# Group Container's ``Application Data``), beside settings, logs and attachments, which are no notes.
+PROFILE_DATABASE = "database.sqlite"
 # The rows read to tell which column holds a table's text, when ``add`` is not told.
 TEXT_SAMPLE_ROWS = 500
 # Core Data counts time in seconds from 2001-01-01 UTC, which is this Unix time.
 CORE_DATA_EPOCH = 978307200
 
 
+def profile_database(folder: Path) -> tuple[Path, str] | None:
+    """(database, app) where ``folder`` is the profile folder of a note app ``KNOWN_NOTES`` names,
+    holding its database: ``vecbook add`` of the folder adds the notes in it, not the app's logs
+    and settings as notes. None for any other folder (a database it cannot read included)."""
+    database = folder / PROFILE_DATABASE
+    if not database.is_file():
+        return None
+    try:
+        table, _ = _known_notes(_tables(database))
+    except ConfigError:
+        return None
+    return (database, KNOWN_APPS[table]) if table is not None else None
+
+
+def known_app(path: Path) -> str | None:
+    """The note app whose database ``path`` is (``Bear``, ``Joplin``), else None."""
+    try:
+        table, _ = _known_notes(_tables(path))
+    except ConfigError:
+        return None
+    return KNOWN_APPS[table] if table is not None else None
+
+
 def sqlite_table(path: Path, table: str | None, text_column: str | None) -> tuple[str | None, str | None]:
     """(table, query) for a SQLite source: a table with ``id`` and ``content`` columns is used
     as it is; another text column needs ``--text-column`` and becomes a query. ConfigError
     listing the tables and their columns when the choice cannot be made."""
-    try:
-        connection = open_readonly(path)
-        try:
-            listed = connection.execute("SELECT name, sql FROM sqlite_master WHERE type IN ('table', 'view') "
-                                        "AND name NOT LIKE 'sqlite_%' ORDER BY name").fetchall()
-            names = _without_index_tables(listed)
-            # The read-only connection's authorizer allows SELECT only: no PRAGMA table_info.
-            columns = {n: found for n in names if (found := _columns(connection, n)) is not None}
-        finally:
-            connection.close()
-    except (sqlite3.Error, OSError) as exc:
-        raise _unreadable_database(path, exc) from None
+    columns = _tables(path)
     listing = "; ".join(f"{n} ({', '.join(c)})" for n, c in columns.items()) or "none"
     if table is None and text_column is None:
         table, text_column = _known_notes(columns)
@@ -74,6 +91,23 @@ def sqlite_table(path: Path, table: str | None, text_column: str | None) -> tupl
                           f"by: add the view's underlying table instead, or write the [[collections]] table by "
                           f"hand with a 'query' that selects an id (docs/formats.md#sqlite-collections)")
     return None, _text_column_query(table, text_column, columns[table], key)
+
+
+def _tables(path: Path) -> dict[str, list[str]]:
+    """The tables and views of the database at ``path`` with their columns (those a full-text index
+    keeps its words in left out); ConfigError for a database that cannot be read."""
+    try:
+        connection = open_readonly(path)
+        try:
+            listed = connection.execute("SELECT name, sql FROM sqlite_master WHERE type IN ('table', 'view') "
+                                        "AND name NOT LIKE 'sqlite_%' ORDER BY name").fetchall()
+            names = _without_index_tables(listed)
+            # The read-only connection's authorizer allows SELECT only: no PRAGMA table_info.
+            return {n: found for n in names if (found := _columns(connection, n)) is not None}
+        finally:
+            connection.close()
+    except (sqlite3.Error, OSError) as exc:
+        raise _unreadable_database(path, exc) from None
 
 
 def _known_notes(columns: dict[str, list[str]]) -> tuple[str | None, str | None]:
