@@ -541,6 +541,38 @@ def test_logseq_block_references_read_as_text_in_a_notes_folder_too(tmp_path: Pa
     assert journal.text == REFERENCES_READ
 
 
+def test_a_page_referencing_a_block_shows_its_new_text_once_only_the_block_s_page_changed(tmp_path: Path) -> None:
+    # a notes folder reads again only the files that changed: the journal showing the block kept
+    # its former text ("tomatoes, peppers, eggs") until the journal itself changed
+    import os
+
+    from vecbook.config import Config, CollectionConfig
+    from vecbook.source_state import SourceState
+    from vecbook.sources import load_sources
+
+    graph = referencing_graph(tmp_path / "graph")
+    for note in graph.rglob("*.md"):  # written long ago: settled, so unchanged ones are not read again
+        os.utime(note, ns=(1_600_000_000_000_000_000, 1_600_000_000_000_000_000))
+    config = Config(data_directory=None,
+                    collections=[CollectionConfig(name="graph", path=graph, database_label="graph", format="notes")])
+    state = SourceState()
+
+    def journal() -> str:
+        report = load_sources(config, state)
+        return next(r.text for r in report.records if r.metadata["note"] == "2024_12_04")
+
+    assert journal() == REFERENCES_READ
+    recipes = graph / "pages" / "Recipes.md"
+    recipes.write_text(recipes.read_text(encoding="utf-8").replace("tomatoes, peppers, eggs", "tomates y huevos"),
+                       encoding="utf-8")
+    os.utime(recipes, ns=(1_700_000_000_000_000_000, 1_700_000_000_000_000_000))  # settled, and a change of mtime
+    assert journal() == REFERENCES_READ.replace("tomatoes, peppers, eggs", "tomates y huevos")
+    (graph / "pages" / "Other.md").write_text("- a page holding no block id\n", encoding="utf-8")
+    assert journal().startswith("- Shopping for tomates y huevos")  # (a page without ids changes nothing)
+    recipes.unlink()  # the block gone: its references read as one the graph does not hold
+    assert journal().startswith("- Shopping for [block]\n")
+
+
 def test_a_logseq_graph_s_own_folder_is_not_read(tmp_path: Path) -> None:
     # Logseq keeps copies of pages in logseq/bak and logseq/version-files (up to ten a page, more
     # when a sync tool and the app disagree): read as notes, a page came back up to three times,

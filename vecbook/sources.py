@@ -17,6 +17,7 @@ from typing import Any, Callable, Sequence
 from .config import CONFIG_NAME, CollectionConfig, Config, ConfigError, RecordError, user_config_file
 from .exports import detect_format
 from .exports import load_export as load_whole_export
+from .exports import logseq
 from .exports.base import still_unreadable
 from .exports.notes import OTHER, TEXT, Folder, Listing, list_files, read_file
 from .os_paths import os_path
@@ -142,22 +143,26 @@ def _read_folder(folder: Folder, listing: Listing, before: dict[str, Entry], pre
     started = time.time_ns()
     report.problems.extend(listing.problems)
     mark = len(report.new_problems)
+    # Taken before reading: a write during the read shows next time. A plain file's is the
+    # listing's own lstat (the same fields as a stat: it is no link); a link's, an export
+    # folder's and a lone file's are read here.
+    signatures = {rel: _signature_of(listing, rel, path) for rel, path in listing.files}
+    opens = opens_now(folder.label_prefix, folder.root)
+    fresh = {rel: _read_entry(folder, rel, path, signatures[rel]) for rel, path in listing.files
+             if state.must_read(prefix + rel, before.get(rel), signatures[rel], opens)}
+    if _block_ids_changed(fresh, before, {rel for rel, _ in listing.files}):
+        # A Logseq page shows the text of the blocks it references, held by other notes: read again
+        # with theirs (it was kept, unchanged, with a block's former text)
+        fresh.update({rel: _read_entry(folder, rel, path, signatures[rel]) for rel, path in listing.files
+                      if rel not in fresh and _facts(before.get(rel)).get("block_refs")})
     for rel, path in listing.files:
-        key = prefix + rel
-        # Taken before reading: a write during the read shows next time. A plain file's is the
-        # listing's own lstat (the same fields as a stat: it is no link); a link's, an export
-        # folder's and a lone file's are read here.
-        signature = listing.signatures.get(rel)
-        if signature is None:
-            signature = tree_signature(path) if path.is_dir() else file_signature(path)
-        entry = before.get(rel)
-        if state.must_read(key, entry, signature, opens_now(folder.label_prefix, folder.root)):
-            records, problems, kind = read_file(folder, rel, path)
-            read: Entry = (signature, records, problems, {"kind": kind})
+        key, signature, entry = prefix + rel, signatures[rel], before.get(rel)
+        read = fresh.get(rel)
+        if read is not None:
             if not same_read(entry, read):
                 entry = read
                 report.files_read += 1
-                report.new_problems.extend(problems)
+                report.new_problems.extend(read[2])
                 read_at[key] = state.read_now(key, signature, started)
         elif state.announce:
             report.known_problems += faults(entry[2])  # type: ignore[index]  # must_read: entry is there
@@ -178,6 +183,33 @@ def _read_folder(folder: Folder, listing: Listing, before: dict[str, Entry], pre
     if now.keys() != before.keys() or any(now[rel] is not before.get(rel) for rel in now):
         report.new_problems[mark:mark] = listing.problems
     return now, {"kinds": dict(kinds), "not_read": dict(not_read)}
+
+
+def _signature_of(listing: Listing, rel: str, path: Path) -> Signature | None:
+    signature = listing.signatures.get(rel)
+    return signature if signature is not None else tree_signature(path) if path.is_dir() else file_signature(path)
+
+
+def _read_entry(folder: Folder, rel: str, path: Path, signature: Signature | None) -> Entry:
+    """The entry of one file of a notes folder read now: its records, problems and facts (its kind;
+    for a Logseq note, whether it shows others' blocks, ``block_refs``, or names blocks, ``block_ids``)."""
+    records, problems, kind = read_file(folder, rel, path)
+    facts: dict[str, Any] = {"kind": kind}
+    facts.update({"block_refs": True} if rel in folder.shared.get(logseq.REFERRERS, ()) else {})
+    facts.update({"block_ids": True} if rel in folder.shared.get(logseq.HOLDERS, ()) else {})
+    return (signature, records, problems, facts)
+
+
+def _facts(entry: Entry | None) -> dict[str, Any]:
+    return entry[3] if entry is not None and len(entry) > 3 else {}  # type: ignore[misc]
+
+
+def _block_ids_changed(fresh: dict[str, Entry], before: dict[str, Entry], listed: set[str]) -> bool:
+    """Whether a note naming blocks (``block_ids``) was read again, came or went: the blocks that
+    Logseq pages reference may read otherwise."""
+    return (any(_facts(entry).get("block_ids") or _facts(before.get(rel)).get("block_ids")
+                for rel, entry in fresh.items())
+            or any(_facts(entry).get("block_ids") for rel, entry in before.items() if rel not in listed))
 
 
 # Whitespace and SQL comments that may come before the statement's first keyword.

@@ -31,6 +31,9 @@ _DEPTH = 3
 _NOTE_SUFFIXES = (".md", ".markdown")
 # The graph folder's own folder: the app's config and its page backups, which hold the same ids.
 _APP_FOLDER = "logseq"
+# What a notes folder's read learns of the notes it read (in ``Export.shared``, by their paths in
+# it): those that show another note's block, read again when one holding block ids changed.
+REFERRERS, HOLDERS = "logseq referrers", "logseq block holders"
 _blocks_by_graph: dict[Path, tuple[tuple[tuple[str, int, int], ...], dict[str, str]]] = {}
 # A whole export's blocks, gathered once however many of its notes hold references.
 _blocks_by_export: weakref.WeakKeyDictionary[Export, dict[str, str]] = weakref.WeakKeyDictionary()
@@ -39,6 +42,11 @@ _blocks_by_export: weakref.WeakKeyDictionary[Export, dict[str, str]] = weakref.W
 def has_references(text: str) -> bool:
     """Whether ``text`` may hold a block reference or a page embed (cheap: most notes hold none)."""
     return ("((" in text and _REFERENCE_RE.search(text) is not None) or "{{embed [[" in text
+
+
+def holds_block_ids(lines: list[str]) -> bool:
+    """Whether a note's ``lines`` name a block another may reference (an ``id::`` line)."""
+    return any("id:: " in line and _BLOCK_ID_RE.match(line) for line in lines)
 
 
 def resolve(lines: list[str], blocks: Callable[[], dict[str, str]]) -> list[str]:
@@ -97,6 +105,7 @@ def graph_blocks(export: Export, is_note: Callable[[object], bool]) -> dict[str,
         # Once a read of the notes folder, however many of its notes hold references (each one
         # walking the graph took 2 minutes for 500 journals over 3,000 pages).
         shared = export.shared if export.shared is not None else {}
+        shared.setdefault(REFERRERS, set()).add(export.rel)
         root = _graph_root(export.path, export.rel)
         if (_APP_FOLDER, root) not in shared:
             shared[_APP_FOLDER, root] = _disk_graph_blocks(root)

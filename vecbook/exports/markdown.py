@@ -134,6 +134,8 @@ def _records(export: Export, file: ExportFile) -> Iterator[Record]:
     item = raw_item(file.name, lines)
     if item is not None and (not item.is_note or item.in_trash):
         return  # a Joplin notebook, tag or resource, or a note thrown away: no note
+    if item is None and export.shared is not None and "id:: " in text and logseq.holds_block_ids(lines):
+        export.shared.setdefault(logseq.HOLDERS, set()).add(export.rel)  # (its referrers are read again)
     if item is None and logseq.has_references(text):  # Logseq shows a ((uuid)) as its block's text
         left_out = _logseq_folders(export)  # (its page backups hold the same ids, with older text)
         lines = logseq.resolve(lines, lambda: logseq.graph_blocks(
