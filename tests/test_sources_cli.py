@@ -904,3 +904,24 @@ def test_bears_application_data_folder_adds_its_notes_and_a_folder_asked_for_as_
     profile = joplin_profile(home / "joplin")
     code, out, err = run(capsys, "add", str(profile), "--format", "notes", "--name", "logs")
     assert code == 0 and "  format: notes\n" in out and "profile folder" not in out, err + out
+
+
+def test_a_source_holding_only_what_is_left_out_on_purpose_is_refused_with_the_table_that_reads_it(
+        home: Path, user_config: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # the refusal said to set include_spam_and_trash "in this collection's table", which `add` had not written
+    from test_exports_mail import takeout
+
+    mbox = takeout(home / "Spam.mbox", ["Spam", "Trash,Opened"])
+    code, _, err = run(capsys, "add", str(mbox))
+    assert code == 2 and err.endswith(
+        f"nothing was added, as it holds nothing else: to search it, write its table in {user_config} by hand "
+        f'([[collections]] with name = "spam", path = "{mbox}", format = "mbox", include_spam_and_trash = true)\n'), err
+    assert not user_config.exists()
+    with sqlite3.connect(home / "trash.db") as connection:
+        connection.executescript("CREATE TABLE notes(id INTEGER PRIMARY KEY, content TEXT, deleted_at TEXT);"
+                                 "INSERT INTO notes VALUES (1, 'thrown away', '2024-03-01 10:00:00');")
+    connection.close()
+    code, _, err = run(capsys, "add", str(home / "trash.db"))
+    assert code == 2 and err.endswith(
+        f'([[collections]] with name = "trash", database = "{home / "trash.db"}", table = "notes", '
+        f"keep_trashed = true)\n"), err

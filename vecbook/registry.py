@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import json
 import math
 import os
 import re
@@ -369,7 +370,8 @@ def inspect(path_text: str, config_file: Path, name: str | None = None, format_n
         collection = CollectionConfig(name=name, path=path, database_label=label, format=chosen)
         records, problems, facts = load_export(collection, other_sources(config, name) if config else [])
     if not records:
-        raise ConfigError(f"nothing to search in {path}: {why_empty(problems, name, path, label)}; nothing was added")
+        raise ConfigError(f"nothing to search in {path}: {why_empty(problems, name, path, label)}; nothing was added"
+                          f"{_by_hand(entry, problems, config_file)}")
     if description:
         entry["description"] = description
     return NewSource(entry, summarize(name, facts.get("format", chosen), label, records, problems, description or "",
@@ -416,6 +418,18 @@ def _in_profile(path: Path, format_name: str | None) -> tuple[Path, str | None, 
                                     f"which is added"]
     app = known_app(path) if path.name == PROFILE_DATABASE and path.is_file() else None
     return path, app, []
+
+
+def _by_hand(entry: dict[str, Any], problems: Sequence[Problem], config_file: Path) -> str:
+    """Where a source holds only what it leaves out on purpose (an app's trash, Spam), the table that
+    reads it, to write by hand: ``add`` writes none for a source without a record, and the reason
+    says to set the table's setting."""
+    if not any(p.left_out for p in problems) or any(p.skipped and not p.left_out for p in problems):
+        return ""
+    setting = "keep_trashed" if "database" in entry else "include_spam_and_trash"
+    fields = ", ".join(f"{key} = {json.dumps(value, ensure_ascii=False)}" for key, value in entry.items())
+    return (f", as it holds nothing else: to search it, write its table in {config_file} by hand "
+            f"([[collections]] with {fields}, {setting} = true)")
 
 
 def why_empty(problems: Sequence[Problem], name: str, path: Path, label: str) -> str:
