@@ -925,3 +925,16 @@ def test_a_source_holding_only_what_is_left_out_on_purpose_is_refused_with_the_t
     assert code == 2 and err.endswith(
         f'([[collections]] with name = "trash", database = "{home / "trash.db"}", table = "notes", '
         f"keep_trashed = true)\n"), err
+
+
+def test_what_a_folder_leaves_out_names_the_file_it_was_left_out_of(
+        home: Path, user_config: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from test_exports_mail import GMAIL_LABELS, takeout
+
+    takeout(home / "notes" / "All mail.mbox", GMAIL_LABELS)
+    said = ("left out: All mail.mbox:11: 3 messages labelled Spam or Trash in Gmail are left out, as Gmail's search "
+            "leaves them out; to search them, set include_spam_and_trash = true in this collection's table\n")
+    code, out, err = run(capsys, "add", "notes")
+    assert code == 0 and f"  {said}" in out, err + out
+    code, out, err = run(capsys, "sources")
+    assert code == 0 and f"  {said}" in out, err + out

@@ -108,9 +108,10 @@ def left_out_lines(left_out: Sequence[str]) -> list[str]:
 
 def summarize(name: str, format_name: str, path: str, records: Sequence[Record],
               problems: Sequence[Problem | str], description: str = "",
-              facts: dict[str, Any] | None = None) -> SourceSummary:
+              facts: dict[str, Any] | None = None, in_folder: bool = False) -> SourceSummary:
     """Count the records of one source, their date range (``date``/``end_date`` metadata, any
-    case) and their participants; a notes folder's ``facts`` give its files by kind."""
+    case) and their participants; a notes folder's ``facts`` give its files by kind (``in_folder``:
+    the source is a folder, whose files what it left out names)."""
     days: list[str] = []
     people: Counter[str] = Counter()
     for record in records:
@@ -124,16 +125,22 @@ def summarize(name: str, format_name: str, path: str, records: Sequence[Record],
                          first_date=min(days, default=None), last_date=max(days, default=None),
                          participants=[p for p, _ in people.most_common(SHOWN_PARTICIPANTS)],
                          problems=[str(p) for p in problems if not isinstance(p, Problem) or not p.left_out],
-                         left_out=[_left_out(p, name) for p in problems if isinstance(p, Problem) and p.left_out],
+                         left_out=[_left_out(p, name, in_folder) for p in problems
+                                   if isinstance(p, Problem) and p.left_out],
                          description=description,
                          kinds=dict((facts or {}).get("kinds", {})), not_read=dict((facts or {}).get("not_read", {})))
 
 
-def _left_out(problem: Problem, name: str) -> str:
+def _left_out(problem: Problem, name: str, in_folder: bool) -> str:
     """What a source left out, as said under its name: the reason alone (a collection's name, and
-    the export itself, go without saying), a file of the data directory named."""
+    a file that is the source itself, go without saying), a file of a folder named."""
     prefix = f"collection '{name}': "
-    return problem.reason.removeprefix(prefix) if problem.reason.startswith(prefix) else str(problem)
+    if not problem.reason.startswith(prefix):
+        return str(problem)  # the data directory's: its file named
+    reason = problem.reason.removeprefix(prefix)
+    inner = problem.where.removeprefix(f"{name}/")
+    at = f"{inner}:{problem.line}" if problem.line else inner
+    return f"{at}: {reason}" if in_folder and inner != problem.where else reason
 
 
 def summarize_report(config: Config, report: LoadReport) -> list[SourceSummary]:
@@ -153,8 +160,10 @@ def summarize_report(config: Config, report: LoadReport) -> list[SourceSummary]:
         found.append(summarize(collection.name, fmt, collection.database_label,
                                by_source.get(collection.name, []), facts.get("problems", []),
                                collection.description, facts))
-        prefix = f"collection '{collection.name}': "  # (its facts hold reasons, which name it)
-        found[-1].left_out = [reason.removeprefix(prefix) for reason in facts.get("left_out", [])]
+        prefix = f"collection '{collection.name}': "
+        in_folder = collection.path is not None and collection.path.is_dir()
+        found[-1].left_out = [_left_out(p, collection.name, in_folder) for p in report.problems
+                              if p.left_out and p.reason.startswith(prefix)]
     for summary in found:
         read_at = report.read_at.get(summary.name)
         summary.last_indexed = local_minute(read_at / 1e9) if read_at is not None else None
@@ -375,7 +384,7 @@ def inspect(path_text: str, config_file: Path, name: str | None = None, format_n
     if description:
         entry["description"] = description
     return NewSource(entry, summarize(name, facts.get("format", chosen), label, records, problems, description or "",
-                                      facts), overlaps(path, config, notes=chosen == "notes")
+                                      facts, path.is_dir()), overlaps(path, config, notes=chosen == "notes")
                      + exported_again(path, name, chosen, records, config), said)
 
 
