@@ -938,3 +938,22 @@ def test_what_a_folder_leaves_out_names_the_file_it_was_left_out_of(
     assert code == 0 and f"  {said}" in out, err + out
     code, out, err = run(capsys, "sources")
     assert code == 0 and f"  {said}" in out, err + out
+
+
+@pytest.mark.parametrize("app_folder, files, app", [
+    (".obsidian", {"app.json": "{}", "core-plugins.json": '["file-explorer"]'}, "Obsidian's settings folder"),
+    ("logseq", {"config.edn": "{:meta/version 1}", "custom.css": ""}, "Logseq's folder of its config and page backups"),
+])
+def test_a_vaults_own_app_folder_is_refused_naming_the_vault_to_add(
+        home: Path, user_config: Path, capsys: pytest.CaptureFixture[str], app_folder: str, files: dict[str, str],
+        app: str) -> None:
+    # `vecbook add vault/.obsidian` asked for --format among sixteen formats, none of which reads it
+    vault = home / "Zettelkasten ✍"
+    (vault / app_folder).mkdir(parents=True)
+    (vault / "idea.md").write_text("# Idea\nA lighthouse hotel\n", encoding="utf-8")
+    for name, text in files.items():
+        (vault / app_folder / name).write_text(text, encoding="utf-8")
+    code, _, err = run(capsys, "add", str(vault / app_folder))
+    assert code == 2 and err == (f"vecbook: error: {vault / app_folder} is {app}, not notes: add the notes "
+                                 f"folder holding it (vecbook add '{vault}'); nothing was added\n"), err
+    assert not user_config.exists()

@@ -353,6 +353,8 @@ def inspect(path_text: str, config_file: Path, name: str | None = None, format_n
     taken = [c.name for c in config.collections] if config is not None else []
     path = check_readable(Path(path_text).expanduser().absolute())
     path, app, said = _in_profile(path, format_name)
+    if format_name is None:
+        check_not_app_folder(path)
     check_not_added(path, None, None, config, config_file)  # before any name: an export or folder added already
     if name is not None:
         name = check_name(name, taken, config_file)  # a bad name is refused before the path is read
@@ -427,6 +429,23 @@ def _in_profile(path: Path, format_name: str | None) -> tuple[Path, str | None, 
                                     f"which is added"]
     app = known_app(path) if path.name == PROFILE_DATABASE and path.is_file() else None
     return path, app, []
+
+
+# The folders a notes app keeps inside the notes folder it opens, by name, with a file each always
+# holds and what they are: settings, not notes (Logseq's holds backups of pages, with older text).
+APP_FOLDERS = {".obsidian": ("app.json", "Obsidian's settings folder"),
+               "logseq": ("config.edn", "Logseq's folder of its config and page backups")}
+
+
+def check_not_app_folder(path: Path) -> None:
+    """ConfigError where ``path`` is the folder a notes app keeps inside a vault or graph (``.obsidian``,
+    Logseq's ``logseq``), naming the notes folder to add: read, it is no notes, or old copies of them."""
+    known = APP_FOLDERS.get(path.name)
+    if known is not None and path.is_dir() and (path / known[0]).is_file():
+        import shlex
+
+        raise ConfigError(f"{path} is {known[1]}, not notes: add the notes folder holding it "
+                          f"(vecbook add {shlex.quote(str(path.parent))}); nothing was added")
 
 
 def _by_hand(entry: dict[str, Any], problems: Sequence[Problem], config_file: Path) -> str:
