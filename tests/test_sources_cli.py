@@ -899,8 +899,10 @@ def test_bears_application_data_folder_adds_its_notes_and_a_folder_asked_for_as_
     data = home / "9K33E3U3T4.net.shinyfrog.bear" / "Application Data"
     (data / "Local Files" / "Note Images").mkdir(parents=True)
     bear_database(data / "database.sqlite")
-    code, out, err = run(capsys, "add", str(data))
-    assert code == 0 and out.startswith(f"{data} is Bear's profile folder") and "found 'bear':\n" in out, err + out
+    code, out, err = run(capsys, "add", str(data.parent))  # the group container holding it too
+    assert code == 0 and out.startswith(f"{data.parent} is Bear's profile folder") and "found 'bear':\n" in out, \
+        err + out
+    assert f"  path: {data / 'database.sqlite'}\n" in out
     profile = joplin_profile(home / "joplin")
     code, out, err = run(capsys, "add", str(profile), "--format", "notes", "--name", "logs")
     assert code == 0 and "  format: notes\n" in out and "profile folder" not in out, err + out

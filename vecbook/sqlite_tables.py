@@ -26,8 +26,10 @@ KNOWN_NOTES = (("ZSFNOTE", "ZTEXT", ("ZTITLE", "ZUNIQUEIDENTIFIER")), ("notes", 
 # Their names, by notes table: what a profile folder is said to be, and the source's name.
 KNOWN_APPS = {"ZSFNOTE": "Bear", "notes": "Joplin"}
 # The file each keeps its notes in, in its profile folder (Joplin's ``~/.config/joplin-desktop``, Bear's
-# Group Container's ``Application Data``), beside settings, logs and attachments, which are no notes.
+# Group Container's ``Application Data``), beside settings, logs and attachments, which are no notes;
+# and where it lies under the folder above (Bear's group container ``9K33E3U3T4.net.shinyfrog.bear``).
 PROFILE_DATABASE = "database.sqlite"
+PROFILE_DATABASES = (PROFILE_DATABASE, f"Application Data/{PROFILE_DATABASE}")
 # The rows read to tell which column holds a table's text, when ``add`` is not told.
 TEXT_SAMPLE_ROWS = 500
 # Core Data counts time in seconds from 2001-01-01 UTC, which is this Unix time.
@@ -38,14 +40,11 @@ def profile_database(folder: Path) -> tuple[Path, str] | None:
     """(database, app) where ``folder`` is the profile folder of a note app ``KNOWN_NOTES`` names,
     holding its database: ``vecbook add`` of the folder adds the notes in it, not the app's logs
     and settings as notes. None for any other folder (a database it cannot read included)."""
-    database = folder / PROFILE_DATABASE
-    if not database.is_file():
-        return None
-    try:
-        table, _ = _known_notes(_tables(database))
-    except ConfigError:
-        return None
-    return (database, KNOWN_APPS[table]) if table is not None else None
+    for database in (folder / name for name in PROFILE_DATABASES):
+        app = known_app(database) if database.is_file() else None
+        if app is not None:
+            return database, app
+    return None
 
 
 def known_app(path: Path) -> str | None:
