@@ -23,7 +23,7 @@ from typing import Any, Callable, Iterable, Iterator
 
 from ..records import Record
 from .base import Export, ExportFile, clean_text, export_record, iso
-from .mail_bins import bin_mailbox, gmail_labels, in_gmail_bin, warn_bin_mailbox, warn_left_out
+from .mail_bins import bin_mailbox, gmail_labels, in_gmail_bin, leave_out, warn_bin_mailbox, warn_left_out
 from .mail_dates import localized_date, rfc_form
 from .mime import collect_body, decoded_header, find_header_end, new_part, parse_headers
 from .tnef import UNREAD
@@ -101,7 +101,7 @@ def _mbox_files(export: Export) -> Iterator[ExportFile]:
 
 def _mbox_mails(export: Export, file: ExportFile) -> Iterator[_Mail]:
     """Each message of the mbox, parsed on its own as the file streams past; those
-    Thunderbird deleted (``_expunged``) are counted in one WARN, not read."""
+    Thunderbird deleted (``_expunged``) are counted, as left out on purpose, not read."""
     conversation = _mbox_name(file)
     if not export.include_spam_and_trash and bin_mailbox(conversation):
         count = sum(1 for line, data in mbox_messages(file)
@@ -120,8 +120,8 @@ def _mbox_mails(export: Export, file: ExportFile) -> Iterator[_Mail]:
         elif data.strip():
             yield from _parse_one(export, file, data, line, conversation, cut=not data.endswith(b"\n"))
     if deleted:
-        export.warn(file, deleted[0], f"{len(deleted)} message{'s' if len(deleted) > 1 else ''} Thunderbird marked "
-                    "deleted (X-Mozilla-Status) are not read; they leave the file when the folder is compacted")
+        leave_out(export, file, deleted[0], f"{len(deleted)} message{'s' if len(deleted) > 1 else ''} Thunderbird "
+                  "marked deleted (X-Mozilla-Status) are not read; they leave the file when the folder is compacted")
     if binned:
         warn_left_out(export, file, binned[0], len(binned), "the mbox")
 

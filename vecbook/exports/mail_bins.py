@@ -57,20 +57,21 @@ def bin_mailbox(mailbox: str) -> bool:
 
 def warn_left_out(export: Export, file: ExportFile, line: int | None, count: int, what: str) -> None:
     """What says how many messages in Gmail's Spam or Trash were left out, and how to read them."""
-    _leave_out(export, file, line, f"{count} message{'s' if count > 1 else ''} labelled Spam or Trash in Gmail "
+    leave_out(export, file, line, f"{count} message{'s' if count > 1 else ''} labelled Spam or Trash in Gmail "
                 f"{'are' if count > 1 else 'is'} left out, as Gmail's search leaves them out; to search them, "
                 f"{_fix(export, what)}")
 
 
 def warn_bin_mailbox(export: Export, file: ExportFile, mailbox: str, count: int, what: str) -> None:
     """What says a Trash or Junk mailbox was left out, with its count and how to read it."""
-    _leave_out(export, file, None, f"the mailbox '{mailbox}' ({count} message{'s' if count > 1 else ''}) is a Trash or "
+    leave_out(export, file, None, f"the mailbox '{mailbox}' ({count} message{'s' if count > 1 else ''}) is a Trash or "
                 "Junk folder and is left out, as mail apps' search leaves them out; to search it, "
                 f"{_fix(export, what)}")
 
 
-def _leave_out(export: Export, file: ExportFile, line: int | None, reason: str) -> None:
-    """Record what was left out on purpose: a ``left_out`` Problem, which no one is warned of as a fault."""
+def leave_out(export: Export, file: ExportFile, line: int | None, reason: str) -> None:
+    """Record what was left out on purpose (Spam, Trash, messages deleted in Thunderbird): a ``left_out``
+    Problem, which no one is warned of as a fault."""
     export.problems.append(Problem(file.label, line, f"{export.problem_prefix}{reason}", left_out=True))
 
 
