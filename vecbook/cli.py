@@ -487,7 +487,8 @@ def _target_file(args: argparse.Namespace) -> Path:
 
 
 def _cmd_add(args: argparse.Namespace, _config: None) -> int:
-    from .registry import add_source, inspect
+    from .config_edits import add_source
+    from .registry import inspect
 
     target = _target_file(args)
     found = inspect(args.path, target, name=args.name, format_name=args.format, description=args.description,
@@ -507,7 +508,7 @@ def _cmd_add(args: argparse.Namespace, _config: None) -> int:
 
 
 def _cmd_remove(args: argparse.Namespace, _config: None) -> int:
-    from .registry import remove_source
+    from .config_edits import remove_source
 
     target = _target_file(args)
     remove_source(target, args.name)
