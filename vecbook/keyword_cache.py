@@ -47,8 +47,10 @@ log = logging.getLogger("vecbook")
 # 2: contents as UTF-8 beside the records' JSON rows; 3: those rows a source at a time with metadata
 # keys shared, contents read back from the file, token counts and each term's postings count (no ids);
 # 4: each source's model windows (keys, ranges, passage numbers) and the embedder that cut them;
-# 5: the records as columns (numbers into tables of paths, sources, key sets and values), not JSON rows
-FORMAT = 5
+# 5: the records as columns (numbers into tables of paths, sources, key sets and values), not JSON rows;
+# 6: each problem says whether it is what a source leaves out on purpose (``Problem.left_out``), and
+# a notes folder's Logseq pages whether they show or name blocks (``block_refs``, ``block_ids``)
+FORMAT = 6
 # The windows kept with the sources cut into them (as one array each, for every such source).
 WINDOW_ARRAYS = ("window_keys", "window_counts", "window_spans", "window_passages")
 # Whether restored records read their texts back from the file (``StoredTexts``) rather than
