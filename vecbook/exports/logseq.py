@@ -11,7 +11,7 @@ import weakref
 from pathlib import Path
 from typing import Callable, Iterable
 
-from ..records import read_text
+from ..records import Problem, read_text
 from .base import Export
 
 UUID = r"[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12}"
@@ -114,10 +114,15 @@ def graph_blocks(export: Export, is_note: Callable[[object], bool]) -> dict[str,
     if blocks is None:
         blocks = _blocks_by_export[export] = {}
         for file in export.find(is_note):  # type: ignore[arg-type]
-            read = read_text(file.read_bytes(), file.label)
-            if read is not None:
-                blocks.update((k, v) for k, v in block_texts(read[0].split("\n")).items() if k not in blocks)
+            _gather(blocks, read_text(file.read_bytes(), file.label))
     return blocks
+
+
+def _gather(blocks: dict[str, str], read: tuple[str, list[Problem]] | None) -> None:
+    """Add the blocks of one note (``read_text``'s answer; None: not text) that ``blocks`` lacks:
+    the first note naming an id keeps it."""
+    if read is not None:
+        blocks.update((k, v) for k, v in block_texts(read[0].split("\n")).items() if k not in blocks)
 
 
 def _graph_root(path: Path, rel: str | None) -> Path:
@@ -146,8 +151,7 @@ def _disk_graph_blocks(root: Path) -> dict[str, str]:
             read = read_text(note.read_bytes(), note.name)
         except OSError:
             continue  # (its own read says so)
-        if read is not None:
-            blocks.update((k, v) for k, v in block_texts(read[0].split("\n")).items() if k not in blocks)
+        _gather(blocks, read)
     _blocks_by_graph[root] = (signature, blocks)
     return blocks
 
