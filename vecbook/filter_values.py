@@ -30,6 +30,8 @@ _OFFSET_END = re.compile(r"(?:[Zz]|[+-]\d{2}:?\d{2})$")  # a date-time's offset 
 # and a PostgreSQL dump's copy as t and f: booleans too.
 _TRUTHS = {"true": True, "yes": True, "on": True, "false": False, "no": False, "off": False, "1": True, "0": False,
            "y": True, "n": False, "t": True, "f": False}
+# The words that stand for false (a SQLite table's trash column holding one marks no row).
+FALSE_WORDS = frozenset(word for word, truth in _TRUTHS.items() if not truth)
 
 
 def _as_number(value: Any) -> float | None:

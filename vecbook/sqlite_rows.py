@@ -12,6 +12,7 @@ from typing import Any
 
 from .config import CollectionConfig, counted
 from .exports.base import from_timestamp, iso
+from .filter_values import FALSE_WORDS
 from .records import Problem, Record
 
 # Row metadata longer than this is not added to the embedded text: it is
@@ -45,8 +46,9 @@ TRASH_COLUMNS = frozenset({
     "deleted", "is_deleted", "isdeleted", "deleted_at", "deleted_time", "deleted_on", "deleted_date", "date_deleted",
     "deletion_date", "trashed", "is_trashed", "istrashed", "in_trash", "trashed_at", "trashed_time", "ztrashed",
     "zpermanentlydeleted", "zmarkedfordeletion", "zisdeleted", "zdeleted"})
-# (a Y/N flag's N; PostgreSQL's f, as a dump copies a boolean; NULL, as a CSV import writes an empty cell)
-_NOT_MARKED = frozenset({"", "0", "0.0", "false", "no", "off", "n", "f", "null", "none"})
+# A flag's false (a Y/N flag's N; PostgreSQL's f, as a dump copies a boolean), or nothing (NULL, as
+# a CSV import writes an empty cell)
+_NOT_MARKED = FALSE_WORDS | {"", "0.0", "null", "none"}
 _ID_COLUMN_RE = re.compile(r"(?:^|_)(?:id|uuid|guid|hash|sha\d*|md5|checksum|etag)$|identifier$")
 _CAMEL_ID_COLUMN_RE = re.compile(r"[a-z0-9](?:Id|ID|Uuid|UUID|Guid|GUID|Hash)$")
 # A column holding a row's title or subject (title, ZTITLE, note_title, Subject): its text is words
