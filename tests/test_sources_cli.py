@@ -355,6 +355,27 @@ def test_a_chat_exported_again_and_added_apart_is_added_with_a_warning(
            "(`vecbook remove whatsapp-chat-with-family` and `vecbook remove whatsapp-chat-with-family-1` first)" in err, err
 
 
+def test_a_telegram_chat_exported_alone_and_in_the_account_export_is_added_with_a_warning(
+        home: Path, user_config: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The account export numbers a chat's messages "<chat id>:<id>" (ids count per chat), the chat's
+    own export "<id>": the same messages all the same."""
+    said = [{"id": 1, "type": "message", "date": "2024-03-01T10:00:00", "date_unixtime": "1709287200",
+             "from": "Ana", "text": "the ferry to Porto leaves at noon"},
+            {"id": 2, "type": "message", "date": "2024-03-01T10:01:00", "date_unixtime": "1709287260",
+             "from": "Bo", "text": "ok"}]
+    bo = {"name": "Bo", "type": "personal_chat", "id": 100, "messages": said}
+    for folder, value in (("ChatExport_2024-03-01", bo), ("DataExport_2024-06-01", {
+            "about": "Here is the data you requested.", "personal_information": {"user_id": 1},
+            "chats": {"about": "All chats.", "list": [bo]}})):
+        (home / folder).mkdir()
+        (home / folder / "result.json").write_text(json.dumps(value), encoding="utf-8")
+    assert run(capsys, "add", "DataExport_2024-06-01", "--name", "account")[0] == 0
+    code, out, err = run(capsys, "add", "ChatExport_2024-03-01")
+    assert code == 0 and "added 'bo'" in out
+    assert f"WARN {home / 'ChatExport_2024-03-01'} holds the chat 'account' holds, exported again (1 of its 1 " \
+           "conversation windows are there too)" in err, err
+
+
 def test_a_notes_folder_leaves_the_sources_inside_it_to_their_readers(
         home: Path, user_config: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """As the data folder does: each record is read once, by its own reader, so nothing overlaps."""

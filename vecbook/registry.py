@@ -414,8 +414,11 @@ def exported_again(path: Path, name: str, chosen: str, records: Sequence[Record]
 
 def _window(record: Record) -> tuple[object, ...]:
     """What two exports of one chat share for a window: its chat, its start and its first
-    message's key (the app's id, or a digest of the message: ``Message.key``), not the file."""
-    return record.metadata.get("conversation"), record.metadata.get("date"), record.id.rsplit("#", 1)[-1]
+    message's key (the app's id, or a digest of the message: ``Message.key``), not the file. A
+    Telegram account export writes the chat's id before the message's ("100:1", its ids count per
+    chat), the chat's own export not ("1"): the key is taken without it."""
+    key = record.id.rsplit("#", 1)[-1].rsplit(":", 1)[-1]
+    return record.metadata.get("conversation"), record.metadata.get("date"), key
 
 
 def _in_profile(path: Path, format_name: str | None) -> tuple[Path, str | None, list[str]]:
