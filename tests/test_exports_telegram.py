@@ -344,6 +344,22 @@ def test_a_chat_exported_twice_is_read_once_and_cited_in_the_newer_export(tmp_pa
                                             "exported again: all 2 of its messages are read there"]
 
 
+def test_a_chat_exported_alone_and_in_the_account_export_is_read_once_though_renamed_since(tmp_path: Path) -> None:
+    # the chat's name is the contact's as saved on the phone: "Bo" in March, "Bo Silva" by June; its id stays
+    march = [message(1, "the ferry to Porto leaves at noon", 1709287200), message(2, "ok", 1709287260, "Bo")]
+    write(tmp_path / "ChatExport_2024-03-01" / "result.json", chat("Bo", "personal_chat", 100, march))
+    write(tmp_path / "DataExport_2024-06-01" / "result.json", {"about": "Here is the data you requested.", "chats": {
+        "about": "All chats.", "list": [chat("Bo Silva", "personal_chat", 100, [*march, message(3, "again?", 1718870400)]),
+                                        chat("Bo", "personal_chat", 200, [message(1, "another Bo", 1709287200)])]}})
+    records, problems = load(tmp_path)
+    assert [(r.id, r.text) for r in records] == [
+        ("tg:DataExport_2024-06-01/result.json#100:1", "Ana: the ferry to Porto leaves at noon\nBo: ok"),
+        ("tg:DataExport_2024-06-01/result.json#100:3", "Ana: again?"),
+        ("tg:DataExport_2024-06-01/result.json#200:1", "Ana: another Bo")]
+    assert [p.reason for p in problems] == ["collection 'tg': the same chat as 'DataExport_2024-06-01/result.json', "
+                                            "exported again: all 2 of its messages are read there"]
+
+
 def test_the_chats_telegram_writes_without_a_name_are_called_as_the_app_calls_them(tmp_path: Path) -> None:
     # Saved Messages, Replies and Verification Codes (the login codes Telegram sends) have no
     # "name" in the export: they are called as the app's chat list calls them

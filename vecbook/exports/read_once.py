@@ -9,19 +9,21 @@ message of the older export is read twice: twice the hits to fold, twice the cou
 from __future__ import annotations
 
 from collections import Counter
+from typing import Callable, Hashable
 
 from .base import Export, Message
 
 
-def read_once(export: Export, messages: list[Message]) -> list[Message]:
-    """Each message once: the files of one conversation are taken newest first (by their last
-    message), and a message an older file holds is dropped there when a newer one holds it too
-    (its minute, author and text; as many times as the newer file has it). What only an older file
-    holds (deleted on the phone since, or edited) stays, cited there; an older file that gave
-    messages up says so in a WARN."""
-    chats: dict[str, dict[str, list[Message]]] = {}
+def read_once(export: Export, messages: list[Message],
+              chat_of: Callable[[Message], Hashable] | None = None) -> list[Message]:
+    """Each message once: the files of one conversation (its name, or what ``chat_of`` says of
+    it: an app's id of the chat) are taken newest first (by their last message), and a message an
+    older file holds is dropped there when a newer one holds it too (its minute, author and text;
+    as many times as the newer file has it). What only an older file holds (deleted on the phone
+    since, or edited) stays, cited there; an older file that gave messages up says so in a WARN."""
+    chats: dict[Hashable, dict[str, list[Message]]] = {}
     for message in messages:
-        chats.setdefault(message.conversation, {}).setdefault(message.file.rel, []).append(message)
+        chats.setdefault(chat_of(message) if chat_of is not None else message.conversation, {}).setdefault(message.file.rel, []).append(message)
     if all(len(files) == 1 for files in chats.values()):
         return messages
     kept: list[Message] = []

@@ -7,7 +7,7 @@ import json
 import re
 from collections import Counter
 from datetime import datetime, timedelta, timezone
-from typing import Any, Callable, Generator, Iterator
+from typing import Any, Callable, Generator, Hashable, Iterator
 
 from ..records import Record, iso_moment
 from .base import (Export, ExportFile, Message, chat_records, clean_text, collector_paused, from_timestamp,
@@ -82,9 +82,21 @@ def read(export: Export) -> list[Record]:
     HTML export among them is a WARN (``_html_exports``)."""
     files = [f for f in _json_files(export) if _looks_like(f.head())]
     _html_exports(export, files)
+    chat_ids: dict[str, object] = {}
     with collector_paused():
-        messages = export.read_each(files, lambda f: _file_read(export, f))
-        return chat_records(export, read_once(export, messages))
+        messages = export.read_each(files, lambda f: _file_read(export, f, chat_ids))
+        return chat_records(export, read_once(export, messages, _chat_of(chat_ids)))
+
+
+def _chat_of(chat_ids: dict[str, object]) -> Callable[[Message], Hashable]:
+    """Which chat a message is of, for ``read_once``: the id Telegram gave the chat (an account
+    export writes it before each message's id, "100:1"; a chat's own export once at its head,
+    ``chat_ids`` by file), so a chat renamed between two exports (a contact saved under another
+    name since) is one chat still; its name where no id is written."""
+    def chat_of(message: Message) -> Hashable:
+        chat = message.id.split(":", 1)[0] if message.id and ":" in message.id else chat_ids.get(message.file.rel)
+        return ("id", str(chat)) if chat is not None and str(chat) != "None" else ("name", message.conversation)
+    return chat_of
 
 
 def _html_exports(export: Export, files: list[ExportFile]) -> None:
@@ -104,10 +116,11 @@ def _folder(rel: str) -> str:
     return rel.rsplit("/", 1)[0] if "/" in rel else ""
 
 
-def _file_read(export: Export, file: ExportFile) -> Iterator[Message]:
-    """The file's messages, with one kind of time (see ``_one_kind_of_time``)."""
+def _file_read(export: Export, file: ExportFile, chat_ids: dict[str, object]) -> Iterator[Message]:
+    """The file's messages, with one kind of time (see ``_one_kind_of_time``); a single chat's
+    export puts its chat's id in ``chat_ids``."""
     offsets: Counter[timedelta] = Counter()
-    return _one_kind_of_time(_file_messages(export, file, offsets), offsets)
+    return _one_kind_of_time(_file_messages(export, file, offsets, chat_ids), offsets)
 
 
 def _one_kind_of_time(messages: Iterator[Message], offsets: Counter[timedelta]) -> Iterator[Message]:
@@ -140,11 +153,13 @@ def _one_kind_of_time(messages: Iterator[Message], offsets: Counter[timedelta]) 
         raise failure
 
 
-def _file_messages(export: Export, file: ExportFile, offsets: Counter[timedelta]) -> Iterator[Message]:
+def _file_messages(export: Export, file: ExportFile, offsets: Counter[timedelta],
+                   chat_ids: dict[str, object]) -> Iterator[Message]:
     doc = JsonText(file.read_text())
     start = doc.skip_ws(0)
     if not _ACCOUNT_START.match(doc.text):
         head = {key: _value(doc, start, key) for key in ("name", "type", "id")}
+        chat_ids[file.rel] = head["id"]
         at = doc.member(start, "messages")
         if at is None:
             export.warn(file, 1, f"chat '{_conversation(head)}' has no 'messages' array; file skipped")
