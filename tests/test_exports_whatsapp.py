@@ -139,6 +139,10 @@ def test_every_fixture_message_is_found_at_its_cited_lines() -> None:
     ("31/12/66 13:05 - Ana: hi", "2023-12-31T13:05:00"),  # th, the year in two digits (2066 is yet to come)
     ("[2023/12/31 \u665a\u4e0a9:05:09] Ana: hi", "2023-12-31T21:05:09"),  # zh-Hant iPhone: 晚上, evening
     ("[2023/12/31 \u51cc\u66681:05:09] Ana: hi", "2023-12-31T01:05:09"),  # 凌晨, small hours
+    ("[2023/12/31 午夜12:05:09] Ana: hi", "2023-12-31T00:05:09"),  # Cantonese (yue, Hong Kong): midnight
+    ("[2023/12/31 朝早9:05:09] Ana: hi", "2023-12-31T09:05:09"),  # morning
+    ("[2023/12/31 下晝3:05:09] Ana: hi", "2023-12-31T15:05:09"),  # afternoon
+    ("2023/12/31 夜晚9:05 - Ana: hi", "2023-12-31T21:05:00"),  # evening
 ])
 def test_a_locale_s_header_gives_the_date_as_written(tmp_path: Path, line: str, date: str) -> None:
     records, problems = load(chat(tmp_path, line + "\n"))
@@ -159,6 +163,18 @@ def test_a_locale_s_header_gives_the_date_as_written(tmp_path: Path, line: str, 
     ("dop.", "odp."),  # Czech
     ("\u043f\u0440.\u043e\u0431.", "\u0441\u043b.\u043e\u0431."),  # Bulgarian: пр.об., сл.об.
     ("a.m.", "p.m."),  # Canadian English, Irish, Dutch
+    ("পূর্বাহ্ণ", "অপরাহ্ণ"),  # Bengali
+    ("म.पू.", "म.उ."),  # Marathi
+    ("ਪੂ.ਦੁ.", "ਬਾ.ਦੁ."),  # Punjabi
+    ("ಪೂರ್ವಾಹ್ನ", "ಅಪರಾಹ್ನ"),  # Kannada
+    ("පෙ.ව.", "ප.ව."),  # Sinhala
+    ("နံနက်", "ညနေ"),  # Burmese
+    ("ກ່ອນທ່ຽງ", "ຫຼັງທ່ຽງ"),  # Lao
+    ("ጥዋት", "ከሰዓት"),  # Amharic
+    ("претпл.", "попл."),  # Macedonian
+    ("priekšpusdienā", "pēcpusdienā"),  # Latvian
+    ("ү.ө.", "ү.х."),  # Mongolian
+    ("غ.م.", "غ.و."),  # Pashto
 ])
 @pytest.mark.parametrize("shape", [
     "{d}, {t} {m} - Ana: {x}",  # Android

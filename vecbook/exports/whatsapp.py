@@ -62,14 +62,19 @@ _SPACE = "[ \u202f\u00a0]"
 # 12-hour markers as phones write them (CLDR's, which Android and iOS both follow), morning
 # first, per language; read in any case, with or without their dots (a Hebrew gershayim ״ also
 # as an ASCII "). The Latin "AM"/"PM" ("PM", "p.m.", "p. m.") are _LATIN_MARK. Chinese iPhones
-# may name the part of the day (凌晨 small hours ... 晚上 evening): each reads as AM or PM.
+# may name the part of the day (凌晨 small hours ... 晚上 evening), and Cantonese ones (Hong Kong)
+# theirs (午夜 midnight, 朝早 morning, 下晝 afternoon, 夜晚 evening): each reads as AM or PM.
 DAY_HALVES = (("午前", "午後"), ("上午", "下午"), ("凌晨", "晚上"), ("早上", "中午"), ("清晨", "傍晚"),
+              ("午夜", "下晝"), ("朝早", "夜晚"),  # yue
               ("오전", "오후"), ("ص", "م"), ("π.μ.", "μ.μ."), ("PG", "PTG"),  # Malay: pagi, petang
               ("לפנה״צ", "אחה״צ"), ("ق.ظ", "ب.ظ"), ("SA", "CH"), ("ÖÖ", "ÖS"), ("дп", "пп"),  # he, fa, vi, tr, uk
               ("пр.об.", "сл.об."), ("fm", "em"), ("de.", "du."), ("dop.", "odp."),  # bg, sv, hu, cs
               ("dop.", "pop."),  # sl
               ("ap.", "ip."), ("f.h.", "e.h."), ("vm.", "nm."), ("p.d.", "m.d."), ("TO", "TK"),  # fi, is, af, sq, uz
-              ("ก่อนเที่ยง", "หลังเที่ยง"), ("पूर्वाह्न", "अपराह्न"), ("முற்பகல்", "பிற்பகல்"), ("priešpiet", "popiet"))
+              ("ก่อนเที่ยง", "หลังเที่ยง"), ("पूर्वाह्न", "अपराह्न"), ("முற்பகல்", "பிற்பகல்"), ("priešpiet", "popiet"),
+              ("পূর্বাহ্ণ", "অপরাহ্ণ"), ("म.पू.", "म.उ."), ("ਪੂ.ਦੁ.", "ਬਾ.ਦੁ."), ("ಪೂರ್ವಾಹ್ನ", "ಅಪರಾಹ್ನ"),  # bn mr pa kn
+              ("පෙ.ව.", "ප.ව."), ("နံနက်", "ညနေ"), ("ກ່ອນທ່ຽງ", "ຫຼັງທ່ຽງ"), ("ጥዋት", "ከሰዓት"),  # si my lo am
+              ("претпл.", "попл."), ("priekšpusdienā", "pēcpusdienā"), ("ү.ө.", "ү.х."), ("غ.م.", "غ.و."))  # mk lv mn ps
 _LATIN_MARK = r"[AaPp]\.?" + _SPACE + r"?[Mm]\.?"
 _DIRECTION = "[\u200e\u200f]*"  # right-to-left locales put a direction mark beside the marker
 
