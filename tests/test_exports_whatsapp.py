@@ -445,6 +445,44 @@ def test_ios_notices_in_other_languages_are_nobody_s_words(tmp_path: Path, secur
     assert record.text == "Ana: hola 👋\nBo: ok" + (f"\nCy: {image}" if image else "")
 
 
+@pytest.mark.parametrize("notices", [
+    ["Desbloqueaste a este contacto.", "Desbloqueaste a esta persona.", "Ana es un contacto.",  # es
+     "Ana activó los mensajes temporales. Los mensajes nuevos desaparecerán de este chat 7 días después de "
+     "enviarse, a menos que se conserven.", "Ana desactivó los mensajes temporales.",
+     "Ana se unió usando el enlace de invitación de este grupo"],
+    ["Du hast diesen Kontakt freigegeben.", "Ana ist ein Kontakt.",  # de
+     "Ana hat selbstlöschende Nachrichten aktiviert.", "Ana ist über den Einladungslink dieser Gruppe beigetreten"],
+    ["Você desbloqueou este contato.", "Ana é um contato.", "Ana ativou as mensagens temporárias.",  # pt
+     "Ana desativou as mensagens temporárias.", "Ana entrou usando o link de convite deste grupo"],
+    ["Vous avez débloqué ce contact.", "Ana est un contact.", "Ana a activé les messages éphémères.",  # fr
+     "Ana a rejoint ce groupe via le lien d’invitation"],
+    ["Hai sbloccato questo contatto.", "Ana è un contatto.", "Ana ha attivato i messaggi effimeri.",  # it
+     "Ana si è unito/a tramite il link d'invito al gruppo"],
+    ["Вы разблокировали этот контакт.", "Ana включил(а) исчезающие сообщения.",  # ru
+     "Ana присоединился(-ась) по ссылке-приглашению в эту группу"],
+    ["Ana开启了限时消息。", "Ana 已透過此群組的邀請連結加入"],  # zh
+    ["Anaが消えるメッセージをオンにしました。", "Anaがこのグループの招待リンクから参加しました"],  # ja
+    ["قام Ana بتشغيل الرسائل المؤقتة.", "انضم Ana باستخدام رابط الدعوة لهذه المجموعة"],  # ar
+    ["मैसेज और कॉल एंड-टू-एंड एन्क्रिप्टेड हैं. इस चैट के बाहर कोई भी उन्हें पढ़ या सुन नहीं सकता.",  # hi
+     "Ana ने गायब होने वाले मैसेज चालू किए."],
+    ["Anda membuka blokir kontak ini.", "Ana mengaktifkan pesan sementara.",  # id
+     "Ana bergabung menggunakan tautan undangan grup ini"],
+    ["Bu kişinin engelini kaldırdınız.", "Ana süreli mesajları açtı.", "Ana kaybolan mesajları açtı.",  # tr
+     "Ana bu grubun davet bağlantısını kullanarak katıldı"],
+], ids=["es", "de", "pt", "fr", "it", "ru", "zh", "ja", "ar", "hi", "id", "tr"])
+def test_ios_notices_in_other_languages_that_say_nothing_of_tapping_are_nobody_s_words(tmp_path: Path,
+                                                                                    notices: list[str]) -> None:
+    # Marked (U+200E) under the other person's name in a chat of two, without the sentence that says
+    # to tap nor the words "end-to-end encrypted": an unblocked contact, "Ana is a contact.", disappearing
+    # messages turned on or off, a join by a group's link. A photo is still what Ana sent.
+    lines = [f"[31/12/2023, 13:{i:02d}:00] Ana: \u200e{notice}" for i, notice in enumerate(notices)]
+    text = "\n".join(["[31/12/2023, 12:58:00] Ana: hola 👋", *lines, "[31/12/2023, 13:20:00] Ana: \u200eimage omitted",
+                      "[31/12/2023, 13:21:00] Bo: ok"]) + "\n"
+    (record,), problems = load(chat(tmp_path, text, name="_chat.txt"))
+    assert problems == []
+    assert record.text == "Ana: hola 👋\nAna: image omitted\nBo: ok"
+
+
 @pytest.mark.parametrize("call", ["Missed voice call, \u200eTap to call back", "Missed video call, \u200eTap to call back",
                                   "Verpasster Sprachanruf, \u200eTippe, um zur\u00fcckzurufen",
                                   "Llamada de voz perdida, \u200eToca para devolver la llamada"])

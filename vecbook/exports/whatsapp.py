@@ -33,7 +33,7 @@ is made the Gregorian one). System lines are skipped: on Android they have no ``
 the date ("X added Y", subject changes, in the phone's language); iOS writes them with U+200E
 before the text under the chat's own name, which writes nothing unmarked (``_marked``), and a
 few under the other person's name in a chat of two (``_MARKED_NOTICE``; in other languages
-``_TAP`` and ``_ENCRYPTED``). What
+``_TAP``, ``_ENCRYPTED`` and ``_NOTICE_WORDS``). What
 people sent is kept as written, attachments (``<Media omitted>``, ``<attached: file>``,
 ``image omitted``), locations and deletions included: they keep the replies around them readable.
 
@@ -173,7 +173,21 @@ _TAP = re.compile(r"\b(?:Tap to|Tippe,? um|Toca para|Pulsa para|Toque para|Appuy
                   r"टैप कर|ضربه بزنید|הקש", re.I)
 _ENCRYPTED = re.compile(r"end-to-end|Ende-zu-Ende|de extremo a extremo|de ponta a ponta|ponto a ponto|de bout en bout|"
                         r"uçtan uca|сквозным шифрованием|наскрізним шифруванням|koncovým šifrováním|エンドツーエンド|"
-                        r"端到端|端對端|بين الطرفين|종단간|엔드투엔드|מקצה לקצה|سرتاسری|mã hóa đầu cuối|ต้นทางถึงปลายทาง", re.I)
+                        r"端到端|端對端|بين الطرفين|종단간|엔드투엔드|מקצה לקצה|سرتاسری|mã hóa đầu cuối|ต้นทางถึงปลายทาง|एंड-टू-एंड",
+                        re.I)
+# The notices that say neither, in other languages, by their words: disappearing messages (the
+# feature's name) turned on or off, a join by the group's invite link, a contact unblocked, and
+# "Ana is a contact." (the whole line).
+_NOTICE_WORDS = re.compile(
+    r"mensajes temporales|selbstlöschende Nachrichten|mensagens temporárias|messages éphémères|messaggi effimeri|"
+    r"исчезающие сообщения|限时消息|限時訊息|消えるメッセージ|الرسائل المؤقتة|गायब होने वाले मैसेज|pesan sementara|"
+    r"süreli mesaj|kaybolan mesaj|"
+    r"enlace de invitación|Einladungslink|link de convite|lien d['’]invitation|link d['’]invito|link di invito|"
+    r"ссылке-приглашению|邀请链接|邀請連結|招待リンク|رابط الدعوة|tautan undangan|davet bağlantısı|"
+    r"Desbloqueaste a (?:este contacto|esta persona)|Você desbloqueou este contato|Hai sbloccato questo contatto|"
+    r"Du hast diesen Kontakt freigegeben|(?:Vous avez|Tu as) débloqué ce contact|Вы разблокировали|"
+    r"membuka blokir kontak ini|engelini kaldırdınız|"
+    r"^.+ (?:es un contacto|ist ein Kontakt|é (?:um|seu) contato|est un contact|è un contatto)\.?$", re.I)
 # What comes before a call's "Tap to call back" (", \u200e"), the end of the text before it.
 _AFTER_CALL = re.compile("[,\uff0c\u060c\u3001] ?\u200e ?$")
 # A system line quoting a subject with ": " in it ('Ana changed the subject to "Trip: Rome"',
@@ -345,12 +359,14 @@ def _is_notice(said: str) -> bool:
 
 def _marked_notice(bare: str) -> bool:
     """Whether a marked line is one of iOS's notices: by its English words, or in any language by
-    the sentence saying to tap or the words "end-to-end encrypted". A call's line says to tap too
+    the sentence saying to tap or the words "end-to-end encrypted", or in other languages by the
+    words of a notice that says neither (``_NOTICE_WORDS``). A call's line says to tap too
     ("Missed voice call, ‎Tap to call back"), after a comma and a mark of its own: it is kept."""
     tap = _TAP.search(bare)
     if tap is not None and not _AFTER_CALL.search(bare, 0, tap.start()):
         return True
-    return _ENCRYPTED.search(bare) is not None or _MARKED_NOTICE.match(bare) is not None
+    return any(found is not None for found in (_ENCRYPTED.search(bare), _MARKED_NOTICE.match(bare),
+                                               _NOTICE_WORDS.search(bare)))
 
 
 def _marked(said: str) -> bool:
