@@ -653,6 +653,27 @@ def test_a_chat_exported_twice_is_read_once_and_cited_in_the_newer_export(tmp_pa
                         "exported again: all 3 of its messages are read there"]
 
 
+def test_a_chat_exported_twice_into_the_data_folder_itself_is_a_warning_saying_how_to_read_it_once(
+        tmp_path: Path) -> None:
+    # The data folder reads each file on its own (an edit reads that file again, not the folder):
+    # both exports are read, so the older one says where its windows are read again, and how to
+    # read each message once; a chat exported once, beside them, says nothing
+    from vecbook.sources import load_directory
+    chat(tmp_path, MARCH)
+    chat(tmp_path, JUNE, name="WhatsApp Chat with Ana (1).txt")
+    chat(tmp_path, MARCH.replace("Ana", "Cy"), name="WhatsApp Chat with Cy.txt")
+    report = load_directory(tmp_path)
+    assert len(report.records) == 4
+    told = ("WhatsApp Chat with Ana.txt: the same chat as 'WhatsApp Chat with Ana (1).txt', exported again (1 of its 1 "
+            "conversation windows are there too): this folder reads each file on its own, so their messages are "
+            "searched and counted twice; to read each once, move both into a folder of their own and add it "
+            "(`vecbook add FOLDER`)")
+    assert [str(p) for p in report.problems] == [told] and [str(p) for p in report.new_problems] == [told]
+    again = load_directory(tmp_path, state := vecbook.sources.SourceState())
+    assert [str(p) for p in again.problems] == [told]
+    assert load_directory(tmp_path, state).new_problems == []  # told once, as any problem, until a file changes
+
+
 def test_a_zip_and_its_unzipped_folder_side_by_side_are_read_once(tmp_path: Path) -> None:
     with zipfile.ZipFile(tmp_path / "WhatsApp Chat - Ana.zip", "w") as archive:
         archive.writestr("_chat.txt", MARCH)

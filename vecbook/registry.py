@@ -28,6 +28,7 @@ from .config import (
 )
 from .exports import FORMATS, format_list, open_export, reader, recognising_formats, why_unrecognised
 from .exports.notes import describe_kinds, holds_notes
+from .exports.read_once import window_key
 from .records import Problem, Record
 from .snippets import date_days
 from .source_counts import chat_facts, chats_by_source
@@ -401,24 +402,15 @@ def exported_again(path: Path, name: str, chosen: str, records: Sequence[Record]
         if collection.format != chosen or where is None or _inside(path, where) or _inside(where, path):
             continue  # (a path inside the other, or holding it: ``overlaps`` says so)
         try:
-            theirs = {_window(record) for record in load_export(collection)[0]}
+            theirs = {window_key(record) for record in load_export(collection)[0]}
         except (ConfigError, OSError):  # a source that cannot be read now says so when it is searched
             continue
-        if shared := sum(_window(record) in theirs for record in records):
+        if shared := sum(window_key(record) in theirs for record in records):
             found.append(f"{path} holds the chat '{collection.name}' holds, exported again ({shared} of its "
                          f"{len(records)} conversation windows are there too): their messages will be searched "
                          f"and counted twice; to read each once, put both exports in one folder and add it "
                          f"(`vecbook remove {collection.name}` and `vecbook remove {name}` first)")
     return found
-
-
-def _window(record: Record) -> tuple[object, ...]:
-    """What two exports of one chat share for a window: its chat, its start and its first
-    message's key (the app's id, or a digest of the message: ``Message.key``), not the file. A
-    Telegram account export writes the chat's id before the message's ("100:1", its ids count per
-    chat), the chat's own export not ("1"): the key is taken without it."""
-    key = record.id.rsplit("#", 1)[-1].rsplit(":", 1)[-1]
-    return record.metadata.get("conversation"), record.metadata.get("date"), key
 
 
 def _in_profile(path: Path, format_name: str | None) -> tuple[Path, str | None, list[str]]:

@@ -20,6 +20,7 @@ from .exports import load_export as load_whole_export
 from .exports import logseq
 from .exports.base import still_unreadable
 from .exports.notes import OTHER, TEXT, Folder, Listing, list_files, read_file
+from .exports.read_once import read_twice
 from .os_paths import os_path
 from .records import Problem, Record
 from .settling import settled
@@ -142,7 +143,7 @@ def _read_folder(folder: Folder, listing: Listing, before: dict[str, Entry], pre
     not_read = Counter(listing.others)
     started = time.time_ns()
     report.problems.extend(listing.problems)
-    mark = len(report.new_problems)
+    mark, first_block = len(report.new_problems), len(report.blocks)
     # Taken before reading: a write during the read shows next time. A plain file's is the
     # listing's own lstat (the same fields as a stat: it is no link); a link's, an export
     # folder's and a lone file's are read here.
@@ -182,7 +183,24 @@ def _read_folder(folder: Folder, listing: Listing, before: dict[str, Entry], pre
     # The folder's own problems (an unreadable folder, a broken link) are told when its files change.
     if now.keys() != before.keys() or any(now[rel] is not before.get(rel) for rel in now):
         report.new_problems[mark:mark] = listing.problems
+    changed = {rel for rel in now if now[rel] is not before.get(rel)}
+    _read_twice(folder, report, report.blocks[first_block:], prefix, changed)
     return now, {"kinds": dict(kinds), "not_read": dict(not_read)}
+
+
+def _read_twice(folder: Folder, report: LoadReport, blocks: list[tuple[str, list[Record]]], prefix: str,
+                changed: set[str]) -> None:
+    """A WARN for each chat exported twice in a notes folder (``read_twice``): each file is read on its
+    own, so both are searched; told again when either file changed since the last read."""
+    for older, newer, shared, total in read_twice(blocks):
+        rel, other = older[len(prefix):], newer[len(prefix):]
+        problem = folder.problem(rel, f"the same chat as '{other}', exported again ({shared} of its {total} "
+                                      "conversation windows are there too): this folder reads each file on its own, "
+                                      "so their messages are searched and counted twice; to read each once, move "
+                                      "both into a folder of their own and add it (`vecbook add FOLDER`)")
+        report.problems.append(problem)
+        if rel in changed or other in changed:
+            report.new_problems.append(problem)
 
 
 def _signature_of(listing: Listing, rel: str, path: Path) -> Signature | None:

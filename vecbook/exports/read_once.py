@@ -8,10 +8,14 @@ message of the older export is read twice: twice the hits to fold, twice the cou
 
 from __future__ import annotations
 
-from collections import Counter
-from typing import Callable, Hashable
+from collections import Counter, defaultdict
+from typing import Callable, Hashable, Sequence
 
+from ..records import Record
 from .base import Export, Message
+
+# The formats whose exports are read once where a chat was exported twice.
+CHAT_FORMATS = ("whatsapp", "telegram")
 
 
 def read_once(export: Export, messages: list[Message],
@@ -23,7 +27,8 @@ def read_once(export: Export, messages: list[Message],
     since, or edited) stays, cited there; an older file that gave messages up says so in a WARN."""
     chats: dict[Hashable, dict[str, list[Message]]] = {}
     for message in messages:
-        chats.setdefault(chat_of(message) if chat_of is not None else message.conversation, {}).setdefault(message.file.rel, []).append(message)
+        chat = chat_of(message) if chat_of is not None else message.conversation
+        chats.setdefault(chat, {}).setdefault(message.file.rel, []).append(message)
     if all(len(files) == 1 for files in chats.values()):
         return messages
     kept: list[Message] = []
@@ -62,3 +67,35 @@ def _say_read_once(export: Export, messages: list[Message], newest: str, dropped
         held = (f"all {dropped} of its messages are read there" if not alone else
                 f"{dropped} of its messages are read there; the {alone} it alone holds here")
         export.warn(messages[0].file, None, f"the same chat as '{newest}', exported again: {held}", skipped=False)
+
+
+def window_key(record: Record) -> tuple[object, ...]:
+    """What two exports of one chat share for a window: its chat, its start and its first
+    message's key (the app's id, or a digest of the message: ``Message.key``), not the file. A
+    Telegram account export writes the chat's id before the message's ("100:1", its ids count per
+    chat), the chat's own export not ("1"): the key is taken without it."""
+    key = record.id.rsplit("#", 1)[-1].rsplit(":", 1)[-1]
+    return record.metadata.get("conversation"), record.metadata.get("date"), key
+
+
+def read_twice(blocks: Sequence[tuple[str, Sequence[Record]]]) -> list[tuple[str, str, int, int]]:
+    """Chats exported twice among files read each on its own (a notes folder's, whose files are
+    read again one by one as they change, so ``read_once`` never sees two together): for each
+    block of chat windows some of which a newer block holds too, (its key, the newest such
+    block's key, how many of its windows that one holds, how many it has). The newer of two is
+    the one whose last window is later."""
+    keys = {key: {window_key(r) for r in records} for key, records in blocks
+            if records and records[0].metadata.get("format") in CHAT_FORMATS}
+    holders: defaultdict[tuple[object, ...], list[str]] = defaultdict(list)
+    for key, windows in keys.items():
+        for window in windows:
+            holders[window].append(key)
+    order = {key: (max(str(r.metadata.get("end_date") or r.metadata.get("date")) for r in records), len(records), key)
+             for key, records in blocks if key in keys}
+    found = []
+    for key, windows in keys.items():
+        shared = Counter(other for window in windows for other in holders[window] if order[other] > order[key])
+        if shared:
+            newest = max(shared, key=order.__getitem__)
+            found.append((key, newest, shared[newest], len(windows)))
+    return found
