@@ -361,12 +361,30 @@ def test_windows_line_endings_keep_lines_and_text_clean(tmp_path: Path) -> None:
     assert [s[1:] for s in record.segments] == [(1, 2), (3, 3)]
 
 
+@pytest.mark.parametrize("written, date", [
+    ("1402/10/10, 13:05 - Ana: salam", "2023-12-31T13:05:00"),  # Android, ASCII digits
+    ("[۱۴۰۲/۱۲/۱۵، ۳:۰۵:۰۷ ب.ظ] Ana: سلام", "2024-03-05T15:05:07"),  # iPhone, Persian digits, 12 h
+    ("۱۴۰۳/۱/۱، ۱۰:۰۰ - Ana: نوروز مبارک", "2024-03-20T10:00:00"),  # Nowruz, the year's first day
+    ("۱۳۹۹/۱۲/۳۰، ۱۰:۰۰ - Ana: hi", "2021-03-20T10:00:00"),  # a leap year's 30 Esfand
+    ("1388/1/1, 10:00 - Ana: hi", "2009-03-21T10:00:00"),
+])
+def test_a_persian_phone_s_solar_hijri_date_is_made_the_gregorian_one(tmp_path: Path, written: str, date: str) -> None:
+    # A Persian phone (an iPhone set to the Persian calendar) writes the Solar Hijri year: 1402 is 2023-24.
+    # WhatsApp's years (2009 to next year) are 1387 to 1406 there: no other calendar's fall so.
+    records, problems = load(chat(tmp_path, written + "\n"))
+    assert problems == []
+    assert [r.metadata["date"] for r in records] == [date]
+
+
 def test_a_year_before_whatsapp_existed_is_kept_as_written_with_a_warning(tmp_path: Path) -> None:
-    # a Persian phone may write the Solar Hijri year (1402 is 2023-24), which is not converted
-    records, problems = load(chat(tmp_path, "1402/10/10, 13:05 - Ana: salam\n"))
-    assert [r.metadata["date"] for r in records] == ["1402-10-10T13:05:00"]
-    assert problems == ["wa/WhatsApp Chat with Ana.txt: collection 'wa': dates such as '1402/10/10' lie before "
-                        "WhatsApp existed (2009): the phone writes another calendar than the Gregorian; kept as written"]
+    # an Arabic phone set to the Islamic calendar writes 1445 (2023-24): a lunar year, not converted;
+    # and no Solar Hijri day 30 of Esfand in a year that is not leap
+    records, problems = load(chat(tmp_path, "1445/08/24, 13:05 - Ana: salam\n1402/12/30, 13:06 - Ana: hi\n"))
+    assert [r.metadata["date"] for r in records] == ["1445-08-24T13:05:00"]
+    assert problems == ["wa/WhatsApp Chat with Ana.txt: collection 'wa': dates such as '1445/08/24' lie before "
+                        "WhatsApp existed (2009): the phone writes another calendar than the Gregorian; kept as written",
+                        "wa/WhatsApp Chat with Ana.txt:2: collection 'wa': impossible date or time '1402/12/30 13:06'; "
+                        "message skipped"]
 
 
 IOS_SENT = ("[31/12/2023, 13:00:00] Ana: \u200eMessages and calls are end-to-end encrypted.\n"

@@ -29,7 +29,7 @@ used (most locales write it) with a WARN. A collection's ``date_order`` ("dmy" o
 every file its dates do not settle themselves.
 
 WhatsApp writes local time without a zone: dates are naive (a Thai phone's Buddhist-Era year
-is made the Gregorian one). System lines are skipped: on Android they have no ``Name:`` after
+and a Persian phone's Solar Hijri date are made the Gregorian ones). System lines are skipped: on Android they have no ``Name:`` after
 the date ("X added Y", subject changes, in the phone's language); iOS writes them with U+200E
 before the text under the chat's own name, which writes nothing unmarked (``_marked``), and a
 few under the other person's name in a chat of two (``_MARKED_NOTICE``; in other languages
@@ -49,6 +49,7 @@ from datetime import date, datetime
 from typing import Iterable, Iterator
 
 from ..records import Record
+from . import solar_hijri
 from .base import Export, ExportFile, Message, chat_records, distinct_ids
 from .read_once import read_once
 
@@ -120,11 +121,13 @@ LIKE_HEADER = re.compile(r"^[\u200e\u200f\ufeff]*\[?(?:\d{1,4}" + _SEPARATOR + r
                          + _WORDS_DATE + r")\.?[,،]?\s+\D{0,6}\d{1,2}[:.]\d{2}", re.M)
 _DATE_FIELDS = re.compile(r"(\d+)[\u200e\u200f]?(?:[./-]|[년年])[\u200e\u200f]? ?(\d+)[\u200e\u200f]?(?:[./-]|[월月])"
                           r"[\u200e\u200f]? ?(\d+)")
-# WhatsApp exists since 2009 (2552 in the Buddhist Era, which Thai phones write): an earlier
-# year is of another calendar (a Persian phone's 1402), kept as written with a WARN.
+# WhatsApp exists since 2009 (2552 in the Buddhist Era, which Thai phones write; 1387 in the Solar
+# Hijri calendar, which Persian phones may write): another earlier year is of another calendar (an
+# Arabic phone's Islamic 1445), kept as written with a WARN.
 FIRST_YEAR = 2009
 BUDDHIST_ERA = FIRST_YEAR + 543
 NEXT_YEAR = date.today().year + 1  # a year past it is not yet written in a chat
+SOLAR_HIJRI = (FIRST_YEAR - 622, NEXT_YEAR - 621)  # WhatsApp's years there: 1387 (from March 2008) on
 _CLOCK = re.compile(r"(\d+)[:.](\d+)(?:[:.](\d+))?")
 # A chat's name from its file, as WhatsApp names the export in the phone's language (Android's
 # names; iOS zips are "WhatsApp Chat - Ana" in every language): the name after the words, or
@@ -423,6 +426,8 @@ def _ymd(fields: tuple[int, int, int], order: str) -> tuple[int, int, int] | Non
             year -= 43  # ...unless it is yet to come: a Thai phone's Buddhist Era (66 is 2566: 2023)
     elif year >= BUDDHIST_ERA:
         year -= 543  # a Thai phone's year of the Buddhist Era (2566 is 2023): same months and days
+    elif SOLAR_HIJRI[0] <= year <= SOLAR_HIJRI[1]:
+        return solar_hijri.to_gregorian(year, month, day)  # a Persian phone's (1402/12/15 is 2024-03-05)
     try:
         datetime(year, month, day)
     except ValueError:
