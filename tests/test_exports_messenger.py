@@ -115,6 +115,25 @@ def test_each_part_of_a_thread_is_windowed_oldest_first(tmp_path: Path) -> None:
         assert_messages_cited(tmp_path, record)
 
 
+def test_a_thread_downloaded_twice_is_read_once_and_cited_in_the_newer_download(tmp_path: Path) -> None:
+    # "Download your information" in March and again in June, both unzipped into one folder; June's
+    # thread holds March's messages, newest first, in two parts (each part's messages are its own)
+    march = [{"sender_name": "Bo", "timestamp_ms": 1710410460000, "content": "ok"},
+             {"sender_name": "Ana", "timestamp_ms": 1710410400000, "content": "the ferry to Porto leaves at noon"}]
+    thread(tmp_path, march, rel="facebook-ana-2024-03/messages/inbox/ana_1/message_1.json")
+    thread(tmp_path, [{"sender_name": "Ana", "timestamp_ms": 1718874000000, "content": "the ferry again?"}],
+           rel="facebook-ana-2024-06/messages/inbox/ana_1/message_1.json")
+    thread(tmp_path, march, rel="facebook-ana-2024-06/messages/inbox/ana_1/message_2.json")
+    records, problems = load(tmp_path)
+    assert sorted((r.citation.split(":")[0], r.text) for r in records) == [
+        ("fb/facebook-ana-2024-06/messages/inbox/ana_1/message_1.json", "Ana: the ferry again?"),
+        ("fb/facebook-ana-2024-06/messages/inbox/ana_1/message_2.json",
+         "Ana: the ferry to Porto leaves at noon\nBo: ok")]
+    assert problems == ["fb/facebook-ana-2024-03/messages/inbox/ana_1/message_1.json: collection 'fb': the same "
+                        "chat as 'facebook-ana-2024-06/messages/inbox/ana_1/message_1.json', exported again: all 2 "
+                        "of its messages are read there"]
+
+
 def test_the_end_to_end_encrypted_chats_json_is_read_too(tmp_path: Path) -> None:
     doc = {"participants": ["Ana", "Bo"], "threadName": "Ana_40",
            "messages": [{"senderName": "Bo", "timestamp": 1746073800000, "text": "see you", "type": "text",

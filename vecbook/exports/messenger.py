@@ -27,6 +27,7 @@ from typing import Any, Iterator
 from ..records import Record
 from .base import Export, ExportFile, Message, chat_records, clean_text, distinct_ids, from_timestamp
 from .jsonpos import JsonText, JsonTextError
+from .read_once import read_once
 
 # A timestamp past this is in milliseconds (this many seconds is the year 5138; as milliseconds, 1973):
 # ``timestamp_ms`` always is, the older files' and the encrypted chats' ``timestamp`` may be either.
@@ -38,6 +39,8 @@ _MEDIA = (("photos", "photo"), ("videos", "video"), ("gifs", "gif"), ("audio_fil
 _REACTED = re.compile(r"Reacted (\S+(?: \S+)?) to your message")
 # Words at most in a notice of a like or a reaction in another language ("Liked a message").
 NOTICE_WORDS = 8
+# A part of a thread, in the thread's folder of a download.
+_PART = re.compile(r"message_\d+\.json", re.I)
 
 
 def detect(export: Export) -> bool:
@@ -56,9 +59,24 @@ def _json_files(export: Export) -> list[ExportFile]:
 
 
 def read(export: Export) -> list[Record]:
-    """Every thread file's messages, windowed oldest first."""
+    """Every thread file's messages, windowed oldest first; a thread downloaded twice (March's
+    download beside June's) is read once, each message in the newer download (``read_once``)."""
     files = [f for f in _json_files(export) if _looks_like(f.head())]
-    return distinct_ids(chat_records(export, export.read_each(files, lambda f: _messages(export, f))))
+    messages = export.read_each(files, lambda f: _messages(export, f))
+    return distinct_ids(chat_records(export, read_once(export, messages, _thread_of, _download_of)))
+
+
+def _thread_of(message: Message) -> str:
+    """The thread a message is of: its ``thread_path`` ("inbox/ana_1"), the same in every download
+    though the thread is renamed; the title of an end-to-end encrypted chat's file, which has none."""
+    return message.thread or message.conversation
+
+
+def _download_of(message: Message) -> str:
+    """The copy of a thread a message is in: the folder of its parts (``message_1.json``,
+    ``message_2.json``... hold a thread's messages between them), else its file."""
+    folder, _, name = message.file.rel.rpartition("/")
+    return folder if _PART.fullmatch(name) else message.file.rel
 
 
 def repair(text: str) -> str:

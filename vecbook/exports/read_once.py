@@ -1,8 +1,9 @@
-"""A chat exported twice into one collection, read once (WhatsApp, Telegram).
+"""A chat exported twice into one collection, read once (WhatsApp, Telegram, Messenger).
 
 People export a chat again months later and keep both: WhatsApp's "WhatsApp Chat with Ana.txt"
 beside a browser's "WhatsApp Chat with Ana (1).txt", a zip beside the folder it was unzipped to,
-Telegram Desktop's "ChatExport_2024-03-01" beside "ChatExport_2024-06-01". Read whole, every
+Telegram Desktop's "ChatExport_2024-03-01" beside "ChatExport_2024-06-01", Facebook's download of
+March beside June's. Read whole, every
 message of the older export is read twice: twice the hits to fold, twice the counts.
 """
 
@@ -15,20 +16,22 @@ from ..records import Record
 from .base import Export, Message
 
 # The formats whose exports are read once where a chat was exported twice.
-CHAT_FORMATS = ("whatsapp", "telegram")
+CHAT_FORMATS = ("whatsapp", "telegram", "messenger")
 
 
-def read_once(export: Export, messages: list[Message],
-              chat_of: Callable[[Message], Hashable] | None = None) -> list[Message]:
-    """Each message once: the files of one conversation (its name, or what ``chat_of`` says of
-    it: an app's id of the chat) are taken newest first (by their last message), and a message an
-    older file holds is dropped there when a newer one holds it too (its minute, author and text;
-    as many times as the newer file has it). What only an older file holds (deleted on the phone
-    since, or edited) stays, cited there; an older file that gave messages up says so in a WARN."""
+def read_once(export: Export, messages: list[Message], chat_of: Callable[[Message], Hashable] | None = None,
+              copy_of: Callable[[Message], str] | None = None) -> list[Message]:
+    """Each message once: the copies of one conversation (its name, or what ``chat_of`` says of
+    it: an app's id of the chat), each a file or what ``copy_of`` says (the folder of a thread
+    Facebook writes in parts), are taken newest first (by their last message), and a message an
+    older copy holds is dropped there when a newer one holds it too (its minute, author and text;
+    as many times as the newer copy has it). What only an older copy holds (deleted on the phone
+    since, or edited) stays, cited there; an older copy that gave messages up says so in a WARN."""
     chats: dict[Hashable, dict[str, list[Message]]] = {}
     for message in messages:
         chat = chat_of(message) if chat_of is not None else message.conversation
-        chats.setdefault(chat, {}).setdefault(message.file.rel, []).append(message)
+        copy = copy_of(message) if copy_of is not None else message.file.rel
+        chats.setdefault(chat, {}).setdefault(copy, []).append(message)
     if all(len(files) == 1 for files in chats.values()):
         return messages
     kept: list[Message] = []
