@@ -162,19 +162,22 @@ def test_a_message_with_nothing_to_read_is_a_warning_naming_its_line(tmp_path: P
 
 def test_a_thread_is_a_thread_of_its_channel(tmp_path: Path) -> None:
     # DiscordChatExporter writes a thread as a file of its own, its parent channel as "category":
-    # its windows are the channel's conversation, their thread the thread's name
+    # its windows are the channel's conversation, their thread the thread's name (and the same
+    # words in the same minute in the channel and the thread are two messages, not one exported twice)
     doc = {"guild": {"id": "1", "name": "Friends", "iconUrl": ""},
            "channel": {"id": "9", "type": "GuildPublicThread", "categoryId": "2", "category": "quiz-night",
                        "name": "Round 2 答え", "topic": None},
-           "dateRange": {"after": None, "before": None}, "messages": [message(1, "Default", "Ulaanbaatar!")],
-           "messageCount": 1}
+           "dateRange": {"after": None, "before": None},
+           "messages": [message(1, "Default", "Ulaanbaatar!"), message(3, "Default", "who's in?",
+                                                                       timestamp="2024-03-01T10:02:30.000+01:00")],
+           "messageCount": 2}
     (tmp_path / "Friends - quiz-night - Round 2 [9].json").write_text(json.dumps(doc, ensure_ascii=False))
     write_channel(tmp_path, [message(2, "Default", "who's in?")])
     records, problems, _ = load_export(CollectionConfig(name="dc", path=tmp_path, database_label=str(tmp_path)))
     assert problems == []
     assert [(r.metadata["conversation"], r.metadata.get("thread"), r.text) for r in records] == [
         ("Friends / quiz-night", None, "ana: who's in?"),
-        ("Friends / quiz-night", "Round 2 答え", "ana: Ulaanbaatar!")]
+        ("Friends / quiz-night", "Round 2 答え", "ana: Ulaanbaatar!\nana: who's in?")]
 
 
 def test_the_context_of_a_thread_message_is_its_thread_not_its_channel(tmp_path: Path) -> None:
@@ -224,6 +227,28 @@ def test_the_context_of_a_window_crosses_the_parts_of_a_partitioned_channel(tmp_
     assert [e.text for e in around.after] == ["ana: pizza after"]
     last = book.get(book.search("me", mode="keyword", filters={"date__lt": "2024-03-01T13:00"})[0].citation, context=1)
     assert [e.text for e in last.after] == ["ana: first question: ウランバートル"]
+
+
+def test_a_channel_exported_twice_is_read_once_and_cited_in_the_newer_export(tmp_path: Path) -> None:
+    # March's export of the channel and June's (which holds March's messages too) in folders of their
+    # own; each message is read once, in the newer export, and the older says so. June's is
+    # partitioned (--partition): its parts are one export, whose messages are all its own.
+    march = [message(1, "Default", "quiz at eight?"), message(2, "Default", "yes 🎉", who="bo")]
+    (tmp_path / "2024-03").mkdir()
+    write_channel(tmp_path / "2024-03", march)
+    june = tmp_path / "2024-06"
+    june.mkdir()
+    write_channel(june, [message(3, "Default", "quiz again?", timestamp="2024-06-01T10:00:00.000+01:00")])
+    channel = "Friends - Text Channels - quiz-night [2]"
+    (june / f"{channel}.json").rename(june / f"{channel} [part 2].json")
+    write_channel(june, march)
+    records, problems, _ = load_export(CollectionConfig(name="dc", path=tmp_path, database_label=str(tmp_path)))
+    assert sorted((r.citation.split(":")[0], r.text) for r in records) == [
+        (f"dc/2024-06/{channel} [part 2].json", "ana: quiz again?"),
+        (f"dc/2024-06/{channel}.json", "ana: quiz at eight?\nbo: yes 🎉")]
+    assert [str(p) for p in problems] == [f"dc/2024-03/{channel}.json: collection 'dc': the same chat as "
+                                          f"'2024-06/{channel} [part 2].json', exported again: all 2 of its "
+                                          "messages are read there"]
 
 
 def test_a_channel_exported_as_html_beside_json_ones_is_a_warning_naming_it(tmp_path: Path) -> None:

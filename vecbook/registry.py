@@ -41,7 +41,7 @@ from .sqlite_tables import PROFILE_DATABASE, known_app, profile_database, sqlite
 SQLITE = "sqlite"
 # Chat exports people export again months later and may add apart: add reads the sources of the
 # same format to say so (``exported_again``).
-CHATS_EXPORTED_AGAIN = ("whatsapp", "telegram", "messenger")
+CHATS_EXPORTED_AGAIN = ("whatsapp", "telegram", "messenger", "discord")
 SQLITE_MAGIC = b"SQLite format 3\x00"
 # Participants shown by ``add``: the most frequent few (a group chat may have hundreds).
 SHOWN_PARTICIPANTS = 8

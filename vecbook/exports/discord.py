@@ -1,13 +1,15 @@
-"""Discord: DiscordChatExporter's JSON (one file a channel, DM or group DM)."""
+"""Discord: DiscordChatExporter's JSON (one file a channel, DM or group DM, or a part of one)."""
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from typing import Any, Iterator
 
 from ..records import Record, iso_moment
 from .base import Export, ExportFile, Message, chat_records, clean_text, json_list, json_object, json_string
 from .jsonpos import JsonText
+from .read_once import read_once
 
 # The app's notices, not what anyone said: DiscordChatExporter writes a message's kind by the
 # name its enum has for it (joins, pins, renames, calls, threads started)...
@@ -20,6 +22,8 @@ NOTICE_KINDS = frozenset({"RecipientAdd", "RecipientRemove", "Call", "ChannelNam
 # and 46 (a poll's result); the others are what a person or bot said (20: a slash command's
 # answer, 23: a context-menu command's), read like "Default".
 NOTICE_NUMBERS = frozenset({*range(1, 19), 21, 22, *range(24, 33), *range(36, 40), 44, 46})
+# How DiscordChatExporter names the second and later parts of a partitioned export.
+_PART = re.compile(r" \[part \d+\](?=\.json$)", re.I)
 # DiscordChatExporter's HTML export (its GUI's default format), not read, opens its stylesheet
 # with these classes.
 HTML_MARK = b"chatlog__"
@@ -39,10 +43,24 @@ def _json_files(export: Export) -> list[ExportFile]:
 
 
 def read(export: Export) -> list[Record]:
-    """Every channel file's messages, windowed; an HTML export among them is a WARN."""
+    """Every channel file's messages, windowed, each once where a channel was exported twice
+    (``read_once``); an HTML export among them is a WARN."""
     files = [f for f in _json_files(export) if _looks_like(f.head())]
     _html_exports(export, files)
-    return chat_records(export, export.read_each(files, lambda f: _messages(export, f)))
+    messages = export.read_each(files, lambda f: _messages(export, f))
+    return chat_records(export, read_once(export, messages, _channel_of, _export_of))
+
+
+def _channel_of(message: Message) -> tuple[str, str | None]:
+    """The channel a message is of, and its thread: each thread of a channel is a file of its own."""
+    return message.conversation, message.thread
+
+
+def _export_of(message: Message) -> str:
+    """The export a message is in: its file, the parts of a partitioned one (``--partition``:
+    "<channel>.json", "<channel> [part 2].json"...) taken together, as they hold its messages
+    between them."""
+    return _PART.sub("", message.file.rel)
 
 
 def _html_exports(export: Export, files: list[ExportFile]) -> None:

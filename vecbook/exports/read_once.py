@@ -1,4 +1,4 @@
-"""A chat exported twice into one collection, read once (WhatsApp, Telegram, Messenger).
+"""A chat exported twice into one collection, read once (WhatsApp, Telegram, Messenger, Discord).
 
 People export a chat again months later and keep both: WhatsApp's "WhatsApp Chat with Ana.txt"
 beside a browser's "WhatsApp Chat with Ana (1).txt", a zip beside the folder it was unzipped to,
@@ -16,7 +16,7 @@ from ..records import Record
 from .base import Export, Message
 
 # The formats whose exports are read once where a chat was exported twice.
-CHAT_FORMATS = ("whatsapp", "telegram", "messenger")
+CHAT_FORMATS = ("whatsapp", "telegram", "messenger", "discord")
 
 
 def read_once(export: Export, messages: list[Message], chat_of: Callable[[Message], Hashable] | None = None,
