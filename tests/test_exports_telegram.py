@@ -360,6 +360,21 @@ def test_a_chat_exported_alone_and_in_the_account_export_is_read_once_though_ren
                                             "exported again: all 2 of its messages are read there"]
 
 
+def test_a_chat_exported_before_2021_and_again_since_is_read_once(tmp_path: Path) -> None:
+    # Telegram Desktop wrote only "date" (the computer's local time, no zone) before 2021, and
+    # "date_unixtime" (exact) since: the same messages, told by their ids
+    march = [message(1, "the ferry to Porto leaves at noon", 1709287200), message(2, "ok", 1709287260, "Bo")]
+    old = [{key: value for key, value in {**m, "date": f"2024-03-01T11:0{i}:00"}.items() if key != "date_unixtime"}
+           for i, m in enumerate(march)]
+    write(tmp_path / "ChatExport_old" / "result.json", chat("Bo", "personal_chat", 100, old))
+    write(tmp_path / "ChatExport_new" / "result.json",
+          chat("Bo", "personal_chat", 100, [*march, message(3, "the ferry again?", 1718870400)]))
+    records, problems = load(tmp_path)
+    assert [r.id for r in records] == ["tg:ChatExport_new/result.json#1", "tg:ChatExport_new/result.json#3"]
+    assert [p.reason for p in problems] == ["collection 'tg': the same chat as 'ChatExport_new/result.json', "
+                                            "exported again: all 2 of its messages are read there"]
+
+
 def test_the_chats_telegram_writes_without_a_name_are_called_as_the_app_calls_them(tmp_path: Path) -> None:
     # Saved Messages, Replies and Verification Codes (the login codes Telegram sends) have no
     # "name" in the export: they are called as the app's chat list calls them

@@ -24,8 +24,8 @@ def read_once(export: Export, messages: list[Message], chat_of: Callable[[Messag
     """Each message once: the copies of one conversation (its name, or what ``chat_of`` says of
     it: an app's id of the chat), each a file or what ``copy_of`` says (the folder of a thread
     Facebook writes in parts), are taken newest first (by their last message), and a message an
-    older copy holds is dropped there when a newer one holds it too (its minute, author and text;
-    as many times as the newer copy has it). What only an older copy holds (deleted on the phone
+    older copy holds is dropped there when a newer one holds it too (its id where the app gives
+    one, else its minute; its author and text; as many times as the newer copy has it). What only an older copy holds (deleted on the phone
     since, or edited) stays, cited there; an older copy that gave messages up says so in a WARN."""
     chats: dict[Hashable, dict[str, list[Message]]] = {}
     for message in messages:
@@ -57,8 +57,12 @@ def _last(messages: list[Message]) -> float:
 
 
 def _said(message: Message) -> tuple[object, ...]:
-    # Not the app's id: a chat's export and the account's number its messages apart. To the
-    # minute: a chat an iPhone took over from an Android phone is written with seconds there.
+    # The app's id where it has one (Telegram, Discord), the chat's id an account export writes
+    # before it taken off ("100:1"): an export from before 2021 wrote Telegram's times without a
+    # zone, later ones exact. With the text, so an edit is read in both. Else to the minute: a chat
+    # an iPhone took over from an Android phone is written with seconds there.
+    if message.id:
+        return message.id.rsplit(":", 1)[-1], message.author, message.text
     when = message.when.replace(second=0, microsecond=0) if message.when is not None else None
     return when, message.author, message.text
 
