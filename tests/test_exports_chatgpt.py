@@ -69,6 +69,23 @@ def export(tmp_path: Path, conversations: list[dict], indent: int | None = 2) ->
     return tmp_path
 
 
+def test_a_conversation_in_two_exports_is_read_once_in_the_newer(tmp_path: Path) -> None:
+    # March's data export and June's unzipped side by side: June's copy of the conversation goes on
+    # ("a4"), its messages (the same ids) are read once, in June's file, and March's says so
+    march = conversation()
+    june = conversation()
+    june["mapping"]["a3"]["children"] = ["a4"]
+    june["mapping"].update([node("a4", "a3", [], "assistant", ["And salt the water."], 1700000000.0 + 90)])
+    june |= {"current_node": "a4", "update_time": 1700000000.0 + 90}
+    export(tmp_path / "chatgpt-2023-11", [march])
+    export(tmp_path / "chatgpt-2024-06", [june])
+    records, problems = load(tmp_path)
+    assert {r.file_path for r in records} == {"gpt/chatgpt-2024-06/conversations.json"}
+    assert "And salt the water." in records[-1].text
+    assert problems == ["gpt/chatgpt-2023-11/conversations.json: collection 'gpt': the same chat as "
+                        "'chatgpt-2024-06/conversations.json', exported again: all 3 of its messages are read there"]
+
+
 # -- the fixture --
 
 def test_the_sample_reads_its_current_branch_as_cited_windows() -> None:

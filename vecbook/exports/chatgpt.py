@@ -19,6 +19,7 @@ from typing import Any, Container, Iterator
 from ..records import Record
 from .base import Export, ExportFile, Message, chat_records, clean_text, from_timestamp, json_list, json_string
 from .jsonpos import JsonText
+from .read_once import read_once
 
 # Who a turn is shown as, by author role; other roles (system, tool) are not turns.
 AUTHORS = {"user": "User", "assistant": "ChatGPT"}
@@ -53,9 +54,12 @@ def _json_files(export: Export) -> list[ExportFile]:
 
 
 def read(export: Export) -> list[Record]:
-    """Every conversation's branch, windowed."""
+    """Every conversation's branch, windowed; a conversation in two exports (March's data export
+    beside June's) is read once, each message in the newer (``read_once``, by its ``conversation_id``
+    and the messages' ids)."""
     files = [f for f in _json_files(export) if _looks_like(f.head())]
-    return chat_records(export, export.read_each(files, lambda f: _messages(export, f)))
+    messages = export.read_each(files, lambda f: _messages(export, f))
+    return chat_records(export, read_once(export, messages, lambda m: m.thread or m.conversation))
 
 
 def _messages(export: Export, file: ExportFile) -> Iterator[Message]:
