@@ -28,7 +28,7 @@ from .config import (
 )
 from .exports import FORMATS, format_list, open_export, reader, recognising_formats, why_unrecognised
 from .exports.notes import describe_kinds, holds_notes
-from .exports.read_once import window_key
+from .exports.read_once import CHAT_FORMATS, window_key
 from .records import Problem, Record
 from .snippets import date_days
 from .source_counts import chat_facts, chats_by_source
@@ -41,7 +41,7 @@ from .sqlite_tables import PROFILE_DATABASE, known_app, profile_database, sqlite
 SQLITE = "sqlite"
 # Chat exports people export again months later and may add apart: add reads the sources of the
 # same format to say so (``exported_again``).
-CHATS_EXPORTED_AGAIN = ("whatsapp", "telegram", "messenger", "discord")
+CHATS_EXPORTED_AGAIN = CHAT_FORMATS
 SQLITE_MAGIC = b"SQLite format 3\x00"
 # Participants shown by ``add``: the most frequent few (a group chat may have hundreds).
 SHOWN_PARTICIPANTS = 8

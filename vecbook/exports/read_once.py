@@ -1,10 +1,11 @@
-"""A chat exported twice into one collection, read once (WhatsApp, Telegram, Messenger, Discord).
+"""A chat exported twice into one collection, read once (WhatsApp, Telegram, Messenger, Discord,
+ChatGPT).
 
 People export a chat again months later and keep both: WhatsApp's "WhatsApp Chat with Ana.txt"
 beside a browser's "WhatsApp Chat with Ana (1).txt", a zip beside the folder it was unzipped to,
 Telegram Desktop's "ChatExport_2024-03-01" beside "ChatExport_2024-06-01", Facebook's download of
-March beside June's. Read whole, every
-message of the older export is read twice: twice the hits to fold, twice the counts.
+March beside June's. Read whole, every message of the older export is read twice: twice the hits
+to fold, twice the counts.
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ from typing import Callable, Hashable, Sequence
 from ..records import Record
 from .base import Export, Message
 
-# The formats whose exports are read once where a chat was exported twice.
+# The chat formats whose windows two sources (``vecbook add``) or two files of a notes folder
+# (``read_twice``) are compared by, to tell of a chat exported twice.
 CHAT_FORMATS = ("whatsapp", "telegram", "messenger", "discord")
 
 
@@ -25,8 +27,9 @@ def read_once(export: Export, messages: list[Message], chat_of: Callable[[Messag
     it: an app's id of the chat), each a file or what ``copy_of`` says (the folder of a thread
     Facebook writes in parts), are taken newest first (by their last message), and a message an
     older copy holds is dropped there when a newer one holds it too (its id where the app gives
-    one, else its minute; its author and text; as many times as the newer copy has it). What only an older copy holds (deleted on the phone
-    since, or edited) stays, cited there; an older copy that gave messages up says so in a WARN."""
+    one, else its minute; its author and text; as many times as the newer copy has it). What only
+    an older copy holds (deleted on the phone since, or edited) stays, cited there; an older copy
+    that gave messages up says so in a WARN."""
     chats: dict[Hashable, dict[str, list[Message]]] = {}
     for message in messages:
         chat = chat_of(message) if chat_of is not None else message.conversation
