@@ -192,7 +192,7 @@ def _read_twice(folder: Folder, report: LoadReport, blocks: list[tuple[str, list
                 changed: set[str]) -> None:
     """A WARN for each chat exported twice in a notes folder (``read_twice``): each file is read on its
     own, so both are searched; told again when either file changed since the last read."""
-    for older, newer, shared, total in read_twice(blocks):
+    for older, newer, shared, total in read_twice(blocks, prefix):
         rel, other = older[len(prefix):], newer[len(prefix):]
         problem = folder.problem(rel, f"the same chat as '{other}', exported again ({shared} of its {total} "
                                       "conversation windows are there too): this folder reads each file on its own, "

@@ -85,23 +85,44 @@ def window_key(record: Record) -> tuple[object, ...]:
     Telegram account export writes the chat's id before the message's ("100:1", its ids count per
     chat), the chat's own export not ("1"): the key is taken without it."""
     key = record.id.rsplit("#", 1)[-1].rsplit(":", 1)[-1]
-    return record.metadata.get("conversation"), record.metadata.get("date"), key
+    return record.metadata_value("conversation"), record.metadata_value("date"), key
 
 
-def read_twice(blocks: Sequence[tuple[str, Sequence[Record]]]) -> list[tuple[str, str, int, int]]:
+def read_twice(blocks: Sequence[tuple[str, Sequence[Record]]], folder: str = "") -> list[tuple[str, str, int, int]]:
     """Chats exported twice among files read each on its own (a notes folder's, whose files are
     read again one by one as they change, so ``read_once`` never sees two together): for each
     block of chat windows some of which a newer block holds too, (its key, the newest such
     block's key, how many of its windows that one holds, how many it has). The newer of two is
-    the one whose last window is later."""
-    keys = {key: {window_key(r) for r in records} for key, records in blocks
-            if records and records[0].metadata.get("format") in CHAT_FORMATS}
+    the one whose last window is later. The same blocks as the ``folder``'s last call (the very
+    lists: a refresh keeps an unchanged file's) give its answer again, unread."""
+    chat_blocks = [(key, records) for key, records in blocks
+                   if records and records[0].metadata_value("format") in CHAT_FORMATS]
+    last = _READ_TWICE.get(folder)
+    if last is not None and len(last[0]) == len(chat_blocks) and all(
+            key == was and records is held for (key, records), (was, held) in zip(chat_blocks, last[0])):
+        return list(last[1])
+    found = _read_twice(chat_blocks) if len(chat_blocks) > 1 else []
+    _READ_TWICE[folder] = (chat_blocks, found)
+    return list(found)
+
+
+# The last ``read_twice`` of each notes folder (by its blocks' key prefix): its chat blocks and answer.
+_READ_TWICE: dict[str, tuple[list[tuple[str, Sequence[Record]]], list[tuple[str, str, int, int]]]] = {}
+
+
+def _read_twice(blocks: Sequence[tuple[str, Sequence[Record]]]) -> list[tuple[str, str, int, int]]:
+    """``read_twice`` of blocks of chat windows."""
+    chats = {key: {r.metadata_value("conversation") for r in records} for key, records in blocks}
+    # Only the blocks holding a conversation another block holds too are compared, window by window.
+    seen: Counter[object] = Counter(chat for held in chats.values() for chat in held)
+    shared_chats = {chat for chat, count in seen.items() if count > 1}
+    keys = {key: {window_key(r) for r in records} for key, records in blocks if not chats[key].isdisjoint(shared_chats)}
     holders: defaultdict[tuple[object, ...], list[str]] = defaultdict(list)
     for key, windows in keys.items():
         for window in windows:
             holders[window].append(key)
-    order = {key: (max(str(r.metadata.get("end_date") or r.metadata.get("date")) for r in records), len(records), key)
-             for key, records in blocks if key in keys}
+    order = {key: (max(str(r.metadata_value("end_date") or r.metadata_value("date")) for r in records), len(records),
+                   key) for key, records in blocks if key in keys}
     found = []
     for key, windows in keys.items():
         shared = Counter(other for window in windows for other in holders[window] if order[other] > order[key])
