@@ -609,6 +609,23 @@ LOCALIZED_DATES = [
     ("2024. márc. 5., kedd, 20:15 +0100", "2024-03-05T20:15:00+01:00"),
     ("martes, 5 de marzo de 2024 8:15 p. m.", "2024-03-05T20:15:00"),
     ("2024-03-05", "2024-03-05T00:00:00"),  # a day alone, as scripts write it
+    # a fraction of a second, as .NET, Java and PHP mailers write it (the email package read the date
+    # without its offset)
+    ("Tue, 5 Mar 2024 08:15:30.123 +0100", "2024-03-05T08:15:30+01:00"),
+    ("Tue, 5 Mar 2024 08:15:30,5 -0500", "2024-03-05T08:15:30-05:00"),
+    ("Tue, 5 Mar 2024 08:15:30.123456789+0100", "2024-03-05T08:15:30+01:00"),
+    # an offset of hours alone, or with GMT or UTC in front (the email package read "+8" as 8 minutes)
+    ("Tue, 5 Mar 2024 08:15:30 +8", "2024-03-05T08:15:30+08:00"),
+    ("Tue, 5 Mar 2024 08:15:30 +08", "2024-03-05T08:15:30+08:00"),
+    ("Tue, 5 Mar 2024 08:15:30 -5", "2024-03-05T08:15:30-05:00"),
+    ("Tue, 5 Mar 2024 08:15:30 UTC+8", "2024-03-05T08:15:30+08:00"),
+    ("Tue, 5 Mar 2024 08:15:30 GMT+0800", "2024-03-05T08:15:30+08:00"),
+    ("Tue, 5 Mar 2024 08:15:30 GMT +0100", "2024-03-05T08:15:30+01:00"),
+    ("Tue, 5 Mar 2024 08:15:30 UTC+5:30", "2024-03-05T08:15:30+05:30"),
+    ("Tue, 5 Mar 2024 08:15:30 GMT-0", "2024-03-05T08:15:30+00:00"),
+    ("2024-03-05T08:15:30-04", "2024-03-05T08:15:30-04:00"),
+    # Java's Date.toString(), as scripts that write "Date: " + new Date() send it: the zone's name before the year
+    ("Tue Mar 05 08:15:30 CET 2024", "2024-03-05T08:15:30+01:00"),
 ]
 
 

@@ -48,12 +48,13 @@ YEAR_MONTH_NAME_DATE = re.compile(rf"^(\d{{4}})\.?\s+{MONTH}\s+{DAY},?(?:\s+[^\W
 EAST_ASIAN_HALF_DAY = re.compile(r"(上午|午前|오전|下午|午後|오후)\s*(\d{1,2}):(\d{2}(?::\d{2})?)")
 AFTERNOON = ("下午", "午後", "오후")
 
-# An offset at the end written "+01:00", "GMT+01:00" or "UTC-0530" (scripts, Java mailers): read as
-# RFC 5322's "+0100" (the email package reads only that, and would drop the offset).
-OFFSET = re.compile(r"\s(?:GMT|UTC)?([+-])(\d{2}):?(\d{2})(\s*\([^()]*\))?$", re.I)
-# After GMT or UTC, the hours alone ("GMT+8", "UTC-5", as PHP scripts and some webmail write it):
-# read as "+0800" (the email package reads none, and the date was left without its offset).
-HOURS_OFFSET = re.compile(r"\s(?:GMT|UTC)([+-])(\d{1,2})(\s*\([^()]*\))?$", re.I)
+# An offset at the end written "+01:00", "GMT+01:00", "UTC-0530", "GMT +0100", or as hours alone, "+8",
+# "-05", "GMT+8", "UTC+5:30" (scripts, Java mailers, PHP, some webmail): read as RFC 5322's "+0100" (the
+# email package reads only that: it dropped the others, and read "+8" as 8 minutes).
+OFFSET = re.compile(r"\s(?:(GMT|UTC)\s?)?([+-])(\d{1,2})(?::?(\d{2}))?(\s*\([^()]*\))?$", re.I)
+# A fraction of a second (.NET, Java and PHP mailers: "08:15:30.123"), which the email package reads as
+# a date without its offset: left out.
+FRACTION = re.compile(r"(\d:\d{2}:\d{2})[.,]\d+")
 
 # Zones by the names old clients and scripts write after the time, where a name says one offset
 # (not IST, India's, Ireland's or Israel's; the email package reads North America's, EST to PDT, and
@@ -63,23 +64,32 @@ ZONE_NAMES = {"CET": "+0100", "MEZ": "+0100", "MET": "+0100", "CEST": "+0200", "
               "JST": "+0900", "KST": "+0900", "HKT": "+0800", "SGT": "+0800", "AWST": "+0800", "ACST": "+0930",
               "ACDT": "+1030", "AEST": "+1000", "AEDT": "+1100", "NZST": "+1200", "NZDT": "+1300", "HST": "-1000",
               "AKST": "-0900", "AKDT": "-0800"}
-ZONE_NAME = re.compile(r"(?<=\d)\s+\(?(" + "|".join(ZONE_NAMES) + r")\)?(\s*\([^()]*\))?$", re.I)
+# (before the year too, as Java's Date.toString() writes it: "Tue Mar 05 08:15:30 CET 2024")
+ZONE_NAME = re.compile(r"(?<=\d)\s+\(?(" + "|".join(ZONE_NAMES) + r")\)?(\s*\([^()]*\)|\s+\d{4})?$", re.I)
 # A time on a 12-hour clock: 8:15 PM, 12:05:09 a.m., 8:15 p. m. (Spanish locales)
 TWELVE_HOUR = re.compile(r"\b(\d{1,2}):(\d{2}(?::\d{2})?)\s*([ap])(?:\.\s?)?m\b\.?", re.I)
 
 # (and year/month/day, as Japanese and Chinese scripts write it: the year first, so never day-first)
 ISO_DATE = re.compile(r"^(\d{4})(?:-(\d{2})-(\d{2})|/(\d{1,2})/(\d{1,2}))(?:[T ](\d{1,2}):(\d{2})(?::(\d{2}))?"
-                      r"(?:[.,]\d+)?\s*(Z|[+-]\d{2}:?\d{2})?)?(?:\s*\([^()]*\))?$", re.I)
+                      r"(?:[.,]\d+)?\s*(Z|[+-]\d{2}(?::?\d{2})?)?)?(?:\s*\([^()]*\))?$", re.I)
 
 
 def rfc_form(raw: str) -> str:
-    """A Date header with its offset at the end written as RFC 5322 writes it (``OFFSET``,
-    ``HOURS_OFFSET``; a zone's name, ``ZONE_NAMES``, as its offset) and a 12-hour clock's time as a 24-hour one (the email
-    package reads "8:15 PM" as 08:15)."""
+    """A Date header with its offset at the end written as RFC 5322 writes it (``OFFSET``; a zone's
+    name, ``ZONE_NAMES``, as its offset), without a fraction of a second (``FRACTION``), and a 12-hour
+    clock's time as a 24-hour one (the email package reads "8:15 PM" as 08:15)."""
     raw = EAST_ASIAN_HALF_DAY.sub(_east_asian_24_hour, raw) if not raw.isascii() else raw
-    raw = ZONE_NAME.sub(_zone_offset, raw)
-    raw = HOURS_OFFSET.sub(lambda found: f" {found.group(1)}{int(found.group(2)):02d}00{found.group(3) or ''}", raw)
-    return TWELVE_HOUR.sub(_24_hour, OFFSET.sub(r" \1\2\3\4", raw))
+    raw = ZONE_NAME.sub(_zone_offset, FRACTION.sub(r"\1", raw))
+    return TWELVE_HOUR.sub(_24_hour, OFFSET.sub(_rfc_offset, raw))
+
+
+def _rfc_offset(found: re.Match[str]) -> str:
+    """"+8", "GMT+08:00", "UTC+5:30" as "+0800", "+0800", "+0530"; "GMT-0" as "+0000" (RFC 5322's "-0000"
+    says the offset is unknown, and GMT says it is none)."""
+    named, sign, hours, minutes, comment = found.groups()
+    if named and int(hours) == int(minutes or 0) == 0:
+        sign = "+"
+    return f" {sign}{int(hours):02d}{minutes or '00'}{comment or ''}"
 
 
 def _zone_offset(found: re.Match[str]) -> str:
@@ -143,6 +153,8 @@ def _iso_date(found: re.Match[str]) -> datetime | None:
     left out."""
     year, month, day, slashed_month, slashed_day, hour, minute, second, offset = found.groups()
     month, day = month or slashed_month.zfill(2), day or slashed_day.zfill(2)
+    if offset and len(offset) == 3:  # "-04": hours alone, as ISO 8601 allows
+        offset += ":00"
     try:
         return iso_moment(f"{year}-{month}-{day}T{(hour or '0').zfill(2)}:{minute or '00'}:{second or '00'}"
                           f"{offset or ''}")
