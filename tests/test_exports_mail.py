@@ -1414,6 +1414,39 @@ def test_trash_and_junk_mailboxes_are_left_out_as_mail_apps_search_leaves_them_o
     assert problems == [] and len(records) == 7
 
 
+def test_a_users_own_folders_and_labels_named_like_a_bin_are_read(tmp_path: Path) -> None:
+    # only a mail app's own Trash and Junk are bins: at the top of the account, under its server's
+    # INBOX or [Gmail] (IMAP's namespaces), and what is inside them; a user's folder that holds the word
+    # (Spam research, Junk Removal Co) or is named so inside their own folder (Clients/Spam) is their mail
+    def mbox(path: Path, subject: str, labels: str = "Inbox") -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(f"From - Mon Mar 11 10:00:00 2024\nX-Gmail-Labels: {labels}\nFrom: a@example.com\n"
+                         f"Subject: {subject}\nDate: Mon, 11 Mar 2024 10:00:00 +0000\n\nBody.\n".encode())
+    profile = tmp_path / "profile"
+    for folder in ("Projects.sbd/Spam research", "Clients.sbd/Junk Removal Co", "Anti-Spam", "Clients.sbd/Spam",
+                   "Trash Talk", "INBOX.sbd/Trash", "Trash.sbd/Clients.sbd/Spam research", "[Gmail].sbd/Trash"):
+        mbox(profile / folder, folder)
+    mbox(profile / "Takeout.mbox", "labelled", "Anti-Spam,Spam research,Projects/Trash")
+    records, problems = load(profile)
+    assert sorted((r.metadata["subject"], r.metadata["conversation"]) for r in records) == [
+        ("Anti-Spam", "Anti-Spam"), ("Clients.sbd/Junk Removal Co", "Clients/Junk Removal Co"),
+        ("Clients.sbd/Spam", "Clients/Spam"), ("Projects.sbd/Spam research", "Projects/Spam research"),
+        ("Trash Talk", "Trash Talk"), ("labelled", "Takeout")]
+    assert sorted(re.findall(r"the mailbox '([^']+)'", " ".join(problems))) == [
+        "INBOX/Trash", "Trash/Clients/Spam research", "[Gmail]/Trash"]
+    # Maildir trees of several accounts (mbsync, offlineimap): an account's folder holds no mail of its own
+    maildir = tmp_path / "Mail"
+    for n, folder in enumerate(("work/INBOX", "work/Trash", "work/Clients", "work/Clients/Spam",
+                                "work/Clients/Junk Removal Co", "home/Junk")):
+        (maildir / folder / "cur").mkdir(parents=True)
+        (maildir / folder / "cur" / f"{n}.host:2,S").write_bytes(message(
+            f"From: a@example.com\nSubject: {folder}\nDate: Mon, 11 Mar 2024 10:00:00 +0000", "Body."))
+    records, problems = load(maildir)
+    assert sorted(r.metadata["conversation"] for r in records) == [
+        "work/Clients", "work/Clients/Junk Removal Co", "work/Clients/Spam", "work/INBOX"]
+    assert sorted(re.findall(r"the mailbox '([^']+)'", " ".join(problems))) == ["home/Junk", "work/Trash"]
+
+
 def test_a_collection_can_include_gmail_spam_and_trash(tmp_path: Path) -> None:
     from vecbook.config import ConfigError, load_config
 

@@ -23,7 +23,8 @@ from typing import Any, Callable, Iterable, Iterator
 
 from ..records import Record
 from .base import Export, ExportFile, clean_text, export_record, iso
-from .mail_bins import bin_mailbox, gmail_labels, in_gmail_bin, leave_out, warn_bin_mailbox, warn_left_out
+from .mail_bins import (account_mailbox, bin_mailbox, gmail_labels, in_gmail_bin, leave_out, warn_bin_mailbox,
+                        warn_left_out)
 from .mail_dates import localized_date, rfc_form
 from .mime import collect_body, decoded_header, find_header_end, new_part, parse_headers
 from .tnef import UNREAD
@@ -230,7 +231,8 @@ def read_maildir(export: Export) -> list[Record]:
                     "read (VecBook reads no .msg): save those messages as .eml (new Outlook for Windows: Save as; "
                     "Outlook for Mac: drag them to a folder)")
     binned: list[tuple[ExportFile, str | None]] = []  # (file, its Trash or Junk mailbox; None: Gmail's label)
-    records = _records(export, export.read_each(files, lambda f: _maildir_mails(export, f, binned)))
+    mailboxes = {tuple(_mailbox_path(f)) for f in files}  # (the folders that hold mail of their own)
+    records = _records(export, export.read_each(files, lambda f: _maildir_mails(export, f, binned, mailboxes)))
     labelled = [file for file, mailbox in binned if mailbox is None]
     if labelled:
         warn_left_out(export, labelled[0], None, len(labelled), "the folder")
@@ -242,6 +244,14 @@ def read_maildir(export: Export) -> list[Record]:
 
 def _folders(file: ExportFile) -> list[str]:
     return file.rel.replace("!/", "/").split("/")[:-1]
+
+
+def _mailbox_path(file: ExportFile) -> list[str]:
+    """The folders of a message's mailbox: a Maildir's without its ``cur/`` or ``new/``, and a Maildir++
+    folder's name without its dot (``.Trash`` is Trash)."""
+    folders = _folders(file)
+    folders = folders[:-1] if folders and folders[-1] in ("cur", "new") else folders
+    return [f[1:] if f.startswith(".") and len(f) > 1 else f for f in folders]
 
 
 def _in_maildir(file: ExportFile) -> bool:
@@ -262,23 +272,25 @@ def _looks_like_mail(head: bytes) -> bool:
     return bool(FIRST_HEADER.match(head)) and bool(MAIL_HEADERS.search(header))
 
 
-def _maildir_mails(export: Export, file: ExportFile, binned: list[tuple[ExportFile, str | None]]) -> Iterator[_Mail]:
-    """The message of one file; one in a Trash or Junk mailbox or that Gmail labels Spam or Trash
-    goes to ``binned`` unread, unless asked for."""
+def _maildir_mails(export: Export, file: ExportFile, binned: list[tuple[ExportFile, str | None]],
+                   mailboxes: set[tuple[str, ...]]) -> Iterator[_Mail]:
+    """The message of one file; one in a Trash or Junk mailbox (of those that hold mail, ``mailboxes``,
+    from its account's top) or that Gmail labels Spam or Trash goes to ``binned`` unread, unless asked for."""
     data, start = file.read_bytes().removeprefix(BOM), 1  # (a Windows script's .eml)
     if file.name.lower().endswith(".emlx"):
         data, start = _emlx_message(data)
     folders = _folders(file)
-    if folders and folders[-1] in ("cur", "new"):
-        folders = folders[:-1]
-    elif not _looks_like_mail(data[:8192]):
+    if not _in_maildir(file) and not _looks_like_mail(data[:8192]):
         return
-    conversation = "/".join(f[1:] if f.startswith(".") and len(f) > 1 else f for f in folders) or "INBOX"
-    mailboxes = [f[:-5] for f in folders if f.lower().endswith(".mbox") and len(f) > 5]
-    if start == 2 and mailboxes:  # Apple Mail: Work.mbox/Clients.mbox/<uuid>/Data/Messages is Work/Clients
-        conversation = "/".join(mailboxes)
-    if not export.include_spam_and_trash and (bin_mailbox(conversation) or in_gmail_bin(data)):
-        binned.append((file, conversation if bin_mailbox(conversation) else None))
+    path = _mailbox_path(file)
+    conversation = "/".join(path) or "INBOX"
+    in_bin = bool(path) and bin_mailbox(account_mailbox(path, mailboxes))
+    apple = [f[:-5] for f in folders if f.lower().endswith(".mbox") and len(f) > 5]
+    if start == 2 and apple:  # Apple Mail: Work.mbox/Clients.mbox/<uuid>/Data/Messages is Work/Clients
+        conversation = "/".join(apple)
+        in_bin = bin_mailbox(conversation)
+    if not export.include_spam_and_trash and (in_bin or in_gmail_bin(data)):
+        binned.append((file, conversation if in_bin else None))
         return
     info = MAILDIR_INFO.search(file.name)
     flags = [MAILDIR_FLAGS[f] for f in info.group(1) if f in MAILDIR_FLAGS] if info else []

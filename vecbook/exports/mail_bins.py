@@ -49,10 +49,32 @@ def in_gmail_bin(data: bytes) -> bool:
     return any(decoded_header(label).lower() in GMAIL_BINS for label in labels or ())
 
 
+# The folders an IMAP server keeps an account's mailboxes under (Courier's and Cyrus' INBOX, Gmail's
+# [Gmail] and, in Germany and the UK, [Google Mail]), lower case: its Trash and Spam are one level down.
+NAMESPACES = frozenset({"inbox", "[gmail]", "[google mail]"})
+
+
 def bin_mailbox(mailbox: str) -> bool:
-    """A mailbox (``Trash``, ``[Gmail]/Spam``) that is a Trash or Junk folder or inside one (a folder
-    deleted in Thunderbird goes on as ``Trash/<its name>``)."""
-    return any(part.strip().lower() in BIN_MAILBOXES for part in mailbox.split("/"))
+    """A mailbox that is the account's Trash or Junk folder (``Trash``, ``[Gmail]/Spam``, ``INBOX/Trash``)
+    or inside one (a folder deleted in Thunderbird goes on as ``Trash/<its name>``). Only one at the
+    account's top is: a user's own folder that holds the word (``Spam research``) or is named so inside
+    another of theirs (``Clients/Spam``) is their mail."""
+    parts = [part.strip().lower() for part in mailbox.split("/")]
+    if len(parts) > 1 and parts[0] in NAMESPACES:
+        parts = parts[1:]
+    return parts[0] in BIN_MAILBOXES
+
+
+def account_mailbox(folders: list[str], mailboxes: set[tuple[str, ...]]) -> str:
+    """A Maildir folder's path from its account's top (``work/Clients/Spam`` is ``Clients/Spam``): the
+    folders above it that hold no mail of their own (not in ``mailboxes``: an account's folder in a tree
+    of several, as mbsync and offlineimap write them) are left out, unless a bin's name says it is one
+    (an empty ``Trash`` holding a deleted folder)."""
+    start = 0
+    while (start < len(folders) - 1 and tuple(folders[:start + 1]) not in mailboxes
+           and folders[start].strip().lower() not in BIN_MAILBOXES | NAMESPACES):
+        start += 1
+    return "/".join(folders[start:])
 
 
 def warn_left_out(export: Export, file: ExportFile, line: int | None, count: int, what: str) -> None:
