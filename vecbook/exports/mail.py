@@ -23,9 +23,9 @@ from typing import Any, Callable, Iterable, Iterator
 
 from ..records import Record
 from .base import Export, ExportFile, clean_text, export_record, iso
-from .mail_bins import (account_mailbox, bin_mailbox, gmail_labels, in_gmail_bin, leave_out, warn_bin_mailbox,
-                        warn_left_out)
+from .mail_bins import bin_mailbox, gmail_labels, in_gmail_bin, leave_out, warn_bin_mailbox, warn_left_out
 from .mail_dates import localized_date, rfc_form
+from .mail_folders import account_mailbox, folders_of, in_maildir, mailbox_path, mbox_name
 from .mime import collect_body, decoded_header, find_header_end, new_part, parse_headers
 from .tnef import UNREAD
 
@@ -96,14 +96,14 @@ def read_mbox(export: Export) -> list[Record]:
 
 def _mbox_files(export: Export) -> Iterator[ExportFile]:
     for file in export.files():
-        if not _in_maildir(file) and not _is_eml(file) and MBOX_HEAD.match(file.head(4096).replace(b"\r\n", b"\n")):
+        if not in_maildir(file) and not _is_eml(file) and MBOX_HEAD.match(file.head(4096).replace(b"\r\n", b"\n")):
             yield file
 
 
 def _mbox_mails(export: Export, file: ExportFile) -> Iterator[_Mail]:
     """Each message of the mbox, parsed on its own as the file streams past; those
     Thunderbird deleted (``_expunged``) are counted, as left out on purpose, not read."""
-    conversation = _mbox_name(file)
+    conversation = mbox_name(file)
     if not export.include_spam_and_trash and bin_mailbox(conversation):
         count = sum(1 for line, data in mbox_messages(file)
                     if data.strip() and not _expunged(data) and not (line == 1 and _folder_data(data)))
@@ -171,31 +171,13 @@ def _blocks(file: ExportFile) -> Iterator[bytes]:
             yield block
 
 
-def _mbox_name(file: ExportFile) -> str:
-    """The mailbox's name: the file's name without .mbox; Apple Mail's ``Inbox.mbox/mbox`` is Inbox;
-    a Thunderbird subfolder, ``Archives.sbd/2023``, is its path, Archives/2023."""
-    parts = file.rel.replace("!/", "/").split("/")
-    name = parts[-1]
-    if name == "mbox" and len(parts) > 1:
-        name = parts.pop(-2)
-    elif name == "mbox" and file.path is not None and file.path.parent.name.lower().endswith(".mbox"):
-        name = file.path.parent.name  # Apple Mail's bundle added itself (not a plain ~/mbox file)
-    name = re.sub(r"\.(mbox|mbx|mbs)$", "", name, flags=re.I) or name
-    parents: list[str] = []
-    for folder in reversed(parts[:-1]):  # Thunderbird's "<folder>.sbd/" holds that folder's subfolders
-        if not folder.lower().endswith(".sbd") or len(folder) == 4:
-            break
-        parents.insert(0, folder[:-4])
-    return "/".join(parents + [name])
-
-
 # -- Maildir --
 
 
 def detect_maildir(export: Export) -> bool:
     """A folder with ``cur/`` or ``new/`` folders holding mail messages, or ``.eml`` files
     (one message a file, as mail apps save and export them: read as a Maildir's are)."""
-    return any((_is_eml(f) or (_in_maildir(f) and export.path.is_dir())) and _looks_like_mail(_head(f))
+    return any((_is_eml(f) or (in_maildir(f) and export.path.is_dir())) and _looks_like_mail(_head(f))
                for f in export.files())
 
 
@@ -231,7 +213,7 @@ def read_maildir(export: Export) -> list[Record]:
                     "read (VecBook reads no .msg): save those messages as .eml (new Outlook for Windows: Save as; "
                     "Outlook for Mac: drag them to a folder)")
     binned: list[tuple[ExportFile, str | None]] = []  # (file, its Trash or Junk mailbox; None: Gmail's label)
-    mailboxes = {tuple(_mailbox_path(f)) for f in files}  # (the folders that hold mail of their own)
+    mailboxes = {tuple(mailbox_path(f)) for f in files}  # (the folders that hold mail of their own)
     records = _records(export, export.read_each(files, lambda f: _maildir_mails(export, f, binned, mailboxes)))
     labelled = [file for file, mailbox in binned if mailbox is None]
     if labelled:
@@ -242,25 +224,8 @@ def read_maildir(export: Export) -> list[Record]:
     return records
 
 
-def _folders(file: ExportFile) -> list[str]:
-    return file.rel.replace("!/", "/").split("/")[:-1]
-
-
-def _mailbox_path(file: ExportFile) -> list[str]:
-    """The folders of a message's mailbox: a Maildir's without its ``cur/`` or ``new/``, and a Maildir++
-    folder's name without its dot (``.Trash`` is Trash)."""
-    folders = _folders(file)
-    folders = folders[:-1] if folders and folders[-1] in ("cur", "new") else folders
-    return [f[1:] if f.startswith(".") and len(f) > 1 else f for f in folders]
-
-
-def _in_maildir(file: ExportFile) -> bool:
-    folders = _folders(file)
-    return bool(folders) and folders[-1] in ("cur", "new", "tmp")
-
-
 def _maildir_message(file: ExportFile) -> bool:
-    folders = _folders(file)
+    folders = folders_of(file)
     if file.name.startswith(".") or (folders and folders[-1] == "tmp"):
         return False
     return (bool(folders) and folders[-1] in ("cur", "new")) or _looks_like_mail(_head(file))
@@ -279,10 +244,10 @@ def _maildir_mails(export: Export, file: ExportFile, binned: list[tuple[ExportFi
     data, start = file.read_bytes().removeprefix(BOM), 1  # (a Windows script's .eml)
     if file.name.lower().endswith(".emlx"):
         data, start = _emlx_message(data)
-    folders = _folders(file)
-    if not _in_maildir(file) and not _looks_like_mail(data[:8192]):
+    folders = folders_of(file)
+    if not in_maildir(file) and not _looks_like_mail(data[:8192]):
         return
-    path = _mailbox_path(file)
+    path = mailbox_path(file)
     conversation = "/".join(path) or "INBOX"
     in_bin = bool(path) and bin_mailbox(account_mailbox(path, mailboxes))
     apple = [f[:-5] for f in folders if f.lower().endswith(".mbox") and len(f) > 5]

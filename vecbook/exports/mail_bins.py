@@ -65,18 +65,6 @@ def bin_mailbox(mailbox: str) -> bool:
     return parts[0] in BIN_MAILBOXES
 
 
-def account_mailbox(folders: list[str], mailboxes: set[tuple[str, ...]]) -> str:
-    """A Maildir folder's path from its account's top (``work/Clients/Spam`` is ``Clients/Spam``): the
-    folders above it that hold no mail of their own (not in ``mailboxes``: an account's folder in a tree
-    of several, as mbsync and offlineimap write them) are left out, unless a bin's name says it is one
-    (an empty ``Trash`` holding a deleted folder)."""
-    start = 0
-    while (start < len(folders) - 1 and tuple(folders[:start + 1]) not in mailboxes
-           and folders[start].strip().lower() not in BIN_MAILBOXES | NAMESPACES):
-        start += 1
-    return "/".join(folders[start:])
-
-
 def warn_left_out(export: Export, file: ExportFile, line: int | None, count: int, what: str) -> None:
     """What says how many messages in Gmail's Spam or Trash were left out, and how to read them."""
     leave_out(export, file, line, f"{count} message{'s' if count > 1 else ''} labelled Spam or Trash in Gmail "

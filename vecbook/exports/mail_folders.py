@@ -1,0 +1,59 @@
+"""The names of mail folders as their mail apps show them (``conversation``): an mbox file's (Thunderbird's
+``Archives.sbd/2023`` is Archives/2023, Apple Mail's ``Inbox.mbox/mbox`` is Inbox), a Maildir's and an
+``.eml`` folder's, and a folder's path from its account's top, where its Trash and Junk are (``mail_bins``)."""
+
+from __future__ import annotations
+
+import re
+
+from .base import ExportFile
+from .mail_bins import BIN_MAILBOXES, NAMESPACES
+
+
+def mbox_name(file: ExportFile) -> str:
+    """The mailbox's name: the file's name without .mbox; Apple Mail's ``Inbox.mbox/mbox`` is Inbox;
+    a Thunderbird subfolder, ``Archives.sbd/2023``, is its path, Archives/2023."""
+    parts = file.rel.replace("!/", "/").split("/")
+    name = parts[-1]
+    if name == "mbox" and len(parts) > 1:
+        name = parts.pop(-2)
+    elif name == "mbox" and file.path is not None and file.path.parent.name.lower().endswith(".mbox"):
+        name = file.path.parent.name  # Apple Mail's bundle added itself (not a plain ~/mbox file)
+    name = re.sub(r"\.(mbox|mbx|mbs)$", "", name, flags=re.I) or name
+    parents: list[str] = []
+    for folder in reversed(parts[:-1]):  # Thunderbird's "<folder>.sbd/" holds that folder's subfolders
+        if not folder.lower().endswith(".sbd") or len(folder) == 4:
+            break
+        parents.insert(0, folder[:-4])
+    return "/".join(parents + [name])
+
+
+def folders_of(file: ExportFile) -> list[str]:
+    """The folders a file is in, below the collection's path (a zip's members' too)."""
+    return file.rel.replace("!/", "/").split("/")[:-1]
+
+
+def mailbox_path(file: ExportFile) -> list[str]:
+    """The folders of a message's mailbox: a Maildir's without its ``cur/`` or ``new/``, and a Maildir++
+    folder's name without its dot (``.Trash`` is Trash)."""
+    folders = folders_of(file)
+    folders = folders[:-1] if folders and folders[-1] in ("cur", "new") else folders
+    return [f[1:] if f.startswith(".") and len(f) > 1 else f for f in folders]
+
+
+def in_maildir(file: ExportFile) -> bool:
+    """A file in a Maildir's ``cur/``, ``new/`` or ``tmp/``."""
+    folders = folders_of(file)
+    return bool(folders) and folders[-1] in ("cur", "new", "tmp")
+
+
+def account_mailbox(folders: list[str], mailboxes: set[tuple[str, ...]]) -> str:
+    """A Maildir folder's path from its account's top (``work/Clients/Spam`` is ``Clients/Spam``): the
+    folders above it that hold no mail of their own (not in ``mailboxes``: an account's folder in a tree
+    of several, as mbsync and offlineimap write them) are left out, unless a bin's name says it is one
+    (an empty ``Trash`` holding a deleted folder)."""
+    start = 0
+    while (start < len(folders) - 1 and tuple(folders[:start + 1]) not in mailboxes
+           and folders[start].strip().lower() not in BIN_MAILBOXES | NAMESPACES):
+        start += 1
+    return "/".join(folders[start:])
