@@ -1447,6 +1447,29 @@ def test_a_users_own_folders_and_labels_named_like_a_bin_are_read(tmp_path: Path
     assert sorted(re.findall(r"the mailbox '([^']+)'", " ".join(problems))) == ["home/Junk", "work/Trash"]
 
 
+def test_maildir_folders_named_with_dots_are_read_as_their_paths(tmp_path: Path) -> None:
+    # Maildir++ (Dovecot, Courier, mbsync) writes Clients/Spam research as .Clients.Spam research beside the
+    # account's INBOX, a folder deleted into Trash as .Trash.<name>; offlineimap writes [Gmail]/Spam as
+    # [Gmail].Spam: shown with dots, their Trash and Spam were read
+    def mail(folder: Path, n: int) -> None:
+        (folder / "cur").mkdir(parents=True)
+        (folder / "cur" / f"{n}.host:2,S").write_bytes(message(
+            f"From: a@example.com\nSubject: {n}\nDate: Mon, 11 Mar 2024 10:00:00 +0000", "Body."))
+    for n, folder in enumerate(("Maildir", "Maildir/.Clients.Spam research", "Maildir/.Trash.Old project",
+                                "Maildir/.Junk", "Mail/gmail/INBOX", "Mail/gmail/[Gmail].All Mail",
+                                "Mail/gmail/[Gmail].Spam", "Mail/courier/INBOX", "Mail/courier/INBOX.Clients",
+                                "Mail/courier/INBOX.Trash", "Mail/work", "Mail/work/.Clients.Spam", "Mail/work/.Trash")):
+        mail(tmp_path / folder, n)
+    records, problems = load(tmp_path / "Maildir")
+    assert sorted(r.metadata["conversation"] for r in records) == ["Clients/Spam research", "INBOX"]
+    assert sorted(re.findall(r"the mailbox '([^']+)'", " ".join(problems))) == ["Junk", "Trash/Old project"]
+    records, problems = load(tmp_path / "Mail")
+    assert sorted(r.metadata["conversation"] for r in records) == [
+        "courier/INBOX", "courier/INBOX/Clients", "gmail/INBOX", "gmail/[Gmail]/All Mail", "work", "work/Clients/Spam"]
+    assert sorted(re.findall(r"the mailbox '([^']+)'", " ".join(problems))) == [
+        "courier/INBOX/Trash", "gmail/[Gmail]/Spam", "work/Trash"]
+
+
 def test_a_collection_can_include_gmail_spam_and_trash(tmp_path: Path) -> None:
     from vecbook.config import ConfigError, load_config
 

@@ -25,7 +25,7 @@ from ..records import Record
 from .base import Export, ExportFile, clean_text, export_record, iso
 from .mail_bins import bin_mailbox, gmail_labels, in_gmail_bin, leave_out, warn_bin_mailbox, warn_left_out
 from .mail_dates import localized_date, rfc_form
-from .mail_folders import account_mailbox, folders_of, in_maildir, mailbox_path, mbox_name
+from .mail_folders import account_mailbox, account_roots, folders_of, in_maildir, mailbox_path, mbox_name
 from .mime import collect_body, decoded_header, find_header_end, new_part, parse_headers
 from .tnef import UNREAD
 
@@ -214,7 +214,8 @@ def read_maildir(export: Export) -> list[Record]:
                     "Outlook for Mac: drag them to a folder)")
     binned: list[tuple[ExportFile, str | None]] = []  # (file, its Trash or Junk mailbox; None: Gmail's label)
     mailboxes = {tuple(mailbox_path(f)) for f in files}  # (the folders that hold mail of their own)
-    records = _records(export, export.read_each(files, lambda f: _maildir_mails(export, f, binned, mailboxes)))
+    roots = account_roots(files)
+    records = _records(export, export.read_each(files, lambda f: _maildir_mails(export, f, binned, (mailboxes, roots))))
     labelled = [file for file, mailbox in binned if mailbox is None]
     if labelled:
         warn_left_out(export, labelled[0], None, len(labelled), "the folder")
@@ -238,9 +239,10 @@ def _looks_like_mail(head: bytes) -> bool:
 
 
 def _maildir_mails(export: Export, file: ExportFile, binned: list[tuple[ExportFile, str | None]],
-                   mailboxes: set[tuple[str, ...]]) -> Iterator[_Mail]:
-    """The message of one file; one in a Trash or Junk mailbox (of those that hold mail, ``mailboxes``,
-    from its account's top) or that Gmail labels Spam or Trash goes to ``binned`` unread, unless asked for."""
+                   tree: tuple[set[tuple[str, ...]], set[tuple[str, ...]]]) -> Iterator[_Mail]:
+    """The message of one file; one in a Trash or Junk mailbox (from its account's top: ``tree`` holds the
+    folders with mail of their own and the accounts' Maildir++ INBOXes, ``account_mailbox``) or that Gmail
+    labels Spam or Trash goes to ``binned`` unread, unless asked for."""
     data, start = file.read_bytes().removeprefix(BOM), 1  # (a Windows script's .eml)
     if file.name.lower().endswith(".emlx"):
         data, start = _emlx_message(data)
@@ -249,7 +251,7 @@ def _maildir_mails(export: Export, file: ExportFile, binned: list[tuple[ExportFi
         return
     path = mailbox_path(file)
     conversation = "/".join(path) or "INBOX"
-    in_bin = bool(path) and bin_mailbox(account_mailbox(path, mailboxes))
+    in_bin = bool(path) and bin_mailbox(account_mailbox(path, *tree))
     apple = [f[:-5] for f in folders if f.lower().endswith(".mbox") and len(f) > 5]
     if start == 2 and apple:  # Apple Mail: Work.mbox/Clients.mbox/<uuid>/Data/Messages is Work/Clients
         conversation = "/".join(apple)

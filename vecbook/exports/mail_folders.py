@@ -34,11 +34,36 @@ def folders_of(file: ExportFile) -> list[str]:
 
 
 def mailbox_path(file: ExportFile) -> list[str]:
-    """The folders of a message's mailbox: a Maildir's without its ``cur/`` or ``new/``, and a Maildir++
-    folder's name without its dot (``.Trash`` is Trash)."""
+    """The folders of a message's mailbox, as its mail app names them (``folder_names``): a Maildir's
+    without its ``cur/`` or ``new/``."""
     folders = folders_of(file)
-    folders = folders[:-1] if folders and folders[-1] in ("cur", "new") else folders
-    return [f[1:] if f.startswith(".") and len(f) > 1 else f for f in folders]
+    return folder_names(folders[:-1] if folders and folders[-1] in ("cur", "new") else folders)
+
+
+def folder_names(folders: list[str]) -> list[str]:
+    """Maildir folders as the mailboxes they hold: a Maildir++ folder (``.Clients.Spam``: Dovecot's,
+    Courier's, mbsync's) is its path, Clients/Spam, and so is one under an IMAP server's namespace that
+    offlineimap writes with dots (``[Gmail].Spam``, ``INBOX.Trash``); another name keeps its dots."""
+    names: list[str] = []
+    for folder in folders:
+        if folder.startswith(".") and len(folder) > 1:
+            names += [part for part in folder[1:].split(".") if part] or [folder[1:]]
+        elif "." in folder and folder.split(".", 1)[0].lower() in NAMESPACES:
+            first, rest = folder.split(".", 1)
+            names += [first] + [part for part in rest.split(".") if part]
+        else:
+            names.append(folder)
+    return names
+
+
+def account_roots(files: list[ExportFile]) -> set[tuple[str, ...]]:
+    """The Maildirs that hold Maildir++ folders (``work/`` beside ``work/.Trash``): each an account's
+    INBOX, whose folders start their account's top."""
+    roots: set[tuple[str, ...]] = set()
+    for file in files:
+        folders = folders_of(file)
+        roots.update(tuple(folder_names(folders[:i])) for i, f in enumerate(folders) if f.startswith(".") and i)
+    return roots
 
 
 def in_maildir(file: ExportFile) -> bool:
@@ -47,13 +72,15 @@ def in_maildir(file: ExportFile) -> bool:
     return bool(folders) and folders[-1] in ("cur", "new", "tmp")
 
 
-def account_mailbox(folders: list[str], mailboxes: set[tuple[str, ...]]) -> str:
+def account_mailbox(folders: list[str], mailboxes: set[tuple[str, ...]], roots: set[tuple[str, ...]]) -> str:
     """A Maildir folder's path from its account's top (``work/Clients/Spam`` is ``Clients/Spam``): the
     folders above it that hold no mail of their own (not in ``mailboxes``: an account's folder in a tree
     of several, as mbsync and offlineimap write them) are left out, unless a bin's name says it is one
-    (an empty ``Trash`` holding a deleted folder)."""
+    (an empty ``Trash`` holding a deleted folder); below an account's Maildir++ INBOX (``roots``) is its top."""
     start = 0
-    while (start < len(folders) - 1 and tuple(folders[:start + 1]) not in mailboxes
+    while (start < len(folders) - 1 and tuple(folders[:start + 1]) not in mailboxes | roots
            and folders[start].strip().lower() not in BIN_MAILBOXES | NAMESPACES):
+        start += 1
+    if tuple(folders[:start + 1]) in roots and start < len(folders) - 1:
         start += 1
     return "/".join(folders[start:])
