@@ -1686,6 +1686,21 @@ def test_an_apple_mail_export_is_named_by_its_mailbox(tmp_path: Path) -> None:
     assert {r.metadata["conversation"] for r in load(plain / "mbox")[0]} == {"mbox"}
 
 
+def test_an_apple_mail_export_of_nested_mailboxes_is_named_by_their_path(tmp_path: Path) -> None:
+    # Export Mailbox... of a mailbox with mailboxes inside writes them inside its bundle, as Apple Mail's
+    # own store keeps them (Work.mbox/Clients.mbox is Work/Clients there): a user's Archive/Junk is theirs
+    for bundle in ("Archive.mbox", "Archive.mbox/Sub.mbox", "Archive.mbox/Junk.mbox", "Junk.mbox"):
+        (tmp_path / bundle).mkdir()
+        (tmp_path / bundle / "mbox").write_bytes(
+            f"From a@example.com Mon Mar 11 10:00:00 2024\nFrom: a@example.com\nSubject: {bundle}\n"
+            f"Date: Mon, 11 Mar 2024 10:00:00 +0000\n\nBody.\n".encode())
+    records, problems = load(tmp_path)
+    assert sorted(r.metadata["conversation"] for r in records) == ["Archive", "Archive/Junk", "Archive/Sub"]
+    assert [re.findall(r"the mailbox '([^']+)'", p) for p in problems] == [["Junk"]]
+    alone, _ = load(tmp_path / "Archive.mbox" / "Sub.mbox")  # the inner bundle itself
+    assert {r.metadata["conversation"] for r in alone} == {"Archive/Sub"}
+
+
 def test_outlook_msg_files_beside_eml_files_are_counted_in_a_warning(tmp_path: Path) -> None:
     # a folder of saved mail where classic Outlook saved some as .msg: they were passed over in silence
     (tmp_path / "Angebot.eml").write_bytes(message("From: a@example.org\nSubject: Angebot\nDate: Mon, 4 Mar 2024 "

@@ -11,14 +11,15 @@ from .mail_bins import BIN_MAILBOXES, NAMESPACES
 
 
 def mbox_name(file: ExportFile) -> str:
-    """The mailbox's name: the file's name without .mbox; Apple Mail's ``Inbox.mbox/mbox`` is Inbox;
-    a Thunderbird subfolder, ``Archives.sbd/2023``, is its path, Archives/2023."""
+    """The mailbox's name: the file's name without .mbox; Apple Mail's ``Inbox.mbox/mbox`` is Inbox,
+    and a mailbox exported inside another's bundle, ``Archive.mbox/Sub.mbox/mbox``, is its path, Archive/Sub
+    (``_apple_bundles``); a Thunderbird subfolder, ``Archives.sbd/2023``, is its path, Archives/2023."""
     parts = file.rel.replace("!/", "/").split("/")
     name = parts[-1]
+    if name == "mbox" and (bundles := _apple_bundles(file, parts)):
+        return "/".join(re.sub(r"\.mbox$", "", bundle, flags=re.I) or bundle for bundle in bundles)
     if name == "mbox" and len(parts) > 1:
         name = parts.pop(-2)
-    elif name == "mbox" and file.path is not None and file.path.parent.name.lower().endswith(".mbox"):
-        name = file.path.parent.name  # Apple Mail's bundle added itself (not a plain ~/mbox file)
     name = re.sub(r"\.(mbox|mbx|mbs)$", "", name, flags=re.I) or name
     parents: list[str] = []
     for folder in reversed(parts[:-1]):  # Thunderbird's "<folder>.sbd/" holds that folder's subfolders
@@ -26,6 +27,19 @@ def mbox_name(file: ExportFile) -> str:
             break
         parents.insert(0, folder[:-4])
     return "/".join(parents + [name])
+
+
+def _apple_bundles(file: ExportFile, parts: list[str]) -> list[str]:
+    """The ``.mbox`` bundles an Apple Mail export's ``mbox`` file is in, outermost first: those of its path
+    on disk (the collection may be a bundle inside another), else of its path in the zip; none for a plain
+    ``~/mbox`` file."""
+    folders = [p.name for p in file.path.parents] if file.path is not None else parts[-2::-1]
+    bundles = []
+    for folder in folders:
+        if not folder.lower().endswith(".mbox") or len(folder) == 5:
+            break
+        bundles.insert(0, folder)
+    return bundles
 
 
 def folders_of(file: ExportFile) -> list[str]:
