@@ -1711,8 +1711,35 @@ def test_outlook_msg_files_beside_eml_files_are_counted_in_a_warning(tmp_path: P
     records, problems = load(tmp_path)
     assert [r.metadata["subject"] for r in records] == ["Angebot"]
     assert problems == ["mail/AW Angebot.msg: collection 'mail': 2 Outlook .msg files are not read (VecBook reads "
-                        "no .msg): save those messages as .eml (new Outlook for Windows: Save as; Outlook for Mac: "
-                        "drag them to a folder)"]
+                        "none): save the messages as .eml instead (new Outlook for Windows: Save as; Outlook for Mac: "
+                        "drag them to a folder), or export the mailbox as a .pst and convert that with readpst -o "
+                        "<folder> <file>.pst (libpst: apt install pst-utils, brew install libpst), which writes an "
+                        "mbox file a mail folder"]
+
+
+OUTLOOK_BESIDE = [  # a mail folder, and Outlook's own file in it: its name, first bytes, and what the WARN says
+    ("Inbox", "Archiv 2019.pst", b"!BDN", "1 Outlook data file (.pst) is not read (VecBook reads none): convert it "
+     "with readpst"),
+    ("Inbox", "old/AW Angebot.msg", b"\xd0\xcf\x11\xe0", "1 Outlook .msg file is not read (VecBook reads none): save"),
+    ("a.eml", "Outlook.ost", b"!BDN", "1 Outlook offline cache (.ost) is not read (VecBook reads none): export"),
+    ("cur/1.host:2,S", "Outlook for Mac Archive.olm", b"PK\x03\x04", "1 Outlook for Mac archive (.olm) is not "
+     "read (VecBook reads none): drag the messages"),
+]
+
+
+@pytest.mark.parametrize(("mail", "name", "head", "said"), OUTLOOK_BESIDE, ids=["mbox-pst", "mbox-msg", "eml-ost", "olm"])
+def test_outlooks_own_files_beside_mail_that_is_read_are_named_with_what_to_do(
+        tmp_path: Path, mail: str, name: str, head: bytes, said: str) -> None:
+    # an old Outlook archive left in the mail folder was passed over in silence: its mail was not searched
+    (tmp_path / mail).parent.mkdir(parents=True, exist_ok=True)
+    (tmp_path / mail).write_bytes((b"From - Mon Mar 11 10:00:00 2024\n" if "." not in mail and "/" not in mail else b"")
+                                  + message("From: a@example.org\nSubject: Hi\nDate: Mon, 4 Mar 2024 10:00:00 +0100",
+                                            "Hi."))
+    (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+    (tmp_path / name).write_bytes(head + bytes(508))
+    records, problems = load(tmp_path)
+    assert len(records) == 1 and len(problems) == 1
+    assert problems[0].startswith(f"mail/{name}: collection 'mail': {said}")
 
 
 def test_a_thunderbird_subfolder_is_named_by_its_path_as_thunderbird_shows_it(tmp_path: Path) -> None:

@@ -16,6 +16,7 @@ from typing import Any
 from ..config import CollectionConfig, ConfigError, counted, did_you_mean
 from ..records import Problem, Record
 from .base import ENCRYPTED, Export
+from .outlook_files import outlook_file
 
 log = logging.getLogger("vecbook")
 
@@ -58,21 +59,6 @@ HTML_EXPORTS = (
 )
 
 
-# Outlook's own files (its file name's ending, its first bytes): named, with how to get mail VecBook reads.
-READPST = ("readpst -o <folder> <file>.pst (libpst: apt install pst-utils, brew install libpst), which writes an "
-           "mbox file a mail folder")
-OUTLOOK_FILES = (
-    (".msg", b"\xd0\xcf\x11\xe0", "Outlook's .msg message files",
-     "save the messages as .eml instead (new Outlook for Windows: Save as; Outlook for Mac: drag them to a "
-     f"folder), or export the mailbox as a .pst and convert that with {READPST}"),
-    (".pst", b"!BDN", "an Outlook data file (.pst)", f"convert it with {READPST}, and add that folder"),
-    (".ost", b"!BDN", "Outlook's offline cache (.ost)",
-     f"export the mailbox as a .pst (File > Open & Export > Import/Export) and convert that with {READPST}"),
-    (".olm", b"PK", "Outlook for Mac's archive (.olm)",
-     "drag the messages from Outlook for Mac into a folder (one .eml file each) and add that folder"),
-)
-
-
 # Archives of other kinds, which VecBook does not open (a .zip is read in memory as it is):
 # named, with what to do, where no format recognises one.
 OTHER_ARCHIVES = (".tar.gz", ".tar.bz2", ".tar.xz", ".tgz", ".tar", ".7z", ".rar", ".gz", ".bz2", ".xz")
@@ -83,7 +69,7 @@ def why_unrecognised(export: Export) -> str | None:
     (.tar.gz, .7z...), a zip it cannot open (cut short, damaged, empty, password-protected), a
     chat app's HTML export, Outlook's own files, or a folder with no file VecBook opens; None when
     it is simply no format VecBook reads."""
-    return (_other_archive(export) or _unreadable_zip(export) or html_export(export) or _outlook_file(export)
+    return (_other_archive(export) or _unreadable_zip(export) or html_export(export) or outlook_file(export)
             or _nothing_to_open(export))
 
 
@@ -101,15 +87,6 @@ def _nothing_to_open(export: Export) -> str | None:
         return None  # a file a reader might take, given its --format
     return (f"it holds no notes (.md, .txt) and no export VecBook reads, only {counted(len(files), 'file')} it "
             f"does not open ({', '.join(sorted(suffixes))})")
-
-
-def _outlook_file(export: Export) -> str | None:
-    """What to do with Outlook's own files (``OUTLOOK_FILES``), where the export holds one."""
-    for file in export.files():
-        for ending, mark, what, how in OUTLOOK_FILES:
-            if file.name.lower().endswith(ending) and file.head(len(mark)) == mark:
-                return f"it holds {what}, which VecBook does not read: {how}"
-    return None
 
 
 def _other_archive(export: Export) -> str | None:

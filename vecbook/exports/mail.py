@@ -27,6 +27,7 @@ from .mail_bins import bin_mailbox, gmail_labels, in_gmail_bin, leave_out, warn_
 from .mail_dates import localized_date, rfc_form
 from .mail_folders import account_mailbox, account_roots, folders_of, in_maildir, mailbox_path, mbox_name
 from .mime import collect_body, decoded_header, find_header_end, new_part, parse_headers
+from .outlook_files import warn_outlook_files
 from .tnef import UNREAD
 
 # One address in the common forms: "Name" <a@b>, Name <a@b>, <a@b>, a@b. Anything else
@@ -68,7 +69,6 @@ MAILDIR_FLAGS = {"D": "draft", "F": "flagged", "P": "passed", "R": "replied", "S
 # Apple Mail's own store (~/Library/Mail/V10/...): an .emlx file is the message's length in
 # bytes on a line of its own, the message, then a property list of Apple's flags.
 EMLX_LENGTH = re.compile(rb"\A[ \t]*(\d{1,12})[ \t]*\r?\n")
-OUTLOOK_MSG = b"\xd0\xcf\x11\xe0"  # a .msg file's start: an OLE compound file, which VecBook does not read
 
 
 class Reader:
@@ -91,6 +91,7 @@ def detect_mbox(export: Export) -> bool:
 def read_mbox(export: Export) -> list[Record]:
     """Every message of every mbox file."""
     mails = export.read_each(list(_mbox_files(export)), lambda f: _mbox_mails(export, f))
+    warn_outlook_files(export)
     return _records(export, mails)
 
 
@@ -207,11 +208,7 @@ def read_maildir(export: Export) -> list[Record]:
     """Every message file: those of ``cur/`` and ``new/`` (``tmp/`` holds deliveries not yet
     finished), and in folders without them (notmuch or MH trees) the files that are mail."""
     files = [f for f in export.files() if _maildir_message(f)]
-    outlook = [f for f in export.files() if f.name.lower().endswith(".msg") and f.head(4) == OUTLOOK_MSG]
-    if outlook:  # (a folder of them alone is no Maildir: the error that says so names them)
-        export.warn(outlook[0], None, f"{len(outlook)} Outlook .msg file{'s are' if len(outlook) > 1 else ' is'} not "
-                    "read (VecBook reads no .msg): save those messages as .eml (new Outlook for Windows: Save as; "
-                    "Outlook for Mac: drag them to a folder)")
+    warn_outlook_files(export)  # (their mail is not read; a folder of them alone is no Maildir: its error names them)
     binned: list[tuple[ExportFile, str | None]] = []  # (file, its Trash or Junk mailbox; None: Gmail's label)
     mailboxes = {tuple(mailbox_path(f)) for f in files}  # (the folders that hold mail of their own)
     roots = account_roots(files)
