@@ -1103,6 +1103,28 @@ def test_an_s_mime_encrypted_mail_says_it_is_encrypted_as_a_pgp_one_does(tmp_pat
     assert problems == [] and [r.text for r in records] == ["[encrypted message: not decrypted]"] * 3
 
 
+ARMOR = ("-----BEGIN PGP MESSAGE-----\nVersion: GnuPG v2\n\nhQEMAyx3pxxZI/uNAQf/QXuuaSpKQo++LV6+EBvfNe7BRf2FpuzgGcMLFRLWqKHg\n"
+         "8miLpP7t1uI5hunqu66fJxlQKCn0UszwtAIQf7DSqS2xuArsiut8g/4bjoVckZhv\n=tKWd\n-----END PGP MESSAGE-----")
+
+
+@pytest.mark.parametrize(("body", "kind", "text"), [
+    (f"Hi Ana,\n\n{ARMOR}\n\nCheers, Bo", "text/plain", "Hi Ana,\n\n[encrypted message: not decrypted]\n\nCheers, Bo"),
+    (ARMOR.replace("\n", "\r\n"), "text/plain", "[encrypted message: not decrypted]"),
+    (f"<html><body><pre>{ARMOR}</pre></body></html>", "text/html", "[encrypted message: not decrypted]"),
+    (ARMOR.rsplit("\n", 2)[0], "text/plain", "[encrypted message: not decrypted]"),  # cut before its end line
+], ids=["text", "crlf", "html", "cut"])
+def test_a_mail_encrypted_inline_with_pgp_says_so_and_keeps_its_headers_searchable(
+        tmp_path: Path, body: str, kind: str, text: str) -> None:
+    # inline PGP (Mailvelope in webmail, old Enigmail, a message pasted from gpg): its armored base64 was
+    # shown and embedded as the mail's text
+    (tmp_path / "pgp.eml").write_bytes(message(f"From: Bo <bo@example.org>\nSubject: Zugangsdaten\nDate: Mon, 4 Mar "
+                                               f"2024 10:00:00 +0100\nContent-Type: {kind}; charset=utf-8", body))
+    records, problems = load(tmp_path)
+    assert problems == [] and [r.text for r in records] == [text]
+    assert records[0].content.startswith("Subject: Zugangsdaten\nFrom: Bo <bo@example.org>")
+    assert "hQEMA" not in records[0].content
+
+
 # -- Outlook's winmail.dat (TNEF) --
 
 # An Outlook "rich text" body as Exchange stores it: HTML wrapped in RTF (\fromhtml), LZFu-compressed

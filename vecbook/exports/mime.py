@@ -108,6 +108,12 @@ FORWARDED_TYPES = frozenset({"message/rfc822", "message/global"})
 # S/MIME's one part for an encrypted (or opaque signed) message: Outlook's and Apple Mail's smime.p7m.
 SMIME_TYPES = frozenset({"application/pkcs7-mime", "application/x-pkcs7-mime"})
 # Parts of these types sign or wrap a message; they are not attachments anyone sent.
+# What an encrypted body is read as: its headers stay searchable, and a hit says why there is no text.
+ENCRYPTED_BODY = "[encrypted message: not decrypted]"
+# An OpenPGP message armored into a text part (inline PGP: Mailvelope in webmail, old Enigmail, a message
+# pasted from gpg), quoted or not, to its end line or the part's end (cut): its base64 is no one's words.
+PGP_ARMOR = re.compile(r"^([> \t]*)-----BEGIN PGP MESSAGE-----[ \t]*\r?$[\s\S]*?(?:^\1-----END PGP MESSAGE-----"
+                       r"[ \t]*\r?$|\Z)", re.M)
 SIGNATURE_TYPES = frozenset({"application/pgp-signature", "application/pkcs7-signature",
                              "application/x-pkcs7-signature", "application/pgp-encrypted"})
 
@@ -235,7 +241,7 @@ def collect_body(headers: Message, body: bytes, texts: list[str], names: list[st
     if kind in SIGNATURE_TYPES:
         return
     if kind == "multipart/encrypted" or (kind in SMIME_TYPES and _smime_encrypted(headers)):
-        texts.append("[encrypted message: not decrypted]")
+        texts.append(ENCRYPTED_BODY)
         return
     if kind in TNEF_TYPES or (kind == "application/octet-stream" and
                               (_filename(headers) or "").lower() == "winmail.dat"):
@@ -266,6 +272,8 @@ def collect_body(headers: Message, body: bytes, texts: list[str], names: list[st
             text = unflow(text, str(headers.get_param("delsp") or "").lower() == "yes")
         if "[cid:" in text:
             text = CID_PLACEHOLDER.sub("", text)
+        if "-----BEGIN PGP MESSAGE-----" in text:
+            text = PGP_ARMOR.sub(lambda found: found.group(1) + ENCRYPTED_BODY, text)
         texts.append(text)
     elif kind == "text/calendar" and not texts and (event := _invitation(body, headers, damage)):
         texts.append(event)  # an invitation sent without text: its event is what it says
