@@ -1093,14 +1093,39 @@ def test_outlooks_signature_logo_is_neither_text_nor_an_attachment(tmp_path: Pat
 def test_an_s_mime_encrypted_mail_says_it_is_encrypted_as_a_pgp_one_does(tmp_path: Path) -> None:
     # Outlook's and Apple Mail's encrypted mail (S/MIME) is one application/pkcs7-mime part: it
     # read as an attachment named smime.p7m, as if the mail had no text but a file
-    for name, smime in (("outlook.eml", "enveloped-data"), ("apple.eml", "authEnveloped-data"), ("old.eml", None)):
-        kind = "application/x-pkcs7-mime" if smime is None else "application/pkcs7-mime; smime-type=" + smime
+    # (a gateway's, sent as application/octet-stream: RFC 8551 has its .p7m name say what it is)
+    for name, kind in (("outlook.eml", "application/pkcs7-mime; smime-type=enveloped-data"),
+                       ("apple.eml", "application/pkcs7-mime; smime-type=authEnveloped-data"),
+                       ("old.eml", "application/x-pkcs7-mime"), ("gateway.eml", "application/octet-stream")):
         (tmp_path / name).write_bytes(message(
             f"From: a@example.org\nSubject: Vertrag\nDate: Mon, 4 Mar 2024 10:00:00 +0100\nMIME-Version: 1.0\n"
             f'Content-Type: {kind}; name="smime.p7m"\nContent-Disposition: attachment; filename="smime.p7m"\n'
             "Content-Transfer-Encoding: base64", "MIAGCSqGSIb3DQEHA6CAMIACAQAxggFAMIIBPAIBADAkMBcxFTATBgNVBAMMDA=="))
     records, problems = load(tmp_path)
-    assert problems == [] and [r.text for r in records] == ["[encrypted message: not decrypted]"] * 3
+    assert problems == [] and [r.text for r in records] == ["[encrypted message: not decrypted]"] * 4
+
+
+def test_a_signed_document_attached_as_p7m_is_an_attachment_not_an_encrypted_mail(tmp_path: Path) -> None:
+    # an Italian e-invoice (FatturaPA) and other documents signed with CAdES travel as <name>.p7m: the
+    # mail that carries one said it was encrypted, and its text and the file's name were lost
+    for n, kind in enumerate(("application/pkcs7-mime", "application/octet-stream")):
+        (tmp_path / f"{n}.eml").write_bytes(message(
+            "From: sdi@pec.example.it\nSubject: Fattura 42\nDate: Mon, 4 Mar 2024 10:00:00 +0100\nMIME-Version: 1.0\n"
+            'Content-Type: multipart/mixed; boundary="b"',
+            "--b\nContent-Type: text/plain; charset=utf-8\n\nIn allegato la fattura n. 42.\n--b\n"
+            f'Content-Type: {kind}; name="IT01234567890_FPR42.xml.p7m"\nContent-Disposition: attachment; '
+            'filename="IT01234567890_FPR42.xml.p7m"\nContent-Transfer-Encoding: base64\n\nMIAGCSqGSIb3DQEHAqCAMIA=\n'
+            "--b--"))
+    records, problems = load(tmp_path)
+    assert problems == [] and [r.text for r in records] == [
+        "In allegato la fattura n. 42.\n\n[attachment: IT01234567890_FPR42.xml.p7m]"] * 2
+    # and a gateway's signature sent as application/octet-stream is a signature, by its name, not a file
+    (tmp_path / "signed.eml").write_bytes(message(
+        "From: a@example.org\nSubject: Signed\nDate: Mon, 4 Mar 2024 10:00:00 +0100\nMIME-Version: 1.0\n"
+        'Content-Type: multipart/signed; protocol="application/pkcs7-signature"; boundary="s"',
+        '--s\nContent-Type: text/plain\n\nSee you.\n--s\nContent-Type: application/octet-stream; name="smime.p7s"\n'
+        "Content-Transfer-Encoding: base64\n\nMIAGCSqGSIb3DQEHAqCAMIA=\n--s--"))
+    assert [r.text for r in load(tmp_path)[0] if r.metadata["subject"] == "Signed"] == ["See you."]
 
 
 ARMOR = ("-----BEGIN PGP MESSAGE-----\nVersion: GnuPG v2\n\nhQEMAyx3pxxZI/uNAQf/QXuuaSpKQo++LV6+EBvfNe7BRf2FpuzgGcMLFRLWqKHg\n"

@@ -107,6 +107,10 @@ QP_SPACED_SOFT_BREAK = re.compile(rb"=[ \t]+(?=\r?\n|$)")
 FORWARDED_TYPES = frozenset({"message/rfc822", "message/global"})
 # S/MIME's one part for an encrypted (or opaque signed) message: Outlook's and Apple Mail's smime.p7m.
 SMIME_TYPES = frozenset({"application/pkcs7-mime", "application/x-pkcs7-mime"})
+# S/MIME's names for the parts that hold a message encrypted or signed (RFC 8551 3.2.1), by which one sent
+# as application/octet-stream (a gateway's) is known (3.2.2); a part named otherwise, <document>.xml.p7m,
+# is a document signed on its own (an Italian e-invoice): an attachment, not the mail encrypted.
+SMIME_NAMES = {"smime.p7m": "application/pkcs7-mime", "smime.p7s": "application/pkcs7-signature"}
 # Parts of these types sign or wrap a message; they are not attachments anyone sent.
 # What an encrypted body is read as: its headers stay searchable, and a hit says why there is no text.
 ENCRYPTED_BODY = "[encrypted message: not decrypted]"
@@ -237,7 +241,7 @@ def collect_body(headers: Message, body: bytes, texts: list[str], names: list[st
     """Walk a MIME tree: text/plain (else HTML as text) into ``texts``, attachments into
     ``names`` (never decoded). Parts are split on their boundaries here and only their
     headers go through the email parser, so an attachment's megabytes cost a ``find``."""
-    kind = headers.get_content_type()
+    kind = _smime_kind(headers)
     if kind in SIGNATURE_TYPES:
         return
     if kind == "multipart/encrypted" or (kind in SMIME_TYPES and _smime_encrypted(headers)):
@@ -281,9 +285,20 @@ def collect_body(headers: Message, body: bytes, texts: list[str], names: list[st
         names.append(_filename(headers) or kind)
 
 
+def _smime_kind(headers: Message) -> str:
+    """A part's content type, S/MIME's by its name where a gateway sent it as application/octet-stream
+    (``SMIME_NAMES``)."""
+    kind = headers.get_content_type()
+    if kind == "application/octet-stream" and (name := (_filename(headers) or "").lower()) in SMIME_NAMES:
+        return SMIME_NAMES[name]
+    return kind
+
+
 def _smime_encrypted(headers: Message) -> bool:
-    """An S/MIME part that holds the message encrypted (not one only signed, "signed-data")."""
-    return str(headers.get_param("smime-type") or "enveloped-data").lower() != "signed-data"
+    """An S/MIME part that holds the message encrypted (not one only signed, "signed-data"), named as
+    S/MIME names it, or not at all (not a signed document's ``.p7m``, ``SMIME_NAMES``)."""
+    return (str(headers.get_param("smime-type") or "enveloped-data").lower() != "signed-data"
+            and (_filename(headers) or "smime.p7m").lower() == "smime.p7m")
 
 
 def _tnef(headers: Message, body: bytes, texts: list[str], names: list[str], damage: set[str]) -> None:
