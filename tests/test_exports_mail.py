@@ -1150,6 +1150,19 @@ def test_a_mail_encrypted_inline_with_pgp_says_so_and_keeps_its_headers_searchab
     assert "hQEMA" not in records[0].content
 
 
+def test_a_mail_signed_inline_with_pgp_reads_as_its_words_without_the_signature(tmp_path: Path) -> None:
+    # clear-signed mail (mailing lists, gpg --clearsign): its armor lines and base64 signature were shown
+    # and embedded; a line starting with "-" is written "- -" by the signer (RFC 4880 7.1)
+    signed = ("-----BEGIN PGP SIGNED MESSAGE-----\nHash: SHA256\n\nThe release is tagged.\n- -- \nBo\n"
+              "-----BEGIN PGP SIGNATURE-----\n\niQEzBAEBCAAdFiEEx7m1lK7ATmcFTxG0e7aW6sPKiY0FAmXlxyAACgkQe7aW6sPKiY2\n"
+              "=tHXr\n-----END PGP SIGNATURE-----")
+    (tmp_path / "signed.eml").write_bytes(message("From: Bo <bo@example.org>\nSubject: Release 2.1\nDate: Mon, 4 Mar "
+                                                  "2024 10:00:00 +0100", f"> quoted first\n\n{signed}\n"))
+    records, problems = load(tmp_path)
+    assert problems == [] and [r.text for r in records] == ["> quoted first\n\nThe release is tagged.\n--\nBo"]
+    assert "iQEz" not in records[0].content and "BEGIN PGP" not in records[0].content
+
+
 # -- Outlook's winmail.dat (TNEF) --
 
 # An Outlook "rich text" body as Exchange stores it: HTML wrapped in RTF (\fromhtml), LZFu-compressed

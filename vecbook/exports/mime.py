@@ -118,6 +118,13 @@ ENCRYPTED_BODY = "[encrypted message: not decrypted]"
 # pasted from gpg), quoted or not, to its end line or the part's end (cut): its base64 is no one's words.
 PGP_ARMOR = re.compile(r"^([> \t]*)-----BEGIN PGP MESSAGE-----[ \t]*\r?$[\s\S]*?(?:^\1-----END PGP MESSAGE-----"
                        r"[ \t]*\r?$|\Z)", re.M)
+# A clear-signed OpenPGP message in a text part (RFC 4880 7: mailing lists, gpg --clearsign): read as its
+# words, without the armor's lines, its Hash header and its signature, a line the signer escaped
+# ("- -- ", ``DASH_ESCAPE``) as it was written.
+PGP_SIGNED = re.compile(r"^-----BEGIN PGP SIGNED MESSAGE-----[ \t]*\r?\n(?:[A-Za-z]+:[^\n]*\n)*\r?\n([\s\S]*?)"
+                        r"^-----BEGIN PGP SIGNATURE-----[ \t]*\r?$[\s\S]*?(?:^-----END PGP SIGNATURE-----[ \t]*\r?$|\Z)",
+                        re.M)
+DASH_ESCAPE = re.compile(r"^- ", re.M)
 SIGNATURE_TYPES = frozenset({"application/pgp-signature", "application/pkcs7-signature",
                              "application/x-pkcs7-signature", "application/pgp-encrypted"})
 
@@ -276,6 +283,8 @@ def collect_body(headers: Message, body: bytes, texts: list[str], names: list[st
             text = unflow(text, str(headers.get_param("delsp") or "").lower() == "yes")
         if "[cid:" in text:
             text = CID_PLACEHOLDER.sub("", text)
+        if "-----BEGIN PGP SIGNED MESSAGE-----" in text:
+            text = PGP_SIGNED.sub(lambda found: DASH_ESCAPE.sub("", found.group(1)), text)
         if "-----BEGIN PGP MESSAGE-----" in text:
             text = PGP_ARMOR.sub(lambda found: found.group(1) + ENCRYPTED_BODY, text)
         texts.append(text)
