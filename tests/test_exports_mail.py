@@ -7,6 +7,7 @@ import os
 import re
 import shutil
 import struct
+import textwrap
 import time
 from pathlib import Path
 
@@ -1103,6 +1104,38 @@ def test_an_s_mime_encrypted_mail_says_it_is_encrypted_as_a_pgp_one_does(tmp_pat
             "Content-Transfer-Encoding: base64", "MIAGCSqGSIb3DQEHA6CAMIACAQAxggFAMIIBPAIBADAkMBcxFTATBgNVBAMMDA=="))
     records, problems = load(tmp_path)
     assert problems == [] and [r.text for r in records] == ["[encrypted message: not decrypted]"] * 4
+
+
+# A mail signed opaquely with S/MIME (smime-type=signed-data: Outlook without "send clear text signed"): its
+# text part inside the signature, "Die Zahlen für März liegen bei.", as openssl smime -sign -nodetach writes it
+# (DER) and as a streaming signer writes it (BER: lengths left open, the text in chunks)
+OPAQUE_SIGNED = {"der": (
+    "MIICMAYJKoZIhvcNAQcCoIICITCCAh0CAQExDzANBglghkgBZQMEAgEFADB+BgkqhkiG9w0BBwGgcQRvQ29udGVudC1UeXBlOiB0ZXh0L3BsYWlu"
+    "OyBjaGFyc2V0PXV0Zi04DQpDb250ZW50LVRyYW5zZmVyLUVuY29kaW5nOiA4Yml0DQoNCkRpZSBaYWhsZW4gZsO8ciBNw6RyeiBsaWVnZW4gYmVp"
+    "Lg0KMYIBhTCCAYECAQEwMTAZMRcwFQYDVQQDDA5ib0BleGFtcGxlLm9yZwIUHOGzDJqLDUvyrI3m5o1LgZhotAswDQYJYIZIAWUDBAIBBQCggeQw"
+    "GAYJKoZIhvcNAQkDMQsGCSqGSIb3DQEHATAcBgkqhkiG9w0BCQUxDxcNMjYxMTI4MDg1OTU0WjAvBgkqhkiG9w0BCQQxIgQgG9gkwUeNj5M7AtiW"
+    "5yU84sm7sHPOYTYQS6npV8mAO4gweQYJKoZIhvcNAQkPMWwwajALBglghkgBZQMEASowCwYJYIZIAWUDBAEWMAsGCWCGSAFlAwQBAjAKBggqhkiG"
+    "9w0DBzAOBggqhkiG9w0DAgICAIAwDQYIKoZIhvcNAwICAUAwBwYFKw4DAgcwDQYIKoZIhvcNAwICASgwCgYIKoZIzj0EAwIERzBFAiB8iDh8abC0"
+    "qklsrcXTYRbxce3BEZATB5Rot06kQ7lUQQIhANH71WLO+/NnA2U6yPlxdpn+rR5QTJ6HDUhKn5wAi2os"), "ber": (
+    "MIAGCSqGSIb3DQEHAqCAMIACAQExDTALBglghkgBZQMEAgEwgAYJKoZIhvcNAQcBoIAkgARvQ29udGVudC1UeXBlOiB0ZXh0L3BsYWluOyBjaGFy"
+    "c2V0PXV0Zi04DQpDb250ZW50LVRyYW5zZmVyLUVuY29kaW5nOiA4Yml0DQoNCkRpZSBaYWhsZW4gZsO8ciBNw6RyeiBsaWVnZW4gYmVpLg0KAAAA"
+    "AAAAMYIBgzCCAX8CAQEwMTAZMRcwFQYDVQQDDA5ib0BleGFtcGxlLm9yZwIUHOGzDJqLDUvyrI3m5o1LgZhotAswCwYJYIZIAWUDBAIBoIHkMBgG"
+    "CSqGSIb3DQEJAzELBgkqhkiG9w0BBwEwHAYJKoZIhvcNAQkFMQ8XDTI2MTEyODA4NTk1NFowLwYJKoZIhvcNAQkEMSIEIBvYJMFHjY+TOwLYlucl"
+    "POLJu7BzzmE2EEup6VfJgDuIMHkGCSqGSIb3DQEJDzFsMGowCwYJYIZIAWUDBAEqMAsGCWCGSAFlAwQBFjALBglghkgBZQMEAQIwCgYIKoZIhvcN"
+    "AwcwDgYIKoZIhvcNAwICAgCAMA0GCCqGSIb3DQMCAgFAMAcGBSsOAwIHMA0GCCqGSIb3DQMCAgEoMAoGCCqGSM49BAMCBEcwRQIhALWIImE2ddGt"
+    "QzkzYirFoCViG+ZYQ4o7S02MaVdElzeYAiBkYPusZI1oAM6e8oNU8BukHrZKolk5ZUk4n/LIL4UelwAAAAAAAA==")}
+
+
+@pytest.mark.parametrize("encoding", ["der", "ber"])
+def test_a_mail_signed_opaquely_with_s_mime_reads_as_the_text_it_signs(tmp_path: Path, encoding: str) -> None:
+    # it read as an attachment named smime.p7m, as if the mail had no text
+    (tmp_path / "signed.eml").write_bytes(message(
+        "From: a@example.org\nSubject: Zahlen\nDate: Mon, 4 Mar 2024 10:00:00 +0100\nMIME-Version: 1.0\n"
+        'Content-Type: application/pkcs7-mime; smime-type=signed-data; name="smime.p7m"\n'
+        'Content-Disposition: attachment; filename="smime.p7m"\nContent-Transfer-Encoding: base64',
+        "\n".join(textwrap.wrap(OPAQUE_SIGNED[encoding], 76))))
+    records, problems = load(tmp_path)
+    assert problems == [] and [r.text for r in records] == ["Die Zahlen für März liegen bei."]
 
 
 def test_a_signed_document_attached_as_p7m_is_an_attachment_not_an_encrypted_mail(tmp_path: Path) -> None:

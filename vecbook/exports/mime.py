@@ -15,6 +15,7 @@ from . import jis
 from .base import clean_text
 from .html_text import html_to_text
 from .rtf_text import codec, decompress_rtf, rtf_text
+from .smime import signed_content
 from .tnef import TNEF_TYPES, UNREAD, Tnef, read_tnef
 
 # The email package's structure parser with its compat32 policy: the modern policy's
@@ -251,7 +252,10 @@ def collect_body(headers: Message, body: bytes, texts: list[str], names: list[st
     kind = _smime_kind(headers)
     if kind in SIGNATURE_TYPES:
         return
-    if kind == "multipart/encrypted" or (kind in SMIME_TYPES and _smime_encrypted(headers)):
+    if kind in SMIME_TYPES and _smime_message(headers):
+        _smime(headers, body, texts, names, damage, depth)
+        return
+    if kind == "multipart/encrypted":
         texts.append(ENCRYPTED_BODY)
         return
     if kind in TNEF_TYPES or (kind == "application/octet-stream" and
@@ -303,11 +307,23 @@ def _smime_kind(headers: Message) -> str:
     return kind
 
 
-def _smime_encrypted(headers: Message) -> bool:
-    """An S/MIME part that holds the message encrypted (not one only signed, "signed-data"), named as
-    S/MIME names it, or not at all (not a signed document's ``.p7m``, ``SMIME_NAMES``)."""
-    return (str(headers.get_param("smime-type") or "enveloped-data").lower() != "signed-data"
-            and (_filename(headers) or "smime.p7m").lower() == "smime.p7m")
+def _smime_message(headers: Message) -> bool:
+    """An S/MIME part that is the message encrypted or signed opaquely: named as S/MIME names it, or not
+    at all (not a signed document's ``.p7m``, ``SMIME_NAMES``)."""
+    return (_filename(headers) or "smime.p7m").lower() == "smime.p7m"
+
+
+def _smime(headers: Message, body: bytes, texts: list[str], names: list[str], damage: set[str], depth: int) -> None:
+    """An S/MIME message: one signed opaquely is read as the message it signs (``signed_content``); one
+    encrypted (its smime-type says so, or its content is no signature) is said to be."""
+    kind = str(headers.get_param("smime-type") or "").lower()
+    inner = None if kind in ("enveloped-data", "authenveloped-data") else signed_content(
+        _transfer_decoded(body, headers, damage))
+    if inner is None:
+        texts.append(ENCRYPTED_BODY)
+    elif depth < MAX_MIME_DEPTH:
+        sub_headers, sub_body, _ = _split(inner)
+        collect_body(sub_headers, sub_body, texts, names, damage, depth + 1)
 
 
 def _tnef(headers: Message, body: bytes, texts: list[str], names: list[str], damage: set[str]) -> None:
