@@ -1563,6 +1563,18 @@ def test_maildir_folders_named_with_dots_are_read_as_their_paths(tmp_path: Path)
         "courier/INBOX/Trash", "gmail/[Gmail]/Spam", "work/Trash"]
 
 
+def test_thunderbirds_maildir_store_is_named_by_its_folders_paths(tmp_path: Path) -> None:
+    # Thunderbird set to store one file a message keeps a folder's subfolders in <folder>.sbd/, as its
+    # mbox store does: they showed as Inbox.sbd/Projects, and a folder deleted into Trash.sbd/ was read
+    for n, folder in enumerate(("Inbox", "Inbox.sbd/Projects", "Trash", "Trash.sbd/Old project")):
+        (tmp_path / folder / "cur").mkdir(parents=True)
+        (tmp_path / folder / "cur" / f"{n}.eml").write_bytes(message(
+            f"From: a@example.com\nSubject: {n}\nDate: Mon, 11 Mar 2024 10:00:00 +0000", "Body."))
+    records, problems = load(tmp_path)
+    assert sorted(r.metadata["conversation"] for r in records) == ["Inbox", "Inbox/Projects"]
+    assert sorted(re.findall(r"the mailbox '([^']+)'", " ".join(problems))) == ["Trash", "Trash/Old project"]
+
+
 def test_a_collection_can_include_gmail_spam_and_trash(tmp_path: Path) -> None:
     from vecbook.config import ConfigError, load_config
 

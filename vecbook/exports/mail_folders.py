@@ -57,10 +57,14 @@ def mailbox_path(file: ExportFile) -> list[str]:
 def folder_names(folders: list[str]) -> list[str]:
     """Maildir folders as the mailboxes they hold: a Maildir++ folder (``.Clients.Spam``: Dovecot's,
     Courier's, mbsync's) is its path, Clients/Spam, and so is one under an IMAP server's namespace that
-    offlineimap writes with dots (``[Gmail].Spam``, ``INBOX.Trash``); another name keeps its dots."""
+    offlineimap writes with dots (``[Gmail].Spam``, ``INBOX.Trash``); Thunderbird's ``<folder>.sbd``, which
+    holds that folder's subfolders in its store of one file a message too, is that folder (``Inbox.sbd/Sub``
+    is Inbox/Sub); another name keeps its dots."""
     names: list[str] = []
     for folder in folders:
-        if folder.startswith(".") and len(folder) > 1:
+        if folder.lower().endswith(".sbd") and len(folder) > 4:
+            names.append(folder[:-4])
+        elif folder.startswith(".") and len(folder) > 1:
             names += [part for part in folder[1:].split(".") if part] or [folder[1:]]
         elif "." in folder and folder.split(".", 1)[0].lower() in NAMESPACES:
             first, rest = folder.split(".", 1)
