@@ -627,6 +627,9 @@ LOCALIZED_DATES = [
     ("2024-03-05T08:15:30-04", "2024-03-05T08:15:30-04:00"),
     # Java's Date.toString(), as scripts that write "Date: " + new Date() send it: the zone's name before the year
     ("Tue Mar 05 08:15:30 CET 2024", "2024-03-05T08:15:30+01:00"),
+    # a leap second, which RFC 5322 allows and Python's clock has none of: its second before
+    ("Sat, 31 Dec 2016 23:59:60 +0000", "2016-12-31T23:59:59+00:00"),
+    ("2016-12-31T23:59:60Z", "2016-12-31T23:59:59+00:00"),
 ]
 
 

@@ -55,6 +55,9 @@ OFFSET = re.compile(r"\s(?:(GMT|UTC)\s?)?([+-])(\d{1,2})(?::?(\d{2}))?(\s*\([^()
 # A fraction of a second (.NET, Java and PHP mailers: "08:15:30.123"), which the email package reads as
 # a date without its offset: left out.
 FRACTION = re.compile(r"(\d:\d{2}:\d{2})[.,]\d+")
+# A leap second (23:59:60), which RFC 5322 allows and Python's datetime has none of: read as the second
+# before, not as no date.
+LEAP_SECOND = re.compile(r"(\d:\d{2}):60(?!\d)")
 
 # Zones by the names old clients and scripts write after the time, where a name says one offset
 # (not IST, India's, Ireland's or Israel's; the email package reads North America's, EST to PDT, and
@@ -76,10 +79,11 @@ ISO_DATE = re.compile(r"^(\d{4})(?:-(\d{2})-(\d{2})|/(\d{1,2})/(\d{1,2}))(?:[T ]
 
 def rfc_form(raw: str) -> str:
     """A Date header with its offset at the end written as RFC 5322 writes it (``OFFSET``; a zone's
-    name, ``ZONE_NAMES``, as its offset), without a fraction of a second (``FRACTION``), and a 12-hour
-    clock's time as a 24-hour one (the email package reads "8:15 PM" as 08:15)."""
+    name, ``ZONE_NAMES``, as its offset), without a fraction of a second (``FRACTION``; a leap second as
+    the second before, ``LEAP_SECOND``), and a 12-hour clock's time as a 24-hour one (the email package
+    reads "8:15 PM" as 08:15)."""
     raw = EAST_ASIAN_HALF_DAY.sub(_east_asian_24_hour, raw) if not raw.isascii() else raw
-    raw = ZONE_NAME.sub(_zone_offset, FRACTION.sub(r"\1", raw))
+    raw = ZONE_NAME.sub(_zone_offset, LEAP_SECOND.sub(r"\1:59", FRACTION.sub(r"\1", raw)))
     return TWELVE_HOUR.sub(_24_hour, OFFSET.sub(_rfc_offset, raw))
 
 
