@@ -112,7 +112,6 @@ SMIME_TYPES = frozenset({"application/pkcs7-mime", "application/x-pkcs7-mime"})
 # as application/octet-stream (a gateway's) is known (3.2.2); a part named otherwise, <document>.xml.p7m,
 # is a document signed on its own (an Italian e-invoice): an attachment, not the mail encrypted.
 SMIME_NAMES = {"smime.p7m": "application/pkcs7-mime", "smime.p7s": "application/pkcs7-signature"}
-# Parts of these types sign or wrap a message; they are not attachments anyone sent.
 # What an encrypted body is read as: its headers stay searchable, and a hit says why there is no text.
 ENCRYPTED_BODY = "[encrypted message: not decrypted]"
 # An OpenPGP message armored into a text part (inline PGP: Mailvelope in webmail, old Enigmail, a message
@@ -126,6 +125,7 @@ PGP_SIGNED = re.compile(r"^-----BEGIN PGP SIGNED MESSAGE-----[ \t]*\r?\n(?:[A-Za
                         r"^-----BEGIN PGP SIGNATURE-----[ \t]*\r?$[\s\S]*?(?:^-----END PGP SIGNATURE-----[ \t]*\r?$|\Z)",
                         re.M)
 DASH_ESCAPE = re.compile(r"^- ", re.M)
+# Parts of these types sign or wrap a message; they are not attachments anyone sent.
 SIGNATURE_TYPES = frozenset({"application/pgp-signature", "application/pkcs7-signature",
                              "application/x-pkcs7-signature", "application/pgp-encrypted"})
 
