@@ -30,7 +30,7 @@ COMMIT_RE = re.compile(r"\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])[0-9a-f]{7,40}\b"
 # Shell lines in the docs that are not VecBook's own command line (installing, testing,
 # benchmarks, other tools): the first words each may start with.
 OTHER_COMMANDS = ("pip install", "python -m pytest", "python bench/", "python samples/", "python -c",
-                  "claude mcp add", "npx ", "python3 -m venv ", ". ~/.vecbook/bin/activate")
+                  "claude mcp add", "npx ", "python3 -m venv ", ". ~/.vecbook/bin/activate", "cd ")
 
 
 def blocks(page: Path, *languages: str) -> list[str]:
