@@ -224,7 +224,13 @@ def _unreadable(home: Path) -> str:
     (["add", "missing.txt"], "no such file or folder: {home}/missing.txt"),
     (["add", "notes", "--format", "papyrus"], "unknown format 'papyrus' (formats: "),
     (["add", "notes", "--format", "discrod"], "unknown format 'discrod' (did you mean 'discord'?) (formats: "),
-    (["add", "notes", "--name", "Family Chat"], "source name 'Family Chat' is not allowed: use lower-case"),
+    # the rule, and the name that would do, spelled as a name taken from a file's is
+    (["add", "notes", "--name", "Family Chat"], "source name 'Family Chat' is not allowed: use lower-case letters, "
+     "digits, - and _ (starting with a letter or digit, at most 64): --name family-chat would do"),
+    (["add", "notes", "--name", "Семья Été"], "source name 'Семья Été' is not allowed: use lower-case letters, "
+     "digits, - and _ (starting with a letter or digit, at most 64): --name semya-ete would do"),
+    (["add", "notes", "--name", "★"], "source name '★' is not allowed: use lower-case letters, digits, - and _ "
+     "(starting with a letter or digit, at most 64)\n"),
     (["add", "notes", "--name", "files"],
      "a source named 'files' already exists (it names the data folder's notes); choose another"),
     (["add", "notes", "--name", "old"], "a source named 'old' already exists (in {config}); choose another"),
@@ -248,7 +254,8 @@ def _unreadable(home: Path) -> str:
      "nothing was added"),
     (["add", "quiet.json"], "nothing to search in {home}/quiet.json: no telegram messages or items found in it; "
      "nothing was added"),
-], ids=["missing", "unknown-format", "misspelt-format", "bad-name", "reserved-name", "name-in-use", "not-a-format",
+], ids=["missing", "unknown-format", "misspelt-format", "bad-name", "bad-name-script", "bad-name-symbol",
+        "reserved-name", "name-in-use", "not-a-format",
         "empty-folder", "documents", "table-not-sqlite", "remove-unknown", "not-that-format", "cut-short", "cut-short-detected",
         "empty", "no-messages"])
 def test_bad_input_is_one_line_and_changes_no_file(

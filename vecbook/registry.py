@@ -228,9 +228,13 @@ def _head(path: Path, size: int) -> bytes:
 
 
 def check_name(name: str, taken: Sequence[str], config_file: Path) -> str:
-    """A usable new name, or ConfigError: the naming rule, 'files', or one the config already has."""
+    """A usable new name, or ConfigError: the naming rule (with the name it allows, spelled as
+    one taken from a file's: ``Family Chat`` -> ``family-chat``), 'files', or one the config
+    already has."""
     if not COLLECTION_NAME_RE.match(name):
-        raise ConfigError(f"source name {name!r} is not allowed: use {COLLECTION_NAME_RULE}")
+        spelled = _name_of(name)
+        would_do = f": --name {spelled} would do" if spelled else ""
+        raise ConfigError(f"source name {name!r} is not allowed: use {COLLECTION_NAME_RULE}{would_do}")
     if name == "files" or name in taken:
         why = "it names the data folder's notes" if name == "files" else f"in {config_file}"
         raise ConfigError(f"a source named '{name}' already exists ({why}); choose another with --name")
