@@ -197,8 +197,13 @@ def test_hits_on_touching_windows_of_one_conversation_merge_into_one_whose_lines
     assert sorted((h.line_number, h.end_line) for h in hits) == [(1, 6), (8, 8)]
     merged = next(h for h in hits if h.line_number == 1)
     assert merged.text == "\n".join(line[STAMP_CHARS:] for line in export.read_text(encoding="utf-8").splitlines()[:6])
+    # Its metadata tells of the messages it shows: the first's date, the last's, everyone who writes.
+    assert {k: merged.metadata[k] for k in ("date", "end_date", "message_count")} == {
+        "date": "2024-01-15T09:00:00", "end_date": "2024-01-15T10:07:00", "message_count": 6}
+    assert sorted(merged.metadata["participants"]) == ["Ana", "Ben"]
     alone = book.search("lantern festival", mode="keyword", filters={"date__lt": "2024-01-15T10:00"})
     assert merged.similarity_score >= alone[0].similarity_score  # the best of the windows merged
+    assert alone[0].metadata["message_count"] == 3  # a window alone keeps its own
     for hit in hits:
         assert read_back(export, hit) == hit.text
         assert hit.citation.startswith(f"chat/chat.txt:{hit.line_number}-{hit.end_line}")

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import bisect
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 from .records import Record
 from .tokens import DEFAULT_LANGUAGE, SEGMENTED_RE, fold, lowered, stop_words, words, words_of
@@ -150,6 +150,25 @@ class _Merged:
 def merged_text(records: Sequence[Record], held: Iterable[int]) -> str:
     """The text of a merged hit: its windows' messages in file order, a line each."""
     return "\n".join(records[r].text for r in sorted(held))
+
+
+def merged_metadata(records: Sequence[Record], held: Iterable[int], lead: dict[str, Any]) -> dict[str, Any]:
+    """The metadata of a merged hit: its best window's (``lead``), with what tells of the messages
+    it shows taken from every window: the first's ``date``, the last's ``end_date``, everyone who
+    writes (in order of their first message) and the messages counted together, so a hit holding
+    five messages of three people is not said to hold one message of one."""
+    windows = [records[r].metadata for r in sorted(held)]
+    merged = dict(lead)
+    if "date" in windows[0]:
+        merged["date"] = windows[0]["date"]
+    if "end_date" in windows[-1]:
+        merged["end_date"] = windows[-1]["end_date"]
+    if "participants" in lead:
+        people = [p for w in windows for p in w.get("participants") or ()]
+        merged["participants"] = list(dict.fromkeys(people))
+    if "message_count" in lead:
+        merged["message_count"] = sum(w.get("message_count") or 0 for w in windows)
+    return merged
 
 
 def merged_citation(records: Sequence[Record], held: Iterable[int]) -> str:

@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence, T
 import numpy as np
 
 from .build import Snapshot
-from .chat_hits import MERGE_MAX_CHARS, lines_shown, merge_touching, merged_citation, merged_text
+from .chat_hits import (MERGE_MAX_CHARS, lines_shown, merge_touching, merged_citation, merged_metadata,
+                        merged_text)
 from .config import (FUSIONS, MAX_CHARS, MAX_CONTEXT, MAX_QUERY_CHARS, MAX_RESULTS_LIMIT, MAX_TOTAL_CHARS, QueryError,
                      VecBookError)
 from .filters import parse_filters
@@ -410,6 +411,7 @@ class HitShaper:
             windows = sorted(scored[i].index for i, _ in held) if joined else [best]
             if joined:
                 hit = dataclasses.replace(hit, text=merged_text(records, windows),
+                                          metadata=merged_metadata(records, windows, hit.metadata),
                                           line_number=records[windows[0]].line_number,
                                           end_line=records[windows[-1]].end_line,
                                           citation=merged_citation(records, windows))
