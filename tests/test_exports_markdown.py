@@ -117,7 +117,7 @@ def test_wikilinks_embeds_and_tags_in_the_fixtures() -> None:
 
 
 @pytest.mark.parametrize("note, line, reason", [
-    ("frontmatter_parse-double-curly.md", 2, "invalid front matter (found unhashable key)"),
+    ("frontmatter_parse-double-curly.md", 2, "invalid front matter (found unhashable key: a template's {{placeholder}} left unquoted reads as a YAML mapping; quote it or fill it in)"),
     ("invalid-frontmatter_1.md", 6, "invalid front matter (could not find expected ':')"),
 ])
 def test_invalid_front_matter_is_warned_and_the_note_kept_as_text(note: str, line: int, reason: str) -> None:
@@ -202,9 +202,24 @@ def test_front_matter_with_an_impossible_date_and_another_fault_is_kept_as_text(
     (tmp_path / "garden.md").write_text("---\ndate: 2024-02-30\n{{title}}: draft\n---\nPlant the tomatoes.\n")
     (record,), problems = load(tmp_path)
     assert [(p.where, p.line, p.reason, p.skipped) for p in problems] == [
-        ("vault/garden.md", 3, "collection 'vault': invalid front matter (found unhashable key); the note is kept "
-                               "as text", False)]
+        ("vault/garden.md", 3, "collection 'vault': invalid front matter (found unhashable key: a template's "
+                               "{{placeholder}} left unquoted reads as a YAML mapping; quote it or fill it in); "
+                               "the note is kept as text", False)]
     assert record.text.endswith("Plant the tomatoes.") and record.line_number == 1
+
+
+@pytest.mark.parametrize("block, reason", [
+    # a placeholder as a value, as an unfilled template leaves it: the line at fault says what to do
+    ("author: Ovid\ndescription: {{description}}\n", "invalid front matter (found unhashable key: a template's "
+     "{{placeholder}} left unquoted reads as a YAML mapping; quote it or fill it in)"),
+    # the same fault with no placeholder: YAML's own words alone
+    ("author: Ovid\n{a: 1}: x\n", "invalid front matter (found unhashable key); the note is kept as text"),
+], ids=["placeholder", "mapping-key"])
+def test_an_unhashable_key_in_front_matter_names_the_template_placeholder_at_fault(
+        tmp_path: Path, block: str, reason: str) -> None:
+    (tmp_path / "Causam mihi.md").write_text(f"---\n{block}---\n# Causam mihi\nText.\n", encoding="utf-8")
+    _, (problem,) = load(tmp_path)
+    assert problem.line == 3 and reason in problem.reason
 
 
 def test_front_matter_dates_written_as_text_are_read_or_warned(tmp_path: Path) -> None:
