@@ -1397,8 +1397,8 @@ def test_messages_thunderbird_marked_deleted_are_not_read_and_said_so(tmp_path: 
     (tmp_path / "Inbox").write_bytes(b"\n".join([mail(1, "0001"), mail(2, "0009"), mail(3, "0000"), mail(4, "000b")]))
     records, problems = load(tmp_path)
     assert [r.metadata["subject"] for r in records] == ["message 1", "message 3"]
-    assert problems == ["mail/Inbox:11: collection 'mail': 2 messages Thunderbird marked deleted (X-Mozilla-Status) "
-                        "are not read; they leave the file when the folder is compacted"]
+    assert problems == ["mail/Inbox:11: collection 'mail': 2 messages Thunderbird marked deleted (X-Mozilla-Status); "
+                        "they leave the file when the folder is compacted"]
     # no fault of the mbox: said apart from its problems, as what it leaves out (`vecbook sources`)
     _, found, _ = load_export(collection(tmp_path))
     assert [p.left_out for p in found] == [True]
@@ -1426,7 +1426,7 @@ def test_gmail_spam_and_trash_are_left_out_as_gmail_search_leaves_them_out(tmp_p
         ("message 0", ["Inbox", "Important", "Opened"]), ("message 4", ["Spam, not", "Opened"]),
         ("message 5", ["Sent", "Opened"])]
     assert problems == ["mail/All mail Including Spam and Trash.mbox:11: collection 'mail': 3 messages labelled "
-                        "Spam or Trash in Gmail are left out, as Gmail's search leaves them out; to search them, "
+                        "Spam or Trash in Gmail, as Gmail's search leaves them out; to search them, "
                         "set include_spam_and_trash = true in this collection's table"]
 
 
@@ -1438,7 +1438,7 @@ def test_gmail_spam_and_trash_are_known_by_their_names_in_the_accounts_language(
         "=?UTF-8?B?44K044Of566x?=", "Spam"])
     records, problems = load(path)
     assert [r.metadata["tags"] for r in records] == [["Posteingang", "Wichtig"]]
-    assert "6 messages labelled Spam or Trash in Gmail are left out" in problems[0]
+    assert "6 messages labelled Spam or Trash in Gmail, as" in problems[0]
     profile = tmp_path / "ImapMail" / "imap.gmail.com"
     for folder in ("INBOX", "[Gmail].sbd/Papierkorb", "[Gmail].sbd/Wichtig", "Gelöschte Elemente", "Junk-E-Mail",
                    "Courrier indésirable", "Корзина"):
@@ -1456,7 +1456,7 @@ def test_gmail_spam_and_trash_saved_as_eml_files_are_left_out_too(tmp_path: Path
                                                     f"Subject: message {n}\nDate: Mon, 4 Mar 2024 10:00:00 +0000", "Hi."))
     records, problems = load(tmp_path)
     assert [r.metadata["subject"] for r in records] == ["message 0"]
-    assert problems == ["mail/1.eml: collection 'mail': 2 messages labelled Spam or Trash in Gmail are left out, as "
+    assert problems == ["mail/1.eml: collection 'mail': 2 messages labelled Spam or Trash in Gmail, as "
                         "Gmail's search leaves them out; to search them, set include_spam_and_trash = true in this "
                         "collection's table"]
 
@@ -1480,14 +1480,14 @@ def test_trash_and_junk_mailboxes_are_left_out_as_mail_apps_search_leaves_them_o
     assert [r.metadata["subject"] for r in records] == ["kept", "kept too"]
     fix = "to search it, set include_spam_and_trash = true in this collection's table"
     assert problems == [
-        f"mail/Junk: collection 'mail': the mailbox 'Junk' (1 message) is a Trash or Junk folder and is left out, as "
+        f"mail/Junk: collection 'mail': the mailbox 'Junk' (1 message), a Trash or Junk folder, as "
         f"mail apps' search leaves them out; {fix}",
-        f"mail/Trash: collection 'mail': the mailbox 'Trash' (2 messages) is a Trash or Junk folder and is left out, "
+        f"mail/Trash: collection 'mail': the mailbox 'Trash' (2 messages), a Trash or Junk folder, "
         f"as mail apps' search leaves them out; {fix}",
-        f"mail/Trash.sbd/Old project: collection 'mail': the mailbox 'Trash/Old project' (1 message) is a Trash or "
-        f"Junk folder and is left out, as mail apps' search leaves them out; {fix}",
-        f"mail/[Gmail].sbd/Spam: collection 'mail': the mailbox '[Gmail]/Spam' (1 message) is a Trash or Junk folder "
-        f"and is left out, as mail apps' search leaves them out; {fix}"]
+        f"mail/Trash.sbd/Old project: collection 'mail': the mailbox 'Trash/Old project' (1 message), a Trash or "
+        f"Junk folder, as mail apps' search leaves them out; {fix}",
+        f"mail/[Gmail].sbd/Spam: collection 'mail': the mailbox '[Gmail]/Spam' (1 message), a Trash or Junk folder, "
+        f"as mail apps' search leaves them out; {fix}"]
     maildir = tmp_path / "Maildir"
     for folder, name in ((maildir / "cur", "1.host:2,S"), (maildir / ".Trash" / "cur", "2.host:2,ST"),
                          (maildir / ".Junk" / "new", "3.host"), (maildir / ".Junk" / "cur", "4.host:2,S")):
@@ -1496,7 +1496,7 @@ def test_trash_and_junk_mailboxes_are_left_out_as_mail_apps_search_leaves_them_o
                                             "Date: Mon, 11 Mar 2024 10:00:00 +0000", "Body."))
     records, problems = load(maildir)
     assert [r.metadata["subject"] for r in records] == ["1.host:2,S"]
-    assert [p.split(": ", 2)[0] + ": " + p.split(": ", 2)[2].split(" is a ")[0] for p in problems] == [
+    assert [p.split(": ", 2)[0] + ": " + p.split(": ", 2)[2].split(", a ")[0] for p in problems] == [
         "mail/.Junk/cur/4.host:2,S: the mailbox 'Junk' (2 messages)",
         "mail/.Trash/cur/2.host:2,ST: the mailbox 'Trash' (1 message)"]
     apple = tmp_path / "Mail" / "V10" / "ABCD" / "Deleted Messages.mbox" / "EF01" / "Data" / "Messages"
@@ -1504,7 +1504,7 @@ def test_trash_and_junk_mailboxes_are_left_out_as_mail_apps_search_leaves_them_o
     mail = message("From: a@example.com\nSubject: gone\nDate: Mon, 11 Mar 2024 10:00:00 +0000", "Body.")
     (apple / "1.emlx").write_bytes(f"{len(mail)}\n".encode() + mail + b"<?xml version=\"1.0\"?><plist/>")
     records, problems = load(tmp_path / "Mail", fmt="maildir")
-    assert records == [] and "the mailbox 'Deleted Messages' (1 message) is a Trash or Junk folder" in problems[0]
+    assert records == [] and "the mailbox 'Deleted Messages' (1 message), a Trash or Junk folder" in problems[0]
     records, problems, _ = load_export(CollectionConfig(name="mail", path=profile, database_label="mail",
                                                         include_spam_and_trash=True))
     assert problems == [] and len(records) == 7
@@ -1605,8 +1605,8 @@ def test_gmail_spam_in_the_data_folder_says_to_add_the_mbox_as_a_source(tmp_path
     records, problems = vecbook.sources.load_file(path.name, path)
     assert records == []
     assert [p.reason for p in problems] == [
-        "1 message labelled Spam or Trash in Gmail is left out, as Gmail's search leaves them out; to search "
-        "them, add the mbox as a source of its own (vecbook add PATH) and set include_spam_and_trash = true in "
+        "1 message labelled Spam or Trash in Gmail, as Gmail's search leaves them out; to search "
+        "it, add the mbox as a source of its own (vecbook add PATH) and set include_spam_and_trash = true in "
         "its table"]
 
 
@@ -1646,7 +1646,7 @@ def test_the_folder_data_that_pine_and_dovecot_keep_first_in_an_mbox_is_no_messa
     assert [(r.citation, r.text) for r in records] == [("mail/INBOX:12-20", "The kayak leaks.")] and problems == []
     (tmp_path / "INBOX").rename(tmp_path / "Trash")  # (nor is it counted among the messages left out)
     records, problems = load(tmp_path)
-    assert records == [] and "the mailbox 'Trash' (1 message) is a Trash or Junk folder" in problems[0]
+    assert records == [] and "the mailbox 'Trash' (1 message), a Trash or Junk folder" in problems[0]
 
 
 def test_a_folder_of_eml_files_and_one_eml_file_are_read_as_mail(tmp_path: Path) -> None:

@@ -636,8 +636,8 @@ def test_a_table_whose_every_row_is_in_the_trash_says_so(home: Path, user_config
     connection.close()
     code, out, err = run(capsys, "add", str(database))
     assert (code, out) == (2, "")
-    assert err.startswith(f"vecbook: error: nothing to search in {database}: 2 rows in the app's trash "
-                          "(deleted_at) left out; keep_trashed = true keeps them; nothing was added")
+    assert err.startswith(f"vecbook: error: nothing to search in {database}: left out: 2 rows in "
+                          "the app's trash (deleted_at); keep_trashed = true keeps them; nothing was added")
     assert 'table = "notes", keep_trashed = true)' in err
     assert not user_config.exists()
 
@@ -854,21 +854,24 @@ def test_what_a_source_leaves_out_on_purpose_is_said_apart_from_its_problems_wit
         home: Path, user_config: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # a note in Bear's trash and Gmail's Spam are left out as the apps' own search leaves them out;
     # that was said in the log alone (or counted among the problems), so a person looking for a
-    # note they had thrown away never learnt where it went or that `keep_trashed = true` keeps it
+    # note they had thrown away never learnt where it went or that `keep_trashed = true` keeps it.
+    # Each reason names what was left out, as the line "left out:" heads it
     from test_exports_mail import GMAIL_LABELS, takeout
     from test_sqlite import bear_database
 
     bear = bear_database(home / "database.sqlite")
-    trash = "1 note in Bear's trash left out; keep_trashed = true keeps it"
+    trash = "1 note in Bear's trash; keep_trashed = true keeps it"
     code, out, err = run(capsys, "add", str(bear), "--name", "bear")
     assert code == 0 and f"  left out: {trash}\n" in out and "problems" not in out, err + out
     mbox = takeout(home / "All mail.mbox", GMAIL_LABELS)
-    spam = ("3 messages labelled Spam or Trash in Gmail are left out, as Gmail's search leaves them out; to search "
+    spam = ("3 messages labelled Spam or Trash in Gmail, as Gmail's search leaves them out; to search "
             "them, set include_spam_and_trash = true in this collection's table")
     code, out, err = run(capsys, "add", str(mbox), "--name", "gmail")
     assert code == 0 and f"  left out: {spam}\n" in out and "problems" not in out, err + out
     code, out, err = run(capsys, "sources")
     assert code == 0 and f"  left out: {trash}\n" in out and f"  left out: {spam}\n" in out, err + out
+    # said once: "left out: 1 note in Bear's trash left out; ..." doubled it
+    assert [line.count("left out") for line in out.splitlines() if "left out" in line] == [1, 1]
     assert "problems" not in out
     code, out, _ = run(capsys, "sources", "--json")
     assert {s["name"]: (s["left_out"], s["problems"]) for s in json.loads(out)["sources"]} == {
@@ -962,7 +965,7 @@ def test_what_a_folder_leaves_out_names_the_file_it_was_left_out_of(
     from test_exports_mail import GMAIL_LABELS, takeout
 
     takeout(home / "notes" / "All mail.mbox", GMAIL_LABELS)
-    said = ("left out: All mail.mbox:11: 3 messages labelled Spam or Trash in Gmail are left out, as Gmail's search "
+    said = ("left out: All mail.mbox:11: 3 messages labelled Spam or Trash in Gmail, as Gmail's search "
             "leaves them out; to search them, set include_spam_and_trash = true in this collection's table\n")
     code, out, err = run(capsys, "add", "notes")
     assert code == 0 and f"  {said}" in out, err + out

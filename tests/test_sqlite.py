@@ -948,7 +948,7 @@ def test_rows_in_the_apps_trash_are_left_out_with_a_count_in_the_log(tmp_path: P
     with caplog.at_level(logging.INFO, logger="vecbook"):
         book = vecbook.VecBook(config=config, keyword_only=True, cache_directory=False)
         assert [hit.id for hit in book.search("lighthouse hotel")] == []
-    assert "database.sqlite: collection 'bear': 1 note in Bear's trash left out; keep_trashed = true keeps it" \
+    assert "left out: database.sqlite: collection 'bear': 1 note in Bear's trash; keep_trashed = true keeps it" \
         in caplog.messages
     assert book.stats()["collections"]["bear"]["records"] == 2
     config = vecbook.load_config(write_config(tmp_path, [

@@ -467,6 +467,7 @@ def why_empty(problems: Sequence[Problem], name: str, path: Path, label: str) ->
     problem = next((p for p in problems if p.skipped), problems[0])
     reason = problem.reason.removeprefix(f"collection '{name}': ").removeprefix(f"nothing read from {path}: ")
     reason = reason.removeprefix("file skipped: ")  # nothing of it was kept: that is what is said
+    reason = f"left out: {reason}" if problem.left_out else reason  # (it names what, not that it was left out)
     file = problem.where.removeprefix(f"{name}/")
     where = [file] if problem.where not in (label, name) and not (path.is_file() and file == path.name) else []
     where += [f"line {problem.line}"] if problem.line and f"(line {problem.line})" not in reason else []

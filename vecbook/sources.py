@@ -373,7 +373,10 @@ def load_sources(config: Config, state: SourceState | None = None) -> LoadReport
     state.collections, state.notes, state.read_at, state.unsettled = now, notes, read_at, unsettled
     state.announce = False
     for problem in report.new_problems:  # what a source leaves out on purpose is no fault to warn of
-        log.log(logging.INFO if problem.left_out else logging.WARNING, "%s", problem)
+        if problem.left_out:  # (its reason names what, as `add` shows it under "left out:")
+            log.info("left out: %s", problem)
+        else:
+            log.warning("%s", problem)
     if report.known_problems:
         log.info("%d problem%s reported when the unchanged sources were last read ('vecbook stats' lists them)",
                  report.known_problems, "" if report.known_problems == 1 else "s")

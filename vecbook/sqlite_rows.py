@@ -113,7 +113,7 @@ def _out_of_trash(collection: CollectionConfig, columns: list[str],
     app = _app_of(collection, [columns[i] for i in marking])
     what = (f"{counted(trashed, 'note')} in {app}'s trash" if app else
             f"{counted(trashed, 'row')} in the app's trash ({', '.join(columns[i] for i in marking)})")
-    reason = (f"collection '{collection.name}': {what} left out; "
+    reason = (f"collection '{collection.name}': {what}; "
               f"keep_trashed = true keeps {'it' if trashed == 1 else 'them'}")
     return kept, [Problem(collection.database_label, None, reason, left_out=True)]
 

@@ -122,8 +122,9 @@ def _mbox_mails(export: Export, file: ExportFile) -> Iterator[_Mail]:
         elif data.strip():
             yield from _parse_one(export, file, data, line, conversation, cut=not data.endswith(b"\n"))
     if deleted:
-        leave_out(export, file, deleted[0], f"{len(deleted)} message{'s' if len(deleted) > 1 else ''} Thunderbird "
-                  "marked deleted (X-Mozilla-Status) are not read; they leave the file when the folder is compacted")
+        many = len(deleted) > 1
+        leave_out(export, file, deleted[0], f"{len(deleted)} message{'s' if many else ''} Thunderbird marked deleted "
+                  f"(X-Mozilla-Status); {'they leave' if many else 'it leaves'} the file when the folder is compacted")
     if binned:
         warn_left_out(export, file, binned[0], len(binned), "the mbox")
 

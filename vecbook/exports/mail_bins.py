@@ -67,15 +67,15 @@ def bin_mailbox(mailbox: str) -> bool:
 
 def warn_left_out(export: Export, file: ExportFile, line: int | None, count: int, what: str) -> None:
     """What says how many messages in Gmail's Spam or Trash were left out, and how to read them."""
-    leave_out(export, file, line, f"{count} message{'s' if count > 1 else ''} labelled Spam or Trash in Gmail "
-                f"{'are' if count > 1 else 'is'} left out, as Gmail's search leaves them out; to search them, "
+    leave_out(export, file, line, f"{count} message{'s' if count > 1 else ''} labelled Spam or Trash in Gmail, "
+                f"as Gmail's search leaves them out; to search {'them' if count > 1 else 'it'}, "
                 f"{_fix(export, what)}")
 
 
 def warn_bin_mailbox(export: Export, file: ExportFile, mailbox: str, count: int, what: str) -> None:
     """What says a Trash or Junk mailbox was left out, with its count and how to read it."""
-    leave_out(export, file, None, f"the mailbox '{mailbox}' ({count} message{'s' if count > 1 else ''}) is a Trash or "
-                "Junk folder and is left out, as mail apps' search leaves them out; to search it, "
+    leave_out(export, file, None, f"the mailbox '{mailbox}' ({count} message{'s' if count > 1 else ''}), a Trash or "
+                "Junk folder, as mail apps' search leaves them out; to search it, "
                 f"{_fix(export, what)}")
 
 
