@@ -23,7 +23,8 @@ from typing import Any, Callable, Iterable, Iterator
 
 from ..records import Record
 from .base import Export, ExportFile, clean_text, export_record, iso
-from .mail_bins import bin_mailbox, gmail_labels, in_gmail_bin, leave_out, warn_bin_mailbox, warn_left_out
+from .left_out import leave_out
+from .mail_bins import bin_mailbox, gmail_labels, in_gmail_bin, warn_bin_mailbox, warn_left_out
 from .mail_dates import localized_date, rfc_form
 from .mail_folders import account_mailbox, account_roots, folders_of, in_maildir, mailbox_path, mbox_name
 from .mime import collect_body, decoded_header, find_header_end, new_part, parse_headers

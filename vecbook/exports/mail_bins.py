@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 from .base import Export, ExportFile
-from ..records import Problem
+from .left_out import keep_setting, leave_out
 from .mime import decoded_header, find_header_end
 
 # Gmail's labels as Takeout writes them, in the account's language ("Posteingang,Wichtig"; a label
@@ -69,23 +69,11 @@ def warn_left_out(export: Export, file: ExportFile, line: int | None, count: int
     """What says how many messages in Gmail's Spam or Trash were left out, and how to read them."""
     leave_out(export, file, line, f"{count} message{'s' if count > 1 else ''} labelled Spam or Trash in Gmail, "
                 f"as Gmail's search leaves them out; to search {'them' if count > 1 else 'it'}, "
-                f"{_fix(export, what)}")
+                f"{keep_setting(export, what)}")
 
 
 def warn_bin_mailbox(export: Export, file: ExportFile, mailbox: str, count: int, what: str) -> None:
     """What says a Trash or Junk mailbox was left out, with its count and how to read it."""
     leave_out(export, file, None, f"the mailbox '{mailbox}' ({count} message{'s' if count > 1 else ''}), a Trash or "
                 "Junk folder, as mail apps' search leaves them out; to search it, "
-                f"{_fix(export, what)}")
-
-
-def leave_out(export: Export, file: ExportFile, line: int | None, reason: str) -> None:
-    """Record what was left out on purpose (Spam, Trash, messages deleted in Thunderbird): a ``left_out``
-    Problem, which no one is warned of as a fault."""
-    export.problems.append(Problem(file.label, line, f"{export.problem_prefix}{reason}", left_out=True))
-
-
-def _fix(export: Export, what: str) -> str:
-    """How to read what was left out: the collection's setting (the data folder has no table for it)."""
-    return ("set include_spam_and_trash = true in this collection's table" if export.problem_prefix else
-            f"add {what} as a source of its own (vecbook add PATH) and set include_spam_and_trash = true in its table")
+                f"{keep_setting(export, what)}")

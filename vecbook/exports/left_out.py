@@ -1,0 +1,21 @@
+"""What an export's reader leaves out on purpose, as the app's own search does (Spam, an app's
+trash): a ``left_out`` Problem, said under "left out:" by ``vecbook add`` and ``vecbook sources``
+apart from the faults, its reason naming what and how to search it."""
+
+from __future__ import annotations
+
+from ..records import Problem
+from .base import Export, ExportFile
+
+
+def leave_out(export: Export, file: ExportFile, line: int | None, reason: str) -> None:
+    """Record what was left out on purpose (Spam, Trash, messages deleted in Thunderbird, a note in an
+    app's trash): a ``left_out`` Problem, which no one is warned of as a fault."""
+    export.problems.append(Problem(file.label, line, f"{export.problem_prefix}{reason}", left_out=True))
+
+
+def keep_setting(export: Export, what: str) -> str:
+    """How to read what was left out (Spam, an app's trash): the collection's setting (the data folder has
+    no table for it, so ``what`` is to be added as a source of its own)."""
+    return ("set include_spam_and_trash = true in this collection's table" if export.problem_prefix else
+            f"add {what} as a source of its own (vecbook add PATH) and set include_spam_and_trash = true in its table")
