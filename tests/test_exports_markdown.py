@@ -401,17 +401,23 @@ def test_a_joplin_raw_export_is_its_notes_dated_and_cited_at_their_lines(tmp_pat
     assert not any("is_conflict" in r.text or "type_" in r.text for r in records)
 
 
-def test_a_joplin_note_in_the_trash_is_no_record(tmp_path: Path) -> None:
+def test_a_joplin_note_in_the_trash_is_no_record_and_is_said_to_be_left_out(tmp_path: Path) -> None:
     # Joplin 3 keeps a deleted note in its trash, its items (a sync target's folder is the RAW
-    # format too) written with the time it was deleted; a live note's deleted_time is 0 or empty
-    for name, deleted, body in (("1" * 32, "2024-05-01T09:00:00.000Z", "A lighthouse hotel, thrown away"),
-                                ("2" * 32, "0", "A lighthouse tour, still planned"), ("3" * 32, "", "Lighthouse photos")):
+    # format too) written with the time it was deleted; a live note's deleted_time is 0 or empty.
+    # It was left out without a word: a person looking for it never learnt where it went.
+    for name, deleted, title in (("1" * 32, "2024-05-01T09:00:00.000Z", "Lighthouse hotel"),
+                                 ("2" * 32, "0", "Lighthouse tour"), ("3" * 32, "", "Lighthouse photos")):
         (tmp_path / f"{name}.md").write_text(
-            f"Idea\n\n{body}\n\n" + JOPLIN_PROPERTIES.format(id=name, parent="", type=1).replace(
+            f"{title}\n\nBody of {title}\n\n" + JOPLIN_PROPERTIES.format(id=name, parent="", type=1).replace(
                 "type_:", f"deleted_time: {deleted}\ntype_:"), encoding="utf-8")
     records, problems = load(tmp_path)
-    assert problems == []
-    assert [r.text for r in records] == ["A lighthouse tour, still planned", "Lighthouse photos"]
+    assert [r.text for r in records] == ["Body of Lighthouse tour", "Body of Lighthouse photos"]
+    assert [(str(p), p.left_out) for p in problems] == [
+        (f"vault/{'1' * 32}.md: collection 'vault': 'Lighthouse hotel', a note in Joplin's trash; to search it, "
+         "set include_spam_and_trash = true in this collection's table", True)]
+    records, problems, _ = load_export(CollectionConfig(name="vault", path=tmp_path, database_label="vault",
+                                                        include_spam_and_trash=True))
+    assert (len(records), problems) == (3, [])
 
 
 def test_a_logseq_journal_is_dated_by_its_file_name(tmp_path: Path) -> None:

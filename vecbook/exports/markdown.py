@@ -18,6 +18,7 @@ from ..records import BINARY_REASON, DATE_KEYS, Record, date_value, is_binary, r
 from .base import Export, ExportFile, export_record, iso
 from . import excalidraw, logseq, notion
 from .joplin import TIME_KEYS, epoch_time, raw_item
+from .left_out import keep_setting, leave_out
 
 SUFFIXES = (".md", ".markdown")
 # A vault's attachments do not count against it when detecting a folder of notes.
@@ -135,8 +136,13 @@ def _records(export: Export, file: ExportFile) -> Iterator[Record]:
     if copy_of is not None:
         note = copy_of.rsplit("/", 1)[-1].rsplit(".", 1)[0]
     item = raw_item(file.name, lines)
-    if item is not None and (not item.is_note or item.in_trash):
-        return  # a Joplin notebook, tag or resource, or a note thrown away: no note
+    if item is not None and not item.is_note:
+        return  # a Joplin notebook, tag or resource: no note
+    if item is not None and item.in_trash and not export.include_spam_and_trash:
+        # as Joplin's search leaves it out; said, so one who looks for it learns where it went
+        leave_out(export, file, None, f"'{item.title or note}', a note in Joplin's trash; to search it, "
+                                      f"{keep_setting(export, 'the folder')}")
+        return
     if item is None and export.shared is not None and "id:: " in text and logseq.holds_block_ids(lines):
         export.shared.setdefault(logseq.HOLDERS, set()).add(export.rel)  # (its referrers are read again)
     if item is None and logseq.has_references(text):  # Logseq shows a ((uuid)) as its block's text
