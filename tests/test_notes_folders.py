@@ -289,6 +289,10 @@ def test_a_vault_read_as_notes_gives_what_the_markdown_reader_gives(tmp_path: Pa
                                                            format="markdown"))
     assert sorted(records, key=lambda r: r.id) == sorted(whole, key=lambda r: r.id) and problems == whole_problems
     assert not any("Templates/" in r.file_path for r in records)
+    # said under "left out" (it was left out without a word), with the line that reads them
+    assert [(str(p), p.left_out) for p in problems] == [
+        (f"vault/Templates: collection 'vault': 52 notes in the folder of Obsidian's Templates plugin (templates, "
+         f"not notes); `vecbook add {VAULT / 'Templates'}` reads them", True)]
     assert facts["kinds"] == {"markdown": len({r.file_path for r in records})}
     assert facts["not_read"] == {"": 1, ".jpg": 1}  # LICENSE and a picture
 

@@ -4,6 +4,9 @@ apart from the faults, its reason naming what and how to search it."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from ..config import counted
 from ..records import Problem
 from .base import Export, ExportFile
 
@@ -19,3 +22,17 @@ def keep_setting(export: Export, what: str) -> str:
     no table for it, so ``what`` is to be added as a source of its own)."""
     return ("set include_spam_and_trash = true in this collection's table" if export.problem_prefix else
             f"add {what} as a source of its own (vecbook add PATH) and set include_spam_and_trash = true in its table")
+
+
+def templates_left_out(count: int, folder: Path | None) -> str:
+    """What says the notes in the folder Obsidian's Templates plugin is set to were left out: they hold
+    placeholders (``{{date}}``), not notes; added as a source of its own (``folder``, None in a zip)
+    the folder reads them."""
+    what = f"{counted(count, 'note')} in the folder of Obsidian's Templates plugin (templates, not notes)"
+    return f"{what}; `{add_line(folder)}` reads {'them' if count != 1 else 'it'}" if folder is not None else what
+
+
+def add_line(path: Path, format_name: str | None = None) -> str:
+    """The ``vecbook add`` command that reads ``path`` on its own."""
+    shown = f'"{path}"' if any(c.isspace() or c in "'\"$`&;|()<>*?" for c in str(path)) else str(path)
+    return f"vecbook add {shown}" + (f" --format {format_name}" if format_name else "")

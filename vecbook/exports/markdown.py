@@ -14,11 +14,11 @@ from datetime import date, datetime
 from typing import Any, Iterator
 
 from ..conflicts import CONFLICT_KEY, conflict_original
-from ..records import BINARY_REASON, DATE_KEYS, Record, date_value, is_binary, read_text, undecoded_reason
+from ..records import BINARY_REASON, DATE_KEYS, Problem, Record, date_value, is_binary, read_text, undecoded_reason
 from .base import Export, ExportFile, export_record, iso
 from . import excalidraw, logseq, notion
 from .joplin import TIME_KEYS, epoch_time, raw_item
-from .left_out import keep_setting, leave_out
+from .left_out import keep_setting, leave_out, templates_left_out
 
 SUFFIXES = (".md", ".markdown")
 # A vault's attachments do not count against it when detecting a folder of notes.
@@ -85,9 +85,16 @@ def _is_note(file: ExportFile) -> bool:
 def read(export: Export) -> list[Record]:
     """Every note's sections, one record each (the vault's templates folder and a Logseq graph's
     own folder left out)."""
-    left_out = _template_folders(export) + _logseq_folders(export)
-    notes = export.find(lambda f: _is_note(f) and not f.rel.startswith(left_out))
-    return export.read_each(notes, lambda f: _records(export, f))
+    templates = _template_folders(export)
+    left_out = templates + _logseq_folders(export)
+    every = export.find(_is_note)
+    for folder in templates:  # said, so one who looks for a template learns where it went
+        count = sum(f.rel.startswith(folder) for f in every)
+        on_disk = export.path / folder if export.path.is_dir() and "!/" not in folder else None
+        if count:
+            export.problems.append(Problem(export.label_prefix + folder.rstrip("/"), None,
+                                           export.problem_prefix + templates_left_out(count, on_disk), left_out=True))
+    return export.read_each([f for f in every if not f.rel.startswith(left_out)], lambda f: _records(export, f))
 
 
 def _logseq_folders(export: Export) -> tuple[str, ...]:

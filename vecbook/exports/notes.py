@@ -27,6 +27,7 @@ from ..os_paths import os_path, plain, walk_root
 from ..records import Problem, Record
 from . import FORMATS, detects, reader
 from .base import BROKEN_LINK, IGNORED_NAMES, Export, link_fault, readable_path
+from .left_out import add_line, templates_left_out
 from .markdown import LOGSEQ_CONFIG, LOGSEQ_FOLDER
 from .markdown import SUFFIXES as MARKDOWN_SUFFIXES
 
@@ -154,7 +155,7 @@ def list_files(folder: Folder, exclude: Sequence[Path] = ()) -> Listing:
             dirs[:] = []
             continue
         if ".obsidian" in dirs:
-            seen_dirs.update(_template_folders(opened))
+            seen_dirs.update(_template_folders(folder, opened, listing))
         if LOGSEQ_FOLDER in dirs:
             seen_dirs.update(_logseq_folder(opened))
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
@@ -223,12 +224,6 @@ def describe_kinds(kinds: dict[str, int], not_read: dict[str, int]) -> str:
     return ", ".join(parts) or "no files"
 
 
-def add_line(path: Path, format_name: str | None = None) -> str:
-    """The ``vecbook add`` command that reads ``path`` on its own."""
-    shown = f'"{path}"' if any(c.isspace() or c in "'\"$`&;|()<>*?" for c in str(path)) else str(path)
-    return f"vecbook add {shown}" + (f" --format {format_name}" if format_name else "")
-
-
 # -- what a file is --
 
 
@@ -264,15 +259,30 @@ def _is_export_folder(folder: Folder, rel: str, path: Path, dirs: list[str], nam
     return any(name not in NOT_GUESSED and detects(name, export) for name in FORMATS)
 
 
-def _template_folders(vault: Path) -> list[tuple[int, int]]:
+def _template_folders(folder: Folder, vault: Path, listing: Listing) -> list[tuple[int, int]]:
     """The folder Obsidian's Templates plugin is set to (``.obsidian/templates.json``): its
-    notes hold placeholders such as ``{{date}}``, not notes."""
+    notes hold placeholders such as ``{{date}}``, not notes. Said in ``listing``'s problems as
+    left out (with how many notes it holds), so one who looks for a template learns where it went."""
     try:
-        folder = json.loads((vault / ".obsidian" / "templates.json").read_text(encoding="utf-8")).get("folder")
+        name = json.loads((vault / ".obsidian" / "templates.json").read_text(encoding="utf-8")).get("folder")
     except (OSError, ValueError, AttributeError):
         return []
-    identity = _identity(vault / folder.strip("/")) if isinstance(folder, str) and folder.strip("/") else None
-    return [identity] if identity is not None else []
+    templates = vault / name.strip("/") if isinstance(name, str) and name.strip("/") else None
+    identity = _identity(templates) if templates is not None else None
+    if templates is None or identity is None:
+        return []
+    count = sum(os.path.splitext(file)[1].lower() in MARKDOWN_SUFFIXES for here, dirs, files in os.walk(templates)
+                for file in files if not file.startswith(".") and not _hidden_folder(here, templates))
+    if count:
+        shown = plain(str(templates), folder.root)  # (without Windows' long path prefix)
+        listing.problems.append(Problem(folder.label_prefix + _relative(shown, folder.root), None,
+                                        folder.problem_prefix + templates_left_out(count, shown), left_out=True))
+    return [identity]
+
+
+def _hidden_folder(here: str, top: Path) -> bool:
+    """Whether ``here``, a folder under ``top``, is inside a hidden one (not read as notes)."""
+    return any(part.startswith(".") for part in Path(here).relative_to(top).parts)
 
 
 def _logseq_folder(graph: Path) -> list[tuple[int, int]]:
