@@ -923,6 +923,24 @@ def test_a_note_apps_profile_folder_adds_the_notes_of_its_database_not_its_log_f
     assert code == 2 and "already added" in err, err
 
 
+def test_joplins_other_profiles_are_named_with_the_line_that_adds_each(
+        home: Path, user_config: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Joplin keeps each profile made after the first in profile-<id> inside the first's folder, named
+    # in profiles.json: `vecbook add ~/.config/joplin-desktop` added the first's notes and said nothing
+    # of the others, and adding one of them was refused, as 'joplin' was taken
+    profile = joplin_profile(home / "joplin-desktop")
+    work = joplin_profile(profile / "profile-ab12cd34")
+    (profile / "profiles.json").write_text('{"version": 2, "profiles": [{"name": "Default", "id": "default"}, '
+                                           '{"name": "Arbeit", "id": "ab12cd34"}], "currentProfileId": "default"}')
+    code, out, err = run(capsys, "add", str(profile))
+    assert code == 0, err
+    assert out.splitlines()[:2] == [
+        f"{profile} is Joplin's profile folder: its notes are in {profile / 'database.sqlite'}, which is added",
+        f"it holds Joplin's profile 'Arbeit' too, not added: `vecbook add {work}` adds it"]
+    code, out, err = run(capsys, "add", str(work))
+    assert code == 0 and "found 'joplin-arbeit':\n" in out and f"  path: {work / 'database.sqlite'}\n" in out, err
+
+
 def test_bears_application_data_folder_adds_its_notes_and_a_folder_asked_for_as_notes_stays_notes(
         home: Path, user_config: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from test_sqlite import bear_database

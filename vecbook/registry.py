@@ -27,6 +27,7 @@ from .config import (
     load_config,
 )
 from .exports import FORMATS, format_list, open_export, reader, recognising_formats, why_unrecognised
+from .exports.left_out import add_line
 from .exports.notes import describe_kinds, holds_notes
 from .exports.read_once import CHAT_FORMATS, window_key
 from .records import Problem, Record
@@ -35,7 +36,8 @@ from .source_counts import chat_facts, chats_by_source
 from .tokens import fold
 from .sources import (DATA_SOURCE, NOTES_FORMATS, LoadReport, is_notes_folder, load_collection, load_export,
                       other_sources)
-from .sqlite_tables import PROFILE_DATABASE, known_app, profile_database, sqlite_table
+from .sqlite_tables import (PROFILE_DATABASE, joplin_profile_name, known_app, other_profiles, profile_database,
+                            sqlite_table)
 
 # What ``--format`` accepts besides the export formats: a SQLite database of rows.
 SQLITE = "sqlite"
@@ -423,10 +425,19 @@ def _in_profile(path: Path, format_name: str | None) -> tuple[Path, str | None, 
     settings read as notes were the source's records and its notes none; the path given else (a
     ``database.sqlite`` of such an app named by it too: ``database`` says nothing)."""
     if path.is_dir() and format_name in (None, SQLITE) and (found := profile_database(path)) is not None:
-        return found[0], found[1], [f"{path} is {found[1]}'s profile folder: its notes are in {found[0]}, "
-                                    f"which is added"]
+        said = [f"{path} is {found[1]}'s profile folder: its notes are in {found[0]}, which is added"]
+        said += [f"it holds {found[1]}'s profile '{name}' too, not added: `{add_line(folder)}` adds it"
+                 for name, folder in other_profiles(path)]
+        return found[0], _profile_app(found[1], path), said
     app = known_app(path) if path.name == PROFILE_DATABASE and path.is_file() else None
-    return path, app, []
+    return path, _profile_app(app, path.parent) if app else None, []
+
+
+def _profile_app(app: str, folder: Path) -> str:
+    """The app as a source is named after it: a Joplin profile other than the first with its name
+    too (``Joplin Work``, so ``joplin-work``), as the first's source is ``joplin``."""
+    name = joplin_profile_name(folder)
+    return f"{app} {name}" if name else app
 
 
 # The folders a notes app keeps inside the notes folder it opens, by name, with a file each always

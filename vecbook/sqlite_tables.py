@@ -30,6 +30,9 @@ KNOWN_APPS = {"ZSFNOTE": "Bear", "notes": "Joplin"}
 # and where it lies under the folder above (Bear's group container ``9K33E3U3T4.net.shinyfrog.bear``).
 PROFILE_DATABASE = "database.sqlite"
 PROFILE_DATABASES = (PROFILE_DATABASE, f"Application Data/{PROFILE_DATABASE}")
+# Joplin keeps each profile made after the first in ``profile-<id>`` inside the first's folder, and
+# their names, by id, in ``profiles.json`` there (``{"profiles": [{"name": "Work", "id": "ab12cd34"}]}``).
+JOPLIN_PROFILE_PREFIX, JOPLIN_PROFILES = "profile-", "profiles.json"
 # The rows read to tell which column holds a table's text, when ``add`` is not told.
 TEXT_SAMPLE_ROWS = 500
 # Core Data counts time in seconds from 2001-01-01 UTC, which is this Unix time.
@@ -45,6 +48,32 @@ def profile_database(folder: Path) -> tuple[Path, str] | None:
         if app is not None:
             return database, app
     return None
+
+
+def other_profiles(folder: Path) -> list[tuple[str, Path]]:
+    """(name, folder) of each profile Joplin keeps inside the profile folder ``folder`` besides its
+    own (``profile-<id>``, holding a database of Joplin's), named as ``profiles.json`` names it."""
+    found = []
+    for sub in sorted(folder.glob(f"{JOPLIN_PROFILE_PREFIX}*")):
+        if (sub / PROFILE_DATABASE).is_file() and known_app(sub / PROFILE_DATABASE) == KNOWN_APPS["notes"]:
+            found.append((joplin_profile_name(sub) or sub.name, sub))
+    return found
+
+
+def joplin_profile_name(folder: Path) -> str | None:
+    """The name Joplin gives the profile in ``folder`` (a ``profile-<id>``), from ``profiles.json`` in
+    the folder above; None for another folder, or one it does not name."""
+    import json
+
+    if not folder.name.startswith(JOPLIN_PROFILE_PREFIX):
+        return None
+    try:
+        profiles = json.loads((folder.parent / JOPLIN_PROFILES).read_text(encoding="utf-8")).get("profiles")
+    except (OSError, ValueError, AttributeError):
+        return None
+    wanted = folder.name.removeprefix(JOPLIN_PROFILE_PREFIX)
+    names = [p.get("name") for p in profiles or [] if isinstance(p, dict) and p.get("id") == wanted]
+    return names[0] if names and isinstance(names[0], str) and names[0].strip() else None
 
 
 def known_app(path: Path) -> str | None:
