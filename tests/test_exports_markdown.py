@@ -271,8 +271,11 @@ def test_hidden_folders_and_a_single_file(tmp_path: Path) -> None:
     (tmp_path / ".obsidian").mkdir()
     (tmp_path / ".obsidian" / "app.json").write_text("{}")
     (tmp_path / "Kept.md").write_text("# Kept\nstill here\n")
-    records, _ = load(tmp_path)
+    records, problems = load(tmp_path)
     assert [r.citation for r in records] == ["vault/Kept.md:1-2"]
+    assert [(str(p), p.left_out) for p in problems] == [  # Obsidian's trash, said
+        (f"vault/.trash: collection 'vault': 1 note in Obsidian's trash (.trash); `vecbook add {tmp_path / '.trash'}` "
+         "reads it", True)]
     assert detect_format(collection(tmp_path / "Kept.md")) == "markdown"
     assert [r.text for r in load(tmp_path / "Kept.md")[0]] == ["# Kept\nstill here"]
 

@@ -10,6 +10,13 @@ from ..config import counted
 from ..records import Problem
 from .base import Export, ExportFile
 
+# What a vault keeps apart from its notes, said under "left out" where it holds any: the folder
+# Obsidian's Templates plugin is set to (its notes hold placeholders such as ``{{date}}``), and
+# Obsidian's own trash, where it moves a deleted note when its "Deleted files" setting says so.
+TEMPLATES = "the folder of Obsidian's Templates plugin (templates, not notes)"
+OBSIDIAN_TRASH_FOLDER = ".trash"
+OBSIDIAN_TRASH = f"Obsidian's trash ({OBSIDIAN_TRASH_FOLDER})"
+
 
 def leave_out(export: Export, file: ExportFile, line: int | None, reason: str) -> None:
     """Record what was left out on purpose (Spam, Trash, messages deleted in Thunderbird, a note in an
@@ -24,12 +31,12 @@ def keep_setting(export: Export, what: str) -> str:
             f"add {what} as a source of its own (vecbook add PATH) and set include_spam_and_trash = true in its table")
 
 
-def templates_left_out(count: int, folder: Path | None) -> str:
-    """What says the notes in the folder Obsidian's Templates plugin is set to were left out: they hold
-    placeholders (``{{date}}``), not notes; added as a source of its own (``folder``, None in a zip)
-    the folder reads them."""
-    what = f"{counted(count, 'note')} in the folder of Obsidian's Templates plugin (templates, not notes)"
-    return f"{what}; `{add_line(folder)}` reads {'them' if count != 1 else 'it'}" if folder is not None else what
+def folder_left_out(count: int, what: str, folder: Path | None) -> str:
+    """What says the ``count`` notes of a vault's folder kept apart from its notes (``what``:
+    ``TEMPLATES``, ``OBSIDIAN_TRASH``) were left out; added as a source of its own (``folder``, None
+    in a zip) the folder reads them."""
+    said = f"{counted(count, 'note')} in {what}"
+    return f"{said}; `{add_line(folder)}` reads {'them' if count != 1 else 'it'}" if folder is not None else said
 
 
 def add_line(path: Path, format_name: str | None = None) -> str:

@@ -18,7 +18,7 @@ from ..records import BINARY_REASON, DATE_KEYS, Problem, Record, date_value, is_
 from .base import Export, ExportFile, export_record, iso
 from . import excalidraw, logseq, notion
 from .joplin import TIME_KEYS, epoch_time, raw_item
-from .left_out import keep_setting, leave_out, templates_left_out
+from .left_out import OBSIDIAN_TRASH, OBSIDIAN_TRASH_FOLDER, TEMPLATES, folder_left_out, keep_setting, leave_out
 
 SUFFIXES = (".md", ".markdown")
 # A vault's attachments do not count against it when detecting a folder of notes.
@@ -84,17 +84,35 @@ def _is_note(file: ExportFile) -> bool:
 
 def read(export: Export) -> list[Record]:
     """Every note's sections, one record each (the vault's templates folder and a Logseq graph's
-    own folder left out)."""
+    own folder left out, and Obsidian's trash, hidden; the first and the last said so)."""
     templates = _template_folders(export)
     left_out = templates + _logseq_folders(export)
     every = export.find(_is_note)
-    for folder in templates:  # said, so one who looks for a template learns where it went
-        count = sum(f.rel.startswith(folder) for f in every)
-        on_disk = export.path / folder if export.path.is_dir() and "!/" not in folder else None
-        if count:
-            export.problems.append(Problem(export.label_prefix + folder.rstrip("/"), None,
-                                           export.problem_prefix + templates_left_out(count, on_disk), left_out=True))
+    for folder in templates:
+        _say_left_out(export, folder, TEMPLATES, sum(f.rel.startswith(folder) for f in every))
+    for vault in {_vault_of(f.rel) for f in export.find(lambda f: _in_folder(f.rel, ".obsidian"))}:
+        trash = f"{vault}{OBSIDIAN_TRASH_FOLDER}/"
+        _say_left_out(export, trash, OBSIDIAN_TRASH, len(export.find(
+            lambda f: f.rel.startswith(trash) and f.name.lower().endswith(SUFFIXES))))
     return export.read_each([f for f in every if not f.rel.startswith(left_out)], lambda f: _records(export, f))
+
+
+def _vault_of(rel: str) -> str:
+    """The path of the vault a file of its ``.obsidian`` folder is in ("" for the export's own, else
+    ending in "/"; "!/" ends a zip's name)."""
+    parts = rel.split("/")  # (a zip's "a.zip!/.obsidian/..." splits as "a.zip!", ".obsidian", ...)
+    at = parts.index(".obsidian")
+    return "/".join(parts[:at]) + "/" if at else ""
+
+
+def _say_left_out(export: Export, folder: str, what: str, count: int) -> None:
+    """Say that the ``count`` notes of ``folder`` (its path inside the export, ending in "/"), a
+    folder a vault keeps apart from its notes (``what``), were left out, with the line that reads
+    them: one who looks for a template or a deleted note learns where it went."""
+    if count:
+        on_disk = export.path / folder if export.path.is_dir() and "!/" not in folder else None
+        export.problems.append(Problem(export.label_prefix + folder.rstrip("/"), None,
+                                       export.problem_prefix + folder_left_out(count, what, on_disk), left_out=True))
 
 
 def _logseq_folders(export: Export) -> tuple[str, ...]:

@@ -27,7 +27,7 @@ from ..os_paths import os_path, plain, walk_root
 from ..records import Problem, Record
 from . import FORMATS, detects, reader
 from .base import BROKEN_LINK, IGNORED_NAMES, Export, link_fault, readable_path
-from .left_out import add_line, templates_left_out
+from .left_out import OBSIDIAN_TRASH, OBSIDIAN_TRASH_FOLDER, TEMPLATES, add_line, folder_left_out
 from .markdown import LOGSEQ_CONFIG, LOGSEQ_FOLDER
 from .markdown import SUFFIXES as MARKDOWN_SUFFIXES
 
@@ -156,6 +156,8 @@ def list_files(folder: Folder, exclude: Sequence[Path] = ()) -> Listing:
             continue
         if ".obsidian" in dirs:
             seen_dirs.update(_template_folders(folder, opened, listing))
+            if OBSIDIAN_TRASH_FOLDER in dirs:  # (hidden, so not read below)
+                _say_left_out(folder, opened / OBSIDIAN_TRASH_FOLDER, OBSIDIAN_TRASH, listing)
         if LOGSEQ_FOLDER in dirs:
             seen_dirs.update(_logseq_folder(opened))
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
@@ -261,8 +263,7 @@ def _is_export_folder(folder: Folder, rel: str, path: Path, dirs: list[str], nam
 
 def _template_folders(folder: Folder, vault: Path, listing: Listing) -> list[tuple[int, int]]:
     """The folder Obsidian's Templates plugin is set to (``.obsidian/templates.json``): its
-    notes hold placeholders such as ``{{date}}``, not notes. Said in ``listing``'s problems as
-    left out (with how many notes it holds), so one who looks for a template learns where it went."""
+    notes hold placeholders such as ``{{date}}``, not notes (said in ``listing``'s problems)."""
     try:
         name = json.loads((vault / ".obsidian" / "templates.json").read_text(encoding="utf-8")).get("folder")
     except (OSError, ValueError, AttributeError):
@@ -271,13 +272,20 @@ def _template_folders(folder: Folder, vault: Path, listing: Listing) -> list[tup
     identity = _identity(templates) if templates is not None else None
     if templates is None or identity is None:
         return []
-    count = sum(os.path.splitext(file)[1].lower() in MARKDOWN_SUFFIXES for here, dirs, files in os.walk(templates)
-                for file in files if not file.startswith(".") and not _hidden_folder(here, templates))
-    if count:
-        shown = plain(str(templates), folder.root)  # (without Windows' long path prefix)
-        listing.problems.append(Problem(folder.label_prefix + _relative(shown, folder.root), None,
-                                        folder.problem_prefix + templates_left_out(count, shown), left_out=True))
+    _say_left_out(folder, templates, TEMPLATES, listing)
     return [identity]
+
+
+def _say_left_out(folder: Folder, kept_apart: Path, what: str, listing: Listing) -> None:
+    """Add to ``listing``'s problems that the notes of ``kept_apart``, a folder a vault keeps apart
+    from its notes (``what``), were left out, with how many and the line that reads them: one who
+    looks for a template or a deleted note learns where it went. Nothing where it holds none."""
+    count = sum(os.path.splitext(file)[1].lower() in MARKDOWN_SUFFIXES for here, _, files in os.walk(kept_apart)
+                for file in files if not file.startswith(".") and not _hidden_folder(here, kept_apart))
+    if count:
+        shown = plain(str(kept_apart), folder.root)  # (without Windows' long path prefix)
+        listing.problems.append(Problem(folder.label_prefix + _relative(shown, folder.root), None,
+                                        folder.problem_prefix + folder_left_out(count, what, shown), left_out=True))
 
 
 def _hidden_folder(here: str, top: Path) -> bool:
