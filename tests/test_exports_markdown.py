@@ -423,6 +423,48 @@ def test_a_joplin_note_in_the_trash_is_no_record_and_is_said_to_be_left_out(tmp_
     assert (len(records), problems) == (3, [])
 
 
+def jex(path: Path, items: dict[str, str]) -> Path:
+    """A JEX archive as Joplin writes it (File > Export all > JEX): a tar of the RAW export."""
+    import io
+    import tarfile
+
+    with tarfile.open(path, "w") as archive:
+        for name, text in items.items():
+            data = text.encode("utf-8")
+            member = tarfile.TarInfo(name)
+            member.size = len(data)
+            archive.addfile(member, io.BytesIO(data))
+    return path
+
+
+def test_a_joplin_jex_archive_is_read_in_place_its_notes_in_their_notebooks(tmp_path: Path) -> None:
+    # A .jex was not read at all (the docs said to unpack it first): it is read from the archive,
+    # nothing written beside it, each note cited as the archive's member, in its notebook's path
+    note, trashed, book, parent = "a" * 32, "b" * 32, "c" * 32, "d" * 32
+    item = JOPLIN_PROPERTIES.format
+    archive = jex(tmp_path / "Joplin 2024.jex", {
+        f"{note}.md": "Viaje a Kraków\n\nReservar el tren 🚆.\n\n" + item(id=note, parent=book, type=1),
+        f"{trashed}.md": "Old plan\n\nThrown away.\n\n" + item(id=trashed, parent=book, type=1).replace(
+            "type_:", "deleted_time: 2024-05-01T09:00:00.000Z\ntype_:"),
+        f"{book}.md": "Viajes\n\n" + item(id=book, parent=parent, type=2),
+        f"{parent}.md": "Personal\n\n" + item(id=parent, parent="", type=2),
+        "resources/0123456789abcdef0123456789abcdef.png": "\x89PNG",
+    })
+    records, problems = load(archive)
+    assert [(r.metadata["title"], r.text, r.citation, r.metadata["folder"]) for r in records] == [
+        ("Viaje a Kraków", "Reservar el tren 🚆.", f"vault/Joplin 2024.jex!/{note}.md:3-3", "Personal/Viajes")]
+    assert records[0].metadata["date"] == "2021-03-20T10:00:00+00:00"
+    assert [(str(p), p.left_out) for p in problems] == [
+        (f"vault/Joplin 2024.jex!/{trashed}.md: collection 'vault': 'Old plan', a note in Joplin's trash; to "
+         "search it, set include_spam_and_trash = true in this collection's table", True)]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["Joplin 2024.jex"]  # nothing unpacked beside it
+    (tmp_path / "Trip.md").write_text("# Trip\nPack light.\n")  # in a notes folder, beside notes, too
+    records, _, facts = vecbook.sources.load_export(CollectionConfig(name="vault", path=tmp_path,
+                                                                     database_label="vault", format="notes"))
+    assert [r.citation for r in records] == [f"vault/Joplin 2024.jex!/{note}.md:3-3", "vault/Trip.md:1-2"]
+    assert facts["kinds"] == {"markdown": 1, "jex": 1}
+
+
 def test_a_logseq_journal_is_dated_by_its_file_name(tmp_path: Path) -> None:
     # Logseq names its journal pages yyyy_MM_dd (Obsidian's daily notes are YYYY-MM-DD)
     (tmp_path / "journals").mkdir()

@@ -143,7 +143,13 @@ def _template_folders(export: Export) -> tuple[str, ...]:
 # -- one note --
 
 
-def _records(export: Export, file: ExportFile) -> Iterator[Record]:
+def note_records(export: Export, file: ExportFile, folder: str) -> Iterator[Record]:
+    """One note's records, as a vault's are read, its ``folder`` given (a Joplin note's notebook
+    path, which its file's path in a JEX archive does not hold)."""
+    return _records(export, file, folder)
+
+
+def _records(export: Export, file: ExportFile, folder_given: str | None = None) -> Iterator[Record]:
     read = read_text(file.read_bytes(), file.label)
     if read is None:  # a picture or a program under a .md name: no note, as no .txt is
         export.warn(file, None, BINARY_REASON)
@@ -155,6 +161,7 @@ def _records(export: Export, file: ExportFile) -> Iterator[Record]:
     note = file.name.rsplit(".", 1)[0]
     inside = file.rel.split("!/", 1)[-1]  # a zip member: its path inside the archive
     folder = inside.rsplit("/", 1)[0] if "/" in inside else ""
+    folder = folder if folder_given is None else folder_given
     if notion.is_page(note):  # Notion's export: names end with page ids no one searches by
         note, folder = notion.without_id(note), "/".join(notion.without_id(part) for part in folder.split("/"))
     copy_of = conflict_original(file.label)  # a sync tool's copy: read as its note, saying so

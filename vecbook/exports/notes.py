@@ -39,7 +39,7 @@ MARKDOWN, TEXT, OTHER = "markdown", "text", "other"
 TEXT_SUFFIX = ".txt"
 # Files that may be an app's export, read when a reader recognises them ("": no suffix, as an
 # mbox often has). Any other file (pictures, PDFs, documents) is counted, never opened.
-EXPORT_SUFFIXES = frozenset({"", ".json", ".zip", ".ics", ".ical", ".icalendar", ".ifb", ".vcs", ".mbox", ".mbx",
+EXPORT_SUFFIXES = frozenset({"", ".json", ".zip", ".jex", ".ics", ".ical", ".icalendar", ".ifb", ".vcs", ".mbox", ".mbx",
                              ".eml", ".db", ".sqlite", ".sqlite3"})
 READ_SUFFIXES = EXPORT_SUFFIXES | {TEXT_SUFFIX, *MARKDOWN_SUFFIXES}
 # A folder holding one of these files (Slack's workspace lists beside its channel folders) or all
