@@ -119,6 +119,35 @@ def read_notes(collection: CollectionConfig) -> list[vecbook.Record]:
     return records
 
 
+def test_apple_notes_exported_as_html_are_notes_titled_and_without_markup(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Apple Notes exported as HTML (an AppleScript export writes each note's body, Exporter and
+    # others a page with its <title>) were "other files not read (.html)": a folder of them could
+    # not be added at all. Telegram's HTML export among them stays unread, as before.
+    notes = write_tree(tmp_path / "Apple Notes", {
+        "Trip plan.html": "<html><head><title>Trip plan</title><style>div{color:red}</style></head><body>"
+                          "<div><h1>Trip plan</h1></div><div>Visit <b>Kraków</b> 🏰</div><div><br></div>"
+                          "<ul><li>passport</li><li>charger</li></ul></body></html>\n",
+        "iCloud/Ideen.htm": '<div><b><span style="font-size: 24px">Ideen für Mai</span></b></div>\n'
+                            "<div>مرحبا &amp; Grüße</div>\n",
+        "chat/messages.html": '<div class="page_wrap">Telegram</div>',
+        "Takeout/archive_browser.html": "<html><title>Archive</title><body>Your Google data</body></html>"})
+    config = tmp_path / "vecbook.toml"
+    code, out, err = run(capsys, "add", str(notes), "--config", str(config))
+    assert code == 0 and "  files: 2 HTML notes, 2 other files not read (.html)\n" in out, err + out
+    records, problems, _ = vecbook.sources.load_export(CollectionConfig(
+        name="apple-notes", path=notes, database_label="apple-notes", format="notes"))
+    assert [p.reason for p in problems] == ["collection 'apple-notes': it is Telegram Desktop's HTML export, which "
+                                            "VecBook does not read: export the chat again choosing Format: "
+                                            "Machine-readable JSON"]
+    assert [(r.metadata["title"], r.metadata.get("folder"), r.text, r.citation) for r in records] == [
+        ("Trip plan", None, "Trip plan\n\nVisit Kraków 🏰\n\n- passport\n- charger", "apple-notes/Trip plan.html:1-1"),
+        ("Ideen für Mai", "iCloud", "Ideen für Mai\n\nمرحبا & Grüße", "apple-notes/iCloud/Ideen.htm:1-2")]
+    # ChatGPT's export: its chat.html shows the conversations it reads, and makes no notes folder of it
+    write_tree(tmp_path / "gpt", {"conversations.json": "[]", "chat.html": "<html><body>User: hi</body></html>"})
+    assert not vecbook.exports.notes.holds_notes(tmp_path / "gpt")
+
+
 def test_a_subfolder_with_more_text_files_than_notes_is_read_whole(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     notes = write_notes(tmp_path / "notes")

@@ -30,6 +30,7 @@ FORMATS: dict[str, tuple[str, str]] = {
     "ics": ("ics", "iCalendar .ics and vCalendar .vcs files"),
     "markdown": ("markdown", "Markdown notes and Obsidian vaults"),
     "jex": ("jex", "Joplin's JEX export (.jex), read in place"),
+    "html": ("html_notes", "notes kept as .html files, as Apple Notes exports them (never guessed)"),
     "superwhisper": ("superwhisper", "SuperWhisper recordings folder (meta.json)"),
     "imessage": ("imessage", "macOS Messages chat.db"),
     "imessage-txt": ("imessage_txt", "imessage-exporter's text export (-f txt), one .txt a conversation"),

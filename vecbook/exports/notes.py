@@ -25,36 +25,39 @@ from typing import Any, Sequence
 from ..config import counted
 from ..os_paths import os_path, plain, walk_root
 from ..records import Problem, Record
-from . import FORMATS, detects, reader
+from . import FORMATS, detects, html_export, reader
 from .base import BROKEN_LINK, IGNORED_NAMES, Export, link_fault, readable_path
 from .left_out import OBSIDIAN_TRASH, OBSIDIAN_TRASH_FOLDER, TEMPLATES, add_line, folder_left_out
 from .markdown import LOGSEQ_CONFIG, LOGSEQ_FOLDER
+from .html_notes import SUFFIXES as HTML_SUFFIXES
+from .html_notes import app_page
 from .markdown import SUFFIXES as MARKDOWN_SUFFIXES
 
 log = logging.getLogger("vecbook")
 
 # The kinds a file of a notes folder is read as besides an export's format: decided by its
 # suffix, never guessed from content (any export may hold .txt files).
-MARKDOWN, TEXT, OTHER = "markdown", "text", "other"
+MARKDOWN, TEXT, HTML, OTHER = "markdown", "text", "html", "other"
 TEXT_SUFFIX = ".txt"
 # Files that may be an app's export, read when a reader recognises them ("": no suffix, as an
 # mbox often has). Any other file (pictures, PDFs, documents) is counted, never opened.
 EXPORT_SUFFIXES = frozenset({"", ".json", ".zip", ".jex", ".ics", ".ical", ".icalendar", ".ifb", ".vcs", ".mbox", ".mbx",
                              ".eml", ".db", ".sqlite", ".sqlite3"})
-READ_SUFFIXES = EXPORT_SUFFIXES | {TEXT_SUFFIX, *MARKDOWN_SUFFIXES}
+READ_SUFFIXES = EXPORT_SUFFIXES | {TEXT_SUFFIX, *MARKDOWN_SUFFIXES, *HTML_SUFFIXES}
 # A folder holding one of these files (Slack's workspace lists beside its channel folders) or all
 # of these folders (a Maildir's) may be an export read whole: its files make sense only together.
 EXPORT_FOLDER_FILES = frozenset({"channels.json", "users.json"})
 EXPORT_FOLDER_DIRS = frozenset({"cur", "new"})
 # Formats never guessed for a file found here: the note kinds have their suffixes, and this one.
-NOT_GUESSED = frozenset({MARKDOWN, TEXT, "notes"})
+NOT_GUESSED = frozenset({MARKDOWN, TEXT, HTML, "notes"})
 SQLITE_MAGIC = b"SQLite format 3\x00"
 # iCloud Drive with Optimize Mac Storage swaps a file it has not downloaded for a hidden stand-in,
 # ".<name>.icloud" (a few hundred bytes of plist): a note there would be left out without a word.
 ICLOUD_SUFFIX = ".icloud"
 IN_ICLOUD = "in iCloud only, not downloaded to this Mac, so not read (Finder: Download Now, or keep the folder downloaded)"
 # How ``add`` and ``sources`` name each kind, one and many; an export is "<format> export".
-KIND_NOUNS = {MARKDOWN: ("Markdown note", "Markdown notes"), TEXT: ("text file", "text files")}
+KIND_NOUNS = {MARKDOWN: ("Markdown note", "Markdown notes"), TEXT: ("text file", "text files"),
+              HTML: ("HTML note", "HTML notes")}
 
 
 def detect(export: Export) -> bool:
@@ -210,7 +213,8 @@ def holds_notes(root: Path) -> bool:
         suffix = path.suffix.lower() if not path.is_dir() else None
         if suffix == TEXT_SUFFIX and listing.signatures.get(rel, (1,))[0] == 0:
             continue
-        if suffix in MARKDOWN_SUFFIXES or (suffix == TEXT_SUFFIX and _kind(folder.export(rel, path), path) == TEXT):
+        if suffix in MARKDOWN_SUFFIXES or (suffix in (TEXT_SUFFIX, *HTML_SUFFIXES)
+                                           and _kind(folder.export(rel, path), path) in (TEXT, HTML)):
             return True
     return False
 
@@ -235,6 +239,13 @@ def _kind(export: Export, path: Path) -> str:
     database, is a WARN giving the ``vecbook add`` line that reads it, not a giant record."""
     if path.suffix.lower() in MARKDOWN_SUFFIXES and not path.is_dir():
         return MARKDOWN
+    if path.suffix.lower() in HTML_SUFFIXES and not path.is_dir():  # (Apple Notes exported as HTML, a saved page)
+        if app_page(path):
+            return OTHER
+        chat = html_export(export)  # a chat app's HTML export is no note: said, with what to export instead
+        if chat is not None:
+            export.warn(None, None, chat)
+        return HTML if chat is None else OTHER
     files = export.files()
     if len(files) == 1 and files[0].path is not None:  # a plain file: the detectors share one read of its start
         files[0].keep_head()

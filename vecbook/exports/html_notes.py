@@ -1,0 +1,66 @@
+"""Notes kept as HTML files in a notes folder (``.html``, ``.htm``): Apple Notes exported as HTML
+(an AppleScript export writes each note's body, ``<div>`` a line; Exporter and other apps a page
+with its ``<title>``), a saved page. One record a note: its text as a reader sees it (no markup,
+scripts or styles), titled by its ``<title>``, else its first line (Apple Notes' title), cited
+by the file's lines. Never guessed: a notes folder reads its ``.html`` files so, but a chat
+app's HTML export among them (``HTML_EXPORTS``), which it names instead, and the pages an
+export writes beside its data (``APP_PAGES``).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Iterator
+
+from ..records import BINARY_REASON, Record, read_text
+from .base import Export, ExportFile, export_record
+from .html_text import html_to_text
+
+SUFFIXES = (".html", ".htm")
+# Pages an app's export writes beside the data read from it, showing the same content again (ChatGPT's
+# chat.html beside its conversations; Google Takeout's index of the archive): no notes, by name, with
+# the files beside one that say it is that page (none: the name says it).
+APP_PAGES = {"chat.html": ("conversations.json", "conversations-000.json", "export_manifest.json"),
+             "archive_browser.html": ()}
+_TITLE_RE = re.compile(r"<title[^>]*>(.*?)</title>", re.I | re.S)
+
+
+def app_page(path: Path) -> bool:
+    """Whether ``path`` is a page an app's export writes beside its data (``APP_PAGES``): not a note."""
+    beside = APP_PAGES.get(path.name.lower())
+    return beside is not None and (not beside or any((path.parent / name).exists() for name in beside))
+
+
+def detect(export: Export) -> bool:
+    """Never: a notes folder reads its ``.html`` files as notes by their suffix."""
+    return False
+
+
+def read(export: Export) -> list[Record]:
+    """Every ``.html`` note of the export, one record each."""
+    notes = export.find(lambda f: f.name.lower().endswith(SUFFIXES))
+    return export.read_each(notes, lambda f: _records(export, f))
+
+
+def _records(export: Export, file: ExportFile) -> Iterator[Record]:
+    read = read_text(file.read_bytes(), file.label)
+    if read is None:
+        export.warn(file, None, BINARY_REASON)
+        return
+    html = read[0]
+    text = html_to_text(html)
+    if not text:
+        return
+    title = _title(html) or text.split("\n", 1)[0]
+    inside = file.rel.split("!/", 1)[-1]
+    folder = inside.rsplit("/", 1)[0] if "/" in inside else None
+    metadata = {"note": title, "title": title, "folder": folder, "format": export.format}
+    lines = html.rstrip("\n").count("\n") + 1
+    yield export_record(export, file, text, 1, lines, {k: v for k, v in metadata.items() if v}, "note")
+
+
+def _title(html: str) -> str:
+    """The page's ``<title>``, its markup and entities read as text; "" where it has none."""
+    found = _TITLE_RE.search(html)
+    return " ".join(html_to_text(found.group(1)).split()) if found else ""
