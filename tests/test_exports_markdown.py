@@ -423,6 +423,19 @@ def test_a_joplin_note_in_the_trash_is_no_record_and_is_said_to_be_left_out(tmp_
     assert (len(records), problems) == (3, [])
 
 
+def test_a_textbundle_is_its_note_named_by_the_bundle(tmp_path: Path) -> None:
+    # Bear (and Ulysses, iA Writer) export a note as a TextBundle, a folder "Trip plan.textbundle"
+    # holding text.markdown (or text.md) and its assets: every such note was named "text"
+    bundle = tmp_path / "Reisen" / "Trip plan.textbundle"
+    (bundle / "assets").mkdir(parents=True)
+    (bundle / "info.json").write_text('{"version": 2, "creatorIdentifier": "net.shinyfrog.bear"}')
+    (bundle / "text.markdown").write_text("# Trip plan\n\nVisit Kraków in May. #travel\n", encoding="utf-8")
+    [record], problems = load(tmp_path)
+    assert problems == []
+    assert (record.metadata["note"], record.metadata["folder"], record.metadata["title"], record.citation) == (
+        "Trip plan", "Reisen", "Trip plan", "vault/Reisen/Trip plan.textbundle/text.markdown:1-3")
+
+
 def jex(path: Path, items: dict[str, str]) -> Path:
     """A JEX archive as Joplin writes it (File > Export all > JEX): a tar of the RAW export."""
     import io

@@ -55,6 +55,9 @@ _BLOCK_BOOKKEEPING_RE = re.compile(r"^\s+(?:id:: [0-9a-f]{8}(?:-[0-9a-f]{4}){3}-
                                    r"|collapsed:: (?:true|false))\s*$")
 # A daily note's name: Obsidian's YYYY-MM-DD, Logseq's journal yyyy_MM_dd (and YYYY.MM.DD).
 _DAY_RE = re.compile(r"^(\d{4})([-_.])(\d{2})\2(\d{2})(?![\d])")
+# A TextBundle (Bear's, Ulysses' and iA Writer's export of a note): a folder "<note>.textbundle" holding
+# the note as text.md or text.markdown, beside its info.json and assets.
+TEXTBUNDLE, TEXTBUNDLE_TEXT = ".textbundle", "text"
 # The keys that date a note without a ``date``, in order (Obsidian's and Joplin's creation times).
 CREATED_KEYS = ("created", "created_time", "user_created_time")
 
@@ -162,6 +165,8 @@ def _records(export: Export, file: ExportFile, folder_given: str | None = None) 
     inside = file.rel.split("!/", 1)[-1]  # a zip member: its path inside the archive
     folder = inside.rsplit("/", 1)[0] if "/" in inside else ""
     folder = folder if folder_given is None else folder_given
+    if note.lower() == TEXTBUNDLE_TEXT and folder.lower().endswith(TEXTBUNDLE):  # the bundle is the note
+        note, folder = folder.rsplit("/", 1)[-1][:-len(TEXTBUNDLE)], folder.rsplit("/", 1)[0] if "/" in folder else ""
     if notion.is_page(note):  # Notion's export: names end with page ids no one searches by
         note, folder = notion.without_id(note), "/".join(notion.without_id(part) for part in folder.split("/"))
     copy_of = conflict_original(file.label)  # a sync tool's copy: read as its note, saying so
