@@ -471,6 +471,10 @@ def test_a_joplin_jex_archive_is_read_in_place_its_notes_in_their_notebooks(tmp_
         (f"vault/Joplin 2024.jex!/{trashed}.md: collection 'vault': 'Old plan', a note in Joplin's trash; to "
          "search it, set include_spam_and_trash = true in this collection's table", True)]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["Joplin 2024.jex"]  # nothing unpacked beside it
+    _, problems = vecbook.sources.load_file(archive.name, archive)  # in the data folder, which has no table
+    assert [p.reason for p in problems] == ["'Old plan', a note in Joplin's trash; to search it, add the archive as "
+                                            "a source of its own (vecbook add PATH) and set include_spam_and_trash = "
+                                            "true in its table"]
     (tmp_path / "Trip.md").write_text("# Trip\nPack light.\n")  # in a notes folder, beside notes, too
     records, _, facts = vecbook.sources.load_export(CollectionConfig(name="vault", path=tmp_path,
                                                                      database_label="vault", format="notes"))

@@ -177,8 +177,9 @@ def _records(export: Export, file: ExportFile, folder_given: str | None = None) 
         return  # a Joplin notebook, tag or resource: no note
     if item is not None and item.in_trash and not export.include_spam_and_trash:
         # as Joplin's search leaves it out; said, so one who looks for it learns where it went
+        holder = "the archive" if "!/" in file.rel else "the folder"  # (a JEX's, a zip's; a RAW export's)
         leave_out(export, file, None, f"'{item.title or note}', a note in Joplin's trash; to search it, "
-                                      f"{keep_setting(export, 'the folder')}")
+                                      f"{keep_setting(export, holder)}")
         return
     if item is None and export.shared is not None and "id:: " in text and logseq.holds_block_ids(lines):
         export.shared.setdefault(logseq.HOLDERS, set()).add(export.rel)  # (its referrers are read again)
