@@ -663,6 +663,16 @@ def test_a_logseq_graph_s_own_folder_is_not_read(tmp_path: Path) -> None:
     records, problems = load(logseq_graph(tmp_path / "graph"))
     assert problems == []
     assert sorted(r.citation for r in records) == ["vault/journals/2024_12_03.md:1-1", "vault/pages/Recipes.md:1-2"]
+    # a page deleted in Logseq goes to logseq/.recycle: left out, and said so (it was without a word)
+    graph = tmp_path / "graph"
+    (graph / "logseq" / ".recycle").mkdir()
+    (graph / "logseq" / ".recycle" / "pages_Boiler.md").write_text("- Boiler manual\n")
+    said = (f"vault/logseq/.recycle: collection 'vault': 1 note in Logseq's recycle bin (logseq/.recycle); "
+            f"`vecbook add {graph / 'logseq' / '.recycle'}` reads it")
+    for fmt in ("markdown", "notes"):
+        records, problems, _ = vecbook.sources.load_export(CollectionConfig(name="vault", path=graph,
+                                                                            database_label="vault", format=fmt))
+        assert len(records) == 2 and [(str(p), p.left_out) for p in problems] == [(said, True)], fmt
     (tmp_path / "notes" / "logseq").mkdir(parents=True)
     (tmp_path / "notes" / "logseq" / "Logseq vs Obsidian.md").write_text("# Which one\nOutliner or files.\n")
     records, _ = load(tmp_path / "notes")

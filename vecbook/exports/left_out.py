@@ -16,6 +16,9 @@ from .base import Export, ExportFile
 TEMPLATES = "the folder of Obsidian's Templates plugin (templates, not notes)"
 OBSIDIAN_TRASH_FOLDER = ".trash"
 OBSIDIAN_TRASH = f"Obsidian's trash ({OBSIDIAN_TRASH_FOLDER})"
+# And a Logseq graph's recycle bin, in the app's own folder: the pages deleted in Logseq.
+LOGSEQ_RECYCLE_FOLDER = ".recycle"
+LOGSEQ_RECYCLE = f"Logseq's recycle bin (logseq/{LOGSEQ_RECYCLE_FOLDER})"
 
 
 def leave_out(export: Export, file: ExportFile, line: int | None, reason: str) -> None:

@@ -18,7 +18,8 @@ from ..records import BINARY_REASON, DATE_KEYS, Problem, Record, date_value, is_
 from .base import Export, ExportFile, export_record, iso
 from . import excalidraw, logseq, notion
 from .joplin import TIME_KEYS, epoch_time, raw_item
-from .left_out import OBSIDIAN_TRASH, OBSIDIAN_TRASH_FOLDER, TEMPLATES, folder_left_out, keep_setting, leave_out
+from .left_out import (LOGSEQ_RECYCLE, LOGSEQ_RECYCLE_FOLDER, OBSIDIAN_TRASH, OBSIDIAN_TRASH_FOLDER, TEMPLATES,
+                       folder_left_out, keep_setting, leave_out)
 
 SUFFIXES = (".md", ".markdown")
 # A vault's attachments do not count against it when detecting a folder of notes.
@@ -87,16 +88,18 @@ def _is_note(file: ExportFile) -> bool:
 
 def read(export: Export) -> list[Record]:
     """Every note's sections, one record each (the vault's templates folder and a Logseq graph's
-    own folder left out, and Obsidian's trash, hidden; the first and the last said so)."""
-    templates = _template_folders(export)
-    left_out = templates + _logseq_folders(export)
+    own folder left out, and Obsidian's trash, hidden; the templates, the trash and Logseq's
+    recycle bin said so)."""
+    templates, own = _template_folders(export), _logseq_folders(export)
+    left_out = templates + own
     every = export.find(_is_note)
     for folder in templates:
         _say_left_out(export, folder, TEMPLATES, sum(f.rel.startswith(folder) for f in every))
-    for vault in {_vault_of(f.rel) for f in export.find(lambda f: _in_folder(f.rel, ".obsidian"))}:
-        trash = f"{vault}{OBSIDIAN_TRASH_FOLDER}/"
-        _say_left_out(export, trash, OBSIDIAN_TRASH, len(export.find(
-            lambda f: f.rel.startswith(trash) and f.name.lower().endswith(SUFFIXES))))
+    hidden = [(f"{vault}{OBSIDIAN_TRASH_FOLDER}/", OBSIDIAN_TRASH) for vault in
+              {_vault_of(f.rel) for f in export.find(lambda f: _in_folder(f.rel, ".obsidian"))}]
+    for folder, what in hidden + [(f"{graph}{LOGSEQ_RECYCLE_FOLDER}/", LOGSEQ_RECYCLE) for graph in own]:
+        _say_left_out(export, folder, what, len(export.find(
+            lambda f: f.rel.startswith(folder) and f.name.lower().endswith(SUFFIXES))))  # noqa: B023 - used at once
     return export.read_each([f for f in every if not f.rel.startswith(left_out)], lambda f: _records(export, f))
 
 

@@ -27,7 +27,8 @@ from ..os_paths import os_path, plain, walk_root
 from ..records import Problem, Record
 from . import FORMATS, detects, html_export, reader
 from .base import BROKEN_LINK, IGNORED_NAMES, Export, link_fault, readable_path
-from .left_out import OBSIDIAN_TRASH, OBSIDIAN_TRASH_FOLDER, TEMPLATES, add_line, folder_left_out
+from .left_out import (LOGSEQ_RECYCLE, LOGSEQ_RECYCLE_FOLDER, OBSIDIAN_TRASH, OBSIDIAN_TRASH_FOLDER, TEMPLATES,
+                       add_line, folder_left_out)
 from .markdown import LOGSEQ_CONFIG, LOGSEQ_FOLDER
 from .html_notes import SUFFIXES as HTML_SUFFIXES
 from .html_notes import app_page
@@ -161,8 +162,9 @@ def list_files(folder: Folder, exclude: Sequence[Path] = ()) -> Listing:
             seen_dirs.update(_template_folders(folder, opened, listing))
             if OBSIDIAN_TRASH_FOLDER in dirs:  # (hidden, so not read below)
                 _say_left_out(folder, opened / OBSIDIAN_TRASH_FOLDER, OBSIDIAN_TRASH, listing)
-        if LOGSEQ_FOLDER in dirs:
-            seen_dirs.update(_logseq_folder(opened))
+        if LOGSEQ_FOLDER in dirs and (own := _logseq_folder(opened)):
+            seen_dirs.update(own)
+            _say_left_out(folder, opened / LOGSEQ_FOLDER / LOGSEQ_RECYCLE_FOLDER, LOGSEQ_RECYCLE, listing)
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
         for child in [d for d in dirs if os_path(here / d).is_symlink()]:
             _note_link(here / child, root, real_root, listing.outside)
