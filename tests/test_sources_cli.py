@@ -923,6 +923,24 @@ def test_a_note_apps_profile_folder_adds_the_notes_of_its_database_not_its_log_f
     assert code == 2 and "already added" in err, err
 
 
+def test_a_joplin_note_is_searched_and_shown_in_its_notebook(
+        home: Path, user_config: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Joplin keeps its notebooks (nested) in the folders table, a note's parent_id naming one: the
+    # note's record held only that id, so no search or filter could name the notebook
+    profile = joplin_profile(home / "joplin-desktop")
+    with sqlite3.connect(profile / "database.sqlite") as connection:
+        connection.executescript(
+            "CREATE TABLE folders(id TEXT PRIMARY KEY, title TEXT, parent_id TEXT, created_time INT);"
+            "INSERT INTO folders VALUES ('p1', 'Küche', '', 0), ('p2', 'Österreich', 'p1', 0);"
+            "UPDATE notes SET parent_id = 'p2';")
+    connection.close()
+    code, _, err = run(capsys, "add", str(profile))
+    assert code == 0, err
+    code, out, _ = run(capsys, "search", "Apfelstrudel", "--mode", "keyword", "--filter", "folder=Küche/Österreich",
+                       "--json")
+    assert [h["metadata"]["folder"] for h in json.loads(out)] == ["Küche/Österreich"]
+
+
 def test_joplins_other_profiles_are_named_with_the_line_that_adds_each(
         home: Path, user_config: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # Joplin keeps each profile made after the first in profile-<id> inside the first's folder, named

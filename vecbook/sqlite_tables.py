@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
+from typing import Sequence
 
 from . import sqlite_ro
 from .config import ConfigError
@@ -33,6 +34,13 @@ PROFILE_DATABASES = (PROFILE_DATABASE, f"Application Data/{PROFILE_DATABASE}")
 # Joplin keeps each profile made after the first in ``profile-<id>`` inside the first's folder, and
 # their names, by id, in ``profiles.json`` there (``{"profiles": [{"name": "Work", "id": "ab12cd34"}]}``).
 JOPLIN_PROFILE_PREFIX, JOPLIN_PROFILES = "profile-", "profiles.json"
+# A Joplin note's notebook path (its notebooks are nested, in ``folders``; ``notes.parent_id`` names the
+# note's), as ``folder``, what a Markdown note's folder is named: ``Personal/Travel``. The walk up
+# stops at 16 notebooks deep (a loop in the parents must end).
+JOPLIN_NOTEBOOK = ('(WITH RECURSIVE up(id, parent_id, path, depth) AS (SELECT id, parent_id, title, 0 FROM folders '
+                   'WHERE id = "notes".parent_id UNION ALL SELECT f.id, f.parent_id, f.title || \'/\' || up.path, '
+                   'up.depth + 1 FROM folders f JOIN up ON f.id = up.parent_id WHERE up.depth < 16) '
+                   'SELECT path FROM up ORDER BY depth DESC LIMIT 1) AS folder')
 # The rows read to tell which column holds a table's text, when ``add`` is not told.
 TEXT_SAMPLE_ROWS = 500
 # Core Data counts time in seconds from 2001-01-01 UTC, which is this Unix time.
@@ -91,8 +99,11 @@ def sqlite_table(path: Path, table: str | None, text_column: str | None) -> tupl
     listing the tables and their columns when the choice cannot be made."""
     columns = _tables(path)
     listing = "; ".join(f"{n} ({', '.join(c)})" for n, c in columns.items()) or "none"
+    extra: list[str] = []
     if table is None and text_column is None:
         table, text_column = _known_notes(columns)
+        notebooks = {"id", "title", "parent_id"} <= set(columns.get("folders", ()))
+        extra = [JOPLIN_NOTEBOOK] if table == "notes" and notebooks else []
     if table is None:
         fitting = [n for n, c in columns.items() if {"id", "content"} <= {x.lower() for x in c}]
         if len(fitting) != 1 or text_column is not None:
@@ -112,7 +123,7 @@ def sqlite_table(path: Path, table: str | None, text_column: str | None) -> tupl
     if text_column not in columns[table]:
         raise ConfigError(f"no column '{text_column}' in table '{table}'; columns: {', '.join(columns[table])}")
     if "id" in lowered:
-        return None, _text_column_query(table, text_column, columns[table], '"id"')
+        return None, _text_column_query(table, text_column, columns[table], '"id"', extra)
     key = _row_key(path, table)
     if key is None:
         raise ConfigError(f"'{table}' is a view with no 'id' column, and a view's rows have no rowid to cite them "
@@ -205,13 +216,14 @@ def _quoted(identifier: str) -> str:
     return identifier.replace('"', '""')
 
 
-def _text_column_query(table: str, text_column: str, columns: list[str], key: str) -> str:
+def _text_column_query(table: str, text_column: str, columns: list[str], key: str, extra: Sequence[str] = ()) -> str:
     """SELECT giving the rows ``id`` (``key``: the table's id column, else its rowid or primary
-    key) and ``content``, the other columns kept as metadata."""
+    key) and ``content``, the other columns kept as metadata, and the ``extra`` expressions."""
     others = [c for c in columns if c != text_column and c.lower() not in ("id", "content")]
     picked = [f'"{_quoted(c)}"' for c in others]
     dated = _date_column(columns)
     picked += [dated] if dated else []
+    picked += extra
     return f'SELECT {key} AS id, "{_quoted(text_column)}" AS content{"".join(", " + p for p in picked)} ' \
            f'FROM "{_quoted(table)}"'
 
