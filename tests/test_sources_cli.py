@@ -923,6 +923,26 @@ def test_a_note_apps_profile_folder_adds_the_notes_of_its_database_not_its_log_f
     assert code == 2 and "already added" in err, err
 
 
+def test_apple_notes_database_is_refused_saying_how_to_export_its_notes(
+        home: Path, user_config: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Apple Notes keeps a note's text compressed (a gzipped protobuf in ZICNOTEDATA.ZDATA): `add` of
+    # its NoteStore.sqlite asked which table holds the text, among tables none of which does
+    database = home / "NoteStore.sqlite"
+    with sqlite3.connect(database) as connection:
+        connection.executescript(
+            "CREATE TABLE ZICCLOUDSYNCINGOBJECT (Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, ZTITLE1 VARCHAR, "
+            "ZSNIPPET VARCHAR, ZNOTEDATA INTEGER);"
+            "CREATE TABLE ZICNOTEDATA (Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, ZNOTE INTEGER, ZDATA BLOB);"
+            "INSERT INTO ZICCLOUDSYNCINGOBJECT VALUES (1, 12, 'Trip plan', 'Visit Kraków in May', 1);")
+    connection.close()
+    code, out, err = run(capsys, "add", str(database))
+    assert (code, out) == (2, "") and err.startswith(
+        f"vecbook: error: {database} is Apple Notes' database, which keeps each note's text compressed, in a form "
+        "VecBook does not read: export the notes as Markdown or HTML (Exporter, from the Mac App Store, or an "
+        "AppleScript export) and add that folder"), err
+    assert not user_config.exists()
+
+
 def test_a_joplin_note_is_searched_and_shown_in_its_notebook(
         home: Path, user_config: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # Joplin keeps its notebooks (nested) in the folders table, a note's parent_id naming one: the

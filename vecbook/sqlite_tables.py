@@ -41,6 +41,9 @@ JOPLIN_NOTEBOOK = ('(WITH RECURSIVE up(id, parent_id, path, depth) AS (SELECT id
                    'WHERE id = "notes".parent_id UNION ALL SELECT f.id, f.parent_id, f.title || \'/\' || up.path, '
                    'up.depth + 1 FROM folders f JOIN up ON f.id = up.parent_id WHERE up.depth < 16) '
                    'SELECT path FROM up ORDER BY depth DESC LIMIT 1) AS folder')
+# Apple Notes' NoteStore.sqlite, told by its tables: a note's text is a gzipped protobuf in ZICNOTEDATA's
+# ZDATA, which no column holds as text (ZICCLOUDSYNCINGOBJECT's ZSNIPPET is its first line only).
+APPLE_NOTES = {"ZICCLOUDSYNCINGOBJECT", "ZICNOTEDATA"}
 # The rows read to tell which column holds a table's text, when ``add`` is not told.
 TEXT_SAMPLE_ROWS = 500
 # Core Data counts time in seconds from 2001-01-01 UTC, which is this Unix time.
@@ -104,6 +107,12 @@ def sqlite_table(path: Path, table: str | None, text_column: str | None) -> tupl
         table, text_column = _known_notes(columns)
         notebooks = {"id", "title", "parent_id"} <= set(columns.get("folders", ()))
         extra = [JOPLIN_NOTEBOOK] if table == "notes" and notebooks else []
+        if table is None and APPLE_NOTES <= columns.keys():
+            raise ConfigError(f"{path} is Apple Notes' database, which keeps each note's text compressed, in a form "
+                              "VecBook does not read: export the notes as Markdown or HTML (Exporter, from the Mac "
+                              "App Store, or an AppleScript export) and add that folder "
+                              "(`--table ZICCLOUDSYNCINGOBJECT --text-column ZSNIPPET` reads each note's first "
+                              "line only)")
     if table is None:
         fitting = [n for n, c in columns.items() if {"id", "content"} <= {x.lower() for x in c}]
         if len(fitting) != 1 or text_column is not None:
