@@ -340,7 +340,9 @@ def test_a_missing_export_is_a_warning_not_a_failed_start(tmp_path: Path) -> Non
 def test_a_truncated_file_keeps_its_whole_messages_and_warns_at_the_break(tmp_path: Path) -> None:
     good = (EXPORTS / "discord" / "chat-analytics_GC_3A_5M.json").read_text(encoding="utf-8")
     (tmp_path / "good.json").write_text(good, encoding="utf-8")
-    (tmp_path / "bad.json").write_text(good[: good.index('"woah')], encoding="utf-8")
+    # another channel's export, cut (the same channel's would be read once, from good.json)
+    cut = good[: good.index('"woah')].replace('"a group chat"', '"another group chat"', 1)
+    (tmp_path / "bad.json").write_text(cut, encoding="utf-8")
     records, problems, facts = load_export(export_collection(tmp_path))
     counts = sorted((r.file_path, r.metadata["message_count"]) for r in records)
     assert counts == [("chats/bad.json", 2), ("chats/good.json", 1), ("chats/good.json", 2)]
