@@ -424,6 +424,31 @@ def test_a_participant_is_not_found_by_part_of_a_word(typed: str) -> None:
         vecbook.filters.FilterColumns(PEOPLE).mask(vecbook.filters.convenience_conditions(participants=[typed]))
 
 
+MAIL_PEOPLE = [record("m0", participants=["Ana Lopez", "ana@example.com", "Ben", "ben@work.example.org"]),
+               record("m1", participants=["Carla", "carla.ana@example.com"]),
+               record("m2", participants="Dan <dan@example.com.au>, Eve <EVE@Example.COM>"),
+               record("m3", participants=["+1 555 0100", "fay@mail.example.com"])]
+
+
+@pytest.mark.parametrize("typed, expected", [
+    ("ana@example.com", ["m0"]), ("ANA@Example.com", ["m0"]),  # the whole address, in any case
+    ("eve@example.com", ["m2"]),                                # inside a row's text of names
+    ("dan@example.com.au", ["m2"]),
+    ("@example.com", ["m0", "m1", "m2", "m3"]),                 # a domain: its addresses and its subdomains'
+    ("@Example.ORG", ["m0"]), ("@work.example.org", ["m0"]), ("@example.com.au", ["m2"]),
+])
+def test_a_participant_is_found_by_mail_address_or_by_domain_with_a_leading_at(typed: str, expected: list[str]) -> None:
+    mask = vecbook.filters.FilterColumns(MAIL_PEOPLE).mask(vecbook.filters.convenience_conditions(participants=[typed]))
+    assert [r.id for r, keep in zip(MAIL_PEOPLE, mask) if keep] == expected
+
+
+@pytest.mark.parametrize("typed", ["a@example.com", "ana@example", "@ample.com", "@example", "@"])
+def test_an_address_is_not_found_by_the_end_of_another_address(typed: str) -> None:
+    # "a@example.com" is not carla.ana@example.com's tail, nor "@ample.com" example.com's
+    with pytest.raises(vecbook.QueryError, match="names a participant"):
+        vecbook.filters.FilterColumns(MAIL_PEOPLE).mask(vecbook.filters.convenience_conditions(participants=[typed]))
+
+
 def test_a_participant_filter_folds_each_name_once_however_many_lists_hold_it(monkeypatch: pytest.MonkeyPatch) -> None:
     # a mail index holds tens of thousands of recipient lists of a few hundred people: folding
     # every name of every list at every search made a --participant search 2.6 times as slow

@@ -111,11 +111,35 @@ def participant_matches(value: Any, op: str, target: Any, glob: bool = False) ->
     """``value_matches`` under the ``participants`` key, where ``contains`` (``--participant``)
     asks for a whole word of a name, in a list of names or in one text naming several (a table's
     column): "ana" finds "Ana Souza" but not "Mariana"; in a script written without spaces a
-    leading run of the name's characters is a word of it, the family name first ("王" finds "王小明")."""
+    leading run of the name's characters is a word of it, the family name first ("王" finds "王小明").
+    A ``target`` holding @ is a mail address, found whole, or with a leading @ a domain."""
     if op != "contains" or value is MISSING or isinstance(value, dict):
         return value_matches(value, op, target, glob)
     names = value if isinstance(value, list) else [value]
+    if isinstance(target, str) and "@" in target:
+        return any(_has_address(name, target.strip()) for name in names)
     return any(_equal(name, target, False) or _has_word(name, target, runs=True) for name in names)
+
+
+# A mail address inside a name or a row's text ("Ana <ana@example.com>"): the characters RFC 5322
+# allows in a local part, then a domain. Compared whole: b@example.com is not ana.b@example.com.
+_ADDRESS_RE = re.compile(r"[\w.!#$%&'*+/=?^`{|}~-]+@[\w-]+(?:\.[\w-]+)*")
+
+
+def _has_address(name: Any, target: str) -> bool:
+    """Whether ``name`` holds the mail address ``target`` (any case), or, for a ``target`` with a
+    leading @, an address of that domain or of one under it (@example.com: mail.example.com)."""
+    if not isinstance(name, str) or "@" not in name:
+        return False
+    wanted = target.casefold().rstrip(".")
+    for address in _ADDRESS_RE.findall(name.casefold()):
+        if wanted.startswith("@"):
+            domain = address.rsplit("@", 1)[1]
+            if len(wanted) > 1 and (domain == wanted[1:] or domain.endswith("." + wanted[1:])):
+                return True
+        elif address == wanted:
+            return True
+    return False
 
 
 def _untagged(value: Any) -> Any:
