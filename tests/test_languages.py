@@ -185,6 +185,36 @@ def test_widths_fold_for_matching(written: str, typed: str) -> None:
 
 
 @pytest.mark.parametrize("written, typed", [
+    ("ｉＰｈｏｎｅ１５", "iPhone 15"), ("ｉＰｈｏｎｅ１５", "iPhone15"),  # as a Japanese phone keyboard types it
+    ("新しいiPhone15を買った", "iPhone 15"), ("新しいiPhone15を買った", "iphone"),  # glued to the Japanese
+    ("我的iPhone15坏了", "15"), ("ＰＳ５で遊ぶ", "PS5"), ("ＰＳ５で遊ぶ", "PS 5"), ("5G网络很快", "5G"),
+    ("会议在3pm开始", "3 pm"),
+])
+def test_letters_and_digits_written_together_in_cjk_text_are_also_found_apart(written: str, typed: str) -> None:
+    """Chinese and Japanese write a model's name and number together (iPhone15, ＰＳ５) where a note
+    or a query in English spaces them: in a text holding a script written without spaces, or
+    full-width forms, such a word is also its letters and its digits, each a term."""
+    assert set(tokenize(typed)) <= set(tokenize(written))
+
+
+@pytest.mark.parametrize("text, terms", [
+    ("iPhone15 covid19 p53 IL6", ["iphone15", "covid19", "p53", "il6"]),  # English: as it always was
+    ("β2 receptors bind IL6 in CD4 cells", ["β2", "receptor", "bind", "il6", "cd4", "cell"]),
+])
+def test_letters_and_digits_written_together_stay_one_term_elsewhere(text: str, terms: list[str]) -> None:
+    assert tokenize(text) == terms
+
+
+def test_a_fullwidth_query_finds_the_english_note_and_the_other_way_round(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("Bought the new iPhone 15 today\n---\n新しいｉＰｈｏｎｅ１５を買った\n", encoding="utf-8")
+    book = vecbook.VecBook(data_directory=tmp_path, keyword_only=True)
+    assert {h.line_number for h in book.search("ｉＰｈｏｎｅ１５")} == {1, 3}
+    hits = book.search("iPhone 15")
+    assert {h.line_number for h in hits} == {1, 3}
+    assert [h.matched_terms for h in hits if h.line_number == 3] == [["iPhone", "15"]]
+
+
+@pytest.mark.parametrize("written, typed", [
     ("カメラ", "かめら"), ("ｶﾒﾗ", "かめら"), ("リンゴ", "りんご"), ("ネコ", "ねこ"),  # one word in either kana
     ("ガッコウ", "がっこう"), ("パン", "ぱん"), ("ヴァイオリン", "ゔぁいおりん"), ("コーヒー", "こーひー"),
     ("ヶ月", "ゖ月"), ("イスヾ", "いすゞ"),  # small ke, the voiced iteration mark
@@ -573,6 +603,7 @@ def test_bad_input_is_indexed_without_errors_or_giant_terms(text: str) -> None:
        st.sampled_from([Analysis(), Analysis("german"), Analysis("none", False), Analysis("turkish")]))
 @example(["\u0300"], Analysis())  # a combining accent alone folded to an empty term (found by this test)
 @example(["a \u0301\u0301 b", "\u0300" * 120], Analysis("none", False))
+@example(["新しいiPhone15", "covid19 p53", "ＰＳ５ x1", "a1 b2", "我的3pm"], Analysis())  # letters and digits apart in CJK text only
 def test_any_text_gets_the_same_terms_together_and_alone_and_none_giant(texts: list[str], analysis: Analysis) -> None:
     together, alone = Vocabulary(), Vocabulary()
     assert [ids.tolist() for ids in together.encode_texts(texts, analysis)] == \

@@ -23,6 +23,7 @@ import numpy as np
 
 from .config import DEFAULT_LANGUAGE, LANGUAGES, Config
 from .han_variants import HAN_RE, han_folds
+from .letter_digits import bounded_with_parts, may_hold_mixed, spans_with_parts, with_parts
 
 # Each language's Snowball algorithm (PyStemmer); English keeps the original Porter (1980)
 # stemmer the keyword index always used (Snowball's "porter": the same stems, see the tests),
@@ -130,6 +131,17 @@ def lowered(text: str) -> str:
     never changes a length."""
     low = text.lower()
     return low if low.isascii() or not _WIDE_RE.search(low) else low.translate(_WIDTH_TABLE)
+
+
+def _parted(text: str) -> bool:
+    """Whether ``text`` has a word of letters and digits that ``in_context`` cuts into them."""
+    return in_context(text) and may_hold_mixed(lowered(text))
+
+
+def in_context(text: str) -> bool:
+    """Whether ``text`` (as written) holds a script written without spaces or full-width forms:
+    there a word of letters and digits (iPhone15) is also its letters and its digits (``letter_digits``)."""
+    return not text.isascii() and (_WIDE_RE.search(text) is not None or SEGMENTED_RE.search(text) is not None)
 
 
 @lru_cache(maxsize=1)
@@ -389,9 +401,8 @@ def words_of(text: str) -> list[str]:
     """The lower-cased words of a text as the keyword index reads them: runs of letters, digits
     and their marks, with runs of a script written without spaces cut into bigrams."""
     low = lowered(text)
-    if low.isascii():
-        return ASCII_TOKEN_RE.findall(low)
-    return _split_segmented(words(low), low)
+    found = ASCII_TOKEN_RE.findall(low) if low.isascii() else _split_segmented(words(low), low)
+    return with_parts(found) if in_context(text) else found
 
 
 def _split_segmented(words: list[str], text: str) -> list[str]:
@@ -456,8 +467,15 @@ def _joining_res() -> tuple[re.Pattern[str], re.Pattern[str]]:
 
 def word_spans(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int, str]]:
     """(start, end, lower-cased word) of every keyword word of ``text[start:end]``, in the
-    text's own offsets (bigrams of a segmented run included): what snippets and highlighting
-    match, so they mark what the index matched, as written."""
+    text's own offsets (bigrams of a segmented run included, and the letters and digits of a
+    word holding both where ``in_context``): what snippets and highlighting match, so they mark
+    what the index matched, as written."""
+    spans = _spans(text, start, end)
+    return spans_with_parts(spans) if in_context(text[start:end]) else spans
+
+
+def _spans(text: str, start: int, end: int | None) -> list[tuple[int, int, str]]:
+    """``word_spans`` before a word of letters and digits is cut into them."""
     part = text[start:end]
     low = lowered(part)
     # A letter that lengthens when lower-cased (İ -> i + dot) would move the offsets: then the
@@ -536,6 +554,8 @@ class Vocabulary:
             found = low.encode("ascii").translate(_ASCII_WORD_BYTES).decode("ascii").split()
         else:
             found = _split_segmented(words(low, bounded=True), low)
+        if may_hold_mixed(low) and (parted := [i for i, text in enumerate(texts) if _parted(text)]):
+            found = bounded_with_parts(found, BOUND, parted)
         ids = self._ids(found, analysis)
         kept = ids >= 0  # neither stop words nor bounds
         # Each bound's place among the kept ids: where one text's tokens end and the next's begin.
