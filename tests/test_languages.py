@@ -524,6 +524,17 @@ def test_one_character_is_scored_as_a_word_of_its_own() -> None:
     assert index.upper_bound(["伞"]) >= scores.max()
 
 
+def test_one_characters_hits_are_exact_and_its_count_a_lower_bound() -> None:
+    """Every text holding the character is found (the hits and their number are exact); its count
+    in a text is the larger of its bigrams' counts that begin and that end with it, so a character
+    ending one clause and beginning the next counts once for the two, as search.md says."""
+    texts = ["带伞。伞很好用", "下雨带伞了伞", "记得带伞", "伞", "天气很好"]
+    index = vecbook.index.KeywordIndex([tokenize(t) for t in texts])
+    docs, tf, _ = index.character_postings(index._state(), "伞")
+    assert docs.tolist() == [0, 1, 2, 3]
+    assert tf.tolist() == [1, 2, 1, 1]  # 带伞。伞很好用 holds two: the bigrams 带伞 and 伞很 say one
+
+
 def test_a_query_looks_for_a_bounded_number_of_characters_inside_runs() -> None:
     """Each character looked for inside runs costs a scan and a join: a pasted text with a space
     between its characters looks for its first QUERY_CHARACTERS so, the rest where they stand alone."""

@@ -329,8 +329,10 @@ class KeywordIndex:
 
     def character_postings(self, state: TermCounts | Layers, char: str) -> tuple[np.ndarray, np.ndarray, float]:
         """The postings of one word character (an ideograph, a Hangul syllable) as one term: every
-        passage holding it alone or in a bigram, its count there the larger of its bigrams' counts
-        that begin and that end with it, plus its lone occurrences; and its idf. Kept for the last
+        passage holding it alone or in a bigram (exactly those), its count there the larger of its
+        bigrams' counts that begin and that end with it, plus its lone occurrences (a lower bound:
+        a character ending one run and beginning the next, 带伞。伞很, counts once; bigrams do not
+        say where a run ends); and its idf. Kept for the last
         CHARACTER_MEMO characters queried (the index never changes: an update is a new index)."""
         memo = self._characters
         if char in memo:

@@ -7,8 +7,10 @@ query term is read at query time as every term of the vocabulary that holds the 
 bigrams that begin or end with it, and the character standing alone. Their postings are joined
 into one term (``KeywordIndex.character_postings``), scored as BM25 scores a word: its count in a
 passage is the larger of its bigrams' counts that begin and that end with it (a character inside
-a run begins one bigram and ends another), plus its lone occurrences; its idf is that of the
-passages holding any of them. The index itself is unchanged.
+a run begins one bigram and ends another), plus its lone occurrences: a lower bound, one short
+where the character ends one run and begins another (带伞。伞很), as bigrams do not say where a
+run ends. Its idf is that of the passages holding any of them, and those passages, the hits, are
+exactly the ones holding it. The index itself is unchanged.
 
 Each vocabulary keeps its two-character terms in one array (``CharacterTerms``), made on the
 first such query and extended with the terms added since, where a character's bigrams are found.
