@@ -436,6 +436,7 @@ MAIL_PEOPLE = [record("m0", participants=["Ana Lopez", "ana@example.com", "Ben",
     ("dan@example.com.au", ["m2"]),
     ("@example.com", ["m0", "m1", "m2", "m3"]),                 # a domain: its addresses and its subdomains'
     ("@Example.ORG", ["m0"]), ("@work.example.org", ["m0"]), ("@example.com.au", ["m2"]),
+    ("Ana Lopez <ana@example.com>", ["m0"]), ("<eve@example.com>", ["m2"]),  # pasted from a mail's header
 ])
 def test_a_participant_is_found_by_mail_address_or_by_domain_with_a_leading_at(typed: str, expected: list[str]) -> None:
     mask = vecbook.filters.FilterColumns(MAIL_PEOPLE).mask(vecbook.filters.convenience_conditions(participants=[typed]))

@@ -127,11 +127,14 @@ _ADDRESS_RE = re.compile(r"[\w.!#$%&'*+/=?^`{|}~-]+@[\w-]+(?:\.[\w-]+)*")
 
 
 def _has_address(name: Any, target: str) -> bool:
-    """Whether ``name`` holds the mail address ``target`` (any case), or, for a ``target`` with a
-    leading @, an address of that domain or of one under it (@example.com: mail.example.com)."""
+    """Whether ``name`` holds the mail address ``target`` (any case; the address of a ``target``
+    pasted from a header, ``Ana <ana@example.com>``), or, for a ``target`` with a leading @, an
+    address of that domain or of one under it (@example.com: mail.example.com)."""
     if not isinstance(name, str) or "@" not in name:
         return False
     wanted = target.casefold().rstrip(".")
+    if not wanted.startswith("@"):
+        wanted = next(iter(_ADDRESS_RE.findall(wanted)), wanted)
     for address in _ADDRESS_RE.findall(name.casefold()):
         if wanted.startswith("@"):
             domain = address.rsplit("@", 1)[1]
