@@ -996,6 +996,24 @@ def test_a_change_to_this_and_following_occurrences_moves_them_all(tmp_path: Pat
     assert series.metadata["recurrence"].startswith("Repeats weekly on Monday" + (" 4 times" if left else " until"))
 
 
+@pytest.mark.parametrize("count", ["", ";COUNT=10"])
+def test_a_change_from_the_first_occurrence_on_is_the_whole_series(tmp_path: Path, count: str) -> None:
+    # "this and following events" chosen on a series' first occurrence: the change is every
+    # occurrence. The series was left a record of no occurrence at all (COUNT=0, or an UNTIL
+    # before its start), "Standup" at 10:00 beside the afternoon one that replaced it
+    from vecbook.recurrence import series_matches
+
+    first = THIS_AND_FUTURE.format(count=count).replace("20240401T", "20240304T")
+    (tmp_path / "l.ics").write_text(first, encoding="utf-8", newline="")
+    (changed,), problems = load(tmp_path)
+    assert problems == []
+    assert changed.metadata["title"] == "Standup (afternoon)"
+    assert changed.metadata["recurrence"] == "Repeats weekly on Monday" + (" 10 times" if count else "")
+    for day, found in (("03-04", True), ("03-11", False), ("03-18", True), ("05-06", True)):
+        assert series_matches(changed.metadata["rrule"], (("gte", f"2024-{day}"), ("lt", f"2024-{day}T23:59"))) \
+            is found, day
+
+
 def test_a_zone_named_by_its_offset_alone_is_that_offset(tmp_path: Path) -> None:
     # some writers name a zone by its offset and define no VTIMEZONE for it (a PHP generator's
     # TZID=+03:00, Lotus's GMT+01:00): the times were floating local time, with a WARN each

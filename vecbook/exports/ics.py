@@ -199,7 +199,9 @@ def _file_records(export: Export, file: ExportFile) -> Iterator[Record]:
         days_as_written(component)
         offset_zones(component)
         _place_floating(export, file, span, component, calendar_zones_warned)
-    onward_changes(component for _, component in parsed)
+    # a series changed from its first occurrence on is the change, with nothing left of its own
+    replaced = onward_changes(component for _, component in parsed)
+    parsed = [(span, component) for span, component in parsed if not any(component is r for r in replaced)]
     moved = moved_dates(component for _, component in parsed)
     for span, component in parsed:
         _warn_errors(export, file, span, component)

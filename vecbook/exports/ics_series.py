@@ -75,12 +75,14 @@ def this_and_future(component: Any) -> bool:
     return str(params.get("RANGE", "")).upper() == "THISANDFUTURE"
 
 
-def onward_changes(components: Iterable[Any]) -> None:
+def onward_changes(components: Iterable[Any]) -> list[Any]:
     """Each change to an occurrence and all later ones (``RECURRENCE-ID;RANGE=THISANDFUTURE``, as
     Lotus Notes, Apple and CalDAV servers write "this and following events") made the series it
     is: the rule of the series it changes from its occurrence on (a COUNT less the occurrences
     before), the series' EXDATEs and changed occurrences from there moved as it moved the time;
-    and the series before it ended where it begins. A change with a rule of its own keeps it."""
+    and the series before it ended where it begins. A change with a rule of its own keeps it.
+    Returns the series a change replaces from their first occurrence on, which have none left."""
+    replaced: list[Any] = []
     groups: dict[str, list[Any]] = {}
     for component in components:
         if prop_text(component, "UID"):
@@ -88,24 +90,29 @@ def onward_changes(components: Iterable[Any]) -> None:
     for group in groups.values():
         master = next((c for c in group if c.get("RECURRENCE-ID") is None and c.get("RRULE") is not None), None)
         start = prop_value(master, "DTSTART") if master is not None else None
-        if isinstance(start, date):
-            _split(master, start, group)
+        if isinstance(start, date) and _split(master, start, group):
+            replaced.append(master)
+    return replaced
 
 
-def _split(master: Any, start: date, group: list[Any]) -> None:
-    """The master's series split at each change to this and later occurrences in ``group``."""
+def _split(master: Any, start: date, group: list[Any]) -> bool:
+    """The master's series split at each change to this and later occurrences in ``group``;
+    whether the first change is on its first occurrence (DTSTART, RFC 5545's first), so that
+    nothing of it is left: no rule ended before its start (COUNT=0)."""
     changes = sorted(((_like(prop_value(c, "RECURRENCE-ID"), start), c) for c in group
                       if this_and_future(c) and isinstance(prop_value(c, "RECURRENCE-ID"), date)),
                      key=lambda pair: _order(pair[0]))
     if not changes:
-        return
+        return False
     rules = [r for r in listed(master.get("RRULE")) if hasattr(r, "to_ical")]
     before = [[occurrences_before(f"DTSTART{_ical_moment(start)}\nRRULE:{r.to_ical().decode()}", when) for r in rules]
               for when, _ in changes]
     taken_out = [_like(v, start) for v in prop_dates(master, "EXDATE") if isinstance(v, date)]
     taken_out += [_like(v, start) for c in group if not this_and_future(c)
                   and isinstance(v := prop_value(c, "RECURRENCE-ID"), date)]
-    _set_rules(master, [_ended(r, start, changes[0][0], counts[0]) for r, counts in zip(rules, zip(*before))])
+    whole = _order(changes[0][0]) <= _order(start)
+    if not whole:
+        _set_rules(master, [_ended(r, start, changes[0][0], counts[0]) for r, counts in zip(rules, zip(*before))])
     for i, (when, change) in enumerate(changes):
         new_start = prop_value(change, "DTSTART")
         if change.get("RRULE") is not None or not isinstance(new_start, date):
@@ -117,6 +124,7 @@ def _split(master: Any, start: date, group: list[Any]) -> None:
         out = [v + shift for v in taken_out if _order(when) < _order(v) and (later is None or _order(v) < _order(later))]
         if out:
             change.add("EXDATE", out)
+    return whole
 
 
 def _set_rules(component: Any, rules: list[Any]) -> None:
