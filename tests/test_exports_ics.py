@@ -222,6 +222,29 @@ def test_windows_zone_names_without_a_vtimezone_are_the_zones_they_stand_for(tmp
         "floating local time" for zone in ("Customized Time Zone", "Customized Time Zone 1")]
 
 
+def test_windows_display_names_without_a_vtimezone_are_the_zones_they_name(tmp_path: Path) -> None:
+    # Outlook (and Exchange's invitations) may name a zone by its display name and leave out its
+    # VTIMEZONE: each was read as floating time, with a WARN. The offset and a city it says (in
+    # Windows' language: German, French), or the region Windows names, make the zone; a city
+    # that keeps another clock than the name's offset is no match
+    events = [("d1", "Planung", "(UTC+01:00) Amsterdam, Berlin, Bern, Rom, Stockholm, Wien"),
+              ("d2", "Sync", '"(UTC-08:00) Pacific Time (US & Canada)"'),
+              ("d3", "Réunion", "(UTC+01:00) Bruxelles, Copenhague, Madrid, Paris"),
+              ("d4", "会議", "(UTC+09:00) Osaka, Sapporo, Tokyo"), ("d5", "XP", "(GMT-05:00) Eastern Time (US & Canada)"),
+              ("d6", "Wrong", "(UTC+05:00) Paris")]
+    (tmp_path / "o.ics").write_text(
+        "BEGIN:VCALENDAR\r\nPRODID:-//Microsoft Corporation//Outlook 16.0 MIMEDIR//EN\r\n" + "".join(
+            f"BEGIN:VEVENT\r\nUID:{uid}\r\nSUMMARY:{title}\r\nDTSTART;TZID={zone}:20240701T093000\r\n"
+            "END:VEVENT\r\n" for uid, title, zone in events) + "END:VCALENDAR\r\n", encoding="utf-8", newline="")
+    records, problems = load(tmp_path)
+    assert [r.metadata["date"] for r in records] == [
+        "2024-07-01T09:30:00+02:00", "2024-07-01T09:30:00-07:00", "2024-07-01T09:30:00+02:00",
+        "2024-07-01T09:30:00+09:00", "2024-07-01T09:30:00-04:00", "2024-07-01T09:30:00"]
+    assert records[0].text == "Planung\nWhen: 2024-07-01 09:30 (Europe/Amsterdam)"
+    assert records[1].text == "Sync\nWhen: 2024-07-01 09:30 (America/Los_Angeles)"
+    assert [p.line for p in problems] == [31] and "unknown time zone '(UTC+05:00) Paris'" in problems[0].reason
+
+
 def test_a_bad_line_is_warned_and_the_rest_of_the_event_and_file_load(tmp_path: Path) -> None:
     (tmp_path / "bad.ics").write_text(
         "BEGIN:VCALENDAR\nBEGIN:VEVENT\nUID:a\nSUMMARY:Broken date\nDTSTART:2024garbage\nthis line is junk\n"

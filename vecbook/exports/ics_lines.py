@@ -12,7 +12,7 @@ from typing import Iterator
 from ..records import Problem, decode_text
 from ..utf16 import utf16_codec
 from .base import ExportFile
-from .ics_zones import windows_zones
+from .ics_windows import windows_zones
 
 # The properties a record uses; the others (DTSTAMP, SEQUENCE, X-..., ATTACH with
 # inline base64) and VALARM blocks are not handed to the library, whose content-line

@@ -11,6 +11,8 @@ from datetime import datetime, time, timedelta, timezone, tzinfo
 from functools import lru_cache
 from typing import Any, Iterator
 
+from .ics_windows import DISPLAY_NAME, region_zone, windows_zones
+
 # The properties whose value a calendar's zone places when written without TZID or Z.
 ZONED = ("DTSTART", "DTEND", "DUE", "RECURRENCE-ID", "RDATE", "EXDATE")
 # The areas of the IANA zones named by a city (not the old US/Eastern, CET, Etc/GMT-1 kind).
@@ -26,15 +28,45 @@ _DATED = ("DTSTART", "DTEND", "DUE", "RECURRENCE-ID")
 @lru_cache(maxsize=2048)
 def calendar_zone(name: str) -> tzinfo | None:
     """A zone by its IANA name, or its Windows one (Exchange names a calendar's zone
-    ``X-WR-TIMEZONE:W. Europe Standard Time``); None where the name is none. Kept once made:
+    ``X-WR-TIMEZONE:W. Europe Standard Time``), or its Windows display name (``display_zone``);
+    None where the name is none. Kept once made:
     ``_keeping`` tries each of the system's zones for each clock it looks for, and zoneinfo
     keeps only the last few it read (each other one was read from its file again)."""
     from zoneinfo import ZoneInfo
 
     try:
-        return ZoneInfo(windows_zones().get(name.strip(), name))
+        return ZoneInfo(windows_zones().get(name.strip()) or display_zone(name) or name)
     except (KeyError, ValueError, OSError):  # ZoneInfoNotFoundError is a KeyError
         return None
+
+
+def display_zone(name: str) -> str | None:
+    """The IANA zone a Windows display name names (``(UTC+01:00) Amsterdam, Berlin, Bern, Rome,
+    Stockholm, Vienna``, as Outlook writes a TZID, in its own language): the region it says
+    (``region_zone``), else the zone of the first city it says that keeps its offset in standard
+    time (the lesser of January's and July's this year); None where none does."""
+    found = DISPLAY_NAME.match(name)
+    if found is None:
+        return None
+    region = region_zone(found.group(4))
+    if region is not None:
+        return region
+    sign, hours, minutes = found.group(1, 2, 3)
+    offset = timedelta(hours=int(hours or 0), minutes=int(minutes or 0)) * (-1 if sign == "-" else 1)
+    year = datetime.now().year
+    for zone in _said(found.group(4)):
+        kept = calendar_zone(zone)
+        if kept is not None and min(datetime(year, month, 1, tzinfo=kept).utcoffset() for month in (1, 7)) == offset:
+            return zone
+    return None
+
+
+def _said(words: str) -> list[str]:
+    """The IANA zones named by a city ``words`` says, in the order it says them."""
+    text = " " + " ".join(re.findall(r"[^\W\d_]+", words.casefold())) + " "
+    places = ((text.find(f" {zone.rsplit('/', 1)[-1].replace('_', ' ').casefold()} "), zone)
+              for zone in _every_zone() if zone.startswith(_AREAS))
+    return [zone for at, zone in sorted(place for place in places if place[0] >= 0)]
 
 
 def named_or_defined(name: str) -> tzinfo | None:
@@ -59,13 +91,14 @@ def named_or_defined(name: str) -> tzinfo | None:
 def zone_id(value: datetime) -> str | None:
     """An IANA zone name for the series' start: the zone's own, or the one a Windows name stands
     for (Outlook's "W. Europe Standard Time"), or for a zone only the file defines the one of the
-    same clock, else a fixed offset of whole hours as ``Etc/GMT-1``, so the occurrences keep their
-    local time and day; None for UTC."""
+    same clock (one named by a display name too: the clock it defines decides), else a fixed
+    offset of whole hours as ``Etc/GMT-1``, so the occurrences keep their local time and day;
+    None for UTC."""
     name = getattr(value.tzinfo, "key", None) or getattr(value.tzinfo, "_tzid", None)
     name = windows_zones().get(name, name) if name else None
     if name and name.startswith("/"):  # a globally unique TZID: /mozilla.org/20070129_1/Europe/Berlin
         name = named_at_end(name)
-    if name and name != "UTC" and calendar_zone(name) is not None:
+    if name and name != "UTC" and not DISPLAY_NAME.match(name) and calendar_zone(name) is not None:
         return name
     if value.tzinfo is not None and (name or "UTC") != "UTC":
         try:
@@ -80,16 +113,6 @@ def zone_id(value: datetime) -> str | None:
     if not offset or offset.total_seconds() % 3600 or calendar_zone(fixed) is None:
         return None
     return fixed
-
-
-def windows_zones() -> dict[str, str]:
-    """Windows zone names (Outlook's "W. Europe Standard Time") to IANA ones, CLDR's table as the
-    icalendar library keeps it, in the order of the Windows names."""
-    try:
-        from icalendar.timezone.windows_to_olson import WINDOWS_TO_OLSON
-    except ImportError:  # (a library without it: the names stay unknown)
-        return {}
-    return WINDOWS_TO_OLSON
 
 
 def same_clock(zone: tzinfo, year: int) -> str | None:
@@ -222,11 +245,13 @@ def place_in_zone(component: Any, zone: tzinfo) -> None:
 def offset_zones(component: Any) -> None:
     """Times whose TZID names an offset alone and no zone (``GMT+01:00``, ``UTC+05:30``, ``+03:00``,
     ``(GMT-03.00)``: Lotus, PHP generators), which the file does not define either, in that fixed
-    offset: the library left them floating. (``Etc/GMT-1``, POSIX's reversed sign, is a zone.)"""
+    offset: the library left them floating (``Etc/GMT-1``, POSIX's reversed sign, is a zone); and
+    those whose TZID is a Windows display name (``display_zone``) in the zone it names."""
     for name in ZONED:
         props = component.get(name)
         for prop in props if isinstance(props, list) else [] if props is None else [props]:
-            zone = _named_offset(str(getattr(prop, "params", {}).get("TZID") or ""))
+            named = str(getattr(prop, "params", {}).get("TZID") or "")
+            zone = _named_offset(named) or (calendar_zone(named) if DISPLAY_NAME.match(named) else None)
             if zone is None:
                 continue
             for value in getattr(prop, "dts", None) or [prop]:
