@@ -1560,7 +1560,7 @@ def test_a_vcalendar_1_file_of_an_old_phone_reads(tmp_path: Path) -> None:
     assert meeting.metadata["location"] == "Büro 3"
     assert meeting.text.endswith("Erste Zeile\nZweite Zeile, die umbrochen wird")
     assert meeting.metadata["recurrence"] == "Repeats weekly on Tuesday and Thursday 10 times"
-    assert "Except on: 2024-03-12 09:00 (UTC), 2024-03-14 09:00 (UTC)" in meeting.text
+    assert "Except on: 2024-03-12 10:00 (UTC+01:00), 2024-03-14 10:00 (UTC+01:00)" in meeting.text  # TZ:+01
     assert meeting.metadata["organizer"] == "Ana Lima"
     assert meeting.metadata["emails"] == ["ana@example.com", "bo@example.com", "cy@example.com"]
     assert "Attendees: bo@example.com, Cy Li" in meeting.text
@@ -1575,6 +1575,44 @@ def test_a_vcalendar_1_file_of_an_old_phone_reads(tmp_path: Path) -> None:
     assert "rrule" not in odd.metadata and todo.metadata["kind"] == "to-do"
     (problem,) = problems
     assert problem.line == 40 and "vCalendar 1.0 rule 'W1 XX $ #3' not read" in problem.reason
+
+
+@pytest.mark.parametrize("zone, summer, winter, utc", [
+    # an old Nokia's or Outlook's: its standard offset, and summer time's for each year
+    ("TZ:+01\r\nDAYLIGHT:TRUE;+02;20240331T020000;20241027T030000;;\r\n"
+     "DAYLIGHT:TRUE;+02;20250330T020000;20251026T030000;;\r\n", "+02:00", "+01:00", "10:00 (Europe/"),
+    ("TZ:-05:00\r\nDAYLIGHT:TRUE; -04; 20240310T020000; 20241103T020000; EST; EDT\r\n", "-04:00", "-05:00", "04:00 (America/"),
+    ("TZ:+0530\r\nDAYLIGHT:FALSE\r\n", "+05:30", "+05:30", "13:30 (UTC+05:30)"),  # a Palm's: no summer time
+])
+def test_a_vcalendar_1_files_zone_places_its_local_times(tmp_path: Path, zone: str, summer: str, winter: str,
+                                                          utc: str) -> None:
+    # vCalendar 1.0 says its zone in TZ and DAYLIGHT lines: its times written without Z were read
+    # as floating, without an offset, and a weekly series did not keep its local time in summer
+    from vecbook.recurrence import occurrence_within
+
+    (tmp_path / "p.vcs").write_text(
+        f"BEGIN:VCALENDAR\r\nVERSION:1.0\r\n{zone}BEGIN:VEVENT\r\nSUMMARY:Chor\r\nDTSTART:20240110T190000\r\n"
+        "DTEND:20240110T210000\r\nRRULE:W1 WE #0\r\nEND:VEVENT\r\nBEGIN:VEVENT\r\nSUMMARY:Zahnarzt\r\n"
+        "DTSTART:20240710T090000\r\nEND:VEVENT\r\nBEGIN:VEVENT\r\nSUMMARY:Call\r\nDTSTART:20240710T080000Z\r\n"
+        "END:VEVENT\r\nEND:VCALENDAR\r\n", encoding="utf-8", newline="")
+    (choir, dentist, call), problems = load(tmp_path)
+    assert problems == []
+    assert choir.metadata["date"] == f"2024-01-10T19:00:00{winter}"
+    assert dentist.metadata["date"] == f"2024-07-10T09:00:00{summer}"
+    july = occurrence_within(choir.metadata["rrule"], (("gte", "2024-07-10"), ("lt", "2024-07-11")))
+    assert july.isoformat() == f"2024-07-10T19:00:00{summer}"
+    assert utc in call.text.splitlines()[1]  # a time in UTC on the clock its people saw
+
+
+def test_a_vcalendar_1_summer_time_no_zone_keeps_is_said(tmp_path: Path) -> None:
+    (tmp_path / "x.vcs").write_text(
+        "BEGIN:VCALENDAR\r\nVERSION:1.0\r\nTZ:+01\r\nDAYLIGHT:TRUE;+02;20240501T020000;20240601T030000;;\r\n"
+        "BEGIN:VEVENT\r\nSUMMARY:x\r\nDTSTART:20240510T090000\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n", newline="")
+    (record,), (problem,) = load(tmp_path)
+    assert record.metadata["date"] == "2024-05-10T09:00:00+01:00"
+    assert (problem.line, problem.reason.split(": ", 1)[1]) == (
+        4, "vCalendar 1.0 summer time 'DAYLIGHT:TRUE;+02;20240501T020000;20240601T030000;;' is no known zone's: its "
+           "times are read at UTC+01:00 all year")
 
 
 def test_a_vcalendar_1_text_in_quoted_printable_without_a_charset_reads(tmp_path: Path) -> None:

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import quopri
 import re
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, timezone
+
+from .ics_zones import zone_keeping
 
 # The VERSION line of a vCalendar 1.0 file.
 _VERSION_1 = re.compile(r"^VERSION:1\.0[ \t]*\r?$", re.MULTILINE | re.IGNORECASE)
@@ -22,6 +24,13 @@ _ATTENDEE = re.compile(r"^\s*(.*?)\s*<([^<>]+)>\s*$")
 # A component's BEGIN or END line; a DTSTART or DTEND written without Z: its date, its time.
 _EDGE = re.compile(r"^(?:BEGIN|END):", re.IGNORECASE)
 _MOMENT = re.compile(r"^(DTSTART|DTEND):(\d{8})T(\d{6})(\r?)$", re.IGNORECASE)
+# The calendar's zone: its standard offset (``TZ:+01``, ``TZ:-05:00``), and its offset in summer
+# time and the local times that begins and ends it, one line a year (``DAYLIGHT:TRUE;+02;
+# 20240331T020000;20241027T030000;;``; ``DAYLIGHT:FALSE``: none).
+_OFFSET = r"[ \t]*([+-])(\d{1,2})(?::?(\d{2}))?[ \t]*"
+_TZ = re.compile(rf"^TZ:{_OFFSET}(\r?)$", re.IGNORECASE)
+_DAYLIGHT = re.compile(rf"^DAYLIGHT:[ \t]*TRUE[ \t]*;{_OFFSET};[ \t]*(\d{{8}}T\d{{6}})Z?[ \t]*;[ \t]*(\d{{8}}T\d{{6}})Z?",
+                       re.IGNORECASE)
 
 
 def is_version_1(text: str) -> bool:
@@ -42,7 +51,53 @@ def as_icalendar(text: str) -> tuple[str, list[tuple[int, str]]]:
         lines[at:end] = _property(lines[at:end], at + 1, problems)
         at = end
     _whole_days(lines)
+    _local_zone(lines, problems)
     return "\n".join(lines), problems
+
+
+def _local_zone(lines: list[str], problems: list[tuple[int, str]]) -> None:
+    """The calendar's ``TZ`` line written as the ``X-WR-TIMEZONE`` its times without Z are read in
+    (and those in UTC shown in): the IANA zone that keeps its ``DAYLIGHT`` lines' summer time, else
+    its standard offset (a WARN where DAYLIGHT says a summer time no zone keeps)."""
+    if any(line[:14].upper() == "X-WR-TIMEZONE:" for line in lines):
+        return
+    at, found = next(((n, m) for n, line in enumerate(lines) if (m := _TZ.match(line))), (None, None))
+    if at is None or found is None:
+        return
+    standard = _offset(*found.group(1, 2, 3))
+    if standard is None:
+        return
+    name = _offset_name(standard)
+    summers = [(n, m) for n, line in enumerate(lines) if (m := _DAYLIGHT.match(line))]
+    if summers:
+        zone = zone_keeping(point for _, summer in summers for point in _clock(standard, summer))
+        if zone is None:
+            problems.append((summers[0][0] + 1, f"vCalendar 1.0 summer time '{lines[summers[0][0]].strip()}' is no "
+                                                f"known zone's: its times are read at UTC{name} all year"))
+        name = zone or name
+    lines[at] = f"X-WR-TIMEZONE:{name}{found.group(4)}"
+
+
+def _offset(sign: str, hours: str, minutes: str | None) -> timedelta | None:
+    """An offset from UTC as written (None past 14 hours)."""
+    offset = timedelta(hours=int(hours), minutes=int(minutes or 0))
+    return None if offset > timedelta(hours=14) else -offset if sign == "-" else offset
+
+
+def _offset_name(offset: timedelta) -> str:
+    minutes = int(abs(offset).total_seconds() // 60)
+    return f"{'-' if offset < timedelta(0) else '+'}{minutes // 60:02d}:{minutes % 60:02d}"
+
+
+def _clock(standard: timedelta, summer: re.Match[str]) -> list[tuple[datetime, timedelta]]:
+    """The offsets a DAYLIGHT line says a day before and after its summer time begins and ends
+    (a day: writers differ on whether the times are standard, summer or UTC)."""
+    offset = _offset(*summer.group(1, 2, 3))
+    begins, ends = (datetime.strptime(summer.group(i), "%Y%m%dT%H%M%S").replace(tzinfo=timezone.utc) for i in (4, 5))
+    if offset is None or ends - begins < timedelta(days=3):
+        return []
+    begins, ends, day = begins - standard, ends - offset, timedelta(days=1)
+    return [(begins - day, standard), (begins + day, offset), (ends - day, offset), (ends + day, standard)]
 
 
 def _whole_days(lines: list[str]) -> None:

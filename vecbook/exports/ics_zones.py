@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from datetime import datetime, time, timedelta, timezone, tzinfo
 from functools import lru_cache
-from typing import Any, Iterator
+from typing import Any, Iterable, Iterator
 
 from .ics_windows import DISPLAY_NAME, region_zone, windows_zones
 
@@ -70,10 +70,11 @@ def _said(words: str) -> list[str]:
 
 
 def named_or_defined(name: str) -> tzinfo | None:
-    """A zone by its IANA or Windows name (``calendar_zone``), else the one the file just read
+    """A zone by its IANA or Windows name (``calendar_zone``), or an offset alone (``+05:30``, as a
+    vCalendar 1.0 file's ``TZ`` is read), else the one the file just read
     defines in a VTIMEZONE of that TZID (the library keeps it by its TZID until the next file):
     a calendar's ``X-WR-TIMEZONE`` may name a zone only the file defines."""
-    zone = calendar_zone(name)
+    zone = calendar_zone(name) or _named_offset(name)
     if zone is None:
         import warnings
 
@@ -100,7 +101,8 @@ def zone_id(value: datetime) -> str | None:
         name = named_at_end(name)
     if name and name != "UTC" and not DISPLAY_NAME.match(name) and calendar_zone(name) is not None:
         return name
-    if value.tzinfo is not None and (name or "UTC") != "UTC":
+    # (a zone of an offset alone, +05:30, as the one that keeps it: the occurrences on its clock)
+    if value.tzinfo is not None and (name != "UTC" if name else bool(value.utcoffset())):
         try:
             same = same_clock(value.tzinfo, value.year)
         except TypeError:  # (a zone that cannot be hashed, so not looked for once: its offset says it)
@@ -178,6 +180,12 @@ def _same_clock(defined: tzinfo | _Defined, year: int) -> str | None:
             instants[i:i] = [changed - timedelta(hours=1), changed]
             offsets[i:i] = [offsets[i - 1], offsets[i]]
     return _keeping(str(getattr(zone, "_tzid", "") or ""), tuple(zip(instants, offsets)))
+
+
+def zone_keeping(clock: Iterable[tuple[datetime, timedelta]]) -> str | None:
+    """The first IANA zone (those Windows names stand for first) that has each offset at each
+    instant of ``clock`` (instants with a zone); None where none does."""
+    return _keeping("", tuple(clock))
 
 
 @lru_cache(maxsize=64)
