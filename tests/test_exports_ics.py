@@ -1401,6 +1401,30 @@ def test_a_rule_that_never_occurs_is_said_and_the_event_dated_by_its_start(tmp_p
     assert "dated by its start alone" in problem.reason
 
 
+def test_a_count_a_search_by_date_cannot_follow_to_its_end_is_said(monkeypatch: pytest.MonkeyPatch,
+                                                                    tmp_path: Path) -> None:
+    # a rule with COUNT is counted from its start (what comes before the range counts): an hourly
+    # reminder begun decades ago was quietly never found this week, as if it had ended
+    from vecbook import recurrence
+
+    monkeypatch.setattr(recurrence, "MAX_OCCURRENCES", 100)  # (10,000: the same, slower)
+    events = [("h", "DTSTART:19900101T090000Z", "FREQ=HOURLY;COUNT=500000"),
+              ("w", "DTSTART:19900101T090000Z", "FREQ=WEEKLY;COUNT=10"),
+              ("m", "DTSTART:20200101T090000Z", "FREQ=MINUTELY;BYMONTH=2;BYMONTHDAY=29;BYHOUR=9;BYMINUTE=0;COUNT=3")]
+    (tmp_path / "c.ics").write_text("BEGIN:VCALENDAR\r\n" + "".join(
+        f"BEGIN:VEVENT\r\nUID:{uid}\r\nSUMMARY:{uid}\r\n{start}\r\nRRULE:{rule}\r\nEND:VEVENT\r\n"
+        for uid, start, rule in events) + "END:VCALENDAR\r\n", encoding="utf-8", newline="")
+    records, problems = load(tmp_path)
+    assert all("rrule" in record.metadata for record in records)
+    assert [(p.line, p.reason.split(": ", 1)[1]) for p in problems] == [
+        (6, "the rule RRULE:FREQ=HOURLY;COUNT=500000 is counted from its start (it has a COUNT), and a search by date "
+            "follows it only to 1990-01-05T12:00:00+00:00 (100 occurrences): a date range after that does not find "
+            "the event")]
+    # a minutely rule's leap days are counted a day at a time: all 3 are followed (the last in 2028)
+    leap_2028 = (("gte", "2028-02-29"), ("lt", "2028-03-01"))
+    assert recurrence.occurrence_within(records[2].metadata["rrule"], leap_2028).isoformat() == "2028-02-29T09:00:00+00:00"
+
+
 def test_a_plain_rule_is_not_searched_when_the_calendar_is_read(monkeypatch: pytest.MonkeyPatch,
                                                                tmp_path: Path) -> None:
     # looking for each series' first occurrence (to say one that never occurs) cost ~0.3 ms a
@@ -1457,11 +1481,17 @@ def test_a_rule_dateutil_breaks_on_costs_only_its_series(tmp_path: Path) -> None
 
 
 def test_a_rare_rule_is_found_within_the_search() -> None:
-    from vecbook.recurrence import first_occurrence
+    from vecbook.recurrence import first_occurrence, occurrence_within
 
     for rule in ("FREQ=YEARLY;BYMONTH=2;BYMONTHDAY=29;BYDAY=MO", "FREQ=DAILY;BYMONTH=2;BYMONTHDAY=29;BYDAY=MO",
-                 "FREQ=WEEKLY;BYMONTH=2;BYMONTHDAY=29;BYDAY=MO"):
+                 "FREQ=WEEKLY;BYMONTH=2;BYMONTHDAY=29;BYDAY=MO", "FREQ=HOURLY;BYMONTH=2;BYMONTHDAY=29;BYDAY=MO;BYHOUR=9",
+                 "FREQ=MINUTELY;BYMONTH=2;BYMONTHDAY=29;BYDAY=MO;BYHOUR=9;BYMINUTE=0",
+                 "FREQ=SECONDLY;BYMONTH=2;BYMONTHDAY=29;BYDAY=MO;BYHOUR=9;BYMINUTE=0;BYSECOND=0"):
         assert first_occurrence(f"DTSTART:20240301T090000Z\nRRULE:{rule}").date().isoformat() == "2044-02-29"
+    # a minutely reminder each leap day begun in 1990, looked for this week and in 2028
+    leap = "DTSTART:19900301T090000Z\nRRULE:FREQ=MINUTELY;BYMONTH=2;BYMONTHDAY=29;BYHOUR=9;BYMINUTE=0,30"
+    assert occurrence_within(leap, (("gte", "2026-11-23"),)).isoformat() == "2028-02-29T09:00:00+00:00"
+    assert occurrence_within(leap, (("gt", "2028-02-29T09:00:00+00:00"),)).isoformat() == "2028-02-29T09:30:00+00:00"
 
 
 def test_a_rule_with_a_day_it_can_name_still_occurs() -> None:
@@ -1515,6 +1545,19 @@ def test_a_floating_series_ends_on_its_until_day_too(until: str, last: bool) -> 
     ("DTSTART;VALUE=DATE:20240105\nRRULE:FREQ=WEEKLY;COUNT=3\nRDATE;VALUE=DATE:20240601", "2024-02-01", "2024-05-31",
      False),
     ("DTSTART;VALUE=DATE:20240105\nRDATE;VALUE=DATE:20240601,20240701", "2024-07-01", "2024-07-01", True),
+    # an hourly or finer rule that names hours or days: looked for a day at a time, not second by
+    # second from the start (a few days of a secondly rule took all 100,000 steps of a search)
+    ("DTSTART:19900101T090000Z\nRRULE:FREQ=SECONDLY;BYHOUR=9;BYMINUTE=0;BYSECOND=0", "2026-11-23", "2026-11-29", True),
+    ("DTSTART:19900101T090000Z\nRRULE:FREQ=MINUTELY;BYMONTH=2;BYMONTHDAY=29;BYHOUR=9;BYMINUTE=0", "2025-01-01",
+     "2028-12-31", True),
+    ("DTSTART:19900101T090000Z\nRRULE:FREQ=MINUTELY;BYMONTH=2;BYMONTHDAY=29;BYHOUR=9;BYMINUTE=0", "2025-01-01",
+     "2027-12-31", False),
+    ("DTSTART;TZID=Europe/Berlin:19950107T083000\nRRULE:FREQ=MINUTELY;INTERVAL=45;BYDAY=SA;BYHOUR=9,10\n"
+     "RDATE:20261125T120000Z", "2026-11-25", "2026-11-25", True),
+    ("DTSTART;TZID=Europe/Berlin:19950107T083000\nRRULE:FREQ=MINUTELY;INTERVAL=45;BYDAY=SA;BYHOUR=9,10",
+     "2026-11-23", "2026-11-27", False),
+    ("DTSTART;TZID=Europe/Berlin:19950107T083000\nRRULE:FREQ=MINUTELY;INTERVAL=45;BYDAY=SA;BYHOUR=9,10;"
+     "UNTIL=20261101T000000Z", "2026-11-23", "2026-11-29", False),
 ])
 def test_a_series_is_counted_out_from_near_the_range(rule: str, since: str, until: str, found: bool) -> None:
     from vecbook.recurrence import series_matches

@@ -6,10 +6,11 @@ endless series costs the record nothing."""
 
 from __future__ import annotations
 
+import heapq
 import itertools
 import operator
 import re
-from datetime import date, datetime, timedelta, timezone
+from datetime import date, datetime, time, timedelta, timezone
 from functools import lru_cache
 from typing import Any, Callable, Iterator
 
@@ -40,6 +41,8 @@ _DAY_RDATE_RE = re.compile(r"^RDATE;VALUE=DATE:", re.I | re.M)
 _ZONED_START_RE = re.compile(r"^DTSTART(?:;TZID=([^:;\n]+))?:\d{8}T\d{6}(Z?)$", re.I | re.M)
 _LOCAL_UNTIL_RE = re.compile(r"(UNTIL=)(\d{8})(T\d{6})?(?![\dTtZz])", re.I)
 _DAY_UNTIL_RE = re.compile(r"(UNTIL=)(\d{8})(?![\dTtZz])", re.I)
+# dateutil's frequencies (0 yearly ... 6 secondly) by their names.
+_FREQUENCIES = ("YEARLY", "MONTHLY", "WEEKLY", "DAILY", "HOURLY", "MINUTELY", "SECONDLY")
 _UNITS = {"WEEKLY": timedelta(weeks=1), "DAILY": timedelta(days=1), "HOURLY": timedelta(hours=1),
           "MINUTELY": timedelta(minutes=1), "SECONDLY": timedelta(seconds=1)}
 
@@ -67,9 +70,7 @@ def occurrence_within(rule: str, ranges: tuple[tuple[str, str], ...]) -> datetim
     if first is not None and all(test(first, _beside(bound, first)) for test, bound in bounds):
         return _in_start_zone(rule, first)  # (the earliest: a series' occurrences are from its start on)
     placed: dict[int, list[tuple[Callable[[Any, Any], bool], datetime]]] = {}
-    starts = [bound for test, bound in bounds if test in (operator.gt, operator.ge)]
-    for count, when in enumerate(_occurrences(_moved_near(rule, max(starts, key=_naive)) if starts else rule,
-                                              MAX_STEPS)):
+    for count, when in enumerate(_near(rule, bounds)):
         if count >= MAX_OCCURRENCES:
             return None
         tests = placed.get(id(when.tzinfo))  # by id: dateutil's tzlocal cannot be hashed
@@ -80,6 +81,18 @@ def occurrence_within(rule: str, ranges: tuple[tuple[str, str], ...]) -> datetim
         if all(test(when, bound) for test, bound in tests):
             return _in_start_zone(rule, when)
     return None
+
+
+def _near(rule: str, bounds: list[tuple[Callable[[Any, Any], bool], datetime]]) -> Iterator[datetime]:
+    """The series' occurrences counted out from a little before the bounds' start: an hourly or
+    finer rule's a day at a time (``_day_by_day``), another's from its start moved on by whole
+    periods (``_moved_near``)."""
+    starts = [bound for test, bound in bounds if test in (operator.gt, operator.ge)]
+    ends = [bound for test, bound in bounds if test in (operator.lt, operator.le)]
+    found = _day_by_day(rule, starts, ends)
+    if found is not None:
+        return found
+    return _occurrences(_moved_near(rule, max(starts, key=_naive)) if starts else rule, MAX_STEPS)
 
 
 def _start_near(rule: str, bounds: list[tuple[Callable[[Any, Any], bool], datetime]]) -> bool:
@@ -155,6 +168,88 @@ def _moved_near(rule: str, start: datetime) -> str:
     text = moved.strftime("%Y%m%d" if len(written) == 8 else "%Y%m%dT%H%M%S")
     lines[0] = f"{found.group(1)}{text}{found.group(3)}"
     return "\n".join(lines)
+
+
+# The parts of a rule that choose its days, which a daily rule reads as an hourly or finer one does
+# (dateutil: BYDAY's numbers are dropped in both).
+_DAY_PARTS = ("BYMONTH", "BYWEEKNO", "BYYEARDAY", "BYMONTHDAY", "BYDAY", "WKST")
+
+
+def _day_by_day(rule: str, starts: list[datetime], ends: list[datetime]) -> Iterator[datetime] | None:
+    """The occurrences of an hourly or finer series (``FREQ=HOURLY;BYMONTH=2;BYMONTHDAY=29;
+    BYHOUR=9``) from the latest of ``starts`` on (none, or a COUNT, which counts from the start:
+    from its start), looked for a day at a time: the days its rule can name found as a daily
+    rule's (a step a day), and on each the count restarted at the last instant of its rule (its
+    start moved on by whole periods) before the first time of day it names, or the start bound.
+    dateutil looked at each hour, minute or second from the start (or two days before the range):
+    a minutely one's next leap day, a secondly one's 09:00 the day after, or any of a secondly one's
+    172,800 seconds of two days, was not found. None for another series (more than one RRULE),
+    counted out as before. Days after the earliest of ``ends`` are not looked at."""
+    lines = rule.split("\n")
+    rules = [line for line in lines if line[:6].upper() == "RRULE:"]
+    if len(rules) != 1 or _START_RE.match(lines[0]) is None:
+        return None
+    parts = dict(part.split("=", 1) for part in rules[0][6:].upper().split(";") if "=" in part)
+    if parts.get("FREQ") not in ("HOURLY", "MINUTELY", "SECONDLY"):
+        return None
+    series = _parsed(rule)
+    start, zone = _naive(series._rrule[0]._dtstart), series._rrule[0]._dtstart.tzinfo
+    # an hour's leeway: a time on the series' clock that summer time's change makes twice
+    since = max([start, *(_on_clock(bound, zone) - timedelta(hours=1) for bound in starts if "COUNT" not in parts)])
+    try:
+        stop = min(_on_clock(bound, zone) for bound in ends) + timedelta(hours=1) if ends else None
+    except OverflowError:  # (an end within an hour of the year 9999)
+        stop = None
+    days = f"DTSTART:{since:%Y%m%dT000000}\nRRULE:FREQ=DAILY" + "".join(
+        f";{name}={parts[name]}" for name in _DAY_PARTS if name in parts)
+    budget = _Budget(MAX_STEPS)
+    extra = sorted(day for day in series._rdate if not any(_same(day, out) for out in series._exdate))
+    return heapq.merge(_days_walked(series, _occurrences(days, budget), since, stop, budget), extra)
+
+
+def _on_clock(bound: datetime, zone: Any) -> datetime:
+    """A bound as the time on a series' clock it is compared with (see ``_beside``)."""
+    return _naive(bound.astimezone(zone)) if bound.tzinfo is not None and zone is not None else _naive(bound)
+
+
+def _days_walked(series: Any, days: Iterator[datetime], since: datetime, stop: datetime | None,
+                 budget: _Budget) -> Iterator[datetime]:
+    """The rule's occurrences on each of ``days`` (from ``since`` on; its COUNT counted over them
+    all, EXDATEs among them, as RFC 5545 counts), its count restarted on each at the last instant
+    of the rule before the first time of day it names, and left after the last (dateutil would look
+    for the next second by second: a day of a secondly rule is 86,400 steps)."""
+    one = series._rrule[0]
+    named = [getattr(one, f"_by{name}") for name in ("hour", "minute", "second")]
+    earliest = time(*(min(times or (0,)) for times in named))
+    latest = time(*(max(times or (most,)) for times, most in zip(named, (23, 59, 59))))
+    start, zone = _naive(one._dtstart), one._dtstart.tzinfo
+    until = one._until and (_naive(one._until.astimezone(zone)) if zone and one._until.tzinfo else _naive(one._until))
+    frequency, interval, left = _FREQUENCIES[one._freq], one._interval, one._count
+    taken_out = set(series._exdate)  # (Outlook writes hundreds: looked up, not compared one by one)
+    ahead = since.replace(hour=0, minute=0, second=0)  # (no occurrence before this day)
+    for day in days:
+        if (stop is not None and day > stop) or (until is not None and day > until):
+            return
+        if day < ahead:
+            continue
+        at = max(datetime.combine(day.date(), earliest), since)
+        moved = _add(start, frequency, _periods_before(start, at, frequency, interval))
+        end = day + timedelta(days=1)
+        for when in _counting(one.replace(dtstart=moved.replace(tzinfo=zone), count=None), budget):
+            local = _naive(when)
+            if local >= end:  # the next is on a later day: the days before it need not be looked at
+                ahead = local.replace(hour=0, minute=0, second=0)
+                break
+            if local < max(since, day):  # (one before the day: the day before's, if it is one of the days)
+                continue
+            if left is not None:
+                if left <= 0:
+                    return
+                left -= 1
+            if when not in taken_out:
+                yield when
+            if local.time() >= latest:  # the day's last: dateutil would look for the next to the day after
+                break
 
 
 def _periods_before(first: datetime, start: datetime, frequency: str, interval: int) -> int:
@@ -299,11 +394,29 @@ def first_occurrence(rule: str) -> datetime | None:
     raises one of ``RULE_ERRORS`` for a rule dateutil cannot read, ``TooRare`` for one that names
     no day it can occur on or whose first occurrence takes more than ``MAX_STEPS`` to find."""
     try:
-        return next(_occurrences(rule, MAX_STEPS), None)
+        return next(_day_by_day(rule, [], []) or _occurrences(rule, MAX_STEPS), None)
     except ValueError as exc:
         if "names no day" in str(exc):
             raise TooRare(str(exc)) from exc
         raise
+
+
+def counted_to(rule: str) -> tuple[int, datetime | None] | None:
+    """How far a search by date follows a series with COUNT, which is counted out from its start
+    (the occurrences before the range are counted, so it cannot start near it): the occurrences it
+    counts and the last of them, where that falls short of the series' end (``MAX_OCCURRENCES``, or
+    ``MAX_STEPS`` of its search); None where it reaches the end, or the series has no COUNT."""
+    if "COUNT=" not in rule.upper():
+        return None
+    count, last = 0, None
+    try:
+        for when in _day_by_day(rule, [], []) or _occurrences(rule, MAX_STEPS):
+            if count >= MAX_OCCURRENCES:
+                return count, last
+            count, last = count + 1, when
+    except TooRare:
+        return count, last
+    return None
 
 
 def occurs_plainly(rule: str) -> bool:
@@ -368,12 +481,13 @@ class TooRare(ValueError):
     occurs, or next occurs further on than is looked at. The record's own date decides."""
 
 
-def _occurrences(rule: str, steps: int) -> Iterator[datetime]:
+def _occurrences(rule: str, steps: int | _Budget) -> Iterator[datetime]:
     """The occurrences in order (an all-day series' at midnight, as a plain date compares), found
-    in at most ``steps`` steps of dateutil's search, after which ``TooRare`` is raised."""
+    in at most ``steps`` steps of dateutil's search (or those a budget has left), after which
+    ``TooRare`` is raised."""
     from dateutil.rrule import rruleset
 
-    series, budget = _parsed(rule), _Budget(steps)
+    series, budget = _parsed(rule), steps if isinstance(steps, _Budget) else _Budget(steps)
     counted = rruleset()
     for one in series._rrule:
         counted.rrule(_counting(one, budget))

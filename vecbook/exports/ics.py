@@ -409,20 +409,42 @@ def _first_date(component: Any, start: Any, due: Any) -> Any:
 def _searchable(export: Export, file: ExportFile, span: _Span, series: str | None) -> str | None:
     """The series, where an occurrence of it can be found: one whose rule never occurs (a date
     search would step through it to the year 9999), or occurs too rarely to find, is said (on
-    its RRULE line) and left out: the event is dated by its start alone."""
+    its RRULE line) and left out: the event is dated by its start alone. One with a COUNT that a
+    search by date cannot follow to its end (it is counted from its start) is kept, and said."""
     from ..recurrence import RULE_ERRORS, first_occurrence, occurs_plainly
 
-    if series is None or occurs_plainly(series):
-        return series
-    try:
-        first_occurrence(series)
-    except RULE_ERRORS as exc:
-        rules = [line for line in series.split("\n") if line.startswith("RRULE:")]
-        line = _line_of_property(span.text, "RRULE") or 1
-        export.warn(file, span.line + line - 1, f"the rule {' '.join(rules) or series} has no occurrence that can be "
-                                                f"found ({exc}): the event is dated by its start alone", skipped=False)
+    if series is None:
         return None
+    plain = occurs_plainly(series)
+    if plain and "COUNT=" not in series:  # (the shapes calendars write, occurring in each period, without end)
+        return series
+    line = span.line + (_line_of_property(span.text, "RRULE") or 1) - 1
+    rules = " ".join(one for one in series.split("\n") if one.startswith("RRULE:")) or series
+    try:
+        if not plain:
+            first_occurrence(series)
+    except RULE_ERRORS as exc:
+        export.warn(file, line, f"the rule {rules} has no occurrence that can be found ({exc}): the event is dated by "
+                                f"its start alone", skipped=False)
+        return None
+    _warn_counted(export, file, line, rules, series, plain)
     return series
+
+
+def _warn_counted(export: Export, file: ExportFile, line: int, rules: str, series: str, plain: bool) -> None:
+    """A series with a COUNT a search by date does not follow to its end, said: one of the plain
+    shapes calendars write is followed to its end where its COUNT is within ``MAX_OCCURRENCES``."""
+    from ..recurrence import MAX_OCCURRENCES, counted_to
+
+    counts = [int(count) for count in re.findall(r"COUNT=(\d+)", series, re.I)]
+    if not counts or (plain and max(counts) <= MAX_OCCURRENCES):
+        return
+    reached = counted_to(series)
+    if reached is not None:
+        count, last = reached
+        export.warn(file, line, f"the rule {rules} is counted from its start (it has a COUNT), and a search by date "
+                                f"follows it only to {iso_value(last) if last else 'its start'} ({count:,} "
+                                f"occurrences): a date range after that does not find the event", skipped=False)
 
 
 def _key(uid: str, component: Any, text: str, keys: dict[str, int]) -> str:
