@@ -626,3 +626,31 @@ def test_a_server_started_by_a_client_with_nothing_usable_to_search_tells_why_th
         assert proc.wait(timeout=30) == 2
     finally:
         proc.kill()
+
+
+@pytest.mark.parametrize("config, told", [
+    ('data_directory = "notes"\nmax_result = 5\n', "ERROR unknown config key 'max_result' in {config}:2"),
+])
+def test_a_server_with_nothing_usable_to_search_says_why_and_exits_2_when_stdin_closes_at_once(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], config: str,
+        told: str) -> None:
+    """`vecbook serve < /dev/null`, as a user checks a server by hand, or a client that leaves before its
+    first message: the log says why nothing can be served, in its one format, and the exit code is 2."""
+    import io
+    import logging
+
+    import vecbook.cli
+
+    (tmp_path / "vecbook.toml").write_text(config, encoding="utf-8")
+    monkeypatch.setattr(os, "isatty", lambda fd: False)  # started by a client, or with stdin redirected
+    monkeypatch.setattr(vecbook.mcp, "mend_stdin", lambda: None)  # (it would take the test process's fd 0)
+    # (serve() leaves by os._exit, as a server must; here that would end the test run)
+    monkeypatch.setattr(vecbook.cli, "serve", lambda book: pytest.fail("served as if there were something to search"))
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"")))  # closed at once
+    rich = logging.StreamHandler(sys.stderr)  # what importing fastmcp installs: its own console's lines
+    rich.setFormatter(logging.Formatter("[%(asctime)s] %(levelname)-8s %(message)s  transport.py:241"))
+    monkeypatch.setattr(logging.getLogger("fastmcp"), "handlers", [rich])
+    assert vecbook.cli.main(["serve", "--config", str(tmp_path / "vecbook.toml")]) == 2
+    lines = capsys.readouterr().err.splitlines()
+    assert [line for line in lines if not re.match(r"\d\d:\d\d:\d\d (DEBUG|INFO|WARN|ERROR) \S", line)] == []
+    assert any(told.format(config=tmp_path / "vecbook.toml") in line for line in lines), lines

@@ -477,6 +477,7 @@ def _answers_a_client(args: argparse.Namespace) -> bool:
 
 
 def _serve_unusable(error: VecBookError) -> int:
+    route_other_loggers()  # FastMCP's start line in VecBook's format here too
     serve_unusable(error)
     return 2
 
