@@ -628,7 +628,9 @@ def test_a_server_started_by_a_client_with_nothing_usable_to_search_tells_why_th
         proc.kill()
 
 
+
 @pytest.mark.parametrize("config, told", [
+    ('data_directory = "no such folder"\n', "ERROR data directory not found: {config.parent}/no such folder"),
     ('data_directory = "notes"\nmax_result = 5\n', "ERROR unknown config key 'max_result' in {config}:2"),
 ])
 def test_a_server_with_nothing_usable_to_search_says_why_and_exits_2_when_stdin_closes_at_once(

@@ -37,6 +37,7 @@ from .exports.notes import describe_kinds
 from .mcp import OpenedLater, serve, serve_unusable
 from .progress import TerminalProgress
 from .records import Problem
+from .source_checks import check_sources
 from .source_counts import held
 
 if TYPE_CHECKING:
@@ -450,9 +451,17 @@ def _cmd_serve(args: argparse.Namespace, config: Config) -> int:
         if named:
             raise ConfigError(f"{named[0]} is for the HTTP server: add --http")
         route_other_loggers()
+        if not _answers_a_client(args):
+            serve(open_book())  # from a terminal, a book that cannot be opened is an error at once
+            return 0
         # Started by a client: the handshake is answered before VecBook's own modules are imported, and a
-        # book that cannot be opened is told through the tools. From a terminal, that is an error at once.
-        serve(OpenedLater(open_book) if _answers_a_client(args) else open_book())
+        # book that cannot be opened is told through the tools. Nothing to search is known at once, and
+        # said at start and by the exit code even where the client leaves before its first message.
+        try:
+            check_sources(config)
+        except ConfigError as exc:
+            return _serve_unusable(exc)
+        serve(OpenedLater(open_book))
         return 0
     from .server import DEFAULT_HOST, DEFAULT_PORT, TOKEN_VARIABLE, bind, check_bind, serve_http
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from .config import CONFIG_NAME, CollectionConfig, Config, ConfigError, RecordError, user_config_file
+from .config import CollectionConfig, Config, ConfigError, RecordError
 from .exports import detect_format
 from .exports import load_export as load_whole_export
 from .exports import logseq
@@ -25,6 +25,7 @@ from .os_paths import os_path
 from .records import Problem, Record
 from .settling import settled
 from .sqlite_rows import rows_to_records
+from .source_checks import check_sources  # noqa: F401 - book's, from here
 # Re-exported: what the last read found and the block keys lived here before they had a module.
 from .source_state import (COLLECTION_KEY, DATA_SOURCE, FILE_KEY, NOTES_KEY, Entry, Signature,  # noqa: F401
                            SourceState, block_source, file_signature, kept_while_missing, same_read,
@@ -288,27 +289,6 @@ def _what_to_do(message: str, connection: sqlite3.Connection) -> str:
             "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite_%' ORDER BY name")]
         return f"{message} (tables: {', '.join(tables) or 'none'})"
     return message
-
-
-def check_sources(config: Config) -> None:
-    """The data directory must be a folder; with none (a config of collections only) there must be
-    a collection, else there is nothing to search and the error says how to add a source."""
-    path = config.data_directory
-    if path is None:
-        if not config.collections:
-            raise ConfigError(f"nothing to search: no {CONFIG_NAME} here or in {user_config_file().parent}; "
-                              f"add a source with `vecbook add PATH` (a notes folder, a chat export...), "
-                              f"or pass --data-dir DIR or --config FILE")
-        return
-    if not path.exists():
-        named = os.environ.get("VECBOOK_DATA_DIRECTORY")
-        if named and (Path.cwd() / Path(named).expanduser()).resolve() == path.resolve():
-            raise ConfigError(f"data directory not found: {path} (from VECBOOK_DATA_DIRECTORY: create the folder, "
-                              f"or set the variable to one that exists)")
-        raise ConfigError(f"data directory not found: {path} (create it, or set data_directory in "
-                          f"{CONFIG_NAME} or pass --data-dir)")
-    if not path.is_dir():
-        raise ConfigError(f"data directory is not a folder: {path}")
 
 
 def check_collections(config: Config) -> None:
