@@ -336,3 +336,27 @@ def test_a_cut_in_a_long_line_without_ascii_words_looks_only_near_it(line: str) 
         low = graphemes._known_boundary(text, at)
         assert 0 < at - low <= graphemes._REACH and graphemes.is_boundary(text[low - 300:], 300)
         assert cut_around(text, (at, at + 2), 40)[1] - cut_around(text, (at, at + 2), 40)[0] <= 40
+
+
+def test_between_two_ascii_characters_a_cut_falls_where_unicode_puts_a_boundary() -> None:
+    # Told without the regex module (~20 ms of a one-off search): only CR LF is one cluster there.
+    from vecbook import graphemes
+
+    every_cluster = graphemes._patterns()[0]
+    for pair in (chr(a) + chr(b) for a in range(128) for b in range(128)):
+        ends = [found.end() for found in every_cluster.finditer(pair)]
+        assert graphemes.is_boundary(pair, 1) is (ends[0] == 1), repr(pair)
+        assert (graphemes.cluster_start(pair, 1), graphemes.cluster_end(pair, 1)) == ((1, 1) if ends[0] == 1 else (0, 2))
+
+
+@pytest.mark.parametrize("text, columns, shown", [
+    ("Author: ana", 20, "Author: ana"),
+    ("Tags: garden, budget, meeting", 12, "Tags: gar..."),
+    ("tab\there and a bell \a inside", 14, "tab\there and..."),  # a control character takes no column
+    ("a\r\nb", 2, "a\r\nb"),
+    ("caf\u00e9 \u4e1c\u4eac", 8, "caf\u00e9 ..."),  # the wide characters take two columns each
+])
+def test_a_preview_is_clipped_to_its_columns(text: str, columns: int, shown: str) -> None:
+    from vecbook.graphemes import clip_columns
+
+    assert clip_columns(text, columns) == shown
