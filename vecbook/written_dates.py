@@ -6,20 +6,29 @@ from __future__ import annotations
 
 import re
 from datetime import datetime
+from functools import lru_cache
 
 from .month_names import DAY, MONTH, MONTH_FIRST, month_number
 
 _CLOCK = r"(?:,?\s+(?:at\s+)?(\d{1,2}):(\d{2})(?::(\d{2}))?)?"
 _WEEKDAY = r"(?:(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*\.?,?\s+)?"
-# (form, the order its groups give year, month and day in): "March 5, 2024", "5 March 2024",
-# "2024/03/05", "05.03.2024" (a dot: day first everywhere), "5/3/2024" (decided below)
-_WRITTEN_DATES = [
-    (re.compile(rf"^{_WEEKDAY}{MONTH_FIRST}{_CLOCK}$", re.I), "mdy"),
-    (re.compile(rf"^{_WEEKDAY}{DAY}\s+{MONTH},?\s+(\d{{4}}){_CLOCK}$", re.I), "dmy"),
-    (re.compile(rf"^(\d{{4}})[/.](\d{{1,2}})[/.](\d{{1,2}}){_CLOCK}$"), "ymd"),
-    (re.compile(rf"^(\d{{1,2}})\.\s?(\d{{1,2}})\.\s?(\d{{4}}){_CLOCK}$"), "dmy"),
-    (re.compile(rf"^(\d{{1,2}})[/-](\d{{1,2}})[/-](\d{{4}}){_CLOCK}$"), "dmy or mdy"),
-]
+
+
+@lru_cache(maxsize=1)
+def _written_dates() -> list[tuple[re.Pattern[str], str]]:
+    """(form, the order its groups give year, month and day in): "March 5, 2024", "5 March 2024",
+    "2024/03/05", "05.03.2024" (a dot: day first everywhere), "5/3/2024" (decided below).
+    Compiled on first need: the month names of every language took ~15 ms of CPU at each start
+    (an MCP handshake, a one-off search) that reads no written date."""
+    return [
+        (re.compile(rf"^{_WEEKDAY}{MONTH_FIRST}{_CLOCK}$", re.I), "mdy"),
+        (re.compile(rf"^{_WEEKDAY}{DAY}\s+{MONTH},?\s+(\d{{4}}){_CLOCK}$", re.I), "dmy"),
+        (re.compile(rf"^(\d{{4}})[/.](\d{{1,2}})[/.](\d{{1,2}}){_CLOCK}$"), "ymd"),
+        (re.compile(rf"^(\d{{1,2}})\.\s?(\d{{1,2}})\.\s?(\d{{4}}){_CLOCK}$"), "dmy"),
+        (re.compile(rf"^(\d{{1,2}})[/-](\d{{1,2}})[/-](\d{{4}}){_CLOCK}$"), "dmy or mdy"),
+    ]
+
+
 _ISO_DAY = re.compile(r"^\d{4}-\d{2}-\d{2}")  # what filters and recency read: "2024-03-05 (Tuesday)" too
 
 
@@ -52,7 +61,7 @@ def written_date(value: str) -> str | None:
     text = value.strip()
     if _ISO_DAY.match(text):
         return text
-    for form, order in _WRITTEN_DATES:
+    for form, order in _written_dates():
         found = form.match(text)
         if found is None:
             continue
