@@ -493,6 +493,17 @@ def test_one_character_finds_the_runs_that_hold_it(one_character_book: vecbook.V
         assert found[hit.file_path] in vecbook.hits.mark_matches(hit.snippet, hit.matched_terms, lambda w: f"[{w}]")
 
 
+def test_a_word_character_is_told_by_its_block_as_the_scan_for_it_finds_it() -> None:
+    # A query term is told by comparisons (no pattern compiled at each start); the scan of a
+    # text for such characters must take the same ones, to each block's first and last.
+    from vecbook.keyword_chars import WORD_CHARACTERS, is_word_character, word_characters
+
+    for low, high in WORD_CHARACTERS:
+        for character in (low, high, chr(ord(low) - 1), chr(ord(high) + 1)):
+            assert is_word_character(character) is (word_characters().fullmatch(character) is not None)
+    assert [is_word_character(term) for term in ("伞", "集", "집", "𠀋", "a", "ア", "伞伞")] == [True] * 4 + [False] * 3
+
+
 @pytest.mark.parametrize("query, found", [
     ("집에서", {"house.txt": "우리 [집] 앞", "home.txt": "[집에서]"}),  # a one-syllable noun and its particle
     ("차까지", {"car.txt": "[차]를 샀어요"}), ("집으로", {"house.txt": "우리 [집] 앞", "home.txt": "[집]에서"}),

@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 import threading
 import weakref
+from functools import lru_cache
 from itertools import compress, islice
 from typing import Callable, Collection
 
@@ -32,12 +33,23 @@ from .tokens import Vocabulary
 # (unified, extension A, the compatibility block and the astral extensions) and the Hangul
 # syllables. A lone kana (の, を) or Thai letter is a particle or part of a word, not a word:
 # such a query term keeps matching only where it stands alone.
-WORD_CHARACTER_RE = re.compile("[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7a3\U00020000-\U0003134f]")
+# The ideographs (extension A, the unified block, the compatibility block, the astral extensions)
+# and the Hangul syllables.
+WORD_CHARACTERS = (("\u3400", "\u4dbf"), ("\u4e00", "\u9fff"), ("\uf900", "\ufaff"), ("\uac00", "\ud7a3"),
+                   ("\U00020000", "\U0003134f"))
 
 
 def is_word_character(term: str) -> bool:
     """Whether the query term ``term`` is one ideograph or Hangul syllable (looked for inside bigrams)."""
-    return len(term) == 1 and WORD_CHARACTER_RE.match(term) is not None
+    return len(term) == 1 and any(low <= term <= high for low, high in WORD_CHARACTERS)
+
+
+@lru_cache(maxsize=1)
+def word_characters() -> re.Pattern[str]:
+    """WORD_CHARACTERS as a pattern, compiled on first need: Python's compiler walks a class's
+    ~50,000 code points one by one (~5 ms of CPU), which every start paid, though only a query
+    of such a character scans for them."""
+    return re.compile("[" + "".join(f"{low}-{high}" for low, high in WORD_CHARACTERS) + "]")
 
 
 def character_tid(term: str) -> int:
@@ -110,7 +122,7 @@ def character_spans(text: str, start: int, end: int | None, wanted: Collection[s
     if not chars:
         return []
     found = []
-    for match in WORD_CHARACTER_RE.finditer(text, start, len(text) if end is None else end):
+    for match in word_characters().finditer(text, start, len(text) if end is None else end):
         if (t := term(match.group())) in chars:
             found.append((match.start(), match.end(), t))
     return found
