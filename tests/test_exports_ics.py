@@ -201,16 +201,21 @@ def test_an_unknown_time_zone_is_floating_time_warned_once_per_file(tmp_path: Pa
     assert "read as floating local time" in problems[0].reason
 
 
+def write_outlook_events(path: Path, events: list[tuple[str, str, str]]) -> None:
+    """An Outlook calendar of events (uid, title, TZID) at 09:30 on 2024-07-01, with no VTIMEZONE."""
+    path.write_text(
+        "BEGIN:VCALENDAR\r\nPRODID:-//Microsoft Corporation//Outlook 16.0 MIMEDIR//EN\r\n" + "".join(
+            f"BEGIN:VEVENT\r\nUID:{uid}\r\nSUMMARY:{title}\r\nDTSTART;TZID={zone}:20240701T093000\r\n"
+            "END:VEVENT\r\n" for uid, title, zone in events) + "END:VCALENDAR\r\n", encoding="utf-8", newline="")
+
+
 def test_windows_zone_names_without_a_vtimezone_are_the_zones_they_stand_for(tmp_path: Path) -> None:
     # Outlook and Exchange name zones the Windows way and may leave out their VTIMEZONE; each
     # unknown name is said once, by its name: only the first one of a file was named before
     events = [("w1", "Planung", "W. Europe Standard Time"), ("w2", "Standup", '"Pacific Standard Time"'),
               ("w3", "朝会", "Tokyo Standard Time"), ("w4", "Custom", "Customized Time Zone"),
               ("w5", "Custom again", "Customized Time Zone"), ("w6", "Other", "Customized Time Zone 1")]
-    (tmp_path / "o.ics").write_text(
-        "BEGIN:VCALENDAR\r\nPRODID:-//Microsoft Corporation//Outlook 16.0 MIMEDIR//EN\r\n" + "".join(
-            f"BEGIN:VEVENT\r\nUID:{uid}\r\nSUMMARY:{title}\r\nDTSTART;TZID={zone}:20240701T093000\r\n"
-            "END:VEVENT\r\n" for uid, title, zone in events) + "END:VCALENDAR\r\n", encoding="utf-8", newline="")
+    write_outlook_events(tmp_path / "o.ics", events)
     records, problems = load(tmp_path)
     assert [r.metadata["date"] for r in records] == [
         "2024-07-01T09:30:00+02:00", "2024-07-01T09:30:00-07:00", "2024-07-01T09:30:00+09:00",
@@ -232,10 +237,7 @@ def test_windows_display_names_without_a_vtimezone_are_the_zones_they_name(tmp_p
               ("d3", "Réunion", "(UTC+01:00) Bruxelles, Copenhague, Madrid, Paris"),
               ("d4", "会議", "(UTC+09:00) Osaka, Sapporo, Tokyo"), ("d5", "XP", "(GMT-05:00) Eastern Time (US & Canada)"),
               ("d6", "Wrong", "(UTC+05:00) Paris")]
-    (tmp_path / "o.ics").write_text(
-        "BEGIN:VCALENDAR\r\nPRODID:-//Microsoft Corporation//Outlook 16.0 MIMEDIR//EN\r\n" + "".join(
-            f"BEGIN:VEVENT\r\nUID:{uid}\r\nSUMMARY:{title}\r\nDTSTART;TZID={zone}:20240701T093000\r\n"
-            "END:VEVENT\r\n" for uid, title, zone in events) + "END:VCALENDAR\r\n", encoding="utf-8", newline="")
+    write_outlook_events(tmp_path / "o.ics", events)
     records, problems = load(tmp_path)
     assert [r.metadata["date"] for r in records] == [
         "2024-07-01T09:30:00+02:00", "2024-07-01T09:30:00-07:00", "2024-07-01T09:30:00+02:00",
