@@ -217,16 +217,51 @@ rebuilt = vecbook.Embedder(precision="int8", model_cache=__import__("pathlib").P
 vector = rebuilt.encode_query({SENTENCES[0]!r})
 records = rebuilt.encode({SENTENCES[:3]!r})
 print(" ".join(str(float(v)) for v in vector))
+print(" ".join(str(float(v)) for v in records.ravel()))
 print("torch imported:", "torch" in sys.modules, "onnx imported:", "onnx" in sys.modules)
 """
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
     assert "damaged" in out.stderr and "ONNX models built" in out.stderr
+    # Only the int8 graph was damaged: it is made again from the float32 one, without an export.
+    assert "building the int8 graph again from the intact float32 one" in out.stderr
     lines = out.stdout.splitlines()
     assert lines[-1] == "torch imported: False onnx imported: False"
-    vector = np.array([float(v) for v in lines[-2].split()], dtype=np.float32)
+    vector = np.array([float(v) for v in lines[-3].split()], dtype=np.float32)
     assert float(vector @ int8.encode_query(SENTENCES[0])) > 0.9999
+    records = np.array([float(v) for v in lines[-2].split()], dtype=np.float32).reshape(3, -1)
+    np.testing.assert_allclose(records, int8.encode(SENTENCES[:3]), rtol=0, atol=1e-6)  # the int8 graph as built
     assert [p.name for p in cache.iterdir()] == [built.name]  # the damaged copy and the build folder are gone
+
+
+@pytest.mark.parametrize("damaged, kept", [(onnx_model.INT8_FILE, True), (onnx_model.FLOAT_FILE, False),
+                                           (onnx_build.MANIFEST_FILE, False)])
+def test_a_rebuild_keeps_the_float32_graph_only_when_it_is_intact(
+        damaged: str, kept: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        caplog: pytest.LogCaptureFixture) -> None:
+    """A damaged int8 graph is quantized again from the intact float32 graph (a few seconds, no
+    torch); a damaged float32 graph or manifest gets the whole build (export, fusion, int8)."""
+    model_dir = tmp_path / "model"
+    model_dir.mkdir()
+    (model_dir / "config.json").write_text("{}")
+    folder = onnx_build.build_folder(model_dir, tmp_path / "models")
+    folder.mkdir(parents=True)
+    (folder / onnx_model.FLOAT_FILE).write_bytes(b"float32 graph")
+    (folder / onnx_model.INT8_FILE).write_bytes(b"int8 graph")
+    onnx_build.write_manifest(model_dir, folder)
+    assert onnx_build.built_model(model_dir, tmp_path / "models", {}) == folder  # intact: no build
+    with (folder / damaged).open("ab") as handle:
+        handle.write(b"!")
+    # The child lists what its build folder held when it started.
+    monkeypatch.setattr(onnx_build, "BUILD_CHILD", "import os, sys, pathlib; "
+                        "pathlib.Path(sys.argv[2], 'found').write_text(' '.join(sorted(os.listdir(sys.argv[2]))))")
+    caplog.set_level(logging.WARNING, "vecbook")
+    assert onnx_build.built_model(model_dir, tmp_path / "models", {}) == folder
+    assert (folder / "found").read_text() == (onnx_model.FLOAT_FILE if kept else "")
+    if kept:
+        assert (folder / onnx_model.FLOAT_FILE).read_bytes() == b"float32 graph"
+    assert ("from the intact float32 one" in caplog.text) is kept and "damaged or incomplete" in caplog.text
+    assert [p.name for p in (tmp_path / "models").iterdir()] == [folder.name]
 
 
 def test_a_failed_build_says_what_the_build_reported(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
