@@ -5,6 +5,8 @@ ranks as the run that filled them."""
 
 from __future__ import annotations
 
+import shutil
+
 import numpy as np
 import pytest
 
@@ -39,15 +41,26 @@ ALONE = [0, 1, 3, 4, 5, 6, 11, 14, 15]
 
 
 @pytest.fixture(scope="module")
-def int8_other_recipe(tmp_path_factory: pytest.TempPathFactory) -> vecbook.Embedder:
-    """The int8 recipe this CPU does not build (8-bit operands, or 7-bit ones), built apart."""
+def int8_other_recipe(int8: vecbook.Embedder, tmp_path_factory: pytest.TempPathFactory) -> vecbook.Embedder:
+    """The int8 recipe this CPU does not build (8-bit operands, or 7-bit ones), built apart.
+    Export and fusion do not depend on the recipe: its folder starts with this CPU's float32
+    graph and no int8 graph, so the build child quantizes only (as after a damaged int8 graph)."""
     native = onnx_model.recipe()
     other = f"{onnx_model.RECIPE}-7bit" if native == onnx_model.RECIPE else onnx_model.RECIPE
+    cache = tmp_path_factory.mktemp("other-recipe")
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(onnx_build, "recipe", lambda info=None: other)
-        model = vecbook.Embedder(precision="int8", model_cache=tmp_path_factory.mktemp("other-recipe"))
+        folder = onnx_build.build_folder(int8._path, cache)
+        folder.mkdir()
+        shutil.copyfile(int8.load().folder / onnx_model.FLOAT_FILE, folder / onnx_model.FLOAT_FILE)
+        (folder / onnx_model.INT8_FILE).write_bytes(b"")
+        onnx_build.write_manifest(int8._path, folder)
+        (folder / onnx_model.INT8_FILE).unlink()
+        model = vecbook.Embedder(precision="int8", model_cache=cache)
         model.load()
     assert model.load().folder.name.endswith(other)
+    built = (model.load().folder / onnx_model.INT8_FILE).read_bytes()
+    assert built and built != (int8.load().folder / onnx_model.INT8_FILE).read_bytes()  # the other recipe's graph
     return model
 
 
