@@ -586,8 +586,18 @@ book = vecbook.VecBook(data_directory={str(tmp_path / "data")!r}, precision={pre
 hit = book.search("boat for paddling", mode="semantic")[0]
 print(hit.citation, book.stats()["cache"]["embedded"], "torch" in sys.modules)
 """
-    runs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=180)
-            for _ in range(2)]
-    assert all(run.returncode == 0 for run in runs), [run.stderr for run in runs]
-    assert runs[0].stdout.split() == ["notes.txt:1-1", "3", str(precision == "bfloat16")]
-    assert runs[1].stdout.split() == ["notes.txt:1-1", "0", "False"]
+    if precision == "bfloat16":
+        # The first start embeds the records with torch: here, where torch is imported already
+        # (a fresh process spent 10-15 s of the test importing torch and sentence-transformers).
+        with vecbook.VecBook(data_directory=tmp_path / "data", precision=precision,
+                             cache_directory=tmp_path / "cache") as book:
+            first = [book.search("boat for paddling", mode="semantic")[0].citation,
+                     str(book.stats()["cache"]["embedded"]), book.stats()["runtime"]]
+        assert first == ["notes.txt:1-1", "3", "torch"]
+    else:  # a cold start on onnxruntime embeds the records without torch too
+        first = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=180)
+        assert first.returncode == 0, first.stderr
+        assert first.stdout.split() == ["notes.txt:1-1", "3", "False"]
+    warm = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=180)
+    assert warm.returncode == 0, warm.stderr
+    assert warm.stdout.split() == ["notes.txt:1-1", "0", "False"]
