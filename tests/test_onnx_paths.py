@@ -277,6 +277,8 @@ def test_the_build_child_imports_what_this_process_imports_not_files_where_it_st
     (tmp_path / "json.py").write_text("raise SystemExit('shadowed: json.py of the current folder')\n")
     monkeypatch.chdir(tmp_path)
     (tmp_path / "out").mkdir()
+    # and where the child starts (its build folder), the first folder of a Python run without -I
+    (tmp_path / "out" / "json.py").write_text("raise SystemExit('shadowed: json.py of the build folder')\n")
     with pytest.raises(onnx_build.OnnxBuildError) as failed:
         onnx_build._build_apart(tmp_path / "no-such-model", tmp_path / "out", {})
     assert "shadowed" not in str(failed.value) and "no-such-model" in str(failed.value)

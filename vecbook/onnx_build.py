@@ -322,6 +322,9 @@ def _export_fused(model_dir: Path, out: Path, spec: dict[str, Any]) -> None:
 
 
 def _export(model_dir: Path, path: Path) -> None:
+    # A model folder gone since the caller read it: said before torch's import (seconds).
+    if not (model_dir / "config.json").is_file():
+        raise OnnxBuildError(f"no model to export in {model_dir} (its config.json is missing)")
     import torch
     from transformers import AutoModel
 
