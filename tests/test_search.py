@@ -73,6 +73,18 @@ def test_a_record_is_split_into_passages_with_their_own_lines() -> None:
     assert covered == content.split()
 
 
+def test_a_line_longer_than_a_passage_is_cut_between_words_every_passage_of_words() -> None:
+    """Whatever whitespace parts the words (tabs, no-break and ideographic spaces, a run of them)."""
+    spaces = [" ", "\t", "\xa0", "\u3000", " \x1c ", "\u2028", "  \r "]
+    words = [f"w{i}é" if i % 3 else f"東{i}🙂" for i in range(1000)]
+    line = "\t " + "".join(word + spaces[i % len(spaces)] for i, word in enumerate(words))
+    content = "Intro line.\n" + line + "\nlast line"
+    passages = vecbook.records.split_passages(content)
+    assert [content[a:b].split() for a, b in passages] == [["Intro", "line."], words[:400], words[400:800],
+                                                          words[800:], ["last", "line"]]
+    assert all(content[a:b] == content[a:b].strip() for a, b in passages)  # from a word to a word
+
+
 def test_a_record_titled_with_the_query_word_outranks_one_that_says_it_twice_in_passing(
         write_files: Any, fake_book: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """A ``Title:`` header weighs TITLE_WEIGHT times its words in keyword search; the record's
