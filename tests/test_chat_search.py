@@ -38,8 +38,19 @@ def test_a_chat_window_is_indexed_in_message_pieces_of_at_most_sixty_words() -> 
 
 
 def chatter(seed: int, words: int) -> str:
-    """Words that share nothing with the query or with other chatter (no folding as duplicates)."""
-    return " ".join(f"w{seed}x{i}" for i in range(words))
+    """Words that share nothing with the query or with other chatter (no folding as duplicates).
+    Letters only: in a text holding CJK, a word of letters and digits is its parts too."""
+    return " ".join(f"w{_letters(seed)}x{_letters(i)}" for i in range(words))
+
+
+def _letters(number: int) -> str:
+    """``number`` in letters (0 -> a, 25 -> z, 26 -> ba), as a word of chatter writes it."""
+    out = ""
+    while True:
+        number, digit = divmod(number, 26)
+        out = chr(ord("a") + digit) + out
+        if number == 0:
+            return out
 
 
 def test_a_fact_said_in_one_line_of_a_long_window_outranks_a_shorter_window_mentioning_it_in_passing(
