@@ -652,6 +652,13 @@ def test_a_server_with_nothing_usable_to_search_says_why_and_exits_2_when_stdin_
     rich = logging.StreamHandler(sys.stderr)  # what importing fastmcp installs: its own console's lines
     rich.setFormatter(logging.Formatter("[%(asctime)s] %(levelname)-8s %(message)s  transport.py:241"))
     monkeypatch.setattr(logging.getLogger("fastmcp"), "handlers", [rich])
+    # serve routes every logger through VecBook's handler: put each back for the tests after this one
+    for name, attributes in (("fastmcp", ("propagate", "level")), ("vecbook", ("propagate", "level", "handlers")),
+                             ("", ("handlers",))):
+        logger = logging.getLogger(name or None)
+        for attribute in attributes:
+            value = getattr(logger, attribute)
+            monkeypatch.setattr(logger, attribute, list(value) if isinstance(value, list) else value)
     assert vecbook.cli.main(["serve", "--config", str(tmp_path / "vecbook.toml")]) == 2
     lines = capsys.readouterr().err.splitlines()
     assert [line for line in lines if not re.match(r"\d\d:\d\d:\d\d (DEBUG|INFO|WARN|ERROR) \S", line)] == []
