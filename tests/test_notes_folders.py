@@ -68,6 +68,20 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
     return code, out, err
 
 
+def test_outlook_files_in_a_notes_folder_are_counted_with_what_to_do(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # a .pst beside notes was only "1 other file not read (.pst)": its mail lost without a way on
+    write_tree(tmp_path / "nb", {"plan.md": "# Plan\n\nThe trip to Kyoto.\n", "archive.pst": "!BDN",
+                                 "old.ost": "!BDN", "photo.jpg": "x"})
+    code, out, err = run(capsys, "add", str(tmp_path / "nb"), "--config", str(tmp_path / "vecbook.toml"))
+    assert code == 0, err
+    assert "  files: 1 Markdown note, 3 other files not read (.jpg, .ost, .pst)\n" \
+           "    1 Outlook data file (.pst) is not read (VecBook reads none): convert it with readpst" in out, out
+    assert "    1 Outlook offline cache (.ost) is not read (VecBook reads none): export the mailbox" in out, out
+    code, out, err = run(capsys, "sources", "--config", str(tmp_path / "vecbook.toml"))
+    assert "\n    1 Outlook data file (.pst) is not read" in out, out
+
+
 def by_file(records: list[vecbook.Record]) -> dict[str, list[vecbook.Record]]:
     found: dict[str, list[vecbook.Record]] = {}
     for record in records:

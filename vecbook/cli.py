@@ -35,6 +35,7 @@ from .config import (
     user_config_file,
 )
 from .exports.notes import describe_kinds
+from .exports.outlook_files import outlook_advice
 from .mcp import OpenedLater, serve, serve_unusable
 from .progress import TerminalProgress
 from .records import Problem
@@ -585,6 +586,7 @@ def _cmd_sources(args: argparse.Namespace, config: Config) -> int:
         print(f"  path: {source['path']}")
         if source["kinds"] or source["not_read"]:
             print(f"  files: {describe_kinds(source['kinds'], source['not_read'])}")
+            print("".join(f"    {advice}\n" for advice in outlook_advice(source["not_read"])), end="")
         if source["description"]:
             print(f"  description: {source['description']}")
         if config.cache_directory is not None and source["last_indexed"]:

@@ -29,6 +29,7 @@ from .config import (
 from .exports import FORMATS, format_list, open_export, reader, recognising_formats, why_unrecognised
 from .exports.left_out import add_line
 from .exports.notes import describe_kinds, holds_notes
+from .exports.outlook_files import outlook_advice
 from .exports.read_once import CHAT_FORMATS, window_key
 from .records import Problem, Record
 from .snippets import date_days
@@ -85,6 +86,7 @@ class SourceSummary:
             lines.append(f"messages: {self.messages} in {counted(self.windows, 'conversation window')}")
         if self.kinds or self.not_read:
             lines.append(f"files: {describe_kinds(self.kinds, self.not_read)}")
+            lines += [f"  {advice}" for advice in outlook_advice(self.not_read)]
         if self.first_date:
             lines.append(f"dates: {self.first_date} to {self.last_date}")
         if self.participants:

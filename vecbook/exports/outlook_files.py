@@ -1,8 +1,11 @@
 """Outlook's own mail files (.msg, .pst, .ost, .olm), which VecBook does not read: named, with how to get
-mail it reads, where no format recognises the export (``outlook_file``) and where they lie beside mail
-that is read (``warn_outlook_files``), so that their mail is not missed in silence."""
+mail it reads, where no format recognises the export (``outlook_file``), where they lie beside mail
+that is read (``warn_outlook_files``) and in a notes folder (``outlook_advice``), so that their mail is
+not missed in silence."""
 
 from __future__ import annotations
+
+from typing import Mapping
 
 from ..config import counted
 from .base import Export, ExportFile
@@ -39,8 +42,18 @@ def warn_outlook_files(export: Export) -> None:
     for ending, mark, _, noun, how in OUTLOOK_FILES:
         found = [file for file in export.files() if _is_one(file, ending, mark)]
         if found:
-            export.warn(found[0], None, f"{counted(len(found), noun)} {'are' if len(found) > 1 else 'is'} not read "
-                        f"(VecBook reads none): {how}")
+            export.warn(found[0], None, _not_read(len(found), noun, how))
+
+
+def outlook_advice(not_read: Mapping[str, int]) -> list[str]:
+    """What to do with the Outlook files a notes folder counts as not read (``{suffix: count}``), one
+    line a kind; by the suffix alone, as a notes folder never opens a file it does not read."""
+    return [_not_read(not_read[ending], noun, how) for ending, _, _, noun, how in OUTLOOK_FILES
+            if not_read.get(ending)]
+
+
+def _not_read(count: int, noun: str, how: str) -> str:
+    return f"{counted(count, noun)} {'are' if count > 1 else 'is'} not read (VecBook reads none): {how}"
 
 
 def _is_one(file: ExportFile, ending: str, mark: bytes) -> bool:
