@@ -119,7 +119,9 @@ def test_the_sample_reads_its_current_branch_as_cited_windows() -> None:
 def test_the_redacted_template_is_a_warning_naming_file_and_line() -> None:
     records, problems = load(CHATGPT / REDACTED)
     assert records == []
-    assert problems == [f"gpt/{REDACTED}:1: collection 'gpt': file skipped: invalid JSON: Expecting value (line 1)"]
+    # one line of JSON: the column and the text from the fault on find the spot
+    assert problems == [f"gpt/{REDACTED}:1: collection 'gpt': file skipped: invalid JSON: Expecting value "
+                        """(line 1, column 38, at 'EPOCHEPOCH.MILLIS, "upda')"""]
     records, problems = load(CHATGPT)  # the folder: the good file still loads
     assert len(records) == 14 and len(problems) == 1
 

@@ -207,9 +207,11 @@ def test_a_truncated_file_keeps_its_whole_messages_and_the_others_load(tmp_path:
     broken.write_text(whole[:whole.index('"oldest"')])
     records, problems = load(tmp_path)
     assert sorted(r.text for r in records) == ["Ana: fine", "Bo: newest"]
-    line = whole[:whole.index('"oldest"')].count("\n") + 1
+    cut = whole[:whole.index('"oldest"')]
+    line, column = cut.count("\n") + 1, len(cut) - cut.rfind("\n")
     assert problems == [f"fb/inbox/bo_2/message_1.json:{line}: collection 'fb': rest of the file skipped: "
-                        f"invalid JSON: Expecting value (line {line}): the file ends there, cut short (a download, "
+                        f"invalid JSON: Expecting value (line {line}, column {column}): the file ends there, cut short "
+                        "(a download, "
                         "copy or export that did not finish: get it again)"]
     # the title comes after the messages: lost at the break, the thread's folder names it
     assert [r.metadata["conversation"] for r in records if r.text == "Bo: newest"] == ["bo_2"]

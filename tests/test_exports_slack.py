@@ -372,7 +372,7 @@ def test_bad_files_and_messages_are_warnings_and_the_rest_loads(tmp_path: Path) 
     assert [(p.where, p.line, p.reason) for p in problems] == [
         ("work/general/2024-03-03.json", 3,
          "collection 'work': 1 item kept; the rest of the file is unread: invalid JSON: Expecting property name "
-         "enclosed in double quotes (line 3)"),  # "before the break" is kept: not "file skipped"
+         "enclosed in double quotes (line 3, column 4, at 'oops ]')"),  # "before the break" is kept: not "file skipped"
         ("work/secret/2024-03-04.json", 2, "collection 'work': message without a 'ts' timestamp skipped"),
         ("work/secret/2024-03-04.json", 7, "collection 'work': message 1709542800.000100 without text skipped"),
     ]

@@ -422,7 +422,7 @@ def test_bad_messages_and_files_are_warnings_and_the_rest_loads(tmp_path: Path) 
         ("tg/a/result.json", 12, "collection 'tg': message 2 without text skipped"),
         ("tg/a/result.json", 30, "collection 'tg': message 4 without text skipped"),
         ("tg/b/result.json", 13,
-         "collection 'tg': file skipped: invalid JSON: Expecting property name enclosed in double quotes (line 13)"
+         "collection 'tg': file skipped: invalid JSON: Expecting property name enclosed in double quotes (line 13, column 4)"
          ": the file ends there, cut short (a download, copy or export that did not finish: get it again)"),
     ]
 

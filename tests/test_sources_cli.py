@@ -247,7 +247,7 @@ def _unreadable(home: Path) -> str:
     (["add", "picture.png", "--format", "telegram"], "nothing to search in {home}/picture.png: not a telegram export "
      "(Telegram Desktop JSON (result.json)); no format VecBook reads recognises it; nothing was added"),
     (["add", "cut.json", "--format", "telegram"], "nothing to search in {home}/cut.json: invalid JSON: Unterminated "
-     "string starting at (line 1): the file ends there, cut short (a download, copy or export that did not finish: "
+     "string starting at (line 1, column 82): the file ends there, cut short (a download, copy or export that did not finish: "
      "get it again); nothing was added"),
     (["add", "cut.json"], "nothing to search in {home}/cut.json: invalid JSON"),
     (["add", "empty.json", "--format", "discord"], "nothing to search in {home}/empty.json: the file is empty; "

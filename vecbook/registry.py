@@ -483,7 +483,7 @@ def why_empty(problems: Sequence[Problem], name: str, path: Path, label: str) ->
     reason = f"left out: {reason}" if problem.left_out else reason  # (it names what, not that it was left out)
     file = problem.where.removeprefix(f"{name}/")
     where = [file] if problem.where not in (label, name) and not (path.is_file() and file == path.name) else []
-    where += [f"line {problem.line}"] if problem.line and f"(line {problem.line})" not in reason else []
+    where += [f"line {problem.line}"] if problem.line and f"(line {problem.line}" not in reason else []
     return f"{reason} ({', '.join(where)})" if where else reason
 
 

@@ -28,11 +28,19 @@ _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 CUT_SHORT = ": the file ends there, cut short (a download, copy or export that did not finish: get it again)"
 
 
+# How much of the text from a fault on its message quotes: enough to find the spot in a one-line
+# export (ChatGPT's conversations.json is one line of megabytes), where a column alone is a number
+# in the hundreds of thousands; it starts at the fault, so the spot is its first character.
+QUOTED = 24
+
+
 class JsonTextError(ValueError):
     """The text is not the JSON shape the reader expected; carries the line at fault."""
 
-    def __init__(self, message: str, line: int, cut_short: bool = False) -> None:
-        super().__init__(f"{message} (line {line})" + (CUT_SHORT if cut_short else ""))
+    def __init__(self, message: str, line: int, cut_short: bool = False, column: int | None = None,
+                 at: str = "") -> None:
+        where = f"line {line}" + (f", column {column}" if column else "") + (f", at {at!r}" if at else "")
+        super().__init__(f"{message} ({where})" + (CUT_SHORT if cut_short else ""))
         self.line = line
 
 
@@ -58,6 +66,13 @@ class JsonText:
         self._cursor = (offset, line)
         return line
 
+    def fault(self, message: str, offset: int, cut_short: bool = False) -> JsonTextError:
+        """The error for a fault at ``offset``: its line, its column and the text around it."""
+        offset = min(offset, len(self.text))
+        column = offset - self.text.rfind("\n", 0, offset)
+        at = "" if cut_short else " ".join(self.text[offset:offset + QUOTED].split())
+        return JsonTextError(message, self.line_at(offset), cut_short, column, at)
+
     def lines(self, start: int, end: int) -> tuple[int, int]:
         """First and last line of the value spanning ``text[start:end]``."""
         return self.line_at(start), self.line_at(max(start, end - 1))
@@ -77,7 +92,7 @@ class JsonText:
         except json.JSONDecodeError as exc:
             # the text ends inside the value: a string never closed, or nothing after the break
             ends = exc.msg.startswith("Unterminated string") or not self.text[exc.pos:].strip()
-            raise JsonTextError(f"invalid JSON: {exc.msg}", exc.lineno, cut_short=ends) from None
+            raise self.fault(f"invalid JSON: {exc.msg}", exc.pos, cut_short=ends) from None
         return (_without_lone_surrogates(value) if self._surrogates else value), end
 
     def elements(self, index: int) -> Iterator[tuple[int, int, Any]]:
@@ -104,7 +119,7 @@ class JsonText:
         while True:
             name, index = self.decode(index)
             if not isinstance(name, str):
-                raise JsonTextError("an object key must be a string", self.line_at(index))
+                raise self.fault("an object key must be a string", index)
             index = self.skip_ws(self._expect(index, ":"))
             if name == key:
                 return index
@@ -130,8 +145,7 @@ class JsonText:
         index = self.skip_ws(index)
         if not self.text.startswith(char, index):
             found = self.text[index:index + 1] or "end of file"
-            raise JsonTextError(f"expected '{char}', found {found!r}", self.line_at(min(index, len(self.text))),
-                                cut_short=index >= len(self.text))
+            raise self.fault(f"expected '{char}', found {found!r}", index, cut_short=index >= len(self.text))
         return index + 1
 
 

@@ -12,7 +12,7 @@ from typing import Any, Callable, Generator, Hashable, Iterator
 from ..records import Record, iso_moment
 from .base import (Export, ExportFile, Message, chat_records, clean_text, collector_paused, from_timestamp,
                    json_list)
-from .jsonpos import JsonText, JsonTextError
+from .jsonpos import JsonText
 from .read_once import read_once
 
 # The chat types Telegram Desktop writes ("personal_chat", "private_supergroup", ...): a JSON
@@ -270,8 +270,7 @@ def _expect(doc: JsonText, index: int, char: str) -> int:
     index = doc.skip_ws(index)
     if not doc.text.startswith(char, index):
         found = doc.text[index:index + 1] or "end of file"
-        raise JsonTextError(f"expected '{char}', found {found!r}", doc.line_at(min(index, len(doc.text))),
-                            cut_short=index >= len(doc.text))
+        raise doc.fault(f"expected '{char}', found {found!r}", index, cut_short=index >= len(doc.text))
     return index + 1
 
 
