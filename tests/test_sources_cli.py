@@ -850,6 +850,23 @@ def test_a_reports_chat_counts_count_a_block_once_while_it_is_unchanged(monkeypa
     assert vecbook.source_counts.report_chats(later) == {"chat": (4, 12)} and counted == [2]
 
 
+def test_the_indexed_line_says_its_work_is_of_every_source_and_names_no_empty_data_folder() -> None:
+    # "18 from collection notes (0 files read, 51 texts embedded, 0 reused)" read as the notes
+    # collection's own counts, and "0 from 0 files" named a data folder there was none of
+    from vecbook.records import Record
+    from vecbook.sources import LoadReport
+    from vecbook.status import indexed_line
+
+    notes = [Record(id=f"n{i}", text="note", source="notes", file_path="n.md", line_number=1, end_line=1, metadata={})
+             for i in range(18)]
+    report = LoadReport(records=notes, blocks=[("collection:notes", notes)], collections={"notes": {}})
+    update = {"seconds": 0.25, "files_read": 0, "embedded": 51, "reused": 0}
+    assert indexed_line(report, update) == ("indexed 18 records in 0.2s: 18 from collection notes; "
+                                            "in all: 0 files read, 51 texts embedded, 0 reused")
+    report.files = 2
+    assert indexed_line(report, update).startswith("indexed 18 records in 0.2s: 0 from 2 files, 18 from collection notes;")
+
+
 def test_what_a_source_leaves_out_on_purpose_is_said_apart_from_its_problems_with_how_to_include_it(
         home: Path, user_config: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # a note in Bear's trash and Gmail's Spam are left out as the apps' own search leaves them out;

@@ -68,16 +68,19 @@ def stated_error(error: str | None) -> str | None:
 
 
 def indexed_line(report: LoadReport, update: dict[str, Any]) -> str:
-    """'indexed 46 records in 0.3s: 30 from 7 files, 16 from collection family (40 messages) (7
-    files read, 12 texts embedded, 34 reused)' for the log, from a build's ``update``."""
+    """'indexed 46 records in 0.3s: 30 from 7 files, 16 from collection family (40 messages); in
+    all: 7 files read, 12 texts embedded, 34 reused' for the log, from a build's ``update``."""
     by_source, chats = report.counts_by_source(), report_chats(report)
     said = {name: f" ({counted(chats[name][1], 'message')})" if name in chats else ""
             for name in (DATA_SOURCE, *report.collections)}
-    parts = [f"{by_source.get(DATA_SOURCE, 0)} from {counted(report.files, 'file')}{said[DATA_SOURCE]}"]
+    # (no "0 from 0 files" where collections alone are searched: it named a folder there is none of)
+    parts = [f"{by_source.get(DATA_SOURCE, 0)} from {counted(report.files, 'file')}{said[DATA_SOURCE]}"] \
+        if report.files or not report.collections else []
     parts += [f"{by_source.get(name, 0)} from collection {name}{said[name]}" for name in report.collections]
     read = counted(update["files_read"], "file")
     if update.get("collections_read"):  # exports and databases read whole
         read += f" and {counted(update['collections_read'], 'collection')}"
-    return (f"indexed {counted(len(report.records), 'record')} in {update['seconds']:.1f}s: {', '.join(parts)} "
-            f"({read} read, {counted(update.get('embedded', 0), 'text')} embedded, "
-            f"{update.get('reused', 0) + update.get('from_cache', 0)} reused)")
+    # "in all" after a semicolon: in parentheses after the last source they read as its own counts
+    return (f"indexed {counted(len(report.records), 'record')} in {update['seconds']:.1f}s: {', '.join(parts)}; "
+            f"in all: {read} read, {counted(update.get('embedded', 0), 'text')} embedded, "
+            f"{update.get('reused', 0) + update.get('from_cache', 0)} reused")
