@@ -668,6 +668,21 @@ def test_config_path_says_which_file_is_in_use(
     assert run(capsys, "config", "path", "--config", "other.toml")[1] == f"{home / 'other.toml'}\n"
 
 
+def test_a_command_logs_its_config_and_warns_where_a_local_one_hides_the_users_sources(
+        home: Path, user_config: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # a search in a folder with its own vecbook.toml read that alone, in silence, and -v named no file
+    assert run(capsys, "add", "notes")[0] == 0
+    code, _, err = run(capsys, "sources", "-v")
+    assert code == 0 and f" INFO config: {user_config}\n" in err and "WARN" not in err, err
+    (home / "vecbook.toml").write_text('data_directory = "notes"\n', encoding="utf-8")
+    code, _, err = run(capsys, "sources")
+    assert code == 0 and err.endswith(f" WARN reading ./vecbook.toml, not your user config {user_config}: its 1 "
+                                      f"source (notes) is not searched here (`--config {user_config}` reads it)\n"), err
+    assert run(capsys, "sources", "--config", "vecbook.toml")[2] == ""  # a file named is what was asked for
+    code, _, err = run(capsys, "sources", "-v")
+    assert f" INFO config: {home / 'vecbook.toml'}\n" in err, err
+
+
 def test_a_data_folder_named_without_config_is_searched_alone(
         home: Path, user_config: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert run(capsys, "add", WHATSAPP.name, "--name", "family-chat")[0] == 0

@@ -34,6 +34,7 @@ from .config import (
     load_config,
     user_config_file,
 )
+from .config_notice import log_config_in_use
 from .exports.notes import describe_kinds
 from .exports.outlook_files import outlook_advice
 from .mcp import OpenedLater, serve, serve_unusable
@@ -312,6 +313,7 @@ def _run(args: argparse.Namespace, terminated: list[int]) -> int:
                     raise
                 return _serve_unusable(exc)
             configure_logging(command_log_level(args, config))
+            log_config_in_use(config, named=bool(args.config))
             code = int(args.handler(args, config))
         if sys.stdout is not None:  # None under pythonw.exe: nothing to flush
             sys.stdout.flush()  # here, so a reader that left is a BrokenPipeError caught below
