@@ -1014,3 +1014,24 @@ def test_an_apps_table_added_with_its_text_column_is_dated_by_its_creation_time(
         dates[table] = [r.metadata["date"] for r in records]
     assert dates == {"ZSFNOTE": ["2024-10-30T16:53:20+00:00", "2024-10-30T16:55:00+00:00"],
                      "notes": ["2020-09-13T12:26:40+00:00"]}  # the time the user gave it, as Joplin shows
+
+
+@pytest.mark.parametrize("column, said", [
+    ("day", 'add `, "day" AS date` before FROM in its query'),
+    ("entry_date", 'add `, "entry_date" AS date` before FROM in its query'),
+    ("mood", "add `, <column> AS date` before FROM in its query"),
+])
+def test_a_table_added_with_its_text_column_and_no_date_column_says_how_to_date_it(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], column: str, said: str) -> None:
+    # a diary table dated by "day" was added with no dates line and no word: --since found none of it
+    with sqlite3.connect(tmp_path / "db.sqlite") as db:
+        db.execute(f"CREATE TABLE entries (id INTEGER PRIMARY KEY, {column} TEXT, body TEXT)")
+        db.execute("INSERT INTO entries VALUES (1, '2024-03-01', 'Planted tomatoes in the garden')")
+    db.close()
+    config = tmp_path / "vecbook.toml"
+    code = vecbook.main(["add", str(tmp_path / "db.sqlite"), "--table", "entries", "--text-column", "body",
+                         "--config", str(config)])
+    out, err = capsys.readouterr()
+    assert code == 0 and "dates:" not in out, out
+    assert "WARN no dates: the table has no date column VecBook reads (date, or a creation time such as " \
+           f"created_at), so --since, --until and recency pass its rows by; to date them, {said} in {config}" in err, err

@@ -38,7 +38,7 @@ from .tokens import fold
 from .sources import (DATA_SOURCE, NOTES_FORMATS, LoadReport, is_notes_folder, load_collection, load_export,
                       other_sources)
 from .sqlite_tables import (PROFILE_DATABASE, joplin_profile_name, known_app, other_profiles, profile_database,
-                            sqlite_table)
+                            sqlite_table, undated)
 
 # What ``--format`` accepts besides the export formats: a SQLite database of rows.
 SQLITE = "sqlite"
@@ -393,9 +393,11 @@ def inspect(path_text: str, config_file: Path, name: str | None = None, format_n
                           f"{_by_hand(entry, problems, config_file)}")
     if description:
         entry["description"] = description
+    # (a query add wrote, from --text-column: one given by hand says what it dates itself)
+    dateless = [undated(query, config_file)] if query and not any(r.metadata.get("date") for r in records) else []
     return NewSource(entry, summarize(name, facts.get("format", chosen), label, records, problems, description or "",
                                       facts, path.is_dir()), overlaps(path, config, notes=chosen == "notes")
-                     + exported_again(path, name, chosen, records, config), said)
+                     + exported_again(path, name, chosen, records, config) + dateless, said)
 
 
 def exported_again(path: Path, name: str, chosen: str, records: Sequence[Record], config: Config | None) -> list[str]:

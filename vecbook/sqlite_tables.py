@@ -4,6 +4,7 @@ other column kept as metadata; ConfigError listing the tables and columns where 
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from pathlib import Path
 from typing import Sequence
@@ -17,6 +18,10 @@ from .sqlite_ro import BUSY_MESSAGES, open_readonly, row_key
 # Core Data apps' ZCREATIONDATE; the usual names elsewhere (Rails' created_at).
 CREATED_COLUMNS = ("user_created_time", "created_time", "created_at", "created", "creation_date", "date_created",
                    "createdate", "zcreationdate", "zcreationdate1", "zdatecreated")
+# Names of columns that look like a row's date but are not read as one by themselves (a "day"
+# may hold a weekday's name): ``add`` names the first in what it says of a table without dates.
+_DATE_LIKE = re.compile(r"date|time|day|^ts$|_at$|_on$", re.IGNORECASE)
+_QUOTED = re.compile(r'"((?:[^"]|"")*)"')
 # The tables SQLite's FTS3/4, FTS5 and R-tree virtual tables keep their index in, after their name.
 _SHADOW_TABLES = ("content", "segments", "segdir", "docsize", "stat", "data", "idx", "config", "node", "parent",
                   "rowid")
@@ -139,6 +144,19 @@ def sqlite_table(path: Path, table: str | None, text_column: str | None) -> tupl
                           f"by: add the view's underlying table instead, or write the [[collections]] table by "
                           f"hand with a 'query' that selects an id (docs/formats.md#sqlite-collections)")
     return None, _text_column_query(table, text_column, columns[table], key)
+
+
+def undated(query: str, config_file: Path) -> str:
+    """What ``add`` says of a table it read with ``--text-column`` (``query``, which it wrote)
+    whose rows have no date: why, and the edit of the query that dates them, by the first column
+    whose name looks like a date."""
+    columns = [name.replace('""', '"') for name in _QUOTED.findall(query.split(" FROM ")[0])]
+    like = next((name for name in columns if _DATE_LIKE.search(name)), None)
+    named = f'"{like}"' if like else "<column>"
+    edit = f"add `, {named} AS date` before FROM in its query"
+    return (f"no dates: the table has no date column VecBook reads (date, or a creation time such as created_at), "
+            f"so --since, --until and recency pass its rows by; to date them, {edit} in {config_file} "
+            f"(an ISO date or a Unix time)")
 
 
 def _tables(path: Path) -> dict[str, list[str]]:
