@@ -82,6 +82,15 @@ def test_outlook_files_in_a_notes_folder_are_counted_with_what_to_do(
     assert "\n    1 Outlook data file (.pst) is not read" in out, out
 
 
+def test_a_notes_folder_whose_notes_hold_no_text_says_so_not_that_it_holds_no_notes(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # a folder of one note, "# Plan" alone, was refused as holding "no notes (.md, .txt)"
+    write_tree(tmp_path / "nb", {"plan.md": "# Plan\n"})
+    code, _, err = run(capsys, "add", str(tmp_path / "nb"), "--config", str(tmp_path / "vecbook.toml"))
+    assert code == 2 and err == f"vecbook: error: nothing to search in {tmp_path / 'nb'}: its 1 Markdown note holds " \
+                                "no text (a heading alone makes no record); nothing was added\n", err
+
+
 def by_file(records: list[vecbook.Record]) -> dict[str, list[vecbook.Record]]:
     found: dict[str, list[vecbook.Record]] = {}
     for record in records:

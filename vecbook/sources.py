@@ -19,7 +19,7 @@ from .exports import detect_format
 from .exports import load_export as load_whole_export
 from .exports import logseq
 from .exports.base import still_unreadable
-from .exports.notes import OTHER, TEXT, Folder, Listing, list_files, read_file
+from .exports.notes import MARKDOWN, OTHER, TEXT, Folder, Listing, describe_kinds, list_files, read_file
 from .exports.read_once import read_twice
 from .os_paths import os_path
 from .records import Problem, Record
@@ -130,6 +130,15 @@ def load_directory(root: Path | None, state: SourceState | None = None,
         state.files = {}
     state.read_at, state.unsettled = read_at, unsettled
     return report
+
+
+def _none_read(facts: dict[str, Any]) -> str:
+    """Why a notes folder gave no record: its notes hold no text, or it holds none."""
+    kinds: dict[str, int] = facts["kinds"]
+    if not kinds:
+        return "it holds no notes (.md, .txt) and no export VecBook reads"
+    heading = " (a heading alone makes no record)" if MARKDOWN in kinds else ""
+    return f"its {describe_kinds(kinds, {})} {'holds' if sum(kinds.values()) == 1 else 'hold'} no text{heading}"
 
 
 def _read_folder(folder: Folder, listing: Listing, before: dict[str, Entry], prefix: str, state: SourceState,
@@ -462,8 +471,7 @@ def _load_notes(collection: CollectionConfig, exclude: Sequence[Path], state: So
                                   read_at, unsettled)
     records, problems = report.records[first:], report.problems[problems_before:]
     if not records and root.exists() and not any(p.skipped for p in problems):
-        empty = Problem(collection.database_label, None, f"{where}: nothing read from {root}: it holds no notes "
-                                                          "(.md, .txt) and no export VecBook reads")
+        empty = Problem(collection.database_label, None, f"{where}: nothing read from {root}: {_none_read(facts)}")
         problems.append(empty)
         report.problems.append(empty)
         if report.files_read > read_before or name not in state.notes:
