@@ -171,6 +171,20 @@ def test_apple_notes_exported_as_html_are_notes_titled_and_without_markup(
     assert not vecbook.exports.notes.holds_notes(tmp_path / "gpt")
 
 
+def test_a_saved_page_is_one_note_without_the_frames_in_its_files_folder(tmp_path: Path) -> None:
+    # A browser's "Web Page, Complete" writes the page beside <name>_files/, which holds its frames
+    # (ads, embeds) as .html: they were read as notes of their own ("Buy now!"), found by any search.
+    notes = write_tree(tmp_path / "notes", {
+        "Recipe.html": "<html><head><title>Pasta</title></head><body><p>Boil the pasta</p></body></html>",
+        "Recipe_files/ad.html": "<html><body>Buy now!</body></html>",
+        "Recipe_files/embed.htm": "<html><body>Video player</body></html>",
+        "Reports_files/q1.html": "<html><body>Q1 report</body></html>"})  # no page beside it: a folder of notes
+    records, problems, _ = vecbook.sources.load_export(CollectionConfig(
+        name="notes", path=notes, database_label="notes", format="notes"))
+    assert problems == []
+    assert [r.citation for r in records] == ["notes/Recipe.html:1-1", "notes/Reports_files/q1.html:1-1"]
+
+
 def test_a_subfolder_with_more_text_files_than_notes_is_read_whole(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     notes = write_notes(tmp_path / "notes")

@@ -4,7 +4,7 @@ with its ``<title>``), a saved page. One record a note: its text as a reader see
 scripts or styles), titled by its ``<title>``, else its first line (Apple Notes' title), cited
 by the file's lines. Never guessed: a notes folder reads its ``.html`` files so, but a chat
 app's HTML export among them (``HTML_EXPORTS``), which it names instead, and the pages an
-export writes beside its data (``APP_PAGES``).
+export writes beside its data (``APP_PAGES``), nor a saved page's frames (``SAVED_PAGE_FOLDER``).
 """
 
 from __future__ import annotations
@@ -23,6 +23,9 @@ SUFFIXES = (".html", ".htm")
 # the files beside one that say it is that page (none: the name says it).
 APP_PAGES = {"chat.html": ("conversations.json", "conversations-000.json", "export_manifest.json"),
              "archive_browser.html": ()}
+# A browser's "Web Page, Complete" (Chrome, Firefox, Edge) writes the page beside "<name>_files", which
+# holds its frames (ads, embeds) as .html: parts of the page, no notes.
+SAVED_PAGE_FOLDER = "_files"
 _TITLE_RE = re.compile(r"<title[^>]*>(.*?)</title>", re.I | re.S)
 
 
@@ -30,6 +33,16 @@ def app_page(path: Path) -> bool:
     """Whether ``path`` is a page an app's export writes beside its data (``APP_PAGES``): not a note."""
     beside = APP_PAGES.get(path.name.lower())
     return beside is not None and (not beside or any((path.parent / name).exists() for name in beside))
+
+
+def saved_page_part(path: Path) -> bool:
+    """Whether ``path`` is inside the folder a browser saved a page's parts in (``<name>_files``
+    beside ``<name>.html``): a frame of the page, not a note."""
+    for folder in path.parents:
+        stem = folder.name[:-len(SAVED_PAGE_FOLDER)] if folder.name.endswith(SAVED_PAGE_FOLDER) else ""
+        if stem and any((folder.parent / (stem + suffix)).is_file() for suffix in SUFFIXES):
+            return True
+    return False
 
 
 def detect(export: Export) -> bool:
