@@ -154,10 +154,12 @@ def test_apple_notes_exported_as_html_are_notes_titled_and_without_markup(
         "iCloud/Ideen.htm": '<div><b><span style="font-size: 24px">Ideen für Mai</span></b></div>\n'
                             "<div>مرحبا &amp; Grüße</div>\n",
         "chat/messages.html": '<div class="page_wrap">Telegram</div>',
+        "chat/messages2.html": '<div class="page_wrap">Telegram</div>',  # a page of the same chat: no WARN more
+        "chat/messages3.html": '<div class="page_wrap">Telegram</div>',
         "Takeout/archive_browser.html": "<html><title>Archive</title><body>Your Google data</body></html>"})
     config = tmp_path / "vecbook.toml"
     code, out, err = run(capsys, "add", str(notes), "--config", str(config))
-    assert code == 0 and "  files: 2 HTML notes, 2 other files not read (.html)\n" in out, err + out
+    assert code == 0 and "  files: 2 HTML notes, 4 other files not read (.html)\n" in out, err + out
     records, problems, _ = vecbook.sources.load_export(CollectionConfig(
         name="apple-notes", path=notes, database_label="apple-notes", format="notes"))
     assert [p.reason for p in problems] == ["collection 'apple-notes': it is Telegram Desktop's HTML export, which "

@@ -26,6 +26,9 @@ APP_PAGES = {"chat.html": ("conversations.json", "conversations-000.json", "expo
 # A browser's "Web Page, Complete" (Chrome, Firefox, Edge) writes the page beside "<name>_files", which
 # holds its frames (ads, embeds) as .html: parts of the page, no notes.
 SAVED_PAGE_FOLDER = "_files"
+# The pages after the first of a chat app's HTML export of one chat (Telegram's messages2.html...,
+# Facebook's message_2.html...): the first page's WARN names the export, once a chat, not once a page.
+_LATER_PAGE_RE = re.compile(r"^(?:messages[1-9]\d*|message_(?:[2-9]|[1-9]\d+))\.html$")
 _TITLE_RE = re.compile(r"<title[^>]*>(.*?)</title>", re.I | re.S)
 
 
@@ -43,6 +46,11 @@ def saved_page_part(path: Path) -> bool:
         if stem and any((folder.parent / (stem + suffix)).is_file() for suffix in SUFFIXES):
             return True
     return False
+
+
+def later_page(path: Path) -> bool:
+    """Whether ``path`` is a page after the first of a chat's HTML export (``messages2.html``)."""
+    return _LATER_PAGE_RE.match(path.name) is not None
 
 
 def detect(export: Export) -> bool:

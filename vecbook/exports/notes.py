@@ -31,7 +31,7 @@ from .left_out import (LOGSEQ_RECYCLE, LOGSEQ_RECYCLE_FOLDER, OBSIDIAN_TRASH, OB
                        add_line, folder_left_out)
 from .markdown import LOGSEQ_CONFIG, LOGSEQ_FOLDER
 from .html_notes import SUFFIXES as HTML_SUFFIXES
-from .html_notes import app_page, saved_page_part
+from .html_notes import app_page, later_page, saved_page_part
 from .markdown import SUFFIXES as MARKDOWN_SUFFIXES
 
 log = logging.getLogger("vecbook")
@@ -245,7 +245,7 @@ def _kind(export: Export, path: Path) -> str:
         if app_page(path) or saved_page_part(path):  # (a saved page's frames are parts of it)
             return OTHER
         chat = html_export(export)  # a chat app's HTML export is no note: said, with what to export instead
-        if chat is not None:
+        if chat is not None and not later_page(path):  # (said once a chat, not once each of its pages)
             export.warn(None, None, chat)
         return HTML if chat is None else OTHER
     files = export.files()
