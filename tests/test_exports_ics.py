@@ -1427,6 +1427,16 @@ def test_a_count_a_search_by_date_cannot_follow_to_its_end_is_said(monkeypatch: 
     assert recurrence.occurrence_within(records[2].metadata["rrule"], leap_2028).isoformat() == "2028-02-29T09:00:00+00:00"
 
 
+def test_a_range_starting_after_a_days_last_time_skips_to_the_next_day() -> None:
+    # a secondly rule's day looked at from a range's start late in it (23:46, its times 08:15-19:15)
+    # counted every second to the next Monday's 08:15, past the search's steps: not found
+    from vecbook import recurrence
+
+    rule = "DTSTART:20240205T074600\nRRULE:FREQ=SECONDLY;BYHOUR=8,19;BYMINUTE=15;BYSECOND=0;BYDAY=MO"
+    assert recurrence.occurrence_within(rule, (("gte", "2024-03-11T23:46"), ("lt", "2024-03-12T00:46"))) is None
+    assert recurrence.occurrence_within(rule, (("gte", "2024-03-11T23:46"), ("lt", "2024-03-19"))).day == 18
+
+
 def test_a_plain_rule_is_not_searched_when_the_calendar_is_read(monkeypatch: pytest.MonkeyPatch,
                                                                tmp_path: Path) -> None:
     # looking for each series' first occurrence (to say one that never occurs) cost ~0.3 ms a

@@ -233,6 +233,8 @@ def _days_walked(series: Any, days: Iterator[datetime], since: datetime, stop: d
         if day < ahead:
             continue
         at = max(datetime.combine(day.date(), earliest), since)
+        if at > datetime.combine(day.date(), latest):  # (a range's start after the day's last time: dateutil
+            continue                                   # would count each second of it on to the next day)
         moved = _add(start, frequency, _periods_before(start, at, frequency, interval))
         end = day + timedelta(days=1)
         for when in _counting(one.replace(dtstart=moved.replace(tzinfo=zone), count=None), budget):
