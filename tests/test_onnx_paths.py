@@ -12,6 +12,7 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -327,7 +328,6 @@ def test_an_interrupted_build_takes_its_child_along(tmp_path: Path, monkeypatch:
     Ctrl-C) during the build: the child (~1 GB, 10-30 s) ends with it, rather than build on into
     a folder already deleted, beside the build the next start begins."""
     import signal
-    import threading
 
     monkeypatch.setattr(onnx_build, "BUILD_CHILD", "import time; time.sleep(120)")
     started: list[subprocess.Popen[str]] = []
@@ -338,15 +338,36 @@ def test_an_interrupted_build_takes_its_child_along(tmp_path: Path, monkeypatch:
         return started[-1]
 
     monkeypatch.setattr(onnx_build.subprocess, "Popen", spy)
-    threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGINT)).start()
+    # Python's own Ctrl-C handler, as in a notebook: pytest started in the background by a
+    # non-interactive shell (as CI may run it) inherits SIGINT ignored, and nothing would stop.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    done = threading.Event()
+    threading.Thread(target=interrupt_once_inside, args=("communicate", done), daemon=True).start()
     try:
         with pytest.raises(KeyboardInterrupt):
             onnx_build._build_apart(Path("model"), tmp_path, {})
         [child] = started
         assert child.poll() is not None and not onnx_build._children
     finally:
+        done.set()  # a test failed before the wait: no Ctrl-C lands in a later test
+        signal.signal(signal.SIGINT, previous)
         for child in started:
             child.kill()
+
+
+def interrupt_once_inside(function: str, done: threading.Event) -> None:
+    """Ctrl-C this process once its main thread is inside ``function`` (at once, not after a
+    guessed delay, which a loaded machine may overrun: the signal would land before the wait);
+    never once ``done`` is set."""
+    import signal
+    import traceback
+
+    main = threading.main_thread().ident
+    while not done.wait(0.005):
+        frame = sys._current_frames().get(main)
+        if frame is not None and any(f.f_code.co_name == function for f, _ in traceback.walk_stack(frame)):
+            os.kill(os.getpid(), signal.SIGINT)
+            return
 
 
 @pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="finds the child through /proc")
