@@ -6,7 +6,7 @@ import logging
 import os
 import sys
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, ClassVar, Iterator
 
 import pytest
 from hypothesis import settings
@@ -212,16 +212,35 @@ class FakeEmbedder(vecbook.Embedder):
     def window_spans_many(self, texts: Any) -> list[tuple[list[tuple[int, int]], bool]]:
         return [([(0, len(text))], False) for text in texts]
 
-    def encode(self, texts: Any) -> Any:
+    # Text -> the dimension of each of its words. Tests embed the same texts again and again
+    # (rebuilds, updates, queries) and tokenizing was most of the cost of a fake embedding;
+    # the vectors are the same either way (tests/test_fake_embedder.py pins them).
+    _dimensions: ClassVar[dict[str, tuple[int, ...]]] = {}
+    REMEMBERED_CHARS, REMEMBERED_TEXTS = 2000, 100_000
+
+    @classmethod
+    def dimensions(cls, text: str) -> tuple[int, ...]:
+        """The dimension each word of ``text`` counts in (a word hashes to one)."""
         import zlib
 
+        known = cls._dimensions.get(text)
+        if known is None:
+            words = vecbook.tokens.tokenize(text, stemming=False)
+            known = tuple(zlib.crc32(word.encode()) % cls.DIM for word in words)
+            if len(text) <= cls.REMEMBERED_CHARS:  # a long text is rarely embedded twice
+                if len(cls._dimensions) >= cls.REMEMBERED_TEXTS:  # bounds the memory of a session
+                    cls._dimensions.clear()
+                cls._dimensions[text] = known
+        return known
+
+    def encode(self, texts: Any) -> Any:
         import numpy as np
 
-        out = np.zeros((len(texts), self.DIM), dtype=np.float32)
-        for row, text in enumerate(texts):
-            for word in vecbook.tokens.tokenize(text, stemming=False):
-                out[row, zlib.crc32(word.encode()) % self.DIM] += 1.0
-            out[row, -1] += 0.01  # no all-zero vectors
+        # One bincount over all rows' words instead of a numpy scalar add per word.
+        flat = [row * self.DIM + dim for row, text in enumerate(texts) for dim in self.dimensions(text)]
+        counts = np.bincount(np.asarray(flat, dtype=np.intp), minlength=len(texts) * self.DIM)
+        out = counts.astype(np.float32).reshape(len(texts), self.DIM)
+        out[:, -1] += 0.01  # no all-zero vectors
         return out
 
     def encode_query(self, text: str) -> Any:
