@@ -59,20 +59,6 @@ def test_search_filters_from_the_command_line(capsys: pytest.CaptureFixture[str]
     assert all(h["source"] == "messages" and h["metadata"]["channel"] in ("family", "general") for h in hits)
 
 
-def test_a_one_off_search_runs_without_the_cyclic_collector_and_leaves_it_as_it_was(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
-    # Its passes over the start's imports and the records read back freed nothing (~7% of the CPU).
-    import gc
-
-    (tmp_path / "boiler.txt").write_text("the boiler was repaired on monday\n", encoding="utf-8")
-    collecting = []
-    search = vecbook.VecBook.search
-    monkeypatch.setattr(vecbook.VecBook, "search", lambda *a, **k: collecting.append(gc.isenabled()) or search(*a, **k))
-    code, out, _ = run(capsys, "search", "boiler", "--mode", "keyword", "--data-dir", str(tmp_path))
-    assert code == 0 and "boiler.txt:1" in out
-    assert collecting == [False] and gc.isenabled()
-
-
 def test_data_dir_overrides_the_config(capsys: pytest.CaptureFixture[str], write_files: Any) -> None:
     root = write_files({"only.txt": "The only note here, about kayaks.\n"})
     code, out, _ = run(capsys, "search", "boats", "--json", "--data-dir", str(root), "--config", CONFIG)

@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import gc
 import logging
 import os
 import signal
 import sys
 import threading
-from functools import partial, wraps
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator, NoReturn, Sequence
 
@@ -367,24 +366,6 @@ def _open_book(config: Config, **options: Any) -> VecBook:
     return VecBook(config=config, progress=progress, **options)
 
 
-def _collector_off(command: Callable[[argparse.Namespace, Config], int]) -> Callable[[argparse.Namespace, Config], int]:
-    """``command`` run with Python's cyclic garbage collector off, and left as it was after: a
-    one-off search ends within seconds, and the collector's passes over what its start makes (the
-    imports, the records and vectors read back from the caches) freed nothing (~0.09 s of the
-    1.3 s of CPU of a warm semantic search at 10,000 records on the AVX2 EPYC)."""
-    @wraps(command)
-    def run(args: argparse.Namespace, config: Config) -> int:
-        was_on = gc.isenabled()
-        gc.disable()
-        try:
-            return command(args, config)
-        finally:
-            if was_on:
-                gc.enable()
-    return run
-
-
-@_collector_off
 def _cmd_search(args: argparse.Namespace, config: Config) -> int:
     from .filters import convenience_conditions, parse_filters
     from .hits import check_query
