@@ -167,10 +167,37 @@ def test_apple_notes_exported_as_html_are_notes_titled_and_without_markup(
                                             "Machine-readable JSON"]
     assert [(r.metadata["title"], r.metadata.get("folder"), r.text, r.citation) for r in records] == [
         ("Trip plan", None, "Trip plan\n\nVisit Kraków 🏰\n\n- passport\n- charger", "apple-notes/Trip plan.html:1-1"),
-        ("Ideen für Mai", "iCloud", "Ideen für Mai\n\nمرحبا & Grüße", "apple-notes/iCloud/Ideen.htm:1-2")]
+        ("Ideen für Mai", "iCloud", "Ideen für Mai\nمرحبا & Grüße", "apple-notes/iCloud/Ideen.htm:1-2")]
     # ChatGPT's export: its chat.html shows the conversations it reads, and makes no notes folder of it
     write_tree(tmp_path / "gpt", {"conversations.json": "[]", "chat.html": "<html><body>User: hi</body></html>"})
     assert not vecbook.exports.notes.holds_notes(tmp_path / "gpt")
+
+
+def test_an_apple_notes_body_reads_a_div_a_line_and_a_hit_cites_the_lines_it_shows(tmp_path: Path) -> None:
+    # Apple Notes writes a note's body one <div> a line; each div was a paragraph, so the note read
+    # double-spaced and a snippet's lines, counted in that text, pointed past the file's end.
+    notes = write_tree(tmp_path / "notes", {
+        "Kyoto.html": '<div><b><span style="font-size: 24px">Kyoto 京都</span></b></div>\n'
+                      "<div>Book the ryokan</div>\n<div><br></div>\n<div>Pack the rail pass 🚄</div>\n",
+        # a page around the body (Exporter's): the text starts at line 3
+        "Page.html": "<html><head><title>Page</title></head>\n<body>\n<div>Ticket to Nara</div>\n"
+                     "<div>Deer crackers</div>\n</body></html>\n",
+        "One line.html": "<div>Buy milk</div><div>Call Ana</div>\n"})  # no line of its own: the whole file
+    records, problems, _ = vecbook.sources.load_export(CollectionConfig(
+        name="notes", path=notes, database_label="notes", format="notes"))
+    assert problems == []
+    found = {r.metadata["title"]: r for r in records}
+    kyoto, page, one = found["Kyoto 京都"], found["Page"], found["Buy milk"]
+    assert kyoto.text == "Kyoto 京都\nBook the ryokan\n\nPack the rail pass 🚄" and kyoto.citation == "notes/Kyoto.html:1-4"
+    start = kyoto.content.index("rail pass")
+    assert kyoto.lines_of(start, start + 9) == (4, 4)
+    assert page.text == "Ticket to Nara\nDeer crackers" and page.citation == "notes/Page.html:3-4"
+    assert cited_lines(notes, page) == ["<div>Ticket to Nara</div>", "<div>Deer crackers</div>"]
+    start = page.content.index("Deer")
+    assert page.lines_of(start, start + 4) == (4, 4)
+    start = one.content.index("Call")
+    assert one.text == "Buy milk\nCall Ana" and one.citation == "notes/One line.html:1-1"
+    assert one.lines_of(start, start + 4) == (1, 1)
 
 
 def test_a_saved_page_is_one_note_without_the_frames_in_its_files_folder(tmp_path: Path) -> None:

@@ -15,6 +15,7 @@ from typing import Iterator
 
 from ..records import BINARY_REASON, Record, read_text
 from .base import Export, ExportFile, export_record
+from .html_note_text import html_note_lines, line_for_line
 from .html_text import html_to_text
 
 SUFFIXES = (".html", ".htm")
@@ -70,15 +71,22 @@ def _records(export: Export, file: ExportFile) -> Iterator[Record]:
         export.warn(file, None, BINARY_REASON)
         return
     html = read[0]
-    text = html_to_text(html)
-    if not text:
+    lines = html_note_lines(html)
+    if not lines:
         return
-    title = _title(html) or text.split("\n", 1)[0]
+    text = "\n".join(line for line, _ in lines)
+    title = _title(html) or lines[0][0]
     inside = file.rel.split("!/", 1)[-1]
     folder = inside.rsplit("/", 1)[0] if "/" in inside else None
-    metadata = {"note": title, "title": title, "folder": folder, "format": export.format}
-    lines = html.rstrip("\n").count("\n") + 1
-    yield export_record(export, file, text, 1, lines, {k: v for k, v in metadata.items() if v}, "note")
+    found = {"note": title, "title": title, "folder": folder, "format": export.format}
+    metadata = {k: v for k, v in found.items() if v}
+    first = line_for_line(lines)
+    if first is not None:  # each line of text a line of the file: a hit cites the lines it shows
+        yield export_record(export, file, text, first, first + len(lines) - 1, metadata, "note")
+        return
+    # a line of text is no line of the file (a body written on one line): a hit cites the whole note
+    end = html.rstrip("\n").count("\n") + 1
+    yield export_record(export, file, text, 1, end, metadata, "note", segments=((0, 1, end),))
 
 
 def _title(html: str) -> str:

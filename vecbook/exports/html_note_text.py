@@ -1,0 +1,103 @@
+"""An HTML note's text as a browser lays it out, each line knowing the file line it comes from.
+
+Apple Notes writes a note's body one ``<div>`` a line (``<div><br></div>`` its blank line). A
+browser shows a ``<div>`` as a line of its own, not as a paragraph (a ``<div>`` has no margin):
+the ends of blocks that meet make one line break, not a blank line. ``html_text``, shared with
+mail, makes every block a paragraph; here a div is a line. Each line of text also notes the file
+line its first words come from, so that where the text runs line for line with the file (Apple
+Notes' one div a line) a hit cites the very lines it shows (``html_note_lines``).
+"""
+
+from __future__ import annotations
+
+import re
+
+from .html_text import _HtmlText, _line
+
+# A block's edge: where two meet, or one meets a line break, they are one line break.
+SOFT = "\x02"
+# The file line a piece of text comes from rides in the text until lines are made.
+LINE_MARK = re.compile("\x01(\\d+)\x01")
+_SOFT_RUN = re.compile("[ \x02]*\x02[ \x02]*")
+
+
+class _NoteText(_HtmlText):
+    """``_HtmlText`` with a ``<div>`` a line and each piece of text marked with its file line."""
+
+    PARAGRAPHS = _HtmlText.PARAGRAPHS - {"div"}
+
+    def __init__(self, drop_hidden: bool = True) -> None:
+        super().__init__(drop_hidden)
+        self.parts.append(SOFT)
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        super().handle_starttag(tag, attrs)
+        if tag == "div":
+            self.parts.append(SOFT)
+
+    def handle_endtag(self, tag: str) -> None:
+        super().handle_endtag(tag)
+        if tag == "div":
+            self.parts.append(SOFT)
+
+    def handle_data(self, data: str) -> None:
+        before = len(self.parts)
+        super().handle_data(data)
+        if len(self.parts) > before and self.parts[-1].strip():
+            # (the parser's position is the data's start: its words begin after its leading line ends)
+            line = self.getpos()[0] + data[:len(data) - len(data.lstrip())].count("\n")
+            self.parts.insert(before, f"\x01{line}\x01")
+
+
+def html_note_lines(html: str) -> list[tuple[str, int | None]]:
+    """The note's text, line by line, each with the file line (1-based) its first words come from
+    (None for a blank line, or a line of a ``<pre>`` after its first); blank lines at either end
+    dropped, runs of them one."""
+    parser = _parsed(html, drop_hidden=True)
+    if parser is None:
+        return [(line, None) for line in re.sub(r"<[^>]*>", " ", html).strip().split("\n")]
+    if parser.hidden_chars > parser.shown_chars:  # hidden until a <style> rule shows it: read it all
+        parser = _parsed(html, drop_hidden=False) or parser
+    joined = _SOFT_RUN.sub(_soft_break, "".join(parser.parts))
+    lines: list[tuple[str, int | None]] = []
+    for raw in joined.split("\n"):
+        mark = LINE_MARK.search(raw)
+        lines.append((_line(LINE_MARK.sub("", raw)), int(mark.group(1)) if mark else None))
+    return _collapsed(lines)
+
+
+def line_for_line(lines: list[tuple[str, int | None]]) -> int | None:
+    """The file line of the text's first line where each of its lines is the file line as many
+    after it (Apple Notes' one div a line), else None: a line of text is not a line of the file."""
+    first = lines[0][1] if lines else None
+    if first is None:
+        return None
+    return first if all(at is None or at == first + index for index, (_, at) in enumerate(lines)) else None
+
+
+def _soft_break(match: re.Match[str]) -> str:
+    """A run of block edges: one line break, or none where a line has just begun (a ``<br>`` before
+    it, or the start). One before a ``<br>`` breaks still: ``<div><br></div>`` is a blank line."""
+    at_start = match.start() == 0 or match.string[match.start() - 1] == "\n"
+    return "" if at_start else "\n"
+
+
+def _collapsed(lines: list[tuple[str, int | None]]) -> list[tuple[str, int | None]]:
+    """Runs of blank lines one, and none at either end (as ``html_to_text`` makes them)."""
+    out: list[tuple[str, int | None]] = []
+    for text, at in lines:
+        if text or (out and out[-1][0]):
+            out.append((text, at if text else None))
+    while out and not out[-1][0]:
+        out.pop()
+    return out
+
+
+def _parsed(html: str, drop_hidden: bool) -> _NoteText | None:
+    parser = _NoteText(drop_hidden)
+    try:
+        parser.feed(html)
+        parser.close()
+    except Exception:  # noqa: BLE001 - html.parser is lenient; never lose a note to markup
+        return None
+    return parser
