@@ -404,6 +404,36 @@ def test_a_joplin_raw_export_is_its_notes_dated_and_cited_at_their_lines(tmp_pat
     assert not any("is_conflict" in r.text or "type_" in r.text for r in records)
 
 
+def test_a_joplin_raw_note_is_in_its_notebook_s_path_and_follows_a_renamed_notebook(tmp_path: Path) -> None:
+    # The JEX reader named a note's notebook (folder "Personal/Travel"); the RAW export's notes,
+    # the same items unpacked, had no folder, so --filter folder=... found none of them.
+    import os
+
+    from vecbook.config import Config
+    from vecbook.source_state import SourceState
+    from vecbook.sources import load_sources
+
+    note, book, parent = "a" * 32, "b" * 32, "c" * 32
+    item = JOPLIN_PROPERTIES.format
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    (raw / f"{note}.md").write_text("Viaje a Kraków\n\nReservar el tren 🚆.\n\n" + item(id=note, parent=book, type=1),
+                                    encoding="utf-8")
+    (raw / f"{book}.md").write_text("Travel/Trips\n\n" + item(id=book, parent=parent, type=2), encoding="utf-8")
+    (raw / f"{parent}.md").write_text("Personal 🏠\n\n" + item(id=parent, parent="", type=2), encoding="utf-8")
+    for path in raw.iterdir():  # written long ago: settled, so unchanged ones are not read again
+        os.utime(path, ns=(1_600_000_000_000_000_000, 1_600_000_000_000_000_000))
+    [record], _ = load(raw)  # the export read whole
+    assert record.metadata["folder"] == "Personal 🏠/Travel∕Trips"  # (a "/" in a title is no folder)
+    config = Config(data_directory=None,
+                    collections=[CollectionConfig(name="raw", path=raw, database_label="raw", format="notes")])
+    state = SourceState()
+    assert [r.metadata["folder"] for r in load_sources(config, state).records] == ["Personal 🏠/Travel∕Trips"]
+    (raw / f"{parent}.md").write_text("Privado\n\n" + item(id=parent, parent="", type=2), encoding="utf-8")
+    os.utime(raw / f"{parent}.md", ns=(1_700_000_000_000_000_000, 1_700_000_000_000_000_000))
+    assert [r.metadata["folder"] for r in load_sources(config, state).records] == ["Privado/Travel∕Trips"]
+
+
 def test_a_joplin_note_in_the_trash_is_no_record_and_is_said_to_be_left_out(tmp_path: Path) -> None:
     # Joplin 3 keeps a deleted note in its trash, its items (a sync target's folder is the RAW
     # format too) written with the time it was deleted; a live note's deleted_time is 0 or empty.

@@ -17,7 +17,7 @@ from typing import Any, Callable, Sequence
 from .config import CollectionConfig, Config, ConfigError, RecordError
 from .exports import detect_format
 from .exports import load_export as load_whole_export
-from .exports import logseq
+from .exports import joplin, logseq
 from .exports.base import still_unreadable
 from .exports.notes import MARKDOWN, OTHER, TEXT, Folder, Listing, describe_kinds, list_files, read_file
 from .exports.read_once import read_twice
@@ -220,11 +220,14 @@ def _signature_of(listing: Listing, rel: str, path: Path) -> Signature | None:
 
 def _read_entry(folder: Folder, rel: str, path: Path, signature: Signature | None) -> Entry:
     """The entry of one file of a notes folder read now: its records, problems and facts (its kind;
-    for a Logseq note, whether it shows others' blocks, ``block_refs``, or names blocks, ``block_ids``)."""
+    for a Logseq note, whether it shows others' blocks, ``block_refs``, or names blocks, ``block_ids``;
+    a Joplin RAW note in its notebook's path, and a notebook item, alike)."""
     records, problems, kind = read_file(folder, rel, path)
     facts: dict[str, Any] = {"kind": kind}
-    facts.update({"block_refs": True} if rel in folder.shared.get(logseq.REFERRERS, ()) else {})
-    facts.update({"block_ids": True} if rel in folder.shared.get(logseq.HOLDERS, ()) else {})
+    # (a Joplin RAW note shows its notebooks' titles as a Logseq page shows others' blocks: read again alike)
+    shows, held = (logseq.REFERRERS, joplin.FILED_NOTES), (logseq.HOLDERS, joplin.NOTEBOOK_ITEMS)
+    facts.update({"block_refs": True} if any(rel in folder.shared.get(key, ()) for key in shows) else {})
+    facts.update({"block_ids": True} if any(rel in folder.shared.get(key, ()) for key in held) else {})
     return (signature, records, problems, facts)
 
 

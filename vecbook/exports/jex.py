@@ -13,15 +13,12 @@ import tarfile
 
 from ..records import Record, read_text
 from .base import CANNOT_READ, MAX_FILE_BYTES, Export, ExportFile
-from .joplin import RawItem, raw_item
+from .joplin import NOTEBOOK_TYPE, RawItem, notebook_path, raw_item
 from .markdown import note_records
 
 SUFFIX = ".jex"
 # Where a tar header says which tar it is (POSIX ustar and GNU tar alike: "ustar"), as Joplin's writes it.
 _TAR_MAGIC_AT, _TAR_MAGIC = 257, b"ustar"
-NOTEBOOK_TYPE = "2"
-# The deepest notebook path followed (Joplin nests them freely; a parent loop must end somewhere).
-_MAX_DEPTH = 64
 
 
 def detect(export: Export) -> bool:
@@ -53,7 +50,7 @@ def _archive_records(export: Export, file: ExportFile) -> list[Record]:
     for member, data, item in items:
         if item.is_note:  # (the reader leaves out a note in the trash, and says so)
             records.extend(note_records(export, member_file(file, member, data),
-                                        _notebook_path(item.properties.get("parent_id", ""), notebooks)))
+                                        notebook_path(item.properties.get("parent_id", ""), notebooks)))
     return records
 
 
@@ -92,13 +89,3 @@ def member_file(archive: ExportFile, name: str, data: bytes) -> ExportFile:
     """The archive's member ``name`` (read already) as a file of the export: ``<archive>!/<name>``."""
     return ExportFile(f"{archive.rel}!/{name}", f"{archive.label}!/{name}", len(data),
                       lambda limit, data=data: data[:limit])
-
-
-def _notebook_path(parent: str, notebooks: dict[str, RawItem]) -> str:
-    """The path of the notebook ``parent`` names, its ancestors' titles first (``Personal/Travel``);
-    "" for a note outside any notebook the archive holds."""
-    titles: list[str] = []
-    while parent in notebooks and len(titles) < _MAX_DEPTH:
-        titles.append(notebooks[parent].title.replace("/", "∕"))  # (a "/" in a title is no folder)
-        parent = notebooks[parent].properties.get("parent_id", "")
-    return "/".join(reversed(titles))

@@ -16,7 +16,7 @@ from typing import Any, Iterator
 from ..conflicts import CONFLICT_KEY, conflict_original
 from ..records import BINARY_REASON, DATE_KEYS, Problem, Record, date_value, is_binary, read_text, undecoded_reason
 from .base import Export, ExportFile, export_record, iso
-from . import excalidraw, logseq, notion
+from . import excalidraw, joplin, logseq, notion
 from .joplin import TIME_KEYS, epoch_time, raw_item
 from .left_out import (LOGSEQ_RECYCLE, LOGSEQ_RECYCLE_FOLDER, OBSIDIAN_TRASH, OBSIDIAN_TRASH_FOLDER, TEMPLATES,
                        folder_left_out, keep_setting, leave_out)
@@ -177,7 +177,14 @@ def _records(export: Export, file: ExportFile, folder_given: str | None = None) 
         note = copy_of.rsplit("/", 1)[-1].rsplit(".", 1)[0]
     item = raw_item(file.name, lines)
     if item is not None and not item.is_note:
+        if item.kind == joplin.NOTEBOOK_TYPE and export.shared is not None:  # (its notes are read again)
+            export.shared.setdefault(joplin.NOTEBOOK_ITEMS, set()).add(export.rel)
         return  # a Joplin notebook, tag or resource: no note
+    if item is not None and folder_given is None:  # a RAW note: in its notebook, as Joplin shows it
+        parent = item.properties.get("parent_id", "")
+        folder = joplin.notebook_path(parent, joplin.raw_notebooks(export, file)) or folder
+        if export.shared is not None:
+            export.shared.setdefault(joplin.FILED_NOTES, set()).add(export.rel)
     if item is not None and item.in_trash and not export.include_spam_and_trash:
         # as Joplin's search leaves it out; said, so one who looks for it learns where it went
         holder = "the archive" if "!/" in file.rel else "the folder"  # (a JEX's, a zip's; a RAW export's)
