@@ -766,6 +766,27 @@ def test_a_notion_export_is_named_without_its_ids_and_dated_by_its_properties(tm
     assert notes.metadata["note"] == "Notizen" and "Ein Satz" not in notes.metadata
 
 
+def test_a_notion_page_s_links_read_as_the_pages_they_name_without_their_ids(tmp_path: Path) -> None:
+    # Notion links a page to another by its file's path, URL-encoded, each name ending with a page id
+    # ("[Trip](Notes%20<id>/Trip%20<id>.md)"), and writes a relation property as such paths: the ids
+    # and "%20"s were the note's text, in its snippet, and a heading's link was in its title.
+    page, notes, trip, tasks = "1" * 32, "2" * 32, "3" * 32, "4" * 32
+    (tmp_path / f"Kraków {page}.md").write_text(
+        f"# Kraków\n\nCreated: March 5, 2024 10:30 AM\n"
+        f"Related: ../Notes%20{notes}/Trip%20plan%20{trip}.md, ../Notes%20{notes}/Z%C3%BCrich%20{tasks}.md\n\n"
+        f"See [the trip plan](Notes%20{notes}/Trip%20plan%20{trip}.md) and [Tasks](Tasks%20{tasks}.csv), "
+        "or [the city site](https://www.krakow.pl/) and `[code](x%20" + "5" * 32 + ".md)`.\n\n"
+        f"## [Hotels 🏨](Notes%20{notes}/Hotels%20{trip}.md)\nNear the Rynek.\n", encoding="utf-8")
+    records, problems = load(tmp_path)
+    assert problems == []
+    top, hotels = records
+    assert top.text == ("# Kraków\n\nCreated: March 5, 2024 10:30 AM\nRelated: Trip plan, Zürich\n\n"
+                        "See the trip plan and Tasks, or [the city site](https://www.krakow.pl/) and "
+                        "`[code](x%20" + "5" * 32 + ".md)`.")
+    assert top.metadata["Related"] == "Trip plan, Zürich"
+    assert (hotels.metadata["title"], hotels.text) == ("Kraków > Hotels 🏨", "## Hotels 🏨\nNear the Rynek.")
+
+
 @pytest.mark.parametrize(("written", "read"), [
     ("March 5, 2024 10:30 AM", "2024-03-05T10:30:00"), ("2024/03/05", "2024-03-05"),
     # Notion writes Month/Day/Year or Day/Month/Year as the user chose: a day past 12 says which

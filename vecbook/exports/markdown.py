@@ -522,16 +522,22 @@ def _section_record(export: Export, file: ExportFile, lines: list[str], code: li
 
 
 def _render_links(line: str) -> str:
-    """Wikilinks as the words they show, outside inline code spans."""
-    if "[[" not in line:
+    """Wikilinks, and links between the pages of Notion's export, as the words they show, outside
+    inline code spans."""
+    if "[[" not in line and not notion.has_paths(line):
         return line
     pieces, end = [], 0
     for match in _INLINE_CODE_RE.finditer(line):
-        pieces.append(_WIKILINK_RE.sub(_link_words, line[end:match.start()]))
+        pieces.append(_linked_words(line[end:match.start()]))
         pieces.append(match.group(0))
         end = match.end()
-    pieces.append(_WIKILINK_RE.sub(_link_words, line[end:]))
+    pieces.append(_linked_words(line[end:]))
     return "".join(pieces)
+
+
+def _linked_words(text: str) -> str:
+    text = _WIKILINK_RE.sub(_link_words, text) if "[[" in text else text
+    return notion.link_words(text) if notion.has_paths(text) else text
 
 
 def _link_words(match: re.Match[str]) -> str:

@@ -1,15 +1,23 @@
 """Notion's "Markdown & CSV" export as the Markdown reader meets it: every page's and folder's
 name ends with the page's 32-digit id ("Q2 planning 8f3e….md"), and a database page opens with
 "# Title", a blank line, then its properties as "Name: value" lines ("Created: March 5, 2024
-10:30 AM", "Tags: planning, work", a date range as "May 1, 2024 → May 3, 2024")."""
+10:30 AM", "Tags: planning, work", a date range as "May 1, 2024 → May 3, 2024"). A page links to
+another by its file's path, URL-encoded, each name ending with its id ("[Trip](Notes%20<id>/Trip%20<id>.md)"),
+and a relation property is a list of such paths: read as the names of the pages they lead to."""
 
 from __future__ import annotations
 
 import re
 from datetime import datetime
 from typing import Any
+from urllib.parse import unquote
 
 _ID_END = re.compile(r" [0-9a-f]{32}$")
+# A path in the export, as a page's link or a relation property writes it: URL-encoded (no spaces),
+# a name ending with a page id; a link's target may be a page's folder, a bare path is a page or table.
+_PATH = r"[^\s()\[\]`]*%20[0-9a-f]{32}"
+_LINK = re.compile(rf"\[([^\[\]\n]*)\]\(({_PATH}(?:\.md|\.csv)?)\)")
+_BARE_PATH = re.compile(rf"(?<![^\s,:(])({_PATH}\.(?:md|csv))(?=$|[\s,)])")
 # A property line: a name (Notion allows spaces, not a colon) and its value.
 _PROPERTY = re.compile(r"^([^\s:#>*`|-][^:]{0,60}): (.+)$")
 # The formats Notion writes dates in (its default; a page may show others, kept as written).
@@ -31,6 +39,22 @@ def without_id(name: str) -> str:
     return _ID_END.sub("", name) or name
 
 
+def has_paths(line: str) -> bool:
+    """Whether a line may hold a link to a page of the export (a quick test before ``link_words``)."""
+    return "%20" in line
+
+
+def link_words(text: str) -> str:
+    """Links to pages of the export as the words they show (``[Trip](Trip%20<id>.md)`` -> Trip), and
+    a bare path, a relation property's, as the name of its page (``../Notes%20<id>/Trip%20<id>.md`` -> Trip)."""
+    return _BARE_PATH.sub(lambda m: _page_name(m.group(1)), _LINK.sub(lambda m: m.group(1), text))
+
+
+def _page_name(path: str) -> str:
+    """The name of the page (or table) at an export's path, decoded, without its id."""
+    return without_id(unquote(path.rsplit("/", 1)[-1]).rsplit(".", 1)[0])
+
+
 def page_properties(lines: list[str]) -> dict[str, Any]:
     """A database page's properties as front matter: ``tags`` a list, dates as ISO text, and
     ``date`` the page's (a property named Date, else Created, else one whose name says date).
@@ -43,7 +67,7 @@ def page_properties(lines: list[str]) -> dict[str, Any]:
         found = _PROPERTY.match(line)
         if not found:
             break
-        name, value = found.group(1).strip(), found.group(2).strip()
+        name, value = found.group(1).strip(), link_words(found.group(2).strip())
         day = notion_date(value) if _DATED_NAME.search(name) else None
         if name.lower() == "tags":
             front["tags"] = [t.strip() for t in value.split(",") if t.strip()]
