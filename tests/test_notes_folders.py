@@ -200,6 +200,44 @@ def test_an_apple_notes_body_reads_a_div_a_line_and_a_hit_cites_the_lines_it_sho
     assert one.lines_of(start, start + 4) == (1, 1)
 
 
+def zipped(files: dict[str, str | bytes]) -> bytes:
+    """A zip of ``files`` ({member name: text or bytes})."""
+    import io
+    import zipfile
+
+    data = io.BytesIO()
+    with zipfile.ZipFile(data, "w") as archive:
+        for name, content in files.items():
+            archive.writestr(name, content)
+    return data.getvalue()
+
+
+def test_a_zipped_vault_and_a_textpack_in_a_notes_folder_are_read_as_notes(tmp_path: Path) -> None:
+    # The docs said a zipped vault in a notes folder is read: it was "1 other file not read (.zip)",
+    # as was a TextPack (a zipped TextBundle, Bear's and Ulysses' export of a note); a zip holding a
+    # few notes among other files is not taken for a vault, and is said with the line that reads it.
+    notes = write_tree(tmp_path / "notes", {
+        "Today.md": "# Today\nWater the plants.\n",
+        "Vault backup.zip": zipped({"vault/.obsidian/app.json": "{}", "vault/Trips/京都.md": "# 京都\nFushimi Inari 🦊\n",
+                                    "vault/photo.png": b"\x89PNG\x00"}),
+        "Trip plan.textpack": zipped({"Trip plan.textbundle/info.json": "{}",
+                                      "Trip plan.textbundle/text.markdown": "Visit Kraków in May. #travel\n"}),
+        "Reisen/Ideen.textpack": zipped({"info.json": "{}", "text.md": "Mit dem Zug nach Wien\n"}),
+        "Code.zip": zipped({"README.md": "# Tool\nRun it.\n", "a.py": "1", "b.py": "2", "c.py": "3"})})
+    records, problems, facts = vecbook.sources.load_export(CollectionConfig(
+        name="notes", path=notes, database_label="notes", format="notes"))
+    assert vecbook.exports.notes.describe_kinds(facts["kinds"], facts["not_read"]) == (
+        "3 Markdown notes, 1 zipped vault, 1 other file not read (.zip)")  # (as `vecbook add` says it)
+    assert [str(p) for p in problems] == [
+        "notes/Code.zip: collection 'notes': a zip holding 1 Markdown note among 4 files, not read here as notes: "
+        f"`vecbook add {notes / 'Code.zip'} --format markdown` reads its notes"]
+    assert [(r.metadata["note"], r.metadata.get("folder"), r.metadata.get("tags"), r.citation) for r in records] == [
+        ("Ideen", "Reisen", None, "notes/Reisen/Ideen.textpack!/text.md:1-1"),
+        ("Today", None, None, "notes/Today.md:1-2"),
+        ("Trip plan", None, ["travel"], "notes/Trip plan.textpack!/Trip plan.textbundle/text.markdown:1-1"),
+        ("京都", "vault/Trips", None, "notes/Vault backup.zip!/vault/Trips/京都.md:1-2")]
+
+
 def test_a_saved_page_is_one_note_without_the_frames_in_its_files_folder(tmp_path: Path) -> None:
     # A browser's "Web Page, Complete" writes the page beside <name>_files/, which holds its frames
     # (ads, embeds) as .html: they were read as notes of their own ("Buy now!"), found by any search.

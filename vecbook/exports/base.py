@@ -202,7 +202,7 @@ class Export:
 
     def _expand(self, path: Path, rel: str) -> Iterator[ExportFile]:
         """A plain file, or the members of a zip."""
-        if path.suffix.lower() == ".zip":
+        if path.suffix.lower() in (".zip", ".textpack"):  # (a TextPack: a zipped TextBundle, one note)
             yield from self._zip_members(path, rel)
             return
         try:

@@ -57,8 +57,9 @@ _BLOCK_BOOKKEEPING_RE = re.compile(r"^\s+(?:id:: [0-9a-f]{8}(?:-[0-9a-f]{4}){3}-
 # A daily note's name: Obsidian's YYYY-MM-DD, Logseq's journal yyyy_MM_dd (and YYYY.MM.DD).
 _DAY_RE = re.compile(r"^(\d{4})([-_.])(\d{2})\2(\d{2})(?![\d])")
 # A TextBundle (Bear's, Ulysses' and iA Writer's export of a note): a folder "<note>.textbundle" holding
-# the note as text.md or text.markdown, beside its info.json and assets.
-TEXTBUNDLE, TEXTBUNDLE_TEXT = ".textbundle", "text"
+# the note as text.md or text.markdown, beside its info.json and assets; a TextPack, "<note>.textpack", is
+# one zipped (its files at the top, or in the bundle's folder), and the note where the pack lies.
+TEXTBUNDLE, TEXTBUNDLE_TEXT, TEXTPACK = ".textbundle", "text", ".textpack"
 # The keys that date a note without a ``date``, in order (Obsidian's and Joplin's creation times).
 CREATED_KEYS = ("created", "created_time", "user_created_time")
 
@@ -155,6 +156,17 @@ def note_records(export: Export, file: ExportFile, folder: str) -> Iterator[Reco
     return _records(export, file, folder)
 
 
+def _bundle_note(rel: str, note: str, folder: str) -> tuple[str, str]:
+    """The name and folder of the note whose text is ``rel`` (``text.md``): in a TextPack, the pack's
+    (where it lies); in a TextBundle, the bundle's; else ``note`` and ``folder`` as they are."""
+    pack = rel.split("!/", 1)[0] if "!/" in rel else ""
+    if pack.lower().endswith(TEXTPACK) and (not folder or ("/" not in folder and folder.lower().endswith(TEXTBUNDLE))):
+        return pack.rsplit("/", 1)[-1][:-len(TEXTPACK)], pack.rsplit("/", 1)[0] if "/" in pack else ""
+    if folder.lower().endswith(TEXTBUNDLE):
+        return folder.rsplit("/", 1)[-1][:-len(TEXTBUNDLE)], folder.rsplit("/", 1)[0] if "/" in folder else ""
+    return note, folder
+
+
 def _records(export: Export, file: ExportFile, folder_given: str | None = None) -> Iterator[Record]:
     read = read_text(file.read_bytes(), file.label)
     if read is None:  # a picture or a program under a .md name: no note, as no .txt is
@@ -168,8 +180,8 @@ def _records(export: Export, file: ExportFile, folder_given: str | None = None) 
     inside = file.rel.split("!/", 1)[-1]  # a zip member: its path inside the archive
     folder = inside.rsplit("/", 1)[0] if "/" in inside else ""
     folder = folder if folder_given is None else folder_given
-    if note.lower() == TEXTBUNDLE_TEXT and folder.lower().endswith(TEXTBUNDLE):  # the bundle is the note
-        note, folder = folder.rsplit("/", 1)[-1][:-len(TEXTBUNDLE)], folder.rsplit("/", 1)[0] if "/" in folder else ""
+    if note.lower() == TEXTBUNDLE_TEXT:  # a TextBundle's or a TextPack's text: the bundle is the note
+        note, folder = _bundle_note(file.rel, note, folder)
     if notion.is_page(note):  # Notion's export: names end with page ids no one searches by
         note, folder = notion.without_id(note), "/".join(notion.without_id(part) for part in folder.split("/"))
     copy_of = conflict_original(file.label)  # a sync tool's copy: read as its note, saying so

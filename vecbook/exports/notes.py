@@ -29,7 +29,7 @@ from . import FORMATS, detects, html_export, reader
 from .base import BROKEN_LINK, IGNORED_NAMES, Export, link_fault, readable_path
 from .left_out import (LOGSEQ_RECYCLE, LOGSEQ_RECYCLE_FOLDER, OBSIDIAN_TRASH, OBSIDIAN_TRASH_FOLDER, TEMPLATES,
                        add_line, folder_left_out)
-from .markdown import LOGSEQ_CONFIG, LOGSEQ_FOLDER
+from .markdown import LOGSEQ_CONFIG, LOGSEQ_FOLDER, TEXTPACK
 from .html_notes import SUFFIXES as HTML_SUFFIXES
 from .html_notes import app_page, later_page, saved_page_part
 from .markdown import SUFFIXES as MARKDOWN_SUFFIXES
@@ -39,12 +39,14 @@ log = logging.getLogger("vecbook")
 # The kinds a file of a notes folder is read as besides an export's format: decided by its
 # suffix, never guessed from content (any export may hold .txt files).
 MARKDOWN, TEXT, HTML, OTHER = "markdown", "text", "html", "other"
+# A zip of notes (a vault zipped for a backup or to send) is read by the Markdown reader, counted apart.
+VAULT = "zipped vault"
 TEXT_SUFFIX = ".txt"
 # Files that may be an app's export, read when a reader recognises them ("": no suffix, as an
 # mbox often has). Any other file (pictures, PDFs, documents) is counted, never opened.
 EXPORT_SUFFIXES = frozenset({"", ".json", ".zip", ".jex", ".ics", ".ical", ".icalendar", ".ifb", ".vcs", ".mbox", ".mbx",
                              ".eml", ".db", ".sqlite", ".sqlite3"})
-READ_SUFFIXES = EXPORT_SUFFIXES | {TEXT_SUFFIX, *MARKDOWN_SUFFIXES, *HTML_SUFFIXES}
+READ_SUFFIXES = EXPORT_SUFFIXES | {TEXT_SUFFIX, TEXTPACK, *MARKDOWN_SUFFIXES, *HTML_SUFFIXES}
 # A folder holding one of these files (Slack's workspace lists beside its channel folders) or all
 # of these folders (a Maildir's) may be an export read whole: its files make sense only together.
 EXPORT_FOLDER_FILES = frozenset({"channels.json", "users.json"})
@@ -57,8 +59,8 @@ SQLITE_MAGIC = b"SQLite format 3\x00"
 ICLOUD_SUFFIX = ".icloud"
 IN_ICLOUD = "in iCloud only, not downloaded to this Mac, so not read (Finder: Download Now, or keep the folder downloaded)"
 # How ``add`` and ``sources`` name each kind, one and many; an export is "<format> export".
-KIND_NOUNS = {MARKDOWN: ("Markdown note", "Markdown notes"), TEXT: ("text file", "text files"),
-              HTML: ("HTML note", "HTML notes")}
+KIND_NOUNS = {MARKDOWN: ("Markdown note", "Markdown notes"), VAULT: ("zipped vault", "zipped vaults"),
+              TEXT: ("text file", "text files"), HTML: ("HTML note", "HTML notes")}
 
 
 def detect(export: Export) -> bool:
@@ -184,9 +186,9 @@ def read_file(folder: Folder, rel: str, path: Path) -> tuple[list[Record], list[
     kind = _kind(export, path)
     records: list[Record] = []
     if kind != OTHER:
-        export.format = kind
+        export.format = MARKDOWN if kind == VAULT else kind
         try:
-            records = list(reader(kind).read(export))
+            records = list(reader(export.format).read(export))
         except Exception as exc:  # noqa: BLE001 - a reader bug must not stop the rest of the folder
             log.debug("reader %s failed on %s", kind, path, exc_info=True)
             export.warn(None, None, f"the {kind} reader failed ({type(exc).__name__}: {exc}); its records are lost")
@@ -239,7 +241,7 @@ def _kind(export: Export, path: Path) -> str:
     """Markdown by its suffix; else the one export format that recognises it; else text for a
     ``.txt``, and nothing for the rest. An export that several formats claim, or a SQLite
     database, is a WARN giving the ``vecbook add`` line that reads it, not a giant record."""
-    if path.suffix.lower() in MARKDOWN_SUFFIXES and not path.is_dir():
+    if path.suffix.lower() in (*MARKDOWN_SUFFIXES, TEXTPACK) and not path.is_dir():  # (a TextPack is one note)
         return MARKDOWN
     if path.suffix.lower() in HTML_SUFFIXES and not path.is_dir():  # (Apple Notes exported as HTML, a saved page)
         if app_page(path) or saved_page_part(path):  # (a saved page's frames are parts of it)
@@ -260,8 +262,24 @@ def _kind(export: Export, path: Path) -> str:
         return OTHER
     if path.suffix.lower() == TEXT_SUFFIX and not path.is_dir():
         return TEXT
+    if path.suffix.lower() == ".zip" and not path.is_dir():
+        return _zipped_notes(export, path)
     if not path.is_dir() and _head(path, len(SQLITE_MAGIC)) == SQLITE_MAGIC:
         export.warn(None, None, f"a SQLite database, not read here: `{add_line(path)}` reads its rows")
+    return OTHER
+
+
+def _zipped_notes(export: Export, path: Path) -> str:
+    """A zip no export format claims: a vault (the Markdown reader's detection: a ``.obsidian`` folder,
+    or mostly notes) is read as one; one holding notes among more other files (a project's README) is
+    named, with the line that reads its notes."""
+    if detects(MARKDOWN, export):
+        return VAULT
+    notes = len(export.find(lambda f: f.name.lower().endswith(MARKDOWN_SUFFIXES)))
+    if notes:
+        export.warn(None, None, f"a zip holding {counted(notes, 'Markdown note')} among "
+                                f"{counted(len(export.files()), 'file')}, not read here as notes: "
+                                f"`{add_line(path, MARKDOWN)}` reads its notes")
     return OTHER
 
 
