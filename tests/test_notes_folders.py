@@ -238,6 +238,30 @@ def test_a_zipped_vault_and_a_textpack_in_a_notes_folder_are_read_as_notes(tmp_p
         ("京都", "vault/Trips", None, "notes/Vault backup.zip!/vault/Trips/京都.md:1-2")]
 
 
+def test_obsidian_s_trash_is_counted_again_only_when_a_note_goes_in_or_out(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The trash is left out, but each refresh walked all of it to count its notes (thousands, in a
+    # vault years old): it is counted again only when a note is moved in or out.
+    from vecbook.exports import notes as notes_folder
+
+    vault = write_tree(tmp_path / "vault", {".obsidian/app.json": "{}", "Today.md": "# Today\nPlants.\n",
+                                            ".trash/Old.md": "# Old\n", ".trash/Older.md": "# Older\n"})
+    walked: list[str] = []
+    real_walk = os.walk
+    monkeypatch.setattr(notes_folder.os, "walk", lambda top, *a, **k: walked.append(str(top)) or real_walk(top, *a, **k))
+    folder = notes_folder.Folder("vault", vault, "vault/")
+
+    def left_out() -> list[str]:
+        return [p.reason for p in notes_folder.list_files(folder).problems if p.left_out]
+
+    assert left_out() == [f"2 notes in Obsidian's trash (.trash); `vecbook add {vault / '.trash'}` reads them"]
+    assert left_out() == [f"2 notes in Obsidian's trash (.trash); `vecbook add {vault / '.trash'}` reads them"]
+    assert sum(top.endswith(".trash") for top in walked) == 1
+    (vault / ".trash" / "Old.md").unlink()
+    os.utime(vault / ".trash", ns=(1_700_000_000_000_000_000, 1_700_000_000_000_000_000))  # (a coarse clock's tick)
+    assert left_out() == [f"1 note in Obsidian's trash (.trash); `vecbook add {vault / '.trash'}` reads it"]
+
+
 def test_a_saved_page_is_one_note_without_the_frames_in_its_files_folder(tmp_path: Path) -> None:
     # A browser's "Web Page, Complete" writes the page beside <name>_files/, which holds its frames
     # (ads, embeds) as .html: they were read as notes of their own ("Buy now!"), found by any search.

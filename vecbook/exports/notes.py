@@ -61,6 +61,10 @@ IN_ICLOUD = "in iCloud only, not downloaded to this Mac, so not read (Finder: Do
 # How ``add`` and ``sources`` name each kind, one and many; an export is "<format> export".
 KIND_NOUNS = {MARKDOWN: ("Markdown note", "Markdown notes"), VAULT: ("zipped vault", "zipped vaults"),
               TEXT: ("text file", "text files"), HTML: ("HTML note", "HTML notes")}
+# The folders kept apart (a vault's trash, its templates) whose notes were counted, with the signature
+# they had then (``_notes_in``); past this many, the counts start again.
+_COUNTED_FOLDERS = 1024
+_counted: dict[Path, tuple[tuple[int, int, int], int]] = {}
 
 
 def detect(export: Export) -> bool:
@@ -311,12 +315,31 @@ def _say_left_out(folder: Folder, kept_apart: Path, what: str, listing: Listing)
     """Add to ``listing``'s problems that the notes of ``kept_apart``, a folder a vault keeps apart
     from its notes (``what``), were left out, with how many and the line that reads them: one who
     looks for a template or a deleted note learns where it went. Nothing where it holds none."""
-    count = sum(os.path.splitext(file)[1].lower() in MARKDOWN_SUFFIXES for here, _, files in os.walk(kept_apart)
-                for file in files if not file.startswith(".") and not _hidden_folder(here, kept_apart))
+    count = _notes_in(kept_apart)
     if count:
         shown = plain(str(kept_apart), folder.root)  # (without Windows' long path prefix)
         listing.problems.append(Problem(folder.label_prefix + _relative(shown, folder.root), None,
                                         folder.problem_prefix + folder_left_out(count, what, shown), left_out=True))
+
+
+def _notes_in(kept_apart: Path) -> int:
+    """How many notes ``kept_apart`` holds, at any depth; counted again only when the folder itself
+    changed (a note moved in or out, as Obsidian's trash takes a deleted note or folder): each refresh
+    walked all of a trash years old, which is never read."""
+    try:
+        found = kept_apart.stat()
+    except OSError:
+        return 0
+    signature = (found.st_mtime_ns, found.st_ino, found.st_dev)
+    known = _counted.get(kept_apart)
+    if known is not None and known[0] == signature:
+        return known[1]
+    count = sum(os.path.splitext(file)[1].lower() in MARKDOWN_SUFFIXES for here, _, files in os.walk(kept_apart)
+                for file in files if not file.startswith(".") and not _hidden_folder(here, kept_apart))
+    if len(_counted) >= _COUNTED_FOLDERS:
+        _counted.clear()
+    _counted[kept_apart] = (signature, count)
+    return count
 
 
 def _hidden_folder(here: str, top: Path) -> bool:
