@@ -129,6 +129,17 @@ def test_invalid_front_matter_is_warned_and_the_note_kept_as_text(note: str, lin
     assert kept.line_number == 1 and kept.text.startswith("---")
 
 
+def test_front_matter_indented_with_a_tab_is_warned_saying_so(tmp_path: Path) -> None:
+    # An editor that indents with tabs: PyYAML's "found character that cannot start any token" did
+    # not say what to change
+    (tmp_path / "Kyoto.md").write_text("---\ntitle: Kyoto\ntags:\n\t- 旅行\n---\nTemples.\n", encoding="utf-8")
+    [record], [problem] = load(tmp_path)
+    assert (problem.line, problem.reason) == (4, "collection 'vault': invalid front matter (a tab indents this "
+                                                 "line, and YAML indents with spaces only: replace the tab with "
+                                                 "spaces); the note is kept as text")
+    assert record.text.startswith("---\ntitle: Kyoto")
+
+
 def test_an_impossible_date_in_front_matter_is_warned_and_the_note_keeps_its_properties(tmp_path: Path) -> None:
     (tmp_path / "garden.md").write_text("---\ntags: [garden]\ndate: 2024-02-30\n---\nPlant the tomatoes.\n")
     (record,), problems = load(tmp_path)

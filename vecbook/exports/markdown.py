@@ -31,6 +31,7 @@ MAX_SECTION_LEVEL = 3
 # What to do about a template's placeholder left in front matter (``description: {{description}}``),
 # which YAML reads as a mapping inside a mapping and reports only as "found unhashable key".
 PLACEHOLDER_HINT = "a template's {{placeholder}} left unquoted reads as a YAML mapping; quote it or fill it in"
+TAB_HINT = "a tab indents this line, and YAML indents with spaces only: replace the tab with spaces"
 # Keys the reader sets itself: front matter cannot overwrite them.
 RESERVED_KEYS = frozenset({"title", "folder", "note", "format", "tags"})
 _HEADING_RE = re.compile(r"^ {0,3}(#{1,%d})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$" % MAX_SECTION_LEVEL)
@@ -316,8 +317,11 @@ def _front_matter(export: Export, file: ExportFile, lines: list[str]) -> tuple[d
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 2 if mark is not None else 1
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        if "unhashable" in problem and "{{" in (lines[line - 1] if 0 < line <= len(lines) else ""):
+        at = lines[line - 1] if 0 < line <= len(lines) else ""
+        if "unhashable" in problem and "{{" in at:
             problem += f": {PLACEHOLDER_HINT}"
+        elif "\t" in at[:len(at) - len(at.lstrip())]:
+            problem = TAB_HINT
         export.warn(file, line, f"invalid front matter ({problem}); the note is kept as text", skipped=False)
         return {}, 0
     if data is None:
