@@ -129,6 +129,24 @@ def test_invalid_front_matter_is_warned_and_the_note_kept_as_text(note: str, lin
     assert kept.line_number == 1 and kept.text.startswith("---")
 
 
+def test_toml_front_matter_between_plus_lines_is_read_as_yaml_s_is(tmp_path: Path) -> None:
+    # Hugo's and Zola's pages open with TOML between "+++" lines: it was the note's text, its tags
+    # and date unread
+    (tmp_path / "Kyoto.md").write_text('+++\ntitle = "Kyoto"\ndate = 2024-03-05T10:30:00+09:00\n'
+                                       'tags = ["旅行", "japan"]\ndraft = false\n[params]\nmood = "calm"\n+++\n\n'
+                                       "Temples at dawn 🦊.\n", encoding="utf-8")
+    (tmp_path / "Bad.md").write_text('+++\ntitle = "Bad"\ndate = \n+++\nBody.\n', encoding="utf-8")
+    records, problems = load(tmp_path)
+    assert [(p.line, p.reason) for p in problems] == [
+        (3, "collection 'vault': invalid front matter (Invalid value); the note is kept as text")]
+    bad, kyoto = records
+    assert bad.text.startswith("+++\ntitle")
+    assert (kyoto.text, kyoto.citation) == ("Temples at dawn 🦊.", "vault/Kyoto.md:10-10")
+    assert (kyoto.metadata["date"], kyoto.metadata["tags"], kyoto.metadata["draft"]) == (
+        "2024-03-05T10:30:00+09:00", ["旅行", "japan"], False)
+    assert "params" not in kyoto.metadata and "mood" not in kyoto.metadata  # (a table: nested, as in YAML)
+
+
 def test_front_matter_indented_with_a_tab_is_warned_saying_so(tmp_path: Path) -> None:
     # An editor that indents with tabs: PyYAML's "found character that cannot start any token" did
     # not say what to change

@@ -20,6 +20,7 @@ from . import excalidraw, joplin, logseq, notion
 from .joplin import TIME_KEYS, epoch_time, raw_item
 from .left_out import (LOGSEQ_RECYCLE, LOGSEQ_RECYCLE_FOLDER, OBSIDIAN_TRASH, OBSIDIAN_TRASH_FOLDER, TEMPLATES,
                        folder_left_out, keep_setting, leave_out)
+from .toml_front import toml_front_matter
 
 SUFFIXES = (".md", ".markdown")
 # A vault's attachments do not count against it when detecting a folder of notes.
@@ -299,6 +300,8 @@ def _front_matter(export: Export, file: ExportFile, lines: list[str]) -> tuple[d
     is a WARN and stays in the note's text."""
     import yaml
 
+    if lines and lines[0].strip() == "+++":
+        return toml_front_matter(export, file, lines)
     if not lines or lines[0].strip() != "---":
         return {}, 0
     close = next((i for i in range(1, len(lines)) if lines[i].strip() in ("---", "...")), None)
