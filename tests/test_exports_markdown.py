@@ -102,6 +102,18 @@ def test_headings_and_tags_inside_comment_blocks_start_no_section(tmp_path: Path
     assert records[0].metadata["tags"] == ["real"]
 
 
+def test_obsidian_block_ids_are_not_the_note_s_text(tmp_path: Path) -> None:
+    # "^a1b2c3" at a line's end names the block for [[Plan#^a1b2c3]] links; Obsidian shows none of it,
+    # but it was text: random words in the index and in every snippet of the line
+    (tmp_path / "Plan.md").write_text("# Plan\nBook the ryokan ^a1b2c3\n\n| Day | City |\n| 1 | 京都 |\n\n^table-1\n"
+                                      "Keep `x ^code` and 2^10 and E = mc^2.\n", encoding="utf-8")
+    [record], problems = load(tmp_path)
+    assert problems == []
+    assert record.text == "# Plan\nBook the ryokan\n\n| Day | City |\n| 1 | 京都 |\n\n\nKeep `x ^code` and 2^10 and E = mc^2."
+    at = record.content.index("Keep")
+    assert record.lines_of(at, at + 4) == (8, 8)
+
+
 def test_wikilinks_embeds_and_tags_in_the_fixtures() -> None:
     records, _ = load(VAULTS / "obsidiantools_frontmatter-edge-cases")
     by_note = {r.metadata["note"]: r for r in records}
@@ -179,7 +191,7 @@ def test_an_excalidraw_drawing_is_read_as_its_text_elements(tmp_path: Path) -> N
         "Fridge moves left\nnext to the [[Pantry]] ^xY7zW2vQ\n\n## Embedded Files\n"
         "0a1b2c3d4e: [[sink photo.png]]\n\n%%\n## Drawing\n```compressed-json\n" + scene + "\n```\n%%",
         encoding="utf-8")
-    (tmp_path / "Plain.md").write_text("# Plain\nA block id stays ^abc123\n", encoding="utf-8")
+    (tmp_path / "Plain.md").write_text("# Plain\nA note's line ^abc123\n", encoding="utf-8")
     (tmp_path / "Doodle.excalidraw.md").write_text(  # no text at all: no record (not its front matter)
         "---\nexcalidraw-plugin: parsed\ntags: [excalidraw]\n---\n# Excalidraw Data\n## Text Elements\n%%\n"
         "## Drawing\n```json\n{\"type\": \"excalidraw\"}\n```\n%%", encoding="utf-8")
@@ -189,7 +201,7 @@ def test_an_excalidraw_drawing_is_read_as_its_text_elements(tmp_path: Path) -> N
         "Kitchen layout: sink under the window\n\nFridge moves left\nnext to the Pantry",
         "vault/Kitchen plan.excalidraw.md:13-16")
     assert drawing.metadata["tags"] == ["excalidraw", "home"] and len(records) == 2 and problems == []
-    assert next(r for r in records if r.file_path.endswith("Plain.md")).text.endswith("^abc123")
+    assert next(r for r in records if r.file_path.endswith("Plain.md")).text == "# Plain\nA note's line"  # (nor a note's)
 
 
 def test_an_excalidraw_drawing_keeps_the_notes_written_on_its_back(tmp_path: Path) -> None:

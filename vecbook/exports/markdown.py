@@ -54,6 +54,9 @@ _PROPERTY_RE = re.compile(r"^([A-Za-z][\w-]*)::(?:[ \t](.*))?$")
 LOGSEQ_FOLDER, LOGSEQ_CONFIG = "logseq", "config.edn"
 # Logseq's own block properties, on an indented line under their block: "id:: <uuid>" (a block
 # another references) and "collapsed:: true" (folded in the outline). Bookkeeping, not words.
+# An Obsidian block id, " ^a1b2c3" at a line's end (or a line of its own, after a table or a list),
+# which names the block for links to it and is not shown.
+_BLOCK_ID_RE = re.compile(r"(?:^|[ \t]+)\^[A-Za-z0-9-]+[ \t]*$")
 _BLOCK_BOOKKEEPING_RE = re.compile(r"^\s+(?:id:: [0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12}"
                                    r"|collapsed:: (?:true|false))\s*$")
 # A daily note's name: Obsidian's YYYY-MM-DD, Logseq's journal yyyy_MM_dd (and YYYY.MM.DD).
@@ -526,7 +529,7 @@ def _section_record(export: Export, file: ExportFile, lines: list[str], code: li
         if not code[i]:
             if _BLOCK_BOOKKEEPING_RE.match(line):
                 continue
-            line = _render_links(line)
+            line = _render_links(_BLOCK_ID_RE.sub("", line) if "^" in line else line)
         segments.append((offset, i + 1, i + 1))
         parts.append(line)
         offset += len(line) + 1
