@@ -182,7 +182,10 @@ def test_an_apple_notes_body_reads_a_div_a_line_and_a_hit_cites_the_lines_it_sho
         # a page around the body (Exporter's): the text starts at line 3
         "Page.html": "<html><head><title>Page</title></head>\n<body>\n<div>Ticket to Nara</div>\n"
                      "<div>Deer crackers</div>\n</body></html>\n",
-        "One line.html": "<div>Buy milk</div><div>Call Ana</div>\n"})  # no line of its own: the whole file
+        "One line.html": "<div>Buy milk</div><div>Call Ana</div>\n",  # no line of its own: the line they share
+        # Apple Notes' title as a heading: a blank line after it in the text, none in the file
+        "Groceries.html": "<div><h1>Groceries</h1></div>\n<div>For the weekend</div>\n<ul>\n<li>Milk</li>\n"
+                          "<li>Eggs 🥚</li>\n</ul>\n<div>End</div>\n"})
     records, problems, _ = vecbook.sources.load_export(CollectionConfig(
         name="notes", path=notes, database_label="notes", format="notes"))
     assert problems == []
@@ -198,6 +201,12 @@ def test_an_apple_notes_body_reads_a_div_a_line_and_a_hit_cites_the_lines_it_sho
     start = one.content.index("Call")
     assert one.text == "Buy milk\nCall Ana" and one.citation == "notes/One line.html:1-1"
     assert one.lines_of(start, start + 4) == (1, 1)
+    groceries = found["Groceries"]
+    assert groceries.text == "Groceries\n\nFor the weekend\n\n- Milk\n- Eggs 🥚\n\nEnd"
+    assert groceries.citation == "notes/Groceries.html:1-7"
+    start = groceries.content.index("Eggs")
+    assert groceries.lines_of(start, start + 4) == (5, 5)
+    assert groceries.lines_of(0, len(groceries.content)) == (1, 7)
 
 
 def zipped(files: dict[str, str | bytes]) -> bytes:

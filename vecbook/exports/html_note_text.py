@@ -4,8 +4,7 @@ Apple Notes writes a note's body one ``<div>`` a line (``<div><br></div>`` its b
 browser shows a ``<div>`` as a line of its own, not as a paragraph (a ``<div>`` has no margin):
 the ends of blocks that meet make one line break, not a blank line. ``html_text``, shared with
 mail, makes every block a paragraph; here a div is a line. Each line of text also notes the file
-line its first words come from, so that where the text runs line for line with the file (Apple
-Notes' one div a line) a hit cites the very lines it shows (``html_note_lines``).
+line its first words come from, so that a hit cites the very lines it shows (``html_note_lines``).
 """
 
 from __future__ import annotations
@@ -25,10 +24,6 @@ class _NoteText(_HtmlText):
     """``_HtmlText`` with a ``<div>`` a line and each piece of text marked with its file line."""
 
     PARAGRAPHS = _HtmlText.PARAGRAPHS - {"div"}
-
-    def __init__(self, drop_hidden: bool = True) -> None:
-        super().__init__(drop_hidden)
-        self.parts.append(SOFT)
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         super().handle_starttag(tag, attrs)
@@ -64,15 +59,6 @@ def html_note_lines(html: str) -> list[tuple[str, int | None]]:
         mark = LINE_MARK.search(raw)
         lines.append((_line(LINE_MARK.sub("", raw)), int(mark.group(1)) if mark else None))
     return _collapsed(lines)
-
-
-def line_for_line(lines: list[tuple[str, int | None]]) -> int | None:
-    """The file line of the text's first line where each of its lines is the file line as many
-    after it (Apple Notes' one div a line), else None: a line of text is not a line of the file."""
-    first = lines[0][1] if lines else None
-    if first is None:
-        return None
-    return first if all(at is None or at == first + index for index, (_, at) in enumerate(lines)) else None
 
 
 def _soft_break(match: re.Match[str]) -> str:

@@ -15,7 +15,7 @@ from typing import Iterator
 
 from ..records import BINARY_REASON, Record, read_text
 from .base import Export, ExportFile, export_record
-from .html_note_text import html_note_lines, line_for_line
+from .html_note_text import html_note_lines
 from .html_text import html_to_text
 
 SUFFIXES = (".html", ".htm")
@@ -80,13 +80,26 @@ def _records(export: Export, file: ExportFile) -> Iterator[Record]:
     folder = inside.rsplit("/", 1)[0] if "/" in inside else None
     found = {"note": title, "title": title, "folder": folder, "format": export.format}
     metadata = {k: v for k, v in found.items() if v}
-    first = line_for_line(lines)
-    if first is not None:  # each line of text a line of the file: a hit cites the lines it shows
-        yield export_record(export, file, text, first, first + len(lines) - 1, metadata, "note")
+    at = [line for _, line in lines if line is not None]
+    if not at:  # (markup the parser gave up on: the whole file)
+        end = html.rstrip("\n").count("\n") + 1
+        yield export_record(export, file, text, 1, end, metadata, "note", segments=((0, 1, end),))
         return
-    # a line of text is no line of the file (a body written on one line): a hit cites the whole note
-    end = html.rstrip("\n").count("\n") + 1
-    yield export_record(export, file, text, 1, end, metadata, "note", segments=((0, 1, end),))
+    yield export_record(export, file, text, min(at), max(at), metadata, "note", segments=_line_segments(lines))
+
+
+def _line_segments(lines: list[tuple[str, int | None]]) -> tuple[tuple[int, int, int], ...]:
+    """(offset in the text, file line, file line) of each line of text: a hit cites the lines it
+    shows, as a Markdown note's does, however the file spreads them (a blank line between an
+    ``<h1>`` and the next, several ``<div>`` on one line). A line of unknown origin (a blank one, a
+    ``<pre>``'s after its first) is counted with the line before it."""
+    segments, offset = [], 0
+    last = next(line for _, line in lines if line is not None)
+    for text, line in lines:
+        last = line if line is not None else last
+        segments.append((offset, last, last))
+        offset += len(text) + 1
+    return tuple(segments)
 
 
 def _title(html: str) -> str:
