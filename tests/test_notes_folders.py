@@ -271,6 +271,19 @@ def test_obsidian_s_trash_is_counted_again_only_when_a_note_goes_in_or_out(
     assert left_out() == [f"1 note in Obsidian's trash (.trash); `vecbook add {vault / '.trash'}` reads it"]
 
 
+def test_a_notion_export_zip_holding_its_part_zips_is_read_in_the_pages_folders(tmp_path: Path) -> None:
+    # Notion's export is a zip holding "ExportBlock-<uuid>-Part-1.zip": a page's folder was the part's
+    # name and the folders in it, "ExportBlock-….zip!/Private & Shared/Projekte"
+    page, folder = "8f3e1c2d4b5a69788796a5b4c3d2e1f0", "0a1b2c3d4e5f60718293a4b5c6d7e8f9"
+    part = zipped({f"Private & Shared/Projekte {folder}/Q2 planning {page}.md": "# Q2 planning\n\nShip the beta 🚀.\n",
+                   f"Private & Shared/Projekte {folder}/Q2 planning {page}/chart.png": b"\x89PNG\x00"})
+    notes = write_tree(tmp_path / "notes", {
+        "Export-2b5f.zip": zipped({"ExportBlock-2b5f4c1e-9d7a-4b1e-8c2f-3a4b5c6d7e8f-Part-1.zip": part})})
+    [record], _, _ = vecbook.sources.load_export(CollectionConfig(
+        name="notes", path=notes, database_label="notes", format="notes"))
+    assert (record.metadata["note"], record.metadata["folder"]) == ("Q2 planning", "Private & Shared/Projekte")
+
+
 def test_a_saved_page_is_one_note_without_the_frames_in_its_files_folder(tmp_path: Path) -> None:
     # A browser's "Web Page, Complete" writes the page beside <name>_files/, which holds its frames
     # (ads, embeds) as .html: they were read as notes of their own ("Buy now!"), found by any search.

@@ -76,7 +76,7 @@ def _records(export: Export, file: ExportFile) -> Iterator[Record]:
         return
     text = "\n".join(line for line, _ in lines)
     title = _title(html) or lines[0][0]
-    inside = file.rel.split("!/", 1)[-1]
+    inside = file.rel.rsplit("!/", 1)[-1]
     folder = inside.rsplit("/", 1)[0] if "/" in inside else None
     found = {"note": title, "title": title, "folder": folder, "format": export.format}
     metadata = {k: v for k, v in found.items() if v}

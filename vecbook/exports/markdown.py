@@ -164,7 +164,7 @@ def note_records(export: Export, file: ExportFile, folder: str) -> Iterator[Reco
 def _bundle_note(rel: str, note: str, folder: str) -> tuple[str, str]:
     """The name and folder of the note whose text is ``rel`` (``text.md``): in a TextPack, the pack's
     (where it lies); in a TextBundle, the bundle's; else ``note`` and ``folder`` as they are."""
-    pack = rel.split("!/", 1)[0] if "!/" in rel else ""
+    pack = rel.rsplit("!/", 2)[-2] if "!/" in rel else ""  # (where the pack lies: in a zip, its path there)
     if pack.lower().endswith(TEXTPACK) and (not folder or ("/" not in folder and folder.lower().endswith(TEXTBUNDLE))):
         return pack.rsplit("/", 1)[-1][:-len(TEXTPACK)], pack.rsplit("/", 1)[0] if "/" in pack else ""
     if folder.lower().endswith(TEXTBUNDLE):
@@ -182,7 +182,7 @@ def _records(export: Export, file: ExportFile, folder_given: str | None = None) 
         export.warn(file, bad[0].line, undecoded_reason(bad, "note"), skipped=False)
     lines = [line.rstrip("\r") for line in text.split("\n")]
     note = file.name.rsplit(".", 1)[0]
-    inside = file.rel.split("!/", 1)[-1]  # a zip member: its path inside the archive
+    inside = file.rel.rsplit("!/", 1)[-1]  # a zip member: its path inside the archive (the innermost)
     folder = inside.rsplit("/", 1)[0] if "/" in inside else ""
     folder = folder if folder_given is None else folder_given
     if note.lower() == TEXTBUNDLE_TEXT:  # a TextBundle's or a TextPack's text: the bundle is the note
