@@ -164,11 +164,15 @@ def test_every_window_cites_the_lines_of_its_messages(root: Path) -> None:
 
 
 def test_a_folder_holding_several_exports_reads_each_with_its_own_names() -> None:
+    # two workspaces, each zipped beside the folder it was unzipped to: each message read once
     records, problems = load(SLACK)
-    assert problems == []
-    assert sum(r.metadata["message_count"] for r in records) == 2 * (147 + 14)
-    zipped = [r for r in records if r.file_path.startswith("slack/slack-export-viewer_testarchive.zip!/")]
-    assert zipped[0].text.startswith("hamza: @abilinski: Created an issue")
+    assert sum(r.metadata["message_count"] for r in records) == 147 + 14
+    assert {r.file_path.split("/")[1] for r in records} == {CLASSIC.name, CURRENT.name}
+    assert records[0].text.startswith("hamza: @abilinski: Created an issue")
+    assert [(p.where, p.reason) for p in problems] == [
+        (f"slack/{folder.name}.zip", f"collection 'slack': the same workspace as '{folder.name}', exported again: "
+                                     f"all {count} of its messages are read there")
+        for folder, count in ((CLASSIC, 147), (CURRENT, 14))]
 
 
 # -- names, markup, DMs, threads (a small export written here) --
@@ -351,6 +355,48 @@ def test_a_huddle_is_a_notice_and_what_was_said_in_its_thread_is_read(tmp_path: 
     records, problems = load(root)
     assert problems == []
     assert [r.text for r in records] == ["Ana: sharing the roadmap link"]
+
+
+# -- a workspace exported twice --
+
+def test_a_workspace_exported_twice_is_read_once_and_cited_in_the_newer_export(tmp_path: Path) -> None:
+    # March's export beside June's: June's holds March's messages, one edited since, and Bo has
+    # renamed himself since (a message's identity is its channel and ts, not the names shown)
+    small_export(tmp_path / "slack-2024-03")
+    june = small_export(tmp_path / "slack-2024-06")
+    (june / "users.json").write_text(json.dumps([*USERS[:1], {"id": "U2", "profile": {"display_name": "Bo"}},
+                                                 USERS[2]]), encoding="utf-8")
+    days = json.loads((june / "secret" / "2024-03-02.json").read_text(encoding="utf-8"))
+    days[0].update(text="budget draft v2", edited={"user": "U2", "ts": "1709372999.000000"})
+    (june / "secret" / "2024-03-02.json").write_text(json.dumps(days, indent=4), encoding="utf-8")
+    write_export(june, {"general/2024-06-03": [{"type": "message", "user": "U1", "text": "summer hours?",
+                                                 "ts": "1717405200.000100"}]})
+    records, problems = load(tmp_path, "work")
+    assert [(r.file_path.split("/")[1], r.text) for r in records] == [
+        ("slack-2024-06", "Ana: lunch?\nBo: sure"),
+        ("slack-2024-06", "Ana: Standup moved to 10, @Bo\nDeploy Bot: build 42 passed"),
+        ("slack-2024-06", "Bo: Deploy plan?\nAna: Friday & after the freeze\ncy: report attached\n"
+                          "[file: q1-report.pdf]"),
+        ("slack-2024-06", "Ana: summer hours?"),
+        ("slack-2024-06", "cy: gift for Dee"),
+        ("slack-2024-06", "Bo: budget draft v2"),
+        ("slack-2024-03", "Bo Berg: budget draft"),  # the words June's export no longer holds
+    ]
+    assert [(p.where, p.reason) for p in problems] == [
+        ("work/slack-2024-03", "collection 'work': the same workspace as 'slack-2024-06', exported again: 8 of "
+                               "its messages are read there; the 1 it alone holds here")]
+
+
+def test_a_workspace_zip_beside_the_folder_it_was_unzipped_to_is_read_once(tmp_path: Path) -> None:
+    source = small_export(tmp_path / "Acme Slack export")
+    with zipfile.ZipFile(tmp_path / "Acme Slack export.zip", "w") as zipped:
+        for path in sorted(source.rglob("*.json")):
+            zipped.write(path, path.relative_to(source).as_posix())
+    records, problems = load(tmp_path, "work")
+    assert len(records) == 5 and {r.file_path.split("/")[1] for r in records} == {"Acme Slack export"}
+    assert [(p.where, p.reason) for p in problems] == [
+        ("work/Acme Slack export.zip", "collection 'work': the same workspace as 'Acme Slack export', exported "
+                                       "again: all 9 of its messages are read there")]
 
 
 # -- bad input --

@@ -1,5 +1,5 @@
 """A chat exported twice into one collection, read once (WhatsApp, Telegram, Messenger, Discord,
-ChatGPT).
+ChatGPT, Slack).
 
 People export a chat again months later and keep both: WhatsApp's "WhatsApp Chat with Ana.txt"
 beside a browser's "WhatsApp Chat with Ana (1).txt", a zip beside the folder it was unzipped to,
@@ -11,6 +11,7 @@ to fold, twice the counts.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from dataclasses import dataclass
 from typing import Callable, Hashable, Sequence
 
 from ..records import Record
@@ -30,27 +31,50 @@ def read_once(export: Export, messages: list[Message], chat_of: Callable[[Messag
     one, else its minute; its author and text; as many times as the newer copy has it). What only
     an older copy holds (deleted on the phone since, or edited) stays, cited there; an older copy
     that gave messages up says so in a WARN."""
+    kept, repeats = kept_once(messages, chat_of, copy_of)
+    for repeat in repeats:
+        _say_read_once(export, repeat)
+    return kept
+
+
+@dataclass
+class Repeat:
+    """An older copy of a chat (its messages) some of whose messages a newer copy holds too."""
+
+    messages: list[Message]
+    newest: Message  # the first message of the newest copy of the chat
+    dropped: int  # how many of ``messages`` the newer copies hold, so dropped here
+
+
+def kept_once(messages: list[Message], chat_of: Callable[[Message], Hashable] | None = None,
+              copy_of: Callable[[Message], str] | None = None,
+              said_of: Callable[[Message], Hashable] | None = None) -> tuple[list[Message], list[Repeat]]:
+    """``read_once`` without its WARNs: the messages kept, and each older copy that gave some up.
+    ``said_of`` is what tells one message from another (default: see ``_said``)."""
     chats: dict[Hashable, dict[str, list[Message]]] = {}
     for message in messages:
         chat = chat_of(message) if chat_of is not None else message.conversation
         copy = copy_of(message) if copy_of is not None else message.file.rel
         chats.setdefault(chat, {}).setdefault(copy, []).append(message)
     if all(len(files) == 1 for files in chats.values()):
-        return messages
+        return messages, []
+    said = said_of or _said
     kept: list[Message] = []
+    repeats: list[Repeat] = []
     for files in chats.values():
         newest, *older = sorted(files.values(), key=lambda f: (_last(f), len(f), f[0].file.rel), reverse=True)
         kept += newest
-        held = Counter(_said(m) for m in newest)  # the most times any file so far holds each message
+        held = Counter(said(m) for m in newest)  # the most times any file so far holds each message
         for file_messages in older:
-            here: Counter[tuple[object, ...]] = Counter()
+            here: Counter[Hashable] = Counter()
             for message in file_messages:
-                here[said := _said(message)] += 1
-                if here[said] > held[said]:
+                here[key := said(message)] += 1
+                if here[key] > held[key]:
                     kept.append(message)
-            _say_read_once(export, file_messages, newest[0].file.rel, sum((here & held).values()))
+            if dropped := sum((here & held).values()):
+                repeats.append(Repeat(file_messages, newest[0], dropped))
             held |= here
-    return kept
+    return kept, repeats
 
 
 def _last(messages: list[Message]) -> float:
@@ -70,13 +94,17 @@ def _said(message: Message) -> tuple[object, ...]:
     return when, message.author, message.text
 
 
-def _say_read_once(export: Export, messages: list[Message], newest: str, dropped: int) -> None:
-    """The WARN of an older export of a chat whose ``dropped`` messages a newer one holds."""
-    if dropped:
-        alone = len(messages) - dropped
-        held = (f"all {dropped} of its messages are read there" if not alone else
-                f"{dropped} of its messages are read there; the {alone} it alone holds here")
-        export.warn(messages[0].file, None, f"the same chat as '{newest}', exported again: {held}", skipped=False)
+def _say_read_once(export: Export, repeat: Repeat) -> None:
+    """The WARN of an older export of a chat some of whose messages a newer one holds."""
+    export.warn(repeat.messages[0].file, None, f"the same chat as '{repeat.newest.file.rel}', exported again: "
+                                               f"{held_there(repeat.dropped, len(repeat.messages))}", skipped=False)
+
+
+def held_there(dropped: int, count: int) -> str:
+    """What a WARN of an older export of ``count`` messages says of the ``dropped`` a newer one holds."""
+    alone = count - dropped
+    return (f"all {dropped} of its messages are read there" if not alone else
+            f"{dropped} of its messages are read there; the {alone} it alone holds here")
 
 
 def window_key(record: Record) -> tuple[object, ...]:

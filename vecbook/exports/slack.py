@@ -7,15 +7,17 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Iterator
+from typing import Any, Hashable, Iterator
 
 from ..emoji_names import emoji_for, with_emoji
 from ..records import Record
 from .base import (Export, ExportFile, Message, chat_records, clean_text, collector_paused, from_timestamp,
                    json_list, json_object)
 from .jsonpos import JsonText
+from .read_once import held_there, kept_once
 
 # A day file: "<conversation folder>/YYYY-MM-DD.json", anywhere in the export (a folder that
 # holds several exports, or a zip with a top folder, puts a prefix before it).
@@ -56,7 +58,9 @@ def _day_files(export: Export) -> list[ExportFile]:
 
 
 def read(export: Export) -> list[Record]:
-    """Every conversation's day files, windowed; a thread is windowed apart from its channel."""
+    """Every conversation's day files, windowed; a thread is windowed apart from its channel. A
+    workspace exported twice (March's export beside June's, a zip beside its folder) is read once
+    (``_read_once``)."""
     workspaces: dict[str, Workspace] = {}
 
     def parse(file: ExportFile) -> Iterator[Message]:
@@ -72,7 +76,55 @@ def read(export: Export) -> list[Record]:
         messages = export.read_each(files, parse)
         for workspace in workspaces.values():
             workspace.name_bots()
-        return chat_records(export, messages)
+        return chat_records(export, _read_once(export, messages))
+
+
+def _root_of(rel: str) -> str:
+    """The export a day file is of: its path before the conversation's folder ("" for the
+    collection's own export, "2024-06/" for one in a folder, "x.zip!/" for a zip's)."""
+    return rel[:DAY_FILE.search(rel).start(1)]  # type: ignore[union-attr]
+
+
+def _read_once(export: Export, messages: list[Message]) -> list[Message]:
+    """Each message once where a workspace was exported twice: each channel's messages in the
+    newest export holding it, as other chats' are (``read_once``). A message is told by its ``ts``
+    (unique in its channel) and its last edit's, not by the names shown, which change as people
+    rename themselves. One WARN an older export, not one a channel: a workspace has hundreds."""
+    kept, repeats = kept_once(messages, _channel_of, lambda m: _root_of(m.file.rel), _said)
+    counts = Counter(_root_of(m.file.rel) for m in messages)
+    older: dict[str, list[tuple[str, int]]] = {}
+    for repeat in repeats:
+        older.setdefault(_root_of(repeat.messages[0].file.rel), []).append(
+            (_root_of(repeat.newest.file.rel), repeat.dropped))
+    for root, held in older.items():
+        newest = Counter(n for n, _ in held).most_common(1)[0][0]
+        export.warn(f"{export.label_prefix}{_root_name(root)}" if root else None, None,
+                    f"the same workspace as '{_root_name(newest) or export.path.name}', exported again: "
+                    f"{held_there(sum(d for _, d in held), counts[root])}", skipped=False)
+    return kept
+
+
+def _root_name(root: str) -> str:
+    """An export's root as a reader names it: "2024-06", "x.zip"."""
+    return root.removesuffix("/").removesuffix("!")
+
+
+def _channel_of(message: Message) -> Hashable:
+    """The conversation a message is of, across exports: its channel's id where listed."""
+    channel = message.metadata.get("channel_id")
+    return ("id", str(channel)) if channel else ("name", message.conversation)
+
+
+def _said(message: Message) -> Hashable:
+    """What tells one message from another across exports: its ``ts`` and its last edit's."""
+    return message.id, message.edited if isinstance(message, SlackMessage) else None
+
+
+@dataclass
+class SlackMessage(Message):
+    """A Slack message, with when it was last edited: an edit between two exports is read in both."""
+
+    edited: str | None = None
 
 
 # -- the workspace: who is who, which folder is which conversation --
@@ -233,9 +285,10 @@ def _message(export: Export, space: Workspace, conversation: Conversation, item:
         export.warn(file, line, f"message {ts} without text skipped")
         return None
     author, named = _author(space, item)
-    message = Message(conversation=conversation.name, author=author, text=text, file=file, line=line,
-                      end_line=end_line, when=when, id=str(ts), thread=_thread(item),
-                      metadata=conversation.metadata)
+    edited = json_object(item.get("edited")).get("ts")
+    message = SlackMessage(conversation=conversation.name, author=author, text=text, file=file, line=line,
+                           end_line=end_line, when=when, id=str(ts), thread=_thread(item),
+                           metadata=conversation.metadata, edited=str(edited) if edited else None)
     if not named:
         space.bot_messages.append(message)
     return message
