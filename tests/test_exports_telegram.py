@@ -91,7 +91,7 @@ def test_a_personal_chat_yields_windows_of_its_messages() -> None:
         ("tg/chat-analytics_DM_2A_7M.json:82-105#3672", "Alice: [photo]\nAlice: [photo]"),
     ]
     local = "2019-07-12T16:55:32-03:00"  # whatever this computer's zone
-    assert records[0].metadata == {"chat_type": "personal_chat", "date": local,
+    assert records[0].metadata == {"chat_type": "personal_chat", "chat_id": 700000000, "date": local,
                                    "end_date": local, "participants": ["Bob"],
                                    "conversation": "Bob", "format": "telegram", "message_count": 1}
     assert records[3].metadata["date"] == "2022-05-09T23:26:09+00:00"  # from date_unixtime, UTC

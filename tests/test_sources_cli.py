@@ -362,24 +362,34 @@ def test_a_chat_exported_again_and_added_apart_is_added_with_a_warning(
            "(`vecbook remove whatsapp-chat-with-family` and `vecbook remove whatsapp-chat-with-family-1` first)" in err, err
 
 
-def test_a_telegram_chat_exported_alone_and_in_the_account_export_is_added_with_a_warning(
-        home: Path, user_config: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """The account export numbers a chat's messages "<chat id>:<id>" (ids count per chat), the chat's
-    own export "<id>": the same messages all the same."""
-    said = [{"id": 1, "type": "message", "date": "2024-03-01T10:00:00", "date_unixtime": "1709287200",
-             "from": "Ana", "text": "the ferry to Porto leaves at noon"},
-            {"id": 2, "type": "message", "date": "2024-03-01T10:01:00", "date_unixtime": "1709287260",
-             "from": "Bo", "text": "ok"}]
-    bo = {"name": "Bo", "type": "personal_chat", "id": 100, "messages": said}
-    for folder, value in (("ChatExport_2024-03-01", bo), ("DataExport_2024-06-01", {
-            "about": "Here is the data you requested.", "personal_information": {"user_id": 1},
-            "chats": {"about": "All chats.", "list": [bo]}})):
+TELEGRAM_SAID = [{"id": 1, "type": "message", "date": "2024-03-01T10:00:00", "date_unixtime": "1709287200",
+                  "from": "Ana", "text": "the ferry to Porto leaves at noon"},
+                 {"id": 2, "type": "message", "date": "2024-03-01T10:01:00", "date_unixtime": "1709287260",
+                  "from": "Bo", "text": "ok"}]
+TELEGRAM_BO = {"name": "Bo", "type": "personal_chat", "id": 100, "messages": TELEGRAM_SAID}
+
+
+@pytest.mark.parametrize("march, june", [
+    # the account export numbers a chat's messages "<chat id>:<id>" (ids count per chat), the
+    # chat's own export "<id>": the same messages all the same
+    (TELEGRAM_BO, {"about": "Here is the data you requested.", "personal_information": {"user_id": 1},
+                   "chats": {"about": "All chats.", "list": [TELEGRAM_BO]}}),
+    # the chat is named as the contact is saved on the phone: "Bo" in March, "Bo Silva" by June
+    (TELEGRAM_BO, {**TELEGRAM_BO, "name": "Bo Silva"}),
+    # Telegram Desktop wrote "date" alone (local time, no zone) before 2021, "date_unixtime" too since
+    ({**TELEGRAM_BO, "messages": [{k: v for k, v in m.items() if k != "date_unixtime"} for m in TELEGRAM_SAID]},
+     TELEGRAM_BO),
+], ids=["alone and in the account export", "renamed since", "exported before 2021"])
+def test_a_telegram_chat_exported_again_and_added_apart_is_added_with_a_warning(
+        home: Path, user_config: Path, capsys: pytest.CaptureFixture[str], march: dict, june: dict) -> None:
+    """A chat is told by the id Telegram gave it and a message by its id, as the reader tells them."""
+    for folder, value in (("ChatExport_2024-03-01", march), ("DataExport_2024-06-01", june)):
         (home / folder).mkdir()
         (home / folder / "result.json").write_text(json.dumps(value), encoding="utf-8")
-    assert run(capsys, "add", "DataExport_2024-06-01", "--name", "account")[0] == 0
-    code, out, err = run(capsys, "add", "ChatExport_2024-03-01")
-    assert code == 0 and "added 'bo'" in out
-    assert f"WARN {home / 'ChatExport_2024-03-01'} holds the chat 'account' holds, exported again (1 of its 1 " \
+    assert run(capsys, "add", "DataExport_2024-06-01", "--name", "june")[0] == 0
+    code, out, err = run(capsys, "add", "ChatExport_2024-03-01", "--name", "march")
+    assert code == 0 and "added 'march'" in out
+    assert f"WARN {home / 'ChatExport_2024-03-01'} holds the chat 'june' holds, exported again (1 of its 1 " \
            "conversation windows are there too)" in err, err
 
 

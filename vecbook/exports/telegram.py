@@ -203,7 +203,9 @@ def _chat_messages(export: Export, file: ExportFile, doc: JsonText, at: int, hea
     ``offsets`` the UTC offset each item with both kinds of time shows; returns the offset after it."""
     conversation = _conversation(head)
     prefix = f"{head.get('id')}:" if qualify else ""
-    metadata = {"chat_type": head["type"]} if isinstance(head.get("type"), str) else {}
+    metadata: dict[str, Any] = {"chat_type": head["type"]} if isinstance(head.get("type"), str) else {}
+    if isinstance(head.get("id"), (int, str)) and not isinstance(head["id"], bool):
+        metadata["chat_id"] = head["id"]  # what tells a chat renamed since apart (``window_key``)
     after = doc.skip_ws(at) + 1
     for begin, end, item in doc.elements(at):
         after = end
