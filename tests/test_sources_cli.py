@@ -393,6 +393,19 @@ def test_a_telegram_chat_exported_again_and_added_apart_is_added_with_a_warning(
            "conversation windows are there too)" in err, err
 
 
+def test_a_slack_workspace_exported_again_and_added_apart_is_added_with_a_warning(
+        home: Path, user_config: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Its zip beside the folder it was unzipped to, each added: both would be searched and counted."""
+    source = ROOT / "tests" / "data" / "exports" / "slack" / "slackdump_source_export"
+    shutil.copytree(source, home / "slack-2025-01")
+    shutil.copy(source.with_suffix(".zip"), home / "slack-2025-01.zip")
+    assert run(capsys, "add", "slack-2025-01", "--name", "folder")[0] == 0
+    code, out, err = run(capsys, "add", "slack-2025-01.zip", "--name", "zipped")
+    assert code == 0 and "added 'zipped'" in out
+    assert f"WARN {home / 'slack-2025-01.zip'} holds the chat 'folder' holds, exported again (9 of its 9 " \
+           "conversation windows are there too)" in err, err
+
+
 def test_a_notes_folder_leaves_the_sources_inside_it_to_their_readers(
         home: Path, user_config: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """As the data folder does: each record is read once, by its own reader, so nothing overlaps."""

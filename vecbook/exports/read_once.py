@@ -112,11 +112,11 @@ def window_key(record: Record) -> tuple[object, ...]:
     message's key (the app's id, or a digest of the message: ``Message.key``), not the file. A
     Telegram account export writes the chat's id before the message's ("100:1", its ids count per
     chat), the chat's own export not ("1"): the key is taken without it. Where the window names
-    its chat's id (Telegram's ``chat_id``), that and the message's id are the key, as ``read_once``
-    tells them: a chat renamed between the exports, or one exported before 2021 (its times
-    without a zone, so its ``date`` another), is the same chat still."""
+    its chat's id (Telegram's ``chat_id``, Slack's ``channel_id``), that and the message's id are the
+    key, as ``read_once`` tells them: a chat renamed between the exports, or one exported before 2021
+    (its times without a zone, so its ``date`` another), is the same chat still."""
     key = record.id.rsplit("#", 1)[-1].rsplit(":", 1)[-1]
-    chat = record.metadata_value("chat_id")
+    chat = record.metadata_value("chat_id") or record.metadata_value("channel_id")
     if chat is not None:
         return ("chat", str(chat)), key
     return record.metadata_value("conversation"), record.metadata_value("date"), key
