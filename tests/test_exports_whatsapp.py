@@ -143,6 +143,9 @@ def test_every_fixture_message_is_found_at_its_cited_lines() -> None:
     ("[2023/12/31 朝早9:05:09] Ana: hi", "2023-12-31T09:05:09"),  # morning
     ("[2023/12/31 下晝3:05:09] Ana: hi", "2023-12-31T15:05:09"),  # afternoon
     ("2023/12/31 夜晚9:05 - Ana: hi", "2023-12-31T21:05:00"),  # evening
+    ("[2023/12/31 上晝10:05:09] Ana: hi", "2023-12-31T10:05:09"),  # colloquial: before noon
+    ("2023/12/31 晏晝1:05 - Ana: hi", "2023-12-31T13:05:00"),  # colloquial: midday, early afternoon
+    ("[2023/12/31 晏晝12:35:09] Ana: hi", "2023-12-31T12:35:09"),
 ])
 def test_a_locale_s_header_gives_the_date_as_written(tmp_path: Path, line: str, date: str) -> None:
     records, problems = load(chat(tmp_path, line + "\n"))

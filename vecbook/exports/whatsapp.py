@@ -64,9 +64,10 @@ _SPACE = "[ \u202f\u00a0]"
 # first, per language; read in any case, with or without their dots (a Hebrew gershayim ״ also
 # as an ASCII "). The Latin "AM"/"PM" ("PM", "p.m.", "p. m.") are _LATIN_MARK. Chinese iPhones
 # may name the part of the day (凌晨 small hours ... 晚上 evening), and Cantonese ones (Hong Kong)
-# theirs (午夜 midnight, 朝早 morning, 下晝 afternoon, 夜晚 evening): each reads as AM or PM.
+# theirs (午夜 midnight, 朝早 morning, 下晝 afternoon, 夜晚 evening; in speech's words too, 上晝
+# before noon, 晏晝 midday and after): each reads as AM or PM.
 DAY_HALVES = (("午前", "午後"), ("上午", "下午"), ("凌晨", "晚上"), ("早上", "中午"), ("清晨", "傍晚"),
-              ("午夜", "下晝"), ("朝早", "夜晚"),  # yue
+              ("午夜", "下晝"), ("朝早", "夜晚"), ("上晝", "晏晝"),  # yue
               ("오전", "오후"), ("ص", "م"), ("π.μ.", "μ.μ."), ("PG", "PTG"),  # Malay: pagi, petang
               ("לפנה״צ", "אחה״צ"), ("ق.ظ", "ب.ظ"), ("SA", "CH"), ("ÖÖ", "ÖS"), ("дп", "пп"),  # he, fa, vi, tr, uk
               ("пр.об.", "сл.об."), ("fm", "em"), ("de.", "du."), ("dop.", "odp."),  # bg, sv, hu, cs
