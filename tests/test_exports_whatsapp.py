@@ -642,6 +642,21 @@ def test_system_lines_of_android_are_skipped(tmp_path: Path) -> None:
     assert [r.text for r in records] == ["Bo: hello"]
 
 
+@pytest.mark.parametrize("pasted", [
+    "12/03/2024, 14:00 - dentist\n13/03/2024, 09:00 - school meeting\nbring the forms",
+    "12/03/2024, 14:00 - dentist\nnote: bring the card",
+])
+def test_a_pasted_line_that_looks_like_a_system_line_but_goes_on_is_text_of_the_message(tmp_path: Path,
+                                                                                       pasted: str) -> None:
+    # WhatsApp writes each of its notices on one line: a header naming nobody with lines under it
+    # is what someone pasted (an agenda copied from a calendar), not a notice to leave out
+    text = f"12/03/2024, 10:00 - Ana: the week:\n{pasted}\n12/03/2024, 10:05 - Bo: ok\n14/03/2024, 10:06 - Bo left\n"
+    records, problems = load(chat(tmp_path, text))
+    assert [r.text for r in records] == [f"Ana: the week:\n{pasted}\nBo: ok"]
+    assert records[0].segments[0][1:] == (1, 1 + pasted.count("\n") + 1)
+    assert problems == []
+
+
 def test_a_group_whose_export_opens_with_many_joins_is_still_a_chat(tmp_path: Path) -> None:
     # a community group: the encryption notice, its creation, then a line for each of 60 joins
     # before anyone writes; Android's system lines name nobody, so no "Name: text" near the top

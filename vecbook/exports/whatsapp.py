@@ -330,6 +330,9 @@ def _messages(export: Export, file: ExportFile) -> Iterator[Message]:
     unread: list[tuple[int, str]] = []  # lines that look like headers HEADER does not read: (line, text)
     messages: list[tuple[Message, bool]] = []  # each with whether iOS marked it as it marks its own lines
     writers: set[str] = set()  # authors of a line iOS did not mark: people, not the chat itself
+    run: list[tuple[int, int]] = []  # the lines naming nobody since the last message: (first line, count)
+    above: Message | None = None  # the message they follow
+    lines: list[str] = []  # the file's lines, split when first needed (``_paste``)
     for number, (date, clock, body) in enumerate(zip(parts[2::4], parts[3::4], parts[4::4])):
         later = body.find("\n")  # the lines after the header's own: a message's first line is never a header
         if later >= 0 and (odd := _unread_header(body[later + 1:], chat_like=True)) is not None:
@@ -339,12 +342,20 @@ def _messages(export: Export, file: ExportFile) -> Iterator[Message]:
         if sep and "\n" not in author and not _OPEN_QUOTE.search(author):
             name = author.strip(_MARKS + " ").lstrip("~\u202f ")
             marked = _marked(said)
+            above = None
+            run.clear()
             if not _is_notice(said) and not (marked and (number == 0 or _marked_notice(said.lstrip(_MARKS)))):
-                message = _message(export, file, conversation, name, said, line, (date, clock), days, clocks)
-                if message is not None:
-                    messages.append((message, marked))
+                above = _message(export, file, conversation, name, said, line, (date, clock), days, clocks)
+                if above is not None:
+                    messages.append((above, marked))
                     if not marked:
                         writers.add(name)
+        else:
+            run.append((line, body.rstrip().count("\n") + 1))
+            if run[-1][1] > 1 and above is not None:  # no notice goes on past its line: these were pasted
+                lines = lines or text.split("\n")
+                _paste(above, lines, run)
+                run.clear()
         line += body.count("\n")
     # iOS writes its own lines ("X added Y", a changed description, the encryption notice) under
     # the chat's name, which writes nothing else; its first line is the encryption notice
@@ -353,6 +364,16 @@ def _messages(export: Export, file: ExportFile) -> Iterator[Message]:
         export.warn(file, unread[0][0], f"{len(unread)} line{'s' if len(unread) > 1 else ''} start like a message "
                                         f"header in a date or time format not read, kept as text of the message "
                                         f"above (first: {unread[0][1]!r})", skipped=False)
+
+
+def _paste(message: Message, lines: list[str], run: list[tuple[int, int]]) -> None:
+    """The lines of ``run`` (each its first line and how many), which name nobody as WhatsApp's
+    notices do, added to ``message`` as its text: the last of them goes on past its own line, as
+    no notice does, so they are lines someone pasted (an agenda: "12/03/2024, 14:00 - dentist")."""
+    first, (last, count) = run[0][0], run[-1]
+    pasted = "\n".join(line.rstrip("\r") for line in lines[first - 1:last - 1 + count])
+    message.text = f"{message.text}\n{pasted.strip(_MARKS)}"
+    message.end_line = last + count - 1
 
 
 def _is_notice(said: str) -> bool:
