@@ -263,3 +263,18 @@ def test_a_channel_exported_as_html_beside_json_ones_is_a_warning_naming_it(tmp_
     assert [(p.where, p.reason) for p in problems] == [(
         "dc/Friends - Text Channels - general [4].html", "collection 'dc': DiscordChatExporter's HTML export, which "
         "VecBook does not read: export the channel again choosing the JSON format")]
+
+
+def test_a_channel_exported_as_csv_beside_json_ones_is_a_warning_naming_it(tmp_path: Path) -> None:
+    # the CSV export writes no guild, channel or message ids, and its dates as the computer's
+    # locale does: a channel exported so among JSON ones is named, as an HTML one is
+    write_channel(tmp_path, [message(1, "Default", "Anyone up for the pub quiz?")])
+    rows = 'AuthorID,Author,Date,Content,Attachments,Reactions\r\n"1","ana","3/1/2024 10:00 AM","hi","",""\r\n'
+    (tmp_path / "Friends - Text Channels - general [4].csv").write_bytes(b"\xef\xbb\xbf" + rows.encode())
+    (tmp_path / "Friends - Text Channels - quiz-night [2].csv").write_text(rows, encoding="utf-8")
+    (tmp_path / "scores.csv").write_text("name,score\nana,3\n", encoding="utf-8")
+    records, problems, _ = load_export(CollectionConfig(name="dc", path=tmp_path, database_label=str(tmp_path)))
+    assert [r.text for r in records] == ["ana: Anyone up for the pub quiz?"]
+    assert [(p.where, p.reason) for p in problems] == [(
+        "dc/Friends - Text Channels - general [4].csv", "collection 'dc': DiscordChatExporter's CSV export, which "
+        "VecBook does not read: export the channel again choosing the JSON format")]

@@ -204,6 +204,9 @@ DISCORD_HTML = ("Friends - general [1234].html",
                 '<!DOCTYPE html>\n<html lang="en">\n<head>\n<title>Friends - general</title>\n<style>\n'
                 '.chatlog { padding: 1rem 0; }\n.chatlog__message-group { display: grid; }\n</style>\n</head>\n'
                 '<body>\n<div class="chatlog">\n<div class="chatlog__message-group">hello</div>\n')
+DISCORD_CSV = ("Friends - Text Channels - general [1234].csv",  # DiscordChatExporter's CSV: no guild or channel in it
+               'AuthorID,Author,Date,Content,Attachments,Reactions\n"1090","ana","3/1/2024 10:00 AM",'
+               '"quiz at eight?","",""\n')
 IMESSAGE_HTML = ("Ana Lima.html",  # imessage-exporter -f html: its stylesheet first in the page
                  '<html>\n<head>\n<meta charset="UTF-8">\n<style>body {\n\tfont-family: system-ui;\n}\n\n'
                  '.message {\n\tmargin: 1%;\n}\n\n.message .sent.imessage {\n\tbackground-color: #1982FC;\n}\n'
@@ -220,11 +223,13 @@ MESSENGER_HTML = ("your_facebook_activity/messages/inbox/anasilva_10158/message_
                                  "again choosing Format: Machine-readable JSON"),
     (*DISCORD_HTML, "discord", "DiscordChatExporter's HTML export, which VecBook does not read: export the "
                                "channel again choosing the JSON format"),
+    (*DISCORD_CSV, "discord", "DiscordChatExporter's CSV export, which VecBook does not read: export the "
+                              "channel again choosing the JSON format"),
     (*MESSENGER_HTML, "messenger", "Facebook's (or Instagram's) HTML download, which VecBook does not read: "
                                    "request your messages again choosing Format: JSON"),
     (*IMESSAGE_HTML, "imessage-txt", "imessage-exporter's HTML export, which VecBook does not read: export "
                                      "again as text: imessage-exporter -f txt"),
-], ids=["telegram", "discord", "messenger", "imessage"])
+], ids=["telegram", "discord", "discord-csv", "messenger", "imessage"])
 def test_an_apps_html_export_is_named_with_how_to_get_the_json(
         tmp_path: Path, name: str, page: str, fmt: str, app: str) -> None:
     root = tmp_path / "export"

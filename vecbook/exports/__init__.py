@@ -59,6 +59,12 @@ HTML_EXPORTS = (
     (re.compile(r"(?:^|/)message_\d+\.html$"), b"<html",
      "Facebook's (or Instagram's) HTML download", "request your messages again choosing Format: JSON"),
 )
+# The same for the chat exports in another format than HTML that no reader reads: DiscordChatExporter's
+# CSV (no guild, channel or message ids in it; its dates as the exporting computer's locale writes them).
+OTHER_FORMAT_EXPORTS = (
+    (re.compile(r"\.csv$", re.IGNORECASE), b"AuthorID,Author,Date,Content,Attachments,Reactions",  # discord.CSV_MARK
+     "DiscordChatExporter's CSV export", "export the channel again choosing the JSON format"),
+)
 
 
 # Archives of other kinds, which VecBook does not open (a .zip is read in memory as it is):
@@ -121,10 +127,11 @@ def _unreadable_zip(export: Export) -> str | None:
 
 def html_export(export: Export) -> str | None:
     """What the export is and how to get the JSON VecBook reads, when it is a chat app's HTML
-    export (see HTML_EXPORTS); None otherwise. Asked only once no format recognised it."""
+    export, or its export in another format no reader reads (see HTML_EXPORTS, OTHER_FORMAT_EXPORTS);
+    None otherwise. Asked only once no format recognised it."""
     for file in export.files():
         rel = file.rel.replace("!/", "/")
-        for name, mark, what, how in HTML_EXPORTS:
+        for name, mark, what, how in HTML_EXPORTS + OTHER_FORMAT_EXPORTS:
             if name.search(rel) and mark in file.head():
                 return f"it is {what}, which VecBook does not read: {how}"
     return None

@@ -25,8 +25,12 @@ NOTICE_NUMBERS = frozenset({*range(1, 19), 21, 22, *range(24, 33), *range(36, 40
 # How DiscordChatExporter names the second and later parts of a partitioned export.
 _PART = re.compile(r" \[part \d+\](?=\.json$)", re.I)
 # DiscordChatExporter's HTML export (its GUI's default format), not read, opens its stylesheet
-# with these classes.
+# with these classes; its CSV export, not read either (no guild, channel or message ids in it),
+# with this header row.
 HTML_MARK = b"chatlog__"
+CSV_MARK = b"AuthorID,Author,Date,Content,Attachments,Reactions"
+# What each export not read is called, by its suffix, and the mark it is told by.
+OTHER_EXPORTS = {(".html", ".htm"): ("HTML", HTML_MARK), (".csv",): ("CSV", CSV_MARK)}
 
 
 def detect(export: Export) -> bool:
@@ -44,7 +48,7 @@ def _json_files(export: Export) -> list[ExportFile]:
 
 def read(export: Export) -> list[Record]:
     """Every channel file's messages, windowed, each once where a channel was exported twice
-    (``read_once``); an HTML export among them is a WARN."""
+    (``read_once``); an HTML or CSV export among them is a WARN."""
     files = [f for f in _json_files(export) if _looks_like(f.head())]
     _html_exports(export, files)
     messages = export.read_each(files, lambda f: _messages(export, f))
@@ -64,15 +68,17 @@ def _export_of(message: Message) -> str:
 
 
 def _html_exports(export: Export, files: list[ExportFile]) -> None:
-    """A WARN for each channel exported as HTML among the JSON ones, where it would be passed over
-    unseen; one exported both ways (the same name, ``.json`` beside ``.html``) is read from its JSON."""
+    """A WARN for each channel exported as HTML (or CSV) among the JSON ones, where it would be
+    passed over unseen; one exported both ways (the same name, ``.json`` beside ``.html``) is read
+    from its JSON."""
     if not files:  # an HTML export alone: the load's "nothing read" WARN names it and what to do
         return
     read_names = {f.rel.rsplit(".", 1)[0] for f in files}
-    for page in export.find(lambda f: f.name.lower().endswith((".html", ".htm"))):
-        if page.rel.rsplit(".", 1)[0] not in read_names and HTML_MARK in page.head():
-            export.warn(page, None, "DiscordChatExporter's HTML export, which VecBook does not read: export the "
-                                    "channel again choosing the JSON format")
+    for suffixes, (kind, mark) in OTHER_EXPORTS.items():
+        for page in export.find(lambda f: f.name.lower().endswith(suffixes)):
+            if page.rel.rsplit(".", 1)[0] not in read_names and mark in page.head():
+                export.warn(page, None, f"DiscordChatExporter's {kind} export, which VecBook does not read: export "
+                                        "the channel again choosing the JSON format")
 
 
 def _messages(export: Export, file: ExportFile) -> Iterator[Message]:
