@@ -406,6 +406,22 @@ def test_a_slack_workspace_exported_again_and_added_apart_is_added_with_a_warnin
            "conversation windows are there too)" in err, err
 
 
+def test_a_chatgpt_export_made_again_and_added_apart_is_added_with_a_warning(
+        home: Path, user_config: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """March's data export beside June's, where the conversation was renamed since: a conversation
+    is told by its id, as the reader tells it."""
+    source = ROOT / "tests" / "data" / "exports" / "chatgpt" / "chatgpt2graph_conversations.json"
+    conversations = json.loads(source.read_text(encoding="utf-8"))
+    for folder, title in (("chatgpt-2024-03", None), ("chatgpt-2024-06", "Distances, renamed")):
+        (home / folder).mkdir()
+        renamed = [{**c, "title": title or c["title"]} for c in conversations]
+        (home / folder / "conversations.json").write_text(json.dumps(renamed), encoding="utf-8")
+    assert run(capsys, "add", "chatgpt-2024-03", "--name", "march")[0] == 0
+    code, out, err = run(capsys, "add", "chatgpt-2024-06", "--name", "june")
+    assert code == 0 and "added 'june'" in out
+    assert f"WARN {home / 'chatgpt-2024-06'} holds the chat 'march' holds, exported again (" in err, err
+
+
 def test_a_notes_folder_leaves_the_sources_inside_it_to_their_readers(
         home: Path, user_config: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """As the data folder does: each record is read once, by its own reader, so nothing overlaps."""

@@ -107,16 +107,22 @@ def held_there(dropped: int, count: int) -> str:
             f"{dropped} of its messages are read there; the {alone} it alone holds here")
 
 
+# The metadata key a chat format's windows name their chat's id by (ChatGPT's ``thread`` is the
+# conversation's id), for ``window_key``.
+CHAT_IDS = {"telegram": "chat_id", "slack": "channel_id", "chatgpt": "thread"}
+
+
 def window_key(record: Record) -> tuple[object, ...]:
     """What two exports of one chat share for a window: its chat, its start and its first
     message's key (the app's id, or a digest of the message: ``Message.key``), not the file. A
     Telegram account export writes the chat's id before the message's ("100:1", its ids count per
     chat), the chat's own export not ("1"): the key is taken without it. Where the window names
-    its chat's id (Telegram's ``chat_id``, Slack's ``channel_id``), that and the message's id are the
-    key, as ``read_once`` tells them: a chat renamed between the exports, or one exported before 2021
-    (its times without a zone, so its ``date`` another), is the same chat still."""
+    its chat's id (``CHAT_IDS``), that and the message's id are the key, as ``read_once`` tells them:
+    a chat renamed between the exports, or one exported before 2021 (its times without a zone, so
+    its ``date`` another), is the same chat still."""
     key = record.id.rsplit("#", 1)[-1].rsplit(":", 1)[-1]
-    chat = record.metadata_value("chat_id") or record.metadata_value("channel_id")
+    named = CHAT_IDS.get(str(record.metadata_value("format")))
+    chat = record.metadata_value(named) if named is not None else None
     if chat is not None:
         return ("chat", str(chat)), key
     return record.metadata_value("conversation"), record.metadata_value("date"), key
