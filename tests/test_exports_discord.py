@@ -278,3 +278,18 @@ def test_a_channel_exported_as_csv_beside_json_ones_is_a_warning_naming_it(tmp_p
     assert [(p.where, p.reason) for p in problems] == [(
         "dc/Friends - Text Channels - general [4].csv", "collection 'dc': DiscordChatExporter's CSV export, which "
         "VecBook does not read: export the channel again choosing the JSON format")]
+
+
+def test_a_channel_exported_as_plain_text_is_read_as_text_and_says_so(tmp_path: Path) -> None:
+    # DiscordChatExporter's TXT export is a .txt like any other: read as text records, whole, and
+    # named, so that its user knows the JSON export reads by message, with dates and senders
+    text = ("=" * 62 + "\r\nGuild: Friends\r\nChannel: Text Channels / general\r\n" + "=" * 62 + "\r\n\r\n"
+            "[3/1/2024 10:00 AM] ana\r\nAnyone up for the pub quiz?\r\n\r\n\r\n")
+    (tmp_path / "Friends - Text Channels - general [4].txt").write_text(text, encoding="utf-8", newline="")
+    records, problems, _ = load_export(CollectionConfig(name="dc", path=tmp_path, database_label=str(tmp_path),
+                                                        format="text"))
+    assert len(records) == 1 and "Anyone up for the pub quiz?" in records[0].text
+    assert [(p.where, p.line, p.reason) for p in problems] == [(
+        "dc/Friends - Text Channels - general [4].txt", 1, "collection 'dc': DiscordChatExporter's plain-text export: "
+        "read as text, without dates or senders (export the channel again choosing the JSON format to read it by "
+        "message)")]

@@ -31,6 +31,8 @@ HTML_MARK = b"chatlog__"
 CSV_MARK = b"AuthorID,Author,Date,Content,Attachments,Reactions"
 # What each export not read is called, by its suffix, and the mark it is told by.
 OTHER_EXPORTS = {(".html", ".htm"): ("HTML", HTML_MARK), (".csv",): ("CSV", CSV_MARK)}
+# Its plain-text export, read as text where a .txt is, opens with a rule of 62 "=" and the guild.
+TEXT_MARK = re.compile("\ufeff?={62}\r?\nGuild: ")
 
 
 def detect(export: Export) -> bool:
@@ -65,6 +67,12 @@ def _export_of(message: Message) -> str:
     "<channel>.json", "<channel> [part 2].json"...) taken together, as they hold its messages
     between them."""
     return _PART.sub("", message.file.rel)
+
+
+def plain_text_export(head: str) -> bool:
+    """Whether a ``.txt`` starts as DiscordChatExporter's plain-text export does (it is read as
+    text: its dates are written as the exporting computer's locale writes them)."""
+    return TEXT_MARK.match(head) is not None
 
 
 def _html_exports(export: Export, files: list[ExportFile]) -> None:

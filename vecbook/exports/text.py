@@ -13,6 +13,7 @@ from typing import Iterator
 from ..conflicts import CONFLICT_KEY, conflict_original
 from ..records import Problem, Record, read_record_file
 from .base import Export, ExportFile
+from .discord import plain_text_export
 from .whatsapp import unread_chat
 
 
@@ -29,9 +30,13 @@ def read(export: Export) -> list[Record]:
 
 def _records(export: Export, file: ExportFile) -> Iterator[Record]:
     data = file.read_bytes()
-    if (first := unread_chat(data[:2000].decode("utf-8", "replace"))) is not None:
+    head = data[:2000].decode("utf-8", "replace")
+    if (first := unread_chat(head)) is not None:
         export.warn(file, first[0], f"starts like a WhatsApp chat, in a date or time form not read "
                                     f"({first[1][:80]!r}): read as text, without dates or senders", skipped=False)
+    elif plain_text_export(head):
+        export.warn(file, 1, "DiscordChatExporter's plain-text export: read as text, without dates or senders "
+                             "(export the channel again choosing the JSON format to read it by message)", skipped=False)
     records, problems = read_record_file(data, file.label)
     for problem in problems:
         export.problems.append(Problem(problem.where, problem.line, f"{export.problem_prefix}{problem.reason}",
