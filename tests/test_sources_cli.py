@@ -422,6 +422,25 @@ def test_a_chatgpt_export_made_again_and_added_apart_is_added_with_a_warning(
     assert f"WARN {home / 'chatgpt-2024-06'} holds the chat 'march' holds, exported again (" in err, err
 
 
+def test_a_messenger_thread_downloaded_again_and_added_apart_is_added_with_a_warning(
+        home: Path, user_config: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Messenger writes no message ids; a thread is told by its path, which stays when the group is
+    renamed (its title, and so its windows' conversation, do not)."""
+    said = [{"sender_name": "Bo", "timestamp_ms": 1709287260000, "content": "ok"},
+            {"sender_name": "Ana", "timestamp_ms": 1709287200000, "content": "the ferry to Porto leaves at noon"}]
+    for folder, title in (("facebook-ana-2024-03", "Porto trip"), ("facebook-ana-2024-06", "Porto trip 2024")):
+        thread = home / folder / "your_facebook_activity" / "messages" / "inbox" / "portotrip_1234"
+        thread.mkdir(parents=True)
+        (thread / "message_1.json").write_text(json.dumps({
+            "participants": [{"name": "Ana"}, {"name": "Bo"}], "messages": said, "title": title,
+            "thread_path": "inbox/portotrip_1234"}), encoding="utf-8")
+    assert run(capsys, "add", "facebook-ana-2024-03", "--name", "march")[0] == 0
+    code, out, err = run(capsys, "add", "facebook-ana-2024-06", "--name", "june")
+    assert code == 0 and "added 'june'" in out
+    assert f"WARN {home / 'facebook-ana-2024-06'} holds the chat 'march' holds, exported again (1 of its 1 " \
+           "conversation windows are there too)" in err, err
+
+
 def test_a_notes_folder_leaves_the_sources_inside_it_to_their_readers(
         home: Path, user_config: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """As the data folder does: each record is read once, by its own reader, so nothing overlaps."""

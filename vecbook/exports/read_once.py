@@ -20,6 +20,11 @@ from .base import Export, Message
 # The chat formats whose windows two sources (``vecbook add``) or two files of a notes folder
 # (``read_twice``) are compared by, to tell of a chat exported twice.
 CHAT_FORMATS = ("whatsapp", "telegram", "messenger", "discord")
+# The metadata key a chat format's windows name their chat's id by (ChatGPT's ``thread`` is the
+# conversation's id, Messenger's the thread's path), for ``window_key``.
+CHAT_IDS = {"telegram": "chat_id", "slack": "channel_id", "chatgpt": "thread", "messenger": "thread"}
+# The chat formats without message ids, whose window key is a digest holding the chat's name.
+NO_MESSAGE_IDS = frozenset({"messenger"})
 
 
 def read_once(export: Export, messages: list[Message], chat_of: Callable[[Message], Hashable] | None = None,
@@ -107,11 +112,6 @@ def held_there(dropped: int, count: int) -> str:
             f"{dropped} of its messages are read there; the {alone} it alone holds here")
 
 
-# The metadata key a chat format's windows name their chat's id by (ChatGPT's ``thread`` is the
-# conversation's id), for ``window_key``.
-CHAT_IDS = {"telegram": "chat_id", "slack": "channel_id", "chatgpt": "thread"}
-
-
 def window_key(record: Record) -> tuple[object, ...]:
     """What two exports of one chat share for a window: its chat, its start and its first
     message's key (the app's id, or a digest of the message: ``Message.key``), not the file. A
@@ -119,12 +119,15 @@ def window_key(record: Record) -> tuple[object, ...]:
     chat), the chat's own export not ("1"): the key is taken without it. Where the window names
     its chat's id (``CHAT_IDS``), that and the message's id are the key, as ``read_once`` tells them:
     a chat renamed between the exports, or one exported before 2021 (its times without a zone, so
-    its ``date`` another), is the same chat still."""
+    its ``date`` another), is the same chat still. Without message ids (Messenger's), the key is a
+    digest of the first message holding the chat's name, which a rename changes: the chat's id and
+    the window's start, to the second, are the key."""
     key = record.id.rsplit("#", 1)[-1].rsplit(":", 1)[-1]
-    named = CHAT_IDS.get(str(record.metadata_value("format")))
+    chat_format = str(record.metadata_value("format"))
+    named = CHAT_IDS.get(chat_format)
     chat = record.metadata_value(named) if named is not None else None
     if chat is not None:
-        return ("chat", str(chat)), key
+        return ("chat", str(chat)), record.metadata_value("date") if chat_format in NO_MESSAGE_IDS else key
     return record.metadata_value("conversation"), record.metadata_value("date"), key
 
 
