@@ -86,6 +86,20 @@ def test_a_conversation_in_two_exports_is_read_once_in_the_newer(tmp_path: Path)
                         "'chatgpt-2024-06/conversations.json', exported again: all 3 of its messages are read there"]
 
 
+
+def test_two_exports_in_the_data_folder_are_a_warning_saying_how_to_read_each_message_once(tmp_path: Path) -> None:
+    # the data folder (and a notes folder) reads each file on its own: both exports are read, so the
+    # older says where its windows are read again, as a WhatsApp chat exported twice there does
+    from vecbook.sources import load_directory
+    export(tmp_path / "chatgpt-2023-11", [conversation()])
+    export(tmp_path / "chatgpt-2024-06", [conversation()])
+    report = load_directory(tmp_path)
+    assert [str(p) for p in report.problems] == [
+        "chatgpt-2023-11/conversations.json: the same chat as 'chatgpt-2024-06/conversations.json', exported again "
+        "(1 of its 1 conversation windows are there too): this folder reads each file on its own, so their "
+        "messages are searched and counted twice; to read each once, move both into a folder of their own and add "
+        "it (`vecbook add FOLDER`)"]
+
 # -- the fixture --
 
 def test_the_sample_reads_its_current_branch_as_cited_windows() -> None:

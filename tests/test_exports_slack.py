@@ -399,6 +399,18 @@ def test_a_workspace_zip_beside_the_folder_it_was_unzipped_to_is_read_once(tmp_p
                                        "again: all 9 of its messages are read there")]
 
 
+def test_two_exports_in_the_data_folder_are_a_warning_saying_how_to_read_each_message_once(tmp_path: Path) -> None:
+    # the data folder (and a notes folder) reads each export on its own: both are read, so the
+    # older says where its windows are read again, as a WhatsApp chat exported twice there does
+    from vecbook.sources import load_directory
+    small_export(tmp_path / "work" / "slack-2024-03")
+    small_export(tmp_path / "work" / "slack-2024-06")
+    report = load_directory(tmp_path)
+    assert [str(p) for p in report.problems] == [
+        "work/slack-2024-03: the same chat as 'work/slack-2024-06', exported again (5 of its 5 conversation windows "
+        "are there too): this folder reads each file on its own, so their messages are searched and counted twice; "
+        "to read each once, move both into a folder of their own and add it (`vecbook add FOLDER`)"]
+
 # -- bad input --
 
 def test_bad_files_and_messages_are_warnings_and_the_rest_loads(tmp_path: Path) -> None:

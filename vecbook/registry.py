@@ -43,9 +43,8 @@ from .sqlite_tables import (PROFILE_DATABASE, joplin_profile_name, known_app, ot
 # What ``--format`` accepts besides the export formats: a SQLite database of rows.
 SQLITE = "sqlite"
 # Chat exports people export again months later and may add apart: add reads the sources of the
-# same format to say so (``exported_again``). A Slack workspace and a ChatGPT data export too (a
-# notes folder reads each whole, so neither is a chat ``read_twice`` compares file by file).
-CHATS_EXPORTED_AGAIN = (*CHAT_FORMATS, "slack", "chatgpt")
+# same format to say so (``exported_again``).
+CHATS_EXPORTED_AGAIN = CHAT_FORMATS
 SQLITE_MAGIC = b"SQLite format 3\x00"
 # Participants shown by ``add``: the most frequent few (a group chat may have hundreds).
 SHOWN_PARTICIPANTS = 8

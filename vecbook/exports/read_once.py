@@ -19,7 +19,7 @@ from .base import Export, Message
 
 # The chat formats whose windows two sources (``vecbook add``) or two files of a notes folder
 # (``read_twice``) are compared by, to tell of a chat exported twice.
-CHAT_FORMATS = ("whatsapp", "telegram", "messenger", "discord")
+CHAT_FORMATS = ("whatsapp", "telegram", "messenger", "discord", "slack", "chatgpt")
 # The metadata key a chat format's windows name their chat's id by (ChatGPT's ``thread`` is the
 # conversation's id, Messenger's the thread's path), for ``window_key``.
 CHAT_IDS = {"telegram": "chat_id", "slack": "channel_id", "chatgpt": "thread", "messenger": "thread"}
