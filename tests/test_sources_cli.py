@@ -234,7 +234,12 @@ def _unreadable(home: Path) -> str:
     (["add", "notes", "--name", "files"],
      "a source named 'files' already exists (it names the data folder's notes); choose another"),
     (["add", "notes", "--name", "old"], "a source named 'old' already exists (in {config}); choose another"),
-    (["add", "picture.png"], "cannot tell what {home}/picture.png is: no format recognises it; pass --format"),
+    # a picture or a document: no --format reads it, so none is suggested
+    (["add", "picture.png"], "cannot tell what {home}/picture.png is: it is a .png file, which VecBook does not "
+     "open: it reads notes (.md, .txt), the chat, mail and calendar exports of the apps it knows, and SQLite "
+     "databases\n"),
+    (["add", "papers/2023/Tax return.PDF"], "cannot tell what {home}/papers/2023/Tax return.PDF is: it is a .pdf "
+     "file, which VecBook does not open: "),
     # a folder just made for notes: --format would only lead to "nothing to search"
     (["add", "empty-folder"], "cannot tell what {home}/empty-folder is: the folder is empty (no file in it at any "
      "depth): nothing to read until it holds notes or an export"),
@@ -245,7 +250,8 @@ def _unreadable(home: Path) -> str:
     (["remove", "nope"], "no source named 'nope' in {config} (sources: old)"),
     # a source that yields nothing is not registered, --format or not: the reader says why
     (["add", "picture.png", "--format", "telegram"], "nothing to search in {home}/picture.png: not a telegram export "
-     "(Telegram Desktop JSON (result.json)); no format VecBook reads recognises it; nothing was added"),
+     "(Telegram Desktop JSON (result.json)); it is a .png file, which VecBook does not open: it reads notes (.md, "
+     ".txt), the chat, mail and calendar exports of the apps it knows, and SQLite databases; nothing was added"),
     (["add", "cut.json", "--format", "telegram"], "nothing to search in {home}/cut.json: invalid JSON: Unterminated "
      "string starting at (line 1, column 82): the file ends there, cut short (a download, copy or export that did not finish: "
      "get it again); nothing was added"),
@@ -255,7 +261,7 @@ def _unreadable(home: Path) -> str:
     (["add", "quiet.json"], "nothing to search in {home}/quiet.json: no telegram messages or items found in it; "
      "nothing was added"),
 ], ids=["missing", "unknown-format", "misspelt-format", "bad-name", "bad-name-script", "bad-name-symbol",
-        "reserved-name", "name-in-use", "not-a-format",
+        "reserved-name", "name-in-use", "not-a-format", "a-pdf",
         "empty-folder", "documents", "table-not-sqlite", "remove-unknown", "not-that-format", "cut-short", "cut-short-detected",
         "empty", "no-messages"])
 def test_bad_input_is_one_line_and_changes_no_file(
@@ -266,7 +272,7 @@ def test_bad_input_is_one_line_and_changes_no_file(
     (home / "picture.png").write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(64))
     (home / "empty-folder" / "inner").mkdir(parents=True)
     (home / "papers" / "2023").mkdir(parents=True)
-    (home / "papers" / "2023" / "Tax return.pdf").write_bytes(b"%PDF-1.7\n" + bytes(64))
+    (home / "papers" / "2023" / "Tax return.PDF").write_bytes(b"%PDF-1.7\n" + bytes(64))
     (home / "papers" / "notes.docx").write_bytes(b"PK\x03\x04" + bytes(64))
     chat = '{"name": "Ana", "type": "personal_chat", "id": 1, "messages": [{"id": 1, "text": "olá, café ☕'
     (home / "cut.json").write_text(chat, encoding="utf-8")

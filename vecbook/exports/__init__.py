@@ -81,10 +81,21 @@ def why_unrecognised(export: Export) -> str | None:
             or _nothing_to_open(export))
 
 
+# A file of a kind no reader opens whatever --format says: a picture, a PDF, a document.
+NOT_OPENED = ("it reads notes (.md, .txt), the chat, mail and calendar exports of the apps it knows, and SQLite "
+              "databases")
+
+
 def _nothing_to_open(export: Export) -> str | None:
-    """A folder just made for notes, or of documents and pictures: no ``--format`` makes it searchable."""
+    """A folder just made for notes, or of documents and pictures, or one such file: no ``--format``
+    makes it searchable, so none is suggested."""
     from .notes import READ_SUFFIXES
 
+    if export.path.is_file():
+        suffix = export.path.suffix.lower()
+        # (.emlx: Apple Mail's message files, read by the maildir reader though no folder counts them)
+        opened = suffix in READ_SUFFIXES or suffix == ".emlx"
+        return None if opened else f"it is a {suffix} file, which VecBook does not open: {NOT_OPENED}"
     if not export.path.is_dir():
         return None
     files = export.files()
