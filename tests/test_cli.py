@@ -104,6 +104,17 @@ def test_a_missing_model_is_said_once(capsys: pytest.CaptureFixture[str], write_
                                  'search_mode = "keyword" in vecbook.toml to make it the default'), err
 
 
+def test_a_query_of_unquoted_words_is_searched_as_if_quoted(capsys: pytest.CaptureFixture[str],
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """The quotes forgotten, `vecbook search who fixed the boiler` searches those words, as the
+    quoted query does, and words typed after an option belong to it too."""
+    searched: list[str] = []
+    monkeypatch.setattr(vecbook.cli, "_cmd_search", lambda args, config: searched.append(args.query) or 0)
+    for words in (["who fixed the boiler"], ["who", "fixed", "the", "boiler"], ["who", "fixed", "-n", "3", "the", "boiler"]):
+        assert run(capsys, "search", *words, "--config", CONFIG) == (0, "", "")
+    assert searched == ["who fixed the boiler"] * 3
+
+
 @pytest.mark.parametrize("level", ["warn", "WARN", "warning", "error"])
 def test_log_level_flag_takes_the_config_spellings(capsys: pytest.CaptureFixture[str], level: str) -> None:
     code, out, err = run(capsys, "search", "Kahneman", "--mode", "keyword", "--log-level", level, "--config", CONFIG)
@@ -127,6 +138,7 @@ def test_log_level_flag_takes_the_config_spellings(capsys: pytest.CaptureFixture
     (["search", "x", "--log-level", "loud"], "vecbook search: error: argument --log-level: invalid choice: 'LOUD'"),
     (["search", "x", "--mode", "fuzzy"], "vecbook search: error: argument --mode: invalid choice: 'fuzzy'"),
     (["stats", "--source", "x"], "vecbook stats: error: unrecognized arguments: --source x (`vecbook stats --help`"),
+    (["search", "who", "fixed", "--frob"], "vecbook search: error: unrecognized arguments: --frob (`vecbook search"),
 ])
 def test_argparse_errors_exit_2_with_one_line_naming_the_help(capsys: pytest.CaptureFixture[str], argv: list[str],
                                                              message: str) -> None:

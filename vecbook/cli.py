@@ -170,7 +170,7 @@ def build_parser() -> _Parser:
     parser.commands = commands.choices
     search = commands.add_parser("search", parents=[common], help="search the records",
                                  description="Search records; prints hits best first.")
-    search.add_argument("query", help="what to look for")
+    search.add_argument("query", nargs="+", help="what to look for (its words quoted, or not)")
     search.add_argument("-n", "--max-results", type=_checked("check_max_results"), metavar="N",
                         help="number of hits (1-1000)")
     search.add_argument("--mode", choices=MODES, help="semantic, keyword or hybrid (default from config)")
@@ -288,6 +288,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     try:
         args, unknown = parser.parse_known_args(argv)
+        if args.command == "search" and not any(word.startswith("-") for word in unknown):  # words after an option
+            args.query, unknown = " ".join([*args.query, *unknown]), []
         if unknown:  # told by the command's own parser, whose help lists what it takes
             parser.commands[args.command].error(f"unrecognized arguments: {' '.join(unknown)}")
     except SystemExit as exc:  # argparse exits on --help and usage errors
