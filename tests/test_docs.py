@@ -127,6 +127,8 @@ def test_mcp_client_configs_start_a_server_the_cli_accepts() -> None:
                 url = server.get("url") or server["args"][-1]
                 assert re.fullmatch(r"http://127\.0\.0\.1:8765/mcp", url), url
                 continue
+            # a client started from the desktop sees neither the shell's PATH nor a virtual environment
+            assert server["command"].startswith("/"), f"{server['command']}: not the full path `which` prints"
             arguments = vecbook_arguments([server["command"], *server["args"]])
             assert arguments is not None and arguments[0] == "serve"
             parse(arguments)
