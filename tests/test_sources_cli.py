@@ -223,7 +223,9 @@ def _unreadable(home: Path) -> str:
 @pytest.mark.parametrize("argv, message", [
     (["add", "missing.txt"], "no such file or folder: {home}/missing.txt"),
     (["add", "notes", "--format", "papyrus"], "unknown format 'papyrus' (formats: "),
-    (["add", "notes", "--format", "discrod"], "unknown format 'discrod' (did you mean 'discord'?) (formats: "),
+    # a near miss: the names, not what each reads (18 of them, a screenful on one line)
+    (["add", "notes", "--format", "discrod"], "unknown format 'discrod' (did you mean 'discord'?) (formats: discord, "
+     "whatsapp, "),
     # the rule, and the name that would do, spelled as a name taken from a file's is
     (["add", "notes", "--name", "Family Chat"], "source name 'Family Chat' is not allowed: use lower-case letters, "
      "digits, - and _ (starting with a letter or digit, at most 64): --name family-chat would do"),

@@ -319,7 +319,10 @@ def choose_format(path: Path, name: str, wanted: str | None) -> str:
     if wanted is not None:
         wanted = wanted.lower()
         if wanted != SQLITE and wanted not in FORMATS:
-            raise ConfigError(f"unknown format '{wanted}'{did_you_mean(wanted, [*FORMATS, SQLITE])} ({choices})")
+            hint = did_you_mean(wanted, [*FORMATS, SQLITE])
+            # a near miss needs the names alone; a name from nowhere, what each format reads
+            listed = f"formats: {', '.join([*FORMATS, SQLITE])}" if hint else choices
+            raise ConfigError(f"unknown format '{wanted}'{hint} ({listed})")
         # a folder said to be Markdown notes or text records is read as notes: every kind in it
         return "notes" if wanted in NOTES_FORMATS and path.is_dir() else wanted
     if path.is_dir() and holds_notes(path):
