@@ -735,7 +735,7 @@ def test_config_path_says_which_file_is_in_use(
 
 
 def test_a_command_logs_its_config_and_warns_where_a_local_one_hides_the_users_sources(
-        home: Path, user_config: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        home: Path, user_config: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     # a search in a folder with its own vecbook.toml read that alone, in silence, and -v named no file
     assert run(capsys, "add", "notes")[0] == 0
     code, _, err = run(capsys, "sources", "-v")
@@ -745,6 +745,9 @@ def test_a_command_logs_its_config_and_warns_where_a_local_one_hides_the_users_s
     assert code == 0 and err.endswith(f" WARN reading ./vecbook.toml, not your user config {user_config}: its 1 "
                                       f"source (notes) is not searched here (`--config {user_config}` reads it)\n"), err
     assert run(capsys, "sources", "--config", "vecbook.toml")[2] == ""  # a file named is what was asked for
+    monkeypatch.setenv("VECBOOK_MAX_RESULT", "3")  # a misspelt variable is said once, not again for the user config
+    assert run(capsys, "sources")[2].count("VECBOOK_MAX_RESULT is no VecBook setting") == 1
+    monkeypatch.delenv("VECBOOK_MAX_RESULT")
     code, _, err = run(capsys, "sources", "-v")
     assert f" INFO config: {home / 'vecbook.toml'}\n" in err, err
 

@@ -7,9 +7,10 @@ left out."""
 from __future__ import annotations
 
 import logging
+import sys
 from pathlib import Path
 
-from .config import CONFIG_NAME, Config, ConfigError, counted, load_config, user_config_file
+from .config import CONFIG_NAME, Config, counted, user_config_file
 
 log = logging.getLogger("vecbook")
 
@@ -34,11 +35,21 @@ def log_config_in_use(config: Config, named: bool) -> None:
 
 def _user_sources(used: Path) -> list[str]:
     """The names of the user config's sources, where it is another file than ``used``; none
-    where it is missing or does not load (a search with it would say why)."""
+    where it is missing or is not TOML (a search with it would say why). Its tables are read, not
+    loaded as a config: loading reads the ``VECBOOK_*`` variables again, and would repeat the
+    warning about a misspelt one the config in use gave already."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - Python 3.10
+        import tomli as tomllib
+
     user = user_config_file()
     try:
         if not user.is_file() or user.resolve() == used.resolve():
             return []
-        return [collection.name for collection in load_config(user).collections]
-    except (ConfigError, OSError):
+        with open(user, "rb") as handle:
+            tables = tomllib.load(handle).get("collections", [])
+    except (OSError, ValueError):  # (TOMLDecodeError is a ValueError)
         return []
+    return [str(table["name"]) for table in tables if isinstance(table, dict) and "name" in table] \
+        if isinstance(tables, list) else []
