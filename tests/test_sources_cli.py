@@ -523,7 +523,7 @@ def test_a_sqlite_table_is_asked_for_when_it_cannot_be_guessed(
     assert code == 0, err
     assert "  format: sqlite\n" in out and "  records: 1\n" in out and "  dates: 2024-05-03 to 2024-05-03\n" in out
     code, out, _ = run(capsys, "search", "swimming lengths", "--mode", "keyword", "--json")
-    assert [h["citation"] for h in json.loads(out)] == [f"{database}#diary:1"]
+    assert [h["citation"] for h in json.loads(out)] == [f"{database}#entries:1"]  # the table the row is in
 
 
 def test_a_database_with_a_full_text_index_beside_its_table_is_added(
@@ -606,7 +606,8 @@ def test_the_tables_a_full_text_index_keeps_its_words_in_are_not_listed(
 def test_a_without_rowid_table_is_cited_by_its_primary_key(
         home: Path, user_config: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # a WITHOUT ROWID table (key-value stores, many apps' settings) has no rowid to cite rows by:
-    # its primary key names each row instead (both columns of a composite one)
+    # its primary key names each row instead (both columns of a composite one), after the table's
+    # name (not the source's: "app.db#app:wifi" named no table to look the row up in)
     database = home / "app.db"
     with sqlite3.connect(database) as connection:
         connection.executescript(
@@ -621,7 +622,7 @@ def test_a_without_rowid_table_is_cited_by_its_primary_key(
     code, out, err = run(capsys, "add", str(database), "--table", "cells", "--text-column", "value", "--name", "cells")
     assert code == 0, err
     code, out, _ = run(capsys, "search", "wifi rent", "--mode", "keyword", "--json")
-    assert sorted(h["citation"] for h in json.loads(out)) == [f"{database}#app:wifi", f"{database}#cells:budget:B2"]
+    assert sorted(h["citation"] for h in json.loads(out)) == [f"{database}#cells:budget:B2", f"{database}#kv:wifi"]
 
 
 def test_a_database_locked_past_the_wait_is_refused_with_what_to_do(

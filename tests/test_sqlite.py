@@ -220,7 +220,9 @@ def test_one_ranked_list_mixes_files_and_both_kinds_of_database(world: dict[str,
 
     chat = hits["chats:m2"]
     assert (chat.source, chat.file_path, chat.line_number) == ("chats", "dbs/chats.db", None)
-    assert chat.citation == "dbs/chats.db#chats:m2"
+    # a query's rows are cited by the table its id is read from (the first it reads), where the
+    # row can be looked up, not by the source's name, which no table of the database bears
+    assert chat.citation == "dbs/chats.db#messages:m2"
     assert chat.metadata["thread_title"] == "Garden planning"
     assert chat.metadata["tags"] == ["garden", "home"]
     assert chat.metadata["model"] == "gpt-4o"
@@ -238,7 +240,7 @@ def test_imessage_hit_has_iso_date_sender_and_chat(world: dict[str, Any]) -> Non
     top = book.search("grab lunch tomorrow", max_results=3, mode="hybrid", filters={"source": "imessage"})[0]
     assert top.id == "imessage:3"
     assert top.text == "Want to grab lunch tomorrow?"
-    assert top.citation == "dbs/chat.db#imessage:3"
+    assert top.citation == "dbs/chat.db#message:3"  # as the iMessage reader cites it
     assert top.file_path == "dbs/chat.db" and top.line_number is None
     # 771588000000000000 ns after 2001-01-01T00:00:00Z
     assert top.metadata["date"] == "2025-06-14T10:00:00Z"
@@ -671,6 +673,25 @@ def test_a_database_locked_past_the_wait_says_what_to_do_and_is_read_again_next_
 
 
 # --- reindex ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("query, cited", [
+    ('SELECT rowid AS id, "body" AS content FROM "entries"', "entries:1"),  # as `add --text-column` writes it
+    ("WITH e AS (SELECT rowid AS id, body AS content FROM entries) SELECT * FROM e", "entries:1"),
+    ("SELECT e.body AS content, e.rowid AS id FROM entries AS e", "entries:1"),
+    ("SELECT 1 AS id, 'Planted tomatoes' AS content", "diary:1"),  # no table read: the source's name
+])
+def test_a_querys_rows_are_cited_by_the_table_they_are_read_from(tmp_path: Path, query: str, cited: str) -> None:
+    from vecbook.config import CollectionConfig
+    from vecbook.sources import load_collection
+
+    with sqlite3.connect(tmp_path / "diary.db") as db:
+        db.execute("CREATE TABLE entries (body TEXT)")
+        db.execute("INSERT INTO entries VALUES ('Planted tomatoes')")
+    db.close()
+    collection = CollectionConfig(name="diary", database=tmp_path / "diary.db", database_label="diary.db", query=query)
+    records, problems, _ = load_collection(collection)
+    assert [r.citation for r in records] == [f"diary.db#{cited}"] and not problems
+
 
 def test_reindex_sees_added_and_deleted_rows(tmp_path: Path, embedder: vecbook.Embedder) -> None:
     write_records(tmp_path / "data", {"a.txt": "A file about kites.\n"})

@@ -130,7 +130,7 @@ class CollectionConfig:
 
     @property
     def label(self) -> str:
-        """The name shown after ``#`` in citations: the table, or the collection for queries."""
+        """The name after ``#`` in citations: the table (a query's: the one it reads first, else the name)."""
         return self.name if self.query else (self.table or f"{self.name}_documents")
 
 

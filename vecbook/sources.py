@@ -279,7 +279,10 @@ def load_collection(collection: CollectionConfig) -> tuple[list[Record], list[Pr
                 columns, rows = [d[0] for d in cursor.description], cursor.fetchall()
             except sqlite3.Error as exc:
                 raise sqlite3.Error(_what_to_do(str(exc), connection)) from None
-            return rows_to_records(collection, columns, rows)
+            # A query's rows are cited by the table its first column is read from (the id's, selected
+            # first as `add` writes it), where a row can be looked up; none read: the source's name.
+            cited = connection.tables_read[0] if collection.query and connection.tables_read else None
+            return rows_to_records(collection, columns, rows, cited)
         finally:
             connection.close()
     except OSError as exc:  # e.g. a folder the user may not read (macOS: Full Disk Access)

@@ -26,10 +26,14 @@ def busy(message: str, first: str = "") -> str:
            f"{first}{BUSY_ADVICE}"
 
 
-class _Connection(sqlite3.Connection):
-    """A connection that removes its scratch copy of the database (if any) when closed."""
+class ReadOnlyConnection(sqlite3.Connection):
+    """A connection that removes its scratch copy of the database (if any) when closed, and
+    notes the tables its statements read."""
 
     scratch: tempfile.TemporaryDirectory[str] | None = None
+    # The tables the statements prepared on it read, in the order SQLite resolves their columns
+    # (a SELECT's result columns in the order written): what a query's rows are cited by.
+    tables_read: list[str]
 
     def close(self) -> None:
         super().close()
@@ -37,7 +41,7 @@ class _Connection(sqlite3.Connection):
             self.scratch.cleanup()
 
 
-def open_readonly(database: Path) -> sqlite3.Connection:
+def open_readonly(database: Path) -> ReadOnlyConnection:
     """Open SQLite so that nothing can write: ``mode=ro``, ``query_only`` and an authorizer.
 
     A WAL-mode database keeps its latest rows in its ``-wal`` file and the WAL's index in
@@ -60,12 +64,17 @@ def open_readonly(database: Path) -> sqlite3.Connection:
         shutil.copyfile(f"{database}-wal", f"{copy}-wal")
         uri = copy.as_uri() + "?mode=ro"
     connection = sqlite3.connect(uri, uri=True, timeout=SQLITE_BUSY_TIMEOUT_SECONDS, check_same_thread=False,
-                                 factory=_Connection)
-    connection.scratch = scratch
+                                 factory=ReadOnlyConnection)
+    connection.scratch, connection.tables_read = scratch, []
     connection.execute("PRAGMA query_only = ON")
     allowed = {sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_FUNCTION,
                getattr(sqlite3, "SQLITE_RECURSIVE", 33)}
-    connection.set_authorizer(lambda action, *_: sqlite3.SQLITE_OK if action in allowed else sqlite3.SQLITE_DENY)
+
+    def authorize(action: int, table: str | None, *_: object) -> int:
+        if action == sqlite3.SQLITE_READ and table:
+            connection.tables_read.append(table)
+        return sqlite3.SQLITE_OK if action in allowed else sqlite3.SQLITE_DENY
+    connection.set_authorizer(authorize)
     return connection
 
 

@@ -61,10 +61,11 @@ _TIME_RE = re.compile(r"^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)
 _PHONE_RE = re.compile(r"^(?=.*[+\s().-])\+?\(?\d[\d\s().-]{6,}$")  # "+15551234567", "(555) 123-4567"
 
 
-def rows_to_records(collection: CollectionConfig, columns: list[str],
-                    rows: list[tuple[Any, ...]]) -> tuple[list[Record], list[Problem], int]:
+def rows_to_records(collection: CollectionConfig, columns: list[str], rows: list[tuple[Any, ...]],
+                    table: str | None = None) -> tuple[list[Record], list[Problem], int]:
     """A SQLite collection's rows as records (``id`` and ``content`` columns, every other one
-    metadata); returns (records, problems, rows skipped)."""
+    metadata), cited as rows of ``table`` (default: the collection's ``label``); returns
+    (records, problems, rows skipped)."""
     where = f"collection '{collection.name}'"
     lowered = [c.lower() for c in columns]
     if "id" not in lowered or "content" not in lowered:
@@ -93,7 +94,7 @@ def rows_to_records(collection: CollectionConfig, columns: list[str],
         seen.add(row_id)
         metadata, ok = _row_metadata(columns, row)
         bad_json += not ok
-        records.append(_row_record(collection, row_id, content.strip(), metadata))
+        records.append(_row_record(collection, table or collection.label, row_id, content.strip(), metadata))
     return (records, left_out + _row_problems(collection, bad_json, empty, binary, duplicate),
             empty + binary + duplicate)
 
@@ -209,14 +210,15 @@ def _digit_date_time(value: int | float) -> bool:
     return True
 
 
-def _row_record(collection: CollectionConfig, row_id: str, content: str, metadata: dict[str, Any]) -> Record:
+def _row_record(collection: CollectionConfig, table: str, row_id: str, content: str,
+                metadata: dict[str, Any]) -> Record:
     # Short scalar metadata (sender, date, thread title) is embedded with the
     # text, as headers are for files, so "what did Ana say about ..." can match.
     header = [f"{k}: {v}" for k, v in metadata.items() if embedded_field(k, v)]
     return Record(
         text=content, file_path=collection.database_label, line_number=None, end_line=None,
         metadata=metadata, source=collection.name, id=f"{collection.name}:{row_id}",
-        citation=f"{collection.database_label}#{collection.label}:{row_id}",
+        citation=f"{collection.database_label}#{table}:{row_id}",
         content="\n".join(header + [content]),
     )
 
