@@ -248,7 +248,9 @@ def _unreadable(home: Path) -> str:
     # a folder of documents: no --format reads a PDF
     (["add", "papers"], "cannot tell what {home}/papers is: it holds no notes (.md, .txt) and no export VecBook "
      "reads, only 2 files it does not open (.docx, .pdf)"),
-    (["add", "notes", "--table", "t"], "--table and --text-column apply to a SQLite database"),
+    (["add", "notes", "--table", "t"], "--table, --text-column and --date-column apply to a SQLite database; "
+     "{home}/notes is notes"),
+    (["add", "notes", "--date-column", "day"], "--table, --text-column and --date-column apply to a SQLite database"),
     (["remove", "nope"], "no source named 'nope' in {config} (sources: old)"),
     # a source that yields nothing is not registered, --format or not: the reader says why
     (["add", "picture.png", "--format", "telegram"], "nothing to search in {home}/picture.png: not a telegram export "
@@ -264,7 +266,7 @@ def _unreadable(home: Path) -> str:
      "nothing was added"),
 ], ids=["missing", "unknown-format", "misspelt-format", "bad-name", "bad-name-script", "bad-name-symbol",
         "reserved-name", "name-in-use", "not-a-format", "a-pdf",
-        "empty-folder", "documents", "table-not-sqlite", "remove-unknown", "not-that-format", "cut-short", "cut-short-detected",
+        "empty-folder", "documents", "table-not-sqlite", "date-column-not-sqlite", "remove-unknown", "not-that-format", "cut-short", "cut-short-detected",
         "empty", "no-messages"])
 def test_bad_input_is_one_line_and_changes_no_file(
         home: Path, user_config: Path, capsys: pytest.CaptureFixture[str], argv: list[str], message: str) -> None:
@@ -601,6 +603,33 @@ def test_the_tables_a_full_text_index_keeps_its_words_in_are_not_listed(
     code, _, err = run(capsys, "add", str(database))
     assert code == 2 and err.endswith("tables: folders (id, title); notes (id, title, body); "
                                       "notes_fts_archive (id, body)\n"), err
+
+
+def test_add_dates_a_tables_rows_by_the_column_named(
+        home: Path, user_config: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # a journal app's entries dated by Unix seconds in "written" were added undated, with the edit
+    # of the query by hand that would date them: --since found none
+    database = home / "journal.db"
+    with sqlite3.connect(database) as connection:
+        connection.executescript("CREATE TABLE entries(entry_id INTEGER PRIMARY KEY, body TEXT, written INTEGER, "
+                                 "mood TEXT); INSERT INTO entries VALUES (1, 'Swam 40 lengths', 1709300000, 'calm');")
+    connection.close()
+    code, out, err = run(capsys, "add", str(database), "--table", "entries", "--text-column", "body",
+                         "--date-column", "written")
+    assert code == 0 and "  dates: 2024-03-01 to 2024-03-01\n" in out and "no dates" not in err, err + out
+    code, out, _ = run(capsys, "search", "swimming lengths", "--mode", "keyword", "--json", "--since", "2024-03-01")
+    assert [h["citation"] for h in json.loads(out)] == [f"{database}#entries:1"]
+    # a column of no dates: said at once, not found out when --since finds nothing
+    other = home / "other.toml"
+    code, out, err = run(capsys, "add", str(database), "--table", "entries", "--text-column", "body",
+                         "--date-column", "mood", "--config", str(other))
+    assert code == 0 and "dates:" not in out, out
+    assert ("WARN no dates: --date-column mood holds no date VecBook reads (its values are like 'calm'): an ISO "
+            "date or date-time, or a Unix time in seconds, milliseconds, microseconds or nanoseconds") in err, err
+    code, _, err = run(capsys, "add", str(database), "--table", "entries", "--text-column", "body",
+                       "--date-column", "when", "--config", str(other))
+    assert code == 2 and err == ("vecbook: error: no column 'when' in table 'entries'; columns: entry_id, body, "
+                                 "written, mood\n")
 
 
 def test_a_without_rowid_table_is_cited_by_its_primary_key(

@@ -1037,10 +1037,61 @@ def test_an_apps_table_added_with_its_text_column_is_dated_by_its_creation_time(
                      "notes": ["2020-09-13T12:26:40+00:00"]}  # the time the user gave it, as Joplin shows
 
 
+@pytest.mark.parametrize("schema, column, value, date", [
+    ("written INTEGER", "written", 1709300000, "2024-03-01T13:33:20+00:00"),  # Unix seconds
+    ("written INTEGER", "written", 1709300000123, "2024-03-01T13:33:20+00:00"),  # milliseconds (JavaScript, Anki)
+    # ISO text, as SQLite's datetime() and Calibre write it
+    ("written TEXT", "written", "2024-03-01 13:33:20.123456+00:00", "2024-03-01 13:33:20.123456+00:00"),
+    # Core Data (Day One, Apple's apps): seconds since 2001
+    ("Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, ZWRITTEN TIMESTAMP", "ZWRITTEN", 731000000.0,
+     "2024-03-01T15:33:20+00:00"),
+    # the column named wins over a `date` column the table has (a Date the app writes as a weekday)
+    ("\"Date\" TEXT DEFAULT 'Friday', written INTEGER", "written", 1709300000, "2024-03-01T13:33:20+00:00"),
+])
+def test_the_column_add_is_told_dates_the_rows(tmp_path: Path, schema: str, column: str, value: Any,
+                                               date: str) -> None:
+    # a diary dated by "written" (Unix time) was added undated, the only way to date it an edit of
+    # the query by hand
+    from vecbook.config import CollectionConfig
+    from vecbook.sqlite_tables import sqlite_table
+    from vecbook.sources import load_collection
+
+    path = tmp_path / "diary.db"
+    with sqlite3.connect(path) as db:
+        db.execute(f"CREATE TABLE entries ({schema}, body TEXT)")
+        db.execute(f'INSERT INTO entries ("{column}", body) VALUES (?, ?)', (value, "Swam 40 lengths"))
+    db.close()
+    _, query = sqlite_table(path, "entries", "body", date_column=column)
+    records, problems, _ = load_collection(CollectionConfig(name="diary", database=path, query=query))
+    assert [r.metadata["date"] for r in records] == [date] and not problems
+    assert [k for k in records[0].metadata if k.lower() == "date"] == ["date"]
+
+
+def test_a_table_of_id_and_content_is_dated_by_the_column_named(tmp_path: Path) -> None:
+    from vecbook.config import CollectionConfig
+    from vecbook.sqlite_tables import sqlite_table
+    from vecbook.sources import load_collection
+
+    path = tmp_path / "store.db"
+    with sqlite3.connect(path) as db:
+        db.execute("CREATE TABLE docs (id TEXT PRIMARY KEY, content TEXT, ts INTEGER)")
+        db.execute("INSERT INTO docs VALUES ('a1', 'Swam 40 lengths', 1709300000)")
+    db.close()
+    assert sqlite_table(path, None, None) == ("docs", None)
+    table, query = sqlite_table(path, None, None, date_column="ts")
+    records, _, _ = load_collection(CollectionConfig(name="store", database=path, table=table, query=query))
+    assert [(r.id, r.metadata["date"]) for r in records] == [("store:a1", "2024-03-01T13:33:20+00:00")]
+    with pytest.raises(vecbook.ConfigError, match=r"^no column 'when' in table 'docs'; columns: id, content, ts$"):
+        sqlite_table(path, None, None, date_column="when")
+
+
 @pytest.mark.parametrize("column, said", [
-    ("day", 'add `, "day" AS date` before FROM in its query'),
-    ("entry_date", 'add `, "entry_date" AS date` before FROM in its query'),
-    ("mood", "add `, <column> AS date` before FROM in its query"),
+    ("day", 'add it with `--date-column day` (after `vecbook remove db`: an ISO date, or a Unix or Core Data '
+            'time), or add `, "day" AS date` before FROM in its query'),
+    ("entry_date", "add it with `--date-column entry_date` (after `vecbook remove db`: an ISO date, or a Unix or "
+                   'Core Data time), or add `, "entry_date" AS date` before FROM in its query'),
+    ("mood", "add it with `--date-column COLUMN` (after `vecbook remove db`: an ISO date, or a Unix or Core Data "
+             "time), or add `, <column> AS date` before FROM in its query"),
 ])
 def test_a_table_added_with_its_text_column_and_no_date_column_says_how_to_date_it(
         tmp_path: Path, capsys: pytest.CaptureFixture[str], column: str, said: str) -> None:

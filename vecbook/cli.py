@@ -262,6 +262,8 @@ def _add_source_commands(commands: Any, common: argparse.ArgumentParser) -> None
     add.add_argument("--description", metavar="TEXT", help="what it holds, shown to you and to assistants")
     add.add_argument("--table", help="SQLite: the table of rows to search")
     add.add_argument("--text-column", metavar="COLUMN", help="SQLite: the table's column holding the text")
+    add.add_argument("--date-column", metavar="COLUMN", help="SQLite: the table's column holding each row's date "
+                                                             "(ISO text, or Unix or Core Data time)")
     add.set_defaults(handler=_cmd_add, loads_config=False)
     remove = commands.add_parser("remove", parents=[target], help="take a source out of the config",
                                  description="Remove a source from the config (its files are not touched).")
@@ -507,7 +509,7 @@ def _cmd_add(args: argparse.Namespace, _config: None) -> int:
 
     target = _target_file(args)
     found = inspect(args.path, target, name=args.name, format_name=args.format, description=args.description,
-                    table=args.table, text_column=args.text_column)
+                    table=args.table, text_column=args.text_column, date_column=args.date_column)
     for line in found.said:
         print(line)
     print(f"found '{found.summary.name}':")

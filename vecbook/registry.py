@@ -37,8 +37,8 @@ from .source_counts import chat_facts, chats_by_source
 from .tokens import fold
 from .sources import (DATA_SOURCE, NOTES_FORMATS, LoadReport, is_notes_folder, load_collection, load_export,
                       other_sources)
-from .sqlite_tables import (PROFILE_DATABASE, joplin_profile_name, known_app, other_profiles, profile_database,
-                            sqlite_table, undated)
+from .sqlite_tables import (PROFILE_DATABASE, date_warnings, joplin_profile_name, known_app, other_profiles,
+                            profile_database, sqlite_table)
 
 # What ``--format`` accepts besides the export formats: a SQLite database of rows.
 SQLITE = "sqlite"
@@ -356,7 +356,8 @@ class NewSource:
 
 
 def inspect(path_text: str, config_file: Path, name: str | None = None, format_name: str | None = None,
-            description: str | None = None, table: str | None = None, text_column: str | None = None) -> NewSource:
+            description: str | None = None, table: str | None = None, text_column: str | None = None,
+            date_column: str | None = None) -> NewSource:
     """Read the source at ``path_text`` as ``add`` would register it; ConfigError (and nothing
     written) for a path that is missing or unreadable, an unknown format, a name in use, or a
     config file that is not valid TOML."""
@@ -370,9 +371,9 @@ def inspect(path_text: str, config_file: Path, name: str | None = None, format_n
     if name is not None:
         name = check_name(name, taken, config_file)  # a bad name is refused before the path is read
     chosen = choose_format(path, name or "source", format_name)
-    if (table or text_column) and chosen != SQLITE:
-        raise ConfigError(f"--table and --text-column apply to a SQLite database; {path} is {chosen}")
-    picked_table, query = sqlite_table(path, table, text_column) if chosen == SQLITE else (None, None)
+    if (table or text_column or date_column) and chosen != SQLITE:
+        raise ConfigError(f"--table, --text-column and --date-column apply to a SQLite database; {path} is {chosen}")
+    picked_table, query = sqlite_table(path, table, text_column, date_column) if chosen == SQLITE else (None, None)
     # (a database's table) before the name from the path: the same `add` twice hears it is there already
     check_not_added(path, picked_table, query, config, config_file)
     if name is None:
@@ -396,8 +397,7 @@ def inspect(path_text: str, config_file: Path, name: str | None = None, format_n
                           f"{_by_hand(entry, problems, config_file)}")
     if description:
         entry["description"] = description
-    # (a query add wrote, from --text-column: one given by hand says what it dates itself)
-    dateless = [undated(query, config_file)] if query and not any(r.metadata.get("date") for r in records) else []
+    dateless = date_warnings(query, records, config_file, name, date_column)
     return NewSource(entry, summarize(name, facts.get("format", chosen), label, records, problems, description or "",
                                       facts, path.is_dir()), overlaps(path, config, notes=chosen == "notes")
                      + exported_again(path, name, chosen, records, config) + dateless, said)

@@ -11,6 +11,7 @@ from typing import Sequence
 
 from . import sqlite_ro
 from .config import ConfigError
+from .records import Record
 from .sqlite_ro import BUSY_MESSAGES, open_readonly, row_key
 
 # The columns apps keep a row's creation time in, first found first: Joplin's user_created_time
@@ -49,6 +50,8 @@ JOPLIN_NOTEBOOK = ('(WITH RECURSIVE up(id, parent_id, path, depth) AS (SELECT id
 # Apple Notes' NoteStore.sqlite, told by its tables: a note's text is a gzipped protobuf in ZICNOTEDATA's
 # ZDATA, which no column holds as text (ZICCLOUDSYNCINGOBJECT's ZSNIPPET is its first line only).
 APPLE_NOTES = {"ZICCLOUDSYNCINGOBJECT", "ZICNOTEDATA"}
+# What --since and --until read of a row's date: an ISO day, with its time or not.
+_ISO_DAY = re.compile(r"^\d{4}-\d{2}-\d{2}")
 # The rows read to tell which column holds a table's text, when ``add`` is not told.
 TEXT_SAMPLE_ROWS = 500
 # Core Data counts time in seconds from 2001-01-01 UTC, which is this Unix time.
@@ -101,10 +104,25 @@ def known_app(path: Path) -> str | None:
     return KNOWN_APPS[table] if table is not None else None
 
 
-def sqlite_table(path: Path, table: str | None, text_column: str | None) -> tuple[str | None, str | None]:
+def sqlite_table(path: Path, table: str | None, text_column: str | None,
+                 date_column: str | None = None) -> tuple[str | None, str | None]:
     """(table, query) for a SQLite source: a table with ``id`` and ``content`` columns is used
-    as it is; another text column needs ``--text-column`` and becomes a query. ConfigError
-    listing the tables and their columns when the choice cannot be made."""
+    as it is; another text column needs ``--text-column`` and becomes a query, and so does a
+    ``date_column`` (``--date-column``), named ``date`` there. ConfigError listing the tables and
+    their columns when the choice cannot be made."""
+    table, query = _table_or_query(path, table, text_column, date_column)
+    if date_column is None or table is None:
+        return table, query
+    # a table of id and content columns, read as it is but for the date
+    columns = _tables(path)[table]
+    _check_column(table, columns, date_column)
+    content = next(c for c in columns if c.lower() == "content")
+    return None, _text_column_query(table, content, columns, '"id"', date_column=date_column)
+
+
+def _table_or_query(path: Path, table: str | None, text_column: str | None,
+                    date_column: str | None) -> tuple[str | None, str | None]:
+    """``sqlite_table``'s choice, a table of ``id`` and ``content`` columns given as it is."""
     columns = _tables(path)
     listing = "; ".join(f"{n} ({', '.join(c)})" for n, c in columns.items()) or "none"
     extra: list[str] = []
@@ -126,6 +144,8 @@ def sqlite_table(path: Path, table: str | None, text_column: str | None) -> tupl
         return fitting[0], None
     if table not in columns:
         raise ConfigError(f"no table '{table}' in {path}; tables: {listing}")
+    if date_column is not None:
+        _check_column(table, columns[table], date_column)
     lowered = [c.lower() for c in columns[table]]
     if text_column is None:
         if "content" in lowered and "id" in lowered:
@@ -134,29 +154,53 @@ def sqlite_table(path: Path, table: str | None, text_column: str | None) -> tupl
         hint = f" ({likeliest} holds the most text)" if likeliest else ""
         raise ConfigError(f"which column of table '{table}' holds the text? pass --text-column NAME{hint}; "
                           f"columns: {', '.join(columns[table])}")
-    if text_column not in columns[table]:
-        raise ConfigError(f"no column '{text_column}' in table '{table}'; columns: {', '.join(columns[table])}")
+    _check_column(table, columns[table], text_column)
     if "id" in lowered:
-        return None, _text_column_query(table, text_column, columns[table], '"id"', extra)
+        return None, _text_column_query(table, text_column, columns[table], '"id"', extra, date_column)
     key = _row_key(path, table)
     if key is None:
         raise ConfigError(f"'{table}' is a view with no 'id' column, and a view's rows have no rowid to cite them "
                           f"by: add the view's underlying table instead, or write the [[collections]] table by "
                           f"hand with a 'query' that selects an id (docs/formats.md#sqlite-collections)")
-    return None, _text_column_query(table, text_column, columns[table], key)
+    return None, _text_column_query(table, text_column, columns[table], key, date_column=date_column)
 
 
-def undated(query: str, config_file: Path) -> str:
-    """What ``add`` says of a table it read with ``--text-column`` (``query``, which it wrote)
-    whose rows have no date: why, and the edit of the query that dates them, by the first column
-    whose name looks like a date."""
+def date_warnings(query: str | None, records: Sequence[Record], config_file: Path, name: str,
+                  date_column: str | None = None) -> list[str]:
+    """What ``add`` says of the rows it read with a query it wrote (``query``; one given by hand
+    says what it dates itself) when none has a date: the column ``--date-column`` named holds no
+    date VecBook reads, or the table has no date column (``undated``)."""
+    dates = [r.metadata["date"] for r in records if r.metadata.get("date") not in (None, "")]
+    if query is None or any(isinstance(d, str) and _ISO_DAY.match(d) for d in dates):
+        return []
+    if date_column is None:
+        return [undated(query, config_file, name)] if not dates else []
+    like = f"its values are like {dates[0]!r}" if dates else "it holds none"
+    return [f"no dates: --date-column {date_column} holds no date VecBook reads ({like}): an ISO date or "
+            f"date-time, or a Unix time in seconds, milliseconds, microseconds or nanoseconds; "
+            f"--since, --until and recency pass its rows by"]
+
+
+def undated(query: str, config_file: Path, name: str) -> str:
+    """What ``add`` says of the source ``name``, a table it read with ``--text-column`` (``query``,
+    which it wrote) whose rows have no date: why, and how to date them (``--date-column``, or the
+    edit of the query), by the first column whose name looks like a date."""
+    import shlex
+
     columns = [name.replace('""', '"') for name in _QUOTED.findall(query.split(" FROM ")[0])]
     like = next((name for name in columns if _DATE_LIKE.search(name)), None)
-    named = f'"{like}"' if like else "<column>"
-    edit = f"add `, {named} AS date` before FROM in its query"
+    option, named = (f"--date-column {shlex.quote(like)}", f'"{like}"') if like else ("--date-column COLUMN",
+                                                                                       "<column>")
     return (f"no dates: the table has no date column VecBook reads (date, or a creation time such as created_at), "
-            f"so --since, --until and recency pass its rows by; to date them, {edit} in {config_file} "
-            f"(an ISO date or a Unix time)")
+            f"so --since, --until and recency pass its rows by; to date them, add it with `{option}` (after "
+            f"`vecbook remove {name}`: an ISO date, or a Unix or Core Data time), or add `, {named} AS date` "
+            f"before FROM in its query in {config_file}")
+
+
+def _check_column(table: str, columns: list[str], column: str) -> None:
+    """ConfigError, listing the columns, where ``table`` has no ``column``."""
+    if column not in columns:
+        raise ConfigError(f"no column '{column}' in table '{table}'; columns: {', '.join(columns)}")
 
 
 def _tables(path: Path) -> dict[str, list[str]]:
@@ -243,26 +287,32 @@ def _quoted(identifier: str) -> str:
     return identifier.replace('"', '""')
 
 
-def _text_column_query(table: str, text_column: str, columns: list[str], key: str, extra: Sequence[str] = ()) -> str:
+def _text_column_query(table: str, text_column: str, columns: list[str], key: str, extra: Sequence[str] = (),
+                       date_column: str | None = None) -> str:
     """SELECT giving the rows ``id`` (``key``: the table's id column, else its rowid or primary
-    key) and ``content``, the other columns kept as metadata, and the ``extra`` expressions."""
-    others = [c for c in columns if c != text_column and c.lower() not in ("id", "content")]
+    key) and ``content``, the other columns kept as metadata (a ``date`` one but the column
+    ``date_column`` names, which is the date), and the ``extra`` expressions."""
+    dropped = ("id", "content", "date") if date_column else ("id", "content")
+    others = [c for c in columns if c != text_column and c.lower() not in dropped]
     picked = [f'"{_quoted(c)}"' for c in others]
-    dated = _date_column(columns)
+    dated = _date_column(columns, date_column)
     picked += [dated] if dated else []
     picked += extra
     return f'SELECT {key} AS id, "{_quoted(text_column)}" AS content{"".join(", " + p for p in picked)} ' \
            f'FROM "{_quoted(table)}"'
 
 
-def _date_column(columns: list[str]) -> str | None:
-    """The expression naming a row's creation time ``date`` (which ``--since``, ``--until`` and
-    recency read) where the table has no ``date`` column but one of ``CREATED_COLUMNS``; a Core
-    Data table's time (Bear's, Apple's apps'), counted from 2001, made Unix time."""
+def _date_column(columns: list[str], named: str | None = None) -> str | None:
+    """The expression naming the column ``named`` ``date`` (which ``--since``, ``--until`` and
+    recency read), or unnamed, the row's creation time where the table has no ``date`` column but
+    one of ``CREATED_COLUMNS``; a Core Data table's time (Bear's, Day One's, Apple's apps'),
+    counted from 2001, made Unix time."""
     lowered = {c.lower(): c for c in columns}
-    if "date" in lowered:
+    if named is not None and named.lower() == "date":
+        return None  # selected as it is, with the other columns
+    if named is None and "date" in lowered:
         return None
-    found = next((lowered[name] for name in CREATED_COLUMNS if name in lowered), None)
+    found = named or next((lowered[name] for name in CREATED_COLUMNS if name in lowered), None)
     if found is None:
         return None
     core_data = {"z_pk", "z_ent"} <= lowered.keys() and found.lower().startswith("z")
