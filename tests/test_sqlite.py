@@ -764,6 +764,40 @@ def test_a_wal_database_copied_with_its_wal_is_read_whole_and_nothing_beside_it_
     assert {p.name: p.read_bytes() for p in (tmp_path / "copy").iterdir()} == before
 
 
+def test_a_database_copied_with_its_hot_journal_is_read_as_committed_and_nothing_beside_it_changes(
+        tmp_path: Path) -> None:
+    # an app that crashed mid-write (or a copy, a sync, a backup taken while it wrote) leaves a hot
+    # -journal holding the pages before the write: reading without rolling it back was refused with
+    # "attempt to write a readonly database", and a VecBook that read the file as it lies would read
+    # half a write
+    app = tmp_path / "app" / "app.db"
+    app.parent.mkdir()
+    writer = sqlite3.connect(app, isolation_level=None)
+    writer.executescript("CREATE TABLE notes (id INTEGER PRIMARY KEY, content TEXT);"
+                         "INSERT INTO notes (content) VALUES ('Committed: the hive is queenright');"
+                         "PRAGMA cache_size = 1; BEGIN; UPDATE notes SET content = 'Half written';")
+    for _ in range(200):  # a write past the cache spills its pages to the file, the old ones to the journal
+        writer.execute("INSERT INTO notes (content) VALUES (?)", ("Half written " + "x" * 1000,))
+    (tmp_path / "copy").mkdir()
+    for suffix in ("", "-journal"):
+        shutil.copyfile(f"{app}{suffix}", tmp_path / "copy" / f"app.db{suffix}")
+    writer.execute("ROLLBACK")
+    writer.close()
+    before = {p.name: p.read_bytes() for p in (tmp_path / "copy").iterdir()}
+    records, problems, _ = vecbook.sources.load_collection(vecbook.CollectionConfig(
+        name="t", database=tmp_path / "copy" / "app.db", database_label="app.db", query="SELECT * FROM notes"))
+    assert problems == [] and [r.text for r in records] == ["Committed: the hive is queenright"]
+    assert {p.name: p.read_bytes() for p in (tmp_path / "copy").iterdir()} == before
+    # a journal that is not hot (PERSIST mode keeps it, its header zeroed) is read in place
+    with sqlite3.connect(app) as db:
+        db.executescript("PRAGMA journal_mode = PERSIST; UPDATE notes SET content = 'Kept: the swarm settled'")
+    db.close()
+    assert (tmp_path / "app" / "app.db-journal").exists()
+    records, problems, _ = vecbook.sources.load_collection(vecbook.CollectionConfig(
+        name="t", database=app, database_label="app.db", query="SELECT * FROM notes"))
+    assert [(r.text, r.citation) for r in records] == [("Kept: the swarm settled", "app.db#notes:1")] and not problems
+
+
 def test_text_kept_as_a_blob_or_a_number_is_read_and_binary_data_is_named(tmp_path: Path) -> None:
     from vecbook.config import CollectionConfig
     from vecbook.sources import load_collection

@@ -16,6 +16,8 @@ from pathlib import Path
 SQLITE_BUSY_TIMEOUT_SECONDS = 5.0
 # SQLite's words for a database another program holds locked past that wait, and what to do.
 BUSY_MESSAGES = ("database is locked", "database table is locked")
+# SQLite's extended error code for a read-only connection that meets a hot journal to roll back.
+READONLY_ROLLBACK = 776
 BUSY_ADVICE = ("close that program (a browser keeps its history locked while it runs) or add a copy of the file")
 
 
@@ -51,18 +53,27 @@ def open_readonly(database: Path) -> ReadOnlyConnection:
       reads the WAL's rows without writing to ``-shm``, beside a live writer too;
     - a ``-wal`` without ``-shm`` (copied without it): SQLite cannot read the WAL without
       creating ``-shm``, so the two files are read from a scratch copy, removed on close.
+    A database beside a hot ``-journal`` (its app stopped mid-write, or the two were copied while
+    it wrote) must have the journal rolled back before it is read, which writes the database: it
+    is read from a scratch copy of the two, rolled back there.
     """
-    scratch, uri, wal = None, database.resolve().as_uri() + "?mode=ro", _is_wal(database)
+    uri, wal = database.resolve().as_uri() + "?mode=ro", _is_wal(database)
     if wal and not Path(f"{database}-wal").exists():
-        uri += "&immutable=1"
-    elif wal and Path(f"{database}-shm").exists():
-        uri += "&readonly_shm=1"
-    elif wal:
-        scratch = tempfile.TemporaryDirectory(prefix="vecbook-sqlite-")
-        copy = Path(scratch.name) / database.name
-        shutil.copyfile(database, copy)
-        shutil.copyfile(f"{database}-wal", f"{copy}-wal")
-        uri = copy.as_uri() + "?mode=ro"
+        return _connect(uri + "&immutable=1")
+    if wal and Path(f"{database}-shm").exists():
+        return _connect(uri + "&readonly_shm=1")
+    if wal:
+        return _scratch_copy(database, "-wal", "?mode=ro")
+    connection = _connect(uri)
+    if Path(f"{database}-journal").exists() and _hot_journal(connection):
+        connection.close()
+        return _scratch_copy(database, "-journal", "?mode=rw")  # the copy's journal rolled back in the copy
+    return connection
+
+
+def _connect(uri: str, scratch: tempfile.TemporaryDirectory[str] | None = None) -> ReadOnlyConnection:
+    """A connection to ``uri`` that refuses every statement but reading (``scratch``: the copy it
+    reads, removed when it closes)."""
     connection = sqlite3.connect(uri, uri=True, timeout=SQLITE_BUSY_TIMEOUT_SECONDS, check_same_thread=False,
                                  factory=ReadOnlyConnection)
     connection.scratch, connection.tables_read = scratch, []
@@ -76,6 +87,28 @@ def open_readonly(database: Path) -> ReadOnlyConnection:
         return sqlite3.SQLITE_OK if action in allowed else sqlite3.SQLITE_DENY
     connection.set_authorizer(authorize)
     return connection
+
+
+def _scratch_copy(database: Path, journal: str, mode: str) -> ReadOnlyConnection:
+    """A connection to a scratch copy of ``database`` and its ``journal`` file (``-wal``,
+    ``-journal``), opened in ``mode``; the copy is removed when the connection closes."""
+    scratch = tempfile.TemporaryDirectory(prefix="vecbook-sqlite-")
+    copy = Path(scratch.name) / database.name
+    shutil.copyfile(database, copy)
+    shutil.copyfile(f"{database}{journal}", f"{copy}{journal}")
+    return _connect(copy.as_uri() + mode, scratch)
+
+
+def _hot_journal(connection: ReadOnlyConnection) -> bool:
+    """Whether reading the database needs its hot journal rolled back, which a read-only
+    connection refuses (SQLITE_READONLY_ROLLBACK); any other error is left to the read."""
+    try:
+        connection.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    except sqlite3.OperationalError as exc:
+        return getattr(exc, "sqlite_errorcode", READONLY_ROLLBACK) == READONLY_ROLLBACK and "readonly" in str(exc)
+    finally:
+        connection.tables_read.clear()  # (this read's: the rows read next are cited by theirs)
+    return False
 
 
 def row_key(connection: sqlite3.Connection, table: str) -> str | None:
