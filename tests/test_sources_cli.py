@@ -654,6 +654,26 @@ def test_a_without_rowid_table_is_cited_by_its_primary_key(
     assert sorted(h["citation"] for h in json.loads(out)) == [f"{database}#cells:budget:B2", f"{database}#kv:wifi"]
 
 
+@pytest.mark.parametrize("damage, said", [
+    (lambda data: data[:4096], "database disk image is malformed: the file is damaged (cut short, or copied while "
+                               "its app was writing to it): copy it again with the app closed, or from a backup"),
+    (lambda data: data[:16] + bytes(4096), "file is not a database: not SQLite, or encrypted (as Signal's and "
+                                           "WhatsApp's are), which cannot be read"),
+], ids=["cut-short", "header-only"])
+def test_a_damaged_database_is_refused_with_what_it_means(
+        home: Path, user_config: Path, capsys: pytest.CaptureFixture[str], damage: Any, said: str) -> None:
+    whole, database = home / "whole.db", home / "diary.db"
+    with sqlite3.connect(whole) as connection:
+        connection.executescript("CREATE TABLE entries(id INTEGER PRIMARY KEY, content TEXT);"
+                                 "INSERT INTO entries VALUES (1, 'Swam 40 lengths');")
+    connection.close()
+    database.write_bytes(damage(whole.read_bytes()))
+    code, out, err = run(capsys, "add", str(database))
+    assert code == 2 and out == "" and err.startswith("vecbook: error: ") and str(database) in err, err
+    assert err.endswith(f"{said}\n") or f"{said};" in err, err
+    assert not user_config.exists()
+
+
 def test_a_database_locked_past_the_wait_is_refused_with_what_to_do(
         home: Path, user_config: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     # a running browser holds its history locked: say so, and how to add it anyway

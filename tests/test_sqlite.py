@@ -445,6 +445,8 @@ def _broken_setup(root: Path) -> tuple[list[dict[str, str]], dict[str, Path]]:
     db.close()
     corrupt = dbs / "corrupt.db"
     corrupt.write_bytes(os.urandom(8192))
+    damaged = dbs / "damaged.db"  # cut short after its first page: the schema is there, the rows are not
+    damaged.write_bytes(make_notes_db(dbs / "whole.db", table="damaged_documents").read_bytes()[:4096])
     bad_json = make_notes_db(dbs / "badjson.db", table="badjson_documents", rows=[
         ("j1", {"channel": "ok"}, "s", "Compost the coffee grounds with the leaves."),
         ("j2", "{not json", "s", "Pruned the apple tree in late winter."),
@@ -469,10 +471,11 @@ def _broken_setup(root: Path) -> tuple[list[dict[str, str]], dict[str, Path]]:
         {"name": "no_content", "database": "dbs/good.db", "query": "SELECT id, source FROM good_documents"},
         {"name": "no_content_table", "database": "dbs/good.db", "table": "plain"},
         {"name": "corrupt", "database": "dbs/corrupt.db"},
+        {"name": "damaged", "database": "dbs/damaged.db"},
         {"name": "badjson", "database": "dbs/badjson.db"},
         {"name": "empty", "database": "dbs/empty.db"},
     ]
-    return collections, {"good": good, "corrupt": corrupt, "badjson": bad_json, "empty": empty}
+    return collections, {"good": good, "corrupt": corrupt, "damaged": damaged, "badjson": bad_json, "empty": empty}
 
 
 # collection -> (records kept, text the WARN holds)
@@ -490,6 +493,8 @@ BROKEN = {
                             "--text-column COLUMN` writes a 'query' that reads another column"),
     "corrupt": (0, "file is not a database: not SQLite, or encrypted (as Signal's and WhatsApp's are), "
                    "which cannot be read"),
+    "damaged": (0, "database disk image is malformed: the file is damaged (cut short, or copied while its app "
+                   "was writing to it): copy it again with the app closed, or from a backup"),
     "badjson": (3, "2 rows have invalid JSON metadata"),
     "empty": (1, "3 rows with NULL or empty content skipped"),
 }

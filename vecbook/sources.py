@@ -297,8 +297,8 @@ def _what_to_do(message: str, connection: sqlite3.Connection) -> str:
     alone leave them guessing."""
     if message in BUSY_MESSAGES:  # a lock passes: the source is read again at the next read (``Problem.unread``)
         return sqlite_ro.busy(message, "the next search reads it again, or ")
-    if message == "file is not a database":
-        return f"{message}: not SQLite, or encrypted (as Signal's and WhatsApp's are), which cannot be read"
+    if message in sqlite_ro.UNREADABLE_ADVICE:
+        return sqlite_ro.explained(message)
     if message.startswith("no such table"):
         tables = [row[0] for row in connection.execute(
             "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite_%' ORDER BY name")]

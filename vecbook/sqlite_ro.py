@@ -16,6 +16,12 @@ from pathlib import Path
 SQLITE_BUSY_TIMEOUT_SECONDS = 5.0
 # SQLite's words for a database another program holds locked past that wait, and what to do.
 BUSY_MESSAGES = ("database is locked", "database table is locked")
+# What SQLite's words for a file it cannot read as a database mean to the user, and what to do.
+UNREADABLE_ADVICE = {
+    "file is not a database": "not SQLite, or encrypted (as Signal's and WhatsApp's are), which cannot be read",
+    "database disk image is malformed": "the file is damaged (cut short, or copied while its app was writing to "
+                                        "it): copy it again with the app closed, or from a backup",
+}
 # SQLite's extended error code for a read-only connection that meets a hot journal to roll back.
 READONLY_ROLLBACK = 776
 BUSY_ADVICE = ("close that program (a browser keeps its history locked while it runs) or add a copy of the file")
@@ -26,6 +32,11 @@ def busy(message: str, first: str = "") -> str:
     said before the rest)."""
     return f"{message}: another program is writing to it (waited {SQLITE_BUSY_TIMEOUT_SECONDS:g} s); " \
            f"{first}{BUSY_ADVICE}"
+
+
+def explained(message: str) -> str:
+    """SQLite's error ``message``, with what it means where it says a file cannot be read as a database."""
+    return f"{message}: {UNREADABLE_ADVICE[message]}" if message in UNREADABLE_ADVICE else message
 
 
 class ReadOnlyConnection(sqlite3.Connection):

@@ -279,7 +279,7 @@ def _row_key(path: Path, table: str) -> str | None:
 
 def _unreadable_database(path: Path, exc: Exception) -> ConfigError:
     """The error of a database ``add`` cannot read, a lock held past the wait said with what to do."""
-    message = sqlite_ro.busy(str(exc)) if str(exc) in BUSY_MESSAGES else str(exc)
+    message = sqlite_ro.busy(str(exc)) if str(exc) in BUSY_MESSAGES else sqlite_ro.explained(str(exc))
     return ConfigError(f"cannot read the SQLite database {path}: {message}")
 
 
