@@ -892,6 +892,25 @@ def test_numbers_that_are_no_unix_time_of_a_record_stay_as_written(tmp_path: Pat
                      "app:4": "2024-03-01T13:33:20+00:00"}
 
 
+def test_a_unix_time_kept_as_text_is_read_as_the_number_would_be(tmp_path: Path) -> None:
+    # a column declared TEXT keeps the numbers written to it as text (SQLite's type affinity: an app's
+    # `created TEXT` given Date.now()), which stayed as written, so --since passed the rows by
+    from vecbook.config import CollectionConfig
+    from vecbook.sources import load_collection
+
+    path = tmp_path / "app.db"
+    with sqlite3.connect(path) as db:
+        db.execute("CREATE TABLE notes (id INTEGER PRIMARY KEY, content TEXT, date TEXT)")
+        db.executemany("INSERT INTO notes VALUES (?, 'Boiler', ?)", [
+            (1, 1709300000), (2, 1709300000123), (3, " 1709300000.5 "), (4, 20240105), (5, "0"), (6, "1709300000x")])
+        assert db.execute("SELECT typeof(date) FROM notes WHERE id = 1").fetchone() == ("text",)
+    db.close()
+    records, _, _ = load_collection(CollectionConfig(name="app", database=path, table="notes"))
+    assert [r.metadata["date"] for r in records] == [
+        "2024-03-01T13:33:20+00:00", "2024-03-01T13:33:20+00:00", "2024-03-01T13:33:20+00:00",
+        "20240105", "0", "1709300000x"]  # a date in digits, an app's "no date", and text stay as written
+
+
 def test_a_unix_time_column_named_date_in_capitals_is_a_date_too(tmp_path: Path) -> None:
     # filters read `Date` as `date` (keys match case-insensitively): so does the reading of times
     path = tmp_path / "app.db"

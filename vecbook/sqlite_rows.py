@@ -32,6 +32,7 @@ UNIX_TIME_FLOOR = 1e8
 # (202401051230, YYYYMMDDhhmm, is 1976 in milliseconds) is told by its layout (DIGIT_DATE_TIMES).
 UNIX_TIME_CEILING = 4_102_444_800  # 2100-01-01
 DIGIT_DATE_TIMES = {12: "%Y%m%d%H%M", 14: "%Y%m%d%H%M%S"}
+_NUMBER_TEXT_RE = re.compile(r"^\s*\d+(?:\.\d+)?\s*$")
 ROW_DATE_KEYS = ("date", "end_date")
 # What a row's columns hold besides words: embedded with the text they only add noise to every
 # search (an app's table is mostly ids, flags and times), so they are metadata only. A column
@@ -184,8 +185,12 @@ def _row_metadata(columns: list[str], row: tuple[Any, ...]) -> tuple[dict[str, A
 
 
 def _unix_date(value: Any) -> Any:
-    """A number as the ISO date-time (UTC) of that Unix time, in the unit its size tells;
-    anything else as it is (0 is how apps write "no date", not 1970; see UNIX_TIME_FLOOR)."""
+    """A number (or text of one: a column declared TEXT keeps the numbers written to it so) as the
+    ISO date-time (UTC) of that Unix time, in the unit its size tells; anything else as it is (0 is
+    how apps write "no date", not 1970; see UNIX_TIME_FLOOR)."""
+    if isinstance(value, str) and _NUMBER_TEXT_RE.match(value):
+        read = _unix_date(float(value))
+        return read if isinstance(read, str) else value
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not UNIX_TIME_FLOOR <= value < math.inf:
         return value
     divisor = next(divisor for bound, divisor in UNIX_TIME_UNITS if value < bound)
