@@ -514,9 +514,11 @@ def test_a_sqlite_table_is_asked_for_when_it_cannot_be_guessed(
                                  "INSERT INTO entries VALUES ('Swam 40 lengths before work', '2024-05-03');")
     connection.close()
     code, _, err = run(capsys, "add", str(database))
+    # the table and column holding the most text named, as the column is when the table is given
     assert code == 2 and err == (f"vecbook: error: which table of {database} holds the text? pass --table NAME "
-                                 f"(and --text-column NAME when it has no 'content' column); tables: "
-                                 f"entries (body, date); tags (name)\n")
+                                 f"(and --text-column NAME when it has no 'content' column; `--table entries "
+                                 f"--text-column body` reads the most text); tables: entries (body, date); "
+                                 f"tags (name)\n")
     code, _, err = run(capsys, "add", str(database), "--table", "entries")
     assert code == 2 and err == ("vecbook: error: which column of table 'entries' holds the text? pass "
                                  "--text-column NAME (body holds the most text); columns: body, date\n")

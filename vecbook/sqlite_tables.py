@@ -5,6 +5,7 @@ other column kept as metadata; ConfigError listing the tables and columns where 
 from __future__ import annotations
 
 import re
+import shlex
 import sqlite3
 from pathlib import Path
 from typing import Sequence
@@ -139,8 +140,10 @@ def _table_or_query(path: Path, table: str | None, text_column: str | None,
     if table is None:
         fitting = [n for n, c in columns.items() if {"id", "content"} <= {x.lower() for x in c}]
         if len(fitting) != 1 or text_column is not None:
+            likeliest = _likeliest_table(path, columns)
+            hint = f"; `{likeliest}` reads the most text" if likeliest else ""
             raise ConfigError(f"which table of {path} holds the text? pass --table NAME (and --text-column "
-                              f"NAME when it has no 'content' column); tables: {listing}")
+                              f"NAME when it has no 'content' column{hint}); tables: {listing}")
         return fitting[0], None
     if table not in columns:
         raise ConfigError(f"no table '{table}' in {path}; tables: {listing}")
@@ -185,8 +188,6 @@ def undated(query: str, config_file: Path, name: str) -> str:
     """What ``add`` says of the source ``name``, a table it read with ``--text-column`` (``query``,
     which it wrote) whose rows have no date: why, and how to date them (``--date-column``, or the
     edit of the query), by the first column whose name looks like a date."""
-    import shlex
-
     columns = [name.replace('""', '"') for name in _QUOTED.findall(query.split(" FROM ")[0])]
     like = next((name for name in columns if _DATE_LIKE.search(name)), None)
     option, named = (f"--date-column {shlex.quote(like)}", f'"{like}"') if like else ("--date-column COLUMN",
@@ -236,23 +237,54 @@ def _without_index_tables(listed: list[tuple[str, str | None]]) -> list[str]:
     return [name for name, _ in listed if name.lower() not in shadow]
 
 
+def _likeliest_table(path: Path, columns: dict[str, list[str]]) -> str | None:
+    """The options of ``add`` that read the table and column of the database at ``path`` holding
+    the most text (``_text_sizes``): ``--table T --text-column C``, or ``--table T`` for a table
+    of ``id`` and ``content`` columns; None where no column holds text, or none can be read."""
+    sizes = _sizes(path, columns)
+    found = [(size, table, column) for table, by_column in sizes.items() for column, size in by_column.items() if size]
+    if not found:
+        return None
+    _, table, column = max(found, key=lambda entry: entry[0])  # (the first listed of equals)
+    lowered = {c.lower() for c in columns[table]}
+    plain = column.lower() == "content" and "id" in lowered
+    return f"--table {shlex.quote(table)}" + ("" if plain else f" --text-column {shlex.quote(column)}")
+
+
 def _likeliest_text(path: Path, table: str, columns: list[str]) -> str | None:
-    """The column of ``table`` whose text (with a space, a line break or a letter past ASCII:
-    not an id, a UUID or a hash) is longest over its first ``TEXT_SAMPLE_ROWS`` rows; None
-    where no column holds such text, or the table cannot be read."""
-    sums = ", ".join(f"""sum(CASE WHEN typeof("{_quoted(c)}") = 'text' AND ("{_quoted(c)}" GLOB '*[ {chr(10)}]*' """
-                     f"""OR "{_quoted(c)}" GLOB '*[^ -~]*') THEN length("{_quoted(c)}") END)""" for c in columns)
+    """The column of ``table`` whose text is longest (``_text_sizes``); None where no column
+    holds such text, or the table cannot be read."""
+    by_column = _sizes(path, {table: columns}).get(table, {})
+    best = max(columns, key=lambda c: by_column.get(c, 0))
+    return best if by_column.get(best) else None
+
+
+def _sizes(path: Path, columns: dict[str, list[str]]) -> dict[str, dict[str, int]]:
+    """``_text_sizes`` of each table of ``columns`` (name: its columns) that can be read."""
+    sizes: dict[str, dict[str, int]] = {}
     try:
         connection = open_readonly(path)
-        try:
-            found = connection.execute(f'SELECT {sums} FROM (SELECT * FROM "{_quoted(table)}" '
-                                       f'LIMIT {TEXT_SAMPLE_ROWS})').fetchone()
-        finally:
-            connection.close()
     except (sqlite3.Error, OSError):
-        return None
-    best = max(range(len(columns)), key=lambda i: found[i] or 0)
-    return columns[best] if found[best] else None
+        return sizes
+    try:
+        for table, names in columns.items():
+            try:
+                sizes[table] = dict(zip(names, _text_sizes(connection, table, names)))
+            except sqlite3.Error:  # a view that fails to run (a function only its app defines)
+                continue
+    finally:
+        connection.close()
+    return sizes
+
+
+def _text_sizes(connection: sqlite3.Connection, table: str, columns: list[str]) -> list[int]:
+    """The characters of text (with a space, a line break or a letter past ASCII: not an id, a
+    UUID or a hash) each column of ``table`` holds in its first ``TEXT_SAMPLE_ROWS`` rows."""
+    sums = ", ".join(f"""sum(CASE WHEN typeof("{_quoted(c)}") = 'text' AND ("{_quoted(c)}" GLOB '*[ {chr(10)}]*' """
+                     f"""OR "{_quoted(c)}" GLOB '*[^ -~]*') THEN length("{_quoted(c)}") END)""" for c in columns)
+    found = connection.execute(f'SELECT {sums} FROM (SELECT * FROM "{_quoted(table)}" '
+                               f'LIMIT {TEXT_SAMPLE_ROWS})').fetchone()
+    return [size or 0 for size in found]
 
 
 def _columns(connection: sqlite3.Connection, table: str) -> list[str] | None:
