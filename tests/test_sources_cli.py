@@ -565,6 +565,21 @@ def test_a_table_without_a_content_column_is_asked_for_its_text_column_with_the_
     assert code == 2 and err.endswith("pass --text-column NAME; columns: Z_PK, ZNAME\n"), err
 
 
+def test_the_likeliest_text_is_words_not_the_json_an_app_keeps_beside_them(
+        home: Path, user_config: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Day One keeps each entry twice, as Markdown and as rich-text JSON, the longer: the JSON was named
+    database = home / "journal.sqlite"
+    with sqlite3.connect(database) as connection:
+        connection.execute("CREATE TABLE entries(k INTEGER PRIMARY KEY, rich TEXT, markdown TEXT)")
+        connection.execute("INSERT INTO entries VALUES (1, ?, 'Hiked to the waterfall')", (json.dumps(
+            {"contents": [{"text": "Hiked to the waterfall", "attributes": {"line": {"header": 0}}}]}, indent=1),))
+    connection.close()
+    for argv, said in ((["--table", "entries"], "(markdown holds the most text)"),
+                       ([], "`--table entries --text-column markdown` reads the most text")):
+        code, _, err = run(capsys, "add", str(database), *argv)
+        assert code == 2 and said in err, err
+
+
 def test_bear_s_and_joplin_s_databases_are_added_by_their_path_alone(
         home: Path, user_config: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # the notes table and its text column of the two note apps that keep a plain SQLite database

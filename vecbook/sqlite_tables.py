@@ -279,9 +279,11 @@ def _sizes(path: Path, columns: dict[str, list[str]]) -> dict[str, dict[str, int
 
 def _text_sizes(connection: sqlite3.Connection, table: str, columns: list[str]) -> list[int]:
     """The characters of text (with a space, a line break or a letter past ASCII: not an id, a
-    UUID or a hash) each column of ``table`` holds in its first ``TEXT_SAMPLE_ROWS`` rows."""
+    UUID or a hash; nor JSON, which an app keeps beside the words it holds, as Day One keeps each
+    entry's rich text) each column of ``table`` holds in its first ``TEXT_SAMPLE_ROWS`` rows."""
     sums = ", ".join(f"""sum(CASE WHEN typeof("{_quoted(c)}") = 'text' AND ("{_quoted(c)}" GLOB '*[ {chr(10)}]*' """
-                     f"""OR "{_quoted(c)}" GLOB '*[^ -~]*') THEN length("{_quoted(c)}") END)""" for c in columns)
+                     f"""OR "{_quoted(c)}" GLOB '*[^ -~]*') AND NOT json_valid("{_quoted(c)}") """
+                     f"""THEN length("{_quoted(c)}") END)""" for c in columns)
     found = connection.execute(f'SELECT {sums} FROM (SELECT * FROM "{_quoted(table)}" '
                                f'LIMIT {TEXT_SAMPLE_ROWS})').fetchone()
     return [size or 0 for size in found]
