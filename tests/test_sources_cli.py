@@ -605,6 +605,33 @@ def test_bear_s_and_joplin_s_databases_are_added_by_their_path_alone(
     assert [h["metadata"]["title"] for h in json.loads(out)] == ["Rezept"]
 
 
+def test_a_day_one_database_is_added_by_its_path_alone(
+        home: Path, user_config: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Day One (DayOne.sqlite, Core Data): its entries in ZENTRY's ZMARKDOWNTEXT, dated by ZCREATIONDATE
+    # (seconds since 2001), each in a journal; one moved to the Trash journal is in its trash. `add`
+    # asked which of its tables held the text, and named the rich-text JSON
+    database = home / "DayOne.sqlite"
+    with sqlite3.connect(database) as connection:
+        connection.executescript(
+            "CREATE TABLE ZENTRY(Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZJOURNAL INTEGER, "
+            "ZCREATIONDATE TIMESTAMP, ZMODIFIEDDATE TIMESTAMP, ZUUID VARCHAR, ZMARKDOWNTEXT VARCHAR, "
+            "ZRICHTEXTJSON VARCHAR);"
+            "CREATE TABLE ZJOURNAL(Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZNAME VARCHAR, "
+            "ZISTRASHJOURNAL INTEGER);"
+            "INSERT INTO ZJOURNAL VALUES (1, 9, 1, 'Reisen ✈️', 0), (2, 9, 1, 'Trash', 1);"
+            "INSERT INTO ZENTRY VALUES (5, 8, 2, 1, 731000000.25, 731000100, '6A1F', 'Zum Wasserfall gewandert', "
+            "'{\"contents\": [{\"text\": \"Zum Wasserfall gewandert\"}]}'),"
+            "(6, 8, 2, 2, 731000000, 731000100, '7B2E', 'Ein Eintrag im Papierkorb', NULL);")
+    connection.close()
+    code, out, err = run(capsys, "add", str(database))
+    assert code == 0 and "found 'dayone':" in out and "  records: 1\n" in out, err + out
+    assert "  dates: 2024-03-01 to 2024-03-01\n" in out and "1 note in Day One's trash" in out, out
+    code, out, _ = run(capsys, "search", "Wasserfall", "--mode", "keyword", "--json", "--filter", "journal=Reisen ✈️")
+    [hit] = json.loads(out)
+    assert hit["citation"] == f"{database}#ZENTRY:5" and hit["text"] == "Zum Wasserfall gewandert"
+    assert hit["metadata"]["date"] == "2024-03-01T15:33:20+00:00" and "ZRICHTEXTJSON" not in hit["metadata"]
+
+
 def test_the_tables_a_full_text_index_keeps_its_words_in_are_not_listed(
         home: Path, user_config: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # Joplin's database.sqlite: its notes_fts index's own tables (notes_fts_segments,

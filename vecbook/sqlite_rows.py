@@ -122,13 +122,16 @@ def _out_of_trash(collection: CollectionConfig, columns: list[str],
 
 def _app_of(collection: CollectionConfig, marking: list[str]) -> str | None:
     """The note app whose trash the ``marking`` columns are (Bear's Core Data ``ZSFNOTE``, Joplin's
-    ``notes`` with ``deleted_time``), as the table or query read names it; None for another."""
+    ``notes`` with ``deleted_time``, Day One's ``ZENTRY`` with the ``trashed`` the query ``add`` writes), as the
+    table or query read names it; None for another."""
     read = (collection.table or collection.query or "").upper()
     marks = {c.lower() for c in marking}
     if "ZSFNOTE" in read and marks <= {"ztrashed", "zpermanentlydeleted"}:
         return "Bear"
     if re.search(r'\bNOTES\b', read) and marks == {"deleted_time"}:
         return "Joplin"
+    if '"ZENTRY"' in read and marks == {"trashed"}:
+        return "Day One"
     return None
 
 

@@ -29,10 +29,19 @@ _SHADOW_TABLES = ("content", "segments", "segdir", "docsize", "stat", "data", "i
                   "rowid")
 # The note apps whose database is plain SQLite: the table of notes, its text column, and the
 # columns that tell it apart (Bear's Core Data ZSFNOTE; Joplin's database.sqlite in its profile
-# folder). `vecbook add database.sqlite` reads them as `--table T --text-column C` would.
-KNOWN_NOTES = (("ZSFNOTE", "ZTEXT", ("ZTITLE", "ZUNIQUEIDENTIFIER")), ("notes", "body", ("parent_id", "is_todo")))
+# folder; Day One's Core Data ZENTRY, in DayOne.sqlite). `vecbook add database.sqlite` reads them
+# as `--table T --text-column C` would.
+KNOWN_NOTES = (("ZSFNOTE", "ZTEXT", ("ZTITLE", "ZUNIQUEIDENTIFIER")), ("notes", "body", ("parent_id", "is_todo")),
+               ("ZENTRY", "ZMARKDOWNTEXT", ("ZUUID", "ZCREATIONDATE", "Z_PK")))
 # Their names, by notes table: what a profile folder is said to be, and the source's name.
-KNOWN_APPS = {"ZSFNOTE": "Bear", "notes": "Joplin"}
+KNOWN_APPS = {"ZSFNOTE": "Bear", "notes": "Joplin", "ZENTRY": "Day One"}
+# The columns of a known app's notes table that are not read: Day One's rich text, the entry's text
+# again as JSON, which would make every hit's metadata that text twice over.
+KNOWN_UNREAD = {"ZENTRY": ("ZRICHTEXTJSON",)}
+# A Day One entry's journal (``journal``, as a filter names it) and whether it is the Trash journal,
+# where Day One keeps an entry deleted until it is emptied (``trashed``: left out as a trash column is).
+DAY_ONE_JOURNAL = ('(SELECT ZNAME FROM ZJOURNAL WHERE Z_PK = "ZENTRY".ZJOURNAL) AS journal',
+                   '(SELECT ZISTRASHJOURNAL FROM ZJOURNAL WHERE Z_PK = "ZENTRY".ZJOURNAL) AS trashed')
 # The file each keeps its notes in, in its profile folder (Joplin's ``~/.config/joplin-desktop``, Bear's
 # Group Container's ``Application Data``), beside settings, logs and attachments, which are no notes;
 # and where it lies under the folder above (Bear's group container ``9K33E3U3T4.net.shinyfrog.bear``).
@@ -129,8 +138,7 @@ def _table_or_query(path: Path, table: str | None, text_column: str | None,
     extra: list[str] = []
     if table is None and text_column is None:
         table, text_column = _known_notes(columns)
-        notebooks = {"id", "title", "parent_id"} <= set(columns.get("folders", ()))
-        extra = [JOPLIN_NOTEBOOK] if table == "notes" and notebooks else []
+        extra = _known_extra(table, columns)
         if table is None and APPLE_NOTES <= columns.keys():
             raise ConfigError(f"{path} is Apple Notes' database, which keeps each note's text compressed, in a form "
                               "VecBook does not read: export the notes as Markdown or HTML (Exporter, from the Mac "
@@ -158,14 +166,15 @@ def _table_or_query(path: Path, table: str | None, text_column: str | None,
         raise ConfigError(f"which column of table '{table}' holds the text? pass --text-column NAME{hint}; "
                           f"columns: {', '.join(columns[table])}")
     _check_column(table, columns[table], text_column)
+    kept = [c for c in columns[table] if c not in KNOWN_UNREAD.get(table, ())]
     if "id" in lowered:
-        return None, _text_column_query(table, text_column, columns[table], '"id"', extra, date_column)
+        return None, _text_column_query(table, text_column, kept, '"id"', extra, date_column)
     key = _row_key(path, table)
     if key is None:
         raise ConfigError(f"'{table}' is a view with no 'id' column, and a view's rows have no rowid to cite them "
                           f"by: add the view's underlying table instead, or write the [[collections]] table by "
                           f"hand with a 'query' that selects an id (docs/formats.md#sqlite-collections)")
-    return None, _text_column_query(table, text_column, columns[table], key, date_column=date_column)
+    return None, _text_column_query(table, text_column, kept, key, extra, date_column)
 
 
 def date_warnings(query: str | None, records: Sequence[Record], config_file: Path, name: str,
@@ -227,6 +236,18 @@ def _known_notes(columns: dict[str, list[str]]) -> tuple[str | None, str | None]
         if table in columns and {text, *marks} <= set(columns[table]):
             return table, text
     return None, None
+
+
+def _known_extra(table: str | None, columns: dict[str, list[str]]) -> list[str]:
+    """What a known app's notes ``table`` is read with besides its columns: a Joplin note's notebook
+    path, a Day One entry's journal and trash (where the tables holding them are there)."""
+    if table == "notes" and {"id", "title", "parent_id"} <= set(columns.get("folders", ())):
+        return [JOPLIN_NOTEBOOK]
+    if table == "ZENTRY" and "ZJOURNAL" in columns[table]:
+        journals = set(columns.get("ZJOURNAL", ()))
+        return [DAY_ONE_JOURNAL[0]] * ({"Z_PK", "ZNAME"} <= journals) + \
+            [DAY_ONE_JOURNAL[1]] * ({"Z_PK", "ZISTRASHJOURNAL"} <= journals)
+    return []
 
 
 def _without_index_tables(listed: list[tuple[str, str | None]]) -> list[str]:
