@@ -684,6 +684,8 @@ def test_a_database_locked_past_the_wait_says_what_to_do_and_is_read_again_next_
     ("WITH e AS (SELECT rowid AS id, body AS content FROM entries) SELECT * FROM e", "entries:1"),
     ("SELECT e.body AS content, e.rowid AS id FROM entries AS e", "entries:1"),
     ("SELECT 1 AS id, 'Planted tomatoes' AS content", "diary:1"),  # no table read: the source's name
+    # a view, by its own name: its id is its own (not the rowid of the table it reads)
+    ('SELECT "id" AS id, "body" AS content FROM "dated"', "dated:2024-03-01/1"),
 ])
 def test_a_querys_rows_are_cited_by_the_table_they_are_read_from(tmp_path: Path, query: str, cited: str) -> None:
     from vecbook.config import CollectionConfig
@@ -692,6 +694,7 @@ def test_a_querys_rows_are_cited_by_the_table_they_are_read_from(tmp_path: Path,
     with sqlite3.connect(tmp_path / "diary.db") as db:
         db.execute("CREATE TABLE entries (body TEXT)")
         db.execute("INSERT INTO entries VALUES ('Planted tomatoes')")
+        db.execute("CREATE VIEW dated AS SELECT '2024-03-01/' || rowid AS id, body FROM entries")
     db.close()
     collection = CollectionConfig(name="diary", database=tmp_path / "diary.db", database_label="diary.db", query=query)
     records, problems, _ = load_collection(collection)

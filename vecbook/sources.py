@@ -281,7 +281,7 @@ def load_collection(collection: CollectionConfig) -> tuple[list[Record], list[Pr
                 raise sqlite3.Error(_what_to_do(str(exc), connection)) from None
             # A query's rows are cited by the table its first column is read from (the id's, selected
             # first as `add` writes it), where a row can be looked up; none read: the source's name.
-            cited = connection.tables_read[0] if collection.query and connection.tables_read else None
+            cited = sqlite_ro.cited_table(connection) if collection.query else None
             return rows_to_records(collection, columns, rows, cited)
         finally:
             connection.close()

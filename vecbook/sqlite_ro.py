@@ -44,9 +44,10 @@ class ReadOnlyConnection(sqlite3.Connection):
     notes the tables its statements read."""
 
     scratch: tempfile.TemporaryDirectory[str] | None = None
-    # The tables the statements prepared on it read, in the order SQLite resolves their columns
-    # (a SELECT's result columns in the order written): what a query's rows are cited by.
-    tables_read: list[str]
+    # The tables (and views) the statements prepared on it read, in the order SQLite resolves their
+    # columns (a SELECT's result columns in the order written), each with the view or WITH table it
+    # is read through (None: named by the statement itself): what a query's rows are cited by.
+    tables_read: list[tuple[str, str | None]]
 
     def close(self) -> None:
         super().close()
@@ -92,12 +93,21 @@ def _connect(uri: str, scratch: tempfile.TemporaryDirectory[str] | None = None) 
     allowed = {sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_FUNCTION,
                getattr(sqlite3, "SQLITE_RECURSIVE", 33)}
 
-    def authorize(action: int, table: str | None, *_: object) -> int:
+    def authorize(action: int, table: str | None, _column: str | None, _schema: str | None,
+                  through: str | None) -> int:
         if action == sqlite3.SQLITE_READ and table:
-            connection.tables_read.append(table)
+            connection.tables_read.append((table, through))
         return sqlite3.SQLITE_OK if action in allowed else sqlite3.SQLITE_DENY
     connection.set_authorizer(authorize)
     return connection
+
+
+def cited_table(connection: ReadOnlyConnection) -> str | None:
+    """The table (or view) a query's rows are cited by, of those its statement read: the first it
+    names itself (a view's name, not the table the view reads), else the first read (a WITH
+    table's); None where it read none."""
+    named = [table for table, through in connection.tables_read if through is None]
+    return named[0] if named else connection.tables_read[0][0] if connection.tables_read else None
 
 
 def _scratch_copy(database: Path, journal: str, mode: str) -> ReadOnlyConnection:
