@@ -632,6 +632,30 @@ def test_a_day_one_database_is_added_by_its_path_alone(
     assert hit["metadata"]["date"] == "2024-03-01T15:33:20+00:00" and "ZRICHTEXTJSON" not in hit["metadata"]
 
 
+def test_an_anki_collection_is_added_by_its_path_alone(
+        home: Path, user_config: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Anki's collection.anki2: a note's fields in notes.flds, split by the unit separator (U+001F),
+    # its id the time it was made, in milliseconds. `add` asked which table held the text, and the
+    # fields read as one run-on line ("cat␟ねこ")
+    database = home / "collection.anki2"
+    with sqlite3.connect(database) as connection:
+        connection.executescript(
+            "CREATE TABLE col (id integer primary key, crt integer, models text, decks text);"
+            "CREATE TABLE notes (id integer primary key, guid text not null, mid integer not null, mod integer not "
+            "null, usn integer not null, tags text not null, flds text not null, sfld integer not null, csum integer "
+            "not null, flags integer not null, data text not null);"
+            "CREATE TABLE cards (id integer primary key, nid integer not null, did integer not null);"
+            "INSERT INTO notes VALUES (1709300000123, 'b@3Tr9Lm0q', 1342697561419, 1712000000, -1, ' japanese ', "
+            "'猫' || char(31) || 'ねこ: cat', '猫', 456, 0, '');")
+    connection.close()
+    code, out, err = run(capsys, "add", str(database))
+    assert code == 0 and "  records: 1\n" in out and "  dates: 2024-03-01 to 2024-03-01\n" in out, err + out
+    code, out, _ = run(capsys, "search", "ねこ", "--mode", "keyword", "--json")
+    [hit] = json.loads(out)
+    assert hit["text"] == "猫\nねこ: cat" and hit["citation"] == f"{database}#notes:1709300000123"
+    assert hit["metadata"]["date"] == "2024-03-01T13:33:20+00:00"
+
+
 def test_the_tables_a_full_text_index_keeps_its_words_in_are_not_listed(
         home: Path, user_config: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # Joplin's database.sqlite: its notes_fts index's own tables (notes_fts_segments,

@@ -34,6 +34,7 @@ UNIX_TIME_CEILING = 4_102_444_800  # 2100-01-01
 DIGIT_DATE_TIMES = {12: "%Y%m%d%H%M", 14: "%Y%m%d%H%M%S"}
 _NUMBER_TEXT_RE = re.compile(r"^\s*\d+(?:\.\d+)?\s*$")
 ROW_DATE_KEYS = ("date", "end_date")
+UNIT_SEPARATOR = "\x1f"  # ASCII's, between the fields Anki keeps in a note's one column
 # What a row's columns hold besides words: embedded with the text they only add noise to every
 # search (an app's table is mostly ids, flags and times), so they are metadata only. A column
 # named as an id is one (parent_id, noteId, Bear's ZUNIQUEIDENTIFIER), and so is a value that is
@@ -146,12 +147,13 @@ def _marked(value: Any) -> bool:
 
 def _row_text(value: Any) -> str | None:
     """A row's content as text: text as it is, a number written out, a BLOB holding UTF-8 text
-    decoded (apps store text so); "" for NULL; None for a BLOB that is not text."""
+    decoded (apps store text so); "" for NULL; None for a BLOB that is not text. The fields an app
+    keeps in one column between unit separators (an Anki note's front and back) are lines."""
     if value is None or isinstance(value, str):
-        return value or ""
+        return (value or "").replace(UNIT_SEPARATOR, "\n")
     if isinstance(value, bytes):
         try:
-            return value.decode("utf-8")
+            return value.decode("utf-8").replace(UNIT_SEPARATOR, "\n")
         except UnicodeDecodeError:
             return None
     return str(value)

@@ -27,14 +27,18 @@ _QUOTED = re.compile(r'"((?:[^"]|"")*)"')
 # The tables SQLite's FTS3/4, FTS5 and R-tree virtual tables keep their index in, after their name.
 _SHADOW_TABLES = ("content", "segments", "segdir", "docsize", "stat", "data", "idx", "config", "node", "parent",
                   "rowid")
-# The note apps whose database is plain SQLite: the table of notes, its text column, and the
-# columns that tell it apart (Bear's Core Data ZSFNOTE; Joplin's database.sqlite in its profile
-# folder; Day One's Core Data ZENTRY, in DayOne.sqlite). `vecbook add database.sqlite` reads them
-# as `--table T --text-column C` would.
-KNOWN_NOTES = (("ZSFNOTE", "ZTEXT", ("ZTITLE", "ZUNIQUEIDENTIFIER")), ("notes", "body", ("parent_id", "is_todo")),
-               ("ZENTRY", "ZMARKDOWNTEXT", ("ZUUID", "ZCREATIONDATE", "Z_PK")))
-# Their names, by notes table: what a profile folder is said to be, and the source's name.
-KNOWN_APPS = {"ZSFNOTE": "Bear", "notes": "Joplin", "ZENTRY": "Day One"}
+# The note apps whose database is plain SQLite: the table of notes, its text column, the columns
+# that tell it apart, and the app's name (what a profile folder is said to be, and the source's
+# name): Bear's Core Data ZSFNOTE; Joplin's database.sqlite in its profile folder; Day One's Core
+# Data ZENTRY, in DayOne.sqlite; Anki's collection.anki2, whose notes table is named as Joplin's.
+# `vecbook add database.sqlite` reads them as `--table T --text-column C` would.
+JOPLIN = "Joplin"
+KNOWN_NOTES = (("ZSFNOTE", "ZTEXT", ("ZTITLE", "ZUNIQUEIDENTIFIER"), "Bear"),
+               ("notes", "body", ("parent_id", "is_todo"), JOPLIN),
+               ("ZENTRY", "ZMARKDOWNTEXT", ("ZUUID", "ZCREATIONDATE", "Z_PK"), "Day One"),
+               ("notes", "flds", ("mid", "sfld", "csum"), "Anki"))
+# An Anki note's id is the time it was made, in milliseconds: its date.
+ANKI_DATE = '"id" AS date'
 # The columns of a known app's notes table that are not read: Day One's rich text, the entry's text
 # again as JSON, which would make every hit's metadata that text twice over.
 KNOWN_UNREAD = {"ZENTRY": ("ZRICHTEXTJSON",)}
@@ -84,7 +88,7 @@ def other_profiles(folder: Path) -> list[tuple[str, Path]]:
     own (``profile-<id>``, holding a database of Joplin's), named as ``profiles.json`` names it."""
     found = []
     for sub in sorted(folder.glob(f"{JOPLIN_PROFILE_PREFIX}*")):
-        if (sub / PROFILE_DATABASE).is_file() and known_app(sub / PROFILE_DATABASE) == KNOWN_APPS["notes"]:
+        if (sub / PROFILE_DATABASE).is_file() and known_app(sub / PROFILE_DATABASE) == JOPLIN:
             found.append((joplin_profile_name(sub) or sub.name, sub))
     return found
 
@@ -106,12 +110,11 @@ def joplin_profile_name(folder: Path) -> str | None:
 
 
 def known_app(path: Path) -> str | None:
-    """The note app whose database ``path`` is (``Bear``, ``Joplin``), else None."""
+    """The note app whose database ``path`` is (``Bear``, ``Joplin``...), else None."""
     try:
-        table, _ = _known_notes(_tables(path))
+        return _known_notes(_tables(path))[2]
     except ConfigError:
         return None
-    return KNOWN_APPS[table] if table is not None else None
 
 
 def sqlite_table(path: Path, table: str | None, text_column: str | None,
@@ -137,8 +140,8 @@ def _table_or_query(path: Path, table: str | None, text_column: str | None,
     listing = "; ".join(f"{n} ({', '.join(c)})" for n, c in columns.items()) or "none"
     extra: list[str] = []
     if table is None and text_column is None:
-        table, text_column = _known_notes(columns)
-        extra = _known_extra(table, columns)
+        table, text_column, app = _known_notes(columns)
+        extra = _known_extra(app, columns, date_column)
         if table is None and APPLE_NOTES <= columns.keys():
             raise ConfigError(f"{path} is Apple Notes' database, which keeps each note's text compressed, in a form "
                               "VecBook does not read: export the notes as Markdown or HTML (Exporter, from the Mac "
@@ -230,20 +233,23 @@ def _tables(path: Path) -> dict[str, list[str]]:
         raise _unreadable_database(path, exc) from None
 
 
-def _known_notes(columns: dict[str, list[str]]) -> tuple[str | None, str | None]:
-    """(table, text column) of a note app's database ``KNOWN_NOTES`` names, else (None, None)."""
-    for table, text, marks in KNOWN_NOTES:
+def _known_notes(columns: dict[str, list[str]]) -> tuple[str | None, str | None, str | None]:
+    """(table, text column, app) of a note app's database ``KNOWN_NOTES`` names, else Nones."""
+    for table, text, marks, app in KNOWN_NOTES:
         if table in columns and {text, *marks} <= set(columns[table]):
-            return table, text
-    return None, None
+            return table, text, app
+    return None, None, None
 
 
-def _known_extra(table: str | None, columns: dict[str, list[str]]) -> list[str]:
-    """What a known app's notes ``table`` is read with besides its columns: a Joplin note's notebook
-    path, a Day One entry's journal and trash (where the tables holding them are there)."""
-    if table == "notes" and {"id", "title", "parent_id"} <= set(columns.get("folders", ())):
+def _known_extra(app: str | None, columns: dict[str, list[str]], date_column: str | None) -> list[str]:
+    """What a known app's notes table is read with besides its columns: a Joplin note's notebook
+    path, a Day One entry's journal and trash (where the tables holding them are there), an Anki
+    note's date (unless ``date_column`` names another)."""
+    if app == JOPLIN and {"id", "title", "parent_id"} <= set(columns.get("folders", ())):
         return [JOPLIN_NOTEBOOK]
-    if table == "ZENTRY" and "ZJOURNAL" in columns[table]:
+    if app == "Anki" and date_column is None:
+        return [ANKI_DATE]
+    if app == "Day One" and "ZJOURNAL" in columns["ZENTRY"]:
         journals = set(columns.get("ZJOURNAL", ()))
         return [DAY_ONE_JOURNAL[0]] * ({"Z_PK", "ZNAME"} <= journals) + \
             [DAY_ONE_JOURNAL[1]] * ({"Z_PK", "ZISTRASHJOURNAL"} <= journals)
