@@ -656,6 +656,41 @@ def test_an_anki_collection_is_added_by_its_path_alone(
     assert hit["metadata"]["date"] == "2024-03-01T13:33:20+00:00"
 
 
+def test_a_calibre_library_is_added_by_its_path_alone(
+        home: Path, user_config: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Calibre's metadata.db: a book's title in books, its description in comments, its authors through
+    # books_authors_link. `add` asked which table held the text, and the descriptions alone would
+    # have left out every book without one, and said nothing of any book's title or author
+    database = home / "metadata.db"
+    with sqlite3.connect(database) as connection:
+        connection.executescript(
+            "CREATE TABLE books (id INTEGER PRIMARY KEY AUTOINCREMENT, title TEXT NOT NULL DEFAULT 'Unknown', "
+            "sort TEXT, timestamp TIMESTAMP, pubdate TIMESTAMP, series_index REAL NOT NULL DEFAULT 1.0, "
+            "author_sort TEXT, isbn TEXT DEFAULT '', path TEXT NOT NULL DEFAULT '', uuid TEXT, has_cover BOOL "
+            "DEFAULT 0, last_modified TIMESTAMP);"
+            "CREATE TABLE comments (id INTEGER PRIMARY KEY, book INTEGER NOT NULL, text TEXT NOT NULL, UNIQUE(book));"
+            "CREATE TABLE authors (id INTEGER PRIMARY KEY, name TEXT NOT NULL, sort TEXT, link TEXT NOT NULL "
+            "DEFAULT '');"
+            "CREATE TABLE books_authors_link (id INTEGER PRIMARY KEY, book INTEGER NOT NULL, author INTEGER NOT NULL);"
+            "INSERT INTO books (id, title, timestamp, pubdate, path) VALUES "
+            "(1, 'The Overstory', '2024-03-01 13:33:20.123456+00:00', '2018-04-03 00:00:00+00:00', "
+            "'Richard Powers/The Overstory (1)'), (2, '三体', '2024-03-02 09:00:00+00:00', NULL, 'Liu Cixin/San Ti (2)');"
+            "INSERT INTO comments VALUES (1, 1, '<p>A novel about <b>trees</b> and the people who defend them.</p>');"
+            "INSERT INTO authors VALUES (1, 'Richard Powers', 'Powers, Richard', ''), (2, '刘慈欣', '刘慈欣', '');"
+            "INSERT INTO books_authors_link VALUES (1, 1, 1), (2, 2, 2);")
+    connection.close()
+    code, out, err = run(capsys, "add", str(database))
+    assert code == 0 and "found 'metadata':" in out and "  records: 2\n" in out, err + out
+    assert "  dates: 2024-03-01 to 2024-03-02\n" in out, out
+    code, out, _ = run(capsys, "search", "trees", "--mode", "keyword", "--json")
+    [hit] = json.loads(out)
+    assert hit["citation"] == f"{database}#books:1" and "people who defend them" in hit["text"]
+    assert (hit["metadata"]["title"], hit["metadata"]["author"]) == ("The Overstory", "Richard Powers")
+    assert hit["metadata"]["path"] == "Richard Powers/The Overstory (1)"
+    code, out, _ = run(capsys, "search", "三体", "--mode", "keyword", "--json")
+    assert [(h["text"], h["metadata"]["author"]) for h in json.loads(out)] == [("三体", "刘慈欣")]
+
+
 def test_the_tables_a_full_text_index_keeps_its_words_in_are_not_listed(
         home: Path, user_config: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # Joplin's database.sqlite: its notes_fts index's own tables (notes_fts_segments,

@@ -32,11 +32,20 @@ _SHADOW_TABLES = ("content", "segments", "segdir", "docsize", "stat", "data", "i
 # name): Bear's Core Data ZSFNOTE; Joplin's database.sqlite in its profile folder; Day One's Core
 # Data ZENTRY, in DayOne.sqlite; Anki's collection.anki2, whose notes table is named as Joplin's.
 # `vecbook add database.sqlite` reads them as `--table T --text-column C` would.
-JOPLIN = "Joplin"
+JOPLIN, CALIBRE = "Joplin", "Calibre"
 KNOWN_NOTES = (("ZSFNOTE", "ZTEXT", ("ZTITLE", "ZUNIQUEIDENTIFIER"), "Bear"),
                ("notes", "body", ("parent_id", "is_todo"), JOPLIN),
                ("ZENTRY", "ZMARKDOWNTEXT", ("ZUUID", "ZCREATIONDATE", "Z_PK"), "Day One"),
-               ("notes", "flds", ("mid", "sfld", "csum"), "Anki"))
+               ("notes", "flds", ("mid", "sfld", "csum"), "Anki"),
+               ("books", "title", ("author_sort", "series_index", "has_cover"), CALIBRE))
+# A Calibre library's books (metadata.db): each book's description (HTML, in comments), else its title,
+# with its title, its authors in the order Calibre keeps them, and the time it was added as its date
+# (``{date}``: or the column --date-column names); ``path`` is its folder in the library.
+CALIBRE_TABLES = {"comments", "authors", "books_authors_link"}
+CALIBRE_BOOKS = ("SELECT id, COALESCE(NULLIF((SELECT text FROM comments WHERE book = books.id), ''), title) AS content, "
+                 "title, (SELECT group_concat(name, ' & ') FROM (SELECT a.name FROM books_authors_link AS l JOIN "
+                 "authors AS a ON a.id = l.author WHERE l.book = books.id ORDER BY l.id)) AS author, {date} AS date, "
+                 "pubdate, series_index, isbn, path FROM books")
 # An Anki note's id is the time it was made, in milliseconds: its date.
 ANKI_DATE = '"id" AS date'
 # The columns of a known app's notes table that are not read: Day One's rich text, the entry's text
@@ -139,6 +148,7 @@ def _table_or_query(path: Path, table: str | None, text_column: str | None,
     columns = _tables(path)
     listing = "; ".join(f"{n} ({', '.join(c)})" for n, c in columns.items()) or "none"
     extra: list[str] = []
+    app = None
     if table is None and text_column is None:
         table, text_column, app = _known_notes(columns)
         extra = _known_extra(app, columns, date_column)
@@ -169,6 +179,8 @@ def _table_or_query(path: Path, table: str | None, text_column: str | None,
         raise ConfigError(f"which column of table '{table}' holds the text? pass --text-column NAME{hint}; "
                           f"columns: {', '.join(columns[table])}")
     _check_column(table, columns[table], text_column)
+    if app == CALIBRE and CALIBRE_TABLES <= columns.keys():
+        return None, CALIBRE_BOOKS.format(date=f'"{_quoted(date_column)}"' if date_column else "timestamp")
     kept = [c for c in columns[table] if c not in KNOWN_UNREAD.get(table, ())]
     if "id" in lowered:
         return None, _text_column_query(table, text_column, kept, '"id"', extra, date_column)
