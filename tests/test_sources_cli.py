@@ -624,7 +624,7 @@ def test_a_day_one_database_is_added_by_its_path_alone(
             "(6, 8, 2, 2, 731000000, 731000100, '7B2E', 'Ein Eintrag im Papierkorb', NULL);")
     connection.close()
     code, out, err = run(capsys, "add", str(database))
-    assert code == 0 and "found 'dayone':" in out and "  records: 1\n" in out, err + out
+    assert code == 0 and "found 'day-one':" in out and "  records: 1\n" in out, err + out
     assert "  dates: 2024-03-01 to 2024-03-01\n" in out and "1 note in Day One's trash" in out, out
     code, out, _ = run(capsys, "search", "Wasserfall", "--mode", "keyword", "--json", "--filter", "journal=Reisen ✈️")
     [hit] = json.loads(out)
@@ -650,6 +650,7 @@ def test_an_anki_collection_is_added_by_its_path_alone(
     connection.close()
     code, out, err = run(capsys, "add", str(database))
     assert code == 0 and "  records: 1\n" in out and "  dates: 2024-03-01 to 2024-03-01\n" in out, err + out
+    assert "found 'anki':" in out, out  # named after the app, not 'collection', the name of every Anki file
     code, out, _ = run(capsys, "search", "ねこ", "--mode", "keyword", "--json")
     [hit] = json.loads(out)
     assert hit["text"] == "猫\nねこ: cat" and hit["citation"] == f"{database}#notes:1709300000123"
@@ -680,7 +681,7 @@ def test_a_calibre_library_is_added_by_its_path_alone(
             "INSERT INTO books_authors_link VALUES (1, 1, 1), (2, 2, 2);")
     connection.close()
     code, out, err = run(capsys, "add", str(database))
-    assert code == 0 and "found 'metadata':" in out and "  records: 2\n" in out, err + out
+    assert code == 0 and "found 'calibre':" in out and "  records: 2\n" in out, err + out  # not 'metadata'
     assert "  dates: 2024-03-01 to 2024-03-02\n" in out, out
     code, out, _ = run(capsys, "search", "trees", "--mode", "keyword", "--json")
     [hit] = json.loads(out)

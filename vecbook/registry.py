@@ -37,8 +37,7 @@ from .source_counts import chat_facts, chats_by_source
 from .tokens import fold
 from .sources import (DATA_SOURCE, NOTES_FORMATS, LoadReport, is_notes_folder, load_collection, load_export,
                       other_sources)
-from .sqlite_tables import (PROFILE_DATABASE, date_warnings, joplin_profile_name, known_app, other_profiles,
-                            profile_database, sqlite_table)
+from .sqlite_tables import date_warnings, joplin_profile_name, known_app, other_profiles, profile_database, sqlite_table
 
 # What ``--format`` accepts besides the export formats: a SQLite database of rows.
 SQLITE = "sqlite"
@@ -429,14 +428,15 @@ def exported_again(path: Path, name: str, chosen: str, records: Sequence[Record]
 def _in_profile(path: Path, format_name: str | None) -> tuple[Path, str | None, list[str]]:
     """(path to read, app, what to say): the database of a note app's profile folder (Joplin's
     ``~/.config/joplin-desktop``, Bear's ``Application Data``), named by its app, whose logs and
-    settings read as notes were the source's records and its notes none; the path given else (a
-    ``database.sqlite`` of such an app named by it too: ``database`` says nothing)."""
+    settings read as notes were the source's records and its notes none; the path given else (the
+    database of such an app named by it too: ``database``, ``collection`` (Anki's) and ``metadata``
+    (Calibre's) say nothing)."""
     if path.is_dir() and format_name in (None, SQLITE) and (found := profile_database(path)) is not None:
         said = [f"{path} is {found[1]}'s profile folder: its notes are in {found[0]}, which is added"]
         said += [f"it holds {found[1]}'s profile '{name}' too, not added: `{add_line(folder)}` adds it"
                  for name, folder in other_profiles(path)]
         return found[0], _profile_app(found[1], path), said
-    app = known_app(path) if path.name == PROFILE_DATABASE and path.is_file() else None
+    app = known_app(path) if path.is_file() and _head(path, len(SQLITE_MAGIC)) == SQLITE_MAGIC else None
     return path, _profile_app(app, path.parent) if app else None, []
 
 
