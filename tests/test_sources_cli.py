@@ -692,6 +692,39 @@ def test_a_calibre_library_is_added_by_its_path_alone(
     assert [(h["text"], h["metadata"]["author"]) for h in json.loads(out)] == [("三体", "刘慈欣")]
 
 
+def test_firefox_history_is_added_by_its_path_alone(
+        home: Path, user_config: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Firefox's places.sqlite: a page's title (none for many: its address stands in), its address, its
+    # last visit in microseconds, the bookmark's name where the user kept one; `add` asked which table
+    # held the text, and read as its titles, every page without one was a problem
+    database = home / "places.sqlite"
+    with sqlite3.connect(database) as connection:
+        connection.executescript(
+            "CREATE TABLE moz_places (id INTEGER PRIMARY KEY, url LONGVARCHAR, title LONGVARCHAR, rev_host "
+            "LONGVARCHAR, visit_count INTEGER DEFAULT 0, hidden INTEGER DEFAULT 0 NOT NULL, typed INTEGER DEFAULT 0 "
+            "NOT NULL, frecency INTEGER DEFAULT -1 NOT NULL, last_visit_date INTEGER, guid TEXT, foreign_count "
+            "INTEGER DEFAULT 0 NOT NULL, url_hash INTEGER DEFAULT 0 NOT NULL, description TEXT, site_name TEXT);"
+            "CREATE TABLE moz_bookmarks (id INTEGER PRIMARY KEY, type INTEGER, fk INTEGER DEFAULT NULL, parent "
+            "INTEGER, position INTEGER, title LONGVARCHAR, dateAdded INTEGER, lastModified INTEGER, guid TEXT);"
+            "INSERT INTO moz_places (id, url, title, visit_count, hidden, last_visit_date, description) VALUES "
+            "(1, 'https://en.wikipedia.org/wiki/Sourdough', 'Sourdough - Wikipedia', 3, 0, 1709300000123456, "
+            "'Sourdough is bread made by fermenting dough'), "
+            "(2, 'https://www.ynet.co.il/news/article/hjk', NULL, 1, 0, 1709400000000000, NULL), "
+            "(3, 'https://accounts.example.com/redirect?x=1', NULL, 1, 1, 1709400000000000, NULL);"
+            "INSERT INTO moz_bookmarks VALUES (10, 1, 1, 3, 0, 'Starter guide 🍞', 1709300000123456, 0, 'bk1');")
+    connection.close()
+    code, out, err = run(capsys, "add", str(database))
+    assert code == 0 and "found 'firefox':" in out and "  records: 2\n" in out and "problems" not in out, err + out
+    assert "  dates: 2024-03-01 to 2024-03-02\n" in out, out
+    code, out, _ = run(capsys, "search", "starter guide", "--mode", "keyword", "--json")
+    [hit] = json.loads(out)
+    assert hit["citation"] == f"{database}#moz_places:1" and hit["text"] == "Sourdough - Wikipedia"
+    assert hit["metadata"]["url"] == "https://en.wikipedia.org/wiki/Sourdough"
+    assert hit["metadata"]["bookmark"] == "Starter guide 🍞"
+    code, out, _ = run(capsys, "search", "ynet", "--mode", "keyword", "--json")
+    assert [h["text"] for h in json.loads(out)] == ["https://www.ynet.co.il/news/article/hjk"]  # no title: its address
+
+
 def test_the_tables_a_full_text_index_keeps_its_words_in_are_not_listed(
         home: Path, user_config: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # Joplin's database.sqlite: its notes_fts index's own tables (notes_fts_segments,

@@ -32,12 +32,13 @@ _SHADOW_TABLES = ("content", "segments", "segdir", "docsize", "stat", "data", "i
 # name): Bear's Core Data ZSFNOTE; Joplin's database.sqlite in its profile folder; Day One's Core
 # Data ZENTRY, in DayOne.sqlite; Anki's collection.anki2, whose notes table is named as Joplin's.
 # `vecbook add database.sqlite` reads them as `--table T --text-column C` would.
-JOPLIN, CALIBRE = "Joplin", "Calibre"
+JOPLIN, CALIBRE, FIREFOX = "Joplin", "Calibre", "Firefox"
 KNOWN_NOTES = (("ZSFNOTE", "ZTEXT", ("ZTITLE", "ZUNIQUEIDENTIFIER"), "Bear"),
                ("notes", "body", ("parent_id", "is_todo"), JOPLIN),
                ("ZENTRY", "ZMARKDOWNTEXT", ("ZUUID", "ZCREATIONDATE", "Z_PK"), "Day One"),
                ("notes", "flds", ("mid", "sfld", "csum"), "Anki"),
-               ("books", "title", ("author_sort", "series_index", "has_cover"), CALIBRE))
+               ("books", "title", ("author_sort", "series_index", "has_cover"), CALIBRE),
+               ("moz_places", "title", ("url", "rev_host", "frecency"), FIREFOX))
 # A Calibre library's books (metadata.db): each book's description (HTML, in comments), else its title,
 # with its title, its authors in the order Calibre keeps them, and the time it was added as its date
 # (``{date}``: or the column --date-column names); ``path`` is its folder in the library.
@@ -46,6 +47,16 @@ CALIBRE_BOOKS = ("SELECT id, COALESCE(NULLIF((SELECT text FROM comments WHERE bo
                  "title, (SELECT group_concat(name, ' & ') FROM (SELECT a.name FROM books_authors_link AS l JOIN "
                  "authors AS a ON a.id = l.author WHERE l.book = books.id ORDER BY l.id)) AS author, {date} AS date, "
                  "pubdate, series_index, isbn, path FROM books")
+# Firefox's history (places.sqlite): each page it shows (not a redirect's, hidden), its title or, for
+# one without, its address, with its address, description, site, visits, the bookmarks the user named
+# it by, and its last visit as its date (``{date}``: or the column --date-column names).
+FIREFOX_PLACES = ("SELECT id, COALESCE(NULLIF(title, ''), url) AS content, url, description, site_name, visit_count, "
+                  "{date} AS date, (SELECT group_concat(b.title, ' / ') FROM moz_bookmarks AS b WHERE b.fk = "
+                  "moz_places.id AND b.title <> '') AS bookmark FROM moz_places WHERE hidden = 0")
+# The apps whose database is read by a query of their own: the tables it reads besides the app's
+# known one, the query, and the column that dates a row unless --date-column names another.
+KNOWN_QUERIES = {CALIBRE: (CALIBRE_TABLES, CALIBRE_BOOKS, "timestamp"),
+                 FIREFOX: ({"moz_bookmarks"}, FIREFOX_PLACES, "last_visit_date")}
 # An Anki note's id is the time it was made, in milliseconds: its date.
 ANKI_DATE = '"id" AS date'
 # The columns of a known app's notes table that are not read: Day One's rich text, the entry's text
@@ -179,8 +190,9 @@ def _table_or_query(path: Path, table: str | None, text_column: str | None,
         raise ConfigError(f"which column of table '{table}' holds the text? pass --text-column NAME{hint}; "
                           f"columns: {', '.join(columns[table])}")
     _check_column(table, columns[table], text_column)
-    if app == CALIBRE and CALIBRE_TABLES <= columns.keys():
-        return None, CALIBRE_BOOKS.format(date=f'"{_quoted(date_column)}"' if date_column else "timestamp")
+    if app in KNOWN_QUERIES and KNOWN_QUERIES[app][0] <= columns.keys():
+        _, query, dated = KNOWN_QUERIES[app]
+        return None, query.format(date=f'"{_quoted(date_column or dated)}"')
     kept = [c for c in columns[table] if c not in KNOWN_UNREAD.get(table, ())]
     if "id" in lowered:
         return None, _text_column_query(table, text_column, kept, '"id"', extra, date_column)
