@@ -146,6 +146,18 @@ def test_recurrence_rules_read_as_words(tmp_path: Path, rule: str, words: str) -
     assert record.metadata["recurrence"] == words and words in record.text
 
 
+def test_an_event_of_several_rules_says_each_in_words(tmp_path: Path) -> None:
+    # RFC 5545 lets an event have several RRULEs (old Apple and Lotus exports write them): the
+    # text said Python's repr of the list, "Repeats ([vRecur({'FREQ': ['WEEKLY'], ...})])".
+    (tmp_path / "r.ics").write_text(
+        "BEGIN:VCALENDAR\nBEGIN:VEVENT\nUID:r\nSUMMARY:Piano lesson\nDTSTART:20240102T170000Z\n"
+        "RRULE:FREQ=WEEKLY;BYDAY=TU;UNTIL=20240331T000000Z\nRRULE:FREQ=MONTHLY;BYDAY=1SA;COUNT=12\n"
+        "END:VEVENT\nEND:VCALENDAR\n")
+    (record,), _ = load(tmp_path)
+    words = "Repeats weekly on Tuesday until 2024-03-31; also monthly on the first Saturday 12 times"
+    assert record.metadata["recurrence"] == words and words in record.text
+
+
 def test_the_fixtures_load_with_zones_resolved() -> None:
     records, problems = load(ICS)
     assert problems == []

@@ -68,7 +68,15 @@ def _duration(value: timedelta) -> str:
 
 
 def rule_words(rule: Any) -> str:
-    """An RRULE in words: "Repeats weekly on Monday until 2024-06-01"."""
+    """An RRULE in words: "Repeats weekly on Monday until 2024-06-01"; several (RFC 5545 allows
+    them, old Apple and Lotus exports write them) each after the first as "; also ..."."""
+    if isinstance(rule, list):
+        words = [_one_rule_words(one) for one in rule]
+        return "; ".join([*words[:1], *(f"also {one.removeprefix('Repeats ')}" for one in words[1:])])
+    return _one_rule_words(rule)
+
+
+def _one_rule_words(rule: Any) -> str:
     if not hasattr(rule, "get") or not rule.get("FREQ"):
         return f"Repeats ({rule})"
     first = lambda key: (rule.get(key) or [None])[0]  # noqa: E731 - vRecur holds lists
