@@ -1518,6 +1518,26 @@ def test_a_rare_rule_is_found_within_the_search() -> None:
     assert occurrence_within(leap, (("gt", "2028-02-29T09:00:00+00:00"),)).isoformat() == "2028-02-29T09:30:00+00:00"
 
 
+def test_an_event_of_several_rules_is_found_by_each_far_from_its_start() -> None:
+    # an event of several RRULEs was counted out from its start, every rule's occurrences: one begun
+    # in 1990 ran out of the search's 10,000 before 2024 (a weekday rule and a Saturday one), and an
+    # hourly rule beside another was looked at hour by hour from its start, past the search's steps
+    from vecbook.recurrence import occurrence_within
+
+    def found(rule: str, day: str) -> str | None:
+        when = occurrence_within(rule, (("gte", day), ("lt", f"{day}T23:59:59")))
+        return when and when.isoformat()
+
+    weekdays = ("DTSTART:19900101T090000Z\nRRULE:FREQ=DAILY;BYDAY=MO,TU,WE,TH,FR\n"
+                "RRULE:FREQ=WEEKLY;BYDAY=SA;BYHOUR=10;BYMINUTE=30")
+    assert [found(weekdays, f"2024-06-{day:02d}") for day in (7, 8, 9)] == [
+        "2024-06-07T09:00:00+00:00", "2024-06-08T10:30:00+00:00", None]
+    reminders = ("DTSTART:19950102T080000Z\nRRULE:FREQ=HOURLY;BYMONTH=2;BYMONTHDAY=29;BYHOUR=8\n"
+                 "RRULE:FREQ=YEARLY;BYMONTH=12;BYMONTHDAY=24")
+    assert [found(reminders, day) for day in ("2028-02-29", "2027-12-24", "2027-12-25")] == [
+        "2028-02-29T08:00:00+00:00", "2027-12-24T08:00:00+00:00", None]
+
+
 def test_a_rule_with_a_day_it_can_name_still_occurs() -> None:
     from vecbook.recurrence import series_matches
 

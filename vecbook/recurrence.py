@@ -87,12 +87,34 @@ def _near(rule: str, bounds: list[tuple[Callable[[Any, Any], bool], datetime]]) 
     """The series' occurrences counted out from a little before the bounds' start: an hourly or
     finer rule's a day at a time (``_day_by_day``), another's from its start moved on by whole
     periods (``_moved_near``)."""
+    alone = _each_rule(rule)
+    if alone is not None:  # (each rule moved near on its own: their periods differ)
+        return _merged([_near(one, bounds) for one in alone])
     starts = [bound for test, bound in bounds if test in (operator.gt, operator.ge)]
     ends = [bound for test, bound in bounds if test in (operator.lt, operator.le)]
     found = _day_by_day(rule, starts, ends)
     if found is not None:
         return found
     return _occurrences(_moved_near(rule, max(starts, key=_naive)) if starts else rule, MAX_STEPS)
+
+
+def _each_rule(rule: str) -> list[str] | None:
+    """A series of several RRULEs (RFC 5545 allows them; old Apple and Lotus exports write them)
+    as one series a rule, each with the DTSTART, RDATEs and EXDATEs: counted out together from
+    the start, one begun decades back ran out of ``MAX_OCCURRENCES`` before the range, and an
+    hourly one was looked at hour by hour. None for a series of one rule, or with an EXRULE
+    (which takes out the occurrences of every rule)."""
+    lines = rule.split("\n")
+    rules = [line for line in lines if line[:6].upper() == "RRULE:"]
+    if len(rules) < 2 or any(line[:7].upper() == "EXRULE:" for line in lines):
+        return None
+    others = [line for line in lines if line[:6].upper() != "RRULE:"]
+    return ["\n".join([others[0], one, *others[1:]]) for one in rules]
+
+
+def _merged(series: list[Iterator[datetime]]) -> Iterator[datetime]:
+    """The occurrences of several series in order, each once (an RDATE, or a day two rules name)."""
+    return (when for when, _ in itertools.groupby(heapq.merge(*series)))
 
 
 def _start_near(rule: str, bounds: list[tuple[Callable[[Any, Any], bool], datetime]]) -> bool:
@@ -396,7 +418,7 @@ def first_occurrence(rule: str) -> datetime | None:
     raises one of ``RULE_ERRORS`` for a rule dateutil cannot read, ``TooRare`` for one that names
     no day it can occur on or whose first occurrence takes more than ``MAX_STEPS`` to find."""
     try:
-        return next(_day_by_day(rule, [], []) or _occurrences(rule, MAX_STEPS), None)
+        return next(_near(rule, []), None)
     except ValueError as exc:
         if "names no day" in str(exc):
             raise TooRare(str(exc)) from exc
@@ -412,7 +434,7 @@ def counted_to(rule: str) -> tuple[int, datetime | None] | None:
         return None
     count, last = 0, None
     try:
-        for when in _day_by_day(rule, [], []) or _occurrences(rule, MAX_STEPS):
+        for when in _near(rule, []):
             if count >= MAX_OCCURRENCES:
                 return count, last
             count, last = count + 1, when
