@@ -1051,6 +1051,30 @@ def test_a_change_from_the_first_occurrence_on_is_the_whole_series(tmp_path: Pat
             is found, day
 
 
+@pytest.mark.parametrize("change", ["RECURRENCE-ID;RANGE=THISANDFUTURE", "RECURRENCE-ID"])
+def test_a_change_that_states_no_description_keeps_its_series_text(tmp_path: Path, change: str) -> None:
+    # Lotus Notes and Outlook keep a changed occurrence as what differs, and may write it without the
+    # series' description, place or people: "this and following" from the first occurrence left no
+    # record holding the agenda (the series is the change), and a search on a moved day found the
+    # change without it. What a change does not state is its series'; a cancelled one takes its title.
+    (tmp_path / "l.ics").write_text(
+        "BEGIN:VCALENDAR\r\nBEGIN:VEVENT\r\nUID:w@lotus\r\nSUMMARY:Standup\r\n"
+        "DESCRIPTION:Agenda: budget review\r\nLOCATION:Room 4\r\nORGANIZER;CN=Cy Park:mailto:cy@example.com\r\n"
+        "ATTENDEE;CN=Ana Lima:mailto:ana@example.com\r\nDTSTART:20240304T090000Z\r\nRRULE:FREQ=WEEKLY\r\n"
+        f"END:VEVENT\r\nBEGIN:VEVENT\r\nUID:w@lotus\r\n{change}:20240304T090000Z\r\n"
+        "DTSTART:20240304T130000Z\r\nEND:VEVENT\r\nBEGIN:VEVENT\r\nUID:w@lotus\r\n"
+        "RECURRENCE-ID:20240311T090000Z\r\nDTSTART:20240311T090000Z\r\nSTATUS:CANCELLED\r\nEND:VEVENT\r\n"
+        "END:VCALENDAR\r\n", encoding="utf-8", newline="")
+    records, problems = load(tmp_path)
+    assert problems == []
+    changed, cancelled = records[-2:]
+    assert changed.text.startswith("Standup\nWhen: 2024-03-04 13:00 (UTC)\n")
+    assert changed.text.endswith("Where: Room 4\nOrganizer: Cy Park\nAttendees: Ana Lima\n\nAgenda: budget review")
+    assert changed.metadata["participants"] == ["Cy Park", "cy@example.com", "Ana Lima", "ana@example.com"]
+    assert cancelled.text == "Standup\nWhen: 2024-03-11 09:00 (UTC)\nStatus: cancelled\nChanges the occurrence " \
+                             "of 2024-03-11 09:00 (UTC)"
+
+
 def test_a_zone_named_by_its_offset_alone_is_that_offset(tmp_path: Path) -> None:
     # some writers name a zone by its offset and define no VTIMEZONE for it (a PHP generator's
     # TZID=+03:00, Lotus's GMT+01:00): the times were floating local time, with a WARN each

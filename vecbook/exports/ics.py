@@ -20,7 +20,7 @@ from ..records import Record, undecoded_reason
 from .base import Export, ExportFile, clean_text, export_record
 from .ics_lines import escaped_quotes, file_text, looks_like_calendar, quoted_zones, used_lines, without_windows_zones
 from .ics_people import event_text, people_and_rooms, where
-from .ics_series import moved_dates, onward_changes, series_lines, this_and_future
+from .ics_series import moved_dates, onward_changes, series_lines, series_texts, this_and_future
 from .ics_v1 import as_icalendar, is_version_1
 from .ics_values import event_end, is_day, prop_dates, prop_text, prop_value
 from .ics_words import iso_value, moment, rule_words, span_words
@@ -199,6 +199,7 @@ def _file_records(export: Export, file: ExportFile) -> Iterator[Record]:
         days_as_written(component)
         offset_zones(component)
         _place_floating(export, file, span, component, calendar_zones_warned)
+    series_texts(component for _, component in parsed)
     # a series changed from its first occurrence on is the change, with nothing left of its own
     replaced = onward_changes(component for _, component in parsed)
     parsed = [(span, component) for span, component in parsed if not any(component is r for r in replaced)]

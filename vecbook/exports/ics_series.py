@@ -68,6 +68,37 @@ def _ical_moment(value: date, named: bool = True) -> str:
     return f":{value.astimezone(timezone.utc):%Y%m%dT%H%M%SZ}"
 
 
+# The texts a changed occurrence shows (its title, place, people, description), which Lotus Notes
+# and Outlook, keeping a change as what differs from its series, may leave out of it.
+_SERIES_TEXTS = ("SUMMARY", "DESCRIPTION", "LOCATION", "ORGANIZER", "ATTENDEE")
+
+
+def series_texts(components: Iterable[Any]) -> None:
+    """Each changed occurrence (a ``RECURRENCE-ID``, alone or this and following) given the texts
+    of its series that it does not state: otherwise a change of "this and following" from the
+    first occurrence, which is the whole series, left no record holding the series' description,
+    and a search on a moved day found the change without it. A cancelled occurrence takes only the
+    title (the series' record holds its text; a cancellation is no meeting to find by its agenda)."""
+    changes: list[Any] = []
+    masters: dict[str, Any] = {}
+    for component in components:
+        uid = prop_text(component, "UID")
+        if not uid:
+            continue
+        if component.get("RECURRENCE-ID") is not None:
+            changes.append(component)
+        else:
+            masters.setdefault(uid, component)
+    for change in changes:
+        master = masters.get(prop_text(change, "UID"))
+        if master is None:
+            continue
+        cancelled = prop_text(change, "STATUS").upper() == "CANCELLED"
+        for name in _SERIES_TEXTS[:1] if cancelled else _SERIES_TEXTS:
+            if change.get(name) is None and master.get(name) is not None:
+                change[name] = master[name]
+
+
 def this_and_future(component: Any) -> bool:
     """A change to an occurrence and all later ones (``RECURRENCE-ID;RANGE=THISANDFUTURE``)."""
     replaced = component.get("RECURRENCE-ID")
