@@ -259,6 +259,26 @@ def test_windows_display_names_without_a_vtimezone_are_the_zones_they_name(tmp_p
     assert [p.line for p in problems] == [31] and "unknown time zone '(UTC+05:00) Paris'" in problems[0].reason
 
 
+def test_a_zone_is_shown_by_its_current_iana_name(tmp_path: Path) -> None:
+    # a display name's first city may name an old alias (Chongqing: Asia/Chongqing, which tz keeps
+    # only as another name of Asia/Shanghai), and the Windows names stand for CLDR's ids, several
+    # of them old names (India Standard Time: Asia/Calcutta, FLE Standard Time: Europe/Kiev): the
+    # zone is shown, and a series kept, by the name tz gives it now
+    events = [("c1", "Beijing call", '"(UTC+08:00) Beijing, Chongqing, Hong Kong, Urumqi"'),
+              ("c2", "Mumbai call", "India Standard Time"), ("c3", "Kyiv call", "FLE Standard Time"),
+              ("c4", "Sydney call", "(UTC+10:00) Canberra, Melbourne, Sydney"),
+              ("c5", "Amsterdam call", "Europe/Amsterdam")]  # (a current name, whatever tz links it to)
+    write_outlook_events(tmp_path / "o.ics", events)
+    (tmp_path / "o.ics").write_text((tmp_path / "o.ics").read_text().replace(
+        "DTSTART;TZID=India Standard Time:20240701T093000", "DTSTART;TZID=India Standard Time:20240701T093000\r\n"
+        "RRULE:FREQ=WEEKLY"), encoding="utf-8", newline="")
+    records, problems = load(tmp_path)
+    assert problems == []
+    assert [r.text.splitlines()[1].split("(")[-1] for r in records] == [
+        "Asia/Shanghai)", "Asia/Kolkata)", "Europe/Kyiv)", "Australia/Sydney)", "Europe/Amsterdam)"]
+    assert records[1].metadata["rrule"] == "DTSTART;TZID=Asia/Kolkata:20240701T093000\nRRULE:FREQ=WEEKLY"
+
+
 def test_a_bad_line_is_warned_and_the_rest_of_the_event_and_file_load(tmp_path: Path) -> None:
     (tmp_path / "bad.ics").write_text(
         "BEGIN:VCALENDAR\nBEGIN:VEVENT\nUID:a\nSUMMARY:Broken date\nDTSTART:2024garbage\nthis line is junk\n"
@@ -913,7 +933,7 @@ def test_two_calendars_read_at_once_keep_their_own_zones(tmp_path: Path) -> None
                                                      "Vienna"), "Europe/Amsterdam"),
     ("Customized Time Zone", US_ZONE, "America/New_York"),
     ("India", US_ZONE.replace("Customized Time Zone", "India").replace("-0400", "+0530").replace("-0500", "+0530"),
-     "Asia/Calcutta"),
+     "Asia/Kolkata"),
 ], ids=["display-name", "customized", "fixed-offset"])
 def test_a_series_in_a_zone_only_the_file_defines_keeps_its_clock(tmp_path: Path, zone: str, defined: str,
                                                                  named: str) -> None:

@@ -9,6 +9,7 @@ from datetime import date, datetime, time, timedelta, tzinfo
 from typing import Any
 
 from .base import iso
+from .ics_zones import current_name
 
 _ORDINALS = {1: "first", 2: "second", 3: "third", 4: "fourth", 5: "fifth", -1: "last", -2: "second to last"}
 _DAYS = {"MO": "Monday", "TU": "Tuesday", "WE": "Wednesday", "TH": "Thursday", "FR": "Friday",
@@ -33,7 +34,7 @@ def _zone_name(zone: tzinfo | None, when: datetime) -> str:
     """The zone's name as its calendar gives it: a VTIMEZONE's TZID is a text value, its commas
     escaped (Outlook's "(UTC+01:00) Amsterdam\\, Berlin\\, ..."), unescaped here."""
     key = getattr(zone, "key", None) or getattr(zone, "_tzid", None)
-    return re.sub(r"\\([\\;,])", r"\1", str(key or when.tzname() or ""))
+    return re.sub(r"\\([\\;,])", r"\1", current_name(str(key)) if key else str(when.tzname() or ""))
 
 
 def moment(value: Any) -> str:

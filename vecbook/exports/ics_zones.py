@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from datetime import datetime, time, timedelta, timezone, tzinfo
 from functools import lru_cache
+from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 from .ics_windows import DISPLAY_NAME, region_zone, windows_zones
@@ -69,6 +70,59 @@ def _said(words: str) -> list[str]:
     return [zone for at, zone in sorted(place for place in places if place[0] >= 0)]
 
 
+def current_name(name: str) -> str:
+    """The name tz gives a zone now: an old name tz keeps only as another name of a zone
+    (``Asia/Chongqing``, ``Asia/Calcutta``, ``Europe/Kiev``, as display names' cities and CLDR's
+    ids behind Windows names give them) as that zone's (``Asia/Shanghai``, ``Asia/Kolkata``,
+    ``Europe/Kyiv``). A name of ``zone.tab``, tz's list of the zones people choose, stays
+    (``Europe/Amsterdam``, which some tz builds make another name of ``Europe/Brussels``); so does
+    every name where this system's tz data does not say, and one of no place (``UTC``, ``Etc/GMT-1``,
+    ``EST5EDT``), which tz links to ``Etc/`` names no one writes."""
+    if "/" not in name or name.startswith("Etc/"):
+        return name
+    current, links = _tz_names()
+    seen = 0
+    while name not in current and name in links and seen < 4:  # (a link to a link, in some builds)
+        name, seen = links[name], seen + 1
+    return name
+
+
+@lru_cache(maxsize=1)
+def _tz_names() -> tuple[frozenset[str], dict[str, str]]:
+    """The zones of the tz data zoneinfo reads (``zone.tab``, ``zone1970.tab``) and its links
+    (``tzdata.zi``'s ``L`` lines: each old name to its zone); empty where it has no such files
+    (macOS keeps no ``tzdata.zi``: names then stay as they are)."""
+    for folder in _tz_folders():
+        try:
+            links = {}
+            for line in (folder / "tzdata.zi").read_text(encoding="utf-8").splitlines():
+                if line.startswith("L "):
+                    _, target, link = line.split()[:3]
+                    links[link] = target
+            tables = [(folder / name).read_text(encoding="utf-8") for name in ("zone.tab", "zone1970.tab")
+                      if (folder / name).is_file()]
+        except (OSError, ValueError, UnicodeDecodeError):
+            continue
+        current = {fields[2] for table in tables for line in table.splitlines()
+                   if not line.startswith("#") and len(fields := line.split()) >= 3}
+        return frozenset(current), links
+    return frozenset(), {}
+
+
+def _tz_folders() -> list[Any]:
+    """The folders zoneinfo reads zones from, in its order: the system's, then the tzdata package's."""
+    from zoneinfo import TZPATH
+
+    folders: list[Any] = [Path(folder) for folder in TZPATH]
+    try:
+        from importlib.resources import files
+
+        folders.append(files("tzdata") / "zoneinfo")
+    except (ImportError, ModuleNotFoundError):
+        pass
+    return folders
+
+
 def named_or_defined(name: str) -> tzinfo | None:
     """A zone by its IANA or Windows name (``calendar_zone``), or an offset alone (``+05:30``, as a
     vCalendar 1.0 file's ``TZ`` is read), else the one the file just read
@@ -100,7 +154,7 @@ def zone_id(value: datetime) -> str | None:
     if name and name.startswith("/"):  # a globally unique TZID: /mozilla.org/20070129_1/Europe/Berlin
         name = named_at_end(name)
     if name and name != "UTC" and not DISPLAY_NAME.match(name) and calendar_zone(name) is not None:
-        return name
+        return current_name(name)
     # (a zone of an offset alone, +05:30, as the one that keeps it: the occurrences on its clock)
     if value.tzinfo is not None and (name != "UTC" if name else bool(value.utcoffset())):
         try:
@@ -108,7 +162,7 @@ def zone_id(value: datetime) -> str | None:
         except TypeError:  # (a zone that cannot be hashed, so not looked for once: its offset says it)
             same = None
         if same:
-            return same
+            return current_name(same)
     offset = value.utcoffset()
     hours = int(offset.total_seconds() // 3600) if offset else 0
     fixed = f"Etc/GMT{-hours:+d}"  # (POSIX signs: Etc/GMT-1 is an hour ahead of UTC)
