@@ -538,6 +538,31 @@ def test_a_line_folded_inside_a_character_reads_back_whole(tmp_path: Path) -> No
     assert (record.line_number, record.end_line) == (4, 10)
 
 
+BROKEN_FOLDS = ("BEGIN:VCALENDAR\r\nBEGIN:VEVENT\r\nUID:b\r\nDTSTART:20240401T100000Z\r\nSUMMARY:Board meeting\r\n"
+                "DESCRIPTION:Agenda for the quarterly board meeting with the finance te\r\nam and the auditors\\, "
+                "join at \r\nhttps://teams.example.com/l/meetup-join/19%3ameeting\r\nATTENDEE;CN=Ana Lima;ROLE=REQ-\r\n"
+                "PARTICIPANT;RSVP=TRUE:mailto:ana@example.com\r\nORGANIZER;CN=Bo Berg:\r\nmailto:bo@example.com\r\n"
+                "END:VEVENT\r\nEND:VCALENDAR\r\n")
+
+
+def test_a_fold_a_mail_client_broke_reads_back_whole(tmp_path: Path) -> None:
+    # a calendar sent by mail may come back with its folds' leading spaces taken off (or its long
+    # lines wrapped): the line after was not a content line, a WARN, and its text lost
+    (tmp_path / "b.ics").write_text(BROKEN_FOLDS, encoding="utf-8", newline="")
+    (record,), problems = load(tmp_path)
+    assert problems == []
+    assert record.text == ("Board meeting\nWhen: 2024-04-01 10:00 (UTC)\nOrganizer: Bo Berg\nAttendees: Ana Lima\n\n"
+                           "Agenda for the quarterly board meeting with the finance team and the auditors, join at "
+                           "https://teams.example.com/l/meetup-join/19%3ameeting")
+    assert record.metadata["emails"] == ["bo@example.com", "ana@example.com"]  # (each line of a person's too)
+    assert (record.line_number, record.end_line) == (2, 13)
+    assert "the finance team and the auditors" in ics.invitation_text(BROKEN_FOLDS)
+    # a person's line without a value at all (a writer's fault) never takes the component's END with it
+    from vecbook.exports.ics_lines import mended_folds
+
+    assert mended_folds("BEGIN:VEVENT\r\nATTENDEE;CN=Ana\r\nEND:VEVENT\r\n") == "BEGIN:VEVENT\r\nATTENDEE;CN=Ana\r\nEND:VEVENT\r\n"
+
+
 def test_a_description_written_in_html_reads_as_text(tmp_path: Path) -> None:
     # Google Calendar keeps a description formatted in its editor as HTML, and exports it so
     path = tmp_path / "g.ics"

@@ -18,7 +18,8 @@ from typing import Any, Iterator
 
 from ..records import Record, undecoded_reason
 from .base import Export, ExportFile, clean_text, export_record
-from .ics_lines import escaped_quotes, file_text, looks_like_calendar, quoted_zones, used_lines, without_windows_zones
+from .ics_lines import (escaped_quotes, file_text, looks_like_calendar, mended_folds, quoted_zones, used_lines,
+                        without_windows_zones)
 from .ics_people import event_text, people_and_rooms, where
 from .ics_series import moved_dates, onward_changes, series_lines, series_texts, this_and_future
 from .ics_v1 import as_icalendar, is_version_1
@@ -370,7 +371,7 @@ def invitation_text(data: str) -> str:
 def _invitation_text(data: str) -> str:
     try:
         from icalendar import Calendar
-        components = Calendar.from_ical(without_windows_zones(quoted_zones(escaped_quotes(data)))).walk()
+        components = Calendar.from_ical(without_windows_zones(quoted_zones(escaped_quotes(mended_folds(data))))).walk()
     except Exception:  # noqa: BLE001 - no library, or a calendar it cannot read: the mail is read without it
         return ""
     texts = []

@@ -42,6 +42,18 @@ _COLON_ZONE = re.compile(
     rf"^((?:DTSTART|DTEND|DUE|RECURRENCE-ID|EXDATE|RDATE)(?:;{_PARAMETER}*)*?;TZID=)"
     rf'((?!"){_ZONE_CHAR}{{0,200}}?:{_ZONE_CHAR}{{0,200}}?)'
     rf"(?=(?:;{_PARAMETER}*)*:{_VALUE_CHAR}*\r?$(?!\n[ \t]))", re.MULTILINE | re.IGNORECASE)
+# A line that cannot begin a content line (empty lines aside): a content line's rest that a mail
+# client broke off, without the fold's space; mended after a line of text or a person (a long
+# description, an attendee of many parameters), where a writer's junk line is not looked for.
+_BROKEN_FOLD = re.compile(r"\n(?![ \t\r\n]|\Z|(?!mailto:)[A-Za-z0-9-]+[;:](?!//))",  # (its line break first: 5x faster)
+                          re.IGNORECASE)
+# A person's line broken inside its parameters, before the colon of its value: the next line goes on
+# with it whatever it starts with (``ATTENDEE;CN=Ana;ROLE=REQ-`` and ``PARTICIPANT;RSVP=TRUE:mailto:...``).
+# (Never a BEGIN or END line: a person's line without a value is a writer's fault, said by the library.)
+_UNFINISHED = re.compile(r"^(ATTENDEE|ORGANIZER);[^:\r\n]*\r?\n(?=[^ \t\r\n])(?!(?:BEGIN|END):)",
+                         re.MULTILINE | re.IGNORECASE)
+_MENDED_AFTER = frozenset({"SUMMARY", "DESCRIPTION", "LOCATION", "COMMENT", "ATTENDEE", "ORGANIZER", "CONTACT",
+                           "X-ALT-DESC", "X-WR-CALNAME", "X-WR-CALDESC"})
 # The lines that begin and end a VTIMEZONE block, and a block's TZID.
 _ZONE_EDGE = re.compile(r"^(BEGIN|END):VTIMEZONE[ \t]*\r?(?:\n|$)", re.MULTILINE | re.IGNORECASE)
 _ZONE_ID = re.compile(r"^TZID:(.*?)\r?$", re.MULTILINE | re.IGNORECASE)
@@ -51,13 +63,54 @@ def file_text(file: ExportFile) -> tuple[str, list[Problem]]:
     """The file as text, decoded as the other text files are (``decode_text``: UTF-8, or UTF-16
     as Windows PowerShell writes it; a bare CR, classic Mac OS's, ends a line), a fold inside a
     character moved before it (so each line keeps its number, and unfolding joins the character
-    whole), its escaped quotes mended and a TZID with a colon left unquoted quoted (``quoted_zones``);
+    whole), a fold a mail client broke mended (``mended_folds``), its escaped quotes mended and a TZID
+    with a colon left unquoted quoted (``quoted_zones``);
     and the lines whose bytes were not UTF-8."""
     data = file.read_bytes()
     if utf16_codec(data) is None and _SPLIT_FOLD.search(data):
         data = _SPLIT_FOLD.sub(rb"\2\1", data)
     text, bad = decode_text(data, file.label)
-    return quoted_zones(escaped_quotes(text)), bad
+    return quoted_zones(escaped_quotes(mended_folds(text))), bad
+
+
+def mended_folds(text: str) -> str:
+    """The text with each line that cannot begin a content line (no ``NAME:`` or ``NAME;`` before
+    its text, or a web address's ``https://`` or ``mailto:``), and each line after a person's
+    broken before its value's colon (``_UNFINISHED``), made the continuation of the line before, as a
+    fold is: a calendar sent by mail may come back with its folds' leading spaces taken off, or
+    its long lines wrapped, and the library could not read the rest of the line (a WARN, the text
+    lost). Only a line after a text or a person's (``_MENDED_AFTER``) is mended; another stays, for
+    the library to report (a writer's junk line after a date), and so does a vCalendar 1.0 file
+    (its quoted-printable values go on over lines of their own). Every line keeps its place."""
+    from .ics_v1 import is_version_1
+
+    if is_version_1(text):
+        return text
+    unfinished = {found.end(): found.group(1).upper() for found in _UNFINISHED.finditer(text)}
+    pieces: list[str] = []
+    done = 0  # the text before this is in pieces
+    last: tuple[int, str] = (-1, "")  # the broken line before, and the name of its content line
+    for at in sorted({broken.end() for broken in _BROKEN_FOLD.finditer(text)} | set(unfinished)):
+        last = (at, unfinished.get(at) or _name_before(text, at, last))
+        if last[1] in _MENDED_AFTER:
+            pieces += [text[done:at], " "]
+            done = at
+    return "".join(pieces) + text[done:] if pieces else text
+
+
+def _name_before(text: str, at: int, last: tuple[int, str]) -> str:
+    """The property name of the content line before the line at ``at``, past its continuations
+    ('' where none): a broken line met on the way up has ``last``'s (so thousands of broken lines
+    in a row are each looked at once, not walked up again)."""
+    start = at
+    while start > 0:
+        start = text.rfind("\n", 0, start - 1) + 1
+        if start == last[0]:
+            return last[1]
+        if text[start:start + 1] not in (" ", "\t"):
+            break
+    name = _NAME_RE.match(text, start)
+    return name.group(1).upper() if name else ""
 
 
 def quoted_zones(text: str) -> str:
