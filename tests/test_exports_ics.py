@@ -121,6 +121,22 @@ def test_all_day_events_to_dos_and_journal_entries(tmp_path: Path) -> None:
     assert [(r.line_number, r.end_line) for r in records[1:]] == [(24, 29), (30, 35), (36, 41)]
 
 
+def test_a_recurring_to_do_without_a_start_repeats_from_its_due_date(tmp_path: Path) -> None:
+    # Thunderbird writes a repeating task given a due date alone with DUE and no DTSTART, and counts
+    # its series from the due date: it said "Repeats yearly", and a date range found only its first
+    from vecbook.recurrence import occurrence_within
+
+    (tmp_path / "t.ics").write_text(
+        "BEGIN:VCALENDAR\r\nBEGIN:VTODO\r\nUID:t1\r\nSUMMARY:Renew passport\r\nDUE;VALUE=DATE:20240510\r\n"
+        "RRULE:FREQ=YEARLY\r\nEND:VTODO\r\nBEGIN:VTODO\r\nUID:t2\r\nSUMMARY:Pay rent\r\n"
+        "DUE;TZID=Europe/Lisbon:20240131T180000\r\nRRULE:FREQ=MONTHLY;BYMONTHDAY=-1\r\nEND:VTODO\r\n"
+        "END:VCALENDAR\r\n", encoding="utf-8", newline="")
+    passport, rent = load(tmp_path)[0]
+    assert passport.metadata["rrule"] == "DTSTART;VALUE=DATE:20240510\nRRULE:FREQ=YEARLY"
+    assert rent.metadata["rrule"] == "DTSTART;TZID=Europe/Lisbon:20240131T180000\nRRULE:FREQ=MONTHLY;BYMONTHDAY=-1"
+    assert occurrence_within(rent.metadata["rrule"], (("gte", "2024-06-01"),)).isoformat() == "2024-06-30T18:00:00+01:00"
+
+
 @pytest.mark.parametrize("rule, words", [
     ("FREQ=DAILY;COUNT=5", "Repeats daily 5 times"),
     ("FREQ=WEEKLY;INTERVAL=2;BYDAY=MO,WE,FR", "Repeats every 2 weeks on Monday, Wednesday and Friday"),

@@ -352,7 +352,8 @@ def _record(export: Export, file: ExportFile, span: _Span, component: Any, calen
         "emails": list(dict.fromkeys(email for _, email in people if email)) or None,
         "conversation": calendar, "uid": uid, "status": prop_text(component, "STATUS"),
         "recurrence": rule_words(component.get("RRULE")) if component.get("RRULE") is not None else None,
-        "rrule": _searchable(export, file, span, series_lines(component, start, moved)),
+        # a to-do without DTSTART repeats from its DUE (Thunderbird writes a task so, and counts it so)
+        "rrule": _searchable(export, file, span, series_lines(component, due if start is None else start, moved)),
         "format": export.format,
     }
     metadata = {k: v for k, v in metadata.items() if v is not None and v != ""}
