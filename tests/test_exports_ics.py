@@ -121,6 +121,16 @@ def test_all_day_events_to_dos_and_journal_entries(tmp_path: Path) -> None:
     assert [(r.line_number, r.end_line) for r in records[1:]] == [(24, 29), (30, 35), (36, 41)]
 
 
+def test_a_journal_entry_of_several_descriptions_keeps_each(tmp_path: Path) -> None:
+    # RFC 5545 lets a VJOURNAL hold several DESCRIPTIONs (a day's entries): the second was lost
+    (tmp_path / "j.ics").write_text(
+        "BEGIN:VCALENDAR\r\nBEGIN:VJOURNAL\r\nUID:j1\r\nDTSTART;VALUE=DATE:20240301\r\nSUMMARY:Diary\r\n"
+        "DESCRIPTION:Morning: the ferry to Cacilhas\r\nDESCRIPTION:Evening: dinner with Ana\r\nEND:VJOURNAL\r\n"
+        "END:VCALENDAR\r\n", encoding="utf-8", newline="")
+    (record,), _ = load(tmp_path)
+    assert record.text == "Diary\nWhen: 2024-03-01\n\nMorning: the ferry to Cacilhas\n\nEvening: dinner with Ana"
+
+
 def test_a_recurring_to_do_without_a_start_repeats_from_its_due_date(tmp_path: Path) -> None:
     # Thunderbird writes a repeating task given a due date alone with DUE and no DTSTART, and counts
     # its series from the due date: it said "Repeats yearly", and a date range found only its first

@@ -23,7 +23,7 @@ from .ics_lines import (escaped_quotes, file_text, looks_like_calendar, mended_f
 from .ics_people import event_text, people_and_rooms, where
 from .ics_series import moved_dates, onward_changes, series_lines, series_texts, this_and_future
 from .ics_v1 import as_icalendar, is_version_1
-from .ics_values import event_end, is_day, prop_dates, prop_text, prop_value
+from .ics_values import event_end, is_day, prop_dates, prop_text, prop_texts, prop_value
 from .ics_words import iso_value, moment, rule_words, span_words
 from .ics_zones import days_as_written, named_or_defined, offset_zones, place_in_zone, unknown_zones
 from .mime import html_to_text
@@ -390,8 +390,9 @@ def _invitation_text(data: str) -> str:
 
 def _description(component: Any) -> str:
     """The DESCRIPTION as plain text (one in HTML, as Google keeps a formatted one, made text),
-    without the lines Google and Outlook wrap a Meet or Teams block in."""
-    description = prop_text(component, "DESCRIPTION")
+    without the lines Google and Outlook wrap a Meet or Teams block in; several (RFC 5545 lets a
+    journal entry hold a day's entries so) one after another."""
+    description = "\n\n".join(prop_texts(component, "DESCRIPTION"))
     if _HTML_TAG_RE.search(description):
         description = clean_text(html_to_text(description))
     if "::~" in description or "_" * 20 in description:

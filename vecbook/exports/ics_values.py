@@ -15,7 +15,17 @@ def prop_text(component: Any, name: str) -> str:
     value = component.get(name)
     if isinstance(value, list):
         value = value[0] if value else None
-    return clean_text(str(value).replace('\\"', '"')) if value is not None else ""
+    return _text(value) if value is not None else ""
+
+
+def prop_texts(component: Any, name: str) -> list[str]:
+    """Each value of a text property that may occur more than once (a journal entry's
+    DESCRIPTIONs), those with text, as ``prop_text`` reads one."""
+    return [text for value in listed(component.get(name)) if (text := _text(value))]
+
+
+def _text(value: Any) -> str:
+    return clean_text(str(value).replace('\\"', '"'))
 
 
 def listed(value: Any) -> list[Any]:
