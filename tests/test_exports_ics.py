@@ -1633,6 +1633,23 @@ def test_an_event_of_several_rules_is_found_by_each_far_from_its_start() -> None
         "2028-02-29T08:00:00+00:00", "2027-12-24T08:00:00+00:00", None]
 
 
+def test_a_series_is_parsed_once_whatever_range_searches_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a series counted from near a range had its DTSTART moved in its text and the text parsed
+    # again by dateutil for each new range: about a millisecond a series of each search by date
+    import dateutil.rrule
+
+    from vecbook.recurrence import occurrence_within
+
+    rule = "DTSTART;TZID=Europe/Berlin:20080303T100000\nRRULE:FREQ=WEEKLY;BYDAY=MO,WE\nEXDATE:20240603T080000Z"
+    assert occurrence_within(rule, (("gte", "2023-06-01"),)).isoformat() == "2023-06-05T10:00:00+02:00"
+    parsed: list[str] = []
+    real = dateutil.rrule.rrulestr
+    monkeypatch.setattr(dateutil.rrule, "rrulestr", lambda text, **kw: parsed.append(text) or real(text, **kw))
+    assert occurrence_within(rule, (("gte", "2024-06-01"),)).isoformat() == "2024-06-05T10:00:00+02:00"
+    assert occurrence_within(rule, (("gte", "2031-01-01"),)).isoformat() == "2031-01-01T10:00:00+01:00"
+    assert parsed == []
+
+
 def test_a_rule_with_a_day_it_can_name_still_occurs() -> None:
     from vecbook.recurrence import series_matches
 

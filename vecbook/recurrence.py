@@ -86,7 +86,7 @@ def occurrence_within(rule: str, ranges: tuple[tuple[str, str], ...]) -> datetim
 def _near(rule: str, bounds: list[tuple[Callable[[Any, Any], bool], datetime]]) -> Iterator[datetime]:
     """The series' occurrences counted out from a little before the bounds' start: an hourly or
     finer rule's a day at a time (``_day_by_day``), another's from its start moved on by whole
-    periods (``_moved_near``)."""
+    periods (``_moved_start``)."""
     alone = _each_rule(rule)
     if alone is not None:  # (each rule moved near on its own: their periods differ)
         return _merged([_near(one, bounds) for one in alone])
@@ -95,7 +95,7 @@ def _near(rule: str, bounds: list[tuple[Callable[[Any, Any], bool], datetime]]) 
     found = _day_by_day(rule, starts, ends)
     if found is not None:
         return found
-    return _occurrences(_moved_near(rule, max(starts, key=_naive)) if starts else rule, MAX_STEPS)
+    return _occurrences(rule, MAX_STEPS, _moved_start(rule, max(starts, key=_naive)) if starts else None)
 
 
 def _each_rule(rule: str) -> list[str] | None:
@@ -167,17 +167,18 @@ def _in_start_zone(rule: str, when: datetime) -> datetime:
     return when.astimezone(zone) if zone is not None and when.tzinfo is not None else when
 
 
-def _moved_near(rule: str, start: datetime) -> str:
-    """The series with its DTSTART moved on by whole periods of its rule to a little before
-    ``start``, so counting out starts there rather than decades back: the occurrences from there
-    on are the same, as each period repeats the first (a rule with COUNT, more than one RRULE,
-    or a start past the 28th of a month of a monthly or yearly rule, where the months differ,
-    is left as it is)."""
+def _moved_start(rule: str, start: datetime) -> datetime | None:
+    """The series' DTSTART moved on by whole periods of its rule to a little before ``start``, so
+    counting out starts there rather than decades back: the occurrences from there on are the
+    same, as each period repeats the first. None where it is not moved (a rule with COUNT, more
+    than one RRULE, a start past the 28th of a month of a monthly or yearly rule, where the months
+    differ, or one already near). The parsed series is counted from it (``_occurrences``): the
+    moved text was parsed again for each range, a millisecond a series of each search by date."""
     lines = rule.split("\n")
     found = _START_RE.match(lines[0])
     rules = [line for line in lines if line.upper().startswith("RRULE:")]
     if found is None or len(rules) != 1 or "COUNT=" in rules[0].upper():
-        return rule
+        return None
     parts = dict(p.split("=", 1) for p in rules[0][6:].upper().split(";") if "=" in p)
     written = found.group(2)
     first = datetime.strptime(written, "%Y%m%d" if len(written) == 8 else "%Y%m%dT%H%M%S")
@@ -185,11 +186,8 @@ def _moved_near(rule: str, start: datetime) -> str:
     periods = _periods_before(first, _naive(start) - timedelta(days=2), parts.get("FREQ", ""),
                               int(parts.get("INTERVAL", "1") or 1))
     if periods <= 0:
-        return rule
-    moved = _add(first, parts["FREQ"], periods)
-    text = moved.strftime("%Y%m%d" if len(written) == 8 else "%Y%m%dT%H%M%S")
-    lines[0] = f"{found.group(1)}{text}{found.group(3)}"
-    return "\n".join(lines)
+        return None
+    return _add(first, parts["FREQ"], periods).replace(tzinfo=_parsed(rule)._rrule[0]._dtstart.tzinfo)
 
 
 # The parts of a rule that choose its days, which a daily rule reads as an hourly or finer one does
@@ -505,16 +503,16 @@ class TooRare(ValueError):
     occurs, or next occurs further on than is looked at. The record's own date decides."""
 
 
-def _occurrences(rule: str, steps: int | _Budget) -> Iterator[datetime]:
+def _occurrences(rule: str, steps: int | _Budget, start: datetime | None = None) -> Iterator[datetime]:
     """The occurrences in order (an all-day series' at midnight, as a plain date compares), found
     in at most ``steps`` steps of dateutil's search (or those a budget has left), after which
-    ``TooRare`` is raised."""
+    ``TooRare`` is raised; from ``start`` on where given (its one rule counted from there)."""
     from dateutil.rrule import rruleset
 
     series, budget = _parsed(rule), steps if isinstance(steps, _Budget) else _Budget(steps)
     counted = rruleset()
     for one in series._rrule:
-        counted.rrule(_counting(one, budget))
+        counted.rrule(_counting(one if start is None else one.replace(dtstart=start), budget))
     for one in series._exrule:
         counted.exrule(_counting(one, budget))
     for day in series._rdate:
