@@ -659,6 +659,13 @@ def test_a_recurring_event_is_dated_by_each_occurrence(tmp_path: Path) -> None:
                            ("2024-04-20", None): {"Ana's birthday": "2024-06-12",
                                                   "Piano lessons": "2024-04-20T17:00:00+02:00"}}
     assert all("occurrence" not in h.metadata for h in book.search("birthday lessons", mode="keyword"))
+    # it follows the date, so the one line of metadata the command line prints, cut to the terminal's
+    # width, says it: it came last, after the rule, and was cut off, the series' first date shown alone
+    from vecbook.hit_lines import metadata_line
+
+    birthday, = book.search("birthday", mode="keyword", since="2024-06-01", until="2024-06-30")
+    assert list(birthday.metadata)[:3] == ["title", "date", "occurrence"]
+    assert "date: 1990-06-12, occurrence: 2024-06-12, " in metadata_line(birthday.metadata)
     # The record still carries its first date; the series is said in iCalendar's own words.
     birthday = next(r for r in load(tmp_path / "cal")[0] if r.metadata["title"] == "Ana's birthday")
     assert birthday.metadata["date"] == "1990-06-12"

@@ -49,7 +49,11 @@ def _with_occurrence(hit: Hit, ranges: tuple[tuple[str, str], ...]) -> Hit:
     if when is None:
         return hit
     text = when.date().isoformat() if metadata.get("all_day") else when.replace(microsecond=0).isoformat()
-    return replace(hit, metadata={**metadata, "occurrence": text})
+    # beside the date (the series' first): the command line's one line of metadata, cut to the
+    # terminal's width, lost it after the rule, and showed the first date alone
+    items = [(key, value) for key, value in metadata.items() if key != "occurrence"]
+    at = next((i + 1 for i, (key, _) in enumerate(items) if key == "date"), len(items))
+    return replace(hit, metadata=dict([*items[:at], ("occurrence", text), *items[at:]]))
 
 
 def date_ranges(conditions: Sequence[Condition]) -> tuple[tuple[str, str], ...]:
