@@ -605,6 +605,21 @@ def test_a_description_written_in_html_reads_as_text(tmp_path: Path) -> None:
     assert plain.text.endswith("\n\nMail <ana@example.com> if 2 < 3 and x>y")  # no markup: kept as written
 
 
+def test_a_description_written_only_for_outlook_is_read(tmp_path: Path) -> None:
+    # web sites' "add to calendar" files and some exporters write the description as Outlook's HTML
+    # alone (X-ALT-DESC;FMTTYPE=text/html, no DESCRIPTION): the event was its summary and time alone
+    (tmp_path / "t.ics").write_text(
+        "BEGIN:VCALENDAR\r\nBEGIN:VEVENT\r\nUID:t1\r\nDTSTART:20240710T180000Z\r\nSUMMARY:Concert\r\n"
+        "X-ALT-DESC;FMTTYPE=text/html:<html><body><p>Bring your <b>e-ticket</b> and ID</p></body></html>\r\n"
+        "END:VEVENT\r\nBEGIN:VEVENT\r\nUID:t2\r\nDTSTART:20240711T180000Z\r\nSUMMARY:Both\r\n"
+        "DESCRIPTION:Plain words\r\nX-ALT-DESC;FMTTYPE=text/html:<p>Plain words</p>\r\nEND:VEVENT\r\n"
+        "END:VCALENDAR\r\n", encoding="utf-8", newline="")
+    (alone, both), problems = load(tmp_path)
+    assert problems == []
+    assert alone.text == "Concert\nWhen: 2024-07-10 18:00 (UTC)\n\nBring your e-ticket and ID"
+    assert both.text == "Both\nWhen: 2024-07-11 18:00 (UTC)\n\nPlain words"  # (the plain one, once)
+
+
 SERIES = """BEGIN:VCALENDAR\r
 X-WR-CALNAME:Family\r
 BEGIN:VEVENT\r

@@ -391,8 +391,9 @@ def _invitation_text(data: str) -> str:
 def _description(component: Any) -> str:
     """The DESCRIPTION as plain text (one in HTML, as Google keeps a formatted one, made text),
     without the lines Google and Outlook wrap a Meet or Teams block in; several (RFC 5545 lets a
-    journal entry hold a day's entries so) one after another."""
-    description = "\n\n".join(prop_texts(component, "DESCRIPTION"))
+    journal entry hold a day's entries so) one after another; without one, Outlook's HTML
+    ``X-ALT-DESC``, which web sites' "add to calendar" files may write alone."""
+    description = "\n\n".join(prop_texts(component, "DESCRIPTION")) or prop_text(component, "X-ALT-DESC")
     if _HTML_TAG_RE.search(description):
         description = clean_text(html_to_text(description))
     if "::~" in description or "_" * 20 in description:
