@@ -117,7 +117,7 @@ DTEND;VALUE=DATE:20240304\r
 END:VEVENT\r
 BEGIN:VEVENT\r
 UID:cours@example.com\r
-SUMMARY:cours de poterie poterie\r
+SUMMARY:cours de poterie\r
 DTSTART;TZID=Europe/Paris:20240601T180000\r
 DTEND;TZID=Europe/Paris:20240601T200000\r
 END:VEVENT\r

@@ -163,6 +163,12 @@ def test_a_recurring_to_do_without_a_start_repeats_from_its_due_date(tmp_path: P
     ("FREQ=YEARLY;BYMONTH=6;BYDAY=TH;BYSETPOS=-1", "Repeats yearly on the last Thursday in June"),
     ("FREQ=MONTHLY;BYMONTHDAY=-1", "Repeats monthly on the last day of the month"),
     ("FREQ=MONTHLY;BYMONTHDAY=1,-2", "Repeats monthly on day 1 and the second to last day of the month"),
+    # a rule that names no day repeats on its start's (Apple writes a weekly event so): the words said
+    # "Repeats weekly", and a search for "every Monday" had no Monday to find
+    ("FREQ=WEEKLY;INTERVAL=2", "Repeats every 2 weeks on Monday"),
+    ("FREQ=MONTHLY;COUNT=6", "Repeats monthly on day 1 of the month 6 times"),
+    ("FREQ=YEARLY", "Repeats yearly on 1 January"),
+    ("RSCALE=CHINESE;FREQ=YEARLY", "Repeats yearly"),  # (a lunar birthday: another Gregorian day each year)
 ])
 def test_recurrence_rules_read_as_words(tmp_path: Path, rule: str, words: str) -> None:
     (tmp_path / "r.ics").write_text(
@@ -499,7 +505,7 @@ def test_a_date_with_a_zone_is_still_a_day(tmp_path: Path) -> None:
         encoding="utf-8", newline="")
     (record,), problems = load(tmp_path)
     assert problems == []
-    assert record.text == "Sommerfest\nWhen: 2024-09-01 to 2024-09-02\nRepeats yearly\nExcept on: 2025-09-01"
+    assert record.text == "Sommerfest\nWhen: 2024-09-01 to 2024-09-02\nRepeats yearly on 1 September\nExcept on: 2025-09-01"
     assert (record.metadata["date"], record.metadata["end_date"], record.metadata["all_day"]) == (
         "2024-09-01", "2024-09-02", True)
     assert record.metadata["rrule"] == "DTSTART;VALUE=DATE:20240901\nRRULE:FREQ=YEARLY\nEXDATE;VALUE=DATE:20250901"

@@ -341,6 +341,7 @@ def _record(export: Export, file: ExportFile, span: _Span, component: Any, calen
     text = event_text(summary or f"(untitled {kind})", details, place, organizer, attendees, description)
     uid = prop_text(component, "UID")
     first = _first_date(component, start, due)
+    rule = component.get("RRULE")
     metadata: dict[str, Any] = {
         "title": summary, "date": iso_value(first), "end_date": iso_value(end if end is not None else due if start else None),
         "kind": kind, "all_day": True if is_day(first) else None, "location": place, "rooms": rooms or None,
@@ -351,7 +352,7 @@ def _record(export: Export, file: ExportFile, span: _Span, component: Any, calen
         "participants": list(dict.fromkeys(p for person in people for p in person if p)) or None,
         "emails": list(dict.fromkeys(email for _, email in people if email)) or None,
         "conversation": calendar, "uid": uid, "status": prop_text(component, "STATUS"),
-        "recurrence": rule_words(component.get("RRULE")) if component.get("RRULE") is not None else None,
+        "recurrence": rule_words(rule, due if start is None else start) if rule is not None else None,
         # a to-do without DTSTART repeats from its DUE (Thunderbird writes a task so, and counts it so)
         "rrule": _searchable(export, file, span, series_lines(component, due if start is None else start, moved)),
         "format": export.format,
@@ -479,7 +480,7 @@ def _details(component: Any, start: Any, end: Any, due: Any) -> list[str]:
         lines.append(f"Changes the occurrence of {moment(moved)}{later}")
     rule = component.get("RRULE")
     if rule is not None:
-        lines.append(rule_words(rule))
+        lines.append(rule_words(rule, start if start is not None else due))
     for name, label in (("RDATE", "Also on"), ("EXDATE", "Except on")):
         dates = [moment(v) for v in prop_dates(component, name)]
         if dates:

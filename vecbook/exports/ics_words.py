@@ -14,6 +14,9 @@ from .ics_zones import current_name
 _ORDINALS = {1: "first", 2: "second", 3: "third", 4: "fourth", 5: "fifth", -1: "last", -2: "second to last"}
 _DAYS = {"MO": "Monday", "TU": "Tuesday", "WE": "Wednesday", "TH": "Thursday", "FR": "Friday",
          "SA": "Saturday", "SU": "Sunday"}
+_CODES = ("MO", "TU", "WE", "TH", "FR", "SA", "SU")  # (date.weekday()'s order)
+# The parts of a rule that name the days it repeats on (without them, its start's day).
+_DAY_PARTS = ("BYDAY", "BYMONTHDAY", "BYYEARDAY", "BYWEEKNO", "BYMONTH", "BYSETPOS")
 _MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September",
            "October", "November", "December")
 _FREQUENCIES = {"SECONDLY": ("every second", "seconds"), "MINUTELY": ("every minute", "minutes"),
@@ -68,23 +71,40 @@ def _duration(value: timedelta) -> str:
     return " ".join(p for p in (f"{hours}h" if hours else "", f"{minutes}min" if minutes else "") if p) or "0min"
 
 
-def rule_words(rule: Any) -> str:
+def rule_words(rule: Any, start: Any = None) -> str:
     """An RRULE in words: "Repeats weekly on Monday until 2024-06-01"; several (RFC 5545 allows
-    them, old Apple and Lotus exports write them) each after the first as "; also ..."."""
+    them, old Apple and Lotus exports write them) each after the first as "; also ...". A weekly,
+    monthly or yearly rule that names no day repeats on the day of its ``start`` (DTSTART), which
+    the words then say: "Repeats weekly on Monday", "Repeats yearly on 12 June"."""
     if isinstance(rule, list):
-        words = [_one_rule_words(one) for one in rule]
+        words = [_one_rule_words(one, start) for one in rule]
         return "; ".join([*words[:1], *(f"also {one.removeprefix('Repeats ')}" for one in words[1:])])
-    return _one_rule_words(rule)
+    return _one_rule_words(rule, start)
 
 
-def _one_rule_words(rule: Any) -> str:
+def _start_day(rule: Any, frequency: str, start: Any) -> list[str]:
+    """The words of the day a rule that names none repeats on: its start's."""
+    if not isinstance(start, date) or any(rule.get(key) for key in _DAY_PARTS):
+        return []
+    if str((rule.get("RSCALE") or ["GREGORIAN"])[0]).upper() != "GREGORIAN":  # (RFC 7529: a lunar one moves)
+        return []
+    if frequency == "WEEKLY":
+        return [f"on {_DAYS[_CODES[start.weekday()]]}"]
+    if frequency == "MONTHLY":
+        return [f"on day {start.day} of the month"]
+    if frequency == "YEARLY":
+        return [f"on {start.day} {_MONTHS[start.month - 1]}"]
+    return []
+
+
+def _one_rule_words(rule: Any, start: Any = None) -> str:
     if not hasattr(rule, "get") or not rule.get("FREQ"):
         return f"Repeats ({rule})"
     first = lambda key: (rule.get(key) or [None])[0]  # noqa: E731 - vRecur holds lists
     frequency = str(first("FREQ")).upper()
     every, unit = _FREQUENCIES.get(frequency, (frequency.lower(), frequency.lower()))
     interval = int(first("INTERVAL") or 1)
-    words = ["Repeats", f"every {interval} {unit}" if interval > 1 else every]
+    words = ["Repeats", f"every {interval} {unit}" if interval > 1 else every, *_start_day(rule, frequency, start)]
     codes = [str(d).upper() for d in rule.get("BYDAY") or []]
     positions = [int(p) for p in rule.get("BYSETPOS") or [] if re.fullmatch(r"[+-]?\d+", str(p))]
     if codes and positions and all(code in _DAYS for code in codes):
