@@ -121,6 +121,20 @@ def test_all_day_events_to_dos_and_journal_entries(tmp_path: Path) -> None:
     assert [(r.line_number, r.end_line) for r in records[1:]] == [(24, 29), (30, 35), (36, 41)]
 
 
+def test_a_duration_in_hours_across_a_change_of_clock_is_exact(tmp_path: Path) -> None:
+    # RFC 5545: a DURATION's hours are exact, its days nominal. A night shift of ten hours begun at
+    # 22:00 on the night summer time ends was said to end at 08:00 (eleven hours); a day stays a day
+    (tmp_path / "d.ics").write_text(
+        "BEGIN:VCALENDAR\r\nBEGIN:VEVENT\r\nUID:s\r\nSUMMARY:Night shift\r\nDTSTART;TZID=Europe/Berlin:20241026T220000\r\n"
+        "DURATION:PT10H\r\nEND:VEVENT\r\nBEGIN:VEVENT\r\nUID:d\r\nSUMMARY:Retreat\r\n"
+        "DTSTART;TZID=Europe/Berlin:20241026T100000\r\nDURATION:P1DT2H\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n",
+        encoding="utf-8", newline="")
+    shift, retreat = load(tmp_path)[0]
+    assert shift.metadata["end_date"] == "2024-10-27T07:00:00+01:00"
+    assert "When: 2024-10-26 22:00 (Europe/Berlin) to 2024-10-27 07:00 (Europe/Berlin)" in shift.text
+    assert retreat.metadata["end_date"] == "2024-10-27T12:00:00+01:00"
+
+
 def test_a_journal_entry_of_several_descriptions_keeps_each(tmp_path: Path) -> None:
     # RFC 5545 lets a VJOURNAL hold several DESCRIPTIONs (a day's entries): the second was lost
     (tmp_path / "j.ics").write_text(

@@ -3,7 +3,7 @@ the dates of a list, the end of an event."""
 
 from __future__ import annotations
 
-from datetime import date, datetime, timedelta
+from datetime import date, datetime, timedelta, timezone
 from typing import Any, Iterator
 
 from .base import clean_text
@@ -58,10 +58,21 @@ def event_end(component: Any, start: Any) -> Any:
     end = prop_value(component, "DTEND")
     duration = prop_value(component, "DURATION")
     if end is None and start is not None and isinstance(duration, timedelta):
-        end = start + duration
+        end = _after(start, duration)
     if is_day(end) and is_day(start) and end > start:
         end -= timedelta(days=1)
     return end
+
+
+def _after(start: date, duration: timedelta) -> date:
+    """``start`` plus a DURATION as RFC 5545 counts it: its days on the clock (a day is a day
+    across a change to summer time), its hours, minutes and seconds exact (ten hours from 22:00
+    on the night summer time ends is 07:00: Python's sum of a zoned time keeps to the clock)."""
+    if not isinstance(start, datetime) or start.tzinfo is None or duration < timedelta(0):
+        return start + duration
+    on_clock = start + timedelta(days=duration.days)
+    exact = duration - timedelta(days=duration.days)
+    return (on_clock.astimezone(timezone.utc) + exact).astimezone(start.tzinfo) if exact else on_clock
 
 
 def is_day(value: Any) -> bool:
