@@ -828,6 +828,22 @@ def test_a_calendar_zone_places_its_floating_times(tmp_path: Path) -> None:
              "read as floating local time")]
 
 
+def test_a_series_written_in_utc_keeps_utcs_clock_in_a_zoned_calendar(tmp_path: Path) -> None:
+    # a series whose DTSTART is in UTC repeats at that UTC time all year (RFC 5545): read in the
+    # calendar's zone for its text, it was counted on that zone's clock, an hour early all summer
+    from vecbook.recurrence import occurrence_within
+
+    (tmp_path / "u.ics").write_text(
+        "BEGIN:VCALENDAR\r\nX-WR-TIMEZONE:Europe/Berlin\r\nBEGIN:VEVENT\r\nUID:u\r\nSUMMARY:Sync\r\n"
+        "DTSTART:20240104T090000Z\r\nRRULE:FREQ=WEEKLY\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n",
+        encoding="utf-8", newline="")
+    (record,), _ = load(tmp_path)
+    assert record.text.splitlines()[1] == "When: 2024-01-04 10:00 (Europe/Berlin)"  # (as its people saw it)
+    assert record.metadata["rrule"] == "DTSTART;TZID=Etc/UTC:20240104T090000\nRRULE:FREQ=WEEKLY"
+    july = occurrence_within(record.metadata["rrule"], (("gte", "2024-07-04"), ("lt", "2024-07-05")))
+    assert july.isoformat() == "2024-07-04T09:00:00+00:00"
+
+
 def test_a_calendar_zone_named_the_windows_way_places_its_times(tmp_path: Path) -> None:
     # Exchange's published calendars (a school's agenda) name the calendar's zone the Windows way:
     # it was "unknown time zone", its times left floating and its UTC times in UTC

@@ -301,6 +301,8 @@ def place_in_zone(component: Any, zone: tzinfo) -> None:
                 if isinstance(when, datetime) and when.tzinfo is None:
                     value.dt = when.replace(tzinfo=zone)
                 elif isinstance(when, datetime) and when.utcoffset() == timedelta(0) and is_utc(when):
+                    if name == "DTSTART" and component.get("RRULE") is not None:
+                        value.utc_as_written = when  # (a series in UTC repeats on UTC's clock: ``series_lines``)
                     value.dt = when.astimezone(zone)
 
 
