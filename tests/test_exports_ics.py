@@ -192,6 +192,16 @@ def test_recurrence_rules_read_as_words(tmp_path: Path, rule: str, words: str) -
     assert record.metadata["recurrence"] == words and words in record.text
 
 
+def test_a_series_ends_in_words_on_its_own_clocks_day(tmp_path: Path) -> None:
+    # UNTIL is in UTC: a Los Angeles series whose last day is 3 June ends at 06:59 UTC on the 4th,
+    # and read "until 2024-06-04", a day late
+    (tmp_path / "r.ics").write_text(
+        "BEGIN:VCALENDAR\nBEGIN:VEVENT\nUID:r\nSUMMARY:x\nDTSTART;TZID=America/Los_Angeles:20240506T170000\n"
+        "RRULE:FREQ=WEEKLY;BYDAY=MO;UNTIL=20240604T065959Z\nEND:VEVENT\nEND:VCALENDAR\n")
+    (record,), _ = load(tmp_path)
+    assert record.metadata["recurrence"] == "Repeats weekly on Monday until 2024-06-03"
+
+
 def test_an_event_of_several_rules_says_each_in_words(tmp_path: Path) -> None:
     # RFC 5545 lets an event have several RRULEs (old Apple and Lotus exports write them): the
     # text said Python's repr of the list, "Repeats ([vRecur({'FREQ': ['WEEKLY'], ...})])".

@@ -124,8 +124,18 @@ def _one_rule_words(rule: Any, start: Any = None) -> str:
         words.append(f"{first('COUNT')} times")
     until = first("UNTIL")
     if until is not None:
-        words.append(f"until {(until.date() if isinstance(until, datetime) else until).isoformat()}")
+        words.append(f"until {_day_of(until, start).isoformat()}")
     return " ".join(words)
+
+
+def _day_of(until: Any, start: Any) -> date:
+    """The day an UNTIL ends on, on the clock of the series' ``start`` (UNTIL is in UTC: a Los
+    Angeles series whose last day is 3 June ends at 06:59 UTC on the 4th)."""
+    if not isinstance(until, datetime):
+        return until
+    if until.tzinfo is not None and isinstance(start, datetime) and start.tzinfo is not None:
+        return until.astimezone(start.tzinfo).date()
+    return until.date()
 
 
 def _chosen_day_words(positions: list[int], codes: list[str]) -> str:
