@@ -182,7 +182,7 @@ def test_a_recurring_to_do_without_a_start_repeats_from_its_due_date(tmp_path: P
     ("FREQ=WEEKLY;INTERVAL=2", "Repeats every 2 weeks on Monday"),
     ("FREQ=MONTHLY;COUNT=6", "Repeats monthly on day 1 of the month 6 times"),
     ("FREQ=YEARLY", "Repeats yearly on 1 January"),
-    ("RSCALE=CHINESE;FREQ=YEARLY", "Repeats yearly"),  # (a lunar birthday: another Gregorian day each year)
+    ("RSCALE=CHINESE;FREQ=YEARLY", "Repeats yearly by the Chinese calendar"),  # (not on its start's Gregorian day)
 ])
 def test_recurrence_rules_read_as_words(tmp_path: Path, rule: str, words: str) -> None:
     (tmp_path / "r.ics").write_text(
@@ -1576,6 +1576,19 @@ def test_a_rule_that_never_occurs_is_said_and_the_event_dated_by_its_start(tmp_p
     assert ("the rule RRULE:FREQ=DAILY;INTERVAL=7;BYDAY=TU has no occurrence that can be "
             "found (none in 100,000 steps of the search): ") in problem.reason
     assert "dated by its start alone" in problem.reason
+
+
+def test_a_rule_of_a_lunar_calendar_is_said_so(tmp_path: Path) -> None:
+    # RFC 7529's RSCALE (Apple writes a Chinese lunar birthday so): the words said "Repeats yearly",
+    # and the WARN "unknown parameter 'RSCALE'"; dateutil counts the Gregorian calendar alone
+    (tmp_path / "l.ics").write_text(
+        "BEGIN:VCALENDAR\nBEGIN:VEVENT\nUID:l\nSUMMARY:奶奶生日\nDTSTART;VALUE=DATE:20240210\n"
+        "RRULE:RSCALE=CHINESE;FREQ=YEARLY\nEND:VEVENT\nEND:VCALENDAR\n")
+    (record,), (problem,) = load(tmp_path)
+    assert record.metadata["recurrence"] == "Repeats yearly by the Chinese calendar" and "rrule" not in record.metadata
+    assert problem.line == 6 and problem.reason.endswith(
+        "the rule RRULE:RSCALE=CHINESE;FREQ=YEARLY repeats by the Chinese calendar (RSCALE), whose dates VecBook does "
+        "not count: the event is dated by its start alone")
 
 
 def test_a_count_a_search_by_date_cannot_follow_to_its_end_is_said(monkeypatch: pytest.MonkeyPatch,

@@ -52,6 +52,8 @@ _SHOWN_STATUSES = {"CANCELLED": "cancelled", "TENTATIVE": "tentative", "COMPLETE
 # Outlook wraps a Teams block in (some 80-150 characters of nothing, which filled a hit's lines
 # and the model's window), with their line break.
 _SEPARATOR_RE = re.compile(r"^(?:-::~[:~]*::-|_{20,})[ \t]*(?:\n|$)", re.MULTILINE)
+# A rule that counts in another calendar than the Gregorian (RFC 7529: a Chinese lunar birthday).
+_SCALE_RE = re.compile(r"RSCALE=(?!GREGORIAN\b)([A-Z-]+)", re.IGNORECASE)
 # An RDATE/EXDATE list longer than this is cut short in the text ("and 40 more").
 MAX_LISTED_DATES = 12
 
@@ -421,11 +423,16 @@ def _searchable(export: Export, file: ExportFile, span: _Span, series: str | Non
 
     if series is None:
         return None
-    plain = occurs_plainly(series)
+    scale = _SCALE_RE.search(series)
+    plain = scale is None and occurs_plainly(series)
     if plain and "COUNT=" not in series:  # (the shapes calendars write, occurring in each period, without end)
         return series
     line = span.line + (_line_of_property(span.text, "RRULE") or 1) - 1
     rules = " ".join(one for one in series.split("\n") if one.startswith("RRULE:")) or series
+    if scale is not None:  # (dateutil counts the Gregorian calendar alone)
+        export.warn(file, line, f"the rule {rules} repeats by the {scale.group(1).capitalize()} calendar (RSCALE), whose "
+                                f"dates VecBook does not count: the event is dated by its start alone", skipped=False)
+        return None
     try:
         if not plain:
             first_occurrence(series)

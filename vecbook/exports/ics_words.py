@@ -86,7 +86,7 @@ def _start_day(rule: Any, frequency: str, start: Any) -> list[str]:
     """The words of the day a rule that names none repeats on: its start's."""
     if not isinstance(start, date) or any(rule.get(key) for key in _DAY_PARTS):
         return []
-    if str((rule.get("RSCALE") or ["GREGORIAN"])[0]).upper() != "GREGORIAN":  # (RFC 7529: a lunar one moves)
+    if _scale(rule):  # (a lunar one falls on another Gregorian day each year)
         return []
     if frequency == "WEEKLY":
         return [f"on {_DAYS[_CODES[start.weekday()]]}"]
@@ -97,6 +97,13 @@ def _start_day(rule: Any, frequency: str, start: Any) -> list[str]:
     return []
 
 
+def _scale(rule: Any) -> str:
+    """The calendar other than the Gregorian a rule counts in (RFC 7529's RSCALE: ``Chinese``,
+    ``Hebrew``, ``Islamic-civil``), as its name is written; '' for the Gregorian."""
+    scale = str((rule.get("RSCALE") or [""])[0])
+    return "" if scale.upper() in ("", "GREGORIAN") else "-".join(part.capitalize() for part in scale.split("-"))
+
+
 def _one_rule_words(rule: Any, start: Any = None) -> str:
     if not hasattr(rule, "get") or not rule.get("FREQ"):
         return f"Repeats ({rule})"
@@ -105,6 +112,8 @@ def _one_rule_words(rule: Any, start: Any = None) -> str:
     every, unit = _FREQUENCIES.get(frequency, (frequency.lower(), frequency.lower()))
     interval = int(first("INTERVAL") or 1)
     words = ["Repeats", f"every {interval} {unit}" if interval > 1 else every, *_start_day(rule, frequency, start)]
+    if _scale(rule):
+        words.append(f"by the {_scale(rule)} calendar")
     codes = [str(d).upper() for d in rule.get("BYDAY") or []]
     positions = [int(p) for p in rule.get("BYSETPOS") or [] if re.fullmatch(r"[+-]?\d+", str(p))]
     if codes and positions and all(code in _DAYS for code in codes):
