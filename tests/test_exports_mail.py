@@ -630,6 +630,11 @@ LOCALIZED_DATES = [
     # a leap second, which RFC 5322 allows and Python's clock has none of: its second before
     ("Sat, 31 Dec 2016 23:59:60 +0000", "2016-12-31T23:59:59+00:00"),
     ("2016-12-31T23:59:60Z", "2016-12-31T23:59:59+00:00"),
+    # the end of a day, 24:00, as ISO 8601 allows and some scripts write midnight: the next day's 00:00
+    ("Mon, 04 Mar 2024 24:00:00 +0000", "2024-03-05T00:00:00+00:00"),
+    ("Thu, 29 Feb 2024 24:00 -0500", "2024-03-01T00:00:00-05:00"),
+    ("2024-12-31T24:00:00Z", "2025-01-01T00:00:00+00:00"),
+    ("31.12.2024 24:00", "2025-01-01T00:00:00"),
 ]
 
 

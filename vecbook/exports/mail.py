@@ -25,7 +25,7 @@ from ..records import Record
 from .base import Export, ExportFile, clean_text, export_record, iso
 from .left_out import leave_out
 from .mail_bins import bin_mailbox, gmail_labels, in_gmail_bin, warn_bin_mailbox, warn_left_out
-from .mail_dates import localized_date, rfc_form
+from .mail_dates import mail_date
 from .mail_folders import account_mailbox, account_roots, folders_of, in_maildir, mailbox_path, mbox_name
 from .mime import collect_body, decoded_header, find_header_end, new_part, parse_headers
 from .outlook_files import warn_outlook_files
@@ -423,13 +423,8 @@ def _date(fields: dict[str, list[str]], warn: _Warner) -> datetime | None:
     mail apps show it, with a WARN either way."""
     # decoded as any header is: raw 8-bit bytes (a month name in UTF-8) read, not quoted as surrogates
     raw = decoded_header((fields.get("date") or [""])[0])
-    if raw:
-        try:
-            return parsedate_to_datetime(rfc_form(raw))
-        except (TypeError, ValueError, IndexError, OverflowError):  # (a year of 20 digits overflows)
-            pass
-        if local := localized_date(rfc_form(raw)):  # "Di, 12 Mär 2024 14:05", as some clients write it
-            return local
+    if raw and (date := mail_date(raw)):
+        return date
     arrived = _received(fields)
     fallback = f"dated by its Received header, {arrived.isoformat()}" if arrived else "kept undated"
     if not raw:

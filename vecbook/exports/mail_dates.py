@@ -10,12 +10,13 @@ field past 12 says which is the day), and day-month-year dates (and month-day-ye
 2024") with a month name of ``month_names`` (the table the dates of text headers are read with too); anything else
 stays no date, as before. A weekday, which may share its abbreviation with a month (French "mar." is
 Tuesday), is skipped unread.
+A day's end, 24:00 (ISO 8601's), is the next day's midnight.
 """
 
 from __future__ import annotations
 
 import re
-from datetime import datetime
+from datetime import datetime, timedelta
 from email.utils import parsedate_to_datetime
 
 from ..month_names import DAY, MONTH, MONTH_FIRST, month_number
@@ -59,6 +60,10 @@ FRACTION = re.compile(r"(\d:\d{2}:\d{2})[.,]\d+")
 # before, not as no date.
 LEAP_SECOND = re.compile(r"(\d:\d{2}):60(?!\d)")
 
+# The end of a day, 24:00 (ISO 8601 allows it; some scripts write midnight so), which Python's datetime
+# has no hour for: read as the next day's 00:00, not as no date.
+END_OF_DAY = re.compile(r"(?<![\d:])24([:.h])00(?:([:.])00)?(?![\d:.,])")
+
 # Zones by the names old clients and scripts write after the time, where a name says one offset
 # (not IST, India's, Ireland's or Israel's; the email package reads North America's, EST to PDT, and
 # UT, GMT, Z): read as that offset, where it was a date with none.
@@ -75,6 +80,24 @@ TWELVE_HOUR = re.compile(r"\b(\d{1,2}):(\d{2}(?::\d{2})?)\s*([ap])(?:\.\s?)?m\b\
 # (and year/month/day, as Japanese and Chinese scripts write it: the year first, so never day-first)
 ISO_DATE = re.compile(r"^(\d{4})(?:-(\d{2})-(\d{2})|/(\d{1,2})/(\d{1,2}))(?:[T ](\d{1,2}):(\d{2})(?::(\d{2}))?"
                       r"(?:[.,]\d+)?\s*(Z|[+-]\d{2}(?::?\d{2})?)?)?(?:\s*\([^()]*\))?$", re.I)
+
+
+def mail_date(raw: str) -> datetime | None:
+    """The date a Date header names: in RFC 5322's form (as ``rfc_form`` writes it), else in a
+    language or form of ``localized_date``; a day's end, 24:00, is the next day's 00:00
+    (``END_OF_DAY``). None when it names none."""
+    raw, day_end = END_OF_DAY.subn(_day_start, rfc_form(raw), count=1)
+    try:
+        date: datetime | None = parsedate_to_datetime(raw)
+    except (TypeError, ValueError, IndexError, OverflowError):  # (a year of 20 digits overflows)
+        date = localized_date(raw)  # "Di, 12 Mär 2024 14:05", as some clients write it
+    return date + timedelta(days=1) if date is not None and day_end else date
+
+
+def _day_start(found: re.Match[str]) -> str:
+    """"24:00:00" as "00:00:00", "24.00" as "00.00": the same separators, so every form still reads."""
+    clock_separator, second_separator = found.groups()
+    return f"00{clock_separator}00" + (f"{second_separator}00" if second_separator else "")
 
 
 def rfc_form(raw: str) -> str:
