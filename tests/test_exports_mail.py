@@ -627,6 +627,14 @@ LOCALIZED_DATES = [
     ("2024-03-05T08:15:30-04", "2024-03-05T08:15:30-04:00"),
     # Java's Date.toString(), as scripts that write "Date: " + new Date() send it: the zone's name before the year
     ("Tue Mar 05 08:15:30 CET 2024", "2024-03-05T08:15:30+01:00"),
+    ("Mon Mar 04 10:00:00 GMT+01:00 2024", "2024-03-04T10:00:00+01:00"),  # (a zone Java knows by no name)
+    ("Mon Mar 04 10:00:00 GMT-05:30 2024", "2024-03-04T10:00:00-05:30"),
+    ("Mon Mar 04 10:00:00 GMT 2024", "2024-03-04T10:00:00+00:00"),
+    # an offset without its sign after GMT, as some Windows mailers write it (east of Greenwich), or with seconds
+    ("Mon, 4 Mar 2024 10:00:00 GMT0100", "2024-03-04T10:00:00+01:00"),
+    ("Mon, 4 Mar 2024 10:00:00 UTC0530 (IST)", "2024-03-04T10:00:00+05:30"),
+    ("Mon, 4 Mar 2024 10:00:00 +01:00:00", "2024-03-04T10:00:00+01:00"),
+    ("2024-03-04 10:00:00 -05:00:00", "2024-03-04T10:00:00-05:00"),
     # a leap second, which RFC 5322 allows and Python's clock has none of: its second before
     ("Sat, 31 Dec 2016 23:59:60 +0000", "2016-12-31T23:59:59+00:00"),
     ("2016-12-31T23:59:60Z", "2016-12-31T23:59:59+00:00"),

@@ -49,10 +49,15 @@ YEAR_MONTH_NAME_DATE = re.compile(rf"^(\d{{4}})\.?\s+{MONTH}\s+{DAY},?(?:\s+[^\W
 EAST_ASIAN_HALF_DAY = re.compile(r"(上午|午前|오전|下午|午後|오후)\s*(\d{1,2}):(\d{2}(?::\d{2})?)")
 AFTERNOON = ("下午", "午後", "오후")
 
-# An offset at the end written "+01:00", "GMT+01:00", "UTC-0530", "GMT +0100", or as hours alone, "+8",
-# "-05", "GMT+8", "UTC+5:30" (scripts, Java mailers, PHP, some webmail): read as RFC 5322's "+0100" (the
-# email package reads only that: it dropped the others, and read "+8" as 8 minutes).
-OFFSET = re.compile(r"\s(?:(GMT|UTC)\s?)?([+-])(\d{1,2})(?::?(\d{2}))?(\s*\([^()]*\))?$", re.I)
+# An offset at the end written "+01:00", "GMT+01:00", "UTC-0530", "GMT +0100", with its seconds,
+# "+01:00:00", or as hours alone, "+8", "-05", "GMT+8", "UTC+5:30" (scripts, Java mailers, PHP, some
+# webmail), and after GMT or UTC before the year, as Java's Date.toString() writes a zone it knows by no
+# name ("Mon Mar 04 10:00:00 GMT+01:00 2024"): read as RFC 5322's "+0100" (the email package reads only
+# that: it dropped the others, and read "+8" as 8 minutes).
+OFFSET = re.compile(r"\s(?:(GMT|UTC)\s?)?([+-])(\d{1,2})(?::?(\d{2})(?::00)?)?(\s*\([^()]*\)|\s+\d{4})?$", re.I)
+# GMT or UTC and four digits without a sign ("GMT0100", as Windows writes its zones' offsets east of
+# Greenwich): the offset east, "+0100".
+UNSIGNED_OFFSET = re.compile(r"(?<=\s)(GMT|UTC)(\d{4})(?=(?:\s*\([^()]*\)|\s+\d{4})?$)", re.I)
 # A fraction of a second (.NET, Java and PHP mailers: "08:15:30.123"), which the email package reads as
 # a date without its offset: left out.
 FRACTION = re.compile(r"(\d:\d{2}:\d{2})[.,]\d+")
@@ -107,13 +112,15 @@ def rfc_form(raw: str) -> str:
     reads "8:15 PM" as 08:15)."""
     raw = EAST_ASIAN_HALF_DAY.sub(_east_asian_24_hour, raw) if not raw.isascii() else raw
     raw = ZONE_NAME.sub(_zone_offset, LEAP_SECOND.sub(r"\1:59", FRACTION.sub(r"\1", raw)))
-    return TWELVE_HOUR.sub(_24_hour, OFFSET.sub(_rfc_offset, raw))
+    return TWELVE_HOUR.sub(_24_hour, OFFSET.sub(_rfc_offset, UNSIGNED_OFFSET.sub(r"\1+\2", raw)))
 
 
 def _rfc_offset(found: re.Match[str]) -> str:
-    """"+8", "GMT+08:00", "UTC+5:30" as "+0800", "+0800", "+0530"; "GMT-0" as "+0000" (RFC 5322's "-0000"
-    says the offset is unknown, and GMT says it is none)."""
+    """"+8", "GMT+08:00", "UTC+5:30" as "+0800", "+0800", "+0530" (Java's year after it kept after it);
+    "GMT-0" as "+0000" (RFC 5322's "-0000" says the offset is unknown, and GMT says it is none)."""
     named, sign, hours, minutes, comment = found.groups()
+    if comment and not named and comment.strip().isdigit():  # (only Java's "GMT+01:00 2024" has a year after)
+        return found.group(0)
     if named and int(hours) == int(minutes or 0) == 0:
         sign = "+"
     return f" {sign}{int(hours):02d}{minutes or '00'}{comment or ''}"
