@@ -1463,6 +1463,35 @@ def test_gmail_spam_and_trash_are_known_by_their_names_in_the_accounts_language(
     assert len(problems) == 5
 
 
+def test_a_label_of_the_users_named_bin_is_read_where_gmail_names_its_bin_trash(tmp_path: Path) -> None:
+    # Bin is Gmail's Trash in British English only: an American account's Takeout (its file "... Spam and
+    # Trash.mbox", or a message of it labelled Trash, even a later one) names a label of the user's so
+    (tmp_path / "us").mkdir(), (tmp_path / "uk").mkdir()
+    takeout(tmp_path / "us" / "All mail Including Spam and Trash.mbox", ["Bin,Opened", "Inbox", "Bin"])
+    takeout(tmp_path / "us" / "Receipts.mbox", ["Bin,Opened", "Inbox", "Trash,Opened", "Bin"])
+    british = takeout(tmp_path / "uk" / "All mail Including Spam and Bin.mbox", ["Bin,Opened", "Inbox", "Spam"])
+    records, problems = load(tmp_path / "us")
+    assert sorted((r.metadata["conversation"], r.metadata["subject"]) for r in records) == [
+        ("All mail Including Spam and Trash", f"message {n}") for n in range(3)] + [
+        ("Receipts", "message 0"), ("Receipts", "message 1"), ("Receipts", "message 3")]
+    assert [r.metadata["tags"] for r in records if r.metadata["subject"] == "message 0"] == [["Bin", "Opened"]] * 2
+    assert problems == ["mail/Receipts.mbox:21: collection 'mail': 1 message labelled Spam or Trash in Gmail, as "
+                        "Gmail's search leaves them out; to search it, set include_spam_and_trash = true in this "
+                        "collection's table"]
+    records, problems = load(british)
+    assert [r.metadata["subject"] for r in records] == ["message 1"] and "2 messages labelled" in problems[0]
+    for n, labels in enumerate(["Bin", "Trash,Opened", "Inbox"]):  # (.eml files: one account a folder)
+        (tmp_path / "eml" / f"{n}.eml").parent.mkdir(exist_ok=True)
+        (tmp_path / "eml" / f"{n}.eml").write_bytes(message(f"X-Gmail-Labels: {labels}\nFrom: a@example.org\n"
+                                                            f"Subject: message {n}\nDate: Mon, 4 Mar 2024 10:00:00 +0000",
+                                                            "Hi."))
+    records, problems = load(tmp_path / "eml")
+    assert sorted(r.metadata["subject"] for r in records) == ["message 0", "message 2"] and len(problems) == 1
+    (tmp_path / "eml" / "1.eml").unlink()
+    records, problems = load(tmp_path / "eml")
+    assert [r.metadata["subject"] for r in records] == ["message 2"] and len(problems) == 1
+
+
 def test_gmail_spam_and_trash_saved_as_eml_files_are_left_out_too(tmp_path: Path) -> None:
     for n, labels in enumerate(["Inbox", "Trash,Opened", "Spam"]):
         (tmp_path / f"{n}.eml").write_bytes(message(f"X-Gmail-Labels: {labels}\nFrom: a@example.org\n"

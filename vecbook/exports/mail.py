@@ -24,7 +24,7 @@ from typing import Any, Callable, Iterable, Iterator
 from ..records import Record
 from .base import Export, ExportFile, clean_text, export_record, iso
 from .left_out import leave_out
-from .mail_bins import bin_mailbox, gmail_labels, in_gmail_bin, warn_bin_mailbox, warn_left_out
+from .mail_bins import IN_BIN, GmailBins, bin_mailbox, gmail_labels, warn_bin_mailbox, warn_left_out
 from .mail_dates import mail_date
 from .mail_folders import account_mailbox, account_roots, folders_of, in_maildir, mailbox_path, mbox_name
 from .mime import collect_body, decoded_header, find_header_end, new_part, parse_headers
@@ -113,15 +113,26 @@ def _mbox_mails(export: Export, file: ExportFile) -> Iterator[_Mail]:
         return
     deleted: list[int] = []
     binned: list[int] = []
+    gmail = GmailBins(file.name)
+    waiting: list[tuple[int, list[_Mail]]] = []  # (labelled Bin: the user's label, or British Gmail's bin)
     for line, data in mbox_messages(file):
-        if line == 1 and _folder_data(data):
+        if (line == 1 and _folder_data(data)) or not data.strip():
             continue
-        if data.strip() and _expunged(data):
+        verdict = None if export.include_spam_and_trash else gmail.verdict(data)
+        if _expunged(data):
             deleted.append(line)
-        elif data.strip() and not export.include_spam_and_trash and in_gmail_bin(data):
+        elif verdict == IN_BIN:
             binned.append(line)
-        elif data.strip():
+        elif verdict is None:
             yield from _parse_one(export, file, data, line, conversation, cut=not data.endswith(b"\n"))
+        else:
+            waiting.append((line, _parse_one(export, file, data, line, conversation, cut=not data.endswith(b"\n"))))
+    for line, mails in waiting:  # the file said by its end which the account's Bin is
+        if gmail.american:
+            yield from mails
+        else:
+            binned.append(line)
+    binned.sort()
     if deleted:
         many = len(deleted) > 1
         leave_out(export, file, deleted[0], f"{len(deleted)} message{'s' if many else ''} Thunderbird marked deleted "
@@ -211,10 +222,16 @@ def read_maildir(export: Export) -> list[Record]:
     finished), and in folders without them (notmuch or MH trees) the files that are mail."""
     files = [f for f in export.files() if _maildir_message(f)]
     warn_outlook_files(export)  # (their mail is not read; a folder of them alone is no Maildir: its error names them)
-    binned: list[tuple[ExportFile, str | None]] = []  # (file, its Trash or Junk mailbox; None: Gmail's label)
+    aside = _SetAside()
     mailboxes = {tuple(mailbox_path(f)) for f in files}  # (the folders that hold mail of their own)
     roots = account_roots(files)
-    records = _records(export, export.read_each(files, lambda f: _maildir_mails(export, f, binned, (mailboxes, roots))))
+    mails = export.read_each(files, lambda f: _maildir_mails(export, f, aside, (mailboxes, roots)))
+    for file, waiting in aside.waiting:  # the collection said by its end which the account's Bin is
+        if aside.gmail.american:
+            mails += waiting
+        else:
+            aside.binned.append((file, None))
+    records, binned = _records(export, mails), aside.binned
     labelled = [file for file, mailbox in binned if mailbox is None]
     if labelled:
         warn_left_out(export, labelled[0], None, len(labelled), "the folder")
@@ -222,6 +239,16 @@ def read_maildir(export: Export) -> list[Record]:
         files_of = [file for file, other in binned if other == mailbox]
         warn_bin_mailbox(export, files_of[0], mailbox, len(files_of), "the folder")
     return records
+
+
+@dataclass
+class _SetAside:
+    """What a Maildir's reading sets aside: the files in a bin (with their Trash or Junk mailbox; None:
+    Gmail's label), and those Gmail labels Bin, read or not as ``gmail`` says at the end."""
+
+    binned: list[tuple[ExportFile, str | None]] = field(default_factory=list)
+    gmail: GmailBins = field(default_factory=GmailBins)
+    waiting: list[tuple[ExportFile, list[_Mail]]] = field(default_factory=list)
 
 
 def _maildir_message(file: ExportFile) -> bool:
@@ -237,11 +264,11 @@ def _looks_like_mail(head: bytes) -> bool:
     return bool(FIRST_HEADER.match(head)) and bool(MAIL_HEADERS.search(header))
 
 
-def _maildir_mails(export: Export, file: ExportFile, binned: list[tuple[ExportFile, str | None]],
+def _maildir_mails(export: Export, file: ExportFile, aside: _SetAside,
                    tree: tuple[set[tuple[str, ...]], set[tuple[str, ...]]]) -> Iterator[_Mail]:
     """The message of one file; one in a Trash or Junk mailbox (from its account's top: ``tree`` holds the
     folders with mail of their own and the accounts' Maildir++ INBOXes, ``account_mailbox``) or that Gmail
-    labels Spam or Trash goes to ``binned`` unread, unless asked for."""
+    labels Spam or Trash is set ``aside`` unread, unless asked for, and one it labels Bin, read, waits there."""
     data, start = file.read_bytes().removeprefix(BOM), 1  # (a Windows script's .eml)
     if file.name.lower().endswith(".emlx"):
         data, start = _emlx_message(data)
@@ -255,17 +282,22 @@ def _maildir_mails(export: Export, file: ExportFile, binned: list[tuple[ExportFi
     if start == 2 and apple:  # Apple Mail: Work.mbox/Clients.mbox/<uuid>/Data/Messages is Work/Clients
         conversation = "/".join(apple)
         in_bin = bin_mailbox(conversation)
-    if not export.include_spam_and_trash and (in_bin or in_gmail_bin(data)):
-        binned.append((file, conversation if in_bin else None))
+    verdict = None if export.include_spam_and_trash or in_bin else aside.gmail.verdict(data)
+    if not export.include_spam_and_trash and (in_bin or verdict == IN_BIN):
+        aside.binned.append((file, conversation if in_bin else None))
         return
     info = MAILDIR_INFO.search(file.name)
     flags = [MAILDIR_FLAGS[f] for f in info.group(1) if f in MAILDIR_FLAGS] if info else []
-    for mail in _parse_one(export, file, data, start, conversation):
+    mails = _parse_one(export, file, data, start, conversation)
+    for mail in mails:
         mail.metadata["flags"] = flags or None
         # the file's name changes when a client flags it and new/ moves to cur/: the id
         # rests on the folder and the message id instead
         mail.folder_id, mail.unique = conversation, file.name[:info.start()] if info else file.name
-        yield mail
+    if verdict is None:
+        yield from mails
+    else:
+        aside.waiting.append((file, mails))
 
 
 # -- one message --

@@ -13,8 +13,8 @@ from .mime import decoded_header, find_header_end
 
 # Gmail's labels as Takeout writes them, in the account's language ("Posteingang,Wichtig"; a label
 # past ASCII as an encoded word); a message labelled Trash or Spam, here in the languages Gmail's
-# own names were found in, lower case, is in Gmail's bin, which its search leaves out unless asked
-# (``in:anywhere``). Gmail's IMAP folders bear the same names ("[Gmail]/Papierkorb").
+# own names were found in, lower case, is in Gmail's bin, whatever its other labels (one in Trash that
+# was Important is still trash), which its search leaves out unless asked (``in:anywhere``). Gmail's IMAP folders bear the same names ("[Gmail]/Papierkorb").
 GMAIL_LABELS = re.compile(rb"^X-Gmail-Labels:[ \t]*([^\n]*(?:\n[ \t][^\n]*)*)", re.M | re.I)
 GMAIL_BINS = frozenset({
     "trash", "bin", "spam", "papierkorb", "corbeille", "papelera", "cestino", "lixeira", "lixo", "prullenbak", "kosz",
@@ -33,20 +33,47 @@ BIN_MAILBOXES = GMAIL_BINS | {
     "ongewenste e-mail", "itens excluídos", "lixo eletrônico", "удаленные", "нежелательная почта"}
 
 
+# "Bin" is Gmail's Trash in British English alone: an American account names a label of its user's so.
+# Its Takeout says which it is: the American file's name ends "Spam and Trash.mbox", and a message in its
+# bin is labelled Trash.
+BRITISH_BIN = "bin"
+AMERICAN_TAKEOUT = re.compile(r"spam and trash\.mbox$", re.I)
+# What ``GmailBins.verdict`` says of a message: Gmail's bin holds it; it is labelled Bin alone, which
+# the account's other messages decide.
+IN_BIN, LABELLED_BIN = "bin", "labelled Bin"
+
+
+class GmailBins:
+    """Which of Gmail's labels put a message in its bin, as one account names them: Bin is a label of
+    the user's where the account names its bin Trash (``AMERICAN_TAKEOUT``; a message labelled Trash
+    says so too, so what came before it, labelled Bin, waits for the end: ``american``)."""
+
+    def __init__(self, name: str = "") -> None:
+        self.american = bool(AMERICAN_TAKEOUT.search(name))
+
+    def verdict(self, data: bytes) -> str | None:
+        """``IN_BIN``, ``LABELLED_BIN`` (read as the user's label where ``american`` is so at the
+        export's end), or None: no bin's label."""
+        labels = {decoded_header(label).lower() for label in _labels(data)}
+        self.american = self.american or "trash" in labels
+        bins = labels & GMAIL_BINS
+        if not bins or (self.american and bins == {BRITISH_BIN}):
+            return None
+        return LABELLED_BIN if bins == {BRITISH_BIN} else IN_BIN
+
+
 def gmail_labels(value: str) -> list[str] | None:
     """Gmail's X-Gmail-Labels: comma-separated, a label holding a comma in quotes."""
     labels = [(quoted or plain).strip() for quoted, plain in re.findall(r'"([^"]*)"|([^,]+)', value or "")]
     return [label for label in labels if label] or None
 
 
-def in_gmail_bin(data: bytes) -> bool:
-    """A message Gmail labels Spam or Trash (X-Gmail-Labels), whatever its other labels: a
-    message in Trash that was Important is still trash."""
+def _labels(data: bytes) -> list[str]:
+    """A message's X-Gmail-Labels, as written (a label past ASCII an encoded word)."""
     found = GMAIL_LABELS.search(data, 0, find_header_end(data))
     if found is None:
-        return False
-    labels = gmail_labels(found.group(1).decode("ascii", "surrogateescape").replace("\r", "").replace("\n", ""))
-    return any(decoded_header(label).lower() in GMAIL_BINS for label in labels or ())
+        return []
+    return gmail_labels(found.group(1).decode("ascii", "surrogateescape").replace("\r", "").replace("\n", "")) or []
 
 
 # The folders an IMAP server keeps an account's mailboxes under (Courier's and Cyrus' INBOX, Gmail's
