@@ -413,7 +413,8 @@ def test_the_notmuch_tree_loads_with_warnings_for_its_broken_messages(tmp_path: 
     assert loop == ("mid-loop-12@example.org", "mid-loop-12@example.org")  # a reply loop is one thread
     assert by_file["html/attribute-text"].text == "hunter2"  # HTML as text; attribute values are not text
     assert by_file["attachment/x-gtar-compressed.eml"].text.endswith("[attachment: zendesk-email-loop2.tgz]")
-    assert by_file["crypto/simple-encrypted"].text == "[encrypted message: not decrypted]"
+    # (its subject, "encrypted message", is as K-9 writes one it hides)
+    assert by_file["crypto/simple-encrypted"].text == "[encrypted message: its subject and text not decrypted]"
     assert by_file[f"default/bar/17{sep}2,"].metadata["conversation"] == "default/bar"
     assert by_file[f"default/cur/29{sep}2,"].metadata["conversation"] == "default"
     # the To header "unlisted-recipients:; (no To-header on input)" is an empty group
@@ -1125,6 +1126,30 @@ def test_an_s_mime_encrypted_mail_says_it_is_encrypted_as_a_pgp_one_does(tmp_pat
 # A mail signed opaquely with S/MIME (smime-type=signed-data: Outlook without "send clear text signed"): its
 # text part inside the signature, "Die Zahlen für März liegen bei.", as openssl smime -sign -nodetach writes it
 # (DER) and as a streaming signer writes it (BER: lengths left open, the text in chunks)
+PGP_MIME = ('Content-Type: multipart/encrypted; protocol="application/pgp-encrypted"; boundary="enig"',
+            "This is an OpenPGP/MIME encrypted message (RFC 4880 and 3156)\n--enig\nContent-Type: application/pgp-"
+            'encrypted\n\nVersion: 1\n\n--enig\nContent-Type: application/octet-stream; name="encrypted.asc"\n'
+            f'Content-Disposition: inline; filename="encrypted.asc"\n\n{"-----BEGIN PGP MESSAGE-----"}\n\nwV4DR2b2\n'
+            "-----END PGP MESSAGE-----\n\n--enig--")
+
+
+@pytest.mark.parametrize("subject", ["...", "Re: ...", "…", "[...]", "Encrypted Message", "Verschlüsselte Nachricht",
+                                     "p≡p", "Subject Unavailable"])
+def test_an_encrypted_mail_whose_subject_is_hidden_in_it_says_so_not_its_stand_in(tmp_path: Path, subject: str) -> None:
+    # protected headers (Thunderbird, mutt, Delta Chat write "...", K-9 and Enigmail "Encrypted Message" in
+    # the user's language, the IETF's draft "[...]", pEp "p≡p"): the real subject is inside the encrypted
+    # part; the stand-in was read as the subject, "Subject: ..." embedded
+    kind, body = PGP_MIME
+    (tmp_path / "tb.eml").write_bytes(message(f"From: Ana <ana@example.org>\nSubject: {subject}\nDate: Mon, 4 Mar "
+                                              f"2024 10:00:00 +0100\nMIME-Version: 1.0\n{kind}", body))
+    (tmp_path / "plain.eml").write_bytes(message(f"From: Ana <ana@example.org>\nSubject: {subject}\nDate: Mon, 4 Mar "
+                                                 "2024 10:00:00 +0100", "Well."))
+    records, problems = load(tmp_path)
+    assert problems == [] and [(r.metadata.get("subject"), r.text) for r in records] == [
+        (subject, "Well."), (None, "[encrypted message: its subject and text not decrypted]")]
+    assert records[1].content == "Subject: \nFrom: Ana <ana@example.org>\n\n[encrypted message: its subject and text not decrypted]"
+
+
 OPAQUE_SIGNED = {"der": (
     "MIICMAYJKoZIhvcNAQcCoIICITCCAh0CAQExDzANBglghkgBZQMEAgEFADB+BgkqhkiG9w0BBwGgcQRvQ29udGVudC1UeXBlOiB0ZXh0L3BsYWlu"
     "OyBjaGFyc2V0PXV0Zi04DQpDb250ZW50LVRyYW5zZmVyLUVuY29kaW5nOiA4Yml0DQoNCkRpZSBaYWhsZW4gZsO8ciBNw6RyeiBsaWVnZW4gYmVp"

@@ -27,7 +27,7 @@ from .left_out import leave_out
 from .mail_bins import IN_BIN, GmailBins, bin_mailbox, gmail_labels, warn_bin_mailbox, warn_left_out
 from .mail_dates import mail_date
 from .mail_folders import account_mailbox, account_roots, folders_of, in_maildir, mailbox_path, mbox_name
-from .mime import collect_body, decoded_header, find_header_end, new_part, parse_headers
+from .mime import ENCRYPTED_BODY, collect_body, decoded_header, find_header_end, new_part, parse_headers
 from .outlook_files import warn_outlook_files
 from .tnef import UNREAD
 
@@ -64,6 +64,16 @@ MESSAGE_IDS = re.compile(r"<([^<>]+)>")
 GMAIL_THREAD = "gmail thread "
 # Headers a message has at most once (RFC 5322 3.6); a second one is read too, with a WARN.
 SINGLE_HEADERS = ("from", "to", "cc", "subject", "date", "message-id", "in-reply-to")
+# The subject an encrypted mail shows in place of its own, which it carries inside (protected headers):
+# Thunderbird's, mutt's and Delta Chat's "...", the IETF draft's "[...]", K-9's and Enigmail's "Encrypted
+# Message" in their user's language, pEp's "p≡p", notmuch's test mail's "Subject Unavailable"; after a
+# reply's or a forward's prefix too. Only an
+# encrypted mail's subject is a stand-in: "..." on a mail anyone can read is its subject.
+HIDDEN_SUBJECT = re.compile(r"^(?:(?:re|aw|sv|vs|fwd?|wg|tr)\s?:\s*)*(?:\.\.\.|…|\[(?:\.\.\.|…)\]|p≡p|pEp|"
+                            r"encrypted message|subject unavailable|verschlüsselte nachricht|message chiffré|"
+                            r"mensaje cifrado|messaggio cifrato|versleuteld bericht|mensagem (?:encriptada|criptografada)|"
+                            r"зашифрованное сообщение)$", re.I)
+HIDDEN_SUBJECT_BODY = "[encrypted message: its subject and text not decrypted]"
 # A Maildir file name ends in ":2," and its flags (";" "!" or "," where ":" is not allowed).
 MAILDIR_INFO = re.compile(r"[:;!,]2,([A-Za-z]*)$")
 MAILDIR_FLAGS = {"D": "draft", "F": "flagged", "P": "passed", "R": "replied", "S": "seen", "T": "trashed"}
@@ -360,6 +370,8 @@ def _parse(export: Export, file: ExportFile, data: bytes, start: int, conversati
     collect_body(headers, body, texts, names, damage, 0)
     if cut:
         damage.add("the file ends in the middle of its last line")
+    if ENCRYPTED_BODY in texts and HIDDEN_SUBJECT.match(subject.strip()):  # (no subject: what it hides is no words)
+        subject, texts = "", [HIDDEN_SUBJECT_BODY if t == ENCRYPTED_BODY else t for t in texts]
     if UNREAD in texts:
         warn(None, f"the text of '{subject or '(no subject)'}' is only in its winmail.dat (Outlook's TNEF), which "
              "holds none that could be read; its subject and attachments are searchable")
