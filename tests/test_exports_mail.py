@@ -328,6 +328,25 @@ def test_a_body_line_starting_with_from_that_no_writer_escaped_stays_in_its_mess
     assert (cabin.line_number, cabin.end_line, reply.line_number) == (1, 8, 10)
 
 
+@pytest.mark.parametrize("separator", ["From ola@example.no Fri Jul  8 14:08:34 2011", "From ", "From -"],
+                         ids=["mexport", "bare", "dash"])
+def test_messages_an_mbox_writer_joined_without_a_blank_line_are_each_read(tmp_path: Path, separator: str) -> None:
+    # mblaze's mexport and scripts that cat messages together write no blank line between them; GYB's and
+    # some Thunderbird stores' From lines are bare, "From " alone: each message was read into the one above
+    def mail(n: int) -> str:
+        return (f"{separator}\nFrom: Ola <ola@example.no>\nSubject: Note {n}\nDate: Fri, 8 Jul 2011 14:0{n}:00 +0200"
+                f"\n\nLine {n}.\n")
+    path = tmp_path / "joined.mbox"
+    path.write_bytes((mail(1) + mail(2) + "\n" + mail(3)).replace("\n", "\r\n").encode())
+    records, problems = load(path)
+    assert problems == [] and [(r.metadata["subject"], r.text, r.line_number) for r in records] == [
+        ("Note 1", "Line 1.", 1), ("Note 2", "Line 2.", 7), ("Note 3", "Line 3.", 14)]
+    # a body line that is only shaped like one, no header after it, stays in its message
+    path.write_text(mail(1).replace("Line 1.", "Line 1.\nFrom ola@example.no Fri Jul  8 14:08:34 2011\nwas the date"),
+                    encoding="utf-8")
+    assert [r.text for r in load(path)[0]] == ["Line 1.\nFrom ola@example.no Fri Jul  8 14:08:34 2011\nwas the date"]
+
+
 # -- Maildir --
 
 MAILPILE_EXPECTED = [  # citation, id, subject, flags

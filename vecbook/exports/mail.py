@@ -40,7 +40,14 @@ MBOXRD_ESCAPE = re.compile(rb"(?m)^>(>*From )")
 # line, and its headers follow that line: mboxrd writers escape body lines that start with
 # "From " as ">From ", but old mboxo files and mailboxes joined by hand do not ("From the
 # station we take the bus" after a blank line is still the body).
-MBOX_SEPARATOR = re.compile(rb"\n\r?\n(?=From \S+ +\S[^\n]*\n[!-9;-~]+:)")
+# Some writers leave out the blank line (mblaze's mexport, scripts that join messages) or the From line's
+# sender and date (GYB, some Thunderbird stores: "From " alone): a From line with the sender and asctime's
+# date ("Fri Jul  8 14:08:34"), or with nothing but perhaps a "-", followed by a header, starts a message
+# after any line.
+ASCTIME = rb"(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) +(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) +\d{1,2} +\d\d?:\d\d"
+BARE_FROM_LINE = rb"From(?:[ \t]+-?)?[ \t]*\r?"
+MBOX_SEPARATOR = re.compile(rb"\n\r?\n(?=From \S+ +\S[^\n]*\n[!-9;-~]+:)"
+                            rb"|\n(?=(?:From \S+ +" + ASCTIME + rb"[^\n]*|" + BARE_FROM_LINE + rb")\n[!-9;-~]+:)")
 MBOX_SEPARATOR_REACH = 1024  # bytes a separator with its From line and next header's name may span
 # An mbox is read in blocks of this size: Gmail's Takeout mbox can be tens of gigabytes.
 MBOX_BLOCK_BYTES = 8 << 20
@@ -52,7 +59,7 @@ MOZILLA_EXPUNGED = 0x0008
 FOLDER_DATA = (re.compile(rb"^X-IMAP:", re.M | re.I),
                re.compile(rb"^Subject:[ \t]*DON'T DELETE THIS MESSAGE -- FOLDER INTERNAL DATA", re.M | re.I))
 # (a byte order mark or blank lines before it, as Windows tools and mailboxes joined by hand write them)
-MBOX_HEAD = re.compile(rb"\A(?:\xef\xbb\xbf)?\n*From \S+ +\S[^\n]*\r?\n[!-9;-~]+:")
+MBOX_HEAD = re.compile(rb"\A(?:\xef\xbb\xbf)?\n*(?:From \S+ +\S[^\n]*|" + BARE_FROM_LINE + rb")\r?\n[!-9;-~]+:")
 MBOX_LEAD = re.compile(rb"(?:\xef\xbb\xbf)?[\r\n]*")
 BOM = b"\xef\xbb\xbf"
 # A file looks like a mail message when its first line is a header and its header
