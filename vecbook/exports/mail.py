@@ -18,7 +18,7 @@ import hashlib
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
-from email.utils import getaddresses, parsedate_to_datetime
+from email.utils import parsedate_to_datetime
 from typing import Any, Callable, Iterable, Iterator
 
 from ..records import Record
@@ -27,14 +27,11 @@ from .left_out import leave_out
 from .mail_bins import IN_BIN, GmailBins, bin_mailbox, gmail_labels, warn_bin_mailbox, warn_left_out
 from .mail_dates import mail_date
 from .mail_folders import account_mailbox, account_roots, folders_of, in_maildir, mailbox_path, mbox_name
+from .mail_headers import addresses, first_value, header_text, ids_of, message_id_of, person
 from .mime import ENCRYPTED_BODY, collect_body, decoded_header, find_header_end, new_part, parse_headers
 from .outlook_files import warn_outlook_files
 from .tnef import UNREAD
 
-# One address in the common forms: "Name" <a@b>, Name <a@b>, <a@b>, a@b. Anything else
-# (groups, comments, routes) goes to email.utils.getaddresses, which is exact but slow.
-FAST_ADDRESS = re.compile(r'[ \t]*(?:"((?:[^"\\]|\\.)*)"|([^",<>()@;:\\]*?))[ \t]*<([^<>,\s"]+)>[ \t]*(?:,|$)'
-                          r'|[ \t]*([^",<>()\s;:\\]+@[^",<>()\s;:\\]+)[ \t]*(?:,|$)')
 MBOXRD_ESCAPE = re.compile(rb"(?m)^>(>*From )")
 # An mbox message starts at a "From " line at the start of the file or after a blank
 # line, and its headers follow that line: mboxrd writers escape body lines that start with
@@ -66,7 +63,6 @@ BOM = b"\xef\xbb\xbf"
 # block names a sender, a date, a subject or a message id.
 FIRST_HEADER = re.compile(rb"\A(?:From \S+ +\S[^\n]*\n)?[!-9;-~]+:")
 MAIL_HEADERS = re.compile(rb"^(?:from|date|subject|message-id):", re.I | re.M)
-MESSAGE_IDS = re.compile(r"<([^<>]+)>")
 # A link no Message-ID can be (no angle brackets hold a space): Gmail's conversation, by its X-GM-THRID.
 GMAIL_THREAD = "gmail thread "
 # Headers a message has at most once (RFC 5322 3.6); a second one is read too, with a WARN.
@@ -365,12 +361,12 @@ def _parse(export: Export, file: ExportFile, data: bytes, start: int, conversati
         if len(fields.get(name, ())) > 1:
             which = "all are read" if name in ("to", "cc") else "the first is read"
             warn(name, f"the message has {len(fields[name])} '{name.title()}' headers; {which}", 1)
-    text = _header_text(fields)
+    text = header_text(fields)
     date = _date(fields, warn)
-    author, to, cc = _addresses(fields, "from"), _addresses(fields, "to"), _addresses(fields, "cc")
+    author, to, cc = addresses(fields, "from"), addresses(fields, "to"), addresses(fields, "cc")
     subject = text("subject")
-    message_id = _message_id(_first(fields, "message-id"))
-    links = _ids(_first(fields, "references")) + _ids(_first(fields, "in-reply-to"))
+    message_id = message_id_of(first_value(fields, "message-id"))
+    links = ids_of(first_value(fields, "references")) + ids_of(first_value(fields, "in-reply-to"))
     texts: list[str] = []
     names: list[str] = []
     damage: set[str] = set() if header_end < len(data) or data.endswith(b"\n\n") else {"no body after the headers"}
@@ -391,12 +387,12 @@ def _parse(export: Export, file: ExportFile, data: bytes, start: int, conversati
         return
     people = author + to + cc
     metadata: dict[str, Any] = {
-        "date": iso(date), "author": _person(author[0]) if author else None,
+        "date": iso(date), "author": person(author[0]) if author else None,
         "participants": list(dict.fromkeys(p for pair in people for p in pair if p)) or None,
-        "to": [_person(p) for p in to] or None, "cc": [_person(p) for p in cc] or None,
+        "to": [person(p) for p in to] or None, "cc": [person(p) for p in cc] or None,
         "subject": subject or None, "conversation": conversation, "thread": (links or [message_id])[0],
         "tags": gmail_labels(text("x-gmail-labels")), "message_id": message_id,
-        "gmail_thread": _first(fields, "x-gm-thrid").strip() or None,
+        "gmail_thread": first_value(fields, "x-gm-thrid").strip() or None,
     }
     key = message_id or hashlib.sha1(f"{metadata['date']}|{metadata['author']}|{subject}|{body_text[:500]}".encode(
         "utf-8", "surrogatepass")).hexdigest()[:12]
@@ -420,53 +416,6 @@ class _Warner:
             if found:
                 line += self.header.count(b"\n", 0, found[min(nth, len(found) - 1)].start())
         self.export.warn(self.file, line, reason, skipped=skipped)
-
-
-def _header_text(fields: dict[str, list[str]]) -> Callable[[str], str]:
-    """The first value of a header as text ('' when absent)."""
-    def text(name: str) -> str:
-        values = fields.get(name)
-        return decoded_header(values[0]) if values else ""
-    return text
-
-
-def _first(fields: dict[str, list[str]], name: str) -> str:
-    """A header's first raw value (ids and numbers: nothing to decode)."""
-    values = fields.get(name)
-    return values[0] if values else ""
-
-
-def _addresses(fields: dict[str, list[str]], name: str) -> list[tuple[str, str]]:
-    """(display name, address) pairs of every such header (a repeated Cc is read whole);
-    names are decoded after the split, so an encoded comma does not split a name."""
-    pairs: list[tuple[str, str]] = []
-    for value in fields.get(name) or ():
-        value = value.replace("\r", " ").replace("\n", " ").strip()
-        pairs += _fast_addresses(value) or getaddresses([value])
-    pairs = [(decoded_header(n) if n else n, a if a.isascii() else decoded_header(a)) for n, a in pairs]
-    return [(n, a if "@" in a or not n else "") for n, a in pairs if n or a]
-
-
-def _fast_addresses(value: str) -> list[tuple[str, str]] | None:
-    """The addresses of a header in the common forms; None when it holds anything else."""
-    pairs, at = [], 0
-    while at < len(value):
-        found = FAST_ADDRESS.match(value, at)
-        if found is None or found.end() == at:
-            return None
-        quoted, plain, bracketed, bare = found.groups()
-        if bare is not None:
-            pairs.append(("", bare))
-        else:
-            name = quoted.replace('\\"', '"') if quoted is not None else (plain or "").strip()
-            pairs.append((name, bracketed))
-        at = found.end()
-    return pairs
-
-
-def _person(pair: tuple[str, str]) -> str:
-    name, address = pair
-    return f"{name} <{address}>" if name and address and name != address else name or address
 
 
 def _date(fields: dict[str, list[str]], warn: _Warner) -> datetime | None:
@@ -495,15 +444,6 @@ def _received(fields: dict[str, list[str]]) -> datetime | None:
         except (TypeError, ValueError, IndexError, OverflowError):
             continue
     return None
-
-
-def _message_id(value: str) -> str | None:
-    ids = _ids(value)
-    return ids[0] if ids else (value.strip("<> ") or None)
-
-
-def _ids(value: str) -> list[str]:
-    return [i.strip() for i in MESSAGE_IDS.findall(value) if i.strip()] if "<" in value else []
 
 
 # -- the body --

@@ -1,0 +1,75 @@
+"""A mail's header values as text (``header_text``), its people (``addresses``, ``person``) and
+its ids (``message_id_of``, ``ids_of``), as ``mail`` reads them into a record's metadata."""
+
+from __future__ import annotations
+
+import re
+from email.utils import getaddresses
+from typing import Callable
+
+from .mime import decoded_header
+
+# One address in the common forms: "Name" <a@b>, Name <a@b>, <a@b>, a@b. Anything else
+# (groups, comments, routes) goes to email.utils.getaddresses, which is exact but slow.
+FAST_ADDRESS = re.compile(r'[ \t]*(?:"((?:[^"\\]|\\.)*)"|([^",<>()@;:\\]*?))[ \t]*<([^<>,\s"]+)>[ \t]*(?:,|$)'
+                          r'|[ \t]*([^",<>()\s;:\\]+@[^",<>()\s;:\\]+)[ \t]*(?:,|$)')
+MESSAGE_IDS = re.compile(r"<([^<>]+)>")
+
+
+def header_text(fields: dict[str, list[str]]) -> Callable[[str], str]:
+    """The first value of a header as text ('' when absent)."""
+    def text(name: str) -> str:
+        values = fields.get(name)
+        return decoded_header(values[0]) if values else ""
+    return text
+
+
+def first_value(fields: dict[str, list[str]], name: str) -> str:
+    """A header's first raw value (ids and numbers: nothing to decode)."""
+    values = fields.get(name)
+    return values[0] if values else ""
+
+
+def addresses(fields: dict[str, list[str]], name: str) -> list[tuple[str, str]]:
+    """(display name, address) pairs of every such header (a repeated Cc is read whole);
+    names are decoded after the split, so an encoded comma does not split a name."""
+    pairs: list[tuple[str, str]] = []
+    for value in fields.get(name) or ():
+        value = value.replace("\r", " ").replace("\n", " ").strip()
+        pairs += _fast_addresses(value) or getaddresses([value])
+    pairs = [(decoded_header(n) if n else n, a if a.isascii() else decoded_header(a)) for n, a in pairs]
+    return [(n, a if "@" in a or not n else "") for n, a in pairs if n or a]
+
+
+def _fast_addresses(value: str) -> list[tuple[str, str]] | None:
+    """The addresses of a header in the common forms; None when it holds anything else."""
+    pairs, at = [], 0
+    while at < len(value):
+        found = FAST_ADDRESS.match(value, at)
+        if found is None or found.end() == at:
+            return None
+        quoted, plain, bracketed, bare = found.groups()
+        if bare is not None:
+            pairs.append(("", bare))
+        else:
+            name = quoted.replace('\\"', '"') if quoted is not None else (plain or "").strip()
+            pairs.append((name, bracketed))
+        at = found.end()
+    return pairs
+
+
+def person(pair: tuple[str, str]) -> str:
+    """A person as metadata names them: ``Name <address>``, or either alone."""
+    name, address = pair
+    return f"{name} <{address}>" if name and address and name != address else name or address
+
+
+def message_id_of(value: str) -> str | None:
+    """A Message-ID header's id, without its angle brackets."""
+    ids = ids_of(value)
+    return ids[0] if ids else (value.strip("<> ") or None)
+
+
+def ids_of(value: str) -> list[str]:
+    """The ids of a References or In-Reply-To header."""
+    return [i.strip() for i in MESSAGE_IDS.findall(value) if i.strip()] if "<" in value else []
