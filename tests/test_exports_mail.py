@@ -786,6 +786,27 @@ def test_8_bit_text_in_no_charset_reads_as_windows_1252(tmp_path: Path) -> None:
     assert {r.metadata["subject"] for r in records} == {"Café “Rosa”"}
 
 
+@pytest.mark.parametrize(("charset", "subject", "name"), [
+    ("gb2312", "会议通知", "张伟"), ("shift_jis", "会議のお知らせ①", "山田太郎"), ("koi8-r", "Привет", "Дмитрий"),
+    ("euc-kr", "회의 자료", "김민준"), ("big5", "會議通知", "陳大文"), ("windows-1251", "Счёт", "Иван")])
+@pytest.mark.parametrize("multipart", [False, True], ids=["text", "multipart"])
+def test_8_bit_headers_read_in_the_charset_the_message_declares(tmp_path: Path, charset: str, subject: str, name: str,
+                                                                 multipart: bool) -> None:
+    # old Chinese, Japanese, Korean and Russian clients (Foxmail, Becky!, The Bat!) wrote their headers
+    # unencoded in the body's charset, as Thunderbird reads them: they read as Windows-1252, "»áÒéÍ¨Öª"
+    codec = {"shift_jis": "cp932", "gb2312": "gbk", "euc-kr": "cp949"}.get(charset, charset)
+    kind = f'text/plain; charset="{charset}"'
+    head = f"From: {name} <a@example.org>\nSubject: {subject}\nDate: Mon, 4 Mar 2024 10:00:00 +0800\n".encode(codec)
+    body = f"Content-Type: {kind}\n\n".encode() + subject.encode(codec) + b"\n"
+    if multipart:
+        body = (b'MIME-Version: 1.0\nContent-Type: multipart/alternative; boundary="b"\n\n--b\nContent-Type: '
+                + kind.encode() + b"\n\n" + subject.encode(codec) + b"\n--b--\n")
+    (tmp_path / "old.eml").write_bytes(head + body)
+    records, problems = load(tmp_path)
+    assert problems == [] and [(r.metadata["subject"], r.metadata["author"], r.text) for r in records] == [
+        (subject, f"{name} <a@example.org>", subject)]
+
+
 def test_quoted_printable_soft_breaks_that_gained_trailing_spaces_are_still_joined(tmp_path: Path) -> None:
     # RFC 2045: whitespace at a quoted-printable line's end was added in transport (Exchange, Lotus
     # Notes, mbox tools that pad lines) and is dropped; kept, "=  " ended no line and the body read

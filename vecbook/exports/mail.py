@@ -27,7 +27,7 @@ from .left_out import leave_out
 from .mail_bins import IN_BIN, GmailBins, bin_mailbox, gmail_labels, warn_bin_mailbox, warn_left_out
 from .mail_dates import mail_date
 from .mail_folders import account_mailbox, account_roots, folders_of, in_maildir, mailbox_path, mbox_name
-from .mail_headers import addresses, first_value, header_text, ids_of, message_id_of, person
+from .mail_headers import addresses, declared_charset, first_value, header_text, ids_of, message_id_of, person
 from .mime import ENCRYPTED_BODY, collect_body, decoded_header, find_header_end, new_part, parse_headers
 from .outlook_files import warn_outlook_files
 from .tnef import UNREAD
@@ -361,9 +361,10 @@ def _parse(export: Export, file: ExportFile, data: bytes, start: int, conversati
         if len(fields.get(name, ())) > 1:
             which = "all are read" if name in ("to", "cc") else "the first is read"
             warn(name, f"the message has {len(fields[name])} '{name.title()}' headers; {which}", 1)
-    text = header_text(fields)
+    charset = None if data[:header_end].isascii() else declared_charset(headers, body)
+    text = header_text(fields, charset)
     date = _date(fields, warn)
-    author, to, cc = addresses(fields, "from"), addresses(fields, "to"), addresses(fields, "cc")
+    author, to, cc = (addresses(fields, name, charset) for name in ("from", "to", "cc"))
     subject = text("subject")
     message_id = message_id_of(first_value(fields, "message-id"))
     links = ids_of(first_value(fields, "references")) + ids_of(first_value(fields, "in-reply-to"))

@@ -1,9 +1,11 @@
-"""A mail's header values as text (``header_text``), its people (``addresses``, ``person``) and
+"""A mail's header values as text (``header_text``; 8-bit ones in the charset it declares,
+``declared_charset``), its people (``addresses``, ``person``) and
 its ids (``message_id_of``, ``ids_of``), as ``mail`` reads them into a record's metadata."""
 
 from __future__ import annotations
 
 import re
+from email.message import Message
 from email.utils import getaddresses
 from typing import Callable
 
@@ -14,13 +16,28 @@ from .mime import decoded_header
 FAST_ADDRESS = re.compile(r'[ \t]*(?:"((?:[^"\\]|\\.)*)"|([^",<>()@;:\\]*?))[ \t]*<([^<>,\s"]+)>[ \t]*(?:,|$)'
                           r'|[ \t]*([^",<>()\s;:\\]+@[^",<>()\s;:\\]+)[ \t]*(?:,|$)')
 MESSAGE_IDS = re.compile(r"<([^<>]+)>")
+# A text part's Content-Type, folded lines and all, and the charset it names: the one a multipart message's
+# unencoded 8-bit headers are read in (``declared_charset``).
+TEXT_PART_TYPE = re.compile(rb"^Content-Type:[ \t]*text/[^\n]*(?:\n[ \t][^\n]*)*", re.I | re.M)
+CHARSET_PARAMETER = re.compile(rb"charset[ \t]*=[ \t]*\"?([A-Za-z0-9_.:-]+)", re.I)
 
 
-def header_text(fields: dict[str, list[str]]) -> Callable[[str], str]:
-    """The first value of a header as text ('' when absent)."""
+def declared_charset(headers: Message, body: bytes) -> str | None:
+    """The charset the message's text declares (its first text part's, where it is multipart), which
+    old clients (Foxmail, Becky!, The Bat!) wrote its headers in unencoded, as Thunderbird reads them."""
+    charset = headers.get_content_charset()
+    if charset is None and (part := TEXT_PART_TYPE.search(body, 0, 1 << 16)):
+        found = CHARSET_PARAMETER.search(part.group(0))
+        charset = found.group(1).decode("ascii") if found else None
+    return charset
+
+
+def header_text(fields: dict[str, list[str]], charset: str | None = None) -> Callable[[str], str]:
+    """The first value of a header as text ('' when absent; raw 8-bit bytes that are no UTF-8 read
+    in ``charset``)."""
     def text(name: str) -> str:
         values = fields.get(name)
-        return decoded_header(values[0]) if values else ""
+        return decoded_header(values[0], charset) if values else ""
     return text
 
 
@@ -30,14 +47,16 @@ def first_value(fields: dict[str, list[str]], name: str) -> str:
     return values[0] if values else ""
 
 
-def addresses(fields: dict[str, list[str]], name: str) -> list[tuple[str, str]]:
+def addresses(fields: dict[str, list[str]], name: str, charset: str | None = None) -> list[tuple[str, str]]:
     """(display name, address) pairs of every such header (a repeated Cc is read whole);
-    names are decoded after the split, so an encoded comma does not split a name."""
+    names are decoded after the split (raw 8-bit bytes that are no UTF-8 in ``charset``), so an
+    encoded comma does not split a name."""
     pairs: list[tuple[str, str]] = []
     for value in fields.get(name) or ():
         value = value.replace("\r", " ").replace("\n", " ").strip()
         pairs += _fast_addresses(value) or getaddresses([value])
-    pairs = [(decoded_header(n) if n else n, a if a.isascii() else decoded_header(a)) for n, a in pairs]
+    pairs = [(decoded_header(n, charset) if n else n, a if a.isascii() else decoded_header(a, charset))
+             for n, a in pairs]
     return [(n, a if "@" in a or not n else "") for n, a in pairs if n or a]
 
 

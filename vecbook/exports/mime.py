@@ -200,12 +200,13 @@ def find_header_end(data: bytes) -> int:
     return min(ends)[1] if ends else len(data)
 
 
-def decoded_header(raw: str) -> str:
-    """A header value as text: RFC 2047 words decoded, raw 8-bit bytes read as UTF-8 (else
-    Windows-1252), folding undone."""
+def decoded_header(raw: str, charset: str | None = None) -> str:
+    """A header value as text: RFC 2047 words decoded, raw 8-bit bytes read as UTF-8 (else in
+    ``charset``, the one the message declares, as Thunderbird reads them, else Windows-1252),
+    folding undone."""
     if not raw.isascii() and SURROGATES.search(raw):  # undeclared 8-bit bytes, kept by the parser as surrogates
         data = raw.encode("ascii", "surrogateescape")
-        raw = _undeclared(data)
+        raw = _undeclared(data, charset)
     if "=?" in raw:
         raw = WORD_LANGUAGE.sub("=?\\1?", raw) if "*" in raw else raw
         try:
@@ -518,13 +519,14 @@ def _decode(payload: bytes, headers: Message, html: bool = False) -> str:
     return _undeclared(payload)
 
 
-def _undeclared(data: bytes) -> str:
-    """8-bit text in no charset that reads: UTF-8, else Windows-1252 (what mail written on Windows
-    without a label is: its ’ € “ ” are C1 controls in Latin-1), else Latin-1 (which never fails)."""
-    for charset in ("utf-8", "cp1252"):
+def _undeclared(data: bytes, hint: str | None = None) -> str:
+    """8-bit text in no charset that reads: UTF-8, else in ``hint`` (a charset declared nearby), else
+    Windows-1252 (what mail written on Windows without a label is: its ’ € “ ” are C1 controls in
+    Latin-1), else Latin-1 (which never fails)."""
+    for charset in ("utf-8", superset(hint) or "cp1252", "cp1252"):
         try:
             return data.decode(charset)
-        except UnicodeDecodeError:
+        except (UnicodeDecodeError, LookupError):
             continue
     return data.decode("latin-1")
 
