@@ -658,6 +658,12 @@ LOCALIZED_DATES = [
     # a leap second, which RFC 5322 allows and Python's clock has none of: its second before
     ("Sat, 31 Dec 2016 23:59:60 +0000", "2016-12-31T23:59:59+00:00"),
     ("2016-12-31T23:59:60Z", "2016-12-31T23:59:59+00:00"),
+    # a year counted from 1900, as mailers with the Y2K bug wrote it (C's and Perl's tm_year: 100 is 2000), or
+    # with "19" before it (19100): the year it counts to, not the year 100 or 1910
+    ("Sat, 01 Jan 100 10:00:00 -0500", "2000-01-01T10:00:00-05:00"),
+    ("Tue, 18 Nov 114 15:57:11 +0000", "2014-11-18T15:57:11+00:00"),
+    ("Sat, 1 Jan 19100 10:00:00 -0500", "2000-01-01T10:00:00-05:00"),
+    ("Mon, 4 Mar 19124 10:00:00 +0100", "2024-03-04T10:00:00+01:00"),
     # the end of a day, 24:00, as ISO 8601 allows and some scripts write midnight: the next day's 00:00
     ("Mon, 04 Mar 2024 24:00:00 +0000", "2024-03-05T00:00:00+00:00"),
     ("Thu, 29 Feb 2024 24:00 -0500", "2024-03-01T00:00:00-05:00"),

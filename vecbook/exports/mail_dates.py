@@ -65,6 +65,10 @@ FRACTION = re.compile(r"(\d:\d{2}:\d{2})[.,]\d+")
 # before, not as no date.
 LEAP_SECOND = re.compile(r"(\d:\d{2}):60(?!\d)")
 
+# A year counted from 1900 after its month, as mailers with the Y2K bug wrote it (C's and Perl's tm_year:
+# "1 Jan 100" is 2000, "124" 2024), or with "19" before it ("19100"): read as the year it counts to, not as
+# the year 100 or 1910.
+TM_YEAR = re.compile(r"(?<=[A-Za-z] )(1\d\d|191\d\d)(?=,? \d{1,2}:\d\d)")
 # The end of a day, 24:00 (ISO 8601 allows it; some scripts write midnight so), which Python's datetime
 # has no hour for: read as the next day's 00:00, not as no date.
 END_OF_DAY = re.compile(r"(?<![\d:])24([:.h])00(?:([:.])00)?(?![\d:.,])")
@@ -112,6 +116,7 @@ def rfc_form(raw: str) -> str:
     reads "8:15 PM" as 08:15)."""
     raw = EAST_ASIAN_HALF_DAY.sub(_east_asian_24_hour, raw) if not raw.isascii() else raw
     raw = ZONE_NAME.sub(_zone_offset, LEAP_SECOND.sub(r"\1:59", FRACTION.sub(r"\1", raw)))
+    raw = TM_YEAR.sub(lambda found: str(1900 + int(found.group(1)[-3:])), raw)
     return TWELVE_HOUR.sub(_24_hour, OFFSET.sub(_rfc_offset, UNSIGNED_OFFSET.sub(r"\1+\2", raw)))
 
 
