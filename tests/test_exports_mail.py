@@ -658,6 +658,10 @@ LOCALIZED_DATES = [
     # a leap second, which RFC 5322 allows and Python's clock has none of: its second before
     ("Sat, 31 Dec 2016 23:59:60 +0000", "2016-12-31T23:59:59+00:00"),
     ("2016-12-31T23:59:60Z", "2016-12-31T23:59:59+00:00"),
+    # "at" before the time, as Apple's and Outlook's English long dates write it (the time was lost: midnight)
+    ("Tuesday, November 18, 2014 at 3:57:11 PM", "2014-11-18T15:57:11"),
+    ("18 November 2014 at 15:57 +0100", "2014-11-18T15:57:00+01:00"),
+    ("Tue, 18 Nov 2014 at 15:57:11 EST", "2014-11-18T15:57:11-05:00"),
     # a year counted from 1900, as mailers with the Y2K bug wrote it (C's and Perl's tm_year: 100 is 2000), or
     # with "19" before it (19100): the year it counts to, not the year 100 or 1910
     ("Sat, 01 Jan 100 10:00:00 -0500", "2000-01-01T10:00:00-05:00"),

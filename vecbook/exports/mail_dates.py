@@ -27,7 +27,7 @@ _ENGLISH = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct"
 CLOCK = r"(\d{1,2})[:.h](\d{2})(?:[:.](\d{2}))?"
 # [year's word] [at] [time] [zone], after the year: Russian "г.", Ukrainian "р." and Polish "r." follow
 # the year ("5 марта 2024 г. в 08:15"); "at" in the languages of ``month_names``
-CLOCK_AND_ZONE = (r"(?:\s*(?:г|р|r)\.)?(?:\s+(?:um|à|a las|alle|às|om|kl\.?|klo|в|о|o|v)?\s*" + CLOCK + r")?"
+CLOCK_AND_ZONE = (r"(?:\s*(?:г|р|r)\.)?(?:\s+(?:at|um|à|a las|alle|às|om|kl\.?|klo|в|о|o|v)?\s*" + CLOCK + r")?"
                   r"\s*(.*)$")
 # [weekday,] day[.] [de] month[.] [de] year [at] [time] [zone]: the weekday is any words before the day
 LOCAL_DATE = re.compile(rf"^[^\d]*?{DAY}\s+(?:de\s+)?{MONTH},?\s+(?:de\s+)?(\d{{4}}),?" + CLOCK_AND_ZONE, re.I)
