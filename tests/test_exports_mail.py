@@ -658,6 +658,10 @@ LOCALIZED_DATES = [
     # a leap second, which RFC 5322 allows and Python's clock has none of: its second before
     ("Sat, 31 Dec 2016 23:59:60 +0000", "2016-12-31T23:59:59+00:00"),
     ("2016-12-31T23:59:60Z", "2016-12-31T23:59:59+00:00"),
+    # Go's time.String(), as Go programs write "Date: " + time.Now().String(): the zone's name after the offset
+    ("2014-11-18 15:57:11 +0000 UTC", "2014-11-18T15:57:11+00:00"),
+    ("2024-03-04 10:00:00.123456789 +0100 CET m=+0.001234567", "2024-03-04T10:00:00+01:00"),
+    ("2024-03-04 10:00:00 +0300 +03", "2024-03-04T10:00:00+03:00"),
     # "at" before the time, as Apple's and Outlook's English long dates write it (the time was lost: midnight)
     ("Tuesday, November 18, 2014 at 3:57:11 PM", "2014-11-18T15:57:11"),
     ("18 November 2014 at 15:57 +0100", "2014-11-18T15:57:00+01:00"),

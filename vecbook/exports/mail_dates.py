@@ -87,8 +87,11 @@ ZONE_NAME = re.compile(r"(?<=\d)\s+\(?(" + "|".join(ZONE_NAMES) + r")\)?(\s*\([^
 TWELVE_HOUR = re.compile(r"\b(\d{1,2}):(\d{2}(?::\d{2})?)\s*([ap])(?:\.\s?)?m\b\.?", re.I)
 
 # (and year/month/day, as Japanese and Chinese scripts write it: the year first, so never day-first)
+# (and, after an offset, its zone's name, as Go's time.String() writes it: "+0100 CET m=+0.0012", the last
+# its monotonic clock)
 ISO_DATE = re.compile(r"^(\d{4})(?:-(\d{2})-(\d{2})|/(\d{1,2})/(\d{1,2}))(?:[T ](\d{1,2}):(\d{2})(?::(\d{2}))?"
-                      r"(?:[.,]\d+)?\s*(Z|[+-]\d{2}(?::?\d{2})?)?)?(?:\s*\([^()]*\))?$", re.I)
+                      r"(?:[.,]\d+)?\s*([+-]\d{2}(?::?\d{2})?(?=\s|$)|Z)?(?(9)(?:\s+(?:[A-Z]{2,5}|[+-]\d\d(?:\d\d)?)"
+                      r"(?:\s+m=[+-]\d+(?:\.\d+)?)?)?))?(?:\s*\([^()]*\))?$", re.I)
 
 
 def mail_date(raw: str) -> datetime | None:
