@@ -2048,3 +2048,12 @@ def test_an_encoded_word_naming_its_language_is_decoded() -> None:
     # some list servers write it: the word was left as its =?...?= code
     assert decoded_header("=?UTF-8*de?Q?Gr=C3=BC=C3=9Fe?= aus =?iso-8859-1*fr-CA?q?Qu=E9bec?=") == "Grüße aus Québec"
     assert decoded_header("=?utf-8*ja?B?5p2x5Lqs?=") == "東京"
+
+
+@pytest.mark.parametrize(("raw", "text"), [
+    ("=?UTF-8?B?5pel5pys\n 6Kqe?= Bericht", "日本語 Bericht"), ("=?utf-8?Q?Gr=C3=BC\r\n\t=C3=9Fe_aus?=\n Berlin", "Grüße aus Berlin"),
+    ("=?UTF-8?Q?Gr=C3=BC?=\n =?UTF-8?Q?=C3=9Fe?=", "Grüße"), ("=?UTF-8?Q?Hello World?=", "Hello World")])
+def test_an_encoded_word_a_mailer_folded_in_its_middle_is_decoded(raw: str, text: str) -> None:
+    # mailers that fold long headers at any point (go-message before 2019, gateways) break a line inside an
+    # encoded word: the word was shown as its =?...?= code
+    assert decoded_header(raw) == text

@@ -209,6 +209,8 @@ def decoded_header(raw: str, charset: str | None = None) -> str:
         raw = _undeclared(data, charset)
     if "=?" in raw:
         raw = WORD_LANGUAGE.sub("=?\\1?", raw) if "*" in raw else raw
+        while "\n" in raw and (unfolded := FOLDED_WORD.sub(r"\1", raw)) != raw:
+            raw = unfolded
         try:
             raw = str(make_header([(text, _word_charset(text, charset)) for text, charset in decode_header(raw)]))
         except (ValueError, LookupError, UnicodeError, AssertionError):
@@ -219,6 +221,9 @@ def decoded_header(raw: str, charset: str | None = None) -> str:
 # An encoded word's language after its charset (RFC 2231: "=?UTF-8*de?Q?...?="), which the email
 # package does not expect: left out before the word is decoded.
 WORD_LANGUAGE = re.compile(r"=\?([^?*\s]+)\*[A-Za-z0-9-]*\?")
+# An encoded word with a line folded inside it, as mailers that fold long headers at any point write it
+# (go-message before 2019, gateways): its halves joined, as they were before the fold.
+FOLDED_WORD = re.compile(r"(=\?[^?\s]+\?[BbQq]\?[^?\s]*)\r?\n[ \t]+(?=[^?\s]*\?=)")
 # The charset labels of an encoded word whose sender did not know it (a gateway's, a list
 # server's re-encoding): its bytes are read as UTF-8 where they are that, else as Windows-1252.
 UNKNOWN_CHARSETS = frozenset({"unknown-8bit", "unknown", "x-unknown"})
