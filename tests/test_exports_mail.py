@@ -1525,12 +1525,14 @@ def test_gmail_spam_and_trash_are_left_out_as_gmail_search_leaves_them_out(tmp_p
 def test_gmail_spam_and_trash_are_known_by_their_names_in_the_accounts_language(tmp_path: Path) -> None:
     # Takeout and Gmail's IMAP folders name the labels in the account's language ("Posteingang,Wichtig"):
     # a German account's Trash is Papierkorb, a Russian one's Корзина (an encoded word), a British one's Bin
+    # (Takeout encodes a value past ASCII whole, its commas inside: "Корзина,Важное", "Corbeille,Envoyé")
     path = takeout(tmp_path / "Alle E-Mails einschließlich Spam und Papierkorb.mbox", [
         "Posteingang,Wichtig", "Papierkorb,Wichtig", "=?UTF-8?B?0JrQvtGA0LfQuNC90LA=?=", "Bin", "Corbeille",
-        "=?UTF-8?B?44K044Of566x?=", "Spam"])
+        "=?UTF-8?B?44K044Of566x?=", "Spam", "=?UTF-8?B?0JrQvtGA0LfQuNC90LAs0JLQsNC20L3QvtC1?=",
+        "=?UTF-8?Q?Corbeille,Envoy=C3=A9?=", "=?UTF-8?Q?Archiv=C3=A9s,Envoy=C3=A9?="])
     records, problems = load(path)
-    assert [r.metadata["tags"] for r in records] == [["Posteingang", "Wichtig"]]
-    assert "6 messages labelled Spam or Trash in Gmail, as" in problems[0]
+    assert [r.metadata["tags"] for r in records] == [["Posteingang", "Wichtig"], ["Archivés", "Envoyé"]]
+    assert "8 messages labelled Spam or Trash in Gmail, as" in problems[0]
     profile = tmp_path / "ImapMail" / "imap.gmail.com"
     for folder in ("INBOX", "[Gmail].sbd/Papierkorb", "[Gmail].sbd/Wichtig", "Gelöschte Elemente", "Junk-E-Mail",
                    "Courrier indésirable", "Корзина"):

@@ -11,8 +11,8 @@ from .base import Export, ExportFile
 from .left_out import keep_setting, leave_out
 from .mime import decoded_header, find_header_end
 
-# Gmail's labels as Takeout writes them, in the account's language ("Posteingang,Wichtig"; a label
-# past ASCII as an encoded word); a message labelled Trash or Spam, here in the languages Gmail's
+# Gmail's labels as Takeout writes them, in the account's language ("Posteingang,Wichtig"; a value
+# past ASCII as one encoded word, commas and all); a message labelled Trash or Spam, here in the languages Gmail's
 # own names were found in, lower case, is in Gmail's bin, whatever its other labels (one in Trash that
 # was Important is still trash), which its search leaves out unless asked (``in:anywhere``). Gmail's IMAP folders bear the same names ("[Gmail]/Papierkorb").
 GMAIL_LABELS = re.compile(rb"^X-Gmail-Labels:[ \t]*([^\n]*(?:\n[ \t][^\n]*)*)", re.M | re.I)
@@ -54,7 +54,7 @@ class GmailBins:
     def verdict(self, data: bytes) -> str | None:
         """``IN_BIN``, ``LABELLED_BIN`` (read as the user's label where ``american`` is so at the
         export's end), or None: no bin's label."""
-        labels = {decoded_header(label).lower() for label in _labels(data)}
+        labels = {label.lower() for label in _labels(data)}
         self.american = self.american or "trash" in labels
         bins = labels & GMAIL_BINS
         if not bins or (self.american and bins == {BRITISH_BIN}):
@@ -69,11 +69,12 @@ def gmail_labels(value: str) -> list[str] | None:
 
 
 def _labels(data: bytes) -> list[str]:
-    """A message's X-Gmail-Labels, as written (a label past ASCII an encoded word)."""
+    """A message's X-Gmail-Labels, decoded before they are split: Takeout encodes a value past ASCII
+    whole, its commas inside the encoded word ("=?UTF-8?Q?Corbeille,Envoy=C3=A9?=")."""
     found = GMAIL_LABELS.search(data, 0, find_header_end(data))
     if found is None:
         return []
-    return gmail_labels(found.group(1).decode("ascii", "surrogateescape").replace("\r", "").replace("\n", "")) or []
+    return gmail_labels(decoded_header(found.group(1).decode("ascii", "surrogateescape"))) or []
 
 
 # The folders an IMAP server keeps an account's mailboxes under (Courier's and Cyrus' INBOX, Gmail's
