@@ -508,6 +508,22 @@ def test_encoded_headers_charsets_html_and_attachments(tmp_path: Path) -> None:
     assert third.text == "Spring sale\n\nUp to 50% off\nthis week\n\n- tea\n- cake"
 
 
+def test_people_are_named_as_mail_apps_show_them_whatever_quotes_their_mailer_wrote(tmp_path: Path) -> None:
+    # Outlook puts names it was given in single quotes ('Ana Lima'), and many mailers write an address as
+    # its own name (bo@example.org <bo@example.org>): the quotes stayed in the name (a filter on
+    # participants=Ana Lima missed the mail) and the address was read as two people
+    (tmp_path / "m.eml").write_bytes(message(
+        "From: 'Ana Lima' <ana@example.org>\nTo: bo@example.org <bo@example.org>, 'Cy Diaz' <cy@example.org>\n"
+        "Cc: \"'Dee'\" <dee@example.org>, O'Neil <ed@example.org>\nSubject: Plan\nDate: Mon, 4 Mar 2024 10:00:00 +0000",
+        "Hi."))
+    (record,), problems = load(tmp_path)
+    assert problems == [] and (record.metadata["author"], record.metadata["to"], record.metadata["cc"]) == (
+        "Ana Lima <ana@example.org>", ["bo@example.org", "Cy Diaz <cy@example.org>"],
+        ["Dee <dee@example.org>", "O'Neil <ed@example.org>"])
+    assert record.metadata["participants"] == ["Ana Lima", "ana@example.org", "bo@example.org", "Cy Diaz",
+                                               "cy@example.org", "Dee", "dee@example.org", "O'Neil", "ed@example.org"]
+
+
 def test_a_bad_date_written_in_8_bit_is_quoted_readably_in_its_warning(tmp_path: Path) -> None:
     # an old German client wrote its month name in UTF-8, undeclared (and no year: no date)
     path = tmp_path / "old.eml"

@@ -11,9 +11,10 @@ from typing import Callable
 
 from .mime import decoded_header
 
-# One address in the common forms: "Name" <a@b>, Name <a@b>, <a@b>, a@b. Anything else
-# (groups, comments, routes) goes to email.utils.getaddresses, which is exact but slow.
-FAST_ADDRESS = re.compile(r'[ \t]*(?:"((?:[^"\\]|\\.)*)"|([^",<>()@;:\\]*?))[ \t]*<([^<>,\s"]+)>[ \t]*(?:,|$)'
+# One address in the common forms: "Name" <a@b>, Name <a@b>, <a@b>, a@b, and a@b <a@b>, as many mailers
+# write an address without a name (email.utils reads it as two people). Anything else (groups, comments,
+# routes) goes to email.utils.getaddresses, which is exact but slow.
+FAST_ADDRESS = re.compile(r'[ \t]*(?:"((?:[^"\\]|\\.)*)"|([^",<>();:\\]*?))[ \t]*<([^<>,\s"]+)>[ \t]*(?:,|$)'
                           r'|[ \t]*([^",<>()\s;:\\]+@[^",<>()\s;:\\]+)[ \t]*(?:,|$)')
 MESSAGE_IDS = re.compile(r"<([^<>]+)>")
 # A text part's Content-Type, folded lines and all, and the charset it names: the one a multipart message's
@@ -57,7 +58,13 @@ def addresses(fields: dict[str, list[str]], name: str, charset: str | None = Non
         pairs += _fast_addresses(value) or getaddresses([value])
     pairs = [(decoded_header(n, charset) if n else n, a if a.isascii() else decoded_header(a, charset))
              for n, a in pairs]
+    pairs = [(_unquoted(n), a) for n, a in pairs]
     return [(n, a if "@" in a or not n else "") for n, a in pairs if n or a]
+
+
+def _unquoted(name: str) -> str:
+    """A name without the single quotes Outlook puts around a name it was given ('Ana Lima')."""
+    return name[1:-1].strip() if len(name) > 2 and name[0] == name[-1] == "'" else name
 
 
 def _fast_addresses(value: str) -> list[tuple[str, str]] | None:
