@@ -1573,7 +1573,7 @@ def test_a_label_of_the_users_named_bin_is_read_where_gmail_names_its_bin_trash(
         ("Receipts", "message 0"), ("Receipts", "message 1"), ("Receipts", "message 3")]
     assert [r.metadata["tags"] for r in records if r.metadata["subject"] == "message 0"] == [["Bin", "Opened"]] * 2
     assert problems == ["mail/Receipts.mbox:21: collection 'mail': 1 message labelled Spam or Trash in Gmail, as "
-                        "Gmail's search leaves them out; to search it, set include_spam_and_trash = true in this "
+                        "Gmail's search leaves it out; to search it, set include_spam_and_trash = true in this "
                         "collection's table"]
     records, problems = load(british)
     assert [r.metadata["subject"] for r in records] == ["message 1"] and "2 messages labelled" in problems[0]
@@ -1744,7 +1744,7 @@ def test_gmail_spam_in_the_data_folder_says_to_add_the_mbox_as_a_source(tmp_path
     records, problems = vecbook.sources.load_file(path.name, path)
     assert records == []
     assert [p.reason for p in problems] == [
-        "1 message labelled Spam or Trash in Gmail, as Gmail's search leaves them out; to search "
+        "1 message labelled Spam or Trash in Gmail, as Gmail's search leaves it out; to search "
         "it, add the mbox as a source of its own (vecbook add PATH) and set include_spam_and_trash = true in "
         "its table"]
 

@@ -95,8 +95,9 @@ def bin_mailbox(mailbox: str) -> bool:
 
 def warn_left_out(export: Export, file: ExportFile, line: int | None, count: int, what: str) -> None:
     """What says how many messages in Gmail's Spam or Trash were left out, and how to read them."""
+    them = "them" if count > 1 else "it"
     leave_out(export, file, line, f"{count} message{'s' if count > 1 else ''} labelled Spam or Trash in Gmail, "
-                f"as Gmail's search leaves them out; to search {'them' if count > 1 else 'it'}, "
+                f"as Gmail's search leaves {them} out; to search {them}, "
                 f"{keep_setting(export, what)}")
 
 
