@@ -1769,6 +1769,20 @@ def test_an_eml_file_that_starts_with_a_byte_order_mark_is_read_whole(tmp_path: 
         ("Ana <ana@example.com>", "Angebot", "Anbei das Angebot.")] and problems == []
 
 
+def test_an_eml_file_in_utf_16_or_after_blank_lines_is_read_and_one_that_is_no_mail_is_said(tmp_path: Path) -> None:
+    # Windows PowerShell's Out-File and ">" write UTF-16 with a byte order mark; scripts and web forms leave
+    # blank lines before the headers: such files were passed over without a word, as was a .eml that is no mail
+    mail = "From: Ana <ana@example.com>\r\nSubject: {}\r\nDate: Tue, 5 Mar 2024 09:00:00 +0100\r\n\r\nText of {}.\r\n"
+    (tmp_path / "utf16.eml").write_bytes(b"\xff\xfe" + mail.format("Angebot", "utf16").encode("utf-16-le"))
+    (tmp_path / "utf16be.eml").write_bytes(b"\xfe\xff" + mail.format("Anfrage", "utf16be").encode("utf-16-be"))
+    (tmp_path / "blank.eml").write_bytes(("\r\n\r\n" + mail.format("Termin", "blank")).encode())
+    (tmp_path / "notes.eml").write_bytes(b"Just some notes I saved with the wrong extension.\n")
+    records, problems = load(tmp_path)
+    assert [(r.metadata["subject"], r.text, r.line_number) for r in records] == [
+        ("Termin", "Text of blank.", 3), ("Angebot", "Text of utf16.", 1), ("Anfrage", "Text of utf16be.", 1)]
+    assert problems == ["mail/notes.eml:1: collection 'mail': not a mail message (no header at its start); skipped"]
+
+
 def test_the_folder_data_that_pine_and_dovecot_keep_first_in_an_mbox_is_no_message(tmp_path: Path) -> None:
     # UW-IMAP, Pine/Alpine and Dovecot keep an mbox's UIDs in a first message of their own; it was a
     # record, "This text is part of the internal format of your mail folder", in every search for "mail"

@@ -59,6 +59,8 @@ FOLDER_DATA = (re.compile(rb"^X-IMAP:", re.M | re.I),
 MBOX_HEAD = re.compile(rb"\A(?:\xef\xbb\xbf)?\n*(?:From \S+ +\S[^\n]*|" + BARE_FROM_LINE + rb")\r?\n[!-9;-~]+:")
 MBOX_LEAD = re.compile(rb"(?:\xef\xbb\xbf)?[\r\n]*")
 BOM = b"\xef\xbb\xbf"
+# UTF-16's byte order marks: a message Windows PowerShell saved with Out-File or ">" (its default there)
+UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 # A file looks like a mail message when its first line is a header and its header
 # block names a sender, a date, a subject or a message id.
 FIRST_HEADER = re.compile(rb"\A(?:From \S+ +\S[^\n]*\n)?[!-9;-~]+:")
@@ -218,7 +220,17 @@ def _is_eml(file: ExportFile) -> bool:
 def _head(file: ExportFile) -> bytes:
     """The first 8 KB of a message file, an .emlx's length line left out."""
     head = file.head(8192)
-    return _emlx_message(head)[0] if file.name.lower().endswith(".emlx") else head.removeprefix(BOM)
+    return _emlx_message(head)[0] if file.name.lower().endswith(".emlx") else _message_bytes(head)[0]
+
+
+def _message_bytes(data: bytes) -> tuple[bytes, int]:
+    """A message file's bytes as mail, and the line its headers start at: without a byte order mark
+    (a Windows script's .eml; UTF-16 read as its text) and the blank lines scripts and web forms leave
+    before the headers."""
+    if data.startswith(UTF16_BOMS):  # (a head cut in a character's middle loses that character alone)
+        data = data.decode("utf-16", "ignore").encode("utf-8", "surrogatepass")
+    lead = MBOX_LEAD.match(data).end()  # (a UTF-8 byte order mark, then blank lines)
+    return data[lead:], 1 + data.count(b"\n", 0, lead)
 
 
 def _emlx_message(data: bytes) -> tuple[bytes, int]:
@@ -268,7 +280,7 @@ def _maildir_message(file: ExportFile) -> bool:
     folders = folders_of(file)
     if file.name.startswith(".") or (folders and folders[-1] == "tmp"):
         return False
-    return (bool(folders) and folders[-1] in ("cur", "new")) or _looks_like_mail(_head(file))
+    return (bool(folders) and folders[-1] in ("cur", "new")) or _is_eml(file) or _looks_like_mail(_head(file))
 
 
 def _looks_like_mail(head: bytes) -> bool:
@@ -282,11 +294,12 @@ def _maildir_mails(export: Export, file: ExportFile, aside: _SetAside,
     """The message of one file; one in a Trash or Junk mailbox (from its account's top: ``tree`` holds the
     folders with mail of their own and the accounts' Maildir++ INBOXes, ``account_mailbox``) or that Gmail
     labels Spam or Trash is set ``aside`` unread, unless asked for, and one it labels Bin, read, waits there."""
-    data, start = file.read_bytes().removeprefix(BOM), 1  # (a Windows script's .eml)
-    if file.name.lower().endswith(".emlx"):
-        data, start = _emlx_message(data)
+    data, start = file.read_bytes(), 1
+    data, start = _emlx_message(data) if file.name.lower().endswith(".emlx") else _message_bytes(data)
     folders = folders_of(file)
     if not in_maildir(file) and not _looks_like_mail(data[:8192]):
+        if _is_eml(file):  # (named as mail, so said; a file of an MH tree that is none is passed over)
+            export.warn(file, start, "not a mail message (no header at its start); skipped")
         return
     path = mailbox_path(file)
     conversation = "/".join(path) or "INBOX"
