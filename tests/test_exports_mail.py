@@ -915,6 +915,19 @@ def test_iso_2022_jp_mail_with_windows_characters_reads_as_japanese(tmp_path: Pa
     assert records[0].text == "①会議は水曜日です。\n㈱山田商事 (Yamada) ｶﾀｶﾅ"
 
 
+@pytest.mark.parametrize("label", ["", "Content-Type: text/plain\n", "Content-Type: text/plain; charset=us-ascii\n"],
+                         ids=["none", "no-charset", "ascii"])
+def test_iso_2022_jp_written_without_mime_labels_reads_as_japanese(tmp_path: Path, label: str) -> None:
+    # old Japanese mailers and list servers wrote ISO-2022-JP, 7-bit escape codes, into headers without
+    # encoded words and into bodies with no charset (or us-ascii): they read as "\x1b$B2q5D..."
+    head = b"From: " + jis("山田") + b" <yamada@example.jp>\nSubject: " + jis("会議のお知らせ") + b"\n"
+    (tmp_path / "jis.eml").write_bytes(head + b"Date: Tue, 5 Mar 2024 09:15:00 +0900\n" + label.encode() + b"\n"
+                                       + jis("会議は水曜日です。") + b"\n")
+    records, problems = load(tmp_path)
+    assert problems == [] and [(r.metadata["author"], r.metadata["subject"], r.text) for r in records] == [
+        ("山田 <yamada@example.jp>", "会議のお知らせ", "会議は水曜日です。")]
+
+
 def test_html_to_text_drops_markup_scripts_and_keeps_blocks() -> None:
     assert html_to_text("<div>a &amp; b</div><div>c<br/>d</div><script>x()</script>") == "a & b\n\nc\nd"
 

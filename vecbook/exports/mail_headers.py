@@ -9,7 +9,7 @@ from email.message import Message
 from email.utils import getaddresses
 from typing import Callable
 
-from .mime import decoded_header
+from .mime import decoded_header, unescaped_jis
 
 # One address in the common forms: "Name" <a@b>, Name <a@b>, <a@b>, a@b, and a@b <a@b>, as many mailers
 # write an address without a name (email.utils reads it as two people). Anything else (groups, comments,
@@ -54,7 +54,7 @@ def addresses(fields: dict[str, list[str]], name: str, charset: str | None = Non
     encoded comma does not split a name."""
     pairs: list[tuple[str, str]] = []
     for value in fields.get(name) or ():
-        value = value.replace("\r", " ").replace("\n", " ").strip()
+        value = unescaped_jis(value.replace("\r", " ").replace("\n", " ").strip())  # (its ";" is no group's end)
         pairs += _fast_addresses(value) or getaddresses([value])
     pairs = [(decoded_header(n, charset) if n else n, a if a.isascii() else decoded_header(a, charset))
              for n, a in pairs]

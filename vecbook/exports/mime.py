@@ -207,6 +207,7 @@ def decoded_header(raw: str, charset: str | None = None) -> str:
     if not raw.isascii() and SURROGATES.search(raw):  # undeclared 8-bit bytes, kept by the parser as surrogates
         data = raw.encode("ascii", "surrogateescape")
         raw = _undeclared(data, charset)
+    raw = unescaped_jis(raw)
     if "=?" in raw:
         raw = WORD_LANGUAGE.sub("=?\\1?", raw) if "*" in raw else raw
         while "\n" in raw and (unfolded := FOLDED_WORD.sub(r"\1", raw)) != raw:
@@ -221,6 +222,17 @@ def decoded_header(raw: str, charset: str | None = None) -> str:
 # An encoded word's language after its charset (RFC 2231: "=?UTF-8*de?Q?...?="), which the email
 # package does not expect: left out before the word is decoded.
 WORD_LANGUAGE = re.compile(r"=\?([^?*\s]+)\*[A-Za-z0-9-]*\?")
+def unescaped_jis(raw: str) -> str:
+    """A header's ISO-2022-JP written raw, its escape codes and all, as old Japanese mailers and list
+    servers wrote it without encoded words: read as Japanese (else as it was)."""
+    if "\x1b$" not in raw or not raw.isascii():
+        return raw
+    try:
+        return raw.encode("ascii").decode(jis.NAME)
+    except UnicodeError:
+        return raw
+
+
 # An encoded word with a line folded inside it, as mailers that fold long headers at any point write it
 # (go-message before 2019, gateways): its halves joined, as they were before the fold.
 FOLDED_WORD = re.compile(r"(=\?[^?\s]+\?[BbQq]\?[^?\s]*)\r?\n[ \t]+(?=[^?\s]*\?=)")
@@ -513,6 +525,8 @@ def _decode(payload: bytes, headers: Message, html: bool = False) -> str:
         declared = meta.group(1).decode("ascii").lower()
         # a tag read as ASCII is in no UTF-16 (.NET writes "utf-16" into UTF-8 pages): as browsers do, UTF-8
         declared = "utf-8" if declared.startswith(("utf-16", "utf16", "unicode")) else declared
+    if (declared is None or declared.strip().lower() in ASCII_NAMES) and b"\x1b$" in payload:
+        declared = jis.NAME  # (7-bit ISO-2022-JP under no label, or under ASCII's: old Japanese mailers)
     utf8_first = declared is not None and declared.strip().lower() in UTF8_FIRST_NAMES
     declared = superset(declared)  # as browsers do: mail that says Latin-1 is written in Windows-1252
     for charset in ("utf-8", declared) if utf8_first else (declared, "utf-8"):
