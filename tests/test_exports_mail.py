@@ -524,6 +524,29 @@ def test_people_are_named_as_mail_apps_show_them_whatever_quotes_their_mailer_wr
                                                "cy@example.org", "Dee", "dee@example.org", "O'Neil", "ed@example.org"]
 
 
+@pytest.mark.parametrize(("name", "encoding"), [("Rechnung März.pdf", "utf-8"), ("Счёт №5.pdf", "utf-8"),
+                                              ("Rechnung März.pdf", "cp1252"), ("請求書.pdf", "utf-8")])
+def test_an_attachment_named_in_raw_8_bit_bytes_is_named_and_its_mail_read(tmp_path: Path, name: str,
+                                                                              encoding: str) -> None:
+    # webmail, PHP mailers and phones write a file's name unencoded (RFC 6532 allows UTF-8): the whole
+    # message was skipped with "AttributeError: 'Header' object has no attribute 'split'"
+    part = f'Content-Type: application/pdf; name="{name}"\nContent-Disposition: attachment; filename="{name}"'
+    (tmp_path / "a.eml").write_bytes(message(
+        "From: a@example.org\nSubject: Anbei\nDate: Mon, 4 Mar 2024 10:00:00 +0000\nMIME-Version: 1.0\n"
+        'Content-Type: multipart/mixed; boundary="b"',
+        f"--b\nContent-Type: text/plain\n\nSiehe Anhang.\n--b\n{part}\nContent-Transfer-Encoding: base64\n\n"
+        "JVBERi0=\n--b--", encoding))
+    (tmp_path / "b.eml").write_bytes(message(
+        f'From: a@example.org\nSubject: Notiz\nDate: Mon, 4 Mar 2024 10:00:00 +0000\nContent-Type: text/plain; '
+        f'name="{name}.txt"\nContent-Disposition: inline; filename="{name}.txt"', "Hallo.", encoding))
+    (tmp_path / "c.eml").write_bytes(message(  # (and a boundary so written still splits its parts)
+        'From: a@example.org\nSubject: Teile\nDate: Mon, 4 Mar 2024 10:00:00 +0000\nContent-Type: multipart/mixed; '
+        f'boundary="{name}"', f"--{name}\nContent-Type: text/plain\n\nTeil eins.\n--{name}--", encoding))
+    records, problems = load(tmp_path)
+    assert problems == [] and [r.text for r in records] == [f"Siehe Anhang.\n\n[attachment: {name}]", "Hallo.",
+                                                            "Teil eins."]
+
+
 def test_a_bad_date_written_in_8_bit_is_quoted_readably_in_its_warning(tmp_path: Path) -> None:
     # an old German client wrote its month name in UTF-8, undeclared (and no year: no date)
     path = tmp_path / "old.eml"

@@ -189,8 +189,9 @@ def parse_headers(block: bytes) -> tuple[Message, dict[str, list[str]]]:
         name, value = found.group(1), found.group(2).rstrip("\r\n")
         lower = name.lower()
         fields.setdefault(lower, []).append(value)
-        if lower.startswith("content-"):
-            message.set_raw(name, value)
+        if lower.startswith("content-"):  # (a file's name in raw 8-bit bytes read as text: the email
+            # package hands back a Header object for one it holds as surrogates, which no str method takes)
+            message.set_raw(name, value if value.isascii() else _undeclared(value.encode("ascii", "surrogateescape")))
     return message, fields
 
 
@@ -406,13 +407,22 @@ def unflow(text: str, delsp: bool = False) -> str:
     return "\n".join(out)
 
 
+def _boundary_marker(body: bytes, boundary: str) -> bytes:
+    """``--boundary`` as the body's bytes write it: a boundary past ASCII was read as text with its
+    header (``parse_headers``), from UTF-8 or Windows-1252 bytes, whichever the body holds."""
+    if boundary.isascii():
+        return b"--" + boundary.encode("ascii")
+    markers = [b"--" + boundary.encode(codec, "replace") for codec in ("utf-8", "cp1252", "latin-1")]
+    return next((marker for marker in markers if marker in body), markers[0])
+
+
 def _multipart(body: bytes, boundary: str | None, damage: set[str]) -> list[bytes]:
     """The parts of a multipart body, split at its ``--boundary`` lines (``find``, no regex
     per boundary); a missing closing line (a truncated message) is damage."""
     if not boundary:
         damage.add("NoBoundaryInMultipartDefect")
         return []
-    marker = b"--" + boundary.encode("ascii", "surrogateescape")
+    marker = _boundary_marker(body, boundary)
     delimiters: list[tuple[int, int]] = []  # (start of the delimiter line, start of the next line)
     closed = False
     at = 0
