@@ -16,7 +16,8 @@ import pytest
 import vecbook
 from vecbook.config import CollectionConfig
 from vecbook.exports import FORMATS, detect_format, load_export, open_export, reader
-from vecbook.exports.mime import decoded_header, html_to_text, new_part
+from vecbook.exports.mail_quotes import new_part
+from vecbook.exports.mime import decoded_header, html_to_text
 
 from conftest import EXPORTS, FakeEmbedder, cited_lines
 

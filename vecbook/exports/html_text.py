@@ -9,7 +9,7 @@ it; a mail whose whole content hides until its CSS shows it (a rule this parser 
 is read whole instead (``html_to_text``).
 
 A reply's quoted history is written as a plain-text reply writes it, each line after ``>``
-(``>>`` a level deeper), so ``mime.new_part`` leaves it out of what is indexed as it does
+(``>>`` a level deeper), so ``mail_quotes.new_part`` leaves it out of what is indexed as it does
 a plain reply's: the quote elements mail apps mark as such (``QUOTE_CLASSES``), and all that
 follows the marker Outlook puts above its history (``HISTORY_IDS``, ``HISTORY_RULE``).
 """

@@ -28,7 +28,8 @@ from .mail_bins import IN_BIN, GmailBins, bin_mailbox, gmail_labels, warn_bin_ma
 from .mail_dates import mail_date
 from .mail_folders import account_mailbox, account_roots, folders_of, in_maildir, mailbox_path, mbox_name
 from .mail_headers import addresses, declared_charset, first_value, header_text, ids_of, message_id_of, person
-from .mime import ENCRYPTED_BODY, collect_body, decoded_header, find_header_end, new_part, parse_headers
+from .mail_quotes import new_part
+from .mime import ENCRYPTED_BODY, collect_body, decoded_header, find_header_end, parse_headers
 from .outlook_files import warn_outlook_files
 from .tnef import UNREAD
 
