@@ -1331,6 +1331,18 @@ def test_a_mail_encrypted_inline_with_pgp_says_so_and_keeps_its_headers_searchab
     assert "hQEMA" not in records[0].content
 
 
+def test_a_file_uuencoded_into_the_text_is_named_as_an_attachment(tmp_path: Path) -> None:
+    # mail from before MIME and old gateways send a file uuencoded in the text: its lines were read, and
+    # embedded, as the mail's words
+    import binascii
+    data = b"quarterly numbers: 42, 17, 99\n" * 3
+    uu = "".join(binascii.b2a_uu(data[i:i + 45]).decode() for i in range(0, len(data), 45))
+    (tmp_path / "uu.eml").write_bytes(message("From: a@example.org\nSubject: Numbers\nDate: Mon, 4 Mar 1996 10:00:00 "
+                                              "+0000", f"Here they are.\n\nbegin 644 q1 report.txt\n{uu}`\nend\n\nBye."))
+    records, problems = load(tmp_path)
+    assert problems == [] and [r.text for r in records] == ["Here they are.\n\nBye.\n\n[attachment: q1 report.txt]"]
+
+
 def test_a_mail_signed_inline_with_pgp_reads_as_its_words_without_the_signature(tmp_path: Path) -> None:
     # clear-signed mail (mailing lists, gpg --clearsign): its armor lines and base64 signature were shown
     # and embedded; a line starting with "-" is written "- -" by the signer (RFC 4880 7.1)

@@ -61,6 +61,9 @@ PGP_SIGNED = re.compile(r"^-----BEGIN PGP SIGNED MESSAGE-----[ \t]*\r?\n(?:[A-Za
                         r"^-----BEGIN PGP SIGNATURE-----[ \t]*\r?$[\s\S]*?(?:^-----END PGP SIGNATURE-----[ \t]*\r?$|\Z)",
                         re.M)
 DASH_ESCAPE = re.compile(r"^- ", re.M)
+# A file uuencoded into a text part, as mail from before MIME and old gateways send one ("begin 644
+# report.pdf", lines of uuencode's characters, "end"): named as an attachment is, its lines no one's words.
+UUENCODED = re.compile(r"^begin [0-7]{3,4} (\S[^\n]*?)[ \t]*\r?\n(?:[ -`]{0,62}\r?\n)*?end[ \t]*\r?$\n?", re.M)
 # Parts of these types sign or wrap a message; they are not attachments anyone sent.
 SIGNATURE_TYPES = frozenset({"application/pgp-signature", "application/pkcs7-signature",
                              "application/x-pkcs7-signature", "application/pgp-encrypted"})
@@ -246,11 +249,22 @@ def collect_body(headers: Message, body: bytes, texts: list[str], names: list[st
             text = PGP_SIGNED.sub(lambda found: DASH_ESCAPE.sub("", found.group(1)), text)
         if "-----BEGIN PGP MESSAGE-----" in text:
             text = PGP_ARMOR.sub(lambda found: found.group(1) + ENCRYPTED_BODY, text)
+        if "begin " in text:
+            text = _without_uuencoded(text, names)
         texts.append(text)
     elif kind == "text/calendar" and not texts and (event := _invitation(body, headers, damage)):
         texts.append(event)  # an invitation sent without text: its event is what it says
     elif _filename(headers):  # an inline attachment (a patch, an invitation): named, not read
         names.append(_filename(headers) or kind)
+
+
+def _without_uuencoded(text: str, names: list[str]) -> str:
+    """A text part without the files uuencoded into it (``UUENCODED``), their names added to ``names``."""
+    files = [found.group(1) for found in UUENCODED.finditer(text)]
+    if not files:
+        return text
+    names += files
+    return re.sub(r"\n{3,}", "\n\n", UUENCODED.sub("", text))  # (the blank lines around a file: one)
 
 
 def _smime_kind(headers: Message) -> str:
