@@ -2124,6 +2124,16 @@ def test_an_encoded_word_of_an_unknown_charset_reads_as_utf8_or_windows_1252() -
     assert decoded_header("=?x-unknown?B?4oCcaGnigJ0=?=") == "“hi”"
 
 
+@pytest.mark.parametrize(("raw", "text"), [
+    ("=?UTF-8?Q?Caf=E9?=", "Café"), ("Re: =?utf-8?Q?R=E9union_d=E9plac=E9e?= demain", "Re: Réunion déplacée demain"),
+    ("=?us-ascii?Q?Caf=E9?=", "Café"), ("=?UTF-8?B?u+HS6c2o1qo=?=", "»áÒéÍ¨Öª"),
+    ("=?gb2312?B?u+HS6c2o1qo=?= =?UTF-8?Q?Caf=E9?=", "会议通知 Café")])
+def test_an_encoded_word_whose_bytes_its_charset_cannot_read_is_still_decoded(raw: str, text: str) -> None:
+    # scripts and old mailers label Latin-1 bytes UTF-8 or US-ASCII: the whole header was shown as its
+    # =?...?= code; such a word reads as UTF-8 where it is that, else as Windows-1252, the others as labelled
+    assert decoded_header(raw) == text
+
+
 def test_an_encoded_word_naming_its_language_is_decoded() -> None:
     # RFC 2231 lets an encoded word name its language after its charset ("UTF-8*de"), as Mutt and
     # some list servers write it: the word was left as its =?...?= code

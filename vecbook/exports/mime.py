@@ -152,11 +152,33 @@ def decoded_header(raw: str, charset: str | None = None) -> str:
         raw = WORD_LANGUAGE.sub("=?\\1?", raw) if "*" in raw else raw
         while "\n" in raw and (unfolded := FOLDED_WORD.sub(r"\1", raw)) != raw:
             raw = unfolded
+        words: list[tuple[bytes | str, str | None]] = []
         try:
-            raw = str(make_header([(text, _word_charset(text, charset)) for text, charset in decode_header(raw)]))
-        except (ValueError, LookupError, UnicodeError, AssertionError):
+            words = decode_header(raw)
+            raw = str(make_header([(text, _word_charset(text, charset)) for text, charset in words]))
+        except (LookupError, UnicodeError):  # (a word its charset cannot read: "=?UTF-8?Q?Caf=E9?=")
+            raw = _lenient_words(words) if words else raw
+        except (ValueError, AssertionError):
             pass
     return " ".join(raw.split())
+
+
+def _lenient_words(words: list[tuple[bytes | str, str | None]]) -> str:
+    """Decoded words, each read as labelled where it can be, else as UTF-8 or Windows-1252
+    (``_undeclared``): scripts and old mailers label Latin-1 bytes UTF-8 or US-ASCII."""
+    out = ""
+    for text, charset in words:
+        if isinstance(text, str) or charset is None:  # (text between the words, as written)
+            piece = text if isinstance(text, str) else text.decode("raw-unicode-escape")
+        else:
+            try:
+                piece = text.decode(_word_charset(text, charset) or "ascii")
+            except (LookupError, UnicodeError):
+                piece = _undeclared(text)
+        if out and piece and not out[-1].isspace() and not piece[0].isspace():
+            piece = " " + piece  # (as make_header joins an encoded word to its neighbours)
+        out += piece
+    return out
 
 
 # An encoded word's language after its charset (RFC 2231: "=?UTF-8*de?Q?...?="), which the email
