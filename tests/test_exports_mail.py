@@ -939,6 +939,19 @@ def test_iso_2022_jp_mail_with_windows_characters_reads_as_japanese(tmp_path: Pa
     assert records[0].text == "①会議は水曜日です。\n㈱山田商事 (Yamada) ｶﾀｶﾅ"
 
 
+def test_euc_jp_mail_with_windows_characters_reads_as_japanese(tmp_path: Path) -> None:
+    # Japanese mail labelled EUC-JP carries NEC's ① and ㈱ (CP51932, as Windows and browsers read it): Python's
+    # euc_jp has none of them, so one such character turned the whole mail into Windows-1252 mojibake
+    text = "①会議は水曜日です。\n㈱山田商事 ｶﾀｶﾅ ¦"  # (half-width katakana after 0x8E, ¦ from JIS X 0212 after 0x8F)
+    raw = b"".join({"①": b"\xad\xa1", "㈱": b"\xad\xea"}.get(c) or c.encode("euc_jp") for c in text)
+    subject = base64.b64encode("㈱山田商事①".encode("euc_jis_2004")).decode()
+    (tmp_path / "euc.eml").write_bytes(message(
+        f"From: yamada@example.jp\nSubject: =?EUC-JP?B?{subject}?=\nDate: Tue, 5 Mar 2024 09:15:00 +0900\n"
+        "Content-Type: text/plain; charset=EUC-JP", raw))
+    records, problems = load(tmp_path)
+    assert problems == [] and [(r.metadata["subject"], r.text) for r in records] == [("㈱山田商事①", text)]
+
+
 @pytest.mark.parametrize("label", ["", "Content-Type: text/plain\n", "Content-Type: text/plain; charset=us-ascii\n"],
                          ids=["none", "no-charset", "ascii"])
 def test_iso_2022_jp_written_without_mime_labels_reads_as_japanese(tmp_path: Path, label: str) -> None:

@@ -1,4 +1,5 @@
-"""ISO-2022-JP as Windows mail apps write it (Microsoft's CP50221), a codec for the mail readers.
+"""ISO-2022-JP and EUC-JP as Windows mail apps write them (Microsoft's CP50221 and CP51932), codecs for
+the mail readers.
 
 Outlook, Thunderbird and Becky! on Windows write NEC's special characters (①, ㈱, Ⅱ: JIS
 row 13) and IBM extensions into mail labelled ISO-2022-JP, and half-width katakana after
@@ -12,6 +13,7 @@ import codecs
 import re
 
 NAME = "cp50221"
+EUC_NAME = "cp51932"  # (EUC-JP as Windows writes it: ``decode_euc``)
 # The escape sequences: ESC ( B / ESC ( J: ASCII (JIS Roman); ESC $ @ / ESC $ B: JIS X 0208
 # (two bytes a character); ESC ( I: half-width katakana (one byte).
 ESCAPE = re.compile(rb"\x1b(\(B|\(J|\$@|\$B|\(I)")
@@ -56,6 +58,31 @@ def _sjis(pairs: bytes, errors: str) -> str:
     return bytes(out).decode("cp932", errors)
 
 
+# EUC-JP's pieces: a JIS X 0208 pair (each byte 0x80 above JIS), half-width katakana after 0x8E, a JIS X
+# 0212 character after 0x8F, and a run of other bytes.
+EUC_PIECE = re.compile(rb"((?:[\xa1-\xfe][\xa1-\xfe])+)|\x8e([\xa1-\xdf])|(\x8f[\xa1-\xfe][\xa1-\xfe])"
+                       rb"|([^\x8e\x8f\xa1-\xfe]+|.)", re.S)
+
+
+def decode_euc(data: bytes, errors: str = "strict") -> tuple[str, int]:
+    """The text of EUC-JP bytes as Windows writes them (CP51932: NEC's ① and ㈱ in row 13, which
+    Python's ``euc_jp`` lacks), each JIS X 0208 pair read through its Shift_JIS form as CP932."""
+    data = bytes(data)
+    try:
+        return data.decode("euc_jp"), len(data)  # (most mail: the fast way)
+    except UnicodeDecodeError:
+        pass
+    out: list[str] = []
+    for pairs, kana, supplement, other in (found.groups() for found in EUC_PIECE.finditer(data)):
+        if pairs:
+            out.append(_sjis(bytes(b - 0x80 for b in pairs), errors))
+        elif kana:
+            out.append(kana.decode("cp932", errors))
+        else:
+            out.append((supplement or other).decode("euc_jp", errors))
+    return "".join(out), len(data)
+
+
 def encode(text: str, errors: str = "strict") -> tuple[bytes, int]:
     """Text as CP50221 bytes (a ``codecs`` encoder: ``email.header`` checks a charset with it)."""
     out, mode = bytearray(), b"(B"
@@ -74,6 +101,9 @@ def encode(text: str, errors: str = "strict") -> tuple[bytes, int]:
 
 
 def _search(name: str) -> codecs.CodecInfo | None:
+    if name == EUC_NAME:
+        return codecs.CodecInfo(lambda text, errors="strict": (text.encode("euc_jis_2004", errors), len(text)),
+                                decode_euc, name=EUC_NAME)
     return codecs.CodecInfo(encode, decode, name=NAME) if name == NAME else None
 
 

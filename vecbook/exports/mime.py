@@ -97,10 +97,11 @@ SUPERSETS = {"shift_jis": "cp932", "shift-jis": "cp932", "sjis": "cp932", "x-sji
              "x-mac-roman": "mac_roman", "macintosh": "mac_roman", "x-mac-cyrillic": "mac_cyrillic",
              "x-mac-ukrainian": "mac_cyrillic", "x-mac-ce": "mac_latin2", "x-mac-centraleurroman": "mac_latin2",
              "x-mac-greek": "mac_greek", "x-mac-turkish": "mac_turkish", "x-mac-icelandic": "mac_iceland",
-             "x-mac-arabic": "mac_arabic", "x-euc-jp": "euc_jp", "x-x-big5": "big5hkscs", "x-windows-949": "cp949",
+             "x-mac-arabic": "mac_arabic", "x-x-big5": "big5hkscs", "x-windows-949": "cp949",
              "iso-8859-6-i": "iso8859_6", "iso-8859-6-e": "iso8859_6", "iso-8859-8-e": "iso8859_8",
              **{f"x-cp125{n}": f"cp125{n}" for n in range(9)},
-             "iso-2022-jp": jis.NAME, "csiso2022jp": jis.NAME, "iso2022_jp": jis.NAME}
+             "iso-2022-jp": jis.NAME, "csiso2022jp": jis.NAME, "iso2022_jp": jis.NAME, "euc-jp": jis.EUC_NAME,
+             "euc_jp": jis.EUC_NAME, "eucjp": jis.EUC_NAME, "x-euc-jp": jis.EUC_NAME}
 
 
 def superset(charset: str | None) -> str | None:
