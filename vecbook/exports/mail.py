@@ -130,11 +130,15 @@ def _mbox_mails(export: Export, file: ExportFile) -> Iterator[_Mail]:
     deleted: list[int] = []
     binned: list[int] = []
     gmail = GmailBins(file.name)
-    waiting: list[tuple[int, list[_Mail]]] = []  # (labelled Bin: the user's label, or British Gmail's bin)
+    # labelled Bin: the user's label, read once a message labelled Trash says so, else British Gmail's bin
+    waiting: list[tuple[int, bytes]] = []
     for line, data in mbox_messages(file):
         if (line == 1 and _folder_data(data)) or not data.strip():
             continue
         verdict = None if export.include_spam_and_trash else gmail.verdict(data)
+        for earlier, held in waiting if gmail.american else ():
+            yield from _parse_one(export, file, held, earlier, conversation)
+        waiting = waiting if not gmail.american else []
         if _expunged(data):
             deleted.append(line)
         elif verdict == IN_BIN:
@@ -142,13 +146,8 @@ def _mbox_mails(export: Export, file: ExportFile) -> Iterator[_Mail]:
         elif verdict is None:
             yield from _parse_one(export, file, data, line, conversation, cut=not data.endswith(b"\n"))
         else:
-            waiting.append((line, _parse_one(export, file, data, line, conversation, cut=not data.endswith(b"\n"))))
-    for line, mails in waiting:  # the file said by its end which the account's Bin is
-        if gmail.american:
-            yield from mails
-        else:
-            binned.append(line)
-    binned.sort()
+            waiting.append((line, data))
+    binned = sorted(binned + [line for line, _ in waiting])  # (no Trash came: Bin was the bin)
     if deleted:
         many = len(deleted) > 1
         leave_out(export, file, deleted[0], f"{len(deleted)} message{'s' if many else ''} Thunderbird marked deleted "
@@ -252,11 +251,10 @@ def read_maildir(export: Export) -> list[Record]:
     mailboxes = {tuple(mailbox_path(f)) for f in files}  # (the folders that hold mail of their own)
     roots = account_roots(files)
     mails = export.read_each(files, lambda f: _maildir_mails(export, f, aside, (mailboxes, roots)))
-    for file, waiting in aside.waiting:  # the collection said by its end which the account's Bin is
-        if aside.gmail.american:
-            mails += waiting
-        else:
-            aside.binned.append((file, None))
+    if aside.gmail.american:  # (the collection said by its end which the account's Bin is: read now)
+        mails += export.read_each(aside.waiting, lambda f: _maildir_mails(export, f, aside, (mailboxes, roots)))
+    else:
+        aside.binned += [(file, None) for file in aside.waiting]
     records, binned = _records(export, mails), aside.binned
     labelled = [file for file, mailbox in binned if mailbox is None]
     if labelled:
@@ -270,11 +268,11 @@ def read_maildir(export: Export) -> list[Record]:
 @dataclass
 class _SetAside:
     """What a Maildir's reading sets aside: the files in a bin (with their Trash or Junk mailbox; None:
-    Gmail's label), and those Gmail labels Bin, read or not as ``gmail`` says at the end."""
+    Gmail's label), and those Gmail labels Bin, read or not (unread till then) as ``gmail`` says at the end."""
 
     binned: list[tuple[ExportFile, str | None]] = field(default_factory=list)
     gmail: GmailBins = field(default_factory=GmailBins)
-    waiting: list[tuple[ExportFile, list[_Mail]]] = field(default_factory=list)
+    waiting: list[ExportFile] = field(default_factory=list)
 
 
 def _maildir_message(file: ExportFile) -> bool:
@@ -294,7 +292,7 @@ def _maildir_mails(export: Export, file: ExportFile, aside: _SetAside,
                    tree: tuple[set[tuple[str, ...]], set[tuple[str, ...]]]) -> Iterator[_Mail]:
     """The message of one file; one in a Trash or Junk mailbox (from its account's top: ``tree`` holds the
     folders with mail of their own and the accounts' Maildir++ INBOXes, ``account_mailbox``) or that Gmail
-    labels Spam or Trash is set ``aside`` unread, unless asked for, and one it labels Bin, read, waits there."""
+    labels Spam or Trash is set ``aside`` unread, unless asked for, and one it labels Bin waits there."""
     data, start = file.read_bytes(), 1
     data, start = _emlx_message(data) if file.name.lower().endswith(".emlx") else _message_bytes(data)
     folders = folders_of(file)
@@ -313,18 +311,17 @@ def _maildir_mails(export: Export, file: ExportFile, aside: _SetAside,
     if not export.include_spam_and_trash and (in_bin or verdict == IN_BIN):
         aside.binned.append((file, conversation if in_bin else None))
         return
+    if verdict is not None:  # (labelled Bin: the user's label or British Gmail's bin, told at the end)
+        aside.waiting.append(file)
+        return
     info = MAILDIR_INFO.search(file.name)
     flags = [MAILDIR_FLAGS[f] for f in info.group(1) if f in MAILDIR_FLAGS] if info else []
-    mails = _parse_one(export, file, data, start, conversation)
-    for mail in mails:
+    for mail in _parse_one(export, file, data, start, conversation):
         mail.metadata["flags"] = flags or None
         # the file's name changes when a client flags it and new/ moves to cur/: the id
         # rests on the folder and the message id instead
         mail.folder_id, mail.unique = conversation, file.name[:info.start()] if info else file.name
-    if verdict is None:
-        yield from mails
-    else:
-        aside.waiting.append((file, mails))
+        yield mail
 
 
 # -- one message --
