@@ -1267,7 +1267,8 @@ def test_an_encrypted_mail_whose_subject_is_hidden_in_it_says_so_not_its_stand_i
     records, problems = load(tmp_path)
     assert problems == [] and [(r.metadata.get("subject"), r.text) for r in records] == [
         (subject, "Well."), (None, "[encrypted message: its subject and text not decrypted]")]
-    assert records[1].content == "Subject: \nFrom: Ana <ana@example.org>\n\n[encrypted message: its subject and text not decrypted]"
+    assert records[1].content == ("Subject: \nFrom: Ana <ana@example.org>\n\n"
+                                  "[encrypted message: its subject and text not decrypted]")
 
 
 OPAQUE_SIGNED = {"der": (

@@ -12,9 +12,10 @@ from .left_out import keep_setting, leave_out
 from .mime import decoded_header, find_header_end
 
 # Gmail's labels as Takeout writes them, in the account's language ("Posteingang,Wichtig"; a value
-# past ASCII as one encoded word, commas and all); a message labelled Trash or Spam, here in the languages Gmail's
-# own names were found in, lower case, is in Gmail's bin, whatever its other labels (one in Trash that
-# was Important is still trash), which its search leaves out unless asked (``in:anywhere``). Gmail's IMAP folders bear the same names ("[Gmail]/Papierkorb").
+# past ASCII as one encoded word, commas and all); a message labelled Trash or Spam, here in the
+# languages Gmail's own names were found in, lower case, is in Gmail's bin, whatever its other labels
+# (one in Trash that was Important is still trash), which its search leaves out unless asked
+# (``in:anywhere``). Gmail's IMAP folders bear the same names ("[Gmail]/Papierkorb").
 GMAIL_LABELS = re.compile(rb"^X-Gmail-Labels:[ \t]*([^\n]*(?:\n[ \t][^\n]*)*)", re.M | re.I)
 GMAIL_BINS = frozenset({
     "trash", "bin", "spam", "papierkorb", "corbeille", "papelera", "cestino", "lixeira", "lixo", "prullenbak", "kosz",
