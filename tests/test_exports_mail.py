@@ -467,6 +467,23 @@ def test_a_gmail_conversation_is_one_thread_as_gmail_shows_it(tmp_path: Path) ->
         ("a3@example.com", "a1@example.com"), ("b1@example.com", "b1@example.com")]
 
 
+def test_an_outlook_conversation_is_one_thread_by_its_thread_index(tmp_path: Path) -> None:
+    # Outlook and Exchange mark each message with its conversation (Thread-Index: 22 bytes for the
+    # conversation, 5 more a reply) and mail saved from them often has no References or In-Reply-To:
+    # each reply was a thread of its own
+    root, other = bytes([1]) + bytes(range(5)) + bytes(range(16)), bytes([1]) + bytes(range(5)) + bytes(16)
+    mails = [("o1", root), ("o2", root + b"\x00\x00\x01\x02\x03"), ("o3", root + b"\x00\x00\x01\x02\x03" * 2),
+             ("p1", other)]
+    for i, (name, index) in enumerate(mails):
+        (tmp_path / f"{name}.eml").write_bytes(message(
+            f"From: ana@example.com\nSubject: RE: Budget\nMessage-ID: <{name}@example.com>\nThread-Topic: Budget\n"
+            f"Thread-Index: {base64.b64encode(index).decode()}\nDate: Mon, {4 + i} Mar 2024 10:00:00 +0000", "Ok."))
+    records, problems = load(tmp_path)
+    assert problems == [] and [(r.metadata["message_id"], r.metadata["thread"]) for r in records] == [
+        ("o1@example.com", "o1@example.com"), ("o2@example.com", "o1@example.com"),
+        ("o3@example.com", "o1@example.com"), ("p1@example.com", "p1@example.com")]
+
+
 # -- decoding: headers, charsets, MIME, HTML --
 
 def test_encoded_headers_charsets_html_and_attachments(tmp_path: Path) -> None:

@@ -14,6 +14,7 @@ quoted history a reply carries, so a reply does not match everything it quotes.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import re
 from dataclasses import dataclass, field
@@ -68,6 +69,8 @@ FIRST_HEADER = re.compile(rb"\A(?:From \S+ +\S[^\n]*\n)?[!-9;-~]+:")
 MAIL_HEADERS = re.compile(rb"^(?:from|date|subject|message-id):", re.I | re.M)
 # A link no Message-ID can be (no angle brackets hold a space): Gmail's conversation, by its X-GM-THRID.
 GMAIL_THREAD = "gmail thread "
+# And Outlook's and Exchange's conversation: the first 22 bytes of Thread-Index (a reply adds 5 of its own).
+OUTLOOK_THREAD, OUTLOOK_THREAD_BYTES = "outlook thread ", 22
 # Headers a message has at most once (RFC 5322 3.6); a second one is read too, with a WARN.
 SINGLE_HEADERS = ("from", "to", "cc", "subject", "date", "message-id", "in-reply-to")
 # The subject an encrypted mail shows in place of its own, which it carries inside (protected headers):
@@ -411,8 +414,19 @@ def _parse(export: Export, file: ExportFile, data: bytes, start: int, conversati
     body_line = start + data.count(b"\n", 0, header_end)
     if metadata["gmail_thread"]:  # Gmail's conversation joins its messages as it shows them (_set_threads)
         links = links + [GMAIL_THREAD + metadata["gmail_thread"]]
+    if conversation_id := _outlook_conversation(first_value(fields, "thread-index")):  # (and Outlook's)
+        links = links + [OUTLOOK_THREAD + conversation_id]
     yield _Mail(file, start, max(end, start), body_line, body_text, new_part(body_text, subject or ""), message_id,
                 links, key, metadata)
+
+
+def _outlook_conversation(thread_index: str) -> str | None:
+    """The conversation an Outlook Thread-Index names (its first 22 bytes), as hex; None without one."""
+    try:
+        data = base64.b64decode("".join(thread_index.split()), validate=True)
+    except ValueError:  # (binascii.Error: not base64)
+        return None
+    return data[:OUTLOOK_THREAD_BYTES].hex() if len(data) >= OUTLOOK_THREAD_BYTES else None
 
 
 class _Warner:
