@@ -60,7 +60,6 @@ FOLDER_DATA = (re.compile(rb"^X-IMAP:", re.M | re.I),
 # (a byte order mark or blank lines before it, as Windows tools and mailboxes joined by hand write them)
 MBOX_HEAD = re.compile(rb"\A(?:\xef\xbb\xbf)?\n*(?:From \S+ +\S[^\n]*|" + BARE_FROM_LINE + rb")\r?\n[!-9;-~]+:")
 MBOX_LEAD = re.compile(rb"(?:\xef\xbb\xbf)?[\r\n]*")
-BOM = b"\xef\xbb\xbf"
 # UTF-16's byte order marks: a message Windows PowerShell saved with Out-File or ">" (its default there)
 UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 # A file looks like a mail message when its first line is a header and its header
@@ -76,8 +75,8 @@ SINGLE_HEADERS = ("from", "to", "cc", "subject", "date", "message-id", "in-reply
 # The subject an encrypted mail shows in place of its own, which it carries inside (protected headers):
 # Thunderbird's, mutt's and Delta Chat's "...", the IETF draft's "[...]", K-9's and Enigmail's "Encrypted
 # Message" in their user's language, pEp's "p≡p", notmuch's test mail's "Subject Unavailable"; after a
-# reply's or a forward's prefix too. Only an
-# encrypted mail's subject is a stand-in: "..." on a mail anyone can read is its subject.
+# reply's or a forward's prefix too. Only an encrypted mail's subject is a stand-in: "..." on a mail
+# anyone can read is its subject.
 HIDDEN_SUBJECT = re.compile(r"^(?:(?:re|aw|sv|vs|fwd?|wg|tr)\s?:\s*)*(?:\.\.\.|…|\[(?:\.\.\.|…)\]|p≡p|pEp|"
                             r"encrypted message|subject unavailable|verschlüsselte nachricht|message chiffré|"
                             r"mensaje cifrado|messaggio cifrato|versleuteld bericht|mensagem (?:encriptada|criptografada)|"
@@ -139,9 +138,10 @@ def _mbox_mails(export: Export, file: ExportFile) -> Iterator[_Mail]:
         if (line == 1 and _folder_data(data)) or not data.strip():
             continue
         verdict = None if export.include_spam_and_trash else gmail.verdict(data)
-        for earlier, held in waiting if gmail.american else ():
-            yield from _parse_one(export, file, held, earlier, conversation)
-        waiting = waiting if not gmail.american else []
+        if gmail.american and waiting:  # (a message labelled Trash said whose Bin it is: the user's)
+            for earlier, held in waiting:
+                yield from _parse_one(export, file, held, earlier, conversation)
+            waiting = []
         if _expunged(data):
             deleted.append(line)
         elif verdict == IN_BIN:
