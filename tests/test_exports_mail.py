@@ -382,9 +382,11 @@ def test_the_mailpile_maildir_is_one_record_a_file() -> None:
     records, problems = load(MAILPILE)
     assert [(r.citation.split("#")[0], r.id, r.metadata.get("subject"), r.metadata.get("flags"))
             for r in records] == MAILPILE_EXPECTED
-    assert problems == [f"mail/cur/{name}:1: collection 'mail': the message has no Date header; kept undated"
-                        for name in ("1379857166.25980_9.hottie,2,S", "1379857166.25981_10.hottie,2,S",
-                                     "fw-question-1443197278.mbx", "no-subject-1400067892.mbx")]
+    # (each starts with an mbox From line, "From nobody Fri Mar  7 15:17:43 2014": dated by it)
+    assert problems == [f"mail/cur/{name}:1: collection 'mail': the message has no Date header; dated by its mbox "
+                        f"From line, 2014-03-07T{time}" for name, time in (
+                            ("1379857166.25980_9.hottie,2,S", "15:17:43"), ("1379857166.25981_10.hottie,2,S", "17:36:01"),
+                            ("fw-question-1443197278.mbx", "15:17:43"), ("no-subject-1400067892.mbx", "15:17:43"))]
     latin = records[1]  # declared ISO-8859-1, written in Windows-1252: its dash is read as one
     assert latin.metadata["date"] == "2013-09-16T11:00:37"  # "-0000": no zone known, kept naive
     assert "fjarnámið – staða" in latin.text
@@ -592,6 +594,23 @@ def test_a_message_without_a_good_date_is_dated_when_it_arrived(tmp_path: Path) 
         "mail/draft.eml:1: collection 'mail': the message has no Date header; kept undated",
         "mail/no-date.eml:1: collection 'mail': the message has no Date header; dated by its Received header, "
         "2024-03-05T09:12:44-08:00"]
+
+
+def test_an_mbox_message_without_a_date_or_received_header_is_dated_by_its_from_line(tmp_path: Path) -> None:
+    # a draft, an outbox copy or a note filed in Thunderbird, mutt or Apple Mail has neither: the From line the
+    # mail app wrote when it stored the message says when, as the app shows it; it was kept undated
+    (tmp_path / "Drafts").write_bytes(
+        b"From - Mon Mar 11 10:00:00 2024\nFrom: a@example.org\nSubject: Draft\n\nUnsent.\n\n"
+        b"From 1790@xxx Tue Mar 12 08:15:00 +0000 2024\nFrom: a@example.org\nSubject: Takeout\n\nHi.\n\n"
+        b"From -\nFrom: a@example.org\nSubject: Bare\n\nNo date at all.\n")
+    records, problems = load(tmp_path)
+    assert [(r.metadata["subject"], r.metadata.get("date")) for r in records] == [
+        ("Draft", "2024-03-11T10:00:00"), ("Takeout", "2024-03-12T08:15:00+00:00"), ("Bare", None)]
+    assert problems == [
+        "mail/Drafts:1: collection 'mail': the message has no Date header; dated by its mbox From line, "
+        "2024-03-11T10:00:00",
+        "mail/Drafts:7: collection 'mail': the message has no Date header; dated by its mbox From line, "
+        "2024-03-12T08:15:00+00:00", "mail/Drafts:13: collection 'mail': the message has no Date header; kept undated"]
 
 
 # Date headers that mail clients and scripts write in their user's language, or as ISO 8601, not as RFC 5322

@@ -47,6 +47,9 @@ ASCTIME = rb"(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) +(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug
 BARE_FROM_LINE = rb"From(?:[ \t]+-?)?[ \t]*\r?"
 MBOX_SEPARATOR = re.compile(rb"\n\r?\n(?=From \S+ +\S[^\n]*\n[!-9;-~]+:)"
                             rb"|\n(?=(?:From \S+ +" + ASCTIME + rb"[^\n]*|" + BARE_FROM_LINE + rb")\n[!-9;-~]+:)")
+# The date an mbox's From line gives its message, when the mail app stored it: asctime's, perhaps with an
+# offset before the year (Takeout's "Mon Mar 04 10:00:00 +0000 2024").
+FROM_LINE_DATE = re.compile(rb"From \S+ +(" + ASCTIME + rb"[^\n]*?\d{4})\s*$")
 MBOX_SEPARATOR_REACH = 1024  # bytes a separator with its From line and next header's name may span
 # An mbox is read in blocks of this size: Gmail's Takeout mbox can be tens of gigabytes.
 MBOX_BLOCK_BYTES = 8 << 20
@@ -377,7 +380,7 @@ def _parse(export: Export, file: ExportFile, data: bytes, start: int, conversati
             warn(name, f"the message has {len(fields[name])} '{name.title()}' headers; {which}", 1)
     charset = None if data[:header_end].isascii() else declared_charset(headers, body)
     text = header_text(fields, charset)
-    date = _date(fields, warn)
+    date, stored = _date(fields, warn, data[:data.find(b"\n")] if data.startswith(b"From ") else b"")
     author, to, cc = (addresses(fields, name, charset) for name in ("from", "to", "cc"))
     subject = text("subject")
     message_id = message_id_of(first_value(fields, "message-id"))
@@ -409,8 +412,9 @@ def _parse(export: Export, file: ExportFile, data: bytes, start: int, conversati
         "tags": gmail_labels(text("x-gmail-labels")), "message_id": message_id,
         "gmail_thread": first_value(fields, "x-gm-thrid").strip() or None,
     }
-    key = message_id or hashlib.sha1(f"{metadata['date']}|{metadata['author']}|{subject}|{body_text[:500]}".encode(
-        "utf-8", "surrogatepass")).hexdigest()[:12]
+    # (a date read from the From line is left out of the key: the record keeps the id it had undated)
+    keyed = f"{None if stored else metadata['date']}|{metadata['author']}|{subject}|{body_text[:500]}"
+    key = message_id or hashlib.sha1(keyed.encode("utf-8", "surrogatepass")).hexdigest()[:12]
     body_line = start + data.count(b"\n", 0, header_end)
     if metadata["gmail_thread"]:  # Gmail's conversation joins its messages as it shows them (_set_threads)
         links = links + [GMAIL_THREAD + metadata["gmail_thread"]]
@@ -444,20 +448,23 @@ class _Warner:
         self.export.warn(self.file, line, reason, skipped=skipped)
 
 
-def _date(fields: dict[str, list[str]], warn: _Warner) -> datetime | None:
-    """The Date header (in English, else in a European language); without a readable one, when the message arrived (``_received``), as
-    mail apps show it, with a WARN either way."""
+def _date(fields: dict[str, list[str]], warn: _Warner, from_line: bytes = b"") -> tuple[datetime | None, bool]:
+    """The Date header (in English, else in a European language); without a readable one, when the
+    message arrived (``_received``), else when its mail app stored it (an mbox ``from_line``'s date:
+    then True), as mail apps show it, with a WARN either way."""
     # decoded as any header is: raw 8-bit bytes (a month name in UTF-8) read, not quoted as surrogates
     raw = decoded_header((fields.get("date") or [""])[0])
     if raw and (date := mail_date(raw)):
-        return date
-    arrived = _received(fields)
-    fallback = f"dated by its Received header, {arrived.isoformat()}" if arrived else "kept undated"
+        return date, False
+    arrived, by = _received(fields), "its Received header"
+    if arrived is None and (found := FROM_LINE_DATE.match(from_line)):
+        arrived, by = mail_date(found.group(1).decode("ascii", "replace")), "its mbox From line"
+    fallback = f"dated by {by}, {arrived.isoformat()}" if arrived else "kept undated"
     if not raw:
         warn(None, f"the message has no Date header; {fallback}")
     else:
         warn("date", f"the Date header '{raw[:60]}' is not a date; {fallback}")
-    return arrived
+    return arrived, arrived is not None and by == "its mbox From line"
 
 
 def _received(fields: dict[str, list[str]]) -> datetime | None:
