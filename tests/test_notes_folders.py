@@ -588,3 +588,24 @@ def test_a_logseq_graph_added_as_notes_leaves_out_the_app_s_own_folder(tmp_path:
     assert hit.citation == "pages/Recipes.md:1-2"
     [files] = book.sources()
     assert files["kinds"] == {"markdown": 2}
+
+
+def test_a_maildir_with_only_cur_among_notes_is_read_and_odd_names_count_as_no_extension(tmp_path: Path) -> None:
+    # a Maildir cloned from git keeps only cur/ (git drops empty new/ and tmp/): its messages were
+    # "22 other files not read (.000260:2,, .000261:2,, ...)", one bogus extension a message
+    message = "From: Ana <ana@example.com>\nSubject: Kyoto {}\nDate: Fri, 8 Mar 2024 01:30:00 +0100\n\nRoom {} 🦊\n"
+    files = {f"mail/cur/1354585346.000{n}:2,S": message.format(n, n) for n in range(260, 270)}
+    files |= {"plan.md": "# Plan\nShip it.\n", "photo.jpg": "x"}
+    files |= {f"odd/1354585346.000{n}:2,S": "not mail" for n in range(260, 263)}  # (not in a cur/)
+    files |= {f"odd/x{n}.{ext}": "" for n, ext in enumerate(("png", "gif", "pdf", "docx", "heic", "mp4", "mov"))}
+    files |= {"odd/Kyoto trip.draft version 2": "", "odd/backup.20240308T0130": ""}
+    write_tree(tmp_path / "nb", files)
+    records, _, facts = vecbook.sources.load_export(CollectionConfig(
+        name="nb", path=tmp_path / "nb", database_label=str(tmp_path / "nb"), format="notes"))
+    assert facts["kinds"] == {"markdown": 1, "maildir": 1}
+    assert len([r for r in records if r.metadata.get("format") == "maildir"]) == 10
+    assert facts["not_read"] == {"": 5, ".jpg": 1, ".png": 1, ".gif": 1, ".pdf": 1, ".docx": 1, ".heic": 1,
+                                 ".mp4": 1, ".mov": 1}
+    assert vecbook.exports.notes.describe_kinds(facts["kinds"], facts["not_read"]) == (
+        "1 Markdown note, 1 maildir export, 13 other files not read "
+        "(no extension, .docx, .gif, .heic, .jpg, …and 4 more kinds)")

@@ -19,7 +19,8 @@ from .exports import detect_format
 from .exports import load_export as load_whole_export
 from .exports import joplin, logseq
 from .exports.base import still_unreadable
-from .exports.notes import MARKDOWN, OTHER, TEXT, Folder, Listing, describe_kinds, list_files, read_file
+from .exports.notes import (MARKDOWN, OTHER, TEXT, Folder, Listing, describe_kinds, extension, list_files,
+                            read_file)
 from .exports.read_once import read_twice
 from .os_paths import os_path
 from .records import Problem, Record
@@ -187,7 +188,7 @@ def _read_folder(folder: Folder, listing: Listing, before: dict[str, Entry], pre
         report.problems.extend(entry[2])
         kind = entry[3]["kind"] if len(entry) > 3 else TEXT
         if kind == OTHER:
-            not_read[path.suffix.lower()] += 1
+            not_read[extension(path)] += 1
         else:
             kinds[kind] += 1
     # The folder's own problems (an unreadable folder, a broken link) are told when its files change.

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import stat
 from collections import Counter
 from dataclasses import dataclass, field
@@ -50,13 +51,22 @@ READ_SUFFIXES = EXPORT_SUFFIXES | {TEXT_SUFFIX, TEXTPACK, *MARKDOWN_SUFFIXES, *H
 # A folder holding one of these files (Slack's workspace lists beside its channel folders) or all
 # of these folders (a Maildir's) may be an export read whole: its files make sense only together.
 EXPORT_FOLDER_FILES = frozenset({"channels.json", "users.json"})
-EXPORT_FOLDER_DIRS = frozenset({"cur", "new"})
+# A Maildir is told by its cur/ alone, as NeoMutt tells one: a Maildir cloned from git has no new/
+# or tmp/ (git keeps no empty folder).
+MAILDIR_DIR = "cur"
 # Formats never guessed for a file found here: the note kinds have their suffixes, and this one.
 NOT_GUESSED = frozenset({MARKDOWN, TEXT, HTML, "notes"})
 SQLITE_MAGIC = b"SQLite format 3\x00"
 # iCloud Drive with Optimize Mac Storage swaps a file it has not downloaded for a hidden stand-in,
 # ".<name>.icloud" (a few hundred bytes of plist): a note there would be left out without a word.
 ICLOUD_SUFFIX = ".icloud"
+# What an extension looks like (``.md``, ``.jpeg``, ``.tar``, ``.001``): a Maildir message's name
+# (``1354585346.000260.host:2,S``), a dated backup's (``notes.20240308T0130``) or a sentence's
+# (``trip.draft 2``) ends in none, and is counted as a file with no extension.
+EXTENSION = re.compile(r"\.(?:\w*[^\W\d]\w*|\d{1,3})", re.ASCII)
+EXTENSION_LENGTH = 10
+# Past this many kinds of files not read, ``add`` names the commonest and counts the rest.
+SHOWN_SUFFIXES = 5
 IN_ICLOUD = "in iCloud only, not downloaded to this Mac, so not read (Finder: Download Now, or keep the folder downloaded)"
 # How ``add`` and ``sources`` name each kind, one and many; an export is "<format> export".
 KIND_NOUNS = {MARKDOWN: ("Markdown note", "Markdown notes"), VAULT: ("zipped vault", "zipped vaults"),
@@ -233,9 +243,20 @@ def describe_kinds(kinds: dict[str, int], not_read: dict[str, int]) -> str:
                                             if kind in KIND_NOUNS else 0, kind))
     parts = [counted(kinds[kind], *KIND_NOUNS.get(kind, (f"{kind} export", f"{kind} exports"))) for kind in order]
     if not_read:
-        suffixes = ", ".join(suffix or "no extension" for suffix in sorted(not_read))
+        commonest = sorted(not_read, key=lambda suffix: (-not_read[suffix], suffix))
+        shown = commonest if len(commonest) <= SHOWN_SUFFIXES + 1 else commonest[:SHOWN_SUFFIXES]  # (one more is named)
+        suffixes = ", ".join(suffix or "no extension" for suffix in shown)
+        if len(shown) < len(commonest):
+            suffixes += f", …and {len(commonest) - len(shown)} more kinds"
         parts.append(f"{counted(sum(not_read.values()), 'other file')} not read ({suffixes})")
     return ", ".join(parts) or "no files"
+
+
+def extension(path: Path) -> str:
+    """``path``'s extension, lowercase, as ``add`` counts the files it does not read: "" where its
+    name's last dotted part is no extension (``EXTENSION``), so a Maildir's messages are not each a kind."""
+    suffix = path.suffix.lower()
+    return suffix if len(suffix) <= EXTENSION_LENGTH and EXTENSION.fullmatch(suffix) else ""
 
 
 # -- what a file is --
@@ -290,7 +311,7 @@ def _zipped_notes(export: Export, path: Path) -> str:
 def _is_export_folder(folder: Folder, rel: str, path: Path, dirs: list[str], names: list[str]) -> bool:
     """Whether a folder found inside is an app's export read whole (Slack's, a Maildir): only
     a folder with their files is asked, and only export formats' readers answer."""
-    if not (EXPORT_FOLDER_FILES & set(names) or EXPORT_FOLDER_DIRS <= set(dirs)):
+    if not (EXPORT_FOLDER_FILES & set(names) or MAILDIR_DIR in dirs):
         return False
     export = folder.export(rel, path)
     return any(name not in NOT_GUESSED and detects(name, export) for name in FORMATS)
@@ -377,7 +398,7 @@ def _collect(folder: Folder, path: Path, rel: str, real_root: Path, listing: Lis
         return
     suffix = path.suffix.lower()
     if suffix not in READ_SUFFIXES:
-        listing.others[suffix] += 1
+        listing.others[extension(path)] += 1
         return
     if link:
         outside = _note_link(path, folder.root, real_root, listing.outside)
