@@ -34,13 +34,10 @@ from .config import (
     user_config_file,
 )
 from .config_notice import log_config_in_use
-from .exports.notes import describe_kinds
-from .exports.outlook_files import outlook_advice
+from .cli_output import print_sources, print_stats
 from .mcp import OpenedLater, serve, serve_unusable
 from .progress import TerminalProgress
-from .records import Problem
 from .source_checks import check_sources
-from .source_counts import held
 
 if TYPE_CHECKING:
     from .book import VecBook
@@ -426,16 +423,7 @@ def _cmd_stats(args: argparse.Namespace, config: Config) -> int:
     if args.json:
         print(json_text(stats))
         return 0
-    for key, value in stats.items():
-        if isinstance(value, list):
-            print(f"{key}: {len(value)}")
-            for item in value:
-                print(f"  - {Problem(item['file_path'], item['line'], item['reason'])}"
-                      if isinstance(item, dict) else f"  - {item}")
-        elif isinstance(value, dict):
-            print(f"{key}: {json_text(value, indent=None)}")
-        else:
-            print(f"{key}: {value}")
+    print_stats(stats)
     return 0
 
 
@@ -554,8 +542,6 @@ def _cmd_config_path(args: argparse.Namespace, _config: None) -> int:
 
 
 def _cmd_sources(args: argparse.Namespace, config: Config) -> int:
-    from .registry import left_out_lines
-
     book = _open_book(config, keyword_only=True)
     listed = book.sources()
     latest = max((s["last_indexed"] for s in listed if s["last_indexed"]), default=None)
@@ -563,23 +549,5 @@ def _cmd_sources(args: argparse.Namespace, config: Config) -> int:
         print(json_text({"config_file": str(config.config_file) if config.config_file else None,
                          "last_indexed": latest, "sources": listed}))
         return 0
-    print(f"config: {config.config_file or 'none'}")
-    if config.cache_directory is None:
-        print("last indexed: at every start (the cache is off)")
-    for source in listed:
-        dates = f", {source['first_date']} to {source['last_date']}" if source["first_date"] else ""
-        holds = held(source["records"], source["windows"], source["messages"])
-        print(f"\n{source['name']}: {source['format']}, {holds}{dates}")
-        print(f"  path: {source['path']}")
-        if source["kinds"] or source["not_read"]:
-            print(f"  files: {describe_kinds(source['kinds'], source['not_read'])}")
-            print("".join(f"    {advice}\n" for advice in outlook_advice(source["not_read"])), end="")
-        if source["description"]:
-            print(f"  description: {source['description']}")
-        if config.cache_directory is not None and source["last_indexed"]:
-            print(f"  last indexed: {source['last_indexed']}")
-        for line in left_out_lines(source.get("left_out", [])):
-            print(f"  {line}")
-        if source["problems"]:
-            print(f"  problems: {len(source['problems'])} (`vecbook stats` lists them)")
+    print_sources(config, listed)
     return 0
