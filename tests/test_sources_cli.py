@@ -16,7 +16,7 @@ import vecbook
 import vecbook.registry
 import vecbook.source_counts
 import vecbook.sqlite_tables
-from conftest import ROOT
+from conftest import ROOT, write_tree
 from vecbook.config import load_config
 
 EXPORTS = ROOT / "samples" / "exports"
@@ -1334,3 +1334,30 @@ def test_a_vaults_own_app_folder_is_refused_naming_the_vault_to_add(
     assert code == 2 and err == (f"vecbook: error: {vault / app_folder} is {app}, not notes: add the notes "
                                  f"folder holding it (vecbook add '{vault}'); nothing was added\n"), err
     assert not user_config.exists()
+
+
+@pytest.mark.parametrize("added", ["WhatsApp Chat with Bob.txt", "chats"])
+def test_a_problem_add_has_listed_is_not_warned_again_by_the_first_sources(
+        home: Path, user_config: Path, capsys: pytest.CaptureFixture[str], added: str) -> None:
+    # add listed "cannot tell day/month" and the first `sources` (the first read into the index)
+    # said it again as a WARN: a problem is said once per change of the file (a notes folder's too)
+    chat = home / "chats" / "WhatsApp Chat with Bob.txt" if added == "chats" else home / added
+    write_tree(home / "chats", {"plan.md": "# Plan\nCall Bob about the café.\n"})
+    chat.write_text("12/9/20, 23:55 - Bob: hello\n12/9/20, 23:56 - Eve: hi 👋\n12/9/20, 23:58 - Bob: café?\n",
+                    encoding="utf-8")
+    code, out, err = run(capsys, "add", added)
+    assert code == 0 and "cannot tell day/month" in out, out + err
+    code, out, err = run(capsys, "sources")
+    assert code == 0 and "WARN" not in err and "  problems: 1 (`vecbook stats` lists them)" in out, out + err
+    chat.write_text(chat.read_text(encoding="utf-8") + "12/9/20, 23:59 - Eve: sí\n", encoding="utf-8")
+    os.utime(chat, (1e9, 1e9))  # (changed: said again)
+    code, out, err = run(capsys, "sources")
+    assert code == 0 and err.count("WARN") == 1 and "cannot tell day/month" in err, out + err
+
+
+def test_what_add_listed_is_never_kept_inside_the_data_folder(tmp_path: Path) -> None:
+    from vecbook.config import Config
+    from vecbook.told import cache_directory_of
+
+    assert cache_directory_of(Config(data_directory=tmp_path, cache_directory=tmp_path / "cache")) is None
+    assert cache_directory_of(Config(data_directory=tmp_path / "notes", cache_directory=tmp_path)) == tmp_path

@@ -505,6 +505,7 @@ def _cmd_add(args: argparse.Namespace, _config: None) -> int:
     for warning in found.warnings:
         log.warning("%s", warning)
     add_source(target, found.table)
+    found.remember_problems(target)
     print(f"added '{found.summary.name}' to {target}")
     here = Path.cwd() / CONFIG_NAME
     if not args.config and here.is_file():

@@ -37,6 +37,7 @@ from .source_counts import chat_facts, chats_by_source
 from .tokens import fold
 from .sources import (DATA_SOURCE, NOTES_FORMATS, LoadReport, is_notes_folder, load_collection, load_export,
                       other_sources)
+from .told import cache_directory_of
 from .sqlite_tables import date_warnings, joplin_profile_name, known_app, other_profiles, profile_database, sqlite_table
 
 # What ``--format`` accepts besides the export formats: a SQLite database of rows.
@@ -352,6 +353,16 @@ class NewSource:
     summary: SourceSummary
     warnings: list[str] = field(default_factory=list)  # what ``add`` says before it writes (see ``overlaps``)
     said: list[str] = field(default_factory=list)  # what ``add`` read instead of the path given (``_in_profile``)
+    path: Path | None = None  # the file, folder or database read
+    cache_directory: Path | None = None  # the cache folder of the config ``add`` writes
+
+    def remember_problems(self, config_file: Path) -> None:
+        """Keep the problems ``add`` listed (``told``): the first read into the index says them no more."""
+        from .told import remember
+
+        if self.path is not None:
+            remember(self.cache_directory, config_file, self.summary.name, self.path,
+                     self.summary.problems[:SHOWN_PROBLEMS])
 
 
 def inspect(path_text: str, config_file: Path, name: str | None = None, format_name: str | None = None,
@@ -399,7 +410,8 @@ def inspect(path_text: str, config_file: Path, name: str | None = None, format_n
     dateless = date_warnings(query, records, config_file, name, date_column)
     return NewSource(entry, summarize(name, facts.get("format", chosen), label, records, problems, description or "",
                                       facts, path.is_dir()), overlaps(path, config, notes=chosen == "notes")
-                     + exported_again(path, name, chosen, records, config) + dateless, said)
+                     + exported_again(path, name, chosen, records, config) + dateless, said, path,
+                     cache_directory_of(config))
 
 
 def exported_again(path: Path, name: str, chosen: str, records: Sequence[Record], config: Config | None) -> list[str]:

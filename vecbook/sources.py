@@ -26,6 +26,7 @@ from .os_paths import os_path
 from .records import Problem, Record
 from .settling import settled
 from .sqlite_rows import rows_to_records
+from .told import already_told
 from .source_checks import check_sources  # noqa: F401 - book's, from here
 # Re-exported: what the last read found and the block keys lived here before they had a module.
 from .source_state import (COLLECTION_KEY, DATA_SOURCE, FILE_KEY, NOTES_KEY, Entry, Signature,  # noqa: F401
@@ -368,9 +369,14 @@ def load_sources(config: Config, state: SourceState | None = None) -> LoadReport
         report.collections[collection.name] = {**facts, "records": len(records), **told_apart(problems)}
     state.collections, state.notes, state.read_at, state.unsettled = now, notes, read_at, unsettled
     state.announce = False
+    told = already_told(config.cache_directory, config.config_file, {
+        c.name: c.path if c.path is not None else c.database for c in config.collections}) \
+        if report.new_problems else set()
     for problem in report.new_problems:  # what a source leaves out on purpose is no fault to warn of
         if problem.left_out:  # (its reason names what, as `add` shows it under "left out:")
             log.info("left out: %s", problem)
+        elif str(problem) in told:  # (`add` listed it, reading the same files)
+            log.info("%s (listed by `vecbook add`)", problem)
         else:
             log.warning("%s", problem)
     if report.known_problems:
