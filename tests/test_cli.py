@@ -74,6 +74,27 @@ def test_stats_in_both_formats(capsys: pytest.CaptureFixture[str]) -> None:
     assert "\nwindows: 10\nmessages: 23\n" in out  # the chats' conversation windows and the messages in them
 
 
+def test_stats_for_a_person_leaves_out_what_is_not_there_and_indents_what_is_nested() -> None:
+    # with no data folder it said "files: 0", "data_directory: None", "error: None", and each of
+    # collections, cache and last_update was one long JSON line
+    from vecbook.cli_output import stats_lines
+
+    stats = {"state": "ready", "records": 2, "files": 0, "sources": {"files": 0, "京都": 2}, "skipped": [],
+             "warnings": [{"file_path": "京都/chat.txt", "line": None, "reason": "cannot tell day/month"}],
+             "collections": {"京都": {"format": "notes", "kinds": {"markdown": 1, "whatsapp": 1}, "not_read": {},
+                                     "problems": ["cannot tell day/month"], "left_out": []}},
+             "data_directory": None, "model_languages": ["english"], "cache": {"path": "/c/v.vbc", "entries": 2},
+             "last_update": {"full": False, "seconds": 1.4}, "error": None}
+    assert stats_lines(stats) == [
+        "state: ready", "records: 2", "sources:", "  京都: 2", "warnings: 1",
+        "  - 京都/chat.txt: cannot tell day/month", "collections:", "  京都:", "    format: notes", "    kinds:",
+        "      markdown: 1", "      whatsapp: 1", "    problems: 1", "      - cannot tell day/month",
+        "model_languages: 1", "  - english", "cache:", "  path: /c/v.vbc", "  entries: 2", "last_update:",
+        "  full: False", "  seconds: 1.4"]
+    with_folder = stats_lines({**stats, "data_directory": "/notes", "files": 0})
+    assert with_folder[2:4] == ["files: 0", "sources:"] and "  files: 0" in with_folder
+
+
 @pytest.mark.parametrize("argv, message", [
     (["search", "", "--config", CONFIG], "query must be a non-empty string"),
     (["search", "x", "--filter", "nokey", "--config", CONFIG], "--filter needs KEY=VALUE"),

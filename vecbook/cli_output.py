@@ -14,17 +14,42 @@ from .source_counts import held
 
 
 def print_stats(stats: dict[str, Any]) -> None:
-    """``vecbook stats``: one line a value; a list (the problems) counted, then one line an item."""
-    for key, value in stats.items():
+    """``vecbook stats`` for a person (``stats_lines``)."""
+    print("\n".join(stats_lines(stats)))
+
+
+def stats_lines(stats: dict[str, Any]) -> list[str]:
+    """``stats`` one value a line, nested values indented under their key, a list counted then
+    one line an item; what is not there (None, an empty list or table) is left out, and so is
+    the data folder's file count where there is no data folder (``--json`` keeps every key)."""
+    shown = dict(stats)
+    if stats.get("data_directory") is None:
+        shown.pop("files", None)
+        if isinstance(shown.get("sources"), dict) and not shown["sources"].get("files"):
+            shown["sources"] = {name: count for name, count in shown["sources"].items() if name != "files"}
+    return _lines(shown, "")
+
+
+def _lines(values: dict[str, Any], indent: str) -> list[str]:
+    lines: list[str] = []
+    for key, value in values.items():
+        if value is None or (isinstance(value, (list, dict, str)) and not value):
+            continue
         if isinstance(value, list):
-            print(f"{key}: {len(value)}")
-            for item in value:
-                print(f"  - {Problem(item['file_path'], item['line'], item['reason'])}"
-                      if isinstance(item, dict) else f"  - {item}")
+            lines.append(f"{indent}{key}: {len(value)}")
+            lines += [f"{indent}  - {_item(item)}" for item in value]
         elif isinstance(value, dict):
-            print(f"{key}: {json_text(value, indent=None)}")
+            lines += [f"{indent}{key}:", *_lines(value, indent + "  ")]
         else:
-            print(f"{key}: {value}")
+            lines.append(f"{indent}{key}: {value}")
+    return lines
+
+
+def _item(item: Any) -> str:
+    """A list's item on one line: a problem as it is logged, another table as JSON."""
+    if isinstance(item, dict) and {"file_path", "line", "reason"} <= item.keys():
+        return str(Problem(item["file_path"], item["line"], item["reason"]))
+    return json_text(item, indent=None) if isinstance(item, (dict, list)) else str(item)
 
 
 def print_sources(config: Config, listed: list[dict[str, Any]]) -> None:
