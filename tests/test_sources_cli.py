@@ -248,6 +248,10 @@ def _unreadable(home: Path) -> str:
     # a folder of documents: no --format reads a PDF
     (["add", "papers"], "cannot tell what {home}/papers is: it holds no notes (.md, .txt) and no export VecBook "
      "reads, only 2 files it does not open (.docx, .pdf)"),
+    # a Maildir's cur/ given alone: its messages were each an extension (.000260:2,s, ...), no way on
+    (["add", "Mail/INBOX/cur"], "cannot tell what {home}/Mail/INBOX/cur is: it holds no notes (.md, .txt) and no "
+     "export VecBook reads, only 3 files it does not open (no extension); it is named as a Maildir's cur folder: "
+     "`vecbook add {home}/Mail/INBOX` reads the Maildir\n"),
     (["add", "notes", "--table", "t"], "--table, --text-column and --date-column apply to a SQLite database; "
      "{home}/notes is notes"),
     (["add", "notes", "--date-column", "day"], "--table, --text-column and --date-column apply to a SQLite database"),
@@ -266,7 +270,7 @@ def _unreadable(home: Path) -> str:
      "nothing was added"),
 ], ids=["missing", "unknown-format", "misspelt-format", "bad-name", "bad-name-script", "bad-name-symbol",
         "reserved-name", "name-in-use", "not-a-format", "a-pdf",
-        "empty-folder", "documents", "table-not-sqlite", "date-column-not-sqlite", "remove-unknown", "not-that-format", "cut-short", "cut-short-detected",
+        "empty-folder", "documents", "maildir-cur", "table-not-sqlite", "date-column-not-sqlite", "remove-unknown", "not-that-format", "cut-short", "cut-short-detected",
         "empty", "no-messages"])
 def test_bad_input_is_one_line_and_changes_no_file(
         home: Path, user_config: Path, capsys: pytest.CaptureFixture[str], argv: list[str], message: str) -> None:
@@ -278,6 +282,8 @@ def test_bad_input_is_one_line_and_changes_no_file(
     (home / "papers" / "2023").mkdir(parents=True)
     (home / "papers" / "2023" / "Tax return.PDF").write_bytes(b"%PDF-1.7\n" + bytes(64))
     (home / "papers" / "notes.docx").write_bytes(b"PK\x03\x04" + bytes(64))
+    for n in range(3):
+        write_tree(home / "Mail" / "INBOX" / "cur", {f"1354585346.00026{n}.host:2,S": f"From: ana@example.com\n\nolá {n}\n"})
     chat = '{"name": "Ana", "type": "personal_chat", "id": 1, "messages": [{"id": 1, "text": "olá, café ☕'
     (home / "cut.json").write_text(chat, encoding="utf-8")
     (home / "empty.json").write_bytes(b"")

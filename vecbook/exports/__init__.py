@@ -10,7 +10,9 @@ import importlib
 import logging
 import os
 import re
+from collections import Counter
 from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 from ..config import CollectionConfig, ConfigError, counted, did_you_mean
@@ -82,6 +84,8 @@ def why_unrecognised(export: Export) -> str | None:
 
 
 # A file of a kind no reader opens whatever --format says: a picture, a PDF, a document.
+# The folders of a Maildir that hold its messages (``tmp/``: deliveries not yet done).
+MAILDIR_FOLDERS = ("cur", "new", "tmp")
 NOT_OPENED = ("it reads notes (.md, .txt), the chat, mail and calendar exports of the apps it knows, and SQLite "
               "databases")
 
@@ -89,7 +93,8 @@ NOT_OPENED = ("it reads notes (.md, .txt), the chat, mail and calendar exports o
 def _nothing_to_open(export: Export) -> str | None:
     """A folder just made for notes, or of documents and pictures, or one such file: no ``--format``
     makes it searchable, so none is suggested."""
-    from .notes import READ_SUFFIXES
+    from .left_out import add_line
+    from .notes import READ_SUFFIXES, extension, suffix_list
 
     if export.path.is_file():
         suffix = export.path.suffix.lower()
@@ -104,8 +109,12 @@ def _nothing_to_open(export: Export) -> str | None:
     suffixes = {os.path.splitext(file.name)[1].lower() for file in files}
     if suffixes & READ_SUFFIXES:
         return None  # a file a reader might take, given its --format
-    return (f"it holds no notes (.md, .txt) and no export VecBook reads, only {counted(len(files), 'file')} it "
-            f"does not open ({', '.join(sorted(suffixes))})")
+    kinds = Counter(extension(Path(file.name)) for file in files)
+    why = (f"it holds no notes (.md, .txt) and no export VecBook reads, only {counted(len(files), 'file')} it "
+           f"does not open ({suffix_list(kinds)})")
+    if export.path.name in MAILDIR_FOLDERS:  # (a Maildir's messages, given without the Maildir)
+        why += f"; it is named as a Maildir's {export.path.name} folder: `{add_line(export.path.parent)}` reads the Maildir"
+    return why
 
 
 def _other_archive(export: Export) -> str | None:

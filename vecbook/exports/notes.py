@@ -243,13 +243,18 @@ def describe_kinds(kinds: dict[str, int], not_read: dict[str, int]) -> str:
                                             if kind in KIND_NOUNS else 0, kind))
     parts = [counted(kinds[kind], *KIND_NOUNS.get(kind, (f"{kind} export", f"{kind} exports"))) for kind in order]
     if not_read:
-        commonest = sorted(not_read, key=lambda suffix: (-not_read[suffix], suffix))
-        shown = commonest if len(commonest) <= SHOWN_SUFFIXES + 1 else commonest[:SHOWN_SUFFIXES]  # (one more is named)
-        suffixes = ", ".join(suffix or "no extension" for suffix in shown)
-        if len(shown) < len(commonest):
-            suffixes += f", …and {len(commonest) - len(shown)} more kinds"
+        suffixes = suffix_list(not_read)
         parts.append(f"{counted(sum(not_read.values()), 'other file')} not read ({suffixes})")
     return ", ".join(parts) or "no files"
+
+
+def suffix_list(counts: dict[str, int]) -> str:
+    """Extensions by how many files have each (``{".jpg": 2, "": 1}``), commonest first, past six
+    the first five and a count: ``.jpg, no extension, …and 4 more kinds``."""
+    commonest = sorted(counts, key=lambda suffix: (-counts[suffix], suffix))
+    shown = commonest if len(commonest) <= SHOWN_SUFFIXES + 1 else commonest[:SHOWN_SUFFIXES]  # (one more is named)
+    more = f", …and {len(commonest) - len(shown)} more kinds" if len(shown) < len(commonest) else ""
+    return ", ".join(suffix or "no extension" for suffix in shown) + more
 
 
 def extension(path: Path) -> str:
