@@ -415,7 +415,7 @@ def test_vecbook_token_in_the_environment_allows_a_non_loopback_bind(monkeypatch
     monkeypatch.setenv("VECBOOK_TOKEN", TOKEN)
     calls: list[tuple[Any, ...]] = []
     monkeypatch.setattr(http, "serve_http", lambda *args, **_: calls.append(args))
-    monkeypatch.setattr(http, "bind", lambda host, port: calls.append((host, port)) or socket.socket())
+    monkeypatch.setattr(http, "bind", lambda host, port, _config=None: calls.append((host, port)) or socket.socket())
     monkeypatch.setattr(vecbook.cli, "route_other_loggers", lambda: None)
     assert vecbook.cli.main(["serve", "--http", "--host", "0.0.0.0", "--data-dir", str(ROOT / "samples")]) == 0
     assert calls[0] == ("0.0.0.0", 8765) and calls[1][1:] == ("0.0.0.0", 8765, TOKEN)
@@ -658,6 +658,26 @@ def test_a_port_in_use_is_told_at_once_before_the_slow_imports(
     assert code == 1 and out == "" and re.search(  # the OS's words: "Address already in use" on Linux
         rf"cannot listen on {re.escape(shown)}:{port}: \w.* \(another vecbook serve --http\? "
         r"pass --port N for another port\)\n$", err), err
+
+
+@pytest.mark.parametrize("same_config", [True, False])
+def test_a_port_held_by_a_vecbook_server_says_which_instead_of_guessing(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], same_config: bool) -> None:
+    """`vecbook serve --http` run again while one runs (at login, in another terminal) said only
+    "another vecbook serve --http? pass --port N", and a user who passed a port got a second
+    server indexing everything again: the one already there is named, with its page and MCP address."""
+    mine, other = write_served_corpus(tmp_path / "mine"), write_served_corpus(tmp_path / "other")
+    book = vecbook.VecBook(config=vecbook.load_config(mine if same_config else other), keyword_only=True)
+    with in_thread(book) as url:
+        port = url.rsplit(":", 1)[1]
+        code, out, err = cli("serve", "--http", "--port", port, "--config", str(mine), capsys=capsys)
+    assert code == 1 and out == ""
+    if same_config:
+        assert (f"vecbook serve --http already runs for this config at {url} (pid {os.getpid()}): its page is "
+                f"{url}/ and MCP clients connect to {url}/mcp; one server serves them all") in err, err
+    else:
+        assert f"a vecbook server for another config ({other}, pid {os.getpid()}) listens there" in err, err
+    assert "another vecbook serve --http?" not in err
 
 
 def test_without_the_model_package_a_search_from_the_page_says_to_pick_keyword_under_mode(

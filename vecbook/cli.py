@@ -467,7 +467,7 @@ def _cmd_serve(args: argparse.Namespace, config: Config) -> int:
     check_bind(host, token)  # before anything loads
     # Bound here and held until the server takes it: a port in use is told at once, not after
     # fastmcp's import (2-12 s), and no second server takes the port meanwhile.
-    with bind(host, port) as sock:
+    with bind(host, port, config) as sock:
         route_other_loggers()
         serve_http(open_book(), host, port, token, sock=sock)
     return 0

@@ -206,6 +206,17 @@ def other_server(path: Path) -> ServerRecord | None:
     return record
 
 
+def server_at(url: str, token: str | None = None) -> dict[str, Any] | None:
+    """What the VecBook server at ``url`` says of itself (``/-/server.json``: its config identity,
+    ``config_file``, ``pid``), or None when nothing there answers as one within PROBE_SECONDS."""
+    probe = ServerRecord(url=url, pid=0, config="", token=token, version="", started=0.0)
+    try:
+        about = _ask(probe, "/-/server.json", [], PROBE_SECONDS)
+    except (ServerGone, VecBookError):
+        return None
+    return about if isinstance(about, dict) and about.get("name") == "vecbook" else None
+
+
 def find_server(config: Config, fallback: Callable[[], Any]) -> Any:
     """A ``RemoteBook`` on the running server for ``config`` when one answers, else ``fallback()``
     (a ``VecBook`` in this process). Each path is logged at INFO (``-v``)."""

@@ -7,6 +7,7 @@ request bodies. fastmcp builds the Starlette app; uvicorn (which comes with it) 
 from __future__ import annotations
 
 import base64
+import errno
 import hmac
 import ipaddress
 import json
@@ -19,7 +20,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .book import VecBook
-from .config import (DEFAULT_HOST, DEFAULT_PORT, TOKEN_VARIABLE, ConfigError, QueryError, VecBookError,
+from .config import (DEFAULT_HOST, DEFAULT_PORT, TOKEN_VARIABLE, Config, ConfigError, QueryError, VecBookError,
                      __version__)
 from .hits import mark_matches
 from .mcp import exit_handler, filters_argument, well_formed_line
@@ -70,6 +71,8 @@ SECURITY_HEADERS = [
 # Fetch metadata of requests a page of another site made (scripts, images, fetches): refused;
 # a plain navigation (a link or bookmark to a search) is not.
 FOREIGN_SITES = ("cross-site", "same-site")
+# Where to reach a server bound to every address: its loopback address.
+UNSPECIFIED = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}
 
 
 def check_bind(host: str, token: str | None) -> bool:
@@ -414,8 +417,9 @@ def build_app(book: VecBook, token: str | None = None, loopback: bool = True) ->
                            host_origin_protection=False)
 
 
-def bind(host: str, port: int) -> socket.socket:
-    """A listening socket on ``host``:``port`` (port 0: any free one), or an error that says what to do."""
+def bind(host: str, port: int, config: Config | None = None) -> socket.socket:
+    """A listening socket on ``host``:``port`` (port 0: any free one), or an error that says what
+    to do; with ``config``, a port held by a VecBook server is said to be, and whose it is."""
     try:
         family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM,
                                                               flags=socket.AI_PASSIVE)[0]
@@ -429,9 +433,29 @@ def bind(host: str, port: int) -> socket.socket:
         sock.listen(1024)
     except OSError as exc:
         sock.close()
-        raise VecBookError(f"cannot listen on {host_port(host, port)}: {exc.strerror} (another vecbook serve --http? "
-                           "pass --port N for another port)") from None
+        held = port_holder(config, host, port) if exc.errno == errno.EADDRINUSE and config is not None else None
+        raise VecBookError(f"cannot listen on {host_port(host, port)}: " + (held or (
+            f"{exc.strerror} (another vecbook serve --http? pass --port N for another port)"))) from None
     return sock
+
+
+def port_holder(config: Config, host: str, port: int) -> str | None:
+    """What to tell of the VecBook server listening on ``host``:``port``: ``config``'s own (a
+    second one would index everything again, so it points to the first), or another config's;
+    None when no VecBook server answers there (within a second: the error must come at once)."""
+    from .remote import read_record, record_path, server_at
+
+    url = f"http://{host_port(UNSPECIFIED.get(host, host), port)}"
+    record = read_record(record_path(config))  # its token, where the server has one
+    about = server_at(url, record.token if record else None)
+    if about is None:
+        return None
+    if about.get("config") == config_identity(config):
+        return (f"vecbook serve --http already runs for this config at {url} (pid {about.get('pid')}): its page is "
+                f"{url}/ and MCP clients connect to {url}/mcp; one server serves them all, so there is nothing to "
+                "start (stop that one first to start it again)")
+    return (f"a vecbook server for another config ({about.get('config_file') or 'no config file'}, pid "
+            f"{about.get('pid')}) listens there; pass --port N for another port")
 
 
 def host_port(host: str, port: int) -> str:
