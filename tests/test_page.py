@@ -536,3 +536,25 @@ def test_dates_beyond_the_records_dates_still_search(browser: Any, site: str) ->
     browser.find_element(By.ID, "q").send_keys(Keys.ENTER)
     until(lambda: "until=2099-12-31" in browser.current_url, "the search to run with a date after every record")
     until(lambda: hits(browser), "its hits")
+
+
+def test_search_settings_the_form_has_no_field_for_are_shown_and_kept_for_the_next_search(
+        browser: Any, site: str) -> None:
+    """An address may carry what the command line takes and the form has no field for (a
+    metadata filter as --filter, max_results as -n): its hits were filtered with no sign of it
+    on the page, and the next search from the form dropped the filter without a word."""
+    filters = '{"tags__contains": "home"}'
+    browser.get(f"{site}/?{parse.urlencode([('q', 'boiler'), ('mode', 'keyword'), ('filters', filters)])}")
+    until(lambda: hits(browser), "hits on load")
+    assert citations(browser) == ["journal.txt:1-4"]  # hostile.txt has no tag 'home'
+    shown = browser.find_element(By.ID, "extra")
+    assert shown.is_displayed() and f"filters: {filters}" in shown.text
+    browser.find_element(By.ID, "q").send_keys(" manual", Keys.ENTER)
+    until(lambda: "manual" in browser.current_url, "the next search")
+    assert parse.parse_qs(parse.urlparse(browser.current_url).query)["filters"] == [filters]
+    until(lambda: citations(browser) == ["journal.txt:1-4"], "the filter kept")
+    shown.find_element(By.TAG_NAME, "button").click()  # "clear": the next search goes without it
+    assert not shown.is_displayed()
+    browser.find_element(By.ID, "q").send_keys(Keys.ENTER)
+    until(lambda: "hostile.txt:1-3" in citations(browser), "the hits without the filter")
+    assert "filters" not in browser.current_url

@@ -9,12 +9,16 @@ const CONTEXT = 3;                   // records shown before and after an opened
 const FIELDS = ["q", "mode", "since", "until"];
 const LISTS = ["sources", "participants"];
 const DATE_FIELDS = ["since", "until"];
+// The page sets these itself (open: the hit shown over the page); any other parameter of the
+// address the form has no field for (filters, max_results, min_score...) is kept as it came.
+const PAGE_OWN = ["open", "marks", "max_chars"];
 const SOURCES_RETRY_MS = 2000;       // how soon the page asks again for sources not ready yet
 let searchNumber = 0;                // a newer search makes an older one's answer moot
 let openNumber = 0;                  // a hit opened later (or the dialog closed) makes an older record's answer moot
 let knownPeople = new Set();        // the participants the sources list, as written
 let retry = null;                    // what to do again once a token is given
 let tokenKept = null;                // the token handed to the browser for tabs the page opens
+let extraParams = [];                // the address's settings the form has no field for, [name, value]
 
 const $ = (id) => document.getElementById(id);
 
@@ -82,6 +86,7 @@ function paramsFromForm() {
   }
   for (const box of document.querySelectorAll("#sources input:checked")) params.append("sources", box.value);
   for (const name of splitNames($("participants").value)) params.append("participants", name);
+  for (const [name, value] of extraParams) params.append(name, value);
   return params;
 }
 
@@ -113,6 +118,17 @@ function formFromParams(params) {
   const chosen = new Set(params.getAll("sources"));
   for (const box of document.querySelectorAll("#sources input")) box.checked = chosen.has(box.value);
   $("participants").value = params.getAll("participants").join(", ");
+  showExtra([...params].filter(([name]) => !FIELDS.includes(name) && !LISTS.includes(name) && !PAGE_OWN.includes(name)));
+}
+
+function showExtra(extra) {
+  // An address may carry what the command line takes and the form has no field for (a metadata
+  // filter as --filter, max_results as -n): shown, so the hits' filter is no secret, and kept for
+  // the next search from the form, which would otherwise drop it without a word.
+  extraParams = extra;
+  $("extra").hidden = !extra.length;
+  $("extra-list").replaceChildren(...extra.flatMap(([name, value], at) =>
+    [at ? " · " : "", `${name}: `, el("bdi", {}, value)]));
 }
 
 function searchParams(params) {
@@ -355,6 +371,10 @@ document.addEventListener("DOMContentLoaded", () => {
     $("token").value = "";
     $("token-form").hidden = true;
     if (retry) { const again = retry; retry = null; again(); }
+  });
+  $("extra-clear").addEventListener("click", () => {
+    showExtra([]);
+    if ($("q").value.trim()) $("search").requestSubmit();
   });
   $("close").addEventListener("click", () => $("context").close());
   $("context").addEventListener("close", closeContext);
