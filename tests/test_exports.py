@@ -218,7 +218,7 @@ def test_a_zip_inside_a_zip_past_the_file_limit_says_so_not_damaged(tmp_path: Pa
 
 
 def test_a_zip_bomb_is_refused_with_a_warning(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(vecbook.exports.base, "MAX_ZIP_TOTAL_BYTES", 1000)
+    monkeypatch.setattr(vecbook.exports.zips, "MAX_ZIP_TOTAL_BYTES", 1000)
     with zipfile.ZipFile(tmp_path / "bomb.zip", "w", compression=zipfile.ZIP_DEFLATED) as archive:
         archive.writestr("a.json", b"0" * 5000)
     export = Export("x", tmp_path / "bomb.zip", "bomb.zip")
@@ -230,7 +230,7 @@ def test_a_zip_larger_than_the_limit_is_refused_before_it_is_read(tmp_path: Path
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     """A Google Takeout zip is 2 to 50 GB: reading it into memory to learn that it is too big
     would take all of the machine's memory first."""
-    monkeypatch.setattr(vecbook.exports.base, "MAX_ZIP_TOTAL_BYTES", 1000)
+    monkeypatch.setattr(vecbook.exports.zips, "MAX_ZIP_TOTAL_BYTES", 1000)
     with zipfile.ZipFile(tmp_path / "takeout-001.zip", "w") as archive:  # stored, as Takeout's media are
         archive.writestr("Takeout/Mail/All mail Including Spam and Trash.mbox", bytes(range(256)) * 8)
     monkeypatch.setattr(Path, "read_bytes", lambda self: pytest.fail(f"{self} was read"))

@@ -17,8 +17,9 @@ from typing import Any
 
 from ..config import CollectionConfig, ConfigError, counted, did_you_mean
 from ..records import Problem, Record
-from .base import ENCRYPTED, Export
+from .base import Export
 from .outlook_files import outlook_file
+from .zips import ENCRYPTED
 
 log = logging.getLogger("vecbook")
 
