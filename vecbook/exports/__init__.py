@@ -70,7 +70,7 @@ OTHER_FORMAT_EXPORTS = (
 )
 
 
-# Archives of other kinds, which VecBook does not open (a .zip is read in memory as it is):
+# Archives of other kinds, which VecBook does not open (a .zip is read as it is):
 # named, with what to do, where no format recognises one.
 OTHER_ARCHIVES = (".tar.gz", ".tar.bz2", ".tar.xz", ".tgz", ".tar", ".7z", ".rar", ".gz", ".bz2", ".xz")
 

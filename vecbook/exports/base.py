@@ -1,5 +1,6 @@
-"""What every export reader shares: the export's files (a folder, one file, or a zip read in
-memory), problems reported as WARNs, messages, and conversation windows made into records.
+"""What every export reader shares: the export's files (a folder, one file, or a zip's members,
+read where they lie: see ``zips``), problems reported as WARNs, messages, and conversation
+windows made into records.
 
 A reader module (one per format family) has two functions:
 
@@ -56,7 +57,7 @@ WINDOWS_LINK_LOOP = 1921  # ERROR_CANT_RESOLVE_FILENAME
 
 @dataclass
 class ExportFile:
-    """One file of an export: a plain file, or a member of a zip (read in memory)."""
+    """One file of an export: a plain file, or a member of a zip (read from the zip, into memory)."""
 
     rel: str  # the path inside the export, "/"-separated; a zip member: "<archive>!/<member>"
     label: str  # "<collection>/<rel>": the record's file_path
