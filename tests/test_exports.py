@@ -296,13 +296,12 @@ def test_a_zip_is_read_from_disk_only_its_members_read_in_memory(tmp_path: Path,
     assert peak < 1 << 20, f"{peak:,} bytes held to read a 32 MB zip"
 
 
-def _handles_on(path: Path) -> list[str]:
-    """The process's open file descriptors on ``path`` (Linux)."""
-    fds = Path("/proc/self/fd")
+def _handles_on(*paths: Path) -> list[str]:
+    """The process's open file descriptors on ``paths`` (Linux)."""
     found = []
-    for fd in fds.iterdir():
+    for fd in Path("/proc/self/fd").iterdir():
         try:
-            if Path(os.readlink(fd)) == path:
+            if Path(os.readlink(fd)) in paths:
                 found.append(fd.name)
         except OSError:
             pass
@@ -318,6 +317,24 @@ def test_no_handle_on_a_zip_is_held_between_reads(tmp_path: Path) -> None:
     assert _handles_on(tmp_path / "Ana.zip") == []
     assert files[-1].read_text().startswith("[14/03/2024") and files[0].head(4) == bytes(4)
     assert _handles_on(tmp_path / "Ana.zip") == []
+    with export.reading():  # a reader's read: the zip stays open from one member read to the next
+        assert files[-1].read_text().startswith("[14/03/2024") and files[0].head(4) == bytes(4)
+        assert len(_handles_on(tmp_path / "Ana.zip")) == 1
+    assert _handles_on(tmp_path / "Ana.zip") == []
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="open files listed by /proc (Linux)")
+def test_a_read_keeps_few_zips_open(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # a folder of chat zips: macOS lets a process open 256 files
+    monkeypatch.setattr(vecbook.exports.zips, "MAX_HELD_ZIPS", 2)
+    paths = [tmp_path / f"WhatsApp Chat - {name}.zip" for name in ("Ana", "Bo", "Cy")]
+    for path in paths:
+        _chat_beside_media(path, 10, nested=False)
+    export = Export("x", tmp_path, "chats")
+    with export.reading():
+        assert all(file.head(1) for file in export.files())
+        assert len(_handles_on(*paths)) == 2
+    assert _handles_on(*paths) == []
 
 
 @pytest.mark.parametrize("change, why", [

@@ -210,7 +210,8 @@ def recognising_formats(collection: CollectionConfig) -> list[str]:
     """The formats whose reader recognises the export from its content (``vecbook add`` asks
     for ``--format`` when there are several)."""
     export = open_export(collection)
-    return [name for name in FORMATS if detects(name, export)]
+    with export.reading():
+        return [name for name in FORMATS if detects(name, export)]
 
 
 def detects(name: str, export: Export) -> bool:
@@ -234,7 +235,8 @@ def load_export(collection: CollectionConfig) -> tuple[list[Record], list[Proble
     export = open_export(collection)
     export.format = format_name
     try:
-        records = list(reader(format_name).read(export))
+        with export.reading():
+            records = list(reader(format_name).read(export))
     except Exception as exc:  # noqa: BLE001 - a reader bug must not stop start-up
         log.debug("reader %s failed", format_name, exc_info=True)
         export.warn(None, None, f"the {format_name} reader failed ({type(exc).__name__}: {exc}); "

@@ -24,12 +24,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Sequence, TypeVar
+from typing import Any, Callable, ContextManager, Iterable, Iterator, Sequence, TypeVar
 
 from ..os_paths import os_path, plain, walk
 from ..records import CANNOT_READ, Problem, Record
 from .jsonpos import JsonTextError
-from .zips import Zips
+from .zips import HeldZips, Zips
 
 T = TypeVar("T")
 
@@ -136,6 +136,12 @@ class Export:
         self.include_spam_and_trash = include_spam_and_trash  # mail: read what Gmail labels Spam or Trash
         self.problems: list[Problem] = []
         self._files: list[ExportFile] | None = None
+        self._zips = HeldZips()
+
+    def reading(self) -> ContextManager[None]:
+        """A block in which the export's zips stay open between member reads (a detection, a
+        reader's read: a Slack export's thousands of day files), each closed at its end."""
+        return self._zips.held()
 
     def warn(self, where: ExportFile | str | None, line: int | None, reason: str, skipped: bool = True) -> None:
         """Record a problem; the loader logs it as a WARN naming collection, file and line."""
@@ -193,7 +199,8 @@ class Export:
     def _expand(self, path: Path, rel: str) -> Iterator[ExportFile]:
         """A plain file, or the members of a zip."""
         if path.suffix.lower() in (".zip", ".textpack"):  # (a TextPack: a zipped TextBundle, one note)
-            zips = Zips(lambda where, reason: self.warn(self._label(where), None, reason), is_litter, MAX_FILE_BYTES)
+            zips = Zips(lambda where, reason: self.warn(self._label(where), None, reason), is_litter, MAX_FILE_BYTES,
+                        self._zips)
             for member in zips.members(path, rel):
                 yield ExportFile(member.rel, self._label(member.rel), member.size, member.read)
             return

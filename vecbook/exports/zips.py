@@ -31,6 +31,10 @@ MAX_ZIP_TOTAL_BYTES = 4 << 30
 # A zip inside a zip is opened too (an export zipped again), this many archives deep at most:
 # a zip of zips of zips is a zip bomb's shape (42.zip), no app's export.
 MAX_ZIP_DEPTH = 2
+# Through one read of an export, this many zips at most are kept open from one member read to
+# the next (an open costs ~35 us on Linux, more on Windows: a Slack export's thousands of day
+# files read through one zip); few, as macOS lets a process open 256 files.
+MAX_HELD_ZIPS = 8
 # Why a password-protected zip member is not read (VecBook never asks for passwords).
 ENCRYPTED = "encrypted (the zip has a password), which VecBook does not read"
 
@@ -43,18 +47,61 @@ class ZipMember(NamedTuple):
     read: Callable[[int], bytes]
 
 
+class HeldZips:
+    """The zips kept open between member reads while ``held`` (one read of an export), the
+    MAX_HELD_ZIPS used last, all closed when the last ``held`` block ends. Outside it each read
+    opens the zip and closes it after: no handle is held once the read is over."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._holds = 0
+        self._kept: dict[_DiskFile, None] = {}  # in the order last used
+
+    @contextmanager
+    def held(self) -> Iterator[None]:
+        """The zips read within the block kept open until it ends."""
+        with self._lock:
+            self._holds += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._holds -= 1
+                done = list(self._kept) if self._holds == 0 else []
+                if done:
+                    self._kept.clear()
+            for file in done:
+                file.close_if_idle()
+
+    def keep(self, file: _DiskFile) -> bool:
+        """Whether ``file``, just read, stays open (the one used longest ago closed past the limit)."""
+        with self._lock:
+            if not self._holds:
+                return False
+            self._kept.pop(file, None)
+            self._kept[file] = None
+            dropped = next(iter(self._kept)) if len(self._kept) > MAX_HELD_ZIPS else None
+            if dropped is not None:
+                del self._kept[dropped]
+        if dropped is not None:
+            dropped.close_if_idle()
+        return True
+
+
 @dataclass(frozen=True)
 class Zips:
     """How an export opens its zips: what it warns with (the archive's path inside the export, the
-    reason), which member names are the OS's litter, and the most one member may hold."""
+    reason), which member names are the OS's litter, the most one member may hold, and which
+    zips are kept open between reads (``HeldZips``)."""
 
     warn: Callable[[str, str], None]
     is_litter: Callable[[str], bool]
     file_limit: int
+    held: HeldZips
 
     def members(self, path: Path, rel: str) -> Iterator[ZipMember]:
         """The members of the zip ``path`` (cited as ``rel``), and those of the zips inside it."""
-        yield from self._archive_members(_DiskFile(path), rel, [MAX_ZIP_TOTAL_BYTES], 1)
+        yield from self._archive_members(_DiskFile(path, self.held), rel, [MAX_ZIP_TOTAL_BYTES], 1)
 
     def _archive_members(self, source: _Source, rel: str, budget: list[int], depth: int) -> Iterator[ZipMember]:
         """A zip's members, read from ``source`` (its central directory now, a member when it is
@@ -146,12 +193,14 @@ def member_name(member: zipfile.ZipInfo) -> str:
 
 class _DiskFile:
     """A zip on disk as zipfile reads it (or a zip stored whole inside it: the ``length`` bytes
-    from ``start``), open only while something is read from it: between reads VecBook holds no
-    handle on the user's file (on Windows one keeps it from being deleted, renamed or replaced),
-    and an export never closed leaks none. Reads that overlap (another thread's) share a handle."""
+    from ``start``), open only while something is read from it, or between reads within a
+    ``HeldZips.held`` block: once the read is over VecBook holds no handle on the user's file (on
+    Windows one keeps it from being deleted, renamed or replaced), and an export never closed
+    leaks none. Reads that overlap (another thread's) share a handle."""
 
-    def __init__(self, path: Path, start: int = 0, length: int | None = None) -> None:
+    def __init__(self, path: Path, held: HeldZips, start: int = 0, length: int | None = None) -> None:
         self.path = path
+        self._held = held
         self._start = start
         self._end = None if length is None else start + length  # None: the file's end
         self._handle: BinaryIO | None = None
@@ -162,7 +211,7 @@ class _DiskFile:
     def opened(self) -> Iterator[None]:
         """The file open for zipfile's reads within the block; ``OSError`` when it cannot be."""
         with self._lock:
-            if self._users == 0:
+            if self._handle is None:  # (else kept open since the last read, or in another thread's)
                 self._handle = open(self.path, "rb")  # read only: the user's file is never written
             self._users += 1
         try:
@@ -170,13 +219,20 @@ class _DiskFile:
         finally:
             with self._lock:
                 self._users -= 1
-                if self._users == 0 and self._handle is not None:
-                    handle, self._handle = self._handle, None
-                    handle.close()
+                idle = self._users == 0
+            if idle and not self._held.keep(self):
+                self.close_if_idle()
+
+    def close_if_idle(self) -> None:
+        """Close the file unless a read is using it (whose end closes it, or keeps it)."""
+        with self._lock:
+            if self._users == 0 and self._handle is not None:
+                handle, self._handle = self._handle, None
+                handle.close()
 
     def window(self, start: int, length: int) -> _DiskFile:
         """The ``length`` bytes from ``start``, as a file of their own (a zip stored in this one)."""
-        return _DiskFile(self.path, self._start + start, length)
+        return _DiskFile(self.path, self._held, self._start + start, length)
 
     def read_at(self, offset: int, size: int) -> bytes:
         """``size`` bytes at ``offset`` at most, read through a handle of their own."""
