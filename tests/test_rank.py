@@ -443,7 +443,17 @@ def test_a_participant_is_found_by_mail_address_or_by_domain_with_a_leading_at(t
     assert [r.id for r, keep in zip(MAIL_PEOPLE, mask) if keep] == expected
 
 
-@pytest.mark.parametrize("typed", ["a@example.com", "ana@example", "@ample.com", "@example", "@"])
+@pytest.mark.parametrize("typed, expected", [
+    ("fay", ["m3"]), ("carla", ["m1"]), ("EVE", ["m2"]),  # an address's name part names its person
+])
+def test_a_participant_known_by_an_address_is_found_by_a_word_of_its_name_part(
+        typed: str, expected: list[str]) -> None:
+    mask = vecbook.filters.FilterColumns(MAIL_PEOPLE).mask(vecbook.filters.convenience_conditions(participants=[typed]))
+    assert [r.id for r, keep in zip(MAIL_PEOPLE, mask) if keep] == expected
+
+
+@pytest.mark.parametrize("typed", ["a@example.com", "ana@example", "@ample.com", "@example", "@",
+                                   "com", "example", "example.com", "org", "au", "mail"])  # a domain names no one
 def test_an_address_is_not_found_by_the_end_of_another_address(typed: str) -> None:
     # "a@example.com" is not carla.ana@example.com's tail, nor "@ample.com" example.com's
     with pytest.raises(vecbook.QueryError, match="names a participant"):

@@ -112,13 +112,14 @@ def participant_matches(value: Any, op: str, target: Any, glob: bool = False) ->
     asks for a whole word of a name, in a list of names or in one text naming several (a table's
     column): "ana" finds "Ana Souza" but not "Mariana"; in a script written without spaces a
     leading run of the name's characters is a word of it, the family name first ("王" finds "王小明").
-    A ``target`` holding @ is a mail address, found whole, or with a leading @ a domain."""
+    A ``target`` holding @ is a mail address, found whole, or with a leading @ a domain; an
+    address in a name is a word of the name by its part before the @ alone (``_named``)."""
     if op != "contains" or value is MISSING or isinstance(value, dict):
         return value_matches(value, op, target, glob)
     names = value if isinstance(value, list) else [value]
     if isinstance(target, str) and "@" in target:
         return any(_has_address(name, target.strip()) for name in names)
-    return any(_equal(name, target, False) or _has_word(name, target, runs=True) for name in names)
+    return any(_equal(name, target, False) or _has_word(_named(name), target, runs=True) for name in names)
 
 
 # A mail address inside a name or a row's text ("Ana <ana@example.com>"): the characters RFC 5322
@@ -143,6 +144,18 @@ def _has_address(name: Any, target: str) -> bool:
         elif address == wanted:
             return True
     return False
+
+
+def _named(name: Any) -> Any:
+    """``name`` with each mail address in it as its name part: the words of a domain name no one
+    (``com`` or ``example`` would find everyone with an address there), those of ``fay`` in
+    ``fay@example.com`` and of ``carla.ana`` do."""
+    return _without_domains(name) if isinstance(name, str) and "@" in name else name
+
+
+@functools.lru_cache(maxsize=1 << 16)  # a name recurs in many lists (see ``typed``)
+def _without_domains(text: str) -> str:
+    return _ADDRESS_RE.sub(lambda address: address.group().rsplit("@", 1)[0], text)
 
 
 def _untagged(value: Any) -> Any:
