@@ -443,6 +443,28 @@ def test_a_participant_is_found_by_mail_address_or_by_domain_with_a_leading_at(t
     assert [r.id for r, keep in zip(MAIL_PEOPLE, mask) if keep] == expected
 
 
+HANDLES = [record("h0", participants=["@ana_b", "Ben"]), record("h1", participants=["ana_b"]),
+           record("h2", participants=["Bjarni", "bre@slinky"]), record("h3", participants=["Ana Lopez (@ana.lopez)"])]
+
+
+@pytest.mark.parametrize("typed, expected", [
+    ("@ana_b", ["h0", "h1"]), ("@ANA_B", ["h0", "h1"]),  # a chat app's handle, with or without its @ in the export
+    ("@Ben", ["h0"]), ("@ana.lopez", ["h3"]),            # a mention of a name as Slack and Discord write it
+    ("@slinky", ["h2"]),                                  # still a mail domain (bre@slinky)
+])
+def test_a_participant_typed_with_a_leading_at_is_a_handle_or_a_mail_domain(typed: str, expected: list[str]) -> None:
+    mask = vecbook.filters.FilterColumns(HANDLES).mask(vecbook.filters.convenience_conditions(participants=[typed]))
+    assert [r.id for r, keep in zip(HANDLES, mask) if keep] == expected
+
+
+def test_a_handle_no_record_names_is_told_how_it_was_read() -> None:
+    with pytest.raises(vecbook.QueryError) as error:
+        vecbook.filters.FilterColumns(HANDLES).mask(vecbook.filters.convenience_conditions(participants=["@ana_c"]))
+    assert str(error.value) == ("participants @ana_c: no chat, mail or event names a participant 'ana_c' or '@ana_c' "
+                                "(a handle), nor an address at the domain ana_c; did you mean 'ana_b' or "
+                                "'Ana Lopez (@ana.lopez)'? (6 names known)")
+
+
 @pytest.mark.parametrize("typed, expected", [
     ("fay", ["m3"]), ("carla", ["m1"]), ("EVE", ["m2"]),  # an address's name part names its person
 ])

@@ -188,7 +188,8 @@ def build_parser() -> _Parser:
     search.add_argument("--until", metavar="WHEN",
                         help="records dated up to: 2024-01-31, 2024-03 or 2024 (the whole of it), or a span")
     search.add_argument("--participant", action="append", metavar="NAME",
-                        help="conversations this person took part in: a name, a mail address or @domain; repeatable (each must)")
+                        help="conversations this person took part in: a name, a mail address, @domain or @handle; "
+                             "repeatable (each must)")
     search.add_argument("--no-dedupe", action="store_true", help="show near-identical hits separately")
     search.add_argument("--recency-half-life", type=float, metavar="DAYS",
                         help="favour recent records: blend a decay of this half-life into the score")

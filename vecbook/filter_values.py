@@ -112,14 +112,29 @@ def participant_matches(value: Any, op: str, target: Any, glob: bool = False) ->
     asks for a whole word of a name, in a list of names or in one text naming several (a table's
     column): "ana" finds "Ana Souza" but not "Mariana"; in a script written without spaces a
     leading run of the name's characters is a word of it, the family name first ("王" finds "王小明").
-    A ``target`` holding @ is a mail address, found whole, or with a leading @ a domain; an
+    A ``target`` holding @ is a mail address, found whole, or with a leading @ a domain or a
+    handle (``as_handle``: ``@ana_b`` finds the participant ``ana_b`` or ``@ana_b``); an
     address in a name is a word of the name by its part before the @ alone (``_named``)."""
     if op != "contains" or value is MISSING or isinstance(value, dict):
         return value_matches(value, op, target, glob)
     names = value if isinstance(value, list) else [value]
     if isinstance(target, str) and "@" in target:
-        return any(_has_address(name, target.strip()) for name in names)
-    return any(_equal(name, target, False) or _has_word(_named(name), target, runs=True) for name in names)
+        handle = as_handle(target)
+        return any(_has_address(name, target.strip()) or (handle is not None and _has_name(name, handle))
+                   for name in names)
+    return any(_has_name(name, target) for name in names)
+
+
+def as_handle(target: str) -> str | None:
+    """The name a ``target`` typed with one leading @ stands for as a chat app's handle or
+    mention (``@ana_b``: ``ana_b``; Slack, Discord and Telegram write a person so), else None."""
+    handle = target.strip()[1:]
+    return handle if target.strip().startswith("@") and handle and "@" not in handle else None
+
+
+def _has_name(name: Any, target: Any) -> bool:
+    """Whether ``name`` is ``target`` or holds it as a whole word (``participant_matches``)."""
+    return _equal(name, target, False) or _has_word(_named(name), target, runs=True)
 
 
 # A mail address inside a name or a row's text ("Ana <ana@example.com>"): the characters RFC 5322

@@ -20,8 +20,8 @@ from .config import FILTER_OPERATORS, QueryError
 from .date_ranges import COMPARISONS as _COMPARISONS
 from .date_ranges import SPAN_END, DateColumn, date_ranges, is_date_range, series_in_range
 from .date_ranges import with_occurrences as with_occurrences  # where book.py and callers find it
-from .filter_values import (ISO_DATE_RE, MISSING, NUMBER_RE, as_text, composed, instant, lookup_metadata,
-                            participant_matches, reaches, tag_matches, value_matches)
+from .filter_values import (ISO_DATE_RE, MISSING, NUMBER_RE, as_handle, as_text, composed, instant,
+                            lookup_metadata, participant_matches, reaches, tag_matches, value_matches)
 from .records import Record, iso_moment
 from .snippets import date_days
 
@@ -412,11 +412,16 @@ class FilterColumns:
         names (by whole name, else by one of its words)."""
         names = sorted({str(p) for value in uniques for p in (value if isinstance(value, (list, tuple)) else [value])})
         spelled = {w.casefold(): n for n in names for w in n.split()} | {n.casefold(): n for n in names}
-        close = difflib.get_close_matches(as_text(condition.value), list(spelled), n=3, cutoff=HINT_CUTOFF)
+        handle = as_handle(condition.value) if isinstance(condition.value, str) else None
+        close = difflib.get_close_matches(as_text(condition.value if handle is None else handle), list(spelled),
+                                          n=3, cutoff=HINT_CUTOFF)
         meant = list(dict.fromkeys(spelled[c] for c in close))  # a name close by whole and by a word, once
         hint = f"; did you mean {' or '.join(map(repr, meant))}?" if meant else ""
-        raise QueryError(f"{condition.shorthand}: no chat, mail or event names a participant "
-                         f"'{condition.value}'{hint} ({len(names)} names known)")
+        # @ana_b is read two ways (a chat handle, a mail domain): say both, so neither is a surprise
+        read = (f"'{condition.value}'" if handle is None else
+                f"'{handle}' or '@{handle}' (a handle), nor an address at the domain {handle}")
+        raise QueryError(f"{condition.shorthand}: no chat, mail or event names a participant {read}{hint} "
+                         f"({len(names)} names known)")
 
     def _searched_sources(self, conditions: Sequence[Condition]) -> list[str]:
         """The sources a search covers: those its ``source`` conditions name, else all."""

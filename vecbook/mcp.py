@@ -198,7 +198,8 @@ def build_server(book: VecBook) -> Any:
                         "or a span back from now. With since, a record whose span overlaps the range is in it.")],
         "participants": Annotated[list[str] | str | None, Field(
             description='Only conversations with each of these people, e.g. ["Ana"] (whole-word match), '
-                        '["ana@example.com"] (the whole address) or ["@example.com"] (a mail domain).')],
+                        '["ana@example.com"] (the whole address) or ["@example.com"] (a mail domain; '
+                        'a leading @ is also a chat handle: ["@ana_b"] finds ana_b).')],
         "max_chars": Annotated[int, Field(
             description="Characters of each hit's text to return: a longer text is cut to the part "
                         "around its snippet, its lines and citation those shown, and says truncated: "
