@@ -366,6 +366,18 @@ def test_a_filtered_hit_that_matched_nothing_of_the_query_says_so(write_files: A
         assert all(h.matches_query for h in book.search("lunch", mode=mode, fusion=fusion, filters={"tags": "family"}))
 
 
+def test_a_linear_hit_that_holds_a_query_word_never_scores_0(write_files: Any, fake_book: Any) -> None:
+    """Every record holds "lunch": the least of them on both sides is scaled to the bottom of both
+    lists, yet it matched, and says so with a score six decimals show above 0; the order stays."""
+    folder = write_files({"n.txt": "Lunch with Mum at Little Lisbon\n---\nLunch lunch at the office canteen with "
+                                   "Priya\n---\nA long note about gardening and runner beans and also lunch once in "
+                                   "passing, with many more words after it\n---\nLunch.\n"})
+    hits = fake_book(folder).search("lunch", mode="hybrid", fusion="linear")
+    assert [h.citation for h in hits] == ["n.txt:7-7", "n.txt:3-3", "n.txt:1-1", "n.txt:5-5"]
+    assert all(h.matches_query and h.keyword_score > 0 for h in hits)
+    assert [h.to_dict()["similarity_score"] for h in hits][-1] == "0.000001"
+
+
 def test_the_cli_marks_a_hit_that_matched_nothing_of_the_query(
         write_files: Any, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(vecbook.VecBook, "__init__", _with_fake_embedder(vecbook.VecBook.__init__))

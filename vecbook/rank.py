@@ -82,6 +82,15 @@ WEIGHT_LOW, WEIGHT_HIGH = 0.1, 0.9
 # A chat window's message pieces are left out: summing them favours long windows, which take more
 # of an assistant's text budget (``rank``'s ``feeds_back`` tells chat windows).
 RECORD_SHARE = 0.1
+# The least linear score of a candidate that matched the query. Min-max scaling puts the bottom
+# of each list at 0, which a record holding a query word reaches where every candidate holds one
+# (a small folder, a filter), so a hit with its word in the snippet showed 0.000000. A score of
+# exactly 0 is kept for a record that matched nothing (no query word, the least close in meaning:
+# hits.unmatched); every other candidate's s becomes s + MATCHED_FLOOR x (1 - s), the smallest
+# score six decimals show, at the least. That keeps the order of the candidates (the one holding
+# a query word goes first of two at 0) and every score to within 1e-6, as OpenSearch's min-max
+# normalization gives a matched document at least 0.001.
+MATCHED_FLOOR = 1e-6
 
 
 @dataclass(frozen=True)
@@ -115,6 +124,13 @@ def linear_scores(cosine: np.ndarray, keyword: np.ndarray, keyword_weight: float
     side then times ``semantic_top`` (the feedback pass: the top the query's own cosines reach)."""
     return (keyword_weight * floored_minmax(keyword, keyword if core is None else keyword[core], KEYWORD_CEILING)
             + (1.0 - keyword_weight) * semantic_top * _semantic_scaled(cosine, core))
+
+
+def matched_floor(total: np.ndarray, keyword: np.ndarray) -> np.ndarray:
+    """Linear scores with every candidate that matched the query (a score above 0, or a query
+    word) at MATCHED_FLOOR or above, in the same order; a record that matched nothing stays 0."""
+    matched = (total > 0) | (keyword > 0)
+    return np.where(matched, total + MATCHED_FLOOR * (1.0 - total), total)
 
 
 def _semantic_scaled(cosine: np.ndarray, core: np.ndarray | None) -> np.ndarray:
@@ -255,6 +271,7 @@ def rank(mode: str, k: int, *, vectors: VectorIndex | None, keywords: KeywordInd
             # close to keeps a weak semantic list, and its hits a low score).
             own_top = float(_semantic_scaled(cosine_of(sem, vectors.metric), core).max())
             total = linear_scores(cosine_of(sem_moved, vectors.metric), kw, weight, core, own_top)
+        total = matched_floor(total, kw_best)
     return [Scored(i, t, semantic.get(i), w) for i, t, w in zip(numbers, total.tolist(), kw_best.tolist())]
 
 
