@@ -258,12 +258,46 @@ def test_python_dates_and_times_are_taken_as_the_iso_text_they_stand_for() -> No
     assert matching({"date__in": [date(2024, 8, 15), "2024-09-01"]}) == ["r0", "r1"]
 
 
+@pytest.mark.parametrize("since, until, first, end", [
+    ("2024-3-5", "2024-3-5", "2024-03-05", "2024-03-06"),            # ISO without its zeros
+    ("2024/03/05", "5 March 2024", "2024-03-05", "2024-03-06"),      # dates as people write them
+    ("05.03.2024", "March 5, 2024", "2024-03-05", "2024-03-06"),     # (a dot: the day first)
+    ("25/12/2023", "2024-2", "2023-12-25", "2024-03-01"),            # a day past 12 tells the order
+    ("March 2024", "März 2024", "2024-03-01", "2024-04-01"),         # a month by its name, any language
+    ("today", "today", "2024-03-06", "2024-03-07"),                  # words, counted back from today (a Wednesday)
+    ("yesterday", "Yesterday", "2024-03-05", "2024-03-06"),
+    ("last week", "last week", "2024-02-26", "2024-03-04"),          # Monday to Sunday
+    ("this month", "this year", "2024-03-01", "2025-01-01"),
+    ("2 weeks ago", "a month ago", "2024-02-21", "2024-02-06"),      # that day
+    ("last summer", "last  summer", "2023-06-01", "2023-09-01"),
+    ("march", "in February", "2024-03-01", "2024-03-01"),
+    ("Tuesday", "last tuesday", "2024-03-05", "2024-03-06"),
+])
+def test_since_and_until_read_dates_and_date_words_as_people_type_them(since: str, until: str, first: str,
+                                                                       end: str) -> None:
+    from datetime import datetime
+
+    now = datetime(2024, 3, 6, 12, 0).timestamp()  # this machine's local noon
+    try:
+        start, stop = vecbook.filters.convenience_conditions(since=since, now=now) + \
+            vecbook.filters.convenience_conditions(until=until, now=now)
+    except vecbook.QueryError as error:
+        pytest.fail(str(error))
+    assert ((start.op, start.value), (stop.op, stop.value)) == (("gte", first), ("lt", end))
+    assert (start.shorthand, stop.shorthand) == (f"since {since}", f"until {until}")
+
+
 @pytest.mark.parametrize("since, until, message", [
     ("2024-13", None, "since must be an ISO date (2024-01-31), a month (2024-03) or a year (2024), a date-time "
                       "(2024-01-31T09:00) or a span back from now (30d, 2w, 6m, 1y, 12h); got '2024-13'"),
     (None, "2024-00", "until must be an ISO date"),
     ("0000", None, "got '0000'"),
-    ("März 2024", None, "got 'März 2024'"),
+    ("Märzz 2024", None, "got 'Märzz 2024' (read too: 5 March 2024, 2024/3/5, yesterday, last week, "
+                         "2 weeks ago, March)"),
+    ("05/03/2024", None, "since 05/03/2024 could be the day 2024-03-05 or 2024-05-03 (the day or the "
+                     "month first): write it year first"),
+    ("last fortnight", None, "got 'last fortnight'"),
+    ("2024-02-30", None, "got '2024-02-30'"), (None, "0000-01-01", "got '0000-01-01'"),  # ISO's form, no day
     ("2024-04", "2024-03", "since 2024-04 is later than until 2024-03: no record can be dated between them"),
 ])
 def test_a_month_or_year_that_is_none_is_an_error(since: str | None, until: str | None, message: str) -> None:

@@ -184,7 +184,8 @@ def build_parser() -> _Parser:
     search.add_argument("--source", action="append", metavar="NAME",
                         help="only this collection ('files' for the data folder's notes); repeatable")
     search.add_argument("--since", metavar="WHEN",
-                        help="records dated on or after (or lasting into it): 2024-01-31, 2024-03, 2024, or 30d, 2w, 6m, 1y")
+                        help="records dated on or after (or lasting into it): 2024-01-31, 2024-03, 2024, 30d, 2w, 6m, 1y, "
+                             "or as written: '5 March 2024', yesterday, 'last week', '2 weeks ago'")
     search.add_argument("--until", metavar="WHEN",
                         help="records dated up to: 2024-01-31, 2024-03 or 2024 (the whole of it), or a span")
     search.add_argument("--participant", action="append", metavar="NAME",

@@ -75,6 +75,23 @@ def date_span(query: str, reference: date) -> tuple[date, date] | None:
     return min(found)[1] if found else None
 
 
+def phrase_span(phrase: str, reference: date) -> tuple[date, date] | None:
+    """The days [first, end) ``phrase`` names where date words are the whole of it ("last week",
+    "in March", not "week" or "notes from last week"), as ``date_span`` counts them; else None."""
+    text = " ".join(phrase.lower().split())
+    found = ((m, read) for pattern, read in _READERS if (m := pattern.fullmatch(text)))
+    return next((span for m, read in found if (span := read(m, reference)) is not None), None)
+
+
+def days_ago(phrase: str) -> int | None:
+    """The days ``N days/weeks/months/years ago`` counts back (a month 30, a year 365), where
+    that is the whole of ``phrase``; else None."""
+    m = _AGO_RE.fullmatch(" ".join(phrase.lower().split()))
+    if m is None:
+        return None
+    return (int(m.group(1)) if m.group(1).isdigit() else _NUMBERS[m.group(1)]) * _UNIT_DAYS[m.group(2)]
+
+
 def _ago(m: re.Match[str], ref: date) -> tuple[date, date]:
     count = int(m.group(1)) if m.group(1).isdigit() else _NUMBERS[m.group(1)]
     unit = _UNIT_DAYS[m.group(2)]

@@ -106,7 +106,8 @@ def convenience_conditions(sources: Sequence[str] | None = None, since: str | da
     """The assistants' shorthand as filters: ``sources`` (any of these collections, ``files``
     for the .txt records), ``since``/``until`` (an ISO date or date-time, a month ``2024-03`` or
     a year ``2024``, a span back from now such as ``30d``, ``2w``, ``6m``, ``1y``, ``12h``, or a
-    Python date or datetime; ``until`` a date, month or year includes the whole of it) and ``participants`` (each one
+    Python date or datetime, a date as written or date words such as ``last week``:
+    ``vecbook.typed_dates``; ``until`` a date, month or year includes the whole of it) and ``participants`` (each one
     named takes part: a whole-word match)."""
     conditions = []
     since, until = _iso(since), _iso(until)
@@ -157,10 +158,23 @@ def _moment(name: str, value: Any, now: float | None, last: bool = False) -> str
             return _period_day(int(period.group(1)), int(period.group(2)) if period.group(2) else None, last)
         (date.fromisoformat(text) if len(text) == 10 else iso_moment(text))
     except (ValueError, OverflowError):
+        return _typed_day(name, text, now, last)
+    return text
+
+
+def _typed_day(name: str, text: str, now: float | None, last: bool) -> str:
+    """The first (``last``: the last) day of a date typed in no ISO form (``5 March 2024``,
+    ``last week``: ``vecbook.typed_dates``), counted from today in this machine's local time."""
+    from datetime import date
+
+    from .typed_dates import READ_TOO, typed_period
+
+    period = typed_period(name, text, date.fromtimestamp(time.time() if now is None else now))
+    if period is None:
         raise QueryError(f"{name} must be an ISO date (2024-01-31), a month (2024-03) or a year (2024), a "
                          f"date-time (2024-01-31T09:00) or a span back from now (30d, 2w, 6m, 1y, 12h); "
-                         f"got {value!r}") from None
-    return text
+                         f"got {text!r} (read too: {READ_TOO})")
+    return period[1 if last else 0].isoformat()
 
 
 def _period_day(year: int, month: int | None, last: bool) -> str:

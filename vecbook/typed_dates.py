@@ -1,0 +1,90 @@
+"""Dates as a person types them for ``since`` and ``until``, beside the ISO forms the filters
+read: ISO without its zeros (``2024-3-5``), dates as written (``5 March 2024``, ``2024/03/05``,
+``05.03.2024``: ``vecbook.written_dates``), a month by its name (``March 2024``, ``März 2024``)
+and the date words a question may hold (``yesterday``, ``last week``, ``2 weeks ago``,
+``March``, ``on Tuesday``: ``vecbook.date_words``), counted back from today."""
+
+from __future__ import annotations
+
+import re
+from datetime import date, timedelta
+
+from .config import QueryError
+
+_UNPADDED_RE = re.compile(r"^(\d{4})[-/.](\d{1,2})(?:[-/.](\d{1,2}))?$")
+_MONTH_YEAR_RE = re.compile(r"^(\S+?)\.?,?\s+(\d{4})$")
+_SLASHED_RE = re.compile(r"^(\d{1,2})[/-](\d{1,2})[/-](\d{4})$")
+# What else since and until read, for their error message.
+READ_TOO = "5 March 2024, 2024/3/5, yesterday, last week, 2 weeks ago, March"
+
+
+def typed_period(name: str, text: str, today: date) -> tuple[date, date] | None:
+    """The first and last day ``text`` names, where it is a date, month or date words as typed
+    (not ISO 8601, which the filters read themselves); None where it is none of them. QueryError
+    for a day written with both fields under 13 (``05/03/2024``), which is two days."""
+    typed = " ".join(text.split())
+    return _numbers(typed) or _written(name, typed) or _month_name(typed) or _words(typed.lower(), today)
+
+
+def _numbers(text: str) -> tuple[date, date] | None:
+    """``2024-3-5`` or ``2024/3`` (the year first: one reading), as its day or month."""
+    found = _UNPADDED_RE.match(text)
+    if found is None:
+        return None
+    year, month, day = int(found.group(1)), int(found.group(2)), found.group(3)
+    try:
+        if day is not None:
+            return (date(year, month, int(day)),) * 2
+        return _month(year, month)
+    except ValueError:
+        return None
+
+
+def _written(name: str, text: str) -> tuple[date, date] | None:
+    from .written_dates import day_first, written_date
+
+    written = written_date(text)
+    if written is not None and len(written) == 10:
+        try:
+            day = date.fromisoformat(written)
+        except ValueError:  # ISO's form, no day (2024-02-30, 0000-01-01)
+            return None
+        return day, day
+    slashed = _SLASHED_RE.match(text)
+    if slashed and day_first(slashed.group(1), slashed.group(2)) is None and slashed.group(1) != slashed.group(2):
+        a, b, year = (int(v) for v in slashed.groups())
+        first, second = date(year, b, a), date(year, a, b)
+        raise QueryError(f"{name} {text} could be the day {first.isoformat()} or {second.isoformat()} (the day or "
+                         f"the month first): write it year first")
+    return None
+
+
+def _month_name(text: str) -> tuple[date, date] | None:
+    """``March 2024``, ``März 2024``, ``déc. 2024``: a month by its name in a language of
+    ``vecbook.month_names``, and its year."""
+    from .month_names import month_number
+
+    found = _MONTH_YEAR_RE.match(text)
+    month = month_number(found.group(1)) if found else None
+    return None if found is None or month is None else _month(int(found.group(2)), month)
+
+
+def _words(text: str, today: date) -> tuple[date, date] | None:
+    """Date words as a question reads them (``vecbook.date_words``), the whole of ``text``, with
+    ``in`` or ``on`` understood before a month or a weekday; ``N days ago`` is that day."""
+    from .date_words import days_ago, phrase_span
+
+    back = days_ago(text)
+    if back is not None:
+        return (today - timedelta(days=back),) * 2
+    for phrase in (text, f"in {text}", f"on {text}"):
+        span = phrase_span(phrase, today)
+        if span is not None:
+            return span[0], span[1] - timedelta(days=1)
+    return None
+
+
+def _month(year: int, month: int) -> tuple[date, date]:
+    first = date(year, month, 1)
+    end = date(year + month // 12, month % 12 + 1, 1)
+    return first, end - timedelta(days=1)
