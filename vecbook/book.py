@@ -13,9 +13,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
 from .config import (
-    FUSIONS,
     MAX_RESULTS_LIMIT,
-    MODES,
     Config,
     QueryError,
     VecBookError,
@@ -26,9 +24,8 @@ from .config import (
 from .blocks import Block
 from .build import Builder, Snapshot
 from .exports.base import collector_paused
-from .hits import (Context, HitShaper, Query, Results, check_bool, check_choice, check_context, check_half_life,
-                   check_max_chars, check_max_results, check_max_total_chars, check_query, check_rrf_k, check_unit,
-                   unmatched, within_budget)
+from .hits import (Context, HitShaper, Query, Results, check_context, check_max_chars, check_max_total_chars,
+                   check_query, unmatched, within_budget)
 from .around import context_around
 from .embed import Embedder, _release_freed_memory, unavailable
 from .vector_index import VectorIndex
@@ -38,6 +35,7 @@ from .emoji_names import with_emoji
 from .languages import model_languages, reads_query
 from .filters import Condition, convenience_conditions, parse_filters, with_occurrences
 from .rank import FUSION_DEPTH, best_first, rank
+from .search_settings import search_settings
 from .keyword_prune import PassageScores
 from .chat_hits import is_chat_window
 from .blends import blended
@@ -507,16 +505,9 @@ class VecBook:
                 keyword_weight: float | None, rrf_k: int | None, dedupe: bool | None = None,
                 recency_half_life_days: float | None = None, extra: Sequence[Condition] = (),
                 max_chars: int | None = None) -> Results:
-        k = check_max_results(self.config.max_results if max_results is None else max_results)
-        mode = check_choice("mode", mode or self.default_mode, MODES)
-        fusion = check_choice("fusion", fusion or self.config.fusion, FUSIONS)
-        weight = check_unit("keyword_weight", self.config.keyword_weight if keyword_weight is None
-                             else keyword_weight)
-        floor = None if min_score is None else check_unit("min_score", min_score)
-        rrf = check_rrf_k(self.config.rrf_k if rrf_k is None else rrf_k)
-        fold = self.config.dedupe if dedupe is None else check_bool("dedupe", dedupe)
-        half_life = check_half_life(self.config.recency_half_life_days if recency_half_life_days is None
-                                     else recency_half_life_days)
+        k, mode, fusion, weight, floor, rrf, fold, half_life = search_settings(
+            self.config, self.default_mode, max_results, mode, fusion, keyword_weight, min_score, rrf_k, dedupe,
+            recency_half_life_days)
         conditions = parse_filters(filters) + list(extra)
         snapshot, mode = self._snapshot_for(mode)
         # Counted from here (not while waiting for a snapshot): the first build's model load
