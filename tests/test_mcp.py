@@ -470,6 +470,11 @@ def test_serve_writes_every_stderr_line_in_vecbook_log_format(tmp_path: Path) ->
 def test_an_empty_result_is_an_empty_json_list(sample_book: vecbook.VecBook) -> None:
     result = call(sample_book, "search", {"query": "zyzzyva", "mode": "keyword"})
     assert hits_of(result) == []
+    # a second item says what left it empty, so an assistant widens the filter rather than guess
+    assert json.loads(result.content[1].text) == {"no_results": "no record holds a word of the query"}
+    dated = call(sample_book, "search", {"query": "lunch", "since": "2099", "sources": ["files"]})
+    assert hits_of(dated) == [] and dated.structured_content["no_results"].startswith(
+        "since 2099 leaves no record of the ")
 
 
 def test_search_cuts_text_to_max_chars_and_says_so(sample_book: vecbook.VecBook) -> None:

@@ -391,6 +391,38 @@ def test_the_cli_marks_a_hit_that_matched_nothing_of_the_query(
     assert " 0.000000  " in ranked[-1]
 
 
+DATED_NOTES = {"journal.txt": "Date: 2024-03-09\nTags: family\n\nLunch with Mum at Little Lisbon.\n---\n"
+                              "Date: 2024-05-01\nTags: work\n\nLunch meeting with the team.\n---\nTags: work, home\n\n"
+                              "The boiler service is due.\n"}
+
+
+@pytest.mark.parametrize("query, kwargs, why", [
+    ("lunch", {"since": "2025-01-01"}, "since 2025-01-01 leaves no record; the records are dated 2024-03-09 to 2024-05-01"),
+    ("lunch", {"filters": {"tags": "work"}, "until": "2024-04"},
+     "until 2024-04 leaves no record of the 2 that pass tags=work; they are dated 2024-05-01"),
+    ("lunch", {"filters": {"tags": "garden"}}, "tags=garden leaves no record; tags there: work, family, home"),
+    ("lunch", {"sources": ["files"], "since": "2099"},
+     "since 2099 leaves no record of the 3 that pass sources files; they are dated 2024-03-09 to 2024-05-01"),
+    ("boiler", {"filters": {"tags": "family"}, "mode": "keyword"},
+     "no record of the 1 that pass tags=family holds a word of the query"),
+    ("the and of", {"mode": "keyword"}, "the query's words (the, and, of) are stop words, which keyword search "
+                                        "leaves out"),
+    ("?!", {"mode": "keyword"}, "the query holds no word to look for"),
+    ("lunch", {"min_score": 1.0, "mode": "keyword"}, "min_score 1 left no hit (the best scored 0.444840)"),
+])
+def test_a_search_without_hits_says_what_left_it_empty(write_files: Any, fake_book: Any, query: str,
+                                                       kwargs: dict[str, Any], why: str) -> None:
+    hits = fake_book(write_files(DATED_NOTES)).search(query, **kwargs)
+    assert list(hits) == [] and hits.why_empty == why
+    assert vecbook.cli.format_hits(hits) == f"no results: {why}"
+    assert why.replace("'", "&#x27;") in hits._repr_html_()
+
+
+def test_a_search_with_hits_has_no_reason_to_be_empty(write_files: Any, fake_book: Any) -> None:
+    hits = fake_book(write_files(DATED_NOTES)).search("lunch", filters={"tags": "family"})
+    assert hits and hits.why_empty is None and hits[:1].why_empty is None
+
+
 def _with_fake_embedder(original: Any) -> Any:
     def init(self: vecbook.VecBook, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("embedder", FakeEmbedder())

@@ -36,6 +36,7 @@ from .languages import model_languages, reads_query
 from .filters import Condition, convenience_conditions, parse_filters, with_occurrences
 from .rank import FUSION_DEPTH, best_first, rank
 from .search_settings import search_settings
+from .empty_results import why_empty
 from .keyword_prune import PassageScores
 from .chat_hits import is_chat_window
 from .blends import blended
@@ -480,7 +481,7 @@ class VecBook:
         hits = self._search(query, keyword_text, max_results, mode, filters, min_score, fusion,
                             keyword_weight, rrf_k, dedupe, recency_half_life_days, extra, check_max_chars(max_chars))
         kept, left_out = within_budget(hits, budget, lambda hit: len(hit.text))
-        return Results(kept, left_out, hits.mode, hits.analysis)
+        return Results(kept, left_out, hits.mode, hits.analysis, hits.why_empty)
 
     def get(self, ref: str, context: int = 0) -> Context:
         """The whole record whose ``id`` or ``citation`` is ``ref``, with up to ``context``
@@ -532,15 +533,17 @@ class VecBook:
                           feeds_back=lambda i: not is_chat_window(snapshot.records[i]))
             records = snapshot.records
             nothing = unmatched(scored)  # before a recency blend lifts their score
-            scored = best_first(blended(snapshot, scored, semantic_text, mask, half_life), records)
-            scored = [s for s in scored if floor is None or s.score >= floor]
+            ranked = best_first(blended(snapshot, scored, semantic_text, mask, half_life), records)
+            scored = [s for s in ranked if floor is None or s.score >= floor]
             # Read as far as merging chat hits needs to leave k: folded (lazily), or each alone.
             groups = (folding(records[s.index].text for s in scored) if fold
                       else ((i, []) for i in range(len(scored))))
             shaper = HitShaper(snapshot, terms, PassageScores(snapshot.keywords, tokens) if passage_scores is None
                                else passage_scores, vector, partial(analysis_of, self.config), nothing)
-            return Results(with_occurrences(shaper.hits(scored, groups, k, max_chars), conditions), mode=mode,
-                           analysis=partial(analysis_of, self.config))
+            found = with_occurrences(shaper.hits(scored, groups, k, max_chars), conditions)
+            cut = (floor, ranked[0].score) if ranked and not scored and floor is not None else None
+            why = None if found else why_empty(snapshot.columns, conditions, mode, keyword_text, tokens, cut)
+            return Results(found, mode=mode, analysis=partial(analysis_of, self.config), why_empty=why)
 
     def _snapshot_for(self, mode: str) -> tuple[Snapshot, str]:
         """The current snapshot, waiting (bounded) for vectors when the mode needs them;

@@ -391,6 +391,8 @@ def _cmd_search(args: argparse.Namespace, config: Config) -> int:
                        max_total_chars=args.max_total_chars, max_chars=args.max_chars)
     if args.json:
         print(json_text(hits.to_dicts()))
+        if getattr(hits, "why_empty", None):  # the body stays a list; what left it empty goes beside it
+            print(f"vecbook: no results: {hits.why_empty}", file=sys.stderr)
     else:
         filtered = bool(filters or args.source or args.since or args.until or args.participant)
         print(format_hits(hits, color=wants_color(), analysis=partial(analysis_of, config), filtered=filtered))

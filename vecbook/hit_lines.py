@@ -104,7 +104,8 @@ def format_hits(hits: Sequence[Hit], color: bool = False,
     the lines it cites (matched words highlighted when ``color``, as ``analysis`` of the hit's
     source cuts them; English's by default)."""
     if not hits:
-        return "no results"
+        why = getattr(hits, "why_empty", None)  # Results say what left them empty
+        return f"no results: {shown(why)}" if why else "no results"
     why_listed = "; listed as it passed the filters" if filtered else ""
     blocks = []
     for rank_number, hit in enumerate(hits, 1):

@@ -138,20 +138,23 @@ class Results(list):  # list[Hit]
     """A list of hits, best first, with notebook-friendly conversions. ``left_out``: how many
     hits a ``max_total_chars`` budget left out (0 without one); ``mode``: the mode that answered
     (``keyword`` for a semantic or hybrid search while the first index still embeds); ``analysis``:
-    the keyword analysis of a source's records (its language), which the table marks words by."""
+    the keyword analysis of a source's records (its language), which the table marks words by;
+    ``why_empty``: for a search without hits, what left it empty (the filter that left no record,
+    and the values there are; a query of stop words in keyword mode), else None."""
 
     def __init__(self, hits: Iterable[Hit] = (), left_out: int = 0, mode: str | None = None,
-                 analysis: Callable[[str], Analysis] | None = None) -> None:
+                 analysis: Callable[[str], Analysis] | None = None, why_empty: str | None = None) -> None:
         super().__init__(hits)
         self.left_out = left_out
         self.mode = mode
         self.analysis = analysis
+        self.why_empty = None if self else why_empty
 
     def __getitem__(self, key: Any) -> Any:
         """A hit, or for a slice (``hits[:3]``) Results again, so a notebook still shows it as a
         table marked by its source's language; a slice's ``left_out`` is 0 (no budget cut it)."""
         if isinstance(key, slice):
-            return Results(super().__getitem__(key), 0, self.mode, self.analysis)
+            return Results(super().__getitem__(key), 0, self.mode, self.analysis, self.why_empty)
         return super().__getitem__(key)
 
     def to_dicts(self, scores_as: str = "string") -> list[dict[str, Any]]:
@@ -162,7 +165,9 @@ class Results(list):  # list[Hit]
     def _repr_html_(self) -> str:
         """The hits as a table in Jupyter: rank, score, citation, snippet with the matched words
         marked, source and date (in a terminal the list shows as plain text)."""
-        return hits_table(self, analysis=self.analysis) if self else "<p>no results</p>"
+        if self:
+            return hits_table(self, analysis=self.analysis)
+        return f"<p>no results{': ' + html.escape(self.why_empty) if self.why_empty else ''}</p>"
 
     def to_pandas(self) -> Any:
         """A pandas DataFrame, one row per hit, scores as floats (pandas is optional)."""

@@ -103,6 +103,8 @@ def build_server(book: VecBook) -> Any:
         it scores 0).
         With max_total_chars, hits are taken best first while their texts fit in it together; a
         second text item then says how many were left out: {"left_out": N, "max_total_chars": B}.
+        No hits: a text item may say what left none, {"no_results": "since 2025-01 leaves no record;
+        they are dated 2023-02-01 to 2024-06-30"}: widen that filter rather than ask again.
         While the first index still embeds, a semantic or hybrid search is answered by keywords,
         and a text item says so: {"answered_as": "keyword", "note": ...}.
         """
@@ -123,6 +125,10 @@ def build_server(book: VecBook) -> Any:
             content.append(TextContent(type="text", text=json.dumps({"left_out": left_out,
                                                                      "max_total_chars": max_total_chars})))
             structured["left_out"] = left_out
+        if results.why_empty:
+            content.append(TextContent(type="text", text=json.dumps({"no_results": results.why_empty},
+                                                                    ensure_ascii=False)))
+            structured["no_results"] = results.why_empty
         asked = mode or book.default_mode
         if results.mode is not None and results.mode != asked:
             note = {"answered_as": results.mode, "note": f"the first index is still computing vectors, so this "

@@ -1,0 +1,100 @@
+"""Why a search came back empty, in the words it was asked in: the filter that left no record
+(after the ones before it) and the values the records there hold, a keyword query with no
+word to look for, or the records that passed holding none of its words. Worked out only for a
+search without hits: a filter is evaluated once more for each one before it."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from datetime import date, timedelta
+from typing import Any, Sequence
+
+import numpy as np
+
+from .filter_values import MISSING, as_text, lookup_metadata
+from .filters import Condition, FilterColumns
+from .tokens import words_of
+
+# How many of the values found are named (the most frequent first), and how many characters of each.
+SHOWN_VALUES = 8
+SHOWN_CHARS = 40
+
+
+def why_empty(columns: FilterColumns, conditions: Sequence[Condition], mode: str, query: str,
+              tokens: Sequence[str], cut: tuple[float, float] | None) -> str | None:
+    """What left a search without hits (None where nothing better than "no results" can be said):
+    ``conditions`` its filters, ``tokens`` its keyword terms, ``cut`` its ``min_score`` and the
+    best score it cut, where that floor left none of the hits ranked."""
+    passing, before = np.ones(len(columns.records), dtype=bool), []
+    for condition in sorted(conditions, key=lambda c: c.field != "source"):  # "in mail, nothing since..."
+        kept = columns.mask([*before, condition])
+        if kept is not None and not kept.any():
+            return _emptied(columns, condition, before, passing)
+        before.append(condition)
+        passing = kept if kept is not None else passing
+    among = f" of the {int(passing.sum())} that pass {_names(before)}" if before else ""
+    if cut is not None:
+        return f"min_score {cut[0]:g} left no hit{among} (the best scored {cut[1]:.6f})"
+    if mode == "keyword" and not tokens:
+        typed = list(dict.fromkeys(words_of(query)))
+        if typed:
+            return f"the query's words ({', '.join(typed)}) are stop words, which keyword search leaves out"
+        return "the query holds no word to look for"
+    if mode == "keyword":
+        return f"no record{among} holds a word of the query"
+    return None
+
+
+def _emptied(columns: FilterColumns, condition: Condition, before: list[Condition], passing: np.ndarray) -> str:
+    """The message for ``condition``, which leaves none of the records ``passing`` those ``before`` it."""
+    among = f" of the {int(passing.sum())} that pass {_names(before)}" if before else ""
+    if condition.path[:1] == ("date",) and condition.field == "metadata":
+        dates = _dates(columns, passing, "they" if before else "the records")
+        return f"{_name(condition)} leaves no record{among}; {dates}"
+    key = condition.shorthand.split(" ", 1)[0] if condition.shorthand else ".".join(condition.path)
+    if condition.field == "source":
+        key = "sources"
+    return f"{_name(condition)} leaves no record{among}; {_values(columns, condition, passing, key)}"
+
+
+def _name(condition: Condition) -> str:
+    """A condition as it was asked for: ``since last week``, ``tags=work``."""
+    if condition.shorthand:
+        return condition.shorthand
+    if condition.key == "source__in":  # sources=[...], --source
+        return f"sources {', '.join(map(as_text, condition.value))}"
+    value = ",".join(map(as_text, condition.value)) if isinstance(condition.value, (list, tuple)) else condition.value
+    return f"{condition.key}={value}"
+
+
+def _names(conditions: Sequence[Condition]) -> str:
+    return " and ".join(_name(c) for c in conditions)
+
+
+def _dates(columns: FilterColumns, passing: np.ndarray, which: str) -> str:
+    """The span of the dates of the records ``passing``: ``they are dated 2024-03-09 to 2024-05-01``."""
+    days = columns.dates()[passing]
+    days = days[np.isfinite(days)]
+    if not len(days):
+        return f"{'none of them' if which == 'they' else 'no record'} has a date"
+    first, last = (date(1970, 1, 1) + timedelta(days=math.floor(float(d))) for d in (days.min(), days.max()))
+    return f"{which} are dated {first}" + ("" if first == last else f" to {last}")
+
+
+def _values(columns: FilterColumns, condition: Condition, passing: np.ndarray, key: str) -> str:
+    """The values the records ``passing`` hold under ``condition``'s key, most frequent first."""
+    counts: Counter[str] = Counter()
+    for record, kept in zip(columns.records, passing.tolist()):
+        if not kept:
+            continue
+        value: Any = record.source if condition.field == "source" else \
+            record.file_path if condition.field == "file_path" else lookup_metadata(record.metadata, condition.path)
+        if value is MISSING or value is None:
+            continue
+        counts.update(dict.fromkeys(map(str, value if isinstance(value, list) else [value]), 1))
+    if not counts:
+        return f"none of them has {key}"
+    shown = [v if len(v) <= SHOWN_CHARS else v[:SHOWN_CHARS - 1] + "…" for v, _ in counts.most_common(SHOWN_VALUES)]
+    more = f" and {len(counts) - len(shown)} more" if len(counts) > len(shown) else ""
+    return f"{key} there: {', '.join(shown)}{more}"
