@@ -220,6 +220,20 @@ def test_the_same_hits_through_the_server_and_in_process(
     assert plain_through[1] == cli(*command, capsys=capsys)[1]
 
 
+def test_a_search_without_hits_says_what_left_it_empty_through_the_server(
+        served: Served, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, shared_model: None,
+        tmp_path: Path) -> None:
+    command = ("search", "lunch", "--since", "2099", "--participant", "Mum", "--config", str(served.config))
+    through = cli(*command, capsys=capsys)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path))  # no record there: in-process
+    tmp_path.chmod(0o700)
+    here = cli(*command, capsys=capsys)
+    assert through[1] == here[1] and here[1].startswith("no results: since 2099 leaves no record; the records are")
+    query = parse.urlencode([("q", "lunch"), ("since", "2099")])
+    _, headers, body = fetch(f"{served.url}/search.json?{query}")
+    assert json.loads(body) == [] and parse.unquote(headers["VecBook-No-Results"]) == here[1].strip()[12:]
+
+
 def test_a_text_budget_leaves_out_the_same_hits_through_the_server(
         served: Served, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, shared_model: None,
         tmp_path: Path) -> None:

@@ -32,6 +32,9 @@ NOT_IN_IDENTITY = ("log_level", "watch")
 ERRORS = {cls.__name__: cls for cls in (VecBookError, ConfigError, QueryError, RecordError, ModelNotFoundError)}
 # The URL parameters of a search (the MCP tool's argument names, ``q`` for the query, and the
 # CLI's fusion options): the page's address, ``/search.json`` and the CLI share them.
+# /search.json's header saying what left a search without hits (Results.why_empty, MCP's
+# "no_results"), percent-encoded: a header holds ASCII, the reason may name "José" or "王小明".
+NO_RESULTS_HEADER = "VecBook-No-Results"
 LIST_PARAMS = ("sources", "participants")
 SEARCH_PARAMS = ("q", "max_results", "mode", "filters", *LIST_PARAMS, "since", "until", "dedupe",
                  "recency_half_life_days", "fusion", "keyword_weight", "min_score", "max_total_chars", "max_chars",
@@ -253,14 +256,18 @@ class RemoteBook:
     def search(self, query: str, max_total_chars: int | None = None, **arguments: Any) -> Results:
         """``VecBook.search`` through the server: the same hits. A ``max_total_chars`` budget is
         applied here, to the hits the server ranked, so ``left_out`` counts what it left out."""
+        from urllib import parse
+
         budget = check_max_total_chars(max_total_chars)
+        headers: dict[str, str] = {}
         try:
-            hits = _ask(self.record, "/search.json", search_params(query, **arguments), CALL_SECONDS)
+            hits = _ask(self.record, "/search.json", search_params(query, **arguments), CALL_SECONDS, headers)
         except ServerGone as exc:
             return self._in_process(exc).search(  # type: ignore[no-any-return]
                 query, max_total_chars=budget, **arguments)
         kept, left_out = within_budget([hit_of(data) for data in hits], budget, lambda hit: len(hit.text))
-        return Results(kept, left_out)
+        why = headers.get(NO_RESULTS_HEADER.casefold())
+        return Results(kept, left_out, why_empty=parse.unquote(why) if why else None)
 
     def get(self, ref: str, context: int = 0) -> Context:
         """``VecBook.get`` through the server."""
@@ -295,8 +302,10 @@ def context_of(data: dict[str, Any]) -> Context:
     return Context(Entry(**data["record"]), [Entry(**e) for e in data["before"]], [Entry(**e) for e in data["after"]])
 
 
-def _ask(record: ServerRecord, route: str, params: Sequence[tuple[str, str]], timeout: float) -> Any:
-    """GET ``route`` from the server as JSON; its JSON errors raise as the VecBook error they name."""
+def _ask(record: ServerRecord, route: str, params: Sequence[tuple[str, str]], timeout: float,
+         answer_headers: dict[str, str] | None = None) -> Any:
+    """GET ``route`` from the server as JSON; its JSON errors raise as the VecBook error they name.
+    ``answer_headers`` gets the answer's headers, by their casefolded names."""
     from urllib import error, parse, request
 
     url = record.url.rstrip("/") + route + ("?" + parse.urlencode(params) if params else "")
@@ -305,6 +314,8 @@ def _ask(record: ServerRecord, route: str, params: Sequence[tuple[str, str]], ti
         headers["Authorization"] = f"Bearer {record.token}"
     try:
         with request.urlopen(request.Request(url, headers=headers), timeout=timeout) as response:
+            if answer_headers is not None:
+                answer_headers.update((name.casefold(), value) for name, value in response.headers.items())
             return json.loads(response.read())
     except error.HTTPError as exc:
         body = _json_or_none(exc.read())

@@ -18,14 +18,15 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
+from urllib import parse
 
 from .book import VecBook
 from .config import (DEFAULT_HOST, DEFAULT_PORT, TOKEN_VARIABLE, Config, ConfigError, QueryError, VecBookError,
                      __version__)
 from .hits import mark_matches
 from .mcp import exit_handler, filters_argument, well_formed_line
-from .remote import (LIST_PARAMS, SEARCH_PARAMS, ServerRecord, config_identity, other_server, record_path,
-                     remove_record, write_record)
+from .remote import (LIST_PARAMS, NO_RESULTS_HEADER, SEARCH_PARAMS, ServerRecord, config_identity, other_server,
+                     record_path, remove_record, write_record)
 from .tokens import analysis_of
 
 log = logging.getLogger("vecbook")  # one logger for the package: hosts and the CLI configure "vecbook"
@@ -338,6 +339,8 @@ def page_routes(book: VecBook) -> dict[str, Callable[[Any], Any]]:
         headers = {LEFT_OUT_HEADER: str(results.left_out)} if arguments.get("max_total_chars") else {}
         if results.mode is not None and results.mode != (arguments["mode"] or book.default_mode):
             headers[ANSWERED_AS_HEADER] = results.mode
+        if results.why_empty:  # what left it empty (MCP's "no_results"), as ASCII a header can hold
+            headers[NO_RESULTS_HEADER] = parse.quote(results.why_empty, safe=" ,;:()=")
         return Answer(hits, headers) if headers else hits
 
     def get(request: Any) -> Any:
