@@ -287,6 +287,18 @@ def test_since_and_until_read_dates_and_date_words_as_people_type_them(since: st
     assert (start.shorthand, stop.shorthand) == (f"since {since}", f"until {until}")
 
 
+@pytest.mark.parametrize("typed, short", [
+    ("30 days", "30d"), ("last 7 days", "7d"), ("past 2 weeks", "2w"), ("3 Months", "3m"), ("1 year", "1y"),
+    ("12 hours", "12h"), ("the last 24 hours", "24h"), ("2 wks", "2w"),
+])
+def test_a_span_back_from_now_may_be_written_in_words(typed: str, short: str) -> None:
+    from datetime import datetime
+
+    now = datetime(2024, 3, 6, 12, 0).timestamp()
+    [since] = vecbook.filters.convenience_conditions(since=typed, now=now)
+    assert since.value == vecbook.filters.convenience_conditions(since=short, now=now)[0].value
+
+
 @pytest.mark.parametrize("since, until, message", [
     ("2024-13", None, "since must be an ISO date (2024-01-31), a month (2024-03) or a year (2024), a date-time "
                       "(2024-01-31T09:00) or a span back from now (30d, 2w, 6m, 1y, 12h); got '2024-13'"),

@@ -91,7 +91,9 @@ def _iso(value: Any) -> Any:
     return value.isoformat() if isinstance(value, date) else value
 
 
-_SPAN_RE = re.compile(r"^\s*(\d+)\s*([hdwmy])\s*$", re.I)
+# A span back from now: 30d, or as words, "30 days", "last 7 days", "the past 2 weeks" (m: months).
+_SPAN_RE = re.compile(r"^\s*(?:(?:the\s+)?(?:last|past)\s+)?(\d+)\s*"
+                      r"(h|hours?|hrs?|d|days?|w|weeks?|wks?|m|months?|mos?|y|years?|yrs?)\s*$", re.I)
 # ``path:line``, ``path:line-end`` or either with ``#anchor``: a reference to lines of a file.
 _LINE_REF_RE = re.compile(r"^(.*):(\d+)(?:-\d+)?(?:#.*)?$", re.S)
 # A month (2024-03) or a year (2024) given as ``since``/``until``: ISO 8601's reduced precision.
@@ -150,7 +152,7 @@ def _moment(name: str, value: Any, now: float | None, last: bool = False) -> str
     span = _SPAN_RE.match(value)
     if span:
         moment = datetime.fromtimestamp(time.time() if now is None else now, timezone.utc).astimezone()
-        moment -= timedelta(days=int(span.group(1)) * _SPAN_DAYS[span.group(2).lower()])
+        moment -= timedelta(days=int(span.group(1)) * _SPAN_DAYS[span.group(2)[0].lower()])
         return moment.replace(microsecond=0).isoformat()
     text = value.strip()
     try:

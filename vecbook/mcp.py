@@ -198,11 +198,11 @@ def build_server(book: VecBook) -> Any:
         "since": Annotated[str | None, Field(
             description="Only records dated on or after this, or lasting into it (a chat window, event or "
                         "entry whose end_date reaches it): an ISO date (2024-01-31), a month (2024-03), a "
-                        "year (2024), a span back from now (30d, 2w, 6m, 1y, 12h), a date as written (5 March "
-                        "2024) or words (yesterday, last week, 2 weeks ago, March).")],
+                        "year (2024), a span back from now (30d, 2w, 6m, 1y, 12h, 'last 7 days'), a date as "
+                        "written (5 March 2024) or words (yesterday, last week, 2 weeks ago, March).")],
         "until": Annotated[str | None, Field(
-            description="Only records dated (begun) up to this: an ISO date, month or year (the whole of it) "
-                        "or a span back from now. With since, a record whose span overlaps the range is in it.")],
+            description="Only records dated (begun) up to this: an ISO date, month or year (the whole of it), "
+                        "a span back from now, a date as written or words (last week: to its Sunday). With since, a record whose span overlaps the range is in it.")],
         "participants": Annotated[list[str] | str | None, Field(
             description='Only conversations with each of these people, e.g. ["Ana"] (whole-word match), '
                         '["ana@example.com"] (the whole address) or ["@example.com"] (a mail domain; '
