@@ -104,20 +104,6 @@ def route_other_loggers() -> None:
     log.propagate = False  # "vecbook" has the handler already: no second copy via the root
 
 
-def parse_filter_argument(text: str) -> tuple[str, Any]:
-    """``KEY[__OP]=VALUE`` from the command line; ``__in`` takes commas, ``__exists`` true/false."""
-    key, sep, value = text.partition("=")
-    if not sep or not key:
-        raise QueryError(f"--filter needs KEY=VALUE, got {text!r}")
-    if key.endswith("__in"):
-        return key, [v.strip() for v in value.split(",")]
-    if key.endswith("__exists"):
-        if value.lower() not in ("true", "false"):
-            raise QueryError(f"--filter {key} needs true or false, got {value!r}")
-        return key, value.lower() == "true"
-    return key, value
-
-
 class _Parser(argparse.ArgumentParser):
     """argparse's parser with a usage error on one line, as every other error is (argparse prints
     the whole usage block first), naming the help that lists the options; ``commands``: the
@@ -370,7 +356,7 @@ def _open_book(config: Config, **options: Any) -> VecBook:
 
 
 def _cmd_search(args: argparse.Namespace, config: Config) -> int:
-    from .filters import convenience_conditions, parse_filters
+    from .filters import convenience_conditions, parse_filter_argument, parse_filters
     from .hits import check_query
     from .remote import find_server
     from .tokens import analysis_of

@@ -132,6 +132,20 @@ def convenience_conditions(sources: Sequence[str] | None = None, since: str | da
     return conditions
 
 
+def parse_filter_argument(text: str) -> tuple[str, Any]:
+    """``KEY[__OP]=VALUE`` from the command line; ``__in`` takes commas, ``__exists`` true/false."""
+    key, sep, value = text.partition("=")
+    if not sep or not key:
+        raise QueryError(f"--filter needs KEY=VALUE, got {text!r}")
+    if key.endswith("__in"):
+        return key, [v.strip() for v in value.split(",")]
+    if key.endswith("__exists"):
+        if value.lower() not in ("true", "false"):
+            raise QueryError(f"--filter {key} needs true or false, got {value!r}")
+        return key, value.lower() == "true"
+    return key, value
+
+
 def _string_list(name: str, values: Any) -> list[str]:
     if isinstance(values, str):
         values = [values]
