@@ -542,6 +542,24 @@ def test_a_participant_filter_folds_each_name_once_however_many_lists_hold_it(mo
     assert sorted(set(folded)) == sorted(folded)  # (each once: "Ana Lopez" and the N<i> are ASCII)
 
 
+@pytest.mark.parametrize("typed, parsed", [
+    ("date>=2024-01-01", ("date__gte", "2024-01-01")), ("priority>2", ("priority__gt", "2")),  # as people compare
+    ("priority <= 3", ("priority__lte", "3")), ("priority<3", ("priority__lt", "3")),
+    ("author!=ana", ("author__ne", "ana")), ("author==ana", ("author", "ana")),
+    ("tags = family", ("tags", "family")), ("tags__in = a, b", ("tags__in", ["a", "b"])),   # spaces around
+    ("title=a>b", ("title", "a>b")), ("url=https://x.org/?a=b", ("url", "https://x.org/?a=b")),  # the first sign
+])
+def test_a_command_line_filter_reads_comparison_signs(typed: str, parsed: tuple[str, Any]) -> None:
+    assert vecbook.filters.parse_filter_argument(typed) == parsed
+
+
+@pytest.mark.parametrize("typed", ["tags:family", "nokey", "=x", ">2"])
+def test_a_command_line_filter_without_a_key_and_a_sign_says_what_it_takes(typed: str) -> None:
+    with pytest.raises(vecbook.QueryError) as error:
+        vecbook.filters.parse_filter_argument(typed)
+    assert str(error.value) == f"--filter needs KEY=VALUE (or KEY>=VALUE, >, <=, <, !=), got {typed!r}"
+
+
 def test_filters_must_be_an_object() -> None:
     with pytest.raises(vecbook.QueryError, match="filters must be an object"):
         vecbook.filters.parse_filters(["author=ana"])  # type: ignore[arg-type]

@@ -161,7 +161,7 @@ def build_parser() -> _Parser:
     search.add_argument("--keyword-weight", type=float, metavar="W", help="linear fusion weight of keywords, 0-1")
     search.add_argument("--filter", action="append", default=[], metavar="KEY[__OP]=VALUE",
                         help="metadata filter, repeatable: author=ana, date__gte=2024-01-01, tags__contains=work, "
-                             "channel__in=a,b, file_path='journal/*'")
+                             "channel__in=a,b, file_path='journal/*', 'priority>2'")
     search.add_argument("--min-score", type=float, metavar="S",
                         help="drop hits scoring below S (0-1); semantic: cosine mapped to 0-1 (an unrelated "
                              "query's best hit still scores ~0.6), keyword: BM25 over its upper bound, hybrid "

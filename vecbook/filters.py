@@ -99,6 +99,9 @@ _LINE_REF_RE = re.compile(r"^(.*):(\d+)(?:-\d+)?(?:#.*)?$", re.S)
 # A month (2024-03) or a year (2024) given as ``since``/``until``: ISO 8601's reduced precision.
 _PERIOD_RE = re.compile(r"^(\d{4})(?:-(\d{2}))?$")
 _LAST_DAY = "9999-12-31"  # whose next day no date can name: ``until`` then ends at its last moment
+# --filter's KEY, sign and VALUE: the first sign splits them (a value may hold = or >: a URL's query).
+_FILTER_ARGUMENT_RE = re.compile(r"^([^=<>!]*[^=<>!\s][^=<>!]*)(!=|>=|<=|==|=|>|<)(.*)$", re.S)
+_SIGNS = {"=": "", "==": "", "!=": "__ne", ">=": "__gte", ">": "__gt", "<=": "__lte", "<": "__lt"}
 _SPAN_DAYS = {"h": 1 / 24, "d": 1, "w": 7, "m": 30.4375, "y": 365.25}
 
 
@@ -133,10 +136,14 @@ def convenience_conditions(sources: Sequence[str] | None = None, since: str | da
 
 
 def parse_filter_argument(text: str) -> tuple[str, Any]:
-    """``KEY[__OP]=VALUE`` from the command line; ``__in`` takes commas, ``__exists`` true/false."""
-    key, sep, value = text.partition("=")
-    if not sep or not key:
-        raise QueryError(f"--filter needs KEY=VALUE, got {text!r}")
+    """``KEY[__OP]=VALUE`` from the command line, or ``KEY>=VALUE`` (``>``, ``<=``, ``<``, ``!=``,
+    ``==``) as people compare; spaces around the sign are no part of either; ``__in`` takes
+    commas, ``__exists`` true/false."""
+    found = _FILTER_ARGUMENT_RE.match(text)
+    if found is None:
+        raise QueryError(f"--filter needs KEY=VALUE (or KEY>=VALUE, >, <=, <, !=), got {text!r}")
+    key, sign, value = found.group(1).strip(), found.group(2), found.group(3).strip()
+    key += _SIGNS[sign]
     if key.endswith("__in"):
         return key, [v.strip() for v in value.split(",")]
     if key.endswith("__exists"):
