@@ -390,6 +390,17 @@ def test_a_misspelt_source_is_an_error_suggesting_the_source_meant() -> None:
         matching({"source": "slakc"})
 
 
+@pytest.mark.parametrize("typed", ["WhatsApp", "whatsapp"])
+def test_a_source_named_by_its_app_points_to_the_sources_of_that_format(typed: str) -> None:
+    # `vecbook add` names a source as its user says (family-chat); the app is its records' format
+    chats = [record(f"c{i}", source=name, format="whatsapp") for i, name in enumerate(["family-chat", "work-chat"])]
+    with pytest.raises(vecbook.QueryError) as error:
+        vecbook.filters.FilterColumns([*RECORDS, *chats]).mask(vecbook.filters.convenience_conditions(sources=[typed]))
+    assert str(error.value) == (f"no record comes from source '{typed}' (sources: family-chat, files, slack, "
+                                f"work-chat); {typed} is the format of family-chat, work-chat: name one, or filter on "
+                                f"format={typed} for all")
+
+
 def test_a_source_filter_points_to_metadata_source_where_records_have_such_a_field() -> None:
     # Toolbox-store rows carry a `source` column (e.g. "whatsapp") in their metadata, while the
     # `source` filter is the collection: a user mixing them up gets told, not an empty result.

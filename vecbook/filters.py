@@ -492,7 +492,16 @@ class FilterColumns:
             field = (f"; 'source' is the collection a record came from: for the metadata field named source, "
                      f"filter on metadata.source={unknown[0]}" if "source" in self.known_keys else "")
             raise QueryError(f"no record comes from source '{unknown[0]}' ({hint}sources: "
-                             f"{', '.join(self.known_sources)}){field}")
+                             f"{', '.join(self.known_sources)}){self._format_hint(unknown[0])}{field}")
+
+    def _format_hint(self, typed: Any) -> str:
+        """Where an unknown source is the format of some (``--source whatsapp``: the app, where
+        ``vecbook add`` named the source family-chat), those sources."""
+        wanted = as_text(typed)
+        having = sorted({r.source for r in self.records if as_text(r.metadata.get("format") or "") == wanted})
+        if not having:
+            return ""
+        return f"; {typed} is the format of {', '.join(having)}: name one, or filter on format={typed} for all"
 
     def _column(self, condition: Condition) -> tuple[np.ndarray, list[Any]]:
         """Codes per record into a list of distinct values; the last code means 'missing'."""
