@@ -272,6 +272,8 @@ def test_python_dates_and_times_are_taken_as_the_iso_text_they_stand_for() -> No
     ("last summer", "last  summer", "2023-06-01", "2023-09-01"),
     ("march", "in February", "2024-03-01", "2024-03-01"),
     ("Tuesday", "last tuesday", "2024-03-05", "2024-03-06"),
+    ("March 5", "5 March", "2024-03-05", "2024-03-06"),              # a day without its year: the latest one
+    ("Dec 24th", "24. Dezember", "2023-12-24", "2023-12-25"),
 ])
 def test_since_and_until_read_dates_and_date_words_as_people_type_them(since: str, until: str, first: str,
                                                                        end: str) -> None:

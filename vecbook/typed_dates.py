@@ -1,11 +1,13 @@
 """Dates as a person types them for ``since`` and ``until``, beside the ISO forms the filters
 read: ISO without its zeros (``2024-3-5``), dates as written (``5 March 2024``, ``2024/03/05``,
-``05.03.2024``: ``vecbook.written_dates``), a month by its name (``March 2024``, ``März 2024``)
+``05.03.2024``: ``vecbook.written_dates``), a month by its name (``March 2024``, ``März 2024``),
+a day without its year (``March 5``: the latest one)
 and the date words a question may hold (``yesterday``, ``last week``, ``2 weeks ago``,
 ``March``, ``on Tuesday``: ``vecbook.date_words``), counted back from today."""
 
 from __future__ import annotations
 
+import functools
 import re
 from datetime import date, timedelta
 
@@ -23,7 +25,8 @@ def typed_period(name: str, text: str, today: date) -> tuple[date, date] | None:
     (not ISO 8601, which the filters read themselves); None where it is none of them. QueryError
     for a day written with both fields under 13 (``05/03/2024``), which is two days."""
     typed = " ".join(text.split())
-    return _numbers(typed) or _written(name, typed) or _month_name(typed) or _words(typed.lower(), today)
+    return (_numbers(typed) or _written(name, typed) or _month_name(typed) or _day_of_month(typed, today)
+            or _words(typed.lower(), today))
 
 
 def _numbers(text: str) -> tuple[date, date] | None:
@@ -67,6 +70,36 @@ def _month_name(text: str) -> tuple[date, date] | None:
     found = _MONTH_YEAR_RE.match(text)
     month = month_number(found.group(1)) if found else None
     return None if found is None or month is None else _month(int(found.group(2)), month)
+
+
+@functools.lru_cache(maxsize=1)
+def _days_without_year() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """``March 5``, ``5th March``, ``24. Dezember``: compiled on first need, as the month names of
+    every language are (``vecbook.written_dates``)."""
+    from .month_names import DAY, MONTH
+
+    return re.compile(rf"^{MONTH}\s+{DAY}$", re.I), re.compile(rf"^{DAY}\s+{MONTH}$", re.I)
+
+
+def _day_of_month(text: str, today: date) -> tuple[date, date] | None:
+    """A day and month without a year: the latest such day up to ``today``."""
+    from .month_names import month_number
+
+    month_first, day_first = _days_without_year()
+    if found := month_first.match(text):
+        month, day = month_number(found.group(1)), int(found.group(2))
+    elif found := day_first.match(text):
+        day, month = int(found.group(1)), month_number(found.group(2))
+    else:
+        return None
+    for year in (today.year, today.year - 1):
+        try:
+            when = date(year, month or 0, day)
+        except ValueError:
+            continue  # 29 February outside a leap year, or no such day
+        if when <= today:
+            return when, when
+    return None
 
 
 def _words(text: str, today: date) -> tuple[date, date] | None:
