@@ -274,6 +274,10 @@ def test_python_dates_and_times_are_taken_as_the_iso_text_they_stand_for() -> No
     ("Tuesday", "last tuesday", "2024-03-05", "2024-03-06"),
     ("March 5", "5 March", "2024-03-05", "2024-03-06"),              # a day without its year: the latest one
     ("Dec 24th", "24. Dezember", "2023-12-24", "2023-12-25"),
+    ("tomorrow", "tomorrow", "2024-03-07", "2024-03-08"),            # ahead, for a calendar's coming events
+    ("next week", "next week", "2024-03-11", "2024-03-18"),
+    ("next month", "next year", "2024-04-01", "2026-01-01"),
+    ("in 3 days", "in two weeks", "2024-03-09", "2024-03-21"),
 ])
 def test_since_and_until_read_dates_and_date_words_as_people_type_them(since: str, until: str, first: str,
                                                                        end: str) -> None:

@@ -3,7 +3,8 @@ read: ISO without its zeros (``2024-3-5``), dates as written (``5 March 2024``, 
 ``05.03.2024``: ``vecbook.written_dates``), a month by its name (``March 2024``, ``März 2024``),
 a day without its year (``March 5``: the latest one)
 and the date words a question may hold (``yesterday``, ``last week``, ``2 weeks ago``,
-``March``, ``on Tuesday``: ``vecbook.date_words``), counted back from today."""
+``March``, ``on Tuesday``: ``vecbook.date_words``), counted back from today, and ahead (``tomorrow``,
+``next week``, ``in 3 days``: a calendar's coming events)."""
 
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ def typed_period(name: str, text: str, today: date) -> tuple[date, date] | None:
     for a day written with both fields under 13 (``05/03/2024``), which is two days."""
     typed = " ".join(text.split())
     return (_numbers(typed) or _written(name, typed) or _month_name(typed) or _day_of_month(typed, today)
-            or _words(typed.lower(), today))
+            or _words(typed.lower(), today) or _ahead(typed.lower(), today))
 
 
 def _numbers(text: str) -> tuple[date, date] | None:
@@ -114,6 +115,25 @@ def _words(text: str, today: date) -> tuple[date, date] | None:
         span = phrase_span(phrase, today)
         if span is not None:
             return span[0], span[1] - timedelta(days=1)
+    return None
+
+
+def _ahead(text: str, today: date) -> tuple[date, date] | None:
+    """Days ahead, which a calendar's coming events are in: ``tomorrow``, ``next week`` (Monday
+    to Sunday), ``next month``, ``next year``, ``in 3 days`` (that day)."""
+    from .date_words import days_ago
+
+    if text == "tomorrow":
+        return (today + timedelta(days=1),) * 2
+    if text.startswith("in ") and (ahead := days_ago(f"{text[3:]} ago")) is not None:
+        return (today + timedelta(days=ahead),) * 2
+    if text == "next week":
+        monday = today + timedelta(days=7 - today.weekday())
+        return monday, monday + timedelta(days=6)
+    if text == "next month":
+        return _month(today.year + today.month // 12, today.month % 12 + 1)
+    if text == "next year":
+        return date(today.year + 1, 1, 1), date(today.year + 1, 12, 31)
     return None
 
 
