@@ -201,6 +201,12 @@ def status_text(browser: Any) -> str:
     return str(browser.find_element(By.ID, "status").text)
 
 
+def test_a_search_without_hits_says_what_left_it_empty(browser: Any, site: str) -> None:
+    browser.get(f"{site}/?q=lunch&mode=keyword&since=2099")
+    until(lambda: "no results" in status_text(browser), "no hits")
+    assert status_text(browser).startswith("no results: since 2099 leaves no record; the records are dated ")
+
+
 def test_record_text_holding_markup_is_shown_never_run(browser: Any, site: str) -> None:
     search_for(browser, site, "boiler manual pasted")
     hit = next(h for h in hits(browser) if "hostile.txt" in h.text)

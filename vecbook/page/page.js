@@ -216,9 +216,12 @@ async function runSearch(params) {
     $("hits").replaceChildren(...hits.map((hit) => hitItem(hit, asked)));
     // During a first index a semantic or hybrid search is answered by keywords: say so.
     const answeredAs = headers.get("VecBook-Answered-As");
+    // No hits: what left none (a filter, and what the records hold), as the CLI and MCP say it.
+    const whyEmpty = headers.get("VecBook-No-Results");
     const note = el("span", { id: "open-note" });
     status.replaceChildren(
-      hits.length ? `${hits.length} hit${hits.length === 1 ? "" : "s"} (${took} ms)` : "no results",
+      hits.length ? `${hits.length} hit${hits.length === 1 ? "" : "s"} (${took} ms)`
+        : whyEmpty ? `no results: ${decodeURIComponent(whyEmpty)}` : "no results",
       answeredAs ? ` · answered by ${answeredAs}s: the first index is still computing vectors; search `
                    + "again in a minute for hits by meaning" : "",
       note, el("a", { href: "/search.json?" + asked }, "JSON"));
