@@ -1591,6 +1591,24 @@ def test_a_rule_of_a_lunar_calendar_is_said_so(tmp_path: Path) -> None:
         "not count: the event is dated by its start alone")
 
 
+@pytest.mark.parametrize("scale, words", [
+    ("Hijri", "Repeats yearly by the Hijri calendar on day 10 of the month in Muharram"),
+    ("Hebrew", "Repeats yearly by the Hebrew calendar on day 10 of the month in its month 1"),
+])
+def test_an_outlook_rule_of_another_calendar_is_said_so(tmp_path: Path, scale: str, words: str) -> None:
+    # Outlook writes a Hijri or Hebrew series as X-MICROSOFT-RRULE (its calendar named once, at the
+    # calendar's level): it read as a one-off event, with no Repeats line and no word of why
+    (tmp_path / "o.ics").write_text(
+        f"BEGIN:VCALENDAR\nX-MICROSOFT-CALSCALE:{scale}\nBEGIN:VEVENT\nUID:o\nSUMMARY:عاشوراء\n"
+        "DTSTART;VALUE=DATE:20240716\nX-MICROSOFT-RRULE:FREQ=YEARLY;BYMONTH=1;BYMONTHDAY=10\n"
+        "END:VEVENT\nEND:VCALENDAR\n")
+    (record,), (problem,) = load(tmp_path)
+    assert record.metadata["recurrence"] == words and words in record.text and "rrule" not in record.metadata
+    assert problem.line == 7 and problem.reason.endswith(
+        f"the rule X-MICROSOFT-RRULE:FREQ=YEARLY;BYMONTH=1;BYMONTHDAY=10 repeats by the {scale} calendar "
+        "(X-MICROSOFT-CALSCALE), whose dates VecBook does not count: the event is dated by its start alone")
+
+
 def test_a_count_a_search_by_date_cannot_follow_to_its_end_is_said(monkeypatch: pytest.MonkeyPatch,
                                                                     tmp_path: Path) -> None:
     # a rule with COUNT is counted from its start (what comes before the range counts): an hourly

@@ -21,10 +21,10 @@ from .base import Export, ExportFile, clean_text, export_record
 from .ics_lines import (escaped_quotes, file_text, looks_like_calendar, mended_folds, quoted_zones, used_lines,
                         without_windows_zones)
 from .ics_people import event_text, people_and_rooms, where
-from .ics_series import moved_dates, onward_changes, series_lines, series_texts, this_and_future
+from .ics_series import moved_dates, onward_changes, outlook_rule, series_lines, series_texts, this_and_future
 from .ics_v1 import as_icalendar, is_version_1
 from .ics_values import event_end, is_day, prop_dates, prop_text, prop_texts, prop_value
-from .ics_words import iso_value, moment, rule_words, span_words
+from .ics_words import iso_value, moment, rule_words, scale_name, span_words
 from .ics_zones import days_as_written, named_or_defined, offset_zones, place_in_zone, unknown_zones
 from .mime import html_to_text
 
@@ -32,10 +32,11 @@ from .mime import html_to_text
 KINDS = {"VEVENT": "event", "VTODO": "to-do", "VJOURNAL": "journal entry"}
 SUFFIXES = (".ics", ".ical", ".icalendar", ".ifb", ".vcs")
 # Lines that open or close a component, and the calendar's display name and zone (Google and
-# Apple write X-WR-TIMEZONE: the zone of its times written without one); a folded line's
+# Apple write X-WR-TIMEZONE: the zone of its times written without one) and Outlook's
+# X-MICROSOFT-CALSCALE (the calendar its X-MICROSOFT-RRULEs count in); a folded line's
 # continuation starts with a space, so it never matches (a long calendar name's continuations
 # are taken with it).
-_SCAN_RE = re.compile(r"^(?:(BEGIN|END):([A-Za-z-]+)|X-WR-(CALNAME|TIMEZONE)(?:;[^:\r\n]*)?:"
+_SCAN_RE = re.compile(r"^(?:(BEGIN|END):([A-Za-z-]+)|X-(WR-CALNAME|WR-TIMEZONE|MICROSOFT-CALSCALE)(?:;[^:\r\n]*)?:"
                       r"((?:[^\r\n]|\r?\n[ \t])*))[ \t]*\r?$", re.MULTILINE | re.IGNORECASE)
 _FOLD_RE = re.compile(r"\r?\n[ \t]")
 # A calendar's BEGIN and END lines, to tell which one was left open.
@@ -54,6 +55,8 @@ _SHOWN_STATUSES = {"CANCELLED": "cancelled", "TENTATIVE": "tentative", "COMPLETE
 _SEPARATOR_RE = re.compile(r"^(?:-::~[:~]*::-|_{20,})[ \t]*(?:\n|$)", re.MULTILINE)
 # A rule that counts in another calendar than the Gregorian (RFC 7529: a Chinese lunar birthday).
 _SCALE_RE = re.compile(r"RSCALE=(?!GREGORIAN\b)([A-Z-]+)", re.IGNORECASE)
+# Outlook's rule of another calendar (Hijri, Hebrew), as written.
+_OUTLOOK_RULE_RE = re.compile(r"^X-MICROSOFT-RRULE:[^\r\n]*", re.MULTILINE | re.IGNORECASE)
 # An RDATE/EXDATE list longer than this is cut short in the text ("and 40 more").
 MAX_LISTED_DATES = 12
 
@@ -92,7 +95,7 @@ PARSING = threading.RLock()
 @dataclass
 class _Span:
     """One component's place in the file: its kind, lines, text, and calendar's name and zone
-    (``X-WR-TIMEZONE`` as written, and the line it is on)."""
+    (``X-WR-TIMEZONE`` as written, and the line it is on), and ``X-MICROSOFT-CALSCALE``."""
 
     kind: str
     line: int
@@ -101,6 +104,7 @@ class _Span:
     calendar: str | None
     closed: bool
     zone: tuple[str, int] | None = None
+    scale: str | None = None
 
 
 def _scan(text: str) -> tuple[list[_Span], str]:
@@ -111,20 +115,23 @@ def _scan(text: str) -> tuple[list[_Span], str]:
     zone_start: int | None = None
     calendar: str | None = None
     zone: tuple[str, int] | None = None
+    scale: str | None = None
     line, pos = 1, 0
     for match in _SCAN_RE.finditer(text):
         line += text.count("\n", pos, match.start())
         pos = match.start()
         if match.group(3) is not None:
             value = _unescape(_FOLD_RE.sub("", match.group(4)).strip())
-            if match.group(3).upper() == "CALNAME":
+            if match.group(3).upper() == "WR-CALNAME":
                 calendar = value or calendar
+            elif match.group(3).upper() == "MICROSOFT-CALSCALE":
+                scale = value
             else:
                 zone = (value, line) if value else zone
             continue
         verb, name = match.group(1).upper(), match.group(2).upper()
         if name == "VCALENDAR" and verb == "BEGIN":
-            calendar = zone = None
+            calendar = zone = scale = None
         elif name == "VTIMEZONE":
             if verb == "BEGIN":
                 zone_start = match.start()
@@ -133,22 +140,22 @@ def _scan(text: str) -> tuple[list[_Span], str]:
                 zone_start = None
         elif name in KINDS and verb == "BEGIN":
             if open_kind is not None:  # a BEGIN while one is open: the open one's END is missing
-                spans.append(_close(text, open_kind, line - 1, match.start(), calendar, False, zone))
+                spans.append(_close(text, open_kind, line - 1, match.start(), calendar, False, zone, scale))
             open_kind = (name, line, match.start())
         elif name in KINDS and open_kind is not None and name == open_kind[0]:
-            spans.append(_close(text, open_kind, line, match.end(), calendar, True, zone))
+            spans.append(_close(text, open_kind, line, match.end(), calendar, True, zone, scale))
             open_kind = None
     if open_kind is not None:
         last = line + text.count("\n", pos)
         spans.append(_close(text, open_kind, last - (1 if text.endswith("\n") else 0), len(text), calendar, False,
-                            zone))
+                            zone, scale))
     return spans, "\r\n".join(zones)
 
 
 def _close(text: str, opened: tuple[str, int, int], end_line: int, stop: int, calendar: str | None,
-           closed: bool, zone: tuple[str, int] | None) -> _Span:
+           closed: bool, zone: tuple[str, int] | None, scale: str | None) -> _Span:
     kind, line, start = opened
-    return _Span(kind, line, max(line, end_line), text[start:stop], calendar, closed, zone)
+    return _Span(kind, line, max(line, end_line), text[start:stop], calendar, closed, zone, scale)
 
 
 def _unescape(value: str) -> str:
@@ -202,6 +209,7 @@ def _file_records(export: Export, file: ExportFile) -> Iterator[Record]:
         days_as_written(component)
         offset_zones(component)
         _place_floating(export, file, span, component, calendar_zones_warned)
+        outlook_rule(component, span.scale)
     series_texts(component for _, component in parsed)
     # a series changed from its first occurrence on is the change, with nothing left of its own
     replaced = onward_changes(component for _, component in parsed)
@@ -429,9 +437,14 @@ def _searchable(export: Export, file: ExportFile, span: _Span, series: str | Non
         return series
     line = span.line + (_line_of_property(span.text, "RRULE") or 1) - 1
     rules = " ".join(one for one in series.split("\n") if one.startswith("RRULE:")) or series
+    outlook = _OUTLOOK_RULE_RE.search(span.text) if _line_of_property(span.text, "RRULE") is None else None
+    if outlook is not None:  # (Outlook's rule of another calendar, made an RRULE with its RSCALE)
+        line, rules = span.line + span.text.count("\n", 0, outlook.start()), outlook.group(0).strip()
     if scale is not None:  # (dateutil counts the Gregorian calendar alone)
-        export.warn(file, line, f"the rule {rules} repeats by the {scale.group(1).capitalize()} calendar (RSCALE), whose "
-                                f"dates VecBook does not count: the event is dated by its start alone", skipped=False)
+        named = "X-MICROSOFT-CALSCALE" if outlook is not None else "RSCALE"
+        export.warn(file, line, f"the rule {rules} repeats by the {scale_name(scale.group(1))} calendar ({named}), "
+                                f"whose dates VecBook does not count: the event is dated by its start alone",
+                    skipped=False)
         return None
     try:
         if not plain:

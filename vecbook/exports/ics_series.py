@@ -3,6 +3,7 @@ lines), as the date filters count its occurrences out (``recurrence``)."""
 
 from __future__ import annotations
 
+import re
 from datetime import date, datetime, timedelta, timezone
 from typing import Any, Iterable
 
@@ -19,6 +20,34 @@ def moved_dates(components: Iterable[Any]) -> dict[str, list[Any]]:
         if isinstance(replaced, date) and prop_text(component, "UID"):
             moved.setdefault(prop_text(component, "UID"), []).append(replaced)
     return moved
+
+
+# Outlook's X-MICROSOFT-CALSCALE names (MS-OXCICAL) as RFC 7529's RSCALE would: a calendar
+# whose days and months are the Gregorian ones (an era of its own: Japan, Taiwan, Thai) is
+# counted as the Gregorian; one not named is some other than the Gregorian.
+_OUTLOOK_SCALES = {"HIJRI": "HIJRI", "UMALQURA": "HIJRI-UMALQURA", "HEBREW": "HEBREW", "CHINESELUNAR": "CHINESE",
+                   "LUNARETOCHN": "CHINESE", "KOREALUNAR": "KOREAN-LUNAR", "LUNARETOKOR": "KOREAN-LUNAR",
+                   "JAPANLUNAR": "JAPANESE-LUNAR", "LUNARROKUYOU": "JAPANESE-LUNAR", "SAKA": "SAKA"}
+_GREGORIAN_DAYS = {"GREGORIAN", "GREGORIAN_US", "GREGORIANMEFRENCH", "GREGORIANARABIC", "GREGORIANXLITENGLISH",
+                   "GREGORIANXLITFRENCH", "JAPAN", "TAIWAN", "KOREA", "THAI"}
+
+
+def outlook_rule(component: Any, scale: str | None) -> None:
+    """Outlook's rule of another calendar (``X-MICROSOFT-RRULE``, a Hijri or Hebrew series, its
+    calendar named once in the calendar's ``X-MICROSOFT-CALSCALE``) made the component's RRULE,
+    with RFC 7529's RSCALE naming that calendar: it read as a one-off event. Its words then say
+    the calendar, and the reader dates it by its start alone, as any RSCALE rule."""
+    from icalendar.prop import vRecur
+
+    written = prop_text(component, "X-MICROSOFT-RRULE")
+    if not written or component.get("RRULE") is not None:
+        return
+    name = re.sub(r"\s+", "", scale or "").upper()
+    rscale = "" if name in _GREGORIAN_DAYS else _OUTLOOK_SCALES.get(name, name or "NON-GREGORIAN")
+    try:
+        component["RRULE"] = vRecur.from_ical(f"RSCALE={rscale};{written}" if rscale else written)
+    except ValueError:  # (a rule the library cannot read: the event stays a single one)
+        return
 
 
 def series_lines(component: Any, start: Any, moved: list[Any]) -> str | None:

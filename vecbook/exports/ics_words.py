@@ -19,6 +19,9 @@ _CODES = ("MO", "TU", "WE", "TH", "FR", "SA", "SU")  # (date.weekday()'s order)
 _DAY_PARTS = ("BYDAY", "BYMONTHDAY", "BYYEARDAY", "BYWEEKNO", "BYMONTH", "BYSETPOS")
 _MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September",
            "October", "November", "December")
+# The months of the Hijri (Islamic) year: a rule of that calendar names them by number.
+_HIJRI_MONTHS = ("Muharram", "Safar", "Rabi' al-awwal", "Rabi' al-thani", "Jumada al-awwal", "Jumada al-thani",
+                 "Rajab", "Sha'ban", "Ramadan", "Shawwal", "Dhu al-Qa'dah", "Dhu al-Hijjah")
 _FREQUENCIES = {"SECONDLY": ("every second", "seconds"), "MINUTELY": ("every minute", "minutes"),
                 "HOURLY": ("hourly", "hours"), "DAILY": ("daily", "days"), "WEEKLY": ("weekly", "weeks"),
                 "MONTHLY": ("monthly", "months"), "YEARLY": ("yearly", "years")}
@@ -101,7 +104,12 @@ def _scale(rule: Any) -> str:
     """The calendar other than the Gregorian a rule counts in (RFC 7529's RSCALE: ``Chinese``,
     ``Hebrew``, ``Islamic-civil``), as its name is written; '' for the Gregorian."""
     scale = str((rule.get("RSCALE") or [""])[0])
-    return "" if scale.upper() in ("", "GREGORIAN") else "-".join(part.capitalize() for part in scale.split("-"))
+    return "" if scale.upper() in ("", "GREGORIAN") else scale_name(scale)
+
+
+def scale_name(scale: str) -> str:
+    """A calendar's name as RSCALE writes it (``ISLAMIC-CIVIL``) as people do (``Islamic-Civil``)."""
+    return "-".join(part.capitalize() for part in scale.split("-"))
 
 
 def _one_rule_words(rule: Any, start: Any = None) -> str:
@@ -126,7 +134,7 @@ def _one_rule_words(rule: Any, start: Any = None) -> str:
                                                              for d in month_days if d < 0]
     if parts:
         words.append("on " + _and(parts) + " of the month")
-    months = [_MONTHS[int(m) - 1] for m in rule.get("BYMONTH") or [] if str(m).isdigit() and 1 <= int(m) <= 12]
+    months = _month_words(rule)
     if months:
         words.append("in " + _and(months))
     if first("COUNT"):
@@ -135,6 +143,19 @@ def _one_rule_words(rule: Any, start: Any = None) -> str:
     if until is not None:
         words.append(f"until {_day_of(until, start).isoformat()}")
     return " ".join(words)
+
+
+def _month_words(rule: Any) -> list[str]:
+    """A rule's BYMONTH in words: a Gregorian month by its name, a Hijri one by its own
+    (``Muharram``); another calendar's by its number (a Hebrew year's months are numbered
+    otherwise in a leap year)."""
+    numbers = [str(m) for m in rule.get("BYMONTH") or []]
+    scale = _scale(rule).upper()
+    if not scale:
+        return [_MONTHS[int(m) - 1] for m in numbers if m.isdigit() and 1 <= int(m) <= 12]
+    if scale.startswith(("HIJRI", "ISLAMIC")):
+        return [_HIJRI_MONTHS[int(m) - 1] for m in numbers if m.isdigit() and 1 <= int(m) <= 12]
+    return [f"its month {m}" for m in numbers]
 
 
 def _day_of(until: Any, start: Any) -> date:
