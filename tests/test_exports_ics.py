@@ -1591,6 +1591,26 @@ def test_a_rule_of_a_lunar_calendar_is_said_so(tmp_path: Path) -> None:
         "not count: the event is dated by its start alone")
 
 
+def test_an_invitation_saved_again_later_marks_the_earlier_one_superseded(tmp_path: Path) -> None:
+    # each update of a meeting mails a new .ics (the same UID, a higher SEQUENCE): a folder of the
+    # saved invitations held the 10:00 one and the 14:00 one alike, and the outdated 10:00 was
+    # found as if it stood
+    def invitation(sequence: int, hour: str, stamp: str) -> str:
+        return (f"BEGIN:VCALENDAR\nMETHOD:REQUEST\nBEGIN:VEVENT\nUID:x\nSEQUENCE:{sequence}\nDTSTAMP:{stamp}\n"
+                f"SUMMARY:Budget review\nDTSTART:20240506T{hour}0000Z\nEND:VEVENT\nEND:VCALENDAR\n")
+    (tmp_path / "a.ics").write_text(invitation(0, "10", "20240501T090000Z"))
+    (tmp_path / "b.ics").write_text(invitation(1, "14", "20240502T090000Z"))
+    (tmp_path / "c.ics").write_text(invitation(0, "10", "20240503T090000Z").replace("UID:x", "UID:y"))
+    records, _ = load(tmp_path)
+    superseded = {r.file_path: r.metadata.get("superseded_by") for r in records}
+    assert superseded == {"cal/a.ics": "cal/b.ics:3-9#x", "cal/b.ics": None, "cal/c.ics": None}
+    # without a SEQUENCE the later DTSTAMP is the later version
+    (tmp_path / "b.ics").write_text(invitation(0, "14", "20240502T090000Z"))
+    (tmp_path / "c.ics").unlink()
+    records, _ = load(tmp_path)
+    assert [r.metadata.get("superseded_by") for r in records] == ["cal/b.ics:3-9#x", None]
+
+
 @pytest.mark.parametrize("scale, words", [
     ("Hijri", "Repeats yearly by the Hijri calendar on day 10 of the month in Muharram"),
     ("Hebrew", "Repeats yearly by the Hebrew calendar on day 10 of the month in its month 1"),

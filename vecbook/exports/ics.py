@@ -22,6 +22,7 @@ from .ics_lines import (escaped_quotes, file_text, looks_like_calendar, mended_f
                         without_windows_zones)
 from .ics_people import event_text, people_and_rooms, where
 from .ics_series import moved_dates, onward_changes, outlook_rule, series_lines, series_texts, this_and_future
+from .ics_versions import Version, marked_superseded, version_of
 from .ics_v1 import as_icalendar, is_version_1
 from .ics_values import event_end, is_day, prop_dates, prop_text, prop_texts, prop_value
 from .ics_words import iso_value, moment, rule_words, scale_name, span_words
@@ -79,7 +80,8 @@ def read(export: Export) -> list[Record]:
                                 'to read .ics exports; calendar files skipped')
         return []
     files = [f for f in _calendar_files(export) if looks_like_calendar(f.head(1024))]
-    return export.read_each(files, lambda f: _records(export, f))
+    versions: dict[str, Version] = {}
+    return marked_superseded(export.read_each(files, lambda f: _records(export, f, versions)), versions)
 
 
 # The icalendar library keeps the zones it makes of VTIMEZONEs in one provider for the whole
@@ -165,14 +167,14 @@ def _unescape(value: str) -> str:
 # -- parsing, matched to the scan --
 
 
-def _records(export: Export, file: ExportFile) -> Iterator[Record]:
+def _records(export: Export, file: ExportFile, versions: dict[str, Version]) -> Iterator[Record]:
     """A file's records, read while no other thread reads a calendar (``PARSING``); those read
     before a failure are kept, and the failure raised after them (``read_each`` warns of it)."""
     kept: list[Record] = []
     failure: Exception | None = None
     with PARSING:
         try:
-            kept.extend(_file_records(export, file))
+            kept.extend(_file_records(export, file, versions))
         except Exception as exc:  # noqa: BLE001 - raised below, once the lock is let go
             failure = exc
     yield from kept
@@ -180,7 +182,7 @@ def _records(export: Export, file: ExportFile) -> Iterator[Record]:
         raise failure
 
 
-def _file_records(export: Export, file: ExportFile) -> Iterator[Record]:
+def _file_records(export: Export, file: ExportFile, versions: dict[str, Version]) -> Iterator[Record]:
     from icalendar.timezone import tzp
 
     # The library keeps the zone it made of a VTIMEZONE by its TZID for every file it reads after:
@@ -219,7 +221,10 @@ def _file_records(export: Export, file: ExportFile) -> Iterator[Record]:
         _warn_errors(export, file, span, component)
         record = _record(export, file, span, component, span.calendar or fallback, zone_warned, keys,
                          moved.get(prop_text(component, "UID"), []))
+        version = version_of(component)
         if record is not None:
+            if version is not None:  # (which event it is and how recent, for ``marked_superseded``)
+                versions[record.id] = version
             yield record
 
 

@@ -20,7 +20,7 @@ from .ics_windows import windows_zones
 USED_PROPERTIES = frozenset({"BEGIN", "END", "UID", "SUMMARY", "DESCRIPTION", "LOCATION", "DTSTART", "DTEND",
                              "DUE", "DURATION", "RRULE", "RDATE", "EXDATE", "RECURRENCE-ID", "STATUS",
                              "ORGANIZER", "ATTENDEE", "X-WR-CALNAME", "X-ALT-DESC", "X-MICROSOFT-CDO-ALLDAYEVENT",
-                             "X-MICROSOFT-MSNCALENDAR-ALLDAYEVENT", "X-MICROSOFT-RRULE"})
+                             "X-MICROSOFT-MSNCALENDAR-ALLDAYEVENT", "X-MICROSOFT-RRULE", "SEQUENCE", "DTSTAMP"})
 _NAME_RE = re.compile(r"([A-Za-z0-9-]+)[;:]")
 # A long line folded (RFC 5545 3.1: a line break and a space or tab) inside a character's UTF-8
 # bytes, as some calendar writers fold by bytes: the character's first bytes, the fold, the rest.
