@@ -202,6 +202,28 @@ def test_a_series_ends_in_words_on_its_own_clocks_day(tmp_path: Path) -> None:
     assert record.metadata["recurrence"] == "Repeats weekly on Monday until 2024-06-03"
 
 
+@pytest.mark.parametrize("zone, until, last", [
+    ("X-WR-TIMEZONE:America/Los_Angeles\n", "20240510T065959Z", "2024-05-09"),  # Google, a user in Los Angeles
+    ("X-WR-TIMEZONE:Europe/Berlin\n", "20240509T215959Z", "2024-05-09"),
+    ("", "20240510T065959Z", "2024-05-09"),  # no calendar zone: the end of a day west of UTC
+    ("", "20240509T215959Z", "2024-05-09"),
+])
+def test_an_all_day_series_ended_by_a_time_in_utc_ends_on_its_last_day(tmp_path: Path, zone: str, until: str,
+                                                                       last: str) -> None:
+    # Google ends an all-day series at the end of its last day on its user's clock, in UTC: for a
+    # user west of UTC that is early on the next day, which a search by date counted as one more
+    from vecbook.recurrence import series_matches
+
+    (tmp_path / "d.ics").write_text(
+        f"BEGIN:VCALENDAR\n{zone}BEGIN:VEVENT\nUID:d\nSUMMARY:Conference\nDTSTART;VALUE=DATE:20240506\n"
+        f"RRULE:FREQ=DAILY;UNTIL={until}\nEND:VEVENT\nEND:VCALENDAR\n")
+    (record,), _ = load(tmp_path)
+    assert record.metadata["recurrence"] == f"Repeats daily until {last}"
+    rule = record.metadata["rrule"]
+    assert series_matches(rule, (("gte", "2024-05-09"), ("lt", "2024-05-10"))) is True
+    assert series_matches(rule, (("gte", "2024-05-10"),)) is False
+
+
 def test_an_event_of_several_rules_says_each_in_words(tmp_path: Path) -> None:
     # RFC 5545 lets an event have several RRULEs (old Apple and Lotus exports write them): the
     # text said Python's repr of the list, "Repeats ([vRecur({'FREQ': ['WEEKLY'], ...})])".

@@ -21,7 +21,8 @@ from .base import Export, ExportFile, clean_text, export_record
 from .ics_lines import (escaped_quotes, file_text, looks_like_calendar, mended_folds, quoted_zones, used_lines,
                         without_windows_zones)
 from .ics_people import event_text, people_and_rooms, where
-from .ics_series import moved_dates, onward_changes, outlook_rule, series_lines, series_texts, this_and_future
+from .ics_series import (day_until, moved_dates, onward_changes, outlook_rule, series_lines, series_texts,
+                         this_and_future)
 from .ics_versions import Version, marked_superseded, version_of
 from .ics_v1 import as_icalendar, is_version_1
 from .ics_values import event_end, is_day, prop_dates, prop_text, prop_texts, prop_value
@@ -212,6 +213,7 @@ def _file_records(export: Export, file: ExportFile, versions: dict[str, Version]
         offset_zones(component)
         _place_floating(export, file, span, component, calendar_zones_warned)
         outlook_rule(component, span.scale)
+        day_until(component, named_or_defined(span.zone[0]) if span.zone else None)
     series_texts(component for _, component in parsed)
     # a series changed from its first occurrence on is the change, with nothing left of its own
     replaced = onward_changes(component for _, component in parsed)

@@ -4,7 +4,7 @@ lines), as the date filters count its occurrences out (``recurrence``)."""
 from __future__ import annotations
 
 import re
-from datetime import date, datetime, timedelta, timezone
+from datetime import date, datetime, timedelta, timezone, tzinfo
 from typing import Any, Iterable
 
 from .ics_values import is_day, listed, prop_dates, prop_text, prop_value
@@ -48,6 +48,31 @@ def outlook_rule(component: Any, scale: str | None) -> None:
         component["RRULE"] = vRecur.from_ical(f"RSCALE={rscale};{written}" if rscale else written)
     except ValueError:  # (a rule the library cannot read: the event stays a single one)
         return
+
+
+def day_until(component: Any, zone: tzinfo | None) -> None:
+    """An all-day series' UNTIL written as a time in UTC (RFC 5545 asks for a date; Google writes
+    the end of the last day on its user's clock, in UTC) made that day: on the calendar's clock
+    (``zone``), else the day before where the time is before noon UTC (the end of a day west of
+    UTC is early the next morning in UTC; a day 12 or more hours east ends before noon too, and
+    loses its last day without the calendar's zone). Counted as written, an occurrence at the
+    next day's midnight fell before 06:59 UTC: one day more."""
+    start = prop_value(component, "DTSTART")
+    if not is_day(start):
+        return
+    for rule in listed(component.get("RRULE")):
+        until = (rule.get("UNTIL") or [None])[0] if hasattr(rule, "get") else None
+        if isinstance(until, datetime) and until.tzinfo is not None:
+            rule["UNTIL"] = [_last_day(until, zone)]
+
+
+def _last_day(until: datetime, zone: tzinfo | None) -> date:
+    if zone is not None:
+        return until.astimezone(zone).date()
+    utc = until.astimezone(timezone.utc)
+    # (midnight itself is the day it begins: that occurrence is at UNTIL, which counts it)
+    into_day = utc - utc.replace(hour=0, minute=0, second=0, microsecond=0)
+    return utc.date() - timedelta(days=1) if timedelta(0) < into_day < timedelta(hours=12) else utc.date()
 
 
 def series_lines(component: Any, start: Any, moved: list[Any]) -> str | None:
