@@ -127,12 +127,21 @@ def test_a_duration_in_hours_across_a_change_of_clock_is_exact(tmp_path: Path) -
     (tmp_path / "d.ics").write_text(
         "BEGIN:VCALENDAR\r\nBEGIN:VEVENT\r\nUID:s\r\nSUMMARY:Night shift\r\nDTSTART;TZID=Europe/Berlin:20241026T220000\r\n"
         "DURATION:PT10H\r\nEND:VEVENT\r\nBEGIN:VEVENT\r\nUID:d\r\nSUMMARY:Retreat\r\n"
-        "DTSTART;TZID=Europe/Berlin:20241026T100000\r\nDURATION:P1DT2H\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n",
+        "DTSTART;TZID=Europe/Berlin:20241026T100000\r\nDURATION:P1DT2H\r\nEND:VEVENT\r\n"
+        # 24 hours are 24 hours, not a day (the library reads PT24H as P1D): 09:00, an hour before the
+        # clock's 10:00; an alarm's DURATION is its own
+        "BEGIN:VEVENT\r\nUID:h\r\nSUMMARY:Fast\r\nDTSTART;TZID=Europe/Berlin:20241026T100000\r\n"
+        "DURATION:PT24H\r\nEND:VEVENT\r\nBEGIN:VEVENT\r\nUID:p\r\nSUMMARY:Visit\r\n"
+        "DTSTART;TZID=Europe/Berlin:20241026T100000\r\nDURATION:P1D\r\n"
+        "BEGIN:VALARM\r\nACTION:DISPLAY\r\nTRIGGER:-PT1H\r\nDURATION:PT15M\r\nREPEAT:1\r\nEND:VALARM\r\n"
+        "END:VEVENT\r\nEND:VCALENDAR\r\n",
         encoding="utf-8", newline="")
-    shift, retreat = load(tmp_path)[0]
+    shift, retreat, fast, visit = load(tmp_path)[0]
     assert shift.metadata["end_date"] == "2024-10-27T07:00:00+01:00"
     assert "When: 2024-10-26 22:00 (Europe/Berlin) to 2024-10-27 07:00 (Europe/Berlin)" in shift.text
     assert retreat.metadata["end_date"] == "2024-10-27T12:00:00+01:00"
+    assert (fast.metadata["end_date"], visit.metadata["end_date"]) == ("2024-10-27T09:00:00+01:00",
+                                                                       "2024-10-27T10:00:00+01:00")
 
 
 def test_a_journal_entry_of_several_descriptions_keeps_each(tmp_path: Path) -> None:

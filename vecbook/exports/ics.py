@@ -25,7 +25,7 @@ from .ics_series import (day_until, moved_dates, onward_changes, outlook_rule, s
                          this_and_future)
 from .ics_versions import Version, marked_superseded, version_of
 from .ics_v1 import as_icalendar, is_version_1
-from .ics_values import event_end, is_day, prop_dates, prop_text, prop_texts, prop_value
+from .ics_values import event_end, hours_as_written, is_day, prop_dates, prop_text, prop_texts, prop_value
 from .ics_words import iso_value, moment, rule_words, scale_name, span_words
 from .ics_zones import days_as_written, named_or_defined, offset_zones, place_in_zone, unknown_zones
 from .mime import html_to_text
@@ -214,6 +214,7 @@ def _file_records(export: Export, file: ExportFile, versions: dict[str, Version]
         _place_floating(export, file, span, component, calendar_zones_warned)
         outlook_rule(component, span.scale)
         day_until(component, named_or_defined(span.zone[0]) if span.zone else None)
+        hours_as_written(component, span.text)
     series_texts(component for _, component in parsed)
     # a series changed from its first occurrence on is the change, with nothing left of its own
     replaced = onward_changes(component for _, component in parsed)

@@ -3,10 +3,16 @@ the dates of a list, the end of an event."""
 
 from __future__ import annotations
 
+import re
 from datetime import date, datetime, timedelta, timezone
 from typing import Any, Iterator
 
 from .base import clean_text
+
+# A component's alarms (their DURATION is the alarm's repeat, not the event's), and a DURATION
+# written in hours, minutes or seconds alone (no days or weeks: ``PT24H``).
+_ALARM_RE = re.compile(r"^BEGIN:VALARM\b.*?^END:VALARM\b", re.MULTILINE | re.DOTALL | re.IGNORECASE)
+_TIME_DURATION_RE = re.compile(r"^DURATION(?:;[^:\r\n]*)?:[+-]?PT[\dHMS]+[ \t]*\r?$", re.MULTILINE | re.IGNORECASE)
 
 
 def prop_text(component: Any, name: str) -> str:
@@ -58,18 +64,34 @@ def event_end(component: Any, start: Any) -> Any:
     end = prop_value(component, "DTEND")
     duration = prop_value(component, "DURATION")
     if end is None and start is not None and isinstance(duration, timedelta):
-        end = _after(start, duration)
+        exact = getattr(component.get("DURATION"), "in_hours", False)
+        end = _after(start, duration, exact)
     if is_day(end) and is_day(start) and end > start:
         end -= timedelta(days=1)
     return end
 
 
-def _after(start: date, duration: timedelta) -> date:
+def hours_as_written(component: Any, text: str) -> None:
+    """The component's DURATION marked ``in_hours`` where its ``text`` writes it in hours,
+    minutes or seconds alone (``PT24H``): the library reads it as the days it adds up to (P1D),
+    which count on the clock, and 24 hours across a change to summer time are 23 or 25 of it."""
+    duration = component.get("DURATION")
+    if duration is not None and not isinstance(duration, list) and _TIME_DURATION_RE.search(_ALARM_RE.sub("", text)):
+        try:
+            duration.in_hours = True
+        except AttributeError:  # (a value that takes no mark: counted as the library read it)
+            pass
+
+
+def _after(start: date, duration: timedelta, exact: bool = False) -> date:
     """``start`` plus a DURATION as RFC 5545 counts it: its days on the clock (a day is a day
     across a change to summer time), its hours, minutes and seconds exact (ten hours from 22:00
-    on the night summer time ends is 07:00: Python's sum of a zoned time keeps to the clock)."""
+    on the night summer time ends is 07:00: Python's sum of a zoned time keeps to the clock);
+    all of it exact where it was written in hours (``exact``: ``PT24H``)."""
     if not isinstance(start, datetime) or start.tzinfo is None or duration < timedelta(0):
         return start + duration
+    if exact:
+        return (start.astimezone(timezone.utc) + duration).astimezone(start.tzinfo)
     on_clock = start + timedelta(days=duration.days)
     exact = duration - timedelta(days=duration.days)
     return (on_clock.astimezone(timezone.utc) + exact).astimezone(start.tzinfo) if exact else on_clock
