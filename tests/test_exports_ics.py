@@ -880,9 +880,13 @@ def test_a_series_written_in_utc_keeps_utcs_clock_in_a_zoned_calendar(tmp_path: 
         encoding="utf-8", newline="")
     (record,), _ = load(tmp_path)
     assert record.text.splitlines()[1] == "When: 2024-01-04 10:00 (Europe/Berlin)"  # (as its people saw it)
-    assert record.metadata["rrule"] == "DTSTART;TZID=Etc/UTC:20240104T090000\nRRULE:FREQ=WEEKLY"
+    assert record.metadata["rrule"] == ("DTSTART;TZID=Etc/UTC:20240104T090000\nRRULE:FREQ=WEEKLY\n"
+                                        "X-WR-TIMEZONE:Europe/Berlin")
+    # the occurrence on the clock the text shows, where it was said in UTC (09:00+00:00 beside "10:00 (Europe/Berlin)")
     july = occurrence_within(record.metadata["rrule"], (("gte", "2024-07-04"), ("lt", "2024-07-05")))
-    assert july.isoformat() == "2024-07-04T09:00:00+00:00"
+    assert july.isoformat() == "2024-07-04T11:00:00+02:00"
+    first = occurrence_within(record.metadata["rrule"], (("gte", "2024-01-04"),))
+    assert first.isoformat() == "2024-01-04T10:00:00+01:00"
 
 
 def test_a_calendar_zone_named_the_windows_way_places_its_times(tmp_path: Path) -> None:

@@ -38,6 +38,8 @@ RULE_ERRORS = (ValueError, TypeError, OverflowError, KeyError, IndexError)
 # DTSTART as the calendar reader writes it: its parameters, its date or date-time, a Z.
 _START_RE = re.compile(r"^(DTSTART(?:;[^:]*)?:)(\d{8}(?:T\d{6})?)(Z?)$", re.I)
 _DAY_RDATE_RE = re.compile(r"^RDATE;VALUE=DATE:", re.I | re.M)
+# The zone a series is shown in, where its start is in UTC (dateutil reads no such line).
+_SHOWN_ZONE_RE = re.compile(r"\n?^X-WR-TIMEZONE:([^\n]*)$", re.I | re.M)
 # A zoned DTSTART (TZID or Z), and an UNTIL written without Z: a date, or a local date-time.
 _ZONED_START_RE = re.compile(r"^DTSTART(?:;TZID=([^:;\n]+))?:\d{8}T\d{6}(Z?)$", re.I | re.M)
 _LOCAL_UNTIL_RE = re.compile(r"(UNTIL=)(\d{8})(T\d{6})?(?![\dTtZz])", re.I)
@@ -163,9 +165,22 @@ def _same(when: datetime, other: datetime) -> bool:
 
 def _in_start_zone(rule: str, when: datetime) -> datetime:
     """``when`` on the clock of the series' start (an RDATE is written in UTC; the people met
-    at 17:00 Berlin time)."""
-    zone = next((one._dtstart.tzinfo for one in _parsed(rule)._rrule), None)
+    at 17:00 Berlin time), or of the zone its ``X-WR-TIMEZONE`` line names (a series begun in UTC,
+    which repeats on UTC's clock, in a calendar whose text shows it in Berlin time)."""
+    shown = _SHOWN_ZONE_RE.search(rule)
+    zone = _shown_zone(shown.group(1).strip()) if shown else None
+    zone = zone or next((one._dtstart.tzinfo for one in _parsed(rule)._rrule), None)
     return when.astimezone(zone) if zone is not None and when.tzinfo is not None else when
+
+
+@lru_cache(maxsize=64)
+def _shown_zone(name: str) -> Any:
+    from zoneinfo import ZoneInfo
+
+    try:
+        return ZoneInfo(name)
+    except (KeyError, ValueError, OSError):  # a zone this machine does not know: the start's clock
+        return None
 
 
 def _moved_start(rule: str, start: datetime) -> datetime | None:
@@ -317,7 +332,7 @@ def _parsed(rule: str) -> Any:
 
     # dateutil refuses RDATE;VALUE=DATE (an all-day series' extra dates, as the calendar reader
     # writes them) and reads the bare dates as the midnights an all-day series' occurrences are
-    rule = _until_in_utc(_DAY_RDATE_RE.sub("RDATE:", rule))
+    rule = _until_in_utc(_DAY_RDATE_RE.sub("RDATE:", _SHOWN_ZONE_RE.sub("", rule)))
     try:
         series = rrulestr(rule, forceset=True)
     except ValueError:

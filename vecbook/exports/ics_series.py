@@ -80,13 +80,15 @@ def series_lines(component: Any, start: Any, moved: list[Any]) -> str | None:
     its changed occurrences replace, ``moved``, are EXDATEs too), for the
     date filters to count its occurrences out: a zone by its name, so a weekly 09:00 stays 09:00
     across a change to summer time (a zone with no name as UTC; a start written in UTC in UTC, the
-    calendar's zone it is shown in aside: such a series repeats at that UTC time all year)."""
+    calendar's zone it is shown in on an ``X-WR-TIMEZONE`` line: such a series repeats at that UTC
+    time all year, and an occurrence is said on the calendar's clock, as its text is)."""
     rules = [r for r in listed(component.get("RRULE")) if hasattr(r, "to_ical")]
     extra = [v[0] if isinstance(v, tuple) else v for v in prop_dates(component, "RDATE")]
     if not isinstance(start, date) or not (rules or extra):
         return None
     # a DTSTART in UTC that the calendar's zone shows in its own time: the series repeats on UTC's clock
     written = getattr(component.get("DTSTART"), "utc_as_written", None)
+    shown = zone_id(start) if written is not None and written == start and isinstance(start, datetime) else None
     start = written if written is not None and written == start else start
     lines = [f"DTSTART{_ical_moment(start)}", *(f"RRULE:{r.to_ical().decode()}" for r in rules)]
     # dateutil reads a TZID on DTSTART only: the other dates go in UTC, the same instants
@@ -95,6 +97,8 @@ def series_lines(component: Any, start: Any, moved: list[Any]) -> str | None:
         moved = []  # (a changed occurrence that repeats: its own dates stand)
     except_on = [v for v in (*prop_dates(component, "EXDATE"), *moved) if isinstance(v, date)]
     lines += [f"EXDATE{_ical_moment(_like(v, start), False)}" for v in except_on]
+    if shown:  # (its occurrences said on the clock its text shows: ``recurrence``)
+        lines.append(f"X-WR-TIMEZONE:{shown}")
     return "\n".join(lines)
 
 
