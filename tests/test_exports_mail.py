@@ -1242,6 +1242,23 @@ def test_a_mail_forwarded_as_an_attachment_is_read_with_its_forward(tmp_path: Pa
     assert problems == [] and records[0].text == "Siehe unten.\n\nBuchungsnummer QX7RTZ, Abflug München 7:10."
 
 
+def test_a_long_text_file_sent_inline_is_read_only_to_a_bound_and_a_short_one_whole(tmp_path: Path) -> None:
+    # scripts and some clients send a log as "Content-Disposition: inline; filename=server.log": Thunderbird
+    # shows it below the mail, and it was read whole into the mail's text, a 19 MB log drowning its words
+    log = "".join(f"2024-03-04 10:00:{i % 60:02d} INFO request {i} served\n" for i in range(2000))
+    (tmp_path / "a.eml").write_bytes(message(
+        "From: cron@example.org\nSubject: Nightly job failed\nDate: Mon, 4 Mar 2024 10:00:00 +0000\n"
+        'Content-Type: multipart/mixed; boundary="b"',
+        "--b\nContent-Type: text/plain\n\nThe nightly job failed; its log is below.\n--b\nContent-Type: text/plain\n"
+        f"Content-Disposition: inline; filename=server.log\n\n{log}--b\nContent-Type: text/plain\n"
+        'Content-Disposition: inline; filename="note.txt"\n\nCall Ana about the backup disk.\n--b--'))
+    records, problems = load(tmp_path)
+    text = records[0].text
+    assert problems == [] and text.startswith("The nightly job failed; its log is below.\n\n2024-03-04 10:00:00 INFO")
+    assert 10_000 < len(text) < 11_000 and "request 1999" not in text
+    assert text.endswith(" INFO request 228 served\n[… rest of server.log not read]\n\nCall Ana about the backup disk.")
+
+
 def test_outlooks_signature_logo_is_neither_text_nor_an_attachment(tmp_path: Path) -> None:
     # Outlook sends its HTML's images (a signature logo) in multipart/related and writes
     # "[cid:image001.png@...]" where they stand in the text part: every mail of a sender with a

@@ -65,6 +65,10 @@ DASH_ESCAPE = re.compile(r"^- ", re.M)
 # report.pdf", lines of uuencode's characters, "end"): named as an attachment is, its lines no one's words.
 UUENCODED = re.compile(r"^begin [0-7]{3,4} (\S[^\n]*?)[ \t]*\r?\n(?:[ -`]{0,62}\r?\n)*?end[ \t]*\r?$\n?", re.M)
 # Parts of these types sign or wrap a message; they are not attachments anyone sent.
+# A text part sent as a file shown inline ("Content-Disposition: inline; filename=server.log": scripts, cron,
+# some clients) is read to this many characters, the rest said left out: Thunderbird and Apple Mail show it
+# below the mail, but a 19 MB log read whole drowned the mail's words. A signature or a note so sent is read whole.
+INLINE_FILE_CHARS = 10_000
 SIGNATURE_TYPES = frozenset({"application/pgp-signature", "application/pkcs7-signature",
                              "application/x-pkcs7-signature", "application/pgp-encrypted"})
 
@@ -261,7 +265,10 @@ def collect_body(headers: Message, body: bytes, texts: list[str], names: list[st
         sub_headers, sub_body, _ = _split(_transfer_decoded(body, headers, damage))
         collect_body(sub_headers, sub_body, texts, names, damage, depth + 1)
     elif kind in ("text/plain", "text/html"):
-        text = _decode(_transfer_decoded(body, headers, damage), headers, html=kind == "text/html")
+        payload, name = _transfer_decoded(body, headers, damage), _filename(headers)
+        if name and len(payload) > INLINE_FILE_CHARS:  # (no 19 MB decoded to keep 10,000 characters of it)
+            payload = payload[:payload.rfind(b"\n", 0, 4 * INLINE_FILE_CHARS) + 1 or 4 * INLINE_FILE_CHARS]
+        text = _decode(payload, headers, html=kind == "text/html")
         if kind == "text/html":
             text = html_to_text(text)
         elif str(headers.get_param("format") or "").lower() == "flowed":
@@ -274,11 +281,17 @@ def collect_body(headers: Message, body: bytes, texts: list[str], names: list[st
             text = PGP_ARMOR.sub(lambda found: found.group(1) + ENCRYPTED_BODY, text)
         if "begin " in text:
             text = _without_uuencoded(text, names)
-        texts.append(text)
+        texts.append(_bounded(text, name) if name and len(text) > INLINE_FILE_CHARS else text)
     elif kind == "text/calendar" and not texts and (event := _invitation(body, headers, damage)):
         texts.append(event)  # an invitation sent without text: its event is what it says
     elif _filename(headers):  # an inline attachment (a patch, an invitation): named, not read
         names.append(_filename(headers) or kind)
+
+
+def _bounded(text: str, name: str) -> str:
+    """A file's text shown inline, to its last line break within ``INLINE_FILE_CHARS``, the rest said unread."""
+    cut = text.rfind("\n", 0, INLINE_FILE_CHARS) + 1 or INLINE_FILE_CHARS
+    return f"{text[:cut]}[… rest of {name} not read]"
 
 
 def _without_uuencoded(text: str, names: list[str]) -> str:
