@@ -53,6 +53,40 @@ def message(headers: str, body: str | bytes, encoding: str = "utf-8") -> bytes:
     return headers.strip().encode("utf-8") + b"\n\n" + raw + b"\n"
 
 
+MAIL_HEAD = "From: Ana <ana@example.org>\nTo: bo@example.org\nSubject: Zählerstand März\nDate: Mon, 4 Mar 2024 10:00:00 +0100"
+
+
+@pytest.mark.parametrize("ending", ["\r\r\n", "\r"])
+def test_a_message_with_double_cr_or_old_mac_line_endings_reads_as_any_other(tmp_path: Path, ending: str) -> None:
+    # a Windows tool that converted line endings twice writes "\r\r\n": the subject was lost and the mail called
+    # damaged; old Mac mail apps (Eudora, Claris Emailer) end lines with "\r" alone: the file was no mail at all
+    text = "Hallo Bo,\n\nder Zähler zeigt 4711 kWh.\n\nAna\n"
+    (tmp_path / "a.eml").write_bytes(message(MAIL_HEAD, text).replace(b"\n", ending.encode()))
+    records, problems = load(tmp_path)
+    assert problems == [] and [(r.metadata["subject"], r.text) for r in records] == [
+        ("Zählerstand März", "Hallo Bo,\n\nder Zähler zeigt 4711 kWh.\n\nAna")]
+    # lines as grep, less and vim count them, at "\n"; in a file with none, at "\r" (as every editor does)
+    assert records[0].citation == "mail/a.eml:1-10"
+
+
+def test_line_endings_cut_between_an_mboxs_blocks_are_read_as_one() -> None:
+    from vecbook.exports.mail_lines import normal_blocks
+
+    assert b"".join(normal_blocks([b"To: a\r\r\nCc: b\r\r", b"\nFrom: c\r\r\n\r", b"\r\nHi\r"])) == b"To: a\nCc: b\nFrom: c\n\nHi\r"
+    assert b"".join(normal_blocks([b"Subject: a\rFrom: b\r", b"\rHi\r"])) == b"Subject: a\nFrom: b\n\nHi\n"
+
+
+def test_an_old_mac_mbox_is_read_message_by_message_with_its_lines(tmp_path: Path) -> None:
+    mbox = b"\n".join([b"From ana@example.org Mon Mar  4 10:00:00 2024",
+                       message(MAIL_HEAD, "Erste.\n"), b"From bo@example.org Tue Mar  5 10:00:00 2024",
+                       message(MAIL_HEAD.replace("März", "April"), "Zweite.\n")])
+    (tmp_path / "old.mbox").write_bytes(mbox.replace(b"\n", b"\r"))
+    records, problems = load(tmp_path)
+    assert problems == [] and [(r.metadata["subject"], r.text, r.citation) for r in records] == [
+        ("Zählerstand März", "Erste.", "mail/old.mbox:1-7"), ("Zählerstand April", "Zweite.", "mail/old.mbox:10-16")]
+    assert [cited_lines(tmp_path, r)[-1] for r in records] == ["Erste.", "Zweite."]
+
+
 # -- mbox: the fixture, message by message --
 
 MBOX_EXPECTED = [  # citation (From line to last line), subject, author, date

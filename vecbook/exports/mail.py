@@ -29,6 +29,7 @@ from .mail_bins import IN_BIN, GmailBins, bin_mailbox, gmail_labels, warn_bin_ma
 from .mail_dates import mail_date
 from .mail_folders import account_mailbox, account_roots, folders_of, in_maildir, mailbox_path, mbox_name
 from .mail_headers import addresses, declared_charset, first_value, header_text, ids_of, message_id_of, person
+from .mail_lines import normal_blocks, normal_line_ends
 from .mail_quotes import new_part
 from .mime import ENCRYPTED_BODY, collect_body, decoded_header, find_header_end, parse_headers
 from .outlook_files import warn_outlook_files
@@ -119,7 +120,8 @@ def read_mbox(export: Export) -> list[Record]:
 
 def _mbox_files(export: Export) -> Iterator[ExportFile]:
     for file in export.files():
-        if not in_maildir(file) and not _is_eml(file) and MBOX_HEAD.match(file.head(4096).replace(b"\r\n", b"\n")):
+        if not in_maildir(file) and not _is_eml(file) and MBOX_HEAD.match(
+                normal_line_ends(file.head(4096)).replace(b"\r\n", b"\n")):
             yield file
 
 
@@ -180,7 +182,7 @@ def mbox_messages(file: ExportFile) -> Iterator[tuple[int, bytes]]:
     line, reading the file in blocks, so memory holds one block and one message."""
     line, search_from = 1, 1
     buffer = b""
-    for block in _blocks(file):
+    for block in normal_blocks(_blocks(file)):
         if not buffer and line == 1 and (lead := MBOX_LEAD.match(block).end()):  # (before the first From line)
             block, line = block[lead:], line + block.count(b"\n", 0, lead)
         buffer += block
@@ -235,6 +237,7 @@ def _message_bytes(data: bytes) -> tuple[bytes, int]:
     before the headers."""
     if data.startswith(UTF16_BOMS):  # (a head cut in a character's middle loses that character alone)
         data = data.decode("utf-16", "ignore").encode("utf-8", "surrogatepass")
+    data = normal_line_ends(data)  # (old Mac's "\r", a twice converted "\r\r\n": ``mail_lines``)
     lead = MBOX_LEAD.match(data).end()  # (a UTF-8 byte order mark, then blank lines)
     return data[lead:], 1 + data.count(b"\n", 0, lead)
 
@@ -244,8 +247,8 @@ def _emlx_message(data: bytes) -> tuple[bytes, int]:
     the line it starts at; a file without the length line is read whole."""
     found = EMLX_LENGTH.match(data)
     if found is None:
-        return data, 1
-    return data[found.end():found.end() + int(found.group(1))], 2
+        return normal_line_ends(data), 1
+    return normal_line_ends(data[found.end():found.end() + int(found.group(1))]), 2
 
 
 def read_maildir(export: Export) -> list[Record]:
