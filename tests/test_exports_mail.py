@@ -1202,6 +1202,28 @@ def test_an_html_mail_whose_content_is_all_hidden_until_its_css_shows_it_is_read
     assert html_to_text(html) == "Your booking QX7RTZ, Lisbon to Oslo on 4 March, seat 14C.\n\nHi"
 
 
+@pytest.mark.parametrize(("html", "expected"), [
+    # Gmail, Apple Mail, Yahoo and Outlook on the web write a <div> a line (<div><br></div> a blank one), which a
+    # browser shows as lines: each read as a paragraph, a reply was double-spaced
+    ('<div dir="ltr">Hi Ana,<div><br></div><div>the flat is free from Friday.</div><div>Keys are with Bo.</div>'
+     '<div><br></div><div>Lena</div></div>', "Hi Ana,\n\nthe flat is free from Friday.\nKeys are with Bo.\n\nLena"),
+    ('<div class="">Hi Ana,</div><div class=""><br class=""></div><div class="">see you at 8.</div>',
+     "Hi Ana,\n\nsee you at 8."),
+    ('<div class="elementToProof" style="font-family: Aptos; font-size: 12pt">Hi Ana,</div>'
+     '<div class="elementToProof" style="font-size: 12pt">see you at 8.</div>', "Hi Ana,\nsee you at 8."),
+    # a template's boxes, spaced by their padding or their style sheet's classes, and paragraphs stay apart
+    ('<div style="padding:20px">Your order shipped.</div><div style="margin:0 0 16px">Track it here.</div>'
+     '<div class="footer">Unsubscribe</div><p>Thanks</p><p>Shop</p>',
+     "Your order shipped.\n\nTrack it here.\n\nUnsubscribe\n\nThanks\n\nShop"),
+])
+def test_an_html_mails_lines_read_as_its_app_shows_them(tmp_path: Path, html: str, expected: str) -> None:
+    (tmp_path / "a.eml").write_bytes(message(
+        "From: lena@example.org\nSubject: Flat\nDate: Mon, 4 Mar 2024 10:00:00 +0000\n"
+        "Content-Type: text/html; charset=utf-8", html))
+    records, problems = load(tmp_path)
+    assert problems == [] and records[0].text == expected
+
+
 def test_a_newsletter_whose_text_part_only_says_to_view_it_as_html_is_read_from_its_html(tmp_path: Path) -> None:
     # bulk mailers send a placeholder text part; every mail app shows the HTML, which holds the content
     html = "<p>" + "Spring issue: the allotment opens on 4 May, seedlings swap at the shed. " * 12 + "</p>"

@@ -2,8 +2,8 @@
 
 Apple Notes writes a note's body one ``<div>`` a line (``<div><br></div>`` its blank line). A
 browser shows a ``<div>`` as a line of its own, not as a paragraph (a ``<div>`` has no margin):
-the ends of blocks that meet make one line break, not a blank line. ``html_text``, shared with
-mail, makes every block a paragraph; here a div is a line. Each line of text also notes the file
+the ends of blocks that meet make one line break, not a blank line. ``html_text`` makes every
+block a paragraph (a mail's ``<div>`` a line where it has no box: ``div_lines``); here every div is a line. Each line of text also notes the file
 line its first words come from, so that a hit cites the very lines it shows (``html_note_lines``).
 """
 
@@ -11,13 +11,10 @@ from __future__ import annotations
 
 import re
 
-from .html_text import _HtmlText, _line
+from .html_text import SOFT, _HtmlText, _line, soft_breaks
 
-# A block's edge: where two meet, or one meets a line break, they are one line break.
-SOFT = "\x02"
 # The file line a piece of text comes from rides in the text until lines are made.
 LINE_MARK = re.compile("\x01(\\d+)\x01")
-_SOFT_RUN = re.compile("[ \x02]*\x02[ \x02]*")
 
 
 class _NoteText(_HtmlText):
@@ -53,19 +50,12 @@ def html_note_lines(html: str) -> list[tuple[str, int | None]]:
         return [(line, None) for line in re.sub(r"<[^>]*>", " ", html).strip().split("\n")]
     if parser.hidden_chars > parser.shown_chars:  # hidden until a <style> rule shows it: read it all
         parser = _parsed(html, drop_hidden=False) or parser
-    joined = _SOFT_RUN.sub(_soft_break, "".join(parser.parts))
+    joined = soft_breaks("".join(parser.parts))
     lines: list[tuple[str, int | None]] = []
     for raw in joined.split("\n"):
         mark = LINE_MARK.search(raw)
         lines.append((_line(LINE_MARK.sub("", raw)), int(mark.group(1)) if mark else None))
     return _collapsed(lines)
-
-
-def _soft_break(match: re.Match[str]) -> str:
-    """A run of block edges: one line break, or none where a line has just begun (a ``<br>`` before
-    it, or the start). One before a ``<br>`` breaks still: ``<div><br></div>`` is a blank line."""
-    at_start = match.start() == 0 or match.string[match.start() - 1] == "\n"
-    return "" if at_start else "\n"
 
 
 def _collapsed(lines: list[tuple[str, int | None]]) -> list[tuple[str, int | None]]:

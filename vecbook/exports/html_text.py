@@ -62,6 +62,15 @@ NOT_LETTERS = re.compile(r"[\W_]+")
 CLOSE_REACH = 128
 # A quoted line's depth rides in the text until lines are made (NUL is no text HTML can carry)
 DEPTH_MARK = re.compile("\x00(\\d+)\x00")
+# A block's edge where it is laid out as a line, not a paragraph: where two meet, or one meets a line break,
+# they are one line break (``soft_breaks``).
+SOFT = "\x02"
+_SOFT_RUN = re.compile("[ \x02]*\x02[ \x02]*")
+# A mail's <div> is a line, as a browser lays one out (it has no margin), unless it has a box of its own: a
+# margin, padding or border in its style, or a class other than a mail app's own, which a template's style
+# sheet may space (Gmail's gmail_default, Outlook on the web's elementToProof, Apple Mail's empty one).
+BOXED = re.compile(r"(?:^|;)\s*(?:margin|padding|border)(?:-[a-z]+)?\s*:\s*(?!0(?:px|pt|em)?\s*(?:!|;|$))", re.I)
+LINE_CLASSES = re.compile(r"^(?:\s*(?:gmail_default|gmail_signature|elementtoproof)\s*)*$", re.I)
 
 
 class _HtmlText(HTMLParser):
@@ -73,8 +82,10 @@ class _HtmlText(HTMLParser):
     LINES = frozenset({"br", "tr", "hr", "dt", "dd"})
     HIDDEN = frozenset({"script", "style", "head", "title"})
 
-    def __init__(self, drop_hidden: bool = True) -> None:
+    def __init__(self, drop_hidden: bool = True, div_lines: bool = False) -> None:
         super().__init__(convert_charrefs=True)
+        self.div_lines = div_lines  # a mail's <div>s as lines, where they have no box (``_line_div``)
+        self.line_divs: list[bool] = []  # for each open <div>: whether it is a line
         self.parts: list[str] = []
         self.hidden = 0
         self.drop_hidden = drop_hidden
@@ -96,6 +107,9 @@ class _HtmlText(HTMLParser):
         if tag in self.HIDDEN:
             self.hidden += 1
             self.in_style = tag == "style"
+        elif tag == "div" and self.div_lines:
+            self.line_divs.append(_line_div(attrs))
+            self.parts.append(SOFT if self.line_divs[-1] else "\n\n")
         elif tag in self.PARAGRAPHS:
             self.parts.append("\n\n")
         elif tag in self.LINES:
@@ -113,6 +127,8 @@ class _HtmlText(HTMLParser):
         if tag in self.HIDDEN:
             self.hidden = max(0, self.hidden - 1)
             self.in_style = False
+        elif tag == "div" and self.div_lines:
+            self.parts.append(SOFT if not self.line_divs or self.line_divs.pop() else "\n\n")
         elif tag in self.PARAGRAPHS:
             self.parts.append("\n\n")
         # close it and whatever was left open inside it; a stray end tag under thousands of unclosed
@@ -164,6 +180,24 @@ class _HtmlText(HTMLParser):
     def _unseen(self) -> bool:
         """Text here is not shown: a hiding element holds it, or it is invisible or zero-sized."""
         return bool(self.open) and (self.open[-1][1] or not self.open[-1][2] or self.open[-1][3])
+
+
+def _line_div(attrs: list[tuple[str, str | None]]) -> bool:
+    """A <div> laid out as a line: no margin, padding or border of its own, no class a style sheet may space."""
+    values = {name: value or "" for name, value in attrs}
+    return not BOXED.search(values.get("style", "")) and bool(LINE_CLASSES.match(values.get("class", "")))
+
+
+def soft_breaks(text: str) -> str:
+    """Each run of block edges laid out as lines (``SOFT``) one line break, or none where a line has just begun."""
+    return _SOFT_RUN.sub(_soft_break, text) if SOFT in text else text
+
+
+def _soft_break(match: re.Match[str]) -> str:
+    """A run of block edges: one line break, or none where a line has just begun (a ``<br>`` before
+    it, or the start). One before a ``<br>`` breaks still: ``<div><br></div>`` is a blank line."""
+    at_start = match.start() == 0 or match.string[match.start() - 1] == "\n"
+    return "" if at_start else "\n"
 
 
 def _pre_line(line: str, mark: str) -> str:
@@ -218,15 +252,16 @@ def _is_zero(number: str) -> bool:
         return False
 
 
-def html_to_text(html: str) -> str:
+def html_to_text(html: str, div_lines: bool = False) -> str:
     """Readable text from an HTML body (the standard library's parser; no markup kept), without
-    what its inline styles hide, unless that is most of it (``_HtmlText``)."""
-    parser = _parsed(html, drop_hidden=True)
+    what its inline styles hide, unless that is most of it (``_HtmlText``); a mail's (``div_lines``)
+    ``<div>`` a line where it has no box of its own, as Gmail and Apple Mail write a line."""
+    parser = _parsed(html, drop_hidden=True, div_lines=div_lines)
     if parser is None:
         return re.sub(r"<[^>]*>", " ", html)
     if parser.hidden_chars > parser.shown_chars:  # hidden until a <style> rule shows it: not a preheader
-        parser = _parsed(html, drop_hidden=False) or parser
-    lines = [_line(line) for line in "".join(parser.parts).split("\n")]
+        parser = _parsed(html, drop_hidden=False, div_lines=div_lines) or parser
+    lines = [_line(line) for line in soft_breaks("".join(parser.parts)).split("\n")]
     return BLANK_LINES.sub("\n\n", "\n".join(lines)).strip()
 
 
@@ -237,8 +272,8 @@ def _line(line: str) -> str:
     return ">" * max(depths) + " " + text if depths and text else text
 
 
-def _parsed(html: str, drop_hidden: bool) -> _HtmlText | None:
-    parser = _HtmlText(drop_hidden)
+def _parsed(html: str, drop_hidden: bool, div_lines: bool = False) -> _HtmlText | None:
+    parser = _HtmlText(drop_hidden, div_lines)
     try:
         parser.feed(html)
         parser.close()

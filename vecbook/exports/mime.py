@@ -270,7 +270,7 @@ def collect_body(headers: Message, body: bytes, texts: list[str], names: list[st
             payload = payload[:payload.rfind(b"\n", 0, 4 * INLINE_FILE_CHARS) + 1 or 4 * INLINE_FILE_CHARS]
         text = _decode(payload, headers, html=kind == "text/html")
         if kind == "text/html":
-            text = html_to_text(text)
+            text = html_to_text(text, div_lines=True)
         elif str(headers.get_param("format") or "").lower() == "flowed":
             text = unflow(text, str(headers.get_param("delsp") or "").lower() == "yes")
         if "[cid:" in text:
