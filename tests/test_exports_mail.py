@@ -735,6 +735,15 @@ LOCALIZED_DATES = [
     ("Tue, 5 Mar 2024 08:15:00 msk", "2024-03-05T08:15:00+03:00"),
     ("Dienstag, 5. März 2024 08:15 MEZ", "2024-03-05T08:15:00+01:00"),
     ("Tue, 5 Mar 2024 08:15:00 EST", "2024-03-05T08:15:00-05:00"),
+    # daylight time after a zone's name, as old Unix mailers wrote it; a zone by its IANA or Windows name, as
+    # scripts and Windows tools write it, at the offset it keeps on that day (each was a time without a zone)
+    ("Fri, 5 Jul 1996 08:15:00 MET DST", "1996-07-05T08:15:00+02:00"),
+    ("Tue, 5 Mar 2024 08:15:00 Europe/Berlin", "2024-03-05T08:15:00+01:00"),
+    ("Fri, 5 Jul 2024 08:15:00 (Europe/Berlin)", "2024-07-05T08:15:00+02:00"),
+    ("Tue Mar 05 08:15:30 America/New_York 2024", "2024-03-05T08:15:30-05:00"),
+    ("Fri, 5 Jul 2024 08:15:00 W. Europe Standard Time", "2024-07-05T08:15:00+02:00"),
+    ("Fri, 5 Jul 2024 08:15:00 Pacific Daylight Time", "2024-07-05T08:15:00-07:00"),
+    ("05.03.2024 08:15 Tokyo Standard Time", "2024-03-05T08:15:00+09:00"),
     # Hungarian writes the year first, with the month's name; Spanish locales write "p. m."
     ("2024. március 5. 8:15", "2024-03-05T08:15:00"),
     ("2024. márc. 5., kedd, 20:15 +0100", "2024-03-05T20:15:00+01:00"),

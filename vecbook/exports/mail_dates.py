@@ -16,7 +16,7 @@ A day's end, 24:00 (ISO 8601's), is the next day's midnight.
 from __future__ import annotations
 
 import re
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, timezone
 from email.utils import parsedate_to_datetime
 
 from ..month_names import DAY, MONTH, MONTH_FIRST, month_number
@@ -82,7 +82,11 @@ ZONE_NAMES = {"CET": "+0100", "MEZ": "+0100", "MET": "+0100", "CEST": "+0200", "
               "ACDT": "+1030", "AEST": "+1000", "AEDT": "+1100", "NZST": "+1200", "NZDT": "+1300", "HST": "-1000",
               "AKST": "-0900", "AKDT": "-0800"}
 # (before the year too, as Java's Date.toString() writes it: "Tue Mar 05 08:15:30 CET 2024")
-ZONE_NAME = re.compile(r"(?<=\d)\s+\(?(" + "|".join(ZONE_NAMES) + r")\)?(\s*\([^()]*\)|\s+\d{4})?$", re.I)
+# (and with " DST" after it, daylight time, an hour ahead, as old Unix mailers wrote it: "MET DST")
+ZONE_NAME = re.compile(r"(?<=\d)\s+\(?(" + "|".join(ZONE_NAMES) + r")(\s+DST)?\)?(\s*\([^()]*\)|\s+\d{4})?$", re.I)
+# A zone by its IANA name or Windows' after the time, perhaps in brackets, perhaps before the year: "Europe/Berlin",
+# "W. Europe Standard Time" (scripts, Windows tools; "Daylight Time" as Windows says it in summer).
+LONG_ZONE_NAME = re.compile(r"\d:\d\d(?::\d\d)?\s+\(?([A-Za-z][\w+./ -]{2,60}?)\)?(?:\s+\d{4})?\s*$")
 # A time on a 12-hour clock: 8:15 PM, 12:05:09 a.m., 8:15 p. m. (Spanish locales)
 TWELVE_HOUR = re.compile(r"\b(\d{1,2}):(\d{2}(?::\d{2})?)\s*([ap])(?:\.\s?)?m\b\.?", re.I)
 
@@ -103,7 +107,21 @@ def mail_date(raw: str) -> datetime | None:
         date: datetime | None = parsedate_to_datetime(raw)
     except (TypeError, ValueError, IndexError, OverflowError):  # (a year of 20 digits overflows)
         date = localized_date(raw)  # "Di, 12 Mär 2024 14:05", as some clients write it
+    if date is not None and date.tzinfo is None and (named := LONG_ZONE_NAME.search(raw)):
+        date = _in_named_zone(date, named.group(1))
     return date + timedelta(days=1) if date is not None and day_end else date
+
+
+def _in_named_zone(date: datetime, name: str) -> datetime:
+    """``date``, read without a zone, at the offset the zone ``name`` (IANA's or Windows') keeps on that
+    day; as it was where the name is no zone's."""
+    from .ics_zones import calendar_zone  # (the calendar reader's names of zones, Windows' too)
+
+    zone = calendar_zone(name.strip().replace("Daylight Time", "Standard Time"))
+    if zone is None:
+        return date
+    offset = date.replace(tzinfo=zone).utcoffset()
+    return date.replace(tzinfo=timezone(offset)) if offset is not None else date
 
 
 def _day_start(found: re.Match[str]) -> str:
@@ -138,7 +156,10 @@ def _zone_offset(found: re.Match[str]) -> str:
     """A zone's name as its offset; one after an offset ("+0100 (CET)") is its comment, kept."""
     if re.search(r"[+-]\d\d:?\d\d$", found.string[:found.start()]):
         return found.group(0)
-    return f" {ZONE_NAMES[found.group(1).upper()]}{found.group(2) or ''}"
+    offset = ZONE_NAMES[found.group(1).upper()]
+    if found.group(2):  # (daylight time: an hour ahead)
+        offset = f"{offset[0]}{abs(int(offset[:3]) + (1 if offset[0] == '+' else -1)):02d}{offset[3:]}"
+    return f" {offset}{found.group(3) or ''}"
 
 
 def _east_asian_24_hour(found: re.Match[str]) -> str:
