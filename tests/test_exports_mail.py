@@ -952,6 +952,19 @@ def test_quoted_printable_soft_breaks_that_gained_trailing_spaces_are_still_join
     assert problems == [] and records[0].text == "Die Rechnung für März liegt bei: 20 €. Grüße\nJürgen"
 
 
+@pytest.mark.parametrize("encoding", ["quoted-printable; charset=utf-8", "Base64 (encoded by a script)", "base64;"])
+def test_a_transfer_encoding_written_with_parameters_is_still_decoded(tmp_path: Path, encoding: str) -> None:
+    # some scripts and gateways copy Content-Type's parameters onto it (RFC 2045 gives it none): the body
+    # was read as it was sent, "Gr=C3=BC=C3=9Fe" or its base64
+    body = "Gr=C3=BC=C3=9Fe aus K=C3=B6ln" if encoding.startswith("quoted") else base64.b64encode(
+        "Grüße aus Köln".encode()).decode()
+    (tmp_path / "te.eml").write_bytes(message(
+        "From: a@example.org\nSubject: x\nDate: Mon, 4 Mar 2024 10:00:00 +0100\n"
+        f"Content-Type: text/plain; charset=utf-8\nContent-Transfer-Encoding: {encoding}", body))
+    records, problems = load(tmp_path)
+    assert problems == [] and records[0].text == "Grüße aus Köln"
+
+
 def test_text_labelled_ascii_that_holds_utf_8_is_read_as_utf_8(tmp_path: Path) -> None:
     # mailers that label every part us-ascii (old scripts, misconfigured list servers) send UTF-8
     # under it: read as Windows-1252, as browsers read an ASCII label, it was "GrÃ¼ÃŸe aus KÃ¶ln";

@@ -40,6 +40,8 @@ CID_PLACEHOLDER = re.compile(r"^[ \t]*\[cid:[^\]\s]*\][ \t]*(?:\r?\n|$)|\[cid:[^
 # A quoted-printable soft line break that gained whitespace in transport (Exchange, Lotus Notes, tools
 # that pad lines): still a soft break (RFC 2045 6.7: a line's trailing whitespace is dropped).
 QP_SPACED_SOFT_BREAK = re.compile(rb"=[ \t]+(?=\r?\n|$)")
+# A Content-Transfer-Encoding's token, before any parameters or comment a sender wrote after it.
+TRANSFER_ENCODING = re.compile(r"\s*([^\s;(]*)")
 # A mail inside a mail (message/global: one with UTF-8 headers, RFC 6532).
 FORWARDED_TYPES = frozenset({"message/rfc822", "message/global"})
 # S/MIME's one part for an encrypted (or opaque signed) message: Outlook's and Apple Mail's smime.p7m.
@@ -496,8 +498,9 @@ def _filename(part: Message) -> str | None:
 
 
 def _transfer_decoded(body: bytes, headers: Message, damage: set[str]) -> bytes:
-    """The body without its Content-Transfer-Encoding (base64, quoted-printable)."""
-    encoding = (headers.get("content-transfer-encoding") or "").strip().lower()
+    """The body without its Content-Transfer-Encoding (base64, quoted-printable); parameters or a comment
+    after it (``quoted-printable; charset=utf-8``, as some scripts copy Content-Type's onto it) are passed over."""
+    encoding = TRANSFER_ENCODING.match(headers.get("content-transfer-encoding") or "").group(1).lower()
     if encoding == "base64":
         try:
             return binascii.a2b_base64(body)
