@@ -4,6 +4,7 @@ short scalar ones embedded with the text, as a file's headers are."""
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -80,23 +81,24 @@ def rows_to_records(collection: CollectionConfig, columns: list[str], rows: list
     bad_json = empty = binary = duplicate = 0
     seen: set[str] = set()
     rows, left_out = _out_of_trash(collection, columns, rows)
+    reader = _RowReader(columns)
+    cited = table or collection.label
     for row in rows:
-        values = dict(zip(lowered, row))
-        content = _row_text(values.get("content"))
+        content = _row_text(row[reader.content])
         if content is None:
             binary += 1
             continue
         if not content.strip():
             empty += 1
             continue
-        row_id = str(values["id"])
+        row_id = str(row[reader.id])
         if row_id in seen:
             duplicate += 1
             continue
         seen.add(row_id)
-        metadata, ok = _row_metadata(columns, row)
+        metadata, worded, ok = reader.metadata(row)
         bad_json += not ok
-        records.append(_row_record(collection, table or collection.label, row_id, content.strip(), metadata))
+        records.append(_row_record(collection, cited, row_id, content.strip(), metadata, worded))
     return (records, left_out + _row_problems(collection, bad_json, empty, binary, duplicate),
             empty + binary + duplicate)
 
@@ -159,7 +161,68 @@ def _row_text(value: Any) -> str | None:
     return str(value)
 
 
-def _row_metadata(columns: list[str], row: tuple[Any, ...]) -> tuple[dict[str, Any], bool]:
+class _RowReader:
+    """Reads the rows of one query: where its ``id`` and ``content`` columns are, and each other
+    column's role, worked out once; whether a field is embedded, judged once a column name and
+    once a value of it (a sender, a thread's title repeat down a table), not at every row: a
+    table of 30,000 rows took 1.7 s of CPU so, read again at every change of its database."""
+
+    def __init__(self, columns: list[str]) -> None:
+        lowered = [c.lower() for c in columns]
+        # dict(zip(...)) of a row: the last of columns named alike
+        self.id = max(i for i, low in enumerate(lowered) if low == "id")
+        self.content = max(i for i, low in enumerate(lowered) if low == "content")
+        self.columns = columns
+        self.verdicts: dict[str, dict[str, bool]] = {kind: {} for kind in _KEY_KINDS}
+        # a JSON column merged in, or two columns named alike: read as _merged_metadata does
+        self.merged = "metadata" in lowered or len(set(columns)) < len(columns)
+        # (index, name, is a date, the verdicts on its text: None where its name says it is never embedded)
+        self.fields = [(i, name, low in ROW_DATE_KEYS, None if _key_kind(name) == ID_KEY else
+                        self.verdicts[_key_kind(name)]) for i, (name, low) in enumerate(zip(columns, lowered))
+                       if low not in ("id", "content")]
+
+    def metadata(self, row: tuple[Any, ...]) -> tuple[dict[str, Any], list[str], bool]:
+        """The row's metadata (the worded fields first), those fields' keys, and whether its JSON
+        ``metadata`` column (if any) was read."""
+        if self.merged:
+            metadata, ok = _merged_metadata(self.columns, row)
+            worded = [key for key, value in metadata.items() if type(value) is str and self.embedded(key, value)]
+        else:
+            metadata, worded, ok = {}, [], True
+            for i, name, dated, verdicts in self.fields:
+                value = row[i]
+                if value is None or isinstance(value, bytes):
+                    continue
+                if dated:
+                    read = _unix_date(value)
+                    if read is not value and isinstance(read, str):  # a time read as ISO: always embedded
+                        metadata[name] = read
+                        worded.append(name)
+                        continue
+                metadata[name] = value
+                if verdicts is not None and type(value) is str:
+                    verdict = verdicts.get(value)
+                    if verdict is None:
+                        verdict = verdicts[value] = _worded(_key_kind(name), value)
+                    if verdict:
+                        worded.append(name)
+        # The fields holding words first: a hit's metadata line shows the first few, which in an app's
+        # table were its ids (Joplin's parent_id, Bear's Z_PK, Z_ENT, Z_OPT) before its title.
+        if worded and list(metadata)[:len(worded)] != worded:
+            metadata = {**{key: metadata[key] for key in worded}, **metadata}
+        return metadata, worded, ok
+
+    def embedded(self, key: str, text: str) -> bool:
+        """``embedded_field`` of a text ``key``'s ``text``, each value judged once a read."""
+        kind = _key_kind(key)
+        verdicts = self.verdicts[kind]
+        verdict = verdicts.get(text)
+        if verdict is None:
+            verdict = verdicts[text] = _worded(kind, text)
+        return verdict
+
+
+def _merged_metadata(columns: list[str], row: tuple[Any, ...]) -> tuple[dict[str, Any], bool]:
     """Extra columns become fields; a JSON ``metadata`` column is merged in (columns win)."""
     metadata: dict[str, Any] = {}
     fields: dict[str, Any] = {}
@@ -183,10 +246,7 @@ def _row_metadata(columns: list[str], row: tuple[Any, ...]) -> tuple[dict[str, A
     metadata.update(fields)
     for key in [key for key in metadata if key.lower() in ROW_DATE_KEYS]:  # as filters read keys: any case
         metadata[key] = _unix_date(metadata[key])
-    # The fields holding words first: a hit's metadata line shows the first few, which in an app's
-    # table were its ids (Joplin's parent_id, Bear's Z_PK, Z_ENT, Z_OPT) before its title.
-    worded = [key for key, value in metadata.items() if embedded_field(key, value)]
-    return {**{key: metadata[key] for key in worded}, **metadata}, ok
+    return metadata, ok
 
 
 def _unix_date(value: Any) -> Any:
@@ -198,7 +258,9 @@ def _unix_date(value: Any) -> Any:
         return read if isinstance(read, str) else value
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not UNIX_TIME_FLOOR <= value < math.inf:
         return value
-    divisor = next(divisor for bound, divisor in UNIX_TIME_UNITS if value < bound)
+    for bound, divisor in UNIX_TIME_UNITS:  # (a loop: a generator's cost, at every row, was a tenth of a read)
+        if value < bound:
+            break
     if value / divisor >= UNIX_TIME_CEILING or _digit_date_time(value):
         return value
     try:
@@ -221,10 +283,10 @@ def _digit_date_time(value: int | float) -> bool:
 
 
 def _row_record(collection: CollectionConfig, table: str, row_id: str, content: str,
-                metadata: dict[str, Any]) -> Record:
-    # Short scalar metadata (sender, date, thread title) is embedded with the
-    # text, as headers are for files, so "what did Ana say about ..." can match.
-    header = [f"{k}: {v}" for k, v in metadata.items() if embedded_field(k, v)]
+                metadata: dict[str, Any], worded: list[str]) -> Record:
+    # Short scalar metadata (sender, date, thread title: the ``worded`` keys) is embedded with
+    # the text, as headers are for files, so "what did Ana say about ..." can match.
+    header = [f"{key}: {metadata[key]}" for key in worded]
     return Record(
         text=content, file_path=collection.database_label, line_number=None, end_line=None,
         metadata=metadata, source=collection.name, id=f"{collection.name}:{row_id}",
@@ -237,17 +299,37 @@ def embedded_field(key: str, value: Any) -> bool:
     """Whether a row's metadata field is embedded with its text: short text holding words (a
     title, a sender, a place, the row's date), not an id, a UUID, a hash, a number, a flag or a
     time (those stay metadata, which filters read); a title's or subject's text always."""
-    if not isinstance(value, str) or _ID_COLUMN_RE.search(key.lower()) or _CAMEL_ID_COLUMN_RE.search(key):
+    return isinstance(value, str) and _worded(_key_kind(key), value)
+
+
+# What a field's name says of its text (``_key_kind``): never embedded, a title's, a date's, other.
+ID_KEY, TITLE_KEY, DATE_KEY, OTHER_KEY = "id", "title", "date", "other"
+_KEY_KINDS = (ID_KEY, TITLE_KEY, DATE_KEY, OTHER_KEY)
+
+
+@functools.lru_cache(maxsize=1024)
+def _key_kind(key: str) -> str:
+    """What the field name ``key`` says of its text, one of ``_KEY_KINDS``."""
+    if _ID_COLUMN_RE.search(key.lower()) or _CAMEL_ID_COLUMN_RE.search(key):
+        return ID_KEY
+    if _TITLE_COLUMN_RE.search(key):  # a note's title, whatever it looks like ("standup-2024-03-05", a day)
+        return TITLE_KEY
+    return DATE_KEY if key.lower() in ROW_DATE_KEYS else OTHER_KEY
+
+
+def _worded(kind: str, value: str) -> bool:
+    """Whether the text ``value`` of a field of ``kind`` is embedded (``embedded_field``)."""
+    if kind == ID_KEY:
         return False
     text = value.strip()
     if not text or len(text) > MAX_EMBEDDED_METADATA_CHARS or _UUID_RE.match(text):
         return False
-    if _TITLE_COLUMN_RE.search(key):  # a note's title, whatever it looks like ("standup-2024-03-05", a day)
+    if kind == TITLE_KEY:
         return True
     if _TOKEN_RE.match(text):
         return False
     if _TIME_RE.match(text):
-        return key.lower() in ROW_DATE_KEYS
+        return kind == DATE_KEY
     return any(c.isalpha() for c in text) or _PHONE_RE.match(text) is not None
 
 
