@@ -775,6 +775,70 @@ def test_add_dates_a_tables_rows_by_the_column_named(
                                  "written, mood\n")
 
 
+# Safari's History.db: a page's address in history_items, each visit (its title, its time as a REAL of
+# seconds since 2001-01-01, Apple's) in history_visits; a redirect's visit names where it led.
+SAFARI_HISTORY = (
+    "CREATE TABLE history_items (id INTEGER PRIMARY KEY AUTOINCREMENT, url TEXT NOT NULL UNIQUE, domain_expansion "
+    "TEXT NULL, visit_count INTEGER NOT NULL, daily_visit_counts BLOB NOT NULL, weekly_visit_counts BLOB NULL, "
+    "autocomplete_triggers BLOB NULL, should_recompute_derived_visit_counts INTEGER NOT NULL, visit_count_score "
+    "INTEGER NOT NULL, status_code INTEGER NOT NULL DEFAULT 0);"
+    "CREATE TABLE history_visits (id INTEGER PRIMARY KEY AUTOINCREMENT, history_item INTEGER NOT NULL REFERENCES "
+    "history_items(id) ON DELETE CASCADE, visit_time REAL NOT NULL, title TEXT NULL, load_successful BOOLEAN NOT "
+    "NULL DEFAULT 1, http_non_get BOOLEAN NOT NULL DEFAULT 0, synthesized BOOLEAN NOT NULL DEFAULT 0, "
+    "redirect_source INTEGER NULL UNIQUE REFERENCES history_visits(id) ON DELETE CASCADE, redirect_destination "
+    "INTEGER NULL UNIQUE REFERENCES history_visits(id) ON DELETE CASCADE, origin INTEGER NOT NULL DEFAULT 0, "
+    "generation INTEGER NOT NULL DEFAULT 0, attributes INTEGER NOT NULL DEFAULT 0, score INTEGER NOT NULL DEFAULT 0);"
+    "CREATE TABLE history_tombstones (id INTEGER PRIMARY KEY AUTOINCREMENT, start_time REAL NOT NULL, end_time REAL "
+    "NOT NULL, url TEXT, generation INTEGER NOT NULL DEFAULT 0);"
+    "INSERT INTO history_items (id, url, domain_expansion, visit_count, daily_visit_counts, "
+    "should_recompute_derived_visit_counts, visit_count_score) VALUES "
+    "(1, 'https://ja.wikipedia.org/wiki/京都', 'ja.wikipedia', 2, x'', 0, 0), "
+    "(2, 'https://www.ynet.co.il/news/article/hjk', 'ynet', 1, x'', 0, 0), "
+    "(3, 'https://t.co/abc', 't', 1, x'', 0, 0);"
+    "INSERT INTO history_visits (id, history_item, visit_time, title, redirect_destination) VALUES "
+    "(1, 1, 730990000.5, '京都 - Wikipedia', NULL), (2, 1, 731000000.25, '京都 - Wikipedia', NULL), "
+    "(3, 2, 731086400.0, NULL, NULL), (4, 3, 731086399.0, NULL, 3);")
+
+
+def test_safari_history_is_added_by_its_path_alone(
+        home: Path, user_config: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # `add History.db` asked which table held the text; read with --date-column visit_time, its visits
+    # (seconds since 2001, not in a Core Data table) were dated in the 1990s
+    database = home / "History.db"
+    with sqlite3.connect(database) as connection:
+        connection.executescript(SAFARI_HISTORY)
+    connection.close()
+    code, out, err = run(capsys, "add", str(database))
+    assert code == 0 and "found 'safari':" in out and "  records: 2\n" in out and "problems" not in out, err + out
+    assert "  dates: 2024-03-01 to 2024-03-02\n" in out, out  # each page's last visit; not the redirect's
+    code, out, _ = run(capsys, "search", "京都", "--mode", "keyword", "--json")
+    [hit] = json.loads(out)
+    assert hit["citation"] == f"{database}#history_items:1" and hit["text"] == "京都 - Wikipedia"
+    assert hit["metadata"]["url"] == "https://ja.wikipedia.org/wiki/京都" and hit["metadata"]["visit_count"] == 2
+    assert hit["metadata"]["date"] == "2024-03-01T15:33:20+00:00"
+    code, out, _ = run(capsys, "search", "ynet", "--mode", "keyword", "--json")
+    assert [h["text"] for h in json.loads(out)] == ["https://www.ynet.co.il/news/article/hjk"]
+
+
+def test_a_column_of_seconds_since_2001_is_read_so_and_said(
+        home: Path, user_config: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Safari's visits read as a table: their visit_time, seconds since 2001 (a REAL, no Core Data table),
+    # read as Unix time, dated every visit in 1993
+    database = home / "History.db"
+    with sqlite3.connect(database) as connection:
+        connection.executescript(SAFARI_HISTORY)
+    connection.close()
+    code, out, err = run(capsys, "add", str(database), "--table", "history_visits", "--text-column", "title",
+                         "--date-column", "visit_time")
+    assert code == 0 and "  dates: 2024-03-01 to 2024-03-01\n" in out, err + out
+    assert ("WARN --date-column visit_time is read as seconds since 2001-01-01, as Apple's apps count time: read as "
+            "Unix time, its rows would be dated 1993, not 2024; if they are Unix times of 1993, replace "
+            '`"visit_time" + 978307200 /* seconds since 2001 */` by `"visit_time"` in its query in ') in err, err
+    code, out, _ = run(capsys, "search", "京都", "--mode", "keyword", "--json", "--since", "2024-03-01")
+    hits = json.loads(out)
+    assert hits and all(h["metadata"]["date"].startswith("2024-03-01T") for h in hits), out
+
+
 def test_a_without_rowid_table_is_cited_by_its_primary_key(
         home: Path, user_config: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # a WITHOUT ROWID table (key-value stores, many apps' settings) has no rowid to cite rows by:

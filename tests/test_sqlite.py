@@ -1106,6 +1106,11 @@ def test_an_apps_table_added_with_its_text_column_is_dated_by_its_creation_time(
     # Core Data (Day One, Apple's apps): seconds since 2001
     ("Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, ZWRITTEN TIMESTAMP", "ZWRITTEN", 731000000.0,
      "2024-03-01T15:33:20+00:00"),
+    # seconds since 2001 outside Core Data (Safari's history_visits.visit_time): as Unix time, 1993
+    ("written REAL", "written", 731000000.5, "2024-03-01T15:33:20+00:00"),
+    ("written INTEGER", "written", 731000000123456789, "2024-03-01T15:33:20+00:00"),  # in nanoseconds
+    # Unix time of the 1990s, which as seconds since 2001 would be after today: Unix time
+    ("written INTEGER", "written", 946000000, "1999-12-24T01:46:40+00:00"),
     # the column named wins over a `date` column the table has (a Date the app writes as a weekday)
     ("\"Date\" TEXT DEFAULT 'Friday', written INTEGER", "written", 1709300000, "2024-03-01T13:33:20+00:00"),
 ])

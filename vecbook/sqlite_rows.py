@@ -258,15 +258,22 @@ def _unix_date(value: Any) -> Any:
         return read if isinstance(read, str) else value
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not UNIX_TIME_FLOOR <= value < math.inf:
         return value
-    for bound, divisor in UNIX_TIME_UNITS:  # (a loop: a generator's cost, at every row, was a tenth of a read)
-        if value < bound:
-            break
+    divisor = time_unit(value)
     if value / divisor >= UNIX_TIME_CEILING or _digit_date_time(value):
         return value
     try:
         return iso(from_timestamp(value / divisor))
     except (OverflowError, OSError, ValueError):
         return value
+
+
+def time_unit(value: float) -> float:
+    """What a number of Unix time (at least ``UNIX_TIME_FLOOR``) is divided by to give seconds, as its
+    size tells (``UNIX_TIME_UNITS``)."""
+    for bound, divisor in UNIX_TIME_UNITS:  # (a loop: a generator's cost, at every row, was a tenth of a read)
+        if value < bound:
+            return divisor
+    return UNIX_TIME_UNITS[-1][1]
 
 
 def _digit_date_time(value: int | float) -> bool:

@@ -32,13 +32,15 @@ _SHADOW_TABLES = ("content", "segments", "segdir", "docsize", "stat", "data", "i
 # name): Bear's Core Data ZSFNOTE; Joplin's database.sqlite in its profile folder; Day One's Core
 # Data ZENTRY, in DayOne.sqlite; Anki's collection.anki2, whose notes table is named as Joplin's.
 # `vecbook add database.sqlite` reads them as `--table T --text-column C` would.
-JOPLIN, CALIBRE, FIREFOX = "Joplin", "Calibre", "Firefox"
+JOPLIN, CALIBRE, FIREFOX, SAFARI = "Joplin", "Calibre", "Firefox", "Safari"
 KNOWN_NOTES = (("ZSFNOTE", "ZTEXT", ("ZTITLE", "ZUNIQUEIDENTIFIER"), "Bear"),
                ("notes", "body", ("parent_id", "is_todo"), JOPLIN),
                ("ZENTRY", "ZMARKDOWNTEXT", ("ZUUID", "ZCREATIONDATE", "Z_PK"), "Day One"),
                ("notes", "flds", ("mid", "sfld", "csum"), "Anki"),
                ("books", "title", ("author_sort", "series_index", "has_cover"), CALIBRE),
-               ("moz_places", "title", ("url", "rev_host", "frecency"), FIREFOX))
+               ("moz_places", "title", ("url", "rev_host", "frecency"), FIREFOX),
+               ("history_items", "url", ("domain_expansion", "should_recompute_derived_visit_counts"),
+                SAFARI))
 # A Calibre library's books (metadata.db): each book's description (HTML, in comments), else its title,
 # with its title, its authors in the order Calibre keeps them, and the time it was added as its date
 # (``{date}``: or the column --date-column names); ``path`` is its folder in the library.
@@ -53,10 +55,20 @@ CALIBRE_BOOKS = ("SELECT id, COALESCE(NULLIF((SELECT text FROM comments WHERE bo
 FIREFOX_PLACES = ("SELECT id, COALESCE(NULLIF(title, ''), url) AS content, url, description, site_name, visit_count, "
                   "{date} AS date, (SELECT group_concat(b.title, ' / ') FROM moz_bookmarks AS b WHERE b.fk = "
                   "moz_places.id AND b.title <> '') AS bookmark FROM moz_places WHERE hidden = 0")
+# Safari's history (History.db): each page (history_items) with a visit that was not a redirect's, the title
+# of its latest visit with one (history_visits) or its address, with its address, site and visits, and its
+# last visit as its date (seconds since 2001, as Apple's apps count time, made Unix time).
+SAFARI_PAGES = ("SELECT id, COALESCE((SELECT v.title FROM history_visits AS v WHERE v.history_item = history_items.id "
+                "AND v.title <> '' ORDER BY v.visit_time DESC LIMIT 1), url) AS content, url, domain_expansion AS "
+                "site, visit_count, {date} AS date FROM history_items WHERE EXISTS (SELECT 1 FROM history_visits AS "
+                "v WHERE v.history_item = history_items.id AND v.redirect_destination IS NULL)")
+SAFARI_LAST_VISIT = ("(SELECT max(v.visit_time) FROM history_visits AS v WHERE v.history_item = history_items.id) + "
+                     "978307200")  # (CORE_DATA_EPOCH)
 # The apps whose database is read by a query of their own: the tables it reads besides the app's
-# known one, the query, and the column that dates a row unless --date-column names another.
-KNOWN_QUERIES = {CALIBRE: (CALIBRE_TABLES, CALIBRE_BOOKS, "timestamp"),
-                 FIREFOX: ({"moz_bookmarks"}, FIREFOX_PLACES, "last_visit_date")}
+# known one, the query, and what dates a row unless --date-column names another column.
+KNOWN_QUERIES = {CALIBRE: (CALIBRE_TABLES, CALIBRE_BOOKS, '"timestamp"'),
+                 FIREFOX: ({"moz_bookmarks"}, FIREFOX_PLACES, '"last_visit_date"'),
+                 SAFARI: ({"history_visits"}, SAFARI_PAGES, SAFARI_LAST_VISIT)}
 # An Anki note's id is the time it was made, in milliseconds: its date.
 ANKI_DATE = '"id" AS date'
 # The columns of a known app's notes table that are not read: Day One's rich text, the entry's text
@@ -90,6 +102,15 @@ _ISO_DAY = re.compile(r"^\d{4}-\d{2}-\d{2}")
 TEXT_SAMPLE_ROWS = 500
 # Core Data counts time in seconds from 2001-01-01 UTC, which is this Unix time.
 CORE_DATA_EPOCH = 978307200
+# Apple's apps count time so outside Core Data too (Safari's History.db: history_visits.visit_time, a
+# REAL). Such a time of a recent date read as Unix time falls from 1985 to 2001: a column --date-column
+# names whose numbers all fall there as Unix time (in seconds, or the unit their size tells), and as
+# seconds since 2001 no later than today, is read so, and `add` says so. A Unix time of the 1990s
+# whose other reading would be after today stays one; one of 1985-1995, which would be 2016-2026,
+# does not: the WARN says how to read it as Unix time.
+MAC_TIME_FLOOR = 5e8  # 1985-11-05 as Unix time, 2016-11-05 as seconds since 2001
+# What the query `add` writes says of such a column (and date_warnings finds there).
+MAC_TIME_NOTE = "/* seconds since 2001 */"
 
 
 def profile_database(folder: Path) -> tuple[Path, str] | None:
@@ -150,7 +171,8 @@ def sqlite_table(path: Path, table: str | None, text_column: str | None,
     columns = _tables(path)[table]
     _check_column(table, columns, date_column)
     content = next(c for c in columns if c.lower() == "content")
-    return None, _text_column_query(table, content, columns, '"id"', date_column=date_column)
+    return None, _text_column_query(table, content, columns, '"id"', date_column=date_column,
+                                    since_2001=_since_2001(path, table, columns, date_column))
 
 
 def _table_or_query(path: Path, table: str | None, text_column: str | None,
@@ -192,16 +214,45 @@ def _table_or_query(path: Path, table: str | None, text_column: str | None,
     _check_column(table, columns[table], text_column)
     if app in KNOWN_QUERIES and KNOWN_QUERIES[app][0] <= columns.keys():
         _, query, dated = KNOWN_QUERIES[app]
-        return None, query.format(date=f'"{_quoted(date_column or dated)}"')
+        return None, query.format(date=f'"{_quoted(date_column)}"' if date_column else dated)
     kept = [c for c in columns[table] if c not in KNOWN_UNREAD.get(table, ())]
+    since_2001 = _since_2001(path, table, columns[table], date_column)
     if "id" in lowered:
-        return None, _text_column_query(table, text_column, kept, '"id"', extra, date_column)
+        return None, _text_column_query(table, text_column, kept, '"id"', extra, date_column, since_2001)
     key = _row_key(path, table)
     if key is None:
         raise ConfigError(f"'{table}' is a view with no 'id' column, and a view's rows have no rowid to cite them "
                           f"by: add the view's underlying table instead, or write the [[collections]] table by "
                           f"hand with a 'query' that selects an id (docs/formats.md#sqlite-collections)")
-    return None, _text_column_query(table, text_column, kept, key, extra, date_column)
+    return None, _text_column_query(table, text_column, kept, key, extra, date_column, since_2001)
+
+
+def _since_2001(path: Path, table: str, columns: list[str], column: str | None) -> float | None:
+    """What the numbers of ``column`` (``--date-column``) are divided by to give seconds since 2001,
+    where they are such times (``MAC_TIME_FLOOR``) outside a Core Data table; None else."""
+    import time
+
+    from .sqlite_rows import UNIX_TIME_FLOOR, time_unit
+
+    if column is None or column.lower() == "date" or _core_data(columns, column):
+        return None
+    quoted = f'"{_quoted(column)}"'
+    try:
+        connection = open_readonly(path)
+        try:
+            least, most = connection.execute(
+                f"SELECT min({quoted}), max({quoted}) FROM \"{_quoted(table)}\" WHERE typeof({quoted}) IN "
+                f"('integer', 'real') AND {quoted} <> 0").fetchone()
+        finally:
+            connection.close()
+    except (sqlite3.Error, OSError) as exc:
+        raise _unreadable_database(path, exc) from None
+    if least is None or least < UNIX_TIME_FLOOR or time_unit(least) != time_unit(most):
+        return None
+    unit = time_unit(least)
+    if MAC_TIME_FLOOR <= least / unit and most / unit + CORE_DATA_EPOCH <= time.time() + 86400:
+        return unit  # (below CORE_DATA_EPOCH as Unix time, or the reading since 2001 would be after 2032)
+    return None
 
 
 def date_warnings(query: str | None, records: Sequence[Record], config_file: Path, name: str,
@@ -210,7 +261,10 @@ def date_warnings(query: str | None, records: Sequence[Record], config_file: Pat
     says what it dates itself) when none has a date: the column ``--date-column`` named holds no
     date VecBook reads, or the table has no date column (``undated``)."""
     dates = [r.metadata["date"] for r in records if r.metadata.get("date") not in (None, "")]
-    if query is None or any(isinstance(d, str) and _ISO_DAY.match(d) for d in dates):
+    read = [d for d in dates if isinstance(d, str) and _ISO_DAY.match(d)]
+    if query is not None and read and date_column is not None and MAC_TIME_NOTE in query:
+        return [_since_2001_said(query, read, config_file, date_column)]
+    if query is None or read:
         return []
     if date_column is None:
         return [undated(query, config_file, name)] if not dates else []
@@ -218,6 +272,26 @@ def date_warnings(query: str | None, records: Sequence[Record], config_file: Pat
     return [f"no dates: --date-column {date_column} holds no date VecBook reads ({like}): an ISO date or "
             f"date-time, or a Unix time in seconds, milliseconds, microseconds or nanoseconds; "
             f"--since, --until and recency pass its rows by"]
+
+
+def _since_2001_said(query: str, dates: list[str], config_file: Path, column: str) -> str:
+    """What ``add`` says of ``column``, read as seconds since 2001 (``_since_2001``): the years its
+    rows (``dates``, read so) would be dated as Unix time, and how to read it so."""
+    from datetime import datetime, timezone
+
+    read = sorted(datetime.fromisoformat(d) for d in dates)
+    since = _years(read[0].year, read[-1].year)
+    unix = _years(*(datetime.fromtimestamp(d.timestamp() - CORE_DATA_EPOCH, timezone.utc).year
+                    for d in (read[0], read[-1])))
+    end = query.index(f"{MAC_TIME_NOTE} AS date") + len(MAC_TIME_NOTE)
+    written = query[query.rindex(f'"{_quoted(column)}"', 0, end):end]
+    return (f"--date-column {column} is read as seconds since 2001-01-01, as Apple's apps count time: read as Unix "
+            f"time, its rows would be dated {unix}, not {since}; if they are Unix times of {unix}, replace "
+            f"`{written}` by `\"{column}\"` in its query in {config_file}")
+
+
+def _years(first: int, last: int) -> str:
+    return str(first) if first == last else f"{first} to {last}"
 
 
 def undated(query: str, config_file: Path, name: str) -> str:
@@ -373,25 +447,26 @@ def _quoted(identifier: str) -> str:
 
 
 def _text_column_query(table: str, text_column: str, columns: list[str], key: str, extra: Sequence[str] = (),
-                       date_column: str | None = None) -> str:
+                       date_column: str | None = None, since_2001: float | None = None) -> str:
     """SELECT giving the rows ``id`` (``key``: the table's id column, else its rowid or primary
     key) and ``content``, the other columns kept as metadata (a ``date`` one but the column
-    ``date_column`` names, which is the date), and the ``extra`` expressions."""
+    ``date_column`` names, which is the date, read as seconds since 2001 divided by ``since_2001``
+    where given), and the ``extra`` expressions."""
     dropped = ("id", "content", "date") if date_column else ("id", "content")
     others = [c for c in columns if c != text_column and c.lower() not in dropped]
     picked = [f'"{_quoted(c)}"' for c in others]
-    dated = _date_column(columns, date_column)
+    dated = _date_column(columns, date_column, since_2001)
     picked += [dated] if dated else []
     picked += extra
     return f'SELECT {key} AS id, "{_quoted(text_column)}" AS content{"".join(", " + p for p in picked)} ' \
            f'FROM "{_quoted(table)}"'
 
 
-def _date_column(columns: list[str], named: str | None = None) -> str | None:
+def _date_column(columns: list[str], named: str | None = None, since_2001: float | None = None) -> str | None:
     """The expression naming the column ``named`` ``date`` (which ``--since``, ``--until`` and
     recency read), or unnamed, the row's creation time where the table has no ``date`` column but
     one of ``CREATED_COLUMNS``; a Core Data table's time (Bear's, Day One's, Apple's apps'),
-    counted from 2001, made Unix time."""
+    counted from 2001, made Unix time, and so a time ``_since_2001`` found (divided by it)."""
     lowered = {c.lower(): c for c in columns}
     if named is not None and named.lower() == "date":
         return None  # selected as it is, with the other columns
@@ -400,5 +475,13 @@ def _date_column(columns: list[str], named: str | None = None) -> str | None:
     found = named or next((lowered[name] for name in CREATED_COLUMNS if name in lowered), None)
     if found is None:
         return None
-    core_data = {"z_pk", "z_ent"} <= lowered.keys() and found.lower().startswith("z")
-    return f'"{_quoted(found)}" + {CORE_DATA_EPOCH} AS date' if core_data else f'"{_quoted(found)}" AS date'
+    if since_2001 is not None:
+        scaled = f'"{_quoted(found)}"' + (f" / {since_2001:.1f}" if since_2001 != 1 else "")
+        return f"{scaled} + {CORE_DATA_EPOCH} {MAC_TIME_NOTE} AS date"
+    read = f'"{_quoted(found)}" + {CORE_DATA_EPOCH}' if _core_data(columns, found) else f'"{_quoted(found)}"'
+    return f"{read} AS date"
+
+
+def _core_data(columns: list[str], column: str) -> bool:
+    """Whether ``column`` is a time of a Core Data table (``Z_PK`` and ``Z_ENT`` columns, a ``Z`` column)."""
+    return {"z_pk", "z_ent"} <= {c.lower() for c in columns} and column.lower().startswith("z")
