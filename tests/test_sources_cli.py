@@ -681,14 +681,17 @@ def test_a_calibre_library_is_added_by_its_path_alone(
             "CREATE TABLE books_authors_link (id INTEGER PRIMARY KEY, book INTEGER NOT NULL, author INTEGER NOT NULL);"
             "INSERT INTO books (id, title, timestamp, pubdate, path) VALUES "
             "(1, 'The Overstory', '2024-03-01 13:33:20.123456+00:00', '2018-04-03 00:00:00+00:00', "
-            "'Richard Powers/The Overstory (1)'), (2, '三体', '2024-03-02 09:00:00+00:00', NULL, 'Liu Cixin/San Ti (2)');"
+            "'Richard Powers/The Overstory (1)'), (2, '三体', '2024-03-02 09:00:00+00:00', NULL, 'Liu Cixin/San Ti (2)'),"
+            # a book whose publication date Calibre does not know: its placeholder, year 101, was read as a date
+            "(3, 'Ficciones', '2024-03-03 10:00:00+00:00', '0101-01-01 00:00:00+00:00', 'Jorge Luis Borges/Ficciones (3)');"
             "INSERT INTO comments VALUES (1, 1, '<p>A novel about <b>trees</b> and the people who defend them.</p>');"
-            "INSERT INTO authors VALUES (1, 'Richard Powers', 'Powers, Richard', ''), (2, '刘慈欣', '刘慈欣', '');"
-            "INSERT INTO books_authors_link VALUES (1, 1, 1), (2, 2, 2);")
+            "INSERT INTO authors VALUES (1, 'Richard Powers', 'Powers, Richard', ''), (2, '刘慈欣', '刘慈欣', ''), "
+            "(3, 'Jorge Luis Borges', 'Borges, Jorge Luis', '');"
+            "INSERT INTO books_authors_link VALUES (1, 1, 1), (2, 2, 2), (3, 3, 3);")
     connection.close()
     code, out, err = run(capsys, "add", str(database))
-    assert code == 0 and "found 'calibre':" in out and "  records: 2\n" in out, err + out  # not 'metadata'
-    assert "  dates: 2024-03-01 to 2024-03-02\n" in out, out
+    assert code == 0 and "found 'calibre':" in out and "  records: 3\n" in out, err + out  # not 'metadata'
+    assert "  dates: 2024-03-01 to 2024-03-03\n" in out, out
     code, out, _ = run(capsys, "search", "trees", "--mode", "keyword", "--json")
     [hit] = json.loads(out)
     assert hit["citation"] == f"{database}#books:1" and "people who defend them" in hit["text"]
@@ -696,6 +699,11 @@ def test_a_calibre_library_is_added_by_its_path_alone(
     assert hit["metadata"]["path"] == "Richard Powers/The Overstory (1)"
     code, out, _ = run(capsys, "search", "三体", "--mode", "keyword", "--json")
     assert [(h["text"], h["metadata"]["author"]) for h in json.loads(out)] == [("三体", "刘慈欣")]
+    code, out, _ = run(capsys, "search", "Ficciones", "--mode", "keyword", "--json")
+    assert [("pubdate" in h["metadata"], h["metadata"]["date"]) for h in json.loads(out)] == [
+        (False, "2024-03-03 10:00:00+00:00")]
+    code, out, err = run(capsys, "add", str(database), "--date-column", "pubdate", "--config", str(home / "o.toml"))
+    assert code == 0 and "  dates: 2018-04-03 to 2018-04-03\n" in out, err + out  # not from the year 101
 
 
 def test_firefox_history_is_added_by_its_path_alone(

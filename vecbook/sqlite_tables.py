@@ -43,12 +43,15 @@ KNOWN_NOTES = (("ZSFNOTE", "ZTEXT", ("ZTITLE", "ZUNIQUEIDENTIFIER"), "Bear"),
                 SAFARI))
 # A Calibre library's books (metadata.db): each book's description (HTML, in comments), else its title,
 # with its title, its authors in the order Calibre keeps them, and the time it was added as its date
-# (``{date}``: or the column --date-column names); ``path`` is its folder in the library.
+# (``{date}``: or the column --date-column names); ``path`` is its folder in the library. A date Calibre
+# does not know it writes as the year 101 (its UNDEFINED_DATE, ``0101-01-01 00:00:00+00:00``; a year up
+# to 101 is taken so): no date.
 CALIBRE_TABLES = {"comments", "authors", "books_authors_link"}
 CALIBRE_BOOKS = ("SELECT id, COALESCE(NULLIF((SELECT text FROM comments WHERE book = books.id), ''), title) AS content, "
                  "title, (SELECT group_concat(name, ' & ') FROM (SELECT a.name FROM books_authors_link AS l JOIN "
-                 "authors AS a ON a.id = l.author WHERE l.book = books.id ORDER BY l.id)) AS author, {date} AS date, "
-                 "pubdate, series_index, isbn, path FROM books")
+                 "authors AS a ON a.id = l.author WHERE l.book = books.id ORDER BY l.id)) AS author, CASE WHEN "
+                 "substr({date}, 1, 4) < '0102' THEN NULL ELSE {date} END AS date, CASE WHEN substr(pubdate, 1, 4) "
+                 "< '0102' THEN NULL ELSE pubdate END AS pubdate, series_index, isbn, path FROM books")
 # Firefox's history (places.sqlite): each page it shows (not a redirect's, hidden), its title or, for
 # one without, its address, with its address, description, site, visits, the bookmarks the user named
 # it by, and its last visit as its date (``{date}``: or the column --date-column names).
