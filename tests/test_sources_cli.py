@@ -652,15 +652,20 @@ def test_an_anki_collection_is_added_by_its_path_alone(
             "not null, flags integer not null, data text not null);"
             "CREATE TABLE cards (id integer primary key, nid integer not null, did integer not null);"
             "INSERT INTO notes VALUES (1709300000123, 'b@3Tr9Lm0q', 1342697561419, 1712000000, -1, ' japanese ', "
-            "'猫' || char(31) || 'ねこ: cat', '猫', 456, 0, '');")
+            "'猫' || char(31) || 'ねこ: cat', '猫', 456, 0, ''),"
+            # Anki's fields are HTML: they were read with their tags ("<b>Kyoto</b><br>")
+            "(1709400000000, 'c@4Us0Mn1r', 1342697561419, 1712000000, -1, '', '<div><b>Kyoto</b></div>' || char(31) "
+            "|| 'Capital of Japan&nbsp;until 1869<br>(京都)', 'Kyoto', 457, 0, '');")
     connection.close()
     code, out, err = run(capsys, "add", str(database))
-    assert code == 0 and "  records: 1\n" in out and "  dates: 2024-03-01 to 2024-03-01\n" in out, err + out
+    assert code == 0 and "  records: 2\n" in out and "  dates: 2024-03-01 to 2024-03-02\n" in out, err + out
     assert "found 'anki':" in out, out  # named after the app, not 'collection', the name of every Anki file
     code, out, _ = run(capsys, "search", "ねこ", "--mode", "keyword", "--json")
     [hit] = json.loads(out)
     assert hit["text"] == "猫\nねこ: cat" and hit["citation"] == f"{database}#notes:1709300000123"
     assert hit["metadata"]["date"] == "2024-03-01T13:33:20+00:00"
+    code, out, _ = run(capsys, "search", "capital of japan", "--mode", "keyword", "--json")
+    assert [h["text"] for h in json.loads(out)] == ["Kyoto\nCapital of Japan until 1869\n(京都)"]
 
 
 def test_a_calibre_library_is_added_by_its_path_alone(
@@ -684,7 +689,9 @@ def test_a_calibre_library_is_added_by_its_path_alone(
             "'Richard Powers/The Overstory (1)'), (2, '三体', '2024-03-02 09:00:00+00:00', NULL, 'Liu Cixin/San Ti (2)'),"
             # a book whose publication date Calibre does not know: its placeholder, year 101, was read as a date
             "(3, 'Ficciones', '2024-03-03 10:00:00+00:00', '0101-01-01 00:00:00+00:00', 'Jorge Luis Borges/Ficciones (3)');"
-            "INSERT INTO comments VALUES (1, 1, '<p>A novel about <b>trees</b> and the people who defend them.</p>');"
+            # Calibre's descriptions are HTML: they were read with their tags ("<div><p>A novel...")
+            "INSERT INTO comments VALUES (1, 1, '<div>\n<p>A novel about <b>trees</b>\nand the people who defend "
+            "them.</p>\n<p>Winner of the Pulitzer&nbsp;Prize.</p></div>');"
             "INSERT INTO authors VALUES (1, 'Richard Powers', 'Powers, Richard', ''), (2, '刘慈欣', '刘慈欣', ''), "
             "(3, 'Jorge Luis Borges', 'Borges, Jorge Luis', '');"
             "INSERT INTO books_authors_link VALUES (1, 1, 1), (2, 2, 2), (3, 3, 3);")
@@ -694,7 +701,8 @@ def test_a_calibre_library_is_added_by_its_path_alone(
     assert "  dates: 2024-03-01 to 2024-03-03\n" in out, out
     code, out, _ = run(capsys, "search", "trees", "--mode", "keyword", "--json")
     [hit] = json.loads(out)
-    assert hit["citation"] == f"{database}#books:1" and "people who defend them" in hit["text"]
+    assert hit["citation"] == f"{database}#books:1"
+    assert hit["text"] == "A novel about trees and the people who defend them.\n\nWinner of the Pulitzer Prize."
     assert (hit["metadata"]["title"], hit["metadata"]["author"]) == ("The Overstory", "Richard Powers")
     assert hit["metadata"]["path"] == "Richard Powers/The Overstory (1)"
     code, out, _ = run(capsys, "search", "三体", "--mode", "keyword", "--json")

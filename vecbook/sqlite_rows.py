@@ -36,6 +36,11 @@ DIGIT_DATE_TIMES = {12: "%Y%m%d%H%M", 14: "%Y%m%d%H%M%S"}
 _NUMBER_TEXT_RE = re.compile(r"^\s*\d+(?:\.\d+)?\s*$")
 ROW_DATE_KEYS = ("date", "end_date")
 UNIT_SEPARATOR = "\x1f"  # ASCII's, between the fields Anki keeps in a note's one column
+# The apps whose text is HTML, read as the text it shows (a tag or an entity was searched and embedded as
+# words): Anki's fields (notes.flds, as `add` reads it) and Calibre's descriptions (comments, as its query
+# reads them), told by the query (upper case) `add` writes of them; a field holding neither is as written.
+HTML_APPS = {"Anki": ('"FLDS" AS CONTENT', '"CSUM"'), "Calibre": ("FROM COMMENTS WHERE BOOK = BOOKS.ID",)}
+_HTML_RE = re.compile(r"<[a-zA-Z/!][^>]*>|&(?:[a-zA-Z]+\d*|#\d+|#x[0-9a-fA-F]+);")
 # What a row's columns hold besides words: embedded with the text they only add noise to every
 # search (an app's table is mostly ids, flags and times), so they are metadata only. A column
 # named as an id is one (parent_id, noteId, Bear's ZUNIQUEIDENTIFIER), and so is a value that is
@@ -83,8 +88,9 @@ def rows_to_records(collection: CollectionConfig, columns: list[str], rows: list
     rows, left_out = _out_of_trash(collection, columns, rows)
     reader = _RowReader(columns)
     cited = table or collection.label
+    html = _html_app(collection) is not None
     for row in rows:
-        content = _row_text(row[reader.content])
+        content = _row_text(row[reader.content], html)
         if content is None:
             binary += 1
             continue
@@ -138,6 +144,12 @@ def _app_of(collection: CollectionConfig, marking: list[str]) -> str | None:
     return None
 
 
+def _html_app(collection: CollectionConfig) -> str | None:
+    """The app of ``HTML_APPS`` whose text the collection's query reads, else None."""
+    read = (collection.query or "").upper()
+    return next((app for app, marks in HTML_APPS.items() if all(mark in read for mark in marks)), None)
+
+
 def _marked(value: Any) -> bool:
     """Whether a trash column's value marks its row: a flag or a time set; NULL, 0, "" and false not."""
     if value is None or isinstance(value, bytes):
@@ -147,18 +159,25 @@ def _marked(value: Any) -> bool:
     return value != 0
 
 
-def _row_text(value: Any) -> str | None:
+def _row_text(value: Any, html: bool = False) -> str | None:
     """A row's content as text: text as it is, a number written out, a BLOB holding UTF-8 text
     decoded (apps store text so); "" for NULL; None for a BLOB that is not text. The fields an app
-    keeps in one column between unit separators (an Anki note's front and back) are lines."""
-    if value is None or isinstance(value, str):
-        return (value or "").replace(UNIT_SEPARATOR, "\n")
+    keeps in one column between unit separators (an Anki note's front and back) are lines; with
+    ``html``, each field holding HTML is the text it shows."""
     if isinstance(value, bytes):
         try:
-            return value.decode("utf-8").replace(UNIT_SEPARATOR, "\n")
+            value = value.decode("utf-8")
         except UnicodeDecodeError:
             return None
-    return str(value)
+    if value is not None and not isinstance(value, str):
+        return str(value)
+    text = value or ""
+    if html and _HTML_RE.search(text):
+        from .exports.html_text import html_to_text
+
+        return "\n".join(html_to_text(field) if _HTML_RE.search(field) else field
+                         for field in text.split(UNIT_SEPARATOR))
+    return text.replace(UNIT_SEPARATOR, "\n")
 
 
 class _RowReader:

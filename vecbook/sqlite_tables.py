@@ -41,11 +41,11 @@ KNOWN_NOTES = (("ZSFNOTE", "ZTEXT", ("ZTITLE", "ZUNIQUEIDENTIFIER"), "Bear"),
                ("moz_places", "title", ("url", "rev_host", "frecency"), FIREFOX),
                ("history_items", "url", ("domain_expansion", "should_recompute_derived_visit_counts"),
                 SAFARI))
-# A Calibre library's books (metadata.db): each book's description (HTML, in comments), else its title,
-# with its title, its authors in the order Calibre keeps them, and the time it was added as its date
-# (``{date}``: or the column --date-column names); ``path`` is its folder in the library. A date Calibre
-# does not know it writes as the year 101 (its UNDEFINED_DATE, ``0101-01-01 00:00:00+00:00``; a year up
-# to 101 is taken so): no date.
+# A Calibre library's books (metadata.db): each book's description (HTML, in comments: read as the text
+# it shows, ``sqlite_rows.HTML_APPS``), else its title, with its title, its authors in the order Calibre
+# keeps them, and the time it was added as its date (``{date}``: or the column --date-column names);
+# ``path`` is its folder in the library. A date Calibre does not know it writes as the year 101 (its
+# UNDEFINED_DATE, ``0101-01-01 00:00:00+00:00``; a year up to 101 is taken so): no date.
 CALIBRE_TABLES = {"comments", "authors", "books_authors_link"}
 CALIBRE_BOOKS = ("SELECT id, COALESCE(NULLIF((SELECT text FROM comments WHERE book = books.id), ''), title) AS content, "
                  "title, (SELECT group_concat(name, ' & ') FROM (SELECT a.name FROM books_authors_link AS l JOIN "
