@@ -57,7 +57,10 @@ def _written(name: str, text: str) -> tuple[date, date] | None:
     slashed = _SLASHED_RE.match(text)
     if slashed and day_first(slashed.group(1), slashed.group(2)) is None and slashed.group(1) != slashed.group(2):
         a, b, year = (int(v) for v in slashed.groups())
-        first, second = date(year, b, a), date(year, a, b)
+        try:
+            first, second = date(year, b, a), date(year, a, b)
+        except ValueError:  # a day or month 0 (00/05/2024): no date either way
+            return None
         raise QueryError(f"{name} {text} could be the day {first.isoformat()} or {second.isoformat()} (the day or "
                          f"the month first): write it year first")
     return None
