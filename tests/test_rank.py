@@ -293,6 +293,14 @@ def test_since_and_until_read_dates_and_date_words_as_people_type_them(since: st
     assert (start.shorthand, stop.shorthand) == (f"since {since}", f"until {until}")
 
 
+def test_a_leap_day_without_its_year_is_the_latest_one_years_back_too() -> None:
+    from datetime import datetime
+
+    now = datetime(2026, 11, 28, 12, 0).timestamp()  # 2026 and 2025 have no 29 February
+    [since] = vecbook.filters.convenience_conditions(since="29 February", now=now)
+    assert since.value == "2024-02-29"
+
+
 @pytest.mark.parametrize("typed, short", [
     ("30 days", "30d"), ("last 7 days", "7d"), ("past 2 weeks", "2w"), ("3 Months", "3m"), ("1 year", "1y"),
     ("12 hours", "12h"), ("the last 24 hours", "24h"), ("2 wks", "2w"),

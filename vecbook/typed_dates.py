@@ -96,11 +96,11 @@ def _day_of_month(text: str, today: date) -> tuple[date, date] | None:
         day, month = int(found.group(1)), month_number(found.group(2))
     else:
         return None
-    for year in (today.year, today.year - 1):
+    for year in range(today.year, today.year - 9, -1):  # (29 February: its leap year may be 8 years back)
         try:
             when = date(year, month or 0, day)
         except ValueError:
-            continue  # 29 February outside a leap year, or no such day
+            continue  # 29 February outside a leap year, or no such day (31 April: None after the loop)
         if when <= today:
             return when, when
     return None
