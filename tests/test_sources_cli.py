@@ -1447,3 +1447,16 @@ def test_what_add_listed_is_never_kept_inside_the_data_folder(tmp_path: Path) ->
 
     assert cache_directory_of(Config(data_directory=tmp_path, cache_directory=tmp_path / "cache")) is None
     assert cache_directory_of(Config(data_directory=tmp_path / "notes", cache_directory=tmp_path)) == tmp_path
+
+
+@pytest.mark.parametrize("entry", [{"at": "yesterday"}, {"at": None, "problems": [["a list"]]},
+                                   {"tree": 1, "problems": "one text", "at": 1e12}])
+def test_a_damaged_list_of_what_add_listed_is_taken_as_none(tmp_path: Path, entry: dict[str, Any]) -> None:
+    # told-*.json edited by hand, or written by another version: never a crash of add or of a start
+    from vecbook import told
+
+    config_file = tmp_path / "vecbook.toml"
+    told.told_file(tmp_path, config_file).write_text(json.dumps({"chat": entry}), encoding="utf-8")
+    told.remember(tmp_path, config_file, "notes", tmp_path, ["a problem"])
+    told.told_file(tmp_path, config_file).write_text(json.dumps({"chat": entry}), encoding="utf-8")
+    assert told.already_told(tmp_path, config_file, {"chat": tmp_path}) == set()

@@ -106,5 +106,12 @@ def _read(path: Path) -> dict[str, Any]:
         entries = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
-    return {name: entry for name, entry in entries.items() if isinstance(entry, dict)} \
+    return {name: entry for name, entry in entries.items() if _well_formed(entry)} \
         if isinstance(entries, dict) else {}
+
+
+def _well_formed(entry: Any) -> bool:
+    """Whether ``entry`` is one ``remember`` writes (a file edited by hand, or another version's, may hold others)."""
+    return (isinstance(entry, dict) and isinstance(entry.get("tree"), str)
+            and isinstance(entry.get("at"), (int, float)) and isinstance(entry.get("problems"), list)
+            and all(isinstance(problem, str) for problem in entry["problems"]))
