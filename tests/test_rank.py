@@ -325,6 +325,8 @@ def test_a_span_back_from_now_may_be_written_in_words(typed: str, short: str) ->
     ("last fortnight", None, "got 'last fortnight'"),
     ("2024-02-30", None, "got '2024-02-30'"), (None, "0000-01-01", "got '0000-01-01'"),  # ISO's form, no day
     ("00/05/2024", None, "got '00/05/2024'"), (None, "05/00/2024", "got '05/00/2024'"),  # a day or month 0
+    ("3000y", None, "since 3000y reaches back before the year 1: give a shorter span or a date"),
+    (None, "99999999999999999999 days", "until 99999999999999999999 days reaches back before the year 1"),
     ("2024-04", "2024-03", "since 2024-04 is later than until 2024-03: no record can be dated between them"),
 ])
 def test_a_month_or_year_that_is_none_is_an_error(since: str | None, until: str | None, message: str) -> None:

@@ -173,7 +173,11 @@ def _moment(name: str, value: Any, now: float | None, last: bool = False) -> str
     span = _SPAN_RE.match(value)
     if span:
         moment = datetime.fromtimestamp(time.time() if now is None else now, timezone.utc).astimezone()
-        moment -= timedelta(days=int(span.group(1)) * _SPAN_DAYS[span.group(2)[0].lower()])
+        try:
+            moment -= timedelta(days=int(span.group(1)) * _SPAN_DAYS[span.group(2)[0].lower()])
+        except OverflowError:  # (3000y: no datetime holds that moment)
+            raise QueryError(f"{name} {value.strip()} reaches back before the year 1: give a shorter span "
+                             "or a date") from None
         return moment.replace(microsecond=0).isoformat()
     text = value.strip()
     try:
