@@ -247,6 +247,23 @@ def test_a_zipped_vault_and_a_textpack_in_a_notes_folder_are_read_as_notes(tmp_p
         ("京都", "vault/Trips", None, "notes/Vault backup.zip!/vault/Trips/京都.md:1-2")]
 
 
+def test_a_zip_in_a_notes_folder_is_opened_once_for_its_read_not_once_a_member(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # as a zip added as a source is (Export.reading): each open costs ~35 us here, more on Windows,
+    # and a Slack export or a vault zipped in a notes folder holds thousands of files
+    import builtins
+
+    import vecbook.exports.zips
+
+    notes = write_tree(tmp_path / "notes", {"Vault.zip": zipped({
+        "vault/.obsidian/app.json": "{}", **{f"vault/Día {i}.md": f"# Día {i}\nnota {i} 🌵\n" for i in range(20)}})})
+    opened: list[str] = []
+    monkeypatch.setattr(vecbook.exports.zips, "open", lambda path, *args: opened.append(path) or builtins.open(
+        path, *args), raising=False)
+    assert len(read_notes(CollectionConfig(name="notes", path=notes, database_label="notes", format="notes"))) == 20
+    assert len(opened) == 1, opened
+
+
 def test_obsidian_s_trash_is_counted_again_only_when_a_note_goes_in_or_out(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # The trash is left out, but each refresh walked all of it to count its notes (thousands, in a

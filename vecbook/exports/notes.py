@@ -197,15 +197,17 @@ def read_file(folder: Folder, rel: str, path: Path) -> tuple[list[Record], list[
     """One file (or export folder) of a notes folder: its records, its problems and its kind
     (``markdown``, ``text``, the format of the export that read it, or ``other``: not read)."""
     export = folder.export(rel, path)
-    kind = _kind(export, path)
-    records: list[Record] = []
-    if kind != OTHER:
-        export.format = MARKDOWN if kind == VAULT else kind
-        try:
-            records = list(reader(export.format).read(export))
-        except Exception as exc:  # noqa: BLE001 - a reader bug must not stop the rest of the folder
-            log.debug("reader %s failed on %s", kind, path, exc_info=True)
-            export.warn(None, None, f"the {kind} reader failed ({type(exc).__name__}: {exc}); its records are lost")
+    with export.reading():  # (a zip here stays open from one member read to the next, as a source's does)
+        kind = _kind(export, path)
+        records: list[Record] = []
+        if kind != OTHER:
+            export.format = MARKDOWN if kind == VAULT else kind
+            try:
+                records = list(reader(export.format).read(export))
+            except Exception as exc:  # noqa: BLE001 - a reader bug must not stop the rest of the folder
+                log.debug("reader %s failed on %s", kind, path, exc_info=True)
+                export.warn(None, None, f"the {kind} reader failed ({type(exc).__name__}: {exc}); "
+                                        "its records are lost")
     return records, export.problems, kind
 
 
