@@ -397,12 +397,14 @@ DATED_NOTES = {"journal.txt": "Date: 2024-03-09\nTags: family\n\nLunch with Mum 
 
 
 @pytest.mark.parametrize("query, kwargs, why", [
-    ("lunch", {"since": "2025-01-01"}, "since 2025-01-01 leaves no record; the records are dated 2024-03-09 to 2024-05-01"),
+    ("lunch", {"since": "2025-01-01"}, "since 2025-01-01 leaves no record; the records are dated 2024-03-09 to 2024-05-01 "
+                                       "(1 of them has no date)"),
     ("lunch", {"filters": {"tags": "work"}, "until": "2024-04"},
-     "until 2024-04 leaves no record of the 2 that pass tags=work; they are dated 2024-05-01"),
+     "until 2024-04 leaves no record of the 2 that pass tags=work; they are dated 2024-05-01 (1 of them has no date)"),
     ("lunch", {"filters": {"tags": "garden"}}, "tags=garden leaves no record; tags there: work, family, home"),
     ("lunch", {"sources": ["files"], "since": "2099"},
-     "since 2099 leaves no record of the 3 that pass sources files; they are dated 2024-03-09 to 2024-05-01"),
+     "since 2099 leaves no record of the 3 that pass sources files; they are dated 2024-03-09 to 2024-05-01 "
+     "(1 of them has no date)"),
     ("boiler", {"filters": {"tags": "family"}, "mode": "keyword"},
      "no record of the 1 that pass tags=family holds a word of the query"),
     ("the and of", {"mode": "keyword"}, "the query's words (the, and, of) are stop words, which keyword search "

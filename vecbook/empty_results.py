@@ -73,13 +73,16 @@ def _names(conditions: Sequence[Condition]) -> str:
 
 
 def _dates(columns: FilterColumns, passing: np.ndarray, which: str) -> str:
-    """The span of the dates of the records ``passing``: ``they are dated 2024-03-09 to 2024-05-01``."""
+    """The span of the dates of the records ``passing``: ``they are dated 2024-03-09 to 2024-05-01``,
+    and how many have none (a date filter leaves those out, whatever its dates)."""
     days = columns.dates()[passing]
-    days = days[np.isfinite(days)]
-    if not len(days):
+    dated = days[np.isfinite(days)]
+    if not len(dated):
         return f"{'none of them' if which == 'they' else 'no record'} has a date"
-    first, last = (date(1970, 1, 1) + timedelta(days=math.floor(float(d))) for d in (days.min(), days.max()))
-    return f"{which} are dated {first}" + ("" if first == last else f" to {last}")
+    first, last = (date(1970, 1, 1) + timedelta(days=math.floor(float(d))) for d in (dated.min(), dated.max()))
+    undated = len(days) - len(dated)
+    return f"{which} are dated {first}" + ("" if first == last else f" to {last}") + (
+        f" ({undated} of them {'has' if undated == 1 else 'have'} no date)" if undated else "")
 
 
 def _values(columns: FilterColumns, condition: Condition, passing: np.ndarray, key: str) -> str:
