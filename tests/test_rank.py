@@ -273,6 +273,8 @@ def test_python_dates_and_times_are_taken_as_the_iso_text_they_stand_for() -> No
     ("march", "in February", "2024-03-01", "2024-03-01"),
     ("Tuesday", "last tuesday", "2024-03-05", "2024-03-06"),
     ("March 5", "5 March", "2024-03-05", "2024-03-06"),              # a day without its year: the latest one
+    ("2024年3月5日", "2024년 3월 5일", "2024-03-05", "2024-03-06"),   # Chinese, Japanese and Korean: the year first
+    ("2023年12月", "3月5日", "2023-12-01", "2024-03-06"),
     ("Dec 24th", "24. Dezember", "2023-12-24", "2023-12-25"),
     ("tomorrow", "tomorrow", "2024-03-07", "2024-03-08"),            # ahead, for a calendar's coming events
     ("next week", "next week", "2024-03-11", "2024-03-18"),

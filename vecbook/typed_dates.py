@@ -1,7 +1,7 @@
 """Dates as a person types them for ``since`` and ``until``, beside the ISO forms the filters
 read: ISO without its zeros (``2024-3-5``), dates as written (``5 March 2024``, ``2024/03/05``,
 ``05.03.2024``: ``vecbook.written_dates``), a month by its name (``March 2024``, ``März 2024``),
-a day without its year (``March 5``: the latest one)
+a day without its year (``March 5``: the latest one), Chinese, Japanese and Korean dates (``2024年3月5日``)
 and the date words a question may hold (``yesterday``, ``last week``, ``2 weeks ago``,
 ``March``, ``on Tuesday``: ``vecbook.date_words``), counted back from today, and ahead (``tomorrow``,
 ``next week``, ``in 3 days``: a calendar's coming events)."""
@@ -17,6 +17,9 @@ from .config import QueryError
 _UNPADDED_RE = re.compile(r"^(\d{4})[-/.](\d{1,2})(?:[-/.](\d{1,2}))?$")
 _MONTH_YEAR_RE = re.compile(r"^(\S+?)\.?,?\s+(\d{4})$")
 _SLASHED_RE = re.compile(r"^(\d{1,2})[/-](\d{1,2})[/-](\d{4})$")
+# Chinese and Japanese (年 月 日) and Korean (년 월 일) dates, the year first, each part optional but the
+# month: 2024年3月5日, 2024년 3월 5일, 2024年3月, 3月5日 (that day's latest, as ``March 5``).
+_CJK_RE = re.compile(r"^(?:(\d{4})\s*[年년]\s*)?(\d{1,2})\s*[月월](?:\s*(\d{1,2})\s*[日일])?$")
 # What else since and until read, for their error message.
 READ_TOO = "5 March 2024, 2024/3/5, yesterday, last week, 2 weeks ago, March"
 
@@ -27,7 +30,7 @@ def typed_period(name: str, text: str, today: date) -> tuple[date, date] | None:
     for a day written with both fields under 13 (``05/03/2024``), which is two days."""
     typed = " ".join(text.split())
     return (_numbers(typed) or _written(name, typed) or _month_name(typed) or _day_of_month(typed, today)
-            or _words(typed.lower(), today) or _ahead(typed.lower(), today))
+            or _cjk(typed, today) or _words(typed.lower(), today) or _ahead(typed.lower(), today))
 
 
 def _numbers(text: str) -> tuple[date, date] | None:
@@ -96,14 +99,35 @@ def _day_of_month(text: str, today: date) -> tuple[date, date] | None:
         day, month = int(found.group(1)), month_number(found.group(2))
     else:
         return None
+    return _latest(month or 0, day, today)
+
+
+def _latest(month: int, day: int, today: date) -> tuple[date, date] | None:
+    """The latest ``day`` of ``month`` up to ``today``; None where there is no such day (31 April)."""
     for year in range(today.year, today.year - 9, -1):  # (29 February: its leap year may be 8 years back)
         try:
-            when = date(year, month or 0, day)
+            when = date(year, month, day)
         except ValueError:
             continue  # 29 February outside a leap year, or no such day (31 April: None after the loop)
         if when <= today:
             return when, when
     return None
+
+
+def _cjk(text: str, today: date) -> tuple[date, date] | None:
+    """``2024年3月5日``, ``2024년 3월 5일``, ``2024年3月`` (the month), ``3月5日`` (the latest such day up to
+    ``today``); a month alone (``3月``) is left to the date words, as ``March`` is."""
+    found = _CJK_RE.match(text)
+    if found is None or (found.group(1) is None and found.group(3) is None):
+        return None
+    month, day = int(found.group(2)), found.group(3)
+    try:
+        if found.group(1) is None:
+            return _latest(month, int(day), today)
+        year = int(found.group(1))
+        return (date(year, month, int(day)),) * 2 if day is not None else _month(year, month)
+    except ValueError:  # 2024年13月, 2月30日
+        return None
 
 
 def _words(text: str, today: date) -> tuple[date, date] | None:
