@@ -275,6 +275,7 @@ def test_python_dates_and_times_are_taken_as_the_iso_text_they_stand_for() -> No
     ("March 5", "5 March", "2024-03-05", "2024-03-06"),              # a day without its year: the latest one
     ("2024年3月5日", "2024년 3월 5일", "2024-03-05", "2024-03-06"),   # Chinese, Japanese and Korean: the year first
     ("2023年12月", "3月5日", "2023-12-01", "2024-03-06"),
+    ("5 de marzo de 2024", "março de 2024", "2024-03-05", "2024-04-01"),  # Spanish, Portuguese, Catalan: "de"
     ("Dec 24th", "24. Dezember", "2023-12-24", "2023-12-25"),
     ("tomorrow", "tomorrow", "2024-03-07", "2024-03-08"),            # ahead, for a calendar's coming events
     ("next week", "next week", "2024-03-11", "2024-03-18"),

@@ -17,6 +17,8 @@ from .config import QueryError
 _UNPADDED_RE = re.compile(r"^(\d{4})[-/.](\d{1,2})(?:[-/.](\d{1,2}))?$")
 _MONTH_YEAR_RE = re.compile(r"^(\S+?)\.?,?\s+(\d{4})$")
 _SLASHED_RE = re.compile(r"^(\d{1,2})[/-](\d{1,2})[/-](\d{4})$")
+# Spanish, Portuguese and Catalan dates join their parts with "de" (5 de marzo de 2024, março de 2024).
+_OF_RE = re.compile(r"^(\d{1,2}\s+de\s+)?(\S+)\s+de\s+(\d{4})$", re.I)
 # Chinese and Japanese (年 月 日) and Korean (년 월 일) dates, the year first, each part optional but the
 # month: 2024年3月5日, 2024년 3월 5일, 2024年3月, 3月5日 (that day's latest, as ``March 5``).
 _CJK_RE = re.compile(r"^(?:(\d{4})\s*[年년]\s*)?(\d{1,2})\s*[月월](?:\s*(\d{1,2})\s*[日일])?$")
@@ -29,6 +31,8 @@ def typed_period(name: str, text: str, today: date) -> tuple[date, date] | None:
     (not ISO 8601, which the filters read themselves); None where it is none of them. QueryError
     for a day written with both fields under 13 (``05/03/2024``), which is two days."""
     typed = " ".join(text.split())
+    if of := _OF_RE.match(typed):  # (read as "5 marzo 2024")
+        typed = " ".join(part.split()[0] for part in of.groups() if part)
     return (_numbers(typed) or _written(name, typed) or _month_name(typed) or _day_of_month(typed, today)
             or _cjk(typed, today) or _words(typed.lower(), today) or _ahead(typed.lower(), today))
 
