@@ -44,6 +44,17 @@ def test_words_that_only_look_like_dates_name_no_span(query: str) -> None:
     assert date_span(query, WEDNESDAY) is None
 
 
+@pytest.mark.parametrize("query, reference", [
+    ("the boiler in March 0000", WEDNESDAY), ("boiler December 9999", WEDNESDAY),  # no such year, or none after
+    ("notes from last week", date(1, 1, 3)),  # records dated in the year 1 (a database's zero date)
+])
+def test_a_date_phrase_past_the_calendars_ends_names_no_span(query: str, reference: date) -> None:
+    # the search went on without it; before, ValueError: year 0 is out of range
+    assert date_span(query, reference) is None
+    assert vecbook.date_words.phrase_span(query.rsplit(" ", 2)[-2] + " " + query.rsplit(" ", 1)[-1],
+                                          reference) is None
+
+
 def whatsapp_days(path: Path, messages: list[tuple[str, str, str]]) -> Path:
     """A WhatsApp export of ``(DD/MM/YYYY, author, text)`` messages, each at 09:00."""
     path.write_text("".join(f"{day}, 09:00 - {author}: {text}\n" for day, author, text in messages), encoding="utf-8")

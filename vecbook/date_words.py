@@ -71,7 +71,7 @@ def date_span(query: str, reference: date) -> tuple[date, date] | None:
     latest summer over by then; "2 weeks ago" the week around the day 14 days back."""
     text = " ".join(query.lower().split())
     found = [(m.start(), span) for pattern, read in _READERS
-             if (m := pattern.search(text)) and (span := read(m, reference)) is not None]
+             if (m := pattern.search(text)) and (span := _within_calendar(read, m, reference)) is not None]
     return min(found)[1] if found else None
 
 
@@ -80,7 +80,17 @@ def phrase_span(phrase: str, reference: date) -> tuple[date, date] | None:
     "in March", not "week" or "notes from last week"), as ``date_span`` counts them; else None."""
     text = " ".join(phrase.lower().split())
     found = ((m, read) for pattern, read in _READERS if (m := pattern.fullmatch(text)))
-    return next((span for m, read in found if (span := read(m, reference)) is not None), None)
+    return next((span for m, read in found if (span := _within_calendar(read, m, reference)) is not None), None)
+
+
+def _within_calendar(read: Callable[[re.Match[str], date], tuple[date, date] | None], m: re.Match[str],
+                     reference: date) -> tuple[date, date] | None:
+    """``read``'s span of ``m``; None for one past the ends of Python's calendar ("March 0000",
+    "December 9999", whose end is in the year 10000; "last week" of records dated in the year 1)."""
+    try:
+        return read(m, reference)
+    except (ValueError, OverflowError):
+        return None
 
 
 def days_ago(phrase: str) -> int | None:
