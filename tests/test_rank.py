@@ -304,6 +304,13 @@ def test_a_leap_day_without_its_year_is_the_latest_one_years_back_too() -> None:
     assert since.value == "2024-02-29"
 
 
+def test_the_calendars_last_month_by_its_name_is_read_as_its_iso_form() -> None:
+    def values(when: str) -> list[tuple[str, str]]:
+        return [(c.op, c.value) for c in vecbook.filters.convenience_conditions(since=when, until=when)]
+
+    assert values("December 9999") == values("9999年12月") == values("9999-12")
+
+
 @pytest.mark.parametrize("typed, short", [
     ("30 days", "30d"), ("last 7 days", "7d"), ("past 2 weeks", "2w"), ("3 Months", "3m"), ("1 year", "1y"),
     ("12 hours", "12h"), ("the last 24 hours", "24h"), ("2 wks", "2w"),
@@ -329,6 +336,7 @@ def test_a_span_back_from_now_may_be_written_in_words(typed: str, short: str) ->
     ("2024-02-30", None, "got '2024-02-30'"), (None, "0000-01-01", "got '0000-01-01'"),  # ISO's form, no day
     ("00/05/2024", None, "got '00/05/2024'"), (None, "05/00/2024", "got '05/00/2024'"),  # a day or month 0
     ("3000y", None, "since 3000y reaches back before the year 1: give a shorter span or a date"),
+    ("March 0000", None, "got 'March 0000'"), (None, "0000年3月", "got '0000年3月'"),  # no year 0
     (None, "99999999999999999999 days", "until 99999999999999999999 days reaches back before the year 1"),
     ("2024-04", "2024-03", "since 2024-04 is later than until 2024-03: no record can be dated between them"),
 ])

@@ -168,7 +168,11 @@ def _ahead(text: str, today: date) -> tuple[date, date] | None:
     return None
 
 
-def _month(year: int, month: int) -> tuple[date, date]:
-    first = date(year, month, 1)
-    end = date(year + month // 12, month % 12 + 1, 1)
-    return first, end - timedelta(days=1)
+def _month(year: int, month: int) -> tuple[date, date] | None:
+    """The first and last day of ``year``'s ``month``; None where there is none (year 0, month 13)."""
+    import calendar
+
+    try:
+        return date(year, month, 1), date(year, month, calendar.monthrange(year, month)[1])
+    except ValueError:  # (calendar.IllegalMonthError is one too)
+        return None
