@@ -501,3 +501,21 @@ def test_on_windows_a_save_waits_for_a_reader_that_holds_the_cache_file_open(
             file_writes.write_atomically(target, "vectors-", lambda out: out.write(b"new"))
         assert target.read_bytes() == b"old" and len(tries) == file_writes.REPLACE_TRIES
     assert [p.name for p in tmp_path.iterdir()] == ["vectors.vbc"]  # no temporary file left
+
+
+def test_what_add_listed_is_deleted_with_the_caches_unused_for_as_long(tmp_path: Path) -> None:
+    # told-*.json (vecbook add's list of problems) of a config never read since, and a write cut
+    # short, stayed in the cache folder for good: the README says a cache file unused 60 days goes
+    import os
+    import time
+
+    from vecbook.vector_cache import STALE_SCOPE_DAYS
+
+    kept, told, cut = tmp_path / "told-1.json", tmp_path / "told-2.json", tmp_path / ".told-3.tmp"
+    for path in (kept, told, cut):
+        path.write_text("{}", encoding="utf-8")
+    old = time.time() - STALE_SCOPE_DAYS * 86400 - 60
+    os.utime(told, (old, old))
+    os.utime(cut, (old, old))
+    assert sorted(VectorCache(tmp_path, "model|x|4|float32").prune_stale_scopes()) == [cut, told]
+    assert kept.exists()

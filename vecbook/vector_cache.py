@@ -330,9 +330,10 @@ class VectorCache:
         # The keyword cache's files (one per data scope) follow the same rule.
         for pattern, age in (("vectors-*.vbc", STALE_SCOPE_DAYS * 86400), ("vectors-*.vbj", STALE_SCOPE_DAYS * 86400),
                              ("keywords-*.vbk", STALE_SCOPE_DAYS * 86400), ("scan-*.vbs", STALE_SCOPE_DAYS * 86400),
-                             ("rows-*.vbr", STALE_SCOPE_DAYS * 86400),
+                             ("rows-*.vbr", STALE_SCOPE_DAYS * 86400), ("told-*.json", STALE_SCOPE_DAYS * 86400),
                              (".vectors-*.tmp", STALE_TEMP_SECONDS), (".keywords-*.tmp", STALE_TEMP_SECONDS),
-                             (".scan-*.tmp", STALE_TEMP_SECONDS), (".rows-*.tmp", STALE_TEMP_SECONDS)):
+                             (".scan-*.tmp", STALE_TEMP_SECONDS), (".rows-*.tmp", STALE_TEMP_SECONDS),
+                             (".told-*.tmp", STALE_TEMP_SECONDS)):  # (told: what `add` listed, vecbook.told)
             for path in self.directory.glob(pattern):
                 try:
                     if path not in (self.path, self.scan_path, self.rows_path) and now - path.stat().st_mtime > age:
