@@ -1460,3 +1460,27 @@ def test_a_damaged_list_of_what_add_listed_is_taken_as_none(tmp_path: Path, entr
     told.remember(tmp_path, config_file, "notes", tmp_path, ["a problem"])
     told.told_file(tmp_path, config_file).write_text(json.dumps({"chat": entry}), encoding="utf-8")
     assert told.already_told(tmp_path, config_file, {"chat": tmp_path}) == set()
+
+
+def test_taking_one_source_from_what_add_listed_never_leaves_the_list_half_written(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # a start that takes its source's entry while another reads the list (a second start, an add)
+    # must leave the old list or the new one, as add's own write does: never a cut-short file
+    from vecbook import told
+
+    config_file = tmp_path / "vecbook.toml"
+    (tmp_path / "a").mkdir()
+    told.remember(tmp_path, config_file, "a", tmp_path / "a", ["a problem"])
+    told.remember(tmp_path, config_file, "b", tmp_path, ["b problem"])
+    before = told.told_file(tmp_path, config_file).read_bytes()
+
+    def cut_short(self: Path, data: str, *args: Any, **kwargs: Any) -> int:
+        with open(self, "w", encoding="utf-8") as out:
+            out.write(data[:5])  # (the process killed mid-write)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(Path, "write_text", cut_short)
+    monkeypatch.setattr(os, "replace", lambda *args: (_ for _ in ()).throw(KeyboardInterrupt()))
+    with pytest.raises(KeyboardInterrupt):
+        told.already_told(tmp_path, config_file, {"a": tmp_path / "a"})
+    assert told.told_file(tmp_path, config_file).read_bytes() == before

@@ -67,9 +67,7 @@ def remember(cache_directory: Path | None, config_file: Path, name: str, where: 
     entries = {name: entry for name, entry in _read(path).items() if entry.get("at", 0) > time.time() - KEPT_SECONDS}
     entries[name] = {"tree": tree_key(where), "problems": list(problems), "at": time.time()}
     try:
-        from .file_writes import write_atomically
-
-        write_atomically(path, ".told-", lambda out: out.write(json.dumps(entries).encode("utf-8")))
+        _write(path, entries)
     except OSError as exc:
         log.debug("cannot keep the problems add listed in %s: %s", path, exc)
 
@@ -91,13 +89,20 @@ def already_told(cache_directory: Path | None, config_file: Path | None,
         if where is not None and entry.get("tree") == tree_key(where):
             quiet.update(entry.get("problems", []))
     try:
-        if entries:
-            path.write_text(json.dumps(entries), encoding="utf-8")
+        if entries:  # (through a temporary file, as remember writes: a reader meets the old list or the new)
+            _write(path, entries)
         else:
             path.unlink()
     except OSError as exc:
         log.debug("cannot update %s: %s", path, exc)
     return quiet
+
+
+def _write(path: Path, entries: dict[str, Any]) -> None:
+    """Write ``entries`` to ``path`` through a temporary file renamed over it."""
+    from .file_writes import write_atomically
+
+    write_atomically(path, ".told-", lambda out: out.write(json.dumps(entries).encode("utf-8")))
 
 
 def _read(path: Path) -> dict[str, Any]:
