@@ -207,6 +207,29 @@ def test_a_search_without_hits_says_what_left_it_empty(browser: Any, site: str) 
     assert status_text(browser).startswith("no results: since 2099 leaves no record; the records are dated ")
 
 
+def paste(browser: Any, box: str, text: str) -> None:
+    """``text`` put into the field ``box`` as a paste puts it (the field's own limits apply)."""
+    browser.find_element(By.ID, box).clear()
+    browser.find_element(By.ID, box).click()
+    browser.execute_cdp_cmd("Input.insertText", {"text": text})
+
+
+def test_a_pasted_query_is_never_cut_and_one_too_long_is_refused_as_the_server_refuses_it(
+        browser: Any, site: str) -> None:
+    """The box held at most 10,000 UTF-16 units: a longer paste was cut without a word (an emoji
+    query at 5,000 characters), where the CLI and MCP count characters and refuse one past 10,000."""
+    browser.get(site + "/")
+    until(lambda: browser.find_elements(By.CSS_SELECTOR, "#sources input"), "the sources list")
+    emoji = "boiler " + "🔥" * 5_000  # 5,007 characters, 10,007 UTF-16 units
+    paste(browser, "q", emoji)
+    assert browser.execute_script("return Array.from(document.getElementById('q').value).length") == 5_007
+    paste(browser, "q", "boiler " + "x" * 9_994)  # 10,001 characters
+    browser.find_element(By.ID, "q").send_keys(Keys.ENTER)
+    until(lambda: "limit" in status_text(browser), "the refusal")
+    assert status_text(browser) == "query is 10,001 characters long; the limit is 10,000" and not hits(browser)
+    assert browser.find_element(By.ID, "status").get_attribute("class") == "problem"
+
+
 def test_record_text_holding_markup_is_shown_never_run(browser: Any, site: str) -> None:
     search_for(browser, site, "boiler manual pasted")
     hit = next(h for h in hits(browser) if "hostile.txt" in h.text)

@@ -288,6 +288,7 @@ def test_every_page_is_also_json(served: Served) -> None:
     assert [s["name"] for s in sources] == ["files", "family-chat"] and "Priya" in sources[1]["participants"]
     about = json.loads(fetch(served.url + "/-/server.json")[2])
     assert about["config"] == config_identity(vecbook.load_config(served.config))
+    assert about["max_query_chars"] == 10_000  # the page refuses a longer query as the server would
     status, headers, page = fetch(served.url + "/")
     assert status == 200 and b'src="/-/static/page.js"' in page and "script-src 'self'" in headers["content-security-policy"]
     assert b"http" not in page.replace(b'http-equiv', b'')  # nothing loaded from elsewhere

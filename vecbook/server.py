@@ -21,8 +21,8 @@ from typing import Any, Callable
 from urllib import parse
 
 from .book import VecBook
-from .config import (DEFAULT_HOST, DEFAULT_PORT, TOKEN_VARIABLE, Config, ConfigError, QueryError, VecBookError,
-                     __version__)
+from .config import (DEFAULT_HOST, DEFAULT_PORT, MAX_QUERY_CHARS, TOKEN_VARIABLE, Config, ConfigError, QueryError,
+                     VecBookError, __version__)
 from .hits import mark_matches
 from .mcp import exit_handler, filters_argument, well_formed_line
 from .remote import (LIST_PARAMS, NO_RESULTS_HEADER, SEARCH_PARAMS, ServerRecord, config_identity, other_server,
@@ -351,7 +351,8 @@ def page_routes(book: VecBook) -> dict[str, Callable[[Any], Any]]:
         config = book.config
         return {"name": "vecbook", "version": __version__, "config": config_identity(config), "pid": os.getpid(),
                 "config_file": str(config.config_file) if config.config_file else None,
-                "search_mode": book.default_mode, "max_results": config.max_results}
+                "search_mode": book.default_mode, "max_results": config.max_results,
+                "max_query_chars": MAX_QUERY_CHARS}
 
     def page(_request: Any) -> Any:
         return FileResponse(PAGE / "index.html", media_type="text/html; charset=utf-8",

@@ -19,6 +19,7 @@ let knownPeople = new Set();        // the participants the sources list, as wri
 let retry = null;                    // what to do again once a token is given
 let tokenKept = null;                // the token handed to the browser for tabs the page opens
 let extraParams = [];                // the address's settings the form has no field for, [name, value]
+let maxQueryChars = 10000;           // the server's own limit, from /-/server.json
 
 const $ = (id) => document.getElementById(id);
 
@@ -203,6 +204,17 @@ async function runSearch(params) {
     status.replaceChildren();
     return;
   }
+  // Counted as the server counts (characters, not the UTF-16 units a box's maxlength counts, which
+  // cut an emoji query at half the limit) and refused in its words, before a pasted page of
+  // hundreds of KB goes into an address the server would not read.
+  const length = Array.from(query).length;
+  if (length > maxQueryChars) {
+    $("hits").replaceChildren();
+    status.className = "problem";
+    status.textContent = `query is ${length.toLocaleString("en-US")} characters long; `
+      + `the limit is ${maxQueryChars.toLocaleString("en-US")}`;
+    return;
+  }
   status.textContent = "searching…";
   const asked = searchParams(params);
   const started = performance.now();
@@ -321,6 +333,7 @@ function closeContext() {
 async function loadSources() {
   const [about, sources] = await Promise.all([getJSON("/-/server.json"), getJSON("/sources.json")]);
   $("default-mode").textContent = `default (${about.search_mode})`;
+  if (about.max_query_chars) maxQueryChars = about.max_query_chars;
   const boxes = sources.map((source) => el("label", { title: source.description || source.path || "" },
     el("input", { type: "checkbox", value: source.name }), ` ${source.name} (${source.records})`));
   $("sources").append(...boxes);
