@@ -92,13 +92,13 @@ def test_a_first_keyword_search_is_answered_before_the_model_loads(write_files: 
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     # The model's import and load hold the interpreter in long stretches: a search running
     # when keyword search opens is finished first (the load waits for a quiet moment).
-    ranking = vecbook.book.rank
+    ranking = vecbook.snapshot_search.rank
 
     def slow_rank(*args: Any, **kwargs: Any) -> Any:
         time.sleep(0.5)
         return ranking(*args, **kwargs)
 
-    monkeypatch.setattr(vecbook.book, "rank", slow_rank)
+    monkeypatch.setattr(vecbook.snapshot_search, "rank", slow_rank)
     # A wide quiet window, so that a slow machine's search still starts within it.
     monkeypatch.setattr(vecbook.book, "QUIET_SECONDS", 1.0)
     model = LoadTimingEmbedder()

@@ -813,7 +813,7 @@ def test_the_words_a_record_holds_are_counted_once_each_over_its_passages() -> N
 def test_an_english_query_is_fused_as_before(questions_book: vecbook.VecBook, monkeypatch: pytest.MonkeyPatch,
                                              query: str, fusion: str) -> None:
     leaning = hits_of(questions_book, query, fusion=fusion)
-    monkeypatch.setattr(vecbook.book, "reads_query", lambda text, languages: True)
+    monkeypatch.setattr(vecbook.snapshot_search, "reads_query", lambda text, languages: True)
     assert leaning == hits_of(questions_book, query, fusion=fusion)
 
 
@@ -823,7 +823,7 @@ def test_a_model_that_reads_every_language_never_leans(questions_book: vecbook.V
                            embedder=questions_book.embedder)
     assert book.stats()["model_languages"] == ["all"] and questions_book.stats()["model_languages"] == ["english"]
     found = {query: hits_of(book, query) for query, _, _ in QUESTIONS}
-    monkeypatch.setattr(vecbook.book, "reads_query", lambda text, languages: True)
+    monkeypatch.setattr(vecbook.snapshot_search, "reads_query", lambda text, languages: True)
     assert found == {query: hits_of(questions_book, query) for query, _, _ in QUESTIONS}
     # without the lean, the weight moved with the lists' shapes (one clear keyword match, a flat
     # meaning list) lifts the issue's German query's note to the top two; at the fixed weight it
@@ -840,7 +840,7 @@ def test_a_model_that_reads_every_language_never_leans(questions_book: vecbook.V
 def test_semantic_mode_ranks_by_meaning_as_asked(questions_book: vecbook.VecBook,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     found = hits_of(questions_book, "Steuererklärung Erstattung", mode="semantic")
-    monkeypatch.setattr(vecbook.book, "reads_query", lambda text, languages: False)
+    monkeypatch.setattr(vecbook.snapshot_search, "reads_query", lambda text, languages: False)
     assert hits_of(questions_book, "Steuererklärung Erstattung", mode="semantic") == found
 
 

@@ -8,12 +8,10 @@ import logging
 import threading
 import time
 from datetime import date
-from functools import partial
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
 from .config import (
-    MAX_RESULTS_LIMIT,
     Config,
     QueryError,
     VecBookError,
@@ -24,25 +22,18 @@ from .config import (
 from .blocks import Block
 from .build import Builder, Snapshot
 from .exports.base import collector_paused
-from .hits import (Context, HitShaper, Query, Results, check_context, check_max_chars, check_max_total_chars,
-                   check_query, unmatched, within_budget)
+from .hits import (Context, Query, Results, check_context, check_max_chars, check_max_total_chars, check_query,
+                   within_budget)
 from .around import context_around
 from .embed import Embedder, _release_freed_memory, unavailable
 from .vector_index import VectorIndex
 from .vector_store import trainings_held
-from .tokens import analyses, analysis_of, query_tokens
 from .emoji_names import with_emoji
-from .languages import model_languages, reads_query
-from .filters import Condition, convenience_conditions, parse_filters, with_occurrences
-from .rank import FUSION_DEPTH, best_first, rank
+from .filters import Condition, convenience_conditions, parse_filters
 from .search_settings import search_settings
-from .empty_results import why_empty
-from .keyword_prune import PassageScores
-from .chat_hits import is_chat_window
-from .blends import blended
+from .snapshot_search import search_snapshot
 from .status import index_stats, indexed_line
 from .progress import Since, Work, progress_line, tell
-from .snippets import folding, query_terms
 from .registry import summarize_report
 from .sources import LoadReport, check_collections, check_sources
 from .caches import Caches, check_cache_directory
@@ -506,44 +497,15 @@ class VecBook:
                 keyword_weight: float | None, rrf_k: int | None, dedupe: bool | None = None,
                 recency_half_life_days: float | None = None, extra: Sequence[Condition] = (),
                 max_chars: int | None = None) -> Results:
-        k, mode, fusion, weight, floor, rrf, fold, half_life = search_settings(
-            self.config, self.default_mode, max_results, mode, fusion, keyword_weight, min_score, rrf_k, dedupe,
-            recency_half_life_days)
+        settings = search_settings(self.config, self.default_mode, max_results, mode, fusion, keyword_weight,
+                                   min_score, rrf_k, dedupe, recency_half_life_days)
         conditions = parse_filters(filters) + list(extra)
-        snapshot, mode = self._snapshot_for(mode)
+        snapshot, answering = self._snapshot_for(settings.mode)
         # Counted from here (not while waiting for a snapshot): the first build's model load
         # waits for a quiet moment (_wait_for_a_quiet_moment).
         with self._serving():
-            mask = snapshot.columns.mask(conditions)
-            vector = self.embedder.encode_query(semantic_text) if mode != "keyword" else None
-            in_use = analyses(self.config)  # a query meets each collection's records in their language
-            tokens = query_tokens(keyword_text, in_use)
-            # Folding duplicates and blending recency reorder candidates past the k-th, and
-            # merging chat hits takes more than k: rank a deeper list so k are left after them.
-            depth = min(MAX_RESULTS_LIMIT, max(k, FUSION_DEPTH) if fold or half_life else 2 * k)
-            terms = query_terms(keyword_text, in_use)
-            # Hybrid fusion reads every passage's keyword score (so do its snippets); keyword ranking
-            # does not (vecbook.keyword_prune), and snippets then score their hits' passages alone.
-            passage_scores = snapshot.keywords.scores(tokens) if mode == "hybrid" else None
-            # Hybrid search leans on keywords for a query in a language the model does not read.
-            reads = reads_query(semantic_text, model_languages(self.config)) if mode == "hybrid" else True
-            scored = rank(mode, depth, vectors=snapshot.vectors, keywords=snapshot.keywords, query_vector=vector,
-                          tokens=tokens, mask=mask, fusion=fusion, rrf_k=rrf, keyword_weight=weight,
-                          passage_scores=passage_scores, model_reads=reads,
-                          feeds_back=lambda i: not is_chat_window(snapshot.records[i]))
-            records = snapshot.records
-            nothing = unmatched(scored)  # before a recency blend lifts their score
-            ranked = best_first(blended(snapshot, scored, semantic_text, mask, half_life), records)
-            scored = [s for s in ranked if floor is None or s.score >= floor]
-            # Read as far as merging chat hits needs to leave k: folded (lazily), or each alone.
-            groups = (folding(records[s.index].text for s in scored) if fold
-                      else ((i, []) for i in range(len(scored))))
-            shaper = HitShaper(snapshot, terms, PassageScores(snapshot.keywords, tokens) if passage_scores is None
-                               else passage_scores, vector, partial(analysis_of, self.config), nothing)
-            found = with_occurrences(shaper.hits(scored, groups, k, max_chars), conditions)
-            cut = (floor, ranked[0].score) if ranked and not scored and floor is not None else None
-            why = None if found else why_empty(snapshot.columns, conditions, mode, keyword_text, tokens, cut)
-            return Results(found, mode=mode, analysis=partial(analysis_of, self.config), why_empty=why)
+            return search_snapshot(snapshot, self.config, self.embedder, settings._replace(mode=answering),
+                                   semantic_text, keyword_text, conditions, max_chars)
 
     def _snapshot_for(self, mode: str) -> tuple[Snapshot, str]:
         """The current snapshot, waiting (bounded) for vectors when the mode needs them;
