@@ -410,6 +410,11 @@ DATED_NOTES = {"journal.txt": "Date: 2024-03-09\nTags: family\n\nLunch with Mum 
     ("the and of", {"mode": "keyword"}, "the query's words (the, and, of) are stop words, which keyword search "
                                         "leaves out"),
     ("?!", {"mode": "keyword"}, "the query holds no word to look for"),
+    # By meaning too: "?!" or "..." found the records nearest the model's reading of punctuation,
+    # every one marked as matching the query.
+    ("?!", {"mode": "semantic"}, "the query holds no word to look for"),
+    ("...", {"mode": "hybrid"}, "the query holds no word to look for"),
+    ("¿—。", {}, "the query holds no word to look for"),
     ("lunch", {"min_score": 1.0, "mode": "keyword"}, "min_score 1 left no hit (the best scored 0.444840)"),
 ])
 def test_a_search_without_hits_says_what_left_it_empty(write_files: Any, fake_book: Any, query: str,
@@ -418,6 +423,16 @@ def test_a_search_without_hits_says_what_left_it_empty(write_files: Any, fake_bo
     assert list(hits) == [] and hits.why_empty == why
     assert vecbook.cli.format_hits(hits) == f"no results: {why}"
     assert why.replace("'", "&#x27;") in hits._repr_html_()
+
+
+def test_a_query_of_emoji_or_with_keywords_of_its_own_still_searches(write_files: Any, fake_book: Any) -> None:
+    """Only a query with no word at all is answered empty: an emoji is a word (the keyword index
+    holds it), and a question of punctuation given keywords searches them."""
+    book = fake_book(write_files({**DATED_NOTES, "cake.txt": "Happy birthday 🎂\n"}))
+    assert [hit.id for hit in book.search("🎂", mode="keyword")] == ["cake.txt:1"]
+    assert book.search("🎂", mode="semantic")
+    hits = book.search("?", keyword_query="boiler", mode="hybrid")
+    assert hits and hits[0].matches_query and hits.why_empty is None
 
 
 def test_a_search_with_hits_has_no_reason_to_be_empty(write_files: Any, fake_book: Any) -> None:

@@ -1,7 +1,8 @@
 """Why a search came back empty, in the words it was asked in: the filter that left no record
-(after the ones before it) and the values the records there hold, a keyword query with no
-word to look for, or the records that passed holding none of its words. Worked out only for a
-search without hits: a filter is evaluated once more for each one before it."""
+(after the ones before it) and the values the records there hold, a query with no word to look
+for (in any mode), a keyword query of stop words alone, or the records that passed holding none
+of its words. Worked out only for a search without hits: a filter is evaluated once more for
+each one before it."""
 
 from __future__ import annotations
 
@@ -21,11 +22,24 @@ SHOWN_VALUES = 8
 SHOWN_CHARS = 40
 
 
+NO_WORD = "the query holds no word to look for"
+
+
+def holds_no_word(mode: str, semantic_text: str, keyword_text: str) -> bool:
+    """Whether the texts ``mode`` searches with hold no word (letters, digits or an emoji, as the
+    keyword index reads them): ``?!`` or ``...``. Such a query is answered empty, in every mode:
+    by meaning it finds the records nearest the model's reading of punctuation, which none of
+    them matches."""
+    texts = {"keyword": (keyword_text,), "semantic": (semantic_text,)}.get(mode, (semantic_text, keyword_text))
+    return not any(words_of(text) for text in texts)
+
+
 def why_empty(columns: FilterColumns, conditions: Sequence[Condition], mode: str, query: str,
-              tokens: Sequence[str], cut: tuple[float, float] | None) -> str | None:
+              tokens: Sequence[str], cut: tuple[float, float] | None, words: bool = True) -> str | None:
     """What left a search without hits (None where nothing better than "no results" can be said):
     ``conditions`` its filters, ``tokens`` its keyword terms, ``cut`` its ``min_score`` and the
-    best score it cut, where that floor left none of the hits ranked."""
+    best score it cut, where that floor left none of the hits ranked; ``words`` False for a
+    query that holds no word (``holds_no_word``)."""
     passing, before = np.ones(len(columns.records), dtype=bool), []
     for condition in sorted(conditions, key=lambda c: c.field != "source"):  # "in mail, nothing since..."
         kept = columns.mask([*before, condition])
@@ -36,11 +50,13 @@ def why_empty(columns: FilterColumns, conditions: Sequence[Condition], mode: str
     among = f" of the {int(passing.sum())} that pass {_names(before)}" if before else ""
     if cut is not None:
         return f"min_score {cut[0]:g} left no hit{among} (the best scored {cut[1]:.6f})"
+    if not words:
+        return NO_WORD
     if mode == "keyword" and not tokens:
         typed = list(dict.fromkeys(words_of(query)))
         if typed:
             return f"the query's words ({', '.join(typed)}) are stop words, which keyword search leaves out"
-        return "the query holds no word to look for"
+        return NO_WORD
     if mode == "keyword":
         return f"no record{among} holds a word of the query"
     return None

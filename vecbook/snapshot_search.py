@@ -12,7 +12,7 @@ from .build import Snapshot
 from .chat_hits import is_chat_window
 from .config import MAX_RESULTS_LIMIT, Config
 from .embed import Embedder
-from .empty_results import why_empty
+from .empty_results import holds_no_word, why_empty
 from .filters import Condition, with_occurrences
 from .hits import HitShaper, Results, unmatched
 from .keyword_prune import PassageScores
@@ -29,6 +29,9 @@ def search_snapshot(snapshot: Snapshot, config: Config, embedder: Embedder, sett
     """The hits of ``snapshot`` for a search run with ``settings`` (its ``mode`` the one that
     answers: keyword while a first index computes vectors), best first."""
     k, mode, fusion, weight, floor, rrf, fold, half_life = settings
+    if holds_no_word(mode, semantic_text, keyword_text):  # "?!": nothing to look for, by meaning either
+        why = why_empty(snapshot.columns, conditions, mode, keyword_text, [], None, words=False)
+        return Results([], mode=mode, analysis=partial(analysis_of, config), why_empty=why)
     mask = snapshot.columns.mask(conditions)
     vector = embedder.encode_query(semantic_text) if mode != "keyword" else None
     in_use = analyses(config)  # a query meets each collection's records in their language
