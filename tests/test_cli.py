@@ -136,6 +136,16 @@ def test_a_query_of_unquoted_words_is_searched_as_if_quoted(capsys: pytest.Captu
     assert searched == ["who fixed the boiler"] * 3
 
 
+def test_mode_and_fusion_take_any_case(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """A shell user types `--mode Keyword` or `--fusion RRF`, as --log-level takes `warn` or `WARN`:
+    each was an invalid choice."""
+    seen: list[tuple[str, str]] = []
+    monkeypatch.setattr(vecbook.cli, "_cmd_search", lambda args, config: seen.append((args.mode, args.fusion)) or 0)
+    for mode, fusion in (("Keyword", "LINEAR"), ("HYBRID", "Rrf")):
+        assert run(capsys, "search", "x", "--mode", mode, "--fusion", fusion, "--config", CONFIG) == (0, "", "")
+    assert seen == [("keyword", "linear"), ("hybrid", "rrf")]
+
+
 @pytest.mark.parametrize("level", ["warn", "WARN", "warning", "error"])
 def test_log_level_flag_takes_the_config_spellings(capsys: pytest.CaptureFixture[str], level: str) -> None:
     code, out, err = run(capsys, "search", "Kahneman", "--mode", "keyword", "--log-level", level, "--config", CONFIG)

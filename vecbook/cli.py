@@ -156,8 +156,10 @@ def build_parser() -> _Parser:
     search.add_argument("query", nargs="+", help="what to look for (its words quoted, or not)")
     search.add_argument("-n", "--max-results", type=_checked("check_max_results"), metavar="N",
                         help="number of hits (1-1000)")
-    search.add_argument("--mode", choices=MODES, help="semantic, keyword or hybrid (default from config)")
-    search.add_argument("--fusion", choices=FUSIONS, help="hybrid fusion: rrf or linear")
+    # Any case, as --log-level: a shell user types --mode Keyword (MCP's and Python's stay exact).
+    search.add_argument("--mode", type=str.lower, choices=MODES,
+                        help="semantic, keyword or hybrid (default from config)")
+    search.add_argument("--fusion", type=str.lower, choices=FUSIONS, help="hybrid fusion: rrf or linear")
     search.add_argument("--keyword-weight", type=float, metavar="W", help="linear fusion weight of keywords, 0-1")
     search.add_argument("--filter", action="append", default=[], metavar="KEY[__OP]=VALUE",
                         help="metadata filter, repeatable: author=ana, date__gte=2024-01-01, tags__contains=work, "
