@@ -3,7 +3,7 @@ from the newest record the search may return (vecbook.date_words)."""
 
 from __future__ import annotations
 
-from datetime import date
+from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +36,19 @@ WEDNESDAY = date(2024, 7, 17)
 ])
 def test_date_words_name_a_span_of_days_back_from_the_reference_day(query: str, first: date, end: date) -> None:
     assert date_span(query, WEDNESDAY) == (first, end)
+
+
+@pytest.mark.parametrize("query, first, end", [
+    ("what's on tomorrow?", date(2024, 7, 18), date(2024, 7, 19)),
+    ("next week's meetings", date(2024, 7, 22), date(2024, 7, 29)),  # Monday to Sunday, as --since reads it
+    ("bills due next month", date(2024, 8, 1), date(2024, 9, 1)),
+    ("holidays next year", date(2025, 1, 1), date(2026, 1, 1)),
+])
+def test_date_words_ahead_name_days_after_today_not_after_the_newest_record(query: str, first: date, end: date) -> None:
+    """A calendar holds coming events: what is ahead is ahead of today (as --since and --until
+    read these words), where what is past counts back from the newest record."""
+    assert date_span(query, date(2025, 3, 1), today=WEDNESDAY) == (first, end)
+    assert date_span(query, WEDNESDAY) == (first, end)  # today defaults to the reference day
 
 
 @pytest.mark.parametrize("query", ["may I ask about the sun", "what about last time", "a second opinion",
@@ -163,6 +176,22 @@ def test_in_march_prefers_an_event_that_spans_into_march_or_recurs_in_it(tmp_pat
     assert book.search("cours de poterie", mode="keyword")[0].metadata["date"].startswith("2024-06-01")
     assert [h.metadata["date"][:10] for h in book.search("poterie", mode="keyword", **in_march)] == ["2024-01-04"]
     assert book.search("cours de poterie in March", mode="keyword")[0].metadata["date"].startswith("2024-01-04")
+
+
+def test_whats_on_tomorrow_prefers_tomorrows_event(tmp_path: Path) -> None:
+    pytest.importorskip("icalendar", reason="icalendar is in requirements.txt; the ics reader needs it")
+    today = date.today()
+    events = [("past", today - timedelta(days=7), "team meeting"),
+              ("coming", today + timedelta(days=1), "team meeting about the budget with Zoë"),
+              ("later", today + timedelta(days=200), chatter(1, 3))]  # the newest record, months ahead
+    calendar = tmp_path / "cal.ics"
+    calendar.write_text("BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//Hand written//VecBook tests//EN\r\n" + "".join(
+        f"BEGIN:VEVENT\r\nUID:{uid}@example.com\r\nSUMMARY:{summary}\r\nDTSTART;VALUE=DATE:{day:%Y%m%d}\r\n"
+        f"END:VEVENT\r\n" for uid, day, summary in events) + "END:VCALENDAR\r\n", encoding="utf-8")
+    book = export_book(tmp_path, "cal", calendar)
+    assert book.search("team meeting", mode="keyword")[0].metadata["date"] == (today - timedelta(days=7)).isoformat()
+    tomorrow = (today + timedelta(days=1)).isoformat()
+    assert book.search("what's on tomorrow? team meeting", mode="keyword")[0].metadata["date"] == tomorrow
 
 
 def test_the_span_is_checked_for_a_searchs_candidates_only(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,7 +1,8 @@
 """Date words in a query ("in March", "last summer", "2 weeks ago", "on Tuesday"): the span of
-days they name, counted back from a reference day (the newest record the search may return), as
-a soft preference for the records inside it (``in_span``: dated in it, or reaching into it as the
-``since``/``until`` filters have it), weighed by DATE_WEIGHT in ``blends``, never a filter.
+days they name, counted back from a reference day (the newest record the search may return), or
+ahead from today ("tomorrow", "next week": a calendar's coming events), as a soft preference for
+the records inside it (``in_span``: dated in it, or reaching into it as the ``since``/``until``
+filters have it), weighed by DATE_WEIGHT in ``blends``, never a filter.
 
 English only: the phrases are matched by a few patterns over the query's lower-cased words. A
 date parser (dateparser's ``search_dates``) reads more languages, but takes tens of milliseconds
@@ -46,32 +47,43 @@ _MONTH_RE = re.compile(rf"\b(?:in|last|during|since|early|late|mid) ({'|'.join(_
                        rf"|\b({'|'.join(_MONTHS)}) (\d{{4}})\b")
 _DAY_RE = re.compile(rf"\b(?:on|last) ({'|'.join(_DAYS)})\b")
 _YEAR_RE = re.compile(r"\b(?:in|during) ((?:19|20)\d\d)\b")
+# Days ahead, which a calendar's coming events are in ("what's on tomorrow?", "next week's
+# meetings"), as --since and --until read them (vecbook.typed_dates). Not "in 3 days", which
+# --since reads too: in a question it is more often a length of time ("fixed in 3 days").
+_AHEAD_RE = re.compile(r"\b(tomorrow|next (?:week|month|year))\b")
 
 
-def query_span(query: str, dates: Callable[[], np.ndarray], mask: np.ndarray | None) -> tuple[float, float] | None:
+def query_span(query: str, dates: Callable[[], np.ndarray], mask: np.ndarray | None,
+               today: date | None = None) -> tuple[float, float] | None:
     """The span of days (as days since 1970: [first, end)) the query's date words name, counted
     back from the newest of the records it may return (``dates()``: each record's, NaN for none,
     asked for only when the query has date words; ``mask``: those its filters allow, None for
-    all); None when it names none, or no record the search may return has a date."""
+    all), and ahead from ``today`` (None: the computer's); None when it names none, or no record
+    the search may return has a date."""
     text = " ".join(query.lower().split())
-    if not any(pattern.search(text) for pattern, _ in _READERS):
+    if not any(pattern.search(text) for pattern, _ in (*_READERS, *_AHEAD_READERS)):
         return None
     every = dates()
     allowed = every if mask is None else every[mask]
     if not np.isfinite(allowed).any():
         return None
-    span = date_span(text, _EPOCH_DAY + timedelta(days=math.floor(float(np.nanmax(allowed)))))
+    span = date_span(text, _EPOCH_DAY + timedelta(days=math.floor(float(np.nanmax(allowed)))),
+                     date.today() if today is None else today)
     return None if span is None else (days_since_epoch(span[0]), days_since_epoch(span[1]))
 
 
-def date_span(query: str, reference: date) -> tuple[date, date] | None:
+def date_span(query: str, reference: date, today: date | None = None) -> tuple[date, date] | None:
     """The days [first, end) the query's first date phrase names, counted back from
     ``reference`` (the newest day a hit can have), or None when it names none. A month or
     weekday without a year is the latest one on or before ``reference``'s day; "last summer" the
-    latest summer over by then; "2 weeks ago" the week around the day 14 days back."""
+    latest summer over by then; "2 weeks ago" the week around the day 14 days back. Days ahead
+    ("tomorrow", "next week") count from ``today`` (None: ``reference``): a calendar's newest
+    event may lie months ahead, and an export's newest record has no day after it."""
     text = " ".join(query.lower().split())
-    found = [(m.start(), span) for pattern, read in _READERS
-             if (m := pattern.search(text)) and (span := _within_calendar(read, m, reference)) is not None]
+    ahead_from = reference if today is None else today
+    found = [(m.start(), span) for readers, day in ((_READERS, reference), (_AHEAD_READERS, ahead_from))
+             for pattern, read in readers
+             if (m := pattern.search(text)) and (span := _within_calendar(read, m, day)) is not None]
     return min(found)[1] if found else None
 
 
@@ -91,6 +103,13 @@ def _within_calendar(read: Callable[[re.Match[str], date], tuple[date, date] | N
         return read(m, reference)
     except (ValueError, OverflowError):
         return None
+
+
+def ahead_span(phrase: str, today: date) -> tuple[date, date] | None:
+    """The days [first, end) ``phrase`` names where it is the whole of it and names days ahead
+    of ``today`` ("tomorrow", "next week": Monday to Sunday, "next month", "next year"); else None."""
+    m = _AHEAD_RE.fullmatch(" ".join(phrase.lower().split()))
+    return None if m is None else _within_calendar(_ahead, m, today)
 
 
 def days_ago(phrase: str) -> int | None:
@@ -150,6 +169,20 @@ def _weekday(m: re.Match[str], ref: date) -> tuple[date, date]:
     return day, day + timedelta(days=1)
 
 
+def _ahead(m: re.Match[str], today: date) -> tuple[date, date]:
+    phrase = m.group(1)
+    if phrase == "tomorrow":
+        return today + timedelta(days=1), today + timedelta(days=2)
+    unit = phrase.split()[1]
+    if unit == "week":
+        monday = today + timedelta(days=7 - today.weekday())
+        return monday, monday + timedelta(days=7)
+    if unit == "month":
+        first = _month_start(today.year, today.month + 1)
+        return first, _month_start(first.year, first.month + 1)
+    return date(today.year + 1, 1, 1), date(today.year + 2, 1, 1)
+
+
 def _year(m: re.Match[str], ref: date) -> tuple[date, date]:
     year = int(m.group(1))
     return date(year, 1, 1), date(year + 1, 1, 1)
@@ -163,6 +196,7 @@ def _month_start(year: int, month: int) -> date:
 
 _READERS = ((_AGO_RE, _ago), (_NAMED_RE, _named), (_SEASON_RE, _season), (_MONTH_RE, _month),
             (_DAY_RE, _weekday), (_YEAR_RE, _year))
+_AHEAD_READERS = ((_AHEAD_RE, _ahead),)
 
 
 def in_span(records: Sequence[Record], candidates: Sequence[int], span: tuple[float, float]) -> set[int]:

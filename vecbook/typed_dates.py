@@ -152,20 +152,12 @@ def _words(text: str, today: date) -> tuple[date, date] | None:
 def _ahead(text: str, today: date) -> tuple[date, date] | None:
     """Days ahead, which a calendar's coming events are in: ``tomorrow``, ``next week`` (Monday
     to Sunday), ``next month``, ``next year``, ``in 3 days`` (that day)."""
-    from .date_words import days_ago
+    from .date_words import ahead_span, days_ago
 
-    if text == "tomorrow":
-        return (today + timedelta(days=1),) * 2
     if text.startswith("in ") and (ahead := days_ago(f"{text[3:]} ago")) is not None:
         return (today + timedelta(days=ahead),) * 2
-    if text == "next week":
-        monday = today + timedelta(days=7 - today.weekday())
-        return monday, monday + timedelta(days=6)
-    if text == "next month":
-        return _month(today.year + today.month // 12, today.month % 12 + 1)
-    if text == "next year":
-        return date(today.year + 1, 1, 1), date(today.year + 1, 12, 31)
-    return None
+    span = ahead_span(text, today)  # as a question's date words read them
+    return None if span is None else (span[0], span[1] - timedelta(days=1))
 
 
 def _month(year: int, month: int) -> tuple[date, date] | None:
