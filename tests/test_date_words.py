@@ -29,6 +29,7 @@ WEDNESDAY = date(2024, 7, 17)
     ("what did Ana say on Tuesday", date(2024, 7, 16), date(2024, 7, 17)),
     ("last Wednesday", date(2024, 7, 10), date(2024, 7, 11)),  # the latest one before the reference day
     ("YESTERDAY'S plan", date(2024, 7, 16), date(2024, 7, 17)),
+    ("the day before yesterday's call", date(2024, 7, 15), date(2024, 7, 16)),  # not yesterday
     ("last week", date(2024, 7, 8), date(2024, 7, 15)),  # Monday to Sunday
     ("this month", date(2024, 7, 1), date(2024, 8, 1)),
     ("last year", date(2023, 1, 1), date(2024, 1, 1)),
@@ -40,6 +41,7 @@ def test_date_words_name_a_span_of_days_back_from_the_reference_day(query: str, 
 
 @pytest.mark.parametrize("query, first, end", [
     ("what's on tomorrow?", date(2024, 7, 18), date(2024, 7, 19)),
+    ("what's on the day after tomorrow", date(2024, 7, 19), date(2024, 7, 20)),  # not tomorrow
     ("next week's meetings", date(2024, 7, 22), date(2024, 7, 29)),  # Monday to Sunday, as --since reads it
     ("bills due next month", date(2024, 8, 1), date(2024, 9, 1)),
     ("holidays next year", date(2025, 1, 1), date(2026, 1, 1)),

@@ -281,6 +281,7 @@ def test_python_dates_and_times_are_taken_as_the_iso_text_they_stand_for() -> No
     ("next week", "next week", "2024-03-11", "2024-03-18"),
     ("next month", "next year", "2024-04-01", "2026-01-01"),
     ("in 3 days", "in two weeks", "2024-03-09", "2024-03-21"),
+    ("the day before yesterday", "day after tomorrow", "2024-03-04", "2024-03-09"),
 ])
 def test_since_and_until_read_dates_and_date_words_as_people_type_them(since: str, until: str, first: str,
                                                                        end: str) -> None:

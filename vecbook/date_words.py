@@ -41,7 +41,8 @@ _NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 
 _UNIT_DAYS = {"day": 1, "week": 7, "month": 30, "year": 365}
 _NUMBER = r"(\d{1,3}|a couple of|a few|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)"
 _AGO_RE = re.compile(rf"\b{_NUMBER} (day|week|month|year)s? ago\b")
-_NAMED_RE = re.compile(r"\b(yesterday|today|(?:last|this) (?:week|month|year))\b")
+# "the day before yesterday" before "yesterday", which it holds ("the day after tomorrow" too).
+_NAMED_RE = re.compile(r"\b((?:the )?day before yesterday|yesterday|today|(?:last|this) (?:week|month|year))\b")
 _SEASON_RE = re.compile(r"\b(last|this|in|in the) (spring|summer|autumn|fall|winter)\b")
 _MONTH_RE = re.compile(rf"\b(?:in|last|during|since|early|late|mid) ({'|'.join(_MONTHS)})(?: (\d{{4}}))?\b"
                        rf"|\b({'|'.join(_MONTHS)}) (\d{{4}})\b")
@@ -50,7 +51,7 @@ _YEAR_RE = re.compile(r"\b(?:in|during) ((?:19|20)\d\d)\b")
 # Days ahead, which a calendar's coming events are in ("what's on tomorrow?", "next week's
 # meetings"), as --since and --until read them (vecbook.typed_dates). Not "in 3 days", which
 # --since reads too: in a question it is more often a length of time ("fixed in 3 days").
-_AHEAD_RE = re.compile(r"\b(tomorrow|next (?:week|month|year))\b")
+_AHEAD_RE = re.compile(r"\b((?:the )?day after tomorrow|tomorrow|next (?:week|month|year))\b")
 
 
 def query_span(query: str, dates: Callable[[], np.ndarray], mask: np.ndarray | None,
@@ -107,7 +108,8 @@ def _within_calendar(read: Callable[[re.Match[str], date], tuple[date, date] | N
 
 def ahead_span(phrase: str, today: date) -> tuple[date, date] | None:
     """The days [first, end) ``phrase`` names where it is the whole of it and names days ahead
-    of ``today`` ("tomorrow", "next week": Monday to Sunday, "next month", "next year"); else None."""
+    of ``today`` ("tomorrow", "the day after tomorrow", "next week": Monday to Sunday, "next
+    month", "next year"); else None."""
     m = _AHEAD_RE.fullmatch(" ".join(phrase.lower().split()))
     return None if m is None else _within_calendar(_ahead, m, today)
 
@@ -131,6 +133,8 @@ def _ago(m: re.Match[str], ref: date) -> tuple[date, date]:
 
 def _named(m: re.Match[str], ref: date) -> tuple[date, date]:
     phrase = m.group(1)
+    if phrase.endswith("day before yesterday"):
+        return ref - timedelta(days=2), ref - timedelta(days=1)
     if phrase in ("yesterday", "today"):
         day = ref - timedelta(days=1 if phrase == "yesterday" else 0)
         return day, day + timedelta(days=1)
@@ -171,6 +175,8 @@ def _weekday(m: re.Match[str], ref: date) -> tuple[date, date]:
 
 def _ahead(m: re.Match[str], today: date) -> tuple[date, date]:
     phrase = m.group(1)
+    if phrase.endswith("day after tomorrow"):
+        return today + timedelta(days=2), today + timedelta(days=3)
     if phrase == "tomorrow":
         return today + timedelta(days=1), today + timedelta(days=2)
     unit = phrase.split()[1]
