@@ -180,10 +180,11 @@ def test_in_march_prefers_an_event_that_spans_into_march_or_recurs_in_it(tmp_pat
     assert book.search("cours de poterie in March", mode="keyword")[0].metadata["date"].startswith("2024-01-04")
 
 
-def test_whats_on_tomorrow_prefers_tomorrows_event(tmp_path: Path) -> None:
+def test_whats_on_tomorrow_or_today_prefers_that_days_event_in_a_calendar_of_coming_events(tmp_path: Path) -> None:
     pytest.importorskip("icalendar", reason="icalendar is in requirements.txt; the ics reader needs it")
     today = date.today()
     events = [("past", today - timedelta(days=7), "team meeting"),
+              ("now", today, "team meeting at the office with Ana"),
               ("coming", today + timedelta(days=1), "team meeting about the budget with Zoë"),
               ("later", today + timedelta(days=200), chatter(1, 3))]  # the newest record, months ahead
     calendar = tmp_path / "cal.ics"
@@ -194,6 +195,8 @@ def test_whats_on_tomorrow_prefers_tomorrows_event(tmp_path: Path) -> None:
     assert book.search("team meeting", mode="keyword")[0].metadata["date"] == (today - timedelta(days=7)).isoformat()
     tomorrow = (today + timedelta(days=1)).isoformat()
     assert book.search("what's on tomorrow? team meeting", mode="keyword")[0].metadata["date"] == tomorrow
+    # Words back count from the newest record, but not from one ahead of today: today is today.
+    assert book.search("team meeting today", mode="keyword")[0].metadata["date"] == today.isoformat()
 
 
 def test_the_span_is_checked_for_a_searchs_candidates_only(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,8 +1,9 @@
 """Date words in a query ("in March", "last summer", "2 weeks ago", "on Tuesday"): the span of
-days they name, counted back from a reference day (the newest record the search may return), or
-ahead from today ("tomorrow", "next week": a calendar's coming events), as a soft preference for
-the records inside it (``in_span``: dated in it, or reaching into it as the ``since``/``until``
-filters have it), weighed by DATE_WEIGHT in ``blends``, never a filter.
+days they name, counted back from a reference day (the newest record the search may return, or
+today where that is earlier), or ahead from today ("tomorrow", "next week": a calendar's coming
+events), as a soft preference for the records inside it (``in_span``: dated in it, or reaching
+into it as the ``since``/``until`` filters have it), weighed by DATE_WEIGHT in ``blends``, never
+a filter.
 
 English only: the phrases are matched by a few patterns over the query's lower-cased words. A
 date parser (dateparser's ``search_dates``) reads more languages, but takes tens of milliseconds
@@ -59,8 +60,8 @@ def query_span(query: str, dates: Callable[[], np.ndarray], mask: np.ndarray | N
     """The span of days (as days since 1970: [first, end)) the query's date words name, counted
     back from the newest of the records it may return (``dates()``: each record's, NaN for none,
     asked for only when the query has date words; ``mask``: those its filters allow, None for
-    all), and ahead from ``today`` (None: the computer's); None when it names none, or no record
-    the search may return has a date."""
+    all) or from ``today`` (None: the computer's), whichever is earlier, and ahead from
+    ``today``; None when it names none, or no record the search may return has a date."""
     text = " ".join(query.lower().split())
     if not any(pattern.search(text) for pattern, _ in (*_READERS, *_AHEAD_READERS)):
         return None
@@ -68,8 +69,11 @@ def query_span(query: str, dates: Callable[[], np.ndarray], mask: np.ndarray | N
     allowed = every if mask is None else every[mask]
     if not np.isfinite(allowed).any():
         return None
-    span = date_span(text, _EPOCH_DAY + timedelta(days=math.floor(float(np.nanmax(allowed)))),
-                     date.today() if today is None else today)
+    today = date.today() if today is None else today
+    newest = _EPOCH_DAY + timedelta(days=math.floor(float(np.nanmax(allowed))))
+    # An old export's "last week" is its own last week; a calendar's events ahead (or a date
+    # typed years ahead) do not move "today" or "last week" past today.
+    span = date_span(text, min(newest, today), today)
     return None if span is None else (days_since_epoch(span[0]), days_since_epoch(span[1]))
 
 
