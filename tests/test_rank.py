@@ -329,8 +329,9 @@ def test_a_span_back_from_now_may_be_written_in_words(typed: str, short: str) ->
                       "(2024-01-31T09:00) or a span back from now (30d, 2w, 6m, 1y, 12h); got '2024-13'"),
     (None, "2024-00", "until must be an ISO date"),
     ("0000", None, "got '0000'"),
+    # the words ahead too, for a calendar's coming events: "next weekend" did not say "next week" is read
     ("Märzz 2024", None, "got 'Märzz 2024' (read too: 5 March 2024, 2024/3/5, yesterday, last week, "
-                         "2 weeks ago, March)"),
+                         "2 weeks ago, March, tomorrow, next week, in 3 days)"),
     ("05/03/2024", None, "since 05/03/2024 could be the day 2024-03-05 or 2024-05-03 (the day or the "
                      "month first): write it year first"),
     ("last fortnight", None, "got 'last fortnight'"),

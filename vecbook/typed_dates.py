@@ -23,7 +23,7 @@ _OF_RE = re.compile(r"^(\d{1,2}\s+de\s+)?(\S+)\s+de\s+(\d{4})$", re.I)
 # month: 2024年3月5日, 2024년 3월 5일, 2024年3月, 3月5日 (that day's latest, as ``March 5``).
 _CJK_RE = re.compile(r"^(?:(\d{4})\s*[年년]\s*)?(\d{1,2})\s*[月월](?:\s*(\d{1,2})\s*[日일])?$")
 # What else since and until read, for their error message.
-READ_TOO = "5 March 2024, 2024/3/5, yesterday, last week, 2 weeks ago, March"
+READ_TOO = "5 March 2024, 2024/3/5, yesterday, last week, 2 weeks ago, March, tomorrow, next week, in 3 days"
 
 
 def typed_period(name: str, text: str, today: date) -> tuple[date, date] | None:
