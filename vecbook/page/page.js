@@ -12,6 +12,10 @@ const DATE_FIELDS = ["since", "until"];
 // The page sets these itself (open: the hit shown over the page); any other parameter of the
 // address the form has no field for (filters, max_results, min_score...) is kept as it came.
 const PAGE_OWN = ["open", "marks", "max_chars"];
+// What /search.json takes (the server's SEARCH_PARAMS): any other parameter of the address (a
+// link's utm_source) is no setting of the search, and sent on it would be refused as unknown.
+const SEARCH_TAKES = ["q", "max_results", "mode", "filters", "sources", "participants", "since", "until", "dedupe",
+  "recency_half_life_days", "fusion", "keyword_weight", "min_score", "max_total_chars", "max_chars", "marks"];
 const SOURCES_RETRY_MS = 2000;       // how soon the page asks again for sources not ready yet
 let searchNumber = 0;                // a newer search makes an older one's answer moot
 let openNumber = 0;                  // a hit opened later (or the dialog closed) makes an older record's answer moot
@@ -119,7 +123,8 @@ function formFromParams(params) {
   const chosen = new Set(params.getAll("sources"));
   for (const box of document.querySelectorAll("#sources input")) box.checked = chosen.has(box.value);
   $("participants").value = params.getAll("participants").join(", ");
-  showExtra([...params].filter(([name]) => !FIELDS.includes(name) && !LISTS.includes(name) && !PAGE_OWN.includes(name)));
+  showExtra([...params].filter(([name]) => SEARCH_TAKES.includes(name) && !FIELDS.includes(name)
+    && !LISTS.includes(name) && !PAGE_OWN.includes(name)));
 }
 
 function showExtra(extra) {
@@ -133,9 +138,8 @@ function showExtra(extra) {
 }
 
 function searchParams(params) {
-  const copy = new URLSearchParams(params);
-  copy.delete("open");
-  return copy;
+  // what the search takes of the address: not the hit it opens, nor a parameter of another's
+  return new URLSearchParams([...params].filter(([name]) => SEARCH_TAKES.includes(name)));
 }
 
 // -- results --
