@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from .html_text import SOFT, _HtmlText, _line, soft_breaks
+from .html_text import SOFT, _HtmlText, _line, _parsed, soft_breaks
 
 # The file line a piece of text comes from rides in the text until lines are made.
 LINE_MARK = re.compile("\x01(\\d+)\x01")
@@ -45,11 +45,11 @@ def html_note_lines(html: str) -> list[tuple[str, int | None]]:
     """The note's text, line by line, each with the file line (1-based) its first words come from
     (None for a blank line, or a line of a ``<pre>`` after its first); blank lines at either end
     dropped, runs of them one."""
-    parser = _parsed(html, drop_hidden=True)
+    parser = _parsed(html, drop_hidden=True, kind=_NoteText)
     if parser is None:
         return [(line, None) for line in re.sub(r"<[^>]*>", " ", html).strip().split("\n")]
     if parser.hidden_chars > parser.shown_chars:  # hidden until a <style> rule shows it: read it all
-        parser = _parsed(html, drop_hidden=False) or parser
+        parser = _parsed(html, drop_hidden=False, kind=_NoteText) or parser
     joined = soft_breaks("".join(parser.parts))
     lines: list[tuple[str, int | None]] = []
     for raw in joined.split("\n"):
@@ -67,13 +67,3 @@ def _collapsed(lines: list[tuple[str, int | None]]) -> list[tuple[str, int | Non
     while out and not out[-1][0]:
         out.pop()
     return out
-
-
-def _parsed(html: str, drop_hidden: bool) -> _NoteText | None:
-    parser = _NoteText(drop_hidden)
-    try:
-        parser.feed(html)
-        parser.close()
-    except Exception:  # noqa: BLE001 - html.parser is lenient; never lose a note to markup
-        return None
-    return parser

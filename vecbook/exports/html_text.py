@@ -272,11 +272,13 @@ def _line(line: str) -> str:
     return ">" * max(depths) + " " + text if depths and text else text
 
 
-def _parsed(html: str, drop_hidden: bool, div_lines: bool = False) -> _HtmlText | None:
-    parser = _HtmlText(drop_hidden, div_lines)
+def _parsed(html: str, drop_hidden: bool, div_lines: bool = False,
+            kind: type[_HtmlText] = _HtmlText) -> _HtmlText | None:
+    """``html`` fed to a parser of ``kind``; None where it fails on the markup."""
+    parser = kind(drop_hidden, div_lines)
     try:
         parser.feed(html)
         parser.close()
-    except Exception:  # noqa: BLE001 - html.parser is lenient; never lose a message to markup
+    except Exception:  # noqa: BLE001 - html.parser is lenient; never lose a message or a note to markup
         return None
     return parser

@@ -17,7 +17,7 @@ import zlib
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO, Callable, ContextManager, Iterator, NamedTuple, Union
+from typing import BinaryIO, Callable, ContextManager, Iterator, NamedTuple, TypeVar, Union
 
 from ..records import CANNOT_READ
 
@@ -37,6 +37,7 @@ MAX_ZIP_DEPTH = 2
 MAX_HELD_ZIPS = 8
 # Why a password-protected zip member is not read (VecBook never asks for passwords).
 ENCRYPTED = "encrypted (the zip has a password), which VecBook does not read"
+_T = TypeVar("_T")
 
 
 class ZipMember(NamedTuple):
@@ -147,30 +148,29 @@ class Zips:
                            f"one and add the folder it holds")
             return
         if member.compress_type == zipfile.ZIP_STORED and not member.flag_bits & 0x1:
-            try:
-                inner: _Source = source.window(_data_start(source, member), member.compress_size)
-            except OSError as exc:
-                self.warn(rel, f"{CANNOT_READ}: {exc.strerror or exc}")
-                return
-            except ValueError as exc:
-                self.warn(rel, f"cannot read zip archive: {exc}")
-                return
-            yield from self._archive_members(inner, rel, budget, depth + 1)
+            inner = self._read_or_warn(rel, lambda: source.window(_data_start(source, member), member.compress_size))
+            if inner is not None:
+                yield from self._archive_members(inner, rel, budget, depth + 1)
             return
         if member.file_size > self.file_limit:  # (a read cut at the limit would be no zip, "damaged": it is not)
             self.warn(rel, f"zip archive not opened: it is {member.file_size:,} bytes, over the "
                            f"{self.file_limit:,} bytes VecBook reads of a zip inside a zip: unzip "
                            f"the outer one and add the folder it holds")
             return
+        data = self._read_or_warn(rel, lambda: _read_member(archive, source, member, self.file_limit, budget))
+        if data is not None:
+            yield from self._archive_members(_BytesReader(data), rel, budget, depth + 1)
+
+    def _read_or_warn(self, rel: str, read: Callable[[], _T]) -> _T | None:
+        """What ``read`` reads of the zip inside a zip at ``rel``; None, said in a WARN, where the
+        outer zip cannot be read there (gone, changed, damaged)."""
         try:
-            data = _read_member(archive, source, member, self.file_limit, budget)
+            return read()
         except OSError as exc:
             self.warn(rel, f"{CANNOT_READ}: {exc.strerror or exc}")
-            return
         except ValueError as exc:
             self.warn(rel, f"cannot read zip archive: {exc}")
-            return
-        yield from self._archive_members(_BytesReader(data), rel, budget, depth + 1)
+        return None
 
 
 def member_name(member: zipfile.ZipInfo) -> str:
