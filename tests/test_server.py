@@ -272,10 +272,23 @@ def test_search_json_takes_the_page_parameters_and_marks_matched_words(served: S
     ("q=x&color=red", "unknown parameter 'color'"),
     ("q=x&filters=%7B%22athor%22%3A1%7D", "unknown filter key 'athor'"),
     ("q=x&sources=nope", "nope"),
+    ("q=x&mode=Vector", "mode must be one of semantic, keyword, hybrid; got 'vector'"),
 ])
 def test_a_bad_search_is_400_with_the_message(served: Served, query: str, message: str) -> None:
     status, _, body = fetch(f"{served.url}/search.json?{query}")
     assert status == 400 and message in json.loads(body)["error"] and json.loads(body)["type"] == "QueryError"
+
+
+@pytest.mark.parametrize("typed, taken", [
+    ("mode=Keyword&fusion=RRF", ("keyword", "rrf")),
+    ("mode=HYBRID&fusion=Linear", ("hybrid", "linear")),
+    ("mode=semantic", ("semantic", None)),
+])
+def test_mode_and_fusion_typed_into_an_address_are_taken_in_any_case(typed: str, taken: tuple[str, Any]) -> None:
+    # as the CLI's --mode and --fusion: an address typed by hand need not match the menu's case
+    from starlette.datastructures import QueryParams
+    arguments = http.search_arguments(QueryParams("q=boiler&" + typed))[0]
+    assert (arguments["mode"], arguments["fusion"]) == taken
 
 
 def test_a_bad_request_through_the_cli_is_the_same_error(served: Served, capsys: pytest.CaptureFixture[str]) -> None:

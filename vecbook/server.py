@@ -264,15 +264,21 @@ def search_arguments(params: Any) -> tuple[dict[str, Any], int | None, bool]:
     if value["q"] is None:
         raise QueryError("query must be a non-empty string: pass it as q=...")
     arguments = {
-        "query": value["q"], "max_results": _number(value, "max_results", int), "mode": value["mode"],
+        "query": value["q"], "max_results": _number(value, "max_results", int), "mode": _lower(value["mode"]),
         "filters": filters_argument(value["filters"]), "since": value["since"], "until": value["until"],
-        "dedupe": _flag(value, "dedupe"), "fusion": value["fusion"],
+        "dedupe": _flag(value, "dedupe"), "fusion": _lower(value["fusion"]),
         "recency_half_life_days": _number(value, "recency_half_life_days", float),
         "keyword_weight": _number(value, "keyword_weight", float), "min_score": _number(value, "min_score", float),
         "max_total_chars": _number(value, "max_total_chars", int),
         **{key: [v for v in params.getlist(key) if v] or None for key in LIST_PARAMS},
     }
     return arguments, _number(value, "max_chars", int), bool(_flag(value, "marks"))
+
+
+def _lower(text: str | None) -> str | None:
+    # A choice typed into an address by hand (mode=Keyword, fusion=RRF) is taken in any case, as
+    # the CLI's --mode and --fusion take it; the MCP schema and the Python API keep exact names.
+    return None if text is None else text.lower()
 
 
 def _number(values: dict[str, Any], key: str, kind: Callable[[str], Any]) -> Any:

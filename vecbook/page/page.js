@@ -112,7 +112,9 @@ function splitNames(text) {
 
 function formFromParams(params) {
   for (const name of FIELDS) {
-    const value = params.get(name) || "";
+    // mode in any case (mode=Keyword, typed by hand), as the server takes it: the menu's are lower-case
+    const typed = params.get(name) || "";
+    const value = name === "mode" ? typed.toLowerCase() : typed;
     // since/until also take a span back from now (30d) or a date-time, which a date field would
     // blank out, and the next search from the form would then drop the filter: show those as text.
     if (DATE_FIELDS.includes(name)) $(name).type = !value || /^\d{4}-\d{2}-\d{2}$/.test(value) ? "date" : "text";
