@@ -176,7 +176,8 @@ def test_a_corrupt_database_is_a_warning_not_a_failed_start(tmp_path: Path) -> N
     records, problems, _ = load_export(collection(tmp_path, fmt="imessage"))
     assert records == []
     assert [str(p) for p in problems] == [
-        "im/chat.db: collection 'im': cannot read database: database disk image is malformed"]
+        "im/chat.db: collection 'im': cannot read database: database disk image is malformed: the file is damaged "
+        "(cut short, or copied while its app was writing to it): copy it again with the app closed, or from a backup"]
 
 
 def test_a_folder_without_a_messages_database_is_a_warning(tmp_path: Path) -> None:

@@ -13,7 +13,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from ..records import Record
-from ..sqlite_ro import open_readonly
+from ..sqlite_ro import explained, open_readonly
 from .base import Export, ExportFile, Message, chat_records, clean_text
 
 # The tables every Messages database since OS X 10.8 has, and that a message needs.
@@ -60,7 +60,7 @@ def _is_chat_db(file: ExportFile, export: Export | None = None) -> bool:
             connection.close()
     except (sqlite3.Error, OSError, ValueError) as exc:
         if export is not None:
-            export.warn(file, None, f"cannot read database: {exc}")
+            export.warn(file, None, f"cannot read database: {explained(str(exc))}")
         return False
 
 
