@@ -159,6 +159,18 @@ def test_toml_front_matter_between_plus_lines_is_read_as_yaml_s_is(tmp_path: Pat
     assert "params" not in kyoto.metadata and "mood" not in kyoto.metadata  # (a table: nested, as in YAML)
 
 
+def test_a_toml_time_of_day_is_kept_as_iso_text_as_yaml_keeps_12_30(tmp_path: Path) -> None:
+    # tomllib reads 07:32:00 as a datetime.time, which metadata left out without a word
+    (tmp_path / "Wake.md").write_text('+++\nalarm = 07:32:00\nalarms = [06:00:00, 06:30:15.5]\n'
+                                      'seen = 2024-03-05T07:32:00\n[extra]\nx = 1\n+++\nUp.\n', encoding="utf-8")
+    records, problems = load(tmp_path)
+    assert problems == [] and records[0].text == "Up."
+    metadata = records[0].metadata
+    assert (metadata["alarm"], metadata["alarms"], metadata["seen"]) == (
+        "07:32:00", ["06:00:00", "06:30:15.500000"], "2024-03-05T07:32:00")
+    assert "extra" not in metadata and "x" not in metadata  # (a table: nested, left out as YAML's mappings are)
+
+
 def test_front_matter_indented_with_a_tab_is_warned_saying_so(tmp_path: Path) -> None:
     # An editor that indents with tabs: PyYAML's "found character that cannot start any token" did
     # not say what to change
