@@ -30,11 +30,11 @@ CALL_SECONDS = 300.0
 NOT_IN_IDENTITY = ("log_level", "watch")
 # The error classes a server's JSON error names, raised again here under the same class.
 ERRORS = {cls.__name__: cls for cls in (VecBookError, ConfigError, QueryError, RecordError, ModelNotFoundError)}
-# The URL parameters of a search (the MCP tool's argument names, ``q`` for the query, and the
-# CLI's fusion options): the page's address, ``/search.json`` and the CLI share them.
 # /search.json's header saying what left a search without hits (Results.why_empty, MCP's
 # "no_results"), percent-encoded: a header holds ASCII, the reason may name "José" or "王小明".
 NO_RESULTS_HEADER = "VecBook-No-Results"
+# The URL parameters of a search (the MCP tool's argument names, ``q`` for the query, and the
+# CLI's fusion options): the page's address, ``/search.json`` and the CLI share them.
 LIST_PARAMS = ("sources", "participants")
 SEARCH_PARAMS = ("q", "max_results", "mode", "filters", *LIST_PARAMS, "since", "until", "dedupe",
                  "recency_half_life_days", "fusion", "keyword_weight", "min_score", "max_total_chars", "max_chars",
